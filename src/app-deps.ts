@@ -1,0 +1,22 @@
+import type { Database } from './platform/db/database.js';
+import type { HttpDeps, KoshApp } from './platform/http/server.js';
+import type { JobHandlers, RecurringJob } from './platform/jobs/jobs.js';
+
+/** What every module's routes and jobs are given by the composition root (src/app.ts). */
+export type AppDeps = HttpDeps & {
+  database: Database;
+};
+
+/**
+ * A domain module as the composition root sees it: its routes and the job kinds it handles.
+ * Nothing else crosses the boundary; other modules call its exported service functions.
+ */
+export type KoshModule = {
+  name: string;
+  registerRoutes?: (app: KoshApp, deps: AppDeps) => void;
+  jobs?: JobHandlers;
+  /** Job kinds (handled in `jobs`) the worker enqueues on a schedule. */
+  recurring?: RecurringJob[];
+  /** Called once at start-up (register event listeners and the like). */
+  init?: (deps: AppDeps) => void;
+};

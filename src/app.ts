@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import type { AppDeps } from './app-deps.js';
+import { systemClock, type Clock } from './platform/clock.js';
+import { loadConfig, type Config } from './platform/config.js';
+import { openDatabase, type Database } from './platform/db/database.js';
+import { migrate } from './platform/db/migrate.js';
+import { createHttpServer, type KoshApp } from './platform/http/server.js';
+import { Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
+import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
+import { modules } from './modules/registry.js';
+
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export type Kosh = {
+  app: KoshApp;
+  worker: Worker;
+  deps: AppDeps;
+  /** Stops the HTTP server (finishing in-flight requests), the worker, then the database. */
+  close(): Promise<void>;
+};
+
+export type KoshOptions = {
+  config?: Config;
+  clock?: Clock;
+  logger?: Logger;
+  /** An already-open database (tests share one across apps); opened from config otherwise. */
+  database?: Database;
+};
+
+/** Platform maintenance that runs on the same queue as everything else. */
+const platformJobs: JobHandlers = {
+  'platform.purge_idempotency_keys': async (_job, env) => {
+    await purgeExpiredIdempotencyKeys(env.db, env.clock.now());
+  },
+};
+
+/** The composition root: opens storage, applies migrations, wires every module's routes and jobs. */
+export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
+  const config = options.config ?? loadConfig();
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const clock = options.clock ?? systemClock;
+  const database =
+    options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
+  try {
+    await migrate(database.pool, (line) => logger.info(line));
+  } catch (error) {
+    if (!options.database) await database.close();
+    throw error;
+  }
+
+  const deps: AppDeps = { db: database.db, database, clock, config, logger, version: VERSION };
+  for (const m of modules) m.init?.(deps);
+
+  const app = await createHttpServer(deps, (http) => {
+    for (const m of modules) m.registerRoutes?.(http, deps);
+  });
+  await app.ready();
+
+  const handlers: JobHandlers = { ...platformJobs };
+  const recurring: RecurringJob[] = [{ kind: 'platform.purge_idempotency_keys', everyMs: 3_600_000 }];
+  for (const m of modules) {
+    Object.assign(handlers, m.jobs ?? {});
+    recurring.push(...(m.recurring ?? []));
+  }
+  const worker = new Worker({ env: { db: database.db, clock, config, logger }, handlers, recurring, pollMs: config.workerPollMs });
+
+  return {
+    app,
+    worker,
+    deps,
+    async close() {
+      await app.close();
+      await worker.stop();
+      if (!options.database) await database.close();
+    },
+  };
+}

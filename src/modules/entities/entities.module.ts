@@ -1,0 +1,7 @@
+import type { KoshModule } from '../../app-deps.js';
+import { registerEntityRoutes } from './entities.routes.js';
+
+export const entitiesModule: KoshModule = {
+  name: 'entities',
+  registerRoutes: registerEntityRoutes,
+};

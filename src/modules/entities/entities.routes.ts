@@ -1,0 +1,34 @@
+import type { AppDeps } from '../../app-deps.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
+import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { z } from 'zod';
+import { createEntityBody, entitySchema, updateEntityBody } from './entities.schemas.js';
+import { createEntity, getEntity, listEntities, updateEntity } from './entities.service.js';
+
+export function registerEntityRoutes(app: KoshApp, deps: AppDeps): void {
+  app.post(
+    '/v1/entities',
+    { schema: { tags: ['entities'], summary: 'Create a legal entity with its own ledger and invoice series', body: createEntityBody, response: { 201: dataEnvelope(entitySchema) } } },
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createEntity(ctx, request.body) } })),
+  );
+  app.get(
+    '/v1/entities',
+    { schema: { tags: ['entities'], summary: 'List legal entities', querystring: z.object(paginationQuery()), response: { 200: listEnvelope(entitySchema) } } },
+    async (request) => {
+      const page = toPage(request.query);
+      const { entities, total } = await listEntities(readCtx(deps, request), page);
+      return listResponse(entities, total, page);
+    },
+  );
+  app.get(
+    '/v1/entities/:id',
+    { schema: { tags: ['entities'], summary: 'Get a legal entity', params: idParams, response: { 200: dataEnvelope(entitySchema) } } },
+    async (request) => ({ data: await getEntity(readCtx(deps, request), request.params.id) }),
+  );
+  app.patch(
+    '/v1/entities/:id',
+    { schema: { tags: ['entities'], summary: 'Update a legal entity', params: idParams, body: updateEntityBody, response: { 200: dataEnvelope(entitySchema) } } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateEntity(ctx, request.params.id, request.body) } })),
+  );
+}

@@ -1,0 +1,116 @@
+import { sql } from 'kysely';
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import type { Page } from '../../platform/http/envelope.js';
+import { newId } from '../../platform/ids.js';
+import { toIso } from '../../platform/time.js';
+import { gstinStateCode } from '../tax/index.js';
+import type { CreateEntityBody, LegalEntity, UpdateEntityBody } from './entities.schemas.js';
+import {
+  findEntity,
+  findPrimaryEntity,
+  insertEntity,
+  listEntityRows,
+  nextLedgerId,
+  prefixTaken,
+  updateEntityRow,
+  type EntityRow,
+} from './entities.repository.js';
+
+export function toEntity(row: EntityRow): LegalEntity {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    name: row.name,
+    legal_name: row.legal_name,
+    is_primary: row.is_primary,
+    tb_ledger_id: row.tb_ledger_id,
+    invoice_prefix: row.invoice_prefix,
+    country_code: row.country_code,
+    state_code: row.state_code,
+    gstin: row.gstin,
+    address: row.address,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+/**
+ * GST identity rules: a GSTIN belongs to an Indian entity, and its first two digits are the
+ * entity's state; a state given alongside must agree.
+ */
+function resolveTaxIdentity(country: string, stateCode: string | null | undefined, gstin: string | null | undefined) {
+  if (gstin && country !== 'IN') throw errors.invalidField('gstin', 'only entities in India (country_code IN) have a GSTIN');
+  if (stateCode && country !== 'IN') throw errors.invalidField('state_code', 'GST state codes apply to entities in India only');
+  if (gstin && stateCode && gstinStateCode(gstin) !== stateCode) {
+    throw errors.invalidField('state_code', `does not match the GSTIN's state ${gstinStateCode(gstin)}`);
+  }
+  return { state_code: stateCode ?? (gstin ? gstinStateCode(gstin) : null), gstin: gstin ?? null };
+}
+
+async function lockLedgerAllocation(ctx: Ctx): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`entities:${ctx.tenantId}`}, 0))`.execute(ctx.tx);
+}
+
+export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: { primary?: boolean } = {}): Promise<LegalEntity> {
+  await lockLedgerAllocation(ctx);
+  if (await prefixTaken(ctx.tx, ctx.tenantId, input.invoice_prefix)) {
+    throw errors.conflict(`invoice_prefix '${input.invoice_prefix}' is already used by another entity`, 'invoice_prefix_taken');
+  }
+  const tax = resolveTaxIdentity(input.country_code, input.state_code, input.gstin);
+  const row: EntityRow = {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    name: input.name,
+    legal_name: input.legal_name ?? input.name,
+    is_primary: options.primary ?? false,
+    tb_ledger_id: await nextLedgerId(ctx.tx, ctx.tenantId),
+    invoice_prefix: input.invoice_prefix,
+    country_code: input.country_code,
+    ...tax,
+    address: input.address ?? null,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  await insertEntity(ctx.tx, { ...row, address: row.address ? JSON.stringify(row.address) : null });
+  return toEntity(row);
+}
+
+export async function getEntity(ctx: Ctx, id: string): Promise<LegalEntity> {
+  const row = await findEntity(ctx.tx, ctx.tenantId, id);
+  if (!row) throw errors.notFound('entity');
+  return toEntity(row);
+}
+
+export async function getPrimaryEntity(ctx: Ctx): Promise<LegalEntity> {
+  const row = await findPrimaryEntity(ctx.tx, ctx.tenantId);
+  if (!row) throw new Error(`tenant ${ctx.tenantId} has no primary entity`);
+  return toEntity(row);
+}
+
+export async function listEntities(ctx: Ctx, page: Page): Promise<{ entities: LegalEntity[]; total: number }> {
+  const { rows, total } = await listEntityRows(ctx.tx, ctx.tenantId, page);
+  return { entities: rows.map(toEntity), total };
+}
+
+export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody): Promise<LegalEntity> {
+  const current = await findEntity(ctx.tx, ctx.tenantId, id);
+  if (!current) throw errors.notFound('entity');
+  if (input.invoice_prefix && (await prefixTaken(ctx.tx, ctx.tenantId, input.invoice_prefix, id))) {
+    throw errors.conflict(`invoice_prefix '${input.invoice_prefix}' is already used by another entity`, 'invoice_prefix_taken');
+  }
+  const gstin = input.gstin !== undefined ? input.gstin : current.gstin;
+  // A new GSTIN without a state moves the state with it; an explicit state must agree.
+  const stateCode = input.state_code !== undefined ? input.state_code : input.gstin ? null : current.state_code;
+  const tax = resolveTaxIdentity(current.country_code, stateCode, gstin);
+  const row = await updateEntityRow(ctx.tx, ctx.tenantId, id, {
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.legal_name !== undefined ? { legal_name: input.legal_name } : {}),
+    ...(input.invoice_prefix !== undefined ? { invoice_prefix: input.invoice_prefix } : {}),
+    ...(input.address !== undefined ? { address: input.address ? JSON.stringify(input.address) : null } : {}),
+    ...tax,
+    updated_at: ctx.now,
+  });
+  if (!row) throw errors.notFound('entity');
+  return toEntity(row);
+}

@@ -1,0 +1,32 @@
+import type { NullableJson, Timestamp } from '../../platform/db/schema.js';
+
+export type PostalAddress = {
+  line1?: string;
+  line2?: string;
+  city?: string;
+  state_code?: string;
+  postal_code?: string;
+  country?: string;
+};
+
+export interface LegalEntitiesTable {
+  tenant_id: string;
+  id: string;
+  name: string;
+  legal_name: string;
+  is_primary: boolean;
+  tb_ledger_id: number;
+  invoice_prefix: string;
+  country_code: string;
+  state_code: string | null;
+  gstin: string | null;
+  address: NullableJson<PostalAddress>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Tables {
+    legal_entities: LegalEntitiesTable;
+  }
+}

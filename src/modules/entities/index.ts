@@ -1,0 +1,6 @@
+/** The public face of the module: what other modules and flows may use. */
+
+export { createEntity, getEntity, getPrimaryEntity, updateEntity, toEntity } from './entities.service.js';
+export { findEntity, findPrimaryEntity, type EntityRow } from './entities.repository.js';
+export { countryCode, postalAddress, type LegalEntity } from './entities.schemas.js';
+export type { PostalAddress } from './entities.tables.js';

@@ -1,0 +1,6 @@
+/** The public face of the module: what other modules and flows may use. */
+
+export { getPlan, toPlan } from './plans.service.js';
+export { findPlan, findPlanByCode, pricesOfPlans, type PlanRow, type PriceRow } from './plans.repository.js';
+export type { Plan, Price } from './plans.schemas.js';
+export type { IntervalUnit } from './plans.tables.js';

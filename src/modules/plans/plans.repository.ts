@@ -1,0 +1,67 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type { PlansTable, PricesTable } from './plans.tables.js';
+import './plans.tables.js';
+
+export type PlanRow = Selectable<PlansTable>;
+export type PriceRow = Selectable<PricesTable>;
+
+export async function insertPlan(tx: Tx, plan: Insertable<PlansTable>, prices: Insertable<PricesTable>[]): Promise<void> {
+  await tx.insertInto('plans').values(plan).execute();
+  if (prices.length) await tx.insertInto('prices').values(prices).execute();
+}
+
+export async function planCodeExists(tx: Tx, tenantId: string, code: string): Promise<boolean> {
+  const row = await tx.selectFrom('plans').select('id').where('tenant_id', '=', tenantId).where('code', '=', code).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function findPlan(tx: Tx, tenantId: string, id: string): Promise<PlanRow | undefined> {
+  return tx.selectFrom('plans').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findPlanByCode(tx: Tx, tenantId: string, code: string): Promise<PlanRow | undefined> {
+  return tx.selectFrom('plans').selectAll().where('tenant_id', '=', tenantId).where('code', '=', code).executeTakeFirst();
+}
+
+export async function pricesOfPlans(tx: Tx, tenantId: string, planIds: string[]): Promise<PriceRow[]> {
+  if (planIds.length === 0) return [];
+  return tx
+    .selectFrom('prices')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('plan_id', 'in', planIds)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export type PlanFilter = { q?: string; currency?: string; interval_unit?: string };
+
+export async function listPlanRows(tx: Tx, tenantId: string, filter: PlanFilter, page: Page): Promise<{ rows: PlanRow[]; total: number }> {
+  let query = tx.selectFrom('plans').where('plans.tenant_id', '=', tenantId);
+  if (filter.q) {
+    const pattern = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) => eb.or([eb('plans.name', 'ilike', pattern), eb('plans.code', 'ilike', pattern)]));
+  }
+  if (filter.interval_unit) query = query.where('plans.interval_unit', '=', filter.interval_unit as PlanRow['interval_unit']);
+  if (filter.currency) {
+    const currency = filter.currency;
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('prices')
+          .select('prices.id')
+          .whereRef('prices.tenant_id', '=', 'plans.tenant_id')
+          .whereRef('prices.plan_id', '=', 'plans.id')
+          .where('prices.currency', '=', currency),
+      ),
+    );
+  }
+  const [rows, count] = await Promise.all([
+    query.selectAll('plans').orderBy('plans.created_at', 'desc').orderBy('plans.id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}

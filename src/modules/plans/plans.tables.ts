@@ -1,0 +1,38 @@
+import type { Json, Timestamp } from '../../platform/db/schema.js';
+
+export type IntervalUnit = 'day' | 'week' | 'month' | 'year';
+
+export interface PlansTable {
+  tenant_id: string;
+  id: string;
+  name: string;
+  code: string;
+  description: string | null;
+  interval_unit: IntervalUnit;
+  interval_count: number;
+  trial_days: number;
+  active: boolean;
+  hsn_code: string;
+  features: Json<string[]>;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PricesTable {
+  tenant_id: string;
+  id: string;
+  plan_id: string;
+  currency: string;
+  amount: number;
+  type: string;
+  billing_scheme: 'per_unit' | 'tiered' | 'metered';
+  created_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Tables {
+    plans: PlansTable;
+    prices: PricesTable;
+  }
+}

@@ -1,0 +1,156 @@
+import type { Ctx } from '../../platform/context.js';
+import { generateApiKey, type KeyMode } from '../../platform/auth/api-keys.js';
+import { errors } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { toIso, toIsoOrNull } from '../../platform/time.js';
+import { getPrimaryEntity, updateEntity } from '../entities/index.js';
+import type { ApiKey, NewApiKey, RegisterBody, Tenant, TenantSettings, UpdateSettingsBody } from './tenants.schemas.js';
+import {
+  findSettings,
+  findTenant,
+  insertApiKey,
+  insertTenant,
+  listApiKeyRows,
+  revokeApiKeyRow,
+  updateSettingsRow,
+  type ApiKeyRow,
+  type SettingsRow,
+  type TenantRow,
+} from './tenants.repository.js';
+
+export function toTenant(row: TenantRow): Tenant {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    data_region: row.data_region,
+    base_currency: row.base_currency,
+    country_code: row.country_code,
+    organization_id: row.organization_id,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    mode: row.mode,
+    prefix: row.prefix,
+    created_at: toIso(row.created_at),
+    last_used_at: toIsoOrNull(row.last_used_at),
+    revoked_at: toIsoOrNull(row.revoked_at),
+  };
+}
+
+/** Creates the tenant row and its settings; the registration flow adds the entity and first key. */
+export async function createTenantRecord(tx: Ctx['tx'], now: Date, input: RegisterBody, mode: KeyMode): Promise<Tenant> {
+  const row: TenantRow = {
+    id: newId(),
+    name: input.name,
+    email: input.email,
+    data_region: input.data_region,
+    base_currency: input.base_currency,
+    country_code: input.country_code,
+    organization_id: null,
+    mode,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertTenant(tx, row, {
+    tenant_id: row.id,
+    sac_code: input.sac_code ?? null,
+    credit_note_approval_required: false,
+    referral_window_days: 30,
+    referral_reward_amount: 0,
+    invoice_due_days: 30,
+    created_at: now,
+    updated_at: now,
+  });
+  return toTenant(row);
+}
+
+export async function getTenant(ctx: Ctx): Promise<Tenant> {
+  const row = await findTenant(ctx.tx, ctx.tenantId);
+  if (!row) throw errors.notFound('tenant');
+  return toTenant(row);
+}
+
+/** A new key; the secret is in the answer and nowhere else (only its hash is stored). */
+export async function issueApiKey(ctx: Ctx, input: { name?: string; mode: KeyMode }): Promise<NewApiKey> {
+  const { key, prefix, hash } = generateApiKey(input.mode);
+  const row: ApiKeyRow = {
+    id: newId(),
+    tenant_id: ctx.tenantId,
+    name: input.name ?? '',
+    mode: input.mode,
+    prefix,
+    key_hash: hash,
+    created_at: ctx.now,
+    last_used_at: null,
+    revoked_at: null,
+  };
+  await insertApiKey(ctx.tx, row);
+  return { ...toApiKey(row), key };
+}
+
+export async function listApiKeys(ctx: Ctx): Promise<ApiKey[]> {
+  return (await listApiKeyRows(ctx.tx, ctx.tenantId)).map(toApiKey);
+}
+
+export async function revokeApiKey(ctx: Ctx, id: string): Promise<ApiKey> {
+  const row = await revokeApiKeyRow(ctx.tx, ctx.tenantId, id, ctx.now);
+  if (!row) throw errors.notFound('API key');
+  return toApiKey(row);
+}
+
+async function toSettings(ctx: Ctx, row: SettingsRow): Promise<TenantSettings> {
+  // GSTIN and state are the primary legal entity's: one source of truth for the tenant's GST identity.
+  const primary = await getPrimaryEntity(ctx);
+  return {
+    tenant_id: row.tenant_id,
+    sac_code: row.sac_code,
+    state_code: primary.state_code,
+    gstin: primary.gstin,
+    credit_note_approval_required: row.credit_note_approval_required,
+    referral_window_days: row.referral_window_days,
+    referral_reward_amount: row.referral_reward_amount,
+    invoice_due_days: row.invoice_due_days,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+export async function getSettings(ctx: Ctx): Promise<TenantSettings> {
+  const row = await findSettings(ctx.tx, ctx.tenantId);
+  if (!row) throw errors.notFound('settings');
+  return toSettings(ctx, row);
+}
+
+/** The settings row as stored (for other modules: SAC code, approval governance, due days). */
+export async function readSettings(ctx: Ctx): Promise<SettingsRow> {
+  const row = await findSettings(ctx.tx, ctx.tenantId);
+  if (!row) throw new Error(`tenant ${ctx.tenantId} has no settings row`);
+  return row;
+}
+
+export async function updateSettings(ctx: Ctx, input: UpdateSettingsBody): Promise<TenantSettings> {
+  await findSettings(ctx.tx, ctx.tenantId, true);
+  if (input.state_code !== undefined || input.gstin !== undefined) {
+    const primary = await getPrimaryEntity(ctx);
+    await updateEntity(ctx, primary.id, {
+      ...(input.state_code !== undefined ? { state_code: input.state_code } : {}),
+      ...(input.gstin !== undefined ? { gstin: input.gstin } : {}),
+    });
+  }
+  const row = await updateSettingsRow(ctx.tx, ctx.tenantId, {
+    ...(input.sac_code !== undefined ? { sac_code: input.sac_code } : {}),
+    ...(input.credit_note_approval_required !== undefined ? { credit_note_approval_required: input.credit_note_approval_required } : {}),
+    ...(input.referral_window_days !== undefined ? { referral_window_days: input.referral_window_days } : {}),
+    ...(input.referral_reward_amount !== undefined ? { referral_reward_amount: input.referral_reward_amount } : {}),
+    ...(input.invoice_due_days !== undefined ? { invoice_due_days: input.invoice_due_days } : {}),
+    updated_at: ctx.now,
+  });
+  return toSettings(ctx, row);
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable Kosh reads, in one place. The README's configuration table mirrors
+ * this schema; keep them together.
+ */
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().optional(),
+  KOSH_DATA_DIR: z.string().default('./.kosh'),
+  KOSH_MODE: z.enum(['test', 'live']).default('test'),
+  KOSH_REGISTRATION: z.enum(['open', 'admin']).optional(),
+  KOSH_ADMIN_TOKEN: z.string().optional(),
+  KOSH_PUBLIC_URL: z.string().optional(),
+  KOSH_WORKER: z.enum(['on', 'off']).default('on'),
+  KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
+  KOSH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SMTP_URL: z.string().optional(),
+  MAIL_FROM: z.string().default('Kosh Billing <billing@localhost>'),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  mode: 'test' | 'live';
+  /** `open`: anyone may register a tenant; `admin`: registration needs KOSH_ADMIN_TOKEN. */
+  registration: 'open' | 'admin';
+  adminToken: string | undefined;
+  publicUrl: string;
+  runWorker: boolean;
+  workerPollMs: number;
+  dbPoolSize: number;
+  logLevel: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL || undefined,
+    dataDir: e.KOSH_DATA_DIR,
+    mode: e.KOSH_MODE,
+    // Open registration is the friendly default for a test-mode deployment; a live deployment
+    // must opt in explicitly.
+    registration: e.KOSH_REGISTRATION ?? (e.KOSH_MODE === 'test' ? 'open' : 'admin'),
+    adminToken: e.KOSH_ADMIN_TOKEN || undefined,
+    publicUrl: e.KOSH_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+    runWorker: e.KOSH_WORKER === 'on',
+    workerPollMs: e.KOSH_WORKER_POLL_MS,
+    dbPoolSize: e.KOSH_DB_POOL_SIZE,
+    logLevel: e.LOG_LEVEL,
+    smtpUrl: e.SMTP_URL || undefined,
+    mailFrom: e.MAIL_FROM,
+  };
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/** `{ data: ... }` — the success envelope of DESIGN §3. */
+export function dataEnvelope<T extends z.ZodType>(schema: T) {
+  return z.object({ data: schema });
+}
+
+/** Lists satisfy both SPEC descriptions: `data` plus `object`, `has_more`, `total_count`. */
+export function listEnvelope<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item),
+    object: z.literal('list'),
+    has_more: z.boolean(),
+    total_count: z.int().min(0),
+  });
+}
+
+export const errorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      reason: z.string().optional(),
+      details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export type Page = { limit: number; page: number; offset: number };
+
+export const MAX_LIST_LIMIT = 1000;
+export const DEFAULT_LIST_LIMIT = 50;
+
+/**
+ * `limit` (1..1000, default 50; larger values are capped, not refused) and `page` (>= 1).
+ * Spread into a route's querystring schema.
+ */
+export function paginationQuery(maxLimit = MAX_LIST_LIMIT, defaultLimit = DEFAULT_LIST_LIMIT) {
+  return {
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(Number.MAX_SAFE_INTEGER)
+      .default(defaultLimit)
+      .transform((v) => Math.min(v, maxLimit))
+      .describe(`1..${maxLimit}, default ${defaultLimit}; larger values are capped`),
+    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+  };
+}
+
+export function toPage(query: { limit: number; page: number }): Page {
+  return { limit: query.limit, page: query.page, offset: (query.page - 1) * query.limit };
+}
+
+export function listResponse<T>(items: T[], total: number, page: Page) {
+  return {
+    data: items,
+    object: 'list' as const,
+    has_more: page.offset + items.length < total,
+    total_count: total,
+  };
+}
+
+/** Path parameter `{id}`: a bad UUID is a 400, not a 404. */
+export const idParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
+
+/** Shared field helpers: bounded strings and non-negative safe integers. */
+export const fields = {
+  text: (max = 255) => z.string().max(max),
+  requiredText: (max = 255) => z.string().trim().min(1).max(max),
+  minorUnits: () => z.int().min(0).max(Number.MAX_SAFE_INTEGER),
+  positiveMinorUnits: () => z.int().min(1).max(Number.MAX_SAFE_INTEGER),
+  currency: () =>
+    z
+      .string()
+      .regex(/^[A-Za-z]{3}$/, 'must be a 3-letter ISO 4217 code')
+      .transform((v) => v.toUpperCase()),
+  metadata: () =>
+    z
+      .record(z.string().max(40), z.union([z.string().max(500), z.number(), z.boolean(), z.null()]))
+      .refine((m) => Object.keys(m).length <= 50, 'at most 50 keys'),
+  timestamp: () => z.string().describe('RFC 3339 date-time in UTC'),
+};

@@ -1,0 +1,88 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { errorCatalog, KoshError, type ErrorDetail } from '../errors.js';
+
+/** The single place where any failure becomes the wire envelope of DESIGN §3. */
+export function toEnvelope(error: KoshError) {
+  const entry = errorCatalog[error.kind];
+  return {
+    error: {
+      code: entry.code,
+      // A 5xx never leaks internals: its message is the catalog's fixed text.
+      message: entry.status >= 500 ? entry.message : error.message,
+      ...(error.reason ? { reason: error.reason } : {}),
+      ...(error.details?.length ? { details: error.details } : {}),
+    },
+  };
+}
+
+const PG_CLIENT_ERRORS: Record<string, { kind: 'conflict' | 'validation_failed'; message: string }> = {
+  '23505': { kind: 'conflict', message: 'a record with these unique values already exists' },
+  '22P02': { kind: 'validation_failed', message: 'a value has the wrong format' },
+  '22003': { kind: 'validation_failed', message: 'a number is out of range' },
+  '22001': { kind: 'validation_failed', message: 'a value is too long' },
+  '22007': { kind: 'validation_failed', message: 'a date or time is invalid' },
+  '22008': { kind: 'validation_failed', message: 'a date or time is out of range' },
+};
+
+function fieldOf(context: string | undefined, instancePath: string): string {
+  const path = instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const prefix = context && context !== 'body' ? `${context}` : '';
+  if (!path) return prefix || 'body';
+  return prefix ? `${prefix}.${path}` : path;
+}
+
+/** Maps anything thrown during a request to a KoshError. Unknown causes become a 500. */
+export function classifyError(error: unknown): { koshError: KoshError; unexpected: boolean } {
+  if (error instanceof KoshError) return { koshError: error, unexpected: error.status >= 500 };
+  const fe = error as FastifyError & { validationContext?: string; code?: string };
+
+  if (hasZodFastifySchemaValidationErrors(fe)) {
+    const details: ErrorDetail[] = fe.validation.map((v) => ({
+      field: fieldOf(fe.validationContext, v.instancePath),
+      message: v.message ?? 'invalid',
+    }));
+    const summary = details.map((d) => `${d.field}: ${d.message}`).join('; ');
+    return { koshError: new KoshError('validation_failed', `validation failed: ${summary}`, { details }), unexpected: false };
+  }
+  if (fe && typeof fe === 'object' && 'validation' in fe && Array.isArray(fe.validation)) {
+    return { koshError: new KoshError('validation_failed', fe.message), unexpected: false };
+  }
+  if (isResponseSerializationErrorSafe(fe)) {
+    return { koshError: new KoshError('internal_error', undefined, { cause: error }), unexpected: true };
+  }
+  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return { koshError: new KoshError('payload_too_large', 'request body exceeds the 1 MiB limit', { reason: 'payload_too_large' }), unexpected: false };
+  }
+  if (fe?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe?.name === 'SyntaxError') {
+    return { koshError: new KoshError('validation_failed', 'request body is not valid JSON', { reason: 'malformed_json' }), unexpected: false };
+  }
+  if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return { koshError: new KoshError('validation_failed', 'request body is empty but Content-Type is application/json', { reason: 'malformed_json' }), unexpected: false };
+  }
+  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return { koshError: new KoshError('validation_failed', 'unsupported Content-Type; send application/json', { reason: 'unsupported_media_type' }), unexpected: false };
+  }
+  const pg = fe?.code ? PG_CLIENT_ERRORS[fe.code] : undefined;
+  if (pg) return { koshError: new KoshError(pg.kind, pg.message, { cause: error }), unexpected: false };
+  if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return { koshError: new KoshError('validation_failed', fe.message, { reason: fe.code?.toLowerCase() }), unexpected: false };
+  }
+  return { koshError: new KoshError('internal_error', undefined, { cause: error }), unexpected: true };
+}
+
+function isResponseSerializationErrorSafe(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { code?: string }).code === 'FST_ERR_RESPONSE_SERIALIZATION' && isResponseSerializationError(e);
+}
+
+export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const { koshError, unexpected } = classifyError(error);
+  if (unexpected) {
+    request.log.error({ err: error }, 'request failed');
+  } else {
+    request.log.info({ code: koshError.kind, reason: koshError.reason, msg: koshError.message }, 'request refused');
+  }
+  // 413 from the body parser is answered with 413; others keep their catalog status.
+  const status = koshError.status;
+  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(toEnvelope(koshError));
+}

@@ -1,0 +1,162 @@
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { newId, isUuid } from '../ids.js';
+import { KoshError } from '../errors.js';
+import { authenticateApiKey, type Principal } from '../auth/api-keys.js';
+import { errorHandler, toEnvelope } from './error-handler.js';
+import { registerMetrics } from './metrics.js';
+import { pendingJobCount } from '../jobs/jobs.js';
+import { runIdempotentAction, validateIdempotencyKey, type ActionResult } from '../idempotency/idempotency.js';
+import type { Ctx } from '../context.js';
+
+export type KoshApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+export type HttpDeps = {
+  db: Kysely<DB>;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  version: string;
+};
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** The authenticated tenant of a `/v1` request. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new KoshError('unauthorized', undefined, { reason: 'invalid_api_key' });
+  return request.principal;
+}
+
+/**
+ * Runs a mutating `/v1` action: one transaction with the Idempotency-Key record, the effect, its
+ * ledger entries, events and jobs. Routes call this and nothing else to write.
+ */
+export async function runAction(
+  deps: HttpDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  action: (ctx: Ctx) => Promise<ActionResult>,
+) {
+  const principal = principalOf(request);
+  const key = validateIdempotencyKey(request.headers['idempotency-key']);
+  const outcome = await runIdempotentAction(
+    deps.db,
+    principal.tenantId,
+    deps.clock.now(),
+    { key, method: request.method, url: request.url, body: request.body },
+    action,
+  );
+  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(outcome.status).send(outcome.body);
+}
+
+/** A read in the caller's tenant. Reads need no transaction; `tx` is the pool. */
+export function readCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
+  return { tx: deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
+}
+
+export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: KoshApp) => void | Promise<void>): Promise<KoshApp> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : `req_${newId()}`;
+    },
+    ajv: { customOptions: { coerceTypes: false } },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`))),
+  );
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // Every /v1 route needs an API key; authentication happens before body parsing.
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/v1/') || request.url === '/v1') {
+      request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode);
+    }
+  });
+
+  const metrics = registerMetrics(app, () => pendingJobCount(deps.db));
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Kosh API',
+        description: 'Multi-tenant subscription billing with a double-entry ledger and India GST.',
+        version: deps.version,
+      },
+      components: {
+        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } },
+      },
+      security: [{ apiKey: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`SELECT 1`.execute(deps.db);
+      return { status: 'ready', database: 'ok' };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', database: 'unreachable' });
+    }
+  });
+  app.get('/version', { schema: { hide: true } }, async () => ({ name: 'kosh', version: deps.version, api_version: '1.0.0' }));
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(metrics.contentType);
+    return metrics.metrics();
+  });
+
+  await registerRoutes(app);
+  return app;
+}
+
+export { isUuid };

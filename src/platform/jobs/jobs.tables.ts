@@ -1,0 +1,25 @@
+import type { Json, Timestamp } from '../db/schema.js';
+
+export type JobState = 'pending' | 'running' | 'done' | 'dead';
+
+export interface JobsTable {
+  id: string;
+  tenant_id: string | null;
+  kind: string;
+  payload: Json<Record<string, unknown>>;
+  state: JobState;
+  attempts: number;
+  max_attempts: number;
+  run_at: Timestamp;
+  locked_until: Timestamp | null;
+  last_error: string | null;
+  unique_key: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../db/schema.js' {
+  interface Tables {
+    jobs: JobsTable;
+  }
+}

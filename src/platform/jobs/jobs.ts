@@ -1,0 +1,218 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Logger } from 'pino';
+import type { DB, Tx } from '../db/schema.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { newId } from '../ids.js';
+import type { JobsTable } from './jobs.tables.js';
+import './jobs.tables.js';
+
+export type Job = Selectable<JobsTable>;
+
+export type JobSpec = {
+  kind: string;
+  tenantId?: string | null;
+  payload?: Record<string, unknown>;
+  /** When the job becomes due; defaults to the enqueueing instant. */
+  runAt?: Date;
+  /** Deduplication: a second job with the same key is silently not enqueued. */
+  uniqueKey?: string;
+  maxAttempts?: number;
+};
+
+/** Jobs are enqueued inside the business transaction, so they exist exactly when the change does. */
+export async function enqueueJob(tx: Tx, now: Date, spec: JobSpec): Promise<void> {
+  await tx
+    .insertInto('jobs')
+    .values({
+      id: newId(),
+      tenant_id: spec.tenantId ?? null,
+      kind: spec.kind,
+      payload: JSON.stringify(spec.payload ?? {}),
+      state: 'pending',
+      attempts: 0,
+      max_attempts: spec.maxAttempts ?? 8,
+      run_at: spec.runAt ?? now,
+      unique_key: spec.uniqueKey ?? null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column('unique_key').doNothing())
+    .execute();
+}
+
+export type JobEnv = {
+  db: Kysely<DB>;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+};
+
+export type JobHandler = (job: Job, env: JobEnv) => Promise<void>;
+export type JobHandlers = Record<string, JobHandler>;
+
+/** A handler throws this to be retried at a time of its choosing rather than the default backoff. */
+export class RetryJobAt extends Error {
+  constructor(
+    readonly runAt: Date,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const LEASE_MS = 5 * 60_000;
+
+/** Exponential backoff: 1 s, 2 s, 4 s … capped at one hour. */
+export function backoffMs(attempts: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
+}
+
+/** A job kind the worker enqueues by itself every `everyMs` (once per slot, across all workers). */
+export type RecurringJob = { kind: string; everyMs: number };
+
+export type WorkerOptions = {
+  env: JobEnv;
+  handlers: JobHandlers;
+  recurring?: RecurringJob[];
+  batchSize?: number;
+  pollMs?: number;
+};
+
+/**
+ * Claims due jobs with FOR UPDATE SKIP LOCKED (so several workers never take the same job), runs
+ * them concurrently, and records the outcome. A failing job is retried with backoff and becomes
+ * `dead` after `max_attempts`; a worker that dies mid-job leaves a lease that expires and the job
+ * is claimed again — handlers are therefore written to be idempotent.
+ */
+export class Worker {
+  private readonly env: JobEnv;
+  private readonly handlers: JobHandlers;
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly recurring: RecurringJob[];
+  private readonly lastSlot = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = true;
+
+  constructor(options: WorkerOptions) {
+    this.env = options.env;
+    this.handlers = options.handlers;
+    this.batchSize = options.batchSize ?? 20;
+    this.pollMs = options.pollMs ?? 500;
+    this.recurring = options.recurring ?? [];
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    const tick = async () => {
+      if (this.stopped) return;
+      let claimed = 0;
+      try {
+        this.running = this.runOnce();
+        claimed = (await this.running) as number;
+      } catch (error) {
+        this.env.logger.error({ err: error }, 'worker tick failed');
+      } finally {
+        this.running = undefined;
+      }
+      if (!this.stopped) this.timer = setTimeout(tick, claimed >= this.batchSize ? 0 : this.pollMs);
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  /** Stops polling and waits for the jobs in hand to finish. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running?.catch(() => {});
+  }
+
+  /** Claims and runs one batch of due jobs; returns how many it claimed. */
+  async runOnce(): Promise<number> {
+    const now = this.env.clock.now();
+    const { db } = this.env;
+    await this.enqueueRecurring(now);
+    await db
+      .updateTable('jobs')
+      .set({ state: 'pending', locked_until: null, updated_at: now })
+      .where('state', '=', 'running')
+      .where('locked_until', '<', now)
+      .execute();
+    const jobs = await sql<Job>`
+      UPDATE jobs SET state = 'running', attempts = attempts + 1,
+             locked_until = ${new Date(now.getTime() + LEASE_MS)}, updated_at = ${now}
+      WHERE id IN (
+        SELECT id FROM jobs
+        WHERE state = 'pending' AND run_at <= ${now}
+        ORDER BY run_at, id
+        LIMIT ${this.batchSize}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING *`.execute(db);
+    await Promise.all(jobs.rows.map((job) => this.runJob(job)));
+    return jobs.rows.length;
+  }
+
+  /** Runs batches until nothing is due at the clock's current time (tests use this). */
+  async drain(maxRounds = 1000): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < maxRounds; i++) {
+      const n = await this.runOnce();
+      total += n;
+      if (n === 0) break;
+    }
+    return total;
+  }
+
+  private async enqueueRecurring(now: Date): Promise<void> {
+    for (const r of this.recurring) {
+      const slot = Math.floor(now.getTime() / r.everyMs);
+      if (this.lastSlot.get(r.kind) === slot) continue;
+      // The unique key makes the slot's job exist once however many workers race for it.
+      await enqueueJob(this.env.db, now, { kind: r.kind, uniqueKey: `${r.kind}@${slot}`, maxAttempts: 3 });
+      this.lastSlot.set(r.kind, slot);
+    }
+  }
+
+  private async runJob(job: Job): Promise<void> {
+    const { db, clock, logger } = this.env;
+    const handler = this.handlers[job.kind];
+    try {
+      if (!handler) throw new Error(`no handler for job kind '${job.kind}'`);
+      await handler(job, this.env);
+      await db
+        .updateTable('jobs')
+        .set({ state: 'done', locked_until: null, last_error: null, updated_at: clock.now() })
+        .where('id', '=', job.id)
+        .execute();
+    } catch (error) {
+      const now = clock.now();
+      const message = error instanceof Error ? error.message : String(error);
+      const dead = job.attempts >= job.max_attempts;
+      const runAt = error instanceof RetryJobAt ? error.runAt : new Date(now.getTime() + backoffMs(job.attempts));
+      logger.warn({ jobId: job.id, kind: job.kind, attempts: job.attempts, dead, err: message }, 'job failed');
+      await db
+        .updateTable('jobs')
+        .set({
+          state: dead ? 'dead' : 'pending',
+          run_at: dead ? job.run_at : runAt,
+          locked_until: null,
+          last_error: message.slice(0, 2000),
+          updated_at: now,
+        })
+        .where('id', '=', job.id)
+        .execute();
+    }
+  }
+}
+
+export async function pendingJobCount(db: Kysely<DB>): Promise<number> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('state', 'in', ['pending', 'running'])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

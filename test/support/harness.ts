@@ -1,0 +1,83 @@
+import { pino } from 'pino';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { createKosh, type Kosh } from '../../src/app.js';
+import { ManualClock } from '../../src/platform/clock.js';
+import { loadConfig, type Config } from '../../src/platform/config.js';
+import type { Database } from '../../src/platform/db/database.js';
+import { openTestDatabase } from './database.js';
+
+export type ApiResponse = {
+  status: number;
+  headers: LightMyRequestResponse['headers'];
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+};
+
+export type Tenant = {
+  tenantId: string;
+  key: string;
+  /** Calls the API as this tenant. */
+  api: (method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse>;
+};
+
+export type TestKosh = {
+  kosh: Kosh;
+  clock: ManualClock;
+  database: Database;
+  config: Config;
+  /** Raw call through the full HTTP stack (routing, hooks, validation, serialization). */
+  call: (options: InjectOptions) => Promise<ApiResponse>;
+  api: (method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse>;
+  registerTenant: (overrides?: Record<string, unknown>) => Promise<Tenant>;
+  close: () => Promise<void>;
+};
+
+export function toResponse(res: LightMyRequestResponse): ApiResponse {
+  let body: unknown = undefined;
+  const type = String(res.headers['content-type'] ?? '');
+  if (type.includes('json') && res.body.length) body = JSON.parse(res.body);
+  return { status: res.statusCode, headers: res.headers, body, text: res.body };
+}
+
+let tenantCounter = 0;
+
+/**
+ * One Kosh for a test file: real database (PGlite in memory, or a fresh PostgreSQL database when
+ * DATABASE_URL is set), a ManualClock, the worker not started (tests drain it explicitly).
+ */
+export async function startTestKosh(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestKosh> {
+  const database = await openTestDatabase();
+  const clock = options.clock ?? new ManualClock('2026-04-01T00:00:00Z');
+  const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', ...options.env });
+  const kosh = await createKosh({ config, clock, database, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+
+  const call = async (opts: InjectOptions) => toResponse(await kosh.app.inject(opts));
+  const api: TestKosh['api'] = (method, url, body, headers = {}) =>
+    call({ method, url, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
+
+  const registerTenant = async (overrides: Record<string, unknown> = {}): Promise<Tenant> => {
+    tenantCounter += 1;
+    const res = await api('POST', '/auth/register', { name: `Tenant ${tenantCounter}`, email: `owner${tenantCounter}@tenant.test`, ...overrides });
+    if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${res.text}`);
+    const key: string = res.body.data.api_key.key;
+    return {
+      tenantId: res.body.data.tenant.id,
+      key,
+      api: (method, url, body, headers = {}) => api(method, url, body, { authorization: `Bearer ${key}`, ...headers }),
+    };
+  };
+
+  return {
+    kosh,
+    clock,
+    database,
+    config,
+    call,
+    api,
+    registerTenant,
+    close: async () => {
+      await kosh.close();
+      await database.close();
+    },
+  };
+}
