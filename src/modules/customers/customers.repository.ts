@@ -1,0 +1,52 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type { CustomersTable } from './customers.tables.js';
+import './customers.tables.js';
+
+export type CustomerRow = Selectable<CustomersTable>;
+
+export async function insertCustomer(tx: Tx, row: Insertable<CustomersTable>): Promise<void> {
+  await tx.insertInto('customers').values(row).execute();
+}
+
+export async function findCustomerRow(tx: Tx, tenantId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<CustomerRow | undefined> {
+  let query = tx.selectFrom('customers').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  if (options.forUpdate) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function findCustomerRows(tx: Tx, tenantId: string, ids: string[]): Promise<CustomerRow[]> {
+  if (ids.length === 0) return [];
+  return tx.selectFrom('customers').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
+}
+
+/** lower(email) matches the unique index customers_tenant_email, so this is an index lookup. */
+export async function findCustomerRowByEmail(tx: Tx, tenantId: string, email: string): Promise<CustomerRow | undefined> {
+  return tx
+    .selectFrom('customers')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export async function updateCustomerRow(tx: Tx, tenantId: string, id: string, patch: Updateable<CustomersTable>): Promise<CustomerRow | undefined> {
+  return tx.updateTable('customers').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export type CustomerFilter = { q?: string; email?: string };
+
+export async function listCustomerRows(tx: Tx, tenantId: string, filter: CustomerFilter, page: Page): Promise<{ rows: CustomerRow[]; total: number }> {
+  let query = tx.selectFrom('customers').where('tenant_id', '=', tenantId);
+  if (filter.q) {
+    const pattern = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]));
+  }
+  if (filter.email !== undefined) query = query.where(sql`lower(email)`, '=', filter.email.toLowerCase());
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}

@@ -1,0 +1,183 @@
+import type { Ctx } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/schema.js';
+import { errors } from '../../platform/errors.js';
+import { emitEvent } from '../../platform/events/events.js';
+import type { Page } from '../../platform/http/envelope.js';
+import { newId } from '../../platform/ids.js';
+import { toIso } from '../../platform/time.js';
+import { gstinStateCode } from '../tax/index.js';
+import type { BillingAddressInput, CreateCustomerBody, Customer, UpdateCustomerBody } from './customers.schemas.js';
+import type { BillingAddress } from './customers.tables.js';
+import {
+  findCustomerRow,
+  findCustomerRowByEmail,
+  findCustomerRows,
+  insertCustomer,
+  listCustomerRows,
+  updateCustomerRow,
+  type CustomerFilter,
+  type CustomerRow,
+} from './customers.repository.js';
+
+export function toCustomer(row: CustomerRow): Customer {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    email: row.email,
+    name: row.name,
+    external_id: row.external_id,
+    phone: row.phone,
+    gstin: row.gstin,
+    billing_address: row.billing_address,
+    metadata: row.metadata,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+/** What the tax helpers need; both a Customer and a CustomerRow fit. */
+type TaxIdentity = { gstin: string | null; billing_address: BillingAddress | null };
+
+/**
+ * The customer's country. With no billing address DESIGN §10's default applies: India, so a
+ * customer known only by e-mail is taxed as domestic, never silently zero-rated as an export.
+ */
+export function customerCountry(customer: TaxIdentity): string {
+  return customer.billing_address?.country ?? 'IN';
+}
+
+/** The GST place of supply: the GSTIN's state first, else an Indian billing address's state. */
+export function customerStateCode(customer: TaxIdentity): string | null {
+  if (customer.gstin) return gstinStateCode(customer.gstin);
+  if (customer.billing_address?.country === 'IN') return customer.billing_address.state_code ?? null;
+  return null;
+}
+
+/** Every key present, so stored addresses (and responses) have one shape. */
+function toBillingAddress(input: BillingAddressInput | null | undefined): BillingAddress | null {
+  if (!input) return null;
+  return {
+    line1: input.line1 ?? null,
+    line2: input.line2 ?? null,
+    city: input.city ?? null,
+    state_code: input.state_code || null,
+    postal_code: input.postal_code ?? null,
+    country: input.country,
+  };
+}
+
+/**
+ * A GSTIN is an Indian registration and its first two digits are the customer's state; a billing
+ * address given alongside must agree, or invoices would pick a place of supply the customer's
+ * GST return contradicts. `changed` names which side the caller just sent, so the error points at it.
+ */
+function assertTaxIdentity(customer: TaxIdentity, changed: { gstin: boolean; address: boolean }): void {
+  const { gstin, billing_address: address } = customer;
+  if (!gstin || !address) return;
+  if (address.country !== 'IN') {
+    throw errors.invalidField(changed.gstin ? 'gstin' : 'billing_address.country', 'a GSTIN belongs to a customer in India (billing_address.country IN)');
+  }
+  const gstinState = gstinStateCode(gstin);
+  if (address.state_code && address.state_code !== gstinState) {
+    throw errors.invalidField(
+      changed.address ? 'billing_address.state_code' : 'gstin',
+      `billing_address.state_code ${address.state_code} does not match the GSTIN's state ${gstinState}`,
+    );
+  }
+}
+
+async function assertEmailFree(ctx: Ctx, email: string, exceptId?: string): Promise<void> {
+  const holder = await findCustomerRowByEmail(ctx.tx, ctx.tenantId, email);
+  if (holder && holder.id !== exceptId) {
+    throw errors.conflict(`a customer with e-mail '${email}' already exists`, 'customer_email_taken');
+  }
+}
+
+export async function createCustomer(ctx: Ctx, input: CreateCustomerBody): Promise<Customer> {
+  // The unique index on (tenant_id, lower(email)) still stops a concurrent twin (answered 409);
+  // this check only gives the usual case a clearer message.
+  await assertEmailFree(ctx, input.email);
+  const billingAddress = toBillingAddress(input.billing_address);
+  const gstin = input.gstin ?? null;
+  assertTaxIdentity({ gstin, billing_address: billingAddress }, { gstin: true, address: true });
+  const row: CustomerRow = {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    email: input.email,
+    name: input.name ?? null,
+    external_id: input.external_id ?? null,
+    phone: input.phone ?? null,
+    gstin,
+    billing_address: billingAddress,
+    metadata: input.metadata ?? {},
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  await insertCustomer(ctx.tx, {
+    ...row,
+    billing_address: billingAddress ? JSON.stringify(billingAddress) : null,
+    metadata: JSON.stringify(row.metadata),
+  });
+  const created = toCustomer(row);
+  await emitEvent(ctx, 'customer.created', created);
+  return created;
+}
+
+export async function getCustomer(ctx: Ctx, id: string): Promise<Customer> {
+  const row = await findCustomerRow(ctx.tx, ctx.tenantId, id);
+  if (!row) throw errors.notFound('customer');
+  return toCustomer(row);
+}
+
+export async function findCustomer(tx: Tx, tenantId: string, id: string): Promise<Customer | undefined> {
+  const row = await findCustomerRow(tx, tenantId, id);
+  return row && toCustomer(row);
+}
+
+/** Case-insensitive, like the uniqueness rule. */
+export async function findCustomerByEmail(tx: Tx, tenantId: string, email: string): Promise<Customer | undefined> {
+  const row = await findCustomerRowByEmail(tx, tenantId, email);
+  return row && toCustomer(row);
+}
+
+/** Several customers at once (for embedding in lists); missing ids are simply absent. */
+export async function findCustomers(tx: Tx, tenantId: string, ids: string[]): Promise<Customer[]> {
+  return (await findCustomerRows(tx, tenantId, [...new Set(ids)])).map(toCustomer);
+}
+
+export async function listCustomers(ctx: Ctx, filter: CustomerFilter, page: Page): Promise<{ customers: Customer[]; total: number }> {
+  const { rows, total } = await listCustomerRows(ctx.tx, ctx.tenantId, filter, page);
+  return { customers: rows.map(toCustomer), total };
+}
+
+/**
+ * PUT as a partial update. The row is locked first so that the GSTIN/address agreement is checked
+ * against the version being changed, not one a concurrent update is replacing. `metadata` and
+ * `billing_address` are replaced whole, not merged.
+ */
+export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomerBody): Promise<Customer> {
+  const current = await findCustomerRow(ctx.tx, ctx.tenantId, id, { forUpdate: true });
+  if (!current) throw errors.notFound('customer');
+  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as UpdateCustomerBody;
+  if (Object.keys(given).length === 0) return toCustomer(current);
+
+  if (given.email !== undefined) await assertEmailFree(ctx, given.email, id);
+  const billingAddress = given.billing_address !== undefined ? toBillingAddress(given.billing_address) : current.billing_address;
+  const gstin = given.gstin !== undefined ? given.gstin : current.gstin;
+  assertTaxIdentity({ gstin, billing_address: billingAddress }, { gstin: given.gstin !== undefined, address: given.billing_address !== undefined });
+
+  const row = await updateCustomerRow(ctx.tx, ctx.tenantId, id, {
+    ...(given.email !== undefined ? { email: given.email } : {}),
+    ...(given.name !== undefined ? { name: given.name } : {}),
+    ...(given.external_id !== undefined ? { external_id: given.external_id } : {}),
+    ...(given.phone !== undefined ? { phone: given.phone } : {}),
+    ...(given.gstin !== undefined ? { gstin: given.gstin } : {}),
+    ...(given.billing_address !== undefined ? { billing_address: billingAddress ? JSON.stringify(billingAddress) : null } : {}),
+    ...(given.metadata !== undefined ? { metadata: JSON.stringify(given.metadata ?? {}) } : {}),
+    updated_at: ctx.now,
+  });
+  if (!row) throw errors.notFound('customer');
+  const updated = toCustomer(row);
+  await emitEvent(ctx, 'customer.updated', updated);
+  return updated;
+}

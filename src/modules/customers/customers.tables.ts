@@ -1,0 +1,31 @@
+import type { Json, NullableJson, Timestamp } from '../../platform/db/schema.js';
+
+/** As stored: every key present, absent parts null, country always set (default IN). */
+export type BillingAddress = {
+  line1: string | null;
+  line2: string | null;
+  city: string | null;
+  state_code: string | null;
+  postal_code: string | null;
+  country: string;
+};
+
+export interface CustomersTable {
+  tenant_id: string;
+  id: string;
+  email: string;
+  name: string | null;
+  external_id: string | null;
+  phone: string | null;
+  gstin: string | null;
+  billing_address: NullableJson<BillingAddress>;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Tables {
+    customers: CustomersTable;
+  }
+}

@@ -1,0 +1,15 @@
+/** The public face of the module: what other modules and flows may use. */
+
+export {
+  createCustomer,
+  customerCountry,
+  customerStateCode,
+  findCustomer,
+  findCustomerByEmail,
+  findCustomers,
+  getCustomer,
+  toCustomer,
+} from './customers.service.js';
+export type { CustomerRow } from './customers.repository.js';
+export { createCustomerBody, type CreateCustomerBody, type Customer } from './customers.schemas.js';
+export type { BillingAddress } from './customers.tables.js';
