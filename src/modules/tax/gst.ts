@@ -1,0 +1,189 @@
+/**
+ * The GST engine: splits invoice lines into CGST/SGST or IGST (DESIGN §6). Pure: no database.
+ *
+ * Decisions (each one a place where a wrong guess mis-taxes an invoice):
+ * - No GST unless the supplying legal entity is in India: tax_type '' and every tax 0.
+ * - Place of supply (IGST Act s.12(2), services): the state in the customer's GSTIN (a registered
+ *   recipient), else the billing-address state (an address on record), else — s.12(2)(b)(ii) — the
+ *   supplier's own state, so an Indian customer with no known state is taxed intra-state. A GSTIN
+ *   proves an Indian registration, so it wins over a foreign billing country.
+ * - A customer outside India is an export: zero-rated, tax_type 'export', place_of_supply null
+ *   (e-invoices print state code 96 for it). Billing country absent means IN, as the customer
+ *   billing address defaults to IN (DESIGN §10).
+ * - A supplier in India with no state recorded cannot match any state, so its supplies are
+ *   inter-state IGST. The total tax is the same as CGST+SGST up to a paisa of rounding.
+ * - UTGST: when the supplier's state is a union territory without a legislature (`ut: true` in
+ *   states.ts) and the supply is intra-state, UTGST replaces SGST. The amount stays in
+ *   `sgst_amount` (SPEC's field set, ledger account and API unchanged) and the result carries
+ *   `utgst: true`; documents print the label "UTGST" from that flag.
+ * - Rounding: every component of every line is rounded half-up on its own (`mulDivRoundHalfUp`);
+ *   CGST and SGST are each round(net × rate_bp / 20000), so they are equal even for an odd rate
+ *   such as 25 bp. Invoice totals are sums of the rounded lines, never a re-rounded total.
+ * - Lines are non-negative: discounts belong in the unit amount or in a credit note.
+ */
+import { assertMinorUnits, mulDivRoundHalfUp, sumMinorUnits } from '../../platform/money.js';
+import { gstinStateCode } from './gstin.js';
+import { gstRateBasisPoints } from './rates.js';
+import { gstState } from './states.js';
+
+export type TaxType = 'intra_state' | 'inter_state' | 'export' | '';
+
+export type GstSupplier = { country_code: string; state_code?: string | null };
+export type GstCustomer = { country_code?: string | null; state_code?: string | null; gstin?: string | null };
+/** `hsn_code` is already resolved (see `resolveHsnCode`). */
+export type GstLineInput = { quantity: number; unit_amount: number; hsn_code: string };
+
+export type TaxComponents = {
+  subtotal: number;
+  cgst_amount: number;
+  sgst_amount: number;
+  igst_amount: number;
+  tax_amount: number;
+  total: number;
+};
+
+export type GstLine = Omit<TaxComponents, 'subtotal'> & { amount: number; hsn_code: string; rate_bp: number };
+
+export type InvoiceTax = TaxComponents & {
+  tax_type: TaxType;
+  /** Two-digit GST state code of the place of supply; null when no GST or for exports. */
+  place_of_supply: string | null;
+  /** SGST amounts are UTGST (supplier in a union territory without a legislature, intra-state). */
+  utgst: boolean;
+  lines: GstLine[];
+};
+
+export type TaxRegime = { tax_type: TaxType; place_of_supply: string | null; utgst: boolean };
+
+function isIndia(countryCode: string | null | undefined): boolean {
+  return countryCode?.trim().toUpperCase() === 'IN';
+}
+
+/** A state code that must be a GST state; a stored record with a bad one is a bug, not input. */
+function knownState(code: string, what: string): string {
+  if (!gstState(code)) throw new RangeError(`${what} "${code}" is not a GST state code`);
+  return code;
+}
+
+/** Which GST applies between these parties and where the supply takes place (decisions at the top). */
+export function determineTaxRegime(supplier: GstSupplier, customer: GstCustomer): TaxRegime {
+  if (!isIndia(supplier.country_code)) return { tax_type: '', place_of_supply: null, utgst: false };
+
+  const supplierState = supplier.state_code ? knownState(supplier.state_code, 'supplier state_code') : null;
+  const gstin = customer.gstin?.trim();
+  const customerCountry = customer.country_code?.trim() ? customer.country_code : 'IN';
+  if (!gstin && !isIndia(customerCountry)) return { tax_type: 'export', place_of_supply: null, utgst: false };
+
+  const placeOfSupply = gstin
+    ? knownState(gstinStateCode(gstin.toUpperCase()), 'customer GSTIN state')
+    : customer.state_code
+      ? knownState(customer.state_code, 'customer state_code')
+      : supplierState;
+
+  if (supplierState !== null && placeOfSupply === supplierState) {
+    return { tax_type: 'intra_state', place_of_supply: placeOfSupply, utgst: gstState(supplierState)!.ut };
+  }
+  return { tax_type: 'inter_state', place_of_supply: placeOfSupply, utgst: false };
+}
+
+/** quantity × unit_amount, refusing anything that would not be an exact safe integer. */
+export function lineNetAmount(quantity: number, unitAmount: number): number {
+  if (!Number.isSafeInteger(quantity) || quantity < 0) throw new RangeError(`quantity must be a non-negative integer, got ${quantity}`);
+  if (!Number.isSafeInteger(unitAmount) || unitAmount < 0) {
+    throw new RangeError(`unit_amount must be a non-negative integer of minor units, got ${unitAmount}`);
+  }
+  // A true product above 2^53 - 1 cannot come out of floating point as a safe integer, so this
+  // check is exact.
+  return assertMinorUnits(quantity * unitAmount, 'line amount (quantity × unit_amount)');
+}
+
+function taxLine(amount: number, hsnCode: string, rate: number, taxType: TaxType): GstLine {
+  let cgst = 0;
+  let sgst = 0;
+  let igst = 0;
+  if (taxType === 'intra_state') {
+    cgst = mulDivRoundHalfUp(amount, rate, 20_000);
+    sgst = cgst; // the same formula on the same inputs: SGST/UTGST equals CGST by construction
+  } else if (taxType === 'inter_state') {
+    igst = mulDivRoundHalfUp(amount, rate, 10_000);
+  }
+  const tax = sumMinorUnits([cgst, sgst, igst]);
+  return {
+    amount,
+    hsn_code: hsnCode,
+    rate_bp: rate,
+    cgst_amount: cgst,
+    sgst_amount: sgst,
+    igst_amount: igst,
+    tax_amount: tax,
+    total: sumMinorUnits([amount, tax]),
+  };
+}
+
+/**
+ * Tax for a whole invoice. `rate_bp` is the rate applied: 0 for exports and for suppliers
+ * outside India. An Indian supplier's line codes are validated even on an export (the code is
+ * printed on the export invoice too), so an unknown goods HSN fails the same way everywhere.
+ */
+export function computeInvoiceTax(input: { supplier: GstSupplier; customer: GstCustomer; lines: readonly GstLineInput[] }): InvoiceTax {
+  const regime = determineTaxRegime(input.supplier, input.customer);
+  const lines = input.lines.map((line) => {
+    const amount = lineNetAmount(line.quantity, line.unit_amount);
+    const codeRate = regime.tax_type === '' ? 0 : gstRateBasisPoints(line.hsn_code);
+    return taxLine(amount, line.hsn_code, regime.tax_type === 'export' ? 0 : codeRate, regime.tax_type);
+  });
+  const subtotal = sumMinorUnits(lines.map((l) => l.amount));
+  const taxAmount = sumMinorUnits(lines.map((l) => l.tax_amount));
+  return {
+    ...regime,
+    lines,
+    subtotal,
+    cgst_amount: sumMinorUnits(lines.map((l) => l.cgst_amount)),
+    sgst_amount: sumMinorUnits(lines.map((l) => l.sgst_amount)),
+    igst_amount: sumMinorUnits(lines.map((l) => l.igst_amount)),
+    tax_amount: taxAmount,
+    total: sumMinorUnits([subtotal, taxAmount]),
+  };
+}
+
+export type TaxedAmounts = { subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number; total: number };
+
+/**
+ * Splits a gross credit against an invoice into taxable value and tax, reversing each tax
+ * component pro rata: component × gross ÷ invoice total, rounded half-up; the taxable value is
+ * the remainder, so subtotal + tax === gross exactly. A full credit therefore returns the
+ * invoice's own amounts, and no part exceeds the invoice's. When the remainder would fall
+ * outside [0, invoice subtotal] (only with extreme tax-to-value ratios) the difference is moved,
+ * a paisa at a time, between the tax components that still have room: IGST, then CGST, then SGST.
+ */
+export function splitTaxProRata(original: TaxedAmounts, creditGross: number): TaxComponents {
+  const parts = [original.subtotal, original.cgst_amount, original.sgst_amount, original.igst_amount];
+  for (const part of parts) {
+    if (!Number.isSafeInteger(part) || part < 0) throw new RangeError('invoice amounts must be non-negative integers');
+  }
+  const total = assertMinorUnits(original.total, 'invoice total');
+  if (sumMinorUnits(parts) !== total) throw new RangeError('invoice total must equal subtotal + CGST + SGST + IGST');
+  if (!Number.isSafeInteger(creditGross) || creditGross < 0 || creditGross > total) {
+    throw new RangeError(`credit amount must be an integer between 0 and the invoice total ${total}, got ${creditGross}`);
+  }
+  if (creditGross === 0) return { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0, total: 0 };
+
+  const share = (amount: number) => mulDivRoundHalfUp(amount, creditGross, total);
+  // Order of adjustment when the remainder is out of range: IGST, CGST, SGST.
+  const tax = { igst_amount: share(original.igst_amount), cgst_amount: share(original.cgst_amount), sgst_amount: share(original.sgst_amount) };
+  const keys = ['igst_amount', 'cgst_amount', 'sgst_amount'] as const;
+  let subtotal = creditGross - (tax.igst_amount + tax.cgst_amount + tax.sgst_amount);
+  for (const key of keys) {
+    if (subtotal > original.subtotal) {
+      const moved = Math.min(subtotal - original.subtotal, original[key] - tax[key]);
+      tax[key] += moved;
+      subtotal -= moved;
+    } else if (subtotal < 0) {
+      const moved = Math.min(-subtotal, tax[key]);
+      tax[key] -= moved;
+      subtotal += moved;
+    }
+  }
+  const taxAmount = tax.cgst_amount + tax.sgst_amount + tax.igst_amount;
+  return { subtotal, ...tax, tax_amount: taxAmount, total: subtotal + taxAmount };
+}
