@@ -46,9 +46,10 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
     },
   );
 
+  // The body is optional; Fastify hands a bodiless POST to the validator as null, not undefined.
   app.post(
     '/v1/developer/keys',
-    { schema: { tags: ['tenants'], summary: 'Create an API key (the secret is shown once)', body: createKeyBody.optional(), response: { 201: dataEnvelope(newApiKeySchema) } } },
+    { schema: { tags: ['tenants'], summary: 'Create an API key (the secret is shown once)', body: createKeyBody.nullish(), response: { 201: dataEnvelope(newApiKeySchema) } } },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({
         status: 201,

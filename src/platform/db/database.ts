@@ -48,6 +48,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       max: options.poolSize ?? 10,
       types: typeOverrides,
     });
+    // An idle connection the server drops (restart, failover, pg_terminate_backend) is reported as
+    // a pool 'error' event; unhandled, that event kills the process. The pool has already discarded
+    // the client and the next query opens a fresh one, so there is nothing else to do.
+    pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,
