@@ -66,6 +66,8 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     is_primary: options.primary ?? false,
     tb_ledger_id: await nextLedgerId(ctx.tx, ctx.tenantId),
     invoice_prefix: input.invoice_prefix,
+    credit_note_prefix: 'CN-',
+    quote_prefix: 'QT-',
     country_code: input.country_code,
     ...tax,
     address: input.address ?? null,

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { NullableJson, Timestamp } from '../../platform/db/schema.js';
 
 export type PostalAddress = {
@@ -17,6 +18,8 @@ export interface LegalEntitiesTable {
   is_primary: boolean;
   tb_ledger_id: number;
   invoice_prefix: string;
+  credit_note_prefix: Generated<string>;
+  quote_prefix: Generated<string>;
   country_code: string;
   state_code: string | null;
   gstin: string | null;

@@ -1,0 +1,14 @@
+import type { Ctx } from '../platform/context.js';
+import { applyAvailableCredit } from '../modules/credit-notes/index.js';
+import { finalizeInvoice, getInvoiceRow, type InvoiceRow } from '../modules/invoices/index.js';
+
+/**
+ * Finalizes an invoice and spends the customer's available credit on it (soonest-expiring credit
+ * note first), in the caller's transaction. The API, the billing run and every flow that issues an
+ * invoice use this, so credit is applied the same way everywhere.
+ */
+export async function finalizeInvoiceWithCredit(ctx: Ctx, invoiceId: string): Promise<InvoiceRow> {
+  const finalized = await finalizeInvoice(ctx, invoiceId);
+  await applyAvailableCredit(ctx, finalized);
+  return getInvoiceRow(ctx, invoiceId);
+}

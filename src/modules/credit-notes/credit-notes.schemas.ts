@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { fields } from '../../platform/http/envelope.js';
+
+export const creditNoteStatus = z.enum(['issued', 'used', 'void', 'pending_approval', 'rejected', 'expired']);
+
+export const createCreditNoteBody = z.object({
+  customer_id: z.uuid(),
+  invoice_id: z.uuid().optional(),
+  amount: fields.positiveMinorUnits(),
+  currency: fields.currency().optional(),
+  reason: fields.text(500).default(''),
+  reference: fields.text(100).optional(),
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+});
+export type CreateCreditNoteBody = z.infer<typeof createCreditNoteBody>;
+
+export const applyCreditNoteBody = z.object({
+  invoice_id: z.uuid(),
+  amount: fields.positiveMinorUnits(),
+});
+
+export const listCreditNotesQuery = z.object({
+  customer_id: z.uuid().optional(),
+  invoice_id: z.uuid().optional(),
+  status: creditNoteStatus.optional(),
+});
+
+export const expandQuery = z.object({
+  expand: z
+    .union([z.literal('customer'), z.array(z.literal('customer'))])
+    .optional()
+    .describe('expand=customer embeds the customer'),
+});
+
+/** SPEC §2 "Credit note", plus number, entity_id and the lifecycle timestamps. */
+export const creditNoteSchema = z
+  .object({
+    id: z.uuid(),
+    tenant_id: z.uuid(),
+    customer_id: z.uuid(),
+    invoice_id: z.uuid().nullable(),
+    entity_id: z.uuid().nullable(),
+    number: z.string().nullable(),
+    reference: z.string().nullable(),
+    amount: z.int(),
+    subtotal: z.int(),
+    tax_amount: z.int(),
+    igst_amount: z.int(),
+    cgst_amount: z.int(),
+    sgst_amount: z.int(),
+    tax_type: z.string(),
+    hsn_code: z.string(),
+    balance: z.int(),
+    currency: z.string(),
+    status: creditNoteStatus,
+    reason: z.string(),
+    type: z.string(),
+    refund_status: z.string(),
+    expires_at: fields.timestamp().nullable(),
+    issued_at: fields.timestamp().nullable(),
+    voided_at: fields.timestamp().nullable(),
+    created_at: fields.timestamp(),
+    updated_at: fields.timestamp(),
+    customer: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'CreditNote' });
+export type CreditNote = z.infer<typeof creditNoteSchema>;

@@ -1,0 +1,316 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { emitEvent } from '../../platform/events/events.js';
+import type { Page } from '../../platform/http/envelope.js';
+import { newId } from '../../platform/ids.js';
+import { toIso, toIsoOrNull } from '../../platform/time.js';
+import { getCustomer } from '../customers/index.js';
+import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
+import { applyToInvoice, getInvoiceRow, linesOfInvoices, type InvoiceRow } from '../invoices/index.js';
+import { Account, postEntry } from '../ledger/index.js';
+import { splitTaxProRata } from '../tax/index.js';
+import { readSettings } from '../tenants/index.js';
+import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas.js';
+import {
+  creditedAgainstInvoice,
+  findCreditNote,
+  insertApplication,
+  insertCreditNote,
+  listCreditNoteRows,
+  spendableCreditNotes,
+  type CreditNoteRow,
+} from './credit-notes.repository.js';
+import { spendCreditBalance, transitionCreditNote } from './credit-notes.states.js';
+import type { CreditNoteStatus } from './credit-notes.tables.js';
+
+export function toCreditNote(row: CreditNoteRow): CreditNote {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    customer_id: row.customer_id,
+    invoice_id: row.invoice_id,
+    entity_id: row.entity_id,
+    number: row.number,
+    reference: row.reference,
+    amount: row.amount,
+    subtotal: row.subtotal,
+    tax_amount: row.tax_amount,
+    igst_amount: row.igst_amount,
+    cgst_amount: row.cgst_amount,
+    sgst_amount: row.sgst_amount,
+    tax_type: row.tax_type,
+    hsn_code: row.hsn_code,
+    balance: row.balance,
+    currency: row.currency,
+    status: row.status,
+    reason: row.reason,
+    type: row.type,
+    refund_status: row.refund_status,
+    expires_at: toIsoOrNull(row.expires_at),
+    issued_at: toIsoOrNull(row.issued_at),
+    voided_at: toIsoOrNull(row.voided_at),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+async function entityOf(ctx: Ctx, id: string): Promise<EntityRow> {
+  const entity = await findEntity(ctx.tx, ctx.tenantId, id);
+  if (!entity) throw errors.notFound('entity');
+  return entity;
+}
+
+/** The issue entry: reverse revenue and output tax; the customer now holds spendable credit. */
+async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<void> {
+  const revenuePart = row.tax_amount > 0 || row.subtotal > 0 ? row.subtotal : row.amount;
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'credit_note.issued',
+    referenceType: 'credit_note',
+    referenceId: row.id,
+    currency: row.currency,
+    description: `Credit note ${row.number}`,
+    lines: [
+      { account: Account.REVENUE_REVERSALS, debit: revenuePart, creditNoteId: row.id, invoiceId: row.invoice_id },
+      { account: Account.CGST_PAYABLE, debit: row.cgst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
+      { account: Account.SGST_PAYABLE, debit: row.sgst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
+      { account: Account.IGST_PAYABLE, debit: row.igst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
+      { account: Account.CUSTOMER_CREDIT, credit: row.amount, creditNoteId: row.id, customerId: row.customer_id },
+    ],
+  });
+}
+
+/** pending_approval/new → issued: takes the entity's next credit-note number and books the credit. */
+async function issue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<CreditNoteRow> {
+  const number = await takeDocumentNumber(ctx, entity, 'credit_note');
+  const issued = { ...row, number, issued_at: ctx.now };
+  await bookIssue(ctx, issued, entity);
+  await emitEvent(ctx, 'credit_note.issued', toCreditNote(issued));
+  return issued;
+}
+
+/**
+ * Creates a credit note. Tied to an invoice, it inherits the invoice's entity, currency, tax type
+ * and HSN, and reverses its tax pro rata; standalone (goodwill) it carries no tax (subtotal 0).
+ * With approval governance on it waits in `pending_approval`; otherwise it is issued at once.
+ */
+export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): Promise<CreditNoteRow> {
+  const customer = await getCustomer(ctx, input.customer_id);
+  let invoice: InvoiceRow | undefined;
+  let entity: EntityRow;
+  let tax = { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
+  let taxType = '';
+  let hsnCode = '';
+  let currency: string;
+  if (input.invoice_id) {
+    invoice = await getInvoiceRow(ctx, input.invoice_id, true);
+    if (invoice.customer_id !== customer.id) throw errors.invalidField('invoice_id', 'the invoice belongs to another customer');
+    if (invoice.status === 'draft' || invoice.status === 'void') {
+      throw errors.conflict(`cannot credit an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
+    }
+    if (input.currency && input.currency !== invoice.currency) throw errors.invalidField('currency', `the invoice is in ${invoice.currency}`);
+    const alreadyCredited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
+    if (alreadyCredited + input.amount > invoice.total) {
+      throw errors.conflict(
+        `credit of ${input.amount} exceeds what remains creditable on the invoice (${invoice.total - alreadyCredited} of ${invoice.total})`,
+        'amount_exceeds_invoice',
+      );
+    }
+    const split = splitTaxProRata(invoice, input.amount);
+    tax = split;
+    taxType = invoice.tax_type;
+    const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]);
+    hsnCode = lines[0]?.hsn_code ?? '';
+    currency = invoice.currency;
+    entity = await entityOf(ctx, invoice.entity_id);
+  } else {
+    currency = input.currency ?? 'INR';
+    const primary = await findPrimaryEntity(ctx.tx, ctx.tenantId);
+    if (!primary) throw errors.notFound('entity');
+    entity = primary;
+  }
+  const settings = await readSettings(ctx);
+  const pending = settings.credit_note_approval_required;
+  const row: CreditNoteRow = {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    customer_id: customer.id,
+    invoice_id: invoice?.id ?? null,
+    entity_id: entity.id,
+    number: null,
+    reference: input.reference ?? null,
+    type: 'adjustment',
+    status: pending ? 'pending_approval' : 'issued',
+    refund_status: 'none',
+    currency,
+    amount: input.amount,
+    ...tax,
+    tax_type: taxType,
+    hsn_code: hsnCode,
+    balance: input.amount,
+    reason: input.reason,
+    expires_at: input.expires_at ? new Date(input.expires_at) : null,
+    issued_at: null,
+    approved_at: null,
+    rejected_at: null,
+    voided_at: null,
+    expired_at: null,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  const final = pending ? row : await issue(ctx, row, entity);
+  await insertCreditNote(ctx.tx, final);
+  await emitEvent(ctx, 'credit_note.created', toCreditNote(final));
+  return final;
+}
+
+export async function approveCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow> {
+  const current = await findCreditNote(ctx.tx, ctx.tenantId, id);
+  if (!current) throw errors.notFound('credit note');
+  const entity = await entityOf(ctx, current.entity_id);
+  // The guarded update runs first so that two approvals cannot both take a number.
+  const approved = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'approve', { approved_at: ctx.now, updated_at: ctx.now });
+  const issued = await issue(ctx, approved, entity);
+  const row = await saveIssueDetails(ctx, issued);
+  await emitEvent(ctx, 'credit_note.approved', toCreditNote(row));
+  return row;
+}
+
+async function saveIssueDetails(ctx: Ctx, row: CreditNoteRow): Promise<CreditNoteRow> {
+  return ctx.tx
+    .updateTable('credit_notes')
+    .set({ number: row.number, issued_at: row.issued_at })
+    .where('tenant_id', '=', ctx.tenantId)
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function rejectCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow> {
+  const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'reject', { rejected_at: ctx.now, updated_at: ctx.now });
+  await emitEvent(ctx, 'credit_note.rejected', toCreditNote(row));
+  return row;
+}
+
+/** Void while unspent: the issue entry is reversed in full. */
+export async function voidCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow> {
+  const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'void', { balance: 0, voided_at: ctx.now, updated_at: ctx.now }, { unspentOnly: true });
+  const entity = await entityOf(ctx, row.entity_id);
+  const revenuePart = row.tax_amount > 0 || row.subtotal > 0 ? row.subtotal : row.amount;
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'credit_note.voided',
+    referenceType: 'credit_note',
+    referenceId: row.id,
+    currency: row.currency,
+    description: `Void of credit note ${row.number}`,
+    lines: [
+      { account: Account.CUSTOMER_CREDIT, debit: row.amount, creditNoteId: row.id, customerId: row.customer_id },
+      { account: Account.REVENUE_REVERSALS, credit: revenuePart, creditNoteId: row.id, invoiceId: row.invoice_id },
+      { account: Account.CGST_PAYABLE, credit: row.cgst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
+      { account: Account.SGST_PAYABLE, credit: row.sgst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
+      { account: Account.IGST_PAYABLE, credit: row.igst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
+    ],
+  });
+  await emitEvent(ctx, 'credit_note.voided', toCreditNote(row));
+  return row;
+}
+
+/**
+ * Spends credit on an open invoice of the same customer, currency and entity: the note's balance
+ * and the invoice's amount due fall together (Dr customer credit; Cr receivables).
+ */
+export async function applyCreditNote(ctx: Ctx, id: string, invoiceId: string, amount: number): Promise<CreditNoteRow> {
+  const note = await findCreditNote(ctx.tx, ctx.tenantId, id);
+  if (!note) throw errors.notFound('credit note');
+  const invoice = await getInvoiceRow(ctx, invoiceId, true);
+  if (invoice.customer_id !== note.customer_id) throw errors.invalidField('invoice_id', 'the invoice belongs to another customer');
+  if (invoice.currency !== note.currency) throw errors.invalidField('invoice_id', `the invoice is in ${invoice.currency}, the credit in ${note.currency}`);
+  if (invoice.entity_id !== note.entity_id) throw errors.invalidField('invoice_id', 'the invoice was issued by another legal entity than the credit note');
+  if (invoice.status !== 'open' && invoice.status !== 'uncollectible') {
+    throw errors.conflict(`cannot apply credit to an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
+  }
+  if (note.expires_at && note.expires_at <= ctx.now) throw errors.conflict('the credit note has expired', 'credit_note_expired');
+  if (amount > invoice.amount_due) {
+    throw errors.conflict(`${amount} exceeds the invoice's amount due of ${invoice.amount_due}`, 'amount_exceeds_due');
+  }
+  const spent = await spendCreditBalance(ctx.tx, ctx.tenantId, id, amount, ctx.now);
+  await applyToInvoice(ctx, invoice.id, { credited: amount });
+  const applicationId = newId();
+  await insertApplication(ctx.tx, { tenant_id: ctx.tenantId, id: applicationId, credit_note_id: id, invoice_id: invoice.id, amount, created_at: ctx.now });
+  const entity = await entityOf(ctx, note.entity_id);
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'credit_note.applied',
+    referenceType: 'credit_note_application',
+    referenceId: applicationId,
+    currency: note.currency,
+    description: `Credit note ${note.number} applied to invoice ${invoice.number}`,
+    lines: [
+      { account: Account.CUSTOMER_CREDIT, debit: amount, creditNoteId: id, customerId: note.customer_id },
+      { account: Account.RECEIVABLES, credit: amount, invoiceId: invoice.id, customerId: note.customer_id },
+    ],
+  });
+  await emitEvent(ctx, 'credit_note.applied', { ...toCreditNote(spent), applied_amount: amount, applied_invoice_id: invoice.id });
+  return spent;
+}
+
+/** Spends the customer's available credit on a just-finalized invoice, soonest-expiring first. */
+export async function applyAvailableCredit(ctx: Ctx, invoice: InvoiceRow): Promise<void> {
+  let due = invoice.amount_due;
+  if (due <= 0 || invoice.status !== 'open') return;
+  const notes = await spendableCreditNotes(ctx.tx, ctx.tenantId, {
+    customerId: invoice.customer_id,
+    currency: invoice.currency,
+    entityId: invoice.entity_id,
+    now: ctx.now,
+  });
+  for (const note of notes) {
+    if (due <= 0) break;
+    const amount = Math.min(note.balance, due);
+    await applyCreditNote(ctx, note.id, invoice.id, amount);
+    due -= amount;
+  }
+}
+
+/** At expires_at the unspent balance is written off (Dr customer credit; Cr expired-credit income). */
+export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow | null> {
+  const current = await findCreditNote(ctx.tx, ctx.tenantId, id);
+  if (!current || current.status !== 'issued' || !current.expires_at || current.expires_at > ctx.now) return null;
+  const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'expire', { balance: 0, expired_at: ctx.now, updated_at: ctx.now });
+  const entity = await entityOf(ctx, row.entity_id);
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'credit_note.expired',
+    referenceType: 'credit_note',
+    referenceId: row.id,
+    currency: row.currency,
+    description: `Expiry of credit note ${row.number}`,
+    lines: [
+      { account: Account.CUSTOMER_CREDIT, debit: current.balance, creditNoteId: row.id, customerId: row.customer_id },
+      { account: Account.EXPIRED_CREDIT_INCOME, credit: current.balance, creditNoteId: row.id },
+    ],
+  });
+  await emitEvent(ctx, 'credit_note.expired', { ...toCreditNote(row), expired_balance: current.balance });
+  return row;
+}
+
+export async function getCreditNote(ctx: Ctx, id: string, expandCustomer = false): Promise<CreditNote> {
+  const row = await findCreditNote(ctx.tx, ctx.tenantId, id);
+  if (!row) throw errors.notFound('credit note');
+  const note = toCreditNote(row);
+  return expandCustomer ? { ...note, customer: await getCustomer(ctx, row.customer_id) } : note;
+}
+
+export async function listCreditNotes(
+  ctx: Ctx,
+  filter: { customer_id?: string; invoice_id?: string; status?: CreditNoteStatus },
+  page: Page,
+): Promise<{ notes: CreditNote[]; total: number }> {
+  const { rows, total } = await listCreditNoteRows(ctx.tx, ctx.tenantId, filter, page);
+  return { notes: rows.map(toCreditNote), total };
+}

@@ -1,0 +1,51 @@
+import type { Timestamp } from '../../platform/db/schema.js';
+
+export type CreditNoteStatus = 'pending_approval' | 'issued' | 'used' | 'void' | 'rejected' | 'expired';
+
+export interface CreditNotesTable {
+  tenant_id: string;
+  id: string;
+  customer_id: string;
+  invoice_id: string | null;
+  entity_id: string;
+  number: string | null;
+  reference: string | null;
+  type: string;
+  status: CreditNoteStatus;
+  refund_status: string;
+  currency: string;
+  amount: number;
+  subtotal: number;
+  tax_amount: number;
+  cgst_amount: number;
+  sgst_amount: number;
+  igst_amount: number;
+  tax_type: string;
+  hsn_code: string;
+  balance: number;
+  reason: string;
+  expires_at: Timestamp | null;
+  issued_at: Timestamp | null;
+  approved_at: Timestamp | null;
+  rejected_at: Timestamp | null;
+  voided_at: Timestamp | null;
+  expired_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CreditNoteApplicationsTable {
+  tenant_id: string;
+  id: string;
+  credit_note_id: string;
+  invoice_id: string;
+  amount: number;
+  created_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Tables {
+    credit_notes: CreditNotesTable;
+    credit_note_applications: CreditNoteApplicationsTable;
+  }
+}

@@ -1,0 +1,40 @@
+import { sql } from 'kysely';
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import type { EntityRow } from './entities.repository.js';
+
+export type DocumentKind = 'invoice' | 'credit_note' | 'quote';
+
+/** GST (Rule 46(b)) allows at most 16 characters in a document number. */
+export const MAX_DOCUMENT_NUMBER_LENGTH = 16;
+const MIN_SEQUENCE_DIGITS = 6;
+
+export function prefixFor(entity: Pick<EntityRow, 'invoice_prefix' | 'credit_note_prefix' | 'quote_prefix'>, kind: DocumentKind): string {
+  return kind === 'invoice' ? entity.invoice_prefix : kind === 'credit_note' ? entity.credit_note_prefix : entity.quote_prefix;
+}
+
+export function formatDocumentNumber(prefix: string, sequence: number): string {
+  const number = `${prefix}${String(sequence).padStart(MIN_SEQUENCE_DIGITS, '0')}`;
+  if (number.length > MAX_DOCUMENT_NUMBER_LENGTH) {
+    throw errors.conflict(
+      `the ${prefix} series is exhausted: ${number} would exceed ${MAX_DOCUMENT_NUMBER_LENGTH} characters; give the entity a shorter prefix`,
+      'number_series_exhausted',
+    );
+  }
+  return number;
+}
+
+/**
+ * Takes the next number of an entity's series. Call it only when a document is finalized, inside
+ * the finalizing transaction: the counter row stays locked until commit (so concurrent
+ * finalizations queue up), and a rollback gives the number back — the series has no gaps.
+ */
+export async function takeDocumentNumber(ctx: Ctx, entity: EntityRow, kind: DocumentKind): Promise<string> {
+  const result = await sql<{ last_value: number }>`
+    INSERT INTO document_counters (tenant_id, entity_id, kind, last_value)
+    VALUES (${ctx.tenantId}, ${entity.id}, ${kind}, 1)
+    ON CONFLICT (tenant_id, entity_id, kind)
+    DO UPDATE SET last_value = document_counters.last_value + 1
+    RETURNING last_value`.execute(ctx.tx);
+  return formatDocumentNumber(prefixFor(entity, kind), Number(result.rows[0]!.last_value));
+}

@@ -1,0 +1,17 @@
+/** The public face of invoicing: what payments, credit notes, subscriptions and flows use. */
+export {
+  applyToInvoice,
+  createDraftInvoice,
+  finalizeInvoice,
+  getInvoice,
+  getInvoiceRow,
+  renderInvoice,
+  toInvoice,
+  voidInvoice,
+  type DraftLine,
+  type DraftInvoiceInput,
+} from './invoices.service.js';
+export type { InvoiceRow, InvoiceLineRow } from './invoices.repository.js';
+export { linesOfInvoices } from './invoices.repository.js';
+export { invoiceSchema, type Invoice } from './invoices.schemas.js';
+export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';

@@ -1,0 +1,46 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type { InvoiceLinesTable, InvoicesTable, InvoiceStatus } from './invoices.tables.js';
+import './invoices.tables.js';
+
+export type InvoiceRow = Selectable<InvoicesTable>;
+export type InvoiceLineRow = Selectable<InvoiceLinesTable>;
+
+export async function insertInvoice(tx: Tx, invoice: Insertable<InvoicesTable>, lines: Insertable<InvoiceLinesTable>[]): Promise<void> {
+  await tx.insertInto('invoices').values(invoice).execute();
+  await tx.insertInto('invoice_lines').values(lines).execute();
+}
+
+export async function findInvoice(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<InvoiceRow | undefined> {
+  let q = tx.selectFrom('invoices').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function linesOfInvoices(tx: Tx, tenantId: string, invoiceIds: string[]): Promise<InvoiceLineRow[]> {
+  if (invoiceIds.length === 0) return [];
+  return tx
+    .selectFrom('invoice_lines')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', 'in', invoiceIds)
+    .orderBy('invoice_id')
+    .orderBy('position')
+    .execute();
+}
+
+export type InvoiceFilter = { status?: InvoiceStatus; customer_id?: string; entity_id?: string; subscription_id?: string };
+
+export async function listInvoiceRows(tx: Tx, tenantId: string, filter: InvoiceFilter, page: Page): Promise<{ rows: InvoiceRow[]; total: number }> {
+  let q = tx.selectFrom('invoices').where('tenant_id', '=', tenantId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
+  if (filter.entity_id) q = q.where('entity_id', '=', filter.entity_id);
+  if (filter.subscription_id) q = q.where('subscription_id', '=', filter.subscription_id);
+  const [rows, count] = await Promise.all([
+    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { fields } from '../../platform/http/envelope.js';
+
+export const invoiceStatus = z.enum(['draft', 'open', 'paid', 'void', 'uncollectible']);
+
+const lineInput = z
+  .object({
+    description: fields.requiredText(500).optional(),
+    quantity: z.int().min(1).max(1_000_000).default(1),
+    unit_amount: fields.minorUnits().optional(),
+    hsn_code: z.string().regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code').optional(),
+    plan_id: z.uuid().optional(),
+  })
+  .superRefine((line, ctx) => {
+    if (line.plan_id === undefined) {
+      if (line.unit_amount === undefined) ctx.addIssue({ code: 'custom', path: ['unit_amount'], message: 'unit_amount is required (or give plan_id)' });
+      if (line.description === undefined) ctx.addIssue({ code: 'custom', path: ['description'], message: 'description is required (or give plan_id)' });
+    }
+  });
+export type InvoiceLineInput = z.infer<typeof lineInput>;
+
+export const createInvoiceBody = z.object({
+  customer_id: z.uuid(),
+  currency: fields.currency(),
+  entity_id: z.uuid().optional(),
+  due_date: z.iso.datetime({ offset: true }).optional(),
+  lines: z.array(lineInput).min(1).max(500),
+  auto_finalize: z.boolean().default(true),
+  memo: fields.text(1000).optional(),
+  metadata: fields.metadata().default({}),
+});
+export type CreateInvoiceBody = z.infer<typeof createInvoiceBody>;
+
+export const listInvoicesQuery = z.object({
+  status: invoiceStatus.optional(),
+  customer_id: z.uuid().optional(),
+  entity_id: z.uuid().optional(),
+  subscription_id: z.uuid().optional(),
+});
+
+export const invoiceLineSchema = z
+  .object({
+    id: z.uuid(),
+    position: z.int(),
+    description: z.string(),
+    quantity: z.int(),
+    unit_amount: z.int(),
+    amount: z.int(),
+    hsn_code: z.string(),
+    tax_rate_bp: z.int(),
+    cgst_amount: z.int(),
+    sgst_amount: z.int(),
+    igst_amount: z.int(),
+    tax_amount: z.int(),
+    total: z.int(),
+    plan_id: z.uuid().nullable(),
+    period_start: fields.timestamp().nullable(),
+    period_end: fields.timestamp().nullable(),
+  })
+  .meta({ id: 'InvoiceLine' });
+
+const partySchema = z.object({
+  name: z.string(),
+  legal_name: z.string().nullable().optional(),
+  email: z.string().nullable().optional(),
+  gstin: z.string().nullable(),
+  state_code: z.string().nullable(),
+  country_code: z.string().nullable(),
+  address: z.record(z.string(), z.string().nullable().optional()).nullable(),
+});
+
+export const invoiceSchema = z
+  .object({
+    id: z.uuid(),
+    tenant_id: z.uuid(),
+    number: z.string().nullable(),
+    status: invoiceStatus,
+    customer_id: z.uuid(),
+    entity_id: z.uuid(),
+    subscription_id: z.uuid().nullable(),
+    billing_reason: z.string(),
+    currency: z.string(),
+    subtotal: z.int(),
+    tax_amount: z.int(),
+    cgst_amount: z.int(),
+    sgst_amount: z.int(),
+    igst_amount: z.int(),
+    tax_type: z.string(),
+    utgst: z.boolean(),
+    place_of_supply: z.string().nullable(),
+    total: z.int(),
+    amount_paid: z.int(),
+    amount_tds: z.int(),
+    amount_credited: z.int(),
+    amount_due: z.int(),
+    period_start: fields.timestamp().nullable(),
+    period_end: fields.timestamp().nullable(),
+    issued_at: fields.timestamp().nullable(),
+    due_date: fields.timestamp().nullable(),
+    paid_at: fields.timestamp().nullable(),
+    voided_at: fields.timestamp().nullable(),
+    marked_uncollectible_at: fields.timestamp().nullable(),
+    supplier: partySchema.nullable(),
+    customer_details: partySchema.nullable(),
+    memo: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    lines: z.array(invoiceLineSchema),
+    created_at: fields.timestamp(),
+    updated_at: fields.timestamp(),
+  })
+  .meta({ id: 'Invoice' });
+export type Invoice = z.infer<typeof invoiceSchema>;

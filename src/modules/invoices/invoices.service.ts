@@ -1,0 +1,375 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { emitEvent } from '../../platform/events/events.js';
+import type { Page } from '../../platform/http/envelope.js';
+import { newId } from '../../platform/ids.js';
+import { toIso, toIsoOrNull } from '../../platform/time.js';
+import { customerCountry, customerStateCode, getCustomer, type Customer } from '../customers/index.js';
+import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
+import { Account, postEntry } from '../ledger/index.js';
+import { findPlan, pricesOfPlans } from '../plans/index.js';
+import { computeInvoiceTax, resolveHsnCode } from '../tax/index.js';
+import { readSettings } from '../tenants/index.js';
+import type { CreateInvoiceBody, Invoice } from './invoices.schemas.js';
+import { findInvoice, insertInvoice, linesOfInvoices, listInvoiceRows, type InvoiceFilter, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
+import { settleInvoiceBalance, transitionInvoice, type Settlement } from './invoices.states.js';
+import type { PartySnapshot } from './invoices.tables.js';
+
+const DAY_MS = 86_400_000;
+
+export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    number: row.number,
+    status: row.status,
+    customer_id: row.customer_id,
+    entity_id: row.entity_id,
+    subscription_id: row.subscription_id,
+    billing_reason: row.billing_reason,
+    currency: row.currency,
+    subtotal: row.subtotal,
+    tax_amount: row.tax_amount,
+    cgst_amount: row.cgst_amount,
+    sgst_amount: row.sgst_amount,
+    igst_amount: row.igst_amount,
+    tax_type: row.tax_type,
+    utgst: row.utgst,
+    place_of_supply: row.place_of_supply,
+    total: row.total,
+    amount_paid: row.amount_paid,
+    amount_tds: row.amount_tds,
+    amount_credited: row.amount_credited,
+    amount_due: row.amount_due,
+    period_start: toIsoOrNull(row.period_start),
+    period_end: toIsoOrNull(row.period_end),
+    issued_at: toIsoOrNull(row.issued_at),
+    due_date: toIsoOrNull(row.due_date),
+    paid_at: toIsoOrNull(row.paid_at),
+    voided_at: toIsoOrNull(row.voided_at),
+    marked_uncollectible_at: toIsoOrNull(row.marked_uncollectible_at),
+    supplier: row.supplier,
+    customer_details: row.customer_details,
+    memo: row.memo,
+    metadata: row.metadata,
+    lines: lines.map((l) => ({
+      id: l.id,
+      position: l.position,
+      description: l.description,
+      quantity: l.quantity,
+      unit_amount: l.unit_amount,
+      amount: l.amount,
+      hsn_code: l.hsn_code,
+      tax_rate_bp: l.rate_bp,
+      cgst_amount: l.cgst_amount,
+      sgst_amount: l.sgst_amount,
+      igst_amount: l.igst_amount,
+      tax_amount: l.tax_amount,
+      total: l.total,
+      plan_id: l.plan_id,
+      period_start: toIsoOrNull(l.period_start),
+      period_end: toIsoOrNull(l.period_end),
+    })),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+async function loadInvoice(ctx: Ctx, row: InvoiceRow): Promise<Invoice> {
+  return toInvoice(row, await linesOfInvoices(ctx.tx, ctx.tenantId, [row.id]));
+}
+
+/** A line as the billing code gives it: resolved amounts, before tax. */
+export type DraftLine = {
+  description: string;
+  quantity: number;
+  unit_amount: number;
+  hsn_code?: string;
+  plan_id?: string | null;
+  price_id?: string | null;
+  period_start?: Date | null;
+  period_end?: Date | null;
+};
+
+export type DraftInvoiceInput = {
+  customer: Customer;
+  entityId?: string;
+  currency: string;
+  lines: DraftLine[];
+  dueDate?: Date;
+  subscriptionId?: string | null;
+  billingReason?: string;
+  periodStart?: Date | null;
+  periodEnd?: Date | null;
+  memo?: string | null;
+  metadata?: Record<string, unknown>;
+};
+
+async function resolveEntity(ctx: Ctx, entityId: string | undefined): Promise<EntityRow> {
+  const entity = entityId ? await findEntity(ctx.tx, ctx.tenantId, entityId) : await findPrimaryEntity(ctx.tx, ctx.tenantId);
+  if (!entity) throw errors.notFound('entity');
+  return entity;
+}
+
+/**
+ * Creates a draft invoice with GST computed per line. Tax is fixed here, at drafting, from the
+ * customer's and entity's details of this moment; finalization freezes the parties as printed.
+ */
+export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Promise<InvoiceRow> {
+  const entity = await resolveEntity(ctx, input.entityId);
+  const settings = await readSettings(ctx);
+  const tax = computeInvoiceTax({
+    supplier: { country_code: entity.country_code, state_code: entity.state_code },
+    customer: { country_code: customerCountry(input.customer), state_code: customerStateCode(input.customer), gstin: input.customer.gstin },
+    lines: input.lines.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, settings.sac_code) })),
+  });
+  const id = newId();
+  const row: InvoiceRow = {
+    tenant_id: ctx.tenantId,
+    id,
+    entity_id: entity.id,
+    customer_id: input.customer.id,
+    subscription_id: input.subscriptionId ?? null,
+    number: null,
+    status: 'draft',
+    billing_reason: input.billingReason ?? 'manual',
+    currency: input.currency,
+    subtotal: tax.subtotal,
+    tax_amount: tax.tax_amount,
+    cgst_amount: tax.cgst_amount,
+    sgst_amount: tax.sgst_amount,
+    igst_amount: tax.igst_amount,
+    tax_type: tax.tax_type,
+    utgst: tax.utgst,
+    place_of_supply: tax.place_of_supply,
+    total: tax.total,
+    amount_paid: 0,
+    amount_tds: 0,
+    amount_credited: 0,
+    amount_due: tax.total,
+    period_start: input.periodStart ?? null,
+    period_end: input.periodEnd ?? null,
+    issued_at: null,
+    due_date: input.dueDate ?? null,
+    paid_at: null,
+    voided_at: null,
+    marked_uncollectible_at: null,
+    supplier: null,
+    customer_details: null,
+    memo: input.memo ?? null,
+    metadata: input.metadata ?? {},
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  const lines: InvoiceLineRow[] = input.lines.map((l, i) => {
+    const t = tax.lines[i]!;
+    return {
+      tenant_id: ctx.tenantId,
+      id: newId(),
+      invoice_id: id,
+      position: i + 1,
+      description: l.description,
+      quantity: l.quantity,
+      unit_amount: l.unit_amount,
+      amount: t.amount,
+      hsn_code: t.hsn_code,
+      rate_bp: t.rate_bp,
+      cgst_amount: t.cgst_amount,
+      sgst_amount: t.sgst_amount,
+      igst_amount: t.igst_amount,
+      tax_amount: t.tax_amount,
+      total: t.total,
+      plan_id: l.plan_id ?? null,
+      price_id: l.price_id ?? null,
+      period_start: l.period_start ?? null,
+      period_end: l.period_end ?? null,
+    };
+  });
+  await insertInvoice(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null }, lines);
+  await emitEvent(ctx, 'invoice.created', toInvoice(row, lines));
+  return row;
+}
+
+/** Turns API lines (explicit amounts or a plan) into draft lines, pricing plans in the invoice currency. */
+export async function resolveApiLines(ctx: Ctx, input: CreateInvoiceBody): Promise<DraftLine[]> {
+  const lines: DraftLine[] = [];
+  for (const [i, line] of input.lines.entries()) {
+    if (!line.plan_id) {
+      lines.push({ description: line.description!, quantity: line.quantity, unit_amount: line.unit_amount!, hsn_code: line.hsn_code });
+      continue;
+    }
+    const plan = await findPlan(ctx.tx, ctx.tenantId, line.plan_id);
+    if (!plan) throw errors.notFound('plan');
+    const price = (await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id])).find((p) => p.currency === input.currency);
+    if (!price && line.unit_amount === undefined) {
+      throw errors.invalidField(`lines.${i}.plan_id`, `plan ${plan.code} has no price in ${input.currency}`);
+    }
+    lines.push({
+      description: line.description ?? plan.name,
+      quantity: line.quantity,
+      unit_amount: line.unit_amount ?? price!.amount,
+      hsn_code: line.hsn_code ?? (plan.hsn_code || undefined),
+      plan_id: plan.id,
+      price_id: line.unit_amount === undefined ? price!.id : null,
+    });
+  }
+  return lines;
+}
+
+export async function createInvoiceFromApi(ctx: Ctx, input: CreateInvoiceBody): Promise<InvoiceRow> {
+  const customer = await getCustomer(ctx, input.customer_id);
+  return createDraftInvoice(ctx, {
+    customer,
+    entityId: input.entity_id,
+    currency: input.currency,
+    lines: await resolveApiLines(ctx, input),
+    dueDate: input.due_date ? new Date(input.due_date) : undefined,
+    memo: input.memo,
+    metadata: input.metadata,
+  });
+}
+
+function entitySnapshot(entity: EntityRow): PartySnapshot {
+  return {
+    name: entity.name,
+    legal_name: entity.legal_name,
+    gstin: entity.gstin,
+    state_code: entity.state_code,
+    country_code: entity.country_code,
+    address: entity.address ?? null,
+  };
+}
+
+function customerSnapshot(customer: Customer): PartySnapshot {
+  return {
+    name: customer.name ?? customer.email,
+    email: customer.email,
+    gstin: customer.gstin,
+    state_code: customerStateCode(customer),
+    country_code: customerCountry(customer),
+    address: (customer.billing_address as Record<string, string | null | undefined> | null) ?? null,
+  };
+}
+
+/**
+ * draft → open: takes the entity's next invoice number, freezes the parties, books the receivable
+ * (Dr receivables; Cr revenue and output taxes) and emits invoice.finalized — one transaction.
+ * A zero-total invoice is paid at once.
+ */
+export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow> {
+  const draft = await findInvoice(ctx.tx, ctx.tenantId, id, true);
+  if (!draft) throw errors.notFound('invoice');
+  if (draft.status !== 'draft') throw errors.conflict(`cannot finalize an invoice whose status is ${draft.status}`, 'invalid_invoice_state');
+  const entity = await resolveEntity(ctx, draft.entity_id);
+  const customer = await getCustomer(ctx, draft.customer_id);
+  const settings = await readSettings(ctx);
+  // Numbers are taken here, not at draft time, so abandoned drafts leave no gaps.
+  const number = await takeDocumentNumber(ctx, entity, 'invoice');
+  let row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'finalize', {
+    number,
+    issued_at: ctx.now,
+    due_date: draft.due_date ?? new Date(ctx.now.getTime() + settings.invoice_due_days * DAY_MS),
+    supplier: JSON.stringify(entitySnapshot(entity)),
+    customer_details: JSON.stringify(customerSnapshot(customer)),
+    updated_at: ctx.now,
+  });
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'invoice.finalized',
+    referenceType: 'invoice',
+    referenceId: row.id,
+    currency: row.currency,
+    description: `Invoice ${number}`,
+    lines: [
+      { account: Account.RECEIVABLES, debit: row.total, customerId: row.customer_id, invoiceId: row.id },
+      { account: Account.REVENUE, credit: row.subtotal, invoiceId: row.id },
+      { account: Account.CGST_PAYABLE, credit: row.cgst_amount, invoiceId: row.id },
+      { account: Account.SGST_PAYABLE, credit: row.sgst_amount, invoiceId: row.id },
+      { account: Account.IGST_PAYABLE, credit: row.igst_amount, invoiceId: row.id },
+    ],
+  });
+  const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, [row.id]);
+  await emitEvent(ctx, 'invoice.finalized', toInvoice(row, lines));
+  if (row.total === 0) {
+    row = await settleInvoiceBalance(ctx.tx, ctx.tenantId, row.id, {}, ctx.now);
+    await emitEvent(ctx, 'invoice.paid', toInvoice(row, lines));
+  }
+  return row;
+}
+
+/**
+ * Voids an invoice. A finalized one keeps its number and gets a reversing entry (Dr revenue
+ * reversals and output taxes; Cr receivables). Once money has been applied, voiding would orphan
+ * it: issue a credit note instead.
+ */
+export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceRow> {
+  const current = await findInvoice(ctx.tx, ctx.tenantId, id, true);
+  if (!current) throw errors.notFound('invoice');
+  if (current.amount_paid > 0 || current.amount_credited > 0) {
+    throw errors.conflict('cannot void an invoice with payments or credits applied; issue a credit note instead', 'invoice_has_payments');
+  }
+  const row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'void', { voided_at: ctx.now, updated_at: ctx.now });
+  if (current.status !== 'draft') {
+    const entity = await resolveEntity(ctx, row.entity_id);
+    await postEntry(ctx, {
+      ledgerId: entity.tb_ledger_id,
+      entityId: entity.id,
+      kind: 'invoice.voided',
+      referenceType: 'invoice',
+      referenceId: row.id,
+      currency: row.currency,
+      description: `Void of invoice ${row.number}`,
+      lines: [
+        { account: Account.REVENUE_REVERSALS, debit: row.subtotal, invoiceId: row.id },
+        { account: Account.CGST_PAYABLE, debit: row.cgst_amount, invoiceId: row.id },
+        { account: Account.SGST_PAYABLE, debit: row.sgst_amount, invoiceId: row.id },
+        { account: Account.IGST_PAYABLE, debit: row.igst_amount, invoiceId: row.id },
+        { account: Account.RECEIVABLES, credit: row.total, customerId: row.customer_id, invoiceId: row.id },
+      ],
+    });
+  }
+  await emitEvent(ctx, 'invoice.voided', await loadInvoice(ctx, row));
+  return row;
+}
+
+/** open → uncollectible. The receivable stays on the books (no write-off entry); payments still settle it. */
+export async function markInvoiceUncollectible(ctx: Ctx, id: string): Promise<InvoiceRow> {
+  const row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'mark_uncollectible', { marked_uncollectible_at: ctx.now, updated_at: ctx.now });
+  await emitEvent(ctx, 'invoice.marked_uncollectible', await loadInvoice(ctx, row));
+  return row;
+}
+
+/**
+ * Applies a payment or credit to the invoice balance (see settleInvoiceBalance) and emits
+ * invoice.paid when it closes. The caller books the matching journal entry.
+ */
+export async function applyToInvoice(ctx: Ctx, id: string, settlement: Settlement): Promise<InvoiceRow> {
+  const row = await settleInvoiceBalance(ctx.tx, ctx.tenantId, id, settlement, ctx.now);
+  if (row.status === 'paid') await emitEvent(ctx, 'invoice.paid', await loadInvoice(ctx, row));
+  return row;
+}
+
+export async function getInvoice(ctx: Ctx, id: string): Promise<Invoice> {
+  const row = await findInvoice(ctx.tx, ctx.tenantId, id);
+  if (!row) throw errors.notFound('invoice');
+  return loadInvoice(ctx, row);
+}
+
+export async function getInvoiceRow(ctx: Ctx, id: string, forUpdate = false): Promise<InvoiceRow> {
+  const row = await findInvoice(ctx.tx, ctx.tenantId, id, forUpdate);
+  if (!row) throw errors.notFound('invoice');
+  return row;
+}
+
+export async function renderInvoice(ctx: Ctx, row: InvoiceRow): Promise<Invoice> {
+  return loadInvoice(ctx, row);
+}
+
+export async function listInvoices(ctx: Ctx, filter: InvoiceFilter, page: Page): Promise<{ invoices: Invoice[]; total: number }> {
+  const { rows, total } = await listInvoiceRows(ctx.tx, ctx.tenantId, filter, page);
+  const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, rows.map((r) => r.id));
+  const byInvoice = new Map<string, InvoiceLineRow[]>();
+  for (const l of lines) byInvoice.set(l.invoice_id, [...(byInvoice.get(l.invoice_id) ?? []), l]);
+  return { invoices: rows.map((r) => toInvoice(r, byInvoice.get(r.id) ?? [])), total };
+}

@@ -1,0 +1,96 @@
+import { sql, type Updateable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import { errors } from '../../platform/errors.js';
+import type { InvoicesTable, InvoiceStatus } from './invoices.tables.js';
+import type { InvoiceRow } from './invoices.repository.js';
+
+/**
+ * Every invoice status change, in one table (`from × event → to`). `settle` is the payment/credit
+ * event; it moves to `paid` only when the balance reaches zero (see settleInvoiceBalance).
+ *
+ *   draft ──finalize──> open ──settle(full)──> paid
+ *     │                  │ └──mark_uncollectible──> uncollectible ──settle(full)──> paid
+ *     └──void──> void <──┴──────────void────────────────┘
+ */
+export const invoiceTransitions = {
+  finalize: { from: ['draft'], to: 'open' },
+  void: { from: ['draft', 'open', 'uncollectible'], to: 'void' },
+  mark_uncollectible: { from: ['open'], to: 'uncollectible' },
+  settle: { from: ['open', 'uncollectible'], to: 'paid' },
+} as const satisfies Record<string, { from: readonly InvoiceStatus[]; to: InvoiceStatus }>;
+
+export type InvoiceEvent = keyof typeof invoiceTransitions;
+
+const VERB: Record<InvoiceEvent, string> = {
+  finalize: 'finalize',
+  void: 'void',
+  mark_uncollectible: 'mark uncollectible',
+  settle: 'pay or credit',
+};
+
+async function refuse(tx: Tx, tenantId: string, id: string, event: InvoiceEvent): Promise<never> {
+  const current = await tx.selectFrom('invoices').select('status').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  if (!current) throw errors.notFound('invoice');
+  throw errors.conflict(`cannot ${VERB[event]} an invoice whose status is ${current.status}`, 'invalid_invoice_state');
+}
+
+/**
+ * The guarded transition: `UPDATE … WHERE status IN (from) RETURNING *`. Zero rows means the
+ * invoice is missing (404) or in another state (409) — so "happens exactly once" is a database fact.
+ */
+export async function transitionInvoice(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  event: Exclude<InvoiceEvent, 'settle'>,
+  patch: Updateable<InvoicesTable> = {},
+): Promise<InvoiceRow> {
+  const t = invoiceTransitions[event];
+  const row = await tx
+    .updateTable('invoices')
+    .set({ ...patch, status: t.to })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', 'in', [...t.from])
+    .returningAll()
+    .executeTakeFirst();
+  return row ?? refuse(tx, tenantId, id, event);
+}
+
+export type Settlement = { paid?: number; tds?: number; credited?: number };
+
+/**
+ * Applies money to an invoice's balance in one atomic statement: the balance can never go below
+ * zero however many payments race, and the invoice becomes `paid` exactly when it reaches zero.
+ * Zero rows → 404, 409 (state) or 409 (the amount exceeds what is still due).
+ */
+export async function settleInvoiceBalance(tx: Tx, tenantId: string, id: string, s: Settlement, now: Date): Promise<InvoiceRow> {
+  const paid = s.paid ?? 0;
+  const tds = s.tds ?? 0;
+  const credited = s.credited ?? 0;
+  const applied = paid + tds + credited;
+  const row = await tx
+    .updateTable('invoices')
+    .set({
+      amount_paid: sql`amount_paid + ${paid + tds}`,
+      amount_tds: sql`amount_tds + ${tds}`,
+      amount_credited: sql`amount_credited + ${credited}`,
+      amount_due: sql`amount_due - ${applied}`,
+      status: sql`CASE WHEN amount_due = ${applied} THEN 'paid' ELSE status END`,
+      paid_at: sql`CASE WHEN amount_due = ${applied} THEN ${now}::timestamptz ELSE paid_at END`,
+      updated_at: now,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', 'in', [...invoiceTransitions.settle.from])
+    .where('amount_due', '>=', applied)
+    .returningAll()
+    .executeTakeFirst();
+  if (row) return row;
+  const current = await tx.selectFrom('invoices').select(['status', 'amount_due']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  if (!current) throw errors.notFound('invoice');
+  if (!(invoiceTransitions.settle.from as readonly string[]).includes(current.status)) {
+    throw errors.conflict(`cannot pay or credit an invoice whose status is ${current.status}`, 'invalid_invoice_state');
+  }
+  throw errors.conflict(`${applied} exceeds the invoice's amount due of ${current.amount_due}`, 'amount_exceeds_due');
+}

@@ -1,0 +1,43 @@
+/**
+ * The chart of accounts (docs/ledger.md explains each account and every posting). Codes are
+ * integers so they map onto TigerBeetle's `code` field in the secondary ledger.
+ * Normal balance: assets and contra-revenue are debit-normal; liabilities and revenue credit-normal.
+ */
+export const Account = {
+  /** Cash and bank: money actually received. */
+  CASH: 1000,
+  /** What customers owe on finalized invoices; tagged per invoice. */
+  RECEIVABLES: 1100,
+  /** Tax the customer deducted at source (TDS) and will certify to us; settles the invoice. */
+  TDS_RECEIVABLE: 1200,
+  /** Output tax payable to the government. */
+  CGST_PAYABLE: 2100,
+  /** SGST, or UTGST for supplies within a union territory without legislature. */
+  SGST_PAYABLE: 2110,
+  IGST_PAYABLE: 2120,
+  /** Spendable customer credit from credit notes (a liability until applied, voided or expired). */
+  CUSTOMER_CREDIT: 2300,
+  /** Payments received without an invoice: customer advances. */
+  CUSTOMER_ADVANCES: 2310,
+  REVENUE: 4000,
+  /** Written-off expired credit: the liability released to income. */
+  EXPIRED_CREDIT_INCOME: 4100,
+  /** Contra-revenue: voided invoices and credit notes. */
+  REVENUE_REVERSALS: 4900,
+} as const;
+
+export type AccountCode = (typeof Account)[keyof typeof Account];
+
+export const ACCOUNT_NAMES: Record<AccountCode, string> = {
+  [Account.CASH]: 'Cash and bank',
+  [Account.RECEIVABLES]: 'Accounts receivable',
+  [Account.TDS_RECEIVABLE]: 'TDS receivable',
+  [Account.CGST_PAYABLE]: 'CGST output tax payable',
+  [Account.SGST_PAYABLE]: 'SGST/UTGST output tax payable',
+  [Account.IGST_PAYABLE]: 'IGST output tax payable',
+  [Account.CUSTOMER_CREDIT]: 'Customer credit (credit notes)',
+  [Account.CUSTOMER_ADVANCES]: 'Customer advances (unapplied payments)',
+  [Account.REVENUE]: 'Revenue',
+  [Account.EXPIRED_CREDIT_INCOME]: 'Expired credit income',
+  [Account.REVENUE_REVERSALS]: 'Revenue reversals',
+};

@@ -1,0 +1,81 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import type { JournalEntriesTable, JournalLinesTable } from './ledger.tables.js';
+import './ledger.tables.js';
+
+export type EntryRow = Selectable<JournalEntriesTable>;
+export type LineRow = Selectable<JournalLinesTable>;
+
+export async function insertEntry(tx: Tx, entry: Insertable<JournalEntriesTable>, lines: Insertable<JournalLinesTable>[]): Promise<void> {
+  await tx.insertInto('journal_entries').values(entry).execute();
+  await tx.insertInto('journal_lines').values(lines).execute();
+}
+
+export async function findEntry(tx: Tx, tenantId: string, id: string): Promise<EntryRow | undefined> {
+  return tx.selectFrom('journal_entries').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function linesOfEntries(tx: Tx, tenantId: string, entryIds: string[]): Promise<LineRow[]> {
+  if (entryIds.length === 0) return [];
+  return tx
+    .selectFrom('journal_lines')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('entry_id', 'in', entryIds)
+    .orderBy('entry_id')
+    .orderBy('id')
+    .execute();
+}
+
+/** Every entry with at least one line tagged with the invoice, oldest first. */
+export async function entriesOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<EntryRow[]> {
+  return tx
+    .selectFrom('journal_entries')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('journal_lines').select('entry_id').where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId),
+    )
+    .orderBy('posted_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Σ debit − Σ credit of one account, optionally for one invoice or credit note. */
+export async function accountBalance(
+  tx: Tx,
+  tenantId: string,
+  accountCode: number,
+  filter: { invoiceId?: string; creditNoteId?: string; ledgerId?: number } = {},
+): Promise<number> {
+  let q = tx
+    .selectFrom('journal_lines')
+    .innerJoin('journal_entries', (join) =>
+      join.onRef('journal_entries.tenant_id', '=', 'journal_lines.tenant_id').onRef('journal_entries.id', '=', 'journal_lines.entry_id'),
+    )
+    .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('journal_lines.debit'), eb.lit(0)).as('debit'), eb.fn.coalesce(eb.fn.sum<number>('journal_lines.credit'), eb.lit(0)).as('credit')])
+    .where('journal_lines.tenant_id', '=', tenantId)
+    .where('journal_lines.account_code', '=', accountCode);
+  if (filter.invoiceId) q = q.where('journal_lines.invoice_id', '=', filter.invoiceId);
+  if (filter.creditNoteId) q = q.where('journal_lines.credit_note_id', '=', filter.creditNoteId);
+  if (filter.ledgerId !== undefined) q = q.where('journal_entries.ledger_id', '=', filter.ledgerId);
+  const row = await q.executeTakeFirstOrThrow();
+  return Number(row.debit) - Number(row.credit);
+}
+
+export type TrialBalanceRow = { ledger_id: number; account_code: number; debit: number; credit: number };
+
+export async function trialBalanceRows(tx: Tx, tenantId: string): Promise<TrialBalanceRow[]> {
+  const rows = await tx
+    .selectFrom('journal_lines')
+    .innerJoin('journal_entries', (join) =>
+      join.onRef('journal_entries.tenant_id', '=', 'journal_lines.tenant_id').onRef('journal_entries.id', '=', 'journal_lines.entry_id'),
+    )
+    .select((eb) => ['journal_entries.ledger_id', 'journal_lines.account_code', eb.fn.sum<number>('journal_lines.debit').as('debit'), eb.fn.sum<number>('journal_lines.credit').as('credit')])
+    .where('journal_lines.tenant_id', '=', tenantId)
+    .groupBy(['journal_entries.ledger_id', 'journal_lines.account_code'])
+    .orderBy('journal_entries.ledger_id')
+    .orderBy('journal_lines.account_code')
+    .execute();
+  return rows.map((r) => ({ ledger_id: r.ledger_id, account_code: r.account_code, debit: Number(r.debit), credit: Number(r.credit) }));
+}

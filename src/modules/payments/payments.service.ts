@@ -1,0 +1,43 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import type { Page } from '../../platform/http/envelope.js';
+import { toIso } from '../../platform/time.js';
+import type { Payment } from './payments.schemas.js';
+import { findPayment, insertPayment, listPaymentRows, type PaymentRow } from './payments.repository.js';
+
+export function toPayment(row: PaymentRow): Payment {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    customer_id: row.customer_id,
+    invoice_id: row.invoice_id,
+    payment_type: row.payment_type,
+    amount: row.amount,
+    tds_amount: row.tds_amount,
+    currency: row.currency,
+    reference_number: row.reference_number,
+    notes: row.notes,
+    recorded_by: row.recorded_by,
+    recorded_at: toIso(row.recorded_at),
+    status: row.status,
+    channel: row.channel,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+export async function savePayment(ctx: Ctx, row: PaymentRow): Promise<Payment> {
+  await insertPayment(ctx.tx, row);
+  return toPayment(row);
+}
+
+export async function getPayment(ctx: Ctx, id: string): Promise<Payment> {
+  const row = await findPayment(ctx.tx, ctx.tenantId, id);
+  if (!row) throw errors.notFound('payment');
+  return toPayment(row);
+}
+
+export async function listPayments(ctx: Ctx, filter: { customer_id?: string; invoice_id?: string }, page: Page): Promise<{ payments: Payment[]; total: number }> {
+  const { rows, total } = await listPaymentRows(ctx.tx, ctx.tenantId, filter, page);
+  return { payments: rows.map(toPayment), total };
+}
