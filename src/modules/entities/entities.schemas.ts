@@ -21,6 +21,19 @@ export const postalAddress = z.object({
   country: countryCode.optional(),
 });
 
+/**
+ * The address as answered. Responses are encoded through their schema, and a schema with a
+ * transform (countryCode upper-cases) cannot encode: every entity with an address answered 500.
+ */
+const postalAddressResponse = z.object({
+  line1: z.string().optional(),
+  line2: z.string().optional(),
+  city: z.string().optional(),
+  state_code: z.string().optional(),
+  postal_code: z.string().optional(),
+  country: z.string().optional(),
+});
+
 export const createEntityBody = z.object({
   name: fields.requiredText(200),
   legal_name: fields.requiredText(200).optional(),
@@ -54,7 +67,7 @@ export const entitySchema = z
     country_code: z.string(),
     state_code: z.string().nullable(),
     gstin: z.string().nullable(),
-    address: postalAddress.nullable(),
+    address: postalAddressResponse.nullable(),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })
