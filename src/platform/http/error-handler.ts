@@ -23,6 +23,9 @@ const PG_CLIENT_ERRORS: Record<string, { kind: 'conflict' | 'validation_failed';
   '22001': { kind: 'validation_failed', message: 'a value is too long' },
   '22007': { kind: 'validation_failed', message: 'a date or time is invalid' },
   '22008': { kind: 'validation_failed', message: 'a date or time is out of range' },
+  // U+0000 is valid JSON but PostgreSQL stores it neither in text (22021) nor in jsonb (22P05).
+  '22021': { kind: 'validation_failed', message: 'a text value contains a character that cannot be stored (such as U+0000)' },
+  '22P05': { kind: 'validation_failed', message: 'a text value contains a character that cannot be stored (such as U+0000)' },
 };
 
 function fieldOf(context: string | undefined, instancePath: string): string {

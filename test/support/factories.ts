@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import type { ApiResponse, Tenant } from './harness.js';
+
+/**
+ * The factory registry of the shared security suite (test/security/routes.test.ts) and the fuzz
+ * test (test/security/fuzz.test.ts).
+ *
+ * Key: the path of a resource up to its `{id}` (OpenAPI form), e.g. `/v1/plans`. Value: creates a
+ * fresh record of that resource for `tenant` through the public API and answers its id. Every
+ * route under the prefix (`/v1/plans/{id}`, `/v1/invoices/{id}/pay`, …) uses it; a route with a
+ * second path parameter (`/v1/events/{id}/deliveries/{delivery_id}`) is keyed by the path up to
+ * that parameter, and its factory gets the ids already chosen for the parameters before it.
+ *
+ * When you add a route with a path parameter, add its factory here — the security suite fails and
+ * names the prefix until you do.
+ */
+export type Factory = (tenant: Tenant, parentIds: Record<string, string>) => Promise<string>;
+
+/** A short value no other call in this process has produced (codes, e-mails, prefixes). */
+export function unique(prefix = ''): string {
+  return `${prefix}${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
+
+let prefixCounter = 0;
+
+/** An invoice prefix (1–9 of A–Z, 0–9, "/", "-") unique within this process. */
+function uniqueInvoicePrefix(): string {
+  prefixCounter += 1;
+  return `E${prefixCounter.toString(36).toUpperCase()}${randomBytes(2).toString('hex').toUpperCase()}`.slice(0, 9);
+}
+
+/** The id of a 201 answer, or an error that shows what the API said instead. */
+export function createdId(res: ApiResponse, what: string): string {
+  if (res.status !== 201 || typeof res.body?.data?.id !== 'string') {
+    throw new Error(`factory for ${what}: expected 201 with data.id, got ${res.status} ${res.text}`);
+  }
+  return res.body.data.id;
+}
+
+export const factories: Record<string, Factory> = {
+  '/v1/plans': async (tenant) =>
+    createdId(
+      await tenant.api('POST', '/v1/plans', { name: 'Factory plan', code: unique('plan-'), interval_unit: 'month', amount: 49900, currency: 'INR' }),
+      '/v1/plans',
+    ),
+
+  '/v1/entities': async (tenant) =>
+    createdId(await tenant.api('POST', '/v1/entities', { name: 'Factory entity', invoice_prefix: uniqueInvoicePrefix(), state_code: '29' }), '/v1/entities'),
+
+  // A key other than the one the tenant calls with, so revoking it leaves the tenant able to call.
+  '/v1/developer/keys': async (tenant) => createdId(await tenant.api('POST', '/v1/developer/keys', { name: 'factory key' }), '/v1/developer/keys'),
+
+  '/v1/customers': async (tenant) =>
+    createdId(await tenant.api('POST', '/v1/customers', { email: `${unique('c-')}@customer.test`, name: 'Factory customer' }), '/v1/customers'),
+};
+
+/**
+ * A valid request body for routes with a path parameter whose body has required fields, keyed
+ * `METHOD /path` (OpenAPI form). The security suite needs one so that a foreign id is refused by
+ * the tenant check (404) rather than by body validation (400). Routes whose body has no required
+ * field are sent `{}` and need no entry.
+ */
+export const validBodies: Record<string, unknown> = {};
