@@ -117,8 +117,8 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
         'amount_exceeds_invoice',
       );
     }
-    const split = splitTaxProRata(invoice, input.amount);
-    tax = split;
+    const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = splitTaxProRata(invoice, input.amount);
+    tax = { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount };
     taxType = invoice.tax_type;
     const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]);
     hsnCode = lines[0]?.hsn_code ?? '';
