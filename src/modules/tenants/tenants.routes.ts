@@ -51,10 +51,11 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/developer/keys',
     { schema: { tags: ['tenants'], summary: 'Create an API key (the secret is shown once)', body: createKeyBody.nullish(), response: { 201: dataEnvelope(newApiKeySchema) } } },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({
-        status: 201,
-        body: { data: await issueApiKey(ctx, { name: request.body?.name, mode: request.body?.mode ?? deps.config.mode }) },
-      })),
+      runAction(deps, request, reply, async (ctx) => {
+        const created = await issueApiKey(ctx, { name: request.body?.name, mode: request.body?.mode ?? deps.config.mode });
+        // The secret is shown once: a replay of this request answers the key without it.
+        return { status: 201, body: { data: created }, replayBody: { data: { ...created, key: `${created.prefix}… (shown only once)` } } };
+      }),
   );
   app.get(
     '/v1/developer/keys',

@@ -370,4 +370,30 @@ describe('tenants', () => {
       expect(res.body.error.details[0].field).toBe('gstin');
     });
   });
+  describe('API key bookkeeping', () => {
+    let acme: Tenant;
+    beforeAll(async () => {
+      acme = await t.registerTenant();
+    });
+
+    it('never keeps the secret for an Idempotency-Key replay, in the answer or in the database', async () => {
+      const first = await acme.api('POST', '/v1/developer/keys', { name: 'replayed' }, { 'idempotency-key': 'key-create-1' });
+      expect(first.body.data.key).toMatch(KEY_SHAPE);
+      const replay = await acme.api('POST', '/v1/developer/keys', { name: 'replayed' }, { 'idempotency-key': 'key-create-1' });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body.data.id).toBe(first.body.data.id);
+      expect(replay.body.data.key).not.toContain(first.body.data.key);
+      const stored = await t.database.db.selectFrom('idempotency_keys').select('response').where('key', '=', 'key-create-1').executeTakeFirstOrThrow();
+      expect(JSON.stringify(stored.response)).not.toContain(first.body.data.key);
+    });
+
+    it('records when a key was last used, to the hour', async () => {
+      const before = (await acme.api('GET', '/v1/developer/keys')).body.data.find((k: { name: string }) => k.name === 'default');
+      expect(before.last_used_at).not.toBeNull();
+      t.clock.advance(2 * 3_600_000);
+      await acme.api('GET', '/v1/settings');
+      const after = (await acme.api('GET', '/v1/developer/keys')).body.data.find((k: { name: string }) => k.name === 'default');
+      expect(new Date(after.last_used_at).getTime()).toBeGreaterThan(new Date(before.last_used_at).getTime());
+    });
+  });
 });

@@ -39,14 +39,16 @@ export function bearerToken(header: string | undefined): string | undefined {
  * Resolves `Authorization: Bearer sk_…` to a tenant. Unknown, malformed and revoked keys all answer
  * `invalid_api_key`; a valid key of the other mode answers `key_mode_mismatch`.
  */
-export async function authenticateApiKey(db: Kysely<DB>, header: string | undefined, deploymentMode: KeyMode): Promise<Principal> {
+const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
+
+export async function authenticateApiKey(db: Kysely<DB>, header: string | undefined, deploymentMode: KeyMode, now: Date): Promise<Principal> {
   const token = bearerToken(header);
   if (!token || !KEY_PATTERN.test(token)) {
     throw errors.unauthorized('invalid_api_key', 'missing or invalid API key');
   }
   const row = await db
     .selectFrom('api_keys')
-    .select(['id', 'tenant_id', 'mode', 'revoked_at'])
+    .select(['id', 'tenant_id', 'mode', 'revoked_at', 'last_used_at'])
     .where('key_hash', '=', hashApiKey(token))
     .executeTakeFirst();
   if (!row || row.revoked_at !== null) {
@@ -54,6 +56,10 @@ export async function authenticateApiKey(db: Kysely<DB>, header: string | undefi
   }
   if (row.mode !== deploymentMode) {
     throw errors.unauthorized('key_mode_mismatch', `this is a ${row.mode}-mode key; the deployment runs in ${deploymentMode} mode`);
+  }
+  // last_used_at is kept to the hour, so the hot path writes at most once an hour per key.
+  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
+    await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.id).execute();
   }
   return { tenantId: row.tenant_id, apiKeyId: row.id, mode: row.mode };
 }

@@ -8,7 +8,12 @@ import './idempotency.tables.js';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 
-export type ActionResult = { status: number; body: unknown };
+export type ActionResult = {
+  status: number;
+  body: unknown;
+  /** What a replay answers, when it must differ from `body` (a secret shown once is not kept). */
+  replayBody?: unknown;
+};
 export type ActionOutcome = ActionResult & { replayed: boolean };
 
 export type IdempotentRequest = {
@@ -60,7 +65,8 @@ export async function runIdempotentAction(
   return db.transaction().execute(async (tx) => {
     const ctx: Ctx = { tx, tenantId, now };
     if (request.key === undefined) {
-      return { ...(await action(ctx)), replayed: false };
+      const result = await action(ctx);
+      return { status: result.status, body: result.body, replayed: false };
     }
     const print = fingerprint(request);
     const lock = await sql<{ ok: boolean }>`
@@ -87,7 +93,7 @@ export async function runIdempotentAction(
     const record = {
       fingerprint: print,
       status_code: result.status,
-      response: JSON.stringify(result.body),
+      response: JSON.stringify(result.replayBody ?? result.body),
       created_at: now,
       expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
     };
@@ -96,7 +102,7 @@ export async function runIdempotentAction(
       .values({ tenant_id: tenantId, key: request.key, ...record })
       .onConflict((oc) => oc.columns(['tenant_id', 'key']).doUpdateSet(record))
       .execute();
-    return { ...result, replayed: false };
+    return { status: result.status, body: result.body, replayed: false };
   });
 }
 
