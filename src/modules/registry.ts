@@ -4,11 +4,13 @@ import { plansModule } from './plans/plans.module.js';
 import { entitiesModule } from './entities/entities.module.js';
 import { customersModule } from './customers/customers.module.js';
 import { invoicesModule } from './invoices/invoices.module.js';
+import { documentsModule } from './documents/documents.module.js';
 import { paymentsModule } from './payments/payments.module.js';
 import { ledgerModule } from './ledger/ledger.module.js';
 import { creditNotesModule } from './credit-notes/credit-notes.module.js';
 import { eventsModule } from './events/events.module.js';
 import { webhooksModule } from './webhooks/webhooks.module.js';
+import { giftsModule } from './gifts/gifts.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, invoicesModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule];

@@ -52,6 +52,18 @@ export const factories: Record<string, Factory> = {
 
   '/v1/customers': async (tenant) =>
     createdId(await tenant.api('POST', '/v1/customers', { email: `${unique('c-')}@customer.test`, name: 'Factory customer' }), '/v1/customers'),
+
+  // A purchased gift (with its open purchase invoice) of a fresh plan and buyer.
+  '/v1/gifts': async (tenant) =>
+    createdId(
+      await tenant.api('POST', '/v1/gifts', {
+        plan_id: await factories['/v1/plans']!(tenant, {}),
+        buyer_customer_id: await factories['/v1/customers']!(tenant, {}),
+        recipient_email: `${unique('r-')}@customer.test`,
+        duration_months: 3,
+      }),
+      '/v1/gifts',
+    ),
 };
 
 /**

@@ -1,0 +1,7 @@
+import type { KoshModule } from '../../app-deps.js';
+import { registerGiftRoutes } from './gifts.routes.js';
+
+export const giftsModule: KoshModule = {
+  name: 'gifts',
+  registerRoutes: registerGiftRoutes,
+};
