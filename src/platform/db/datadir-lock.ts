@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -26,15 +26,29 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Directories this process holds. A lock file naming our own pid is ours only if it is listed
+ * here; otherwise it was left by an earlier process that had the same pid (a restarted container
+ * is pid 1 again) and is stale.
+ */
+const heldHere = new Set<string>();
+
 export function acquireDataDirLock(dir: string): () => void {
   mkdirSync(dir, { recursive: true });
+  const held = realpathSync(dir);
+  // A second open in this very process would run two PGlite instances on one directory.
+  if (heldHere.has(held)) throw new DataDirLockedError(dir, process.pid);
   const lockPath = join(dir, 'kosh.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(lockPath, 'wx');
       writeSync(fd, String(process.pid));
       closeSync(fd);
-      return () => rmSync(lockPath, { force: true });
+      heldHere.add(held);
+      return () => {
+        heldHere.delete(held);
+        rmSync(lockPath, { force: true });
+      };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
