@@ -29,7 +29,7 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
  * Applies every numbered migration not yet recorded, each in its own transaction. A recorded
  * migration whose file changed is refused: migrations are never edited once landed.
  */
-export async function migrate(pool: pg.Pool, log: (line: string) => void = () => {}): Promise<string[]> {
+export async function migrate(pool: pg.Pool, log: (line: string) => void = () => {}, dir = MIGRATIONS_DIR): Promise<string[]> {
   const client = await pool.connect();
   const applied: string[] = [];
   try {
@@ -42,7 +42,7 @@ export async function migrate(pool: pg.Pool, log: (line: string) => void = () =>
     )`);
     const { rows } = await client.query<{ version: string; checksum: string }>('SELECT version, checksum FROM schema_migrations');
     const done = new Map(rows.map((r) => [r.version, r.checksum]));
-    for (const m of readMigrations()) {
+    for (const m of readMigrations(dir)) {
       const recorded = done.get(m.version);
       if (recorded !== undefined) {
         if (recorded !== m.checksum) {
