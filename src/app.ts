@@ -63,7 +63,13 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     Object.assign(handlers, m.jobs ?? {});
     recurring.push(...(m.recurring ?? []));
   }
-  const worker = new Worker({ env: { db: database.db, clock, config, logger }, handlers, recurring, pollMs: config.workerPollMs });
+  const worker = new Worker({
+    env: { db: database.db, clock, config, logger },
+    handlers,
+    recurring,
+    pollMs: config.workerPollMs,
+    concurrency: config.workerConcurrency,
+  });
 
   return {
     app,
