@@ -15,6 +15,7 @@ const envSchema = z.object({
   KOSH_PUBLIC_URL: z.string().optional(),
   KOSH_WORKER: z.enum(['on', 'off']).default('on'),
   KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
+  KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
   KOSH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().optional(),
@@ -33,6 +34,8 @@ export type Config = {
   publicUrl: string;
   runWorker: boolean;
   workerPollMs: number;
+  /** Most jobs the started worker runs at once (webhook deliveries, e-mail…). */
+  workerConcurrency: number;
   dbPoolSize: number;
   logLevel: string;
   smtpUrl: string | undefined;
@@ -59,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: e.KOSH_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
     runWorker: e.KOSH_WORKER === 'on',
     workerPollMs: e.KOSH_WORKER_POLL_MS,
+    workerConcurrency: e.KOSH_WORKER_CONCURRENCY,
     dbPoolSize: e.KOSH_DB_POOL_SIZE,
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL || undefined,

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB, Tx } from '../db/schema.js';
@@ -41,6 +42,30 @@ export async function enqueueJob(tx: Tx, now: Date, spec: JobSpec): Promise<void
     .execute();
 }
 
+/** Several jobs in one statement (same rules as enqueueJob). */
+export async function enqueueJobs(tx: Tx, now: Date, specs: JobSpec[]): Promise<void> {
+  if (specs.length === 0) return;
+  await tx
+    .insertInto('jobs')
+    .values(
+      specs.map((spec) => ({
+        id: newId(),
+        tenant_id: spec.tenantId ?? null,
+        kind: spec.kind,
+        payload: JSON.stringify(spec.payload ?? {}),
+        state: 'pending' as const,
+        attempts: 0,
+        max_attempts: spec.maxAttempts ?? 8,
+        run_at: spec.runAt ?? now,
+        unique_key: spec.uniqueKey ?? null,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .onConflict((oc) => oc.column('unique_key').doNothing())
+    .execute();
+}
+
 export type JobEnv = {
   db: Kysely<DB>;
   clock: Clock;
@@ -77,6 +102,11 @@ export type WorkerOptions = {
   recurring?: RecurringJob[];
   batchSize?: number;
   pollMs?: number;
+  /**
+   * Most jobs in flight at once in the started loop. Slots are refilled as jobs finish, so one
+   * slow job (a hanging webhook receiver) never holds up the rest of its batch.
+   */
+  concurrency?: number;
 };
 
 /**
@@ -84,6 +114,9 @@ export type WorkerOptions = {
  * them concurrently, and records the outcome. A failing job is retried with backoff and becomes
  * `dead` after `max_attempts`; a worker that dies mid-job leaves a lease that expires and the job
  * is claimed again — handlers are therefore written to be idempotent.
+ *
+ * `start()` keeps up to `concurrency` jobs running and claims more as slots free up (in chunks of
+ * at least half a batch). `runOnce()`/`drain()` — what tests use — run one whole batch at a time.
  */
 export class Worker {
   private readonly env: JobEnv;
@@ -91,9 +124,11 @@ export class Worker {
   private readonly batchSize: number;
   private readonly pollMs: number;
   private readonly recurring: RecurringJob[];
+  private readonly concurrency: number;
   private readonly lastSlot = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
   private stopped = true;
 
   constructor(options: WorkerOptions) {
@@ -102,45 +137,87 @@ export class Worker {
     this.batchSize = options.batchSize ?? 20;
     this.pollMs = options.pollMs ?? 500;
     this.recurring = options.recurring ?? [];
+    this.concurrency = Math.max(1, options.concurrency ?? 2 * this.batchSize);
   }
 
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    const tick = async () => {
-      if (this.stopped) return;
-      let claimed = 0;
-      try {
-        this.running = this.runOnce();
-        claimed = (await this.running) as number;
-      } catch (error) {
-        this.env.logger.error({ err: error }, 'worker tick failed');
-      } finally {
-        this.running = undefined;
-      }
-      if (!this.stopped) this.timer = setTimeout(tick, claimed >= this.batchSize ? 0 : this.pollMs);
-    };
-    this.timer = setTimeout(tick, 0);
+    this.loop = this.runContinuously();
   }
 
-  /** Stops polling and waits for the jobs in hand to finish. */
+  /** Stops claiming and waits for the jobs in hand to finish. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.running?.catch(() => {});
+    this.wake?.();
+    await this.loop;
+    this.loop = undefined;
   }
 
   /** Claims and runs one batch of due jobs; returns how many it claimed. */
   async runOnce(): Promise<number> {
     const now = this.env.clock.now();
-    const { db } = this.env;
+    await this.housekeeping(now);
+    const jobs = await this.claim(now, this.batchSize);
+    await Promise.all(jobs.map((job) => this.runJob(job)));
+    return jobs.length;
+  }
+
+  private async runContinuously(): Promise<void> {
+    const { clock, logger } = this.env;
+    const inFlight = new Set<Promise<void>>();
+    const chunk = Math.min(this.batchSize, this.concurrency);
+    let lastHousekeeping = -Infinity;
+    while (!this.stopped) {
+      const free = this.concurrency - inFlight.size;
+      if (inFlight.size > 0 && free < Math.max(1, Math.floor(chunk / 2))) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      const wanted = Math.min(free, this.batchSize);
+      let jobs: Job[] = [];
+      try {
+        const now = clock.now();
+        // Lease expiry and recurring jobs need not be checked on every claim of a busy queue.
+        if (performance.now() - lastHousekeeping >= this.pollMs) {
+          await this.housekeeping(now);
+          lastHousekeeping = performance.now();
+        }
+        jobs = await this.claim(now, wanted);
+      } catch (error) {
+        logger.error({ err: error }, 'worker claim failed');
+      }
+      for (const job of jobs) {
+        const running: Promise<void> = this.runJob(job)
+          .catch((error) => logger.error({ err: error, jobId: job.id }, 'recording a job outcome failed'))
+          .finally(() => inFlight.delete(running));
+        inFlight.add(running);
+      }
+      if (jobs.length < wanted && !this.stopped) await this.idle();
+    }
+    await Promise.allSettled(inFlight);
+  }
+
+  /** Sleeps for pollMs, or until stop(). */
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.timer = setTimeout(resolve, this.pollMs);
+    });
+  }
+
+  private async housekeeping(now: Date): Promise<void> {
     await this.enqueueRecurring(now);
-    await db
+    await this.env.db
       .updateTable('jobs')
       .set({ state: 'pending', locked_until: null, updated_at: now })
       .where('state', '=', 'running')
       .where('locked_until', '<', now)
       .execute();
+  }
+
+  private async claim(now: Date, limit: number): Promise<Job[]> {
     const jobs = await sql<Job>`
       UPDATE jobs SET state = 'running', attempts = attempts + 1,
              locked_until = ${new Date(now.getTime() + LEASE_MS)}, updated_at = ${now}
@@ -148,11 +225,10 @@ export class Worker {
         SELECT id FROM jobs
         WHERE state = 'pending' AND run_at <= ${now}
         ORDER BY run_at, id
-        LIMIT ${this.batchSize}
+        LIMIT ${limit}
         FOR UPDATE SKIP LOCKED)
-      RETURNING *`.execute(db);
-    await Promise.all(jobs.rows.map((job) => this.runJob(job)));
-    return jobs.rows.length;
+      RETURNING *`.execute(this.env.db);
+    return jobs.rows;
   }
 
   /** Runs batches until nothing is due at the clock's current time (tests use this). */

@@ -1,0 +1,54 @@
+/**
+ * Every event type Kosh emits or has planned, in the order docs/events.md lists them. The doc is
+ * the reference for humans (what emits each type, its payload); this list is what the API
+ * validates against (webhook endpoint filters, `GET /v1/events?type=`). A test holds the two,
+ * and every `emitEvent(ctx, '<type>', …)` in src/, to agreement.
+ */
+export const EVENT_TYPES = [
+  'plan.created',
+  'customer.created',
+  'customer.updated',
+  'entity.created',
+  'invoice.created',
+  'invoice.finalized',
+  'invoice.sent',
+  'invoice.paid',
+  'invoice.payment_failed',
+  'invoice.voided',
+  'invoice.marked_uncollectible',
+  'payment.recorded',
+  'credit_note.created',
+  'credit_note.approved',
+  'credit_note.rejected',
+  'credit_note.issued',
+  'credit_note.applied',
+  'credit_note.voided',
+  'credit_note.expired',
+  'subscription.created',
+  'subscription.renewed',
+  'subscription.plan_changed',
+  'subscription.paused',
+  'subscription.resumed',
+  'subscription.canceled',
+  'subscription.trial_ended',
+  'subscription.past_due',
+  'gift.purchased',
+  'gift.redeemed',
+  'gift.canceled',
+  'referral.created',
+  'referral.completed',
+  'referral.expired',
+  'referral.canceled',
+  'quote.created',
+  'quote.accepted',
+  'quote.declined',
+  'quote.expired',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const known: ReadonlySet<string> = new Set(EVENT_TYPES);
+
+export function isEventType(value: string): value is EventType {
+  return known.has(value);
+}

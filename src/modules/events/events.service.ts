@@ -1,0 +1,35 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import type { EventPayload } from '../../platform/events/events.js';
+import type { Page } from '../../platform/http/envelope.js';
+import { toIso } from '../../platform/time.js';
+import { findEventRow, listEventRows, type EventRow } from './events.repository.js';
+import type { Event, ListEventsQuery } from './events.schemas.js';
+
+/** The stored snapshot, with its envelope fields in the documented order (jsonb reorders keys). */
+export function toEvent(row: EventRow): Event {
+  const payload = row.payload as EventPayload;
+  return {
+    id: row.id,
+    type: row.type,
+    created_at: toIso(row.created_at),
+    tenant_id: row.tenant_id,
+    data: { object: payload.data.object },
+  };
+}
+
+export async function getEvent(ctx: Ctx, id: string): Promise<Event> {
+  const row = await findEventRow(ctx.tx, ctx.tenantId, id);
+  if (!row) throw errors.notFound('event');
+  return toEvent(row);
+}
+
+export async function listEvents(ctx: Ctx, query: ListEventsQuery, page: Page): Promise<{ events: Event[]; total: number }> {
+  const createdGte = query['created[gte]'] === undefined ? undefined : new Date(query['created[gte]']);
+  const createdLte = query['created[lte]'] === undefined ? undefined : new Date(query['created[lte]']);
+  if (createdGte && createdLte && createdGte > createdLte) {
+    throw errors.invalidField('created[gte]', 'must not be after created[lte]');
+  }
+  const { rows, total } = await listEventRows(ctx.tx, ctx.tenantId, { type: query.type, objectId: query.object_id, createdGte, createdLte }, page);
+  return { events: rows.map(toEvent), total };
+}

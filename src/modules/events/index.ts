@@ -1,0 +1,6 @@
+/** The public face of the module: what other modules and flows may use. */
+
+export { EVENT_TYPES, isEventType, type EventType } from './events.catalog.js';
+export { eventType, type Event } from './events.schemas.js';
+export { getEvent, toEvent } from './events.service.js';
+export { findEventRow, type EventRow } from './events.repository.js';

@@ -1,0 +1,188 @@
+import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
+import { toEvent, type EventRow } from '../events/index.js';
+import {
+  findDeliveryTarget,
+  recordDeliveryAttempt,
+  releaseNextWaiting,
+  type DeliveryTarget,
+} from './webhooks.repository.js';
+import { signatureHeader } from './webhooks.signing.js';
+import { isFinished, recordAttempt, type AttemptOutcome } from './webhooks.states.js';
+import { liveModeUrlProblem } from './webhooks.url-safety.js';
+
+export const DELIVER_JOB = 'webhooks.deliver';
+
+/** Each attempt — connect, send, and read the answer — gets 10 s (DESIGN §7). */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+/** In-flight attempts per endpoint in one worker process, so a dead endpoint cannot take every slot. */
+export const MAX_IN_FLIGHT_PER_ENDPOINT = 20;
+/** When an endpoint is at its limit, its further deliveries are looked at again this much later. */
+const BUSY_RETRY_MS = 5_000;
+/** The receiver's answer is read (so the connection can be reused) up to this size, then dropped. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * One job per delivery, made in the transaction that creates the delivery. The same job is
+ * re-run for every retry (RetryJobAt), so it allows far more runs than a delivery has attempts;
+ * the delivery row, not the job, counts attempts.
+ */
+export function deliveryJob(tenantId: string, deliveryId: string, runAt: Date): JobSpec {
+  return { kind: DELIVER_JOB, tenantId, payload: { delivery_id: deliveryId }, runAt, uniqueKey: `${DELIVER_JOB}:${deliveryId}`, maxAttempts: 1000 };
+}
+
+const inFlight = new Map<string, number>();
+
+/**
+ * The job handler: makes the attempt that is due, records it, and either finishes or asks to be
+ * run again when the next attempt is due. Safe to re-run at any point (a crashed worker's job is
+ * claimed again): a finished delivery is left alone, and an attempt is recorded only against the
+ * attempt count it was made from.
+ */
+export async function runDeliveryJob(job: Job, env: JobEnv): Promise<void> {
+  const tenantId = job.tenant_id;
+  const deliveryId = job.payload.delivery_id;
+  if (!tenantId || typeof deliveryId !== 'string') throw new Error('webhook delivery job without tenant or delivery id');
+  const target = await findDeliveryTarget(env.db, tenantId, deliveryId);
+  if (!target) return; // deliveries are never deleted; nothing to do for an unknown one
+
+  if (isFinished(target)) {
+    if (target.successor_waiting) await releaseSuccessor(env, target);
+    return;
+  }
+  // Waiting behind an earlier delivery of the same object: that one schedules this one.
+  if (target.next_retry_at === null) return;
+  const startedAt = env.clock.now();
+  if (target.next_retry_at > startedAt) throw new RetryJobAt(target.next_retry_at, 'next attempt not yet due');
+
+  const endpointKey = `${tenantId}/${target.webhook_endpoint_id}`;
+  const busy = inFlight.get(endpointKey) ?? 0;
+  if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) {
+    throw new RetryJobAt(new Date(startedAt.getTime() + BUSY_RETRY_MS), 'endpoint has too many attempts in flight');
+  }
+  inFlight.set(endpointKey, busy + 1);
+  let outcome: AttemptOutcome;
+  try {
+    outcome = await attemptDelivery(target, env, startedAt);
+  } finally {
+    const left = (inFlight.get(endpointKey) ?? 1) - 1;
+    if (left > 0) inFlight.set(endpointKey, left);
+    else inFlight.delete(endpointKey);
+  }
+
+  const at = env.clock.now();
+  const recorded = await recordDeliveryAttempt(env.db, tenantId, deliveryId, target.attempts, {
+    ...recordAttempt(target.attempts, outcome, at),
+    endpoint_url: target.url,
+    updated_at: at,
+  });
+  // Another run of this job recorded this attempt first: carry on from what it recorded.
+  const after = recorded ?? (await findDeliveryTarget(env.db, tenantId, deliveryId));
+  if (!after) return;
+  if (isFinished(after)) {
+    if (after.successor_waiting) await releaseSuccessor(env, target);
+    return;
+  }
+  if (after.next_retry_at === null) return;
+  throw new RetryJobAt(after.next_retry_at, `webhook attempt ${after.attempts} failed: ${outcome.ok ? 'recorded elsewhere' : outcome.error}`);
+}
+
+/** Schedules the next delivery of the same object to the same endpoint (the ordering rule). */
+async function releaseSuccessor(env: JobEnv, finished: DeliveryTarget): Promise<void> {
+  if (!finished.object_id) return;
+  const now = env.clock.now();
+  await env.db.transaction().execute(async (tx) => {
+    const next = await releaseNextWaiting(tx, finished.tenant_id, finished.webhook_endpoint_id, finished.object_id!, now);
+    if (next) await enqueueJob(tx, now, deliveryJob(finished.tenant_id, next, now));
+  });
+}
+
+function eventBody(target: DeliveryTarget): string {
+  const row: EventRow = {
+    tenant_id: target.tenant_id,
+    id: target.event_id,
+    type: target.event_type,
+    object_type: target.event_object_type,
+    object_id: target.event_object_id,
+    payload: target.event_payload,
+    created_at: target.event_created_at,
+  };
+  return JSON.stringify(toEvent(row));
+}
+
+/** One attempt: checks, then the signed POST. Never throws; every failure becomes an outcome. */
+async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): Promise<AttemptOutcome> {
+  if (target.deleted_at) return { ok: false, statusCode: null, error: 'endpoint deleted; not sent' };
+  if (!target.enabled) return { ok: false, statusCode: null, error: 'endpoint disabled; not sent' };
+  let url: URL;
+  try {
+    url = new URL(target.url);
+  } catch {
+    return { ok: false, statusCode: null, error: 'endpoint URL is not valid' };
+  }
+  if (env.config.mode === 'live') {
+    // Again at every attempt: DNS may now answer with a private address (rebinding).
+    const problem = await liveModeUrlProblem(url);
+    if (problem) return { ok: false, statusCode: null, error: `refused: ${problem}` };
+  }
+
+  const body = eventBody(target);
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const secrets = [target.secret];
+  if (target.previous_secret && target.previous_secret_expires_at && target.previous_secret_expires_at > now) {
+    secrets.push(target.previous_secret);
+  }
+  // webhook-id is the event id: stable across retries and redeliveries, so receivers can dedupe.
+  const signature = signatureHeader(secrets, target.event_id, timestamp, body);
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'Kosh-Webhooks/1',
+        'webhook-id': target.event_id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signature,
+        'x-service-signature': signature,
+        'x-kosh-delivery-id': target.id,
+      },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+    });
+    await readSome(response);
+    const status = response.status;
+    if (status >= 200 && status < 300) return { ok: true, statusCode: status };
+    if (status >= 300 && status < 400) {
+      const location = response.headers.get('location');
+      return { ok: false, statusCode: status, error: `redirect ${status} not followed${location ? ` (Location: ${location.slice(0, 200)})` : ''}` };
+    }
+    return { ok: false, statusCode: status, error: `receiver answered HTTP ${status}` };
+  } catch (error) {
+    return { ok: false, statusCode: null, error: describeFetchError(error) };
+  }
+}
+
+/** Reads (and drops) up to MAX_ANSWER_BYTES of the answer, so the keep-alive connection is reusable. */
+async function readSome(response: Response): Promise<void> {
+  if (!response.body) return;
+  const reader = response.body.getReader();
+  let read = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    read += value.byteLength;
+    if (read > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return;
+    }
+  }
+}
+
+function describeFetchError(error: unknown): string {
+  const e = error as Error & { cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s without a complete answer`;
+  const cause = e?.cause;
+  if (cause?.code) return `connection failed: ${cause.code}`;
+  if (cause?.message) return `request failed: ${cause.message}`;
+  return `request failed: ${e?.message ?? String(error)}`;
+}

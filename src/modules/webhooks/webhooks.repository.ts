@@ -1,0 +1,228 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type { DeliveryStatus } from './webhooks.states.js';
+import { MAX_ATTEMPTS } from './webhooks.states.js';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.tables.js';
+import './webhooks.tables.js';
+import '../../platform/events/events.tables.js';
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+// ─── endpoints ──────────────────────────────────────────────────────────────────────────────────
+
+export async function insertEndpoint(tx: Tx, row: Insertable<WebhookEndpointsTable>): Promise<EndpointRow> {
+  return tx.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function countLiveEndpoints(tx: Tx, tenantId: string): Promise<number> {
+  const row = await tx
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** A deleted endpoint is gone for the API: it answers like a missing one. */
+export async function findEndpoint(tx: Tx, tenantId: string, id: string): Promise<EndpointRow | undefined> {
+  return tx
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function listEndpointRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: EndpointRow[]; total: number }> {
+  const query = tx.selectFrom('webhook_endpoints').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export async function updateEndpoint(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  changes: Updateable<WebhookEndpointsTable>,
+): Promise<EndpointRow | undefined> {
+  return tx
+    .updateTable('webhook_endpoints')
+    .set(changes)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Enabled endpoints of the tenant subscribed to `type` (or to everything). */
+export async function findSubscribedEndpoints(tx: Tx, tenantId: string, type: string): Promise<Pick<EndpointRow, 'id' | 'url'>[]> {
+  return tx
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'url'])
+    .where('tenant_id', '=', tenantId)
+    .where('enabled', '=', true)
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`(events ? '*' OR events ? ${type})`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+// ─── deliveries ─────────────────────────────────────────────────────────────────────────────────
+
+export async function insertDeliveries(tx: Tx, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
+  if (rows.length) await tx.insertInto('webhook_deliveries').values(rows).execute();
+}
+
+/**
+ * The ordering rule's entry: flags every unfinished delivery of `objectId` to these endpoints as
+ * having a successor waiting, and answers the endpoints that had one. The UPDATE takes the rows'
+ * locks, so it serializes with `recordDeliveryAttempt` on the same rows: either that attempt
+ * finished the delivery first (then it no longer matches here and the new delivery goes ahead),
+ * or it sees `successor_waiting` and releases the new delivery when it finishes.
+ */
+export async function flagUnfinishedPredecessors(tx: Tx, tenantId: string, endpointIds: string[], objectId: string, now: Date): Promise<Set<string>> {
+  if (endpointIds.length === 0) return new Set();
+  const rows = await tx
+    .updateTable('webhook_deliveries')
+    .set({ successor_waiting: true, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('webhook_endpoint_id', 'in', endpointIds)
+    .where('object_id', '=', objectId)
+    .where('delivered_at', 'is', null)
+    .where('attempts', '<', MAX_ATTEMPTS)
+    .returning('webhook_endpoint_id')
+    .execute();
+  return new Set(rows.map((r) => r.webhook_endpoint_id));
+}
+
+/**
+ * Schedules the oldest delivery of `objectId` to the endpoint that waits behind an earlier one,
+ * unless an unfinished, scheduled one still exists. Idempotent: a second call finds nothing.
+ */
+export async function releaseNextWaiting(tx: Tx, tenantId: string, endpointId: string, objectId: string, now: Date): Promise<string | undefined> {
+  const row = await tx
+    .updateTable('webhook_deliveries')
+    .set({ next_retry_at: now, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('next_retry_at', 'is', null)
+    .where('id', '=', (eb) =>
+      eb
+        .selectFrom('webhook_deliveries as w')
+        .select('w.id')
+        .where('w.tenant_id', '=', tenantId)
+        .where('w.webhook_endpoint_id', '=', endpointId)
+        .where('w.object_id', '=', objectId)
+        .where('w.delivered_at', 'is', null)
+        .where('w.attempts', '<', MAX_ATTEMPTS)
+        .where('w.next_retry_at', 'is', null)
+        .orderBy('w.created_at')
+        .orderBy('w.id')
+        .limit(1),
+    )
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('webhook_deliveries as s')
+            .select('s.id')
+            .where('s.tenant_id', '=', tenantId)
+            .where('s.webhook_endpoint_id', '=', endpointId)
+            .where('s.object_id', '=', objectId)
+            .where('s.delivered_at', 'is', null)
+            .where('s.attempts', '<', MAX_ATTEMPTS)
+            .where('s.next_retry_at', 'is not', null),
+        ),
+      ),
+    )
+    .returning('id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** Everything one attempt needs, in one round trip: the delivery, its endpoint and its event. */
+export async function findDeliveryTarget(tx: Tx, tenantId: string, deliveryId: string) {
+  return tx
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', (j) => j.onRef('e.tenant_id', '=', 'd.tenant_id').onRef('e.id', '=', 'd.webhook_endpoint_id'))
+    .innerJoin('events as ev', (j) => j.onRef('ev.tenant_id', '=', 'd.tenant_id').onRef('ev.id', '=', 'd.event_id'))
+    .select([
+      'd.tenant_id',
+      'd.id',
+      'd.webhook_endpoint_id',
+      'd.object_id',
+      'd.attempts',
+      'd.next_retry_at',
+      'd.delivered_at',
+      'd.successor_waiting',
+      'e.url',
+      'e.enabled',
+      'e.deleted_at',
+      'e.secret',
+      'e.previous_secret',
+      'e.previous_secret_expires_at',
+      'ev.id as event_id',
+      'ev.type as event_type',
+      'ev.object_type as event_object_type',
+      'ev.object_id as event_object_id',
+      'ev.payload as event_payload',
+      'ev.created_at as event_created_at',
+    ])
+    .where('d.tenant_id', '=', tenantId)
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+}
+export type DeliveryTarget = NonNullable<Awaited<ReturnType<typeof findDeliveryTarget>>>;
+
+export type AttemptColumns = Pick<
+  Updateable<WebhookDeliveriesTable>,
+  'attempts' | 'last_status_code' | 'last_error' | 'delivered_at' | 'next_retry_at' | 'endpoint_url' | 'updated_at'
+>;
+
+/**
+ * Records one attempt — its count, outcome and the next retry — in a single statement, guarded
+ * by the attempt count the caller saw: a re-run of a crashed job cannot count an attempt twice,
+ * and of two racing runs only one records. Undefined when the guard did not match.
+ */
+export async function recordDeliveryAttempt(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  attemptsBefore: number,
+  columns: AttemptColumns,
+): Promise<Pick<DeliveryRow, 'attempts' | 'delivered_at' | 'next_retry_at' | 'successor_waiting'> | undefined> {
+  return tx
+    .updateTable('webhook_deliveries')
+    .set(columns)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('attempts', '=', attemptsBefore)
+    .where('delivered_at', 'is', null)
+    .returning(['attempts', 'delivered_at', 'next_retry_at', 'successor_waiting'])
+    .executeTakeFirst();
+}
+
+export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus };
+
+/** Newest first. `status` is derived (webhooks.states.ts), so it filters on the columns it derives from. */
+export async function listDeliveryRows(tx: Tx, tenantId: string, filter: DeliveryFilter, page: Page): Promise<{ rows: DeliveryRow[]; total: number }> {
+  let query = tx.selectFrom('webhook_deliveries').where('tenant_id', '=', tenantId);
+  if (filter.endpointId) query = query.where('webhook_endpoint_id', '=', filter.endpointId);
+  if (filter.eventId) query = query.where('event_id', '=', filter.eventId);
+  if (filter.status === 'succeeded') query = query.where('delivered_at', 'is not', null);
+  if (filter.status === 'failed') query = query.where('delivered_at', 'is', null).where('attempts', '>=', MAX_ATTEMPTS);
+  if (filter.status === 'pending') query = query.where('delivered_at', 'is', null).where('attempts', '<', MAX_ATTEMPTS);
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
