@@ -11,6 +11,7 @@ import { creditNotesModule } from './credit-notes/credit-notes.module.js';
 import { eventsModule } from './events/events.module.js';
 import { webhooksModule } from './webhooks/webhooks.module.js';
 import { giftsModule } from './gifts/gifts.module.js';
+import { referralsModule } from './referrals/referrals.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule];

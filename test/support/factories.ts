@@ -64,6 +64,16 @@ export const factories: Record<string, Factory> = {
       }),
       '/v1/gifts',
     ),
+
+  // A pending referral between two fresh customers.
+  '/v1/referrals': async (tenant) =>
+    createdId(
+      await tenant.api('POST', '/v1/referrals', {
+        referrer_id: await factories['/v1/customers']!(tenant, {}),
+        referred_id: await factories['/v1/customers']!(tenant, {}),
+      }),
+      '/v1/referrals',
+    ),
 };
 
 /**
