@@ -12,6 +12,7 @@ import { eventsModule } from './events/events.module.js';
 import { webhooksModule } from './webhooks/webhooks.module.js';
 import { giftsModule } from './gifts/gifts.module.js';
 import { referralsModule } from './referrals/referrals.module.js';
+import { quotesModule } from './quotes/quotes.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule];

@@ -74,6 +74,16 @@ export const factories: Record<string, Factory> = {
       }),
       '/v1/referrals',
     ),
+
+  // An open (draft) quote for a fresh customer.
+  '/v1/quotes': async (tenant) =>
+    createdId(
+      await tenant.api('POST', '/v1/quotes', {
+        customer_id: await factories['/v1/customers']!(tenant, {}),
+        line_items: [{ description: 'Factory work', quantity: 2, unit_amount: 10_000 }],
+      }),
+      '/v1/quotes',
+    ),
 };
 
 /**

@@ -1,0 +1,42 @@
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { DB, Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type { QuotesTable, QuoteStatus } from './quotes.tables.js';
+import './quotes.tables.js';
+
+export type QuoteRow = Selectable<QuotesTable>;
+
+export async function insertQuote(tx: Tx, row: Insertable<QuotesTable>): Promise<void> {
+  await tx.insertInto('quotes').values(row).execute();
+}
+
+export async function findQuote(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<QuoteRow | undefined> {
+  let q = tx.selectFrom('quotes').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export type QuoteFilter = { status?: QuoteStatus; customer_id?: string };
+
+export async function listQuoteRows(tx: Tx, tenantId: string, filter: QuoteFilter, page: Page): Promise<{ rows: QuoteRow[]; total: number }> {
+  let q = tx.selectFrom('quotes').where('tenant_id', '=', tenantId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
+  const [rows, count] = await Promise.all([
+    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Open quotes past their validity, across tenants (the expiry job). */
+export async function dueForExpiry(db: Kysely<DB>, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
+  return db
+    .selectFrom('quotes')
+    .select(['tenant_id', 'id'])
+    .where('status', '=', 'draft')
+    .where('valid_until', '<=', now)
+    .orderBy('valid_until')
+    .limit(limit)
+    .execute();
+}
