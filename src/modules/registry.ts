@@ -3,6 +3,7 @@ import { tenantsModule } from './tenants/tenants.module.js';
 import { plansModule } from './plans/plans.module.js';
 import { entitiesModule } from './entities/entities.module.js';
 import { customersModule } from './customers/customers.module.js';
+import { subscriptionsModule } from './subscriptions/subscriptions.module.js';
 import { invoicesModule } from './invoices/invoices.module.js';
 import { documentsModule } from './documents/documents.module.js';
 import { paymentsModule } from './payments/payments.module.js';
@@ -15,4 +16,4 @@ import { referralsModule } from './referrals/referrals.module.js';
 import { quotesModule } from './quotes/quotes.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule];

@@ -84,7 +84,21 @@ export const factories: Record<string, Factory> = {
       }),
       '/v1/quotes',
     ),
+
+  // An active subscription (its first invoice finalized) of a fresh plan and customer; a second
+  // plan of the same tenant is kept for the change-plan body below.
+  '/v1/subscriptions': async (tenant) => {
+    const planId = await factories['/v1/plans']!(tenant, {});
+    subscriptionTargetPlan = await factories['/v1/plans']!(tenant, {});
+    return createdId(
+      await tenant.api('POST', '/v1/subscriptions', { customer_id: await factories['/v1/customers']!(tenant, {}), plan_id: planId }),
+      '/v1/subscriptions',
+    );
+  },
 };
+
+/** The other plan of the tenant whose subscription the factory made last (see validBodies). */
+let subscriptionTargetPlan: string | undefined;
 
 /**
  * A valid request body for routes with a path parameter whose body has required fields, keyed
@@ -92,4 +106,13 @@ export const factories: Record<string, Factory> = {
  * the tenant check (404) rather than by body validation (400). Routes whose body has no required
  * field are sent `{}` and need no entry.
  */
-export const validBodies: Record<string, unknown> = {};
+export const validBodies: Record<string, unknown> = {
+  // A getter: read when the body is sent, after the factory made the subscription and its owner's
+  // second plan — so the owner's own call succeeds and only the subscription id decides the 404.
+  'POST /v1/subscriptions/{id}/change-plan': {
+    get plan_id() {
+      return subscriptionTargetPlan ?? '00000000-0000-7000-8000-000000000000';
+    },
+    preview: true,
+  },
+};

@@ -15,3 +15,4 @@ export type { InvoiceRow, InvoiceLineRow } from './invoices.repository.js';
 export { linesOfInvoices } from './invoices.repository.js';
 export { invoiceSchema, type Invoice } from './invoices.schemas.js';
 export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
+export { unsettledSubscriptionInvoices, tenantsWithOverdueSubscriptionInvoices } from './invoices.repository.js';

@@ -44,3 +44,40 @@ export async function listInvoiceRows(tx: Tx, tenantId: string, filter: InvoiceF
   ]);
   return { rows, total: Number(count.n) };
 }
+
+/**
+ * For the subscriptions billing run's delinquency check: per subscription of the tenant, whether it
+ * has an invoice open past its due date (`overdue`) or marked uncollectible. Subscriptions with
+ * neither are absent.
+ */
+export async function unsettledSubscriptionInvoices(
+  tx: Tx,
+  tenantId: string,
+  now: Date,
+): Promise<{ subscription_id: string; overdue: boolean; uncollectible: boolean }[]> {
+  const rows = await tx
+    .selectFrom('invoices')
+    .select((eb) => [
+      'subscription_id',
+      eb.fn.agg<boolean>('bool_or', [eb('status', '=', 'open')]).as('overdue'),
+      eb.fn.agg<boolean>('bool_or', [eb('status', '=', 'uncollectible')]).as('uncollectible'),
+    ])
+    .where('tenant_id', '=', tenantId)
+    .where('subscription_id', 'is not', null)
+    .where((eb) => eb.or([eb.and([eb('status', '=', 'open'), eb('due_date', '<=', now)]), eb('status', '=', 'uncollectible')]))
+    .groupBy('subscription_id')
+    .execute();
+  return rows.map((r) => ({ subscription_id: r.subscription_id!, overdue: r.overdue, uncollectible: r.uncollectible }));
+}
+
+/** The tenants that have a subscription invoice overdue or uncollectible (the billing run's discovery). */
+export async function tenantsWithOverdueSubscriptionInvoices(tx: Tx, now: Date): Promise<string[]> {
+  const rows = await tx
+    .selectFrom('invoices')
+    .select('tenant_id')
+    .distinct()
+    .where('subscription_id', 'is not', null)
+    .where((eb) => eb.or([eb.and([eb('status', '=', 'open'), eb('due_date', '<=', now)]), eb('status', '=', 'uncollectible')]))
+    .execute();
+  return rows.map((r) => r.tenant_id);
+}

@@ -1,0 +1,51 @@
+/** The public face of subscriptions: what flows (billing run, plan change, gifts, the importer) use. */
+export {
+  assertChargeable,
+  createSubscriptionRecord,
+  endSubscriptionNow,
+  getSubscription,
+  getSubscriptionRow,
+  lockForTransition,
+  pauseSubscription,
+  reactivateSubscription,
+  scheduleCancellation,
+  periodAfter,
+  periodOf,
+  remainingDays,
+  resolvePlanPrice,
+  startingSchedule,
+  toSubscription,
+  type CreatedRecord,
+  type PlanPrice,
+  type SubscriptionRecordInput,
+} from './subscriptions.service.js';
+export {
+  claimDueSubscriptions,
+  delinquentSubscriptionIds,
+  findSubscriptionByExternalId,
+  tenantsWithDelinquentSubscriptions,
+  tenantsWithDueSubscriptions,
+  updateSubscription,
+  RENEWABLE_STATUSES,
+  type SubscriptionRow,
+} from './subscriptions.repository.js';
+export {
+  advanceSubscriptionPeriods,
+  canTransition,
+  subscriptionTransitions,
+  transitionSubscription,
+  transitionSubscriptions,
+  type PeriodAdvance,
+  type SubscriptionEvent,
+} from './subscriptions.states.js';
+export {
+  subscriptionSchema,
+  planChangeSchema,
+  type CancelSubscriptionBody,
+  type ChangePlanBody,
+  type CreateSubscriptionBody,
+  type PlanChange,
+  type Subscription,
+} from './subscriptions.schemas.js';
+export type { SubscriptionStatus } from './subscriptions.tables.js';
+export { addInterval, daysBetween, periodBoundary, prorate, prorateByDays } from './periods.js';

@@ -1,0 +1,105 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type { SubscriptionsTable, SubscriptionStatus } from './subscriptions.tables.js';
+import './subscriptions.tables.js';
+
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+
+/** The statuses the billing run renews (or ends) when their period is over. */
+export const RENEWABLE_STATUSES = ['active', 'trialing', 'past_due', 'unpaid'] as const satisfies readonly SubscriptionStatus[];
+
+export async function insertSubscription(tx: Tx, row: Insertable<SubscriptionsTable>): Promise<void> {
+  await tx.insertInto('subscriptions').values(row).execute();
+}
+
+export async function findSubscription(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<SubscriptionRow | undefined> {
+  let q = tx.selectFrom('subscriptions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function findSubscriptionByExternalId(tx: Tx, tenantId: string, externalId: string): Promise<SubscriptionRow | undefined> {
+  return tx.selectFrom('subscriptions').selectAll().where('tenant_id', '=', tenantId).where('external_id', '=', externalId).executeTakeFirst();
+}
+
+/** A change that is not a status move (latest invoice after a plan change, say). Same tenant scope. */
+export async function updateSubscription(tx: Tx, tenantId: string, id: string, patch: Updateable<SubscriptionsTable>): Promise<SubscriptionRow> {
+  return tx
+    .updateTable('subscriptions')
+    .set(patch)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export type SubscriptionFilter = { status?: SubscriptionStatus; customer_id?: string; plan_id?: string };
+
+export async function listSubscriptionRows(
+  tx: Tx,
+  tenantId: string,
+  filter: SubscriptionFilter,
+  page: Page,
+): Promise<{ rows: SubscriptionRow[]; total: number }> {
+  let q = tx.selectFrom('subscriptions').where('tenant_id', '=', tenantId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
+  if (filter.plan_id) q = q.where('plan_id', '=', filter.plan_id);
+  const [rows, count] = await Promise.all([
+    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/**
+ * The billing run's one cross-tenant read: which tenants have a subscription whose period is over.
+ * Everything after it is scoped by tenant (and on Citus routes to that tenant's shard).
+ */
+export async function tenantsWithDueSubscriptions(tx: Tx, now: Date, limit: number): Promise<string[]> {
+  const rows = await sql<{ tenant_id: string }>`
+    SELECT DISTINCT tenant_id FROM subscriptions
+    WHERE status IN (${sql.join(RENEWABLE_STATUSES)}) AND current_period_end <= ${now}
+    LIMIT ${limit}`.execute(tx);
+  return rows.rows.map((r) => r.tenant_id);
+}
+
+/**
+ * Claims up to `limit` of the tenant's due subscriptions for the caller's transaction:
+ * FOR UPDATE SKIP LOCKED, so concurrent runs take disjoint batches and none waits for another.
+ * The locks end with the caller's transaction; nothing is held across batches.
+ */
+export async function claimDueSubscriptions(
+  tx: Tx,
+  tenantId: string,
+  now: Date,
+  limit: number,
+  options: { exclude?: readonly string[]; only?: string } = {},
+): Promise<SubscriptionRow[]> {
+  let q = tx
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'in', [...RENEWABLE_STATUSES])
+    .where('current_period_end', '<=', now);
+  if (options.only) q = q.where('id', '=', options.only);
+  if (options.exclude?.length) q = q.where('id', 'not in', [...options.exclude]);
+  return q.orderBy('current_period_end').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
+}
+
+/** The tenant's past_due and unpaid subscriptions (the run checks whether they were paid). */
+export async function delinquentSubscriptionIds(tx: Tx, tenantId: string): Promise<{ id: string; status: SubscriptionStatus }[]> {
+  return tx
+    .selectFrom('subscriptions')
+    .select(['id', 'status'])
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'in', ['past_due', 'unpaid'])
+    .execute();
+}
+
+/** Which tenants have past_due or unpaid subscriptions (cross-tenant, like tenantsWithDueSubscriptions). */
+export async function tenantsWithDelinquentSubscriptions(tx: Tx): Promise<string[]> {
+  const rows = await sql<{ tenant_id: string }>`SELECT DISTINCT tenant_id FROM subscriptions WHERE status IN ('past_due', 'unpaid')`.execute(tx);
+  return rows.rows.map((r) => r.tenant_id);
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { fields } from '../../platform/http/envelope.js';
+import { creditNoteSchema } from '../credit-notes/index.js';
+import { invoiceSchema } from '../invoices/index.js';
+
+export const subscriptionStatus = z.enum(['active', 'trialing', 'paused', 'canceled', 'past_due', 'unpaid']);
+
+/** A timestamp in the request: RFC 3339 with an offset (normalized to UTC). */
+const instant = () => z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time' });
+
+/** DESIGN §10: `{ customer_id, plan_id, currency?, quantity?=1, trial_days?, start_at? }`. */
+export const createSubscriptionBody = z.object({
+  customer_id: z.uuid(),
+  plan_id: z.uuid(),
+  currency: fields.currency().optional(),
+  quantity: z.int().min(1).max(1_000_000).default(1),
+  trial_days: z.int().min(0).max(730).optional().describe("overrides the plan's trial_days; 0 starts billing at once"),
+  start_at: instant().optional().describe('defaults to now; may be backdated up to 366 days, never in the future (use trial_days)'),
+  external_id: fields.text(200).optional(),
+  metadata: fields.metadata().default({}),
+});
+export type CreateSubscriptionBody = z.infer<typeof createSubscriptionBody>;
+
+export const listSubscriptionsQuery = z.object({
+  status: subscriptionStatus.optional(),
+  customer_id: z.uuid().optional(),
+  plan_id: z.uuid().optional(),
+});
+export type ListSubscriptionsQuery = z.infer<typeof listSubscriptionsQuery>;
+
+export const cancelSubscriptionBody = z
+  .object({
+    at_period_end: z.boolean().default(true),
+    prorate: z.boolean().default(false).describe('with at_period_end false: credit the unused part of the paid current period'),
+  })
+  .superRefine((body, ctx) => {
+    if (body.prorate && body.at_period_end) {
+      ctx.addIssue({ code: 'custom', path: ['prorate'], message: 'prorate applies to an immediate cancellation (at_period_end: false)' });
+    }
+  });
+export type CancelSubscriptionBody = z.infer<typeof cancelSubscriptionBody>;
+
+export const changePlanBody = z.object({
+  plan_id: z.uuid(),
+  prorate: z.boolean().default(true),
+  preview: z.boolean().default(false),
+});
+export type ChangePlanBody = z.infer<typeof changePlanBody>;
+
+export const subscriptionSchema = z
+  .object({
+    id: z.uuid(),
+    tenant_id: z.uuid(),
+    customer_id: z.uuid(),
+    plan_id: z.uuid(),
+    status: subscriptionStatus,
+    currency: z.string(),
+    quantity: z.int(),
+    gift_code: z.string().nullable(),
+    gifted_by: z.uuid().nullable(),
+    current_period_start: fields.timestamp(),
+    current_period_end: fields.timestamp(),
+    cancel_at_period_end: z.boolean(),
+    trial_start: fields.timestamp().nullable(),
+    trial_end: fields.timestamp().nullable(),
+    canceled_at: fields.timestamp().nullable(),
+    paused_at: fields.timestamp().nullable(),
+    ended_at: fields.timestamp().nullable(),
+    external_id: z.string().nullable(),
+    latest_invoice_id: z.uuid().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: fields.timestamp(),
+    updated_at: fields.timestamp(),
+  })
+  .meta({ id: 'Subscription' });
+
+export type Subscription = z.infer<typeof subscriptionSchema>;
+
+/** What POST /v1/subscriptions/{id}/change-plan answers (also for a preview, which writes nothing). */
+export const planChangeSchema = z
+  .object({
+    preview: z.boolean(),
+    subscription: subscriptionSchema,
+    /** The invoice for the rest of the period on the new plan (null when nothing is charged). */
+    invoice: invoiceSchema.nullable(),
+    /** The credit for the unused part of the old plan, tied to the invoice that paid for it. */
+    credit_note: creditNoteSchema.nullable(),
+    proration: z.object({
+      prorated: z.boolean(),
+      changed_at: fields.timestamp(),
+      period_start: fields.timestamp(),
+      period_end: fields.timestamp(),
+      remaining_days: z.int(),
+      period_days: z.int(),
+      unused_credit: z.int().describe('gross, minor units'),
+      new_charge: z.int().describe('net of tax, minor units (the invoice adds GST)'),
+    }),
+  })
+  .meta({ id: 'SubscriptionPlanChange' });
+export type PlanChange = z.infer<typeof planChangeSchema>;

@@ -1,0 +1,262 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { emitEvent } from '../../platform/events/events.js';
+import type { Page } from '../../platform/http/envelope.js';
+import { newId } from '../../platform/ids.js';
+import { toIso, toIsoOrNull } from '../../platform/time.js';
+import { findCustomer, type Customer } from '../customers/index.js';
+import { findPlan, pricesOfPlans, type IntervalUnit, type PlanRow, type PriceRow } from '../plans/index.js';
+import { getTenant } from '../tenants/index.js';
+import { addInterval, daysBetween, periodBoundary, type BillingPeriod } from './periods.js';
+import {
+  findSubscription,
+  findSubscriptionByExternalId,
+  insertSubscription,
+  listSubscriptionRows,
+  type SubscriptionFilter,
+  type SubscriptionRow,
+} from './subscriptions.repository.js';
+import type { Subscription } from './subscriptions.schemas.js';
+import { refuseTransition, transitionSubscription } from './subscriptions.states.js';
+import type { SubscriptionStatus } from './subscriptions.tables.js';
+
+export function toSubscription(row: SubscriptionRow): Subscription {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    customer_id: row.customer_id,
+    plan_id: row.plan_id,
+    status: row.status,
+    currency: row.currency,
+    quantity: row.quantity,
+    gift_code: row.gift_code,
+    gifted_by: row.gifted_by,
+    current_period_start: toIso(row.current_period_start),
+    current_period_end: toIso(row.current_period_end),
+    cancel_at_period_end: row.cancel_at_period_end,
+    trial_start: toIsoOrNull(row.trial_start),
+    trial_end: toIsoOrNull(row.trial_end),
+    canceled_at: toIsoOrNull(row.canceled_at),
+    paused_at: toIsoOrNull(row.paused_at),
+    ended_at: toIsoOrNull(row.ended_at),
+    external_id: row.external_id,
+    latest_invoice_id: row.latest_invoice_id,
+    metadata: row.metadata,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+export async function getSubscriptionRow(ctx: Ctx, id: string, forUpdate = false): Promise<SubscriptionRow> {
+  const row = await findSubscription(ctx.tx, ctx.tenantId, id, forUpdate);
+  if (!row) throw errors.notFound('subscription');
+  return row;
+}
+
+export async function getSubscription(ctx: Ctx, id: string): Promise<Subscription> {
+  return toSubscription(await getSubscriptionRow(ctx, id));
+}
+
+export async function listSubscriptions(ctx: Ctx, filter: SubscriptionFilter, page: Page): Promise<{ subscriptions: Subscription[]; total: number }> {
+  const { rows, total } = await listSubscriptionRows(ctx.tx, ctx.tenantId, filter, page);
+  return { subscriptions: rows.map(toSubscription), total };
+}
+
+// ── periods ─────────────────────────────────────────────────────────────────────────────────────
+
+type Schedule = Pick<SubscriptionRow, 'billing_anchor' | 'period_index' | 'interval_unit' | 'interval_count'>;
+
+/** Period `index` of a subscription's schedule (index >= 0), always from the anchor: no drift. */
+export function periodOf(schedule: Pick<Schedule, 'billing_anchor' | 'interval_unit' | 'interval_count'>, index: number): BillingPeriod {
+  const { billing_anchor: anchor, interval_unit: unit, interval_count: count } = schedule;
+  return { index, start: periodBoundary(anchor, unit, count, index), end: periodBoundary(anchor, unit, count, index + 1) };
+}
+
+/** The period that follows the current one: index + 1 (index -1, a stored period, is followed by 0). */
+export function periodAfter(schedule: Schedule): BillingPeriod {
+  return periodOf(schedule, schedule.period_index + 1);
+}
+
+/** Whole days left in the current period at `at` (0 once it is over) and its length in days. */
+export function remainingDays(period: { start: Date; end: Date }, at: Date): { remaining: number; total: number } {
+  const total = daysBetween(period.start, period.end);
+  const remaining = Math.min(total, Math.max(0, daysBetween(at, period.end)));
+  return { remaining, total };
+}
+
+// ── pricing ─────────────────────────────────────────────────────────────────────────────────────
+
+export type PlanPrice = { plan: PlanRow; price: PriceRow };
+
+/**
+ * The plan and its price in `currency`. Without a currency: the tenant's base currency if the
+ * plan has a price in it, else the plan's only price. Unknown plan → 404; no price → 400 on `field`.
+ */
+export async function resolvePlanPrice(ctx: Ctx, planId: string, currency: string | undefined, field = 'currency'): Promise<PlanPrice> {
+  const plan = await findPlan(ctx.tx, ctx.tenantId, planId);
+  if (!plan) throw errors.notFound('plan');
+  const prices = await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id]);
+  if (currency) {
+    const price = prices.find((p) => p.currency === currency);
+    if (!price) {
+      const known = prices.map((p) => p.currency).join(', ') || 'none';
+      throw errors.invalidField(field, `plan ${plan.code} has no price in ${currency} (it has: ${known})`);
+    }
+    return { plan, price };
+  }
+  const base = (await getTenant(ctx)).base_currency;
+  const price = prices.find((p) => p.currency === base) ?? (prices.length === 1 ? prices[0] : undefined);
+  if (!price) {
+    throw errors.invalidField('currency', `plan ${plan.code} has prices in ${prices.map((p) => p.currency).join(', ')}: say which currency`);
+  }
+  return { plan, price };
+}
+
+/** Leaves room for tax on top: the invoice total must stay a safe integer. */
+export function assertChargeable(price: Pick<PriceRow, 'amount'>, quantity: number, field = 'quantity'): void {
+  if (price.amount * quantity > Number.MAX_SAFE_INTEGER / 2) {
+    throw errors.invalidField(field, `${quantity} × ${price.amount} is too large an amount to invoice`);
+  }
+}
+
+// ── records ─────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * A subscription as another flow states it (gift redemption, the bulk importer): explicit
+ * period, status and cancel_at_period_end, and no invoice. The given period is stored as is
+ * (period index -1) and the schedule continues from its end with the plan's interval.
+ */
+export type SubscriptionRecordInput = {
+  customerId: string;
+  planId: string;
+  currency?: string;
+  quantity?: number;
+  status: SubscriptionStatus;
+  currentPeriodStart: Date;
+  currentPeriodEnd: Date;
+  cancelAtPeriodEnd?: boolean;
+  trialStart?: Date | null;
+  trialEnd?: Date | null;
+  canceledAt?: Date | null;
+  endedAt?: Date | null;
+  pausedAt?: Date | null;
+  giftCode?: string | null;
+  giftedBy?: string | null;
+  externalId?: string | null;
+  metadata?: Record<string, unknown>;
+  /** Defaults to index -1 anchored at currentPeriodEnd (see above); createSubscription passes period 0. */
+  schedule?: { billingAnchor: Date; periodIndex: number };
+  /** Emit subscription.created (default true); a flow that invoices first emits it itself. */
+  emit?: boolean;
+};
+
+export type CreatedRecord = { row: SubscriptionRow; customer: Customer } & PlanPrice;
+
+export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionRecordInput): Promise<CreatedRecord> {
+  const customer = await findCustomer(ctx.tx, ctx.tenantId, input.customerId);
+  if (!customer) throw errors.notFound('customer');
+  const { plan, price } = await resolvePlanPrice(ctx, input.planId, input.currency);
+  const quantity = input.quantity ?? 1;
+  assertChargeable(price, quantity);
+  if (!(input.currentPeriodEnd > input.currentPeriodStart)) {
+    throw errors.invalidField('current_period_end', 'must be after current_period_start');
+  }
+  if (input.giftedBy && !(await findCustomer(ctx.tx, ctx.tenantId, input.giftedBy))) throw errors.notFound('customer');
+  if (input.externalId && (await findSubscriptionByExternalId(ctx.tx, ctx.tenantId, input.externalId))) {
+    throw errors.conflict(`a subscription with external_id '${input.externalId}' already exists`, 'external_id_taken');
+  }
+  const schedule = input.schedule ?? { billingAnchor: input.currentPeriodEnd, periodIndex: -1 };
+  const ended = input.status === 'canceled' ? (input.endedAt ?? input.currentPeriodEnd) : (input.endedAt ?? null);
+  const row: SubscriptionRow = {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    customer_id: customer.id,
+    plan_id: plan.id,
+    currency: price.currency,
+    quantity,
+    status: input.status,
+    interval_unit: plan.interval_unit as IntervalUnit,
+    interval_count: plan.interval_count,
+    billing_anchor: schedule.billingAnchor,
+    period_index: schedule.periodIndex,
+    current_period_start: input.currentPeriodStart,
+    current_period_end: input.currentPeriodEnd,
+    cancel_at_period_end: input.cancelAtPeriodEnd ?? false,
+    trial_start: input.trialStart ?? null,
+    trial_end: input.trialEnd ?? null,
+    canceled_at: input.canceledAt ?? (input.status === 'canceled' ? ended : null),
+    paused_at: input.status === 'paused' ? (input.pausedAt ?? ctx.now) : null,
+    ended_at: ended,
+    gift_code: input.giftCode ?? null,
+    gifted_by: input.giftedBy ?? null,
+    external_id: input.externalId ?? null,
+    latest_invoice_id: null,
+    metadata: input.metadata ?? {},
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  await insertSubscription(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata) });
+  if (input.emit ?? true) await emitEvent(ctx, 'subscription.created', toSubscription(row));
+  return { row, customer, plan, price };
+}
+
+/** The schedule of a subscription that starts now (or at a backdated start) on `plan`. */
+export function startingSchedule(
+  plan: Pick<PlanRow, 'interval_unit' | 'interval_count'>,
+  start: Date,
+  trialDays: number,
+): { status: 'active' | 'trialing'; period: { start: Date; end: Date }; schedule: { billingAnchor: Date; periodIndex: number }; trial: { start: Date; end: Date } | null } {
+  if (trialDays > 0) {
+    const trialEnd = addInterval(start, 'day', trialDays);
+    return { status: 'trialing', period: { start, end: trialEnd }, schedule: { billingAnchor: trialEnd, periodIndex: -1 }, trial: { start, end: trialEnd } };
+  }
+  const first = periodOf({ billing_anchor: start, interval_unit: plan.interval_unit as IntervalUnit, interval_count: plan.interval_count }, 0);
+  return { status: 'active', period: first, schedule: { billingAnchor: start, periodIndex: 0 }, trial: null };
+}
+
+// ── state changes that touch nothing but the subscription ──────────────────────────────────────
+
+export async function pauseSubscription(ctx: Ctx, id: string): Promise<SubscriptionRow> {
+  const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'pause', { paused_at: ctx.now, updated_at: ctx.now });
+  await emitEvent(ctx, 'subscription.paused', toSubscription(row));
+  return row;
+}
+
+/** cancel_at_period_end: the billing run ends the subscription at current_period_end, without an invoice. */
+export async function scheduleCancellation(ctx: Ctx, id: string): Promise<SubscriptionRow> {
+  return transitionSubscription(ctx.tx, ctx.tenantId, id, 'schedule_cancel', { cancel_at_period_end: true, canceled_at: ctx.now, updated_at: ctx.now });
+}
+
+/** Undoes a pending cancel_at_period_end while the period still runs. */
+export async function reactivateSubscription(ctx: Ctx, id: string): Promise<SubscriptionRow> {
+  const current = await findSubscription(ctx.tx, ctx.tenantId, id, true);
+  if (!current) throw errors.notFound('subscription');
+  if (current.cancel_at_period_end && current.current_period_end <= ctx.now && current.status !== 'canceled') {
+    throw errors.conflict('the period has already ended; the subscription is being canceled', 'period_ended');
+  }
+  return transitionSubscription(ctx.tx, ctx.tenantId, id, 'reactivate', { cancel_at_period_end: false, canceled_at: null, updated_at: ctx.now });
+}
+
+/** Ends the subscription now; the caller (cancel flow) settles any credit. */
+export async function endSubscriptionNow(ctx: Ctx, id: string): Promise<SubscriptionRow> {
+  const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'cancel', {
+    canceled_at: ctx.now,
+    ended_at: ctx.now,
+    cancel_at_period_end: false,
+    updated_at: ctx.now,
+  });
+  await emitEvent(ctx, 'subscription.canceled', toSubscription(row));
+  return row;
+}
+
+/** Locks the row and refuses (409) when `event` may not happen to it. */
+export async function lockForTransition(
+  ctx: Ctx,
+  id: string,
+  event: Parameters<typeof refuseTransition>[1],
+  allowed: (row: SubscriptionRow) => boolean,
+): Promise<SubscriptionRow> {
+  const row = await findSubscription(ctx.tx, ctx.tenantId, id, true);
+  if (!row || !allowed(row)) throw refuseTransition(row, event);
+  return row;
+}

@@ -1,0 +1,40 @@
+import type { Json, Timestamp } from '../../platform/db/schema.js';
+import type { IntervalUnit } from '../plans/index.js';
+
+export type SubscriptionStatus = 'active' | 'trialing' | 'paused' | 'canceled' | 'past_due' | 'unpaid';
+
+export interface SubscriptionsTable {
+  tenant_id: string;
+  id: string;
+  customer_id: string;
+  plan_id: string;
+  currency: string;
+  quantity: number;
+  status: SubscriptionStatus;
+  interval_unit: IntervalUnit;
+  interval_count: number;
+  /** Period n starts at billing_anchor + n × interval (periods.ts); -1 is a stored period ending at the anchor. */
+  billing_anchor: Timestamp;
+  period_index: number;
+  current_period_start: Timestamp;
+  current_period_end: Timestamp;
+  cancel_at_period_end: boolean;
+  trial_start: Timestamp | null;
+  trial_end: Timestamp | null;
+  canceled_at: Timestamp | null;
+  paused_at: Timestamp | null;
+  ended_at: Timestamp | null;
+  gift_code: string | null;
+  gifted_by: string | null;
+  external_id: string | null;
+  latest_invoice_id: string | null;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Tables {
+    subscriptions: SubscriptionsTable;
+  }
+}
