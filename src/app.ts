@@ -8,6 +8,7 @@ import { migrate } from './platform/db/migrate.js';
 import { createHttpServer, type KoshApp } from './platform/http/server.js';
 import { Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
+import { mailJobs } from './platform/mail/index.js';
 import { modules } from './modules/registry.js';
 
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -30,6 +31,7 @@ export type KoshOptions = {
 
 /** Platform maintenance that runs on the same queue as everything else. */
 const platformJobs: JobHandlers = {
+  ...mailJobs,
   'platform.purge_idempotency_keys': async (_job, env) => {
     await purgeExpiredIdempotencyKeys(env.db, env.clock.now());
   },

@@ -1,0 +1,347 @@
+import PDFDocument from 'pdfkit';
+import type { Invoice, PartySnapshot } from '../invoices/index.js';
+import { gstState } from '../tax/index.js';
+import { formatAmount, formatDate, formatMoney, formatRate, rupeesInWords } from './format.js';
+
+/**
+ * The invoice as a PDF (A4): a GST tax invoice with the particulars of CGST Rules, rule 46 —
+ * supplier's name, address and GSTIN; number and date; recipient's name, address, GSTIN or
+ * "Unregistered", state name and code; place of supply; HSN/SAC, quantity, value, taxable value,
+ * and rate and amount of each tax per line; whether tax is payable on reverse charge. Parties
+ * come from the snapshots frozen at finalization, so a reprint in a year shows what was issued.
+ *
+ * Only pdfkit's standard fonts are used (nothing to ship or load), hence "INR" for "₹".
+ */
+
+type Doc = PDFKit.PDFDocument;
+type Line = Invoice['lines'][number];
+
+const MARGIN = 36;
+const FOOTER_SPACE = 28;
+const REGULAR = 'Helvetica';
+const BOLD = 'Helvetica-Bold';
+const INK = '#111111';
+const MUTED = '#555555';
+const RULE = '#bbbbbb';
+const SHADE = '#eeeeee';
+
+export type InvoiceHeading = { title: string; endorsement?: string };
+
+/** "Tax Invoice" under GST, "Invoice" where no GST applies, "Export Invoice" with the rule 46 endorsement. */
+export function invoiceHeading(invoice: Pick<Invoice, 'tax_type'>): InvoiceHeading {
+  if (invoice.tax_type === '') return { title: 'Invoice' };
+  if (invoice.tax_type === 'export') {
+    return {
+      title: 'Export Invoice',
+      endorsement: 'Supply meant for export under Letter of Undertaking without payment of integrated tax (IGST)',
+    };
+  }
+  return { title: 'Tax Invoice' };
+}
+
+/** The file name a mail client or browser shows: the invoice number, "/" (allowed in GST numbers) made safe. */
+export function invoiceFileName(invoice: Pick<Invoice, 'number' | 'id'>): string {
+  return `${(invoice.number ?? `draft-${invoice.id}`).replace(/[^A-Za-z0-9._-]/g, '-')}.pdf`;
+}
+
+function stateLabel(code: string | null | undefined): string | undefined {
+  if (!code) return undefined;
+  const state = gstState(code);
+  return state ? `${state.name} (${code})` : code;
+}
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+function countryName(code: string): string {
+  try {
+    return regionNames.of(code.toUpperCase()) ?? code;
+  } catch {
+    return code;
+  }
+}
+
+function isIndian(party: PartySnapshot): boolean {
+  return (party.country_code ?? party.address?.country ?? 'IN').toUpperCase() === 'IN';
+}
+
+function addressLines(party: PartySnapshot): string[] {
+  const a = party.address ?? {};
+  const india = isIndian(party);
+  const region = india ? gstState(party.state_code ?? a.state_code)?.name : a.state_code;
+  const country = india ? 'India' : countryName(party.country_code ?? a.country ?? '');
+  return [a.line1, a.line2, [a.city, a.postal_code].filter(Boolean).join(' '), [region, country].filter(Boolean).join(', ')].filter(
+    (l): l is string => Boolean(l && l.trim()),
+  );
+}
+
+function partyLines(party: PartySnapshot | null, role: 'supplier' | 'customer', gstApplies: boolean): { name: string; lines: string[] } {
+  if (!party) return { name: '—', lines: [] };
+  const name = (role === 'supplier' ? party.legal_name : null) || party.name;
+  const lines: string[] = [];
+  if (role === 'supplier' && party.legal_name && party.name !== party.legal_name) lines.push(`Trade name: ${party.name}`);
+  lines.push(...addressLines(party));
+  const india = isIndian(party);
+  if (gstApplies && india) {
+    lines.push(`GSTIN: ${party.gstin ?? (role === 'customer' ? 'Unregistered' : 'not registered')}`);
+    const state = stateLabel(party.state_code);
+    if (state) lines.push(`State: ${state}`);
+  } else if (party.gstin) {
+    lines.push(`GSTIN: ${party.gstin}`);
+  }
+  if (role === 'customer' && party.email) lines.push(`Email: ${party.email}`);
+  return { name, lines };
+}
+
+function placeOfSupply(invoice: Invoice): string | undefined {
+  if (invoice.tax_type === 'export') return 'Outside India (96)';
+  if (invoice.tax_type === '') return undefined;
+  return stateLabel(invoice.place_of_supply) ?? '—';
+}
+
+/** Writes one line of text at a fixed place, shrinking the font so it fits the width (never wraps). */
+function cell(doc: Doc, text: string, x: number, y: number, width: number, options: { align?: 'left' | 'right' | 'center'; font?: string; size?: number; color?: string } = {}): void {
+  const font = options.font ?? REGULAR;
+  let size = options.size ?? 8;
+  doc.font(font).fontSize(size);
+  while (size > 5 && doc.widthOfString(text) > width) {
+    size -= 0.5;
+    doc.fontSize(size);
+  }
+  doc.fillColor(options.color ?? INK).text(text, x, y, { width, align: options.align ?? 'left', lineBreak: false });
+}
+
+type Column = { key: string; label: string; group?: string; width: number; align: 'left' | 'right' | 'center'; value: (line: Line, index: number) => string };
+
+function columnsFor(invoice: Invoice, contentWidth: number): Column[] {
+  const money = (v: number) => formatAmount(v, invoice.currency);
+  const fixed: Column[] = [
+    { key: 'no', label: '#', width: 16, align: 'left', value: (_l, i) => String(i + 1) },
+    { key: 'description', label: 'Description', width: 0, align: 'left', value: (l) => l.description },
+    { key: 'hsn', label: 'HSN/SAC', width: 44, align: 'left', value: (l) => l.hsn_code },
+    { key: 'qty', label: 'Qty', width: 30, align: 'right', value: (l) => String(l.quantity) },
+    { key: 'unit', label: 'Unit price', width: 58, align: 'right', value: (l) => money(l.unit_amount) },
+    { key: 'taxable', label: 'Taxable value', width: 62, align: 'right', value: (l) => money(l.amount) },
+  ];
+  const tax = (group: string, share: number, amount: (l: Line) => number): Column[] => [
+    { key: `${group}-rate`, label: 'Rate', group, width: 32, align: 'right', value: (l) => formatRate(l.tax_rate_bp * share) },
+    { key: `${group}-amount`, label: 'Amount', group, width: 54, align: 'right', value: (l) => money(amount(l)) },
+  ];
+  // Only the taxes the invoice's regime levies get columns; an IGST column of zeros on an
+  // intra-state invoice would crowd the description and say nothing.
+  if (invoice.tax_type === 'intra_state') {
+    fixed.push(...tax('CGST', 0.5, (l) => l.cgst_amount), ...tax(invoice.utgst ? 'UTGST' : 'SGST', 0.5, (l) => l.sgst_amount));
+  } else if (invoice.tax_type === 'inter_state') {
+    fixed.push(...tax('IGST', 1, (l) => l.igst_amount));
+  }
+  const used = fixed.reduce((s, c) => s + c.width, 0);
+  fixed[1]!.width = contentWidth - used;
+  return fixed;
+}
+
+function lineDescription(line: Line, timeZone: string): string {
+  if (!line.period_start || !line.period_end) return line.description;
+  return `${line.description}\nPeriod: ${formatDate(line.period_start, timeZone)} – ${formatDate(line.period_end, timeZone)}`;
+}
+
+function drawTableHeader(doc: Doc, columns: Column[], x0: number, y: number, width: number): number {
+  const grouped = columns.some((c) => c.group);
+  const height = grouped ? 24 : 14;
+  doc.rect(x0, y, width, height).fill(SHADE);
+  let x = x0;
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    if (c.group) {
+      if (columns[i - 1]?.group !== c.group) {
+        const span = columns.filter((o) => o.group === c.group).reduce((s, o) => s + o.width, 0);
+        cell(doc, c.group, x + 2, y + 3, span - 4, { align: 'center', font: BOLD, size: 7.5 });
+      }
+      cell(doc, c.label, x + 2, y + 14, c.width - 4, { align: c.align, font: BOLD, size: 7 });
+    } else {
+      cell(doc, c.label, x + 2, y + (grouped ? 8 : 3), c.width - 4, { align: c.align, font: BOLD, size: 7.5 });
+    }
+    x += c.width;
+  }
+  return y + height;
+}
+
+function collectPdf(doc: Doc): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('error', reject);
+  });
+}
+
+/**
+ * Renders the invoice. A draft has no number or parties yet: callers pass a preview with the live
+ * parties filled in, and the page is marked DRAFT; a void invoice is marked VOID.
+ */
+export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
+  const heading = invoiceHeading(invoice);
+  const gstApplies = invoice.tax_type !== '';
+  const supplierInIndia = !invoice.supplier || isIndian(invoice.supplier);
+  const timeZone = supplierInIndia ? 'Asia/Kolkata' : 'UTC';
+  const stampDate = new Date(invoice.issued_at ?? invoice.created_at);
+  const supplier = partyLines(invoice.supplier, 'supplier', gstApplies);
+  const customer = partyLines(invoice.customer_details, 'customer', gstApplies);
+
+  const doc = new PDFDocument({
+    size: 'A4',
+    margin: MARGIN,
+    bufferPages: true,
+    info: {
+      Title: `${heading.title} ${invoice.number ?? '(draft)'}`,
+      Author: supplier.name,
+      Subject: `${heading.title} ${invoice.number ?? '(draft)'} to ${customer.name}`,
+      Creator: 'Kosh',
+      Producer: 'Kosh',
+      // A reprint of the same invoice yields the same metadata.
+      CreationDate: stampDate,
+      ModDate: stampDate,
+    },
+  });
+  const pdf = collectPdf(doc);
+  const left = MARGIN;
+  const width = doc.page.width - 2 * MARGIN;
+  const bottom = () => doc.page.height - MARGIN - FOOTER_SPACE;
+
+  // Heading: the supplier on the left, the document title on the right.
+  let y = MARGIN;
+  doc.font(BOLD).fontSize(18).fillColor(INK).text(heading.title, left, y, { width, align: 'right' });
+  doc.font(REGULAR).fontSize(7.5).fillColor(MUTED).text(gstApplies ? 'Original for recipient' : '', left, y + 22, { width, align: 'right' });
+  doc.font(BOLD).fontSize(13).fillColor(INK).text(supplier.name, left, y, { width: width * 0.6 });
+  y = doc.y + 2;
+  doc.font(REGULAR).fontSize(8.5).fillColor(INK);
+  for (const l of supplier.lines) doc.text(l, left, doc.y, { width: width * 0.6 });
+  y = Math.max(doc.y, MARGIN + 36) + 8;
+
+  if (heading.endorsement) {
+    doc.font(BOLD).fontSize(8.5);
+    const h = doc.heightOfString(heading.endorsement.toUpperCase(), { width: width - 12 }) + 8;
+    doc.rect(left, y, width, h).lineWidth(0.8).strokeColor(INK).stroke();
+    doc.fillColor(INK).text(heading.endorsement.toUpperCase(), left + 6, y + 4, { width: width - 12, align: 'center' });
+    y += h + 8;
+  }
+
+  doc.moveTo(left, y).lineTo(left + width, y).lineWidth(0.5).strokeColor(RULE).stroke();
+  y += 8;
+
+  // Bill to on the left; the invoice's particulars on the right.
+  const columnWidth = width / 2 - 8;
+  const particulars: [string, string][] = [
+    ['Invoice number', invoice.number ?? 'Draft (not yet numbered)'],
+    ['Invoice date', invoice.issued_at ? formatDate(invoice.issued_at, timeZone) : 'Not issued'],
+    ['Due date', formatDate(invoice.due_date, timeZone)],
+  ];
+  const supply = placeOfSupply(invoice);
+  if (supply) particulars.push(['Place of supply', supply]);
+  if (gstApplies) particulars.push(['Tax payable on reverse charge', 'No']);
+  particulars.push(['Currency', invoice.currency]);
+  if (invoice.status === 'paid') particulars.push(['Status', `Paid${invoice.paid_at ? ` on ${formatDate(invoice.paid_at, timeZone)}` : ''}`]);
+  if (invoice.status === 'void') particulars.push(['Status', `Void${invoice.voided_at ? ` since ${formatDate(invoice.voided_at, timeZone)}` : ''}`]);
+
+  const rightX = left + width / 2 + 8;
+  let ry = y;
+  for (const [label, value] of particulars) {
+    cell(doc, label, rightX, ry, 110, { color: MUTED, size: 8.5 });
+    doc.font(BOLD).fontSize(8.5).fillColor(INK).text(value, rightX + 112, ry, { width: columnWidth - 112 });
+    ry = Math.max(doc.y, ry + 12) + 1;
+  }
+
+  doc.font(BOLD).fontSize(7.5).fillColor(MUTED).text('BILL TO', left, y, { width: columnWidth });
+  doc.font(BOLD).fontSize(10).fillColor(INK).text(customer.name, left, doc.y + 2, { width: columnWidth });
+  doc.font(REGULAR).fontSize(8.5);
+  for (const l of customer.lines) doc.text(l, left, doc.y, { width: columnWidth });
+  y = Math.max(doc.y, ry) + 14;
+
+  // The lines.
+  const columns = columnsFor(invoice, width);
+  doc.font(REGULAR).fontSize(7.5).fillColor(MUTED).text(`Amounts in ${invoice.currency}`, left, y - 10, { width, align: 'right' });
+  y = drawTableHeader(doc, columns, left, y, width);
+  invoice.lines.forEach((line, index) => {
+    const descriptionColumn = columns[1]!;
+    const description = lineDescription(line, timeZone);
+    doc.font(REGULAR).fontSize(8);
+    const rowHeight = Math.max(doc.heightOfString(description, { width: descriptionColumn.width - 4 }), 10) + 6;
+    if (y + rowHeight > bottom()) {
+      doc.addPage();
+      y = drawTableHeader(doc, columns, left, MARGIN, width);
+    }
+    let x = left;
+    for (const c of columns) {
+      if (c.key === 'description') {
+        doc.font(REGULAR).fontSize(8).fillColor(INK).text(description, x + 2, y + 3, { width: c.width - 4 });
+      } else {
+        cell(doc, c.value(line, index), x + 2, y + 3, c.width - 4, { align: c.align });
+      }
+      x += c.width;
+    }
+    y += rowHeight;
+    doc.moveTo(left, y).lineTo(left + width, y).lineWidth(0.4).strokeColor(RULE).stroke();
+  });
+
+  // Totals.
+  const money = (v: number) => formatAmount(v, invoice.currency);
+  const totals: { label: string; value: string; strong?: boolean }[] = [{ label: 'Taxable value', value: money(invoice.subtotal) }];
+  if (invoice.tax_type === 'intra_state') {
+    totals.push({ label: 'CGST', value: money(invoice.cgst_amount) });
+    totals.push({ label: invoice.utgst ? 'UTGST' : 'SGST', value: money(invoice.sgst_amount) });
+  } else if (invoice.tax_type === 'inter_state') {
+    totals.push({ label: 'IGST', value: money(invoice.igst_amount) });
+  }
+  totals.push({ label: 'Total', value: formatMoney(invoice.total, invoice.currency), strong: true });
+  if (invoice.amount_paid > 0) totals.push({ label: 'Amount paid', value: money(invoice.amount_paid) });
+  if (invoice.amount_tds > 0) totals.push({ label: 'TDS withheld by the customer', value: money(invoice.amount_tds) });
+  if (invoice.amount_credited > 0) totals.push({ label: 'Credits applied', value: money(invoice.amount_credited) });
+  totals.push({ label: 'Amount due', value: formatMoney(invoice.amount_due, invoice.currency), strong: true });
+
+  const words = rupeesInWords(invoice.total, invoice.currency);
+  const blockHeight = totals.length * 13 + 10 + (words ? 24 : 0) + (invoice.memo ? 40 : 0) + 50;
+  if (y + blockHeight > bottom()) {
+    doc.addPage();
+    y = MARGIN;
+  }
+  y += 8;
+  const totalsX = left + width - 250;
+  for (const t of totals) {
+    const font = t.strong ? BOLD : REGULAR;
+    cell(doc, t.label, totalsX, y, 140, { font, size: 8.5 });
+    cell(doc, t.value, totalsX + 140, y, 108, { font, size: 8.5, align: 'right' });
+    y += 13;
+  }
+  y += 6;
+  if (words) {
+    doc.font(REGULAR).fontSize(8).fillColor(MUTED).text('Total in words: ', left, y, { continued: true }).fillColor(INK).text(words, { width });
+    y = doc.y + 8;
+  }
+  if (invoice.memo) {
+    doc.font(BOLD).fontSize(8).fillColor(INK).text('Notes', left, y, { width });
+    doc.font(REGULAR).fontSize(8).text(invoice.memo, left, doc.y + 1, { width });
+    y = doc.y + 8;
+  }
+  doc.font(REGULAR).fontSize(8.5).fillColor(INK).text(`For ${supplier.name}`, left, y + 4, { width, align: 'right' });
+  doc.fontSize(7.5).fillColor(MUTED).text('Authorised signatory', left, doc.y + 14, { width, align: 'right' });
+
+  // On every page: the footer, and the DRAFT / VOID mark.
+  const mark = invoice.status === 'draft' ? 'DRAFT' : invoice.status === 'void' ? 'VOID' : undefined;
+  const range = doc.bufferedPageRange();
+  for (let i = range.start; i < range.start + range.count; i++) {
+    doc.switchToPage(i);
+    // Writing inside the bottom margin would make pdfkit start a new page; lift the margin meanwhile.
+    const savedBottom = doc.page.margins.bottom;
+    doc.page.margins.bottom = 0;
+    const footer = `${heading.title} ${invoice.number ?? '(draft)'} · Page ${i - range.start + 1} of ${range.count} · This is a computer-generated document.`;
+    doc.font(REGULAR).fontSize(7).fillColor(MUTED).text(footer, left, doc.page.height - MARGIN - 10, { width, align: 'center', lineBreak: false });
+    if (mark) {
+      doc.save();
+      doc.rotate(-35, { origin: [doc.page.width / 2, doc.page.height / 2] });
+      doc.font(BOLD).fontSize(110).fillColor('#cc0000').fillOpacity(0.12);
+      doc.text(mark, 0, doc.page.height / 2 - 55, { width: doc.page.width, align: 'center', lineBreak: false });
+      doc.restore();
+    }
+    doc.page.margins.bottom = savedBottom;
+  }
+  doc.end();
+  return pdf;
+}

@@ -1,0 +1,232 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { Ctx } from '../context.js';
+import type { Tx } from '../db/schema.js';
+import { errors } from '../errors.js';
+import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobHandlers } from '../jobs/jobs.js';
+import { toIso } from '../time.js';
+import { createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer } from './mailer.js';
+
+/**
+ * The mail outbox. A business action calls `enqueueMail` inside its transaction; the worker's
+ * `mail.send` job talks to the SMTP server afterwards, never the request. Attachments that are
+ * documents (an invoice PDF) are not stored in the job: the job names a renderer registered at
+ * start-up and the document is made when the mail is sent.
+ */
+export const MAIL_JOB = 'mail.send';
+
+/** Retries after 1 min, 5 min, 30 min, 2 h and 6 h: an afternoon's SMTP outage delays mail but loses none. */
+export const MAIL_RETRY_DELAYS_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000] as const;
+export const MAIL_MAX_ATTEMPTS = MAIL_RETRY_DELAYS_MS.length + 1;
+
+/** Inline attachments live in the jobs table; anything bigger must be rendered at send time. */
+export const MAX_INLINE_ATTACHMENT_BYTES = 64 * 1024;
+
+export type RenderedAttachment = { filename: string; contentType: string; content: Buffer };
+
+export type MailAttachmentSpec =
+  /** Small and already in hand (stored base64 in the job). */
+  | RenderedAttachment
+  /** Made when the mail is sent by the renderer registered under `render`. */
+  | { render: string; params: Record<string, unknown> };
+
+export type MailSpec = {
+  /** The tenant the mail is sent for; renderers and hooks read its records. */
+  tenantId: string | null;
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+  /** Display name of the sender (the business), in place of MAIL_FROM's; the address stays ours. */
+  fromName?: string;
+  replyTo?: string;
+  attachments?: MailAttachmentSpec[];
+  /** Runs once, in its own transaction, after the SMTP server accepted the message. */
+  onSent?: { hook: string; params: Record<string, unknown> };
+};
+
+export type MailDelivery = { message_id: string; to: string; response: string; delivered_at: string };
+
+/** Reads the tenant's records (ctx.tx is the pool, not a transaction) and returns the file. */
+export type AttachmentRenderer = (ctx: Ctx, params: Record<string, unknown>) => Promise<RenderedAttachment>;
+/** Records the delivery (emit an event, stamp a record) inside `ctx.tx`. */
+export type MailSentHook = (ctx: Ctx, params: Record<string, unknown>, delivery: MailDelivery) => Promise<void>;
+
+const renderers = new Map<string, AttachmentRenderer>();
+const sentHooks = new Map<string, MailSentHook>();
+
+/** Called from a module's `init`. Names are global, so prefix them with the module (`invoice.pdf`). */
+export function registerAttachmentRenderer(name: string, renderer: AttachmentRenderer): void {
+  renderers.set(name, renderer);
+}
+
+export function onMailSent(name: string, hook: MailSentHook): void {
+  sentHooks.set(name, hook);
+}
+
+const EMAIL = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\]]+$/;
+const HEADER_SAFE = /^[^\r\n]*$/;
+
+/** A plausible single recipient address (the API validates e-mails already; this guards the header). */
+export function isDeliverableAddress(value: string | null | undefined): value is string {
+  return typeof value === 'string' && value.length <= 254 && EMAIL.test(value);
+}
+
+/**
+ * Queues one e-mail in the caller's transaction: it exists exactly when the business change does.
+ * Bad input is a 400 for whoever passed it through; an unknown renderer or hook is a bug.
+ */
+export async function enqueueMail(tx: Tx, now: Date, spec: MailSpec): Promise<void> {
+  if (!isDeliverableAddress(spec.to)) throw errors.invalidField('to', 'must be one e-mail address');
+  if (spec.replyTo !== undefined && !isDeliverableAddress(spec.replyTo)) throw errors.invalidField('reply_to', 'must be one e-mail address');
+  if (!spec.subject.trim() || spec.subject.length > 500 || !HEADER_SAFE.test(spec.subject)) {
+    throw errors.invalidField('subject', 'must be 1 to 500 characters on one line');
+  }
+  if (spec.fromName !== undefined && (spec.fromName.length > 200 || !HEADER_SAFE.test(spec.fromName))) {
+    throw errors.invalidField('from_name', 'must be at most 200 characters on one line');
+  }
+  let inlineBytes = 0;
+  const attachments: MailPayload['attachments'] = (spec.attachments ?? []).map((a) => {
+    if ('render' in a) {
+      if (!renderers.has(a.render)) throw new Error(`no attachment renderer registered as '${a.render}'`);
+      return { render: a.render, params: a.params };
+    }
+    inlineBytes += a.content.length;
+    return { filename: a.filename, content_type: a.contentType, content_base64: a.content.toString('base64') };
+  });
+  if (inlineBytes > MAX_INLINE_ATTACHMENT_BYTES) {
+    throw new Error(`inline attachments total ${inlineBytes} bytes; above ${MAX_INLINE_ATTACHMENT_BYTES} register a renderer instead`);
+  }
+  if (spec.onSent && !sentHooks.has(spec.onSent.hook)) throw new Error(`no mail-sent hook registered as '${spec.onSent.hook}'`);
+  const payload: MailPayload = {
+    to: spec.to,
+    subject: spec.subject,
+    text: spec.text,
+    html: spec.html ?? null,
+    from_name: spec.fromName ?? null,
+    reply_to: spec.replyTo ?? null,
+    attachments,
+    on_sent: spec.onSent ?? null,
+  };
+  await enqueueJob(tx, now, { kind: MAIL_JOB, tenantId: spec.tenantId, payload, maxAttempts: MAIL_MAX_ATTEMPTS });
+}
+
+const params = z.record(z.string(), z.unknown());
+const payloadSchema = z.object({
+  to: z.string(),
+  subject: z.string(),
+  text: z.string(),
+  html: z.string().nullable(),
+  from_name: z.string().nullable(),
+  reply_to: z.string().nullable(),
+  attachments: z.array(
+    z.union([
+      z.object({ filename: z.string(), content_type: z.string(), content_base64: z.string() }),
+      z.object({ render: z.string(), params }),
+    ]),
+  ),
+  on_sent: z.object({ hook: z.string(), params }).nullable(),
+  /** Written once the SMTP server accepted the message: a retry then never sends it again. */
+  delivery: z.object({ message_id: z.string(), to: z.string(), response: z.string(), delivered_at: z.string() }).optional(),
+  /** Written in the hook's own transaction: the hook runs exactly once. */
+  on_sent_done: z.boolean().optional(),
+});
+type MailPayload = z.infer<typeof payloadSchema>;
+
+function retryAfter(job: Job, env: JobEnv, message: string): RetryJobAt {
+  const delay = MAIL_RETRY_DELAYS_MS[Math.max(0, Math.min(job.attempts, MAIL_RETRY_DELAYS_MS.length) - 1)]!;
+  return new RetryJobAt(new Date(env.clock.now().getTime() + delay), message);
+}
+
+function ctxFor(job: Job, env: JobEnv, tx: Tx): Ctx {
+  if (!job.tenant_id) throw new Error('this mail needs a tenant (it has a renderer or a sent hook) but its job has none');
+  return { tx, tenantId: job.tenant_id, now: env.clock.now() };
+}
+
+async function renderAttachments(job: Job, env: JobEnv, mail: MailPayload): Promise<RenderedAttachment[]> {
+  const out: RenderedAttachment[] = [];
+  for (const a of mail.attachments) {
+    if ('content_base64' in a) {
+      out.push({ filename: a.filename, contentType: a.content_type, content: Buffer.from(a.content_base64, 'base64') });
+      continue;
+    }
+    const renderer = renderers.get(a.render);
+    if (!renderer) throw new Error(`no attachment renderer registered as '${a.render}'`);
+    out.push(await renderer(ctxFor(job, env, env.db), a.params));
+  }
+  return out;
+}
+
+/**
+ * Sends the message (first run, or a retry after a failure before the server accepted it), then
+ * runs the sent hook. The two steps are recorded separately in the job, so a retry after the
+ * send never sends again and the hook never runs twice. Between the server's "250 accepted" and
+ * the recording UPDATE a crash can still repeat the send (at-least-once); the Message-ID is the
+ * same on every attempt so mail systems can drop the copy.
+ */
+async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined): Promise<void> {
+  const mail = payloadSchema.parse(job.payload);
+  let delivery = mail.delivery;
+  if (!delivery) {
+    if (!mailer) throw retryAfter(job, env, 'no e-mail provider configured (SMTP_URL is not set)');
+    let attachments: RenderedAttachment[];
+    try {
+      attachments = await renderAttachments(job, env, mail);
+    } catch (error) {
+      throw retryAfter(job, env, `rendering an attachment failed: ${messageOf(error)}`);
+    }
+    const from = parseMailFrom(env.config.mailFrom);
+    const domain = from.address.split('@')[1];
+    let receipt;
+    try {
+      receipt = await mailer.send({
+        from: { name: mail.from_name ?? from.name, address: from.address },
+        to: mail.to,
+        replyTo: mail.reply_to ?? undefined,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html ?? undefined,
+        messageId: `<${job.id}@${domain}>`,
+        attachments,
+      });
+    } catch (error) {
+      throw retryAfter(job, env, `SMTP delivery to ${mail.to} failed: ${messageOf(error)}`);
+    }
+    delivery = { message_id: receipt.messageId, to: mail.to, response: receipt.response, delivered_at: toIso(env.clock.now()) };
+    await env.db
+      .updateTable('jobs')
+      .set({ payload: sql`payload || ${JSON.stringify({ delivery })}::jsonb` })
+      .where('id', '=', job.id)
+      .execute();
+    env.logger.info({ jobId: job.id, tenantId: job.tenant_id, messageId: delivery.message_id }, 'mail accepted by the SMTP server');
+  }
+  if (mail.on_sent && !mail.on_sent_done) {
+    const hook = sentHooks.get(mail.on_sent.hook);
+    if (!hook) throw retryAfter(job, env, `no mail-sent hook registered as '${mail.on_sent.hook}'`);
+    const onSent = mail.on_sent;
+    const accepted = delivery;
+    try {
+      await env.db.transaction().execute(async (tx) => {
+        const current = await tx.selectFrom('jobs').select('payload').where('id', '=', job.id).forUpdate().executeTakeFirst();
+        if ((current?.payload as MailPayload | undefined)?.on_sent_done) return;
+        await hook(ctxFor(job, env, tx), onSent.params, accepted);
+        await tx
+          .updateTable('jobs')
+          .set({ payload: sql`payload || '{"on_sent_done": true}'::jsonb` })
+          .where('id', '=', job.id)
+          .execute();
+      });
+    } catch (error) {
+      throw retryAfter(job, env, `the mail was delivered but its '${onSent.hook}' hook failed: ${messageOf(error)}`);
+    }
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Registered with the worker by the composition root. */
+export const mailJobs: JobHandlers = {
+  [MAIL_JOB]: (job, env) => deliverMail(job, env, isMailConfigured(env.config) ? createSmtpMailer(env.config.smtpUrl!) : undefined),
+};
