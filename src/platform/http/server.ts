@@ -119,6 +119,17 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     }
   });
 
+  // Graceful shutdown: a request still in flight when close() starts is answered with
+  // `Connection: close`, so its keep-alive socket ends with it. Otherwise close() waits out the
+  // keep-alive timeout (72 s) of every client that keeps its connection open.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
   const metrics = registerMetrics(app, () => pendingJobCount(deps.db));
 
   await app.register(swagger, {
