@@ -175,10 +175,10 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined): P
     } catch (error) {
       throw retryAfter(job, env, `rendering an attachment failed: ${messageOf(error)}`);
     }
-    const from = parseMailFrom(env.config.mailFrom);
-    const domain = from.address.split('@')[1];
     let receipt;
     try {
+      const from = parseMailFrom(env.config.mailFrom);
+      const domain = from.address.split('@')[1];
       receipt = await mailer.send({
         from: { name: mail.from_name ?? from.name, address: from.address },
         to: mail.to,
