@@ -4,7 +4,7 @@ import type { DB } from '../platform/db/schema.js';
 import { errors } from '../platform/errors.js';
 import { emitEvent } from '../platform/events/events.js';
 import { toIso } from '../platform/time.js';
-import { toCreditNote, type CreditNoteRow } from '../modules/credit-notes/index.js';
+import { getCreditNote, type CreditNote } from '../modules/credit-notes/index.js';
 import { getCustomer } from '../modules/customers/index.js';
 import { renderInvoice, type InvoiceRow } from '../modules/invoices/index.js';
 import {
@@ -29,7 +29,8 @@ type SubscriptionPatch = Updateable<DB['subscriptions']>;
 export type PlanChangeResult = {
   subscription: SubscriptionRow;
   invoice: InvoiceRow | null;
-  creditNote: CreditNoteRow | null;
+  /** As it stands after the change (spent on the new invoice, if it was). */
+  creditNote: CreditNote | null;
   proration: PlanChange['proration'];
 };
 
@@ -60,7 +61,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   const { remaining, total } = remainingDays(current, ctx.now);
   const patch: SubscriptionPatch = { plan_id: plan.id, interval_unit: plan.interval_unit, interval_count: plan.interval_count, updated_at: ctx.now };
   let invoice: InvoiceRow | null = null;
-  let creditNote: CreditNoteRow | null = null;
+  let creditNoteId: string | null = null;
   let unusedCredit = 0;
   let newCharge = 0;
   let chargePeriod = current;
@@ -73,7 +74,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     if (!sameInterval) Object.assign(patch, { billing_anchor: row.current_period_end, period_index: -1 });
   } else {
     const credit = await creditUnusedSubscriptionTime(ctx, row, `Unused time on ${oldPlan.name} (changed to ${plan.name})`);
-    creditNote = credit.note;
+    creditNoteId = credit.note?.id ?? null;
     unusedCredit = credit.amount;
     const customer = await getCustomer(ctx, row.customer_id);
     if (sameInterval) {
@@ -103,7 +104,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   return {
     subscription,
     invoice,
-    creditNote,
+    creditNote: creditNoteId ? await getCreditNote(ctx, creditNoteId) : null,
     proration: {
       prorated,
       changed_at: toIso(ctx.now),
@@ -123,7 +124,7 @@ export async function renderPlanChange(ctx: Ctx, result: PlanChangeResult, previ
     preview,
     subscription: toSubscription(result.subscription),
     invoice: result.invoice ? await renderInvoice(ctx, result.invoice) : null,
-    credit_note: result.creditNote ? toCreditNote(result.creditNote) : null,
+    credit_note: result.creditNote,
     proration: result.proration,
   };
 }

@@ -64,3 +64,30 @@ export async function travelTo(t: TestKosh, at: string): Promise<void> {
   t.clock.set(at);
   await t.kosh.worker.drain();
 }
+
+/** Pays an invoice in full offline. */
+export async function pay(tenant: Tenant, invoice: { id: string; customer_id: string; amount_due: number; currency: string }): Promise<void> {
+  const res = await tenant.api('POST', '/v1/payments/offline', {
+    customer_id: invoice.customer_id,
+    invoice_id: invoice.id,
+    amount: invoice.amount_due,
+    currency: invoice.currency,
+    payment_type: 'bank_transfer',
+  });
+  expect(res.status, res.text).toBe(201);
+}
+
+/** The types of a tenant's events about one object, oldest first. */
+export async function eventTypesOf(tenant: Tenant, objectId: string): Promise<string[]> {
+  const res = await tenant.api('GET', `/v1/events?object_id=${objectId}&limit=1000`);
+  expect(res.status, res.text).toBe(200);
+  return [...res.body.data].reverse().map((e: { type: string }) => e.type);
+}
+
+/** Cancels subscriptions now, so later clock jumps in the same file do not keep renewing them. */
+export async function retire(tenant: Tenant, ...ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const res = await tenant.api('POST', `/v1/subscriptions/${id}/cancel`, { at_period_end: false });
+    expect([200, 409], res.text).toContain(res.status);
+  }
+}

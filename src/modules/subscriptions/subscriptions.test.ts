@@ -120,7 +120,7 @@ describe('subscriptions', () => {
       }
     });
 
-    it.each([
+    it.each<[string, Record<string, unknown>, string]>([
       ['a missing plan_id', { plan_id: undefined }, 'plan_id'],
       ['a bad customer uuid', { customer_id: 'nope' }, 'customer_id'],
       ['quantity 0', { quantity: 0 }, 'quantity'],
