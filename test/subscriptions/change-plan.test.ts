@@ -37,10 +37,6 @@ async function paidSubscription(paid = true) {
   return { sub, invoice };
 }
 
-async function creditNotesOf(invoiceId: string) {
-  return (await acme.api('GET', `/v1/credit-notes?invoice_id=${invoiceId}`)).body.data;
-}
-
 async function counts() {
   const n = async (table: 'invoices' | 'credit_notes' | 'events' | 'journal_entries') =>
     Number((await t.database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
