@@ -14,6 +14,7 @@ import { webhooksModule } from './webhooks/webhooks.module.js';
 import { giftsModule } from './gifts/gifts.module.js';
 import { referralsModule } from './referrals/referrals.module.js';
 import { quotesModule } from './quotes/quotes.module.js';
+import { portalModule } from './portal/portal.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule];

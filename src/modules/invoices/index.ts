@@ -5,6 +5,7 @@ export {
   finalizeInvoice,
   getInvoice,
   getInvoiceRow,
+  listInvoices,
   renderInvoice,
   toInvoice,
   voidInvoice,

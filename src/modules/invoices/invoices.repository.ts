@@ -30,11 +30,13 @@ export async function linesOfInvoices(tx: Tx, tenantId: string, invoiceIds: stri
     .execute();
 }
 
-export type InvoiceFilter = { status?: InvoiceStatus; customer_id?: string; entity_id?: string; subscription_id?: string };
+/** `statuses`: any of these (the customer portal lists every invoice but drafts). */
+export type InvoiceFilter = { status?: InvoiceStatus; customer_id?: string; entity_id?: string; subscription_id?: string; statuses?: InvoiceStatus[] };
 
 export async function listInvoiceRows(tx: Tx, tenantId: string, filter: InvoiceFilter, page: Page): Promise<{ rows: InvoiceRow[]; total: number }> {
   let q = tx.selectFrom('invoices').where('tenant_id', '=', tenantId);
   if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.statuses) q = q.where('status', 'in', filter.statuses);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.entity_id) q = q.where('entity_id', '=', filter.entity_id);
   if (filter.subscription_id) q = q.where('subscription_id', '=', filter.subscription_id);

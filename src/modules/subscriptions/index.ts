@@ -5,6 +5,7 @@ export {
   endSubscriptionNow,
   getSubscription,
   getSubscriptionRow,
+  listSubscriptions,
   lockForTransition,
   pauseSubscription,
   reactivateSubscription,

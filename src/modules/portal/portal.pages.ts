@@ -1,0 +1,149 @@
+import { formatDate, formatMoney } from '../documents/index.js';
+import type { Invoice } from '../invoices/index.js';
+import type { Subscription } from '../subscriptions/index.js';
+import type { PortalProfile } from './portal.service.js';
+
+/**
+ * The portal's server-rendered pages: plain HTML forms that POST and redirect, so everything works
+ * without JavaScript. Every value from the database or the request goes through `escapeHtml`.
+ */
+const TIME_ZONE = 'Asia/Kolkata';
+
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+const STYLE = `
+  :root { color-scheme: light; --ink: #1d2330; --muted: #5d6675; --line: #e3e6eb; --accent: #2f5bd3; --ok: #1f7a4d; --bad: #b42318; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f6f7f9; }
+  header { background: #fff; border-bottom: 1px solid var(--line); }
+  .bar { max-width: 960px; margin: 0 auto; padding: 14px 20px; display: flex; align-items: center; justify-content: space-between; gap: 12px; }
+  .brand { font-weight: 650; font-size: 17px; }
+  .who { color: var(--muted); font-size: 14px; }
+  main { max-width: 960px; margin: 0 auto; padding: 24px 20px 48px; }
+  section { background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 18px 20px; margin-bottom: 20px; }
+  h1 { font-size: 22px; margin: 0 0 16px; }
+  h2 { font-size: 17px; margin: 0 0 12px; }
+  table { width: 100%; border-collapse: collapse; font-size: 14px; }
+  th, td { text-align: left; padding: 8px 6px; border-bottom: 1px solid var(--line); vertical-align: top; }
+  th { color: var(--muted); font-weight: 600; }
+  td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+  .empty { color: var(--muted); margin: 0; }
+  .pill { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; background: #eef1f6; }
+  .pill.active, .pill.paid { background: #e5f4ec; color: var(--ok); }
+  .pill.open, .pill.past_due, .pill.unpaid { background: #fff4e0; color: #8a5300; }
+  .pill.void, .pill.canceled { background: #f1f1f1; color: var(--muted); }
+  .notice, .error { padding: 10px 14px; border-radius: 8px; margin-bottom: 20px; }
+  .notice { background: #e5f4ec; color: var(--ok); border: 1px solid #b9e0c9; }
+  .error { background: #fdecea; color: var(--bad); border: 1px solid #f5c2bd; }
+  form.inline { display: inline; }
+  label { display: block; font-weight: 600; margin-bottom: 6px; }
+  input[type=text], input[type=email] { width: 100%; max-width: 360px; padding: 8px 10px; border: 1px solid #c8ced8; border-radius: 6px; font: inherit; }
+  button { padding: 8px 14px; border: 0; border-radius: 6px; background: var(--accent); color: #fff; font: inherit; cursor: pointer; }
+  button.link { background: none; color: var(--accent); padding: 0; }
+  .row { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
+  a { color: var(--accent); }
+  .small { color: var(--muted); font-size: 13px; }
+`;
+
+function layout(title: string, body: string, header = ''): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+${header}
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+function messages(notice?: string, error?: string): string {
+  return `${notice ? `<div class="notice" role="status">${escapeHtml(notice)}</div>` : ''}${error ? `<div class="error" role="alert">${escapeHtml(error)}</div>` : ''}`;
+}
+
+/** Asking for a sign-in link. Without a tenant (a bare /portal) there is nothing to ask against. */
+export function loginPage(options: { tenantId?: string; notice?: string; error?: string } = {}): string {
+  const form = options.tenantId
+    ? `<form method="post" action="/portal/login">
+  <input type="hidden" name="tenant_id" value="${escapeHtml(options.tenantId)}">
+  <label for="email">Your e-mail address</label>
+  <div class="row"><input id="email" type="email" name="email" required autocomplete="email"><button type="submit">E-mail me a sign-in link</button></div>
+</form>`
+    : '<p>Open the sign-in link from your e-mail, or ask the business you buy from to send you one.</p>';
+  return layout(
+    'Sign in — billing portal',
+    `<h1>Sign in to your billing portal</h1>${messages(options.notice, options.error)}<section>${form}</section>`,
+  );
+}
+
+export function checkEmailPage(): string {
+  return layout(
+    'Check your e-mail — billing portal',
+    `<h1>Check your e-mail</h1><section><p>If that address belongs to an account, a sign-in link is on its way. It works once, within 15 minutes.</p></section>`,
+  );
+}
+
+export function linkInvalidPage(tenantId: string | undefined): string {
+  return loginPage({ tenantId, error: 'This sign-in link is invalid, expired or already used. Ask for a new one below.' });
+}
+
+const money = (minor: number, currency: string) => escapeHtml(formatMoney(minor, currency));
+const date = (iso: string | null) => escapeHtml(formatDate(iso, TIME_ZONE));
+const pill = (status: string) => `<span class="pill ${escapeHtml(status)}">${escapeHtml(status.replace(/_/g, ' '))}</span>`;
+
+function subscriptionRows(subscriptions: (Subscription & { plan_name: string })[]): string {
+  if (subscriptions.length === 0) return '<p class="empty">You have no subscriptions yet.</p>';
+  const rows = subscriptions.map((s) => {
+    const ending = s.cancel_at_period_end || s.status === 'canceled' ? 'Ends' : 'Renews';
+    const gift = s.gift_code ? ' <span class="pill">gift</span>' : '';
+    return `<tr data-subscription="${escapeHtml(s.id)}"><td>${escapeHtml(s.plan_name)}${gift}</td><td>${pill(s.status)}</td><td>${date(s.current_period_start)} – ${date(s.current_period_end)}</td><td>${ending} ${date(s.current_period_end)}</td></tr>`;
+  });
+  return `<table><thead><tr><th>Plan</th><th>Status</th><th>Current period</th><th>Renewal</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+function invoiceRows(invoices: Invoice[]): string {
+  if (invoices.length === 0) return '<p class="empty">You have no invoices yet.</p>';
+  const rows = invoices.map(
+    (i) =>
+      `<tr data-invoice="${escapeHtml(i.id)}"><td>${escapeHtml(i.number ?? '—')}</td><td>${date(i.issued_at)}</td><td>${pill(i.status)}</td><td class="num">${money(i.total, i.currency)}</td><td class="num">${money(i.amount_due, i.currency)}</td><td><a href="/portal/api/invoices/${escapeHtml(i.id)}/pdf">PDF</a></td></tr>`,
+  );
+  return `<table><thead><tr><th>Number</th><th>Date</th><th>Status</th><th class="num">Total</th><th class="num">Due</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+export type DashboardView = {
+  profile: PortalProfile;
+  subscriptions: (Subscription & { plan_name: string })[];
+  invoices: Invoice[];
+  notice?: string;
+  error?: string;
+  /** What the customer typed, kept in the field after a refused redemption. */
+  code?: string;
+};
+
+export function dashboardPage(view: DashboardView): string {
+  const { profile } = view;
+  const csrf = `<input type="hidden" name="csrf_token" value="${escapeHtml(profile.csrf_token)}">`;
+  const header = `<header><div class="bar"><div><div class="brand">${escapeHtml(profile.tenant.name)}</div><div class="who">${escapeHtml(profile.customer.name ?? '')} &lt;${escapeHtml(profile.customer.email)}&gt;</div></div>
+<form class="inline" method="post" action="/portal/logout">${csrf}<button type="submit" class="link">Sign out</button></form></div></header>`;
+  const body = `<h1>Your billing</h1>
+${messages(view.notice, view.error)}
+<section id="subscriptions"><h2>Subscriptions</h2>${subscriptionRows(view.subscriptions)}</section>
+<section id="invoices"><h2>Invoices</h2>${invoiceRows(view.invoices)}</section>
+<section id="redeem"><h2>Redeem a gift code</h2>
+<form method="post" action="/portal/redeem">${csrf}
+  <label for="code">Gift code</label>
+  <div class="row"><input id="code" type="text" name="code" value="${escapeHtml(view.code ?? '')}" placeholder="XXXX-XXXX-XXXX-XXXX" autocomplete="off" spellcheck="false" required maxlength="40"><button type="submit">Redeem</button></div>
+  <p class="small">The gifted subscription starts today and ends after the gifted months; it is not renewed or charged.</p>
+</form></section>`;
+  return layout(`${profile.tenant.name} — billing portal`, body, header);
+}

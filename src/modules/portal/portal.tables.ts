@@ -1,0 +1,29 @@
+import type { Timestamp } from '../../platform/db/schema.js';
+
+export interface PortalLoginTokensTable {
+  tenant_id: string;
+  id: string;
+  customer_id: string;
+  token_hash: string;
+  source: 'api' | 'email';
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface PortalSessionsTable {
+  tenant_id: string;
+  id: string;
+  customer_id: string;
+  token_hash: string;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Tables {
+    portal_login_tokens: PortalLoginTokensTable;
+    portal_sessions: PortalSessionsTable;
+  }
+}
