@@ -4,6 +4,7 @@ import { createKosh, VERSION } from '../app.js';
 import { loadConfig } from '../platform/config.js';
 import { openDatabase } from '../platform/db/database.js';
 import { migrate } from '../platform/db/migrate.js';
+import { importCommand } from './import.js';
 
 function fail(error: unknown): never {
   console.error(`kosh: ${error instanceof Error ? error.message : String(error)}`);
@@ -72,5 +73,7 @@ program
       await database.close();
     }
   });
+
+program.addCommand(importCommand());
 
 program.parseAsync(process.argv).catch(fail);

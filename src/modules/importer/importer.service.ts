@@ -1,0 +1,297 @@
+import type { Ctx } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/schema.js';
+import { newId } from '../../platform/ids.js';
+import type { BillingAddress } from '../customers/index.js';
+import {
+  existingSubscriptionExternalIds,
+  findCustomersByEmails,
+  findPlansByCodes,
+  insertNewCustomers,
+  insertNewPlans,
+  insertNewSubscriptions,
+  releaseSavepoint,
+  rollbackToSavepoint,
+  savepoint,
+  type CustomerInsert,
+  type PlanInsert,
+  type PlanRef,
+  type PriceInsert,
+  type SubscriptionInsert,
+} from './importer.repository.js';
+import type { CustomerRecord, FailedRow, PlanRecord, SubscriptionRecord } from './importer.schemas.js';
+
+/**
+ * One batch of valid records of one kind, inside the caller's transaction: inserted (real run) or
+ * only looked up (dry run, in a read-only transaction). Records already in Kosh are skipped; a
+ * record the database refuses is rolled back to its savepoint and reported, and the rest of the
+ * batch still goes in. No events are emitted and no invoice is made (docs/decisions, "import").
+ */
+
+export type Valid<R> = { record: R; key: string; line?: number; index: number };
+export type BatchResult = { created: number; skipped: number; failed: FailedRow[]; failedKeys: string[] };
+
+function failure(kind: FailedRow['kind'], row: Valid<unknown>, error: string): FailedRow {
+  return { kind, key: row.key, error, ...(row.line !== undefined ? { line: row.line } : { index: row.index }) };
+}
+
+// ── rows, built with the owning modules' rules ─────────────────────────────────────────────────
+
+/** A plan as `createPlan` stores it, with its one price. */
+export function toPlanRows(ctx: Ctx, record: PlanRecord): { plan: PlanInsert; price: PriceInsert } {
+  const id = newId();
+  return {
+    plan: {
+      tenant_id: ctx.tenantId,
+      id,
+      name: record.name,
+      code: record.code,
+      description: null,
+      interval_unit: record.interval_unit,
+      interval_count: record.interval_count,
+      trial_days: 0,
+      active: true,
+      hsn_code: record.hsn_code ?? '',
+      features: JSON.stringify([]),
+      metadata: JSON.stringify({}),
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    },
+    price: {
+      tenant_id: ctx.tenantId,
+      id: newId(),
+      plan_id: id,
+      currency: record.currency,
+      amount: record.amount,
+      type: 'recurring',
+      billing_scheme: 'per_unit',
+      created_at: ctx.now,
+    },
+  };
+}
+
+/** A customer as `createCustomer` stores it: the address with every key present. */
+export function toCustomerRow(ctx: Ctx, record: CustomerRecord): CustomerInsert {
+  const a = record.billing_address;
+  const address: BillingAddress | null = a
+    ? { line1: a.line1 ?? null, line2: a.line2 ?? null, city: a.city ?? null, state_code: a.state_code || null, postal_code: a.postal_code ?? null, country: a.country }
+    : null;
+  return {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    email: record.email,
+    name: record.name ?? null,
+    external_id: record.external_id ?? null,
+    phone: record.phone ?? null,
+    gstin: record.gstin ?? null,
+    billing_address: address ? JSON.stringify(address) : null,
+    metadata: JSON.stringify(record.metadata ?? {}),
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+}
+
+/**
+ * A subscription as `createSubscriptionRecord` stores a stated period (subscriptions module): the
+ * period kept as given (index -1, anchored at its end, so the billing run invoices the next period
+ * at current_period_end), ended/canceled at the period end when canceled, paused now when paused.
+ * A trialing subscription's trial is its current period.
+ */
+export function toSubscriptionRow(
+  ctx: Ctx,
+  record: SubscriptionRecord,
+  refs: { customerId: string; plan: PlanRef; currency: string },
+): SubscriptionInsert {
+  const ended = record.status === 'canceled' ? record.current_period_end : null;
+  return {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    customer_id: refs.customerId,
+    plan_id: refs.plan.id,
+    currency: refs.currency,
+    quantity: 1,
+    status: record.status,
+    interval_unit: refs.plan.interval_unit,
+    interval_count: refs.plan.interval_count,
+    billing_anchor: record.current_period_end,
+    period_index: -1,
+    current_period_start: record.current_period_start,
+    current_period_end: record.current_period_end,
+    cancel_at_period_end: record.cancel_at_period_end,
+    trial_start: record.status === 'trialing' ? record.current_period_start : null,
+    trial_end: record.trial_end ?? (record.status === 'trialing' ? record.current_period_end : null),
+    canceled_at: ended,
+    paused_at: record.status === 'paused' ? ctx.now : null,
+    ended_at: ended,
+    gift_code: null,
+    gifted_by: null,
+    external_id: record.external_id,
+    latest_invoice_id: null,
+    metadata: JSON.stringify({}),
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+}
+
+// ── inserting a batch, one bad row at a time if need be ────────────────────────────────────────
+
+/** SQLSTATE classes that belong to the row (bad data, a constraint), not to the connection. */
+function isRowError(error: unknown): error is Error & { code: string } {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && /^(22|23)/.test(code);
+}
+
+/**
+ * All rows in one statement; if the database refuses it, each row under its own savepoint, so a
+ * refused row is reported and leaves nothing behind while the others go in.
+ */
+async function insertEach<T extends Valid<unknown>>(
+  tx: Tx,
+  items: T[],
+  insert: (items: T[]) => Promise<string[]>,
+): Promise<{ created: Set<string>; refused: { item: T; error: string }[] }> {
+  await savepoint(tx, 'import_batch');
+  try {
+    const created = await insert(items);
+    await releaseSavepoint(tx, 'import_batch');
+    return { created: new Set(created), refused: [] };
+  } catch (error) {
+    if (!isRowError(error)) throw error;
+    await rollbackToSavepoint(tx, 'import_batch');
+  }
+  const created = new Set<string>();
+  const refused: { item: T; error: string }[] = [];
+  for (const item of items) {
+    await savepoint(tx, 'import_row');
+    try {
+      for (const key of await insert([item])) created.add(key);
+      await releaseSavepoint(tx, 'import_row');
+    } catch (error) {
+      if (!isRowError(error)) throw error;
+      await rollbackToSavepoint(tx, 'import_row');
+      refused.push({ item, error: `refused by the database: ${error.message}` });
+    }
+  }
+  return { created, refused };
+}
+
+export async function importPlans(ctx: Ctx, batch: Valid<PlanRecord>[], dryRun: boolean): Promise<BatchResult> {
+  if (dryRun) {
+    const existing = new Set((await findPlansByCodes(ctx.tx, ctx.tenantId, batch.map((b) => b.key))).map((p) => p.code));
+    const skipped = batch.filter((b) => existing.has(b.key)).length;
+    return { created: batch.length - skipped, skipped, failed: [], failedKeys: [] };
+  }
+  const rows = new Map(batch.map((b) => [b.key, toPlanRows(ctx, b.record)]));
+  const { created, refused } = await insertEach(ctx.tx, batch, (items) =>
+    insertNewPlans(
+      ctx.tx,
+      items.map((b) => rows.get(b.key)!.plan),
+      items.map((b) => rows.get(b.key)!.price),
+    ),
+  );
+  return {
+    created: created.size,
+    skipped: batch.length - created.size - refused.length,
+    failed: refused.map((r) => failure('plan', r.item, r.error)),
+    failedKeys: refused.map((r) => r.item.key),
+  };
+}
+
+export async function importCustomers(ctx: Ctx, batch: Valid<CustomerRecord>[], dryRun: boolean): Promise<BatchResult> {
+  if (dryRun) {
+    const existing = await findCustomersByEmails(ctx.tx, ctx.tenantId, batch.map((b) => b.key.toLowerCase()));
+    return { created: batch.length - existing.length, skipped: existing.length, failed: [], failedKeys: [] };
+  }
+  const rows = new Map(batch.map((b) => [b.key, toCustomerRow(ctx, b.record)]));
+  const { created, refused } = await insertEach(ctx.tx, batch, (items) => insertNewCustomers(ctx.tx, items.map((b) => rows.get(b.key)!)));
+  return {
+    created: created.size,
+    skipped: batch.length - created.size - refused.length,
+    failed: refused.map((r) => failure('customer', r.item, r.error)),
+    failedKeys: refused.map((r) => r.item.key),
+  };
+}
+
+/** What the file itself says about a key of another section (for references in subscriptions). */
+export type FileKey = { line?: number; index: number; ok: boolean; plan?: Omit<PlanRef, 'id'> };
+
+export type SubscriptionReferences = {
+  /** Plans looked up so far by code (null: not in Kosh). Plans are all imported before subscriptions. */
+  plans: Map<string, PlanRef | null>;
+  filePlans: Map<string, FileKey>;
+  /** Lower-cased e-mail → the customer rows of the file. */
+  fileCustomers: Map<string, FileKey>;
+  baseCurrency: string;
+};
+
+function where(entry: FileKey): string {
+  return entry.line !== undefined ? `line ${entry.line}` : `index ${entry.index}`;
+}
+
+/** The price a subscription is billed at: the plan's only price, or its price in the tenant's base currency. */
+function pickPrice(plan: Pick<PlanRef, 'prices'>, baseCurrency: string): { currency: string } | string {
+  if (plan.prices.length === 1) return plan.prices[0]!;
+  const base = plan.prices.find((p) => p.currency === baseCurrency);
+  if (base) return base;
+  return plan.prices.length === 0
+    ? 'plan_code: the plan has no price'
+    : `plan_code: the plan has prices in ${plan.prices.map((p) => p.currency).join(', ')} and none in the tenant's base currency ${baseCurrency}`;
+}
+
+export async function importSubscriptions(
+  ctx: Ctx,
+  batch: Valid<SubscriptionRecord>[],
+  refs: SubscriptionReferences,
+  dryRun: boolean,
+): Promise<BatchResult> {
+  const unknownCodes = [...new Set(batch.map((b) => b.record.plan_code).filter((code) => !refs.plans.has(code)))];
+  if (unknownCodes.length) {
+    const found = new Map((await findPlansByCodes(ctx.tx, ctx.tenantId, unknownCodes)).map((p) => [p.code, p]));
+    for (const code of unknownCodes) refs.plans.set(code, found.get(code) ?? null);
+  }
+  const emails = [...new Set(batch.map((b) => b.record.customer_email.toLowerCase()))];
+  const customers = new Map((await findCustomersByEmails(ctx.tx, ctx.tenantId, emails)).map((c) => [c.email.toLowerCase(), c.id]));
+
+  const failed: FailedRow[] = [];
+  const ready: (Valid<SubscriptionRecord> & { customerId: string; plan: PlanRef; currency: string })[] = [];
+  for (const row of batch) {
+    const { plan_code: code, customer_email: email } = row.record;
+    const problems: string[] = [];
+
+    let plan: PlanRef | Omit<PlanRef, 'id'> | null = refs.plans.get(code) ?? null;
+    const filePlan = refs.filePlans.get(code);
+    if (!plan && dryRun && filePlan?.ok) plan = filePlan.plan!;
+    if (!plan) {
+      problems.push(
+        filePlan
+          ? `plan_code: plan '${code}' was not imported (its row, ${where(filePlan)}, failed)`
+          : `plan_code: no plan '${code}' in this file or in Kosh`,
+      );
+    }
+    let customerId = customers.get(email.toLowerCase()) ?? null;
+    const fileCustomer = refs.fileCustomers.get(email.toLowerCase());
+    if (!customerId && dryRun && fileCustomer?.ok) customerId = '(in this file)';
+    if (!customerId) {
+      problems.push(
+        fileCustomer
+          ? `customer_email: customer '${email}' was not imported (its row, ${where(fileCustomer)}, failed)`
+          : `customer_email: no customer '${email}' in this file or in Kosh`,
+      );
+    }
+    const price = plan ? pickPrice(plan, refs.baseCurrency) : null;
+    if (typeof price === 'string') problems.push(price);
+    if (problems.length) {
+      failed.push(failure('subscription', row, problems.join('; ')));
+      continue;
+    }
+    ready.push({ ...row, customerId: customerId!, plan: plan as PlanRef, currency: (price as { currency: string }).currency });
+  }
+
+  if (dryRun) {
+    const existing = (await existingSubscriptionExternalIds(ctx.tx, ctx.tenantId, ready.map((r) => r.key))).length;
+    return { created: ready.length - existing, skipped: existing, failed, failedKeys: [] };
+  }
+  const rows = new Map(ready.map((r) => [r.key, toSubscriptionRow(ctx, r.record, r)]));
+  const { created, refused } = await insertEach(ctx.tx, ready, (items) => insertNewSubscriptions(ctx.tx, items.map((r) => rows.get(r.key)!)));
+  failed.push(...refused.map((r) => failure('subscription', r.item, r.error)));
+  return { created: created.size, skipped: ready.length - created.size - refused.length, failed, failedKeys: [] };
+}
