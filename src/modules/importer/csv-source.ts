@@ -189,6 +189,7 @@ async function* readCsvSection(section: Section, path: string, onProgress?: (byt
     if (batch.length >= PARSE_BATCH) yield* flush();
   }
   yield* flush();
+  if (!header) yield { type: 'problem', scope: 'section', line: 1, message: 'the file is empty: it needs a header row' };
 }
 
 /** Up to three CSV files, one per section; a section without a file is empty. */

@@ -94,7 +94,7 @@ export function toCustomerRow(ctx: Ctx, record: CustomerRecord): CustomerInsert 
  * A subscription as `createSubscriptionRecord` stores a stated period (subscriptions module): the
  * period kept as given (index -1, anchored at its end, so the billing run invoices the next period
  * at current_period_end), ended/canceled at the period end when canceled, paused now when paused.
- * A trialing subscription's trial is its current period.
+ * A trialing subscription's trial is its current period (trial_end as given, else the period end).
  */
 export function toSubscriptionRow(
   ctx: Ctx,
@@ -119,7 +119,8 @@ export function toSubscriptionRow(
     cancel_at_period_end: record.cancel_at_period_end,
     trial_start: record.status === 'trialing' ? record.current_period_start : null,
     trial_end: record.trial_end ?? (record.status === 'trialing' ? record.current_period_end : null),
-    canceled_at: ended,
+    // As a cancellation scheduled in Kosh records it: when Kosh learned of it.
+    canceled_at: ended ?? (record.cancel_at_period_end ? ctx.now : null),
     paused_at: record.status === 'paused' ? ctx.now : null,
     ended_at: ended,
     gift_code: null,
