@@ -9,6 +9,6 @@ import { finalizeInvoice, getInvoiceRow, type InvoiceRow } from '../modules/invo
  */
 export async function finalizeInvoiceWithCredit(ctx: Ctx, invoiceId: string): Promise<InvoiceRow> {
   const finalized = await finalizeInvoice(ctx, invoiceId);
-  await applyAvailableCredit(ctx, finalized);
-  return getInvoiceRow(ctx, invoiceId);
+  const applied = await applyAvailableCredit(ctx, finalized);
+  return applied > 0 ? getInvoiceRow(ctx, invoiceId) : finalized;
 }

@@ -258,10 +258,13 @@ export async function applyCreditNote(ctx: Ctx, id: string, invoiceId: string, a
   return spent;
 }
 
-/** Spends the customer's available credit on a just-finalized invoice, soonest-expiring first. */
-export async function applyAvailableCredit(ctx: Ctx, invoice: InvoiceRow): Promise<void> {
+/**
+ * Spends the customer's available credit on a just-finalized invoice, soonest-expiring first.
+ * Answers how much was applied.
+ */
+export async function applyAvailableCredit(ctx: Ctx, invoice: InvoiceRow): Promise<number> {
   let due = invoice.amount_due;
-  if (due <= 0 || invoice.status !== 'open') return;
+  if (due <= 0 || invoice.status !== 'open') return 0;
   const notes = await spendableCreditNotes(ctx.tx, ctx.tenantId, {
     customerId: invoice.customer_id,
     currency: invoice.currency,
@@ -274,6 +277,7 @@ export async function applyAvailableCredit(ctx: Ctx, invoice: InvoiceRow): Promi
     await applyCreditNote(ctx, note.id, invoice.id, amount);
     due -= amount;
   }
+  return invoice.amount_due - due;
 }
 
 /** At expires_at the unspent balance is written off (Dr customer credit; Cr expired-credit income). */

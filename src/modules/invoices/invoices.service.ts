@@ -229,7 +229,7 @@ export async function createInvoiceFromApi(ctx: Ctx, input: CreateInvoiceBody): 
   });
 }
 
-function entitySnapshot(entity: EntityRow): PartySnapshot {
+export function entitySnapshot(entity: EntityRow): PartySnapshot {
   return {
     name: entity.name,
     legal_name: entity.legal_name,
@@ -240,7 +240,7 @@ function entitySnapshot(entity: EntityRow): PartySnapshot {
   };
 }
 
-function customerSnapshot(customer: Customer): PartySnapshot {
+export function customerSnapshot(customer: Customer): PartySnapshot {
   return {
     name: customer.name ?? customer.email,
     email: customer.email,
@@ -263,7 +263,9 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
   const entity = await resolveEntity(ctx, draft.entity_id);
   const customer = await getCustomer(ctx, draft.customer_id);
   const settings = await readSettings(ctx);
-  // Numbers are taken here, not at draft time, so abandoned drafts leave no gaps.
+  const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, [id]);
+  // Numbers are taken here, not at draft time, so abandoned drafts leave no gaps. The counter row
+  // stays locked until commit, so everything that can be read is read above, before it.
   const number = await takeDocumentNumber(ctx, entity, 'invoice');
   let row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'finalize', {
     number,
@@ -289,7 +291,6 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
       { account: Account.IGST_PAYABLE, credit: row.igst_amount, invoiceId: row.id },
     ],
   });
-  const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, [row.id]);
   await emitEvent(ctx, 'invoice.finalized', toInvoice(row, lines));
   if (row.total === 0) {
     row = await settleInvoiceBalance(ctx.tx, ctx.tenantId, row.id, {}, ctx.now);
