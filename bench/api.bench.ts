@@ -1,0 +1,218 @@
+/**
+ * npm run bench — the cost of the platform around one write.
+ *
+ * Starts Kosh on a real port (worker off, logs silent), registers a tenant, and with autocannon
+ * (10 connections, BENCH_SECONDS each, default 10) measures:
+ *   POST /v1/plans   unique code and Idempotency-Key per request (auth, validation, idempotency,
+ *                    one transaction with plan, price and event rows)
+ *   GET  /v1/plans   first page (50) with prices and the total count
+ *   bare insert      a separate plain Fastify server, same pool, one INSERT per request: no auth,
+ *                    no validation, no idempotency, no transaction
+ *   bare 4-row tx    (breakdown only) the same server: BEGIN, the 4 rows a POST writes, COMMIT
+ * Embedded database (a temp data dir) by default; PostgreSQL when DATABASE_URL is set (a fresh
+ * database, dropped afterwards). Prints the figures, then LAST one JSON line:
+ *   {"post_plans_rps":…, "get_plans_rps":…, "bare_insert_rps":…, "ratio":…}   ratio = post / bare
+ * BENCH_QUERIES=1 also counts the SQL statements one POST /v1/plans sends.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createKosh, type Kosh } from '../src/app.js';
+import { loadConfig } from '../src/platform/config.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARMUP_SECONDS = Math.min(2, SECONDS);
+const CONNECTIONS = 10;
+
+type Storage = { env: Record<string, string>; label: string; cleanup: () => Promise<void> };
+
+/** A fresh database on the server, or a fresh embedded data directory. */
+async function freshStorage(): Promise<Storage> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    const dir = mkdtempSync(join(tmpdir(), 'kosh-bench-'));
+    return { env: { KOSH_DATA_DIR: dir }, label: `embedded PGlite (${dir})`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `kosh_bench_${randomBytes(4).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { env: { DATABASE_URL: url.toString() }, label: `PostgreSQL (${url.host}/${name})`, cleanup: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+function run(title: string, options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: CONNECTIONS, ...options, title }, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+/** Runs a short warm-up (JIT, pool, caches), then the measured run; refuses a run with errors. */
+async function measure(title: string, options: (phase: string) => autocannon.Options): Promise<autocannon.Result> {
+  await run(`${title} (warm-up)`, { ...options('warmup'), duration: WARMUP_SECONDS });
+  const result = await run(title, { ...options('run'), duration: SECONDS });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  console.log(
+    `${title.padEnd(16)} ${result.requests.average.toFixed(0).padStart(6)} req/s  ` +
+      `latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms  (${result.requests.total} requests, ${bad} failed)`,
+  );
+  if (bad > 0) throw new Error(`${title}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts — the figure is not valid`);
+  return result;
+}
+
+let counter = 0;
+/** A plan body with a code no other request of this run has used. */
+function planBody(phase: string): string {
+  counter += 1;
+  return JSON.stringify({ name: `Bench plan ${counter}`, code: `${phase}-${counter}`, interval_unit: 'month', amount: 49900, currency: 'INR', hsn_code: '998314' });
+}
+
+/**
+ * The statements one POST /v1/plans sends through the pool: every client the pool hands out while
+ * the request runs is watched. Run while nothing else is in flight.
+ */
+async function statementsOfOnePost(kosh: Kosh, base: string, key: string): Promise<string[]> {
+  const seen: string[] = [];
+  let watching = true;
+  const pool = kosh.deps.database.pool as unknown as { connect: (...args: unknown[]) => unknown };
+  const originalConnect = pool.connect;
+  const watched = new WeakSet<object>(); // the pool hands the same clients out again
+  const watch = (client: pg.PoolClient) => {
+    if (watched.has(client)) return client;
+    watched.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+      if (watching) seen.push(String(text).replace(/\s+/g, ' ').trim().slice(0, 100));
+      return query(...args);
+    };
+    return client;
+  };
+  pool.connect = (...args: unknown[]) =>
+    typeof args[0] === 'function'
+      ? originalConnect.apply(pool, args) // pool.query's own callback form
+      : (originalConnect.apply(pool, []) as Promise<pg.PoolClient>).then(watch);
+  try {
+    const res = await fetch(`${base}/v1/plans`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      body: planBody('count'),
+    });
+    if (res.status !== 201) throw new Error(`POST /v1/plans answered ${res.status}`);
+    return seen;
+  } finally {
+    watching = false;
+    pool.connect = originalConnect;
+  }
+}
+
+async function main() {
+  const storage = await freshStorage();
+  let kosh: Kosh | undefined;
+  const bare = Fastify({ logger: false });
+  try {
+    const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_WORKER: 'off', PORT: '0', ...storage.env });
+    kosh = await createKosh({ config, logger: pino({ level: 'silent' }) });
+    const base = await kosh.app.listen({ port: 0, host: '127.0.0.1' });
+    const pool = kosh.deps.database.pool;
+
+    const registered = await fetch(`${base}/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench', email: 'bench@kosh.test' }),
+    });
+    if (registered.status !== 201) throw new Error(`registration failed: ${registered.status} ${await registered.text()}`);
+    const key = ((await registered.json()) as { data: { api_key: { key: string } } }).data.api_key.key;
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+
+    // The baseline: same process, same pool, one statement per request.
+    await pool.query('CREATE TABLE bench_scratch (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL)');
+    bare.post('/bare', async (request, reply) => {
+      await pool.query('INSERT INTO bench_scratch (id, body, created_at) VALUES ($1, $2, now())', [randomUUID(), JSON.stringify(request.body)]);
+      return reply.code(201).send({ ok: true });
+    });
+    // For the breakdown only (not in the JSON): the rows a POST writes (plan, price, event,
+    // idempotency record) in one transaction, with nothing else — BEGIN, 4 INSERTs, COMMIT.
+    bare.post('/bare-transaction', async (request, reply) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        for (let i = 0; i < 4; i++) {
+          await client.query('INSERT INTO bench_scratch (id, body, created_at) VALUES ($1, $2, now())', [randomUUID(), JSON.stringify(request.body)]);
+        }
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      } finally {
+        client.release();
+      }
+      return reply.code(201).send({ ok: true });
+    });
+    const bareBase = await bare.listen({ port: 0, host: '127.0.0.1' });
+
+    if (process.env.BENCH_QUERIES === '1') {
+      const statements = await statementsOfOnePost(kosh, base, key);
+      console.log(`One POST /v1/plans sends ${statements.length} statements (plus the pool's own checkouts):`);
+      for (const statement of statements) console.log(`  ${statement}`);
+    }
+
+    console.log(`Kosh API bench: ${storage.label}, pool of ${pool.options.max} connections, ${CONNECTIONS} client connections, ${SECONDS} s per run (+${WARMUP_SECONDS} s warm-up)`);
+
+    const post = await measure('POST /v1/plans', (phase) => ({
+      url: base,
+      requests: [
+        {
+          method: 'POST',
+          path: '/v1/plans',
+          headers,
+          setupRequest: (request) => ({ ...request, body: planBody(phase), headers: { ...headers, 'idempotency-key': randomUUID() } }),
+        },
+      ],
+    }));
+    const get = await measure('GET /v1/plans', () => ({ url: `${base}/v1/plans`, method: 'GET', headers }));
+    const bareInsert = await measure('bare insert', (phase) => ({
+      url: bareBase,
+      requests: [{ method: 'POST', path: '/bare', headers: { 'content-type': 'application/json' }, setupRequest: (request) => ({ ...request, body: planBody(phase) }) }],
+    }));
+    const bareTransaction = await measure('bare 4-row tx', (phase) => ({
+      url: bareBase,
+      requests: [{ method: 'POST', path: '/bare-transaction', headers: { 'content-type': 'application/json' }, setupRequest: (request) => ({ ...request, body: planBody(phase) }) }],
+    }));
+
+    const figures = {
+      post_plans_rps: Math.round(post.requests.average),
+      get_plans_rps: Math.round(get.requests.average),
+      bare_insert_rps: Math.round(bareInsert.requests.average),
+      ratio: Number((post.requests.average / bareInsert.requests.average).toFixed(3)),
+    };
+    console.log(`\nratio POST /v1/plans ÷ bare insert = ${figures.ratio} (target on PostgreSQL: ≥ 0.6)`);
+    console.log(
+      `breakdown: the same rows in a bare transaction run at ${(bareTransaction.requests.average / bareInsert.requests.average).toFixed(3)} of a bare insert; ` +
+        `POST /v1/plans at ${(post.requests.average / bareTransaction.requests.average).toFixed(3)} of that bare transaction`,
+    );
+    console.log(JSON.stringify(figures));
+  } finally {
+    await bare.close();
+    await kosh?.close();
+    await storage.cleanup();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
