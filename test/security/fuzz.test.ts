@@ -11,7 +11,7 @@ import { fromSchema, nastyValue, nested, oneFieldWrong, wronglyTyped } from './a
  * always a 2xx with `{ data }` or a 4xx with the error envelope — never a 5xx, never a bare error.
  * FUZZ_RUNS=1000 npx vitest run test/security/fuzz.test.ts for a longer hunt.
  */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 15);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 10);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 let t: TestKosh;

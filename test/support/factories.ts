@@ -95,7 +95,57 @@ export const factories: Record<string, Factory> = {
       '/v1/subscriptions',
     );
   },
+
+  // An open invoice (auto-finalized: numbered, GST computed, posted to the ledger) for a fresh customer.
+  '/v1/invoices': async (tenant) => (await openInvoice(tenant)).id,
+
+  // A part payment recorded offline against a fresh open invoice.
+  '/v1/payments': async (tenant) => {
+    const invoice = await openInvoice(tenant);
+    return createdId(
+      await tenant.api('POST', '/v1/payments/offline', { customer_id: invoice.customer_id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: 1_000 }),
+      '/v1/payments',
+    );
+  },
+
+  // An issued credit note for the customer of a fresh open invoice; that invoice is kept for the
+  // apply body below.
+  '/v1/credit-notes': async (tenant) => {
+    const invoice = await openInvoice(tenant);
+    creditNoteTargetInvoice = invoice.id;
+    return createdId(await tenant.api('POST', '/v1/credit-notes', { customer_id: invoice.customer_id, amount: 500, reason: 'factory' }), '/v1/credit-notes');
+  },
+
+  // The journal entry a fresh invoice posted when it was finalized.
+  '/v1/ledger/journal-entries': async (tenant) => {
+    const invoice = await openInvoice(tenant);
+    const res = await tenant.api('GET', `/v1/invoices/${invoice.id}/journal-entries`);
+    const id = res.body?.data?.[0]?.id;
+    if (res.status !== 200 || typeof id !== 'string') throw new Error(`factory for /v1/ledger/journal-entries: ${res.status} ${res.text}`);
+    return id;
+  },
+
+  // The plan.created event of a fresh plan.
+  '/v1/events': async (tenant) => {
+    const planId = await factories['/v1/plans']!(tenant, {});
+    const res = await tenant.api('GET', `/v1/events?object_id=${planId}`);
+    const id = res.body?.data?.[0]?.id;
+    if (res.status !== 200 || typeof id !== 'string') throw new Error(`factory for /v1/events: ${res.status} ${res.text}`);
+    return id;
+  },
+
+  '/v1/webhooks': async (tenant) => createdId(await tenant.api('POST', '/v1/webhooks', { url: `https://hooks.example.com/${unique()}` }), '/v1/webhooks'),
 };
+
+async function openInvoice(tenant: Tenant): Promise<{ id: string; customer_id: string }> {
+  const customerId = await factories['/v1/customers']!(tenant, {});
+  const res = await tenant.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Factory work', unit_amount: 10_000 }] });
+  createdId(res, '/v1/invoices');
+  return res.body.data;
+}
+
+/** The open invoice of the customer whose credit note the factory made last (see validBodies). */
+let creditNoteTargetInvoice: string | undefined;
 
 /** The other plan of the tenant whose subscription the factory made last (see validBodies). */
 let subscriptionTargetPlan: string | undefined;
@@ -115,4 +165,21 @@ export const validBodies: Record<string, unknown> = {
     },
     preview: true,
   },
+  // Same idea: the credit note's owner applies it to their own open invoice.
+  'POST /v1/credit-notes/{id}/apply': {
+    get invoice_id() {
+      return creditNoteTargetInvoice ?? '00000000-0000-7000-8000-000000000000';
+    },
+    amount: 100,
+  },
+};
+
+/**
+ * Where SPEC prescribes another answer than 404 not_found for an id that does not exist in the
+ * caller's tenant, keyed `METHOD /path`. The security suite still requires a foreign id to answer
+ * exactly like a random one; only the expected status and code change. Cite the SPEC section.
+ */
+export const missingIdAnswers: Record<string, { status: number; code: string }> = {
+  // SPEC 4.8: every refusal of send, "invoice not found in tenant" included, is 400 validation_failed.
+  'POST /v1/invoices/{id}/send': { status: 400, code: 'validation_failed' },
 };
