@@ -225,6 +225,48 @@ describe('the billing run', () => {
     });
   });
 
+  describe('what a renewal books', () => {
+    it('is the same invoice as one issued alone: GST by place of supply, number, balanced entry, events, credit spent, webhooks queued', async () => {
+      t.clock.set('2030-05-01T00:00:00Z');
+      const tenant = await karnatakaTenant(t);
+      const hook = await tenant.api('POST', '/v1/webhooks', { url: 'https://hooks.example.test/kosh', events: ['subscription.renewed', 'invoice.finalized'] });
+      expect(hook.status, hook.text).toBe(201);
+      const plan = await createPlan(tenant, { amount: 100_000 });
+      const local = await createCustomer(tenant);
+      const mumbai = (await tenant.api('POST', '/v1/customers', { email: 'mh@renewal.test', name: 'MH', billing_address: { state_code: '27', country: 'IN' } })).body.data.id;
+      const a = await subscribe(tenant, { customer_id: local, plan_id: plan.id });
+      const b = await subscribe(tenant, { customer_id: mumbai, plan_id: plan.id });
+      for (const sub of [a, b]) await pay(tenant, (await invoicesOf(tenant, sub.id))[0]);
+      // Goodwill credit the renewal must spend, as finalizeInvoiceWithCredit would.
+      expect((await tenant.api('POST', '/v1/credit-notes', { customer_id: local, amount: 10_000, currency: 'INR', reason: 'goodwill' })).status).toBe(201);
+
+      await travelTo(t, '2030-06-01T00:00:00Z');
+      const [createA, renewalA] = await invoicesOf(tenant, a.id);
+      const [createB, renewalB] = await invoicesOf(tenant, b.id);
+      expect(renewalA).toMatchObject({ tax_type: 'intra_state', cgst_amount: 9_000, sgst_amount: 9_000, igst_amount: 0, total: 118_000, amount_credited: 10_000, amount_due: 108_000 });
+      expect(renewalB).toMatchObject({ tax_type: 'inter_state', place_of_supply: '27', igst_amount: 18_000, total: 118_000, amount_due: 118_000 });
+      // Same shape as the invoice issued through the one-by-one path at creation.
+      const shape = (i: Record<string, unknown>) => Object.keys(i).sort();
+      expect(shape(renewalA)).toEqual(shape(createA));
+      expect(renewalA.supplier).toEqual(createA.supplier);
+      expect(renewalB.customer_details).toEqual(createB.customer_details);
+      expect(sequence(renewalB.number)).toBe(sequence(renewalA.number) + 1);
+      for (const inv of [renewalA, renewalB]) {
+        const entries = (await tenant.api('GET', `/v1/invoices/${inv.id}/journal-entries`)).body.data;
+        const finalized = entries.find((e: { kind: string }) => e.kind === 'invoice.finalized');
+        const sum = (k: 'debit' | 'credit') => finalized.lines.reduce((n: number, l: Record<string, number>) => n + l[k]!, 0);
+        expect([sum('debit'), sum('credit')]).toEqual([inv.total, inv.total]);
+        expect(await eventTypesOf(tenant, inv.id)).toEqual(['invoice.created', 'invoice.finalized']);
+      }
+      const renewed = await tenant.api('GET', `/v1/events?type=subscription.renewed&object_id=${a.id}`);
+      expect(renewed.body.data).toHaveLength(1);
+      const deliveries = await tenant.api('GET', `/v1/events/${renewed.body.data[0].id}/deliveries`);
+      expect(deliveries.status, deliveries.text).toBe(200);
+      expect(deliveries.body.data).toHaveLength(1);
+      await retire(tenant, a.id, b.id);
+    });
+  });
+
   describe('exactly once', () => {
     it('invoices each due period once when runs race, and the database refuses a second invoice for a period', async () => {
       t.clock.set('2030-06-01T00:00:00Z');

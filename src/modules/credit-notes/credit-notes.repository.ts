@@ -80,3 +80,19 @@ export async function listCreditNoteRows(
   ]);
   return { rows, total: Number(count.n) };
 }
+
+/** Which of these customers hold credit they can spend now (so a batch checks once, not per invoice). */
+export async function customersWithSpendableCredit(tx: Tx, tenantId: string, customerIds: string[], now: Date): Promise<Set<string>> {
+  if (customerIds.length === 0) return new Set();
+  const rows = await tx
+    .selectFrom('credit_notes')
+    .select('customer_id')
+    .distinct()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', [...new Set(customerIds)])
+    .where('status', '=', 'issued')
+    .where('balance', '>', 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .execute();
+  return new Set(rows.map((r) => r.customer_id));
+}

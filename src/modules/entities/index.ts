@@ -4,4 +4,4 @@ export { createEntity, getEntity, getPrimaryEntity, updateEntity, toEntity } fro
 export { findEntity, findPrimaryEntity, type EntityRow } from './entities.repository.js';
 export { countryCode, postalAddress, type LegalEntity } from './entities.schemas.js';
 export type { PostalAddress } from './entities.tables.js';
-export { takeDocumentNumber, formatDocumentNumber, MAX_DOCUMENT_NUMBER_LENGTH, type DocumentKind } from './numbering.js';
+export { takeDocumentNumber, takeDocumentNumbers, formatDocumentNumber, MAX_DOCUMENT_NUMBER_LENGTH, type DocumentKind } from './numbering.js';

@@ -38,3 +38,21 @@ export async function takeDocumentNumber(ctx: Ctx, entity: EntityRow, kind: Docu
     RETURNING last_value`.execute(ctx.tx);
   return formatDocumentNumber(prefixFor(entity, kind), Number(result.rows[0]!.last_value));
 }
+
+/**
+ * Takes the next `count` numbers of an entity's series at once (the billing run finalizes many
+ * invoices per transaction), in order. Same rules as takeDocumentNumber: inside the finalizing
+ * transaction, every number used by a document of that transaction — a rollback returns them all.
+ */
+export async function takeDocumentNumbers(ctx: Ctx, entity: EntityRow, kind: DocumentKind, count: number): Promise<string[]> {
+  if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`count must be a positive integer, got ${count}`);
+  const result = await sql<{ last_value: number }>`
+    INSERT INTO document_counters (tenant_id, entity_id, kind, last_value)
+    VALUES (${ctx.tenantId}, ${entity.id}, ${kind}, ${count})
+    ON CONFLICT (tenant_id, entity_id, kind)
+    DO UPDATE SET last_value = document_counters.last_value + ${count}
+    RETURNING last_value`.execute(ctx.tx);
+  const last = Number(result.rows[0]!.last_value);
+  const prefix = prefixFor(entity, kind);
+  return Array.from({ length: count }, (_, i) => formatDocumentNumber(prefix, last - count + 1 + i));
+}

@@ -17,3 +17,4 @@ export { linesOfInvoices } from './invoices.repository.js';
 export { invoiceSchema, type Invoice } from './invoices.schemas.js';
 export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 export { unsettledSubscriptionInvoices, tenantsWithOverdueSubscriptionInvoices } from './invoices.repository.js';
+export { issueInvoices } from './invoices.batch.js';

@@ -83,3 +83,10 @@ export async function tenantsWithOverdueSubscriptionInvoices(tx: Tx, now: Date):
     .execute();
   return rows.map((r) => r.tenant_id);
 }
+
+/** Many invoices and their lines in two statements (issueInvoices). */
+export async function insertInvoices(tx: Tx, invoices: Insertable<InvoicesTable>[], lines: Insertable<InvoiceLinesTable>[]): Promise<void> {
+  if (invoices.length === 0) return;
+  await tx.insertInto('invoices').values(invoices).execute();
+  await tx.insertInto('invoice_lines').values(lines).execute();
+}

@@ -79,3 +79,10 @@ export async function trialBalanceRows(tx: Tx, tenantId: string): Promise<TrialB
     .execute();
   return rows.map((r) => ({ ledger_id: r.ledger_id, account_code: r.account_code, debit: Number(r.debit), credit: Number(r.credit) }));
 }
+
+/** Many entries and their lines in two statements (postEntries). */
+export async function insertEntries(tx: Tx, entries: Insertable<JournalEntriesTable>[], lines: Insertable<JournalLinesTable>[]): Promise<void> {
+  if (entries.length === 0) return;
+  await tx.insertInto('journal_entries').values(entries).execute();
+  await tx.insertInto('journal_lines').values(lines).execute();
+}

@@ -76,6 +76,20 @@ export async function findSubscribedEndpoints(tx: Tx, tenantId: string, type: st
     .execute();
 }
 
+/** Whether any enabled endpoint of the tenant takes one of these types (a batch of events asks once). */
+export async function anyEndpointSubscribed(tx: Tx, tenantId: string, types: string[]): Promise<boolean> {
+  const row = await tx
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('enabled', '=', true)
+    .where('deleted_at', 'is', null)
+    .where(sql<boolean>`(events ? '*' OR events ?| ${sql.val(types)}::text[])`)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 // ─── deliveries ─────────────────────────────────────────────────────────────────────────────────
 
 export async function insertDeliveries(tx: Tx, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {

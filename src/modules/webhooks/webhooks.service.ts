@@ -10,6 +10,7 @@ import { deliveryJob } from './webhooks.delivery.js';
 import {
   countLiveEndpoints,
   findEndpoint,
+  anyEndpointSubscribed,
   findSubscribedEndpoints,
   flagUnfinishedPredecessors,
   insertDeliveries,
@@ -218,6 +219,12 @@ export async function createDeliveries(ctx: Ctx, event: { id: string; type: stri
 export const queueWebhookDeliveries: EventListener = async (ctx, event) => {
   const objectId = event.data.object.id;
   await createDeliveries(ctx, { id: event.id, type: event.type, objectId: typeof objectId === 'string' ? objectId : null });
+};
+
+/** emitEvents' batch form (the billing run): one look-up, and per event only when an endpoint takes any of them. */
+queueWebhookDeliveries.batch = async (ctx, events) => {
+  if (!(await anyEndpointSubscribed(ctx.tx, ctx.tenantId, [...new Set(events.map((e) => e.type))]))) return;
+  for (const event of events) await queueWebhookDeliveries(ctx, event);
 };
 
 /** A fresh delivery (from attempt 0) to every enabled endpoint subscribed to the event's type now. */

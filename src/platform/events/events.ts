@@ -16,7 +16,10 @@ export type EventPayload = {
  * Runs inside the emitting transaction for every event. The webhooks module registers one that
  * queues deliveries, so an event and its deliveries commit (or vanish) together.
  */
-export type EventListener = (ctx: Ctx, event: EventPayload) => Promise<void>;
+export type EventListener = ((ctx: Ctx, event: EventPayload) => Promise<void>) & {
+  /** Optional: handles many events of one emitEvents call at once (else it is called per event). */
+  batch?: (ctx: Ctx, events: EventPayload[]) => Promise<void>;
+};
 
 const listeners: EventListener[] = [];
 
@@ -60,4 +63,43 @@ export async function emitEvent(
   emittedTypes.add(type);
   for (const listener of listeners) await listener(ctx, payload);
   return payload;
+}
+
+/**
+ * emitEvent for many events at once (the billing run emits a batch's events together): one INSERT,
+ * then each listener once with the batch when it has a `batch` handler, else once per event. Same
+ * transaction, same payloads, same order as separate emitEvent calls.
+ */
+export async function emitEvents(
+  ctx: Ctx,
+  items: { type: string; object: Record<string, unknown> & { id?: unknown } }[],
+): Promise<EventPayload[]> {
+  if (items.length === 0) return [];
+  const payloads: EventPayload[] = items.map(({ type, object }) => ({
+    id: newId(),
+    type,
+    created_at: toIso(ctx.now),
+    tenant_id: ctx.tenantId,
+    data: { object },
+  }));
+  await ctx.tx
+    .insertInto('events')
+    .values(
+      payloads.map((p) => ({
+        tenant_id: ctx.tenantId,
+        id: p.id,
+        type: p.type,
+        object_type: p.type.slice(0, p.type.lastIndexOf('.')),
+        object_id: typeof p.data.object.id === 'string' ? p.data.object.id : null,
+        payload: JSON.stringify(p),
+        created_at: ctx.now,
+      })),
+    )
+    .execute();
+  for (const p of payloads) emittedTypes.add(p.type);
+  for (const listener of listeners) {
+    if (listener.batch) await listener.batch(ctx, payloads);
+    else for (const p of payloads) await listener(ctx, p);
+  }
+  return payloads;
 }
