@@ -85,7 +85,9 @@ export async function claimDueSubscriptions(
     .where('current_period_end', '<=', now);
   if (options.only) q = q.where('id', '=', options.only);
   if (options.exclude?.length) q = q.where('id', 'not in', [...options.exclude]);
-  return q.orderBy('current_period_end').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
+  // Ordered by the period end alone, so the partial index serves the order and LIMIT stops the scan
+  // early (a tie-breaker on id would sort every due row on every claim).
+  return q.orderBy('current_period_end').limit(limit).forUpdate().skipLocked().execute();
 }
 
 /** The tenant's past_due and unpaid subscriptions (the run checks whether they were paid). */

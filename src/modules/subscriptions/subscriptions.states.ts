@@ -143,6 +143,8 @@ export async function advanceSubscriptionPeriods(tx: Tx, tenantId: string, advan
         sql`(${a.id}::uuid, ${a.fromPeriodEnd}::timestamptz, ${a.billingAnchor}::timestamptz, ${a.periodIndex}::integer, ${a.periodStart}::timestamptz, ${a.periodEnd}::timestamptz, ${a.latestInvoiceId}::uuid)`,
     ),
   );
+  // `id = ANY(…)` lets the planner find the rows by primary key instead of joining the VALUES list
+  // against a scan of every subscription of the tenant.
   const result = await sql<SubscriptionRow>`
     UPDATE subscriptions AS s SET
       status = CASE WHEN s.status = 'trialing' THEN ${subscriptionTransitions.end_trial.to} ELSE s.status END,
@@ -153,7 +155,8 @@ export async function advanceSubscriptionPeriods(tx: Tx, tenantId: string, advan
       latest_invoice_id = v.latest_invoice_id,
       updated_at = ${now}
     FROM (VALUES ${values}) AS v (id, from_period_end, billing_anchor, period_index, period_start, period_end, latest_invoice_id)
-    WHERE s.tenant_id = ${tenantId} AND s.id = v.id AND s.current_period_end = v.from_period_end
+    WHERE s.tenant_id = ${tenantId} AND s.id = ANY(${advances.map((a) => a.id)}::uuid[])
+      AND s.id = v.id AND s.current_period_end = v.from_period_end
       AND s.status IN (${sql.join(from)})
     RETURNING s.*`.execute(tx);
   if (result.rows.length !== advances.length) {
