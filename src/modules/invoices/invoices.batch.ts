@@ -50,7 +50,9 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
   const lines: InvoiceLineRow[] = [];
   const linesById = new Map<string, InvoiceLineRow[]>();
   const postings: Posting[] = [];
-  const events: Parameters<typeof emitEvents>[1] = [];
+  const created: Record<string, unknown>[] = [];
+  const finalized: Record<string, unknown>[] = [];
+  const paid: Record<string, unknown>[] = [];
   inputs.forEach((input, i) => {
     const entity = resolved[i]!;
     const tax = computeInvoiceTax({
@@ -153,9 +155,9 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
         { account: Account.IGST_PAYABLE, credit: final.igst_amount, invoiceId: id },
       ],
     });
-    events.push({ type: 'invoice.created', object: toInvoice(draft, invoiceLines) });
-    events.push({ type: 'invoice.finalized', object: toInvoice(open, invoiceLines) });
-    if (paidAtOnce) events.push({ type: 'invoice.paid', object: toInvoice(final, invoiceLines) });
+    created.push(toInvoice(draft, invoiceLines));
+    finalized.push(toInvoice(open, invoiceLines));
+    if (paidAtOnce) paid.push(toInvoice(final, invoiceLines));
   });
 
   await insertInvoices(
@@ -169,6 +171,11 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
     lines,
   );
   await postEntries(ctx, postings);
-  await emitEvents(ctx, events);
+  // Per invoice still created → finalized → paid, as one by one; the batch's are grouped by type.
+  await emitEvents(ctx, [
+    ...created.map((object) => ({ type: 'invoice.created', object })),
+    ...finalized.map((object) => ({ type: 'invoice.finalized', object })),
+    ...paid.map((object) => ({ type: 'invoice.paid', object })),
+  ]);
   return invoices;
 }
