@@ -1,10 +1,16 @@
+import type { Kysely } from 'kysely';
+import { Coalescer } from '../../platform/coalesce.js';
+import type { DB } from '../../platform/db/schema.js';
 import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
 import { toEvent, type EventRow } from '../events/index.js';
 import {
-  findDeliveryTarget,
-  recordDeliveryAttempt,
+  findDeliveryTargets,
+  recordDeliveryAttempts,
   releaseNextWaiting,
+  type AttemptRecord,
+  type DeliveryKey,
   type DeliveryTarget,
+  type RecordedAttempt,
 } from './webhooks.repository.js';
 import { signatureHeader } from './webhooks.signing.js';
 import { isFinished, recordAttempt, type AttemptOutcome } from './webhooks.states.js';
@@ -14,8 +20,13 @@ export const DELIVER_JOB = 'webhooks.deliver';
 
 /** Each attempt — connect, send, and read the answer — gets 10 s (DESIGN §7). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
-/** In-flight attempts per endpoint in one worker process, so a dead endpoint cannot take every slot. */
-export const MAX_IN_FLIGHT_PER_ENDPOINT = 20;
+/**
+ * In-flight attempts one endpoint may have in one worker process: half the worker's slots, so a
+ * dead or slow endpoint can never take them all (20 with the default KOSH_WORKER_CONCURRENCY).
+ */
+export function maxInFlightPerEndpoint(workerConcurrency: number): number {
+  return Math.max(1, Math.ceil(workerConcurrency / 2));
+}
 /** When an endpoint is at its limit, its further deliveries are looked at again this much later. */
 const BUSY_RETRY_MS = 5_000;
 /** The receiver's answer is read (so the connection can be reused) up to this size, then dropped. */
@@ -33,6 +44,42 @@ export function deliveryJob(tenantId: string, deliveryId: string, runAt: Date): 
 const inFlight = new Map<string, number>();
 
 /**
+ * The worker runs many delivery jobs at once; their reads and their attempt records are
+ * coalesced into one statement per batch (per database: tests run several apps in one process).
+ */
+type Batchers = { load: Coalescer<DeliveryKey, DeliveryTarget | undefined>; record: Coalescer<AttemptRecord, RecordedAttempt | undefined> };
+const batchers = new WeakMap<Kysely<DB>, Batchers>();
+const keyOf = (k: DeliveryKey) => `${k.tenantId}/${k.id}`;
+
+function batchersFor(db: Kysely<DB>): Batchers {
+  let b = batchers.get(db);
+  if (!b) {
+    b = {
+      load: new Coalescer(
+        async (keys) => {
+          const rows = new Map((await findDeliveryTargets(db, keys)).map((r) => [keyOf({ tenantId: r.tenant_id, id: r.id }), r]));
+          return keys.map((k) => rows.get(keyOf(k)));
+        },
+        { maxBatch: 200 },
+      ),
+      record: new Coalescer(
+        async (records) => {
+          // One row per delivery per statement; a second record of the same delivery in the batch
+          // is treated as losing the race (its caller re-reads).
+          const first = new Map<string, AttemptRecord>();
+          for (const r of records) if (!first.has(keyOf(r))) first.set(keyOf(r), r);
+          const rows = new Map((await recordDeliveryAttempts(db, [...first.values()])).map((r) => [keyOf({ tenantId: r.tenant_id, id: r.id }), r]));
+          return records.map((r) => (first.get(keyOf(r)) === r ? rows.get(keyOf(r)) : undefined));
+        },
+        { maxBatch: 200 },
+      ),
+    };
+    batchers.set(db, b);
+  }
+  return b;
+}
+
+/**
  * The job handler: makes the attempt that is due, records it, and either finishes or asks to be
  * run again when the next attempt is due. Safe to re-run at any point (a crashed worker's job is
  * claimed again): a finished delivery is left alone, and an attempt is recorded only against the
@@ -42,7 +89,8 @@ export async function runDeliveryJob(job: Job, env: JobEnv): Promise<void> {
   const tenantId = job.tenant_id;
   const deliveryId = job.payload.delivery_id;
   if (!tenantId || typeof deliveryId !== 'string') throw new Error('webhook delivery job without tenant or delivery id');
-  const target = await findDeliveryTarget(env.db, tenantId, deliveryId);
+  const { load, record } = batchersFor(env.db);
+  const target = await load.call({ tenantId, id: deliveryId });
   if (!target) return; // deliveries are never deleted; nothing to do for an unknown one
 
   if (isFinished(target)) {
@@ -56,7 +104,7 @@ export async function runDeliveryJob(job: Job, env: JobEnv): Promise<void> {
 
   const endpointKey = `${tenantId}/${target.webhook_endpoint_id}`;
   const busy = inFlight.get(endpointKey) ?? 0;
-  if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) {
+  if (busy >= maxInFlightPerEndpoint(env.config.workerConcurrency)) {
     throw new RetryJobAt(new Date(startedAt.getTime() + BUSY_RETRY_MS), 'endpoint has too many attempts in flight');
   }
   inFlight.set(endpointKey, busy + 1);
@@ -70,13 +118,14 @@ export async function runDeliveryJob(job: Job, env: JobEnv): Promise<void> {
   }
 
   const at = env.clock.now();
-  const recorded = await recordDeliveryAttempt(env.db, tenantId, deliveryId, target.attempts, {
-    ...recordAttempt(target.attempts, outcome, at),
-    endpoint_url: target.url,
-    updated_at: at,
+  const recorded = await record.call({
+    tenantId,
+    id: deliveryId,
+    attemptsBefore: target.attempts,
+    columns: { ...recordAttempt(target.attempts, outcome, at), endpoint_url: target.url, updated_at: at },
   });
   // Another run of this job recorded this attempt first: carry on from what it recorded.
-  const after = recorded ?? (await findDeliveryTarget(env.db, tenantId, deliveryId));
+  const after = recorded ?? (await load.call({ tenantId, id: deliveryId }));
   if (!after) return;
   if (isFinished(after)) {
     if (after.successor_waiting) await releaseSuccessor(env, target);
@@ -133,6 +182,9 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
   }
   // webhook-id is the event id: stable across retries and redeliveries, so receivers can dedupe.
   const signature = signatureHeader(secrets, target.event_id, timestamp, body);
+  // A plain controller and timer: AbortSignal.timeout() is markedly costlier per request.
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('attempt timed out', 'TimeoutError')), ATTEMPT_TIMEOUT_MS);
   try {
     const response = await fetch(url, {
       method: 'POST',
@@ -147,7 +199,7 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
       },
       body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+      signal: controller.signal,
     });
     await readSome(response);
     const status = response.status;
@@ -159,12 +211,19 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
     return { ok: false, statusCode: status, error: `receiver answered HTTP ${status}` };
   } catch (error) {
     return { ok: false, statusCode: null, error: describeFetchError(error) };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
 /** Reads (and drops) up to MAX_ANSWER_BYTES of the answer, so the keep-alive connection is reusable. */
 async function readSome(response: Response): Promise<void> {
   if (!response.body) return;
+  const length = Number(response.headers.get('content-length') ?? NaN);
+  if (length <= MAX_ANSWER_BYTES) {
+    await response.arrayBuffer(); // the common case: a short answer of known length, read in one go
+    return;
+  }
   const reader = response.body.getReader();
   let read = 0;
   for (;;) {

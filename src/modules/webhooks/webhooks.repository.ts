@@ -162,8 +162,14 @@ export async function releaseNextWaiting(tx: Tx, tenantId: string, endpointId: s
   return row?.id;
 }
 
-/** Everything one attempt needs, in one round trip: the delivery, its endpoint and its event. */
-export async function findDeliveryTarget(tx: Tx, tenantId: string, deliveryId: string) {
+export type DeliveryKey = { tenantId: string; id: string };
+
+/**
+ * Everything an attempt needs — the delivery, its endpoint and its event — for many deliveries in
+ * one round trip (the worker runs many attempts at once). Each key carries its own tenant.
+ */
+export async function findDeliveryTargets(tx: Tx, keys: DeliveryKey[]) {
+  if (keys.length === 0) return [];
   return tx
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_endpoints as e', (j) => j.onRef('e.tenant_id', '=', 'd.tenant_id').onRef('e.id', '=', 'd.webhook_endpoint_id'))
@@ -190,38 +196,50 @@ export async function findDeliveryTarget(tx: Tx, tenantId: string, deliveryId: s
       'ev.payload as event_payload',
       'ev.created_at as event_created_at',
     ])
-    .where('d.tenant_id', '=', tenantId)
-    .where('d.id', '=', deliveryId)
-    .executeTakeFirst();
+    .where(sql<boolean>`(d.tenant_id, d.id) IN (${sql.join(keys.map((k) => sql`(${k.tenantId}::uuid, ${k.id}::uuid)`))})`)
+    .execute();
 }
-export type DeliveryTarget = NonNullable<Awaited<ReturnType<typeof findDeliveryTarget>>>;
+export type DeliveryTarget = Awaited<ReturnType<typeof findDeliveryTargets>>[number];
 
-export type AttemptColumns = Pick<
-  Updateable<WebhookDeliveriesTable>,
-  'attempts' | 'last_status_code' | 'last_error' | 'delivered_at' | 'next_retry_at' | 'endpoint_url' | 'updated_at'
->;
+export async function findDeliveryTarget(tx: Tx, tenantId: string, id: string): Promise<DeliveryTarget | undefined> {
+  return (await findDeliveryTargets(tx, [{ tenantId, id }]))[0];
+}
+
+export type AttemptColumns = {
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  next_retry_at: Date | null;
+  endpoint_url: string;
+  updated_at: Date;
+};
+export type AttemptRecord = DeliveryKey & { attemptsBefore: number; columns: AttemptColumns };
+export type RecordedAttempt = Pick<DeliveryRow, 'tenant_id' | 'id' | 'attempts' | 'delivered_at' | 'next_retry_at' | 'successor_waiting'>;
 
 /**
- * Records one attempt — its count, outcome and the next retry — in a single statement, guarded
- * by the attempt count the caller saw: a re-run of a crashed job cannot count an attempt twice,
- * and of two racing runs only one records. Undefined when the guard did not match.
+ * Records attempts — each its count, outcome and next retry — in a single statement, each row
+ * guarded by the attempt count its attempt was made from: a re-run of a crashed job cannot count
+ * an attempt twice, and of two racing runs only one records. Answers the rows that matched.
  */
-export async function recordDeliveryAttempt(
-  tx: Tx,
-  tenantId: string,
-  id: string,
-  attemptsBefore: number,
-  columns: AttemptColumns,
-): Promise<Pick<DeliveryRow, 'attempts' | 'delivered_at' | 'next_retry_at' | 'successor_waiting'> | undefined> {
-  return tx
-    .updateTable('webhook_deliveries')
-    .set(columns)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('attempts', '=', attemptsBefore)
-    .where('delivered_at', 'is', null)
-    .returning(['attempts', 'delivered_at', 'next_retry_at', 'successor_waiting'])
-    .executeTakeFirst();
+export async function recordDeliveryAttempts(tx: Tx, records: AttemptRecord[]): Promise<RecordedAttempt[]> {
+  if (records.length === 0) return [];
+  const values = sql.join(
+    records.map(
+      (r) =>
+        sql`(${r.tenantId}::uuid, ${r.id}::uuid, ${r.attemptsBefore}::int, ${r.columns.attempts}::int, ${r.columns.last_status_code}::int,
+             ${r.columns.last_error}::text, ${r.columns.delivered_at}::timestamptz, ${r.columns.next_retry_at}::timestamptz,
+             ${r.columns.endpoint_url}::text, ${r.columns.updated_at}::timestamptz)`,
+    ),
+  );
+  const result = await sql<RecordedAttempt>`
+    UPDATE webhook_deliveries AS d
+    SET attempts = v.attempts, last_status_code = v.last_status_code, last_error = v.last_error, delivered_at = v.delivered_at,
+        next_retry_at = v.next_retry_at, endpoint_url = v.endpoint_url, updated_at = v.updated_at
+    FROM (VALUES ${values}) AS v (tenant_id, id, attempts_before, attempts, last_status_code, last_error, delivered_at, next_retry_at, endpoint_url, updated_at)
+    WHERE d.tenant_id = v.tenant_id AND d.id = v.id AND d.attempts = v.attempts_before AND d.delivered_at IS NULL
+    RETURNING d.tenant_id, d.id, d.attempts, d.delivered_at, d.next_retry_at, d.successor_waiting`.execute(tx);
+  return result.rows;
 }
 
 export type DeliveryFilter = { endpointId?: string; eventId?: string; status?: DeliveryStatus };

@@ -5,6 +5,7 @@ import type { DB, Tx } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { newId } from '../ids.js';
+import { Coalescer } from '../coalesce.js';
 import type { JobsTable } from './jobs.tables.js';
 import './jobs.tables.js';
 
@@ -115,8 +116,8 @@ export type WorkerOptions = {
  * `dead` after `max_attempts`; a worker that dies mid-job leaves a lease that expires and the job
  * is claimed again — handlers are therefore written to be idempotent.
  *
- * `start()` keeps up to `concurrency` jobs running and claims more as slots free up (in chunks of
- * at least half a batch). `runOnce()`/`drain()` — what tests use — run one whole batch at a time.
+ * `start()` keeps up to `concurrency` jobs running and claims more as slots free up (once at least
+ * half a claim's worth is free; a claim is a batch, or a quarter of the slots if that is more). `runOnce()`/`drain()` — what tests use — run one whole batch at a time.
  */
 export class Worker {
   private readonly env: JobEnv;
@@ -130,6 +131,22 @@ export class Worker {
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private stopped = true;
+  /**
+   * Jobs that finish in the same turn of the event loop are marked done in one UPDATE. A crash
+   * before it runs leaves them `running` until their lease expires and they run again, which
+   * handlers already allow for.
+   */
+  private readonly markDone = new Coalescer<string, void>(
+    async (ids) => {
+      await this.env.db
+        .updateTable('jobs')
+        .set({ state: 'done', locked_until: null, last_error: null, updated_at: this.env.clock.now() })
+        .where('id', 'in', ids)
+        .execute();
+      return ids.map(() => undefined);
+    },
+    { maxBatch: 500 },
+  );
 
   constructor(options: WorkerOptions) {
     this.env = options.env;
@@ -167,7 +184,8 @@ export class Worker {
   private async runContinuously(): Promise<void> {
     const { clock, logger } = this.env;
     const inFlight = new Set<Promise<void>>();
-    const chunk = Math.min(this.batchSize, this.concurrency);
+    // With many slots, claim more per query (a quarter of the slots), never more than fit.
+    const chunk = Math.min(Math.max(this.batchSize, Math.floor(this.concurrency / 4)), this.concurrency);
     let lastHousekeeping = -Infinity;
     while (!this.stopped) {
       const free = this.concurrency - inFlight.size;
@@ -175,7 +193,7 @@ export class Worker {
         await Promise.race(inFlight);
         continue;
       }
-      const wanted = Math.min(free, this.batchSize);
+      const wanted = Math.min(free, chunk);
       let jobs: Job[] = [];
       try {
         const now = clock.now();
@@ -253,34 +271,35 @@ export class Worker {
   }
 
   private async runJob(job: Job): Promise<void> {
-    const { db, clock, logger } = this.env;
     const handler = this.handlers[job.kind];
     try {
       if (!handler) throw new Error(`no handler for job kind '${job.kind}'`);
       await handler(job, this.env);
-      await db
-        .updateTable('jobs')
-        .set({ state: 'done', locked_until: null, last_error: null, updated_at: clock.now() })
-        .where('id', '=', job.id)
-        .execute();
     } catch (error) {
-      const now = clock.now();
-      const message = error instanceof Error ? error.message : String(error);
-      const dead = job.attempts >= job.max_attempts;
-      const runAt = error instanceof RetryJobAt ? error.runAt : new Date(now.getTime() + backoffMs(job.attempts));
-      logger.warn({ jobId: job.id, kind: job.kind, attempts: job.attempts, dead, err: message }, 'job failed');
-      await db
-        .updateTable('jobs')
-        .set({
-          state: dead ? 'dead' : 'pending',
-          run_at: dead ? job.run_at : runAt,
-          locked_until: null,
-          last_error: message.slice(0, 2000),
-          updated_at: now,
-        })
-        .where('id', '=', job.id)
-        .execute();
+      await this.recordFailure(job, error);
+      return;
     }
+    await this.markDone.call(job.id);
+  }
+
+  private async recordFailure(job: Job, error: unknown): Promise<void> {
+    const { db, clock, logger } = this.env;
+    const now = clock.now();
+    const message = error instanceof Error ? error.message : String(error);
+    const dead = job.attempts >= job.max_attempts;
+    const runAt = error instanceof RetryJobAt ? error.runAt : new Date(now.getTime() + backoffMs(job.attempts));
+    logger.warn({ jobId: job.id, kind: job.kind, attempts: job.attempts, dead, err: message }, 'job failed');
+    await db
+      .updateTable('jobs')
+      .set({
+        state: dead ? 'dead' : 'pending',
+        run_at: dead ? job.run_at : runAt,
+        locked_until: null,
+        last_error: message.slice(0, 2000),
+        updated_at: now,
+      })
+      .where('id', '=', job.id)
+      .execute();
   }
 }
 
