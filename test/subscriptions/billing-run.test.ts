@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBillingRun } from '../../src/flows/run-billing.js';
+import { createSubscriptionRecord } from '../../src/modules/subscriptions/index.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { createCustomer, createPlan, eventTypesOf, getSubscription, invoicesOf, karnatakaTenant, pay, retire, subscribe, travelTo } from './helpers.js';
 
@@ -222,6 +223,53 @@ describe('the billing run', () => {
       expect((await getSubscription(acme, sub.id)).current_period_start).toBe('2030-04-20T00:00:00.000Z');
       expect(await eventTypesOf(acme, sub.id)).toEqual(['subscription.created', 'subscription.paused', 'subscription.resumed', 'subscription.renewed']);
       await retire(acme, sub.id);
+    });
+  });
+
+  describe('subscriptions stated by another flow (gifts, the importer)', () => {
+    it('keeps the given period, invoices nothing at creation, and continues the schedule from its end', async () => {
+      t.clock.set('2030-08-10T00:00:00Z');
+      const plan = await createPlan(acme, { amount: 100_000 });
+      const customer = await createCustomer(acme);
+      const { row } = await t.database.db.transaction().execute((tx) =>
+        createSubscriptionRecord({ tx, tenantId: acme.tenantId, now: t.clock.now() }, {
+          customerId: customer,
+          planId: plan.id,
+          status: 'active',
+          currentPeriodStart: new Date('2030-07-31T00:00:00Z'),
+          currentPeriodEnd: new Date('2030-08-31T00:00:00Z'),
+          externalId: 'legacy-42',
+        }),
+      );
+      expect(await getSubscription(acme, row.id)).toMatchObject({
+        status: 'active',
+        external_id: 'legacy-42',
+        current_period_start: '2030-07-31T00:00:00.000Z',
+        current_period_end: '2030-08-31T00:00:00.000Z',
+        latest_invoice_id: null,
+      });
+      expect(await invoicesOf(acme, row.id)).toEqual([]);
+      await travelTo(t, '2030-08-31T00:00:00Z');
+      await pay(acme, (await invoicesOf(acme, row.id))[0]);
+      await travelTo(t, '2030-09-30T00:00:00Z');
+      expect(periods(await invoicesOf(acme, row.id))).toEqual([
+        ['subscription_cycle', '2030-08-31', '2030-09-30'],
+        ['subscription_cycle', '2030-09-30', '2030-10-31'],
+      ]);
+      // The same external id twice is refused.
+      await expect(
+        t.database.db.transaction().execute((tx) =>
+          createSubscriptionRecord({ tx, tenantId: acme.tenantId, now: t.clock.now() }, {
+            customerId: customer,
+            planId: plan.id,
+            status: 'active',
+            currentPeriodStart: new Date('2030-09-01T00:00:00Z'),
+            currentPeriodEnd: new Date('2030-10-01T00:00:00Z'),
+            externalId: 'legacy-42',
+          }),
+        ),
+      ).rejects.toThrow(/already exists/);
+      await retire(acme, row.id);
     });
   });
 
