@@ -1,4 +1,4 @@
-import { sql, type Insertable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { DB, Tx } from '../../platform/db/schema.js';
 
 /**
@@ -10,10 +10,15 @@ import type { DB, Tx } from '../../platform/db/schema.js';
  * (docs/decisions, "import"). Every statement is scoped by tenant.
  */
 
-export type PlanInsert = Insertable<DB['plans']>;
-export type PriceInsert = Insertable<DB['prices']>;
-export type CustomerInsert = Insertable<DB['customers']>;
-export type SubscriptionInsert = Insertable<DB['subscriptions']>;
+/**
+ * Rows as stored: every column, jsonb columns as their values. The whole batch goes to the server
+ * as one JSON parameter and `json_populate_recordset` turns it into rows — one parameter instead
+ * of thousands, which is what makes a 500-row statement cheap to send and to plan (on PGlite too).
+ */
+export type PlanInsert = Selectable<DB['plans']>;
+export type PriceInsert = Selectable<DB['prices']>;
+export type CustomerInsert = Selectable<DB['customers']>;
+export type SubscriptionInsert = Selectable<DB['subscriptions']>;
 
 /** What a subscription needs of its plan, and what the compare gate checks. */
 export type PlanRef = {
@@ -26,28 +31,36 @@ export type PlanRef = {
 
 // ── writes: ON CONFLICT DO NOTHING … RETURNING tells created from already there ───────────────
 
+async function insertRows(tx: Tx, table: 'plans' | 'prices' | 'customers' | 'subscriptions', rows: object[], key: string): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const target = sql.table(table);
+  const { rows: created } = await sql<{ key: string }>`
+    INSERT INTO ${target} SELECT * FROM json_populate_recordset(NULL::${target}, ${JSON.stringify(rows)}::json)
+    ON CONFLICT DO NOTHING RETURNING ${sql.ref(key)} AS key`.execute(tx);
+  return created.map((r) => r.key);
+}
+
 /** Inserts the plans that are not there yet (by code) and the prices of those; answers their codes. */
 export async function insertNewPlans(tx: Tx, plans: PlanInsert[], prices: PriceInsert[]): Promise<string[]> {
-  if (plans.length === 0) return [];
-  const created = await tx.insertInto('plans').values(plans).onConflict((oc) => oc.doNothing()).returning(['id', 'code']).execute();
-  const ids = new Set(created.map((p) => p.id));
-  const newPrices = prices.filter((p) => ids.has(p.plan_id));
-  if (newPrices.length) await tx.insertInto('prices').values(newPrices).execute();
-  return created.map((p) => p.code);
+  const codes = new Set(await insertRows(tx, 'plans', plans, 'code'));
+  const ids = new Set(plans.filter((p) => codes.has(p.code)).map((p) => p.id));
+  await insertRows(
+    tx,
+    'prices',
+    prices.filter((p) => ids.has(p.plan_id)),
+    'id',
+  );
+  return [...codes];
 }
 
 /** Inserts the customers whose e-mail (case-insensitively) is new; answers their e-mails. */
 export async function insertNewCustomers(tx: Tx, rows: CustomerInsert[]): Promise<string[]> {
-  if (rows.length === 0) return [];
-  const created = await tx.insertInto('customers').values(rows).onConflict((oc) => oc.doNothing()).returning('email').execute();
-  return created.map((c) => c.email);
+  return insertRows(tx, 'customers', rows, 'email');
 }
 
 /** Inserts the subscriptions whose external_id is new; answers their external ids. */
 export async function insertNewSubscriptions(tx: Tx, rows: SubscriptionInsert[]): Promise<string[]> {
-  if (rows.length === 0) return [];
-  const created = await tx.insertInto('subscriptions').values(rows).onConflict((oc) => oc.doNothing()).returning('external_id').execute();
-  return created.map((s) => s.external_id!);
+  return insertRows(tx, 'subscriptions', rows, 'external_id');
 }
 
 /** Savepoints let one bad row be rolled back without losing the rest of its batch. */
@@ -63,7 +76,28 @@ export async function releaseSavepoint(tx: Tx, name: 'import_batch' | 'import_ro
   await sql`RELEASE SAVEPOINT ${sql.raw(name)}`.execute(tx);
 }
 
+/**
+ * Fresh planner statistics for tables a bulk load has just grown. Without them PostgreSQL still
+ * believes the table is as small as when it was last analyzed and answers the next lookups by key
+ * (the subscriptions' customers, the compare gate) with scans of the whole table: measured 100 ms
+ * instead of 2 ms per batch at 100 000 customers. Maintenance, not a query: not scoped by tenant.
+ * Skipped quietly where the role may not analyze (autovacuum will, later).
+ */
+export async function refreshStatistics(tx: Tx, tables: ('plans' | 'prices' | 'customers' | 'subscriptions')[]): Promise<void> {
+  try {
+    await sql`ANALYZE ${sql.join(tables.map((t) => sql.table(t)))}`.execute(tx);
+  } catch (error) {
+    if ((error as { code?: string }).code !== '42501') throw error;
+  }
+}
+
 // ── reads by matching key ───────────────────────────────────────────────────────────────────────
+
+/** `column = ANY($1)`: a batch of keys as one array parameter rather than hundreds of them. */
+function anyOf(column: string | RawBuilder<unknown>, values: string[], type: 'text' | 'uuid' = 'text'): RawBuilder<boolean> {
+  const ref = typeof column === 'string' ? sql.ref(column) : column;
+  return sql<boolean>`${ref} = ANY(${values}::${sql.raw(type)}[])`;
+}
 
 export async function findPlansByCodes(tx: Tx, tenantId: string, codes: string[]): Promise<PlanRef[]> {
   if (codes.length === 0) return [];
@@ -71,7 +105,7 @@ export async function findPlansByCodes(tx: Tx, tenantId: string, codes: string[]
     .selectFrom('plans')
     .select(['id', 'code', 'interval_unit', 'interval_count'])
     .where('tenant_id', '=', tenantId)
-    .where('code', 'in', codes)
+    .where(anyOf('code', codes))
     .execute();
   if (plans.length === 0) return [];
   const prices = await tx
@@ -79,9 +113,11 @@ export async function findPlansByCodes(tx: Tx, tenantId: string, codes: string[]
     .select(['plan_id', 'currency', 'amount'])
     .where('tenant_id', '=', tenantId)
     .where(
-      'plan_id',
-      'in',
-      plans.map((p) => p.id),
+      anyOf(
+        'plan_id',
+        plans.map((p) => p.id),
+        'uuid',
+      ),
     )
     .orderBy('created_at')
     .orderBy('id')
@@ -104,7 +140,7 @@ export async function findCustomersByEmails(tx: Tx, tenantId: string, emails: st
     .selectFrom('customers')
     .select(['id', 'email', 'name'])
     .where('tenant_id', '=', tenantId)
-    .where((eb) => eb(eb.fn<string>('lower', ['email']), 'in', emails))
+    .where(anyOf(sql`lower(email)`, emails))
     .execute();
 }
 
@@ -126,7 +162,7 @@ export async function findSubscriptionsByExternalIds(tx: Tx, tenantId: string, e
     .innerJoin('plans as p', (j) => j.onRef('p.tenant_id', '=', 's.tenant_id').onRef('p.id', '=', 's.plan_id'))
     .select(['s.id', 's.external_id', 's.status', 's.current_period_end', 's.cancel_at_period_end', 'c.email as customer_email', 'p.code as plan_code'])
     .where('s.tenant_id', '=', tenantId)
-    .where('s.external_id', 'in', externalIds)
+    .where(anyOf('s.external_id', externalIds))
     .execute();
 }
 
@@ -136,7 +172,7 @@ export async function existingSubscriptionExternalIds(tx: Tx, tenantId: string, 
     .selectFrom('subscriptions')
     .select('external_id')
     .where('tenant_id', '=', tenantId)
-    .where('external_id', 'in', externalIds)
+    .where(anyOf('external_id', externalIds))
     .execute();
   return rows.map((r) => r.external_id!);
 }

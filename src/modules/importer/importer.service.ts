@@ -9,6 +9,7 @@ import {
   insertNewCustomers,
   insertNewPlans,
   insertNewSubscriptions,
+  refreshStatistics,
   releaseSavepoint,
   rollbackToSavepoint,
   savepoint,
@@ -51,8 +52,8 @@ export function toPlanRows(ctx: Ctx, record: PlanRecord): { plan: PlanInsert; pr
       trial_days: 0,
       active: true,
       hsn_code: record.hsn_code ?? '',
-      features: JSON.stringify([]),
-      metadata: JSON.stringify({}),
+      features: [],
+      metadata: {},
       created_at: ctx.now,
       updated_at: ctx.now,
     },
@@ -83,8 +84,8 @@ export function toCustomerRow(ctx: Ctx, record: CustomerRecord): CustomerInsert 
     external_id: record.external_id ?? null,
     phone: record.phone ?? null,
     gstin: record.gstin ?? null,
-    billing_address: address ? JSON.stringify(address) : null,
-    metadata: JSON.stringify(record.metadata ?? {}),
+    billing_address: address,
+    metadata: record.metadata ?? {},
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -127,7 +128,7 @@ export function toSubscriptionRow(
     gifted_by: null,
     external_id: record.external_id,
     latest_invoice_id: null,
-    metadata: JSON.stringify({}),
+    metadata: {},
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -173,6 +174,11 @@ async function insertEach<T extends Valid<unknown>>(
     }
   }
   return { created, refused };
+}
+
+/** After a section that created rows: the tables it grew, analyzed (see refreshStatistics). */
+export async function analyzeSection(tx: Tx, section: 'plans' | 'customers' | 'subscriptions'): Promise<void> {
+  await refreshStatistics(tx, section === 'plans' ? ['plans', 'prices'] : [section]);
 }
 
 export async function importPlans(ctx: Ctx, batch: Valid<PlanRecord>[], dryRun: boolean): Promise<BatchResult> {

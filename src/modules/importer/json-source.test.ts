@@ -7,7 +7,7 @@ import { JsonSectionScanner, jsonFileSource } from './json-source.js';
 
 /** Every item the scanner gives for `section` when the text arrives in pieces of `size` characters. */
 function scan(text: string, section: Section, size = text.length): SourceItem[] {
-  const scanner = new JsonSectionScanner(section, section === 'plans');
+  const scanner = new JsonSectionScanner(section, true);
   const items: SourceItem[] = [];
   for (let at = 0; at < text.length; at += size) items.push(...scanner.feed(text.slice(at, at + size)));
   return [...items, ...scanner.finish()];

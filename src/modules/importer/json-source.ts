@@ -5,8 +5,9 @@ import { SECTIONS, type ImportSource, type Section, type SourceItem } from './im
  * A streaming reader for the one JSON shape the importer takes:
  * `{ "plans": [ {...}, ... ], "customers": [ ... ], "subscriptions": [ ... ] }`.
  *
- * It scans the text once per section asked for and hands out that section's elements one at a
- * time, parsing only those (JSON.parse of each element's own text); the elements of the other
+ * It scans the text once per section asked for (up to the end of that section, except the last
+ * pass, which checks the whole document) and hands out that section's elements one at a time,
+ * parsing only those (JSON.parse of each element's own text); the elements of the other
  * sections are stepped over without being parsed. Memory is one chunk plus one element, whatever
  * the size of the file. Brackets and strings are tracked, so an element that is not valid JSON
  * (`{"a": tru}`) is one bad row and the reader carries on with the next; only a broken structure
@@ -41,6 +42,8 @@ export class JsonSectionScanner {
   private index = 0;
   /** Once a structural error has been reported the rest of the text means nothing. */
   halted = false;
+  /** The wanted section has been read to its end. */
+  wantedDone = false;
   // The value being captured: where it starts in `buf`, on which line, and what it is for.
   private capture: Capture | null = null;
   /** The value being captured is a section that is not an array (reported when it is the wanted one). */
@@ -55,7 +58,7 @@ export class JsonSectionScanner {
   constructor(
     private readonly wanted: Section,
     /** Report problems of the document as a whole (unknown keys); one pass of several should. */
-    private readonly documentProblems: boolean,
+    readonly documentProblems: boolean,
   ) {}
 
   feed(chunk: string): SourceItem[] {
@@ -192,6 +195,7 @@ export class JsonSectionScanner {
   }
 
   private endSection(): void {
+    if (this.inWanted) this.wantedDone = true;
     this.inWanted = false;
     this.state = 'after-value';
   }
@@ -294,13 +298,15 @@ export function jsonFileSource(path: string): ImportSource {
   return {
     size: () => totalBytes,
     async *read(section, onProgress) {
-      const scanner = new JsonSectionScanner(section, section === SECTIONS[0]);
+      // The last pass reads the whole document and reports what is wrong with it as a whole; the
+      // others stop once their section is read.
+      const scanner = new JsonSectionScanner(section, section === SECTIONS[SECTIONS.length - 1]);
       const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
       try {
         for await (const chunk of stream) {
           yield* scanner.feed(chunk as string);
           onProgress?.({ bytes: stream.bytesRead, totalBytes });
-          if (scanner.halted) return;
+          if (scanner.halted || (scanner.wantedDone && !scanner.documentProblems)) return;
         }
         yield* scanner.finish();
       } finally {

@@ -5,6 +5,7 @@ import { getTenant } from '../tenants/index.js';
 import { RECORD_KIND, SECTIONS, type ImportSource, type Section } from './import-source.js';
 import { describeIssues, recordKey, recordSchemas, type FailedRow, type ImportReport, type PlanRecord } from './importer.schemas.js';
 import {
+  analyzeSection,
   importCustomers,
   importPlans,
   importSubscriptions,
@@ -91,10 +92,7 @@ export async function runImport(db: Kysely<DB>, tenantId: string, source: Import
     let position = { bytes: 0, totalBytes: source.size(section) };
     const progress = (finished: boolean) => options.onProgress?.({ section, rows, ...position, finished });
 
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const result = await runBatch(section, batch);
-      batch = [];
+    const record = (result: BatchResult) => {
       report.created[section] += result.created;
       report.skipped[section] += result.skipped;
       report.failed.push(...result.failed);
@@ -103,6 +101,17 @@ export async function runImport(db: Kysely<DB>, tenantId: string, source: Import
         if (entry) entry.ok = false;
       }
       progress(false);
+    };
+    // One batch in the database while the next is read and checked; never two at once, so batches
+    // commit in file order and a crash leaves a prefix of them behind.
+    let inFlight: Promise<void> = Promise.resolve();
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const rows = batch;
+      batch = [];
+      await inFlight;
+      inFlight = runBatch(section, rows).then(record);
+      inFlight.catch(() => {}); // awaited (and thrown) at the next flush or the section's end
     };
 
     let stop = false;
@@ -150,6 +159,8 @@ export async function runImport(db: Kysely<DB>, tenantId: string, source: Import
       if (batch.length >= batchSize) await flush();
     }
     await flush();
+    await inFlight;
+    if (!dryRun && report.created[section] > 0) await analyzeSection(db, section);
     progress(true);
     if (stop) break;
   }
