@@ -96,18 +96,27 @@ function deref(doc: OpenApiDocument, schema: JsonSchema): JsonSchema {
   return s;
 }
 
-function stringFor(s: JsonSchema): fc.Arbitrary<string> {
+/**
+ * Where the fuzzer finds real ids: given a body field's name (`customer_id`), ids of the caller's
+ * own records that such a field may hold, so requests get past "no such customer" into the action.
+ */
+export type IdSource = (fieldName: string | undefined) => fc.Arbitrary<string>;
+
+type Context = { ids?: IdSource; field?: string };
+
+function stringFor(s: JsonSchema, context: Context): fc.Arbitrary<string> {
   const max = typeof s.maxLength === 'number' ? s.maxLength : 60;
   const min = typeof s.minLength === 'number' ? s.minLength : 0;
-  const variants: fc.Arbitrary<string>[] = [];
-  if (typeof s.pattern === 'string') variants.push(fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length <= max && v.length >= min));
-  if (s.format === 'email') variants.push(fc.emailAddress());
-  if (s.format === 'uuid') variants.push(fc.uuid());
-  if (s.format === 'date-time') variants.push(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()));
-  // Within the limits, but hostile in content, and exactly at the limit and one past it.
-  variants.push(fc.string({ minLength: min, maxLength: Math.min(max, 60) }));
-  variants.push(hostileText.map((h) => (min > h.length ? h + 'x'.repeat(min - h.length) : h)));
-  variants.push(fc.constantFrom('x'.repeat(Math.min(max, 100_000)), 'x'.repeat(Math.min(max + 1, 100_001))));
+  // Mostly values the schema admits (so requests reach the service), sometimes hostile content,
+  // and exactly at the length limit and one past it.
+  const variants: fc.WeightedArbitrary<string>[] = [];
+  if (s.format === 'uuid') variants.push({ weight: 8, arbitrary: context.ids ? context.ids(context.field) : fc.uuid() });
+  else if (typeof s.pattern === 'string') variants.push({ weight: 6, arbitrary: fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length <= max && v.length >= min) });
+  if (s.format === 'email') variants.push({ weight: 6, arbitrary: fc.emailAddress() });
+  if (s.format === 'date-time') variants.push({ weight: 6, arbitrary: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()) });
+  variants.push({ weight: 3, arbitrary: fc.string({ minLength: min, maxLength: Math.min(max, 60) }) });
+  variants.push({ weight: 1, arbitrary: hostileText.map((h) => (min > h.length ? h + 'x'.repeat(min - h.length) : h)) });
+  variants.push({ weight: 1, arbitrary: fc.constantFrom('x'.repeat(Math.min(max, 100_000)), 'x'.repeat(Math.min(max + 1, 100_001))) });
   return fc.oneof(...variants);
 }
 
@@ -122,16 +131,16 @@ function integerFor(s: JsonSchema): fc.Arbitrary<number> {
  * and patterns — so requests reach the service layer. Cross-field rules the document cannot state
  * (say, "amount needs currency") are met by chance often enough.
  */
-export function fromSchema(doc: OpenApiDocument, schema: JsonSchema | undefined, depth = 0): fc.Arbitrary<unknown> {
+export function fromSchema(doc: OpenApiDocument, schema: JsonSchema | undefined, depth = 0, context: Context = {}): fc.Arbitrary<unknown> {
   if (!schema || depth > 6) return nastyValue;
   const s = deref(doc, schema);
   const alternatives = s.anyOf ?? s.oneOf;
-  if (alternatives?.length) return fc.oneof(...alternatives.map((a) => fromSchema(doc, a, depth + 1)));
-  if (s.allOf?.length) return fromSchema(doc, s.allOf[0], depth + 1);
+  if (alternatives?.length) return fc.oneof(...alternatives.map((a) => fromSchema(doc, a, depth + 1, context)));
+  if (s.allOf?.length) return fromSchema(doc, s.allOf[0], depth + 1, context);
   if (Array.isArray(s.enum) && s.enum.length) return fc.constantFrom(...s.enum);
   if ('const' in s) return fc.constant(s.const);
   const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
-  if (types.length > 1) return fc.oneof(...types.map((type) => fromSchema(doc, { ...s, type }, depth)));
+  if (types.length > 1) return fc.oneof(...types.map((type) => fromSchema(doc, { ...s, type }, depth, context)));
   switch (types[0]) {
     case 'null':
       return fc.constant(null);
@@ -142,22 +151,22 @@ export function fromSchema(doc: OpenApiDocument, schema: JsonSchema | undefined,
     case 'number':
       return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), edgeNumbers);
     case 'string':
-      return stringFor(s);
+      return stringFor(s, context);
     case 'array': {
       const maxItems = typeof s.maxItems === 'number' ? Math.min(s.maxItems, 4) : 4;
-      return fc.array(fromSchema(doc, s.items, depth + 1), { maxLength: maxItems });
+      return fc.array(fromSchema(doc, s.items, depth + 1, context), { maxLength: maxItems });
     }
     case 'object': {
       const props = s.properties ?? {};
       const record = fc.record(
-        Object.fromEntries(Object.entries(props).map(([k, v]) => [k, fromSchema(doc, v, depth + 1)])),
+        Object.fromEntries(Object.entries(props).map(([k, v]) => [k, fromSchema(doc, v, depth + 1, { ...context, field: k })])),
         { requiredKeys: (s.required ?? []).filter((k) => k in props) },
       );
       const extra = s.additionalProperties;
       if (extra && typeof extra === 'object') {
         const names = fc.oneof(fc.string({ maxLength: 40 }), hostileText);
         return fc
-          .tuple(record, fc.dictionary(names, fromSchema(doc, extra as JsonSchema, depth + 1), { maxKeys: 5 }))
+          .tuple(record, fc.dictionary(names, fromSchema(doc, extra as JsonSchema, depth + 1, context), { maxKeys: 5 }))
           .map(([r, d]) => ({ ...d, ...r }));
       }
       return record;
@@ -175,10 +184,10 @@ export function wronglyTyped(doc: OpenApiDocument, schema: JsonSchema | undefine
 }
 
 /** A body that passes the schema except in one field, which gets a hostile value. */
-export function oneFieldWrong(doc: OpenApiDocument, schema: JsonSchema | undefined): fc.Arbitrary<unknown> {
+export function oneFieldWrong(doc: OpenApiDocument, schema: JsonSchema | undefined, ids?: IdSource): fc.Arbitrary<unknown> {
   const props = Object.keys(deref(doc, schema ?? {}).properties ?? {});
   if (props.length === 0) return nastyValue;
   return fc
-    .tuple(fromSchema(doc, schema), fc.constantFrom(...props), nastyValue)
+    .tuple(fromSchema(doc, schema, 0, { ids }), fc.constantFrom(...props), nastyValue)
     .map(([body, key, value]) => (body && typeof body === 'object' && !Array.isArray(body) ? { ...body, [key]: value } : body));
 }
