@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
-import { emitEvent } from '../../platform/events/events.js';
+import { emitEvent, emitEvents } from '../../platform/events/events.js';
 import type { Job } from '../../platform/jobs/jobs.js';
 import { RetryJobAt } from '../../platform/jobs/jobs.js';
 import { runDeliveryJob } from './webhooks.delivery.js';
@@ -348,6 +348,27 @@ describe('webhook delivery', () => {
         [x2.id, 200],
       ]);
       expect((await deliveries(tenant, endpoint.id, '?status=succeeded')).length).toBe(3);
+    });
+
+    it('keeps the order inside one emitEvents batch too', async () => {
+      const { tenant, receiver: r } = await tenantWithEndpoint();
+      const x = randomUUID();
+      const [first, second, other] = await t.kosh.deps.db
+        .transaction()
+        .execute((tx) =>
+          emitEvents({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, [
+            { type: 'customer.created', object: { id: x } },
+            { type: 'customer.updated', object: { id: x } },
+            { type: 'customer.created', object: { id: randomUUID() } },
+          ]),
+        );
+      const state = async (eventId: string) => (await tenant.api('GET', `/v1/events/${eventId}/deliveries`)).body.data[0];
+      expect(await state(first!.id)).toMatchObject({ next_retry_at: t.clock.now().toISOString() });
+      expect(await state(second!.id)).toMatchObject({ next_retry_at: null, attempts: 0 });
+      expect(await state(other!.id)).toMatchObject({ next_retry_at: t.clock.now().toISOString() });
+      await t.kosh.worker.drain();
+      expect(r.received.filter((q) => q.event!.data.object.id === x).map((q) => q.event!.id)).toEqual([first!.id, second!.id]);
+      expect((await state(second!.id)).status).toBe('succeeded');
     });
 
     it("releases an object's next event once the one before it has finally failed", async () => {

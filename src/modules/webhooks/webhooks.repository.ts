@@ -62,32 +62,18 @@ export async function updateEndpoint(
     .executeTakeFirst();
 }
 
-/** Enabled endpoints of the tenant subscribed to `type` (or to everything). */
-export async function findSubscribedEndpoints(tx: Tx, tenantId: string, type: string): Promise<Pick<EndpointRow, 'id' | 'url'>[]> {
+/** Enabled endpoints of the tenant subscribed to any of `types` (or to everything), with their filters. */
+export async function findSubscribedEndpoints(tx: Tx, tenantId: string, types: string[]): Promise<Pick<EndpointRow, 'id' | 'url' | 'events'>[]> {
   return tx
     .selectFrom('webhook_endpoints')
-    .select(['id', 'url'])
-    .where('tenant_id', '=', tenantId)
-    .where('enabled', '=', true)
-    .where('deleted_at', 'is', null)
-    .where(sql<boolean>`(events ? '*' OR events ? ${type})`)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-}
-
-/** Whether any enabled endpoint of the tenant takes one of these types (a batch of events asks once). */
-export async function anyEndpointSubscribed(tx: Tx, tenantId: string, types: string[]): Promise<boolean> {
-  const row = await tx
-    .selectFrom('webhook_endpoints')
-    .select('id')
+    .select(['id', 'url', 'events'])
     .where('tenant_id', '=', tenantId)
     .where('enabled', '=', true)
     .where('deleted_at', 'is', null)
     .where(sql<boolean>`(events ? '*' OR events ?| ${sql.val(types)}::text[])`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 // ─── deliveries ─────────────────────────────────────────────────────────────────────────────────
@@ -97,25 +83,25 @@ export async function insertDeliveries(tx: Tx, rows: Insertable<WebhookDeliverie
 }
 
 /**
- * The ordering rule's entry: flags every unfinished delivery of `objectId` to these endpoints as
- * having a successor waiting, and answers the endpoints that had one. The UPDATE takes the rows'
- * locks, so it serializes with `recordDeliveryAttempt` on the same rows: either that attempt
- * finished the delivery first (then it no longer matches here and the new delivery goes ahead),
- * or it sees `successor_waiting` and releases the new delivery when it finishes.
+ * The ordering rule's entry: flags every unfinished delivery of these objects to these endpoints
+ * as having a successor waiting, and answers the `endpoint/object` pairs that had one. The UPDATE
+ * takes the rows' locks, so it serializes with `recordDeliveryAttempts` on the same rows: either
+ * that attempt finished the delivery first (then it no longer matches here and the new delivery
+ * goes ahead), or it sees `successor_waiting` and releases the new delivery when it finishes.
  */
-export async function flagUnfinishedPredecessors(tx: Tx, tenantId: string, endpointIds: string[], objectId: string, now: Date): Promise<Set<string>> {
-  if (endpointIds.length === 0) return new Set();
+export async function flagUnfinishedPredecessors(tx: Tx, tenantId: string, endpointIds: string[], objectIds: string[], now: Date): Promise<Set<string>> {
+  if (endpointIds.length === 0 || objectIds.length === 0) return new Set();
   const rows = await tx
     .updateTable('webhook_deliveries')
     .set({ successor_waiting: true, updated_at: now })
     .where('tenant_id', '=', tenantId)
     .where('webhook_endpoint_id', 'in', endpointIds)
-    .where('object_id', '=', objectId)
+    .where('object_id', 'in', objectIds)
     .where('delivered_at', 'is', null)
     .where('attempts', '<', MAX_ATTEMPTS)
-    .returning('webhook_endpoint_id')
+    .returning(['webhook_endpoint_id', 'object_id'])
     .execute();
-  return new Set(rows.map((r) => r.webhook_endpoint_id));
+  return new Set(rows.map((r) => `${r.webhook_endpoint_id}/${r.object_id}`));
 }
 
 /**

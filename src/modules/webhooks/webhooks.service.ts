@@ -1,6 +1,6 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
-import type { EventListener } from '../../platform/events/events.js';
+import type { EventListener, EventPayload } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
@@ -10,7 +10,6 @@ import { deliveryJob } from './webhooks.delivery.js';
 import {
   countLiveEndpoints,
   findEndpoint,
-  anyEndpointSubscribed,
   findSubscribedEndpoints,
   flagUnfinishedPredecessors,
   insertDeliveries,
@@ -179,33 +178,49 @@ export async function listEventDeliveries(ctx: Ctx, eventId: string, query: List
   return { deliveries: rows.map(toDelivery), total, page };
 }
 
+export type DeliverableEvent = { id: string; type: string; objectId: string | null };
+
+function subscribes(filter: string[], type: string): boolean {
+  return filter.includes('*') || filter.includes(type);
+}
+
 /**
- * One new delivery per enabled endpoint subscribed to the event, with its job, in the caller's
- * transaction. Ordering rule: while an endpoint still has an unfinished delivery of the same
- * object, the new one waits (next_retry_at NULL, no job) and is scheduled when that one finishes.
+ * For each event, one new delivery per enabled endpoint subscribed to its type, with its job, in
+ * the caller's transaction — a whole batch of events in four statements. Ordering rule: while an
+ * endpoint still has an unfinished delivery of the same object (earlier, or earlier in this
+ * batch), the new one waits (next_retry_at NULL, no job) and is scheduled when that one finishes.
  */
-export async function createDeliveries(ctx: Ctx, event: { id: string; type: string; objectId: string | null }): Promise<DeliveryRow[]> {
-  const endpoints = await findSubscribedEndpoints(ctx.tx, ctx.tenantId, event.type);
-  if (endpoints.length === 0) return [];
-  const held = event.objectId
-    ? await flagUnfinishedPredecessors(ctx.tx, ctx.tenantId, endpoints.map((e) => e.id), event.objectId, ctx.now)
-    : new Set<string>();
-  const rows: DeliveryRow[] = endpoints.map((endpoint) => ({
-    tenant_id: ctx.tenantId,
-    id: newId(),
-    event_id: event.id,
-    webhook_endpoint_id: endpoint.id,
-    endpoint_url: endpoint.url,
-    object_id: event.objectId,
-    attempts: 0,
-    last_status_code: null,
-    last_error: null,
-    next_retry_at: held.has(endpoint.id) ? null : ctx.now,
-    delivered_at: null,
-    successor_waiting: false,
-    created_at: ctx.now,
-    updated_at: ctx.now,
-  }));
+export async function createDeliveries(ctx: Ctx, events: DeliverableEvent[]): Promise<DeliveryRow[]> {
+  if (events.length === 0) return [];
+  const endpoints = await findSubscribedEndpoints(ctx.tx, ctx.tenantId, [...new Set(events.map((e) => e.type))]);
+  const pairs = events.flatMap((event) => endpoints.filter((e) => subscribes(e.events, event.type)).map((endpoint) => ({ event, endpoint })));
+  if (pairs.length === 0) return [];
+  const objectIds = [...new Set(events.map((e) => e.objectId).filter((id): id is string => id !== null))];
+  const held = await flagUnfinishedPredecessors(ctx.tx, ctx.tenantId, [...new Set(pairs.map((p) => p.endpoint.id))], objectIds, ctx.now);
+  const latest = new Map<string, DeliveryRow>(); // per endpoint/object, the last delivery made in this batch
+  const rows = pairs.map(({ event, endpoint }): DeliveryRow => {
+    const key = event.objectId === null ? null : `${endpoint.id}/${event.objectId}`;
+    const before = key === null ? undefined : latest.get(key);
+    if (before) before.successor_waiting = true;
+    const row: DeliveryRow = {
+      tenant_id: ctx.tenantId,
+      id: newId(),
+      event_id: event.id,
+      webhook_endpoint_id: endpoint.id,
+      endpoint_url: endpoint.url,
+      object_id: event.objectId,
+      attempts: 0,
+      last_status_code: null,
+      last_error: null,
+      next_retry_at: key !== null && (held.has(key) || before) ? null : ctx.now,
+      delivered_at: null,
+      successor_waiting: false,
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    };
+    if (key !== null) latest.set(key, row);
+    return row;
+  });
   await insertDeliveries(ctx.tx, rows);
   await enqueueJobs(
     ctx.tx,
@@ -215,22 +230,24 @@ export async function createDeliveries(ctx: Ctx, event: { id: string; type: stri
   return rows;
 }
 
+function deliverable(event: EventPayload): DeliverableEvent {
+  const objectId = event.data.object.id;
+  return { id: event.id, type: event.type, objectId: typeof objectId === 'string' ? objectId : null };
+}
+
 /** Registered with onEvent at start-up: the event and its deliveries commit together. */
 export const queueWebhookDeliveries: EventListener = async (ctx, event) => {
-  const objectId = event.data.object.id;
-  await createDeliveries(ctx, { id: event.id, type: event.type, objectId: typeof objectId === 'string' ? objectId : null });
+  await createDeliveries(ctx, [deliverable(event)]);
 };
-
-/** emitEvents' batch form (the billing run): one look-up, and per event only when an endpoint takes any of them. */
+/** emitEvents' batch form (the billing run): the whole batch in the same four statements. */
 queueWebhookDeliveries.batch = async (ctx, events) => {
-  if (!(await anyEndpointSubscribed(ctx.tx, ctx.tenantId, [...new Set(events.map((e) => e.type))]))) return;
-  for (const event of events) await queueWebhookDeliveries(ctx, event);
+  await createDeliveries(ctx, events.map(deliverable));
 };
 
 /** A fresh delivery (from attempt 0) to every enabled endpoint subscribed to the event's type now. */
 export async function redeliverEvent(ctx: Ctx, eventId: string): Promise<{ event_id: string; deliveries: Delivery[] }> {
   const event = await findEventRow(ctx.tx, ctx.tenantId, eventId);
   if (!event) throw errors.notFound('event');
-  const rows = await createDeliveries(ctx, { id: event.id, type: event.type, objectId: event.object_id });
+  const rows = await createDeliveries(ctx, [{ id: event.id, type: event.type, objectId: event.object_id }]);
   return { event_id: event.id, deliveries: rows.map(toDelivery) };
 }
