@@ -19,6 +19,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
     files: ['test/**', 'bench/**', '**/*.test.ts', 'src/cli/**', 'src/platform/clock.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
