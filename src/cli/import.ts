@@ -4,7 +4,7 @@ import cliProgress from 'cli-progress';
 import { loadConfig } from '../platform/config.js';
 import { openDatabase, type Database } from '../platform/db/database.js';
 import { DataDirLockedError } from '../platform/db/datadir-lock.js';
-import { migrate } from '../platform/db/migrate.js';
+import { migrate, readMigrations } from '../platform/db/migrate.js';
 import { isKoshError } from '../platform/errors.js';
 import { isUuid } from '../platform/ids.js';
 import {
@@ -56,11 +56,24 @@ function sourceFromOptions(options: SourceOptions): { tenantId: string; source: 
   return { tenantId: options.tenant, source: csvFileSource(files), files: Object.values(files).join(', ') };
 }
 
-async function openStorage(): Promise<Database> {
+/**
+ * The database. A real import brings the schema up to date first, as `kosh serve` does; a dry run
+ * and the compare gate write nothing at all, so they only check that it is up to date.
+ */
+async function openStorage(mode: 'write' | 'read'): Promise<Database> {
   const config = loadConfig();
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
-    await migrate(database.pool);
+    if (mode === 'write') {
+      await migrate(database.pool);
+    } else {
+      const applied = await database.pool.query<{ version: string }>('SELECT version FROM schema_migrations').then(
+        (result) => new Set(result.rows.map((r) => r.version)),
+        () => new Set<string>(),
+      );
+      const pending = readMigrations().filter((m) => !applied.has(m.version));
+      if (pending.length) throw new Error(`the database is not up to date (${pending.length} migration(s) pending): run 'kosh migrate' first`);
+    }
   } catch (error) {
     await database.close();
     throw error;
@@ -201,7 +214,7 @@ async function importAction(options: ImportCommandOptions): Promise<number> {
   const { tenantId, source } = sourceFromOptions(options);
   const batchSize = Number(options.batchSize);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 5000) throw new UsageError('--batch-size must be a whole number from 1 to 5000');
-  const database = await openStorage();
+  const database = await openStorage(options.dryRun ? 'read' : 'write');
   const progress = progressReporter(options.dryRun ? 'checking' : 'importing');
   try {
     const report = await runImport(database.db, tenantId, source, {
@@ -222,7 +235,7 @@ async function importAction(options: ImportCommandOptions): Promise<number> {
 
 async function compareAction(options: SourceOptions & { json?: boolean }): Promise<number> {
   const { tenantId, source } = sourceFromOptions(options);
-  const database = await openStorage();
+  const database = await openStorage('read');
   const progress = progressReporter('comparing');
   try {
     // One snapshot for the whole comparison, and a transaction that cannot write.
