@@ -14,7 +14,11 @@
  *   --batch 200      renewals per transaction
  *   --workers 1      billing runs in parallel (they share the work through SKIP LOCKED)
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { sql, type Kysely } from 'kysely';
 import { pino } from 'pino';
+import type { DB } from '../src/platform/db/schema.js';
 import { createKosh } from '../src/app.js';
 import { runBillingRun } from '../src/flows/run-billing.js';
 import { loadConfig } from '../src/platform/config.js';
@@ -33,6 +37,25 @@ const CUSTOMERS = 1_000;
 const NOW = new Date('2026-04-01T00:00:00Z');
 const ANCHOR = new Date('2026-03-01T00:00:00Z');
 
+/**
+ * CPU seconds used so far by the PostgreSQL backends serving this database, read from /proc (the
+ * server runs on this machine in the bench setup); null when that is not possible.
+ */
+async function databaseCpuSeconds(db: Kysely<DB>): Promise<number | null> {
+  try {
+    const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(db);
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+    let total = 0;
+    for (const { pid } of rows) {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / ticks; // utime, stime
+    }
+    return total;
+  } catch {
+    return null;
+  }
+}
+
 async function main() {
   const database = await openTestDatabase();
   const poolSize = database.kind === 'postgres' ? WORKERS + 2 : 1;
@@ -47,9 +70,14 @@ async function main() {
     const { tenantId } = await seedDueSubscriptions(db, { n: N, anchor: ANCHOR, due: NOW, customers: CUSTOMERS });
     console.log(`storage: ${database.kind}; seeded ${N} due subscriptions in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
 
+    const dbCpuBefore = await databaseCpuSeconds(db);
+    const appCpuBefore = process.cpuUsage();
     const started = performance.now();
     const reports = await Promise.all(Array.from({ length: WORKERS }, () => runBillingRun(db, NOW, { batchSize: BATCH })));
     const seconds = (performance.now() - started) / 1000;
+    const appCpu = process.cpuUsage(appCpuBefore);
+    const appMs = (appCpu.user + appCpu.system) / 1000;
+    const dbCpuAfter = await databaseCpuSeconds(db);
     const renewed = reports.reduce((n, r) => n + r.renewed, 0);
     const failed = reports.reduce((n, r) => n + r.failed, 0);
 
@@ -63,6 +91,12 @@ async function main() {
       `renewed ${renewed} (failed ${failed}) in ${seconds.toFixed(2)} s with ${WORKERS} worker(s), batch ${BATCH}: ` +
         `${(renewed / seconds).toFixed(0)} renewals/s; invoices ${c.invoices}, numbers ${c.minNumber}..${c.maxNumber}, unbalanced entries ${c.unbalancedEntries}; ` +
         `peak RSS ${peakRssMb} MB — ${ok ? 'checks passed' : 'CHECKS FAILED'}`,
+    );
+    // CPU per renewal does not depend on what else the machine is doing, unlike the wall clock.
+    const dbMs = dbCpuBefore !== null && dbCpuAfter !== null ? (dbCpuAfter - dbCpuBefore) * 1000 : null;
+    console.log(
+      `CPU per renewal: app ${(appMs / N).toFixed(3)} ms` +
+        (dbMs !== null ? `, PostgreSQL backends ${(dbMs / N).toFixed(3)} ms → at most ~${Math.round(1000 / ((appMs + dbMs) / N))} renewals/s on one otherwise idle core pair` : ''),
     );
     console.log(JSON.stringify({ subscriptions: N, seconds: Number(seconds.toFixed(2)), invoices_per_s: Math.round(renewed / seconds), peak_rss_mb: peakRssMb }));
     if (!ok) process.exitCode = 1;
