@@ -133,19 +133,20 @@ export async function compareImport(ctx: Ctx, source: ImportSource, onProgress?:
     const schema = recordSchemas[section];
     const keys = new Map<string, string>(); // match key → where it was first seen
     const counts = coverage[section];
-    let batch: Source<never>[] = [];
+    let batch: Source<unknown>[] = [];
     let rows = 0;
     let position = { bytes: 0, totalBytes: source.size(section) };
     const progress = (finished: boolean) => onProgress?.({ section, rows, ...position, finished });
 
     const flush = async () => {
       if (batch.length === 0) return;
+      // Each section's batch holds records its own schema has parsed.
       const matched =
         section === 'plans'
-          ? await comparePlans(ctx, batch, issues)
+          ? await comparePlans(ctx, batch as Source<PlanRecord>[], issues)
           : section === 'customers'
-            ? await compareCustomers(ctx, batch, issues)
-            : await compareSubscriptions(ctx, batch, issues);
+            ? await compareCustomers(ctx, batch as Source<CustomerRecord>[], issues)
+            : await compareSubscriptions(ctx, batch as Source<SubscriptionRecord>[], issues);
       counts.matched += matched;
       counts.missing += batch.length - matched;
       batch = [];
@@ -166,7 +167,7 @@ export async function compareImport(ctx: Ctx, source: ImportSource, onProgress?:
       }
       rows++;
       const parsed = schema.safeParse(item.value);
-      const given = parsed.success ? (section === 'customers' ? (parsed.data as CustomerRecord).email : recordKey(section, parsed.data)) : recordKey(section, item.value);
+      const given = recordKey(section, parsed.success ? parsed.data : item.value);
       const match = given !== null && section === 'customers' ? given.toLowerCase() : given;
       if (match !== null && keys.has(match)) {
         issues.push(issue(kind, given, 'source', 'one record per key', `${where}: repeats the record on ${keys.get(match)}`));
@@ -178,7 +179,7 @@ export async function compareImport(ctx: Ctx, source: ImportSource, onProgress?:
         continue;
       }
       counts.in_source++;
-      batch.push({ record: parsed.data as never, key: match! });
+      batch.push({ record: parsed.data, key: match! });
       if (batch.length >= BATCH) await flush();
     }
     await flush();

@@ -250,17 +250,20 @@ export async function importSubscriptions(
   refs: SubscriptionReferences,
   dryRun: boolean,
 ): Promise<BatchResult> {
-  const unknownCodes = [...new Set(batch.map((b) => b.record.plan_code).filter((code) => !refs.plans.has(code)))];
+  // What is already there is skipped as it is, whatever the file now says it refers to.
+  const existing = new Set(await existingSubscriptionExternalIds(ctx.tx, ctx.tenantId, batch.map((b) => b.key)));
+  const fresh = batch.filter((b) => !existing.has(b.key));
+  const unknownCodes = [...new Set(fresh.map((b) => b.record.plan_code).filter((code) => !refs.plans.has(code)))];
   if (unknownCodes.length) {
     const found = new Map((await findPlansByCodes(ctx.tx, ctx.tenantId, unknownCodes)).map((p) => [p.code, p]));
     for (const code of unknownCodes) refs.plans.set(code, found.get(code) ?? null);
   }
-  const emails = [...new Set(batch.map((b) => b.record.customer_email.toLowerCase()))];
+  const emails = [...new Set(fresh.map((b) => b.record.customer_email.toLowerCase()))];
   const customers = new Map((await findCustomersByEmails(ctx.tx, ctx.tenantId, emails)).map((c) => [c.email.toLowerCase(), c.id]));
 
   const failed: FailedRow[] = [];
   const ready: (Valid<SubscriptionRecord> & { customerId: string; plan: PlanRef; currency: string })[] = [];
-  for (const row of batch) {
+  for (const row of fresh) {
     const { plan_code: code, customer_email: email } = row.record;
     const problems: string[] = [];
 
@@ -293,12 +296,10 @@ export async function importSubscriptions(
     ready.push({ ...row, customerId: customerId!, plan: plan as PlanRef, currency: (price as { currency: string }).currency });
   }
 
-  if (dryRun) {
-    const existing = (await existingSubscriptionExternalIds(ctx.tx, ctx.tenantId, ready.map((r) => r.key))).length;
-    return { created: ready.length - existing, skipped: existing, failed, failedKeys: [] };
-  }
+  if (dryRun) return { created: ready.length, skipped: existing.size, failed, failedKeys: [] };
   const rows = new Map(ready.map((r) => [r.key, toSubscriptionRow(ctx, r.record, r)]));
   const { created, refused } = await insertEach(ctx.tx, ready, (items) => insertNewSubscriptions(ctx.tx, items.map((r) => rows.get(r.key)!)));
   failed.push(...refused.map((r) => failure('subscription', r.item, r.error)));
-  return { created: created.size, skipped: ready.length - created.size - refused.length, failed, failedKeys: [] };
+  // A concurrent import may have created some since the check: ON CONFLICT skipped those too.
+  return { created: created.size, skipped: existing.size + ready.length - created.size - refused.length, failed, failedKeys: [] };
 }

@@ -119,6 +119,12 @@ describe('import', () => {
       expect(await tableCounts()).toEqual(before);
     });
 
+    it('skips a subscription already there even when the file now names another customer or plan', async () => {
+      const moved = { external_id: 'sub_001', customer_email: 'ghost@example.in', plan_code: 'gone', status: 'active', current_period_start: '2026-03-15T00:00:00Z', current_period_end: '2026-04-15T00:00:00Z' };
+      expect(await importInto(acme, documentSource({ subscriptions: [moved] }), { dryRun: true })).toEqual(cleanReport([0, 0, 0], [0, 0, 1], true));
+      expect(await importInto(acme, documentSource({ subscriptions: [moved] }))).toEqual(cleanReport([0, 0, 0], [0, 0, 1]));
+    });
+
     it('matches customers by e-mail case-insensitively and only within the tenant', async () => {
       const other = await t.registerTenant();
       const shouting = documentSource({ customers: [{ email: 'ASHA@EXAMPLE.IN', name: 'Asha again' }] });

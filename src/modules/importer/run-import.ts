@@ -3,7 +3,16 @@ import type { Ctx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import { getTenant } from '../tenants/index.js';
 import { RECORD_KIND, SECTIONS, type ImportSource, type Section } from './import-source.js';
-import { describeIssues, recordKey, recordSchemas, type FailedRow, type ImportReport, type PlanRecord } from './importer.schemas.js';
+import {
+  describeIssues,
+  recordKey,
+  recordSchemas,
+  type CustomerRecord,
+  type FailedRow,
+  type ImportReport,
+  type PlanRecord,
+  type SubscriptionRecord,
+} from './importer.schemas.js';
 import {
   analyzeSection,
   importCustomers,
@@ -68,11 +77,12 @@ export async function runImport(db: Kysely<DB>, tenantId: string, source: Import
   };
   let batchNumber = 0;
 
-  const runBatch = async (section: Section, batch: Valid<never>[]): Promise<BatchResult> => {
+  // Each section's batch holds records its own schema has parsed.
+  const runBatch = async (section: Section, batch: Valid<unknown>[]): Promise<BatchResult> => {
     const work = async (ctx: Ctx) => {
-      if (section === 'plans') return importPlans(ctx, batch, dryRun);
-      if (section === 'customers') return importCustomers(ctx, batch, dryRun);
-      return importSubscriptions(ctx, batch, references, dryRun);
+      if (section === 'plans') return importPlans(ctx, batch as Valid<PlanRecord>[], dryRun);
+      if (section === 'customers') return importCustomers(ctx, batch as Valid<CustomerRecord>[], dryRun);
+      return importSubscriptions(ctx, batch as Valid<SubscriptionRecord>[], references, dryRun);
     };
     const number = ++batchNumber;
     if (dryRun) return db.transaction().setAccessMode('read only').execute((tx) => work({ tx, tenantId, now: options.now() }));
@@ -87,7 +97,7 @@ export async function runImport(db: Kysely<DB>, tenantId: string, source: Import
     const kind = RECORD_KIND[section];
     const schema = recordSchemas[section];
     const seen = fileKeys[section];
-    let batch: Valid<never>[] = [];
+    let batch: Valid<unknown>[] = [];
     let rows = 0;
     let position = { bytes: 0, totalBytes: source.size(section) };
     const progress = (finished: boolean) => options.onProgress?.({ section, rows, ...position, finished });
@@ -132,9 +142,8 @@ export async function runImport(db: Kysely<DB>, tenantId: string, source: Import
         break;
       }
       rows++;
-      const rawKey = recordKey(section, item.value);
       const parsed = schema.safeParse(item.value);
-      const key = parsed.success ? String((parsed.data as Record<string, unknown>)[KEY_FIELD[section]]) : rawKey;
+      const key = recordKey(section, parsed.success ? parsed.data : item.value);
       const match = key !== null && section === 'customers' ? key.toLowerCase() : key;
       const first = match !== null ? seen.get(match) : undefined;
       if (first) {
@@ -155,7 +164,7 @@ export async function runImport(db: Kysely<DB>, tenantId: string, source: Import
           prices: [{ currency: plan.currency, amount: plan.amount }],
         };
       }
-      batch.push({ record: parsed.data as never, key: key!, line: item.line, index: item.index });
+      batch.push({ record: parsed.data, key: key!, line: item.line, index: item.index });
       if (batch.length >= batchSize) await flush();
     }
     await flush();
