@@ -12,11 +12,6 @@ export async function insertPlan(tx: Tx, plan: Insertable<PlansTable>, prices: I
   if (prices.length) await tx.insertInto('prices').values(prices).execute();
 }
 
-export async function planCodeExists(tx: Tx, tenantId: string, code: string): Promise<boolean> {
-  const row = await tx.selectFrom('plans').select('id').where('tenant_id', '=', tenantId).where('code', '=', code).executeTakeFirst();
-  return row !== undefined;
-}
-
 export async function findPlan(tx: Tx, tenantId: string, id: string): Promise<PlanRow | undefined> {
   return tx.selectFrom('plans').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }

@@ -1,5 +1,6 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
@@ -9,7 +10,6 @@ import {
   findPlan,
   insertPlan,
   listPlanRows,
-  planCodeExists,
   pricesOfPlans,
   type PlanFilter,
   type PlanRow,
@@ -60,9 +60,6 @@ export function slugify(name: string): string {
 
 export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan> {
   const code = input.code ?? slugify(input.name);
-  if (await planCodeExists(ctx.tx, ctx.tenantId, code)) {
-    throw errors.conflict(`a plan with code '${code}' already exists`, 'plan_code_taken');
-  }
   const id = newId();
   const plan = {
     tenant_id: ctx.tenantId,
@@ -94,7 +91,15 @@ export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan>
     billing_scheme: p.billing_scheme,
     created_at: ctx.now,
   }));
-  await insertPlan(ctx.tx, plan, prices);
+  try {
+    await insertPlan(ctx.tx, plan, prices);
+  } catch (error) {
+    // The unique constraint is the check: no read-then-write race, one statement fewer.
+    if (isUniqueViolation(error, 'plans_tenant_id_code_key')) {
+      throw errors.conflict(`a plan with code '${code}' already exists`, 'plan_code_taken');
+    }
+    throw error;
+  }
   const created = toPlan({ ...plan, features: input.features, metadata: input.metadata }, prices);
   await emitEvent(ctx, 'plan.created', created);
   return created;

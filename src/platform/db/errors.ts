@@ -1,0 +1,5 @@
+/** True when `error` is PostgreSQL's unique_violation (23505), optionally of one named constraint. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: string; constraint?: string } | null;
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}
