@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +37,26 @@ function kosh(args: string[], env: Record<string, string>): Promise<Run> {
   });
 }
 
+/** `kosh serve` on the embedded database, resolved once it listens. */
+function startServe(env: Record<string, string>): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', KOSH_WORKER: 'off', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes(' listening on ')) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`kosh serve exited (${code}) before listening: ${output}`)));
+  });
+}
+
 let dataDir: string;
 let database: (Database & { url?: string }) | null;
 let env: Record<string, string>;
@@ -43,7 +64,6 @@ let tenantId: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'kosh-import-cli-'));
-  // Held open like a running `kosh serve` until the lock test is done (embedded), or for the file (server).
   database = onPostgresServer ? await openTestDatabase() : await openDatabase({ dataDir });
   if (!onPostgresServer) await migrate(database.pool);
   env = onPostgresServer ? { DATABASE_URL: database.url! } : { DATABASE_URL: '', KOSH_DATA_DIR: dataDir };
@@ -54,6 +74,11 @@ beforeAll(async () => {
     'test',
   );
   tenantId = tenant.id;
+  if (!onPostgresServer) {
+    // The embedded data directory belongs to one process: free it for the commands under test.
+    await database.close();
+    database = null;
+  }
 });
 
 afterAll(async () => {
@@ -62,22 +87,26 @@ afterAll(async () => {
 });
 
 describe('kosh import', () => {
-  it.skipIf(onPostgresServer)('stops with the data-dir-lock message while another process has the embedded database open', async () => {
-    const run = await kosh(['import', '--tenant', tenantId, '--file', join(FIXTURES, 'valid.json')], env);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`is in use by another Kosh process (pid ${process.pid})`);
-    expect(run.stderr).toContain("Stop that process first (for example the running 'kosh serve'), or point DATABASE_URL at a PostgreSQL server");
-    expect(run.stdout).toBe('');
-    // Nothing was written behind the lock's back.
-    expect(await database!.db.selectFrom('plans').select('id').where('tenant_id', '=', tenantId).execute()).toEqual([]);
-    await database!.close(); // the "server" stops; the data directory is free
-    database = null;
+  it.skipIf(onPostgresServer)('stops with the data-dir-lock message while kosh serve runs on the embedded database', async () => {
+    const serve = await startServe(env);
+    try {
+      const run = await kosh(['import', '--tenant', tenantId, '--file', join(FIXTURES, 'valid.json')], env);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`is in use by another Kosh process (pid ${serve.pid})`);
+      expect(run.stderr).toContain("Stop that process first (for example the running 'kosh serve'), or point DATABASE_URL at a PostgreSQL server");
+      expect(run.stdout).toBe('');
+    } finally {
+      const exited = once(serve, 'exit');
+      serve.kill('SIGTERM');
+      await exited;
+    }
   }, 120_000);
 
   it('imports a JSON file, printing only the report on stdout and progress on stderr', async () => {
     const run = await kosh(['import', '--tenant', tenantId, '--file', join(FIXTURES, 'valid.json'), '--json'], env);
     expect(run.stderr).toContain('kosh import: importing subscriptions: done, 7 rows');
     expect(run.code, run.stderr).toBe(0);
+    // All created: on the embedded database, the import refused above wrote nothing.
     expect(JSON.parse(run.stdout)).toEqual({
       dry_run: false,
       created: { plans: 3, customers: 6, subscriptions: 7 },
