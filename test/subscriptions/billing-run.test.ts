@@ -315,6 +315,29 @@ describe('the billing run', () => {
     });
   });
 
+  describe('a subscription that cannot be renewed', () => {
+    it('is skipped and reported while the rest of its batch is renewed', async () => {
+      t.clock.set('2030-03-01T00:00:00Z');
+      const tenant = await karnatakaTenant(t);
+      const plan = await createPlan(tenant, { prices: [{ amount: 100_000, currency: 'INR' }, { amount: 1_500, currency: 'USD' }] });
+      const customer = await createCustomer(tenant);
+      const inr = [await subscribe(tenant, { customer_id: customer, plan_id: plan.id }), await subscribe(tenant, { customer_id: customer, plan_id: plan.id })];
+      const usd = await subscribe(tenant, { customer_id: customer, plan_id: plan.id, currency: 'USD' });
+      // The plan loses its USD price behind the API's back: the USD subscription cannot be priced.
+      await t.database.db.deleteFrom('prices').where('tenant_id', '=', tenant.tenantId).where('plan_id', '=', plan.id).where('currency', '=', 'USD').execute();
+      const logged: string[] = [];
+      const report = await runBillingRun(t.database.db, new Date('2030-04-01T00:00:00Z'), { log: (message, fields) => logged.push(`${message} ${fields?.subscriptionId}`) });
+      expect(report).toMatchObject({ renewed: 2, failed: 1 });
+      expect(logged).toEqual([`subscription renewal failed ${usd.id}`]);
+      for (const sub of inr) expect(await invoicesOf(tenant, sub.id)).toHaveLength(2);
+      expect(await invoicesOf(tenant, usd.id)).toHaveLength(1);
+      expect((await getSubscription(tenant, usd.id)).current_period_end).toBe('2030-04-01T00:00:00.000Z');
+      // Tried again by the next run, still alone.
+      expect(await runBillingRun(t.database.db, new Date('2030-04-01T00:00:00Z'))).toMatchObject({ renewed: 0, failed: 1 });
+      await retire(tenant, usd.id, ...inr.map((s) => s.id));
+    });
+  });
+
   describe('exactly once', () => {
     it('invoices each due period once when runs race, and the database refuses a second invoice for a period', async () => {
       t.clock.set('2030-06-01T00:00:00Z');
