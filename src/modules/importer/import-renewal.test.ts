@@ -32,10 +32,13 @@ describe('imported subscriptions and the billing run', () => {
     expect(await statusOf('sub_004')).toBe('canceled');
   });
 
-  // The billing run's delinquency rule ("no unsettled Kosh invoice → active again") currently
-  // recovers an imported past_due/unpaid subscription at its first pass: its debt is an invoice of
-  // the source system, which Kosh cannot see. Reported to the subscriptions module; see the report.
-  it.todo('keeps an imported past_due or unpaid subscription so until Kosh has invoiced it');
+  // Their debt is an invoice of the source system, which Kosh cannot see: the billing run's
+  // "no unsettled Kosh invoice → active again" rule must not recover them.
+  it('keeps an imported past_due or unpaid subscription so until Kosh has invoiced it', async () => {
+    await travelTo(t, '2026-04-14T23:59:59Z'); // the billing run (with its delinquency pass) runs again
+    expect(await statusOf('sub_005')).toBe('past_due');
+    expect(await statusOf('sub_006')).toBe('unpaid');
+  });
 
   it('renews an active subscription at its current_period_end with an invoice for the next period at the plan price', async () => {
     await travelTo(t, '2026-04-15T00:00:00Z');

@@ -97,6 +97,9 @@ export async function delinquentSubscriptionIds(tx: Tx, tenantId: string): Promi
     .select(['id', 'status'])
     .where('tenant_id', '=', tenantId)
     .where('status', 'in', ['past_due', 'unpaid'])
+    // Only what Kosh itself invoiced can recover by Kosh's invoices: an imported past_due
+    // subscription owes an invoice of the old system, which Kosh cannot see.
+    .where('latest_invoice_id', 'is not', null)
     .execute();
 }
 
