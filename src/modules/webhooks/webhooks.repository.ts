@@ -150,42 +150,81 @@ export async function releaseNextWaiting(tx: Tx, tenantId: string, endpointId: s
 
 export type DeliveryKey = { tenantId: string; id: string };
 
+export type DeliveryTarget = Pick<
+  DeliveryRow,
+  'tenant_id' | 'id' | 'webhook_endpoint_id' | 'object_id' | 'attempts' | 'next_retry_at' | 'delivered_at' | 'successor_waiting'
+> &
+  Pick<EndpointRow, 'url' | 'enabled' | 'deleted_at' | 'secret' | 'previous_secret' | 'previous_secret_expires_at'> & {
+    event_id: string;
+    event_type: string;
+    event_object_type: string;
+    event_object_id: string | null;
+    event_payload: unknown;
+    event_created_at: Date;
+  };
+
 /**
- * Everything an attempt needs — the delivery, its endpoint and its event — for many deliveries in
- * one round trip (the worker runs many attempts at once). Each key carries its own tenant.
+ * `tenant_id = ANY(…) AND id = ANY(…)`: answered from the primary key whatever the planner's
+ * statistics say (a join or a row-value IN was planned as a scan of all the tenant's rows while a
+ * fresh backlog had not been analyzed yet). Callers then match the exact (tenant, id) pairs.
  */
-export async function findDeliveryTargets(tx: Tx, keys: DeliveryKey[]) {
-  if (keys.length === 0) return [];
-  return tx
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as e', (j) => j.onRef('e.tenant_id', '=', 'd.tenant_id').onRef('e.id', '=', 'd.webhook_endpoint_id'))
-    .innerJoin('events as ev', (j) => j.onRef('ev.tenant_id', '=', 'd.tenant_id').onRef('ev.id', '=', 'd.event_id'))
-    .select([
-      'd.tenant_id',
-      'd.id',
-      'd.webhook_endpoint_id',
-      'd.object_id',
-      'd.attempts',
-      'd.next_retry_at',
-      'd.delivered_at',
-      'd.successor_waiting',
-      'e.url',
-      'e.enabled',
-      'e.deleted_at',
-      'e.secret',
-      'e.previous_secret',
-      'e.previous_secret_expires_at',
-      'ev.id as event_id',
-      'ev.type as event_type',
-      'ev.object_type as event_object_type',
-      'ev.object_id as event_object_id',
-      'ev.payload as event_payload',
-      'ev.created_at as event_created_at',
-    ])
-    .where(sql<boolean>`(d.tenant_id, d.id) IN (${sql.join(keys.map((k) => sql`(${k.tenantId}::uuid, ${k.id}::uuid)`))})`)
-    .execute();
+function keyed(keys: DeliveryKey[]) {
+  return {
+    tenants: sql<boolean>`tenant_id = ANY(${sql.val([...new Set(keys.map((k) => k.tenantId))])}::uuid[])`,
+    ids: sql<boolean>`id = ANY(${sql.val([...new Set(keys.map((k) => k.id))])}::uuid[])`,
+  };
 }
-export type DeliveryTarget = Awaited<ReturnType<typeof findDeliveryTargets>>[number];
+const pairOf = (row: { tenant_id: string; id: string }) => `${row.tenant_id}/${row.id}`;
+
+/**
+ * Everything an attempt needs — the delivery, its endpoint and its event — for many deliveries at
+ * once (the worker runs many attempts together): three primary-key look-ups per batch, each key
+ * with its own tenant.
+ */
+export async function findDeliveryTargets(tx: Tx, keys: DeliveryKey[]): Promise<DeliveryTarget[]> {
+  if (keys.length === 0) return [];
+  const wanted = new Set(keys.map((k) => `${k.tenantId}/${k.id}`));
+  const k = keyed(keys);
+  const deliveries = (await tx.selectFrom('webhook_deliveries').selectAll().where(k.tenants).where(k.ids).execute()).filter((d) => wanted.has(pairOf(d)));
+  if (deliveries.length === 0) return [];
+  const e = keyed(deliveries.map((d) => ({ tenantId: d.tenant_id, id: d.webhook_endpoint_id })));
+  const ev = keyed(deliveries.map((d) => ({ tenantId: d.tenant_id, id: d.event_id })));
+  const [endpoints, events] = await Promise.all([
+    tx.selectFrom('webhook_endpoints').selectAll().where(e.tenants).where(e.ids).execute(),
+    tx.selectFrom('events').selectAll().where(ev.tenants).where(ev.ids).execute(),
+  ]);
+  const endpointOf = new Map(endpoints.map((row) => [pairOf(row), row]));
+  const eventOf = new Map(events.map((row) => [pairOf(row), row]));
+  return deliveries.flatMap((d) => {
+    const endpoint = endpointOf.get(`${d.tenant_id}/${d.webhook_endpoint_id}`);
+    const event = eventOf.get(`${d.tenant_id}/${d.event_id}`);
+    if (!endpoint || !event) return [];
+    return [
+      {
+        tenant_id: d.tenant_id,
+        id: d.id,
+        webhook_endpoint_id: d.webhook_endpoint_id,
+        object_id: d.object_id,
+        attempts: d.attempts,
+        next_retry_at: d.next_retry_at,
+        delivered_at: d.delivered_at,
+        successor_waiting: d.successor_waiting,
+        url: endpoint.url,
+        enabled: endpoint.enabled,
+        deleted_at: endpoint.deleted_at,
+        secret: endpoint.secret,
+        previous_secret: endpoint.previous_secret,
+        previous_secret_expires_at: endpoint.previous_secret_expires_at,
+        event_id: event.id,
+        event_type: event.type,
+        event_object_type: event.object_type,
+        event_object_id: event.object_id,
+        event_payload: event.payload,
+        event_created_at: event.created_at,
+      },
+    ];
+  });
+}
 
 export async function findDeliveryTarget(tx: Tx, tenantId: string, id: string): Promise<DeliveryTarget | undefined> {
   return (await findDeliveryTargets(tx, [{ tenantId, id }]))[0];
