@@ -11,8 +11,11 @@
  *   --events 20000    N
  *   --endpoints 5     E, all subscribed to every type
  *   --batch 500       events per emitting transaction in phase 1
- *   --concurrency 200 worker slots (KOSH_WORKER_CONCURRENCY)
+ *   --concurrency 200 worker slots per worker process (KOSH_WORKER_CONCURRENCY)
+ *   --workers 1       worker processes (PostgreSQL only): the first in this process, the others
+ *                     forked, as several `kosh worker` would run
  *   --steady-seconds 10
+ *   --poll-ms 500     KOSH_WORKER_POLL_MS: how long an idle worker waits before looking again
  * Last line: {"deliveries", "seconds", "deliveries_per_s", "p99_delivery_lag_ms"}.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -53,6 +56,19 @@ async function runReceivers(count: number): Promise<void> {
   process.send!({ urls: receivers.map((r) => r.url) } satisfies FromReceivers);
 }
 
+/** A forked extra worker process: the same app on the same database, only its worker running. */
+async function runWorker(databaseUrl: string, concurrency: number, pollMs: number): Promise<void> {
+  const kosh = await createKosh({
+    config: loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', KOSH_WORKER_CONCURRENCY: String(concurrency), KOSH_WORKER_POLL_MS: String(pollMs) }),
+    logger: pino({ level: 'silent' }),
+  });
+  process.on('message', (message: { start?: true; stop?: true }) => {
+    if (message.start) kosh.worker.start();
+    if (message.stop) void kosh.close().then(() => process.send!({ stopped: true }));
+  });
+  process.send!({ ready: true });
+}
+
 function ask(child: ChildProcess, message: ToReceivers): Promise<FromReceivers> {
   return new Promise((resolve) => {
     child.once('message', (m: FromReceivers) => resolve(m));
@@ -65,6 +81,8 @@ async function main(): Promise<void> {
   const ENDPOINTS = arg('endpoints', 5);
   const BATCH = arg('batch', 500);
   const CONCURRENCY = arg('concurrency', 200);
+  const WORKERS = arg('workers', 1);
+  const POLL_MS = arg('poll-ms', 500);
   const STEADY = arg('steady-seconds', 10);
   const deliveries = EVENTS * ENDPOINTS;
 
@@ -72,8 +90,16 @@ async function main(): Promise<void> {
   const { urls } = (await new Promise<FromReceivers>((resolve) => child.once('message', resolve))) as { urls: string[] };
 
   const database = await openTestDatabase();
+  if (WORKERS > 1 && !database.url) throw new Error('--workers needs PostgreSQL (DATABASE_URL)');
+  const extraWorkers = await Promise.all(
+    Array.from({ length: WORKERS - 1 }, async () => {
+      const worker = fork(fileURLToPath(import.meta.url), ['--worker', database.url!, String(CONCURRENCY), String(POLL_MS)], { execArgv: process.execArgv });
+      await new Promise((resolve) => worker.once('message', resolve));
+      return worker;
+    }),
+  );
   const kosh = await createKosh({
-    config: loadConfig({ LOG_LEVEL: 'silent', KOSH_WORKER_CONCURRENCY: String(CONCURRENCY), KOSH_WORKER_POLL_MS: '20' }),
+    config: loadConfig({ LOG_LEVEL: 'silent', KOSH_WORKER_CONCURRENCY: String(CONCURRENCY), KOSH_WORKER_POLL_MS: String(POLL_MS) }),
     database,
     logger: pino({ level: 'silent' }),
   });
@@ -136,13 +162,14 @@ async function main(): Promise<void> {
     };
 
     // Phase 1 — backlog: EVENTS events emitted with the worker stopped, then delivered.
-    console.log(`${database.kind}: ${EVENTS} events × ${ENDPOINTS} endpoints = ${deliveries} deliveries, worker concurrency ${CONCURRENCY}`);
+    console.log(`${database.kind}: ${EVENTS} events × ${ENDPOINTS} endpoints = ${deliveries} deliveries, ${WORKERS} worker process(es) × ${CONCURRENCY} slots, poll ${POLL_MS} ms`);
     let t0 = performance.now();
     await emitBacklog(EVENTS, BATCH);
     const emitSeconds = (performance.now() - t0) / 1000;
     console.log(`emitted ${EVENTS} events (with their ${deliveries} deliveries and jobs) in ${emitSeconds.toFixed(1)} s: ${Math.round(EVENTS / emitSeconds)} events/s`);
     t0 = performance.now();
     kosh.worker.start();
+    for (const w of extraWorkers) w.send({ start: true });
     await waitForDeliveries(deliveries, 'backlog', t0);
     const seconds = (performance.now() - t0) / 1000;
     const perSecond = Math.round(deliveries / seconds);
@@ -160,6 +187,15 @@ async function main(): Promise<void> {
     }
     await waitForDeliveries(deliveries + steadyEvents * ENDPOINTS, 'steady', t0);
     await kosh.worker.stop();
+    await Promise.all(
+      extraWorkers.map(
+        (w) =>
+          new Promise((resolve) => {
+            w.once('message', resolve);
+            w.send({ stop: true });
+          }),
+      ),
+    );
     const stats = await sql<{ p50: number; p99: number; max: number; n: number }>`
       SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at)) * 1000 AS p50,
              percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at)) * 1000 AS p99,
@@ -179,6 +215,7 @@ async function main(): Promise<void> {
       }),
     );
   } finally {
+    for (const w of extraWorkers) w.kill();
     await kosh.close();
     await database.close();
     child.disconnect();
@@ -186,8 +223,11 @@ async function main(): Promise<void> {
 }
 
 const receiversArg = process.argv.indexOf('--receivers');
+const workerArg = process.argv.indexOf('--worker');
 if (receiversArg >= 0) {
   void runReceivers(Number(process.argv[receiversArg + 1]));
+} else if (workerArg >= 0) {
+  void runWorker(process.argv[workerArg + 1]!, Number(process.argv[workerArg + 2]), Number(process.argv[workerArg + 3]));
 } else {
   main().catch((error) => {
     console.error(error);
