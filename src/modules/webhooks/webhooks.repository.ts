@@ -226,10 +226,6 @@ export async function findDeliveryTargets(tx: Tx, keys: DeliveryKey[]): Promise<
   });
 }
 
-export async function findDeliveryTarget(tx: Tx, tenantId: string, id: string): Promise<DeliveryTarget | undefined> {
-  return (await findDeliveryTargets(tx, [{ tenantId, id }]))[0];
-}
-
 export type AttemptColumns = {
   attempts: number;
   last_status_code: number | null;
