@@ -1,14 +1,11 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvents } from '../../platform/events/events.js';
-import { newId } from '../../platform/ids.js';
-import { customerCountry, customerStateCode } from '../customers/index.js';
 import { findEntity, findPrimaryEntity, takeDocumentNumbers, type EntityRow } from '../entities/index.js';
-import { Account, postEntries, type Posting } from '../ledger/index.js';
-import { computeInvoiceTax, resolveHsnCode } from '../tax/index.js';
+import { postEntries, type Posting } from '../ledger/index.js';
 import { readSettings } from '../tenants/index.js';
 import { insertInvoices, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
-import { customerSnapshot, entitySnapshot, toInvoice, type DraftInvoiceInput } from './invoices.service.js';
+import { buildDraftInvoice, customerSnapshot, entitySnapshot, finalizationPosting, toInvoice, type DraftInvoiceInput } from './invoices.service.js';
 
 const DAY_MS = 86_400_000;
 
@@ -55,53 +52,12 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
   const paid: Record<string, unknown>[] = [];
   inputs.forEach((input, i) => {
     const entity = resolved[i]!;
-    const tax = computeInvoiceTax({
-      supplier: { country_code: entity.country_code, state_code: entity.state_code },
-      customer: { country_code: customerCountry(input.customer), state_code: customerStateCode(input.customer), gstin: input.customer.gstin },
-      lines: input.lines.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, settings.sac_code) })),
-    });
+    const { row: draft, lines: invoiceLines } = buildDraftInvoice(ctx, entity, settings.sac_code, input);
+    const id = draft.id;
     const k = taken.get(entity.id) ?? 0;
     taken.set(entity.id, k + 1);
     const number = numbers.get(entity.id)![k]!;
-    const id = newId();
-    const paidAtOnce = tax.total === 0;
-    const draft: InvoiceRow = {
-      tenant_id: ctx.tenantId,
-      id,
-      entity_id: entity.id,
-      customer_id: input.customer.id,
-      subscription_id: input.subscriptionId ?? null,
-      number: null,
-      status: 'draft',
-      billing_reason: input.billingReason ?? 'manual',
-      currency: input.currency,
-      subtotal: tax.subtotal,
-      tax_amount: tax.tax_amount,
-      cgst_amount: tax.cgst_amount,
-      sgst_amount: tax.sgst_amount,
-      igst_amount: tax.igst_amount,
-      tax_type: tax.tax_type,
-      utgst: tax.utgst,
-      place_of_supply: tax.place_of_supply,
-      total: tax.total,
-      amount_paid: 0,
-      amount_tds: 0,
-      amount_credited: 0,
-      amount_due: tax.total,
-      period_start: input.periodStart ?? null,
-      period_end: input.periodEnd ?? null,
-      issued_at: null,
-      due_date: input.dueDate ?? null,
-      paid_at: null,
-      voided_at: null,
-      marked_uncollectible_at: null,
-      supplier: null,
-      customer_details: null,
-      memo: input.memo ?? null,
-      metadata: input.metadata ?? {},
-      created_at: ctx.now,
-      updated_at: ctx.now,
-    };
+    const paidAtOnce = draft.total === 0;
     const open: InvoiceRow = {
       ...draft,
       number,
@@ -112,49 +68,10 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
       customer_details: customerSnapshot(input.customer),
     };
     const final: InvoiceRow = paidAtOnce ? { ...open, status: 'paid', paid_at: ctx.now } : open;
-    const invoiceLines: InvoiceLineRow[] = input.lines.map((l, j) => {
-      const t = tax.lines[j]!;
-      return {
-        tenant_id: ctx.tenantId,
-        id: newId(),
-        invoice_id: id,
-        position: j + 1,
-        description: l.description,
-        quantity: l.quantity,
-        unit_amount: l.unit_amount,
-        amount: t.amount,
-        hsn_code: t.hsn_code,
-        rate_bp: t.rate_bp,
-        cgst_amount: t.cgst_amount,
-        sgst_amount: t.sgst_amount,
-        igst_amount: t.igst_amount,
-        tax_amount: t.tax_amount,
-        total: t.total,
-        plan_id: l.plan_id ?? null,
-        price_id: l.price_id ?? null,
-        period_start: l.period_start ?? null,
-        period_end: l.period_end ?? null,
-      };
-    });
     invoices.push(final);
     lines.push(...invoiceLines);
     linesById.set(id, invoiceLines);
-    postings.push({
-      ledgerId: entity.tb_ledger_id,
-      entityId: entity.id,
-      kind: 'invoice.finalized',
-      referenceType: 'invoice',
-      referenceId: id,
-      currency: final.currency,
-      description: `Invoice ${number}`,
-      lines: [
-        { account: Account.RECEIVABLES, debit: final.total, customerId: final.customer_id, invoiceId: id },
-        { account: Account.REVENUE, credit: final.subtotal, invoiceId: id },
-        { account: Account.CGST_PAYABLE, credit: final.cgst_amount, invoiceId: id },
-        { account: Account.SGST_PAYABLE, credit: final.sgst_amount, invoiceId: id },
-        { account: Account.IGST_PAYABLE, credit: final.igst_amount, invoiceId: id },
-      ],
-    });
+    postings.push(finalizationPosting(final, entity, number));
     created.push(toInvoice(draft, invoiceLines));
     finalized.push(toInvoice(open, invoiceLines));
     if (paidAtOnce) paid.push(toInvoice(final, invoiceLines));

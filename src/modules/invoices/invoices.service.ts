@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { customerCountry, customerStateCode, getCustomer, type Customer } from '../customers/index.js';
 import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
-import { Account, postEntry } from '../ledger/index.js';
+import { Account, postEntry, type Posting } from '../ledger/index.js';
 import { findPlan, pricesOfPlans } from '../plans/index.js';
 import { computeInvoiceTax, resolveHsnCode } from '../tax/index.js';
 import { readSettings } from '../tenants/index.js';
@@ -112,16 +112,14 @@ async function resolveEntity(ctx: Ctx, entityId: string | undefined): Promise<En
 }
 
 /**
- * Creates a draft invoice with GST computed per line. Tax is fixed here, at drafting, from the
- * customer's and entity's details of this moment; finalization freezes the parties as printed.
+ * The rows of a draft invoice — GST per line from the entity's and customer's details now — built
+ * in one place for the single path (createDraftInvoice) and the batch path (issueInvoices).
  */
-export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Promise<InvoiceRow> {
-  const entity = await resolveEntity(ctx, input.entityId);
-  const settings = await readSettings(ctx);
+export function buildDraftInvoice(ctx: Ctx, entity: EntityRow, sacCode: string | null, input: DraftInvoiceInput): { row: InvoiceRow; lines: InvoiceLineRow[] } {
   const tax = computeInvoiceTax({
     supplier: { country_code: entity.country_code, state_code: entity.state_code },
     customer: { country_code: customerCountry(input.customer), state_code: customerStateCode(input.customer), gstin: input.customer.gstin },
-    lines: input.lines.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, settings.sac_code) })),
+    lines: input.lines.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, sacCode) })),
   });
   const id = newId();
   const row: InvoiceRow = {
@@ -185,6 +183,37 @@ export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Pr
       period_end: l.period_end ?? null,
     };
   });
+  return { row, lines };
+}
+
+/** The finalization entry: Dr receivables (total); Cr revenue (subtotal) and each output tax. */
+export function finalizationPosting(row: InvoiceRow, entity: EntityRow, number: string): Posting {
+  return {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'invoice.finalized',
+    referenceType: 'invoice',
+    referenceId: row.id,
+    currency: row.currency,
+    description: `Invoice ${number}`,
+    lines: [
+      { account: Account.RECEIVABLES, debit: row.total, customerId: row.customer_id, invoiceId: row.id },
+      { account: Account.REVENUE, credit: row.subtotal, invoiceId: row.id },
+      { account: Account.CGST_PAYABLE, credit: row.cgst_amount, invoiceId: row.id },
+      { account: Account.SGST_PAYABLE, credit: row.sgst_amount, invoiceId: row.id },
+      { account: Account.IGST_PAYABLE, credit: row.igst_amount, invoiceId: row.id },
+    ],
+  };
+}
+
+/**
+ * Creates a draft invoice with GST computed per line. Tax is fixed here, at drafting, from the
+ * customer's and entity's details of this moment; finalization freezes the parties as printed.
+ */
+export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Promise<InvoiceRow> {
+  const entity = await resolveEntity(ctx, input.entityId);
+  const settings = await readSettings(ctx);
+  const { row, lines } = buildDraftInvoice(ctx, entity, settings.sac_code, input);
   await insertInvoice(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null }, lines);
   await emitEvent(ctx, 'invoice.created', toInvoice(row, lines));
   return row;
@@ -275,22 +304,7 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
     customer_details: JSON.stringify(customerSnapshot(customer)),
     updated_at: ctx.now,
   });
-  await postEntry(ctx, {
-    ledgerId: entity.tb_ledger_id,
-    entityId: entity.id,
-    kind: 'invoice.finalized',
-    referenceType: 'invoice',
-    referenceId: row.id,
-    currency: row.currency,
-    description: `Invoice ${number}`,
-    lines: [
-      { account: Account.RECEIVABLES, debit: row.total, customerId: row.customer_id, invoiceId: row.id },
-      { account: Account.REVENUE, credit: row.subtotal, invoiceId: row.id },
-      { account: Account.CGST_PAYABLE, credit: row.cgst_amount, invoiceId: row.id },
-      { account: Account.SGST_PAYABLE, credit: row.sgst_amount, invoiceId: row.id },
-      { account: Account.IGST_PAYABLE, credit: row.igst_amount, invoiceId: row.id },
-    ],
-  });
+  await postEntry(ctx, finalizationPosting(row, entity, number));
   await emitEvent(ctx, 'invoice.finalized', toInvoice(row, lines));
   if (row.total === 0) {
     row = await settleInvoiceBalance(ctx.tx, ctx.tenantId, row.id, {}, ctx.now);
