@@ -12,6 +12,7 @@ import {
   type DeliveryTarget,
   type RecordedAttempt,
 } from './webhooks.repository.js';
+import { postJson } from './webhooks.http.js';
 import { signatureHeader } from './webhooks.signing.js';
 import { isFinished, recordAttempt, type AttemptOutcome } from './webhooks.states.js';
 import { liveModeUrlProblem } from './webhooks.url-safety.js';
@@ -182,13 +183,10 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
   }
   // webhook-id is the event id: stable across retries and redeliveries, so receivers can dedupe.
   const signature = signatureHeader(secrets, target.event_id, timestamp, body);
-  // A plain controller and timer: AbortSignal.timeout() is markedly costlier per request.
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException('attempt timed out', 'TimeoutError')), ATTEMPT_TIMEOUT_MS);
   try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
+    const answer = await postJson(
+      url,
+      {
         'content-type': 'application/json',
         'user-agent': 'Kosh-Webhooks/1',
         'webhook-id': target.event_id,
@@ -198,48 +196,25 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
         'x-kosh-delivery-id': target.id,
       },
       body,
-      redirect: 'manual',
-      signal: controller.signal,
-    });
-    await readSome(response);
-    const status = response.status;
+      ATTEMPT_TIMEOUT_MS,
+      MAX_ANSWER_BYTES,
+    );
+    const status = answer.status;
     if (status >= 200 && status < 300) return { ok: true, statusCode: status };
     if (status >= 300 && status < 400) {
-      const location = response.headers.get('location');
+      const location = answer.location;
       return { ok: false, statusCode: status, error: `redirect ${status} not followed${location ? ` (Location: ${location.slice(0, 200)})` : ''}` };
     }
     return { ok: false, statusCode: status, error: `receiver answered HTTP ${status}` };
   } catch (error) {
     return { ok: false, statusCode: null, error: describeFetchError(error) };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Reads (and drops) up to MAX_ANSWER_BYTES of the answer, so the keep-alive connection is reusable. */
-async function readSome(response: Response): Promise<void> {
-  if (!response.body) return;
-  const length = Number(response.headers.get('content-length') ?? NaN);
-  if (length <= MAX_ANSWER_BYTES) {
-    await response.arrayBuffer(); // the common case: a short answer of known length, read in one go
-    return;
-  }
-  const reader = response.body.getReader();
-  let read = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    read += value.byteLength;
-    if (read > MAX_ANSWER_BYTES) {
-      await reader.cancel();
-      return;
-    }
   }
 }
 
 function describeFetchError(error: unknown): string {
-  const e = error as Error & { cause?: { code?: string; message?: string } };
+  const e = error as Error & { code?: string; cause?: { code?: string; message?: string } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s without a complete answer`;
+  if (e?.code) return `connection failed: ${e.code}`;
   const cause = e?.cause;
   if (cause?.code) return `connection failed: ${cause.code}`;
   if (cause?.message) return `request failed: ${cause.message}`;
