@@ -7,7 +7,7 @@ import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { getCustomer } from '../customers/index.js';
 import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
 import { applyToInvoice, getInvoiceRow, linesOfInvoices, type InvoiceRow } from '../invoices/index.js';
-import { Account, postEntry } from '../ledger/index.js';
+import { Account, postEntry, type PostingLine } from '../ledger/index.js';
 import { splitTaxProRata } from '../tax/index.js';
 import { readSettings } from '../tenants/index.js';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas.js';
@@ -60,9 +60,23 @@ async function entityOf(ctx: Ctx, id: string): Promise<EntityRow> {
   return entity;
 }
 
-/** The issue entry: reverse revenue and output tax; the customer now holds spendable credit. */
-async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<void> {
+/**
+ * The issue entry's lines: reverse revenue and output tax; the customer now holds spendable
+ * credit. A goodwill note (no tax breakdown) reverses revenue by its whole amount.
+ */
+function issueLines(row: CreditNoteRow): PostingLine[] {
   const revenuePart = row.tax_amount > 0 || row.subtotal > 0 ? row.subtotal : row.amount;
+  const tags = { creditNoteId: row.id, invoiceId: row.invoice_id };
+  return [
+    { account: Account.REVENUE_REVERSALS, debit: revenuePart, ...tags },
+    { account: Account.CGST_PAYABLE, debit: row.cgst_amount, ...tags },
+    { account: Account.SGST_PAYABLE, debit: row.sgst_amount, ...tags },
+    { account: Account.IGST_PAYABLE, debit: row.igst_amount, ...tags },
+    { account: Account.CUSTOMER_CREDIT, credit: row.amount, creditNoteId: row.id, customerId: row.customer_id },
+  ];
+}
+
+async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<void> {
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,
@@ -71,13 +85,7 @@ async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promi
     referenceId: row.id,
     currency: row.currency,
     description: `Credit note ${row.number}`,
-    lines: [
-      { account: Account.REVENUE_REVERSALS, debit: revenuePart, creditNoteId: row.id, invoiceId: row.invoice_id },
-      { account: Account.CGST_PAYABLE, debit: row.cgst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
-      { account: Account.SGST_PAYABLE, debit: row.sgst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
-      { account: Account.IGST_PAYABLE, debit: row.igst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
-      { account: Account.CUSTOMER_CREDIT, credit: row.amount, creditNoteId: row.id, customerId: row.customer_id },
-    ],
+    lines: issueLines(row),
   });
 }
 
@@ -197,7 +205,6 @@ export async function rejectCreditNote(ctx: Ctx, id: string): Promise<CreditNote
 export async function voidCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow> {
   const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'void', { balance: 0, voided_at: ctx.now, updated_at: ctx.now }, { unspentOnly: true });
   const entity = await entityOf(ctx, row.entity_id);
-  const revenuePart = row.tax_amount > 0 || row.subtotal > 0 ? row.subtotal : row.amount;
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,
@@ -206,13 +213,8 @@ export async function voidCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRo
     referenceId: row.id,
     currency: row.currency,
     description: `Void of credit note ${row.number}`,
-    lines: [
-      { account: Account.CUSTOMER_CREDIT, debit: row.amount, creditNoteId: row.id, customerId: row.customer_id },
-      { account: Account.REVENUE_REVERSALS, credit: revenuePart, creditNoteId: row.id, invoiceId: row.invoice_id },
-      { account: Account.CGST_PAYABLE, credit: row.cgst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
-      { account: Account.SGST_PAYABLE, credit: row.sgst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
-      { account: Account.IGST_PAYABLE, credit: row.igst_amount, creditNoteId: row.id, invoiceId: row.invoice_id },
-    ],
+    // The exact mirror of the issue entry.
+    lines: issueLines(row).map((l) => ({ ...l, debit: l.credit, credit: l.debit })),
   });
   await emitEvent(ctx, 'credit_note.voided', toCreditNote(row));
   return row;

@@ -6,11 +6,6 @@ import './ledger.tables.js';
 export type EntryRow = Selectable<JournalEntriesTable>;
 export type LineRow = Selectable<JournalLinesTable>;
 
-export async function insertEntry(tx: Tx, entry: Insertable<JournalEntriesTable>, lines: Insertable<JournalLinesTable>[]): Promise<void> {
-  await tx.insertInto('journal_entries').values(entry).execute();
-  await tx.insertInto('journal_lines').values(lines).execute();
-}
-
 export async function findEntry(tx: Tx, tenantId: string, id: string): Promise<EntryRow | undefined> {
   return tx.selectFrom('journal_entries').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }

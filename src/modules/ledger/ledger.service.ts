@@ -5,7 +5,7 @@ import { assertMinorUnits } from '../../platform/money.js';
 import { toIso } from '../../platform/time.js';
 import { ACCOUNT_NAMES, type AccountCode } from './accounts.js';
 import type { JournalEntry } from './ledger.schemas.js';
-import { entriesOfInvoice, findEntry, insertEntries, insertEntry, linesOfEntries, type EntryRow, type LineRow } from './ledger.repository.js';
+import { entriesOfInvoice, findEntry, insertEntries, linesOfEntries, type EntryRow, type LineRow } from './ledger.repository.js';
 
 export type PostingLine = {
   account: AccountCode;
@@ -35,54 +35,14 @@ export type Posting = {
  * again by the database at commit.
  */
 export async function postEntry(ctx: Ctx, posting: Posting): Promise<string | null> {
-  const lines = posting.lines.filter((l) => (l.debit ?? 0) !== 0 || (l.credit ?? 0) !== 0);
-  if (lines.length === 0) return null;
-  let debits = 0;
-  let credits = 0;
-  for (const l of lines) {
-    const d = assertMinorUnits(l.debit ?? 0, 'debit');
-    const c = assertMinorUnits(l.credit ?? 0, 'credit');
-    if (d < 0 || c < 0 || (d !== 0 && c !== 0)) throw new Error(`invalid posting line ${JSON.stringify(l)}`);
-    debits += d;
-    credits += c;
-  }
-  if (debits !== credits) {
-    throw new Error(`unbalanced posting ${posting.kind} ${posting.referenceId}: debits ${debits} ≠ credits ${credits}`);
-  }
-  const id = newId();
-  await insertEntry(
-    ctx.tx,
-    {
-      tenant_id: ctx.tenantId,
-      id,
-      ledger_id: posting.ledgerId,
-      entity_id: posting.entityId,
-      kind: posting.kind,
-      reference_type: posting.referenceType,
-      reference_id: posting.referenceId,
-      currency: posting.currency,
-      description: posting.description ?? '',
-      posted_at: ctx.now,
-    },
-    lines.map((l) => ({
-      tenant_id: ctx.tenantId,
-      id: newId(),
-      entry_id: id,
-      account_code: l.account,
-      debit: l.debit ?? 0,
-      credit: l.credit ?? 0,
-      customer_id: l.customerId ?? null,
-      invoice_id: l.invoiceId ?? null,
-      credit_note_id: l.creditNoteId ?? null,
-    })),
-  );
-  return id;
+  const [id] = await postEntries(ctx, [posting]);
+  return id ?? null;
 }
 
 /**
- * postEntry for many postings at once (the billing run books a batch of invoices): the same
- * checks per entry — zero lines dropped, an empty entry skipped (null), debits = credits — and
- * two INSERTs for the lot. The database checks each entry's balance at commit as always.
+ * Posts many balanced entries at once (the billing run books a batch of invoices): per entry, zero
+ * lines are dropped, an empty entry is skipped (null) and debits must equal credits; then two
+ * INSERTs for the lot. The database checks each entry's balance at commit as always.
  */
 export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(string | null)[]> {
   const entries: Parameters<typeof insertEntries>[1] = [];
