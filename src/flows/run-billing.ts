@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Ctx } from '../platform/context.js';
 import type { DB } from '../platform/db/schema.js';
 import { emitEvent } from '../platform/events/events.js';
@@ -107,6 +107,9 @@ export async function runBillingRun(db: Kysely<DB>, now: Date, options: BillingR
  * is active again. Each move is a guarded transition, so it happens (and emits) once.
  */
 export async function settleDelinquency(ctx: Ctx): Promise<{ pastDue: number; unpaid: number; recovered: number }> {
+  // One delinquency pass per tenant at a time: two racing runs would lock the same subscriptions
+  // in different orders and deadlock. The second waits, then finds every move already made.
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`delinquency:${ctx.tenantId}`}, 0))`.execute(ctx.tx);
   const unsettled = await unsettledSubscriptionInvoices(ctx.tx, ctx.tenantId, ctx.now);
   const bySubscription = new Map(unsettled.map((u) => [u.subscription_id, u]));
   const delinquent = await delinquentSubscriptionIds(ctx.tx, ctx.tenantId);
