@@ -17,6 +17,7 @@ const envSchema = z.object({
   KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
   KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
   KOSH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  KOSH_API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Kosh Billing <billing@localhost>'),
@@ -37,6 +38,8 @@ export type Config = {
   /** Most jobs the started worker runs at once (webhook deliveries, e-mail…). */
   workerConcurrency: number;
   dbPoolSize: number;
+  /** How long a verified API key is trusted without a database lookup (0: never). */
+  apiKeyCacheMs: number;
   logLevel: string;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -64,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerPollMs: e.KOSH_WORKER_POLL_MS,
     workerConcurrency: e.KOSH_WORKER_CONCURRENCY,
     dbPoolSize: e.KOSH_DB_POOL_SIZE,
+    apiKeyCacheMs: e.KOSH_API_KEY_CACHE_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL || undefined,
     mailFrom: e.MAIL_FROM,

@@ -8,7 +8,9 @@
  *   3. cash and TDS receivable in the ledger equal the payments recorded;
  *   4. for each credit note, customer credit in the ledger equals its balance;
  *   5. each entity's invoice and credit-note numbers are 1..N without gaps;
- *   6. no amount that must not be negative is negative.
+ *   6. no amount that must not be negative is negative;
+ *   7. an invoice's live credit notes (not void or rejected) never reverse more taxable value,
+ *      CGST, SGST or IGST than the invoice charged.
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -167,6 +169,15 @@ async function checkInvariants(tenantId: string): Promise<void> {
     const expected = c.status === 'pending_approval' || c.status === 'rejected' ? 0 : c.balance;
     expect(Number(c.ledger), `customer credit of note ${c.id} (${c.status})`).toBe(expected);
   }
+
+  const overCredited = await sql<{ id: string }>`
+    SELECT i.id FROM invoices i
+    JOIN credit_notes c ON c.tenant_id = i.tenant_id AND c.invoice_id = i.id AND c.status NOT IN ('void', 'rejected')
+    WHERE i.tenant_id = ${tenantId}
+    GROUP BY i.id, i.subtotal, i.cgst_amount, i.sgst_amount, i.igst_amount
+    HAVING sum(c.subtotal) > i.subtotal OR sum(c.cgst_amount) > i.cgst_amount
+        OR sum(c.sgst_amount) > i.sgst_amount OR sum(c.igst_amount) > i.igst_amount`.execute(db);
+  expect(overCredited.rows, 'credit notes never reverse more of a component than the invoice charged').toEqual([]);
 
   for (const [table, kind] of [['invoices', 'invoice'], ['credit_notes', 'credit note']] as const) {
     const numbers = await sql<{ entity_id: string; number: string }>`

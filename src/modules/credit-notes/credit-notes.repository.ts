@@ -19,15 +19,35 @@ export async function findCreditNote(tx: Tx, tenantId: string, id: string): Prom
 }
 
 /** Gross already credited against an invoice by notes that still stand (not void or rejected). */
-export async function creditedAgainstInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<number> {
+/**
+ * What the invoice's credit notes (all but void and rejected ones) have credited so far, as gross
+ * amount and per component: the next note is split against what remains.
+ */
+export async function creditedAgainstInvoice(
+  tx: Tx,
+  tenantId: string,
+  invoiceId: string,
+): Promise<{ amount: number; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number }> {
   const row = await tx
     .selectFrom('credit_notes')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('total'))
+    .select((eb) => [
+      eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('amount'),
+      eb.fn.coalesce(eb.fn.sum<number>('subtotal'), eb.lit(0)).as('subtotal'),
+      eb.fn.coalesce(eb.fn.sum<number>('cgst_amount'), eb.lit(0)).as('cgst_amount'),
+      eb.fn.coalesce(eb.fn.sum<number>('sgst_amount'), eb.lit(0)).as('sgst_amount'),
+      eb.fn.coalesce(eb.fn.sum<number>('igst_amount'), eb.lit(0)).as('igst_amount'),
+    ])
     .where('tenant_id', '=', tenantId)
     .where('invoice_id', '=', invoiceId)
     .where('status', 'not in', ['void', 'rejected'])
     .executeTakeFirstOrThrow();
-  return Number(row.total);
+  return {
+    amount: Number(row.amount),
+    subtotal: Number(row.subtotal),
+    cgst_amount: Number(row.cgst_amount),
+    sgst_amount: Number(row.sgst_amount),
+    igst_amount: Number(row.igst_amount),
+  };
 }
 
 /** Credit the customer can spend now, soonest-expiring first, then oldest. */

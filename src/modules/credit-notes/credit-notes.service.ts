@@ -118,14 +118,25 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
       throw errors.conflict(`cannot credit an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
     }
     if (input.currency && input.currency !== invoice.currency) throw errors.invalidField('currency', `the invoice is in ${invoice.currency}`);
-    const alreadyCredited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
-    if (alreadyCredited + input.amount > invoice.total) {
+    const credited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
+    if (credited.amount + input.amount > invoice.total) {
       throw errors.conflict(
-        `credit of ${input.amount} exceeds what remains creditable on the invoice (${invoice.total - alreadyCredited} of ${invoice.total})`,
+        `credit of ${input.amount} exceeds what remains creditable on the invoice (${invoice.total - credited.amount} of ${invoice.total})`,
         'amount_exceeds_invoice',
       );
     }
-    const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = splitTaxProRata(invoice, input.amount);
+    // Split against what the earlier notes left uncredited, component by component: split against
+    // the whole invoice each time, the roundings of several partial notes could together reverse
+    // more of a tax (or of the taxable value) than the invoice charged. This way the notes never
+    // exceed any component, and the one that credits the rest returns exactly what remains.
+    const remaining = {
+      subtotal: invoice.subtotal - credited.subtotal,
+      cgst_amount: invoice.cgst_amount - credited.cgst_amount,
+      sgst_amount: invoice.sgst_amount - credited.sgst_amount,
+      igst_amount: invoice.igst_amount - credited.igst_amount,
+      total: invoice.total - credited.amount,
+    };
+    const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = splitTaxProRata(remaining, input.amount);
     tax = { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount };
     taxType = invoice.tax_type;
     const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]);

@@ -45,6 +45,18 @@ describe('credit notes', () => {
       expect(res.body.data).toMatchObject({ subtotal: 0, tax_amount: 0, tax_type: '', invoice_id: null, balance: 1_000 });
     });
 
+    it('splits each partial note against what earlier notes left, so together they never reverse more than the invoice charged', async () => {
+      const inv = await createInvoice(acme, customer, [6]); // 6 + 1 IGST (1.08 rounded) = 7
+      expect(inv).toMatchObject({ subtotal: 6, igst_amount: 1, total: 7 });
+      // Each split against the whole invoice would round IGST to 0 three times and credit a
+      // taxable value of 7 against an invoice of 6.
+      const notes = [];
+      for (const amount of [2, 2, 3]) notes.push((await note({ invoice_id: inv.id, amount })).body.data);
+      const sum = (key: string) => notes.reduce((total, n) => total + n[key], 0);
+      expect({ subtotal: sum('subtotal'), igst_amount: sum('igst_amount'), amount: sum('amount') }).toEqual({ subtotal: 6, igst_amount: 1, amount: 7 });
+      for (const n of notes) expect(n.subtotal + n.tax_amount).toBe(n.amount);
+    });
+
     it('refuses more credit than the invoice has left', async () => {
       const inv = await createInvoice(acme, customer, [1_000]); // 1 180
       expect((await note({ invoice_id: inv.id, amount: 1_000 })).status).toBe(201);

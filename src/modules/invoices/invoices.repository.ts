@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
+import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { InvoiceLinesTable, InvoicesTable, InvoiceStatus } from './invoices.tables.js';
 import './invoices.tables.js';
@@ -87,6 +88,7 @@ export async function tenantsWithOverdueSubscriptionInvoices(tx: Tx, now: Date):
 /** Many invoices and their lines in two statements (issueInvoices). */
 export async function insertInvoices(tx: Tx, invoices: Insertable<InvoicesTable>[], lines: Insertable<InvoiceLinesTable>[]): Promise<void> {
   if (invoices.length === 0) return;
-  await tx.insertInto('invoices').values(invoices).execute();
-  await tx.insertInto('invoice_lines').values(lines).execute();
+  // Deferred (platform/db/pipeline): sent with the transaction's next statement.
+  await deferWrite(tx, tx.insertInto('invoices').values(invoices));
+  if (lines.length) await deferWrite(tx, tx.insertInto('invoice_lines').values(lines));
 }

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
+import { deferWrite } from '../../platform/db/pipeline.js';
 import type { JournalEntriesTable, JournalLinesTable } from './ledger.tables.js';
 import './ledger.tables.js';
 
@@ -75,9 +76,12 @@ export async function trialBalanceRows(tx: Tx, tenantId: string): Promise<TrialB
   return rows.map((r) => ({ ledger_id: r.ledger_id, account_code: r.account_code, debit: Number(r.debit), credit: Number(r.credit) }));
 }
 
-/** Many entries and their lines in two statements (postEntries). */
+/**
+ * Many entries and their lines in two statements (postEntries), deferred (platform/db/pipeline):
+ * nothing in the posting action reads them back, and the balance check runs at COMMIT anyway.
+ */
 export async function insertEntries(tx: Tx, entries: Insertable<JournalEntriesTable>[], lines: Insertable<JournalLinesTable>[]): Promise<void> {
   if (entries.length === 0) return;
-  await tx.insertInto('journal_entries').values(entries).execute();
-  await tx.insertInto('journal_lines').values(lines).execute();
+  await deferWrite(tx, tx.insertInto('journal_entries').values(entries));
+  await deferWrite(tx, tx.insertInto('journal_lines').values(lines));
 }

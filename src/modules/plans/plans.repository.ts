@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
+import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { PlansTable, PricesTable } from './plans.tables.js';
 import './plans.tables.js';
@@ -7,9 +8,13 @@ import './plans.tables.js';
 export type PlanRow = Selectable<PlansTable>;
 export type PriceRow = Selectable<PricesTable>;
 
-export async function insertPlan(tx: Tx, plan: Insertable<PlansTable>, prices: Insertable<PricesTable>[]): Promise<void> {
-  await tx.insertInto('plans').values(plan).execute();
-  if (prices.length) await tx.insertInto('prices').values(prices).execute();
+/**
+ * Deferred (platform/db/pipeline): the rows travel with the transaction's next statement. A taken
+ * code surfaces there as `mapError(unique violation)`.
+ */
+export async function insertPlan(tx: Tx, plan: Insertable<PlansTable>, prices: Insertable<PricesTable>[], mapError: (error: unknown) => unknown): Promise<void> {
+  await deferWrite(tx, tx.insertInto('plans').values(plan), mapError);
+  if (prices.length) await deferWrite(tx, tx.insertInto('prices').values(prices));
 }
 
 export async function findPlan(tx: Tx, tenantId: string, id: string): Promise<PlanRow | undefined> {

@@ -91,15 +91,11 @@ export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan>
     billing_scheme: p.billing_scheme,
     created_at: ctx.now,
   }));
-  try {
-    await insertPlan(ctx.tx, plan, prices);
-  } catch (error) {
-    // The unique constraint is the check: no read-then-write race, one statement fewer.
-    if (isUniqueViolation(error, 'plans_tenant_id_code_key')) {
-      throw errors.conflict(`a plan with code '${code}' already exists`, 'plan_code_taken');
-    }
-    throw error;
-  }
+  // The unique constraint is the check: no read-then-write race, one statement fewer. The insert
+  // is deferred, so a taken code is reported when the transaction next waits (at the latest COMMIT).
+  await insertPlan(ctx.tx, plan, prices, (error) =>
+    isUniqueViolation(error, 'plans_tenant_id_code_key') ? errors.conflict(`a plan with code '${code}' already exists`, 'plan_code_taken') : error,
+  );
   const created = toPlan({ ...plan, features: input.features, metadata: input.metadata }, prices);
   await emitEvent(ctx, 'plan.created', created);
   return created;

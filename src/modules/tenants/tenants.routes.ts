@@ -7,6 +7,7 @@ import { dataEnvelope, idParams, listEnvelope, listResponse } from '../../platfo
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { registerTenant } from '../../flows/register-tenant.js';
 import { apiKeySchema, createKeyBody, newApiKeySchema, registerBody, registerResponse, settingsSchema, updateSettingsBody } from './tenants.schemas.js';
+import { forgetApiKey } from '../../platform/auth/api-keys.js';
 import { getSettings, issueApiKey, listApiKeys, revokeApiKey, updateSettings } from './tenants.service.js';
 
 function sameSecret(a: string, b: string): boolean {
@@ -68,7 +69,11 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
   app.delete(
     '/v1/developer/keys/:id',
     { schema: { tags: ['tenants'], summary: 'Revoke an API key', params: idParams, response: { 200: dataEnvelope(apiKeySchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await revokeApiKey(ctx, request.params.id) } })),
+    async (request, reply) => {
+      const sent = await runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await revokeApiKey(ctx, request.params.id) } }));
+      forgetApiKey(request.params.id); // committed: no request of this process trusts the key any more
+      return sent;
+    },
   );
 
   app.get(

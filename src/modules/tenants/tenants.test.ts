@@ -397,3 +397,32 @@ describe('tenants', () => {
     });
   });
 });
+
+describe('API keys verified recently (KOSH_API_KEY_CACHE_SECONDS, default 10)', () => {
+  it('trust a key revoked by another process for at most the cache time, then refuse it', async () => {
+    const owner = await t.registerTenant();
+    const key = (await owner.api('POST', '/v1/developer/keys', { name: 'elsewhere' })).body.data;
+    expect((await asKey(key.key)('GET', '/v1/settings')).status).toBe(200); // verified and remembered
+
+    // Another Kosh process revokes it: this process's cache is not told.
+    await t.database.db.updateTable('api_keys').set({ revoked_at: t.clock.now() }).where('id', '=', key.id).execute();
+    t.clock.advanceSeconds(9);
+    expect((await asKey(key.key)('GET', '/v1/settings')).status).toBe(200);
+    t.clock.advanceSeconds(1);
+    const refused = await asKey(key.key)('GET', '/v1/settings');
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.reason).toBe('invalid_api_key');
+  });
+
+  it('are looked up on every request when the cache is off', async () => {
+    const uncached = await startTestKosh({ env: { KOSH_API_KEY_CACHE_SECONDS: '0' } });
+    try {
+      const owner = await uncached.registerTenant();
+      expect((await owner.api('GET', '/v1/settings')).status).toBe(200);
+      await uncached.database.db.updateTable('api_keys').set({ revoked_at: uncached.clock.now() }).where('tenant_id', '=', owner.tenantId).execute();
+      expect((await owner.api('GET', '/v1/settings')).status).toBe(401);
+    } finally {
+      await uncached.close();
+    }
+  });
+});

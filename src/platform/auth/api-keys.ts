@@ -35,31 +35,76 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
+
+/**
+ * Keys this process has verified recently, by hash: every `/v1` request starts with this lookup,
+ * and on a small machine the round trip for it costs more than the rest of a simple read. An
+ * entry lives `cacheMs` (KOSH_API_KEY_CACHE_SECONDS, default 10 s); revoking a key through this
+ * process forgets it at once, another process's revocation is seen within `cacheMs`. Unknown and
+ * revoked keys are never cached, so a new key works at once everywhere.
+ */
+const verified = new Map<string, { row: KeyRow; checkedAt: number }>();
+const MAX_CACHED_KEYS = 10_000;
+type KeyRow = { id: string; tenant_id: string; mode: KeyMode; last_used_at: Date | null };
+
+/** Bumped by every forgetApiKey: a lookup that started before a revocation must not cache its row. */
+let generation = 0;
+
+/**
+ * Drops a key from this process's cache. Call it after the revoking transaction has committed, so
+ * that no lookup can read the key as valid after it is forgotten.
+ */
+export function forgetApiKey(apiKeyId: string): void {
+  generation += 1;
+  for (const [hash, entry] of verified) if (entry.row.id === apiKeyId) verified.delete(hash);
+}
+
 /**
  * Resolves `Authorization: Bearer sk_…` to a tenant. Unknown, malformed and revoked keys all answer
  * `invalid_api_key`; a valid key of the other mode answers `key_mode_mismatch`.
  */
-const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
-
-export async function authenticateApiKey(db: Kysely<DB>, header: string | undefined, deploymentMode: KeyMode, now: Date): Promise<Principal> {
+export async function authenticateApiKey(
+  db: Kysely<DB>,
+  header: string | undefined,
+  deploymentMode: KeyMode,
+  now: Date,
+  cacheMs = 0,
+): Promise<Principal> {
   const token = bearerToken(header);
   if (!token || !KEY_PATTERN.test(token)) {
     throw errors.unauthorized('invalid_api_key', 'missing or invalid API key');
   }
-  const row = await db
-    .selectFrom('api_keys')
-    .select(['id', 'tenant_id', 'mode', 'revoked_at', 'last_used_at'])
-    .where('key_hash', '=', hashApiKey(token))
-    .executeTakeFirst();
-  if (!row || row.revoked_at !== null) {
-    throw errors.unauthorized('invalid_api_key', 'missing or invalid API key');
+  const hash = hashApiKey(token);
+  const cached = verified.get(hash);
+  const age = cached ? now.getTime() - cached.checkedAt : Infinity;
+  let row: KeyRow;
+  if (cached && age >= 0 && age < cacheMs) {
+    row = cached.row;
+  } else {
+    const startedIn = generation;
+    const found = await db
+      .selectFrom('api_keys')
+      .select(['id', 'tenant_id', 'mode', 'revoked_at', 'last_used_at'])
+      .where('key_hash', '=', hash)
+      .executeTakeFirst();
+    if (!found || found.revoked_at !== null) {
+      verified.delete(hash);
+      throw errors.unauthorized('invalid_api_key', 'missing or invalid API key');
+    }
+    row = found;
+    // last_used_at is kept to the hour, so the hot path writes at most once an hour per key.
+    if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
+      await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.id).execute();
+      row = { ...row, last_used_at: now };
+    }
+    if (cacheMs > 0 && startedIn === generation) {
+      if (verified.size >= MAX_CACHED_KEYS) verified.delete(verified.keys().next().value!);
+      verified.set(hash, { row, checkedAt: now.getTime() });
+    }
   }
   if (row.mode !== deploymentMode) {
     throw errors.unauthorized('key_mode_mismatch', `this is a ${row.mode}-mode key; the deployment runs in ${deploymentMode} mode`);
-  }
-  // last_used_at is kept to the hour, so the hot path writes at most once an hour per key.
-  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
-    await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.id).execute();
   }
   return { tenantId: row.tenant_id, apiKeyId: row.id, mode: row.mode };
 }

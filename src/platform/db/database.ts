@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import type { DB } from './schema.js';
 import { acquireDataDirLock } from './datadir-lock.js';
+import { PipeliningClient } from './pipeline.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -47,6 +48,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
       types: typeOverrides,
+      Client: PipeliningClient, // deferred writes share round trips (pipeline.ts)
     });
     // An idle connection the server drops (restart, failover, pg_terminate_backend) is reported as
     // a pool 'error' event; unhandled, that event kills the process. The pool has already discarded
@@ -75,7 +77,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   // PGlite is one in-process connection: the pool has exactly one client, so transactions are
   // naturally serialized. Code must never need a second connection while holding one.
-  const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, types: typeOverrides });
+  const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, types: typeOverrides, Client: PipeliningClient });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

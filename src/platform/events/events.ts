@@ -1,6 +1,7 @@
 import type { Ctx } from '../context.js';
 import { newId } from '../ids.js';
 import { toIso } from '../time.js';
+import { deferWrite } from '../db/pipeline.js';
 import './events.tables.js';
 
 /** The wire shape of an event (DESIGN §7): a snapshot of the object as the API returned it then. */
@@ -48,9 +49,10 @@ export async function emitEvent(
     tenant_id: ctx.tenantId,
     data: { object },
   };
-  await ctx.tx
-    .insertInto('events')
-    .values({
+  // Nothing in the action reads the event back: the row travels with the next statement.
+  await deferWrite(
+    ctx.tx,
+    ctx.tx.insertInto('events').values({
       tenant_id: ctx.tenantId,
       id,
       type,
@@ -58,8 +60,8 @@ export async function emitEvent(
       object_id: typeof object.id === 'string' ? object.id : null,
       payload: JSON.stringify(payload),
       created_at: ctx.now,
-    })
-    .execute();
+    }),
+  );
   emittedTypes.add(type);
   for (const listener of listeners) await listener(ctx, payload);
   return payload;
@@ -82,9 +84,9 @@ export async function emitEvents(
     tenant_id: ctx.tenantId,
     data: { object },
   }));
-  await ctx.tx
-    .insertInto('events')
-    .values(
+  await deferWrite(
+    ctx.tx,
+    ctx.tx.insertInto('events').values(
       payloads.map((p) => ({
         tenant_id: ctx.tenantId,
         id: p.id,
@@ -94,8 +96,8 @@ export async function emitEvents(
         payload: JSON.stringify(p),
         created_at: ctx.now,
       })),
-    )
-    .execute();
+    ),
+  );
   for (const p of payloads) emittedTypes.add(p.type);
   for (const listener of listeners) {
     if (listener.batch) await listener.batch(ctx, payloads);

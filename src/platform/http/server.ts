@@ -115,7 +115,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   // Every /v1 route needs an API key; authentication happens before body parsing.
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/v1/') || request.url === '/v1') {
-      request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now());
+      request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
     }
   });
 

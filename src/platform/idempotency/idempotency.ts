@@ -3,10 +3,17 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { Ctx } from '../context.js';
 import { errors } from '../errors.js';
+import { deferWrite } from '../db/pipeline.js';
 import './idempotency.tables.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
+
+function keyInUse(error: unknown): unknown {
+  return (error as { code?: string } | null)?.code === 'KI409'
+    ? errors.conflict('a request with this Idempotency-Key is still in progress; retry shortly', 'idempotency_key_in_use')
+    : error;
+}
 
 export type ActionResult = {
   status: number;
@@ -69,11 +76,9 @@ export async function runIdempotentAction(
       return { status: result.status, body: result.body, replayed: false };
     }
     const print = fingerprint(request);
-    const lock = await sql<{ ok: boolean }>`
-      SELECT pg_try_advisory_xact_lock(hashtextextended(${`idem:${tenantId}:${request.key}`}, 0)) AS ok`.execute(tx);
-    if (!lock.rows[0]?.ok) {
-      throw errors.conflict('a request with this Idempotency-Key is still in progress; retry shortly', 'idempotency_key_in_use');
-    }
+    // The lock goes out with BEGIN and the read below, in one round trip (deferWrite): when
+    // another request holds the key, the function raises KI409 and the read reports it.
+    await deferWrite(tx, sql`SELECT kosh_idempotency_lock(${`idem:${tenantId}:${request.key}`})`, keyInUse);
     const existing = await tx
       .selectFrom('idempotency_keys')
       .selectAll()
@@ -97,11 +102,14 @@ export async function runIdempotentAction(
       created_at: now,
       expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
     };
-    await tx
-      .insertInto('idempotency_keys')
-      .values({ tenant_id: tenantId, key: request.key, ...record })
-      .onConflict((oc) => oc.columns(['tenant_id', 'key']).doUpdateSet(record))
-      .execute();
+    // Nothing reads it back in this transaction: it travels with the COMMIT.
+    await deferWrite(
+      tx,
+      tx
+        .insertInto('idempotency_keys')
+        .values({ tenant_id: tenantId, key: request.key, ...record })
+        .onConflict((oc) => oc.columns(['tenant_id', 'key']).doUpdateSet(record)),
+    );
     return { status: result.status, body: result.body, replayed: false };
   });
 }

@@ -1,0 +1,110 @@
+import { sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase } from '../../../test/support/database.js';
+import type { Database } from './database.js';
+import { deferWrite } from './pipeline.js';
+
+// A scratch table outside the typed schema.
+type Scratch = { pipeline_scratch: { id: number; note: string } };
+
+let database: Database;
+let db: Kysely<Scratch>;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  db = database.db as unknown as Kysely<Scratch>;
+  await sql`CREATE TABLE pipeline_scratch (id int PRIMARY KEY, note text NOT NULL)`.execute(db);
+});
+afterAll(() => database.close());
+
+const insert = (id: number, note = 'n') => db.insertInto('pipeline_scratch').values({ id, note });
+const ids = async () => (await db.selectFrom('pipeline_scratch').select('id').orderBy('id').execute()).map((r) => r.id);
+const duplicate = (error: unknown) => new Error(`mapped: ${(error as { code?: string }).code}`);
+
+describe('deferred writes', () => {
+  it('are seen by the next read of the transaction and commit with it', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    const seen = await db.transaction().execute(async (tx) => {
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 1, note: 'a' }));
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 2, note: 'b' }));
+      await deferWrite(tx, tx.updateTable('pipeline_scratch').set({ note: 'c' }).where('id', '=', 2));
+      return tx.selectFrom('pipeline_scratch').select(['id', 'note']).orderBy('id').execute();
+    });
+    expect(seen).toEqual([{ id: 1, note: 'a' }, { id: 2, note: 'c' }]);
+    expect(await ids()).toEqual([1, 2]);
+  });
+
+  it('do not wait for their answer: a failing write is reported by the next awaited statement, mapped, and nothing commits', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(7).execute();
+    let returned = false;
+    const attempt = db.transaction().execute(async (tx) => {
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 8, note: 'kept?' }));
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 7, note: 'duplicate' }), duplicate);
+      returned = true; // the failing write has not been answered yet
+      await tx.selectFrom('pipeline_scratch').selectAll().execute();
+    });
+    await expect(attempt).rejects.toThrow('mapped: 23505');
+    expect(returned).toBe(true);
+    expect(await ids()).toEqual([7]);
+  });
+
+  it('fail the COMMIT when the last of them fails, with that write\'s error, and leave nothing behind', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(1).execute();
+    const attempt = db.transaction().execute(async (tx) => {
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 2, note: 'x' }));
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 1, note: 'again' }), duplicate);
+    });
+    await expect(attempt).rejects.toThrow('mapped: 23505');
+    expect(await ids()).toEqual([1]);
+    // The connection is clean afterwards.
+    await db.transaction().execute(async (tx) => deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 3, note: 'ok' })));
+    expect(await ids()).toEqual([1, 3]);
+  });
+
+  it('report the first failure, not the "transaction is aborted" of the statements behind it', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(1).execute();
+    const attempt = db.transaction().execute(async (tx) => {
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 1, note: 'dup' }));
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 2, note: 'after' }));
+      await tx.selectFrom('pipeline_scratch').selectAll().execute();
+    });
+    await expect(attempt).rejects.toMatchObject({ code: '23505' });
+  });
+
+  it('give way to the action\'s own error when the action fails after them', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(1).execute();
+    const attempt = db.transaction().execute(async (tx) => {
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 1, note: 'dup' }), duplicate);
+      throw new Error('the action gave up');
+    });
+    await expect(attempt).rejects.toThrow('the action gave up');
+    expect(await ids()).toEqual([1]);
+  });
+
+  it('run at once outside a transaction, with the error thrown at the call', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await deferWrite(db, insert(1));
+    expect(await ids()).toEqual([1]);
+    await expect(deferWrite(db, insert(1), duplicate)).rejects.toThrow('mapped: 23505');
+  });
+
+  it('keep many transactions on the pool apart', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        db.transaction().execute(async (tx) => {
+          await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: i, note: 'first' }));
+          const mine = await tx.selectFrom('pipeline_scratch').select('id').where('id', '=', i).execute();
+          expect(mine).toEqual([{ id: i }]);
+          await deferWrite(tx, tx.updateTable('pipeline_scratch').set({ note: 'second' }).where('id', '=', i));
+        }),
+      ),
+    );
+    const rows = await db.selectFrom('pipeline_scratch').select(['id', 'note']).orderBy('id').execute();
+    expect(rows).toEqual(Array.from({ length: 20 }, (_, i) => ({ id: i, note: 'second' })));
+  });
+});

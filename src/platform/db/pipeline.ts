@@ -1,0 +1,164 @@
+import pg from 'pg';
+import { CompiledQuery, type Compilable, type QueryExecutorProvider, type QueryResult, type RawBuilder } from 'kysely';
+
+/**
+ * Deferred writes: fewer round trips per business transaction.
+ *
+ * Every statement a transaction awaits is a round trip to the database, and on small machines the
+ * round trip (two process wake-ups and two system calls) costs more than the statement. Most of a
+ * business action's writes — the event row, the idempotency record, a plan's prices, an invoice's
+ * ledger lines — are never read back by the action: nothing needs to wait for them. `deferWrite`
+ * sends such a write without waiting for its answer. The connection runs in pipeline mode (one
+ * `Sync` per statement, answers matched in order), so the write travels in the same network packet
+ * as the next statement that does need an answer — at the latest the COMMIT — and its answer comes
+ * back with that statement's.
+ *
+ * What stays the same: statements run in the order they were issued, each with its own snapshot,
+ * so a read after a deferred write sees it. A failed deferred write aborts the transaction as any
+ * failed statement does; its error is thrown by the next awaited statement of the transaction
+ * (typically COMMIT, which then commits nothing), mapped by the write's own `mapError` first.
+ * What changes: the write's result (row count, RETURNING rows) is not available, and its error
+ * surfaces later, so it cannot be caught around the call. Use it only for such writes.
+ * Outside a transaction (or on a client that is not a PipeliningClient) a deferred write is
+ * simply executed and awaited.
+ */
+
+/** Appended (with the write's number) to the text of a deferred statement: a comment to the server. */
+const MARK_PREFIX = '\n/* kosh:deferred ';
+const MARK_SUFFIX = ' */';
+
+type ErrorMapper = (error: unknown) => unknown;
+const mappers = new Map<number, ErrorMapper>();
+let sequence = 0;
+
+/**
+ * Sends `query` (an INSERT/UPDATE/DELETE whose result is not needed) without waiting for its
+ * answer. `mapError` turns its database error into the action's error (e.g. a unique violation
+ * into 409) when the error surfaces.
+ */
+/** A Kysely instance or transaction. */
+type Executor = QueryExecutorProvider & { executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> };
+
+export async function deferWrite(tx: Executor, query: Compilable | RawBuilder<unknown>, mapError?: ErrorMapper): Promise<void> {
+  // A query builder compiles by itself; a raw sql`…` needs the executor.
+  const compiled = (query as RawBuilder<unknown>).compile(tx);
+  sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
+  const id = sequence;
+  if (mapError) mappers.set(id, mapError);
+  try {
+    await tx.executeQuery(CompiledQuery.raw(`${compiled.sql}${MARK_PREFIX}${id}${MARK_SUFFIX}`, [...compiled.parameters]));
+  } catch (error) {
+    // Executed at once (no transaction or no pipelining): the error is the caller's now.
+    throw mapDeferredError(id, error);
+  } finally {
+    // A write sent in the pipeline keeps its mapper until its answer arrives (see below).
+    if (!pipelined.has(id)) mappers.delete(id);
+    pipelined.delete(id);
+  }
+}
+
+/** Ids of deferred writes that a PipeliningClient has taken into its pipeline. */
+const pipelined = new Set<number>();
+
+function deferredId(text: string): number | undefined {
+  if (!text.endsWith(MARK_SUFFIX)) return undefined;
+  const at = text.lastIndexOf(MARK_PREFIX);
+  if (at < 0) return undefined;
+  const id = Number(text.slice(at + MARK_PREFIX.length, text.length - MARK_SUFFIX.length));
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+function mapDeferredError(id: number, error: unknown): unknown {
+  const mapper = mappers.get(id);
+  mappers.delete(id);
+  return mapper ? mapper(error) : error;
+}
+
+/** What a deferred write answers at once; Kysely reads rows and the affected-row count. */
+const DEFERRED_RESULT = { command: 'DEFERRED', rowCount: 0, rows: [], fields: [], oid: 0 };
+
+const BEGINS = /^(begin|start transaction)\b/i;
+const ENDS = /^(commit|rollback|end|abort)\s*;?$/i;
+
+/**
+ * The pool's client: node-postgres in pipeline mode, holding back the answers of deferred writes
+ * inside a transaction. Statements that are not deferred behave exactly as on pg.Client, except
+ * that one is preceded on the wire by the deferred writes issued before it (and fails with the
+ * first of their errors, if one failed).
+ */
+export class PipeliningClient extends pg.Client {
+  #inTransaction = false;
+  /** Answers still owed to deferred writes: each settles to undefined or to its (mapped) error. */
+  #pending: Promise<unknown>[] = [];
+  #corked = false;
+
+  constructor(config?: pg.ClientConfig) {
+    super({ ...config, pipeline: true } as pg.ClientConfig);
+  }
+
+  // pg.Client.query has a dozen overloads; only the (text, values) promise form is ever deferred.
+  override query(...args: unknown[]): never {
+    const [text, values, callback] = args;
+    if (typeof text !== 'string' || typeof values === 'function' || callback !== undefined) {
+      this.#uncork();
+      return (pg.Client.prototype.query as (...a: unknown[]) => never).apply(this, args);
+    }
+    const id = deferredId(text);
+    if (id !== undefined && this.#inTransaction) return this.#defer(id, text, values as unknown[] | undefined) as never;
+    const trimmed = text.trim();
+    if (BEGINS.test(trimmed)) {
+      // Nothing waits for BEGIN's answer either: it goes out with the transaction's first statement.
+      this.#inTransaction = true;
+      return this.#defer(undefined, text, values as unknown[] | undefined) as never;
+    }
+    const ending = ENDS.test(trimmed);
+    const answer = this.#send(text, values);
+    this.#uncork();
+    if (ending) this.#inTransaction = false;
+    if (this.#pending.length === 0) return answer as never;
+    const owed = this.#pending;
+    this.#pending = [];
+    return this.#after(owed, answer, /^rollback|^abort/i.test(trimmed)) as never;
+  }
+
+  #defer(id: number | undefined, text: string, values: unknown[] | undefined): Promise<typeof DEFERRED_RESULT> {
+    if (!this.#corked) {
+      // Hold the writes in the socket buffer: they leave together, with the next awaited statement.
+      this.#connection().stream.cork?.();
+      this.#corked = true;
+    }
+    if (id !== undefined) pipelined.add(id);
+    const answer = this.#send(text, values);
+    this.#pending.push(answer.then(
+      () => {
+        if (id !== undefined) mappers.delete(id);
+        return undefined;
+      },
+      (error: unknown) => (id === undefined ? error : mapDeferredError(id, error)),
+    ));
+    return Promise.resolve(DEFERRED_RESULT);
+  }
+
+  async #after(owed: Promise<unknown>[], answer: Promise<pg.QueryResult>, rollingBack: boolean): Promise<pg.QueryResult> {
+    const failures = (await Promise.all(owed)).filter((e) => e !== undefined);
+    if (failures.length === 0 || rollingBack) return answer;
+    // The first failure aborted the transaction; what followed it only says "transaction is aborted"
+    // (and COMMIT answers ROLLBACK without an error). The first failure is the truth.
+    await answer.catch(() => undefined);
+    throw failures[0];
+  }
+
+  #send(text: string, values: unknown): Promise<pg.QueryResult> {
+    return (pg.Client.prototype.query as (t: string, v?: unknown) => Promise<pg.QueryResult>).call(this, text, values);
+  }
+
+  #connection(): { stream: { cork?: () => void; uncork?: () => void } } {
+    return (this as unknown as { connection: { stream: { cork?: () => void; uncork?: () => void } } }).connection;
+  }
+
+  #uncork(): void {
+    if (!this.#corked) return;
+    this.#corked = false;
+    this.#connection().stream.uncork?.();
+  }
+}
