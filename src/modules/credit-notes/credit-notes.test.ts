@@ -50,11 +50,11 @@ describe('credit notes', () => {
       expect(inv).toMatchObject({ subtotal: 6, igst_amount: 1, total: 7 });
       // Each split against the whole invoice would round IGST to 0 three times and credit a
       // taxable value of 7 against an invoice of 6.
-      const notes = [];
+      const notes: Record<string, number>[] = [];
       for (const amount of [2, 2, 3]) notes.push((await note({ invoice_id: inv.id, amount })).body.data);
-      const sum = (key: string) => notes.reduce((total, n) => total + n[key], 0);
+      const sum = (key: string) => notes.reduce((total, n) => total + n[key]!, 0);
       expect({ subtotal: sum('subtotal'), igst_amount: sum('igst_amount'), amount: sum('amount') }).toEqual({ subtotal: 6, igst_amount: 1, amount: 7 });
-      for (const n of notes) expect(n.subtotal + n.tax_amount).toBe(n.amount);
+      for (const n of notes) expect(n.subtotal! + n.tax_amount!).toBe(n.amount);
     });
 
     it('refuses more credit than the invoice has left', async () => {
