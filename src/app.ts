@@ -6,7 +6,7 @@ import { loadConfig, type Config } from './platform/config.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { createHttpServer, type KoshApp } from './platform/http/server.js';
-import { Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
+import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
 import { mailJobs } from './platform/mail/index.js';
 import { modules } from './modules/registry.js';
@@ -35,6 +35,9 @@ const platformJobs: JobHandlers = {
   'platform.purge_idempotency_keys': async (_job, env) => {
     await purgeExpiredIdempotencyKeys(env.db, env.clock.now());
   },
+  'platform.purge_finished_jobs': async (_job, env) => {
+    await purgeFinishedJobs(env.db, env.clock.now());
+  },
 };
 
 /** The composition root: opens storage, applies migrations, wires every module's routes and jobs. */
@@ -60,7 +63,10 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   await app.ready();
 
   const handlers: JobHandlers = { ...platformJobs };
-  const recurring: RecurringJob[] = [{ kind: 'platform.purge_idempotency_keys', everyMs: 3_600_000 }];
+  const recurring: RecurringJob[] = [
+    { kind: 'platform.purge_idempotency_keys', everyMs: 3_600_000 },
+    { kind: 'platform.purge_finished_jobs', everyMs: 3_600_000 },
+  ];
   for (const m of modules) {
     Object.assign(handlers, m.jobs ?? {});
     recurring.push(...(m.recurring ?? []));

@@ -5,7 +5,7 @@ import { openTestDatabase, onPostgresServer } from '../support/database.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
-import { enqueueJob, RetryJobAt, Worker, type Job, type JobHandlers } from '../../src/platform/jobs/jobs.js';
+import { enqueueJob, enqueueJobs, FINISHED_JOB_RETENTION_MS, purgeFinishedJobs, RetryJobAt, Worker, type Job, type JobHandlers } from '../../src/platform/jobs/jobs.js';
 
 /** The jobs queue on a real database: the outbox's delivery guarantees rest on these. */
 
@@ -194,6 +194,22 @@ describe('jobs', () => {
       } finally {
         if (second !== database) await second.close();
       }
+    });
+  });
+
+  describe('purge', () => {
+    it('deletes jobs done more than a week ago, in batches, and keeps everything else', async () => {
+      const week = FINISHED_JOB_RETENTION_MS;
+      const setState = (kind: string, state: string, updatedAgoMs: number) =>
+        database.pool.query('UPDATE jobs SET state = $1, updated_at = $2 WHERE kind = $3', [state, at(-updatedAgoMs), kind]);
+      await enqueueJobs(database.db, clock.now(), Array.from({ length: 5_003 }, () => ({ kind: 'test.old_done' })));
+      await enqueueJobs(database.db, clock.now(), [{ kind: 'test.recent_done' }, { kind: 'test.old_dead' }, { kind: 'test.pending' }]);
+      await setState('test.old_done', 'done', week + 1);
+      await setState('test.recent_done', 'done', week - 1);
+      await setState('test.old_dead', 'dead', week * 2);
+
+      expect(await purgeFinishedJobs(database.db, clock.now())).toBe(5_003);
+      expect((await rows()).map((r) => `${r.kind}:${r.state}`).sort()).toEqual(['test.old_dead:dead', 'test.pending:pending', 'test.recent_done:done']);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
+import { deferWrite } from '../db/pipeline.js';
 import type { DB, Tx } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -22,49 +23,59 @@ export type JobSpec = {
   maxAttempts?: number;
 };
 
-/** Jobs are enqueued inside the business transaction, so they exist exactly when the change does. */
+function jobRow(now: Date, spec: JobSpec) {
+  return {
+    id: newId(),
+    tenant_id: spec.tenantId ?? null,
+    kind: spec.kind,
+    payload: JSON.stringify(spec.payload ?? {}),
+    state: 'pending' as const,
+    attempts: 0,
+    max_attempts: spec.maxAttempts ?? 8,
+    run_at: spec.runAt ?? now,
+    unique_key: spec.uniqueKey ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/**
+ * Jobs are enqueued inside the business transaction, so they exist exactly when the change does.
+ * The insert is deferred (db/pipeline): nothing in the action waits for the job row.
+ */
 export async function enqueueJob(tx: Tx, now: Date, spec: JobSpec): Promise<void> {
-  await tx
-    .insertInto('jobs')
-    .values({
-      id: newId(),
-      tenant_id: spec.tenantId ?? null,
-      kind: spec.kind,
-      payload: JSON.stringify(spec.payload ?? {}),
-      state: 'pending',
-      attempts: 0,
-      max_attempts: spec.maxAttempts ?? 8,
-      run_at: spec.runAt ?? now,
-      unique_key: spec.uniqueKey ?? null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.column('unique_key').doNothing())
-    .execute();
+  await enqueueJobs(tx, now, [spec]);
 }
 
 /** Several jobs in one statement (same rules as enqueueJob). */
 export async function enqueueJobs(tx: Tx, now: Date, specs: JobSpec[]): Promise<void> {
   if (specs.length === 0) return;
-  await tx
-    .insertInto('jobs')
-    .values(
-      specs.map((spec) => ({
-        id: newId(),
-        tenant_id: spec.tenantId ?? null,
-        kind: spec.kind,
-        payload: JSON.stringify(spec.payload ?? {}),
-        state: 'pending' as const,
-        attempts: 0,
-        max_attempts: spec.maxAttempts ?? 8,
-        run_at: spec.runAt ?? now,
-        unique_key: spec.uniqueKey ?? null,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .onConflict((oc) => oc.column('unique_key').doNothing())
-    .execute();
+  const rows = specs.map((spec) => jobRow(now, spec));
+  await deferWrite(tx, tx.insertInto('jobs').values(rows).onConflict((oc) => oc.column('unique_key').doNothing()));
+}
+
+/** How long a finished job is kept for inspection before the hourly purge deletes it. */
+export const FINISHED_JOB_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+const PURGE_BATCH = 5_000;
+
+/**
+ * Deletes jobs that finished (`done`) more than FINISHED_JOB_RETENTION_MS ago, in batches so no
+ * single statement holds many rows. Dead jobs stay until someone looks at them. A done job's
+ * unique key is free again afterwards; keys in use are per delivery or per recurring time slot,
+ * and nothing enqueues those a week later.
+ */
+export async function purgeFinishedJobs(db: Tx, now: Date): Promise<number> {
+  const before = new Date(now.getTime() - FINISHED_JOB_RETENTION_MS);
+  let purged = 0;
+  for (;;) {
+    const result = await db
+      .deleteFrom('jobs')
+      .where('id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('state', '=', 'done').where('updated_at', '<', before).limit(PURGE_BATCH))
+      .executeTakeFirst();
+    const deleted = Number(result.numDeletedRows);
+    purged += deleted;
+    if (deleted < PURGE_BATCH) return purged;
+  }
 }
 
 export type JobEnv = {
