@@ -44,6 +44,19 @@ export async function revokeSession(tx: Tx, tenantId: string, id: string, now: D
   await tx.updateTable('portal_sessions').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();
 }
 
+/** Sign-in links e-mailed to the customer (not API-made ones) since `since`. */
+export async function countEmailedLinksSince(tx: Tx, tenantId: string, customerId: string, since: Date): Promise<number> {
+  const row = await tx
+    .selectFrom('portal_login_tokens')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .where('source', '=', 'email')
+    .where('created_at', '>', since)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** Housekeeping: credentials a day past expiry are of no use to anyone. */
 export async function deleteExpiredCredentials(db: Kysely<DB>, before: Date): Promise<void> {
   await db.deleteFrom('portal_login_tokens').where('expires_at', '<', before).execute();

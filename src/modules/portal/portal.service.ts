@@ -12,12 +12,15 @@ import { getInvoiceRow, listInvoices, type Invoice } from '../invoices/index.js'
 import { findPlan } from '../plans/index.js';
 import { listSubscriptions, type Subscription } from '../subscriptions/index.js';
 import { getTenant } from '../tenants/index.js';
-import { findLiveSession, insertLoginToken, insertSession, revokeSession, useLoginToken } from './portal.repository.js';
+import { countEmailedLinksSince, findLiveSession, insertLoginToken, insertSession, revokeSession, useLoginToken } from './portal.repository.js';
 import { csrfTokenFor, formatCredential, hashSecret, newSecret, parseCredential } from './portal.tokens.js';
 
 /** A sign-in link works once, for 15 minutes; the session it opens lasts 7 days. */
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
 export const SESSION_TTL_MS = 7 * 86_400_000;
+/** At most this many sign-in links are e-mailed to one customer per window (an hour). */
+export const MAX_EMAILED_LINKS_PER_WINDOW = 5;
+const EMAILED_LINK_WINDOW_MS = 3_600_000;
 
 export type PortalLink = { url: string; token: string; expires_at: string };
 
@@ -57,6 +60,10 @@ export async function requestLoginLink(db: Kysely<DB>, now: Date, input: { tenan
     const ctx: Ctx = { tx, tenantId: input.tenant_id, now };
     const customer = await findCustomerByEmail(tx, input.tenant_id, input.email);
     if (!customer || !isDeliverableAddress(customer.email)) return;
+    // Anyone may ask for a link to any address: a cap keeps that from flooding a customer's inbox
+    // (or the tenant's mail reputation). Past it the answer stays the same and nothing is sent.
+    const since = new Date(now.getTime() - EMAILED_LINK_WINDOW_MS);
+    if ((await countEmailedLinksSince(tx, input.tenant_id, customer.id, since)) >= MAX_EMAILED_LINKS_PER_WINDOW) return;
     const tenant = await getTenant(ctx);
     const link = await createPortalLink(ctx, customer.id, publicUrl, 'email');
     await enqueueMail(tx, now, {

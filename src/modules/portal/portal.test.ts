@@ -178,6 +178,22 @@ describe('portal', () => {
       expect(me.body.data.customer).toMatchObject({ id: buyer, email: 'portal1@example.in' });
     });
 
+    it('e-mails at most 5 links an hour to one customer, answering every request alike', async () => {
+      await customer(acme, { email: 'often@example.in' });
+      await t.kosh.worker.drain();
+      const before = sink.messages.length;
+      const answers = [];
+      for (let i = 0; i < 7; i++) answers.push(await portalApi('POST', '/portal/api/login', undefined, { tenant_id: acme.tenantId, email: 'often@example.in' }));
+      for (const res of answers) expect([res.status, res.text]).toEqual([200, answers[0]!.text]);
+      await t.kosh.worker.drain();
+      expect(sink.messages.slice(before).filter((m) => m.envelope.to?.includes('often@example.in'))).toHaveLength(5);
+
+      t.clock.advanceSeconds(3_601);
+      await portalApi('POST', '/portal/api/login', undefined, { tenant_id: acme.tenantId, email: 'often@example.in' });
+      await t.kosh.worker.drain();
+      expect(sink.messages.slice(before).filter((m) => m.envelope.to?.includes('often@example.in'))).toHaveLength(6);
+    });
+
     it.each([
       ['a malformed tenant id', { tenant_id: 'x', email: 'a@example.in' }],
       ['a malformed e-mail', { tenant_id: '00000000-0000-7000-8000-000000000000', email: 'nope' }],
