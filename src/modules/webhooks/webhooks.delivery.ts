@@ -15,7 +15,7 @@ import {
 import { postJson } from './webhooks.http.js';
 import { signatureHeader } from './webhooks.signing.js';
 import { isFinished, recordAttempt, type AttemptOutcome } from './webhooks.states.js';
-import { liveModeUrlProblem } from './webhooks.url-safety.js';
+import { liveModeUrlProblem, publicOnlyLookup } from './webhooks.url-safety.js';
 
 export const DELIVER_JOB = 'webhooks.deliver';
 
@@ -196,8 +196,8 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
         'x-kosh-delivery-id': target.id,
       },
       body,
-      ATTEMPT_TIMEOUT_MS,
-      MAX_ANSWER_BYTES,
+      // In live mode the connection itself refuses private addresses (rebinding after the check).
+      { timeoutMs: ATTEMPT_TIMEOUT_MS, maxAnswerBytes: MAX_ANSWER_BYTES, lookup: env.config.mode === 'live' ? publicOnlyLookup : undefined },
     );
     const status = answer.status;
     if (status >= 200 && status < 300) return { ok: true, statusCode: status };
@@ -214,6 +214,7 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
 function describeFetchError(error: unknown): string {
   const e = error as Error & { code?: string; cause?: { code?: string; message?: string } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s without a complete answer`;
+  if (e?.code === 'EADDRFORBIDDEN') return `refused: ${e.message}`;
   if (e?.code) return `connection failed: ${e.code}`;
   const cause = e?.cause;
   if (cause?.code) return `connection failed: ${cause.code}`;

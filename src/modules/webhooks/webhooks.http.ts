@@ -21,7 +21,14 @@ export class AttemptTimeoutError extends Error {
 
 export type HttpAnswer = { status: number; location: string | undefined };
 
-export function postJson(url: URL, headers: Record<string, string>, body: string, timeoutMs: number, maxAnswerBytes: number): Promise<HttpAnswer> {
+export type PostOptions = {
+  timeoutMs: number;
+  maxAnswerBytes: number;
+  /** The socket's DNS lookup (live mode: one that refuses private addresses). */
+  lookup?: http.RequestOptions['lookup'];
+};
+
+export function postJson(url: URL, headers: Record<string, string>, body: string, { timeoutMs, maxAnswerBytes, lookup }: PostOptions): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const protocol = url.protocol as keyof typeof agents;
     const transport = protocol === 'https:' ? https : http;
@@ -34,7 +41,7 @@ export function postJson(url: URL, headers: Record<string, string>, body: string
     };
     const req = transport.request(
       url,
-      { method: 'POST', agent: agents[protocol], headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      { method: 'POST', agent: agents[protocol], lookup, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
       (res) => {
         const answer: HttpAnswer = { status: res.statusCode ?? 0, location: res.headers.location };
         let read = 0;

@@ -1,8 +1,11 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { newSigningSecret, sign, signatureHeader } from './webhooks.signing.js';
 import { deliveryStatus, recordAttempt, retryGapMs } from './webhooks.states.js';
-import { isForbiddenAddress } from './webhooks.url-safety.js';
+import { isForbiddenAddress, publicOnlyLookup } from './webhooks.url-safety.js';
+import { postJson } from './webhooks.http.js';
 
 const T = new Date('2026-04-01T00:00:00Z');
 const plus = (ms: number) => new Date(T.getTime() + ms);
@@ -84,4 +87,28 @@ describe('live-mode address check', () => {
       expect(isForbiddenAddress(address)).toBe(false);
     },
   );
+});
+
+describe('the live-mode socket lookup (DNS rebinding)', () => {
+  it('refuses to connect where a name resolves to a private address, and the receiver hears nothing', async () => {
+    let heard = 0;
+    const server = createServer((_req, res) => {
+      heard += 1;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const url = new URL(`http://localhost:${port}/hooks`); // localhost: answered by the hosts file
+    const options = { timeoutMs: 5_000, maxAnswerBytes: 1_000 };
+    try {
+      await expect(postJson(url, {}, '{}', { ...options, lookup: publicOnlyLookup })).rejects.toMatchObject({ code: 'EADDRFORBIDDEN' });
+      expect(heard).toBe(0);
+      // The same request with the ordinary lookup (test mode) goes through.
+      expect((await postJson(url, {}, '{}', options)).status).toBe(200);
+      expect(heard).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

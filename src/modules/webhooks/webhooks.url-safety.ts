@@ -1,3 +1,4 @@
+import dns, { type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
@@ -118,4 +119,26 @@ export async function liveModeUrlProblem(url: URL): Promise<string | null> {
   if (addresses.length === 0) return `host ${host} could not be resolved`;
   const bad = addresses.find(isForbiddenAddress);
   return bad ? `host ${host} resolves to ${bad}, a private, loopback, link-local or reserved address` : null;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * The live-mode sender's DNS lookup, given to the socket itself: the addresses the connection is
+ * made to are the ones checked, so a name that answers publicly to the pre-attempt check and
+ * privately a moment later (DNS rebinding) still cannot reach inside. One forbidden answer
+ * refuses the connection (`EADDRFORBIDDEN`).
+ */
+export function publicOnlyLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const bad = addresses.find((a) => isForbiddenAddress(a.address));
+    if (bad || addresses.length === 0) {
+      const refused: NodeJS.ErrnoException = new Error(`${hostname} resolves to ${bad?.address ?? 'nothing'}, a private, loopback, link-local or reserved address`);
+      refused.code = 'EADDRFORBIDDEN';
+      return callback(refused, []);
+    }
+    if (options.all) return callback(null, addresses);
+    return callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
 }
