@@ -124,5 +124,7 @@ export async function settleDelinquency(ctx: Ctx): Promise<{ pastDue: number; un
   );
   const recovered = await transitionSubscriptions(ctx.tx, ctx.tenantId, delinquent.filter((d) => !bySubscription.has(d.id)).map((d) => d.id), 'recover', patch);
   for (const row of pastDue) await emitEvent(ctx, 'subscription.past_due', toSubscription(row));
+  for (const row of unpaid) await emitEvent(ctx, 'subscription.unpaid', toSubscription(row));
+  for (const row of recovered) await emitEvent(ctx, 'subscription.recovered', toSubscription(row));
   return { pastDue: pastDue.length, unpaid: unpaid.length, recovered: recovered.length };
 }

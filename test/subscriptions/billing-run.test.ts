@@ -158,6 +158,10 @@ describe('the billing run', () => {
       expect((await eventTypesOf(acme, leaving.id)).at(-1)).toBe('subscription.canceled');
       expect(await getSubscription(acme, staying.id)).toMatchObject({ status: 'active', current_period_end: '2029-08-15T12:00:00.000Z' });
       expect(await invoicesOf(acme, staying.id)).toHaveLength(2);
+      const staysTypes = await eventTypesOf(acme, staying.id);
+      expect(staysTypes.indexOf('subscription.cancel_scheduled')).toBeGreaterThan(-1);
+      expect(staysTypes.indexOf('subscription.reactivated')).toBeGreaterThan(staysTypes.indexOf('subscription.cancel_scheduled'));
+      expect(await eventTypesOf(acme, leaving.id)).toContain('subscription.cancel_scheduled');
       // Too late to reactivate a canceled one.
       const late = await acme.api('POST', `/v1/subscriptions/${leaving.id}/reactivate`);
       expect(late.status).toBe(409);
@@ -182,7 +186,7 @@ describe('the billing run', () => {
       await pay(acme, first);
       await travelTo(t, '2029-10-01T00:01:00Z');
       expect((await getSubscription(acme, sub.id)).status).toBe('active');
-      expect(await eventTypesOf(acme, sub.id)).toEqual(['subscription.created', 'subscription.renewed', 'subscription.past_due']);
+      expect(await eventTypesOf(acme, sub.id)).toEqual(['subscription.created', 'subscription.renewed', 'subscription.past_due', 'subscription.recovered']);
       await retire(acme, sub.id);
     });
 
@@ -199,6 +203,12 @@ describe('the billing run', () => {
       await pay(acme, first);
       await travelTo(t, '2029-12-01T00:01:00Z');
       expect((await getSubscription(acme, sub.id)).status).toBe('active');
+      const events = (await acme.api('GET', `/v1/events?object_id=${sub.id}&limit=100`)).body.data as { type: string; data: { object: { status: string } } }[];
+      const moves = events.filter((e) => e.type === 'subscription.unpaid' || e.type === 'subscription.recovered').reverse();
+      expect(moves.map((e) => [e.type, e.data.object.status])).toEqual([
+        ['subscription.unpaid', 'unpaid'],
+        ['subscription.recovered', 'active'],
+      ]);
       await retire(acme, sub.id);
     });
   });

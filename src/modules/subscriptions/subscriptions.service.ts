@@ -224,7 +224,9 @@ export async function pauseSubscription(ctx: Ctx, id: string): Promise<Subscript
 
 /** cancel_at_period_end: the billing run ends the subscription at current_period_end, without an invoice. */
 export async function scheduleCancellation(ctx: Ctx, id: string): Promise<SubscriptionRow> {
-  return transitionSubscription(ctx.tx, ctx.tenantId, id, 'schedule_cancel', { cancel_at_period_end: true, canceled_at: ctx.now, updated_at: ctx.now });
+  const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'schedule_cancel', { cancel_at_period_end: true, canceled_at: ctx.now, updated_at: ctx.now });
+  await emitEvent(ctx, 'subscription.cancel_scheduled', toSubscription(row));
+  return row;
 }
 
 /** Undoes a pending cancel_at_period_end while the period still runs. */
@@ -234,7 +236,9 @@ export async function reactivateSubscription(ctx: Ctx, id: string): Promise<Subs
   if (current.cancel_at_period_end && current.current_period_end <= ctx.now && current.status !== 'canceled') {
     throw errors.conflict('the period has already ended; the subscription is being canceled', 'period_ended');
   }
-  return transitionSubscription(ctx.tx, ctx.tenantId, id, 'reactivate', { cancel_at_period_end: false, canceled_at: null, updated_at: ctx.now });
+  const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'reactivate', { cancel_at_period_end: false, canceled_at: null, updated_at: ctx.now });
+  await emitEvent(ctx, 'subscription.reactivated', toSubscription(row));
+  return row;
 }
 
 /** Ends the subscription now; the caller (cancel flow) settles any credit. */
