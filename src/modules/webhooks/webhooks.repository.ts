@@ -13,6 +13,7 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 // ─── endpoints ──────────────────────────────────────────────────────────────────────────────────
 
 export async function insertEndpoint(tx: Tx, row: Insertable<WebhookEndpointsTable>): Promise<EndpointRow> {
+  enabledEndpoints.delete(tx);
   return tx.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -52,6 +53,7 @@ export async function updateEndpoint(
   id: string,
   changes: Updateable<WebhookEndpointsTable>,
 ): Promise<EndpointRow | undefined> {
+  enabledEndpoints.delete(tx);
   return tx
     .updateTable('webhook_endpoints')
     .set(changes)
@@ -62,18 +64,40 @@ export async function updateEndpoint(
     .executeTakeFirst();
 }
 
+type SubscribedEndpoint = Pick<EndpointRow, 'id' | 'url' | 'events'>;
+
+/**
+ * The tenant's enabled endpoints, read once per transaction: an action that emits several events
+ * (finalizing: created, finalized, paid; a payment: recorded, paid …) asks once, not per event.
+ * Only inside a transaction (the map is keyed by it, so it dies with it), and forgotten whenever
+ * this transaction writes an endpoint.
+ */
+const enabledEndpoints = new WeakMap<object, { tenantId: string; rows: Promise<SubscribedEndpoint[]> }>();
+
 /** Enabled endpoints of the tenant subscribed to any of `types` (or to everything), with their filters. */
-export async function findSubscribedEndpoints(tx: Tx, tenantId: string, types: string[]): Promise<Pick<EndpointRow, 'id' | 'url' | 'events'>[]> {
-  return tx
+export async function findSubscribedEndpoints(tx: Tx, tenantId: string, types: string[]): Promise<SubscribedEndpoint[]> {
+  if (!tx.isTransaction) return readEnabledEndpoints(tx, tenantId, types);
+  let cached = enabledEndpoints.get(tx);
+  if (!cached || cached.tenantId !== tenantId) {
+    cached = { tenantId, rows: readEnabledEndpoints(tx, tenantId) };
+    enabledEndpoints.set(tx, cached);
+  }
+  const rows = await cached.rows.catch((error: unknown) => {
+    enabledEndpoints.delete(tx);
+    throw error;
+  });
+  return rows.filter((e) => e.events.includes('*') || types.some((t) => e.events.includes(t)));
+}
+
+function readEnabledEndpoints(tx: Tx, tenantId: string, types?: string[]): Promise<SubscribedEndpoint[]> {
+  let query = tx
     .selectFrom('webhook_endpoints')
     .select(['id', 'url', 'events'])
     .where('tenant_id', '=', tenantId)
     .where('enabled', '=', true)
-    .where('deleted_at', 'is', null)
-    .where(sql<boolean>`(events ? '*' OR events ?| ${sql.val(types)}::text[])`)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+    .where('deleted_at', 'is', null);
+  if (types) query = query.where(sql<boolean>`(events ? '*' OR events ?| ${sql.val(types)}::text[])`);
+  return query.orderBy('created_at').orderBy('id').execute();
 }
 
 // ─── deliveries ─────────────────────────────────────────────────────────────────────────────────
