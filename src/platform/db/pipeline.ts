@@ -31,14 +31,14 @@ type ErrorMapper = (error: unknown) => unknown;
 const mappers = new Map<number, ErrorMapper>();
 let sequence = 0;
 
+/** A Kysely instance or transaction. */
+type Executor = QueryExecutorProvider & { executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> };
+
 /**
  * Sends `query` (an INSERT/UPDATE/DELETE whose result is not needed) without waiting for its
  * answer. `mapError` turns its database error into the action's error (e.g. a unique violation
  * into 409) when the error surfaces.
  */
-/** A Kysely instance or transaction. */
-type Executor = QueryExecutorProvider & { executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> };
-
 export async function deferWrite(tx: Executor, query: Compilable | RawBuilder<unknown>, mapError?: ErrorMapper): Promise<void> {
   // A query builder compiles by itself; a raw sql`…` needs the executor.
   const compiled = (query as RawBuilder<unknown>).compile(tx);
@@ -74,8 +74,8 @@ function mapDeferredError(id: number, error: unknown): unknown {
   return mapper ? mapper(error) : error;
 }
 
-/** What a deferred write answers at once; Kysely reads rows and the affected-row count. */
-const DEFERRED_RESULT = { command: 'DEFERRED', rowCount: 0, rows: [], fields: [], oid: 0 };
+/** What a deferred write answers at once (fresh each time); Kysely reads rows and the row count. */
+const deferredResult = () => ({ command: 'DEFERRED', rowCount: 0, rows: [], fields: [], oid: 0 });
 
 const BEGINS = /^(begin|start transaction)\b/i;
 const ENDS = /^(commit|rollback|end|abort)\s*;?$/i;
@@ -121,7 +121,7 @@ export class PipeliningClient extends pg.Client {
     return this.#after(owed, answer, /^rollback|^abort/i.test(trimmed)) as never;
   }
 
-  #defer(id: number | undefined, text: string, values: unknown[] | undefined): Promise<typeof DEFERRED_RESULT> {
+  #defer(id: number | undefined, text: string, values: unknown[] | undefined): Promise<ReturnType<typeof deferredResult>> {
     if (!this.#corked) {
       // Hold the writes in the socket buffer: they leave together, with the next awaited statement.
       this.#connection().stream.cork?.();
@@ -136,7 +136,7 @@ export class PipeliningClient extends pg.Client {
       },
       (error: unknown) => (id === undefined ? error : mapDeferredError(id, error)),
     ));
-    return Promise.resolve(DEFERRED_RESULT);
+    return Promise.resolve(deferredResult());
   }
 
   async #after(owed: Promise<unknown>[], answer: Promise<pg.QueryResult>, rollingBack: boolean): Promise<pg.QueryResult> {
