@@ -43,6 +43,9 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('pay' as const), invoice: fc.nat(), share: fc.integer({ min: 1, max: 100 }), tds: fc.integer({ min: 0, max: 10 }) }),
   fc.record({ kind: fc.constant('credit' as const), customer: fc.nat(), invoice: fc.option(fc.nat(), { nil: undefined }), share: fc.integer({ min: 1, max: 100 }), expires: fc.boolean() }),
   fc.record({ kind: fc.constant('apply' as const), note: fc.nat(), invoice: fc.nat(), share: fc.integer({ min: 1, max: 100 }) }),
+  // Several partial credit notes that together credit the whole invoice: their roundings must
+  // still add up to the invoice's own taxable value and taxes (check 7).
+  fc.record({ kind: fc.constant('credit_in_parts' as const), invoice: fc.nat(), weights: fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 2, maxLength: 4 }) }),
   fc.record({ kind: fc.constant('void_credit' as const), note: fc.nat() }),
   fc.record({ kind: fc.constant('time_passes' as const), days: fc.integer({ min: 1, max: 60 }) }),
 );
@@ -113,6 +116,21 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       });
       if (res.status === 201) w.notes.push(res.body.data.id);
       return res;
+    }
+    case 'credit_in_parts': {
+      const invoiceId = pick(w.invoices, o.invoice);
+      if (!invoiceId) return undefined;
+      const inv = (await api('GET', `/v1/invoices/${invoiceId}`)).body.data;
+      const sum = o.weights.reduce((a, b) => a + b, 0);
+      const amounts = o.weights.map((weight) => Math.floor((inv.total * weight) / sum));
+      amounts[amounts.length - 1]! += inv.total - amounts.reduce((a, b) => a + b, 0);
+      let last: ApiResponse | undefined;
+      for (const amount of amounts.filter((a) => a > 0)) {
+        last = await api('POST', '/v1/credit-notes', { customer_id: inv.customer_id, invoice_id: invoiceId, amount });
+        if (last.status === 201) w.notes.push(last.body.data.id);
+        else break; // already credited, or not creditable: refusals are fine
+      }
+      return last;
     }
     case 'apply': {
       const noteId = pick(w.notes, o.note);
