@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
-import { newId } from '../../platform/ids.js';
+import { endpointRow } from '../../../test/support/webhooks.js';
 import { findSubscribedEndpoints, insertEndpoint, updateEndpoint } from './webhooks.repository.js';
 
 /** The enabled endpoints are read once per transaction, and again after the transaction writes one. */
@@ -13,20 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const endpoint = (events: string[]) => ({
-  tenant_id: tenant.tenantId,
-  id: newId(),
-  url: 'https://hooks.example.test/kosh',
-  description: null,
-  events: JSON.stringify(events),
-  enabled: true,
-  secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
-  previous_secret: null,
-  previous_secret_expires_at: null,
-  created_at: t.clock.now(),
-  updated_at: t.clock.now(),
-  deleted_at: null,
-});
+const endpoint = (events: string[]) => endpointRow(tenant.tenantId, t.clock.now(), { events });
 
 describe('subscribed endpoints within one transaction', () => {
   it('filter one read by type, and see the endpoints the transaction itself creates or disables', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
-import { newId } from '../../platform/ids.js';
+import { endpointRow } from '../../../test/support/webhooks.js';
 import { insertEndpoint } from './webhooks.repository.js';
 
 /**
@@ -64,21 +64,7 @@ describe('webhook endpoints in live mode', () => {
 
   it('checks again at delivery time and sends nothing to an address that became private', async () => {
     // As if the endpoint had been registered while its name still resolved to a public address.
-    const endpointId = newId();
-    await insertEndpoint(t.kosh.deps.db, {
-      tenant_id: tenant.tenantId,
-      id: endpointId,
-      url: receiver.url.replace('http://', 'https://'),
-      description: null,
-      events: JSON.stringify(['*']),
-      enabled: true,
-      secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
-      previous_secret: null,
-      previous_secret_expires_at: null,
-      created_at: t.clock.now(),
-      updated_at: t.clock.now(),
-      deleted_at: null,
-    });
+    const { id: endpointId } = await insertEndpoint(t.kosh.deps.db, endpointRow(tenant.tenantId, t.clock.now(), { url: receiver.url.replace('http://', 'https://') }));
     const plan = await tenant.api('POST', '/v1/plans', { name: 'Live', interval_unit: 'month', amount: 100, currency: 'INR' });
     expect(plan.status).toBe(201);
     await t.kosh.worker.drain();

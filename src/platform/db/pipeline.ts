@@ -29,14 +29,16 @@ const MARK_SUFFIX = ' */';
 
 type ErrorMapper = (error: unknown) => unknown;
 const mappers = new Map<number, ErrorMapper>();
+/** Ids of deferred writes that a PipeliningClient has taken into its pipeline. */
+const pipelined = new Set<number>();
 let sequence = 0;
 
 /** A Kysely instance or transaction. */
 type Executor = QueryExecutorProvider & { executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> };
 
 /**
- * Sends `query` (an INSERT/UPDATE/DELETE whose result is not needed) without waiting for its
- * answer. `mapError` turns its database error into the action's error (e.g. a unique violation
+ * Sends `query` (a write, or a statement like a lock taken for its side effect, whose result is
+ * not needed) without waiting for its answer. `mapError` turns its database error into the action's error (e.g. a unique violation
  * into 409) when the error surfaces.
  */
 export async function deferWrite(tx: Executor, query: Compilable | RawBuilder<unknown>, mapError?: ErrorMapper): Promise<void> {
@@ -56,9 +58,6 @@ export async function deferWrite(tx: Executor, query: Compilable | RawBuilder<un
     pipelined.delete(id);
   }
 }
-
-/** Ids of deferred writes that a PipeliningClient has taken into its pipeline. */
-const pipelined = new Set<number>();
 
 function deferredId(text: string): number | undefined {
   if (!text.endsWith(MARK_SUFFIX)) return undefined;
