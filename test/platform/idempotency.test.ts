@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { onPostgresServer } from '../support/database.js';
-import { IDEMPOTENCY_TTL_MS } from '../../src/platform/idempotency/idempotency.js';
+import { sql } from 'kysely';
+import { IDEMPOTENCY_TTL_MS, runIdempotentAction } from '../../src/platform/idempotency/idempotency.js';
+import { deferWrite } from '../../src/platform/db/pipeline.js';
+import { errors } from '../../src/platform/errors.js';
 
 /** DESIGN §5 through the public API: POST /v1/plans and POST /v1/developer/keys as the effects. */
 
@@ -199,6 +202,50 @@ describe('idempotency', () => {
       expect(bad.status).toBe(400);
       const good = await acme.api('POST', '/v1/plans', planBody(), { 'idempotency-key': key });
       expect(good.status).toBe(201);
+    });
+  });
+
+  // The claim is sent without waiting for its answer (migration 0011): the action runs before
+  // anyone knows whether the key is new. These pin down that a replay still wins.
+  describe('a replay found only after the action ran', () => {
+    const request = (body: unknown, key: string) => ({ key, method: 'POST', url: '/v1/claims-test', body });
+    const planRow = (code: string) =>
+      sql`INSERT INTO plans (tenant_id, id, name, code, interval_unit, interval_count, created_at, updated_at)
+          VALUES (${acme.tenantId}, gen_random_uuid(), ${code}, ${code}, 'month', 1, now(), now())`;
+    const plansCoded = async (code: string) =>
+      (await t.database.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM plans WHERE tenant_id = $1 AND code = $2', [acme.tenantId, code])).rows[0]!.n;
+
+    it('rolls back what the action wrote and answers the stored response', async () => {
+      const key = randomUUID();
+      const first = await runIdempotentAction(t.database.db, acme.tenantId, t.clock.now(), request({ a: 1 }, key), async (ctx) => {
+        await deferWrite(ctx.tx, planRow(`claim-first-${key}`));
+        return { status: 201, body: { run: 'first' } };
+      });
+      expect(first).toEqual({ status: 201, body: { run: 'first' }, replayed: false });
+
+      const again = await runIdempotentAction(t.database.db, acme.tenantId, t.clock.now(), request({ a: 1 }, key), async (ctx) => {
+        await deferWrite(ctx.tx, planRow(`claim-again-${key}`));
+        return { status: 201, body: { run: 'again' } };
+      });
+      expect(again).toEqual({ status: 201, body: { run: 'first' }, replayed: true });
+      expect(await plansCoded(`claim-first-${key}`)).toBe(1);
+      expect(await plansCoded(`claim-again-${key}`)).toBe(0);
+    });
+
+    it('answers 422 for a changed request even when its action fails before touching the database', async () => {
+      const key = randomUUID();
+      await runIdempotentAction(t.database.db, acme.tenantId, t.clock.now(), request({ a: 1 }, key), async () => ({ status: 200, body: {} }));
+      const changed = runIdempotentAction(t.database.db, acme.tenantId, t.clock.now(), request({ a: 2 }, key), async () => {
+        throw errors.validation('the action refuses this body');
+      });
+      await expect(changed).rejects.toMatchObject({ kind: 'unprocessable', reason: 'idempotency_key_reused' });
+    });
+
+    it("lets the action's own error through when the key is new", async () => {
+      const failing = runIdempotentAction(t.database.db, acme.tenantId, t.clock.now(), request({ a: 1 }, randomUUID()), async () => {
+        throw errors.validation('the action refuses this body');
+      });
+      await expect(failing).rejects.toMatchObject({ kind: 'validation_failed', message: 'the action refuses this body' });
     });
   });
 

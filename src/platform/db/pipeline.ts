@@ -23,7 +23,7 @@ import { CompiledQuery, type Compilable, type QueryExecutorProvider, type QueryR
  * simply executed and awaited.
  */
 
-/** Appended (with the write's number) to the text of a deferred statement: a comment to the server. */
+/** Appended (with the write's number) to the text of a deferred statement; the client strips it again. */
 const MARK_PREFIX = '\n/* kosh:deferred ';
 const MARK_SUFFIX = ' */';
 
@@ -59,12 +59,13 @@ export async function deferWrite(tx: Executor, query: Compilable | RawBuilder<un
   }
 }
 
-function deferredId(text: string): number | undefined {
-  if (!text.endsWith(MARK_SUFFIX)) return undefined;
+/** The id of a deferred write and its statement without the mark; no id for any other text. */
+function splitDeferred(text: string): { id: number | undefined; sql: string } {
+  if (!text.endsWith(MARK_SUFFIX)) return { id: undefined, sql: text };
   const at = text.lastIndexOf(MARK_PREFIX);
-  if (at < 0) return undefined;
+  if (at < 0) return { id: undefined, sql: text };
   const id = Number(text.slice(at + MARK_PREFIX.length, text.length - MARK_SUFFIX.length));
-  return Number.isSafeInteger(id) ? id : undefined;
+  return Number.isSafeInteger(id) ? { id, sql: text.slice(0, at) } : { id: undefined, sql: text };
 }
 
 function mapDeferredError(id: number, error: unknown): unknown {
@@ -102,16 +103,16 @@ export class PipeliningClient extends pg.Client {
       this.#uncork();
       return (pg.Client.prototype.query as (...a: unknown[]) => never).apply(this, args);
     }
-    const id = deferredId(text);
-    if (id !== undefined && this.#inTransaction) return this.#defer(id, text, values as unknown[] | undefined) as never;
-    const trimmed = text.trim();
+    const { id, sql } = splitDeferred(text);
+    if (id !== undefined && this.#inTransaction) return this.#defer(id, sql, values as unknown[] | undefined) as never;
+    const trimmed = sql.trim();
     if (BEGINS.test(trimmed)) {
       // Nothing waits for BEGIN's answer either: it goes out with the transaction's first statement.
       this.#inTransaction = true;
-      return this.#defer(undefined, text, values as unknown[] | undefined) as never;
+      return this.#defer(undefined, sql, values as unknown[] | undefined) as never;
     }
     const ending = ENDS.test(trimmed);
-    const answer = this.#send(text, values);
+    const answer = this.#send(sql, values);
     this.#uncork();
     if (ending) this.#inTransaction = false;
     if (this.#pending.length === 0) return answer as never;

@@ -9,11 +9,25 @@ import './idempotency.tables.js';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 
-function keyInUse(error: unknown): unknown {
-  return (error as { code?: string } | null)?.code === 'KI409'
-    ? errors.conflict('a request with this Idempotency-Key is still in progress; retry shortly', 'idempotency_key_in_use')
-    : error;
+/** The claim found a live stored response: the transaction rolls back and the response is replayed. */
+class StoredResponseExists extends Error {}
+
+/** Errors of the claim itself (not of the action), which outrank an error the action throws. */
+const claimErrors = new WeakSet<object>();
+
+function claimError(error: unknown): unknown {
+  const code = (error as { code?: string } | null)?.code;
+  const mapped =
+    code === 'KI409'
+      ? errors.conflict('a request with this Idempotency-Key is still in progress; retry shortly', 'idempotency_key_in_use')
+      : code === 'KI200'
+        ? new StoredResponseExists('idempotency key has a stored response')
+        : error;
+  if (mapped !== error) claimErrors.add(mapped as object);
+  return mapped;
 }
+
+const isClaimError = (error: unknown) => typeof error === 'object' && error !== null && claimErrors.has(error);
 
 export type ActionResult = {
   status: number;
@@ -61,6 +75,12 @@ export function validateIdempotencyKey(key: string | string[] | undefined): stri
  * written in that same transaction, so "effect happened" and "response recorded" can never
  * disagree. While a request holds the key (a transaction-scoped advisory lock), a second one gets
  * 409 `idempotency_key_in_use`; afterwards it gets the replay, or 422 if its request differs.
+ *
+ * The claim (lock, then "is there a stored response?") is one statement that raises instead of
+ * answering (migration 0011), so nobody waits for it: it goes out with BEGIN and the action's
+ * first statements. A new key — nearly every request — costs no round trip of its own. A replay
+ * surfaces as the claim's error at the action's first awaited statement (or at COMMIT); the
+ * transaction rolls back and the stored response is read and answered.
  */
 export async function runIdempotentAction(
   db: Kysely<DB>,
@@ -69,49 +89,66 @@ export async function runIdempotentAction(
   request: IdempotentRequest,
   action: (ctx: Ctx) => Promise<ActionResult>,
 ): Promise<ActionOutcome> {
-  return db.transaction().execute(async (tx) => {
-    const ctx: Ctx = { tx, tenantId, now };
-    if (request.key === undefined) {
-      const result = await action(ctx);
+  const key = request.key;
+  if (key === undefined) {
+    return db.transaction().execute(async (tx) => {
+      const result = await action({ tx, tenantId, now });
       return { status: result.status, body: result.body, replayed: false };
-    }
-    const print = fingerprint(request);
-    // The lock goes out with BEGIN and the read below, in one round trip (deferWrite): when
-    // another request holds the key, the function raises KI409 and the read reports it.
-    await deferWrite(tx, sql`SELECT kosh_idempotency_lock(${`idem:${tenantId}:${request.key}`})`, keyInUse);
-    const existing = await tx
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('key', '=', request.key)
-      .executeTakeFirst();
-    if (existing && existing.expires_at > now) {
-      if (existing.fingerprint !== print) {
-        throw errors.unprocessable(
-          'this Idempotency-Key was already used with a different request',
-          'idempotency_key_reused',
+    });
+  }
+  const print = fingerprint(request);
+  // Twice at most: a stored response that expires between the claim and the replay's read is gone,
+  // and the request then runs as a new one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (tx) => {
+        await deferWrite(tx, sql`SELECT kosh_idempotency_claim(${tenantId}, ${key}, ${now})`, claimError);
+        let result: ActionResult;
+        try {
+          result = await action({ tx, tenantId, now });
+        } catch (error) {
+          // An action that fails before it waits on the database has not heard the claim's answer,
+          // and a key in use or a replay outranks its error (a changed body must get 422).
+          if (!isClaimError(error)) await sql`SELECT 1`.execute(tx).catch((claimed: unknown) => {
+            if (isClaimError(claimed)) throw claimed;
+          });
+          throw error;
+        }
+        const record = {
+          fingerprint: print,
+          status_code: result.status,
+          response: JSON.stringify(result.replayBody ?? result.body),
+          created_at: now,
+          expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        };
+        // Nothing reads it back in this transaction: it travels with the COMMIT.
+        await deferWrite(
+          tx,
+          tx
+            .insertInto('idempotency_keys')
+            .values({ tenant_id: tenantId, key, ...record })
+            .onConflict((oc) => oc.columns(['tenant_id', 'key']).doUpdateSet(record)),
         );
+        return { status: result.status, body: result.body, replayed: false };
+      });
+    } catch (error) {
+      if (!(error instanceof StoredResponseExists)) throw error;
+      const stored = await db
+        .selectFrom('idempotency_keys')
+        .select(['fingerprint', 'status_code', 'response', 'expires_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!stored || stored.expires_at <= now) {
+        if (attempt < 2) continue;
+        throw error;
       }
-      return { status: existing.status_code, body: existing.response, replayed: true };
+      if (stored.fingerprint !== print) {
+        throw errors.unprocessable('this Idempotency-Key was already used with a different request', 'idempotency_key_reused');
+      }
+      return { status: stored.status_code, body: stored.response, replayed: true };
     }
-    const result = await action(ctx);
-    const record = {
-      fingerprint: print,
-      status_code: result.status,
-      response: JSON.stringify(result.replayBody ?? result.body),
-      created_at: now,
-      expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-    };
-    // Nothing reads it back in this transaction: it travels with the COMMIT.
-    await deferWrite(
-      tx,
-      tx
-        .insertInto('idempotency_keys')
-        .values({ tenant_id: tenantId, key: request.key, ...record })
-        .onConflict((oc) => oc.columns(['tenant_id', 'key']).doUpdateSet(record)),
-    );
-    return { status: result.status, body: result.body, replayed: false };
-  });
+  }
 }
 
 /** Deletes expired keys; run periodically by the worker. */
