@@ -9,6 +9,8 @@ import './idempotency.tables.js';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 
+const keyInUse = () => errors.conflict('a request with this Idempotency-Key is still in progress; retry shortly', 'idempotency_key_in_use');
+
 /** The claim found a live stored response: the transaction rolls back and the response is replayed. */
 class StoredResponseExists extends Error {}
 
@@ -19,7 +21,7 @@ function claimError(error: unknown): unknown {
   const code = (error as { code?: string } | null)?.code;
   const mapped =
     code === 'KI409'
-      ? errors.conflict('a request with this Idempotency-Key is still in progress; retry shortly', 'idempotency_key_in_use')
+      ? keyInUse()
       : code === 'KI200'
         ? new StoredResponseExists('idempotency key has a stored response')
         : error;
@@ -141,7 +143,7 @@ export async function runIdempotentAction(
         .executeTakeFirst();
       if (!stored || stored.expires_at <= now) {
         if (attempt < 2) continue;
-        throw error;
+        throw keyInUse();
       }
       if (stored.fingerprint !== print) {
         throw errors.unprocessable('this Idempotency-Key was already used with a different request', 'idempotency_key_reused');
