@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
+import { readTogether } from '../../platform/db/read-together.js';
 import type { LegalEntitiesTable } from './entities.tables.js';
 import './entities.tables.js';
 
@@ -46,9 +47,10 @@ export async function updateEntityRow(tx: Tx, tenantId: string, id: string, patc
 
 export async function listEntityRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: EntityRow[]; total: number }> {
   const base = tx.selectFrom('legal_entities').where('tenant_id', '=', tenantId);
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('tb_ledger_id').limit(page.limit).offset(page.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  const [rows, [count]] = await readTogether(
+    tx,
+    base.selectAll().orderBy('tb_ledger_id').limit(page.limit).offset(page.offset),
+    base.select((eb) => eb.fn.countAll<number>().as('n')),
+  );
+  return { rows, total: Number(count?.n ?? 0) };
 }

@@ -6,6 +6,7 @@ import { MAX_ATTEMPTS } from './webhooks.states.js';
 import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.tables.js';
 import './webhooks.tables.js';
 import '../../platform/events/events.tables.js';
+import { readTogether } from '../../platform/db/read-together.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -40,11 +41,12 @@ export async function findEndpoint(tx: Tx, tenantId: string, id: string): Promis
 
 export async function listEndpointRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: EndpointRow[]; total: number }> {
   const query = tx.selectFrom('webhook_endpoints').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
-  const [rows, count] = await Promise.all([
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  const [rows, [count]] = await readTogether(
+    tx,
+    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
+    query.select((eb) => eb.fn.countAll<number>().as('n')),
+  );
+  return { rows, total: Number(count?.n ?? 0) };
 }
 
 export async function updateEndpoint(
@@ -213,10 +215,11 @@ export async function findDeliveryTargets(tx: Tx, keys: DeliveryKey[]): Promise<
   if (deliveries.length === 0) return [];
   const e = keyed(deliveries.map((d) => ({ tenantId: d.tenant_id, id: d.webhook_endpoint_id })));
   const ev = keyed(deliveries.map((d) => ({ tenantId: d.tenant_id, id: d.event_id })));
-  const [endpoints, events] = await Promise.all([
-    tx.selectFrom('webhook_endpoints').selectAll().where(e.tenants).where(e.ids).execute(),
-    tx.selectFrom('events').selectAll().where(ev.tenants).where(ev.ids).execute(),
-  ]);
+  const [endpoints, events] = await readTogether(
+    tx,
+    tx.selectFrom('webhook_endpoints').selectAll().where(e.tenants).where(e.ids),
+    tx.selectFrom('events').selectAll().where(ev.tenants).where(ev.ids),
+  );
   const endpointOf = new Map(endpoints.map((row) => [pairOf(row), row]));
   const eventOf = new Map(events.map((row) => [pairOf(row), row]));
   return deliveries.flatMap((d) => {
@@ -297,9 +300,10 @@ export async function listDeliveryRows(tx: Tx, tenantId: string, filter: Deliver
   if (filter.status === 'succeeded') query = query.where('delivered_at', 'is not', null);
   if (filter.status === 'failed') query = query.where('delivered_at', 'is', null).where('attempts', '>=', MAX_ATTEMPTS);
   if (filter.status === 'pending') query = query.where('delivered_at', 'is', null).where('attempts', '<', MAX_ATTEMPTS);
-  const [rows, count] = await Promise.all([
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  const [rows, [count]] = await readTogether(
+    tx,
+    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
+    query.select((eb) => eb.fn.countAll<number>().as('n')),
+  );
+  return { rows, total: Number(count?.n ?? 0) };
 }

@@ -6,6 +6,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import type { DB } from './schema.js';
 import { acquireDataDirLock } from './datadir-lock.js';
 import { PipeliningClient } from './pipeline.js';
+import { registerPool } from './read-together.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -55,6 +56,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // the client and the next query opens a fresh one, so there is nothing else to do.
     pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    registerPool(db, pool);
     return {
       db,
       pool,
@@ -79,6 +81,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   // naturally serialized. Code must never need a second connection while holding one.
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, types: typeOverrides, Client: PipeliningClient });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  registerPool(db, pool);
   return {
     db,
     pool,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/support/database.js';
 import type { Database } from './database.js';
 import { deferWrite } from './pipeline.js';
+import { readTogether } from './read-together.js';
 
 // A scratch table outside the typed schema.
 type Scratch = { pipeline_scratch: { id: number; note: string } };
@@ -106,5 +107,46 @@ describe('deferred writes', () => {
     );
     const rows = await db.selectFrom('pipeline_scratch').select(['id', 'note']).orderBy('id').execute();
     expect(rows).toEqual(Array.from({ length: 20 }, (_, i) => ({ id: i, note: 'second' })));
+  });
+});
+
+describe('readTogether', () => {
+  it('answers each query its rows, in order, as separate queries would', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await db.insertInto('pipeline_scratch').values([{ id: 1, note: 'a' }, { id: 2, note: 'b' }, { id: 3, note: 'c' }]).execute();
+    const page = db.selectFrom('pipeline_scratch').select(['id', 'note']).orderBy('id', 'desc').limit(2);
+    const count = db.selectFrom('pipeline_scratch').select((eb) => eb.fn.countAll<number>().as('n'));
+    const [rows, [total]] = await readTogether(db, page, count);
+    expect(rows).toEqual(await page.execute());
+    expect(rows).toEqual([{ id: 3, note: 'c' }, { id: 2, note: 'b' }]);
+    expect(Number(total?.n)).toBe(3);
+  });
+
+  it('sends the queries on one connection of the pool', async () => {
+    const backend = () => db.selectFrom(sql`(SELECT pg_backend_pid() AS pid)`.as('b')).select(sql<number>`pid`.as('pid'));
+    const [[first], [second], [third]] = await readTogether(db, backend(), backend(), backend());
+    expect(first?.pid).toBeDefined();
+    expect(new Set([first?.pid, second?.pid, third?.pid]).size).toBe(1);
+  });
+
+  it('throws the failure of one query, and leaves the pool usable', async () => {
+    const bad = db.selectFrom('pipeline_scratch').select(sql<number>`1 / 0`.as('x'));
+    await expect(readTogether(db, db.selectFrom('pipeline_scratch').select('id'), bad)).rejects.toMatchObject({ code: '22012' });
+    // Every connection of the pool still answers.
+    await Promise.all(Array.from({ length: 12 }, () => readTogether(db, db.selectFrom('pipeline_scratch').select('id'))));
+  });
+
+  it('runs inside a transaction on its connection, seeing its uncommitted rows', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    const seen = await db.transaction().execute(async (tx) => {
+      await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id: 7, note: 'x' }));
+      const [rows, [count]] = await readTogether(
+        tx,
+        tx.selectFrom('pipeline_scratch').select('id'),
+        tx.selectFrom('pipeline_scratch').select((eb) => eb.fn.countAll<number>().as('n')),
+      );
+      return { rows, n: Number(count?.n) };
+    });
+    expect(seen).toEqual({ rows: [{ id: 7 }], n: 1 });
   });
 });
