@@ -121,6 +121,20 @@ export class PipeliningClient extends pg.Client {
     return this.#after(owed, answer, /^rollback|^abort/i.test(trimmed)) as never;
   }
 
+  /**
+   * Sends independent statements back to back in one write and answers each one's result (see
+   * read-together.ts). For a client outside a transaction, with nothing deferred.
+   */
+  queryTogether(statements: readonly { sql: string; parameters: readonly unknown[] }[]): Promise<pg.QueryResult>[] {
+    const stream = this.#connection().stream;
+    stream.cork?.();
+    try {
+      return statements.map((statement) => this.#send(statement.sql, [...statement.parameters]));
+    } finally {
+      stream.uncork?.();
+    }
+  }
+
   #defer(id: number | undefined, text: string, values: unknown[] | undefined): Promise<ReturnType<typeof deferredResult>> {
     if (!this.#corked) {
       // Hold the writes in the socket buffer: they leave together, with the next awaited statement.

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Compilable, Kysely } from 'kysely';
+import { PipeliningClient } from './pipeline.js';
 
 /**
  * Reads that do not depend on each other, in one round trip.
@@ -9,7 +10,8 @@ import type { Compilable, Kysely } from 'kysely';
  * round trip costs more than these statements). `readTogether` sends them on one connection of
  * the pool, back to back in one write (the pool's clients run node-postgres in pipeline mode,
  * see pipeline.ts), and answers their rows in order. Inside a transaction, whose connection Kysely
- * hands out one query at a time, they run one after the other as before.
+ * hands out one query at a time, they run one after the other as before. Rows come as the driver
+ * parses them, which is what Kysely answers while it has no result-transforming plugin.
  */
 
 const pools = new WeakMap<object, pg.Pool>();
@@ -31,14 +33,10 @@ export async function readTogether<Q extends readonly Compilable<unknown>[]>(tx:
     return rows as Rows<Q>;
   }
   const client = await pool.connect();
-  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
-  let answers: Promise<pg.QueryResult>[];
-  stream?.cork?.();
-  try {
-    answers = compiled.map((query) => client.query(query.sql, [...query.parameters]));
-  } finally {
-    stream?.uncork?.();
-  }
+  const answers =
+    client instanceof PipeliningClient
+      ? client.queryTogether(compiled)
+      : compiled.map((query) => client.query(query.sql, [...query.parameters]));
   // Every answer settles before the client goes back to the pool; the first failure is thrown.
   const settled = await Promise.allSettled(answers);
   client.release();
