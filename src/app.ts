@@ -10,6 +10,7 @@ import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from '
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
 import { mailJobs } from './platform/mail/index.js';
 import { modules } from './modules/registry.js';
+import { createSecretBox, resolveSecretKey } from './platform/secrets/secrets.js';
 
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -54,7 +55,8 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     throw error;
   }
 
-  const deps: AppDeps = { db: database.db, database, clock, config, logger, version: VERSION };
+  const secrets = createSecretBox(resolveSecretKey(config));
+  const deps: AppDeps = { db: database.db, database, clock, config, logger, version: VERSION, secrets };
   for (const m of modules) m.init?.(deps);
 
   const app = await createHttpServer(deps, (http) => {
@@ -72,7 +74,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     recurring.push(...(m.recurring ?? []));
   }
   const worker = new Worker({
-    env: { db: database.db, clock, config, logger },
+    env: { db: database.db, clock, config, logger, secrets },
     handlers,
     recurring,
     pollMs: config.workerPollMs,

@@ -21,6 +21,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Kosh Billing <billing@localhost>'),
+  KOSH_SECRET_KEY: z.string().optional(),
 });
 
 export type Config = {
@@ -43,6 +44,8 @@ export type Config = {
   logLevel: string;
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** KOSH_SECRET_KEY (base64 of 32 bytes) sealing third parties' secrets; see platform/secrets. */
+  secretKey: string | undefined;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -71,5 +74,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL || undefined,
     mailFrom: e.MAIL_FROM,
+    secretKey: e.KOSH_SECRET_KEY || undefined,
   };
 }

@@ -6,6 +6,10 @@ import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { enqueueJob, enqueueJobs, FINISHED_JOB_RETENTION_MS, purgeFinishedJobs, RetryJobAt, Worker, type Job, type JobHandlers } from '../../src/platform/jobs/jobs.js';
+import { createSecretBox } from '../../src/platform/secrets/secrets.js';
+import { randomBytes } from 'node:crypto';
+
+const secrets = createSecretBox(randomBytes(32));
 
 /** The jobs queue on a real database: the outbox's delivery guarantees rest on these. */
 
@@ -24,7 +28,7 @@ beforeEach(async () => {
 });
 
 function worker(handlers: JobHandlers, db: Database = database) {
-  return new Worker({ env: { db: db.db, clock, config, logger }, handlers });
+  return new Worker({ env: { db: db.db, clock, config, logger, secrets }, handlers });
 }
 
 type Row = Pick<Job, 'id' | 'kind' | 'state' | 'attempts' | 'max_attempts' | 'last_error' | 'tenant_id'> & { run_at: Date; payload: unknown };

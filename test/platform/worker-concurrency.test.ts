@@ -6,6 +6,10 @@ import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig } from '../../src/platform/config.js';
 import type { Database } from '../../src/platform/db/database.js';
 import { enqueueJob, enqueueJobs, Worker, type JobHandlers } from '../../src/platform/jobs/jobs.js';
+import { createSecretBox } from '../../src/platform/secrets/secrets.js';
+import { randomBytes } from 'node:crypto';
+
+const secrets = createSecretBox(randomBytes(32));
 
 /**
  * The started worker keeps its slots filled: a job that hangs occupies one slot, not the batch
@@ -57,7 +61,7 @@ describe('worker (started)', () => {
         ran.push(job.payload.n as number);
       },
     };
-    const worker = new Worker({ env: { db: database.db, clock, config, logger }, handlers, batchSize: 4, concurrency: 8, pollMs: 10 });
+    const worker = new Worker({ env: { db: database.db, clock, config, logger, secrets }, handlers, batchSize: 4, concurrency: 8, pollMs: 10 });
     await enqueueJob(database.db, clock.now(), { kind: 'test.slow' });
     worker.start();
     try {
@@ -85,7 +89,7 @@ describe('worker (started)', () => {
         running -= 1;
       },
     };
-    const worker = new Worker({ env: { db: database.db, clock, config, logger }, handlers, batchSize: 4, concurrency: 3, pollMs: 10 });
+    const worker = new Worker({ env: { db: database.db, clock, config, logger, secrets }, handlers, batchSize: 4, concurrency: 3, pollMs: 10 });
     await enqueueJobs(database.db, clock.now(), Array.from({ length: 30 }, () => ({ kind: 'test.busy' })));
     worker.start();
     try {
@@ -100,7 +104,7 @@ describe('worker (started)', () => {
   it('stop() ends an idle worker promptly and start() can run it again', async () => {
     const ran: string[] = [];
     const worker = new Worker({
-      env: { db: database.db, clock, config, logger },
+      env: { db: database.db, clock, config, logger, secrets },
       handlers: { 'test.once': async (job) => void ran.push(job.id) },
       pollMs: 60_000,
     });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createKosh, type Kosh } from '../../src/app.js';
@@ -48,7 +49,7 @@ let tenantCounter = 0;
 export async function startTestKosh(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestKosh> {
   const database = await openTestDatabase();
   const clock = options.clock ?? new ManualClock('2026-04-01T00:00:00Z');
-  const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', ...options.env });
+  const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_SECRET_KEY: randomBytes(32).toString('base64'), ...options.env });
   const kosh = await createKosh({ config, clock, database, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
 
   const call = async (opts: InjectOptions) => toResponse(await kosh.app.inject(opts));

@@ -9,6 +9,7 @@ import type { Job } from '../../platform/jobs/jobs.js';
 import { RetryJobAt } from '../../platform/jobs/jobs.js';
 import { runDeliveryJob } from './webhooks.delivery.js';
 
+
 let t: TestKosh;
 const receivers: WebhookReceiver[] = [];
 
@@ -389,7 +390,7 @@ describe('webhook delivery', () => {
   });
 
   describe('the delivery job', () => {
-    const env = () => ({ db: t.kosh.deps.db, clock: t.clock, config: t.config, logger: pino({ level: 'silent' }) });
+    const env = () => ({ db: t.kosh.deps.db, clock: t.clock, config: t.config, logger: pino({ level: 'silent' }), secrets: t.kosh.deps.secrets });
     const jobOf = async (deliveryId: string) =>
       (await t.kosh.deps.db.selectFrom('jobs').selectAll().where('unique_key', '=', `webhooks.deliver:${deliveryId}`).executeTakeFirstOrThrow()) as Job;
 

@@ -22,6 +22,7 @@ import { sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { SecretBox } from '../secrets/secrets.js';
 import { newId, isUuid } from '../ids.js';
 import { KoshError } from '../errors.js';
 import { authenticateApiKey, type Principal } from '../auth/api-keys.js';
@@ -51,6 +52,8 @@ export type HttpDeps = {
   config: Config;
   logger: Logger;
   version: string;
+  /** Seals and opens third parties' secrets (platform/secrets). */
+  secrets: SecretBox;
 };
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;

@@ -5,6 +5,7 @@ import { deferWrite } from '../db/pipeline.js';
 import type { DB, Tx } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { SecretBox } from '../secrets/secrets.js';
 import { newId } from '../ids.js';
 import { Coalescer } from '../coalesce.js';
 import type { JobsTable } from './jobs.tables.js';
@@ -83,6 +84,8 @@ export type JobEnv = {
   clock: Clock;
   config: Config;
   logger: Logger;
+  /** Opens third parties' secrets stored sealed (gateway keys, OAuth tokens). */
+  secrets: SecretBox;
 };
 
 export type JobHandler = (job: Job, env: JobEnv) => Promise<void>;
