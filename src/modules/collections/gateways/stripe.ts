@@ -21,7 +21,21 @@ import { GATEWAY_MAX_ATTEMPTS, gatewayRefused, gatewayUnavailable } from './gate
 /** Stripe's documented default webhook tolerance, DESIGN §11: five minutes. */
 export const STRIPE_WEBHOOK_TOLERANCE_SECONDS = 300;
 
+/** A client per (base URL, key, timeout): the SDK builds every resource object on construction. */
+const clients = new Map<string, Stripe>();
+const MAX_CLIENTS = 64;
+
 function client(ctx: GatewayCallContext): Stripe {
+  const cacheKey = `${ctx.baseUrl}\n${ctx.timeoutMs}\n${ctx.credentials.secret_key ?? ''}`;
+  const cached = clients.get(cacheKey);
+  if (cached) return cached;
+  if (clients.size >= MAX_CLIENTS) clients.delete(clients.keys().next().value as string);
+  const created = newClient(ctx);
+  clients.set(cacheKey, created);
+  return created;
+}
+
+function newClient(ctx: GatewayCallContext): Stripe {
   const base = new URL(ctx.baseUrl);
   const protocol = base.protocol === 'http:' ? 'http' : 'https';
   return new Stripe(ctx.credentials.secret_key ?? '', {
