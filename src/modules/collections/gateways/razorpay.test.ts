@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../platform/config.js';
 import { KoshError } from '../../../platform/errors.js';
 import { startRazorpayServer, type RazorpayServer } from '../../../../test/support/razorpay-server.js';
@@ -191,6 +191,37 @@ describe('razorpay gateway', () => {
       const outcome = await razorpayAdapter.charge(ctx({ timeoutMs: 50 }), chargeInput(method));
       expect(outcome).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/timeout: no answer within 50 ms/) });
       expect(server.requestsTo('GET', '/v1/orders')).toHaveLength(3);
+    });
+  });
+
+  describe('timeouts', () => {
+    it('cuts each request at 10 s by default, then tries again with the same receipt', async () => {
+      const input = chargeInput(await card());
+      server.requests.length = 0;
+      server.fault({ path: /^\/v1\//, kind: 'hang', ms: 60_000, times: 100 });
+      const sentSoFar = async (count: number) => {
+        // Real-time wait for the request to reach the server (setImmediate is not faked).
+        while (server.requests.length < count) await new Promise((resolve) => setImmediate(resolve));
+      };
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        let outcome: unknown;
+        const charging = razorpayAdapter.charge(ctx(), input).then((result) => (outcome = result));
+        await sentSoFar(1);
+        await vi.advanceTimersByTimeAsync(9_999);
+        expect(server.requests).toHaveLength(1);
+        await vi.advanceTimersByTimeAsync(1 + 200); // the cut, then the first retry's pause
+        await sentSoFar(2);
+        expect(outcome).toBeUndefined();
+        await vi.advanceTimersByTimeAsync(10_000 + 800);
+        await sentSoFar(3);
+        await vi.advanceTimersByTimeAsync(10_000);
+        await charging;
+        expect(outcome).toMatchObject({ status: 'unknown', reason: 'timeout: no answer within 10000 ms' });
+        expect(server.requests.map((r) => r.query.get('receipt'))).toEqual(Array(3).fill(referenceFromKey(input.idempotencyKey)));
+      } finally {
+        vi.useRealTimers();
+      }
     });
   });
 

@@ -3,7 +3,7 @@ import { KoshError } from '../../../platform/errors.js';
 import { startStripeServer, type StripeServer } from '../../../../test/support/stripe-server.js';
 import { GatewayWebhookSignatureError, type ChargeInput, type GatewayCallContext, type SavedPaymentMethod } from './gateway.js';
 import { gatewayCallContext } from './gateway-config.js';
-import { stripeAdapter } from './stripe.js';
+import { stripeAdapter, stripeClient } from './stripe.js';
 
 let server: StripeServer;
 let attemptCounter = 0;
@@ -50,6 +50,16 @@ beforeEach(() => {
 });
 
 describe('stripe gateway', () => {
+  describe('configuration', () => {
+    it('points the SDK at the configured base URL with a 10 s cut and two retries by default', () => {
+      const sdk = stripeClient(ctx());
+      expect(sdk.getApiField('timeout')).toBe(10_000);
+      expect(sdk.getApiField('maxNetworkRetries')).toBe(2);
+      expect(`${sdk.getApiField('protocol')}://${sdk.getApiField('host')}:${sdk.getApiField('port')}`).toBe(server.url);
+      expect(stripeClient(ctx({ timeoutMs: 250 })).getApiField('timeout')).toBe(250);
+    });
+  });
+
   describe('attachPaymentMethod', () => {
     it('creates the customer, turns a test token into a PaymentMethod and attaches it', async () => {
       const method = await saved('tok_visa');

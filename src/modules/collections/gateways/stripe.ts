@@ -25,7 +25,8 @@ export const STRIPE_WEBHOOK_TOLERANCE_SECONDS = 300;
 const clients = new Map<string, Stripe>();
 const MAX_CLIENTS = 64;
 
-function client(ctx: GatewayCallContext): Stripe {
+/** The SDK client for a call (exported for tests of its settings). */
+export function stripeClient(ctx: GatewayCallContext): Stripe {
   const cacheKey = `${ctx.baseUrl}\n${ctx.timeoutMs}\n${ctx.credentials.secret_key ?? ''}`;
   const cached = clients.get(cacheKey);
   if (cached) return cached;
@@ -172,7 +173,7 @@ export const stripeAdapter: GatewayAdapter = {
   provider: 'stripe',
 
   async attachPaymentMethod(ctx, input) {
-    const stripe = client(ctx);
+    const stripe = stripeClient(ctx);
     try {
       const customerId =
         input.gatewayCustomerId ??
@@ -207,7 +208,7 @@ export const stripeAdapter: GatewayAdapter = {
 
   async charge(ctx, input) {
     try {
-      const intent = await client(ctx).paymentIntents.create(
+      const intent = await stripeClient(ctx).paymentIntents.create(
         {
           amount: input.amount,
           currency: input.currency.toLowerCase(),
@@ -234,7 +235,7 @@ export const stripeAdapter: GatewayAdapter = {
   },
 
   async lookupCharge(ctx, input) {
-    const stripe = client(ctx);
+    const stripe = stripeClient(ctx);
     try {
       if (input.gatewayPaymentId) return outcomeOfIntent(await stripe.paymentIntents.retrieve(input.gatewayPaymentId));
       // Every charge carries its key in metadata. Search is eventually consistent (seconds, at
@@ -251,7 +252,7 @@ export const stripeAdapter: GatewayAdapter = {
 
   async refund(ctx, input) {
     try {
-      const refund = await client(ctx).refunds.create(
+      const refund = await stripeClient(ctx).refunds.create(
         {
           payment_intent: input.gatewayPaymentId,
           amount: input.amount,
@@ -269,7 +270,7 @@ export const stripeAdapter: GatewayAdapter = {
 
   async createCheckout(ctx, input) {
     try {
-      const session = await client(ctx).checkout.sessions.create(
+      const session = await stripeClient(ctx).checkout.sessions.create(
         {
           mode: 'payment',
           line_items: [{ quantity: 1, price_data: { currency: input.currency.toLowerCase(), unit_amount: input.amount, product_data: { name: input.description } } }],
