@@ -57,6 +57,8 @@ export type StripeServer = ProviderServer & {
   checkoutSessions: Map<string, Record<string, unknown>>;
   /** Refunds are answered `succeeded` (default) or stay `pending`. */
   refundMode: 'succeeded' | 'pending';
+  /** `false`: the Search API answers 400 `feature_not_enabled`, as for accounts without it. */
+  searchAvailable: boolean;
   /** An event as Stripe delivers it: the raw body and `Stripe-Signature` for timestamp `at` (default now). */
   webhook(type: string, object: unknown, options?: { at?: Date; secret?: string; id?: string }): { rawBody: Buffer; headers: Record<string, string> };
 };
@@ -104,7 +106,7 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
   const refunds = new Map<string, Refund>();
   const checkoutSessions = new Map<string, Record<string, unknown>>();
   const idempotent = new Map<string, { fingerprint: string; answer: ProviderAnswer }>();
-  const state = { refundMode: 'succeeded' as 'succeeded' | 'pending' };
+  const state = { refundMode: 'succeeded' as 'succeeded' | 'pending', searchAvailable: true };
   let baseUrl = '';
 
   const publicMethod = ({ behaviour: _behaviour, ...method }: PaymentMethod) => method;
@@ -286,12 +288,21 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     }
     if (method === 'POST' && path === '/v1/payment_intents') return createPaymentIntent(body);
     if (method === 'GET' && path === '/v1/payment_intents/search') {
+      if (!state.searchAvailable) return invalid('Search is not available for this account.', undefined, 'feature_not_enabled');
       const query = request.query.get('query') ?? '';
       const clause = query.match(/^metadata\['([^']+)'\]:'((?:[^'\\]|\\.)*)'$/);
       if (!clause) return invalid(`Invalid search query: ${query}`, 'query');
       const [, key, value] = clause;
       const data = [...paymentIntents.values()].filter((pi) => pi.metadata[key!] === value!.replace(/\\'/g, "'")).reverse();
       return { status: 200, body: { object: 'search_result', url: '/v1/payment_intents/search', has_more: false, next_page: null, data } };
+    }
+    if (method === 'GET' && path === '/v1/payment_intents') {
+      const gte = integer(request.query.get('created[gte]') ?? undefined) ?? 0;
+      const limit = Math.min(integer(request.query.get('limit') ?? undefined) ?? 10, 100);
+      let newestFirst = [...paymentIntents.values()].filter((pi) => pi.created >= gte).reverse();
+      const after = request.query.get('starting_after');
+      if (after) newestFirst = newestFirst.slice(newestFirst.findIndex((pi) => pi.id === after) + 1);
+      return { status: 200, body: { object: 'list', url: '/v1/payment_intents', has_more: newestFirst.length > limit, data: newestFirst.slice(0, limit) } };
     }
     if (method === 'GET' && (m = path.match(/^\/v1\/payment_intents\/([^/]+)$/))) {
       const intent = paymentIntents.get(m[1]!);
@@ -352,6 +363,12 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     },
     set refundMode(mode) {
       state.refundMode = mode;
+    },
+    get searchAvailable() {
+      return state.searchAvailable;
+    },
+    set searchAvailable(available) {
+      state.searchAvailable = available;
     },
     webhook(type, object, webhookOptions = {}) {
       const created = Math.floor((webhookOptions.at ?? new Date()).getTime() / 1000);

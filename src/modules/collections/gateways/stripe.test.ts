@@ -47,6 +47,7 @@ beforeEach(() => {
   server.clearFaults();
   server.requests.length = 0;
   server.refundMode = 'succeeded';
+  server.searchAvailable = true;
 });
 
 describe('stripe gateway', () => {
@@ -163,6 +164,18 @@ describe('stripe gateway', () => {
   });
 
   describe('lookupCharge', () => {
+    it('finds the charge in the recent list when the account has no Search API', async () => {
+      const input = chargeInput(await saved('tok_visa'));
+      const charged = await stripeAdapter.charge(ctx(), input);
+      for (let i = 0; i < 3; i += 1) await stripeAdapter.charge(ctx(), chargeInput(await saved('tok_visa')));
+      server.searchAvailable = false;
+      server.requests.length = 0;
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual(charged);
+      const [list] = server.requestsTo('GET', '/v1/payment_intents');
+      expect(Number(list!.query.get('created[gte]'))).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) - 72 * 3600 + 5);
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: 'kosh_att_never-sent', gatewayPaymentId: null, metadata: input.metadata })).toEqual({ status: 'not_found' });
+    });
+
     it('answers not_found for a key Stripe never saw, and reads a known PaymentIntent by id', async () => {
       const input = chargeInput(await saved('tok_visa'));
       expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({ status: 'not_found' });

@@ -169,6 +169,36 @@ function webhookEvent(event: Stripe.Event): GatewayWebhookEvent {
   }
 }
 
+/**
+ * Every charge carries its key in metadata. The Search API finds it at any age but is eventually
+ * consistent (Stripe: usually under a minute) and not offered to every account (India), so a miss
+ * or a refusal there falls through to a scan of the strongly consistent list.
+ */
+async function searchByKey(stripe: Stripe, idempotencyKey: string): Promise<Stripe.PaymentIntent | undefined> {
+  try {
+    const found = await stripe.paymentIntents.search({ query: `metadata['kosh_idempotency_key']:'${idempotencyKey.replace(/'/g, "\\'")}'`, limit: 10 });
+    return found.data.find((candidate) => candidate.metadata?.kosh_idempotency_key === idempotencyKey);
+  } catch (error) {
+    if (isDefiniteRefusal(error)) return undefined;
+    throw error;
+  }
+}
+
+/** How far back the list scan looks, and how many PaymentIntents it reads at most. */
+const SCAN_WINDOW_SECONDS = 72 * 3600;
+const SCAN_LIMIT = 2_000;
+
+async function scanRecentByKey(stripe: Stripe, idempotencyKey: string, now: Date): Promise<Stripe.PaymentIntent | undefined> {
+  const since = Math.floor(now.getTime() / 1000) - SCAN_WINDOW_SECONDS;
+  let read = 0;
+  for await (const intent of stripe.paymentIntents.list({ created: { gte: since }, limit: 100 })) {
+    if (intent.metadata?.kosh_idempotency_key === idempotencyKey) return intent;
+    read += 1;
+    if (read >= SCAN_LIMIT) return undefined;
+  }
+  return undefined;
+}
+
 export const stripeAdapter: GatewayAdapter = {
   provider: 'stripe',
 
@@ -238,11 +268,7 @@ export const stripeAdapter: GatewayAdapter = {
     const stripe = stripeClient(ctx);
     try {
       if (input.gatewayPaymentId) return outcomeOfIntent(await stripe.paymentIntents.retrieve(input.gatewayPaymentId));
-      // Every charge carries its key in metadata. Search is eventually consistent (seconds, at
-      // most about a minute): a `not_found` soon after the call may be early, which is safe only
-      // because a repeated charge carries the same Idempotency-Key and Stripe replays it.
-      const found = await stripe.paymentIntents.search({ query: `metadata['kosh_idempotency_key']:'${input.idempotencyKey.replace(/'/g, "\\'")}'`, limit: 10 });
-      const intent = found.data.find((candidate) => candidate.metadata?.kosh_idempotency_key === input.idempotencyKey);
+      const intent = (await searchByKey(stripe, input.idempotencyKey)) ?? (await scanRecentByKey(stripe, input.idempotencyKey, ctx.now));
       return intent ? outcomeOfIntent(intent) : { status: 'not_found' };
     } catch (error) {
       if (isDefiniteRefusal(error) && error.code === 'resource_missing') return { status: 'not_found' };
