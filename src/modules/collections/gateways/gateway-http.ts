@@ -16,7 +16,7 @@ export type ProviderResponse =
   | { kind: 'ok'; status: number; body: unknown }
   /** The provider answered 4xx: a definite refusal with its error body. */
   | { kind: 'refused'; status: number; body: unknown }
-  /** 5xx, timeout or no connection: whether anything happened is not known. */
+  /** 5xx, 429, timeout or no connection: whether anything happened is not known. */
   | { kind: 'unreadable'; reason: string };
 
 export async function sendJson(input: {
@@ -37,7 +37,8 @@ export async function sendJson(input: {
       redirect: 'manual',
     });
     const text = await response.text();
-    if (response.status >= 500) return { kind: 'unreadable', reason: `provider answered ${response.status}` };
+    // 429: the provider did nothing and asks to come back; like a 5xx it is retried, not a "no".
+    if (response.status >= 500 || response.status === 429) return { kind: 'unreadable', reason: `provider answered ${response.status}` };
     let body: unknown = null;
     try {
       body = text === '' ? null : JSON.parse(text);

@@ -166,6 +166,13 @@ describe('razorpay gateway', () => {
       expect([...server.payments.values()].filter((p) => p.notes.attempt_id === input.metadata.attempt_id)).toHaveLength(1);
     });
 
+    it('waits out a 429 from Razorpay instead of failing the attempt', async () => {
+      const method = await card();
+      server.fault({ method: 'GET', path: '/v1/orders', kind: 'status', status: 429, body: { error: { code: 'BAD_REQUEST_ERROR', description: 'Too many requests', source: 'NA', step: 'NA', reason: 'NA', metadata: {} } } });
+      expect(await razorpayAdapter.charge(ctx(), chargeInput(method))).toMatchObject({ status: 'succeeded' });
+      expect(server.requestsTo('GET', '/v1/orders')).toHaveLength(2);
+    });
+
     it('after a 500 that hid a completed debit, finds that debit instead of debiting again', async () => {
       const method = await card();
       server.fault({ method: 'POST', path: '/v1/payments/create/recurring', kind: 'status', status: 502, afterProcessing: true });

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { errors } from '../../../platform/errors.js';
 import {
   GatewayWebhookSignatureError,
@@ -423,7 +423,7 @@ export const razorpayAdapter: GatewayAdapter = {
       throw new GatewayWebhookSignatureError('signed body is not a Razorpay event');
     }
     // Razorpay names each delivery's event in X-Razorpay-Event-Id (the same id on redelivery).
-    const eventId = header(input.headers, 'x-razorpay-event-id') ?? `${hook.event}:${createHmac('sha256', 'kosh').update(input.rawBody).digest('hex')}`;
+    const eventId = header(input.headers, 'x-razorpay-event-id') ?? `${hook.event}:${createHash('sha256').update(input.rawBody).digest('hex')}`;
     return webhookEvent(eventId, hook);
   },
 };
