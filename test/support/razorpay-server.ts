@@ -11,6 +11,8 @@ import { providerIdFactory, startProviderServer, type ProviderAnswer, type Provi
  * `expand[]=payments`, paid at most once), recurring payments on saved tokens
  * (`/payments/create/recurring`), payments, refunds (full, partial, above what is left → 400),
  * Payment Links (`reference_id` unique, filter by it) and signed webhook deliveries.
+ * Razorpay does not make a `receipt` unique, and neither does this server: reusing one simply
+ * creates a second order, so the adapter's look-before-create is what keeps a charge single.
  * Tokens are seeded with `addToken` (on Razorpay they come from a customer's first Checkout
  * payment) and carry the outcome their debits get.
  */

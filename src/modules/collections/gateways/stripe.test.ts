@@ -143,6 +143,15 @@ describe('stripe gateway', () => {
       expect(server.requestsTo('POST', '/v1/payment_intents')).toHaveLength(2);
     });
 
+    it('answers unknown, not failed, when the key was first used with other parameters', async () => {
+      const input = chargeInput(await saved('tok_visa'));
+      const first = await stripeAdapter.charge(ctx(), input);
+      const reused = await stripeAdapter.charge(ctx(), { ...input, amount: input.amount + 1 });
+      expect(reused).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/StripeIdempotencyError 400: .*same parameters/) });
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual(first);
+      expect(intentsOf(input)).toHaveLength(1);
+    });
+
     it('answers unknown when Stripe does not answer within the timeout, and lookupCharge finds the one charge', async () => {
       const method = await saved('tok_visa');
       server.requests.length = 0;
