@@ -22,6 +22,8 @@ const envSchema = z.object({
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Kosh Billing <billing@localhost>'),
   KOSH_SECRET_KEY: z.string().optional(),
+  KOSH_RAZORPAY_API_BASE: z.string().url().default('https://api.razorpay.com'),
+  KOSH_STRIPE_API_BASE: z.string().url().default('https://api.stripe.com'),
 });
 
 export type Config = {
@@ -46,6 +48,9 @@ export type Config = {
   mailFrom: string;
   /** KOSH_SECRET_KEY (base64 of 32 bytes) sealing third parties' secrets; see platform/secrets. */
   secretKey: string | undefined;
+  /** Base URLs of the payment gateways' APIs (tests aim them at local servers). */
+  razorpayApiBase: string;
+  stripeApiBase: string;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -75,5 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: e.SMTP_URL || undefined,
     mailFrom: e.MAIL_FROM,
     secretKey: e.KOSH_SECRET_KEY || undefined,
+    razorpayApiBase: e.KOSH_RAZORPAY_API_BASE.replace(/\/+$/, ''),
+    stripeApiBase: e.KOSH_STRIPE_API_BASE.replace(/\/+$/, ''),
   };
 }
