@@ -40,7 +40,8 @@ CREATE TABLE mrr_movements (
   FOREIGN KEY (tenant_id, subscription_id) REFERENCES subscriptions (tenant_id, id),
   CHECK (previous_mrr <> mrr)
 );
-CREATE INDEX mrr_movements_by_date ON mrr_movements (tenant_id, currency, effective_date);
+-- Covering: the waterfall sums a range of months from the index alone.
+CREATE INDEX mrr_movements_by_date ON mrr_movements (tenant_id, currency, effective_date) INCLUDE (kind, previous_mrr, mrr);
 
 CREATE TABLE mrr_daily (
   tenant_id uuid NOT NULL REFERENCES tenants (id),

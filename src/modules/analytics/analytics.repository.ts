@@ -91,12 +91,16 @@ export async function monthEndSnapshots(tx: Tx, tenantId: string, currency: stri
   return { before: before.rows[0], months: months.rows };
 }
 
-/** Σ of every movement's change before `before`: the MRR at that instant (each subscription starts from zero). */
-export async function mrrFromMovementsBefore(tx: Tx, tenantId: string, currency: string, before: string): Promise<number> {
-  const { rows } = await sql<{ total: string | number | null }>`
-    SELECT coalesce(sum(mrr - previous_mrr), 0)::bigint AS total FROM mrr_movements
-    WHERE tenant_id = ${tenantId} AND currency = ${currency} AND effective_date < ${before}::date`.execute(tx);
-  return Number(rows[0]?.total ?? 0);
+/**
+ * The MRR just before `before`: the last day total before it. Movements exist only on snapshot
+ * days and each day's total is the sum of every movement up to it, so this equals Σ of every
+ * movement's change before `before` — read from one row instead of the whole history.
+ */
+export async function mrrBefore(tx: Tx, tenantId: string, currency: string, before: string): Promise<number> {
+  const { rows } = await sql<{ mrr: number }>`
+    SELECT mrr FROM mrr_daily WHERE tenant_id = ${tenantId} AND currency = ${currency} AND snapshot_date < ${before}::date
+    ORDER BY snapshot_date DESC LIMIT 1`.execute(tx);
+  return rows[0]?.mrr ?? 0;
 }
 
 export type MovementTotals = { month: string; kind: string; change: number; count: number };

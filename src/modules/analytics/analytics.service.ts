@@ -12,7 +12,7 @@ import {
   monthEndSnapshots,
   movementsOfBucket,
   movementTotalsByMonth,
-  mrrFromMovementsBefore,
+  mrrBefore,
   takeMrrSnapshot,
   tenantsWithSubscriptions,
 } from './analytics.repository.js';
@@ -121,7 +121,7 @@ export async function getWaterfall(ctx: Ctx, query: { currency?: string; from?: 
   const currency = await currencyOf(ctx, query.currency);
   const range = monthRange(query, ctx.now);
   const [starting, totals] = await Promise.all([
-    mrrFromMovementsBefore(ctx.tx, ctx.tenantId, currency, range.from),
+    mrrBefore(ctx.tx, ctx.tenantId, currency, range.from),
     movementTotalsByMonth(ctx.tx, ctx.tenantId, currency, range.from, range.toExclusive),
   ]);
   let running = starting;
