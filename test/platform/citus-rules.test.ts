@@ -13,7 +13,7 @@ import type { Database } from '../../src/platform/db/database.js';
  * The tables that are not tenant-owned: global lookup and system tables that may become Citus
  * reference (or coordinator-local) tables. Adding a name here is a design decision; write it down.
  */
-const GLOBAL_TABLES = ['tenants', 'api_keys', 'jobs', 'schema_migrations'];
+const GLOBAL_TABLES = ['tenants', 'api_keys', 'jobs', 'schema_migrations', 'organizations', 'organization_fx_rates'];
 
 type Rule =
   | 'tenant_id_missing'

@@ -38,6 +38,17 @@ export function createdId(res: ApiResponse, what: string): string {
 }
 
 export const factories: Record<string, Factory> = {
+  // A tenant belongs to one organization at a time: leave the current one, then create a fresh one.
+  '/v1/organizations': async (tenant) => {
+    const current = await tenant.api('GET', '/v1/organizations');
+    for (const org of current.body?.data ?? []) await tenant.api('DELETE', `/v1/organizations/${org.id}/tenants/${tenant.tenantId}`);
+    return createdId(await tenant.api('POST', '/v1/organizations', { name: 'Factory organization', reporting_currency: 'INR' }), '/v1/organizations');
+  },
+  // The member the route names: the owner itself (a tenant can only ever detach itself).
+  '/v1/organizations/{id}/tenants': async (tenant) => tenant.tenantId,
+  // A currency, not an id: the route sets that currency's rate.
+  '/v1/organizations/{id}/fx-rates': async () => 'USD',
+
   '/v1/plans': async (tenant) =>
     createdId(
       await tenant.api('POST', '/v1/plans', { name: 'Factory plan', code: unique('plan-'), interval_unit: 'month', amount: 49900, currency: 'INR' }),
@@ -157,6 +168,9 @@ let subscriptionTargetPlan: string | undefined;
  * field are sent `{}` and need no entry.
  */
 export const validBodies: Record<string, unknown> = {
+  // A member needs no code to attach itself again; to anyone else a wrong code is a 404.
+  'POST /v1/organizations/{id}/tenants': { join_code: 'orgjoin_not-the-code' },
+  'PUT /v1/organizations/{id}/fx-rates/{currency}': { rate: '83.25' },
   // A getter: read when the body is sent, after the factory made the subscription and its owner's
   // second plan — so the owner's own call succeeds and only the subscription id decides the 404.
   'POST /v1/subscriptions/{id}/change-plan': {

@@ -1,0 +1,40 @@
+import { mulDivRoundHalfUp } from '../../platform/money.js';
+import type { IntervalUnit } from '../plans/index.js';
+
+/**
+ * Monthly recurring revenue of one subscription (docs/decisions/0075): the price of one period
+ * times the quantity, brought to a month — yearly ÷ 12, weekly × 52 ÷ 12, daily × 365 ÷ 12 — and
+ * divided by the interval count, rounded half-up once. Only `active` and `past_due` subscriptions
+ * count: trials, paused, unpaid and canceled ones have no MRR. The SQL of the snapshot job
+ * (analytics.repository.ts) computes the same; a test holds the two together.
+ */
+export const MRR_STATUSES = ['active', 'past_due'] as const;
+
+export function monthlyFactor(unit: IntervalUnit): { numerator: number; denominator: number } {
+  switch (unit) {
+    case 'month':
+      return { numerator: 1, denominator: 1 };
+    case 'year':
+      return { numerator: 1, denominator: 12 };
+    case 'week':
+      return { numerator: 52, denominator: 12 };
+    case 'day':
+      return { numerator: 365, denominator: 12 };
+  }
+}
+
+export function monthlyRecurringRevenue(input: { amount: number; quantity: number; intervalUnit: IntervalUnit; intervalCount: number; status: string }): number {
+  if (!(MRR_STATUSES as readonly string[]).includes(input.status)) return 0;
+  const { numerator, denominator } = monthlyFactor(input.intervalUnit);
+  return mulDivRoundHalfUp(input.amount * input.quantity, numerator, denominator * input.intervalCount);
+}
+
+export type MovementKind = 'new' | 'expansion' | 'contraction' | 'churned' | 'reactivated';
+
+/** How a change of one subscription's MRR from `previous` to `current` is classified. */
+export function classifyMovement(previous: number, current: number, everPositive: boolean): MovementKind | null {
+  if (previous === current) return null;
+  if (previous === 0) return everPositive ? 'reactivated' : 'new';
+  if (current === 0) return 'churned';
+  return current > previous ? 'expansion' : 'contraction';
+}

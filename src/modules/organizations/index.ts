@@ -1,0 +1,2 @@
+/** The public face of organizations (nothing else uses it yet beyond its routes). */
+export { convertMinorUnits, parseRate } from './fx.js';

@@ -1,0 +1,19 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { stringify } from 'csv-stringify/sync';
+
+/** Whether the caller asked for CSV: `?format=csv` or `Accept: text/csv`. */
+export function wantsCsv(request: FastifyRequest): boolean {
+  const format = (request.query as { format?: unknown } | undefined)?.format;
+  if (format === 'csv') return true;
+  const accept = request.headers.accept ?? '';
+  return /\btext\/csv\b/i.test(accept) && !/\bapplication\/json\b/i.test(accept);
+}
+
+/** Answers a table as CSV (RFC 4180, header row first) for download. */
+export function sendCsv(reply: FastifyReply, filename: string, columns: string[], rows: Record<string, unknown>[]): FastifyReply {
+  const body = stringify(rows, { header: true, columns, cast: { boolean: (v) => String(v) } });
+  return reply
+    .type('text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`)
+    .send(body);
+}
