@@ -1,0 +1,14 @@
+/** The public face of dunning: what the dunning flow, the registration flow and collections use. */
+export {
+  advanceExecution,
+  campaignSteps,
+  createDefaultCampaign,
+  endExecution,
+  raisePaymentWall,
+  recordAction,
+  startExecution,
+  stopExecutionOfInvoice,
+} from './dunning.service.js';
+export { claimDueExecutions, overdueInvoicesWithoutDunning, type ExecutionRow, type StepRow } from './dunning.repository.js';
+export { paymentRetrier, registerPaymentRetrier, type PaymentRetrier } from './retry.js';
+export { renderDunningMail } from './templates.js';
