@@ -4,13 +4,13 @@ import type { DB } from '../platform/db/schema.js';
 import type { EventPayload } from '../platform/events/events.js';
 import type { JobEnv } from '../platform/jobs/jobs.js';
 import { enqueueMail, isDeliverableAddress, isMailConfigured } from '../platform/mail/index.js';
-import { findCustomer } from '../modules/customers/index.js';
 import { formatMoney } from '../modules/documents/index.js';
 import {
-  advanceExecution,
   campaignSteps,
   claimDueExecutions,
+  deferExecutionStep,
   endExecution,
+  invoicesAndCustomers,
   overdueInvoicesWithoutDunning,
   paymentRetrier,
   raisePaymentWall,
@@ -18,10 +18,12 @@ import {
   renderDunningMail,
   startExecution,
   stopExecutionOfInvoice,
+  type DunnedCustomer,
+  type DunnedInvoice,
   type ExecutionRow,
   type StepRow,
 } from '../modules/dunning/index.js';
-import { getInvoiceRow, markInvoiceUncollectible } from '../modules/invoices/index.js';
+import { markInvoiceUncollectible } from '../modules/invoices/index.js';
 import { getTenant } from '../modules/tenants/index.js';
 import { cancelSubscription } from './cancel-subscription.js';
 
@@ -66,24 +68,53 @@ export async function scanOverdueInvoices(db: Kysely<DB>, now: Date, batch = 500
 
 type StepResult = { outcome: 'succeeded' | 'failed' | 'skipped'; detail: string };
 
-async function sendDunningEmail(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow): Promise<StepResult> {
+/** What the steps of one tenant's part of a batch read, loaded once for the batch. */
+type BatchContext = {
+  campaigns: Map<string, Awaited<ReturnType<typeof campaignSteps>>>;
+  invoices: Map<string, DunnedInvoice>;
+  customers: Map<string, DunnedCustomer>;
+  tenantName: string;
+};
+
+async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<BatchContext> {
+  const campaignIds = [...new Set(executions.map((e) => e.campaign_id))];
+  const [campaigns, related, tenant] = await Promise.all([
+    Promise.all(campaignIds.map(async (id) => [id, await campaignSteps(ctx, id)] as const)),
+    invoicesAndCustomers(
+      ctx.tx,
+      ctx.tenantId,
+      executions.map((e) => e.invoice_id),
+      executions.map((e) => e.customer_id),
+    ),
+    getTenant(ctx),
+  ]);
+  return {
+    campaigns: new Map(campaigns),
+    invoices: new Map(related.invoices.map((i) => [i.id, i])),
+    customers: new Map(related.customers.map((c) => [c.id, c])),
+    tenantName: tenant.name,
+  };
+}
+
+async function sendDunningEmail(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
   if (!isMailConfigured(env.config)) return { outcome: 'skipped', detail: 'no SMTP server is configured' };
-  const [invoice, customer, tenant] = await Promise.all([getInvoiceRow(ctx, execution.invoice_id), findCustomer(ctx.tx, ctx.tenantId, execution.customer_id), getTenant(ctx)]);
+  const invoice = batch.invoices.get(execution.invoice_id)!;
+  const customer = batch.customers.get(execution.customer_id);
   if (!customer || !isDeliverableAddress(customer.email)) return { outcome: 'skipped', detail: 'the customer has no e-mail address' };
   const mail = renderDunningMail(step, {
     customer: { name: customer.name ?? customer.email, email: customer.email },
     invoice: { number: invoice.number ?? '', amount_due: formatMoney(invoice.amount_due, invoice.currency), due_date: invoice.due_date ? invoice.due_date.toISOString().slice(0, 10) : null },
-    tenant: { name: tenant.name },
+    tenant: { name: batch.tenantName },
     pay_url: null,
   });
-  await enqueueMail(ctx.tx, ctx.now, { tenantId: ctx.tenantId, to: customer.email, subject: mail.subject, text: mail.text, html: mail.html, fromName: tenant.name });
+  await enqueueMail(ctx.tx, ctx.now, { tenantId: ctx.tenantId, to: customer.email, subject: mail.subject, text: mail.text, html: mail.html, fromName: batch.tenantName });
   return { outcome: 'succeeded', detail: `e-mailed ${customer.email}` };
 }
 
-async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow): Promise<StepResult> {
+async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
   switch (step.channel) {
     case 'email':
-      return sendDunningEmail(ctx, env, execution, step);
+      return sendDunningEmail(ctx, env, execution, step, batch);
     case 'sms':
       return { outcome: 'skipped', detail: 'no SMS provider is configured' };
     case 'in_app':
@@ -97,10 +128,8 @@ async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: Executi
 }
 
 /** After the last step: what the campaign says happens to the invoice's subscription. */
-async function applyExhaustedAction(ctx: Ctx, execution: ExecutionRow, action: 'cancel' | 'mark_unpaid' | 'nothing'): Promise<void> {
-  if (action === 'nothing') return;
-  const invoice = await getInvoiceRow(ctx, execution.invoice_id);
-  if (invoice.status !== 'open') return;
+async function applyExhaustedAction(ctx: Ctx, invoice: DunnedInvoice, action: 'cancel' | 'mark_unpaid' | 'nothing'): Promise<void> {
+  if (action === 'nothing' || invoice.status !== 'open') return;
   if (action === 'mark_unpaid') {
     // Uncollectible: the billing run's delinquency pass then moves the subscription to `unpaid`.
     await markInvoiceUncollectible(ctx, invoice.id);
@@ -109,33 +138,52 @@ async function applyExhaustedAction(ctx: Ctx, execution: ExecutionRow, action: '
   }
 }
 
-/** One due execution: its payment-wall grace, then its next step (edits to the campaign apply to steps not yet run). */
-export async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow): Promise<ExecutionRow> {
+/**
+ * One due execution, locked by the runner: its payment-wall grace, then its next step (edits to
+ * the campaign apply to steps not yet run). The common case — a step that is not the last — waits
+ * on nothing: the action and the move are deferred writes.
+ */
+async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, batch: BatchContext): Promise<void> {
   let current = execution;
   if (current.wall_at && current.wall_at <= ctx.now && !current.payment_wall_active) {
     await recordAction(ctx, current, null, 'payment_wall', 'succeeded', 'grace period ended');
     current = await raisePaymentWall(ctx, current);
   }
-  if (!current.next_step_at || current.next_step_at > ctx.now) return current;
-  const { campaign, steps } = await campaignSteps(ctx, current.campaign_id);
+  if (!current.next_step_at || current.next_step_at > ctx.now) return;
+  const { campaign, steps } = batch.campaigns.get(current.campaign_id)!;
+  const invoice = batch.invoices.get(current.invoice_id)!;
   const step = steps[current.steps_done];
-  if (!campaign || !step) return endExecution(ctx, current, 'exhausted');
-  const result = await runStep(ctx, env, current, step);
+  if (!campaign || !step || invoice.status !== 'open') {
+    await endExecution(ctx, current, invoice.status === 'open' ? 'exhausted' : 'canceled');
+    return;
+  }
+  const result = await runStep(ctx, env, current, step, batch);
   await recordAction(ctx, current, step, step.channel, result.outcome, result.detail);
   if (step.is_payment_wall) current = await raisePaymentWall(ctx, current);
-  const next = await advanceExecution(ctx, current, steps);
-  if (next.status === 'exhausted') await applyExhaustedAction(ctx, next, campaign.exhausted_action);
-  return next;
+  const next = steps[current.steps_done + 1];
+  if (next) {
+    const at = Math.max(ctx.now.getTime(), current.started_at.getTime() + next.delay_hours * 3_600_000);
+    await deferExecutionStep(ctx.tx, ctx.tenantId, current.id, { steps_done: current.steps_done + 1, next_step_at: new Date(at), updated_at: ctx.now });
+    return;
+  }
+  await endExecution(ctx, { ...current, steps_done: current.steps_done + 1 }, 'exhausted');
+  await applyExhaustedAction(ctx, invoice, campaign.exhausted_action);
 }
 
-/** The job: every execution with something due, in batches, each batch one transaction per tenant row. */
+/** The job: every execution with something due, in batches of `batch` per transaction. */
 export async function runDueDunningSteps(env: Pick<JobEnv, 'db' | 'clock' | 'config'>, batch = 100): Promise<number> {
   const now = env.clock.now();
   let steps = 0;
   for (;;) {
     const ran = await env.db.transaction().execute(async (tx) => {
       const due = await claimDueExecutions(tx, now, batch);
-      for (const execution of due) await advanceDunningExecution({ tx, tenantId: execution.tenant_id, now }, env, execution);
+      const byTenant = new Map<string, ExecutionRow[]>();
+      for (const execution of due) byTenant.set(execution.tenant_id, [...(byTenant.get(execution.tenant_id) ?? []), execution]);
+      for (const [tenantId, executions] of byTenant) {
+        const ctx = { tx, tenantId, now };
+        const context = await loadBatchContext(ctx, executions);
+        for (const execution of executions) await advanceDunningExecution(ctx, env, execution, context);
+      }
       return due.length;
     });
     steps += ran;

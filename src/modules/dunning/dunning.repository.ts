@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { DunningActionsTable, DunningCampaignsTable, DunningExecutionsTable, DunningStepsTable, ExecutionStatus } from './dunning.tables.js';
 
@@ -140,8 +141,29 @@ export async function actionsOfExecutions(tx: Tx, tenantId: string, executionIds
   return tx.selectFrom('dunning_actions').selectAll().where('tenant_id', '=', tenantId).where('execution_id', 'in', executionIds).orderBy('executed_at').orderBy('id').execute();
 }
 
+/** Nothing in a step reads its action back: the row travels with the next awaited statement. */
 export async function insertAction(tx: Tx, row: Insertable<DunningActionsTable>): Promise<void> {
-  await tx.insertInto('dunning_actions').values(row).execute();
+  await deferWrite(tx, tx.insertInto('dunning_actions').values(row));
+}
+
+/**
+ * Moves a locked, active execution to its next step without waiting: the runner holds the row
+ * (FOR UPDATE) and computed the new state itself.
+ */
+export async function deferExecutionStep(tx: Tx, tenantId: string, id: string, patch: Updateable<DunningExecutionsTable>): Promise<void> {
+  await deferWrite(tx, tx.updateTable('dunning_executions').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'active'));
+}
+
+export type DunnedInvoice = { id: string; number: string | null; status: string; currency: string; amount_due: number; due_date: Date | null; subscription_id: string | null };
+export type DunnedCustomer = { id: string; email: string; name: string | null };
+
+/** What the steps of a batch need to know of their invoices and customers, read at once. */
+export async function invoicesAndCustomers(tx: Tx, tenantId: string, invoiceIds: string[], customerIds: string[]): Promise<{ invoices: DunnedInvoice[]; customers: DunnedCustomer[] }> {
+  const [invoices, customers] = await Promise.all([
+    tx.selectFrom('invoices').select(['id', 'number', 'status', 'currency', 'amount_due', 'due_date', 'subscription_id']).where('tenant_id', '=', tenantId).where('id', 'in', invoiceIds).execute(),
+    tx.selectFrom('customers').select(['id', 'email', 'name']).where('tenant_id', '=', tenantId).where('id', 'in', customerIds).execute(),
+  ]);
+  return { invoices, customers };
 }
 
 /** The guarded update of an execution: only while it is still active. */

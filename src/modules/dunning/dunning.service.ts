@@ -259,15 +259,6 @@ export async function raisePaymentWall(ctx: Ctx, execution: ExecutionRow): Promi
   return row;
 }
 
-/** Moves an active execution to its next step, or ends it `exhausted` after the last. */
-export async function advanceExecution(ctx: Ctx, execution: ExecutionRow, steps: StepRow[]): Promise<ExecutionRow> {
-  const done = execution.steps_done + 1;
-  const next = steps[done];
-  if (!next) return endExecution(ctx, { ...execution, steps_done: done }, 'exhausted');
-  const at = Math.max(ctx.now.getTime(), execution.started_at.getTime() + next.delay_hours * HOUR_MS);
-  return (await updateActiveExecution(ctx.tx, ctx.tenantId, execution.id, { steps_done: done, next_step_at: new Date(at), updated_at: ctx.now })) ?? execution;
-}
-
 /** Ends an execution (guarded: only an active one); lifting its payment wall when it had one. */
 export async function endExecution(ctx: Ctx, execution: ExecutionRow, status: Exclude<ExecutionStatus, 'active'>): Promise<ExecutionRow> {
   const row = await updateActiveExecution(ctx.tx, ctx.tenantId, execution.id, {

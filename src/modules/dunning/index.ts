@@ -1,6 +1,5 @@
 /** The public face of dunning: what the dunning flow, the registration flow and collections use. */
 export {
-  advanceExecution,
   campaignSteps,
   createDefaultCampaign,
   endExecution,
@@ -9,6 +8,15 @@ export {
   startExecution,
   stopExecutionOfInvoice,
 } from './dunning.service.js';
-export { claimDueExecutions, overdueInvoicesWithoutDunning, type ExecutionRow, type StepRow } from './dunning.repository.js';
+export {
+  claimDueExecutions,
+  deferExecutionStep,
+  invoicesAndCustomers,
+  overdueInvoicesWithoutDunning,
+  type DunnedCustomer,
+  type DunnedInvoice,
+  type ExecutionRow,
+  type StepRow,
+} from './dunning.repository.js';
 export { paymentRetrier, registerPaymentRetrier, type PaymentRetrier } from './retry.js';
 export { renderDunningMail } from './templates.js';

@@ -40,16 +40,31 @@ export type TemplateVariables = {
 
 const engine = Handlebars.create();
 
+/** Compiled templates by source and mode: compiling costs far more than rendering. */
+const compiled = new Map<string, Handlebars.TemplateDelegate>();
+const MAX_COMPILED = 500;
+
+function compile(source: string, escape: boolean): Handlebars.TemplateDelegate {
+  const key = `${escape ? 'h' : 't'}:${source}`;
+  let template = compiled.get(key);
+  if (!template) {
+    template = engine.compile(source, { noEscape: !escape, strict: false });
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, template);
+  }
+  return template;
+}
+
 export type RenderedMail = { subject: string; text: string; html: string };
 
 export function renderDunningMail(step: { template_name: string; subject: string; body: string }, vars: TemplateVariables): RenderedMail {
   const base = DUNNING_TEMPLATES[step.template_name] ?? DUNNING_TEMPLATES.dunning_reminder!;
   const subjectSource = step.subject || base.subject;
   const bodySource = step.body || base.text;
-  const subject = engine.compile(subjectSource, { noEscape: true, strict: false })(vars).replace(/[\r\n]+/g, ' ').trim();
-  const text = engine.compile(bodySource, { noEscape: true, strict: false })(vars);
+  const subject = compile(subjectSource, false)(vars).replace(/[\r\n]+/g, ' ').trim();
+  const text = compile(bodySource, false)(vars);
   // The HTML part is the same body, escaped by the engine, paragraphs from blank lines.
-  const escaped = engine.compile(bodySource, { strict: false })(vars);
+  const escaped = compile(bodySource, true)(vars);
   const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${escaped
     .split(/\n{2,}/)
     .map((p) => `<p>${p.replace(/\n/g, '<br>')}</p>`)
