@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../platform/db/schema.js';
 import type { KeyMode } from '../platform/auth/api-keys.js';
+import { createDefaultCampaign } from '../modules/dunning/index.js';
 import { createEntity } from '../modules/entities/index.js';
 import { createTenantRecord, issueApiKey, type NewApiKey, type RegisterBody, type Tenant } from '../modules/tenants/index.js';
 
@@ -24,6 +25,8 @@ export async function registerTenant(db: Kysely<DB>, now: Date, input: RegisterB
       },
       { primary: true },
     );
+    // A sensible dunning campaign from the start, which the tenant can edit or replace.
+    await createDefaultCampaign(ctx);
     const apiKey = await issueApiKey(ctx, { name: 'default', mode });
     return { tenant, api_key: apiKey };
   });

@@ -38,6 +38,12 @@ export function createdId(res: ApiResponse, what: string): string {
 }
 
 export const factories: Record<string, Factory> = {
+  '/v1/dunning-campaigns': async (tenant) => createdId(await tenant.api('POST', '/v1/dunning-campaigns', { name: 'Factory campaign' }), '/v1/dunning-campaigns'),
+  '/v1/dunning-campaigns/{id}/steps': async (tenant, ids) => {
+    const campaign = ids.id ?? (await factories['/v1/dunning-campaigns']!(tenant, {}));
+    return createdId(await tenant.api('POST', `/v1/dunning-campaigns/${campaign}/steps`, { delay_hours: 24, channel: 'email' }), '/v1/dunning-campaigns/{id}/steps');
+  },
+
   // A tenant belongs to one organization at a time: leave the current one, then create a fresh one.
   '/v1/organizations': async (tenant) => {
     const current = await tenant.api('GET', '/v1/organizations');
@@ -168,6 +174,7 @@ let subscriptionTargetPlan: string | undefined;
  * field are sent `{}` and need no entry.
  */
 export const validBodies: Record<string, unknown> = {
+  'POST /v1/dunning-campaigns/{id}/steps': { delay_hours: 24, channel: 'email' },
   // A member needs no code to attach itself again; to anyone else a wrong code is a 404.
   'POST /v1/organizations/{id}/tenants': { join_code: 'orgjoin_not-the-code' },
   'PUT /v1/organizations/{id}/fx-rates/{currency}': { rate: '83.25' },

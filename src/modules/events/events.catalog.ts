@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'entity.created',
+  'dunning.payment_wall_activated',
+  'dunning.payment_wall_lifted',
   'invoice.created',
   'invoice.finalized',
   'invoice.sent',

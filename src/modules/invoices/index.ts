@@ -6,6 +6,7 @@ export {
   getInvoice,
   getInvoiceRow,
   listInvoices,
+  markInvoiceUncollectible,
   renderInvoice,
   toInvoice,
   voidInvoice,

@@ -1,0 +1,254 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { deferWrite } from '../../platform/db/pipeline.js';
+import type { Tx } from '../../platform/db/schema.js';
+import type { DunningActionsTable, DunningCampaignsTable, DunningExecutionsTable, DunningStepsTable, ExecutionStatus } from './dunning.tables.js';
+
+export type CampaignRow = Selectable<DunningCampaignsTable>;
+export type StepRow = Selectable<DunningStepsTable>;
+export type ExecutionRow = Selectable<DunningExecutionsTable>;
+export type ActionRow = Selectable<DunningActionsTable>;
+
+export async function insertCampaign(tx: Tx, row: Insertable<DunningCampaignsTable>): Promise<CampaignRow> {
+  return tx.insertInto('dunning_campaigns').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findCampaign(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<CampaignRow | undefined> {
+  let q = tx.selectFrom('dunning_campaigns').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function listCampaignRows(tx: Tx, tenantId: string): Promise<CampaignRow[]> {
+  return tx.selectFrom('dunning_campaigns').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
+}
+
+export async function findDefaultCampaign(tx: Tx, tenantId: string): Promise<CampaignRow | undefined> {
+  return tx.selectFrom('dunning_campaigns').selectAll().where('tenant_id', '=', tenantId).where('is_default', '=', true).where('is_active', '=', true).executeTakeFirst();
+}
+
+/** Unsets the tenant's default (before another campaign takes the place). */
+export async function clearDefault(tx: Tx, tenantId: string, now: Date): Promise<void> {
+  await tx.updateTable('dunning_campaigns').set({ is_default: false, updated_at: now }).where('tenant_id', '=', tenantId).where('is_default', '=', true).execute();
+}
+
+export async function updateCampaignRow(tx: Tx, tenantId: string, id: string, patch: Updateable<DunningCampaignsTable>): Promise<CampaignRow | undefined> {
+  return tx.updateTable('dunning_campaigns').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function deleteCampaignRow(tx: Tx, tenantId: string, id: string): Promise<void> {
+  await tx.deleteFrom('dunning_campaigns').where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}
+
+export async function stepsOfCampaigns(tx: Tx, tenantId: string, campaignIds: string[]): Promise<StepRow[]> {
+  if (campaignIds.length === 0) return [];
+  return tx
+    .selectFrom('dunning_steps')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('campaign_id', 'in', campaignIds)
+    .orderBy('campaign_id')
+    .orderBy('step_order')
+    .execute();
+}
+
+export async function nextStepOrder(tx: Tx, tenantId: string, campaignId: string): Promise<number> {
+  const row = await tx
+    .selectFrom('dunning_steps')
+    .select((eb) => eb.fn.max<number | null>('step_order').as('max'))
+    .where('tenant_id', '=', tenantId)
+    .where('campaign_id', '=', campaignId)
+    .executeTakeFirst();
+  return (row?.max ?? 0) + 1;
+}
+
+export async function insertStep(tx: Tx, row: Insertable<DunningStepsTable>): Promise<StepRow> {
+  return tx.insertInto('dunning_steps').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findStep(tx: Tx, tenantId: string, campaignId: string, stepId: string): Promise<StepRow | undefined> {
+  return tx.selectFrom('dunning_steps').selectAll().where('tenant_id', '=', tenantId).where('campaign_id', '=', campaignId).where('id', '=', stepId).executeTakeFirst();
+}
+
+export async function updateStepRow(tx: Tx, tenantId: string, stepId: string, patch: Updateable<DunningStepsTable>): Promise<StepRow> {
+  return tx.updateTable('dunning_steps').set(patch).where('tenant_id', '=', tenantId).where('id', '=', stepId).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function deleteStepRow(tx: Tx, tenantId: string, stepId: string): Promise<void> {
+  await tx.deleteFrom('dunning_steps').where('tenant_id', '=', tenantId).where('id', '=', stepId).execute();
+}
+
+/** Active executions per campaign, and the distinct subscriptions of their invoices. */
+export async function activityOfCampaigns(tx: Tx, tenantId: string, campaignIds: string[]): Promise<Map<string, { executions: number; subscriptions: number }>> {
+  if (campaignIds.length === 0) return new Map();
+  const rows = await tx
+    .selectFrom('dunning_executions as e')
+    .innerJoin('invoices as i', (j) => j.onRef('i.tenant_id', '=', 'e.tenant_id').onRef('i.id', '=', 'e.invoice_id'))
+    .select((eb) => [
+      'e.campaign_id',
+      eb.fn.countAll<number>().as('executions'),
+      eb.fn.count<number>('i.subscription_id').distinct().as('subscriptions'),
+    ])
+    .where('e.tenant_id', '=', tenantId)
+    .where('e.campaign_id', 'in', campaignIds)
+    .where('e.status', '=', 'active')
+    .groupBy('e.campaign_id')
+    .execute();
+  return new Map(rows.map((r) => [r.campaign_id, { executions: Number(r.executions), subscriptions: Number(r.subscriptions) }]));
+}
+
+export async function campaignHasExecutions(tx: Tx, tenantId: string, campaignId: string): Promise<boolean> {
+  const rows = await tx.selectFrom('dunning_executions').select('id').where('tenant_id', '=', tenantId).where('campaign_id', '=', campaignId).limit(1).execute();
+  return rows.length > 0;
+}
+
+export async function insertExecution(tx: Tx, row: Insertable<DunningExecutionsTable>): Promise<ExecutionRow | undefined> {
+  // The partial unique index keeps one active execution per invoice: a second start is a no-op.
+  return tx
+    .insertInto('dunning_executions')
+    .values(row)
+    .onConflict((oc) => oc.columns(['tenant_id', 'invoice_id']).where('status', '=', 'active').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function findExecution(tx: Tx, tenantId: string, id: string): Promise<ExecutionRow | undefined> {
+  return tx.selectFrom('dunning_executions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function activeExecutionOfInvoice(tx: Tx, tenantId: string, invoiceId: string, forUpdate = false): Promise<ExecutionRow | undefined> {
+  let q = tx.selectFrom('dunning_executions').selectAll().where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId).where('status', '=', 'active');
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function activeExecutionsOfCampaign(tx: Tx, tenantId: string, campaignId: string): Promise<ExecutionRow[]> {
+  return tx.selectFrom('dunning_executions').selectAll().where('tenant_id', '=', tenantId).where('campaign_id', '=', campaignId).where('status', '=', 'active').forUpdate().execute();
+}
+
+export async function listExecutionRows(tx: Tx, tenantId: string, filter: { invoice_id?: string; status?: ExecutionStatus }, page: { limit: number; offset: number }) {
+  let q = tx.selectFrom('dunning_executions').where('tenant_id', '=', tenantId);
+  if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  const [rows, count] = await Promise.all([
+    q.selectAll().orderBy('started_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export async function actionsOfExecutions(tx: Tx, tenantId: string, executionIds: string[]): Promise<ActionRow[]> {
+  if (executionIds.length === 0) return [];
+  return tx.selectFrom('dunning_actions').selectAll().where('tenant_id', '=', tenantId).where('execution_id', 'in', executionIds).orderBy('executed_at').orderBy('id').execute();
+}
+
+/** Nothing in a step reads its action back: the row travels with the next awaited statement. */
+export async function insertAction(tx: Tx, row: Insertable<DunningActionsTable>): Promise<void> {
+  await deferWrite(tx, tx.insertInto('dunning_actions').values(row));
+}
+
+/**
+ * Moves a locked, active execution to its next step without waiting: the runner holds the row
+ * (FOR UPDATE) and computed the new state itself.
+ */
+export async function deferExecutionStep(tx: Tx, tenantId: string, id: string, patch: Updateable<DunningExecutionsTable>): Promise<void> {
+  await deferWrite(tx, tx.updateTable('dunning_executions').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'active'));
+}
+
+export type DunnedInvoice = { id: string; number: string | null; status: string; currency: string; amount_due: number; due_date: Date | null; subscription_id: string | null };
+export type DunnedCustomer = { id: string; email: string; name: string | null };
+
+/** What the steps of a batch need to know of their invoices and customers, read at once. */
+export async function invoicesAndCustomers(tx: Tx, tenantId: string, invoiceIds: string[], customerIds: string[]): Promise<{ invoices: DunnedInvoice[]; customers: DunnedCustomer[] }> {
+  const [invoices, customers] = await Promise.all([
+    tx.selectFrom('invoices').select(['id', 'number', 'status', 'currency', 'amount_due', 'due_date', 'subscription_id']).where('tenant_id', '=', tenantId).where('id', 'in', invoiceIds).execute(),
+    tx.selectFrom('customers').select(['id', 'email', 'name']).where('tenant_id', '=', tenantId).where('id', 'in', customerIds).execute(),
+  ]);
+  return { invoices, customers };
+}
+
+/** The guarded update of an execution: only while it is still active. */
+export async function updateActiveExecution(tx: Tx, tenantId: string, id: string, patch: Updateable<DunningExecutionsTable>): Promise<ExecutionRow | undefined> {
+  return tx.updateTable('dunning_executions').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'active').returningAll().executeTakeFirst();
+}
+
+export async function markLastActionRecovering(tx: Tx, tenantId: string, executionId: string): Promise<void> {
+  await sql`
+    UPDATE dunning_actions SET led_to_recovery = true
+    WHERE tenant_id = ${tenantId} AND id = (
+      SELECT id FROM dunning_actions WHERE tenant_id = ${tenantId} AND execution_id = ${executionId} ORDER BY executed_at DESC, id DESC LIMIT 1)`.execute(tx);
+}
+
+/** Executions with something due (a step, or the end of a payment-wall grace), locked for this runner. */
+export async function claimDueExecutions(tx: Tx, now: Date, limit: number): Promise<ExecutionRow[]> {
+  const { rows } = await sql<ExecutionRow>`
+    SELECT * FROM dunning_executions
+    WHERE status = 'active' AND (next_step_at <= ${now} OR (wall_at <= ${now} AND NOT payment_wall_active))
+    ORDER BY next_step_at NULLS LAST
+    LIMIT ${limit}
+    FOR UPDATE SKIP LOCKED`.execute(tx);
+  return rows;
+}
+
+export type OverdueInvoice = { tenant_id: string; id: string; customer_id: string };
+
+/** Open invoices past their due date that have never been dunned (the overdue scan). */
+export async function overdueInvoicesWithoutDunning(tx: Tx, now: Date, limit: number): Promise<OverdueInvoice[]> {
+  const { rows } = await sql<OverdueInvoice>`
+    SELECT i.tenant_id, i.id, i.customer_id FROM invoices i
+    WHERE i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now}
+      AND NOT EXISTS (SELECT 1 FROM dunning_executions e WHERE e.tenant_id = i.tenant_id AND e.invoice_id = i.id)
+    ORDER BY i.due_date LIMIT ${limit}`.execute(tx);
+  return rows;
+}
+
+export async function wallOfCustomer(tx: Tx, tenantId: string, customerId: string): Promise<{ invoice_id: string; payment_wall_since: Date | null }[]> {
+  return tx
+    .selectFrom('dunning_executions')
+    .select(['invoice_id', 'payment_wall_since'])
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .where('status', '=', 'active')
+    .where('payment_wall_active', '=', true)
+    .orderBy('payment_wall_since')
+    .execute();
+}
+
+export type OverviewRow = { step_id: string | null; channel: string; attempts: number; successes: number };
+
+export async function actionTotals(tx: Tx, tenantId: string, from: Date, to: Date): Promise<OverviewRow[]> {
+  const { rows } = await sql<OverviewRow>`
+    SELECT step_id, channel, count(*)::int AS attempts, count(*) FILTER (WHERE led_to_recovery)::int AS successes
+    FROM dunning_actions WHERE tenant_id = ${tenantId} AND executed_at >= ${from} AND executed_at < ${to}
+    GROUP BY step_id, channel ORDER BY channel, step_id`.execute(tx);
+  return rows;
+}
+
+export type CollectionRow = {
+  invoice_id: string;
+  number: string | null;
+  customer_id: string;
+  currency: string;
+  amount_due: number;
+  due_date: Date | null;
+  execution_id: string | null;
+  execution_status: string | null;
+  steps_done: number | null;
+  next_step_at: Date | null;
+  payment_wall_active: boolean | null;
+  total: number;
+};
+
+/** Overdue open invoices, oldest first, with the state of their latest dunning execution. */
+export async function overdueCollections(tx: Tx, tenantId: string, now: Date, page: { limit: number; offset: number }): Promise<CollectionRow[]> {
+  const { rows } = await sql<CollectionRow>`
+    SELECT i.id AS invoice_id, i.number, i.customer_id, i.currency, i.amount_due, i.due_date,
+      e.id AS execution_id, e.status AS execution_status, e.steps_done, e.next_step_at, e.payment_wall_active,
+      count(*) OVER ()::int AS total
+    FROM invoices i
+    LEFT JOIN LATERAL (
+      SELECT * FROM dunning_executions d WHERE d.tenant_id = i.tenant_id AND d.invoice_id = i.id ORDER BY d.started_at DESC LIMIT 1
+    ) e ON true
+    WHERE i.tenant_id = ${tenantId} AND i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now}
+    ORDER BY i.due_date, i.id LIMIT ${page.limit} OFFSET ${page.offset}`.execute(tx);
+  return rows;
+}

@@ -1,0 +1,254 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js';
+import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import { emitEvent } from '../../platform/events/events.js';
+
+let sink: MailSink;
+let t: TestKosh;
+
+const HOUR = 3_600_000;
+
+async function ok(tenant: Tenant, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) {
+  const res = await tenant.api(method, url, body);
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+async function advance(hours: number) {
+  t.clock.set(new Date(t.clock.now().getTime() + hours * HOUR));
+  await t.kosh.worker.drain();
+  await t.kosh.worker.drain();
+}
+
+/** A tenant whose default campaign is replaced by `steps`, with one customer. */
+async function tenantWithCampaign(steps: { delay_hours: number; channel: string; is_payment_wall?: boolean; subject?: string; body?: string }[], extra: Record<string, unknown> = {}) {
+  const tenant = await t.registerTenant();
+  const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Test campaign', is_default: true, ...extra })).data;
+  for (const step of steps) await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, step);
+  const customer = (await ok(tenant, 'POST', '/v1/customers', { email: `payer-${campaign.id.slice(-6)}@dunning.test`, name: 'Priya Payer' })).data;
+  return { tenant, campaign, customer };
+}
+
+async function overdueInvoice(tenant: Tenant, customerId: string, dueInHours: number) {
+  const due = new Date(t.clock.now().getTime() + dueInHours * HOUR).toISOString();
+  return (await ok(tenant, 'POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', due_date: due, lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }] })).data;
+}
+
+async function executionsOf(tenant: Tenant, invoiceId: string) {
+  return (await ok(tenant, 'GET', `/v1/dunning-executions?invoice_id=${invoiceId}`)).data;
+}
+
+beforeAll(async () => {
+  sink = await startMailSink();
+  t = await startTestKosh({ env: { SMTP_URL: sink.url, MAIL_FROM: 'Kosh Billing <billing@kosh.test>' } });
+  t.clock.set(new Date('2026-04-01T09:00:00Z'));
+});
+
+afterAll(async () => {
+  await t?.close();
+  await sink?.close();
+});
+
+describe('dunning campaigns', () => {
+  it('gives a new tenant a default campaign: e-mail, retry at 1 day, e-mail at 3, retry at 5, payment wall at 7', async () => {
+    const tenant = await t.registerTenant();
+    const res = await tenant.api('GET', '/v1/dunning-campaigns');
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(1);
+    const campaign = res.body.data[0];
+    expect(campaign).toMatchObject({ is_default: true, is_active: true, trigger_event: 'payment_failed', active_subscriptions: 0 });
+    expect(campaign.steps.map((s: { delay_hours: number; channel: string; is_payment_wall: boolean; step_order: number }) => [s.step_order, s.delay_hours, s.channel, s.is_payment_wall])).toEqual([
+      [1, 0, 'email', false],
+      [2, 24, 'retry_payment', false],
+      [3, 72, 'email', false],
+      [4, 120, 'retry_payment', false],
+      [5, 168, 'email', true],
+    ]);
+  });
+
+  describe('POST /v1/dunning-campaigns', () => {
+    it('creates a campaign from SPEC 4.6 formal body with the second description defaults and no steps', async () => {
+      const tenant = await t.registerTenant();
+      const res = await tenant.api('POST', '/v1/dunning-campaigns', { name: 'Gentle', trigger_event: 'payment_failed' });
+      expect(res.status).toBe(201);
+      expect(res.body.data).toMatchObject({
+        tenant_id: tenant.tenantId,
+        name: 'Gentle',
+        description: '',
+        is_active: true,
+        trigger_event: 'payment_failed',
+        is_default: false,
+        payment_wall_enabled: false,
+        payment_wall_grace_days: 3,
+        active_subscriptions: 0,
+        steps: [],
+      });
+    });
+
+    it('keeps one default: making another default unsets the old one', async () => {
+      const tenant = await t.registerTenant();
+      const created = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Firm', is_default: true })).data;
+      const all = (await ok(tenant, 'GET', '/v1/dunning-campaigns')).data;
+      expect(all.filter((c: { is_default: boolean }) => c.is_default).map((c: { id: string }) => c.id)).toEqual([created.id]);
+    });
+
+    it.each([
+      [{}, 'name missing'],
+      [{ name: 'X', trigger_event: 'sometimes' }, 'unknown trigger'],
+      [{ name: 'X', payment_wall_grace_days: -1 }, 'negative grace'],
+    ])('refuses %j (%s) with 400', async (body, _why) => {
+      const tenant = await t.registerTenant();
+      expect((await tenant.api('POST', '/v1/dunning-campaigns', body)).status).toBe(400);
+    });
+  });
+
+  describe('steps', () => {
+    it('assigns step_order, updates and deletes steps', async () => {
+      const tenant = await t.registerTenant();
+      const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Steps' })).data;
+      const first = (await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, { delay_hours: 0, channel: 'email', subject: 'Hi' })).data;
+      const second = (await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, { delay_hours: 48, channel: 'sms' })).data;
+      expect([first.step_order, second.step_order]).toEqual([1, 2]);
+      expect((await ok(tenant, 'PATCH', `/v1/dunning-campaigns/${campaign.id}/steps/${second.id}`, { delay_hours: 72 })).data.delay_hours).toBe(72);
+      await ok(tenant, 'DELETE', `/v1/dunning-campaigns/${campaign.id}/steps/${first.id}`);
+      expect((await ok(tenant, 'GET', `/v1/dunning-campaigns/${campaign.id}`)).data.steps.map((s: { id: string }) => s.id)).toEqual([second.id]);
+    });
+
+    it.each([
+      [{ delay_hours: -1, channel: 'email' }],
+      [{ delay_hours: 2161, channel: 'email' }],
+      [{ delay_hours: 1, channel: 'pigeon' }],
+    ])('refuses %j with 400', async (body) => {
+      const tenant = await t.registerTenant();
+      const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Bad steps' })).data;
+      expect((await tenant.api('POST', `/v1/dunning-campaigns/${campaign.id}/steps`, body)).status).toBe(400);
+    });
+
+    it('answers an unknown campaign or step with 404', async () => {
+      const tenant = await t.registerTenant();
+      const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'X' })).data;
+      const missing = '00000000-0000-7000-8000-000000000000';
+      expect((await tenant.api('POST', `/v1/dunning-campaigns/${missing}/steps`, { delay_hours: 1, channel: 'email' })).status).toBe(404);
+      expect((await tenant.api('PATCH', `/v1/dunning-campaigns/${campaign.id}/steps/${missing}`, { delay_hours: 1 })).status).toBe(404);
+    });
+  });
+});
+
+describe('dunning an overdue invoice', () => {
+  it('e-mails, raises the payment wall, and stops at once when the customer pays by bank transfer', async () => {
+    const { tenant, campaign, customer } = await tenantWithCampaign([
+      { delay_hours: 0, channel: 'email', subject: 'Invoice {{invoice.number}} is overdue', body: 'Dear {{customer.name}}, please pay {{invoice.amount_due}}.' },
+      { delay_hours: 24, channel: 'in_app' },
+      { delay_hours: 48, channel: 'email', is_payment_wall: true },
+      { delay_hours: 96, channel: 'email' },
+    ]);
+    const invoice = await overdueInvoice(tenant, customer.id, 24);
+    const mailsBefore = sink.messages.length;
+
+    await advance(25); // overdue now: the scan starts dunning, the first step e-mails
+    const [execution] = await executionsOf(tenant, invoice.id);
+    expect(execution).toMatchObject({ campaign_id: campaign.id, trigger_event: 'invoice_overdue', status: 'active', steps_done: 1 });
+    const reminder = sink.messages.slice(mailsBefore).find((m) => m.envelope.to.includes(customer.email));
+    expect(reminder?.subject).toBe(`Invoice ${invoice.number} is overdue`);
+    expect(reminder?.text).toContain('Dear Priya Payer, please pay INR 1,180.00.');
+    expect(reminder?.html).toContain('Dear Priya Payer');
+
+    await advance(24);
+    await advance(24);
+    const walled = (await executionsOf(tenant, invoice.id))[0];
+    expect(walled.actions.map((a: { channel: string; outcome: string }) => [a.channel, a.outcome])).toEqual([
+      ['email', 'succeeded'],
+      ['in_app', 'succeeded'],
+      ['email', 'succeeded'],
+    ]);
+    expect(walled.payment_wall_active).toBe(true);
+    const access = (await ok(tenant, 'GET', `/v1/customers/${customer.id}/access`)).data;
+    expect(access).toMatchObject({ blocked: true, reason: 'payment_wall', invoice_ids: [invoice.id] });
+    const events = (await ok(tenant, 'GET', '/v1/events?type=dunning.payment_wall_activated')).data;
+    expect(events).toHaveLength(1);
+
+    await ok(tenant, 'POST', '/v1/payments/offline', { customer_id: customer.id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: invoice.amount_due });
+    const recovered = (await executionsOf(tenant, invoice.id))[0];
+    expect(recovered).toMatchObject({ status: 'recovered', payment_wall_active: false });
+    expect((await ok(tenant, 'GET', `/v1/customers/${customer.id}/access`)).data).toEqual({ blocked: false, reason: null, invoice_ids: [], blocked_since: null });
+    expect((await ok(tenant, 'GET', '/v1/events?type=dunning.payment_wall_lifted')).data).toHaveLength(1);
+
+    const mailsAfterPayment = sink.messages.filter((m) => m.envelope.to.includes(customer.email)).length;
+    await advance(200);
+    expect(sink.messages.filter((m) => m.envelope.to.includes(customer.email)).length).toBe(mailsAfterPayment);
+    expect((await executionsOf(tenant, invoice.id))[0].actions).toHaveLength(3);
+
+    const overview = (await ok(tenant, 'GET', '/v1/analytics/dunning/overview')).data;
+    expect(overview).toMatchObject({ total_retries: 3, total_successes: 1, successful_retries: 1, success_rate: 0.3333, recovery_rate: 0.3333 });
+    expect(overview.by_action).toHaveLength(3);
+  });
+
+  it('applies steps added to the campaign mid-execution after the ones already run', async () => {
+    const { tenant, campaign, customer } = await tenantWithCampaign([{ delay_hours: 0, channel: 'in_app' }]);
+    const invoice = await overdueInvoice(tenant, customer.id, 1);
+    await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, { delay_hours: 10, channel: 'sms' });
+    await advance(2);
+    await advance(12);
+    const execution = (await executionsOf(tenant, invoice.id))[0];
+    expect(execution.actions.map((a: { channel: string; outcome: string; detail: string }) => [a.channel, a.outcome])).toEqual([
+      ['in_app', 'succeeded'],
+      ['sms', 'skipped'],
+    ]);
+    expect(execution.actions[1].detail).toBe('no SMS provider is configured');
+    expect(execution.status).toBe('exhausted');
+  });
+
+  it('marks the invoice uncollectible when the campaign is exhausted, and the subscription becomes unpaid', async () => {
+    const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 0, channel: 'email' }], { exhausted_action: 'mark_unpaid' });
+    const plan = (await ok(tenant, 'POST', '/v1/plans', { name: 'Monthly', code: 'monthly', interval_unit: 'month', amount: 50000, currency: 'INR' })).data;
+    const subscription = (await ok(tenant, 'POST', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).data;
+    const first = (await ok(tenant, 'GET', `/v1/invoices?subscription_id=${subscription.id}`)).data[0];
+    t.clock.set(new Date(new Date(first.due_date).getTime() + HOUR));
+    await advance(1);
+    const execution = (await executionsOf(tenant, first.id))[0];
+    expect(execution.status).toBe('exhausted');
+    expect((await ok(tenant, 'GET', `/v1/invoices/${first.id}`)).data.status).toBe('uncollectible');
+    await advance(1);
+    expect((await ok(tenant, 'GET', `/v1/subscriptions/${subscription.id}`)).data.status).toBe('unpaid');
+  });
+
+  it('starts in the same transaction as invoice.payment_failed, once per invoice', async () => {
+    const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 5, channel: 'in_app' }]);
+    const invoice = await overdueInvoice(tenant, customer.id, 240);
+    for (let i = 0; i < 2; i += 1) {
+      await t.kosh.deps.db.transaction().execute((tx) => emitEvent({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, 'invoice.payment_failed', { id: invoice.id, customer_id: customer.id }));
+    }
+    const executions = await executionsOf(tenant, invoice.id);
+    expect(executions).toHaveLength(1);
+    expect(executions[0]).toMatchObject({ trigger_event: 'payment_failed', status: 'active', steps_done: 0 });
+  });
+
+  it('lists overdue invoices oldest first with their dunning state', async () => {
+    const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 1000, channel: 'email' }]);
+    const older = await overdueInvoice(tenant, customer.id, 1);
+    const newer = await overdueInvoice(tenant, customer.id, 2);
+    await advance(3);
+    const res = await tenant.api('GET', '/v1/collections');
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([older.id, newer.id]);
+    expect(res.body.data[0].dunning).toMatchObject({ status: 'active', steps_done: 0 });
+  });
+
+  it('refuses to delete a campaign that is dunning invoices unless told to cancel them', async () => {
+    const { tenant, campaign, customer } = await tenantWithCampaign([{ delay_hours: 1000, channel: 'email' }]);
+    const invoice = await overdueInvoice(tenant, customer.id, 1);
+    await advance(2);
+    const refused = await tenant.api('DELETE', `/v1/dunning-campaigns/${campaign.id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.reason).toBe('campaign_has_active_executions');
+    expect((await tenant.api('DELETE', `/v1/dunning-campaigns/${campaign.id}?cancel_executions=true`)).status).toBe(200);
+    expect((await executionsOf(tenant, invoice.id))[0].status).toBe('canceled');
+  });
+});
+
+describe('GET /v1/analytics/dunning/overview', () => {
+  it.each([['?start_date=2026-13-01'], ['?end_date=yesterday'], ['?start_date=2026-05-01&end_date=2026-04-01']])('refuses %s with 400', async (query) => {
+    const tenant = await t.registerTenant();
+    expect((await tenant.api('GET', `/v1/analytics/dunning/overview${query}`)).status).toBe(400);
+  });
+});
