@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { OAuth2Server } from 'oauth2-mock-server';
-import type { Tenant, TestKosh } from './harness.js';
+import type { ApiResponse, Tenant, TestKosh } from './harness.js';
 
 /**
  * Local stand-ins for the accounting providers Kosh connects to (DESIGN §16):
@@ -366,7 +366,7 @@ export async function connectThroughBrowser(
   tenant: Tenant,
   provider: Provider,
   options: { redirect_uri?: string; state?: string } = {},
-): Promise<{ location: URL; callback: URL; connect: { status: number; body: any } }> {
+): Promise<{ location: URL; callback: URL; connect: ApiResponse }> {
   const connect = await tenant.api('POST', `/v1/accounting/connect/${provider}`, { redirect_uri: options.redirect_uri ?? 'https://app.example.com/settings/accounting', state: options.state ?? 'csrf-123' });
   if (connect.status !== 200) throw new Error(`connect answered ${connect.status} ${connect.text}`);
   const authorize = await fetch(connect.body.auth_url, { redirect: 'manual' });

@@ -18,7 +18,6 @@ let tdsPayment: string;
 let creditNote: string;
 const connections: Record<string, string> = {};
 
-const sent = (filter: (r: RecordedRequest) => boolean) => sandbox.requests.filter(filter);
 const since = (mark: number, filter: (r: RecordedRequest) => boolean) => sandbox.requests.slice(mark).filter(filter);
 const body = (r: RecordedRequest | undefined) => r?.body as any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
