@@ -33,6 +33,8 @@ CREATE TABLE accounting_connections (
   token_version integer NOT NULL DEFAULT 0,
   -- The refresh lease: one worker at a time calls the token endpoint (decision 0065).
   refresh_lease_until timestamptz,
+  -- The sync lease: one sync run at a time per connection, so two never create the same record.
+  sync_lease_until timestamptz,
   tax_mapping jsonb NOT NULL DEFAULT '{}',
   last_error text,
   last_synced_at timestamptz,

@@ -7,7 +7,7 @@ import { listCreditNotes, type CreditNote } from '../credit-notes/index.js';
 import { customerCountry, customerStateCode, listCustomers, type Customer } from '../customers/index.js';
 import { listInvoices, type Invoice } from '../invoices/index.js';
 import { listPayments, type Payment } from '../payments/index.js';
-import { findConnection, saveSyncRecord, syncRecordsOf, updateConnection, updateSyncRun, type ConnectionRow, type SyncRecordRow } from './accounting.repository.js';
+import { findConnection, releaseSyncLease, saveSyncRecord, syncRecordsOf, takeSyncLease, updateConnection, updateSyncRun, type ConnectionRow, type SyncRecordRow } from './accounting.repository.js';
 import { effectiveMapping, toConnection } from './accounting.service.js';
 import { transitionConnection } from './accounting.states.js';
 import type { SyncRecordType, TaxMapping } from './accounting.tables.js';
@@ -17,6 +17,9 @@ import type { AccountingAdapter, CreditNoteDoc, CustomerDoc, ExternalRef, Invoic
 import { accessTokenFor, ConnectionPaused, refreshTokenOf } from './tokens.js';
 
 const PAGE = { limit: 200 };
+/** Longer than a run takes between two records; a crashed worker's lease lapses after it. */
+const SYNC_LEASE_MS = 10 * 60_000;
+const SYNC_BUSY_RETRY_MS = 30_000;
 /** Rates a GST credit note's tax can be (bp); a note's rate is read back from its amounts. */
 const GST_RATES_BP = [0, 25, 300, 500, 1200, 1800, 2800, 4000];
 
@@ -281,6 +284,22 @@ export const runSync: JobHandler = async (job, env) => {
   if (!connection) return; // disconnected since: the run went with it
   const finish = (patch: Parameters<typeof updateSyncRun>[3]) => updateSyncRun(env.db, tenantId, runId, { ...patch, updated_at: env.clock.now() });
   if (connection.status !== 'active') return finish({ status: 'paused', last_error: `the connection is ${connection.status}`, finished_at: now });
+  // Another run of this connection is pushing: wait for it rather than race it to create records.
+  if (!(await takeSyncLease(env.db, tenantId, connectionId, now, new Date(now.getTime() + SYNC_LEASE_MS)))) {
+    throw new RetryJobAt(new Date(now.getTime() + SYNC_BUSY_RETRY_MS), 'another sync of this connection is running');
+  }
+  try {
+    await syncConnection(env, connection, runId, finish);
+  } finally {
+    await releaseSyncLease(env.db, tenantId, connectionId);
+  }
+};
+
+type Finish = (patch: Parameters<typeof updateSyncRun>[3]) => Promise<void>;
+
+async function syncConnection(env: JobEnv, connection: ConnectionRow, runId: string, finish: Finish): Promise<void> {
+  const { tenant_id: tenantId, id: connectionId } = connection;
+  const now = env.clock.now();
   await finish({ status: 'running', started_at: now });
 
   const adapter = adapters[connection.provider];
@@ -315,7 +334,7 @@ export const runSync: JobHandler = async (job, env) => {
   }
   await finish({ status: 'succeeded', last_error: null, finished_at: env.clock.now(), ...pass.counts });
   await updateConnection(env.db, tenantId, connectionId, { last_synced_at: env.clock.now(), updated_at: env.clock.now() });
-};
+}
 
 /** `accounting.revoke_token`: tells the provider to forget the disconnected connection's token. */
 export const revokeToken: JobHandler = async (job, env) => {

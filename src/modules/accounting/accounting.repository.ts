@@ -67,7 +67,7 @@ export async function listConnectionRows(tx: Tx, tenantId: string, page: Page): 
   return { rows, total: Number(count?.n ?? 0) };
 }
 
-export async function activeConnections(tx: Tx, tenantId: string): Promise<ConnectionRow[]> {
+export async function connectionsOf(tx: Tx, tenantId: string): Promise<ConnectionRow[]> {
   return tx.selectFrom('accounting_connections').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').execute();
 }
 
@@ -94,6 +94,23 @@ export async function takeRefreshLease(tx: Tx, tenantId: string, id: string, tok
     .where((eb) => eb.or([eb('refresh_lease_until', 'is', null), eb('refresh_lease_until', '<', now)]))
     .returningAll()
     .executeTakeFirst();
+}
+
+/** The sync lease: one run at a time per connection (a create racing a create would duplicate). */
+export async function takeSyncLease(tx: Tx, tenantId: string, id: string, now: Date, until: Date): Promise<boolean> {
+  const row = await tx
+    .updateTable('accounting_connections')
+    .set({ sync_lease_until: until })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('sync_lease_until', 'is', null), eb('sync_lease_until', '<', now)]))
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function releaseSyncLease(tx: Tx, tenantId: string, id: string): Promise<void> {
+  await tx.updateTable('accounting_connections').set({ sync_lease_until: null }).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }
 
 export async function insertSyncRun(tx: Tx, row: Insertable<AccountingSyncRunsTable>): Promise<void> {

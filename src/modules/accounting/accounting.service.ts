@@ -10,7 +10,7 @@ import { enqueueJob } from '../../platform/jobs/jobs.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import {
-  activeConnections,
+  connectionsOf,
   consumeOAuthState,
   deleteConnection,
   findConnection,
@@ -201,7 +201,7 @@ export async function completeConnect(db: Kysely<DB>, env: AccountingEnv, now: D
     } else {
       const fresh = { tenant_id: tenantId, id, provider, status: 'active' as const, external_tenant_id: company.id, token_version: 0, tax_mapping: '{}', created_at: now, ...tokenFields };
       await insertConnection(tx, fresh);
-      row = { ...fresh, tax_mapping: {}, last_synced_at: null };
+      row = { ...fresh, tax_mapping: {}, last_synced_at: null, sync_lease_until: null };
     }
     if (!row) throw errors.conflict('the connection changed while connecting; try again');
     const api = toConnection(row);
@@ -258,7 +258,7 @@ export async function updateTaxMapping(ctx: Ctx, id: string, input: TaxMappingBo
  * (409) when named, skipped otherwise; with none to sync the answer is 409 too.
  */
 export async function startSync(ctx: Ctx, connectionId: string | undefined) {
-  const connections = connectionId ? [await connectionOf(ctx, connectionId)] : await activeConnections(ctx.tx, ctx.tenantId);
+  const connections = connectionId ? [await connectionOf(ctx, connectionId)] : await connectionsOf(ctx.tx, ctx.tenantId);
   if (connectionId && connections[0]!.status !== 'active') {
     throw errors.conflict(`the connection is ${connections[0]!.status}; connect again to resume syncing`, connections[0]!.status);
   }
@@ -290,7 +290,7 @@ export async function startSync(ctx: Ctx, connectionId: string | undefined) {
 export async function syncStatus(ctx: Ctx, filter: SyncRecordFilter, page: Page) {
   if (filter.connection_id) await connectionOf(ctx, filter.connection_id);
   const { rows, total } = await listSyncRecordRows(ctx.tx, ctx.tenantId, filter, page);
-  const connections = filter.connection_id ? [await connectionOf(ctx, filter.connection_id)] : await activeConnections(ctx.tx, ctx.tenantId);
+  const connections = filter.connection_id ? [await connectionOf(ctx, filter.connection_id)] : await connectionsOf(ctx.tx, ctx.tenantId);
   const providerOf = new Map(connections.map((c) => [c.id, c.provider]));
   const runs = await latestSyncRuns(ctx.tx, ctx.tenantId, [...providerOf.keys()]);
   return { records: rows.map(toSyncRecord), total, runs: runs.map((r) => toSyncRun(r, providerOf.get(r.connection_id)!)) };

@@ -40,6 +40,7 @@ export interface AccountingConnectionsTable {
   access_expires_at: Timestamp;
   token_version: number;
   refresh_lease_until: Timestamp | null;
+  sync_lease_until: Timestamp | null;
   tax_mapping: Json<Partial<TaxMapping>>;
   last_error: string | null;
   last_synced_at: Timestamp | null;

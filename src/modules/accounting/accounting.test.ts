@@ -164,6 +164,16 @@ describe('accounting connections', () => {
       expect(await count()).toBe(before); // the xero one reconnected the same organisation
     });
 
+    it('sends the browser back with the provider’s error when the user declines, and stores nothing', async () => {
+      const res = await other.api('POST', '/v1/accounting/connect/xero', { redirect_uri: 'https://other.example.com/back', state: 's1' });
+      const state = new URL(res.body.auth_url).searchParams.get('state')!;
+      const back = await t.call({ method: 'GET', url: `/v1/accounting/callback/xero?error=access_denied&state=${encodeURIComponent(state)}` });
+      expect(back.status).toBe(302);
+      const location = new URL(String(back.headers.location));
+      expect(Object.fromEntries(location.searchParams)).toMatchObject({ error: 'access_denied', state: 's1' });
+      expect((await other.api('GET', '/v1/accounting/connections')).body.total_count).toBe(0);
+    });
+
     it('sends the browser back with an error, never a 500, when the provider’s token endpoint fails', async () => {
       const before = (await acme.api('GET', '/v1/accounting/connections')).body.total_count;
       sandbox.errorPage('oauth', 1);
@@ -252,6 +262,22 @@ describe('accounting sync', () => {
       s = await status(acme, `&connection_id=${connections.quickbooks}`);
       expect(s.runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'succeeded' });
       expect(sandbox.store.get('quickbooks:customer')!.size).toBe(2);
+    });
+
+    it('runs one sync of a connection at a time: a second run waits instead of creating records twice', async () => {
+      const fresh = await acme.api('POST', '/v1/customers', { email: 'new@buyer.in', name: 'New Buyer' });
+      const mark = sandbox.requests.length;
+      const first = await acme.api('POST', '/v1/accounting/sync', { connection_id: connections.quickbooks });
+      const second = await acme.api('POST', '/v1/accounting/sync', { connection_id: connections.quickbooks });
+      await t.kosh.worker.drain();
+      t.clock.advance(30_000);
+      await t.kosh.worker.drain();
+      const created = since(mark, (r) => r.path.endsWith('/customer') && body(r).PrimaryEmailAddr?.Address === 'new@buyer.in');
+      expect(created).toHaveLength(1);
+      const runs = await t.kosh.deps.db.selectFrom('accounting_sync_runs').selectAll().where('tenant_id', '=', acme.tenantId).where('id', 'in', [first.body.data[0].id, second.body.data[0].id]).execute();
+      expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+      expect(runs.map((r) => r.synced).sort()).toEqual([0, 1]);
+      expect(fresh.status).toBe(201);
     });
 
     it('keeps a provider error page out of the API: the run records the error and the job retries', async () => {
