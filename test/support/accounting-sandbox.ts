@@ -46,6 +46,8 @@ export type AccountingSandbox = {
   store: Map<string, Map<string, StoredRecord>>;
   /** The next `count` API calls to `provider` answer 429 with Retry-After `seconds`. */
   rateLimit(provider: Provider, count: number, seconds: number): void;
+  /** The next `count` API calls to `provider` answer 401 (the access token was revoked at the provider). */
+  refuseAccess(provider: Provider, count: number): void;
   /** The next `count` API calls to `provider` answer a 502 HTML error page. */
   errorPage(provider: Provider | 'oauth', count: number): void;
   /** Refresh grants answer `invalid_grant` while set. */
@@ -93,6 +95,7 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   const store = new Map<string, Map<string, StoredRecord>>();
   const limits = new Map<string, { count: number; seconds: number }>();
   const pages = new Map<string, number>();
+  const refusals = new Map<string, number>();
   const idempotent = new Map<string, { status: number; body: unknown }>();
   let counter = 100;
 
@@ -163,6 +166,13 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       if (provider === 'quickbooks') return send(res, 429, qboFault('ThrottleExceeded', 'The request limit was reached.', '003001', 'SERVICE'), retry);
       if (provider === 'xero') return send(res, 429, { Title: 'Too Many Requests', Status: 429, Detail: 'Rate limit exceeded' }, { ...retry, 'x-rate-limit-problem': 'minute' });
       return send(res, 429, { code: 44, message: 'You have made too many requests continuously. Please try again after some time.' }, retry);
+    }
+
+    if ((refusals.get(provider) ?? 0) > 0) {
+      refusals.set(provider, refusals.get(provider)! - 1);
+      if (provider === 'quickbooks') return send(res, 401, qboFault('AuthenticationFailed', 'Token revoked', '3200', 'AUTHENTICATION'));
+      if (provider === 'xero') return send(res, 401, { Type: null, Title: 'Unauthorized', Status: 401, Detail: 'TokenExpired: token expired at 01/01/2026 00:00:00' });
+      return send(res, 401, { code: 57, message: 'You are not authorized to perform this operation' });
     }
 
     // Token revocation endpoints.
@@ -323,6 +333,7 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   sandbox.apiUrl = apiUrl;
   sandbox.rateLimit = (provider, count, seconds) => limits.set(provider, { count, seconds });
   sandbox.errorPage = (provider, count) => pages.set(provider, count);
+  sandbox.refuseAccess = (provider, count) => refusals.set(provider, count);
   sandbox.env = () => ({
     KOSH_PUBLIC_URL: 'https://kosh.example.com',
     KOSH_QUICKBOOKS_CLIENT_ID: 'qbo-client',

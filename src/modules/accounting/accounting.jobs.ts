@@ -231,6 +231,7 @@ class SyncPass {
         record_id: item.doc.id,
         external_id: ref?.external_id ?? null,
         external_version: ref?.external_version ?? null,
+        // Only a push the provider accepted moves the hash: anything else is pushed again next run.
         payload_hash: status === 'synced' ? hash : (known?.payload_hash ?? null),
         status,
         last_error: error,
@@ -252,7 +253,8 @@ class SyncPass {
       this.counts.synced += 1;
     } catch (error) {
       if (error instanceof ProviderError && (error.kind === 'rate_limited' || error.kind === 'unavailable' || error.kind === 'unauthorized')) {
-        await record(known?.status === 'synced' ? 'synced' : 'pending', existing, `${this.connection.provider}: ${error.message}`);
+        // Transient: the record (and the provider's id, if it has one) waits for the next attempt.
+        await record('pending', existing, `${this.connection.provider}: ${error.message}`);
         throw error;
       }
       // The provider refused this record (validation, a missing tax mapping): record it and go on.

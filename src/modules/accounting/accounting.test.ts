@@ -340,6 +340,26 @@ describe('accounting sync', () => {
       expect(since(mark, (r) => r.path.endsWith('/Payments'))).toEqual([]); // payments are never edited
     });
 
+    it('marks the connection error when Xero refuses the access token, and a new consent makes it active again', async () => {
+      expect((await acme.api('PUT', `/v1/customers/${kaCustomer}`, { phone: '+91 80 1234 5678' })).status).toBe(200);
+      sandbox.refuseAccess('xero', 1);
+      const runId = await syncAndDrain(acme, connections.xero!);
+      const connection = (await acme.api('GET', '/v1/accounting/connections')).body.data.find((c: { id: string }) => c.id === connections.xero);
+      expect(connection).toMatchObject({ status: 'error', last_error: expect.stringContaining('Unauthorized') });
+      expect((await status(acme, `&connection_id=${connections.xero}`)).runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'failed' });
+      const events = await acme.api('GET', '/v1/events?type=accounting.connection_failed');
+      expect(events.body.data[0].data.object).toMatchObject({ id: connections.xero, status: 'error', reason: 'access_refused' });
+      expect((await acme.api('POST', '/v1/accounting/sync', { connection_id: connections.xero })).status).toBe(409);
+
+      const again = await connectThroughBrowser(t, acme, 'xero');
+      expect(again.location.searchParams.get('connection_id')).toBe(connections.xero);
+      expect((await acme.api('GET', '/v1/accounting/connections')).body.data.find((c: { id: string }) => c.id === connections.xero)).toMatchObject({ status: 'active', last_error: null });
+      await syncAndDrain(acme, connections.xero!);
+      const contact = [...sandbox.store.get('xero:Contacts')!.values()].find((c) => c.body.EmailAddress === 'ka@buyer.in')!;
+      expect(contact.body.Phones).toEqual([{ PhoneType: 'DEFAULT', PhoneNumber: '+91 80 1234 5678' }]);
+      expect(sandbox.store.get('xero:Contacts')!.size).toBe(3);
+    });
+
     it("answers 404 for another tenant's connection", async () => {
       expect((await other.api('PUT', `/v1/accounting/connections/${connections.xero}/tax-mapping`, { item: 'x' })).status).toBe(404);
     });
