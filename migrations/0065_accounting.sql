@@ -18,6 +18,7 @@ CREATE TABLE accounting_oauth_states (
   PRIMARY KEY (tenant_id, id),
   UNIQUE (tenant_id, state_hash)
 );
+CREATE INDEX accounting_oauth_states_expiry ON accounting_oauth_states (expires_at);
 
 CREATE TABLE accounting_connections (
   tenant_id uuid NOT NULL REFERENCES tenants (id),

@@ -7,7 +7,7 @@ import { listCreditNotes, type CreditNote } from '../credit-notes/index.js';
 import { customerCountry, customerStateCode, listCustomers, type Customer } from '../customers/index.js';
 import { listInvoices, type Invoice } from '../invoices/index.js';
 import { listPayments, type Payment } from '../payments/index.js';
-import { findConnection, releaseSyncLease, saveSyncRecord, syncRecordsOf, takeSyncLease, updateConnection, updateSyncRun, type ConnectionRow, type SyncRecordRow } from './accounting.repository.js';
+import { findConnection, purgeOAuthStates, releaseSyncLease, saveSyncRecord, syncRecordsOf, takeSyncLease, updateConnection, updateSyncRun, type ConnectionRow, type SyncRecordRow } from './accounting.repository.js';
 import { effectiveMapping, toConnection } from './accounting.service.js';
 import { transitionConnection } from './accounting.states.js';
 import type { SyncRecordType, TaxMapping } from './accounting.tables.js';
@@ -337,6 +337,11 @@ async function syncConnection(env: JobEnv, connection: ConnectionRow, runId: str
   await finish({ status: 'succeeded', last_error: null, finished_at: env.clock.now(), ...pass.counts });
   await updateConnection(env.db, tenantId, connectionId, { last_synced_at: env.clock.now(), updated_at: env.clock.now() });
 }
+
+/** `accounting.purge_oauth_states` (hourly): forgets connect flows that ended more than a day ago. */
+export const purgeStates: JobHandler = async (_job, env) => {
+  await purgeOAuthStates(env.db, new Date(env.clock.now().getTime() - 86_400_000));
+};
 
 /** `accounting.revoke_token`: tells the provider to forget the disconnected connection's token. */
 export const revokeToken: JobHandler = async (job, env) => {

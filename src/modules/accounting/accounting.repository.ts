@@ -39,6 +39,12 @@ export async function consumeOAuthState(tx: Tx, tenantId: string, stateHash: str
     .executeTakeFirst();
 }
 
+/** Housekeeping across tenants: connect flows that ended (used or expired) a day ago. */
+export async function purgeOAuthStates(tx: Tx, before: Date): Promise<number> {
+  const result = await tx.deleteFrom('accounting_oauth_states').where('expires_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 export async function insertConnection(tx: Tx, row: Insertable<AccountingConnectionsTable>): Promise<void> {
   await tx.insertInto('accounting_connections').values(row).execute();
 }

@@ -502,3 +502,13 @@ describe('GET /v1/accounting/export/tally', () => {
     expect(res.text).not.toContain('<VOUCHER ');
   });
 });
+
+describe('connect-flow housekeeping', () => {
+  it('forgets connect states a day after they ended', async () => {
+    const states = () => t.kosh.deps.db.selectFrom('accounting_oauth_states').select('id').where('tenant_id', '=', acme.tenantId).execute();
+    expect((await states()).length).toBeGreaterThan(0);
+    t.clock.advance(25 * 3_600_000);
+    await t.kosh.worker.drain();
+    expect(await states()).toEqual([]);
+  });
+});
