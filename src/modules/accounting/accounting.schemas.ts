@@ -117,9 +117,15 @@ export const syncStatusResponse = z.object({
   runs: z.array(syncRunSchema),
 });
 
-const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD');
+/** A calendar date: `2026-02-30` is refused, not rolled over into March. */
+const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD')
+  .refine((d) => {
+    const t = Date.parse(`${d}T00:00:00Z`);
+    return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === d;
+  }, 'not a calendar date');
 export const tallyExportQuery = z
   .object({ from: isoDate, to: isoDate })
   .refine((q) => q.from <= q.to, { path: ['to'], message: 'must not be before from' })
-  .refine((q) => Date.parse(`${q.to}T00:00:00Z`) - Date.parse(`${q.from}T00:00:00Z`) <= 400 * 86_400_000, { path: ['to'], message: 'the range is at most 400 days' })
-  .refine((q) => Number.isFinite(Date.parse(`${q.from}T00:00:00Z`)) && Number.isFinite(Date.parse(`${q.to}T00:00:00Z`)), { path: ['from'], message: 'not a calendar date' });
+  .refine((q) => Date.parse(`${q.to}T00:00:00Z`) - Date.parse(`${q.from}T00:00:00Z`) <= 400 * 86_400_000, { path: ['to'], message: 'the range is at most 400 days' });

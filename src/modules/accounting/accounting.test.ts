@@ -490,7 +490,7 @@ describe('GET /v1/accounting/export/tally', () => {
     const empty = await acme.api('GET', '/v1/accounting/export/tally?from=2025-01-01&to=2025-01-31');
     expect(empty.status).toBe(200);
     expect(empty.text).not.toContain('<VOUCHER ');
-    for (const q of ['from=2026-04-30&to=2026-04-01', 'from=2026-04-01', 'from=yesterday&to=2026-04-01', 'from=2020-01-01&to=2026-01-01']) {
+    for (const q of ['from=2026-04-30&to=2026-04-01', 'from=2026-04-01', 'from=yesterday&to=2026-04-01', 'from=2020-01-01&to=2026-01-01', 'from=2026-02-30&to=2026-03-01']) {
       const res = await acme.api('GET', `/v1/accounting/export/tally?${q}`);
       expect(res.status, q).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
