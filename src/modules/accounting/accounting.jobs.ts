@@ -11,6 +11,7 @@ import { findConnection, purgeOAuthStates, releaseSyncLease, saveSyncRecord, syn
 import { effectiveMapping, toConnection } from './accounting.service.js';
 import { transitionConnection } from './accounting.states.js';
 import type { SyncRecordType, TaxMapping } from './accounting.tables.js';
+import { INDIA_TIME, localDate, zoneOf } from './dates.js';
 import { ProviderError } from './providers/http.js';
 import { adapters } from './providers/index.js';
 import type { AccountingAdapter, CreditNoteDoc, CustomerDoc, ExternalRef, InvoiceDoc, PaymentDoc, ProviderSession, ResolvedRefs, SyncDoc, TaxedLine } from './providers/provider.js';
@@ -23,8 +24,8 @@ const SYNC_BUSY_RETRY_MS = 30_000;
 /** Rates a GST credit note's tax can be (bp); a note's rate is read back from its amounts. */
 const GST_RATES_BP = [0, 25, 300, 500, 1200, 1800, 2800, 4000];
 
-function day(iso: string | null): string | null {
-  return iso ? iso.slice(0, 10) : null;
+function day(iso: string | null, zone = INDIA_TIME): string | null {
+  return iso ? localDate(iso, zone) : null;
 }
 
 /** A stable key per version of a record: providers' idempotency keys (QuickBooks requestid, Xero Idempotency-Key). */
@@ -92,6 +93,8 @@ class SyncPass {
   /** Kosh id → provider id, per record type, as pushed or found in the map. */
   private readonly external = new Map<string, string>();
   private readonly invoiceNumbers = new Map<string, string>();
+  /** The book-date zone of each invoice (its supplier's), which its payments and notes share. */
+  private readonly invoiceZones = new Map<string, string>();
   private readonly customers = new Map<string, CustomerDoc>();
 
   constructor(
@@ -122,13 +125,15 @@ class SyncPass {
         for (const inv of batch) {
           if (!inv.number) continue;
           this.invoiceNumbers.set(inv.id, inv.number);
+          const zone = zoneOf(inv.supplier);
+          this.invoiceZones.set(inv.id, zone);
           const customer = this.customers.get(inv.customer_id);
           const doc: InvoiceDoc = {
             id: inv.id,
             number: inv.number,
             customer_external_id: this.external.get(`customer:${inv.customer_id}`) ?? '',
-            date: day(inv.issued_at) ?? day(inv.created_at)!,
-            due_date: day(inv.due_date),
+            date: day(inv.issued_at, zone) ?? day(inv.created_at, zone)!,
+            due_date: day(inv.due_date, zone),
             currency: inv.currency,
             tax_type: inv.tax_type,
             place_of_supply: inv.place_of_supply,
@@ -155,7 +160,7 @@ class SyncPass {
             id: p.id,
             customer_external_id: this.external.get(`customer:${p.customer_id}`) ?? '',
             invoice_external_id: this.external.get(`invoice:${p.invoice_id}`) ?? '',
-            date: day(p.recorded_at)!,
+            date: day(p.recorded_at, this.invoiceZones.get(p.invoice_id))!,
             currency: p.currency,
             amount: p.amount,
             tds_amount: p.tds_amount,
@@ -181,7 +186,7 @@ class SyncPass {
             number: n.number,
             customer_external_id: this.external.get(`customer:${n.customer_id}`) ?? '',
             invoice_number: n.invoice_id ? (this.invoiceNumbers.get(n.invoice_id) ?? null) : null,
-            date: day(n.issued_at) ?? day(n.created_at)!,
+            date: day(n.issued_at, n.invoice_id ? this.invoiceZones.get(n.invoice_id) : undefined) ?? day(n.created_at)!,
             currency: n.currency,
             tax_type: n.tax_type,
             place_of_supply: customer?.place_of_supply ?? null,

@@ -5,6 +5,9 @@ import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support
 import { gstinFor } from '../../../test/support/billing.js';
 import { connectThroughBrowser, QBO_REALM, startAccountingSandbox, XERO_TENANT, ZOHO_ORG, type AccountingSandbox, type RecordedRequest } from '../../../test/support/accounting-sandbox.js';
 import { accessTokenFor } from './index.js';
+import { majorUnitsText } from './amounts.js';
+import { localDate, zoneOf } from './dates.js';
+import { taxKey } from './providers/provider.js';
 
 let sandbox: AccountingSandbox;
 let t: TestKosh;
@@ -511,4 +514,27 @@ describe('connect-flow housekeeping', () => {
     await t.kosh.worker.drain();
     expect(await states()).toEqual([]);
   });
+});
+
+describe('accounting helpers', () => {
+  it.each([
+    [118000, 'INR', '1180.00'],
+    [5, 'INR', '0.05'],
+    [-1050, 'INR', '-10.50'],
+    [0, 'INR', '0.00'],
+    [1500, 'JPY', '1500'],
+  ])('writes %i %s as %s', (minor, currency, text) => expect(majorUnitsText(minor, currency)).toBe(text));
+
+  it('dates Indian documents in India time and others in UTC', () => {
+    expect(localDate('2026-03-31T20:00:00Z', zoneOf({ country_code: 'IN' }))).toBe('2026-04-01');
+    expect(localDate('2026-03-31T20:00:00Z', zoneOf({ country_code: 'US' }))).toBe('2026-03-31');
+  });
+
+  it.each([
+    ['intra_state', 1800, 'intra_state:18'],
+    ['inter_state', 1800, 'inter_state:18'],
+    ['inter_state', 25, 'inter_state:0.25'],
+    ['export', 0, 'export:0'],
+    ['', 0, 'none:0'],
+  ])('keys %s at %i bp as %s', (type, bp, key) => expect(taxKey(type, bp)).toBe(key));
 });

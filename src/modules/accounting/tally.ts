@@ -5,6 +5,7 @@ import { listInvoices, type Invoice } from '../invoices/index.js';
 import { listPayments, type Payment } from '../payments/index.js';
 import { gstState } from '../tax/index.js';
 import { majorUnitsText } from './amounts.js';
+import { INDIA_TIME, localDate } from './dates.js';
 
 /**
  * Tally XML for TallyPrime's import (Gateway of Tally → Import → Transactions, or a POST to its
@@ -34,8 +35,9 @@ function tag(name: string, value: string): string {
   return `<${name}>${xmlEscape(value)}</${name}>`;
 }
 
+/** Tally books are Indian books: dates (and the export's range) are India dates. */
 function tallyDate(iso: string): string {
-  return iso.slice(0, 10).replace(/-/g, '');
+  return localDate(iso, INDIA_TIME).replace(/-/g, '');
 }
 
 export function partyLedgerName(customer: Pick<Customer, 'name' | 'email'>): string {
@@ -122,7 +124,7 @@ export function creditNoteVoucher(note: CreditNote, party: string, invoiceNumber
 
 function inRange(iso: string | null, from: string, to: string): boolean {
   if (!iso) return false;
-  const d = iso.slice(0, 10);
+  const d = localDate(iso, INDIA_TIME);
   return d >= from && d <= to;
 }
 
@@ -138,7 +140,7 @@ async function* inPages<T>(fetchPage: (page: { limit: number; page: number; offs
 /**
  * The export, produced page by page (a large range never sits in memory whole): ledger masters
  * of the fixed ledgers, then per page of documents the customers first seen there and the
- * vouchers. Dates are the documents' UTC dates, `from` and `to` inclusive.
+ * vouchers. Dates are India dates, `from` and `to` inclusive.
  */
 export async function* tallyExport(ctx: Ctx, from: string, to: string): AsyncGenerator<string> {
   yield '<?xml version="1.0" encoding="UTF-8"?>\n<ENVELOPE><HEADER><TALLYREQUEST>Import Data</TALLYREQUEST></HEADER><BODY><IMPORTDATA>' +
