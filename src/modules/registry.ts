@@ -20,5 +20,7 @@ import { analyticsModule } from './analytics/analytics.module.js';
 import { organizationsModule } from './organizations/organizations.module.js';
 import { dunningModule } from './dunning/dunning.module.js';
 
+import { accountingModule } from './accounting/accounting.module.js';
+
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, dunningModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, dunningModule, accountingModule];

@@ -24,7 +24,40 @@ const envSchema = z.object({
   KOSH_SECRET_KEY: z.string().optional(),
   KOSH_RAZORPAY_API_BASE: z.string().url().default('https://api.razorpay.com'),
   KOSH_STRIPE_API_BASE: z.string().url().default('https://api.stripe.com'),
+  // Accounting providers (DESIGN §16): OAuth clients and endpoints. Endpoints default to the
+  // providers' production URLs; tests point them at local servers.
+  KOSH_QUICKBOOKS_CLIENT_ID: z.string().optional(),
+  KOSH_QUICKBOOKS_CLIENT_SECRET: z.string().optional(),
+  KOSH_QUICKBOOKS_AUTHORIZE_URL: z.url().default('https://appcenter.intuit.com/connect/oauth2'),
+  KOSH_QUICKBOOKS_TOKEN_URL: z.url().default('https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer'),
+  KOSH_QUICKBOOKS_REVOKE_URL: z.url().default('https://developer.api.intuit.com/v2/oauth2/tokens/revoke'),
+  KOSH_QUICKBOOKS_API_URL: z.url().default('https://quickbooks.api.intuit.com'),
+  KOSH_XERO_CLIENT_ID: z.string().optional(),
+  KOSH_XERO_CLIENT_SECRET: z.string().optional(),
+  KOSH_XERO_AUTHORIZE_URL: z.url().default('https://login.xero.com/identity/connect/authorize'),
+  KOSH_XERO_TOKEN_URL: z.url().default('https://identity.xero.com/connect/token'),
+  KOSH_XERO_REVOKE_URL: z.url().default('https://identity.xero.com/connect/revocation'),
+  KOSH_XERO_CONNECTIONS_URL: z.url().default('https://api.xero.com/connections'),
+  KOSH_XERO_API_URL: z.url().default('https://api.xero.com/api.xro/2.0'),
+  KOSH_ZOHO_CLIENT_ID: z.string().optional(),
+  KOSH_ZOHO_CLIENT_SECRET: z.string().optional(),
+  /** Zoho data centre: `in` (India) or `com` (United States). */
+  KOSH_ZOHO_DATA_CENTRE: z.enum(['in', 'com']).default('in'),
+  KOSH_ZOHO_ACCOUNTS_URL: z.url().optional(),
+  KOSH_ZOHO_API_URL: z.url().optional(),
 });
+
+/** Where an accounting provider's OAuth and API live, and Kosh's client there. */
+export type AccountingProviderConfig = {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  authorizeUrl: string;
+  tokenUrl: string;
+  revokeUrl: string;
+  apiUrl: string;
+  /** Xero only: the endpoint listing the organisations a token may use. */
+  connectionsUrl?: string;
+};
 
 export type Config = {
   port: number;
@@ -51,6 +84,7 @@ export type Config = {
   /** Base URLs of the payment gateways' APIs (tests aim them at local servers). */
   razorpayApiBase: string;
   stripeApiBase: string;
+  accounting: { quickbooks: AccountingProviderConfig; xero: AccountingProviderConfig; zoho_books: AccountingProviderConfig };
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -82,5 +116,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: e.KOSH_SECRET_KEY || undefined,
     razorpayApiBase: e.KOSH_RAZORPAY_API_BASE.replace(/\/+$/, ''),
     stripeApiBase: e.KOSH_STRIPE_API_BASE.replace(/\/+$/, ''),
+    accounting: accountingConfig(e),
+  };
+}
+
+function accountingConfig(e: z.infer<typeof envSchema>): Config['accounting'] {
+  const zohoAccounts = (e.KOSH_ZOHO_ACCOUNTS_URL ?? `https://accounts.zoho.${e.KOSH_ZOHO_DATA_CENTRE}`).replace(/\/$/, '');
+  return {
+    quickbooks: {
+      clientId: e.KOSH_QUICKBOOKS_CLIENT_ID || undefined,
+      clientSecret: e.KOSH_QUICKBOOKS_CLIENT_SECRET || undefined,
+      authorizeUrl: e.KOSH_QUICKBOOKS_AUTHORIZE_URL,
+      tokenUrl: e.KOSH_QUICKBOOKS_TOKEN_URL,
+      revokeUrl: e.KOSH_QUICKBOOKS_REVOKE_URL,
+      apiUrl: e.KOSH_QUICKBOOKS_API_URL.replace(/\/$/, ''),
+    },
+    xero: {
+      clientId: e.KOSH_XERO_CLIENT_ID || undefined,
+      clientSecret: e.KOSH_XERO_CLIENT_SECRET || undefined,
+      authorizeUrl: e.KOSH_XERO_AUTHORIZE_URL,
+      tokenUrl: e.KOSH_XERO_TOKEN_URL,
+      revokeUrl: e.KOSH_XERO_REVOKE_URL,
+      apiUrl: e.KOSH_XERO_API_URL.replace(/\/$/, ''),
+      connectionsUrl: e.KOSH_XERO_CONNECTIONS_URL,
+    },
+    zoho_books: {
+      clientId: e.KOSH_ZOHO_CLIENT_ID || undefined,
+      clientSecret: e.KOSH_ZOHO_CLIENT_SECRET || undefined,
+      authorizeUrl: `${zohoAccounts}/oauth/v2/auth`,
+      tokenUrl: `${zohoAccounts}/oauth/v2/token`,
+      revokeUrl: `${zohoAccounts}/oauth/v2/token/revoke`,
+      apiUrl: (e.KOSH_ZOHO_API_URL ?? `https://www.zohoapis.${e.KOSH_ZOHO_DATA_CENTRE}/books/v3`).replace(/\/$/, ''),
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ApiResponse, Tenant } from './harness.js';
+import { connectThroughBrowser, sharedAccountingSandbox } from './accounting-sandbox.js';
 
 /**
  * The factory registry of the shared security suite (test/security/routes.test.ts) and the fuzz
@@ -152,6 +153,17 @@ export const factories: Record<string, Factory> = {
   },
 
   '/v1/webhooks': async (tenant) => createdId(await tenant.api('POST', '/v1/webhooks', { url: `https://hooks.example.com/${unique()}` }), '/v1/webhooks'),
+
+  // A QuickBooks connection made through the real flow (connect → authorize → callback) against
+  // the local OAuth server and QuickBooks stand-in; the tenant's Kosh is pointed at them.
+  '/v1/accounting/connections': async (tenant) => {
+    const sandbox = await sharedAccountingSandbox();
+    sandbox.configure(tenant.testKosh);
+    const { location } = await connectThroughBrowser(tenant.testKosh, tenant, 'quickbooks');
+    const id = location.searchParams.get('connection_id');
+    if (!id) throw new Error(`factory for /v1/accounting/connections: the callback redirected to ${location.href}`);
+    return id;
+  },
 };
 
 async function openInvoice(tenant: Tenant): Promise<{ id: string; customer_id: string }> {

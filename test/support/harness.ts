@@ -19,6 +19,8 @@ export type Tenant = {
   key: string;
   /** Calls the API as this tenant. */
   api: (method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse>;
+  /** The Kosh the tenant lives in (factories that need more than the tenant's API use it). */
+  testKosh: TestKosh;
 };
 
 export type TestKosh = {
@@ -65,10 +67,11 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
       tenantId: res.body.data.tenant.id,
       key,
       api: (method, url, body, headers = {}) => api(method, url, body, { authorization: `Bearer ${key}`, ...headers }),
+      testKosh,
     };
   };
 
-  return {
+  const testKosh: TestKosh = {
     kosh,
     clock,
     database,
@@ -81,4 +84,5 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
       await database.close();
     },
   };
+  return testKosh;
 }

@@ -28,7 +28,9 @@ export type JsonSchema = {
 };
 
 type OpenApiOperation = {
-  parameters?: { in: string; name: string; required?: boolean }[];
+  parameters?: { in: string; name: string; required?: boolean; schema?: JsonSchema }[];
+  /** `[]` marks a route that takes no API key (an OAuth callback). */
+  security?: unknown[];
   requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
 };
 
@@ -42,8 +44,14 @@ export type ApiRoute = {
   method: HttpMethod;
   /** OpenAPI form: `/v1/plans/{id}`. */
   path: string;
-  /** Path parameters in order of appearance. */
+  /**
+   * Path parameters that name a tenant's record, in order of appearance. A parameter whose schema
+   * is an enum (`/v1/accounting/connect/{provider}`) names a kind, not a record: it needs no
+   * factory and has no tenant to isolate; the suites fill it like any unknown parameter.
+   */
   pathParams: string[];
+  /** Declared `security: []`: the route authenticates its caller otherwise, not by API key. */
+  public: boolean;
   /** The JSON request body schema with `$ref`s resolved one level deep, when the route takes one. */
   bodySchema: JsonSchema | undefined;
   /** `METHOD /path`, for messages and the `validBodies` registry. */
@@ -75,7 +83,10 @@ export function routesOf(doc: OpenApiDocument, prefix = '/v1/'): ApiRoute[] {
       routes.push({
         method,
         path,
-        pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
+        pathParams: [...path.matchAll(/\{([^}]+)\}/g)]
+          .map((m) => m[1]!)
+          .filter((name) => !op.parameters?.some((p) => p.in === 'path' && p.name === name && Array.isArray(p.schema?.enum))),
+        public: Array.isArray(op.security) && op.security.length === 0,
         bodySchema: resolveSchema(doc, op.requestBody?.content?.['application/json']?.schema),
         label: `${method} ${path}`,
       });
@@ -265,7 +276,7 @@ export function describeSecurity(title: string, options: SecurityOptions = {}): 
         ['with a key of the other mode', () => ({ authorization: `Bearer ${liveKey}` }), 'key_mode_mismatch'],
       ];
       it.each(cases)('answers 401 on every route %s', async (_label, headers, reason) => {
-        await everyRoute(routes, async (route) => {
+        await everyRoute(routes.filter((r) => !r.public), async (route) => {
           // A valid body, where one is known, so that nothing but the key can explain a refusal.
           const body = validBodyFor(route) ?? (route.bodySchema ? {} : undefined);
           const res = await t.call(requestFor(route, randomIds(route), headers(), body));

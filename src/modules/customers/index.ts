@@ -8,6 +8,7 @@ export {
   findCustomerByEmail,
   findCustomers,
   getCustomer,
+  listCustomers,
   toCustomer,
 } from './customers.service.js';
 export type { CustomerRow } from './customers.repository.js';

@@ -49,6 +49,9 @@ export const EVENT_TYPES = [
   'quote.accepted',
   'quote.declined',
   'quote.expired',
+  'accounting.connected',
+  'accounting.disconnected',
+  'accounting.connection_failed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

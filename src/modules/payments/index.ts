@@ -1,4 +1,4 @@
 /** The public face of payments. */
-export { savePayment, getPayment, toPayment } from './payments.service.js';
+export { savePayment, getPayment, listPayments, toPayment } from './payments.service.js';
 export type { PaymentRow } from './payments.repository.js';
 export { recordOfflinePaymentBody, paymentSchema, type Payment, type RecordOfflinePaymentBody } from './payments.schemas.js';

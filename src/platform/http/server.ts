@@ -44,6 +44,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
   }
+  interface FastifyContextConfig {
+    /**
+     * A `/v1` route that takes no API key because it authenticates its caller otherwise (an OAuth
+     * callback, identified by its single-use state). Mark it `security: []` in its schema too.
+     */
+    public?: boolean;
+  }
 }
 
 export type HttpDeps = {
@@ -117,7 +124,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   });
   // Every /v1 route needs an API key; authentication happens before body parsing.
   app.addHook('onRequest', async (request) => {
-    if (request.url.startsWith('/v1/') || request.url === '/v1') {
+    if ((request.url.startsWith('/v1/') || request.url === '/v1') && request.routeOptions.config?.public !== true) {
       request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
     }
   });

@@ -1,0 +1,218 @@
+import { gstState } from '../../tax/index.js';
+import { majorUnits } from '../amounts.js';
+import { basicAuth, bearer, callProvider, ProviderError } from './http.js';
+import { gstKeys, taxCodeFor, taxKey, type AccountingAdapter, type CreditNoteDoc, type ExternalRef, type ProviderSession, type ResolvedRefs, type SyncDoc, type TaxedLine } from './provider.js';
+
+/**
+ * QuickBooks Online Accounting API v3 (`/v3/company/{realmId}/{entity}`). Updates carry the
+ * entity's `Id` and current `SyncToken` with `sparse: true`; a stale SyncToken (fault 5010) is
+ * re-read once. Every write carries `requestid`, QuickBooks' own idempotency key, so a retried
+ * create after a lost answer does not book twice.
+ */
+const MINOR_VERSION = '75';
+
+type QboFault = { Fault?: { Error?: { Message?: string; Detail?: string; code?: string }[]; type?: string } };
+
+function describeFault(_status: number, body: unknown): { message: string; code?: string } {
+  const error = (body as QboFault).Fault?.Error?.[0];
+  if (!error) return { message: JSON.stringify(body).slice(0, 300) };
+  return { message: [error.Message, error.Detail].filter(Boolean).join(': '), code: error.code };
+}
+
+const ENTITY: Record<SyncDoc['type'], { path: string; key: string }> = {
+  customer: { path: 'customer', key: 'Customer' },
+  invoice: { path: 'invoice', key: 'Invoice' },
+  payment: { path: 'payment', key: 'Payment' },
+  payment_tds: { path: 'payment', key: 'Payment' },
+  credit_note: { path: 'creditmemo', key: 'CreditMemo' },
+};
+
+function companyUrl(session: ProviderSession, path: string, query: Record<string, string> = {}): string {
+  const url = new URL(`${session.config.apiUrl}/v3/company/${encodeURIComponent(session.externalTenantId)}/${path}`);
+  url.searchParams.set('minorversion', MINOR_VERSION);
+  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+  return url.toString();
+}
+
+async function query(session: ProviderSession, statement: string): Promise<Record<string, unknown>> {
+  const res = await callProvider(companyUrl(session, 'query', { query: statement }), { headers: bearer(session.accessToken) }, describeFault, session.nowMs);
+  return ((res.body as { QueryResponse?: Record<string, unknown> }).QueryResponse ?? {}) as Record<string, unknown>;
+}
+
+/** Names (the defaults) resolve to ids by a query; a value that is already an id is kept. */
+async function resolveByName(session: ProviderSession, entity: 'TaxCode' | 'Item' | 'Account', names: string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const wanted = [...new Set(names)].filter((n) => n !== '');
+  if (wanted.length === 0) return found;
+  const rows = ((await query(session, `select Id, Name from ${entity} maxresults 1000`))[entity] ?? []) as { Id: string; Name: string }[];
+  for (const name of wanted) {
+    const row = rows.find((r) => r.Name === name || r.Id === name);
+    if (row) found.set(name, row.Id);
+  }
+  return found;
+}
+
+function registrationType(gstin: string | null, country: string): string {
+  if (country !== 'IN') return 'OVERSEAS';
+  return gstin ? 'GST_REG_REG' : 'CONSUMER';
+}
+
+function salesLine(line: TaxedLine, currency: string, taxType: string, refs: ResolvedRefs) {
+  return {
+    DetailType: 'SalesItemLineDetail',
+    Amount: majorUnits(line.amount, currency),
+    Description: line.description,
+    SalesItemLineDetail: {
+      ItemRef: { value: refs.item },
+      Qty: line.quantity,
+      UnitPrice: majorUnits(line.unit_amount, currency),
+      TaxCodeRef: { value: taxCodeFor(refs, taxKey(taxType, line.rate_bp)) },
+    },
+  };
+}
+
+function creditMemoBody(doc: CreditNoteDoc, refs: ResolvedRefs) {
+  return {
+    CustomerRef: { value: doc.customer_external_id },
+    DocNumber: doc.number,
+    TxnDate: doc.date,
+    CurrencyRef: { value: doc.currency },
+    GlobalTaxCalculation: 'TaxExcluded',
+    PrivateNote: doc.reason || undefined,
+    Line: [salesLine(doc.line, doc.currency, doc.tax_type, refs)],
+    TxnTaxDetail: { TotalTax: majorUnits(doc.line.tax_amount, doc.currency) },
+  };
+}
+
+export function quickbooksBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unknown> {
+  switch (item.type) {
+    case 'customer': {
+      const c = item.doc;
+      const state = gstState(c.place_of_supply);
+      return {
+        DisplayName: `${c.name} (${c.email})`.slice(0, 500),
+        CompanyName: c.name,
+        PrimaryEmailAddr: { Address: c.email },
+        ...(c.phone ? { PrimaryPhone: { FreeFormNumber: c.phone } } : {}),
+        GSTIN: c.gstin ?? undefined,
+        GSTRegistrationType: registrationType(c.gstin, c.country),
+        BillAddr: {
+          Line1: c.address?.line1 ?? undefined,
+          Line2: c.address?.line2 ?? undefined,
+          City: c.address?.city ?? undefined,
+          CountrySubDivisionCode: state?.name ?? c.address?.state_code ?? undefined,
+          PostalCode: c.address?.postal_code ?? undefined,
+          Country: c.country,
+        },
+      };
+    }
+    case 'invoice': {
+      const d = item.doc;
+      return {
+        CustomerRef: { value: d.customer_external_id },
+        DocNumber: d.number,
+        TxnDate: d.date,
+        ...(d.due_date ? { DueDate: d.due_date } : {}),
+        CurrencyRef: { value: d.currency },
+        GlobalTaxCalculation: 'TaxExcluded',
+        Line: d.lines.map((l) => salesLine(l, d.currency, d.tax_type, refs)),
+        TxnTaxDetail: { TotalTax: majorUnits(d.tax_amount, d.currency) },
+      };
+    }
+    case 'payment':
+    case 'payment_tds': {
+      const p = item.doc;
+      const tds = item.type === 'payment_tds';
+      const amount = majorUnits(tds ? p.tds_amount : p.amount, p.currency);
+      return {
+        CustomerRef: { value: p.customer_external_id },
+        TxnDate: p.date,
+        CurrencyRef: { value: p.currency },
+        TotalAmt: amount,
+        PaymentRefNum: (tds ? `TDS ${p.reference}` : p.reference).slice(0, 21),
+        // TDS settles the invoice like cash but lands in the TDS receivable account.
+        DepositToAccountRef: { value: tds ? refs.accounts.tds_receivable : refs.accounts.bank },
+        Line: [{ Amount: amount, LinkedTxn: [{ TxnId: p.invoice_external_id, TxnType: 'Invoice' }] }],
+      };
+    }
+    case 'credit_note':
+      return creditMemoBody(item.doc, refs);
+  }
+}
+
+export const quickbooks: AccountingAdapter = {
+  provider: 'quickbooks',
+  scopes: 'com.intuit.quickbooks.accounting',
+  authorizeParams: {},
+  tokenAuth: 'basic',
+  recordTypes: ['customer', 'invoice', 'payment', 'payment_tds', 'credit_note'],
+  // QuickBooks India's preset codes: "GST 18%" is the CGST 9% + SGST 9% group, "IGST 18%" the
+  // integrated rate; exports and nil-rated supplies use "Exempt IGST".
+  defaultMapping: {
+    tax_codes: gstKeys((r) => `GST ${r}%`, (r) => `IGST ${r}%`, 'Exempt IGST'),
+    accounts: { income: 'Sales', bank: 'Undeposited Funds', tds_receivable: 'TDS Receivable' },
+    item: 'Services',
+  },
+
+  async pickCompany(_config, _accessToken, callback) {
+    const realmId = callback.realmId;
+    if (!realmId) throw new ProviderError('invalid', 'the QuickBooks callback carried no realmId', 400);
+    return { id: realmId, name: null };
+  },
+
+  async revoke(config, refreshToken, nowMs) {
+    await callProvider(
+      config.revokeUrl,
+      {
+        method: 'POST',
+        headers: { authorization: basicAuth(config), accept: 'application/json', 'content-type': 'application/json' },
+        body: JSON.stringify({ token: refreshToken }),
+      },
+      describeFault,
+      nowMs,
+    );
+  },
+
+  async resolveRefs(session, mapping) {
+    const taxIds = await resolveByName(session, 'TaxCode', Object.values(mapping.tax_codes));
+    const items = await resolveByName(session, 'Item', [mapping.item]);
+    const accounts = await resolveByName(session, 'Account', Object.values(mapping.accounts));
+    const taxCodes: Record<string, string> = {};
+    for (const [key, name] of Object.entries(mapping.tax_codes)) {
+      const id = taxIds.get(name);
+      if (id) taxCodes[key] = id;
+    }
+    const account = (name: string) => accounts.get(name) ?? name;
+    return {
+      taxCodes,
+      item: items.get(mapping.item) ?? mapping.item,
+      accounts: { income: account(mapping.accounts.income), bank: account(mapping.accounts.bank), tds_receivable: account(mapping.accounts.tds_receivable) },
+    };
+  },
+
+  async push(session, item, refs, existing, idempotencyKey) {
+    const entity = ENTITY[item.type];
+    const body = quickbooksBody(item, refs);
+    const send = async (syncToken: string | null): Promise<ExternalRef> => {
+      const payload = existing ? { ...body, Id: existing.external_id, SyncToken: syncToken ?? '0', sparse: true } : body;
+      const res = await callProvider(
+        companyUrl(session, entity.path, { requestid: idempotencyKey }),
+        { method: 'POST', headers: { ...bearer(session.accessToken), 'content-type': 'application/json' }, body: JSON.stringify(payload) },
+        describeFault,
+        session.nowMs,
+      );
+      const saved = (res.body as Record<string, { Id: string; SyncToken: string } | undefined>)[entity.key];
+      if (!saved?.Id) throw new ProviderError('invalid', `QuickBooks answered without ${entity.key}.Id`, res.status);
+      return { external_id: saved.Id, external_version: saved.SyncToken ?? null };
+    };
+    try {
+      return await send(existing?.external_version ?? null);
+    } catch (error) {
+      // Someone edited it in QuickBooks since our last push: read the current SyncToken, retry once.
+      if (!(existing && error instanceof ProviderError && error.code === '5010')) throw error;
+      const current = await callProvider(companyUrl(session, `${entity.path}/${encodeURIComponent(existing.external_id)}`), { headers: bearer(session.accessToken) }, describeFault, session.nowMs);
+      const token = (current.body as Record<string, { SyncToken?: string } | undefined>)[entity.key]?.SyncToken ?? null;
+      return send(token);
+    }
+  },
+};

@@ -1,0 +1,396 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { OAuth2Server } from 'oauth2-mock-server';
+import type { ApiResponse, Tenant, TestKosh } from './harness.js';
+
+/**
+ * Local stand-ins for the accounting providers Kosh connects to (DESIGN §16):
+ *
+ * - a real OAuth 2 authorization server on loopback (`oauth2-mock-server`): authorize with PKCE
+ *   S256, the token endpoint (authorization_code and refresh_token grants, verifying the PKCE
+ *   verifier), and hooks to refuse a refresh with `invalid_grant`;
+ * - one HTTP server speaking the three accounting APIs as their public references describe them:
+ *   QuickBooks Online v3 (`/v3/company/{realmId}/customer|invoice|payment|creditmemo`, `query`,
+ *   SyncToken optimistic locking with fault 5010, `requestid` idempotency, `Fault` error bodies),
+ *   Xero (`/api.xro/2.0/Contacts|Invoices|Payments|CreditNotes`, `xero-tenant-id`, `/connections`,
+ *   `Idempotency-Key`, ValidationException bodies), Zoho Books (`/books/v3/contacts|invoices|
+ *   customerpayments|creditnotes?organization_id=`, `Zoho-oauthtoken`, `{ code, message }`
+ *   bodies), each with its token revocation endpoint and 429 + Retry-After rate limiting.
+ *
+ * Every request Kosh sends is recorded in `requests`.
+ */
+export type Provider = 'quickbooks' | 'xero' | 'zoho_books';
+
+export type RecordedRequest = {
+  provider: Provider | 'oauth';
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+};
+
+export const QBO_REALM = '9130357766889012';
+export const XERO_TENANT = 'a3e5c4d1-7b2f-4f5e-9f1a-0c8e2d6b4a11';
+export const ZOHO_ORG = '60012345678';
+
+type StoredRecord = { id: string; version: number; body: Record<string, unknown> };
+
+export type AccountingSandbox = {
+  oauth: OAuth2Server;
+  oauthUrl: string;
+  apiUrl: string;
+  requests: RecordedRequest[];
+  /** Records per provider and collection (`quickbooks:invoice`, `xero:Invoices`, `zoho_books:invoices`). */
+  store: Map<string, Map<string, StoredRecord>>;
+  /** The next `count` API calls to `provider` answer 429 with Retry-After `seconds`. */
+  rateLimit(provider: Provider, count: number, seconds: number): void;
+  /** The next `count` API calls to `provider` answer 401 (the access token was revoked at the provider). */
+  refuseAccess(provider: Provider, count: number): void;
+  /** The next `count` API calls to `provider` answer a 502 HTML error page. */
+  errorPage(provider: Provider | 'oauth', count: number): void;
+  /** Refresh grants answer `invalid_grant` while set. */
+  refuseRefresh: boolean;
+  /** Token requests seen by the authorization server, by grant type. */
+  tokenRequests: { grant_type: string; refresh_token?: string; code_verifier?: string; client_id?: string; authorization?: string }[];
+  /** Env vars that point Kosh at this sandbox. */
+  env(): Record<string, string>;
+  /** Points a running Kosh's provider config at this sandbox (for shared suites). */
+  configure(t: TestKosh): void;
+  close(): Promise<void>;
+};
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/html' : 'application/json', ...headers });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text) return undefined;
+  if ((req.headers['content-type'] ?? '').includes('json')) return JSON.parse(text);
+  if ((req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
+  return text;
+}
+
+const qboFault = (message: string, detail: string, code: string, type = 'ValidationFault') => ({ Fault: { Error: [{ Message: message, Detail: detail, code }], type }, time: new Date().toISOString() });
+const xeroValidation = (message: string) => ({ ErrorNumber: 10, Type: 'ValidationException', Message: 'A validation exception occurred', Elements: [{ ValidationErrors: [{ Message: message }] }] });
+
+export async function startAccountingSandbox(): Promise<AccountingSandbox> {
+  const oauth = new OAuth2Server();
+  await oauth.issuer.keys.generate('RS256');
+  await oauth.start(0, '127.0.0.1');
+  const oauthUrl = oauth.issuer.url!;
+  // Zoho's accounts server keeps its own paths (`/oauth/v2/auth`, `/oauth/v2/token`, `/oauth/v2/token/revoke`).
+  const zohoAccounts = new OAuth2Server(undefined, undefined, { endpoints: { authorize: '/oauth/v2/auth', token: '/oauth/v2/token', revoke: '/oauth/v2/token/revoke' } });
+  await zohoAccounts.issuer.keys.generate('RS256');
+  await zohoAccounts.start(0, '127.0.0.1');
+  const zohoAccountsUrl = zohoAccounts.issuer.url!;
+
+  const requests: RecordedRequest[] = [];
+  const store = new Map<string, Map<string, StoredRecord>>();
+  const limits = new Map<string, { count: number; seconds: number }>();
+  const pages = new Map<string, number>();
+  const refusals = new Map<string, number>();
+  const idempotent = new Map<string, { status: number; body: unknown }>();
+  let counter = 100;
+
+  const sandbox = {
+    oauth,
+    oauthUrl,
+    apiUrl: '',
+    requests,
+    store,
+    refuseRefresh: false,
+    tokenRequests: [],
+  } as unknown as AccountingSandbox;
+
+  const onToken = (response: { statusCode: number; body: Record<string, unknown> }, req: IncomingMessage & { body: Record<string, string> }) => {
+    const body = req.body ?? {};
+    sandbox.tokenRequests.push({
+      grant_type: body.grant_type!,
+      refresh_token: body.refresh_token,
+      code_verifier: body.code_verifier,
+      client_id: body.client_id,
+      authorization: req.headers.authorization,
+    });
+    requests.push({ provider: 'oauth', method: 'POST', path: '/token', query: {}, headers: req.headers, body });
+    if ((pages.get('oauth') ?? 0) > 0) {
+      pages.set('oauth', pages.get('oauth')! - 1);
+      response.statusCode = 500;
+      response.body = { error: 'server_error', error_description: 'the authorization server is down' };
+      return;
+    }
+    if (body.grant_type === 'refresh_token' && sandbox.refuseRefresh) {
+      response.statusCode = 400;
+      response.body = { error: 'invalid_grant', error_description: 'refresh token is invalid, expired or revoked' };
+    }
+  };
+  oauth.service.on('beforeResponse', onToken);
+  zohoAccounts.service.on('beforeResponse', onToken);
+  zohoAccounts.service.on('beforeRevoke', (_response: unknown, req: IncomingMessage) => {
+    const url = new URL(req.url ?? '/', 'http://zoho');
+    requests.push({ provider: 'zoho_books', method: 'POST', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: undefined });
+  });
+
+  // QuickBooks names the company it authorised on the redirect (`realmId`).
+  oauth.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }, req: IncomingMessage) => {
+    if (new URL(req.url ?? '/', 'http://oauth').searchParams.get('client_id') === 'qbo-client') redirect.url.searchParams.set('realmId', QBO_REALM);
+  });
+
+  const collection = (key: string) => {
+    let m = store.get(key);
+    if (!m) store.set(key, (m = new Map()));
+    return m;
+  };
+  const nextId = () => String(++counter);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const body = await readBody(req);
+    const provider: Provider = url.pathname.startsWith('/v3/') || url.pathname.startsWith('/qbo/') ? 'quickbooks' : url.pathname.startsWith('/books/') ? 'zoho_books' : 'xero';
+    requests.push({ provider, method: req.method!, path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body });
+
+    if ((pages.get(provider) ?? 0) > 0) {
+      pages.set(provider, pages.get(provider)! - 1);
+      return send(res, 502, '<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>');
+    }
+    const limit = limits.get(provider);
+    if (limit && limit.count > 0) {
+      limit.count -= 1;
+      const retry = { 'retry-after': String(limit.seconds) };
+      if (provider === 'quickbooks') return send(res, 429, qboFault('ThrottleExceeded', 'The request limit was reached.', '003001', 'SERVICE'), retry);
+      if (provider === 'xero') return send(res, 429, { Title: 'Too Many Requests', Status: 429, Detail: 'Rate limit exceeded' }, { ...retry, 'x-rate-limit-problem': 'minute' });
+      return send(res, 429, { code: 44, message: 'You have made too many requests continuously. Please try again after some time.' }, retry);
+    }
+
+    if ((refusals.get(provider) ?? 0) > 0) {
+      refusals.set(provider, refusals.get(provider)! - 1);
+      if (provider === 'quickbooks') return send(res, 401, qboFault('AuthenticationFailed', 'Token revoked', '3200', 'AUTHENTICATION'));
+      if (provider === 'xero') return send(res, 401, { Type: null, Title: 'Unauthorized', Status: 401, Detail: 'TokenExpired: token expired at 01/01/2026 00:00:00' });
+      return send(res, 401, { code: 57, message: 'You are not authorized to perform this operation' });
+    }
+
+    // Token revocation endpoints.
+    if (url.pathname === '/qbo/revoke') return send(res, 200, {});
+    if (url.pathname === '/xero/revocation') return send(res, 200, {});
+
+    const auth = String(req.headers.authorization ?? '');
+    if (provider === 'quickbooks') return quickbooks(req, res, url, body, auth);
+    if (provider === 'xero') return xero(req, res, url, body, auth);
+    return zoho(req, res, url, body, auth);
+  }
+
+  function quickbooks(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, auth: string): void {
+    if (!/^Bearer \S+$/.test(auth)) return send(res, 401, qboFault('AuthenticationFailed', 'Authentication failed', '100', 'AUTHENTICATION'));
+    const m = /^\/v3\/company\/([^/]+)\/([a-z]+)(?:\/([^/]+))?$/.exec(url.pathname);
+    if (!m || m[1] !== QBO_REALM) return send(res, 404, qboFault('Object Not Found', 'company not found', '610'));
+    const [, , entity, id] = m;
+    if (entity === 'query') {
+      const q = url.searchParams.get('query') ?? '';
+      if (/from TaxCode/i.test(q)) {
+        const codes = ['GST 18%', 'IGST 18%', 'GST 12%', 'IGST 12%', 'GST 5%', 'IGST 5%', 'Exempt IGST'].map((Name, i) => ({ Id: String(10 + i), Name }));
+        return send(res, 200, { QueryResponse: { TaxCode: codes, startPosition: 1, maxResults: codes.length } });
+      }
+      if (/from Item/i.test(q)) return send(res, 200, { QueryResponse: { Item: [{ Id: '1', Name: 'Services' }] } });
+      if (/from Account/i.test(q)) return send(res, 200, { QueryResponse: { Account: [{ Id: '35', Name: 'Undeposited Funds' }, { Id: '92', Name: 'TDS Receivable' }, { Id: '79', Name: 'Sales' }] } });
+      return send(res, 400, qboFault('QueryParserError', `cannot parse ${q}`, '4000'));
+    }
+    const key = `quickbooks:${entity}`;
+    const wrapper = { customer: 'Customer', invoice: 'Invoice', payment: 'Payment', creditmemo: 'CreditMemo' }[entity!];
+    if (!wrapper) return send(res, 400, qboFault('Unsupported Operation', `${entity} is not supported`, '500'));
+    const records = collection(key);
+    if (req.method === 'GET' && id) {
+      const r = records.get(id);
+      if (!r) return send(res, 400, qboFault('Object Not Found', `${wrapper} ${id} not found`, '610'));
+      return send(res, 200, { [wrapper]: { ...r.body, Id: r.id, SyncToken: String(r.version) } });
+    }
+    if (req.method !== 'POST') return send(res, 405, qboFault('Unsupported Operation', 'method', '500'));
+    const requestId = url.searchParams.get('requestid');
+    if (requestId && idempotent.has(`qbo:${requestId}`)) {
+      const prior = idempotent.get(`qbo:${requestId}`)!;
+      return send(res, prior.status, prior.body);
+    }
+    const b = body as Record<string, unknown>;
+    const refCustomer = (b.CustomerRef as { value?: string } | undefined)?.value;
+    if (entity !== 'customer' && (!refCustomer || !collection('quickbooks:customer').has(refCustomer))) {
+      return send(res, 400, qboFault('Invalid Reference Id', `Invalid Reference Id : Customer ${refCustomer ?? ''} does not exist`, '2500'));
+    }
+    let answer: { status: number; body: unknown };
+    if (b.Id) {
+      const current = records.get(String(b.Id));
+      if (!current) answer = { status: 400, body: qboFault('Object Not Found', `${wrapper} ${String(b.Id)} not found`, '610') };
+      else if (String(b.SyncToken) !== String(current.version)) {
+        answer = { status: 400, body: qboFault('Stale Object Error', `You and ${'another user'} were working on the same thing. SyncToken ${String(b.SyncToken)} is stale`, '5010') };
+      } else {
+        current.version += 1;
+        current.body = { ...current.body, ...b };
+        answer = { status: 200, body: { [wrapper]: { ...current.body, Id: current.id, SyncToken: String(current.version) }, time: new Date().toISOString() } };
+      }
+    } else {
+      const record = { id: nextId(), version: 0, body: b };
+      records.set(record.id, record);
+      answer = { status: 200, body: { [wrapper]: { ...b, Id: record.id, SyncToken: '0' }, time: new Date().toISOString() } };
+    }
+    if (requestId) idempotent.set(`qbo:${requestId}`, answer);
+    return send(res, answer.status, answer.body);
+  }
+
+  function xero(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, auth: string): void {
+    if (!/^Bearer \S+$/.test(auth)) return send(res, 401, { Type: null, Title: 'Unauthorized', Status: 401, Detail: 'AuthenticationUnsuccessful' });
+    if (url.pathname === '/connections') {
+      return send(res, 200, [{ id: randomUUID(), authEventId: randomUUID(), tenantId: XERO_TENANT, tenantType: 'ORGANISATION', tenantName: 'Demo Company (IN)', createdDateUtc: new Date().toISOString() }]);
+    }
+    if (req.headers['xero-tenant-id'] !== XERO_TENANT) return send(res, 403, { Type: null, Title: 'Forbidden', Status: 403, Detail: 'AuthorizationUnsuccessful' });
+    const m = /^\/api\.xro\/2\.0\/(Contacts|Invoices|Payments|CreditNotes)$/.exec(url.pathname);
+    if (!m) return send(res, 404, { Title: 'Not Found', Status: 404, Detail: url.pathname });
+    const name = m[1]!;
+    const key = req.headers['idempotency-key'];
+    if (typeof key === 'string' && idempotent.has(`xero:${key}`)) {
+      const prior = idempotent.get(`xero:${key}`)!;
+      return send(res, prior.status, prior.body);
+    }
+    const idField = { Contacts: 'ContactID', Invoices: 'InvoiceID', Payments: 'PaymentID', CreditNotes: 'CreditNoteID' }[name]!;
+    if (name === 'Payments' && req.method !== 'PUT') return send(res, 405, { Title: 'Method Not Allowed', Status: 405 });
+    const items = ((body as Record<string, unknown[]> | undefined)?.[name] ?? []) as Record<string, unknown>[];
+    if (items.length === 0) return send(res, 400, xeroValidation(`${name} is required`));
+    const records = collection(`xero:${name}`);
+    const saved: Record<string, unknown>[] = [];
+    for (const item of items) {
+      const contactId = (item.Contact as { ContactID?: string } | undefined)?.ContactID;
+      if ((name === 'Invoices' || name === 'CreditNotes') && (!contactId || !collection('xero:Contacts').has(contactId))) {
+        return send(res, 400, xeroValidation(`The contact ${contactId ?? ''} does not exist`));
+      }
+      if (name === 'Payments') {
+        const invoiceId = (item.Invoice as { InvoiceID?: string } | undefined)?.InvoiceID;
+        if (!invoiceId || !collection('xero:Invoices').has(invoiceId)) return send(res, 400, xeroValidation('Invoice could not be found'));
+      }
+      const id = (item[idField] as string | undefined) ?? randomUUID();
+      const current = records.get(id);
+      if (item[idField] && !current) return send(res, 400, xeroValidation(`${idField} ${id} could not be found`));
+      const record = current ?? { id, version: 0, body: {} };
+      record.version += 1;
+      record.body = { ...record.body, ...item };
+      records.set(id, record);
+      saved.push({ ...record.body, [idField]: id, UpdatedDateUTC: `/Date(${1700000000000 + record.version})/` });
+    }
+    const answer = { status: 200, body: { Id: randomUUID(), Status: 'OK', ProviderName: 'Kosh', [name]: saved } };
+    if (typeof key === 'string') idempotent.set(`xero:${key}`, answer);
+    return send(res, answer.status, answer.body);
+  }
+
+  function zoho(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, auth: string): void {
+    if (!/^Zoho-oauthtoken \S+$/.test(auth)) return send(res, 401, { code: 57, message: 'You are not authorized to perform this operation' });
+    if (url.pathname === '/books/v3/organizations') {
+      return send(res, 200, { code: 0, message: 'success', organizations: [{ organization_id: ZOHO_ORG, name: 'Acme India Pvt Ltd', is_default_org: true, country: 'India' }] });
+    }
+    if (url.searchParams.get('organization_id') !== ZOHO_ORG) return send(res, 400, { code: 6041, message: 'This user is not associated with the CompanyID/CompanyName:.' });
+    if (url.pathname === '/books/v3/settings/taxes') {
+      const taxes = [
+        { tax_id: '982000000566007', tax_name: 'GST18', tax_percentage: 18, tax_type: 'tax_group' },
+        { tax_id: '982000000566013', tax_name: 'IGST18', tax_percentage: 18, tax_type: 'tax' },
+        { tax_id: '982000000566019', tax_name: 'IGST0', tax_percentage: 0, tax_type: 'tax' },
+      ];
+      return send(res, 200, { code: 0, message: 'success', taxes });
+    }
+    const m = /^\/books\/v3\/(contacts|invoices|customerpayments|creditnotes)(?:\/([^/]+))?$/.exec(url.pathname);
+    if (!m) return send(res, 404, { code: 5, message: 'Invalid URL Passed' });
+    const [, resource, id] = m;
+    const wrapper = { contacts: 'contact', invoices: 'invoice', customerpayments: 'payment', creditnotes: 'creditnote' }[resource!]!;
+    const idField = { contacts: 'contact_id', invoices: 'invoice_id', customerpayments: 'payment_id', creditnotes: 'creditnote_id' }[resource!]!;
+    const records = collection(`zoho_books:${resource}`);
+    const b = body as Record<string, unknown>;
+    if (resource !== 'contacts' && (!b?.customer_id || !collection('zoho_books:contacts').has(String(b.customer_id)))) {
+      return send(res, 400, { code: 1002, message: 'Contact does not exist.' });
+    }
+    if ((resource === 'invoices' || resource === 'creditnotes') && url.searchParams.get('ignore_auto_number_generation') !== 'true') {
+      return send(res, 400, { code: 4097, message: 'Auto-generation of numbers is enabled; pass ignore_auto_number_generation=true to give your own number.' });
+    }
+    if (req.method === 'POST' && !id) {
+      const record = { id: nextId() + '000', version: 1, body: b };
+      records.set(record.id, record);
+      return send(res, 201, { code: 0, message: `The ${wrapper} has been created.`, [wrapper]: { ...b, [idField]: record.id, last_modified_time: `v${record.version}` } });
+    }
+    if (req.method === 'PUT' && id) {
+      const current = records.get(id);
+      if (!current) return send(res, 404, { code: 1002, message: `${wrapper} does not exist.` });
+      current.version += 1;
+      current.body = { ...current.body, ...b };
+      return send(res, 200, { code: 0, message: `The ${wrapper} has been updated.`, [wrapper]: { ...current.body, [idField]: current.id, last_modified_time: `v${current.version}` } });
+    }
+    return send(res, 405, { code: 5, message: 'Invalid method' });
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: Error) => send(res, 500, { message: error.message }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  sandbox.apiUrl = apiUrl;
+  sandbox.rateLimit = (provider, count, seconds) => limits.set(provider, { count, seconds });
+  sandbox.errorPage = (provider, count) => pages.set(provider, count);
+  sandbox.refuseAccess = (provider, count) => refusals.set(provider, count);
+  sandbox.env = () => ({
+    KOSH_PUBLIC_URL: 'https://kosh.example.com',
+    KOSH_QUICKBOOKS_CLIENT_ID: 'qbo-client',
+    KOSH_QUICKBOOKS_CLIENT_SECRET: 'qbo-secret',
+    KOSH_QUICKBOOKS_AUTHORIZE_URL: `${oauthUrl}/authorize`,
+    KOSH_QUICKBOOKS_TOKEN_URL: `${oauthUrl}/token`,
+    KOSH_QUICKBOOKS_REVOKE_URL: `${apiUrl}/qbo/revoke`,
+    KOSH_QUICKBOOKS_API_URL: apiUrl,
+    KOSH_XERO_CLIENT_ID: 'xero-client',
+    KOSH_XERO_CLIENT_SECRET: 'xero-secret',
+    KOSH_XERO_AUTHORIZE_URL: `${oauthUrl}/authorize`,
+    KOSH_XERO_TOKEN_URL: `${oauthUrl}/token`,
+    KOSH_XERO_REVOKE_URL: `${apiUrl}/xero/revocation`,
+    KOSH_XERO_CONNECTIONS_URL: `${apiUrl}/connections`,
+    KOSH_XERO_API_URL: `${apiUrl}/api.xro/2.0`,
+    KOSH_ZOHO_CLIENT_ID: 'zoho-client',
+    KOSH_ZOHO_CLIENT_SECRET: 'zoho-secret',
+    KOSH_ZOHO_ACCOUNTS_URL: zohoAccountsUrl,
+    KOSH_ZOHO_API_URL: `${apiUrl}/books/v3`,
+  });
+  sandbox.configure = (t) => {
+    const e = sandbox.env();
+    const a = t.config.accounting;
+    Object.assign(a.quickbooks, { clientId: e.KOSH_QUICKBOOKS_CLIENT_ID, clientSecret: e.KOSH_QUICKBOOKS_CLIENT_SECRET, authorizeUrl: e.KOSH_QUICKBOOKS_AUTHORIZE_URL, tokenUrl: e.KOSH_QUICKBOOKS_TOKEN_URL, revokeUrl: e.KOSH_QUICKBOOKS_REVOKE_URL, apiUrl: e.KOSH_QUICKBOOKS_API_URL });
+  };
+  sandbox.close = async () => {
+    await oauth.stop();
+    await zohoAccounts.stop();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return sandbox;
+}
+
+/**
+ * The whole connect flow through Kosh's public API, as a browser would walk it: POST connect →
+ * GET the provider's authorize URL (the OAuth server redirects with a code, QuickBooks adds
+ * realmId) → GET Kosh's callback → Kosh's redirect to the caller's redirect_uri.
+ */
+export async function connectThroughBrowser(
+  t: TestKosh,
+  tenant: Tenant,
+  provider: Provider,
+  options: { redirect_uri?: string; state?: string } = {},
+): Promise<{ location: URL; callback: URL; connect: ApiResponse }> {
+  const connect = await tenant.api('POST', `/v1/accounting/connect/${provider}`, { redirect_uri: options.redirect_uri ?? 'https://app.example.com/settings/accounting', state: options.state ?? 'csrf-123' });
+  if (connect.status !== 200) throw new Error(`connect answered ${connect.status} ${connect.text}`);
+  const authorize = await fetch(connect.body.auth_url, { redirect: 'manual' });
+  const callback = new URL(authorize.headers.get('location')!);
+  const res = await t.call({ method: 'GET', url: `${callback.pathname}${callback.search}` });
+  if (res.status !== 302) throw new Error(`callback answered ${res.status} ${res.text}`);
+  return { location: new URL(String(res.headers.location)), callback, connect };
+}
+
+let shared: Promise<AccountingSandbox> | undefined;
+
+/** For the shared security suites: a process-wide sandbox, started on first use. */
+export function sharedAccountingSandbox(): Promise<AccountingSandbox> {
+  shared ??= startAccountingSandbox();
+  return shared;
+}
