@@ -44,14 +44,15 @@ export async function revokeSession(tx: Tx, tenantId: string, id: string, now: D
   await tx.updateTable('portal_sessions').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();
 }
 
-/** Sign-in links e-mailed to the customer (not API-made ones) since `since`. */
-export async function countEmailedLinksSince(tx: Tx, tenantId: string, customerId: string, since: Date): Promise<number> {
+/** Sign-in links e-mailed to the customer (not API-made ones) at `requester`'s request since `since`. */
+export async function countEmailedLinksSince(tx: Tx, tenantId: string, customerId: string, requester: string, since: Date): Promise<number> {
   const row = await tx
     .selectFrom('portal_login_tokens')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('tenant_id', '=', tenantId)
     .where('customer_id', '=', customerId)
     .where('source', '=', 'email')
+    .where('requester', '=', requester)
     .where('created_at', '>', since)
     .executeTakeFirstOrThrow();
   return Number(row.n);
