@@ -78,6 +78,11 @@ describe('/v1 authentication', () => {
     }
     expect(failures).toEqual([]);
   });
+
+  it.each(spellings)('asks for a key before saying whether a /v1 route exists, spelled with %s', async (_label, spell) => {
+    const res = await rawRequest(port, 'GET', spell('/v1/no-such-thing'));
+    expect(res.status, res.text).toBe(401);
+  });
 });
 
 describe('key and tenant modes', () => {

@@ -138,7 +138,10 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   // the route the router matched, not the raw URL: `/%761/…`, `/v%31/…` and absolute-form targets
   // (`http://x/v1/…`) reach the same handlers and must meet the same check.
   app.addHook('onRequest', async (request, reply) => {
-    if (!isV1Route(request.routeOptions.url)) return;
+    // An unmatched target under /v1 also asks for a key first, so anonymous callers learn nothing
+    // about which routes exist.
+    const pattern = request.routeOptions.url;
+    if (!(pattern === undefined ? isV1Path(request.url) : isV1Route(pattern))) return;
     await v1PerIp.hit(request, reply);
     request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
     await v1PerKey.hit(request, reply);
@@ -209,6 +212,17 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
 /** Whether a matched route (its pattern, e.g. `/v1/plans/:id`) is under `/v1`. Unmatched: no. */
 export function isV1Route(pattern: string | undefined): boolean {
   return pattern !== undefined && (pattern === '/v1' || pattern.startsWith('/v1/'));
+}
+
+/** Whether a raw request target (origin- or absolute-form, percent-encoded or not) names a /v1 path. */
+export function isV1Path(target: string): boolean {
+  let path: string;
+  try {
+    path = decodeURIComponent(new URL(target, 'http://localhost').pathname);
+  } catch {
+    path = target;
+  }
+  return isV1Route(path);
 }
 
 export { isUuid };
