@@ -176,8 +176,17 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
-  // staticCSP: the documentation pages get a policy listing their own scripts and styles.
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  // staticCSP: the documentation pages get a policy listing their own scripts (by hash). Swagger UI
+  // sets inline styles from its script, so style-src allows inline styles (hashes would disable
+  // that); plain-http test deployments drop upgrade-insecure-requests.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    transformStaticCSP: (header) =>
+      header
+        .replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';")
+        .replace(deps.config.mode === 'live' ? /$^/ : /\s*upgrade-insecure-requests;?/, ''),
+  });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
