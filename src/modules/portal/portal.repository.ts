@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import type { PortalLoginTokensTable, PortalSessionsTable } from './portal.tables.js';
 import './portal.tables.js';
@@ -42,6 +42,14 @@ export async function findLiveSession(tx: Tx, tenantId: string, tokenHash: strin
 
 export async function revokeSession(tx: Tx, tenantId: string, id: string, now: Date): Promise<void> {
   await tx.updateTable('portal_sessions').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();
+}
+
+/**
+ * Serializes the e-mailed sign-in links of one customer until the transaction ends, so that
+ * concurrent jobs count each other's links (the cap holds under a parallel worker).
+ */
+export async function lockEmailedLinks(tx: Tx, tenantId: string, customerId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`portal-login:${tenantId}:${customerId}`}, 0))`.execute(tx);
 }
 
 /** Sign-in links e-mailed to the customer (not API-made ones) at `requester`'s request since `since`. */

@@ -13,7 +13,7 @@ import { getInvoiceRow, listInvoices, type Invoice } from '../invoices/index.js'
 import { findPlan } from '../plans/index.js';
 import { listSubscriptions, type Subscription } from '../subscriptions/index.js';
 import { getTenant } from '../tenants/index.js';
-import { countEmailedLinksSince, findLiveSession, insertLoginToken, insertSession, revokeSession, useLoginToken } from './portal.repository.js';
+import { countEmailedLinksSince, findLiveSession, lockEmailedLinks, insertLoginToken, insertSession, revokeSession, useLoginToken } from './portal.repository.js';
 import { csrfTokenFor, formatCredential, hashSecret, newSecret, parseCredential } from './portal.tokens.js';
 
 /** A sign-in link works once, for 15 minutes; the session it opens lasts 7 days. */
@@ -81,6 +81,7 @@ export async function sendLoginLink(db: Kysely<DB>, now: Date, input: { tenant_i
     const ctx: Ctx = { tx, tenantId: input.tenant_id, now };
     const customer = await findCustomerByEmail(tx, input.tenant_id, input.email);
     if (!customer || !isDeliverableAddress(customer.email)) return;
+    await lockEmailedLinks(tx, input.tenant_id, customer.id);
     const since = new Date(now.getTime() - EMAILED_LINK_WINDOW_MS);
     if ((await countEmailedLinksSince(tx, input.tenant_id, customer.id, input.requester, since)) >= MAX_EMAILED_LINKS_PER_WINDOW) return;
     const tenant = await getTenant(ctx);
