@@ -26,11 +26,10 @@ import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/secrets.js';
 import { newId, isUuid } from '../ids.js';
 import { KoshError } from '../errors.js';
-import { authenticateApiKey, type Principal } from '../auth/api-keys.js';
+import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { registerMetrics } from './metrics.js';
 import { limiter, registerRateLimits } from './rate-limits.js';
-import { bearerToken } from '../auth/api-keys.js';
 import { sameSecret } from '../auth/secrets-compare.js';
 import { pendingJobCount } from '../jobs/jobs.js';
 import { runIdempotentAction, validateIdempotencyKey, type ActionResult } from '../idempotency/idempotency.js';
@@ -182,10 +181,10 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
-    transformStaticCSP: (header) =>
-      header
-        .replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';")
-        .replace(deps.config.mode === 'live' ? /$^/ : /\s*upgrade-insecure-requests;?/, ''),
+    transformStaticCSP: (header) => {
+      const withStyles = header.replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';");
+      return deps.config.mode === 'live' ? withStyles : withStyles.replace(/\s*upgrade-insecure-requests;?/, '');
+    },
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
