@@ -11,8 +11,21 @@ const envSchema = z.object({
   KOSH_DATA_DIR: z.string().default('./.kosh'),
   KOSH_MODE: z.enum(['test', 'live']).default('test'),
   KOSH_REGISTRATION: z.enum(['open', 'admin']).optional(),
-  KOSH_ADMIN_TOKEN: z.string().optional(),
-  KOSH_PUBLIC_URL: z.string().optional(),
+  KOSH_ADMIN_TOKEN: z
+    .string()
+    .optional()
+    .refine((v) => !v || v.length >= 32, 'must be at least 32 characters (e.g. `openssl rand -hex 32`)'),
+  KOSH_PUBLIC_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  KOSH_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .refine((v) => !v || v.length >= 16, 'must be at least 16 characters'),
+  KOSH_TRUST_PROXY: z.enum(['on', 'off']).default('off'),
+  KOSH_RATE_LIMIT_KEY_PER_MINUTE: z.coerce.number().int().min(0).optional(),
+  KOSH_RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().min(0).optional(),
+  KOSH_RATE_LIMIT_ADMIN_FAILURES: z.coerce.number().int().min(0).default(10),
+  KOSH_RATE_LIMIT_PORTAL_LOGIN: z.coerce.number().int().min(0).default(30),
+  KOSH_RATE_LIMIT_GIFT_CODE_FAILURES: z.coerce.number().int().min(0).default(20),
   KOSH_WORKER: z.enum(['on', 'off']).default('on'),
   KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
   KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
@@ -85,6 +98,28 @@ export type Config = {
   razorpayApiBase: string;
   stripeApiBase: string;
   accounting: { quickbooks: AccountingProviderConfig; xero: AccountingProviderConfig; zoho_books: AccountingProviderConfig };
+  /** Bearer token `/metrics` requires (KOSH_METRICS_TOKEN); in live mode `/metrics` is closed without one. */
+  metricsToken: string | undefined;
+  /** KOSH_TRUST_PROXY=on: the client address comes from X-Forwarded-For (behind a load balancer). */
+  trustProxy: boolean;
+  rateLimits: RateLimits;
+};
+
+/**
+ * Request budgets (platform/http/rate-limits.ts). 0 turns a limit off. The `/v1` budgets are per
+ * minute; the others count per client address over RATE_LIMIT_ABUSE_WINDOW_MS (15 minutes).
+ */
+export type RateLimits = {
+  /** `/v1` requests per API key per minute. */
+  perKey: number;
+  /** `/v1` requests per client address per minute (keys or not). */
+  perIp: number;
+  /** Failed admin-token attempts (`POST /auth/register`) per address. */
+  adminFailures: number;
+  /** Portal sign-in e-mail requests per address. */
+  portalLogin: number;
+  /** Wrong gift codes per address (portal redemption). */
+  giftCodeFailures: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -94,6 +129,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  if (e.KOSH_MODE === 'live' && !e.KOSH_PUBLIC_URL) {
+    // Sign-in links and checkout URLs are built from it; a guessed localhost URL would be wrong.
+    throw new Error('Invalid configuration: KOSH_PUBLIC_URL: required in live mode (the https address customers reach Kosh at)');
+  }
+  const test = e.KOSH_MODE === 'test';
   return {
     port: e.PORT,
     host: e.HOST,
@@ -117,6 +157,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     razorpayApiBase: e.KOSH_RAZORPAY_API_BASE.replace(/\/+$/, ''),
     stripeApiBase: e.KOSH_STRIPE_API_BASE.replace(/\/+$/, ''),
     accounting: accountingConfig(e),
+    metricsToken: e.KOSH_METRICS_TOKEN || undefined,
+    trustProxy: e.KOSH_TRUST_PROXY === 'on',
+    rateLimits: {
+      // Test mode serves test suites that call hundreds of times a second from one address.
+      perKey: e.KOSH_RATE_LIMIT_KEY_PER_MINUTE ?? (test ? 100_000 : 6_000),
+      perIp: e.KOSH_RATE_LIMIT_IP_PER_MINUTE ?? (test ? 100_000 : 12_000),
+      adminFailures: e.KOSH_RATE_LIMIT_ADMIN_FAILURES,
+      portalLogin: e.KOSH_RATE_LIMIT_PORTAL_LOGIN,
+      giftCodeFailures: e.KOSH_RATE_LIMIT_GIFT_CODE_FAILURES,
+    },
   };
 }
 

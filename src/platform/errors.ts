@@ -1,6 +1,7 @@
 /**
  * The one closed error catalog. Every failure the API reports is a KoshError of one of these
- * kinds; `toEnvelope` in platform/http maps it to the wire. Codes stay within SPEC §7's set;
+ * kinds; `toEnvelope` in platform/http maps it to the wire. Codes stay within SPEC §7's set (plus
+ * `rate_limited`, for limits SPEC does not show);
  * `reason` carries the finer machine-readable word.
  */
 export const errorCatalog = {
@@ -11,6 +12,8 @@ export const errorCatalog = {
   conflict: { status: 409, code: 'conflict', message: 'conflict' },
   payload_too_large: { status: 413, code: 'validation_failed', message: 'request body too large' },
   unprocessable: { status: 422, code: 'validation_failed', message: 'validation failed' },
+  /** Over a request budget (platform/http/rate-limits); answered with Retry-After and RateLimit-* headers. */
+  rate_limited: { status: 429, code: 'rate_limited', message: 'too many requests' },
   failed_dependency: { status: 424, code: 'internal_error', message: 'a dependent step failed' },
   internal_error: { status: 500, code: 'internal_error', message: 'internal error' },
   unavailable: { status: 503, code: 'internal_error', message: 'service not available on this deployment' },
@@ -50,6 +53,7 @@ export const errors = {
   conflict: (message: string, reason?: string) => new KoshError('conflict', message, { reason }),
   unprocessable: (message: string, reason?: string) => new KoshError('unprocessable', message, { reason }),
   unavailable: (message: string, reason?: string) => new KoshError('unavailable', message, { reason }),
+  rateLimited: (message: string, reason?: string) => new KoshError('rate_limited', message, { reason }),
 };
 
 export function isKoshError(error: unknown): error is KoshError {

@@ -31,7 +31,8 @@ export type TestKosh = {
   /** Raw call through the full HTTP stack (routing, hooks, validation, serialization). */
   call: (options: InjectOptions) => Promise<ApiResponse>;
   api: (method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse>;
-  registerTenant: (overrides?: Record<string, unknown>) => Promise<Tenant>;
+  /** Registers through `POST /auth/register`; `headers` for an admin-only deployment's token. */
+  registerTenant: (overrides?: Record<string, unknown>, headers?: Record<string, string>) => Promise<Tenant>;
   close: () => Promise<void>;
 };
 
@@ -51,16 +52,18 @@ let tenantCounter = 0;
 export async function startTestKosh(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestKosh> {
   const database = await openTestDatabase();
   const clock = options.clock ?? new ManualClock('2026-04-01T00:00:00Z');
-  const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_SECRET_KEY: randomBytes(32).toString('base64'), ...options.env });
+  // Live mode requires KOSH_PUBLIC_URL; tests that do not care about it get a placeholder.
+  const liveDefaults = options.env?.KOSH_MODE === 'live' ? { KOSH_PUBLIC_URL: 'https://kosh.example' } : {};
+  const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_SECRET_KEY: randomBytes(32).toString('base64'), ...liveDefaults, ...options.env });
   const kosh = await createKosh({ config, clock, database, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
 
   const call = async (opts: InjectOptions) => toResponse(await kosh.app.inject(opts));
   const api: TestKosh['api'] = (method, url, body, headers = {}) =>
     call({ method, url, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
 
-  const registerTenant = async (overrides: Record<string, unknown> = {}): Promise<Tenant> => {
+  const registerTenant = async (overrides: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<Tenant> => {
     tenantCounter += 1;
-    const res = await api('POST', '/auth/register', { name: `Tenant ${tenantCounter}`, email: `owner${tenantCounter}@tenant.test`, ...overrides });
+    const res = await api('POST', '/auth/register', { name: `Tenant ${tenantCounter}`, email: `owner${tenantCounter}@tenant.test`, ...overrides }, headers);
     if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${res.text}`);
     const key: string = res.body.data.api_key.key;
     return {

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
+import { generateApiKey } from '../../src/platform/auth/api-keys.js';
 import { factories, missingIdAnswers, validBodies } from './factories.js';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from './harness.js';
 
@@ -229,10 +230,14 @@ export function describeSecurity(title: string, options: SecurityOptions = {}): 
       revokedKey = spare.body.data.key;
       expect((await attacker.api('DELETE', `/v1/developer/keys/${spare.body.data.id}`)).status).toBe(200);
 
-      const live = await attacker.api('POST', '/v1/developer/keys', { name: 'live', mode: 'live' });
-      expect(live.status).toBe(201);
-      expect(live.body.data.mode).toBe('live');
-      liveKey = live.body.data.key;
+      // A key of the other mode cannot be made through the API (a key is of its tenant's mode):
+      // write one for the attacker's test-mode tenant directly, as a shared database could hold.
+      const live = generateApiKey('live');
+      await t.database.db
+        .insertInto('api_keys')
+        .values({ id: randomUUID(), tenant_id: attacker.tenantId, name: 'live', mode: 'live', prefix: live.prefix, key_hash: live.hash, created_at: t.clock.now(), last_used_at: null, revoked_at: null })
+        .execute();
+      liveKey = live.key;
     });
     afterAll(() => t?.close());
 

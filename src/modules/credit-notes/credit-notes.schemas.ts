@@ -10,7 +10,7 @@ export const createCreditNoteBody = z.object({
   currency: fields.currency().optional(),
   reason: fields.text(500).default(''),
   reference: fields.text(100).optional(),
-  expires_at: z.iso.datetime({ offset: true }).optional(),
+  expires_at: fields.instant().optional(),
 });
 export type CreateCreditNoteBody = z.infer<typeof createCreditNoteBody>;
 

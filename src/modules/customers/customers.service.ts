@@ -67,22 +67,16 @@ function toBillingAddress(input: BillingAddressInput | null | undefined): Billin
 }
 
 /**
- * A GSTIN is an Indian registration and its first two digits are the customer's state; a billing
- * address given alongside must agree, or invoices would pick a place of supply the customer's
- * GST return contradicts. `changed` names which side the caller just sent, so the error points at it.
+ * A GSTIN is an Indian registration, so a billing address given alongside must be in India. Its
+ * state may differ from the GSTIN's (a head-office GSTIN with a branch address is valid): place of
+ * supply follows the GSTIN (DESIGN §6). `changed` names which side the caller just sent, so the
+ * error points at it.
  */
 function assertTaxIdentity(customer: TaxIdentity, changed: { gstin: boolean; address: boolean }): void {
   const { gstin, billing_address: address } = customer;
   if (!gstin || !address) return;
   if (address.country !== 'IN') {
     throw errors.invalidField(changed.gstin ? 'gstin' : 'billing_address.country', 'a GSTIN belongs to a customer in India (billing_address.country IN)');
-  }
-  const gstinState = gstinStateCode(gstin);
-  if (address.state_code && address.state_code !== gstinState) {
-    throw errors.invalidField(
-      changed.address ? 'billing_address.state_code' : 'gstin',
-      `billing_address.state_code ${address.state_code} does not match the GSTIN's state ${gstinState}`,
-    );
   }
 }
 

@@ -127,7 +127,6 @@ describe('customers', () => {
       ['a three-letter country', { email: 'v8@example.com', billing_address: { country: 'IND' } }, 'billing_address.country'],
       ['an Indian state code that is not a GST code', { email: 'v9@example.com', billing_address: { state_code: 'KA' } }, 'billing_address.state_code'],
       ['a foreign state code over 10 characters', { email: 'va@example.com', billing_address: { state_code: 'California!', country: 'US' } }, 'billing_address.state_code'],
-      ['a GSTIN disagreeing with the billing state', { email: 'vb@example.com', gstin: karnatakaGstin, billing_address: { state_code: '27' } }, 'billing_address.state_code'],
       ['a GSTIN for a customer billed outside India', { email: 'vc@example.com', gstin: karnatakaGstin, billing_address: { country: 'US' } }, 'gstin'],
       ['nested metadata', { email: 'vd@example.com', metadata: { deep: { no: 1 } } }, 'metadata.deep'],
       ['an address that is not an object', { email: 've@example.com', billing_address: 'Bengaluru' }, 'billing_address'],
@@ -276,16 +275,16 @@ describe('customers', () => {
       expect((await eventsFor(acme.tenantId, id)).map((e) => e.type)).toEqual(['customer.created', 'customer.updated']);
     });
 
-    it('refuses a GSTIN from another state while the Indian billing address stays, naming gstin', async () => {
+    it('keeps the billing address when the GSTIN moves to another state (place of supply follows the GSTIN)', async () => {
       const res = await acme.api('PUT', `/v1/customers/${id}`, { gstin: gstin('27') });
-      expect(res.status).toBe(400);
-      expect(res.body.error.details).toEqual([{ field: 'gstin', message: expect.stringContaining('does not match') }]);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.gstin).toBe(gstin('27'));
     });
 
-    it('refuses a billing state that contradicts the kept GSTIN, naming billing_address.state_code', async () => {
-      const res = await acme.api('PUT', `/v1/customers/${id}`, { billing_address: { ...fullAddress, state_code: '27' } });
-      expect(res.status).toBe(400);
-      expect(res.body.error.details[0].field).toBe('billing_address.state_code');
+    it('accepts a billing state other than the GSTIN\'s (a branch address)', async () => {
+      const res = await acme.api('PUT', `/v1/customers/${id}`, { billing_address: { ...fullAddress, state_code: '33' } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.billing_address.state_code).toBe('33');
     });
 
     it('moves GSTIN and address to another state together', async () => {

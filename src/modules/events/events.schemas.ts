@@ -16,7 +16,7 @@ export const eventSchema = z
   .meta({ id: 'Event' });
 export type Event = z.infer<typeof eventSchema>;
 
-const instant = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time, e.g. 2026-04-01T00:00:00Z' });
+const instant = fields.instant('must be an RFC 3339 date-time, e.g. 2026-04-01T00:00:00Z');
 
 /**
  * Filters of `GET /v1/events`. Time bounds use Stripe's bracket style, `created[gte]` and

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { fields, inInstantRange } from '../../platform/http/envelope.js';
 import { createCustomerBody } from '../customers/index.js';
 import type { SubscriptionStatus } from '../subscriptions/index.js';
-import { gstinStateCode, sacCodeField } from '../tax/index.js';
+import { sacCodeField } from '../tax/index.js';
 import type { Section } from './import-source.js';
 
 // ── fields ──────────────────────────────────────────────────────────────────────────────────────
@@ -42,6 +42,10 @@ export const rfc3339 = () =>
       ctx.addIssue({ code: 'custom', message: 'must be an RFC 3339 date-time with an offset, such as 2026-04-01T00:00:00Z' });
       return z.NEVER;
     }
+    if (!inInstantRange(value)) {
+      ctx.addIssue({ code: 'custom', message: 'must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z' });
+      return z.NEVER;
+    }
     return new Date(value);
   });
 
@@ -68,18 +72,14 @@ export type PlanRecord = z.output<typeof planRecord>;
 
 /**
  * The customer fields of `POST /v1/customers`, and the same rule as its service: a GSTIN is an
- * Indian registration whose first two digits must agree with the billing address's state.
+ * Indian registration, so its customer is billed in India. The GSTIN's state and the billing
+ * address's may differ (a head-office GSTIN with a branch address); place of supply follows the GSTIN.
  */
 export const customerRecord = createCustomerBody.strict().superRefine((customer, ctx) => {
   const address = customer.billing_address;
   if (!customer.gstin || !address) return;
   if (address.country !== 'IN') {
     ctx.addIssue({ code: 'custom', path: ['gstin'], message: 'a GSTIN belongs to a customer in India (billing_address.country IN)' });
-    return;
-  }
-  const state = gstinStateCode(customer.gstin);
-  if (address.state_code && address.state_code !== state) {
-    ctx.addIssue({ code: 'custom', path: ['billing_address', 'state_code'], message: `${address.state_code} does not match the GSTIN's state ${state}` });
   }
 });
 export type CustomerRecord = z.output<typeof customerRecord>;

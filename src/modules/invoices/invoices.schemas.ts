@@ -23,7 +23,7 @@ export const createInvoiceBody = z.object({
   customer_id: z.uuid(),
   currency: fields.currency(),
   entity_id: z.uuid().optional(),
-  due_date: z.iso.datetime({ offset: true }).optional(),
+  due_date: fields.instant().optional(),
   lines: z.array(lineInput).min(1).max(500),
   auto_finalize: z.boolean().default(true),
   memo: fields.text(1000).optional(),

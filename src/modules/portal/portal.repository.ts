@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import type { PortalLoginTokensTable, PortalSessionsTable } from './portal.tables.js';
 import './portal.tables.js';
@@ -44,14 +44,23 @@ export async function revokeSession(tx: Tx, tenantId: string, id: string, now: D
   await tx.updateTable('portal_sessions').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();
 }
 
-/** Sign-in links e-mailed to the customer (not API-made ones) since `since`. */
-export async function countEmailedLinksSince(tx: Tx, tenantId: string, customerId: string, since: Date): Promise<number> {
+/**
+ * Serializes the e-mailed sign-in links of one customer until the transaction ends, so that
+ * concurrent jobs count each other's links (the cap holds under a parallel worker).
+ */
+export async function lockEmailedLinks(tx: Tx, tenantId: string, customerId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`portal-login:${tenantId}:${customerId}`}, 0))`.execute(tx);
+}
+
+/** Sign-in links e-mailed to the customer (not API-made ones) at `requester`'s request since `since`. */
+export async function countEmailedLinksSince(tx: Tx, tenantId: string, customerId: string, requester: string, since: Date): Promise<number> {
   const row = await tx
     .selectFrom('portal_login_tokens')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('tenant_id', '=', tenantId)
     .where('customer_id', '=', customerId)
     .where('source', '=', 'email')
+    .where('requester', '=', requester)
     .where('created_at', '>', since)
     .executeTakeFirstOrThrow();
   return Number(row.n);

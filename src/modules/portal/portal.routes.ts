@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
-import { errors, isKoshError } from '../../platform/errors.js';
+import { errors, isKoshError, type KoshError } from '../../platform/errors.js';
+import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS } from '../../platform/http/rate-limits.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { isUuid, runAction, type KoshApp } from '../../platform/http/server.js';
 import type { Ctx } from '../../platform/context.js';
@@ -18,6 +19,7 @@ import {
   portalInvoices,
   portalProfile,
   portalSubscriptions,
+  requesterOf,
   requestLoginLink,
   SESSION_TTL_MS,
   signIn,
@@ -51,8 +53,10 @@ function sendPage(reply: FastifyReply, status: number, html: string) {
 /**
  * The customer portal (DESIGN §8): `/portal/api/*` JSON for scripts and the `/portal` pages. Not
  * under /v1, so no API key: a `portal_session` cookie (HttpOnly, SameSite=Lax, Secure in live
- * mode, 7 days, stored only as a hash) identifies the customer, and every write must also carry
- * the session's CSRF token (header X-CSRF-Token, or the csrf_token form field).
+ * mode, 7 days, stored only as a hash) identifies the customer. JSON writes are authenticated by
+ * the cookie alone (SPEC 4.9) and protected from cross-site requests as OWASP advises for JSON
+ * APIs: `Sec-Fetch-Site`/`Origin` must not name another site, the body must be application/json,
+ * and an X-CSRF-Token, when sent, must be the session's. The HTML forms carry the csrf_token field.
  */
 export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
   const now = () => deps.clock.now();
@@ -68,9 +72,53 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     if (!session) throw errors.unauthorized('invalid_session');
     request.portalSession = session;
   };
-  const requireCsrf = async (request: FastifyRequest) => {
-    if (!sameToken(request.portalSession!.csrfToken, request.headers['x-csrf-token'])) {
-      throw errors.forbidden('missing or wrong X-CSRF-Token header (GET /portal/api/me gives the token)', 'csrf_token_invalid');
+  const publicOrigin = new URL(deps.config.publicUrl).origin;
+  /**
+   * A JSON write must come from the portal's own origin or from a non-browser client: browsers
+   * say where a request comes from (Sec-Fetch-Site, Origin) and cannot be made to lie; scripts and
+   * servers send neither. A cross-site form cannot send application/json without a CORS preflight,
+   * which Kosh never answers.
+   */
+  const requireSameOrigin = async (request: FastifyRequest) => {
+    const site = request.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+      throw errors.forbidden(`cross-site request refused (Sec-Fetch-Site: ${String(site)})`, 'cross_site_request');
+    }
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== publicOrigin && origin !== `${request.protocol}://${request.host}`) {
+      throw errors.forbidden('cross-site request refused (Origin is not this portal)', 'cross_site_request');
+    }
+    const token = request.headers['x-csrf-token'];
+    if (token !== undefined && token !== '' && !sameToken(request.portalSession!.csrfToken, token)) {
+      throw errors.forbidden('wrong X-CSRF-Token header (GET /portal/api/me gives the token; it may also be left out)', 'csrf_token_invalid');
+    }
+    const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (hasBody && type !== 'application/json') {
+      throw errors.validation('unsupported Content-Type; send application/json', undefined, 'unsupported_media_type');
+    }
+  };
+  const loginRequests = limiter(app, { max: deps.config.rateLimits.portalLogin, windowMs: RATE_LIMIT_ABUSE_WINDOW_MS, what: 'sign-in requests from this address' });
+  const wrongCodesByAddress = limiter(app, { max: deps.config.rateLimits.giftCodeFailures, windowMs: RATE_LIMIT_ABUSE_WINDOW_MS, what: 'wrong gift codes' });
+  const wrongCodesByCustomer = limiter(app, {
+    max: deps.config.rateLimits.giftCodeFailures,
+    windowMs: RATE_LIMIT_ABUSE_WINDOW_MS,
+    what: 'wrong gift codes',
+    key: (request) => `customer:${request.portalSession?.tenantId}:${request.portalSession?.customerId}`,
+  });
+  /** Redeems with the wrong-code budgets: checked before, spent by a code that is not valid. */
+  const redeemCounted = async (request: FastifyRequest, reply: FastifyReply, s: PortalSession, code: string) => {
+    request.portalSession = s;
+    await wrongCodesByAddress.assertOpen(request, reply);
+    await wrongCodesByCustomer.assertOpen(request, reply);
+    try {
+      return await inTransaction(s, (ctx) => redeemGift(ctx, s.customerId, code));
+    } catch (error) {
+      if (isKoshError(error) && error.reason === 'gift_code_invalid') {
+        await wrongCodesByAddress.fail(request);
+        await wrongCodesByCustomer.fail(request);
+      }
+      throw error;
     }
   };
   const session = (request: FastifyRequest) => request.portalSession!;
@@ -109,8 +157,9 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
           response: { 200: loginResponse },
         },
       },
-      async (request) => {
-        await requestLoginLink(deps.db, now(), request.body, deps.config.publicUrl);
+      async (request, reply) => {
+        await loginRequests.hit(request, reply);
+        await requestLoginLink(deps.db, now(), request.body, requesterOf(request.ip));
         return { data: { message: LOGIN_MESSAGE } };
       },
     );
@@ -172,7 +221,7 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     portal.post(
       '/portal/api/redeem',
       {
-        preHandler: [requireSession, requireCsrf],
+        preHandler: [requireSession, requireSameOrigin],
         schema: {
           tags: ['portal'],
           summary: 'Redeem a gift code (SPEC 4.9): the gift subscription, active for its months',
@@ -183,14 +232,14 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       },
       async (request, reply) => {
         const s = session(request);
-        const { subscription } = await inTransaction(s, (ctx) => redeemGift(ctx, s.customerId, request.body.code));
+        const { subscription } = await redeemCounted(request, reply, s, request.body.code);
         return reply.code(201).send({ data: toSubscription(subscription) });
       },
     );
 
     portal.post(
       '/portal/api/logout',
-      { preHandler: [requireSession, requireCsrf], schema: { tags: ['portal'], summary: 'End the portal session', security: [], response: { 200: loggedOutResponse } } },
+      { preHandler: [requireSession, requireSameOrigin], schema: { tags: ['portal'], summary: 'End the portal session', security: [], response: { 200: loggedOutResponse } } },
       async (request, reply) => {
         await signOut(deps.db, now(), session(request));
         return reply.header('set-cookie', clearedCookie).send({ data: { logged_out: true as const } });
@@ -241,7 +290,13 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       const parsed = loginBody.safeParse({ tenant_id: formField(request, 'tenant_id'), email: formField(request, 'email')?.trim() });
       const tenantId = tenantHint(formField(request, 'tenant_id'));
       if (!parsed.success) return sendPage(reply, 400, loginPage({ tenantId, error: 'Enter a valid e-mail address.' }));
-      await requestLoginLink(deps.db, now(), parsed.data, deps.config.publicUrl);
+      try {
+        await loginRequests.hit(request, reply);
+      } catch (error) {
+        if (isKoshError(error) && error.kind === 'rate_limited') return sendPage(reply, 429, loginPage({ tenantId, error: tooMany(error) }));
+        throw error;
+      }
+      await requestLoginLink(deps.db, now(), parsed.data, requesterOf(request.ip));
       return sendPage(reply, 200, checkEmailPage());
     });
 
@@ -254,8 +309,9 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       }
       if (!code.trim()) return sendPage(reply, 422, await dashboard(s, { error: 'Enter the gift code.', code }));
       try {
-        await inTransaction(s, (ctx) => redeemGift(ctx, s.customerId, code));
+        await redeemCounted(request, reply, s, code);
       } catch (error) {
+        if (isKoshError(error) && error.kind === 'rate_limited') return sendPage(reply, 429, await dashboard(s, { error: tooMany(error), code }));
         if (isKoshError(error) && error.status < 500) return sendPage(reply, error.status, await dashboard(s, { error: redeemMessage(error.message), code }));
         throw error;
       }
@@ -272,6 +328,12 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       return reply.code(303).headers(PAGE_HEADERS).header('set-cookie', clearedCookie).header('location', `/portal?notice=signed_out${tenant}`).send();
     });
   });
+}
+
+/** A rate-limit refusal on a page: "too many wrong gift codes; retry in 840 s" → minutes. */
+function tooMany(error: KoshError): string {
+  const seconds = Number(/retry in (\d+) s/.exec(error.message)?.[1] ?? 60);
+  return `Too many attempts. Please try again in ${Math.max(1, Math.ceil(seconds / 60))} minute(s).`;
 }
 
 /** The API's sentence, capitalized for the page ("this gift code has expired" → "This gift code has expired."). */

@@ -4,6 +4,7 @@ import type { DB } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
+import { enqueueJob } from '../../platform/jobs/jobs.js';
 import { enqueueMail, isDeliverableAddress } from '../../platform/mail/index.js';
 import { toIso } from '../../platform/time.js';
 import { findCustomer, findCustomerByEmail, getCustomer, type Customer } from '../customers/index.js';
@@ -12,13 +13,13 @@ import { getInvoiceRow, listInvoices, type Invoice } from '../invoices/index.js'
 import { findPlan } from '../plans/index.js';
 import { listSubscriptions, type Subscription } from '../subscriptions/index.js';
 import { getTenant } from '../tenants/index.js';
-import { countEmailedLinksSince, findLiveSession, insertLoginToken, insertSession, revokeSession, useLoginToken } from './portal.repository.js';
+import { countEmailedLinksSince, findLiveSession, lockEmailedLinks, insertLoginToken, insertSession, revokeSession, useLoginToken } from './portal.repository.js';
 import { csrfTokenFor, formatCredential, hashSecret, newSecret, parseCredential } from './portal.tokens.js';
 
 /** A sign-in link works once, for 15 minutes; the session it opens lasts 7 days. */
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
 export const SESSION_TTL_MS = 7 * 86_400_000;
-/** At most this many sign-in links are e-mailed to one customer per window (an hour). */
+/** At most this many sign-in links are e-mailed to one customer per requester per window (an hour). */
 export const MAX_EMAILED_LINKS_PER_WINDOW = 5;
 const EMAILED_LINK_WINDOW_MS = 3_600_000;
 
@@ -32,7 +33,7 @@ export function loginUrl(publicUrl: string, token: string): string {
 }
 
 /** A one-time sign-in link for a customer of ctx's tenant (404 for a missing or foreign one). */
-export async function createPortalLink(ctx: Ctx, customerId: string, publicUrl: string, source: 'api' | 'email' = 'api'): Promise<PortalLink> {
+export async function createPortalLink(ctx: Ctx, customerId: string, publicUrl: string, source: 'api' | 'email' = 'api', requester: string | null = null): Promise<PortalLink> {
   const customer = await getCustomer(ctx, customerId);
   const secret = newSecret();
   const expiresAt = new Date(ctx.now.getTime() + LOGIN_LINK_TTL_MS);
@@ -42,6 +43,7 @@ export async function createPortalLink(ctx: Ctx, customerId: string, publicUrl: 
     customer_id: customer.id,
     token_hash: hashSecret(secret),
     source,
+    requester,
     expires_at: expiresAt,
     used_at: null,
     created_at: ctx.now,
@@ -50,22 +52,40 @@ export async function createPortalLink(ctx: Ctx, customerId: string, publicUrl: 
   return { url: loginUrl(publicUrl, token), token, expires_at: toIso(expiresAt) };
 }
 
+/** The job that looks the address up and e-mails the link, outside the request. */
+export const LOGIN_LINK_JOB = 'portal.login_link';
+
+/** A requester as stored: a hash of the client address, so the table holds no addresses. */
+export function requesterOf(clientAddress: string): string {
+  return hashSecret(`portal-login:${clientAddress}`).slice(0, 32);
+}
+
 /**
- * `POST /portal/api/login`: e-mails a sign-in link through the mail outbox when the tenant has a
- * customer with this address, and does nothing otherwise — the caller answers the same 200 either
- * way, so the endpoint reveals neither tenants nor addresses.
+ * `POST /portal/api/login`: queues the lookup and the e-mail. The request does the same work —
+ * one job insert — whether or not the tenant and address exist, so neither its answer nor its
+ * timing tells them apart; the worker does the lookup (`sendLoginLink`).
  */
-export async function requestLoginLink(db: Kysely<DB>, now: Date, input: { tenant_id: string; email: string }, publicUrl: string): Promise<void> {
+export async function requestLoginLink(db: Kysely<DB>, now: Date, input: { tenant_id: string; email: string }, requester: string): Promise<void> {
+  await enqueueJob(db, now, { kind: LOGIN_LINK_JOB, tenantId: input.tenant_id, payload: { email: input.email, requester }, maxAttempts: 3 });
+}
+
+/**
+ * The job of `requestLoginLink`: e-mails a sign-in link through the mail outbox when the tenant has
+ * a customer with this address, and does nothing otherwise. Anyone may ask for a link to any
+ * address, so a cap keeps that from flooding an inbox: at most MAX_EMAILED_LINKS_PER_WINDOW an hour
+ * per customer *and requester* — a stranger's requests spend the stranger's allowance, never the
+ * customer's own.
+ */
+export async function sendLoginLink(db: Kysely<DB>, now: Date, input: { tenant_id: string; email: string; requester: string }, publicUrl: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const ctx: Ctx = { tx, tenantId: input.tenant_id, now };
     const customer = await findCustomerByEmail(tx, input.tenant_id, input.email);
     if (!customer || !isDeliverableAddress(customer.email)) return;
-    // Anyone may ask for a link to any address: a cap keeps that from flooding a customer's inbox
-    // (or the tenant's mail reputation). Past it the answer stays the same and nothing is sent.
+    await lockEmailedLinks(tx, input.tenant_id, customer.id);
     const since = new Date(now.getTime() - EMAILED_LINK_WINDOW_MS);
-    if ((await countEmailedLinksSince(tx, input.tenant_id, customer.id, since)) >= MAX_EMAILED_LINKS_PER_WINDOW) return;
+    if ((await countEmailedLinksSince(tx, input.tenant_id, customer.id, input.requester, since)) >= MAX_EMAILED_LINKS_PER_WINDOW) return;
     const tenant = await getTenant(ctx);
-    const link = await createPortalLink(ctx, customer.id, publicUrl, 'email');
+    const link = await createPortalLink(ctx, customer.id, publicUrl, 'email', input.requester);
     await enqueueMail(tx, now, {
       tenantId: ctx.tenantId,
       to: customer.email,

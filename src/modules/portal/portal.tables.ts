@@ -6,6 +6,8 @@ export interface PortalLoginTokensTable {
   customer_id: string;
   token_hash: string;
   source: 'api' | 'email';
+  /** For e-mailed links: a hash of the address that asked (the cap is per customer and requester). */
+  requester: string | null;
   expires_at: Timestamp;
   used_at: Timestamp | null;
   created_at: Timestamp;

@@ -218,7 +218,7 @@ describe('portal', () => {
       expect((await portalApi('GET', '/portal/api/invoices', s.cookie)).status).toBe(401);
     });
 
-    it('logs out with the CSRF token only, and the session is then dead', async () => {
+    it('refuses a wrong CSRF token on logout, and the session is then dead', async () => {
       const s = await signInAs(buyer);
       const forged = await portalApi('POST', '/portal/api/logout', s.cookie, undefined, { 'x-csrf-token': 'wrong' });
       expect(forged.status).toBe(403);
@@ -321,13 +321,13 @@ describe('portal', () => {
       expect((await redeem(s, '')).status).toBe(422);
     });
 
-    it('needs a session (401) and the CSRF token (403)', async () => {
+    it('needs a session (401), refuses cross-site requests and wrong CSRF tokens (403)', async () => {
       const gift = await giftFor();
       expect((await portalApi('POST', '/portal/api/redeem', undefined, { code: gift.code })).status).toBe(401);
       const s = await signInAs(await customer());
-      const noToken = await portalApi('POST', '/portal/api/redeem', s.cookie, { code: gift.code });
-      expect(noToken.status).toBe(403);
-      expect(noToken.body.error).toMatchObject({ code: 'unauthorized', reason: 'csrf_token_invalid' });
+      const crossSite = await portalApi('POST', '/portal/api/redeem', s.cookie, { code: gift.code }, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
+      expect(crossSite.status).toBe(403);
+      expect(crossSite.body.error).toMatchObject({ code: 'unauthorized', reason: 'cross_site_request' });
       const otherToken = await signInAs(await customer());
       expect((await portalApi('POST', '/portal/api/redeem', s.cookie, { code: gift.code }, { 'x-csrf-token': otherToken.csrf })).status).toBe(403);
       expect((await acme.api('GET', `/v1/gifts/${gift.id}`)).body.data.status).toBe('purchased');

@@ -6,7 +6,7 @@ import { invoiceSchema } from '../invoices/index.js';
 export const subscriptionStatus = z.enum(['active', 'trialing', 'paused', 'canceled', 'past_due', 'unpaid']);
 
 /** A timestamp in the request: RFC 3339 with an offset (normalized to UTC). */
-const instant = () => z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time' });
+const instant = () => fields.instant();
 
 /** DESIGN §10: `{ customer_id, plan_id, currency?, quantity?=1, trial_days?, start_at? }`. */
 export const createSubscriptionBody = z.object({

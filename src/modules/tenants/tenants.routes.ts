@@ -1,5 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../app-deps.js';
 import { bearerToken } from '../../platform/auth/api-keys.js';
 import { errors } from '../../platform/errors.js';
@@ -8,27 +7,30 @@ import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js'
 import { registerTenant } from '../../flows/register-tenant.js';
 import { apiKeySchema, createKeyBody, newApiKeySchema, registerBody, registerResponse, settingsSchema, updateSettingsBody } from './tenants.schemas.js';
 import { forgetApiKey } from '../../platform/auth/api-keys.js';
+import { sameSecret } from '../../platform/auth/secrets-compare.js';
+import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS, type Limiter } from '../../platform/http/rate-limits.js';
 import { getSettings, issueApiKey, listApiKeys, revokeApiKey, updateSettings } from './tenants.service.js';
 
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-/** KOSH_REGISTRATION=admin: registering a tenant needs `Authorization: Bearer $KOSH_ADMIN_TOKEN`. */
-function assertMayRegister(deps: AppDeps, request: FastifyRequest): void {
+/**
+ * KOSH_REGISTRATION=admin: registering a tenant needs `Authorization: Bearer $KOSH_ADMIN_TOKEN`.
+ * Wrong tokens are counted per client address; past the budget even the right one waits.
+ */
+async function assertMayRegister(deps: AppDeps, failures: Limiter, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (deps.config.registration === 'open') return;
   if (!deps.config.adminToken) {
     throw errors.forbidden('registration is closed on this deployment (KOSH_REGISTRATION=admin and no KOSH_ADMIN_TOKEN is set)', 'registration_closed');
   }
+  await failures.assertOpen(request, reply);
   const token = bearerToken(request.headers.authorization);
   if (!token || !sameSecret(token, deps.config.adminToken)) {
+    await failures.fail(request);
     throw errors.unauthorized('invalid_admin_token', 'registration requires the admin token (Authorization: Bearer <KOSH_ADMIN_TOKEN>)');
   }
 }
 
 export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
+  const adminFailures = limiter(app, { max: deps.config.rateLimits.adminFailures, windowMs: RATE_LIMIT_ABUSE_WINDOW_MS, what: 'failed admin-token attempts' });
+
   app.post(
     '/auth/register',
     {
@@ -41,7 +43,7 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      assertMayRegister(deps, request);
+      await assertMayRegister(deps, adminFailures, request, reply);
       const result = await registerTenant(deps.db, deps.clock.now(), request.body, deps.config.mode);
       return reply.code(201).send({ data: result });
     },
@@ -53,7 +55,8 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
     { schema: { tags: ['tenants'], summary: 'Create an API key (the secret is shown once)', body: createKeyBody.nullish(), response: { 201: dataEnvelope(newApiKeySchema) } } },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
-        const created = await issueApiKey(ctx, { name: request.body?.name, mode: request.body?.mode ?? deps.config.mode });
+        // A key is always of its tenant's mode (a tenant lives in one mode; see decision 0030).
+        const created = await issueApiKey(ctx, { name: request.body?.name, mode: request.body?.mode });
         // The secret is shown once: a replay of this request answers the key without it.
         return { status: 201, body: { data: created }, replayBody: { data: { ...created, key: `${created.prefix}… (shown only once)` } } };
       }),

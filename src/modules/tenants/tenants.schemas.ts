@@ -54,7 +54,7 @@ export const registerResponse = z.object({ data: z.object({ tenant: tenantSchema
 
 export const createKeyBody = z.object({
   name: fields.text(100).optional(),
-  mode: keyMode.optional(),
+  mode: keyMode.optional().describe("the tenant's mode (the default); the other mode is refused with 400"),
 });
 
 export const settingsSchema = z

@@ -77,14 +77,23 @@ export async function getTenant(ctx: Ctx): Promise<Tenant> {
   return toTenant(row);
 }
 
-/** A new key; the secret is in the answer and nowhere else (only its hash is stored). */
-export async function issueApiKey(ctx: Ctx, input: { name?: string; mode: KeyMode }): Promise<NewApiKey> {
-  const { key, prefix, hash } = generateApiKey(input.mode);
+/**
+ * A new key; the secret is in the answer and nowhere else (only its hash is stored). Its mode is
+ * the tenant's: asking for the other mode is a 400 (a test-mode tenant never holds an sk_live_ key).
+ */
+export async function issueApiKey(ctx: Ctx, input: { name?: string; mode?: KeyMode }): Promise<NewApiKey> {
+  const tenant = await findTenant(ctx.tx, ctx.tenantId);
+  if (!tenant) throw errors.notFound('tenant');
+  if (input.mode !== undefined && input.mode !== tenant.mode) {
+    throw errors.invalidField('mode', `this is a ${tenant.mode}-mode tenant; its keys are ${tenant.mode}-mode keys`);
+  }
+  const mode = tenant.mode;
+  const { key, prefix, hash } = generateApiKey(mode);
   const row: ApiKeyRow = {
     id: newId(),
     tenant_id: ctx.tenantId,
     name: input.name ?? '',
-    mode: input.mode,
+    mode,
     prefix,
     key_hash: hash,
     created_at: ctx.now,

@@ -64,10 +64,18 @@ function ipv6Bytes(address: string): number[] | null {
   return bytes;
 }
 
-/** IPv4 addresses carried inside IPv6 ones (NAT64 64:ff9b::/96, 6to4 2002::/16) are judged as IPv4. */
+/**
+ * IPv4 addresses carried inside IPv6 ones are judged as IPv4: IPv4-mapped (::ffff:0:0/96),
+ * IPv4-translated (::ffff:0:0:0/96, RFC 2765), IPv4-compatible (::/96), NAT64 (64:ff9b::/96) and
+ * 6to4 (2002::/16). `[::ffff:0:7f00:1]` is 127.0.0.1 to a stack that unwraps it.
+ */
 function embeddedIpv4(address: string): string | null {
   const b = ipv6Bytes(address);
   if (!b) return null;
+  const zeros = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return b.slice(12).join('.');
+  if (zeros(0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(10, 12)) return b.slice(12).join('.');
+  if (zeros(0, 12)) return b.slice(12).join('.');
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) return b.slice(12).join('.');
   if (b[0] === 0x20 && b[1] === 0x02) return b.slice(2, 6).join('.');
   return null;

@@ -46,7 +46,7 @@ const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
  */
 const verified = new Map<string, { row: KeyRow; checkedAt: number }>();
 const MAX_CACHED_KEYS = 10_000;
-type KeyRow = { id: string; tenant_id: string; mode: KeyMode; last_used_at: Date | null };
+type KeyRow = { id: string; tenant_id: string; mode: KeyMode; tenant_mode: KeyMode; last_used_at: Date | null };
 
 /** Bumped by every forgetApiKey: a lookup that started before a revocation must not cache its row. */
 let generation = 0;
@@ -62,7 +62,8 @@ export function forgetApiKey(apiKeyId: string): void {
 
 /**
  * Resolves `Authorization: Bearer sk_…` to a tenant. Unknown, malformed and revoked keys all answer
- * `invalid_api_key`; a valid key of the other mode answers `key_mode_mismatch`.
+ * `invalid_api_key`; a valid key of the other mode, or of a tenant of the other mode, answers
+ * `key_mode_mismatch`.
  */
 export async function authenticateApiKey(
   db: Kysely<DB>,
@@ -85,8 +86,9 @@ export async function authenticateApiKey(
     const startedIn = generation;
     const found = await db
       .selectFrom('api_keys')
-      .select(['id', 'tenant_id', 'mode', 'revoked_at', 'last_used_at'])
-      .where('key_hash', '=', hash)
+      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+      .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.mode', 'tenants.mode as tenant_mode', 'api_keys.revoked_at', 'api_keys.last_used_at'])
+      .where('api_keys.key_hash', '=', hash)
       .executeTakeFirst();
     if (!found || found.revoked_at !== null) {
       verified.delete(hash);
@@ -105,6 +107,11 @@ export async function authenticateApiKey(
   }
   if (row.mode !== deploymentMode) {
     throw errors.unauthorized('key_mode_mismatch', `this is a ${row.mode}-mode key; the deployment runs in ${deploymentMode} mode`);
+  }
+  // A key is only as live as its tenant: a test-mode tenant's key is refused by a live deployment
+  // sharing its database, whatever the key's own prefix says.
+  if (row.tenant_mode !== deploymentMode) {
+    throw errors.unauthorized('key_mode_mismatch', `this key belongs to a ${row.tenant_mode}-mode tenant; the deployment runs in ${deploymentMode} mode`);
   }
   return { tenantId: row.tenant_id, apiKeyId: row.id, mode: row.mode };
 }

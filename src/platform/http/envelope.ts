@@ -81,4 +81,19 @@ export const fields = {
       .record(z.string().max(40), z.union([z.string().max(500), z.number(), z.boolean(), z.null()]))
       .refine((m) => Object.keys(m).length <= 50, 'at most 50 keys'),
   timestamp: () => z.string().describe('RFC 3339 date-time in UTC'),
+  /**
+   * An RFC 3339 date-time given by a client, with its offset, between 1970-01-01T00:00:00Z and
+   * 9999-12-31T23:59:59.999Z once in UTC: every date a request may carry goes through this.
+   */
+  instant: (message = 'must be an RFC 3339 date-time') =>
+    z.iso.datetime({ offset: true, message }).refine(inInstantRange, 'must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z'),
 };
+
+const MIN_INSTANT_MS = 0;
+const MAX_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** Whether an RFC 3339 text (or a Date) falls within 1970–9999 in UTC. */
+export function inInstantRange(value: string | Date): boolean {
+  const ms = typeof value === 'string' ? Date.parse(value) : value.getTime();
+  return Number.isFinite(ms) && ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
+}

@@ -7,6 +7,7 @@ import Fastify, {
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
+import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import {
@@ -25,9 +26,11 @@ import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/secrets.js';
 import { newId, isUuid } from '../ids.js';
 import { KoshError } from '../errors.js';
-import { authenticateApiKey, type Principal } from '../auth/api-keys.js';
+import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { registerMetrics } from './metrics.js';
+import { limiter, registerRateLimits } from './rate-limits.js';
+import { sameSecret } from '../auth/secrets-compare.js';
 import { pendingJobCount } from '../jobs/jobs.js';
 import { runIdempotentAction, validateIdempotencyKey, type ActionResult } from '../idempotency/idempotency.js';
 import type { Ctx } from '../context.js';
@@ -111,6 +114,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     },
     ajv: { customOptions: { coerceTypes: false } },
     routerOptions: { ignoreTrailingSlash: true },
+    trustProxy: deps.config.trustProxy,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -122,11 +126,33 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  // Every /v1 route needs an API key; authentication happens before body parsing.
-  app.addHook('onRequest', async (request) => {
-    if ((request.url.startsWith('/v1/') || request.url === '/v1') && request.routeOptions.config?.public !== true) {
-      request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
-    }
+  // Security headers on every answer (helmet's onRequest hook, so errors and 404s carry them too).
+  // JSON needs no sources at all; the HTML pages (portal, /docs) set their own policy.
+  await app.register(helmet, {
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'self'"] } },
+    // HSTS only where Kosh is served over https: a live deployment (KOSH_PUBLIC_URL is required there).
+    hsts: deps.config.mode === 'live' ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+
+  await registerRateLimits(app);
+  const { perIp, perKey } = deps.config.rateLimits;
+  const v1PerIp = limiter(app, { max: perIp, windowMs: 60_000, what: 'requests from this address' });
+  const v1PerKey = limiter(app, { max: perKey, windowMs: 60_000, what: 'requests with this API key', key: (request) => `key:${request.principal?.apiKeyId ?? ''}` });
+
+  // Every /v1 route needs an API key; authentication happens before body parsing. The check reads
+  // the route the router matched, not the raw URL: `/%761/…`, `/v%31/…` and absolute-form targets
+  // (`http://x/v1/…`) reach the same handlers and must meet the same check.
+  app.addHook('onRequest', async (request, reply) => {
+    // An unmatched target under /v1 also asks for a key first, so anonymous callers learn nothing
+    // about which routes exist.
+    const pattern = request.routeOptions.url;
+    if (!(pattern === undefined ? isV1Path(request.url) : isV1Route(pattern))) return;
+    // A route that authenticates otherwise (the accounting OAuth callback: its single-use state).
+    if (request.routeOptions.config?.public === true) return;
+    await v1PerIp.hit(request, reply);
+    request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
+    await v1PerKey.hit(request, reply);
   });
 
   // Graceful shutdown: a request still in flight when close() starts is answered with
@@ -158,7 +184,17 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // staticCSP: the documentation pages get a policy listing their own scripts (by hash). Swagger UI
+  // sets inline styles from its script, so style-src allows inline styles (hashes would disable
+  // that); plain-http test deployments drop upgrade-insecure-requests.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    transformStaticCSP: (header) => {
+      const withStyles = header.replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';");
+      return deps.config.mode === 'live' ? withStyles : withStyles.replace(/\s*upgrade-insecure-requests;?/, '');
+    },
+  });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -171,13 +207,39 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     }
   });
   app.get('/version', { schema: { hide: true } }, async () => ({ name: 'kosh', version: deps.version, api_version: '1.0.0' }));
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    // KOSH_METRICS_TOKEN, when set, is required; a live deployment never serves metrics without one.
+    const token = deps.config.metricsToken;
+    if (token || deps.config.mode === 'live') {
+      const given = bearerToken(request.headers.authorization);
+      if (!token || !given || !sameSecret(given, token)) {
+        throw new KoshError('unauthorized', token ? 'metrics require Authorization: Bearer <KOSH_METRICS_TOKEN>' : 'metrics are closed in live mode until KOSH_METRICS_TOKEN is set', {
+          reason: 'invalid_metrics_token',
+        });
+      }
+    }
     reply.type(metrics.contentType);
     return metrics.metrics();
   });
 
   await registerRoutes(app);
   return app;
+}
+
+/** Whether a matched route (its pattern, e.g. `/v1/plans/:id`) is under `/v1`. Unmatched: no. */
+export function isV1Route(pattern: string | undefined): boolean {
+  return pattern !== undefined && (pattern === '/v1' || pattern.startsWith('/v1/'));
+}
+
+/** Whether a raw request target (origin- or absolute-form, percent-encoded or not) names a /v1 path. */
+export function isV1Path(target: string): boolean {
+  let path: string;
+  try {
+    path = decodeURIComponent(new URL(target, 'http://localhost').pathname);
+  } catch {
+    path = target;
+  }
+  return isV1Route(path);
 }
 
 export { isUuid };

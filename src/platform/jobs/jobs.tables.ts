@@ -5,6 +5,8 @@ export type JobState = 'pending' | 'running' | 'done' | 'dead';
 export interface JobsTable {
   id: string;
   tenant_id: string | null;
+  /** The tenant's mode (`test`/`live`), set at enqueue; null for platform jobs, which any worker runs. */
+  mode: 'test' | 'live' | null;
   kind: string;
   payload: Json<Record<string, unknown>>;
   state: JobState;

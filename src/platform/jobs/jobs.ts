@@ -25,9 +25,12 @@ export type JobSpec = {
 };
 
 function jobRow(now: Date, spec: JobSpec) {
+  const tenantId = spec.tenantId ?? null;
   return {
     id: newId(),
-    tenant_id: spec.tenantId ?? null,
+    tenant_id: tenantId,
+    // The tenant's mode, read by the insert itself (no round trip): a worker runs only its mode's jobs.
+    mode: tenantId === null ? null : sql<'test' | 'live' | null>`(SELECT mode FROM tenants WHERE id = ${tenantId})`,
     kind: spec.kind,
     payload: JSON.stringify(spec.payload ?? {}),
     state: 'pending' as const,
@@ -256,6 +259,8 @@ export class Worker {
       WHERE id IN (
         SELECT id FROM jobs
         WHERE state = 'pending' AND run_at <= ${now}
+          -- A deployment's worker runs its own mode's jobs and the platform's (no tenant, no mode).
+          AND (mode = ${this.env.config.mode} OR mode IS NULL)
         -- run_at alone: it follows the jobs_due index and stops at LIMIT. A tie-break on id
         -- made PostgreSQL read and sort every job due at the same instant (a batch of thousands).
         ORDER BY run_at
