@@ -284,9 +284,10 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
 /**
  * A tied note pays what its own invoice still owes before anything else: only what is left
  * becomes general customer credit (spent on the next invoice). Runs when the note is issued.
+ * Only adjustment notes: a note of another type (a refund's) is spent by the flow that made it.
  */
 async function settleOwnInvoice(ctx: Ctx, note: CreditNoteRow): Promise<CreditNoteRow> {
-  if (!note.invoice_id || note.status !== 'issued') return note;
+  if (!note.invoice_id || note.status !== 'issued' || note.type !== 'adjustment') return note;
   const invoice = await getInvoiceRow(ctx, note.invoice_id, true);
   if ((invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due <= 0) return note;
   return spendOn(ctx, note, invoice, Math.min(note.balance, invoice.amount_due));
