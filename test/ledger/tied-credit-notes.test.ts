@@ -88,6 +88,26 @@ describe('credit notes tied to an invoice', () => {
       const ledger = await invoiceLedger(inv.id);
       expect([ledger[2120], ledger[1100], ledger[4000]! + ledger[4900]!]).toEqual([0, 0, 0]);
     });
+
+    it("through a quote's invoice: a pending note is voided with it; an issued one has settled it and the void is refused", async () => {
+      const customer = await interState();
+      const accepted = async () => {
+        const quote = (await acme.api('POST', '/v1/quotes', { customer_id: customer, line_items: [{ description: 'Work', quantity: 1, unit_amount: 10_000 }] })).body.data;
+        const res = await acme.api('POST', `/v1/quotes/${quote.id}/accept`);
+        expect(res.status, res.text).toBe(200);
+        return get(`/v1/invoices/${(await get(`/v1/quotes/${quote.id}`)).invoice_id}`);
+      };
+      const first = await accepted();
+      const pending = await withApproval(async () => (await note({ customer_id: customer, invoice_id: first.id, amount: 5_900 })).body.data);
+      expect((await acme.api('POST', `/v1/invoices/${first.id}/void`)).status).toBe(200);
+      expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/approve`)).status).toBe(409);
+      const second = await accepted();
+      expect((await note({ customer_id: customer, invoice_id: second.id, amount: 5_900 })).status).toBe(201);
+      expect((await acme.api('POST', `/v1/invoices/${second.id}/void`)).status).toBe(409);
+      for (const inv of [first, second]) expect((await invoiceLedger(inv.id))[2120], `IGST payable of ${inv.number}`).toBeGreaterThanOrEqual(0);
+      expect((await invoiceLedger(first.id))[2120]).toBe(0);
+      expect((await invoiceLedger(second.id))[2120]).toBe(900);
+    });
   });
 
   describe('settling its own invoice', () => {
