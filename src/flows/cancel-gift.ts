@@ -2,7 +2,8 @@ import type { Ctx } from '../platform/context.js';
 import { errors } from '../platform/errors.js';
 import { createCreditNote, type CreditNoteRow } from '../modules/credit-notes/index.js';
 import { markGiftCanceled, type GiftRow } from '../modules/gifts/index.js';
-import { getInvoiceRow, voidInvoice } from '../modules/invoices/index.js';
+import { getInvoiceRow } from '../modules/invoices/index.js';
+import { voidInvoiceWithCreditNotes } from './void-invoice.js';
 
 export type CanceledGift = { gift: GiftRow; creditNote: CreditNoteRow | null; invoiceVoided: boolean };
 
@@ -12,7 +13,8 @@ export type CanceledGift = { gift: GiftRow; creditNote: CreditNoteRow | null; in
  * follows in the same transaction, by the state of the purchase invoice:
  *   paid                → an adjustment credit note for the purchase amount (the invoice total)
  *                         to the buyer, through createCreditNote (approval governance, ledger);
- *   open/uncollectible  → the invoice is voided (its ledger entry reversed);
+ *   open/uncollectible  → the invoice is voided (its ledger entry reversed) with its unspent
+ *                         credit notes (voidInvoiceWithCreditNotes);
  *   void                → nothing;
  *   no invoice          → nothing but the status.
  * If any step fails the whole transaction rolls back and the gift is still `purchased` — so
@@ -45,7 +47,7 @@ export async function cancelGift(ctx: Ctx, id: string): Promise<CanceledGift> {
           'gift_invoice_partly_paid',
         );
       }
-      await voidInvoice(ctx, invoice.id);
+      await voidInvoiceWithCreditNotes(ctx, invoice.id);
       return { gift, creditNote: null, invoiceVoided: true };
     }
     case 'void':

@@ -63,6 +63,8 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   let invoice: InvoiceRow | null = null;
   let creditNoteId: string | null = null;
   let unusedCredit = 0;
+  let unusedValue = 0;
+  let creditCapped = false;
   let newCharge = 0;
   let chargePeriod = current;
   const prorated = input.prorate && row.status !== 'trialing';
@@ -76,6 +78,8 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     const credit = await creditUnusedSubscriptionTime(ctx, row, `Unused time on ${oldPlan.name} (changed to ${plan.name})`);
     creditNoteId = credit.note?.id ?? null;
     unusedCredit = credit.amount;
+    unusedValue = credit.unusedValue;
+    creditCapped = credit.capped;
     const customer = await getCustomer(ctx, row.customer_id);
     if (sameInterval) {
       chargePeriod = { start: ctx.now, end: row.current_period_end };
@@ -112,7 +116,9 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
       period_end: toIso(chargePeriod.end),
       remaining_days: remaining,
       period_days: total,
+      unused_value: unusedValue,
       unused_credit: unusedCredit,
+      credit_capped: creditCapped,
       new_charge: newCharge * row.quantity,
     },
   };

@@ -1,16 +1,24 @@
 /**
  * The invariant harness: random sequences of invoicing operations — create/finalize/void invoices,
- * partial and full payments with and without TDS, credit notes issued/applied/voided/expired —
- * across two legal entities and several customers, through the public API. After every step the
- * books must tie out:
+ * partial and full payments with and without TDS, credit notes tied to invoices (whole or by
+ * line, pending approval or issued) and standalone, applied/approved/voided/expired, voids of
+ * invoices that carry notes — across two legal entities, several customers and two currencies
+ * (INR, and USD for a customer abroad), through the public API. After every step the books must
+ * tie out:
  *   1. every journal entry balances;
  *   2. for each invoice, receivables in the ledger equal its amount_due (0 for drafts and voids);
- *   3. cash and TDS receivable in the ledger equal the payments recorded;
+ *   3. cash and TDS receivable in the ledger equal the payments recorded, per currency;
  *   4. for each credit note, customer credit in the ledger equals its balance;
  *   5. each entity's invoice and credit-note numbers are 1..N without gaps;
  *   6. no amount that must not be negative is negative;
  *   7. an invoice's live credit notes (not void or rejected) never reverse more taxable value,
- *      CGST, SGST or IGST than the invoice charged.
+ *      CGST, SGST or IGST than the invoice charged;
+ *   8. no output-tax account of an invoice ends negative;
+ *   9. the revenue reversed for an invoice never exceeds its revenue;
+ *  10. a tied note's credit settles its own invoice first: a note with credit left over (or
+ *      spent on another invoice) has left its own invoice with nothing due;
+ *  11. balances are per currency: every line of an entry tags documents of the entry's currency,
+ *      and each (ledger, currency) balances on its own.
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -36,6 +44,8 @@ const op = fc.oneof(
     customer: fc.nat(),
     entity: fc.nat(),
     amounts: fc.array(fc.oneof(fc.integer({ min: 1, max: 99 }), fc.integer({ min: 100, max: 5_000_000 })), { minLength: 1, maxLength: 3 }),
+    // Mixed rates: 18 % services, 5 % and 12 % goods.
+    hsn: fc.array(fc.constantFrom('998314', '0902', '6904'), { minLength: 3, maxLength: 3 }),
     finalize: fc.boolean(),
   }),
   fc.record({ kind: fc.constant('finalize' as const), invoice: fc.nat() }),
@@ -47,6 +57,15 @@ const op = fc.oneof(
   // still add up to the invoice's own taxable value and taxes (check 7).
   fc.record({ kind: fc.constant('credit_in_parts' as const), invoice: fc.nat(), weights: fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 2, maxLength: 4 }) }),
   fc.record({ kind: fc.constant('void_credit' as const), note: fc.nat() }),
+  // A note tied to the invoice (pending approval or issued), then a void of the invoice, then an
+  // attempt to approve the note: the void must leave nothing reversed twice.
+  fc.record({ kind: fc.constant('void_with_notes' as const), invoice: fc.nat(), share: fc.integer({ min: 1, max: 100 }), pending: fc.boolean() }),
+  fc.record({ kind: fc.constant('governance' as const), on: fc.boolean() }),
+  fc.record({ kind: fc.constant('approve' as const), note: fc.nat(), reject: fc.boolean() }),
+  // A note crediting one line of the invoice.
+  fc.record({ kind: fc.constant('credit_line' as const), invoice: fc.nat(), line: fc.nat(), share: fc.integer({ min: 1, max: 100 }), expires: fc.boolean() }),
+  // Goodwill credit in the second currency.
+  fc.record({ kind: fc.constant('credit_usd' as const), share: fc.integer({ min: 1, max: 100 }) }),
   fc.record({ kind: fc.constant('time_passes' as const), days: fc.integer({ min: 1, max: 60 }) }),
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
@@ -78,7 +97,7 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
         customer_id: customer,
         entity_id: pick(w.entities, o.entity),
         currency: customer === w.customers[2] ? 'USD' : 'INR',
-        lines: o.amounts.map((unit_amount) => ({ description: 'x', unit_amount })),
+        lines: o.amounts.map((unit_amount, i) => ({ description: 'x', unit_amount, hsn_code: o.hsn[i] })),
         auto_finalize: o.finalize,
       });
       if (res.status === 201) w.invoices.push(res.body.data.id);
@@ -143,6 +162,43 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       const noteId = pick(w.notes, o.note);
       return noteId ? api('POST', `/v1/credit-notes/${noteId}/void`) : undefined;
     }
+    case 'void_with_notes': {
+      const id = pick(w.invoices, o.invoice);
+      if (!id) return undefined;
+      const inv = (await api('GET', `/v1/invoices/${id}`)).body.data;
+      if (o.pending) await api('PATCH', '/v1/settings', { credit_note_approval_required: true });
+      const created = await api('POST', '/v1/credit-notes', { customer_id: inv.customer_id, invoice_id: id, amount: part(inv.total || 1, o.share) });
+      if (o.pending) await api('PATCH', '/v1/settings', { credit_note_approval_required: false });
+      if (created.status === 201) w.notes.push(created.body.data.id);
+      const voided = await api('POST', `/v1/invoices/${id}/void`);
+      if (voided.status >= 500) return voided;
+      return created.status === 201 ? api('POST', `/v1/credit-notes/${created.body.data.id}/approve`) : voided;
+    }
+    case 'governance':
+      return api('PATCH', '/v1/settings', { credit_note_approval_required: o.on });
+    case 'approve': {
+      const noteId = pick(w.notes, o.note);
+      return noteId ? api('POST', `/v1/credit-notes/${noteId}/${o.reject ? 'reject' : 'approve'}`) : undefined;
+    }
+    case 'credit_line': {
+      const invoiceId = pick(w.invoices, o.invoice);
+      if (!invoiceId) return undefined;
+      const inv = (await api('GET', `/v1/invoices/${invoiceId}`)).body.data;
+      const line = pick(inv.lines as { id: string; total: number }[], o.line)!;
+      const res = await api('POST', '/v1/credit-notes', {
+        customer_id: inv.customer_id,
+        invoice_id: invoiceId,
+        lines: [{ invoice_line_id: line.id, amount: part(line.total || 1, o.share) }],
+        ...(o.expires ? { expires_at: new Date(t.clock.now().getTime() + 30 * 86_400_000).toISOString() } : {}),
+      });
+      if (res.status === 201) w.notes.push(res.body.data.id);
+      return res;
+    }
+    case 'credit_usd': {
+      const res = await api('POST', '/v1/credit-notes', { customer_id: w.customers[2], amount: part(10_000, o.share), currency: 'USD' });
+      if (res.status === 201) w.notes.push(res.body.data.id);
+      return res;
+    }
     case 'time_passes':
       t.clock.advanceDays(o.days);
       await t.kosh.worker.drain();
@@ -168,15 +224,62 @@ async function checkInvariants(tenantId: string): Promise<void> {
     expect(r.amount_due).toBeGreaterThanOrEqual(0);
   }
 
-  const money = await sql<{ cash: number; tds: number; paid: number; withheld: number }>`
-    SELECT
-      (SELECT coalesce(sum(debit) - sum(credit), 0) FROM journal_lines WHERE tenant_id = ${tenantId} AND account_code = 1000)::bigint AS cash,
-      (SELECT coalesce(sum(debit) - sum(credit), 0) FROM journal_lines WHERE tenant_id = ${tenantId} AND account_code = 1200)::bigint AS tds,
-      (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId})::bigint AS paid,
-      (SELECT coalesce(sum(tds_amount), 0) FROM payments WHERE tenant_id = ${tenantId})::bigint AS withheld`.execute(db);
-  const m = money.rows[0]!;
-  expect(Number(m.cash), 'cash equals payments recorded').toBe(Number(m.paid));
-  expect(Number(m.tds), 'TDS receivable equals TDS recorded').toBe(Number(m.withheld));
+  // Per currency: cash in rupees and cash in dollars are two balances, never one sum.
+  const money = await sql<{ currency: string; cash: number; tds: number; paid: number; withheld: number }>`
+    WITH c AS (SELECT DISTINCT currency FROM payments WHERE tenant_id = ${tenantId}
+               UNION SELECT DISTINCT currency FROM journal_entries WHERE tenant_id = ${tenantId})
+    SELECT c.currency,
+      (SELECT coalesce(sum(l.debit) - sum(l.credit), 0) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = ${tenantId} AND l.account_code = 1000 AND e.currency = c.currency)::bigint AS cash,
+      (SELECT coalesce(sum(l.debit) - sum(l.credit), 0) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = ${tenantId} AND l.account_code = 1200 AND e.currency = c.currency)::bigint AS tds,
+      (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency)::bigint AS paid,
+      (SELECT coalesce(sum(tds_amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency)::bigint AS withheld
+    FROM c`.execute(db);
+  for (const m of money.rows) {
+    expect(Number(m.cash), `cash in ${m.currency} equals payments recorded in ${m.currency}`).toBe(Number(m.paid));
+    expect(Number(m.tds), `TDS receivable in ${m.currency} equals TDS recorded in ${m.currency}`).toBe(Number(m.withheld));
+  }
+
+  const mixed = await sql<{ entry_id: string }>`
+    SELECT DISTINCT l.entry_id FROM journal_lines l
+    JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    LEFT JOIN invoices i ON i.tenant_id = l.tenant_id AND i.id = l.invoice_id
+    LEFT JOIN credit_notes c ON c.tenant_id = l.tenant_id AND c.id = l.credit_note_id
+    WHERE l.tenant_id = ${tenantId} AND (i.currency <> e.currency OR c.currency <> e.currency)`.execute(db);
+  expect(mixed.rows, 'every line of an entry is in the entry currency').toEqual([]);
+  const perCurrency = await sql<{ ledger_id: number; currency: string }>`
+    SELECT e.ledger_id, e.currency FROM journal_lines l
+    JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    WHERE l.tenant_id = ${tenantId}
+    GROUP BY e.ledger_id, e.currency HAVING sum(l.debit) <> sum(l.credit)`.execute(db);
+  expect(perCurrency.rows, 'each ledger balances in each currency on its own').toEqual([]);
+
+  const perInvoice = await sql<{ id: string; subtotal: number; revenue: number; reversed: number; cgst: number; sgst: number; igst: number }>`
+    SELECT i.id, i.subtotal,
+      coalesce(sum(l.credit - l.debit) FILTER (WHERE l.account_code = 4000), 0)::bigint AS revenue,
+      coalesce(sum(l.debit - l.credit) FILTER (WHERE l.account_code = 4900), 0)::bigint AS reversed,
+      coalesce(sum(l.credit - l.debit) FILTER (WHERE l.account_code = 2100), 0)::bigint AS cgst,
+      coalesce(sum(l.credit - l.debit) FILTER (WHERE l.account_code = 2110), 0)::bigint AS sgst,
+      coalesce(sum(l.credit - l.debit) FILTER (WHERE l.account_code = 2120), 0)::bigint AS igst
+    FROM invoices i LEFT JOIN journal_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id
+    WHERE i.tenant_id = ${tenantId}
+    GROUP BY i.id, i.subtotal`.execute(db);
+  for (const r of perInvoice.rows) {
+    for (const tax of ['cgst', 'sgst', 'igst'] as const) {
+      expect(Number(r[tax]), `${tax.toUpperCase()} payable of invoice ${r.id} never ends negative`).toBeGreaterThanOrEqual(0);
+    }
+    expect(Number(r.reversed), `revenue reversed for invoice ${r.id} never exceeds its revenue`).toBeLessThanOrEqual(Number(r.revenue));
+  }
+
+  const unsettled = await sql<{ id: string; invoice_id: string }>`
+    SELECT c.id, c.invoice_id FROM credit_notes c
+    JOIN invoices i ON i.tenant_id = c.tenant_id AND i.id = c.invoice_id
+    WHERE c.tenant_id = ${tenantId} AND c.status IN ('issued', 'used', 'expired')
+      AND i.status IN ('open', 'uncollectible') AND i.amount_due > 0
+      AND (c.balance > 0 OR c.status = 'expired' OR EXISTS (
+        SELECT 1 FROM credit_note_applications a WHERE a.tenant_id = c.tenant_id AND a.credit_note_id = c.id AND a.invoice_id <> c.invoice_id))`.execute(db);
+  expect(unsettled.rows, "a tied note's credit settles its own invoice first").toEqual([]);
 
   const credits = await sql<{ id: string; status: string; balance: number; ledger: number }>`
     SELECT c.id, c.status, c.balance,
@@ -222,5 +325,5 @@ describe('the books tie out after every operation', () => {
       }),
       { numRuns: RUNS },
     );
-  });
+  }, Math.max(60_000, RUNS * STEPS * 2_000)); // a long hunt is long; it is never cut short by the default timeout
 });

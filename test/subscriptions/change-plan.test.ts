@@ -58,7 +58,9 @@ describe('subscriptions', () => {
         period_end: '2026-05-01T00:00:00.000Z',
         remaining_days: 20,
         period_days: 30,
+        unused_value: 78_667,
         unused_credit: 78_667,
+        credit_capped: false,
         new_charge: 133_333, // 200 000 × 20 / 30, net
       });
       expect(change.credit_note).toMatchObject({ invoice_id: old.id, amount: 78_667, status: 'used', balance: 0 });
@@ -134,6 +136,26 @@ describe('subscriptions', () => {
       expect(change.credit_note).toMatchObject({ amount: 78_667, balance: 0, status: 'used' });
       expect((await acme.api('GET', `/v1/invoices/${old.id}`)).body.data).toMatchObject({ amount_credited: 78_667, amount_due: 118_000 - 78_667 });
       expect(change.invoice).toMatchObject({ total: 157_333, amount_due: 157_333 });
+    });
+
+    it('credits no more than remains creditable on the period\'s invoice after an earlier credit note, and says so', async () => {
+      const { sub, invoice: old } = await paidSubscription();
+      const earlier = await acme.api('POST', '/v1/credit-notes', { customer_id: sub.customer_id, invoice_id: old.id, amount: 50_000, reason: 'goodwill' });
+      expect(earlier.status, earlier.text).toBe(201);
+      const res = await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: pro.id });
+      expect(res.status, res.text).toBe(200);
+      // Unused: 78 667; the invoice had 118 000 − 50 000 = 68 000 left to credit.
+      expect(res.body.data.proration).toMatchObject({ unused_value: 78_667, unused_credit: 68_000, credit_capped: true });
+      expect(res.body.data.credit_note).toMatchObject({ invoice_id: old.id, amount: 68_000 });
+    });
+
+    it('caps the credit of a prorated cancellation the same way', async () => {
+      const { sub, invoice: old } = await paidSubscription();
+      await acme.api('POST', '/v1/credit-notes', { customer_id: sub.customer_id, invoice_id: old.id, amount: 50_000, reason: 'goodwill' });
+      const res = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: true });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toMatchObject({ status: 'canceled', proration: { remaining_days: 20, period_days: 30, unused_value: 78_667, unused_credit: 68_000, credit_capped: true } });
+      expect(res.body.data.proration.credit_note_id).toEqual(expect.any(String));
     });
 
     it('without proration changes the plan from the next renewal and charges nothing now', async () => {

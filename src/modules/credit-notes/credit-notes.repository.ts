@@ -2,10 +2,11 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { readTogether } from '../../platform/db/read-together.js';
-import type { CreditNoteApplicationsTable, CreditNotesTable, CreditNoteStatus } from './credit-notes.tables.js';
+import type { CreditNoteApplicationsTable, CreditNoteLinesTable, CreditNotesTable, CreditNoteStatus } from './credit-notes.tables.js';
 import './credit-notes.tables.js';
 
 export type CreditNoteRow = Selectable<CreditNotesTable>;
+export type CreditNoteLineRow = Selectable<CreditNoteLinesTable>;
 
 export async function insertCreditNote(tx: Tx, row: Insertable<CreditNotesTable>): Promise<void> {
   await tx.insertInto('credit_notes').values(row).execute();
@@ -15,11 +16,68 @@ export async function insertApplication(tx: Tx, row: Insertable<CreditNoteApplic
   await tx.insertInto('credit_note_applications').values(row).execute();
 }
 
+export async function insertCreditNoteLines(tx: Tx, rows: CreditNoteLineRow[]): Promise<void> {
+  if (rows.length > 0) await tx.insertInto('credit_note_lines').values(rows).execute();
+}
+
+export async function linesOfCreditNotes(tx: Tx, tenantId: string, noteIds: string[]): Promise<CreditNoteLineRow[]> {
+  if (noteIds.length === 0) return [];
+  return tx
+    .selectFrom('credit_note_lines')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('credit_note_id', 'in', noteIds)
+    .orderBy('credit_note_id')
+    .orderBy('position')
+    .execute();
+}
+
+export type CreditedComponents = { amount: number; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number };
+
+/** What the invoice's live notes (all but void and rejected) have credited so far, per invoice line. */
+export async function creditedPerInvoiceLine(tx: Tx, tenantId: string, invoiceId: string): Promise<Map<string, CreditedComponents>> {
+  const rows = await tx
+    .selectFrom('credit_note_lines as l')
+    .innerJoin('credit_notes as n', (join) => join.onRef('n.tenant_id', '=', 'l.tenant_id').onRef('n.id', '=', 'l.credit_note_id'))
+    .select((eb) => [
+      'l.invoice_line_id',
+      eb.fn.sum<number>('l.amount').as('amount'),
+      eb.fn.sum<number>('l.subtotal').as('subtotal'),
+      eb.fn.sum<number>('l.cgst_amount').as('cgst_amount'),
+      eb.fn.sum<number>('l.sgst_amount').as('sgst_amount'),
+      eb.fn.sum<number>('l.igst_amount').as('igst_amount'),
+    ])
+    .where('l.tenant_id', '=', tenantId)
+    .where('l.invoice_id', '=', invoiceId)
+    .where('n.status', 'not in', ['void', 'rejected'])
+    .groupBy('l.invoice_line_id')
+    .execute();
+  return new Map(
+    rows.map((r) => [
+      r.invoice_line_id,
+      { amount: Number(r.amount), subtotal: Number(r.subtotal), cgst_amount: Number(r.cgst_amount), sgst_amount: Number(r.sgst_amount), igst_amount: Number(r.igst_amount) },
+    ]),
+  );
+}
+
+/** The invoice's notes that still stand (pending, issued, used or expired), oldest first. */
+export async function liveNotesOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<CreditNoteRow[]> {
+  return tx
+    .selectFrom('credit_notes')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', '=', invoiceId)
+    .where('status', 'not in', ['void', 'rejected'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
 export async function findCreditNote(tx: Tx, tenantId: string, id: string): Promise<CreditNoteRow | undefined> {
   return tx.selectFrom('credit_notes').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
-/** Gross already credited against an invoice by notes that still stand (not void or rejected). */
 /**
  * What the invoice's credit notes (all but void and rejected ones) have credited so far, as gross
  * amount and per component: the next note is split against what remains.

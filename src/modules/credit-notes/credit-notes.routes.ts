@@ -9,7 +9,7 @@ import {
   getCreditNote,
   listCreditNotes,
   rejectCreditNote,
-  toCreditNote,
+  renderCreditNote,
   voidCreditNote,
 } from './credit-notes.service.js';
 
@@ -18,7 +18,7 @@ export function registerCreditNoteRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
     '/v1/credit-notes',
     { schema: { tags: ['credit notes'], summary: 'Create a credit note (issued, or pending approval under governance)', body: createCreditNoteBody, response: { 201: dataEnvelope(creditNoteSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: toCreditNote(await createCreditNote(ctx, request.body)) } })),
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await renderCreditNote(ctx, await createCreditNote(ctx, request.body)) } })),
   );
   app.get(
     '/v1/credit-notes',
@@ -36,7 +36,7 @@ export function registerCreditNoteRoutes(app: KoshApp, deps: AppDeps): void {
   );
   const action = (path: string, summary: string, run: typeof approveCreditNote) =>
     app.post(`/v1/credit-notes/:id/${path}`, { schema: { tags: ['credit notes'], summary, params: idParams, response: one } }, (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toCreditNote(await run(ctx, request.params.id)) } })),
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await renderCreditNote(ctx, await run(ctx, request.params.id)) } })),
     );
   action('approve', 'Approve a pending credit note (issues it)', approveCreditNote);
   action('reject', 'Reject a pending credit note', rejectCreditNote);
@@ -47,7 +47,7 @@ export function registerCreditNoteRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({
         status: 200,
-        body: { data: toCreditNote(await applyCreditNote(ctx, request.params.id, request.body.invoice_id, request.body.amount)) },
+        body: { data: await renderCreditNote(ctx, await applyCreditNote(ctx, request.params.id, request.body.invoice_id, request.body.amount)) },
       })),
   );
 }

@@ -8,23 +8,29 @@ import { getCustomer } from '../customers/index.js';
 import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
 import { applyToInvoice, getInvoiceRow, linesOfInvoices, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry, type PostingLine } from '../ledger/index.js';
-import { splitTaxProRata } from '../tax/index.js';
+import { splitTaxProRata, type TaxComponents } from '../tax/index.js';
 import { readSettings } from '../tenants/index.js';
+import { allocateProRata, namedShares, splitLines, sumLines, type CreditedLine, type LineRemaining } from './credit-note-lines.js';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas.js';
 import {
   creditedAgainstInvoice,
+  creditedPerInvoiceLine,
   findCreditNote,
   insertApplication,
   insertCreditNote,
+  insertCreditNoteLines,
+  linesOfCreditNotes,
   listCreditNoteRows,
+  liveNotesOfInvoice,
   spendableCreditNotes,
+  type CreditNoteLineRow,
   type CreditNoteRow,
 } from './credit-notes.repository.js';
 import { spendCreditBalance, transitionCreditNote } from './credit-notes.states.js';
 import type { CreditNoteStatus } from './credit-notes.tables.js';
 
-export function toCreditNote(row: CreditNoteRow): CreditNote {
-  return {
+export function toCreditNote(row: CreditNoteRow, lines?: CreditNoteLineRow[]): CreditNote {
+  const note: CreditNote = {
     id: row.id,
     tenant_id: row.tenant_id,
     customer_id: row.customer_id,
@@ -52,6 +58,27 @@ export function toCreditNote(row: CreditNoteRow): CreditNote {
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
+  if (lines) {
+    note.lines = lines.map((l) => ({
+      id: l.id,
+      invoice_line_id: l.invoice_line_id,
+      position: l.position,
+      hsn_code: l.hsn_code,
+      tax_rate_bp: l.rate_bp,
+      amount: l.amount,
+      subtotal: l.subtotal,
+      cgst_amount: l.cgst_amount,
+      sgst_amount: l.sgst_amount,
+      igst_amount: l.igst_amount,
+      tax_amount: l.tax_amount,
+    }));
+  }
+  return note;
+}
+
+/** The API shape with the note's credited lines (every credit-note endpoint answers this). */
+export async function renderCreditNote(ctx: Ctx, row: CreditNoteRow): Promise<CreditNote> {
+  return toCreditNote(row, await linesOfCreditNotes(ctx.tx, ctx.tenantId, [row.id]));
 }
 
 async function entityOf(ctx: Ctx, id: string): Promise<EntityRow> {
@@ -98,16 +125,101 @@ async function issue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<C
   return issued;
 }
 
+type CreditSplit = { tax: TaxComponents; lines: CreditedLine[] };
+
 /**
- * Creates a credit note. Tied to an invoice, it inherits the invoice's entity, currency, tax type
- * and HSN, and reverses its tax pro rata; standalone (goodwill) it carries no tax (subtotal 0).
- * With approval governance on it waits in `pending_approval`; otherwise it is issued at once.
+ * How a gross credit on an invoice splits into taxable value and each tax. Each credited line is
+ * split at its own rate against what that line has left (Rule 53(1A)): the lines the request
+ * names, or — when it names none — every line in proportion to what it has left. So no line, and
+ * therefore no tax component of the invoice, is ever credited beyond what it charged.
+ *
+ * An invoice credited by notes from before lines were recorded (the notes' total exceeds what
+ * their lines account for) keeps the older invoice-level split, against what the notes left.
+ */
+async function splitCredit(
+  ctx: Ctx,
+  invoice: InvoiceRow,
+  amount: number,
+  requested: CreateCreditNoteBody['lines'],
+): Promise<CreditSplit> {
+  const credited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
+  if (credited.amount + amount > invoice.total) {
+    throw errors.conflict(
+      `credit of ${amount} exceeds what remains creditable on the invoice (${invoice.total - credited.amount} of ${invoice.total})`,
+      'amount_exceeds_invoice',
+    );
+  }
+  const invoiceLines = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]);
+  const perLine = await creditedPerInvoiceLine(ctx.tx, ctx.tenantId, invoice.id);
+  const lineCredited = [...perLine.values()].reduce((sum, c) => sum + c.amount, 0);
+  if (lineCredited !== credited.amount || invoiceLines.reduce((sum, l) => sum + l.total, 0) !== invoice.total) {
+    if (requested) throw errors.conflict('the invoice was credited by notes without line detail: credit it without lines', 'credit_lines_unavailable');
+    // Split against what the earlier notes left uncredited, component by component, so several
+    // partial notes never together exceed any component of the invoice.
+    const remaining = {
+      subtotal: invoice.subtotal - credited.subtotal,
+      cgst_amount: invoice.cgst_amount - credited.cgst_amount,
+      sgst_amount: invoice.sgst_amount - credited.sgst_amount,
+      igst_amount: invoice.igst_amount - credited.igst_amount,
+      total: invoice.total - credited.amount,
+    };
+    return { tax: splitTaxProRata(remaining, amount), lines: [] };
+  }
+  const left: LineRemaining[] = invoiceLines.map((l) => {
+    const c = perLine.get(l.id) ?? { amount: 0, subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0 };
+    return {
+      invoice_line_id: l.id,
+      position: l.position,
+      hsn_code: l.hsn_code,
+      rate_bp: l.rate_bp,
+      subtotal: l.amount - c.subtotal,
+      cgst_amount: l.cgst_amount - c.cgst_amount,
+      sgst_amount: l.sgst_amount - c.sgst_amount,
+      igst_amount: l.igst_amount - c.igst_amount,
+      total: l.total - c.amount,
+    };
+  });
+  const lines = splitLines(requested ? namedShares(left, requested) : allocateProRata(left, amount)).sort((a, b) => a.line.position - b.line.position);
+  return { tax: sumLines(lines), lines };
+}
+
+function noteLineRows(ctx: Ctx, note: CreditNoteRow, lines: CreditedLine[]): CreditNoteLineRow[] {
+  return lines.map(({ line, split }, i) => ({
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    credit_note_id: note.id,
+    invoice_id: note.invoice_id!,
+    invoice_line_id: line.invoice_line_id,
+    position: i + 1,
+    hsn_code: line.hsn_code,
+    rate_bp: line.rate_bp,
+    amount: split.total,
+    subtotal: split.subtotal,
+    cgst_amount: split.cgst_amount,
+    sgst_amount: split.sgst_amount,
+    igst_amount: split.igst_amount,
+    tax_amount: split.tax_amount,
+  }));
+}
+
+/**
+ * Creates a credit note. Tied to an invoice, it inherits the invoice's entity, currency and tax
+ * type, and reverses the tax of the lines it credits (see splitCredit), carrying the HSN of its
+ * first credited line; standalone (goodwill) it carries no tax (subtotal 0). With approval
+ * governance on it waits in `pending_approval`; otherwise it is issued at once — and a tied note
+ * settles what its own invoice still owes first (settleOwnInvoice).
  */
 export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): Promise<CreditNoteRow> {
   const customer = await getCustomer(ctx, input.customer_id);
+  const amount = input.lines ? input.lines.reduce((sum, l) => sum + l.amount, 0) : input.amount!;
+  if (input.lines && input.amount !== undefined && input.amount !== amount) {
+    throw errors.invalidField('amount', `must equal the sum of lines[].amount (${amount})`);
+  }
+  if (!Number.isSafeInteger(amount)) throw errors.invalidField('lines', 'the lines add up to more than the largest amount');
   let invoice: InvoiceRow | undefined;
   let entity: EntityRow;
   let tax = { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
+  let creditedLines: CreditedLine[] = [];
   let taxType = '';
   let hsnCode = '';
   let currency: string;
@@ -118,29 +230,12 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
       throw errors.conflict(`cannot credit an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
     }
     if (input.currency && input.currency !== invoice.currency) throw errors.invalidField('currency', `the invoice is in ${invoice.currency}`);
-    const credited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
-    if (credited.amount + input.amount > invoice.total) {
-      throw errors.conflict(
-        `credit of ${input.amount} exceeds what remains creditable on the invoice (${invoice.total - credited.amount} of ${invoice.total})`,
-        'amount_exceeds_invoice',
-      );
-    }
-    // Split against what the earlier notes left uncredited, component by component: split against
-    // the whole invoice each time, the roundings of several partial notes could together reverse
-    // more of a tax (or of the taxable value) than the invoice charged. This way the notes never
-    // exceed any component, and the one that credits the rest returns exactly what remains.
-    const remaining = {
-      subtotal: invoice.subtotal - credited.subtotal,
-      cgst_amount: invoice.cgst_amount - credited.cgst_amount,
-      sgst_amount: invoice.sgst_amount - credited.sgst_amount,
-      igst_amount: invoice.igst_amount - credited.igst_amount,
-      total: invoice.total - credited.amount,
-    };
-    const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = splitTaxProRata(remaining, input.amount);
+    const split = await splitCredit(ctx, invoice, amount, input.lines);
+    const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = split.tax;
     tax = { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount };
+    creditedLines = split.lines;
     taxType = invoice.tax_type;
-    const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]);
-    hsnCode = lines[0]?.hsn_code ?? '';
+    hsnCode = creditedLines[0]?.line.hsn_code ?? (await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]))[0]?.hsn_code ?? '';
     currency = invoice.currency;
     entity = await entityOf(ctx, invoice.entity_id);
   } else {
@@ -163,11 +258,11 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
     status: pending ? 'pending_approval' : 'issued',
     refund_status: 'none',
     currency,
-    amount: input.amount,
+    amount,
     ...tax,
     tax_type: taxType,
     hsn_code: hsnCode,
-    balance: input.amount,
+    balance: amount,
     reason: input.reason,
     expires_at: input.expires_at ? new Date(input.expires_at) : null,
     issued_at: null,
@@ -180,20 +275,39 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
   };
   const final = pending ? row : await issue(ctx, row, entity);
   await insertCreditNote(ctx.tx, final);
-  await emitEvent(ctx, 'credit_note.created', toCreditNote(final));
-  return final;
+  const lineRows = noteLineRows(ctx, final, creditedLines);
+  await insertCreditNoteLines(ctx.tx, lineRows);
+  await emitEvent(ctx, 'credit_note.created', toCreditNote(final, lineRows));
+  return pending ? final : settleOwnInvoice(ctx, final);
+}
+
+/**
+ * A tied note pays what its own invoice still owes before anything else: only what is left
+ * becomes general customer credit (spent on the next invoice). Runs when the note is issued.
+ * Only adjustment notes: a note of another type (a refund's) is spent by the flow that made it.
+ */
+async function settleOwnInvoice(ctx: Ctx, note: CreditNoteRow): Promise<CreditNoteRow> {
+  if (!note.invoice_id || note.status !== 'issued' || note.type !== 'adjustment') return note;
+  const invoice = await getInvoiceRow(ctx, note.invoice_id, true);
+  if ((invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due <= 0) return note;
+  return spendOn(ctx, note, invoice, Math.min(note.balance, invoice.amount_due));
 }
 
 export async function approveCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow> {
   const current = await findCreditNote(ctx.tx, ctx.tenantId, id);
   if (!current) throw errors.notFound('credit note');
+  if (current.invoice_id) {
+    // Locked, so a void of the invoice cannot slip in between (it voids its pending notes).
+    const invoice = await getInvoiceRow(ctx, current.invoice_id, true);
+    if (invoice.status === 'void') throw errors.conflict('cannot approve a credit note whose invoice is void', 'invoice_void');
+  }
   const entity = await entityOf(ctx, current.entity_id);
   // The guarded update runs first so that two approvals cannot both take a number.
   const approved = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'approve', { approved_at: ctx.now, updated_at: ctx.now });
   const issued = await issue(ctx, approved, entity);
   const row = await saveIssueDetails(ctx, issued);
   await emitEvent(ctx, 'credit_note.approved', toCreditNote(row));
-  return row;
+  return settleOwnInvoice(ctx, row);
 }
 
 async function saveIssueDetails(ctx: Ctx, row: CreditNoteRow): Promise<CreditNoteRow> {
@@ -232,6 +346,36 @@ export async function voidCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRo
 }
 
 /**
+ * Before its invoice is voided (docs/decisions/0020): the notes tied to it go with it, so the
+ * void reverses the invoice once and nothing else stays reversed. A pending note is voided
+ * without an entry (nothing was booked); an issued, unspent one is voided with the mirror of its
+ * issue entry. A note that was spent or has expired has already moved money: the invoice cannot be
+ * voided (409; the void flow refuses an invoice with credit applied before it gets here).
+ * The caller holds the invoice's row lock.
+ */
+export async function voidCreditNotesOfInvoice(ctx: Ctx, invoiceId: string): Promise<CreditNoteRow[]> {
+  const notes = await liveNotesOfInvoice(ctx.tx, ctx.tenantId, invoiceId);
+  const spent = notes.find((n) => n.status !== 'pending_approval' && !(n.status === 'issued' && n.balance === n.amount));
+  if (spent) {
+    throw errors.conflict(
+      `cannot void the invoice: credit note ${spent.number ?? spent.id} against it is ${spent.status === 'issued' ? 'partly spent' : spent.status}`,
+      'invoice_has_credit_notes',
+    );
+  }
+  const voided: CreditNoteRow[] = [];
+  for (const note of notes) {
+    if (note.status === 'issued') {
+      voided.push(await voidCreditNote(ctx, note.id));
+      continue;
+    }
+    const row = await transitionCreditNote(ctx.tx, ctx.tenantId, note.id, 'void_pending', { balance: 0, voided_at: ctx.now, updated_at: ctx.now });
+    await emitEvent(ctx, 'credit_note.voided', toCreditNote(row));
+    voided.push(row);
+  }
+  return voided;
+}
+
+/**
  * Spends credit on an open invoice of the same customer, currency and entity: the note's balance
  * and the invoice's amount due fall together (Dr customer credit; Cr receivables).
  */
@@ -249,6 +393,12 @@ export async function applyCreditNote(ctx: Ctx, id: string, invoiceId: string, a
   if (amount > invoice.amount_due) {
     throw errors.conflict(`${amount} exceeds the invoice's amount due of ${invoice.amount_due}`, 'amount_exceeds_due');
   }
+  return spendOn(ctx, note, invoice, amount);
+}
+
+/** The application itself, once checked: balance and amount due fall together, one entry. */
+async function spendOn(ctx: Ctx, note: CreditNoteRow, invoice: InvoiceRow, amount: number): Promise<CreditNoteRow> {
+  const id = note.id;
   const spent = await spendCreditBalance(ctx.tx, ctx.tenantId, id, amount, ctx.now);
   await applyToInvoice(ctx, invoice.id, { credited: amount });
   const applicationId = newId();
@@ -293,12 +443,23 @@ export async function applyAvailableCredit(ctx: Ctx, invoice: InvoiceRow): Promi
   return invoice.amount_due - due;
 }
 
-/** At expires_at the unspent balance is written off (Dr customer credit; Cr expired-credit income). */
+/**
+ * At expires_at the unspent balance is written off. A note tied to an invoice reversed that
+ * invoice's output tax when it was issued; the unspent part of that reversal is owed again, so it
+ * is posted back (debit-note style: the share of each tax the balance carries, split as the note
+ * was) and only the net goes to income: Dr customer credit (balance); Cr output taxes (their
+ * share); Cr expired-credit income (the rest).
+ */
 export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow | null> {
   const current = await findCreditNote(ctx.tx, ctx.tenantId, id);
   if (!current || current.status !== 'issued' || !current.expires_at || current.expires_at > ctx.now) return null;
   const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'expire', { balance: 0, expired_at: ctx.now, updated_at: ctx.now });
   const entity = await entityOf(ctx, row.entity_id);
+  const owed =
+    current.invoice_id && current.tax_amount > 0
+      ? splitTaxProRata({ subtotal: current.subtotal, cgst_amount: current.cgst_amount, sgst_amount: current.sgst_amount, igst_amount: current.igst_amount, total: current.amount }, current.balance)
+      : { cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
+  const tags = { creditNoteId: row.id, invoiceId: row.invoice_id };
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,
@@ -309,17 +470,20 @@ export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNote
     description: `Expiry of credit note ${row.number}`,
     lines: [
       { account: Account.CUSTOMER_CREDIT, debit: current.balance, creditNoteId: row.id, customerId: row.customer_id },
-      { account: Account.EXPIRED_CREDIT_INCOME, credit: current.balance, creditNoteId: row.id },
+      { account: Account.CGST_PAYABLE, credit: owed.cgst_amount, ...tags },
+      { account: Account.SGST_PAYABLE, credit: owed.sgst_amount, ...tags },
+      { account: Account.IGST_PAYABLE, credit: owed.igst_amount, ...tags },
+      { account: Account.EXPIRED_CREDIT_INCOME, credit: current.balance - owed.tax_amount, creditNoteId: row.id },
     ],
   });
-  await emitEvent(ctx, 'credit_note.expired', { ...toCreditNote(row), expired_balance: current.balance });
+  await emitEvent(ctx, 'credit_note.expired', { ...toCreditNote(row), expired_balance: current.balance, tax_owed_again: owed.tax_amount });
   return row;
 }
 
 export async function getCreditNote(ctx: Ctx, id: string, expandCustomer = false): Promise<CreditNote> {
   const row = await findCreditNote(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('credit note');
-  const note = toCreditNote(row);
+  const note = await renderCreditNote(ctx, row);
   return expandCustomer ? { ...note, customer: await getCustomer(ctx, row.customer_id) } : note;
 }
 
@@ -329,5 +493,12 @@ export async function listCreditNotes(
   page: Page,
 ): Promise<{ notes: CreditNote[]; total: number }> {
   const { rows, total } = await listCreditNoteRows(ctx.tx, ctx.tenantId, filter, page);
-  return { notes: rows.map(toCreditNote), total };
+  const lines = await linesOfCreditNotes(ctx.tx, ctx.tenantId, rows.map((r) => r.id));
+  return { notes: rows.map((r) => toCreditNote(r, lines.filter((l) => l.credit_note_id === r.id))), total };
+}
+
+/** What an invoice has left to credit (gross): its total less what its live notes credited. */
+export async function creditableOnInvoice(ctx: Ctx, invoice: InvoiceRow): Promise<number> {
+  const credited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
+  return Math.max(0, invoice.total - credited.amount);
 }

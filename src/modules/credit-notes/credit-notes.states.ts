@@ -6,13 +6,16 @@ import type { CreditNoteRow } from './credit-notes.repository.js';
 
 /**
  *   (create) ──> pending_approval ──approve──> issued ──spend(balance→0)──> used
- *        │              └──reject──> rejected     │──void (unspent only)──> void
+ *        │              │──reject──> rejected     │──void (unspent only)──> void
+ *        │              └──void_pending (its invoice voided)──> void
  *        └──(no governance)──> issued             └──expire (at expires_at)──> expired
  */
 export const creditNoteTransitions = {
   approve: { from: ['pending_approval'], to: 'issued' },
   reject: { from: ['pending_approval'], to: 'rejected' },
   void: { from: ['issued'], to: 'void' },
+  /** Only with its invoice's void (a pending note is never voided on its own: reject it). */
+  void_pending: { from: ['pending_approval'], to: 'void' },
   expire: { from: ['issued'], to: 'expired' },
 } as const satisfies Record<string, { from: readonly CreditNoteStatus[]; to: CreditNoteStatus }>;
 
@@ -47,7 +50,7 @@ export async function transitionCreditNote(
       throw errors.conflict('cannot void a credit note that has been partly applied', 'credit_note_applied');
     }
   }
-  return refuse(tx, tenantId, id, event);
+  return refuse(tx, tenantId, id, event === 'void_pending' ? 'void' : event);
 }
 
 function baseUpdate(tx: Tx, tenantId: string, id: string) {

@@ -43,9 +43,28 @@ export interface CreditNoteApplicationsTable {
   created_at: Timestamp;
 }
 
+/** One invoice line a note credits: its share of the note, split at that line's own rate. */
+export interface CreditNoteLinesTable {
+  tenant_id: string;
+  id: string;
+  credit_note_id: string;
+  invoice_id: string;
+  invoice_line_id: string;
+  position: number;
+  hsn_code: string;
+  rate_bp: number;
+  amount: number;
+  subtotal: number;
+  cgst_amount: number;
+  sgst_amount: number;
+  igst_amount: number;
+  tax_amount: number;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
     credit_notes: CreditNotesTable;
     credit_note_applications: CreditNoteApplicationsTable;
+    credit_note_lines: CreditNoteLinesTable;
   }
 }

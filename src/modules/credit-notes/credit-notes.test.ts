@@ -18,12 +18,12 @@ const balanceOf = async (id: string) => (await acme.api('GET', `/v1/credit-notes
 
 describe('credit notes', () => {
   describe('create', () => {
-    it('reverses the invoice tax pro rata and carries its tax type and HSN', async () => {
+    it('reverses the invoice tax pro rata, carries its tax type and HSN, and settles its own open invoice', async () => {
       const inv = await createInvoice(acme, customer, [10_000]); // 10 000 + 1 800 IGST
       const res = await note({ invoice_id: inv.id, amount: 5_900, reason: 'half refund' });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({
-        status: 'issued',
+        status: 'used',
         amount: 5_900,
         subtotal: 5_000,
         igst_amount: 900,
@@ -31,7 +31,7 @@ describe('credit notes', () => {
         tax_amount: 900,
         tax_type: 'inter_state',
         hsn_code: '998314',
-        balance: 5_900,
+        balance: 0,
         type: 'adjustment',
         refund_status: 'none',
         invoice_id: inv.id,

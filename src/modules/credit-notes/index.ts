@@ -1,4 +1,15 @@
 /** The public face of credit notes (gift cancellation, referrals and finalization use these). */
-export { createCreditNote, applyAvailableCredit, applyCreditNote, getCreditNote, listCreditNotes, toCreditNote, expireCreditNote } from './credit-notes.service.js';
+export {
+  createCreditNote,
+  applyAvailableCredit,
+  applyCreditNote,
+  getCreditNote,
+  listCreditNotes,
+  toCreditNote,
+  renderCreditNote,
+  expireCreditNote,
+  voidCreditNotesOfInvoice,
+  creditableOnInvoice,
+} from './credit-notes.service.js';
 export { customersWithSpendableCredit, type CreditNoteRow } from './credit-notes.repository.js';
 export { creditNoteSchema, type CreditNote } from './credit-notes.schemas.js';

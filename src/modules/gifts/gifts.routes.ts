@@ -3,7 +3,7 @@ import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, to
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { cancelGift } from '../../flows/cancel-gift.js';
 import { purchaseGift } from '../../flows/purchase-gift.js';
-import { toCreditNote } from '../credit-notes/index.js';
+import { renderCreditNote } from '../credit-notes/index.js';
 import { cancelGiftResponse, createGiftBody, giftSchema, listGiftsQuery } from './gifts.schemas.js';
 import { getGift, listGifts, toGift } from './gifts.service.js';
 
@@ -52,7 +52,7 @@ export function registerGiftRoutes(app: KoshApp, deps: AppDeps): void {
         const { gift, creditNote, invoiceVoided } = await cancelGift(ctx, request.params.id);
         return {
           status: 200,
-          body: { data: { gift: toGift(gift), ...(creditNote ? { credit_note: toCreditNote(creditNote) } : {}), invoice_voided: invoiceVoided } },
+          body: { data: { gift: toGift(gift), ...(creditNote ? { credit_note: await renderCreditNote(ctx, creditNote) } : {}), invoice_voided: invoiceVoided } },
         };
       }),
   );

@@ -2,10 +2,11 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { finalizeInvoiceWithCredit } from '../../flows/finalize-invoice.js';
+import { voidInvoiceWithCreditNotes } from '../../flows/void-invoice.js';
 import { journalEntrySchema, listInvoiceJournalEntries } from '../ledger/index.js';
 import { z } from 'zod';
 import { createInvoiceBody, invoiceSchema, listInvoicesQuery } from './invoices.schemas.js';
-import { createInvoiceFromApi, getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice, voidInvoice } from './invoices.service.js';
+import { createInvoiceFromApi, getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from './invoices.service.js';
 
 export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   const one = { 200: dataEnvelope(invoiceSchema) };
@@ -44,9 +45,9 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.post(
     '/v1/invoices/:id/void',
-    { schema: { tags: ['invoices'], summary: 'Void an invoice (keeps its number; reverses the ledger entry)', params: idParams, response: one } },
+    { schema: { tags: ['invoices'], summary: 'Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes)', params: idParams, response: one } },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await renderInvoice(ctx, await voidInvoice(ctx, request.params.id)) } })),
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await renderInvoice(ctx, await voidInvoiceWithCreditNotes(ctx, request.params.id)) } })),
   );
   app.post(
     '/v1/invoices/:id/mark-uncollectible',

@@ -42,6 +42,7 @@ export {
 export {
   subscriptionSchema,
   planChangeSchema,
+  type CancelProration,
   type CancelSubscriptionBody,
   type ChangePlanBody,
   type CreateSubscriptionBody,

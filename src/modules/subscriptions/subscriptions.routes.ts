@@ -6,6 +6,7 @@ import { changeSubscriptionPlan, previewSubscriptionPlanChange, renderPlanChange
 import { createSubscription } from '../../flows/create-subscription.js';
 import { resumeSubscription } from '../../flows/resume-subscription.js';
 import {
+  canceledSubscriptionSchema,
   cancelSubscriptionBody,
   changePlanBody,
   createSubscriptionBody,
@@ -64,13 +65,14 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
         summary: 'Cancel at period end (default) or now, optionally crediting the unused time',
         params: idParams,
         body: cancelSubscriptionBody.nullish(),
-        response: one,
+        response: { 200: dataEnvelope(canceledSubscriptionSchema) },
       },
     },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
         const body = cancelSubscriptionBody.parse(request.body ?? {});
-        return { status: 200, body: { data: toSubscription(await cancelSubscription(ctx, request.params.id, body)) } };
+        const { row, proration } = await cancelSubscription(ctx, request.params.id, body);
+        return { status: 200, body: { data: { ...toSubscription(row), ...(proration ? { proration } : {}) } } };
       }),
   );
 

@@ -76,6 +76,20 @@ export const subscriptionSchema = z
 
 export type Subscription = z.infer<typeof subscriptionSchema>;
 
+/** The credit of an immediate cancellation with `prorate` (present only then). */
+export const cancelProrationSchema = z.object({
+  remaining_days: z.int(),
+  period_days: z.int(),
+  unused_value: z.int().describe('what the unused time was worth, gross, minor units'),
+  unused_credit: z.int().describe('what was credited: the unused value, or what remained creditable on its invoice if less'),
+  credit_capped: z.boolean().describe('true when earlier credit notes on the invoice left less to credit than the unused value'),
+  credit_note_id: z.uuid().nullable(),
+});
+export type CancelProration = z.infer<typeof cancelProrationSchema>;
+
+/** What POST /v1/subscriptions/{id}/cancel answers: the subscription, plus the proration credit when asked for. */
+export const canceledSubscriptionSchema = subscriptionSchema.extend({ proration: cancelProrationSchema.optional() }).meta({ id: 'CanceledSubscription' });
+
 /** What POST /v1/subscriptions/{id}/change-plan answers (also for a preview, which writes nothing). */
 export const planChangeSchema = z
   .object({
@@ -92,7 +106,9 @@ export const planChangeSchema = z
       period_end: fields.timestamp(),
       remaining_days: z.int(),
       period_days: z.int(),
-      unused_credit: z.int().describe('gross, minor units'),
+      unused_value: z.int().describe('what the unused time of the old plan was worth, gross, minor units'),
+      unused_credit: z.int().describe('gross, minor units: the unused value, or what remained creditable on its invoice if less'),
+      credit_capped: z.boolean().describe('true when earlier credit notes on the invoice left less to credit than the unused value'),
       new_charge: z.int().describe('net of tax, minor units (the invoice adds GST)'),
     }),
   })
