@@ -29,8 +29,8 @@ export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: Cer
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,
     kind: 'invoice.tds_recorded',
-    referenceType: 'invoice',
-    referenceId: invoice.id,
+    referenceType: 'tds_certificate',
+    referenceId: id,
     currency: invoice.currency,
     description: `TDS certified for invoice ${invoice.number}${input.certificate_number ? ` (certificate ${input.certificate_number})` : ''}`,
     lines: [

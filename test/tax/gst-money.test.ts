@@ -114,14 +114,20 @@ describe('TDS', () => {
     expect(cash.status).toBe(201);
     const tooMuch = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 2001 });
     expect(tooMuch.status).toBe(400);
-    const res = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 1000, certificate_number: 'ABCD1234', section: '194J' });
+    const part = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 400, certificate_number: 'ABCD1234', section: '194J' });
+    expect(part.status, part.text).toBe(200);
+    expect(part.body.data).toMatchObject({ status: 'open', amount_tds: 400, amount_due: 600 });
+    const res = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 600, certificate_number: 'ABCD1235' });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toMatchObject({ status: 'paid', amount_tds: 1000, amount_due: 0 });
+    const again = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 1 });
+    expect(again.status).toBe(409);
     const journal = (await acme.api('GET', `/v1/invoices/${inv.id}/journal-entries`)).body.data;
-    const tds = journal.find((e: { kind: string }) => e.kind === 'invoice.tds_recorded');
-    expect(tds).toBeDefined();
+    const entries = journal.filter((e: { kind: string }) => e.kind === 'invoice.tds_recorded');
+    expect(entries).toHaveLength(2);
+    const tds = entries[1];
     expect(tds.lines).toEqual(
-      expect.arrayContaining([expect.objectContaining({ account_code: 1200, debit: 1000 }), expect.objectContaining({ account_code: 1100, credit: 1000 })]),
+      expect.arrayContaining([expect.objectContaining({ account_code: 1200, debit: 600 }), expect.objectContaining({ account_code: 1100, credit: 600 })]),
     );
   });
 });
