@@ -3,7 +3,6 @@ import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
-import { sumMinorUnits } from '../../platform/money.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { customerCountry, customerStateCode, getCustomer } from '../customers/index.js';
 import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
