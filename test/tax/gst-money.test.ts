@@ -159,6 +159,19 @@ describe('foreign-currency invoices of an Indian entity', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('takes the entity rate in force at finalization, not at drafting', async () => {
+    const draft = await invoice(acme, { customer_id: karnataka, currency: 'USD', lines: [line(10_000)], auto_finalize: false });
+    expect(draft).toMatchObject({ exchange_rate: '83.2575', exchange_rate_source: 'entity_rate_table' });
+    t.clock.advance(60_000);
+    const later = new Date(t.clock.now().getTime() + 1000).toISOString();
+    expect((await acme.api('PUT', `/v1/entities/${entityId}/exchange-rates`, { currency: 'USD', rate: '84.000', effective_from: later })).body.data.rate).toBe('84');
+    const rates = await acme.api('GET', `/v1/entities/${entityId}/exchange-rates`);
+    expect(rates.body.data.map((r: { rate: string }) => r.rate)).toEqual(['84', '83.2575']);
+    t.clock.advance(2000);
+    const fin = await acme.api('POST', `/v1/invoices/${draft.id}/finalize`);
+    expect(fin.body.data).toMatchObject({ exchange_rate: '84', inr_subtotal: 840_000, inr_cgst_amount: 75_600 });
+  });
+
   it('keeps one trial balance per currency', async () => {
     const rows = await trialBalanceRows(t.database.db, acme.tenantId);
     const receivables = rows.filter((r) => r.account_code === 1100);
