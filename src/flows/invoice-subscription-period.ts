@@ -9,7 +9,7 @@ export type SubscriptionBillingReason = 'subscription_create' | 'subscription_cy
 
 export type PeriodCharge = {
   subscription: Pick<SubscriptionRow, 'id' | 'currency' | 'quantity'>;
-  plan: Pick<PlanRow, 'id' | 'name' | 'hsn_code'>;
+  plan: Pick<PlanRow, 'id' | 'name' | 'hsn_code' | 'tax_rate_bp'>;
   price: Pick<PriceRow, 'id' | 'amount'>;
   customer: Customer;
   period: { start: Date; end: Date };
@@ -28,6 +28,7 @@ export function periodLine(charge: PeriodCharge) {
     quantity: charge.subscription.quantity,
     unit_amount: charge.unitAmount ?? charge.price.amount,
     hsn_code: charge.plan.hsn_code || undefined,
+    tax_rate_bp: charge.plan.tax_rate_bp,
     plan_id: charge.plan.id,
     price_id: charge.price.id,
     period_start: charge.period.start,

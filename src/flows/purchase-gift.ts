@@ -51,10 +51,13 @@ export async function purchaseGift(ctx: Ctx, input: CreateGiftBody): Promise<Gif
         quantity: 1,
         unit_amount: amount,
         hsn_code: plan.hsn_code || undefined,
+        tax_rate_bp: plan.tax_rate_bp,
         plan_id: plan.id,
         price_id: price.id,
       },
     ],
+    // The price comes from the plan and the duration: an amount too large (with tax) is theirs.
+    field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'duration_months' : 'plan_id'),
   });
   const invoice = await finalizeInvoice(ctx, draft.id);
   return insertPurchasedGift(ctx, {

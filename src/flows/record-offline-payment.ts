@@ -4,7 +4,7 @@ import { emitEvent } from '../platform/events/events.js';
 import { newId } from '../platform/ids.js';
 import { getCustomer } from '../modules/customers/index.js';
 import { getEntity, getPrimaryEntity } from '../modules/entities/index.js';
-import { applyToInvoice, getInvoiceRow } from '../modules/invoices/index.js';
+import { applyToInvoice, assertTdsAllowed, getInvoiceRow } from '../modules/invoices/index.js';
 import { Account, postEntry } from '../modules/ledger/index.js';
 import { savePayment, type Payment, type RecordOfflinePaymentBody } from '../modules/payments/index.js';
 
@@ -29,6 +29,7 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
     if (invoice.status !== 'open' && invoice.status !== 'uncollectible') {
       throw errors.conflict(`cannot pay an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
     }
+    assertTdsAllowed(invoice, input.tds_amount, 'tds_amount');
     if (input.tds_amount > invoice.amount_due) {
       throw errors.invalidField('tds_amount', `exceeds the invoice's outstanding balance of ${invoice.amount_due}`);
     }

@@ -37,3 +37,57 @@ export function sumMinorUnits(values: readonly number[]): number {
   for (const v of values) total += assertMinorUnits(v);
   return assertMinorUnits(total, 'sum');
 }
+
+/** Digits after the decimal point in a currency (2 for INR and USD, 0 for JPY, 3 for KWD). */
+export function currencyExponent(currency: string): number {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/**
+ * Exchange rates are decimal strings — units of the target currency per one (major) unit of the
+ * source currency, e.g. "83.2575" rupees per US dollar — with at most 9 integer and 6 fractional
+ * digits, never floats. Inside they are an integer count of millionths.
+ */
+export const EXCHANGE_RATE_PATTERN = /^\d{1,9}(\.\d{1,6})?$/;
+const RATE_SCALE = 1_000_000n;
+
+/** The rate in millionths; a RangeError for anything but a positive decimal string of the pattern. */
+export function exchangeRateMicros(rate: string): bigint {
+  if (!EXCHANGE_RATE_PATTERN.test(rate)) throw new RangeError(`exchange rate "${rate}" is not a decimal such as "83.2575"`);
+  const [whole, fraction = ''] = rate.split('.');
+  const micros = BigInt(whole!) * RATE_SCALE + BigInt(fraction.padEnd(6, '0'));
+  if (micros <= 0n) throw new RangeError('exchange rate must be greater than zero');
+  return micros;
+}
+
+/** The canonical spelling of a rate: no leading zeros, no trailing fractional zeros ("083.2500" → "83.25"). */
+export function canonicalExchangeRate(rate: string): string {
+  const micros = exchangeRateMicros(rate);
+  const whole = (micros / RATE_SCALE).toString();
+  const fraction = (micros % RATE_SCALE).toString().padStart(6, '0').replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
+}
+
+/**
+ * Converts minor units of `from` into minor units of `to` at `rate` (units of `to` per unit of
+ * `from`), rounded half-up once: amount × rate × 10^exp(to) ÷ 10^exp(from). A RangeError when the
+ * result is not a safe integer.
+ */
+export function convertMinorUnits(amount: number, from: string, to: string, rate: string): number {
+  assertMinorUnits(amount);
+  const numerator = BigInt(amount) * exchangeRateMicros(rate) * 10n ** BigInt(currencyExponent(to));
+  const denominator = RATE_SCALE * 10n ** BigInt(currencyExponent(from));
+  const negative = numerator < 0n;
+  const abs = negative ? -numerator : numerator;
+  let q = abs / denominator;
+  if ((abs % denominator) * 2n >= denominator) q += 1n;
+  const result = negative ? -q : q;
+  if (result > BigInt(Number.MAX_SAFE_INTEGER) || result < -BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new RangeError(`converted amount ${result} is beyond the safe integer range`);
+  }
+  return Number(result);
+}

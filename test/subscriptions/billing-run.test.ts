@@ -331,6 +331,8 @@ describe('the billing run', () => {
       const tenant = await karnatakaTenant(t);
       const plan = await createPlan(tenant, { prices: [{ amount: 100_000, currency: 'INR' }, { amount: 1_500, currency: 'USD' }] });
       const customer = await createCustomer(tenant);
+      const entity = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
+      await tenant.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'USD', rate: '83' });
       const inr = [await subscribe(tenant, { customer_id: customer, plan_id: plan.id }), await subscribe(tenant, { customer_id: customer, plan_id: plan.id })];
       const usd = await subscribe(tenant, { customer_id: customer, plan_id: plan.id, currency: 'USD' });
       // The plan loses its USD price behind the API's back: the USD subscription cannot be priced.

@@ -198,6 +198,8 @@ export const validBodies: Record<string, unknown> = {
     },
     preview: true,
   },
+  'PUT /v1/entities/{id}/exchange-rates': { currency: 'USD', rate: '83.25' },
+  'POST /v1/invoices/{id}/tds': { tds_amount: 1 },
   // Same idea: the credit note's owner applies it to their own open invoice.
   'POST /v1/credit-notes/{id}/apply': {
     get invoice_id() {

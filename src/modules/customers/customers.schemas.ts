@@ -37,6 +37,7 @@ export const createCustomerBody = z.object({
   phone: phone().nullable().optional(),
   gstin: gstinField().nullable().optional(),
   billing_address: billingAddressInput.nullable().optional(),
+  sez: z.boolean().optional().describe('a unit or developer in a Special Economic Zone: its supplies are zero-rated (IGST Act s.16)'),
   metadata: fields.metadata().nullable().optional(),
 });
 export type CreateCustomerBody = z.infer<typeof createCustomerBody>;
@@ -49,6 +50,7 @@ export const updateCustomerBody = z.object({
   phone: phone().nullable().optional(),
   gstin: gstinField().nullable().optional(),
   billing_address: billingAddressInput.nullable().optional(),
+  sez: z.boolean().optional(),
   metadata: fields.metadata().nullable().optional(),
 });
 export type UpdateCustomerBody = z.infer<typeof updateCustomerBody>;
@@ -79,6 +81,7 @@ export const customerSchema = z
     phone: z.string().nullable(),
     gstin: z.string().nullable(),
     billing_address: billingAddressSchema.nullable(),
+    sez: z.boolean(),
     metadata: z.record(z.string(), z.unknown()),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),

@@ -18,6 +18,8 @@ export interface CustomersTable {
   external_id: string | null;
   phone: string | null;
   gstin: string | null;
+  /** A unit or developer in a Special Economic Zone: supplies to it are zero-rated. */
+  sez: boolean;
   billing_address: NullableJson<BillingAddress>;
   metadata: Json<Record<string, unknown>>;
   created_at: Timestamp;

@@ -47,6 +47,7 @@ describe('customers', () => {
         phone: null,
         gstin: null,
         billing_address: null,
+        sez: false,
         metadata: {},
         created_at: '2026-04-01T00:00:00.000Z',
         updated_at: '2026-04-01T00:00:00.000Z',

@@ -106,14 +106,17 @@ describe('documents', () => {
 
   describe('invoiceHeading', () => {
     it.each([
-      ['intra_state', 'Tax Invoice', false],
-      ['inter_state', 'Tax Invoice', false],
-      ['export', 'Export Invoice', true],
-      ['', 'Invoice', false],
-    ])('%j → %s', (taxType, title, endorsed) => {
-      const heading = invoiceHeading({ tax_type: taxType });
+      ['intra_state', false, 'Tax Invoice', undefined],
+      ['inter_state', false, 'Tax Invoice', undefined],
+      ['export', true, 'Export Invoice', 'Supply meant for export under Letter of Undertaking without payment of integrated tax (IGST)'],
+      ['export', false, 'Export Invoice', 'Supply meant for export on payment of integrated tax (IGST)'],
+      ['sez', true, 'Tax Invoice', 'Supply meant for SEZ unit or SEZ developer for authorised operations under Letter of Undertaking without payment of integrated tax (IGST)'],
+      ['sez', false, 'Tax Invoice', 'Supply meant for SEZ unit or SEZ developer for authorised operations on payment of integrated tax (IGST)'],
+      ['', false, 'Invoice', undefined],
+    ])('%j (lut %j) → %s', (taxType, lut, title, endorsement) => {
+      const heading = invoiceHeading({ tax_type: taxType, lut });
       expect(heading.title).toBe(title);
-      expect(Boolean(heading.endorsement)).toBe(endorsed);
+      expect(heading.endorsement).toBe(endorsement);
     });
   });
 

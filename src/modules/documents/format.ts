@@ -1,18 +1,11 @@
-import { assertMinorUnits } from '../../platform/money.js';
+import { assertMinorUnits, currencyExponent } from '../../platform/money.js';
 
 /**
  * How amounts, rates and dates look on printed documents. Pure string work on integers: an amount
  * never passes through a float on its way to paper.
  */
 
-/** Digits after the decimal point in the currency (2 for INR and USD, 0 for JPY, 3 for KWD). */
-export function currencyExponent(currency: string): number {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
+export { currencyExponent };
 
 /** 1234567 → "12,34,567" (Indian lakh/crore grouping) or "1,234,567". */
 function groupDigits(digits: string, indian: boolean): string {

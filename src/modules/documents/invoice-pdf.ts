@@ -27,16 +27,21 @@ const SHADE = '#eeeeee';
 
 export type InvoiceHeading = { title: string; endorsement?: string };
 
-/** "Tax Invoice" under GST, "Invoice" where no GST applies, "Export Invoice" with the rule 46 endorsement. */
-export function invoiceHeading(invoice: Pick<Invoice, 'tax_type'>): InvoiceHeading {
+/**
+ * "Tax Invoice" under GST, "Invoice" where no GST applies, "Export Invoice" for exports; exports
+ * and SEZ supplies carry the rule 46 endorsement, under LUT or on payment of IGST.
+ */
+export function invoiceHeading(invoice: Pick<Invoice, 'tax_type' | 'lut'>): InvoiceHeading {
   if (invoice.tax_type === '') return { title: 'Invoice' };
-  if (invoice.tax_type === 'export') {
-    return {
-      title: 'Export Invoice',
-      endorsement: 'Supply meant for export under Letter of Undertaking without payment of integrated tax (IGST)',
-    };
-  }
+  const how = invoice.lut ? 'under Letter of Undertaking without payment of integrated tax (IGST)' : 'on payment of integrated tax (IGST)';
+  if (invoice.tax_type === 'export') return { title: 'Export Invoice', endorsement: `Supply meant for export ${how}` };
+  if (invoice.tax_type === 'sez') return { title: 'Tax Invoice', endorsement: `Supply meant for SEZ unit or SEZ developer for authorised operations ${how}` };
   return { title: 'Tax Invoice' };
+}
+
+/** IGST is levied on inter-state supplies, and on exports and SEZ supplies made without LUT. */
+function leviesIgst(invoice: Pick<Invoice, 'tax_type' | 'lut'>): boolean {
+  return invoice.tax_type === 'inter_state' || ((invoice.tax_type === 'export' || invoice.tax_type === 'sez') && !invoice.lut);
 }
 
 /** The file name a mail client or browser shows: the invoice number, "/" (allowed in GST numbers) made safe. */
@@ -130,7 +135,7 @@ function columnsFor(invoice: Invoice, contentWidth: number): Column[] {
   // intra-state invoice would crowd the description and say nothing.
   if (invoice.tax_type === 'intra_state') {
     fixed.push(...tax('CGST', 0.5, (l) => l.cgst_amount), ...tax(invoice.utgst ? 'UTGST' : 'SGST', 0.5, (l) => l.sgst_amount));
-  } else if (invoice.tax_type === 'inter_state') {
+  } else if (leviesIgst(invoice)) {
     fixed.push(...tax('IGST', 1, (l) => l.igst_amount));
   }
   const used = fixed.reduce((s, c) => s + c.width, 0);
@@ -238,6 +243,8 @@ export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
   if (supply) particulars.push(['Place of supply', supply]);
   if (gstApplies) particulars.push(['Tax payable on reverse charge', 'No']);
   particulars.push(['Currency', invoice.currency]);
+  const foreign = invoice.currency !== 'INR' && invoice.exchange_rate !== null && invoice.inr_total !== null;
+  if (foreign) particulars.push(['Exchange rate', `1 ${invoice.currency} = INR ${invoice.exchange_rate}`]);
   if (invoice.status === 'paid') particulars.push(['Status', `Paid${invoice.paid_at ? ` on ${formatDate(invoice.paid_at, timeZone)}` : ''}`]);
   if (invoice.status === 'void') particulars.push(['Status', `Void${invoice.voided_at ? ` since ${formatDate(invoice.voided_at, timeZone)}` : ''}`]);
 
@@ -287,7 +294,7 @@ export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
   if (invoice.tax_type === 'intra_state') {
     totals.push({ label: 'CGST', value: money(invoice.cgst_amount) });
     totals.push({ label: invoice.utgst ? 'UTGST' : 'SGST', value: money(invoice.sgst_amount) });
-  } else if (invoice.tax_type === 'inter_state') {
+  } else if (leviesIgst(invoice)) {
     totals.push({ label: 'IGST', value: money(invoice.igst_amount) });
   }
   totals.push({ label: 'Total', value: formatMoney(invoice.total, invoice.currency), strong: true });
@@ -295,6 +302,18 @@ export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
   if (invoice.amount_tds > 0) totals.push({ label: 'TDS withheld by the customer', value: money(invoice.amount_tds) });
   if (invoice.amount_credited > 0) totals.push({ label: 'Credits applied', value: money(invoice.amount_credited) });
   totals.push({ label: 'Amount due', value: formatMoney(invoice.amount_due, invoice.currency), strong: true });
+  // GST is determined in INR (CGST Rules, rule 34): a foreign-currency invoice prints both.
+  if (foreign) {
+    const inr = (v: number | null) => formatMoney(v ?? 0, 'INR');
+    totals.push({ label: 'Taxable value in INR', value: inr(invoice.inr_subtotal) });
+    if (invoice.tax_type === 'intra_state') {
+      totals.push({ label: 'CGST in INR', value: inr(invoice.inr_cgst_amount) });
+      totals.push({ label: `${invoice.utgst ? 'UTGST' : 'SGST'} in INR`, value: inr(invoice.inr_sgst_amount) });
+    } else if (leviesIgst(invoice)) {
+      totals.push({ label: 'IGST in INR', value: inr(invoice.inr_igst_amount) });
+    }
+    totals.push({ label: 'Total in INR', value: inr(invoice.inr_total) });
+  }
 
   const words = rupeesInWords(invoice.total, invoice.currency);
   const blockHeight = totals.length * 13 + 10 + (words ? 24 : 0) + (invoice.memo ? 40 : 0) + 50;

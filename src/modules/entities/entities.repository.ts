@@ -2,7 +2,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { readTogether } from '../../platform/db/read-together.js';
-import type { LegalEntitiesTable } from './entities.tables.js';
+import type { EntityExchangeRatesTable, LegalEntitiesTable } from './entities.tables.js';
 import './entities.tables.js';
 
 export type EntityRow = Selectable<LegalEntitiesTable>;
@@ -53,4 +53,42 @@ export async function listEntityRows(tx: Tx, tenantId: string, page: Page): Prom
     base.select((eb) => eb.fn.countAll<number>().as('n')),
   );
   return { rows, total: Number(count?.n ?? 0) };
+}
+
+export type ExchangeRateRow = Selectable<EntityExchangeRatesTable>;
+
+/** Sets the rate of (entity, currency) from `effective_from`; the same moment again replaces it. */
+export async function upsertExchangeRate(tx: Tx, row: Insertable<EntityExchangeRatesTable>): Promise<ExchangeRateRow> {
+  return tx
+    .insertInto('entity_exchange_rates')
+    .values(row)
+    .onConflict((oc) => oc.columns(['tenant_id', 'entity_id', 'currency', 'effective_from']).doUpdateSet({ rate: row.rate, updated_at: row.updated_at }))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The rate in force at `at`: the latest whose effective_from is not after it. */
+export async function findExchangeRate(tx: Tx, tenantId: string, entityId: string, currency: string, at: Date): Promise<ExchangeRateRow | undefined> {
+  return tx
+    .selectFrom('entity_exchange_rates')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('entity_id', '=', entityId)
+    .where('currency', '=', currency)
+    .where('effective_from', '<=', at)
+    .orderBy('effective_from', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function listExchangeRateRows(tx: Tx, tenantId: string, entityId: string): Promise<ExchangeRateRow[]> {
+  return tx
+    .selectFrom('entity_exchange_rates')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('entity_id', '=', entityId)
+    .orderBy('currency')
+    .orderBy('effective_from', 'desc')
+    .limit(1000)
+    .execute();
 }

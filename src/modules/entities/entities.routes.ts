@@ -2,8 +2,8 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { z } from 'zod';
-import { createEntityBody, entitySchema, updateEntityBody } from './entities.schemas.js';
-import { createEntity, getEntity, listEntities, updateEntity } from './entities.service.js';
+import { createEntityBody, entitySchema, exchangeRateSchema, putExchangeRateBody, updateEntityBody } from './entities.schemas.js';
+import { createEntity, getEntity, listEntities, listExchangeRates, putExchangeRate, updateEntity } from './entities.service.js';
 
 export function registerEntityRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
@@ -30,5 +30,24 @@ export function registerEntityRoutes(app: KoshApp, deps: AppDeps): void {
     { schema: { tags: ['entities'], summary: 'Update a legal entity', params: idParams, body: updateEntityBody, response: { 200: dataEnvelope(entitySchema) } } },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateEntity(ctx, request.params.id, request.body) } })),
+  );
+  app.put(
+    '/v1/entities/:id/exchange-rates',
+    {
+      schema: {
+        tags: ['entities'],
+        summary: "Set the entity's INR exchange rate for a currency (used for the INR amounts of its foreign-currency invoices)",
+        params: idParams,
+        body: putExchangeRateBody,
+        response: { 200: dataEnvelope(exchangeRateSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await putExchangeRate(ctx, request.params.id, request.body) } })),
+  );
+  app.get(
+    '/v1/entities/:id/exchange-rates',
+    { schema: { tags: ['entities'], summary: "The entity's exchange rates, newest first per currency", params: idParams, response: { 200: z.object({ data: z.array(exchangeRateSchema) }) } } },
+    async (request) => ({ data: await listExchangeRates(readCtx(deps, request), request.params.id) }),
   );
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
+import { EXCHANGE_RATE_PATTERN } from '../../platform/money.js';
 import { gstinField, stateCodeField } from '../tax/index.js';
 
 /** Uppercase letters, digits, "/" and "-", at most 9, so `{prefix}{sequence}` fits GST's 16 characters. */
@@ -42,6 +43,7 @@ export const createEntityBody = z.object({
   state_code: stateCodeField().optional(),
   gstin: gstinField().optional(),
   address: postalAddress.optional(),
+  lut: z.boolean().optional().describe('has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST'),
 });
 export type CreateEntityBody = z.infer<typeof createEntityBody>;
 
@@ -52,6 +54,7 @@ export const updateEntityBody = z.object({
   state_code: stateCodeField().nullable().optional(),
   gstin: gstinField().nullable().optional(),
   address: postalAddress.nullable().optional(),
+  lut: z.boolean().optional().describe('has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST'),
 });
 export type UpdateEntityBody = z.infer<typeof updateEntityBody>;
 
@@ -68,8 +71,36 @@ export const entitySchema = z
     state_code: z.string().nullable(),
     gstin: z.string().nullable(),
     address: postalAddressResponse.nullable(),
+    lut: z.boolean(),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })
   .meta({ id: 'LegalEntity' });
 export type LegalEntity = z.infer<typeof entitySchema>;
+
+/** A rate as the API takes it: a decimal string, never a JSON number (no float ever holds money). */
+export const exchangeRateField = () =>
+  z
+    .string()
+    .regex(EXCHANGE_RATE_PATTERN, 'must be a decimal string such as "83.2575" (at most 9 digits before the point and 6 after)')
+    .refine((v) => /[1-9]/.test(v), 'must be greater than zero');
+
+export const putExchangeRateBody = z.object({
+  currency: fields.currency().refine((c) => c !== 'INR', 'INR is the base currency; its rate is 1'),
+  rate: exchangeRateField().describe('INR per one unit of the currency'),
+  effective_from: z.iso.datetime({ offset: true }).optional().describe('defaults to now; the rate applies to invoices finalized from then on'),
+});
+export type PutExchangeRateBody = z.infer<typeof putExchangeRateBody>;
+
+export const exchangeRateSchema = z
+  .object({
+    id: z.uuid(),
+    entity_id: z.uuid(),
+    currency: z.string(),
+    rate: z.string().describe('INR per one unit of the currency, a decimal string'),
+    effective_from: fields.timestamp(),
+    created_at: fields.timestamp(),
+    updated_at: fields.timestamp(),
+  })
+  .meta({ id: 'ExchangeRate' });
+export type ExchangeRate = z.infer<typeof exchangeRateSchema>;

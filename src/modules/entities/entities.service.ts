@@ -5,9 +5,14 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
 import { gstinStateCode } from '../tax/index.js';
-import type { CreateEntityBody, LegalEntity, UpdateEntityBody } from './entities.schemas.js';
+import { canonicalExchangeRate } from '../../platform/money.js';
+import type { CreateEntityBody, ExchangeRate, LegalEntity, PutExchangeRateBody, UpdateEntityBody } from './entities.schemas.js';
 import {
   findEntity,
+  findExchangeRate,
+  listExchangeRateRows,
+  upsertExchangeRate,
+  type ExchangeRateRow,
   findPrimaryEntity,
   insertEntity,
   listEntityRows,
@@ -30,6 +35,7 @@ export function toEntity(row: EntityRow): LegalEntity {
     state_code: row.state_code,
     gstin: row.gstin,
     address: row.address,
+    lut: row.lut,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -71,6 +77,7 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     country_code: input.country_code,
     ...tax,
     address: input.address ?? null,
+    lut: input.lut ?? true,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -110,9 +117,60 @@ export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody
     ...(input.legal_name !== undefined ? { legal_name: input.legal_name } : {}),
     ...(input.invoice_prefix !== undefined ? { invoice_prefix: input.invoice_prefix } : {}),
     ...(input.address !== undefined ? { address: input.address ? JSON.stringify(input.address) : null } : {}),
+    ...(input.lut !== undefined ? { lut: input.lut } : {}),
     ...tax,
     updated_at: ctx.now,
   });
   if (!row) throw errors.notFound('entity');
   return toEntity(row);
+}
+
+function toExchangeRate(row: ExchangeRateRow): ExchangeRate {
+  return {
+    id: row.id,
+    entity_id: row.entity_id,
+    currency: row.currency,
+    rate: row.rate,
+    effective_from: toIso(row.effective_from),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+/** Sets the entity's INR rate for a currency from `effective_from` (default now) on. */
+export async function putExchangeRate(ctx: Ctx, entityId: string, input: PutExchangeRateBody): Promise<ExchangeRate> {
+  const entity = await findEntity(ctx.tx, ctx.tenantId, entityId);
+  if (!entity) throw errors.notFound('entity');
+  const row = await upsertExchangeRate(ctx.tx, {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    entity_id: entity.id,
+    currency: input.currency,
+    rate: canonicalExchangeRate(input.rate),
+    effective_from: input.effective_from ? new Date(input.effective_from) : ctx.now,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  return toExchangeRate(row);
+}
+
+export async function listExchangeRates(ctx: Ctx, entityId: string): Promise<ExchangeRate[]> {
+  const entity = await findEntity(ctx.tx, ctx.tenantId, entityId);
+  if (!entity) throw errors.notFound('entity');
+  return (await listExchangeRateRows(ctx.tx, ctx.tenantId, entity.id)).map(toExchangeRate);
+}
+
+export type InvoiceExchangeRate = { rate: string; source: 'invoice_currency' | 'request' | 'entity_rate_table' } | null;
+
+/**
+ * The INR rate an Indian entity's invoice uses (CGST Rules, rule 34): 1 for INR, else the rate the
+ * request gave, else the entity's rate in force at `at`; null when none is known. Entities outside
+ * India determine no INR amounts.
+ */
+export async function invoiceExchangeRate(ctx: Ctx, entity: EntityRow, currency: string, given: string | null | undefined, at: Date): Promise<InvoiceExchangeRate> {
+  if (entity.country_code !== 'IN') return null;
+  if (currency === 'INR') return { rate: '1', source: 'invoice_currency' };
+  if (given) return { rate: canonicalExchangeRate(given), source: 'request' };
+  const row = await findExchangeRate(ctx.tx, ctx.tenantId, entity.id, currency, at);
+  return row ? { rate: row.rate, source: 'entity_rate_table' } : null;
 }

@@ -24,6 +24,20 @@ export interface LegalEntitiesTable {
   state_code: string | null;
   gstin: string | null;
   address: NullableJson<PostalAddress>;
+  /** Has a Letter of Undertaking: exports and SEZ supplies go without payment of IGST. */
+  lut: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** INR per one unit of `currency` (a decimal string), from `effective_from` on. */
+export interface EntityExchangeRatesTable {
+  tenant_id: string;
+  id: string;
+  entity_id: string;
+  currency: string;
+  rate: string;
+  effective_from: Timestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -31,5 +45,6 @@ export interface LegalEntitiesTable {
 declare module '../../platform/db/schema.js' {
   interface Tables {
     legal_entities: LegalEntitiesTable;
+    entity_exchange_rates: EntityExchangeRatesTable;
   }
 }

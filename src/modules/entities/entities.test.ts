@@ -37,6 +37,7 @@ describe('entities', () => {
         state_code: '27',
         gstin: gstin('27'),
         address: null,
+        lut: true,
         created_at: '2026-04-01T00:00:00.000Z',
         updated_at: '2026-04-01T00:00:00.000Z',
       });

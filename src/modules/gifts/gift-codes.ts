@@ -1,3 +1,4 @@
+import { errors } from '../../platform/errors.js';
 import { randomBytes } from 'node:crypto';
 import { mulDivRoundHalfUp } from '../../platform/money.js';
 import type { IntervalUnit } from '../plans/index.js';
@@ -39,7 +40,11 @@ export function normalizeGiftCode(input: string): string | null {
  * Day and week plans have no whole-month price and are refused (null).
  */
 export function giftPrice(amount: number, unit: IntervalUnit, intervalCount: number, months: number): number | null {
-  if (unit === 'month') return mulDivRoundHalfUp(amount, months, intervalCount);
-  if (unit === 'year') return mulDivRoundHalfUp(amount, months, 12 * intervalCount);
-  return null;
+  const perPeriod = unit === 'month' ? intervalCount : unit === 'year' ? 12 * intervalCount : null;
+  if (perPeriod === null) return null;
+  // amount × months ÷ months-per-period beyond 2^53 − 1 is a price nobody can be charged: a 400.
+  if (BigInt(amount) * BigInt(months) > BigInt(Number.MAX_SAFE_INTEGER) * BigInt(perPeriod)) {
+    throw errors.invalidField('duration_months', `the gift's price exceeds the largest amount Kosh holds (${Number.MAX_SAFE_INTEGER} minor units)`);
+  }
+  return mulDivRoundHalfUp(amount, months, perPeriod);
 }

@@ -116,6 +116,9 @@ describe('gifts', () => {
       expect(ambiguous.body.error.details[0].field).toBe('currency');
       const missing = await acme.api('POST', '/v1/gifts', { ...body, currency: 'GBP' });
       expect(missing.status).toBe(400);
+      // GST on a euro invoice is determined in INR (rule 34): the entity keeps a EUR rate.
+      const entity = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+      expect((await acme.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'EUR', rate: '90' })).status).toBe(200);
       const euro = await acme.api('POST', '/v1/gifts', { ...body, currency: 'eur' });
       expect(euro.status).toBe(201);
       expect(euro.body.data).toMatchObject({ currency: 'EUR', amount: 1_800 });

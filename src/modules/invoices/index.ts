@@ -1,6 +1,7 @@
 /** The public face of invoicing: what payments, credit notes, subscriptions and flows use. */
 export {
   applyToInvoice,
+  assertTdsAllowed,
   createDraftInvoice,
   finalizeInvoice,
   getInvoice,
@@ -14,7 +15,7 @@ export {
   type DraftInvoiceInput,
 } from './invoices.service.js';
 export type { InvoiceRow, InvoiceLineRow } from './invoices.repository.js';
-export { linesOfInvoices } from './invoices.repository.js';
+export { insertTdsCertificate, linesOfInvoices } from './invoices.repository.js';
 export { invoiceSchema, type Invoice } from './invoices.schemas.js';
 export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 export { unsettledSubscriptionInvoices, tenantsWithOverdueSubscriptionInvoices } from './invoices.repository.js';

@@ -1,7 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvents } from '../../platform/events/events.js';
-import { findEntity, findPrimaryEntity, takeDocumentNumbers, type EntityRow } from '../entities/index.js';
+import { findEntity, findPrimaryEntity, invoiceExchangeRate, takeDocumentNumbers, type EntityRow, type InvoiceExchangeRate } from '../entities/index.js';
 import { postEntries, type Posting } from '../ledger/index.js';
 import { readSettings } from '../tenants/index.js';
 import { insertInvoices, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
@@ -34,6 +34,15 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
   };
   const resolved: EntityRow[] = [];
   for (const input of inputs) resolved.push(await entityOf(input.entityId));
+  // The INR rate per entity and currency (and per rate given), read once each.
+  const rates = new Map<string, InvoiceExchangeRate>();
+  const rateOf: InvoiceExchangeRate[] = [];
+  for (const [i, input] of inputs.entries()) {
+    const entity = resolved[i]!;
+    const key = `${entity.id}:${input.currency}:${input.exchangeRate ?? ''}`;
+    if (!rates.has(key)) rates.set(key, await invoiceExchangeRate(ctx, entity, input.currency, input.exchangeRate, ctx.now));
+    rateOf.push(rates.get(key)!);
+  }
 
   // Numbers per entity, in input order.
   const numbers = new Map<string, string[]>();
@@ -52,7 +61,7 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
   const paid: Record<string, unknown>[] = [];
   inputs.forEach((input, i) => {
     const entity = resolved[i]!;
-    const { row: draft, lines: invoiceLines } = buildDraftInvoice(ctx, entity, settings.sac_code, input);
+    const { row: draft, lines: invoiceLines } = buildDraftInvoice(ctx, entity, settings.sac_code, input, rateOf[i]!);
     const id = draft.id;
     const k = taken.get(entity.id) ?? 0;
     taken.set(entity.id, k + 1);

@@ -1,9 +1,9 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { readTogether } from '../../platform/db/read-together.js';
-import type { InvoiceLinesTable, InvoicesTable, InvoiceStatus } from './invoices.tables.js';
+import type { InvoiceLinesTable, InvoicesTable, InvoiceStatus, InvoiceTdsCertificatesTable } from './invoices.tables.js';
 import './invoices.tables.js';
 
 export type InvoiceRow = Selectable<InvoicesTable>;
@@ -12,6 +12,11 @@ export type InvoiceLineRow = Selectable<InvoiceLinesTable>;
 export async function insertInvoice(tx: Tx, invoice: Insertable<InvoicesTable>, lines: Insertable<InvoiceLinesTable>[]): Promise<void> {
   await tx.insertInto('invoices').values(invoice).execute();
   await tx.insertInto('invoice_lines').values(lines).execute();
+}
+
+/** A draft line's tax, recomputed at finalization; nothing in the action reads it back. */
+export async function updateInvoiceLineTax(tx: Tx, tenantId: string, lineId: string, patch: Updateable<InvoiceLinesTable>): Promise<void> {
+  await deferWrite(tx, tx.updateTable('invoice_lines').set(patch).where('tenant_id', '=', tenantId).where('id', '=', lineId));
 }
 
 export async function findInvoice(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<InvoiceRow | undefined> {
@@ -93,4 +98,8 @@ export async function insertInvoices(tx: Tx, invoices: Insertable<InvoicesTable>
   // Deferred (platform/db/pipeline): sent with the transaction's next statement.
   await deferWrite(tx, tx.insertInto('invoices').values(invoices));
   if (lines.length) await deferWrite(tx, tx.insertInto('invoice_lines').values(lines));
+}
+
+export async function insertTdsCertificate(tx: Tx, row: Insertable<InvoiceTdsCertificatesTable>): Promise<void> {
+  await deferWrite(tx, tx.insertInto('invoice_tds_certificates').values(row));
 }

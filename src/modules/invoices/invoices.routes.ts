@@ -3,9 +3,10 @@ import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, to
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { finalizeInvoiceWithCredit } from '../../flows/finalize-invoice.js';
 import { voidInvoiceWithCreditNotes } from '../../flows/void-invoice.js';
+import { recordCertifiedTds } from '../../flows/record-certified-tds.js';
 import { journalEntrySchema, listInvoiceJournalEntries } from '../ledger/index.js';
 import { z } from 'zod';
-import { createInvoiceBody, invoiceSchema, listInvoicesQuery } from './invoices.schemas.js';
+import { createInvoiceBody, invoiceSchema, listInvoicesQuery, recordTdsBody } from './invoices.schemas.js';
 import { createInvoiceFromApi, getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from './invoices.service.js';
 
 export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
@@ -56,6 +57,23 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
       runAction(deps, request, reply, async (ctx) => ({
         status: 200,
         body: { data: await renderInvoice(ctx, await markInvoiceUncollectible(ctx, request.params.id)) },
+      })),
+  );
+  app.post(
+    '/v1/invoices/:id/tds',
+    {
+      schema: {
+        tags: ['invoices'],
+        summary: 'Record TDS the customer certified after paying (Form 16A): it settles its part of the invoice',
+        params: idParams,
+        body: recordTdsBody,
+        response: one,
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await renderInvoice(ctx, await recordCertifiedTds(ctx, request.params.id, request.body)) },
       })),
   );
   app.get(

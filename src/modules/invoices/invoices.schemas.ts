@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
+import { exchangeRateField } from '../entities/index.js';
 
 export const invoiceStatus = z.enum(['draft', 'open', 'paid', 'void', 'uncollectible']);
 
@@ -9,6 +10,12 @@ const lineInput = z
     quantity: z.int().min(1).max(1_000_000).default(1),
     unit_amount: fields.minorUnits().optional(),
     hsn_code: z.string().regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code').optional(),
+    tax_rate_bp: z
+      .int()
+      .min(0)
+      .max(10_000)
+      .optional()
+      .describe("the GST rate in basis points (1800 = 18 %); required when the code's rate depends on more than the code"),
     plan_id: z.uuid().optional(),
   })
   .superRefine((line, ctx) => {
@@ -25,11 +32,20 @@ export const createInvoiceBody = z.object({
   entity_id: z.uuid().optional(),
   due_date: fields.instant().optional(),
   lines: z.array(lineInput).min(1).max(500),
+  exchange_rate: exchangeRateField()
+    .optional()
+    .describe('INR per one unit of the currency, a decimal string ("83.2575"); defaults to the entity rate in force'),
   auto_finalize: z.boolean().default(true),
   memo: fields.text(1000).optional(),
   metadata: fields.metadata().default({}),
 });
 export type CreateInvoiceBody = z.infer<typeof createInvoiceBody>;
+
+export const recordTdsBody = z.object({
+  tds_amount: fields.positiveMinorUnits(),
+  certificate_number: fields.text(100).optional().describe('the Form 16A certificate number'),
+  section: fields.text(20).optional().describe('the Income-tax Act section deducted under, e.g. 194J'),
+});
 
 export const listInvoicesQuery = z.object({
   status: invoiceStatus.optional(),
@@ -53,6 +69,10 @@ export const invoiceLineSchema = z
     igst_amount: z.int(),
     tax_amount: z.int(),
     total: z.int(),
+    inr_amount: z.int().nullable(),
+    inr_cgst_amount: z.int().nullable(),
+    inr_sgst_amount: z.int().nullable(),
+    inr_igst_amount: z.int().nullable(),
     plan_id: z.uuid().nullable(),
     period_start: fields.timestamp().nullable(),
     period_end: fields.timestamp().nullable(),
@@ -85,10 +105,19 @@ export const invoiceSchema = z
     cgst_amount: z.int(),
     sgst_amount: z.int(),
     igst_amount: z.int(),
-    tax_type: z.string(),
+    tax_type: z.string().describe('intra_state, inter_state, export, sez, or empty when no GST applies'),
     utgst: z.boolean(),
+    lut: z.boolean().describe('a zero-rated supply (export or SEZ) made under LUT without payment of IGST'),
     place_of_supply: z.string().nullable(),
     total: z.int(),
+    exchange_rate: z.string().nullable().describe('INR per one unit of the currency used for the INR amounts'),
+    exchange_rate_source: z.enum(['invoice_currency', 'request', 'entity_rate_table']).nullable(),
+    inr_subtotal: z.int().nullable(),
+    inr_cgst_amount: z.int().nullable(),
+    inr_sgst_amount: z.int().nullable(),
+    inr_igst_amount: z.int().nullable(),
+    inr_tax_amount: z.int().nullable(),
+    inr_total: z.int().nullable(),
     amount_paid: z.int(),
     amount_tds: z.int(),
     amount_credited: z.int(),

@@ -5,13 +5,13 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { customerCountry, customerStateCode, getCustomer, type Customer } from '../customers/index.js';
-import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
+import { findEntity, findPrimaryEntity, invoiceExchangeRate, takeDocumentNumber, type EntityRow, type InvoiceExchangeRate } from '../entities/index.js';
 import { Account, postEntry, type Posting } from '../ledger/index.js';
 import { findPlan, pricesOfPlans } from '../plans/index.js';
-import { computeInvoiceTax, resolveHsnCode } from '../tax/index.js';
+import { computeInvoiceTax, resolveHsnCode, type GstLine, type InvoiceTax } from '../tax/index.js';
 import { readSettings } from '../tenants/index.js';
 import type { CreateInvoiceBody, Invoice } from './invoices.schemas.js';
-import { findInvoice, insertInvoice, linesOfInvoices, listInvoiceRows, type InvoiceFilter, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
+import { findInvoice, insertInvoice, linesOfInvoices, listInvoiceRows, updateInvoiceLineTax, type InvoiceFilter, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
 import { settleInvoiceBalance, transitionInvoice, type Settlement } from './invoices.states.js';
 import type { PartySnapshot } from './invoices.tables.js';
 
@@ -35,8 +35,17 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
     igst_amount: row.igst_amount,
     tax_type: row.tax_type,
     utgst: row.utgst,
+    lut: row.lut,
     place_of_supply: row.place_of_supply,
     total: row.total,
+    exchange_rate: row.exchange_rate,
+    exchange_rate_source: row.exchange_rate_source,
+    inr_subtotal: row.inr_subtotal,
+    inr_cgst_amount: row.inr_cgst_amount,
+    inr_sgst_amount: row.inr_sgst_amount,
+    inr_igst_amount: row.inr_igst_amount,
+    inr_tax_amount: row.inr_tax_amount,
+    inr_total: row.inr_total,
     amount_paid: row.amount_paid,
     amount_tds: row.amount_tds,
     amount_credited: row.amount_credited,
@@ -66,6 +75,10 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
       igst_amount: l.igst_amount,
       tax_amount: l.tax_amount,
       total: l.total,
+      inr_amount: l.inr_amount,
+      inr_cgst_amount: l.inr_cgst_amount,
+      inr_sgst_amount: l.inr_sgst_amount,
+      inr_igst_amount: l.inr_igst_amount,
       plan_id: l.plan_id,
       period_start: toIsoOrNull(l.period_start),
       period_end: toIsoOrNull(l.period_end),
@@ -85,6 +98,8 @@ export type DraftLine = {
   quantity: number;
   unit_amount: number;
   hsn_code?: string;
+  /** The rate the line or its plan gives; else the code's rate applies. */
+  tax_rate_bp?: number | null;
   plan_id?: string | null;
   price_id?: string | null;
   period_start?: Date | null;
@@ -103,6 +118,10 @@ export type DraftInvoiceInput = {
   periodEnd?: Date | null;
   memo?: string | null;
   metadata?: Record<string, unknown>;
+  /** The INR exchange rate the request gave (a decimal string); else the entity's table applies. */
+  exchangeRate?: string | null;
+  /** Names the request field of a validation error (see computeInvoiceTax); `lines.N.x` by default. */
+  field?: (index: number | null, name: string) => string;
 };
 
 async function resolveEntity(ctx: Ctx, entityId: string | undefined): Promise<EntityRow> {
@@ -111,16 +130,89 @@ async function resolveEntity(ctx: Ctx, entityId: string | undefined): Promise<En
   return entity;
 }
 
+const apiField = (index: number | null, name: string) => (index === null ? name : `lines.${index}.${name}`);
+
+/** The tax of an invoice between these parties now: GST per line, and the INR amounts (rule 34). */
+function taxInvoice(
+  entity: EntityRow,
+  customer: Customer,
+  currency: string,
+  lines: readonly { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null }[],
+  rate: InvoiceExchangeRate,
+  field: (index: number | null, name: string) => string = apiField,
+): InvoiceTax {
+  const tax = computeInvoiceTax({
+    supplier: { country_code: entity.country_code, state_code: entity.state_code, lut: entity.lut },
+    customer: { country_code: customerCountry(customer), state_code: customerStateCode(customer), gstin: customer.gstin, sez: customer.sez },
+    lines,
+    currency,
+    exchangeRate: rate?.rate ?? null,
+    field,
+  });
+  if (tax.tax_type !== '' && tax.inr === null && tax.tax_amount > 0) {
+    throw errors.invalidField(
+      'exchange_rate',
+      `GST on a ${currency} invoice is determined in INR (CGST Rules, rule 34): give exchange_rate, or set the entity's rate with PUT /v1/entities/${entity.id}/exchange-rates`,
+    );
+  }
+  return tax;
+}
+
+/** The tax columns of an invoice row, from a computed tax. */
+function invoiceTaxColumns(tax: InvoiceTax, rate: InvoiceExchangeRate) {
+  return {
+    subtotal: tax.subtotal,
+    tax_amount: tax.tax_amount,
+    cgst_amount: tax.cgst_amount,
+    sgst_amount: tax.sgst_amount,
+    igst_amount: tax.igst_amount,
+    tax_type: tax.tax_type,
+    utgst: tax.utgst,
+    lut: tax.lut,
+    place_of_supply: tax.place_of_supply,
+    total: tax.total,
+    exchange_rate: tax.inr ? tax.exchange_rate : null,
+    exchange_rate_source: tax.inr && rate ? rate.source : null,
+    inr_subtotal: tax.inr?.subtotal ?? null,
+    inr_cgst_amount: tax.inr?.cgst_amount ?? null,
+    inr_sgst_amount: tax.inr?.sgst_amount ?? null,
+    inr_igst_amount: tax.inr?.igst_amount ?? null,
+    inr_tax_amount: tax.inr?.tax_amount ?? null,
+    inr_total: tax.inr?.total ?? null,
+  };
+}
+
+/** The tax columns of an invoice line, from its computed tax. */
+function lineTaxColumns(t: GstLine) {
+  return {
+    amount: t.amount,
+    rate_bp: t.rate_bp,
+    cgst_amount: t.cgst_amount,
+    sgst_amount: t.sgst_amount,
+    igst_amount: t.igst_amount,
+    tax_amount: t.tax_amount,
+    total: t.total,
+    inr_amount: t.inr?.amount ?? null,
+    inr_cgst_amount: t.inr?.cgst_amount ?? null,
+    inr_sgst_amount: t.inr?.sgst_amount ?? null,
+    inr_igst_amount: t.inr?.igst_amount ?? null,
+  };
+}
+
 /**
  * The rows of a draft invoice — GST per line from the entity's and customer's details now — built
  * in one place for the single path (createDraftInvoice) and the batch path (issueInvoices).
+ * `rate` is the INR exchange rate (see invoiceExchangeRate).
  */
-export function buildDraftInvoice(ctx: Ctx, entity: EntityRow, sacCode: string | null, input: DraftInvoiceInput): { row: InvoiceRow; lines: InvoiceLineRow[] } {
-  const tax = computeInvoiceTax({
-    supplier: { country_code: entity.country_code, state_code: entity.state_code },
-    customer: { country_code: customerCountry(input.customer), state_code: customerStateCode(input.customer), gstin: input.customer.gstin },
-    lines: input.lines.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, sacCode) })),
-  });
+export function buildDraftInvoice(
+  ctx: Ctx,
+  entity: EntityRow,
+  sacCode: string | null,
+  input: DraftInvoiceInput,
+  rate: InvoiceExchangeRate,
+): { row: InvoiceRow; lines: InvoiceLineRow[] } {
+  const taxLines = input.lines.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, sacCode), tax_rate_bp: l.tax_rate_bp ?? null }));
+  const tax = taxInvoice(entity, input.customer, input.currency, taxLines, rate, input.field);
   const id = newId();
   const row: InvoiceRow = {
     tenant_id: ctx.tenantId,
@@ -132,15 +224,7 @@ export function buildDraftInvoice(ctx: Ctx, entity: EntityRow, sacCode: string |
     status: 'draft',
     billing_reason: input.billingReason ?? 'manual',
     currency: input.currency,
-    subtotal: tax.subtotal,
-    tax_amount: tax.tax_amount,
-    cgst_amount: tax.cgst_amount,
-    sgst_amount: tax.sgst_amount,
-    igst_amount: tax.igst_amount,
-    tax_type: tax.tax_type,
-    utgst: tax.utgst,
-    place_of_supply: tax.place_of_supply,
-    total: tax.total,
+    ...invoiceTaxColumns(tax, rate),
     amount_paid: 0,
     amount_tds: 0,
     amount_credited: 0,
@@ -169,14 +253,9 @@ export function buildDraftInvoice(ctx: Ctx, entity: EntityRow, sacCode: string |
       description: l.description,
       quantity: l.quantity,
       unit_amount: l.unit_amount,
-      amount: t.amount,
       hsn_code: t.hsn_code,
-      rate_bp: t.rate_bp,
-      cgst_amount: t.cgst_amount,
-      sgst_amount: t.sgst_amount,
-      igst_amount: t.igst_amount,
-      tax_amount: t.tax_amount,
-      total: t.total,
+      explicit_rate_bp: l.tax_rate_bp ?? null,
+      ...lineTaxColumns(t),
       plan_id: l.plan_id ?? null,
       price_id: l.price_id ?? null,
       period_start: l.period_start ?? null,
@@ -184,6 +263,11 @@ export function buildDraftInvoice(ctx: Ctx, entity: EntityRow, sacCode: string |
     };
   });
   return { row, lines };
+}
+
+function lineTaxChanged(before: InvoiceLineRow, after: InvoiceLineRow): boolean {
+  const keys = ['amount', 'rate_bp', 'cgst_amount', 'sgst_amount', 'igst_amount', 'tax_amount', 'total', 'inr_amount', 'inr_cgst_amount', 'inr_sgst_amount', 'inr_igst_amount'] as const;
+  return keys.some((k) => before[k] !== after[k]);
 }
 
 /** The finalization entry: Dr receivables (total); Cr revenue (subtotal) and each output tax. */
@@ -207,13 +291,15 @@ export function finalizationPosting(row: InvoiceRow, entity: EntityRow, number: 
 }
 
 /**
- * Creates a draft invoice with GST computed per line. Tax is fixed here, at drafting, from the
- * customer's and entity's details of this moment; finalization freezes the parties as printed.
+ * Creates a draft invoice with GST computed per line from the customer's and entity's details of
+ * this moment. A draft is not a tax document: finalization computes the tax again from the
+ * parties it freezes (finalizeInvoice).
  */
 export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Promise<InvoiceRow> {
   const entity = await resolveEntity(ctx, input.entityId);
   const settings = await readSettings(ctx);
-  const { row, lines } = buildDraftInvoice(ctx, entity, settings.sac_code, input);
+  const rate = await invoiceExchangeRate(ctx, entity, input.currency, input.exchangeRate, ctx.now);
+  const { row, lines } = buildDraftInvoice(ctx, entity, settings.sac_code, input, rate);
   await insertInvoice(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null }, lines);
   await emitEvent(ctx, 'invoice.created', toInvoice(row, lines));
   return row;
@@ -224,7 +310,7 @@ export async function resolveApiLines(ctx: Ctx, input: CreateInvoiceBody): Promi
   const lines: DraftLine[] = [];
   for (const [i, line] of input.lines.entries()) {
     if (!line.plan_id) {
-      lines.push({ description: line.description!, quantity: line.quantity, unit_amount: line.unit_amount!, hsn_code: line.hsn_code });
+      lines.push({ description: line.description!, quantity: line.quantity, unit_amount: line.unit_amount!, hsn_code: line.hsn_code, tax_rate_bp: line.tax_rate_bp });
       continue;
     }
     const plan = await findPlan(ctx.tx, ctx.tenantId, line.plan_id);
@@ -238,6 +324,7 @@ export async function resolveApiLines(ctx: Ctx, input: CreateInvoiceBody): Promi
       quantity: line.quantity,
       unit_amount: line.unit_amount ?? price!.amount,
       hsn_code: line.hsn_code ?? (plan.hsn_code || undefined),
+      tax_rate_bp: line.tax_rate_bp ?? plan.tax_rate_bp,
       plan_id: plan.id,
       price_id: line.unit_amount === undefined ? price!.id : null,
     });
@@ -255,6 +342,7 @@ export async function createInvoiceFromApi(ctx: Ctx, input: CreateInvoiceBody): 
     dueDate: input.due_date ? new Date(input.due_date) : undefined,
     memo: input.memo,
     metadata: input.metadata,
+    exchangeRate: input.exchange_rate,
   });
 }
 
@@ -292,11 +380,27 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
   const entity = await resolveEntity(ctx, draft.entity_id);
   const customer = await getCustomer(ctx, draft.customer_id);
   const settings = await readSettings(ctx);
-  const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, [id]);
+  const drafted = await linesOfInvoices(ctx.tx, ctx.tenantId, [id]);
+  // A draft is not a tax document: place of supply, tax and the INR amounts are computed again
+  // from the parties frozen now, so the invoice never prints one party's GSTIN with another's tax.
+  const rate = await invoiceExchangeRate(ctx, entity, draft.currency, draft.exchange_rate_source === 'request' ? draft.exchange_rate : null, ctx.now);
+  const tax = taxInvoice(
+    entity,
+    customer,
+    draft.currency,
+    drafted.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: l.hsn_code, tax_rate_bp: l.explicit_rate_bp })),
+    rate,
+  );
+  const lines = drafted.map((l, i) => ({ ...l, ...lineTaxColumns(tax.lines[i]!) }));
+  for (const [i, line] of lines.entries()) {
+    if (lineTaxChanged(drafted[i]!, line)) await updateInvoiceLineTax(ctx.tx, ctx.tenantId, line.id, lineTaxColumns(tax.lines[i]!));
+  }
   // Numbers are taken here, not at draft time, so abandoned drafts leave no gaps. The counter row
   // stays locked until commit, so everything that can be read is read above, before it.
   const number = await takeDocumentNumber(ctx, entity, 'invoice');
   let row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'finalize', {
+    ...invoiceTaxColumns(tax, rate),
+    amount_due: tax.total,
     number,
     issued_at: ctx.now,
     due_date: draft.due_date ?? new Date(ctx.now.getTime() + settings.invoice_due_days * DAY_MS),
@@ -346,6 +450,26 @@ export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceRow> {
   }
   await emitEvent(ctx, 'invoice.voided', await loadInvoice(ctx, row));
   return row;
+}
+
+/**
+ * The TDS rules for money applied to an invoice (SPEC 4.4's `tds_amount` and
+ * POST /v1/invoices/{id}/tds): TDS is deducted on the value excluding GST (CBDT circular 23/2017),
+ * so the invoice's TDS may total at most 20 % of its taxable value (`subtotal`) — 20 % covers the
+ * highest rate, s.206AA without a PAN; and an export has no Indian payer to deduct it.
+ */
+export function assertTdsAllowed(invoice: InvoiceRow, tds: number, field: string): void {
+  if (tds <= 0) return;
+  if (invoice.tax_type === 'export') {
+    throw errors.invalidField(field, 'TDS cannot be recorded on an export invoice: tax is deducted at source only by payers in India');
+  }
+  const limit = Math.floor(invoice.subtotal / 5);
+  if (invoice.amount_tds + tds > limit) {
+    throw errors.invalidField(
+      field,
+      `the invoice's TDS would total ${invoice.amount_tds + tds}, above 20 % of its taxable value ${invoice.subtotal} (at most ${limit}): TDS is deducted on the value excluding GST (CBDT circular 23/2017) at no more than 20 % (s.206AA)`,
+    );
+  }
 }
 
 /** open → uncollectible. The receivable stays on the books (no write-off entry); payments still settle it. */

@@ -30,8 +30,20 @@ export interface InvoicesTable {
   igst_amount: number;
   tax_type: string;
   utgst: boolean;
+  /** A zero-rated supply (export or SEZ) made under LUT without payment of IGST. */
+  lut: boolean;
   place_of_supply: string | null;
   total: number;
+  /** INR per one unit of `currency`, a decimal string ("83.2575"); null when not determined. */
+  exchange_rate: string | null;
+  exchange_rate_source: 'invoice_currency' | 'request' | 'entity_rate_table' | null;
+  /** The amounts in INR as GST determines them (CGST Rules, rule 34); null when not determined. */
+  inr_subtotal: number | null;
+  inr_cgst_amount: number | null;
+  inr_sgst_amount: number | null;
+  inr_igst_amount: number | null;
+  inr_tax_amount: number | null;
+  inr_total: number | null;
   amount_paid: number;
   amount_tds: number;
   amount_credited: number;
@@ -62,20 +74,39 @@ export interface InvoiceLinesTable {
   amount: number;
   hsn_code: string;
   rate_bp: number;
+  /** The rate the line or plan gave (`tax_rate_bp`), which the code's rate yields to. */
+  explicit_rate_bp: number | null;
   cgst_amount: number;
   sgst_amount: number;
   igst_amount: number;
   tax_amount: number;
   total: number;
+  inr_amount: number | null;
+  inr_cgst_amount: number | null;
+  inr_sgst_amount: number | null;
+  inr_igst_amount: number | null;
   plan_id: string | null;
   price_id: string | null;
   period_start: Timestamp | null;
   period_end: Timestamp | null;
 }
 
+/** TDS the customer certified (Form 16A) after paying the rest; it settled its part of the invoice. */
+export interface InvoiceTdsCertificatesTable {
+  tenant_id: string;
+  id: string;
+  invoice_id: string;
+  customer_id: string;
+  tds_amount: number;
+  certificate_number: string | null;
+  section: string | null;
+  created_at: Timestamp;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
     invoices: InvoicesTable;
     invoice_lines: InvoiceLinesTable;
+    invoice_tds_certificates: InvoiceTdsCertificatesTable;
   }
 }

@@ -37,11 +37,15 @@ export async function entriesOfInvoice(tx: Tx, tenantId: string, invoiceId: stri
     .execute();
 }
 
-/** Σ debit − Σ credit of one account, optionally for one invoice or credit note. */
+/**
+ * Σ debit − Σ credit of one account in one currency, optionally for one invoice or credit note.
+ * A balance is always of one currency: amounts of two currencies are never added.
+ */
 export async function accountBalance(
   tx: Tx,
   tenantId: string,
   accountCode: number,
+  currency: string,
   filter: { invoiceId?: string; creditNoteId?: string; ledgerId?: number } = {},
 ): Promise<number> {
   let q = tx
@@ -51,7 +55,8 @@ export async function accountBalance(
     )
     .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('journal_lines.debit'), eb.lit(0)).as('debit'), eb.fn.coalesce(eb.fn.sum<number>('journal_lines.credit'), eb.lit(0)).as('credit')])
     .where('journal_lines.tenant_id', '=', tenantId)
-    .where('journal_lines.account_code', '=', accountCode);
+    .where('journal_lines.account_code', '=', accountCode)
+    .where('journal_entries.currency', '=', currency);
   if (filter.invoiceId) q = q.where('journal_lines.invoice_id', '=', filter.invoiceId);
   if (filter.creditNoteId) q = q.where('journal_lines.credit_note_id', '=', filter.creditNoteId);
   if (filter.ledgerId !== undefined) q = q.where('journal_entries.ledger_id', '=', filter.ledgerId);
@@ -59,7 +64,8 @@ export async function accountBalance(
   return Number(row.debit) - Number(row.credit);
 }
 
-export type TrialBalanceRow = { ledger_id: number; account_code: number; debit: number; credit: number };
+/** One row per ledger (entity) × currency × account: one ledger per entity and currency. */
+export type TrialBalanceRow = { ledger_id: number; currency: string; account_code: number; debit: number; credit: number };
 
 export async function trialBalanceRows(tx: Tx, tenantId: string): Promise<TrialBalanceRow[]> {
   const rows = await tx
@@ -67,13 +73,20 @@ export async function trialBalanceRows(tx: Tx, tenantId: string): Promise<TrialB
     .innerJoin('journal_entries', (join) =>
       join.onRef('journal_entries.tenant_id', '=', 'journal_lines.tenant_id').onRef('journal_entries.id', '=', 'journal_lines.entry_id'),
     )
-    .select((eb) => ['journal_entries.ledger_id', 'journal_lines.account_code', eb.fn.sum<number>('journal_lines.debit').as('debit'), eb.fn.sum<number>('journal_lines.credit').as('credit')])
+    .select((eb) => [
+      'journal_entries.ledger_id',
+      'journal_entries.currency',
+      'journal_lines.account_code',
+      eb.fn.sum<number>('journal_lines.debit').as('debit'),
+      eb.fn.sum<number>('journal_lines.credit').as('credit'),
+    ])
     .where('journal_lines.tenant_id', '=', tenantId)
-    .groupBy(['journal_entries.ledger_id', 'journal_lines.account_code'])
+    .groupBy(['journal_entries.ledger_id', 'journal_entries.currency', 'journal_lines.account_code'])
     .orderBy('journal_entries.ledger_id')
+    .orderBy('journal_entries.currency')
     .orderBy('journal_lines.account_code')
     .execute();
-  return rows.map((r) => ({ ledger_id: r.ledger_id, account_code: r.account_code, debit: Number(r.debit), credit: Number(r.credit) }));
+  return rows.map((r) => ({ ledger_id: r.ledger_id, currency: r.currency, account_code: r.account_code, debit: Number(r.debit), credit: Number(r.credit) }));
 }
 
 /**

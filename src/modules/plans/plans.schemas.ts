@@ -37,6 +37,7 @@ export const createPlanBody = z
     currency: fields.currency().optional(),
     prices: z.array(priceInput).max(50).optional(),
     hsn_code: hsnCode.default(''),
+    tax_rate_bp: z.int().min(0).max(10_000).optional().describe("the GST rate in basis points for the plan's lines when the code alone does not decide it"),
     features: z.array(z.string().max(200)).max(100).default([]),
     metadata: fields.metadata().default({}),
   })
@@ -92,6 +93,7 @@ export const planSchema = z
     trial_days: z.int(),
     active: z.boolean(),
     hsn_code: z.string(),
+    tax_rate_bp: z.int().nullable(),
     features: z.array(z.string()),
     metadata: z.record(z.string(), z.unknown()),
     prices: z.array(priceSchema),

@@ -29,6 +29,7 @@ export function toPlan(row: PlanRow, prices: PriceRow[]): Plan {
     trial_days: row.trial_days,
     active: row.active,
     hsn_code: row.hsn_code,
+    tax_rate_bp: row.tax_rate_bp,
     features: row.features,
     metadata: row.metadata,
     prices: prices.map((p) => ({
@@ -72,6 +73,7 @@ export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan>
     trial_days: input.trial_days,
     active: true,
     hsn_code: input.hsn_code,
+    tax_rate_bp: input.tax_rate_bp ?? null,
     features: JSON.stringify(input.features),
     metadata: JSON.stringify(input.metadata),
     created_at: ctx.now,

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Json, Timestamp } from '../../platform/db/schema.js';
 
 export type IntervalUnit = 'day' | 'week' | 'month' | 'year';
@@ -13,6 +14,8 @@ export interface PlansTable {
   trial_days: number;
   active: boolean;
   hsn_code: string;
+  /** The GST rate (basis points) when the HSN/SAC code alone does not decide it; null: the code's. */
+  tax_rate_bp: Generated<number | null>;
   features: Json<string[]>;
   metadata: Json<Record<string, unknown>>;
   created_at: Timestamp;

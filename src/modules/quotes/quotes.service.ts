@@ -3,7 +3,6 @@ import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
-import { sumMinorUnits } from '../../platform/money.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { customerCountry, customerStateCode, getCustomer } from '../customers/index.js';
 import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
@@ -94,7 +93,8 @@ export async function createQuote(ctx: Ctx, input: CreateQuoteBody): Promise<Quo
   const validUntil = validUntilText ? new Date(validUntilText) : new Date(ctx.now.getTime() + DEFAULT_QUOTE_VALIDITY_DAYS * DAY_MS);
   if (validUntil <= ctx.now) throw errors.invalidField(input.valid_until ? 'valid_until' : 'expires_at', 'must be in the future');
   const amounts = input.line_items.map((l) => l.quantity * (l.unit_amount ?? l.unit_price)!);
-  const subtotal = sumMinorUnits(amounts);
+  const subtotal = amounts.reduce((sum, a) => sum + a, 0);
+  if (!Number.isSafeInteger(subtotal)) throw errors.invalidField('line_items', `the subtotal exceeds the largest amount Kosh holds (${Number.MAX_SAFE_INTEGER} minor units)`);
   if (input.discount_amount > subtotal) throw errors.invalidField('discount_amount', `must not exceed the subtotal (${subtotal})`);
   const shares = allocateDiscount(amounts, input.discount_amount);
   const lines: QuoteLine[] = input.line_items.map((l, i) => ({
@@ -110,11 +110,16 @@ export async function createQuote(ctx: Ctx, input: CreateQuoteBody): Promise<Quo
     const settings = await readSettings(ctx);
     const draft = { line_items: lines } as QuoteRow;
     const tax = computeInvoiceTax({
-      supplier: { country_code: entity.country_code, state_code: entity.state_code },
-      customer: { country_code: customerCountry(customer), state_code: customerStateCode(customer), gstin: customer.gstin },
+      supplier: { country_code: entity.country_code, state_code: entity.state_code, lut: entity.lut },
+      customer: { country_code: customerCountry(customer), state_code: customerStateCode(customer), gstin: customer.gstin, sez: customer.sez },
       lines: invoiceLinesOfQuote(draft).map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, settings.sac_code) })),
+      field: (i, name) => (i === null ? 'line_items' : `line_items.${i}.${name}`),
     });
     taxAmount = tax.tax_amount;
+  }
+  const total = subtotal - input.discount_amount + taxAmount;
+  if (!Number.isSafeInteger(total)) {
+    throw errors.invalidField(input.tax_amount !== undefined ? 'tax_amount' : 'line_items', `the total with tax exceeds the largest amount Kosh holds (${Number.MAX_SAFE_INTEGER} minor units)`);
   }
   const row: QuoteRow = {
     tenant_id: ctx.tenantId,
@@ -129,7 +134,7 @@ export async function createQuote(ctx: Ctx, input: CreateQuoteBody): Promise<Quo
     discount_amount: input.discount_amount,
     tax_amount: taxAmount,
     tax_computed: input.tax_amount === undefined,
-    total: sumMinorUnits([subtotal - input.discount_amount, taxAmount]),
+    total,
     valid_until: validUntil,
     notes: input.notes,
     terms: input.terms,

@@ -84,6 +84,9 @@ describe('subscriptions', () => {
     });
 
     it("defaults the currency to the tenant's base currency, else the plan's only price", async () => {
+      // GST on a dollar invoice is determined in INR (rule 34): the entity keeps a USD rate.
+      const entity = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+      await acme.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'USD', rate: '83' });
       const twoPrices = await createPlan(acme, { prices: [{ amount: 1500, currency: 'USD' }, { amount: 100_000, currency: 'INR' }] });
       expect((await subscribe(acme, { customer_id: customer, plan_id: twoPrices.id })).currency).toBe('INR');
       expect((await subscribe(acme, { customer_id: customer, plan_id: twoPrices.id, currency: 'usd' })).currency).toBe('USD');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isKoshError } from '../../platform/errors.js';
+import { isKoshError, KoshError } from '../../platform/errors.js';
 import { computeInvoiceTax, determineTaxRegime, lineNetAmount, splitTaxProRata, type GstCustomer, type GstSupplier, type TaxType } from './gst.js';
 import { DEFAULT_SAC_CODE, findGstRate, gstRateBasisPoints, resolveHsnCode } from './rates.js';
 import { GST_STATE_CODES, gstState } from './states.js';
@@ -72,7 +72,7 @@ const cases: Case[] = [
   { name: 'odd 25 bp inter-state: exactly 5', supplier: karnataka, customer: inMH, lines: [[1, 2000, '710231']], type: 'inter_state', pos: '27', expected: [[2000, 25, 0, 0, 5]], totals: [2000, 0, 0, 5, 5, 2005] },
   { name: '3% gold inter-state: 500.01', supplier: karnataka, customer: inMH, lines: [[1, 16667, '7108']], type: 'inter_state', pos: '27', expected: [[16667, 300, 0, 0, 500]], totals: [16667, 0, 0, 500, 500, 17167] },
   { name: '0% exempt education intra-state', supplier: karnataka, customer: inKA, lines: [[1, 50000, '999293']], type: 'intra_state', pos: '29', expected: [[50000, 0, 0, 0, 0]], totals: [50000, 0, 0, 0, 0, 50000] },
-  { name: 'unlisted SAC under chapter 99 takes the residual 18%', supplier: karnataka, customer: inMH, lines: [[1, 1000, '998599']], type: 'inter_state', pos: '27', expected: [[1000, 1800, 0, 0, 180]], totals: [1000, 0, 0, 180, 180, 1180] },
+  { name: 'a service code takes its heading rate (9985 support services: 18%)', supplier: karnataka, customer: inMH, lines: [[1, 1000, '998596']], type: 'inter_state', pos: '27', expected: [[1000, 1800, 0, 0, 180]], totals: [1000, 0, 0, 180, 180, 1180] },
   // export and no GST
   { name: 'export to a US customer is zero-rated', supplier: karnataka, customer: usCustomer, lines: [[1, 100000, '998314'], [2, 555, '0902']], type: 'export', pos: null, expected: [[100000, 0, 0, 0, 0], [1110, 0, 0, 0, 0]], totals: [101110, 0, 0, 0, 0, 101110] },
   { name: 'supplier outside India charges no GST, even to an Indian customer', supplier: usSupplier, customer: inKA, lines: [[1, 100000, '998314']], type: '', pos: null, expected: [[100000, 0, 0, 0, 0]], totals: [100000, 0, 0, 0, 0, 100000] },
@@ -113,6 +113,7 @@ describe('GST', () => {
           igst_amount: igst,
           tax_amount: cgst + sgst + igst,
           total: amount + cgst + sgst + igst,
+          inr: null,
         })),
       );
       const [subtotal, cgst, sgst, igst, tax, total] = c.totals;
@@ -148,10 +149,46 @@ describe('GST', () => {
       ['a fractional quantity', 1.5, 100],
       ['a negative unit amount', 1, -100],
       ['a fractional unit amount', 1, 99.5],
-      ['quantity × unit amount beyond 2^53', 2 ** 27, 2 ** 27],
-      ['a line total that overflows once tax is added', 1, Number.MAX_SAFE_INTEGER],
     ])('throws RangeError for %s', (_what, quantity, unitAmount) => {
       expect(() => computeInvoiceTax({ supplier: karnataka, customer: inMH, lines: [{ quantity, unit_amount: unitAmount, hsn_code: '998314' }] })).toThrow(RangeError);
+    });
+
+    it.each([
+      ['quantity × unit amount beyond 2^53', [[2 ** 27, 2 ** 27]], 'lines.0.unit_amount'],
+      ['a line total that overflows once tax is added', [[1, Number.MAX_SAFE_INTEGER]], 'lines.0.unit_amount'],
+      ['lines that overflow together', [[1, 2 ** 52], [1, 2 ** 52]], 'lines'],
+    ])('refuses %s with a validation error naming the field', (_what, lines, field) => {
+      const fieldOf = (i: number | null, name: string) => (i === null ? name : `lines.${i}.${name}`);
+      const run = () => computeInvoiceTax({ supplier: karnataka, customer: inMH, lines: lines.map(([quantity, unit_amount]) => ({ quantity: quantity!, unit_amount: unit_amount!, hsn_code: '998314' })), field: fieldOf });
+      expect(run).toThrow(KoshError);
+      try {
+        run();
+      } catch (error) {
+        expect(error).toMatchObject({ kind: 'validation_failed', details: [{ field }] });
+      }
+    });
+
+    it('zero-rates an SEZ supply in the supplier state under LUT, and charges IGST without one', () => {
+      const sez = { ...inKA, gstin: gstin('29'), sez: true };
+      const underLut = computeInvoiceTax({ supplier: karnataka, customer: sez, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '998314' }] });
+      expect(underLut).toMatchObject({ tax_type: 'sez', place_of_supply: '29', lut: true, tax_amount: 0, lines: [{ rate_bp: 0 }] });
+      const paid = computeInvoiceTax({ supplier: { ...karnataka, lut: false }, customer: sez, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '998314' }] });
+      expect(paid).toMatchObject({ tax_type: 'sez', lut: false, igst_amount: 180, cgst_amount: 0, lines: [{ rate_bp: 1800 }] });
+      const exported = computeInvoiceTax({ supplier: { ...karnataka, lut: false }, customer: usCustomer, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '998314' }] });
+      expect(exported).toMatchObject({ tax_type: 'export', lut: false, igst_amount: 180 });
+    });
+
+    it('computes INR amounts on the converted value (rule 34), rounding each component once', () => {
+      const tax = computeInvoiceTax({ supplier: karnataka, customer: inKA, currency: 'USD', exchangeRate: '83.2575', lines: [{ quantity: 1, unit_amount: 10_000, hsn_code: '998314' }] });
+      expect(tax.inr).toEqual({ subtotal: 832_575, cgst_amount: 74_932, sgst_amount: 74_932, igst_amount: 0, tax_amount: 149_864, total: 982_439 });
+      const yen = computeInvoiceTax({ supplier: karnataka, customer: inMH, currency: 'JPY', exchangeRate: '0.55', lines: [{ quantity: 1, unit_amount: 1001, hsn_code: '998314' }] });
+      expect(yen.inr).toMatchObject({ subtotal: 55_055, igst_amount: 9910 }); // ¥1001 × 0.55 = ₹550.55; 18% = 99.099
+    });
+
+    it('takes an explicit rate over the code, and refuses a SAC without a single rate', () => {
+      expect(computeInvoiceTax({ supplier: karnataka, customer: inMH, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '996311', tax_rate_bp: 500 }] }).igst_amount).toBe(50);
+      expect(() => gstRateBasisPoints('996311')).toThrow(/tax_rate_bp/);
+      expect(findGstRate('996511')).toBeUndefined();
     });
 
     it('accepts the largest exact safe product and refuses one past it', () => {
@@ -177,12 +214,11 @@ describe('GST', () => {
       ['998313', 1800],
       ['998315', 1800],
       ['998316', 1800],
-      ['998317', 1800], // not listed: the 9983 heading applies
+      ['998316', 1800], // a service code of the 9983 heading
       ['998319', 1800],
       ['9983', 1800],
-      ['99831400', 1800],
-      ['997331', 1800],
-      ['996311', 1800], // unlisted chapter-99 service: residual entry
+      ['997331', 1800], // software licensing: 18% though heading 9973 has no single rate
+      ['996812', 1800], // courier
       ['9992', 0],
       ['999293', 0],
       ['0902', 500],
@@ -196,7 +232,7 @@ describe('GST', () => {
       expect(findGstRate(code)).toBe(rate);
     });
 
-    it.each(['1234', '84713010', '710239', '', '99', '9983140', '998314 '])('knows no rate for %j', (code) => {
+    it.each(['1234', '84713010', '710239', '', '99', '9983140', '998314 ', '998317', '99831400', '995099', '9950'])('knows no rate for %j', (code) => {
       expect(findGstRate(code)).toBeUndefined();
       expect(() => gstRateBasisPoints(code)).toThrow(/hsn_code/);
     });
@@ -333,9 +369,9 @@ describe('GST', () => {
           const regime = determineTaxRegime(s, c);
           const customerState = c.gstin ? c.gstin.slice(0, 2) : (c.state_code ?? s.state_code ?? null);
           if (s.country_code !== 'IN') {
-            expect(regime).toEqual({ tax_type: '', place_of_supply: null, utgst: false });
+            expect(regime).toEqual({ tax_type: '', place_of_supply: null, utgst: false, lut: false });
           } else if (!c.gstin && c.country_code !== 'IN') {
-            expect(regime).toEqual({ tax_type: 'export', place_of_supply: null, utgst: false });
+            expect(regime).toEqual({ tax_type: 'export', place_of_supply: null, utgst: false, lut: true });
           } else {
             expect(regime.place_of_supply).toBe(customerState);
             expect(regime.tax_type).toBe(s.state_code && customerState === s.state_code ? 'intra_state' : 'inter_state');

@@ -10,6 +10,12 @@
  * - A customer outside India is an export: zero-rated, tax_type 'export', place_of_supply null
  *   (e-invoices print state code 96 for it). Billing country absent means IN, as the customer
  *   billing address defaults to IN (DESIGN §10).
+ * - A customer that is an SEZ unit or developer (`sez`) receives a zero-rated inter-state supply
+ *   even inside the supplier's state (IGST Act s.7(5)(b), s.16): tax_type 'sez', place of supply
+ *   its state. Exports and SEZ supplies go under the entity's Letter of Undertaking without tax
+ *   (`lut: true`, the default); an entity without one (`lut: false`) charges IGST at the line's
+ *   rate (and claims the refund). The regime's `lut` is true only for a zero-rated supply made
+ *   under LUT.
  * - A supplier in India with no state recorded cannot match any state, so its supplies are
  *   inter-state IGST. The total tax is the same as CGST+SGST up to a paisa of rounding.
  * - UTGST: when the supplier's state is a union territory without a legislature (`ut: true` in
@@ -21,17 +27,22 @@
  *   such as 25 bp. Invoice totals are sums of the rounded lines, never a re-rounded total.
  * - Lines are non-negative: discounts belong in the unit amount or in a credit note.
  */
-import { assertMinorUnits, mulDivRoundHalfUp, sumMinorUnits } from '../../platform/money.js';
+import { errors } from '../../platform/errors.js';
+import { assertMinorUnits, convertMinorUnits, MAX_MINOR_UNITS, mulDivRoundHalfUp, sumMinorUnits } from '../../platform/money.js';
 import { gstinStateCode } from './gstin.js';
 import { gstRateBasisPoints } from './rates.js';
 import { gstState } from './states.js';
 
-export type TaxType = 'intra_state' | 'inter_state' | 'export' | '';
+export type TaxType = 'intra_state' | 'inter_state' | 'export' | 'sez' | '';
 
-export type GstSupplier = { country_code: string; state_code?: string | null };
-export type GstCustomer = { country_code?: string | null; state_code?: string | null; gstin?: string | null };
-/** `hsn_code` is already resolved (see `resolveHsnCode`). */
-export type GstLineInput = { quantity: number; unit_amount: number; hsn_code: string };
+/** `lut`: the entity has a Letter of Undertaking (default true). */
+export type GstSupplier = { country_code: string; state_code?: string | null; lut?: boolean };
+export type GstCustomer = { country_code?: string | null; state_code?: string | null; gstin?: string | null; sez?: boolean };
+/** `hsn_code` is already resolved (see `resolveHsnCode`); `tax_rate_bp` overrides the code's rate. */
+export type GstLineInput = { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null };
+
+/** The INR amounts of a line (CGST Rules, rule 34): value converted, tax computed on it. */
+export type InrLine = { amount: number; cgst_amount: number; sgst_amount: number; igst_amount: number; tax_amount: number; total: number };
 
 export type TaxComponents = {
   subtotal: number;
@@ -42,7 +53,7 @@ export type TaxComponents = {
   total: number;
 };
 
-export type GstLine = Omit<TaxComponents, 'subtotal'> & { amount: number; hsn_code: string; rate_bp: number };
+export type GstLine = Omit<TaxComponents, 'subtotal'> & { amount: number; hsn_code: string; rate_bp: number; inr: InrLine | null };
 
 export type InvoiceTax = TaxComponents & {
   tax_type: TaxType;
@@ -50,10 +61,16 @@ export type InvoiceTax = TaxComponents & {
   place_of_supply: string | null;
   /** SGST amounts are UTGST (supplier in a union territory without a legislature, intra-state). */
   utgst: boolean;
+  /** A zero-rated supply (export or SEZ) made under LUT without payment of IGST. */
+  lut: boolean;
+  /** The exchange rate used for the INR amounts (INR per unit of the currency); null when none. */
+  exchange_rate: string | null;
+  /** The invoice's amounts in INR as GST determines them; null when not determined. */
+  inr: TaxComponents | null;
   lines: GstLine[];
 };
 
-export type TaxRegime = { tax_type: TaxType; place_of_supply: string | null; utgst: boolean };
+export type TaxRegime = { tax_type: TaxType; place_of_supply: string | null; utgst: boolean; lut: boolean };
 
 function isIndia(countryCode: string | null | undefined): boolean {
   return countryCode?.trim().toUpperCase() === 'IN';
@@ -67,12 +84,13 @@ function knownState(code: string, what: string): string {
 
 /** Which GST applies between these parties and where the supply takes place (decisions at the top). */
 export function determineTaxRegime(supplier: GstSupplier, customer: GstCustomer): TaxRegime {
-  if (!isIndia(supplier.country_code)) return { tax_type: '', place_of_supply: null, utgst: false };
+  if (!isIndia(supplier.country_code)) return { tax_type: '', place_of_supply: null, utgst: false, lut: false };
 
+  const lut = supplier.lut ?? true;
   const supplierState = supplier.state_code ? knownState(supplier.state_code, 'supplier state_code') : null;
   const gstin = customer.gstin?.trim();
   const customerCountry = customer.country_code?.trim() ? customer.country_code : 'IN';
-  if (!gstin && !isIndia(customerCountry)) return { tax_type: 'export', place_of_supply: null, utgst: false };
+  if (!gstin && !isIndia(customerCountry)) return { tax_type: 'export', place_of_supply: null, utgst: false, lut };
 
   const placeOfSupply = gstin
     ? knownState(gstinStateCode(gstin.toUpperCase()), 'customer GSTIN state')
@@ -80,10 +98,16 @@ export function determineTaxRegime(supplier: GstSupplier, customer: GstCustomer)
       ? knownState(customer.state_code, 'customer state_code')
       : supplierState;
 
+  if (customer.sez) return { tax_type: 'sez', place_of_supply: placeOfSupply, utgst: false, lut };
   if (supplierState !== null && placeOfSupply === supplierState) {
-    return { tax_type: 'intra_state', place_of_supply: placeOfSupply, utgst: gstState(supplierState)!.ut };
+    return { tax_type: 'intra_state', place_of_supply: placeOfSupply, utgst: gstState(supplierState)!.ut, lut: false };
   }
-  return { tax_type: 'inter_state', place_of_supply: placeOfSupply, utgst: false };
+  return { tax_type: 'inter_state', place_of_supply: placeOfSupply, utgst: false, lut: false };
+}
+
+/** Exports and SEZ supplies: zero-rated. */
+export function isZeroRated(taxType: string): boolean {
+  return taxType === 'export' || taxType === 'sez';
 }
 
 /** quantity × unit_amount, refusing anything that would not be an exact safe integer. */
@@ -97,52 +121,112 @@ export function lineNetAmount(quantity: number, unitAmount: number): number {
   return assertMinorUnits(quantity * unitAmount, 'line amount (quantity × unit_amount)');
 }
 
-function taxLine(amount: number, hsnCode: string, rate: number, taxType: TaxType): GstLine {
+/** The tax components of a net amount under a regime: CGST+SGST, IGST, or none. */
+function taxOf(amount: number, rate: number, regime: TaxRegime): Omit<InrLine, 'amount' | 'total'> {
   let cgst = 0;
   let sgst = 0;
   let igst = 0;
-  if (taxType === 'intra_state') {
+  if (regime.tax_type === 'intra_state') {
     cgst = mulDivRoundHalfUp(amount, rate, 20_000);
     sgst = cgst; // the same formula on the same inputs: SGST/UTGST equals CGST by construction
-  } else if (taxType === 'inter_state') {
+  } else if (regime.tax_type === 'inter_state' || (isZeroRated(regime.tax_type) && !regime.lut)) {
     igst = mulDivRoundHalfUp(amount, rate, 10_000);
   }
-  const tax = sumMinorUnits([cgst, sgst, igst]);
-  return {
-    amount,
-    hsn_code: hsnCode,
-    rate_bp: rate,
-    cgst_amount: cgst,
-    sgst_amount: sgst,
-    igst_amount: igst,
-    tax_amount: tax,
-    total: sumMinorUnits([amount, tax]),
-  };
+  return { cgst_amount: cgst, sgst_amount: sgst, igst_amount: igst, tax_amount: cgst + sgst + igst };
 }
 
+const TOO_LARGE = `exceeds the largest amount Kosh holds (${MAX_MINOR_UNITS} minor units)`;
+
+/** a + b, or a 400 naming `field` when the sum is beyond 2^53 − 1. */
+function checkedSum(values: readonly number[], field: string, what: string): number {
+  let total = 0;
+  for (const v of values) {
+    total += v;
+    if (!Number.isSafeInteger(total)) throw errors.invalidField(field, `${what} ${TOO_LARGE}`);
+  }
+  return total;
+}
+
+export type ComputeInvoiceTaxInput = {
+  supplier: GstSupplier;
+  customer: GstCustomer;
+  lines: readonly GstLineInput[];
+  /** The invoice currency and the INR rate for it; without them no INR amounts are computed. */
+  currency?: string;
+  exchangeRate?: string | null;
+  /**
+   * Names a request field in validation errors: `field(i, 'unit_amount')` for line i, and
+   * `field(null, 'lines')` for the whole invoice. Defaults to the bare name.
+   */
+  field?: (index: number | null, name: string) => string;
+};
+
 /**
- * Tax for a whole invoice. `rate_bp` is the rate applied: 0 for exports and for suppliers
- * outside India. An Indian supplier's line codes are validated even on an export (the code is
- * printed on the export invoice too), so an unknown goods HSN fails the same way everywhere.
+ * Tax for a whole invoice. `rate_bp` is the rate applied: 0 for supplies under LUT and for
+ * suppliers outside India. An Indian supplier's line codes are validated even on an export (the
+ * code is printed on the export invoice too), so an unknown goods HSN fails the same way everywhere.
+ * Amounts beyond 2^53 − 1 (a line, its tax, the invoice total, or their INR values) are a 400
+ * naming the field, never an overflow.
  */
-export function computeInvoiceTax(input: { supplier: GstSupplier; customer: GstCustomer; lines: readonly GstLineInput[] }): InvoiceTax {
+export function computeInvoiceTax(input: ComputeInvoiceTaxInput): InvoiceTax {
+  const field = input.field ?? ((_i: number | null, name: string) => name);
   const regime = determineTaxRegime(input.supplier, input.customer);
-  const lines = input.lines.map((line) => {
-    const amount = lineNetAmount(line.quantity, line.unit_amount);
-    const codeRate = regime.tax_type === '' ? 0 : gstRateBasisPoints(line.hsn_code);
-    return taxLine(amount, line.hsn_code, regime.tax_type === 'export' ? 0 : codeRate, regime.tax_type);
+  const zeroRated = isZeroRated(regime.tax_type) && regime.lut;
+  const rate = input.exchangeRate ?? null;
+  const withInr = regime.tax_type !== '' && rate !== null && input.currency !== undefined;
+  const toInr = (amount: number, i: number) => {
+    try {
+      return convertMinorUnits(amount, input.currency!, 'INR', rate!);
+    } catch (error) {
+      if (error instanceof RangeError) throw errors.invalidField('exchange_rate', `line ${i + 1} in INR ${TOO_LARGE}`);
+      throw error;
+    }
+  };
+  const lines = input.lines.map((line, i): GstLine => {
+    if (!Number.isSafeInteger(line.quantity) || line.quantity < 0) throw new RangeError(`quantity must be a non-negative integer, got ${line.quantity}`);
+    if (!Number.isSafeInteger(line.unit_amount) || line.unit_amount < 0) {
+      throw new RangeError(`unit_amount must be a non-negative integer of minor units, got ${line.unit_amount}`);
+    }
+    const amount = line.quantity * line.unit_amount;
+    if (!Number.isSafeInteger(amount)) throw errors.invalidField(field(i, 'unit_amount'), `quantity × unit_amount ${TOO_LARGE}`);
+    const codeRate = regime.tax_type === '' ? 0 : gstRateBasisPoints(line.hsn_code, line.tax_rate_bp, (name) => field(i, name));
+    const appliedRate = zeroRated ? 0 : codeRate;
+    const tax = taxOf(amount, appliedRate, regime);
+    const total = checkedSum([amount, tax.tax_amount], field(i, 'unit_amount'), 'the line total with tax');
+    let inr: InrLine | null = null;
+    if (withInr) {
+      const inrAmount = toInr(amount, i);
+      const inrTax = taxOf(inrAmount, appliedRate, regime);
+      inr = { amount: inrAmount, ...inrTax, total: checkedSum([inrAmount, inrTax.tax_amount], 'exchange_rate', 'the line total in INR') };
+    }
+    return { amount, hsn_code: line.hsn_code, rate_bp: appliedRate, ...tax, total, inr };
   });
-  const subtotal = sumMinorUnits(lines.map((l) => l.amount));
-  const taxAmount = sumMinorUnits(lines.map((l) => l.tax_amount));
+  const whole = field(null, 'lines');
+  const sum = (pick: (l: GstLine) => number, what: string) => checkedSum(lines.map(pick), whole, what);
+  const subtotal = sum((l) => l.amount, 'the invoice subtotal');
+  const taxAmount = sum((l) => l.tax_amount, 'the invoice tax');
+  const inrSum = (pick: (l: InrLine) => number) => checkedSum(lines.map((l) => pick(l.inr!)), 'exchange_rate', 'the invoice in INR');
+  const inr: TaxComponents | null = withInr
+    ? {
+        subtotal: inrSum((l) => l.amount),
+        cgst_amount: inrSum((l) => l.cgst_amount),
+        sgst_amount: inrSum((l) => l.sgst_amount),
+        igst_amount: inrSum((l) => l.igst_amount),
+        tax_amount: inrSum((l) => l.tax_amount),
+        total: inrSum((l) => l.total),
+      }
+    : null;
   return {
     ...regime,
     lines,
     subtotal,
-    cgst_amount: sumMinorUnits(lines.map((l) => l.cgst_amount)),
-    sgst_amount: sumMinorUnits(lines.map((l) => l.sgst_amount)),
-    igst_amount: sumMinorUnits(lines.map((l) => l.igst_amount)),
+    cgst_amount: sum((l) => l.cgst_amount, 'the invoice CGST'),
+    sgst_amount: sum((l) => l.sgst_amount, 'the invoice SGST'),
+    igst_amount: sum((l) => l.igst_amount, 'the invoice IGST'),
     tax_amount: taxAmount,
-    total: sumMinorUnits([subtotal, taxAmount]),
+    total: checkedSum([subtotal, taxAmount], whole, 'the invoice total'),
+    exchange_rate: withInr ? rate : null,
+    inr,
   };
 }
 
