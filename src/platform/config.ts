@@ -22,6 +22,7 @@ const envSchema = z.object({
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Kosh Billing <billing@localhost>'),
   KOSH_SECRET_KEY: z.string().optional(),
+  KOSH_TEST_GATEWAY_JOURNAL: z.string().optional(),
 });
 
 export type Config = {
@@ -46,6 +47,8 @@ export type Config = {
   mailFrom: string;
   /** KOSH_SECRET_KEY (base64 of 32 bytes) sealing third parties' secrets; see platform/secrets. */
   secretKey: string | undefined;
+  /** The test gateway's journal file (charges and refunds it made); unset: kept in memory. */
+  testGatewayJournal: string | undefined;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -75,5 +78,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: e.SMTP_URL || undefined,
     mailFrom: e.MAIL_FROM,
     secretKey: e.KOSH_SECRET_KEY || undefined,
+    testGatewayJournal: e.KOSH_TEST_GATEWAY_JOURNAL || undefined,
   };
 }

@@ -103,7 +103,31 @@ async function issue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<C
  * and HSN, and reverses its tax pro rata; standalone (goodwill) it carries no tax (subtotal 0).
  * With approval governance on it waits in `pending_approval`; otherwise it is issued at once.
  */
-export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): Promise<CreditNoteRow> {
+export type RefundNoteOptions = { type: 'refund'; refundStatus: 'pending' | 'manual_required' };
+
+/**
+ * A refund note's refund_status follows the gateway (pending → processed | refund_failed). When the
+ * refund failed the money stays with the customer as spendable credit: the note is issued again
+ * with its whole balance.
+ */
+export async function setCreditNoteRefundStatus(ctx: Ctx, id: string, refundStatus: 'processed' | 'refund_failed'): Promise<CreditNoteRow> {
+  const row = await ctx.tx
+    .updateTable('credit_notes')
+    .set((eb) => ({
+      refund_status: refundStatus,
+      updated_at: ctx.now,
+      ...(refundStatus === 'refund_failed' ? { status: 'issued' as const, balance: eb.ref('amount') } : {}),
+    }))
+    .where('tenant_id', '=', ctx.tenantId)
+    .where('id', '=', id)
+    .where('type', '=', 'refund')
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw errors.notFound('credit note');
+  return row;
+}
+
+export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, refund?: RefundNoteOptions): Promise<CreditNoteRow> {
   const customer = await getCustomer(ctx, input.customer_id);
   let invoice: InvoiceRow | undefined;
   let entity: EntityRow;
@@ -150,7 +174,8 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
     entity = primary;
   }
   const settings = await readSettings(ctx);
-  const pending = settings.credit_note_approval_required;
+  // A refund note is issued at once: the refund itself is the approved action.
+  const pending = refund ? false : settings.credit_note_approval_required;
   const row: CreditNoteRow = {
     tenant_id: ctx.tenantId,
     id: newId(),
@@ -159,9 +184,9 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
     entity_id: entity.id,
     number: null,
     reference: input.reference ?? null,
-    type: 'adjustment',
+    type: refund?.type ?? 'adjustment',
     status: pending ? 'pending_approval' : 'issued',
-    refund_status: 'none',
+    refund_status: refund?.refundStatus ?? 'none',
     currency,
     amount: input.amount,
     ...tax,
@@ -178,7 +203,9 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
     created_at: ctx.now,
     updated_at: ctx.now,
   };
-  const final = pending ? row : await issue(ctx, row, entity);
+  let final = pending ? row : await issue(ctx, row, entity);
+  // A refund note's credit is paid out as money at once (the refund's entry spends it), never spendable.
+  if (refund) final = { ...final, status: 'used', balance: 0 };
   await insertCreditNote(ctx.tx, final);
   await emitEvent(ctx, 'credit_note.created', toCreditNote(final));
   return final;

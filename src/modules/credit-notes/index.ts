@@ -1,4 +1,4 @@
 /** The public face of credit notes (gift cancellation, referrals and finalization use these). */
-export { createCreditNote, applyAvailableCredit, applyCreditNote, getCreditNote, toCreditNote, expireCreditNote } from './credit-notes.service.js';
+export { createCreditNote, setCreditNoteRefundStatus, applyAvailableCredit, applyCreditNote, getCreditNote, toCreditNote, expireCreditNote } from './credit-notes.service.js';
 export { customersWithSpendableCredit, type CreditNoteRow } from './credit-notes.repository.js';
 export { creditNoteSchema, type CreditNote } from './credit-notes.schemas.js';

@@ -7,6 +7,7 @@ export {
   getInvoiceRow,
   listInvoices,
   renderInvoice,
+  setLastPaymentError,
   toInvoice,
   voidInvoice,
   type DraftLine,

@@ -52,6 +52,8 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
     customer_details: row.customer_details,
     memo: row.memo,
     metadata: row.metadata,
+    collection_method: row.collection_method ?? 'send_invoice',
+    last_payment_error: row.last_payment_error ?? null,
     lines: lines.map((l) => ({
       id: l.id,
       position: l.position,
@@ -103,6 +105,7 @@ export type DraftInvoiceInput = {
   periodEnd?: Date | null;
   memo?: string | null;
   metadata?: Record<string, unknown>;
+  collectionMethod?: 'send_invoice' | 'charge_automatically';
 };
 
 async function resolveEntity(ctx: Ctx, entityId: string | undefined): Promise<EntityRow> {
@@ -156,6 +159,8 @@ export function buildDraftInvoice(ctx: Ctx, entity: EntityRow, sacCode: string |
     customer_details: null,
     memo: input.memo ?? null,
     metadata: input.metadata ?? {},
+    collection_method: input.collectionMethod ?? 'send_invoice',
+    last_payment_error: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -214,7 +219,7 @@ export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Pr
   const entity = await resolveEntity(ctx, input.entityId);
   const settings = await readSettings(ctx);
   const { row, lines } = buildDraftInvoice(ctx, entity, settings.sac_code, input);
-  await insertInvoice(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null }, lines);
+  await insertInvoice(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null, last_payment_error: null }, lines);
   await emitEvent(ctx, 'invoice.created', toInvoice(row, lines));
   return row;
 }
@@ -255,6 +260,7 @@ export async function createInvoiceFromApi(ctx: Ctx, input: CreateInvoiceBody): 
     dueDate: input.due_date ? new Date(input.due_date) : undefined,
     memo: input.memo,
     metadata: input.metadata,
+    collectionMethod: input.collection_method,
   });
 }
 
@@ -362,6 +368,19 @@ export async function markInvoiceUncollectible(ctx: Ctx, id: string): Promise<In
 export async function applyToInvoice(ctx: Ctx, id: string, settlement: Settlement): Promise<InvoiceRow> {
   const row = await settleInvoiceBalance(ctx.tx, ctx.tenantId, id, settlement, ctx.now);
   if (row.status === 'paid') await emitEvent(ctx, 'invoice.paid', await loadInvoice(ctx, row));
+  return row;
+}
+
+/** Records (or clears, with null) the last failed collection attempt on the invoice (DESIGN §11). */
+export async function setLastPaymentError(ctx: Ctx, id: string, error: { code: string; message: string } | null): Promise<InvoiceRow> {
+  const row = await ctx.tx
+    .updateTable('invoices')
+    .set({ last_payment_error: error === null ? null : JSON.stringify(error), updated_at: ctx.now })
+    .where('tenant_id', '=', ctx.tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw errors.notFound('invoice');
   return row;
 }
 
