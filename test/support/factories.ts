@@ -135,6 +135,14 @@ export const factories: Record<string, Factory> = {
   },
 
   '/v1/webhooks': async (tenant) => createdId(await tenant.api('POST', '/v1/webhooks', { url: `https://hooks.example.com/${unique()}` }), '/v1/webhooks'),
+
+  // A test-gateway connection (collections).
+  '/v1/gateway-connections': async (tenant) =>
+    createdId(await tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: unique('whsec_') }, currencies: [] }), '/v1/gateway-connections'),
+
+  // A saved test card of the customer chosen for `{id}`.
+  '/v1/customers/{id}/payment-methods': async (tenant, parentIds) =>
+    createdId(await tenant.api('POST', `/v1/customers/${parentIds.id}/payment-methods`, { token: 'tok_visa' }), '/v1/customers/{id}/payment-methods'),
 };
 
 async function openInvoice(tenant: Tenant): Promise<{ id: string; customer_id: string }> {
@@ -157,6 +165,8 @@ let subscriptionTargetPlan: string | undefined;
  * field are sent `{}` and need no entry.
  */
 export const validBodies: Record<string, unknown> = {
+  'POST /v1/customers/{id}/payment-methods': { token: 'tok_visa' },
+  'POST /v1/payments/{id}/refunds': { amount: 100, reason: 'factory refund' },
   // A getter: read when the body is sent, after the factory made the subscription and its owner's
   // second plan — so the owner's own call succeeds and only the subscription id decides the 404.
   'POST /v1/subscriptions/{id}/change-plan': {
