@@ -311,8 +311,20 @@ export async function recordChargeOutcome(ctx: Ctx, attemptId: string, outcome: 
  * is also what a rerun of this job after a crash finds. No default method: last_payment_error
  * `no_payment_method` and invoice.payment_failed.
  */
-export async function chargeInvoices(env: CollectionsEnv, tenantId: string, invoiceIds: string[], now: Date): Promise<void> {
-  for (const invoiceId of invoiceIds) {
+export async function chargeInvoices(env: CollectionsEnv, tenantId: string, invoiceIds: string[], now: Date, parallel = CHARGE_PARALLELISM): Promise<void> {
+  // Invoices are independent (each its own transactions and gateway call): a few at a time.
+  let next = 0;
+  const lane = async () => {
+    while (next < invoiceIds.length) await chargeOne(env, tenantId, invoiceIds[next++]!, now);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, invoiceIds.length) }, lane));
+}
+
+/** Invoices of one charge job charged at once. */
+export const CHARGE_PARALLELISM = 4;
+
+async function chargeOne(env: CollectionsEnv, tenantId: string, invoiceId: string, now: Date): Promise<void> {
+  {
     const started = await env.db.transaction().execute(async (tx) => {
       const ctx: Ctx = { tx, tenantId, now };
       const invoice = await getInvoiceRow(ctx, invoiceId, true);
