@@ -141,8 +141,10 @@ export const factories: Record<string, Factory> = {
     createdId(await tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: unique('whsec_') }, currencies: [] }), '/v1/gateway-connections'),
 
   // A saved test card of the customer chosen for `{id}`.
-  '/v1/customers/{id}/payment-methods': async (tenant, parentIds) =>
-    createdId(await tenant.api('POST', `/v1/customers/${parentIds.id}/payment-methods`, { token: 'tok_visa' }), '/v1/customers/{id}/payment-methods'),
+  '/v1/customers/{id}/payment-methods': async (tenant, parentIds) => {
+    const customer = parentIds.id ?? (await factories['/v1/customers']!(tenant, {}));
+    return createdId(await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_visa' }), '/v1/customers/{id}/payment-methods');
+  },
 };
 
 async function openInvoice(tenant: Tenant): Promise<{ id: string; customer_id: string }> {
