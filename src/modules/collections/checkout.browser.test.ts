@@ -93,4 +93,34 @@ describe.skipIf(!hasChromium)(`hosted checkout in a browser${hasChromium ? '' : 
     const forged = await fetch(link.replace(/token=[^&]+/, 'token=forged'));
     expect(forged.status).toBe(404);
   });
+
+  it('lets a customer add a card and a UPI mandate in the portal and choose the default', async () => {
+    const customer = await createCustomer(acme, { name: 'Arjun Rao' });
+    const link = await acme.api('POST', `/v1/customers/${customer}/portal-sessions`);
+    expect(link.status).toBe(201);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`${base}/portal/login?token=${encodeURIComponent(link.body.data.token)}`);
+      expect(await page.locator('#payment-methods').innerText()).toContain('No saved payment methods.');
+      await page.selectOption('#token', 'tok_visa');
+      await page.click('#payment-methods button[type=submit]');
+      expect(await page.locator('.notice').innerText()).toBe('Payment method saved.');
+      await page.selectOption('#token', 'tok_upi_autopay');
+      await page.click('#payment-methods form:not(.inline) button[type=submit]');
+      const rows = await page.locator('#payment-methods tbody tr').allInnerTexts();
+      expect(rows).toHaveLength(2);
+      expect(rows.find((r) => r.includes('UPI AutoPay mandate'))).toContain('default');
+      await page.locator('#payment-methods tr', { hasText: 'Visa •••• 4242' }).locator('button').click();
+      expect(await page.locator('.notice').innerText()).toBe('Default payment method changed.');
+      await page.screenshot({ path: 'test-output/portal-payment-methods.png', fullPage: true });
+    } finally {
+      await context.close();
+    }
+    const methods = (await acme.api('GET', `/v1/customers/${customer}/payment-methods`)).body.data;
+    expect(methods.map((m: { type: string; is_default: boolean }) => [m.type, m.is_default]).sort()).toEqual([
+      ['card', true],
+      ['upi_mandate', false],
+    ]);
+  });
 });

@@ -1,13 +1,14 @@
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
-import { errors, isKoshError } from '../../platform/errors.js';
+import { isKoshError } from '../../platform/errors.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse } from '../../platform/http/envelope.js';
 import { runIdempotentAction, validateIdempotencyKey } from '../../platform/idempotency/idempotency.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { executeAttempt, startAttempt } from '../../flows/collect-invoice-payment.js';
 import { createRefund } from '../../flows/refund-payment.js';
 import { receiveGatewayWebhook } from '../../flows/apply-gateway-webhook.js';
+import { preparePaymentMethod, storePaymentMethod } from '../../flows/save-payment-method.js';
 import { createCheckoutSession, openCheckoutSession, prepareCheckout, submitCheckout } from '../../flows/checkout-invoice.js';
 import { getCustomer } from '../customers/index.js';
 import { getInvoice, invoiceSchema } from '../invoices/index.js';
@@ -26,19 +27,15 @@ import {
   refundSchema,
 } from './collections.schemas.js';
 import {
-  callContext,
   createConnection,
   deleteConnection,
   detachPaymentMethod,
-  gatewayForToken,
   listAttempts,
   listConnections,
   listPaymentMethods,
   makeDefaultPaymentMethod,
-  savePaymentMethod,
   type CollectionsEnv,
 } from './collections.service.js';
-import { GatewayTokenNotFoundError } from './gateways/gateway.js';
 
 const PAGE_HEADERS = {
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'",
@@ -85,21 +82,8 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
     { schema: { tags: ['collections'], summary: "Save a payment method from a gateway token (the first becomes the customer's default)", params: idParams, body: attachPaymentMethodBody, response: { 201: dataEnvelope(paymentMethodSchema) } } },
     async (request, reply) => {
       // The gateway is asked first, outside any transaction; then the method is stored.
-      const read = readCtx(deps, request);
-      const customer = await getCustomer(read, request.params.id);
-      const resolved = await gatewayForToken(read, env, request.body.token);
-      let saved;
-      try {
-        saved = await resolved.gateway.adapter.attachPaymentMethod(callContext(env, resolved, read.now), {
-          token: request.body.token,
-          customer: { id: customer.id, email: customer.email, name: customer.name, phone: customer.phone },
-          gatewayCustomerId: null,
-        });
-      } catch (error) {
-        if (error instanceof GatewayTokenNotFoundError) throw errors.notFound('payment method token');
-        throw error;
-      }
-      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await savePaymentMethod(ctx, customer.id, resolved, saved, request.body) } }));
+      const prepared = await preparePaymentMethod(readCtx(deps, request), env, request.params.id, request.body.token);
+      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await storePaymentMethod(ctx, prepared, request.body.set_default) } }));
     },
   );
   app.get(

@@ -18,6 +18,7 @@ import {
   insertCreditNote,
   listCreditNoteRows,
   spendableCreditNotes,
+  updateRefundStatus,
   type CreditNoteRow,
 } from './credit-notes.repository.js';
 import { spendCreditBalance, transitionCreditNote } from './credit-notes.states.js';
@@ -111,18 +112,7 @@ export type RefundNoteOptions = { type: 'refund'; refundStatus: 'pending' | 'man
  * with its whole balance.
  */
 export async function setCreditNoteRefundStatus(ctx: Ctx, id: string, refundStatus: 'processed' | 'refund_failed'): Promise<CreditNoteRow> {
-  const row = await ctx.tx
-    .updateTable('credit_notes')
-    .set((eb) => ({
-      refund_status: refundStatus,
-      updated_at: ctx.now,
-      ...(refundStatus === 'refund_failed' ? { status: 'issued' as const, balance: eb.ref('amount') } : {}),
-    }))
-    .where('tenant_id', '=', ctx.tenantId)
-    .where('id', '=', id)
-    .where('type', '=', 'refund')
-    .returningAll()
-    .executeTakeFirst();
+  const row = await updateRefundStatus(ctx.tx, ctx.tenantId, id, refundStatus, ctx.now);
   if (!row) throw errors.notFound('credit note');
   return row;
 }

@@ -94,3 +94,7 @@ export async function insertInvoices(tx: Tx, invoices: Insertable<InvoicesTable>
   await deferWrite(tx, tx.insertInto('invoices').values(invoices));
   if (lines.length) await deferWrite(tx, tx.insertInto('invoice_lines').values(lines));
 }
+
+export async function updateLastPaymentError(tx: Tx, tenantId: string, id: string, error: string | null, now: Date): Promise<InvoiceRow | undefined> {
+  return tx.updateTable('invoices').set({ last_payment_error: error, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+}

@@ -11,7 +11,7 @@ import { findPlan, pricesOfPlans } from '../plans/index.js';
 import { computeInvoiceTax, resolveHsnCode } from '../tax/index.js';
 import { readSettings } from '../tenants/index.js';
 import type { CreateInvoiceBody, Invoice } from './invoices.schemas.js';
-import { findInvoice, insertInvoice, linesOfInvoices, listInvoiceRows, type InvoiceFilter, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
+import { findInvoice, insertInvoice, linesOfInvoices, listInvoiceRows, updateLastPaymentError, type InvoiceFilter, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
 import { settleInvoiceBalance, transitionInvoice, type Settlement } from './invoices.states.js';
 import type { PartySnapshot } from './invoices.tables.js';
 
@@ -373,13 +373,7 @@ export async function applyToInvoice(ctx: Ctx, id: string, settlement: Settlemen
 
 /** Records (or clears, with null) the last failed collection attempt on the invoice (DESIGN §11). */
 export async function setLastPaymentError(ctx: Ctx, id: string, error: { code: string; message: string } | null): Promise<InvoiceRow> {
-  const row = await ctx.tx
-    .updateTable('invoices')
-    .set({ last_payment_error: error === null ? null : JSON.stringify(error), updated_at: ctx.now })
-    .where('tenant_id', '=', ctx.tenantId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await updateLastPaymentError(ctx.tx, ctx.tenantId, id, error === null ? null : JSON.stringify(error), ctx.now);
   if (!row) throw errors.notFound('invoice');
   return row;
 }
