@@ -145,26 +145,33 @@ function unknownFrom(error: unknown): ChargeOutcome {
  * saw it. Returns the attempt as committed.
  */
 export async function executeAttempt(env: CollectionsEnv, tenantId: string, attemptId: string, now: Date, fresh: boolean): Promise<AttemptRow | undefined> {
+  const asked = await outcomeOf(env, tenantId, attemptId, now, fresh);
+  if (!asked) return findAttempt(env.db, tenantId, attemptId);
+  return commitOutcome(env, tenantId, attemptId, now, asked);
+}
+
+/** What the gateway says of a pending attempt (charging it if it never saw it); null when it is not pending or not yet due. Commits nothing. */
+async function outcomeOf(env: CollectionsEnv, tenantId: string, attemptId: string, now: Date, fresh: boolean): Promise<ChargeOutcome | null> {
   const read: Ctx = { tx: env.db, tenantId, now };
   const attempt = await findAttempt(env.db, tenantId, attemptId);
-  if (!attempt || attempt.status !== 'pending') return attempt;
-  if (attempt.charge_after && attempt.charge_after > now) return attempt;
+  if (!attempt || attempt.status !== 'pending') return null;
+  if (attempt.charge_after && attempt.charge_after > now) return null;
   let saved: SavedPaymentMethod;
   let resolved: ResolvedGateway;
+  let blocked: string | undefined;
   if (attempt.payment_method_id) {
     const pm = await findPaymentMethod(env.db, tenantId, attempt.payment_method_id);
     if (!pm) throw new Error(`attempt ${attempt.id}: payment method missing`);
-    if (pm.status !== 'active') {
-      return commitOutcome(env, tenantId, attempt.id, now, { status: 'failed', gatewayPaymentId: null, failureCode: 'payment_method_unavailable', failureMessage: `the payment method was ${pm.status}` });
-    }
     saved = savedPaymentMethod(pm);
+    // Removed or revoked (a mandate) meanwhile: whatever was sent is still looked up, nothing new is charged.
+    if (pm.status !== 'active') blocked = `the payment method was ${pm.status}`;
     resolved = await gatewayOfPaymentMethod(read, env, pm);
   } else {
     // Checkout attempts carry a one-off card: only lookups can finish them after the request.
     saved = { type: 'card', brand: null, last4: null, reference: '', gatewayCustomerId: null, requiresPreDebitNotice: false };
     resolved = await gatewayForCurrency(read, env, attempt.currency);
   }
-  return chargeAndCommit(env, attempt, saved, resolved, now, fresh);
+  return askGateway(env, attempt, saved, resolved, now, fresh, blocked);
 }
 
 export async function chargeAndCommit(
@@ -175,38 +182,48 @@ export async function chargeAndCommit(
   now: Date,
   fresh: boolean,
 ): Promise<AttemptRow | undefined> {
+  return commitOutcome(env, attempt.tenant_id, attempt.id, now, await askGateway(env, attempt, saved, resolved, now, fresh));
+}
+
+async function askGateway(
+  env: CollectionsEnv,
+  attempt: AttemptRow,
+  saved: SavedPaymentMethod,
+  resolved: ResolvedGateway,
+  now: Date,
+  fresh: boolean,
+  blocked?: string,
+): Promise<ChargeOutcome> {
   const adapter = resolved.gateway.adapter;
   const call = callContext(env, resolved, now);
   const key = idempotencyKeyOf(attempt.id);
   const metadata = { tenant_id: attempt.tenant_id, invoice_id: attempt.invoice_id, attempt_id: attempt.id };
-  let outcome: ChargeOutcome;
   try {
-    let looked: ChargeOutcome | { status: 'not_found' } = { status: 'not_found' };
-    if (!fresh) looked = await adapter.lookupCharge(call, { idempotencyKey: key, gatewayPaymentId: attempt.gateway_payment_id, metadata });
-    if (looked.status !== 'not_found') outcome = looked;
-    else if (!saved.reference) outcome = { status: 'failed', gatewayPaymentId: null, failureCode: 'checkout_abandoned', failureMessage: 'the checkout payment never reached the gateway' };
-    else {
-      const read: Ctx = { tx: env.db, tenantId: attempt.tenant_id, now };
-      const invoice = await getInvoiceRow(read, attempt.invoice_id);
-      if ((invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due < attempt.amount) {
-        // Paid, credited or voided while the attempt waited (a mandate's notice period): nothing to charge.
-        return commitOutcome(env, attempt.tenant_id, attempt.id, now, { status: 'failed', gatewayPaymentId: null, failureCode: 'invoice_not_payable', failureMessage: `the invoice is ${invoice.status} with ${invoice.amount_due} due` });
-      }
-      const customer = await getCustomer(read, attempt.customer_id);
-      outcome = await adapter.charge(call, {
-        idempotencyKey: key,
-        amount: attempt.amount,
-        currency: attempt.currency,
-        paymentMethod: saved,
-        customer: { id: customer.id, email: customer.email, name: customer.name, phone: customer.phone },
-        description: `Invoice ${attempt.invoice_id}`,
-        metadata,
-      });
+    if (!fresh) {
+      const looked = await adapter.lookupCharge(call, { idempotencyKey: key, gatewayPaymentId: attempt.gateway_payment_id, metadata });
+      if (looked.status !== 'not_found') return looked;
     }
+    if (blocked) return { status: 'failed', gatewayPaymentId: null, failureCode: 'payment_method_unavailable', failureMessage: blocked };
+    if (!saved.reference) return { status: 'failed', gatewayPaymentId: null, failureCode: 'checkout_abandoned', failureMessage: 'the checkout payment never reached the gateway' };
+    const read: Ctx = { tx: env.db, tenantId: attempt.tenant_id, now };
+    const invoice = await getInvoiceRow(read, attempt.invoice_id);
+    if ((invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due < attempt.amount) {
+      // Paid, credited or voided while the attempt waited (a mandate's notice period): nothing to charge.
+      return { status: 'failed', gatewayPaymentId: null, failureCode: 'invoice_not_payable', failureMessage: `the invoice is ${invoice.status} with ${invoice.amount_due} due` };
+    }
+    const customer = await getCustomer(read, attempt.customer_id);
+    return await adapter.charge(call, {
+      idempotencyKey: key,
+      amount: attempt.amount,
+      currency: attempt.currency,
+      paymentMethod: saved,
+      customer: { id: customer.id, email: customer.email, name: customer.name, phone: customer.phone },
+      description: `Invoice ${invoice.number ?? attempt.invoice_id}`,
+      metadata,
+    });
   } catch (error) {
-    outcome = unknownFrom(error);
+    return unknownFrom(error);
   }
-  return commitOutcome(env, attempt.tenant_id, attempt.id, now, outcome);
 }
 
 /** Commits a gateway outcome in one transaction (see recordChargeOutcome). */
@@ -305,42 +322,57 @@ export async function recordChargeOutcome(ctx: Ctx, attemptId: string, outcome: 
 }
 
 /**
- * The job CHARGE_INVOICES_JOB: for each invoice still open and charge_automatically, an attempt on
- * the customer's default payment method (committed), then the gateway call, then the outcome
- * (committed). An invoice with an attempt already pending is resolved, not charged again — that
- * is also what a rerun of this job after a crash finds. No default method: last_payment_error
- * `no_payment_method` and invoice.payment_failed.
+ * The job CHARGE_INVOICES_JOB, in chunks of CHARGE_CHUNK invoices: one transaction commits a
+ * pending attempt on the customer's default payment method for each invoice still open and
+ * charge_automatically (an invoice with an attempt already pending is resolved instead — that is
+ * what a rerun of this job after a crash finds); then the gateway is asked for each, a few at a
+ * time; then one transaction commits the outcomes. One commit before and one after the calls per
+ * chunk, not per invoice — the order that makes a charge happen once is the same. If the outcome
+ * transaction fails, the attempts stay pending and the sweep resolves them by lookup.
+ * No default method: last_payment_error `no_payment_method` and invoice.payment_failed.
  */
-export async function chargeInvoices(env: CollectionsEnv, tenantId: string, invoiceIds: string[], now: Date, parallel = CHARGE_PARALLELISM): Promise<void> {
-  // Invoices are independent (each its own transactions and gateway call): a few at a time.
-  let next = 0;
-  const lane = async () => {
-    while (next < invoiceIds.length) await chargeOne(env, tenantId, invoiceIds[next++]!, now);
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, invoiceIds.length) }, lane));
-}
-
-/** Invoices of one charge job charged at once. */
-export const CHARGE_PARALLELISM = 4;
-
-async function chargeOne(env: CollectionsEnv, tenantId: string, invoiceId: string, now: Date): Promise<void> {
-  {
+export async function chargeInvoices(env: CollectionsEnv, tenantId: string, invoiceIds: string[], now: Date): Promise<void> {
+  for (let i = 0; i < invoiceIds.length; i += CHARGE_CHUNK) {
+    const chunk = invoiceIds.slice(i, i + CHARGE_CHUNK);
     const started = await env.db.transaction().execute(async (tx) => {
       const ctx: Ctx = { tx, tenantId, now };
-      const invoice = await getInvoiceRow(ctx, invoiceId, true);
-      if (invoice.collection_method !== 'charge_automatically' || (invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due <= 0) return null;
-      const pending = await pendingAttemptOf(tx, tenantId, invoiceId);
-      if (pending) return { attempt: pending, fresh: false };
-      if (!(await defaultPaymentMethod(tx, tenantId, invoice.customer_id))) {
-        if (invoice.last_payment_error?.code === 'no_payment_method') return null;
-        const marked = await setLastPaymentError(ctx, invoiceId, { code: 'no_payment_method', message: 'the customer has no default payment method' });
-        await emitEvent(ctx, 'invoice.payment_failed', await renderInvoice(ctx, marked));
-        return null;
+      const out: { attempt: AttemptRow; fresh: boolean }[] = [];
+      for (const invoiceId of chunk) {
+        const one = await startAutomaticAttempt(ctx, env, invoiceId);
+        if (one) out.push(one);
       }
-      return { attempt: await startAttempt(ctx, env, invoiceId), fresh: true };
+      return out;
     });
-    if (started) await executeAttempt(env, tenantId, started.attempt.id, now, started.fresh);
+    const outcomes = new Array<ChargeOutcome | null>(started.length).fill(null);
+    let next = 0;
+    const lane = async () => {
+      for (let k = next++; k < started.length; k = next++) outcomes[k] = await outcomeOf(env, tenantId, started[k]!.attempt.id, now, started[k]!.fresh);
+    };
+    await Promise.all(Array.from({ length: Math.min(CHARGE_PARALLELISM, started.length) }, lane));
+    if (outcomes.every((o) => o === null)) continue;
+    await env.db.transaction().execute(async (tx) => {
+      const ctx: Ctx = { tx, tenantId, now };
+      for (const [k, outcome] of outcomes.entries()) if (outcome) await recordChargeOutcome(ctx, started[k]!.attempt.id, outcome);
+    });
   }
+}
+
+/** Invoices per charge transaction pair, and gateway calls in flight at once, of the charge job. */
+export const CHARGE_CHUNK = 50;
+export const CHARGE_PARALLELISM = 8;
+
+async function startAutomaticAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: string): Promise<{ attempt: AttemptRow; fresh: boolean } | null> {
+  const invoice = await getInvoiceRow(ctx, invoiceId, true);
+  if (invoice.collection_method !== 'charge_automatically' || (invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due <= 0) return null;
+  const pending = await pendingAttemptOf(ctx.tx, ctx.tenantId, invoiceId);
+  if (pending) return { attempt: pending, fresh: false };
+  if (!(await defaultPaymentMethod(ctx.tx, ctx.tenantId, invoice.customer_id))) {
+    if (invoice.last_payment_error?.code === 'no_payment_method') return null;
+    const marked = await setLastPaymentError(ctx, invoiceId, { code: 'no_payment_method', message: 'the customer has no default payment method' });
+    await emitEvent(ctx, 'invoice.payment_failed', await renderInvoice(ctx, marked));
+    return null;
+  }
+  return { attempt: await startAttempt(ctx, env, invoiceId), fresh: true };
 }
 
 /** The sweep RESOLVE_ATTEMPTS_JOB: every pending attempt nobody holds (see RESOLVE_AFTER_MS) is looked up, then charged if the gateway never saw it. */
