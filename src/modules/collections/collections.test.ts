@@ -155,6 +155,19 @@ describe('paying an invoice', () => {
     expect((await attempts(inv.id)).map((a: { status: string }) => a.status)).toEqual(['failed', 'succeeded']);
   });
 
+  it('replays the same attempt for a repeated Idempotency-Key', async () => {
+    const { customer } = await customerWith(acme, 'tok_visa');
+    const inv = await createInvoice(acme, customer, [3_000]);
+    const first = await acme.api('POST', `/v1/invoices/${inv.id}/pay`, {}, { 'idempotency-key': `pay-${inv.id}` });
+    const again = await acme.api('POST', `/v1/invoices/${inv.id}/pay`, {}, { 'idempotency-key': `pay-${inv.id}` });
+    expect(first.body.data.status).toBe('paid');
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.data).toMatchObject({ status: 'paid', amount_paid: 3_540 });
+    expect(await attempts(inv.id)).toHaveLength(1);
+    expect(await chargesOf(inv.id)).toHaveLength(1);
+  });
+
   it('resolves an unknown outcome by asking the gateway, never by charging again', async () => {
     const { customer } = await customerWith(acme, 'tok_unknown');
     const inv = await createInvoice(acme, customer, [2_000]);
