@@ -44,6 +44,7 @@ export async function createSubscription(ctx: Ctx, input: CreateSubscriptionBody
     trialEnd: begin.trial?.end ?? null,
     externalId: input.external_id ?? null,
     metadata: input.metadata,
+    collectionMethod: input.collection_method,
     schedule: begin.schedule,
     emit: false,
   });

@@ -8,7 +8,7 @@ import { finalizeInvoiceWithCredit } from './finalize-invoice.js';
 export type SubscriptionBillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update';
 
 export type PeriodCharge = {
-  subscription: Pick<SubscriptionRow, 'id' | 'currency' | 'quantity'>;
+  subscription: Pick<SubscriptionRow, 'id' | 'currency' | 'quantity'> & { collection_method?: SubscriptionRow['collection_method'] };
   plan: Pick<PlanRow, 'id' | 'name' | 'hsn_code' | 'tax_rate_bp'>;
   price: Pick<PriceRow, 'id' | 'amount'>;
   customer: Customer;
@@ -50,6 +50,7 @@ export async function invoiceSubscriptionPeriod(ctx: Ctx, charge: PeriodCharge):
     billingReason: charge.billingReason,
     periodStart: charge.period.start,
     periodEnd: charge.period.end,
+    collectionMethod: charge.subscription.collection_method,
   });
   return finalizeInvoiceWithCredit(ctx, draft.id);
 }

@@ -13,6 +13,7 @@ import {
   type SubscriptionRow,
 } from '../modules/subscriptions/index.js';
 import { periodLine } from './invoice-subscription-period.js';
+import { scheduleAutomaticCharges } from './collect-invoice-payment.js';
 
 export type RenewalOutcome = {
   renewed: SubscriptionRow[];
@@ -74,11 +75,14 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
       billingReason: 'subscription_cycle',
       periodStart: period.start,
       periodEnd: period.end,
+      collectionMethod: row.collection_method,
     });
   }
   const invoices = await issueInvoices(ctx, inputs);
   const holdingCredit = await customersWithSpendableCredit(ctx.tx, ctx.tenantId, invoices.map((i) => i.customer_id), ctx.now);
   for (const invoice of invoices) if (holdingCredit.has(invoice.customer_id)) await applyAvailableCredit(ctx, invoice);
+  // charge_automatically renewals: one charge job for the batch; it reads each balance (after credit) when it runs.
+  await scheduleAutomaticCharges(ctx, invoices);
 
   const advances: PeriodAdvance[] = renewing.map(({ row, period }, i) => ({
     id: row.id,

@@ -22,5 +22,7 @@ import { dunningModule } from './dunning/dunning.module.js';
 
 import { accountingModule } from './accounting/accounting.module.js';
 
+import { collectionsModule } from './collections/collections.module.js';
+
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, dunningModule, accountingModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, dunningModule, accountingModule, collectionsModule];

@@ -58,6 +58,7 @@ const envSchema = z.object({
   KOSH_ZOHO_DATA_CENTRE: z.enum(['in', 'com']).default('in'),
   KOSH_ZOHO_ACCOUNTS_URL: z.url().optional(),
   KOSH_ZOHO_API_URL: z.url().optional(),
+  KOSH_TEST_GATEWAY_JOURNAL: z.string().optional(),
 });
 
 /** Where an accounting provider's OAuth and API live, and Kosh's client there. */
@@ -103,6 +104,8 @@ export type Config = {
   /** KOSH_TRUST_PROXY=on: the client address comes from X-Forwarded-For (behind a load balancer). */
   trustProxy: boolean;
   rateLimits: RateLimits;
+  /** The test gateway's journal file (charges and refunds it made); unset: kept in memory. */
+  testGatewayJournal: string | undefined;
 };
 
 /**
@@ -157,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     razorpayApiBase: e.KOSH_RAZORPAY_API_BASE.replace(/\/+$/, ''),
     stripeApiBase: e.KOSH_STRIPE_API_BASE.replace(/\/+$/, ''),
     accounting: accountingConfig(e),
+    testGatewayJournal: e.KOSH_TEST_GATEWAY_JOURNAL || undefined,
     metricsToken: e.KOSH_METRICS_TOKEN || undefined,
     trustProxy: e.KOSH_TRUST_PROXY === 'on',
     rateLimits: {

@@ -368,7 +368,7 @@ describe('the billing run', () => {
       // The unique key, not the code, is the guarantee.
       const [, cycle] = await invoicesOf(fresh, subs[0].id);
       const row = await t.database.db.selectFrom('invoices').selectAll().where('id', '=', cycle.id).executeTakeFirstOrThrow();
-      const copy = { ...row, id: '01900000-0000-7000-8000-000000000001', number: null, status: 'draft' as const, supplier: null, customer_details: null, metadata: '{}' };
+      const copy = { ...row, id: '01900000-0000-7000-8000-000000000001', number: null, status: 'draft' as const, supplier: null, customer_details: null, metadata: '{}', last_payment_error: null };
       await expect(t.database.db.insertInto('invoices').values(copy).execute()).rejects.toThrow(/invoices_subscription_period/);
     });
   });

@@ -164,6 +164,16 @@ export const factories: Record<string, Factory> = {
     if (!id) throw new Error(`factory for /v1/accounting/connections: the callback redirected to ${location.href}`);
     return id;
   },
+
+  // A test-gateway connection (collections).
+  '/v1/gateway-connections': async (tenant) =>
+    createdId(await tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: unique('whsec_') }, currencies: [] }), '/v1/gateway-connections'),
+
+  // A saved test card of the customer chosen for `{id}`.
+  '/v1/customers/{id}/payment-methods': async (tenant, parentIds) => {
+    const customer = parentIds.id ?? (await factories['/v1/customers']!(tenant, {}));
+    return createdId(await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_visa' }), '/v1/customers/{id}/payment-methods');
+  },
 };
 
 async function openInvoice(tenant: Tenant): Promise<{ id: string; customer_id: string }> {
@@ -190,6 +200,8 @@ export const validBodies: Record<string, unknown> = {
   // A member needs no code to attach itself again; to anyone else a wrong code is a 404.
   'POST /v1/organizations/{id}/tenants': { join_code: 'orgjoin_not-the-code' },
   'PUT /v1/organizations/{id}/fx-rates/{currency}': { rate: '83.25' },
+  'POST /v1/customers/{id}/payment-methods': { token: 'tok_visa' },
+  'POST /v1/payments/{id}/refunds': { amount: 100, reason: 'factory refund' },
   // A getter: read when the body is sent, after the factory made the subscription and its owner's
   // second plan — so the owner's own call succeeds and only the subscription id decides the 404.
   'POST /v1/subscriptions/{id}/change-plan': {

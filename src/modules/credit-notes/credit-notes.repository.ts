@@ -176,3 +176,19 @@ export async function customersWithSpendableCredit(tx: Tx, tenantId: string, cus
     .execute();
   return new Set(rows.map((r) => r.customer_id));
 }
+
+/** A refund note's refund_status; a failed refund makes its whole amount spendable again. */
+export async function updateRefundStatus(tx: Tx, tenantId: string, id: string, refundStatus: 'processed' | 'refund_failed', now: Date): Promise<CreditNoteRow | undefined> {
+  return tx
+    .updateTable('credit_notes')
+    .set((eb) => ({
+      refund_status: refundStatus,
+      updated_at: now,
+      ...(refundStatus === 'refund_failed' ? { status: 'issued' as const, balance: eb.ref('amount') } : {}),
+    }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('type', '=', 'refund')
+    .returningAll()
+    .executeTakeFirst();
+}

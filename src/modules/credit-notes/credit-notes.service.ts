@@ -24,6 +24,7 @@ import {
   liveNotesOfInvoice,
   spendableCreditNotes,
   type CreditNoteLineRow,
+  updateRefundStatus,
   type CreditNoteRow,
 } from './credit-notes.repository.js';
 import { spendCreditBalance, transitionCreditNote } from './credit-notes.states.js';
@@ -209,7 +210,20 @@ function noteLineRows(ctx: Ctx, note: CreditNoteRow, lines: CreditedLine[]): Cre
  * governance on it waits in `pending_approval`; otherwise it is issued at once — and a tied note
  * settles what its own invoice still owes first (settleOwnInvoice).
  */
-export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): Promise<CreditNoteRow> {
+export type RefundNoteOptions = { type: 'refund'; refundStatus: 'pending' | 'manual_required' };
+
+/**
+ * A refund note's refund_status follows the gateway (pending → processed | refund_failed). When the
+ * refund failed the money stays with the customer as spendable credit: the note is issued again
+ * with its whole balance.
+ */
+export async function setCreditNoteRefundStatus(ctx: Ctx, id: string, refundStatus: 'processed' | 'refund_failed'): Promise<CreditNoteRow> {
+  const row = await updateRefundStatus(ctx.tx, ctx.tenantId, id, refundStatus, ctx.now);
+  if (!row) throw errors.notFound('credit note');
+  return row;
+}
+
+export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, refund?: RefundNoteOptions): Promise<CreditNoteRow> {
   const customer = await getCustomer(ctx, input.customer_id);
   const amount = input.lines ? input.lines.reduce((sum, l) => sum + l.amount, 0) : input.amount!;
   if (input.lines && input.amount !== undefined && input.amount !== amount) {
@@ -245,7 +259,8 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
     entity = primary;
   }
   const settings = await readSettings(ctx);
-  const pending = settings.credit_note_approval_required;
+  // A refund note is issued at once: the refund itself is the approved action.
+  const pending = refund ? false : settings.credit_note_approval_required;
   const row: CreditNoteRow = {
     tenant_id: ctx.tenantId,
     id: newId(),
@@ -254,9 +269,9 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
     entity_id: entity.id,
     number: null,
     reference: input.reference ?? null,
-    type: 'adjustment',
+    type: refund?.type ?? 'adjustment',
     status: pending ? 'pending_approval' : 'issued',
-    refund_status: 'none',
+    refund_status: refund?.refundStatus ?? 'none',
     currency,
     amount,
     ...tax,
@@ -273,7 +288,9 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody): P
     created_at: ctx.now,
     updated_at: ctx.now,
   };
-  const final = pending ? row : await issue(ctx, row, entity);
+  let final = pending ? row : await issue(ctx, row, entity);
+  // A refund note's credit is paid out as money at once (the refund's entry spends it), never spendable.
+  if (refund) final = { ...final, status: 'used', balance: 0 };
   await insertCreditNote(ctx.tx, final);
   const lineRows = noteLineRows(ctx, final, creditedLines);
   await insertCreditNoteLines(ctx.tx, lineRows);

@@ -1,6 +1,7 @@
 /** The public face of credit notes (gift cancellation, referrals and finalization use these). */
 export {
   createCreditNote,
+  setCreditNoteRefundStatus,
   applyAvailableCredit,
   applyCreditNote,
   getCreditNote,

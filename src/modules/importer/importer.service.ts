@@ -130,6 +130,7 @@ export function toSubscriptionRow(
     gifted_by: null,
     external_id: record.external_id,
     latest_invoice_id: null,
+    collection_method: 'send_invoice',
     metadata: {},
     created_at: ctx.now,
     updated_at: ctx.now,

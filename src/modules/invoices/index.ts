@@ -9,6 +9,7 @@ export {
   listInvoices,
   markInvoiceUncollectible,
   renderInvoice,
+  setLastPaymentError,
   toInvoice,
   voidInvoice,
   type DraftLine,

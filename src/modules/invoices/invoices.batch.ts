@@ -93,6 +93,7 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
       metadata: JSON.stringify(row.metadata),
       supplier: JSON.stringify(row.supplier),
       customer_details: JSON.stringify(row.customer_details),
+      last_payment_error: null,
     })),
     lines,
   );

@@ -103,3 +103,7 @@ export async function insertInvoices(tx: Tx, invoices: Insertable<InvoicesTable>
 export async function insertTdsCertificate(tx: Tx, row: Insertable<InvoiceTdsCertificatesTable>): Promise<void> {
   await deferWrite(tx, tx.insertInto('invoice_tds_certificates').values(row));
 }
+
+export async function updateLastPaymentError(tx: Tx, tenantId: string, id: string, error: string | null, now: Date): Promise<InvoiceRow | undefined> {
+  return tx.updateTable('invoices').set({ last_payment_error: error, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+}

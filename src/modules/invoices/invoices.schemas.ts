@@ -36,6 +36,7 @@ export const createInvoiceBody = z.object({
     .optional()
     .describe('INR per one unit of the currency, a decimal string ("83.2575"); defaults to the entity rate in force'),
   auto_finalize: z.boolean().default(true),
+  collection_method: z.enum(['send_invoice', 'charge_automatically']).default('send_invoice'),
   memo: fields.text(1000).optional(),
   metadata: fields.metadata().default({}),
 });
@@ -133,6 +134,8 @@ export const invoiceSchema = z
     customer_details: partySchema.nullable(),
     memo: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()),
+    collection_method: z.enum(['send_invoice', 'charge_automatically']),
+    last_payment_error: z.object({ code: z.string(), message: z.string() }).nullable(),
     lines: z.array(invoiceLineSchema),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),

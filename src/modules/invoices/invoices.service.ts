@@ -11,7 +11,7 @@ import { findPlan, pricesOfPlans } from '../plans/index.js';
 import { computeInvoiceTax, resolveHsnCode, type GstLine, type InvoiceTax } from '../tax/index.js';
 import { readSettings } from '../tenants/index.js';
 import type { CreateInvoiceBody, Invoice } from './invoices.schemas.js';
-import { findInvoice, insertInvoice, linesOfInvoices, listInvoiceRows, updateInvoiceLineTax, type InvoiceFilter, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
+import { findInvoice, insertInvoice, linesOfInvoices, listInvoiceRows, updateInvoiceLineTax, updateLastPaymentError, type InvoiceFilter, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
 import { settleInvoiceBalance, transitionInvoice, type Settlement } from './invoices.states.js';
 import type { PartySnapshot } from './invoices.tables.js';
 
@@ -61,6 +61,8 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
     customer_details: row.customer_details,
     memo: row.memo,
     metadata: row.metadata,
+    collection_method: row.collection_method ?? 'send_invoice',
+    last_payment_error: row.last_payment_error ?? null,
     lines: lines.map((l) => ({
       id: l.id,
       position: l.position,
@@ -122,6 +124,7 @@ export type DraftInvoiceInput = {
   exchangeRate?: string | null;
   /** Names the request field of a validation error (see computeInvoiceTax); `lines.N.x` by default. */
   field?: (index: number | null, name: string) => string;
+  collectionMethod?: 'send_invoice' | 'charge_automatically';
 };
 
 async function resolveEntity(ctx: Ctx, entityId: string | undefined): Promise<EntityRow> {
@@ -240,6 +243,8 @@ export function buildDraftInvoice(
     customer_details: null,
     memo: input.memo ?? null,
     metadata: input.metadata ?? {},
+    collection_method: input.collectionMethod ?? 'send_invoice',
+    last_payment_error: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -300,7 +305,7 @@ export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Pr
   const settings = await readSettings(ctx);
   const rate = await invoiceExchangeRate(ctx, entity, input.currency, input.exchangeRate, ctx.now);
   const { row, lines } = buildDraftInvoice(ctx, entity, settings.sac_code, input, rate);
-  await insertInvoice(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null }, lines);
+  await insertInvoice(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null, last_payment_error: null }, lines);
   await emitEvent(ctx, 'invoice.created', toInvoice(row, lines));
   return row;
 }
@@ -343,6 +348,7 @@ export async function createInvoiceFromApi(ctx: Ctx, input: CreateInvoiceBody): 
     memo: input.memo,
     metadata: input.metadata,
     exchangeRate: input.exchange_rate,
+    collectionMethod: input.collection_method,
   });
 }
 
@@ -486,6 +492,13 @@ export async function markInvoiceUncollectible(ctx: Ctx, id: string): Promise<In
 export async function applyToInvoice(ctx: Ctx, id: string, settlement: Settlement): Promise<InvoiceRow> {
   const row = await settleInvoiceBalance(ctx.tx, ctx.tenantId, id, settlement, ctx.now);
   if (row.status === 'paid') await emitEvent(ctx, 'invoice.paid', await loadInvoice(ctx, row));
+  return row;
+}
+
+/** Records (or clears, with null) the last failed collection attempt on the invoice (DESIGN §11). */
+export async function setLastPaymentError(ctx: Ctx, id: string, error: { code: string; message: string } | null): Promise<InvoiceRow> {
+  const row = await updateLastPaymentError(ctx.tx, ctx.tenantId, id, error === null ? null : JSON.stringify(error), ctx.now);
+  if (!row) throw errors.notFound('invoice');
   return row;
 }
 

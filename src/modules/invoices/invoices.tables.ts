@@ -59,6 +59,10 @@ export interface InvoicesTable {
   customer_details: NullableJson<PartySnapshot>;
   memo: string | null;
   metadata: Json<Record<string, unknown>>;
+  /** DESIGN §11: `send_invoice` (the customer pays) or `charge_automatically` (the default payment method is charged). */
+  collection_method: 'send_invoice' | 'charge_automatically';
+  /** The last failed collection attempt's `{ code, message }`; null otherwise. */
+  last_payment_error: NullableJson<{ code: string; message: string }>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

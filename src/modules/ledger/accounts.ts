@@ -6,6 +6,8 @@
 export const Account = {
   /** Cash and bank: money actually received. */
   CASH: 1000,
+  /** Gateway clearing: card/UPI money the gateway has captured but not yet paid out to the bank. */
+  GATEWAY_CLEARING: 1050,
   /** What customers owe on finalized invoices; tagged per invoice. */
   RECEIVABLES: 1100,
   /** Tax the customer deducted at source (TDS) and will certify to us; settles the invoice. */
@@ -19,6 +21,8 @@ export const Account = {
   CUSTOMER_CREDIT: 2300,
   /** Payments received without an invoice: customer advances. */
   CUSTOMER_ADVANCES: 2310,
+  /** Refunds owed to customers who paid offline, until someone pays them out by hand. */
+  REFUNDS_PAYABLE: 2320,
   REVENUE: 4000,
   /** Written-off expired credit: the liability released to income. */
   EXPIRED_CREDIT_INCOME: 4100,
@@ -30,6 +34,7 @@ export type AccountCode = (typeof Account)[keyof typeof Account];
 
 export const ACCOUNT_NAMES: Record<AccountCode, string> = {
   [Account.CASH]: 'Cash and bank',
+  [Account.GATEWAY_CLEARING]: 'Gateway clearing',
   [Account.RECEIVABLES]: 'Accounts receivable',
   [Account.TDS_RECEIVABLE]: 'TDS receivable',
   [Account.CGST_PAYABLE]: 'CGST output tax payable',
@@ -37,6 +42,7 @@ export const ACCOUNT_NAMES: Record<AccountCode, string> = {
   [Account.IGST_PAYABLE]: 'IGST output tax payable',
   [Account.CUSTOMER_CREDIT]: 'Customer credit (credit notes)',
   [Account.CUSTOMER_ADVANCES]: 'Customer advances (unapplied payments)',
+  [Account.REFUNDS_PAYABLE]: 'Refunds payable',
   [Account.REVENUE]: 'Revenue',
   [Account.EXPIRED_CREDIT_INCOME]: 'Expired credit income',
   [Account.REVENUE_REVERSALS]: 'Revenue reversals',

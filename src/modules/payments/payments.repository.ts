@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { readTogether } from '../../platform/db/read-together.js';
@@ -30,4 +30,31 @@ export async function listPaymentRows(
     q.select((eb) => eb.fn.countAll<number>().as('n')),
   );
   return { rows, total: Number(count?.n ?? 0) };
+}
+
+export async function findPaymentForUpdate(tx: Tx, tenantId: string, id: string): Promise<PaymentRow | undefined> {
+  return tx.selectFrom('payments').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Moves `amount_refunded` by `delta` (negative when a refund failed); never outside 0..amount. */
+export async function addRefunded(tx: Tx, tenantId: string, id: string, delta: number, now: Date): Promise<PaymentRow | undefined> {
+  return tx
+    .updateTable('payments')
+    .set({ amount_refunded: sql`amount_refunded + ${delta}`, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where(sql<boolean>`amount_refunded + ${delta} BETWEEN 0 AND amount`)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Gateway payments captured before `before` and not yet settled, across tenants (the settlement sweep). */
+export async function unsettledGatewayPayments(tx: Tx, before: Date, limit: number): Promise<PaymentRow[]> {
+  return tx.selectFrom('payments').selectAll().where('gateway', 'is not', null).where('settled_at', 'is', null).where('created_at', '<=', before).orderBy('created_at').limit(limit).execute();
+}
+
+/** Marks one payment settled; false when another sweep got there first. */
+export async function markPaymentSettled(tx: Tx, tenantId: string, id: string, at: Date): Promise<boolean> {
+  const r = await tx.updateTable('payments').set({ settled_at: at, updated_at: at }).where('tenant_id', '=', tenantId).where('id', '=', id).where('settled_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
 }

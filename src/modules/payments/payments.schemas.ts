@@ -29,7 +29,7 @@ export const paymentSchema = z
     tenant_id: z.uuid(),
     customer_id: z.uuid(),
     invoice_id: z.uuid().nullable(),
-    payment_type: paymentType,
+    payment_type: z.enum(['bank_transfer', 'cash', 'cheque', 'card', 'upi']),
     amount: z.int(),
     tds_amount: z.int(),
     currency: z.string(),
@@ -39,6 +39,9 @@ export const paymentSchema = z
     recorded_at: fields.timestamp(),
     status: z.string(),
     channel: z.string(),
+    gateway: z.string().nullable(),
+    gateway_payment_id: z.string().nullable(),
+    amount_refunded: z.int(),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

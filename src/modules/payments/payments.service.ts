@@ -21,12 +21,19 @@ export function toPayment(row: PaymentRow): Payment {
     recorded_at: toIso(row.recorded_at),
     status: row.status,
     channel: row.channel,
+    gateway: row.gateway ?? null,
+    gateway_payment_id: row.gateway_payment_id ?? null,
+    amount_refunded: row.amount_refunded ?? 0,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
 }
 
-export async function savePayment(ctx: Ctx, row: PaymentRow): Promise<Payment> {
+type GatewayFields = 'gateway' | 'gateway_payment_id' | 'attempt_id' | 'amount_refunded' | 'settled_at';
+
+/** Inserts a payment; offline payments leave the gateway fields out. */
+export async function savePayment(ctx: Ctx, input: Omit<PaymentRow, GatewayFields> & Partial<Pick<PaymentRow, GatewayFields>>): Promise<Payment> {
+  const row: PaymentRow = { gateway: null, gateway_payment_id: null, attempt_id: null, amount_refunded: 0, settled_at: null, ...input };
   await insertPayment(ctx.tx, row);
   return toPayment(row);
 }

@@ -1,6 +1,6 @@
 import type { Timestamp } from '../../platform/db/schema.js';
 
-export type PaymentType = 'bank_transfer' | 'cash' | 'cheque';
+export type PaymentType = 'bank_transfer' | 'cash' | 'cheque' | 'card' | 'upi';
 
 export interface PaymentsTable {
   tenant_id: string;
@@ -17,6 +17,14 @@ export interface PaymentsTable {
   notes: string;
   recorded_by: string;
   recorded_at: Timestamp;
+  /** Gateway payments (DESIGN §11): the provider, its payment id and the attempt that made it. */
+  gateway: string | null;
+  gateway_payment_id: string | null;
+  attempt_id: string | null;
+  /** Refunded so far (refunds module); never above `amount`. */
+  amount_refunded: number;
+  /** When the gateway settled it (clearing → cash); null for offline payments and until then. */
+  settled_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

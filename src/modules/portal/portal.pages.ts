@@ -1,4 +1,5 @@
 import { formatDate, formatMoney } from '../documents/index.js';
+import type { PaymentMethod } from '../collections/index.js';
 import type { Invoice } from '../invoices/index.js';
 import type { Subscription } from '../subscriptions/index.js';
 import type { PortalProfile } from './portal.service.js';
@@ -128,7 +129,39 @@ export type DashboardView = {
   error?: string;
   /** What the customer typed, kept in the field after a refused redemption. */
   code?: string;
+  /** Saved payment methods (collections); the add form offers the test gateway's in test mode. */
+  paymentMethods?: PaymentMethod[];
+  testMode?: boolean;
 };
+
+const TEST_METHODS: [string, string][] = [
+  ['tok_visa', 'Test card — Visa •••• 4242'],
+  ['tok_mastercard', 'Test card — Mastercard •••• 4444'],
+  ['tok_upi_autopay', 'Test UPI AutoPay mandate'],
+];
+
+function paymentMethodsSection(view: DashboardView, csrf: string): string {
+  const methods = view.paymentMethods ?? [];
+  const rows = methods.length
+    ? `<table><thead><tr><th>Method</th><th></th></tr></thead><tbody>${methods
+        .map((m) => {
+          const name = m.type === 'upi_mandate' ? 'UPI AutoPay mandate' : `${escapeHtml((m.brand ?? 'card').replace(/^./, (c) => c.toUpperCase()))} •••• ${escapeHtml(m.last4 ?? '')}`;
+          const action = m.is_default
+            ? '<span class="pill active">default</span>'
+            : `<form class="inline" method="post" action="/portal/payment-methods/default">${csrf}<input type="hidden" name="payment_method_id" value="${escapeHtml(m.id)}"><button type="submit" class="link">Make default</button></form>`;
+          return `<tr data-payment-method="${escapeHtml(m.id)}"><td>${name}</td><td>${action}</td></tr>`;
+        })
+        .join('')}</tbody></table>`
+    : '<p class="empty">No saved payment methods.</p>';
+  const add = view.testMode
+    ? `<form method="post" action="/portal/payment-methods">${csrf}
+  <label for="token">Add a payment method</label>
+  <div class="row"><select id="token" name="token">${TEST_METHODS.map(([token, label]) => `<option value="${token}">${escapeHtml(label)}</option>`).join('')}</select><button type="submit">Add</button></div>
+  <p class="small">Test mode: these are the test gateway's cards and mandate; nothing is charged.</p>
+</form>`
+    : '';
+  return `<section id="payment-methods"><h2>Payment methods</h2>${rows}${add}</section>`;
+}
 
 export function dashboardPage(view: DashboardView): string {
   const { profile } = view;
@@ -139,6 +172,7 @@ export function dashboardPage(view: DashboardView): string {
 ${messages(view.notice, view.error)}
 <section id="subscriptions"><h2>Subscriptions</h2>${subscriptionRows(view.subscriptions)}</section>
 <section id="invoices"><h2>Invoices</h2>${invoiceRows(view.invoices)}</section>
+${paymentMethodsSection(view, csrf)}
 <section id="redeem"><h2>Redeem a gift code</h2>
 <form method="post" action="/portal/redeem">${csrf}
   <label for="code">Gift code</label>

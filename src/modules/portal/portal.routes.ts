@@ -8,6 +8,8 @@ import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, to
 import { isUuid, runAction, type KoshApp } from '../../platform/http/server.js';
 import type { Ctx } from '../../platform/context.js';
 import { redeemGift } from '../../flows/redeem-gift.js';
+import { preparePaymentMethod, storePaymentMethod } from '../../flows/save-payment-method.js';
+import { listPaymentMethods, makeDefaultPaymentMethod } from '../collections/index.js';
 import { invoiceSchema } from '../invoices/index.js';
 import { subscriptionSchema, toSubscription } from '../subscriptions/index.js';
 import { checkEmailPage, dashboardPage, linkInvalidPage, loginPage, type DashboardView } from './portal.pages.js';
@@ -251,12 +253,13 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     const dashboard = async (s: PortalSession, extra: Pick<DashboardView, 'notice' | 'error' | 'code'> = {}) => {
       const ctx = ctxOf(s);
       const first = { limit: 100, page: 1, offset: 0 };
-      const [profile, subscriptions, invoices] = await Promise.all([
+      const [profile, subscriptions, invoices, paymentMethods] = await Promise.all([
         portalProfile(ctx, s),
         portalSubscriptions(ctx, s.customerId, first),
         portalInvoices(ctx, s.customerId, first),
+        listPaymentMethods(ctx, s.customerId),
       ]);
-      return dashboardPage({ profile, subscriptions: subscriptions.subscriptions, invoices: invoices.invoices, ...extra });
+      return dashboardPage({ profile, subscriptions: subscriptions.subscriptions, invoices: invoices.invoices, paymentMethods, testMode: deps.config.mode === 'test', ...extra });
     };
     const formField = (request: FastifyRequest, name: string): string | undefined => {
       const value = (request.body as Record<string, unknown> | undefined)?.[name];
@@ -265,6 +268,8 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     const tenantHint = (value: unknown) => (typeof value === 'string' && isUuid(value) ? value.toLowerCase() : undefined);
     const NOTICES: Record<string, string> = {
       gift_redeemed: 'Gift redeemed — your new subscription is below.',
+      payment_method_added: 'Payment method saved.',
+      default_changed: 'Default payment method changed.',
       signed_out: 'You are signed out.',
     };
     const query = (request: FastifyRequest) => request.query as Record<string, unknown>;
@@ -317,6 +322,38 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       }
       return reply.code(303).headers(PAGE_HEADERS).header('location', '/portal?notice=gift_redeemed').send();
     });
+
+    // Payment methods (collections): add one (the test gateway's in test mode) and choose the default.
+    const paymentMethodForm = async (request: FastifyRequest, reply: FastifyReply, work: (s: PortalSession) => Promise<string>) => {
+      const s = await sessionOf(request);
+      if (!s) return sendPage(reply, 401, loginPage({ error: 'Your session has ended. Sign in again.' }));
+      if (!sameToken(s.csrfToken, formField(request, 'csrf_token'))) {
+        return sendPage(reply, 403, await dashboard(s, { error: 'This form had expired. Please try again.' }));
+      }
+      try {
+        const notice = await work(s);
+        return reply.code(303).headers(PAGE_HEADERS).header('location', `/portal?notice=${notice}#payment-methods`).send();
+      } catch (error) {
+        if (isKoshError(error) && error.status < 500) return sendPage(reply, error.status, await dashboard(s, { error: redeemMessage(error.message) }));
+        throw error;
+      }
+    };
+    const collections = { db: deps.db, config: deps.config, secrets: deps.secrets };
+    portal.post('/portal/payment-methods', { schema: { hide: true } }, (request, reply) =>
+      paymentMethodForm(request, reply, async (s) => {
+        const prepared = await preparePaymentMethod(ctxOf(s), collections, s.customerId, (formField(request, 'token') ?? '').slice(0, 200));
+        await inTransaction(s, (ctx) => storePaymentMethod(ctx, prepared, true));
+        return 'payment_method_added';
+      }),
+    );
+    portal.post('/portal/payment-methods/default', { schema: { hide: true } }, (request, reply) =>
+      paymentMethodForm(request, reply, async (s) => {
+        const id = formField(request, 'payment_method_id') ?? '';
+        if (!isUuid(id)) throw errors.notFound('payment method');
+        await inTransaction(s, (ctx) => makeDefaultPaymentMethod(ctx, s.customerId, id));
+        return 'default_changed';
+      }),
+    );
 
     portal.post('/portal/logout', { schema: { hide: true } }, async (request, reply) => {
       const s = await sessionOf(request);

@@ -18,6 +18,7 @@ export const createSubscriptionBody = z.object({
   start_at: instant().optional().describe('defaults to now; may be backdated up to 366 days, never in the future (use trial_days)'),
   external_id: fields.text(200).optional(),
   metadata: fields.metadata().default({}),
+  collection_method: z.enum(['send_invoice', 'charge_automatically']).default('send_invoice'),
 });
 export type CreateSubscriptionBody = z.infer<typeof createSubscriptionBody>;
 
@@ -69,6 +70,7 @@ export const subscriptionSchema = z
     external_id: z.string().nullable(),
     latest_invoice_id: z.uuid().nullable(),
     metadata: z.record(z.string(), z.unknown()),
+    collection_method: z.enum(['send_invoice', 'charge_automatically']),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

@@ -42,6 +42,7 @@ export function toSubscription(row: SubscriptionRow): Subscription {
     external_id: row.external_id,
     latest_invoice_id: row.latest_invoice_id,
     metadata: row.metadata,
+    collection_method: row.collection_method ?? 'send_invoice',
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -144,6 +145,7 @@ export type SubscriptionRecordInput = {
   giftedBy?: string | null;
   externalId?: string | null;
   metadata?: Record<string, unknown>;
+  collectionMethod?: 'send_invoice' | 'charge_automatically';
   /** Defaults to index -1 anchored at currentPeriodEnd (see above); createSubscription passes period 0. */
   schedule?: { billingAnchor: Date; periodIndex: number };
   /** Emit subscription.created (default true); a flow that invoices first emits it itself. */
@@ -192,6 +194,7 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
     external_id: input.externalId ?? null,
     latest_invoice_id: null,
     metadata: input.metadata ?? {},
+    collection_method: input.collectionMethod ?? 'send_invoice',
     created_at: ctx.now,
     updated_at: ctx.now,
   };

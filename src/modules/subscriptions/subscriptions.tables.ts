@@ -29,6 +29,8 @@ export interface SubscriptionsTable {
   external_id: string | null;
   latest_invoice_id: string | null;
   metadata: Json<Record<string, unknown>>;
+  /** DESIGN §11: how its invoices are collected; renewal invoices inherit it. */
+  collection_method: 'send_invoice' | 'charge_automatically';
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -111,6 +111,9 @@ export type VerifyWebhookInput = { rawBody: Buffer; headers: Record<string, stri
 
 export class GatewayWebhookSignatureError extends Error {}
 
+/** attachPaymentMethod: the provider does not know this token (Kosh answers 404). */
+export class GatewayTokenNotFoundError extends Error {}
+
 export interface GatewayAdapter {
   readonly provider: GatewayProvider;
   attachPaymentMethod(ctx: GatewayCallContext, input: AttachPaymentMethodInput): Promise<SavedPaymentMethod>;

@@ -1,0 +1,230 @@
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import type {
+  CheckoutSessionsTable,
+  GatewayConnectionsTable,
+  PaymentAttemptsTable,
+  PaymentMethodsTable,
+  RefundsTable,
+} from './collections.tables.js';
+import './collections.tables.js';
+
+export type ConnectionRow = Selectable<GatewayConnectionsTable>;
+export type PaymentMethodRow = Selectable<PaymentMethodsTable>;
+export type AttemptRow = Selectable<PaymentAttemptsTable>;
+export type CheckoutSessionRow = Selectable<CheckoutSessionsTable>;
+export type RefundRow = Selectable<RefundsTable>;
+
+// Gateway connections
+
+export async function insertConnection(tx: Tx, row: Insertable<GatewayConnectionsTable>): Promise<void> {
+  await tx.insertInto('gateway_connections').values(row).execute();
+}
+
+export async function listConnectionRows(tx: Tx, tenantId: string): Promise<ConnectionRow[]> {
+  return tx.selectFrom('gateway_connections').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+}
+
+export async function findConnection(tx: Tx, tenantId: string, id: string): Promise<ConnectionRow | undefined> {
+  return tx.selectFrom('gateway_connections').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function deleteConnectionRow(tx: Tx, tenantId: string, id: string): Promise<boolean> {
+  const r = await tx.deleteFrom('gateway_connections').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/** The newest connection that lists the currency. */
+export async function connectionForCurrency(tx: Tx, tenantId: string, currency: string): Promise<ConnectionRow | undefined> {
+  return tx
+    .selectFrom('gateway_connections')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where(sql<boolean>`currencies @> ${JSON.stringify([currency])}::jsonb`)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
+/** The newest connection to a provider. */
+export async function connectionForProvider(tx: Tx, tenantId: string, provider: string): Promise<ConnectionRow | undefined> {
+  return tx
+    .selectFrom('gateway_connections')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('provider', '=', provider)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
+// Payment methods
+
+export async function insertPaymentMethod(tx: Tx, row: Insertable<PaymentMethodsTable>): Promise<void> {
+  await tx.insertInto('payment_methods').values(row).execute();
+}
+
+export async function activePaymentMethods(tx: Tx, tenantId: string, customerId: string): Promise<PaymentMethodRow[]> {
+  return tx
+    .selectFrom('payment_methods')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .where('status', '=', 'active')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function findPaymentMethod(tx: Tx, tenantId: string, id: string): Promise<PaymentMethodRow | undefined> {
+  return tx.selectFrom('payment_methods').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findPaymentMethodByReference(tx: Tx, tenantId: string, gateway: string, reference: string): Promise<PaymentMethodRow[]> {
+  return tx.selectFrom('payment_methods').selectAll().where('tenant_id', '=', tenantId).where('gateway', '=', gateway).where('reference', '=', reference).where('status', '=', 'active').execute();
+}
+
+export async function defaultPaymentMethod(tx: Tx, tenantId: string, customerId: string): Promise<PaymentMethodRow | undefined> {
+  return tx
+    .selectFrom('payment_methods')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .where('status', '=', 'active')
+    .where('is_default', '=', true)
+    .executeTakeFirst();
+}
+
+export async function clearDefault(tx: Tx, tenantId: string, customerId: string, now: Date): Promise<void> {
+  await tx
+    .updateTable('payment_methods')
+    .set({ is_default: false, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .where('is_default', '=', true)
+    .execute();
+}
+
+export async function updatePaymentMethod(tx: Tx, tenantId: string, id: string, patch: Updateable<PaymentMethodsTable>): Promise<PaymentMethodRow | undefined> {
+  return tx.updateTable('payment_methods').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+/** Locks the customer's payment methods so two changes of default queue up. */
+export async function lockCustomerPaymentMethods(tx: Tx, tenantId: string, customerId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`payment_methods:${tenantId}:${customerId}`}, 0))`.execute(tx);
+}
+
+// Payment attempts
+
+export async function insertAttempt(tx: Tx, row: Insertable<PaymentAttemptsTable>): Promise<void> {
+  await tx.insertInto('payment_attempts').values(row).execute();
+}
+
+export async function findAttempt(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<AttemptRow | undefined> {
+  let q = tx.selectFrom('payment_attempts').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function pendingAttemptOf(tx: Tx, tenantId: string, invoiceId: string): Promise<AttemptRow | undefined> {
+  return tx.selectFrom('payment_attempts').selectAll().where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId).where('status', '=', 'pending').executeTakeFirst();
+}
+
+export async function attemptsOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<AttemptRow[]> {
+  return tx.selectFrom('payment_attempts').selectAll().where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId).orderBy('created_at').orderBy('id').execute();
+}
+
+export async function attemptByGatewayPaymentId(tx: Tx, tenantId: string, gatewayPaymentId: string): Promise<AttemptRow | undefined> {
+  return tx
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('gateway_payment_id', '=', gatewayPaymentId)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+}
+
+/** The guarded transition out of `pending`: zero rows means someone else already settled it. */
+export async function finishAttempt(tx: Tx, tenantId: string, id: string, patch: Updateable<PaymentAttemptsTable>): Promise<AttemptRow | undefined> {
+  return tx
+    .updateTable('payment_attempts')
+    .set(patch)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Pending attempts of every tenant whose time has come (the resolver's sweep). */
+export async function duePendingAttempts(tx: Tx, before: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
+  return tx
+    .selectFrom('payment_attempts')
+    .select(['tenant_id', 'id'])
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('charge_after', 'is', null), eb('charge_after', '<=', before)]))
+    .where('updated_at', '<=', before)
+    .limit(limit)
+    .execute();
+}
+
+// Checkout sessions
+
+export async function insertCheckoutSession(tx: Tx, row: Insertable<CheckoutSessionsTable>): Promise<void> {
+  await tx.insertInto('checkout_sessions').values(row).execute();
+}
+
+export async function findCheckoutSession(tx: Tx, tenantId: string, id: string): Promise<CheckoutSessionRow | undefined> {
+  return tx.selectFrom('checkout_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function completeCheckoutSession(tx: Tx, tenantId: string, id: string, now: Date): Promise<void> {
+  await tx.updateTable('checkout_sessions').set({ status: 'complete', updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'open').execute();
+}
+
+// Inbound gateway events
+
+/** Records an event id; false when it was seen before (the delivery is a duplicate). */
+export async function recordGatewayEvent(tx: Tx, row: { tenant_id: string; id: string; connection_id: string; provider: string; event_id: string; type: string; received_at: Date }): Promise<boolean> {
+  const inserted = await tx
+    .insertInto('gateway_events')
+    .values(row)
+    .onConflict((oc) => oc.columns(['tenant_id', 'connection_id', 'event_id']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+// Refunds
+
+export async function insertRefund(tx: Tx, row: Insertable<RefundsTable>): Promise<void> {
+  await tx.insertInto('refunds').values(row).execute();
+}
+
+export async function findRefund(tx: Tx, tenantId: string, id: string): Promise<RefundRow | undefined> {
+  return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function refundByGatewayId(tx: Tx, tenantId: string, gatewayRefundId: string): Promise<RefundRow | undefined> {
+  return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('gateway_refund_id', '=', gatewayRefundId).executeTakeFirst();
+}
+
+export async function refundsOfPayment(tx: Tx, tenantId: string, paymentId: string): Promise<RefundRow[]> {
+  return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('payment_id', '=', paymentId).orderBy('created_at').execute();
+}
+
+export async function finishRefund(tx: Tx, tenantId: string, id: string, patch: Updateable<RefundsTable>): Promise<RefundRow | undefined> {
+  return tx.updateTable('refunds').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'pending').returningAll().executeTakeFirst();
+}
+
+export async function updateRefund(tx: Tx, tenantId: string, id: string, patch: Updateable<RefundsTable>): Promise<void> {
+  await tx.updateTable('refunds').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}
+
+/**
+ * An inbound webhook names its connection, not its tenant (DESIGN §11 path): the one lookup by id
+ * alone. The connection's own tenant_id scopes everything after it.
+ */
+export async function findConnectionById(tx: Tx, id: string): Promise<ConnectionRow | undefined> {
+  return tx.selectFrom('gateway_connections').selectAll().where('id', '=', id).executeTakeFirst();
+}
