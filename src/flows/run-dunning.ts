@@ -170,11 +170,15 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
   await applyExhaustedAction(ctx, invoice, campaign.exhausted_action);
 }
 
-/** The job: every execution with something due, in batches of `batch` per transaction. */
-export async function runDueDunningSteps(env: Pick<JobEnv, 'db' | 'clock' | 'config'>, batch = 100): Promise<number> {
+/**
+ * The job: every execution with something due, in batches of `batch` per transaction, until none
+ * is due — an execution whose later steps are overdue too (the runner was down) catches up step
+ * by step in the same run. Bounded, so a bug can never spin a worker forever.
+ */
+export async function runDueDunningSteps(env: Pick<JobEnv, 'db' | 'clock' | 'config'>, batch = 100, maxBatches = 10_000): Promise<number> {
   const now = env.clock.now();
   let steps = 0;
-  for (;;) {
+  for (let round = 0; round < maxBatches; round += 1) {
     const ran = await env.db.transaction().execute(async (tx) => {
       const due = await claimDueExecutions(tx, now, batch);
       const byTenant = new Map<string, ExecutionRow[]>();
@@ -187,6 +191,7 @@ export async function runDueDunningSteps(env: Pick<JobEnv, 'db' | 'clock' | 'con
       return due.length;
     });
     steps += ran;
-    if (ran < batch) return steps;
+    if (ran === 0) return steps;
   }
+  return steps;
 }

@@ -252,3 +252,34 @@ describe('GET /v1/analytics/dunning/overview', () => {
     expect((await tenant.api('GET', `/v1/analytics/dunning/overview${query}`)).status).toBe(400);
   });
 });
+
+describe('dunning a failed automatic charge', () => {
+  it('retries on the default card and recovers when the second retry succeeds on the card the customer added', async () => {
+    const tenant = await t.registerTenant();
+    const customer = (await ok(tenant, 'POST', '/v1/customers', { email: 'card-holder@dunning.test', name: 'Card Holder' })).data;
+    await ok(tenant, 'POST', `/v1/customers/${customer.id}/payment-methods`, { token: 'tok_chargeDeclinedInsufficientFunds' });
+    const plan = (await ok(tenant, 'POST', '/v1/plans', { name: 'Auto', code: 'auto', interval_unit: 'month', amount: 100000, currency: 'INR' })).data;
+    const subscription = (await ok(tenant, 'POST', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id, collection_method: 'charge_automatically' })).data;
+    await advance(0.01); // the charge job runs and fails: invoice.payment_failed starts dunning
+    const invoice = (await ok(tenant, 'GET', `/v1/invoices?subscription_id=${subscription.id}`)).data[0];
+    expect(invoice.status).toBe('open');
+    let [execution] = await executionsOf(tenant, invoice.id);
+    expect(execution).toMatchObject({ trigger_event: 'payment_failed', status: 'active' });
+
+    await advance(25); // first retry (24 h): the same card fails again
+    execution = (await executionsOf(tenant, invoice.id))[0];
+    expect(execution.actions.map((a: { channel: string }) => a.channel)).toEqual(['email', 'retry_payment']);
+    expect((await ok(tenant, 'GET', `/v1/invoices/${invoice.id}`)).data.status).toBe('open');
+
+    await ok(tenant, 'POST', `/v1/customers/${customer.id}/payment-methods`, { token: 'tok_visa', set_default: true });
+    await advance(48); // the 72 h e-mail
+    await advance(48); // the second retry at 120 h charges the new card
+    const paid = (await ok(tenant, 'GET', `/v1/invoices/${invoice.id}`)).data;
+    expect(paid.status).toBe('paid');
+    execution = (await executionsOf(tenant, invoice.id))[0];
+    expect(execution.status).toBe('recovered');
+    expect(execution.actions.map((a: { channel: string }) => a.channel)).toEqual(['email', 'retry_payment', 'email', 'retry_payment']);
+    const attempts = (await ok(tenant, 'GET', `/v1/invoices/${invoice.id}/payment-attempts`)).data;
+    expect(attempts.map((a: { status: string }) => a.status).sort()).toEqual(['failed', 'failed', 'succeeded']);
+  });
+});
