@@ -16,6 +16,8 @@ import { referralsModule } from './referrals/referrals.module.js';
 import { quotesModule } from './quotes/quotes.module.js';
 import { portalModule } from './portal/portal.module.js';
 import { importerModule } from './importer/importer.module.js';
+import { einvoicingModule } from './einvoicing/einvoicing.module.js';
+import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, einvoicingModule, gstReturnsModule];

@@ -22,6 +22,9 @@ const envSchema = z.object({
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Kosh Billing <billing@localhost>'),
   KOSH_SECRET_KEY: z.string().optional(),
+  KOSH_IRP_NIC_URL: z.string().default('https://einv-apisandbox.nic.in'),
+  KOSH_IRP_GSP_URL: z.string().optional(),
+  KOSH_IRP_PUBLIC_KEY: z.string().optional(),
 });
 
 export type Config = {
@@ -46,6 +49,11 @@ export type Config = {
   mailFrom: string;
   /** KOSH_SECRET_KEY (base64 of 32 bytes) sealing third parties' secrets; see platform/secrets. */
   secretKey: string | undefined;
+  /** Base URL of the NIC e-invoice API (IRP), and of a GSP exposing the same API. */
+  irpNicUrl: string;
+  irpGspUrl: string | undefined;
+  /** The IRP's RSA public key (PEM) encrypting the app key at authentication. */
+  irpPublicKey: string | undefined;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -75,5 +83,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: e.SMTP_URL || undefined,
     mailFrom: e.MAIL_FROM,
     secretKey: e.KOSH_SECRET_KEY || undefined,
+    irpNicUrl: e.KOSH_IRP_NIC_URL,
+    irpGspUrl: e.KOSH_IRP_GSP_URL || undefined,
+    irpPublicKey: e.KOSH_IRP_PUBLIC_KEY?.replace(/\\n/g, '\n') || undefined,
   };
 }

@@ -1,0 +1,146 @@
+import { createHash, createVerify } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
+import { sandboxPublicKey } from '../../src/modules/einvoicing/index.js';
+
+const gstin = (state: string, pan: string) => {
+  const first14 = `${state}${pan}1Z`;
+  return first14 + gstinCheckCharacter(first14);
+};
+const SUPPLIER = gstin('29', 'AAECK4321L');
+const BUYER = gstin('27', 'AABCB1234C');
+
+/** The IRN recomputed here, independently of Kosh: SHA-256 hex of the four fields concatenated. */
+const irnOf = (fy: string, type: string, number: string) => createHash('sha256').update(`${SUPPLIER}${fy}${type}${number}`).digest('hex');
+
+function verifyJwt(token: string, publicKey: string): Record<string, unknown> {
+  const [head, body, signature] = token.split('.');
+  const ok = createVerify('RSA-SHA256').update(`${head}.${body}`).verify(publicKey, Buffer.from(signature!, 'base64url'));
+  expect(ok).toBe(true);
+  return JSON.parse(Buffer.from(body!, 'base64url').toString('utf8'));
+}
+
+let t: TestKosh;
+let acme: Tenant;
+let entityId: string;
+let buyerId: string;
+
+async function invoiceFor(customerId: string, amount = 100_000) {
+  const res = await acme.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Platform subscription', quantity: 1, unit_amount: amount }] });
+  expect(res.status).toBe(201);
+  return res.body.data as { id: string; number: string; total: number };
+}
+
+beforeAll(async () => {
+  t = await startTestKosh({});
+  t.clock.set('2026-03-31T18:00:00Z'); // 23:30 on 31 March in India
+  acme = await t.registerTenant({ state_code: '29', gstin: SUPPLIER });
+  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  const buyer = await acme.api('POST', '/v1/customers', {
+    email: 'accounts@buyer.test',
+    name: 'Buyer Industries Pvt Ltd',
+    gstin: BUYER,
+    billing_address: { line1: '12 MG Road', city: 'Pune', state_code: '27', postal_code: '411001', country: 'IN' },
+  });
+  buyerId = buyer.body.data.id;
+});
+afterAll(() => t.close());
+
+describe('e-invoicing', () => {
+  describe('settings (PATCH /v1/entities/{id})', () => {
+    it('refuses e-invoicing for an entity without a GSTIN (400)', async () => {
+      const other = await acme.api('POST', '/v1/entities', { name: 'No GST Branch', invoice_prefix: 'NOG-', state_code: '29' });
+      const res = await acme.api('PATCH', `/v1/entities/${other.body.data.id}`, { einvoicing: { enabled: true, provider: 'sandbox' } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+    });
+
+    it('turns the sandbox on and never answers credentials', async () => {
+      const res = await acme.api('PATCH', `/v1/entities/${entityId}`, {
+        address: { line1: '1 Residency Road', city: 'Bengaluru', postal_code: '560025' },
+        einvoicing: { enabled: true, provider: 'sandbox', credentials: { username: 'api_user', password: 's3cret' } },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.data.einvoicing).toEqual({ enabled: true, provider: 'sandbox', credentials_set: true });
+      expect(res.text).not.toContain('s3cret');
+    });
+  });
+
+  describe('submission on finalization', () => {
+    let march: { id: string; number: string };
+    let april: { id: string; number: string };
+
+    it('registers invoices on either side of 1 April with IRNs of their own financial year', async () => {
+      march = await invoiceFor(buyerId);
+      expect((await acme.api('GET', `/v1/invoices/${march.id}/einvoice`)).body.data.status).toBe('pending');
+      t.clock.set('2026-03-31T18:30:00Z'); // 00:00 on 1 April in India
+      april = await invoiceFor(buyerId);
+      await t.kosh.worker.drain();
+      const a = (await acme.api('GET', `/v1/invoices/${march.id}/einvoice`)).body.data;
+      const b = (await acme.api('GET', `/v1/invoices/${april.id}/einvoice`)).body.data;
+      expect(a).toMatchObject({ status: 'generated', irn: irnOf('2025-26', 'INV', march.number), errors: [] });
+      expect(b).toMatchObject({ status: 'generated', irn: irnOf('2026-27', 'INV', april.number), errors: [] });
+      expect(a.ack_no).toMatch(/^\d{15}$/);
+      expect(a.ack_date).toBe('2026-03-31T18:30:00.000Z');
+    });
+
+    it('signs the QR payload as a JWT the sandbox public key verifies', async () => {
+      const e = (await acme.api('GET', `/v1/invoices/${april.id}/einvoice`)).body.data;
+      const claims = verifyJwt(e.signed_qr_code, sandboxPublicKey(t.config));
+      const qr = JSON.parse(String(claims.data));
+      expect(qr).toMatchObject({ SellerGstin: SUPPLIER, BuyerGstin: BUYER, DocNo: april.number, DocTyp: 'INV', DocDt: '01/04/2026', Irn: e.irn, TotInvVal: 1180 });
+    });
+
+    it('registers a credit note against a registered invoice as a CRN', async () => {
+      const note = await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: april.id, amount: 11_800, reason: 'Service credit' });
+      expect(note.status).toBe(201);
+      await t.kosh.worker.drain();
+      const e = await acme.api('GET', `/v1/credit-notes/${note.body.data.id}/einvoice`);
+      expect(e.body.data).toMatchObject({ status: 'generated', irn: irnOf('2026-27', 'CRN', note.body.data.number) });
+    });
+
+    it('stores schema errors and sends nothing when the document is invalid', async () => {
+      const noAddress = await acme.api('POST', '/v1/customers', { email: 'x@noaddr.test', name: 'No Address Ltd', gstin: gstin('33', 'AACCN9876D') });
+      const invoice = await invoiceFor(noAddress.body.data.id);
+      await t.kosh.worker.drain();
+      const e = (await acme.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+      expect(e.status).toBe('failed');
+      expect(e.irn).toBeNull();
+      expect(e.errors.map((x: { field: string }) => x.field)).toEqual(expect.arrayContaining(['BuyerDtls.Addr1', 'BuyerDtls.Loc']));
+    });
+
+    it('does not register B2C invoices', async () => {
+      const b2c = await acme.api('POST', '/v1/customers', { email: 'person@b2c.test', name: 'A Person', billing_address: { state_code: '29' } });
+      const invoice = await invoiceFor(b2c.body.data.id);
+      await t.kosh.worker.drain();
+      expect((await acme.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).status).toBe(404);
+    });
+  });
+
+  describe('cancel', () => {
+    it('cancels within 24 hours, then answers 409; a later IRN cannot be canceled after 24 hours', async () => {
+      const invoice = await invoiceFor(buyerId);
+      await t.kosh.worker.drain();
+      const ok = await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 2, remarks: 'Wrong amount' });
+      expect(ok.status).toBe(200);
+      expect(ok.body.data).toMatchObject({ status: 'canceled', cancel_reason_code: 2 });
+      expect((await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 2, remarks: 'again' })).status).toBe(409);
+
+      const late = await invoiceFor(buyerId);
+      await t.kosh.worker.drain();
+      t.clock.advance(24 * 3600_000 + 1000);
+      const res = await acme.api('POST', `/v1/invoices/${late.id}/einvoice/cancel`, { reason_code: 1, remarks: 'Duplicate' });
+      expect(res.status).toBe(409);
+      expect(res.body.error.reason).toBe('einvoice_cancel_window_closed');
+      expect((await acme.api('GET', `/v1/invoices/${late.id}/einvoice`)).body.data.status).toBe('generated');
+    });
+
+    it('answers 409 for a document never generated and 400 for a bad reason code', async () => {
+      const b2c = await acme.api('POST', '/v1/customers', { email: 'p2@b2c.test', name: 'Another Person' });
+      const invoice = await invoiceFor(b2c.body.data.id);
+      expect((await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 1, remarks: 'x' })).status).toBe(409);
+      expect((await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 5, remarks: 'x' })).status).toBe(400);
+    });
+  });
+});
