@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import { createHash, createVerify } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { pdfText } from '../support/pdf-text.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
@@ -142,5 +146,78 @@ describe('e-invoicing', () => {
       expect((await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 1, remarks: 'x' })).status).toBe(409);
       expect((await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 5, remarks: 'x' })).status).toBe(400);
     });
+  });
+});
+
+async function pdfOf(path: string): Promise<Buffer> {
+  const res = await t.kosh.app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${acme.key}` } });
+  expect(res.statusCode).toBe(200);
+  expect(res.headers['content-type']).toBe('application/pdf');
+  return res.rawPayload;
+}
+
+/** Page 1 as a PNG in test-output/ (for a human look), by poppler's pdftoppm. */
+async function renderFirstPage(pdf: Buffer, name: string): Promise<void> {
+  await mkdir('test-output', { recursive: true });
+  await writeFile(`test-output/${name}.pdf`, pdf);
+  await promisify(execFile)('pdftoppm', ['-png', '-r', '110', '-f', '1', '-l', '1', '-singlefile', `test-output/${name}.pdf`, `test-output/${name}`]);
+}
+
+describe('PDFs of e-invoiced documents', () => {
+  const DEVANAGARI = 'राजेश कुमार ट्रेडर्स';
+  const TAMIL = 'முருகன் ஸ்டோர்ஸ்';
+  let invoice: { id: string; number: string };
+
+  it('prints a Devanagari name exactly, the ₹ sign, the IRN and Ack No, and a QR code', async () => {
+    const customer = await acme.api('POST', '/v1/customers', {
+      email: 'rajesh@traders.test',
+      name: DEVANAGARI,
+      gstin: gstin('09', 'AAFCR4455K'),
+      billing_address: { line1: '4 Hazratganj', city: 'Lucknow', state_code: '09', postal_code: '226001', country: 'IN' },
+    });
+    invoice = await invoiceFor(customer.body.data.id, 250_000);
+    await t.kosh.worker.drain();
+    const e = (await acme.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e.status).toBe('generated');
+    const pdf = await pdfOf(`/v1/invoices/${invoice.id}/pdf`);
+    const text = await pdfText(pdf);
+    expect(text).toContain(DEVANAGARI);
+    expect(text).toContain('₹');
+    expect(text).toContain(e.irn);
+    expect(text).toContain(`Ack No: ${e.ack_no}`);
+    await renderFirstPage(pdf, 'einvoice-devanagari');
+  });
+
+  it('prints a Tamil name', async () => {
+    const customer = await acme.api('POST', '/v1/customers', { email: 'murugan@stores.test', name: TAMIL, billing_address: { state_code: '33' } });
+    const b2c = await invoiceFor(customer.body.data.id, 1000);
+    const text = await pdfText(await pdfOf(`/v1/invoices/${b2c.id}/pdf`));
+    // Tamil vowel signs are reordered in shaping; the consonants all come out.
+    for (const letter of ['ம', 'ர', 'க', 'ன', 'ஸ', 'ட']) expect(text).toContain(letter);
+  });
+
+  it('renders a credit note as a GST credit note with the original invoice, reason, lines and IRN', async () => {
+    const note = await acme.api('POST', '/v1/credit-notes', { customer_id: (await acme.api('GET', `/v1/invoices/${invoice.id}`)).body.data.customer_id, invoice_id: invoice.id, amount: 29_500, reason: 'Discount after review' });
+    expect(note.status).toBe(201);
+    await t.kosh.worker.drain();
+    const e = (await acme.api('GET', `/v1/credit-notes/${note.body.data.id}/einvoice`)).body.data;
+    const pdf = await pdfOf(`/v1/credit-notes/${note.body.data.id}/pdf`);
+    const text = await pdfText(pdf);
+    expect(text).toContain('Credit Note (GST)');
+    expect(text).toContain(note.body.data.number);
+    expect(text).toMatch(new RegExp(`Original invoice\\s+${invoice.number}`));
+    expect(text).toMatch(/Original invoice date\s+02 Apr 2026/);
+    expect(text).toContain('Discount after review');
+    expect(text).toContain(DEVANAGARI);
+    expect(text).toContain('₹ 295.00');
+    expect(text).toContain(e.irn);
+    await renderFirstPage(pdf, 'credit-note');
+  });
+
+  it('answers 404 for another tenant\'s credit note PDF', async () => {
+    const other = await t.registerTenant();
+    const notes = (await acme.api('GET', '/v1/credit-notes')).body.data;
+    const res = await other.api('GET', `/v1/credit-notes/${notes[0].id}/pdf`);
+    expect(res.status).toBe(404);
   });
 });

@@ -34,3 +34,5 @@ export const gstr3bSchema = z
   .meta({ id: 'Gstr3b' });
 
 export const csvResponse = z.string().meta({ description: 'CSV (format=csv)' });
+export type Gstr1 = z.infer<typeof gstr1Schema>;
+export type Gstr3b = z.infer<typeof gstr3bSchema>;

@@ -4,6 +4,7 @@ import { findEntity, type EntityRow } from '../entities/index.js';
 import { gstRateBasisPoints, localDate, returnPeriodBounds } from '../tax/index.js';
 import { creditNotesOfPeriod, invoiceHsnSummary, invoiceRatePage, type HsnRow, type Keyset } from './gst-returns.repository.js';
 import { Gstr1Builder } from './gstr1.js';
+import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
 
 /** Invoices read per keyset page: bounded memory per round trip, few round trips. */
 const PAGE = 5_000;
@@ -60,9 +61,9 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
   return { entity, builder, hsn, hsnCredits };
 }
 
-export async function getGstr1(ctx: Ctx, entityId: string, period: string): Promise<Record<string, unknown>> {
+export async function getGstr1(ctx: Ctx, entityId: string, period: string): Promise<Gstr1> {
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
-  return builder.toJson(entity.gstin, period, hsn, hsnCredits);
+  return builder.toJson(entity.gstin, period, hsn, hsnCredits) as Gstr1;
 }
 
 function csvLine(cells: readonly string[]): string {
@@ -75,9 +76,9 @@ export async function getGstr1Csv(ctx: Ctx, entityId: string, period: string): P
   return [CSV_HEADER, ...builder.csv!].map(csvLine).join('\n') + '\n';
 }
 
-export async function getGstr3b(ctx: Ctx, entityId: string, period: string): Promise<Record<string, unknown>> {
+export async function getGstr3b(ctx: Ctx, entityId: string, period: string): Promise<Gstr3b> {
   const { entity, builder } = await buildGstr1(ctx, entityId, period);
-  return builder.gstr3b(entity.gstin, period);
+  return builder.gstr3b(entity.gstin, period) as Gstr3b;
 }
 
 export async function getGstr3bCsv(ctx: Ctx, entityId: string, period: string): Promise<string> {
