@@ -76,7 +76,8 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     einvoicing_enabled: false,
     einvoicing_provider: null,
     einvoicing_credentials: null,
-    time_zone: 'Asia/Kolkata',
+    // Indian entities date their documents in India; elsewhere UTC until PATCHed.
+    time_zone: input.country_code === 'IN' ? 'Asia/Kolkata' : 'UTC',
     created_at: ctx.now,
     updated_at: ctx.now,
   };
