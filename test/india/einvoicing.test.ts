@@ -3,6 +3,7 @@ import { createHash, createVerify } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { pdfText } from '../support/pdf-text.js';
+import { startNicIrp } from '../support/nic-irp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
@@ -219,5 +220,92 @@ describe('PDFs of e-invoiced documents', () => {
     const notes = (await acme.api('GET', '/v1/credit-notes')).body.data;
     const res = await other.api('GET', `/v1/credit-notes/${notes[0].id}/pdf`);
     expect(res.status).toBe(404);
+  });
+});
+
+describe('the nic provider (against a local NIC-compatible IRP)', () => {
+  const NIC_SUPPLIER = gstin('27', 'AAFCN1111N');
+  let nic: Awaited<ReturnType<typeof startNicIrp>>;
+  let tenant: Tenant;
+  let customerId: string;
+
+  beforeAll(async () => {
+    nic = await startNicIrp({ username: 'nic_user', password: 'nic-pass', clientId: 'cid', clientSecret: 'csecret', now: () => t.clock.now() });
+    tenant = await t.registerTenant({ state_code: '27', gstin: NIC_SUPPLIER });
+    const entity = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
+    const res = await tenant.api('PATCH', `/v1/entities/${entity}`, {
+      address: { line1: '7 Nariman Point', city: 'Mumbai', postal_code: '400021' },
+      einvoicing: {
+        enabled: true,
+        provider: 'nic',
+        credentials: { username: 'nic_user', password: 'nic-pass', client_id: 'cid', client_secret: 'csecret', base_url: nic.url, public_key: nic.publicKey },
+      },
+    });
+    expect(res.status).toBe(200);
+    customerId = (
+      await tenant.api('POST', '/v1/customers', {
+        email: 'ap@kar.test',
+        name: 'Karnataka Buyer Ltd',
+        gstin: gstin('29', 'AABCK2222K'),
+        billing_address: { line1: '1 Brigade Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+      })
+    ).body.data.id;
+  });
+  afterAll(() => nic.close());
+
+  const issue = async () => (await tenant.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }] })).body.data;
+
+  it('authenticates with the encrypted app key, then sends the encrypted document with the session headers', async () => {
+    const invoice = await issue();
+    await t.kosh.worker.drain();
+    const auth = nic.requests.find((r) => r.path === '/eivital/v1.04/auth')!;
+    expect(auth.payload).toMatchObject({ UserName: 'nic_user', Password: 'nic-pass', ForceRefreshAccessToken: false });
+    expect(Buffer.from((auth.payload as { AppKey: string }).AppKey, 'base64')).toHaveLength(32);
+    expect(auth.headers.gstin).toBe(NIC_SUPPLIER);
+    const sent = nic.requests.find((r) => r.path === '/eicore/v1.03/Invoice')!;
+    expect(sent.headers).toMatchObject({ gstin: NIC_SUPPLIER, user_name: 'nic_user', client_id: 'cid' });
+    expect(sent.headers.authtoken).toMatch(/^[0-9a-f]{32}$/);
+    expect(sent.payload).toMatchObject({ Version: '1.1', DocDtls: { Typ: 'INV', No: invoice.number }, ValDtls: { AssVal: 5000, IgstVal: 900, TotInvVal: 5900 } });
+    const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'generated', provider: 'nic', ack_no: expect.stringMatching(/^\d{15}$/) });
+    expect(e.irn).toBe(createHash('sha256').update(`${NIC_SUPPLIER}2026-27INV${invoice.number}`).digest('hex'));
+  });
+
+  it('takes the existing IRN when the IRP answers 2150 (duplicate IRN)', async () => {
+    const invoice = await issue();
+    const date = (await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.issued_at;
+    const dt = new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Kolkata', day: '2-digit', month: '2-digit', year: 'numeric' }).format(new Date(date));
+    nic.preRegister('INV', invoice.number, dt, 'f'.repeat(64));
+    await t.kosh.worker.drain();
+    expect(nic.requests.some((r) => r.path === '/eicore/v1.03/Invoice/irnbydocdetails' && (r.payload as { docnum: string }).docnum === invoice.number)).toBe(true);
+    const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'generated', irn: 'f'.repeat(64), ack_no: '999000000000001' });
+  });
+
+  it('retries an unreachable IRP after 5 minutes, keeping the record pending meanwhile', async () => {
+    nic.setDown(true);
+    const invoice = await issue();
+    await t.kosh.worker.drain();
+    let e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e.status).toBe('pending');
+    expect(e.errors[0].code).toBe('irp.unavailable');
+    nic.setDown(false);
+    t.clock.advance(4 * 60_000);
+    await t.kosh.worker.drain();
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data.status).toBe('pending');
+    t.clock.advance(60_000);
+    await t.kosh.worker.drain();
+    e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'generated', errors: [] });
+  });
+
+  it('tells the IRP of a cancellation with the reason code and remarks', async () => {
+    const invoice = await issue();
+    await t.kosh.worker.drain();
+    const irn = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data.irn;
+    expect((await tenant.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 3, remarks: 'Order cancelled' })).status).toBe(200);
+    await t.kosh.worker.drain();
+    const cancel = nic.requests.find((r) => r.path === '/eicore/v1.03/Invoice/Cancel');
+    expect(cancel?.payload).toEqual({ Irn: irn, CnlRsn: '3', CnlRem: 'Order cancelled' });
   });
 });
