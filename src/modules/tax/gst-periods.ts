@@ -31,10 +31,24 @@ export function gstDate(instant: Date, timeZone: string): string {
   return `${pad(d.day)}/${pad(d.month)}/${d.year}`;
 }
 
-/** `dd-mm-yyyy`, the GSTN offline tool's format. */
+const QUARTER_HOUR_MS = 15 * 60_000;
+const offlineDates = new Map<string, string>();
+
+/**
+ * `dd-mm-yyyy`, the GSTN offline tool's format. Memoized per zone and quarter hour (every zone's
+ * offset is a whole number of quarter hours, so a local date never changes inside one): a month's
+ * return formats a few thousand distinct instants, not one per invoice.
+ */
 export function gstnOfflineDate(instant: Date, timeZone: string): string {
-  const d = localDate(instant, timeZone);
-  return `${pad(d.day)}-${pad(d.month)}-${d.year}`;
+  const key = `${timeZone}|${Math.floor(instant.getTime() / QUARTER_HOUR_MS)}`;
+  let text = offlineDates.get(key);
+  if (text === undefined) {
+    const d = localDate(instant, timeZone);
+    text = `${pad(d.day)}-${pad(d.month)}-${d.year}`;
+    if (offlineDates.size > 100_000) offlineDates.clear();
+    offlineDates.set(key, text);
+  }
+  return text;
 }
 
 /** The Indian financial year (1 April – 31 March) of a date, as `2026-27`. */
