@@ -202,6 +202,14 @@ export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDoc
   };
 }
 
+/** The IRP document of an issued invoice or credit note, as the submission job would build it. */
+export async function irpDocumentOf(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<IrpDocument> {
+  const entityId = type === 'invoice' ? (await getInvoice(ctx, documentId)).entity_id : (await getCreditNote(ctx, documentId)).entity_id;
+  const entity = await findEntity(ctx.tx, ctx.tenantId, entityId ?? '');
+  if (!entity) throw errors.notFound('entity');
+  return buildIrpDocument(await irpSourceOf(ctx, entity, type, documentId));
+}
+
 function partyOfEntity(entity: EntityRow): PartySnapshot {
   return {
     name: entity.name,

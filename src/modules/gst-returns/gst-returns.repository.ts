@@ -38,11 +38,17 @@ export async function invoiceRatePage(tx: Tx, tenantId: string, entityId: string
       LIMIT ${limit}
     )
     SELECT p.id, p.number, p.issued_at, p.status, p.tax_type, p.place_of_supply, p.currency, p.total, p.ctin,
-           l.rate_bp, sum(l.amount)::bigint AS txval, sum(l.igst_amount)::bigint AS iamt,
-           sum(l.cgst_amount)::bigint AS camt, sum(l.sgst_amount)::bigint AS samt
+           l.rate_bp, l.txval, l.iamt, l.camt, l.samt
     FROM page p
-    JOIN invoice_lines l ON l.tenant_id = ${tenantId} AND l.invoice_id = p.id
-    GROUP BY p.id, p.number, p.issued_at, p.status, p.tax_type, p.place_of_supply, p.currency, p.total, p.ctin, l.rate_bp
+    -- Per invoice, through the (tenant_id, invoice_id, position) key: a page never scans the
+    -- month's lines.
+    CROSS JOIN LATERAL (
+      SELECT rate_bp, sum(amount)::bigint AS txval, sum(igst_amount)::bigint AS iamt,
+             sum(cgst_amount)::bigint AS camt, sum(sgst_amount)::bigint AS samt
+      FROM invoice_lines
+      WHERE tenant_id = ${tenantId} AND invoice_id = p.id
+      GROUP BY rate_bp
+    ) l
     ORDER BY p.issued_at, p.id, l.rate_bp`.execute(tx);
   return rows;
 }
