@@ -76,12 +76,16 @@ describe('e-invoicing', () => {
     let march: { id: string; number: string };
     let april: { id: string; number: string };
 
-    it('registers invoices on either side of 1 April with IRNs of their own financial year', async () => {
+    it('registers invoices and credit notes on either side of 1 April with IRNs of their own financial year', async () => {
       march = await invoiceFor(buyerId);
       expect((await acme.api('GET', `/v1/invoices/${march.id}/einvoice`)).body.data.status).toBe('pending');
+      const marchNote = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: march.id, amount: 1_180, reason: 'Rounding' })).body.data;
       t.clock.set('2026-03-31T18:30:00Z'); // 00:00 on 1 April in India
       april = await invoiceFor(buyerId);
+      const aprilNote = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: march.id, amount: 1_180, reason: 'Rounding' })).body.data;
       await t.kosh.worker.drain();
+      expect((await acme.api('GET', `/v1/credit-notes/${marchNote.id}/einvoice`)).body.data.irn).toBe(irnOf('2025-26', 'CRN', marchNote.number));
+      expect((await acme.api('GET', `/v1/credit-notes/${aprilNote.id}/einvoice`)).body.data.irn).toBe(irnOf('2026-27', 'CRN', aprilNote.number));
       const a = (await acme.api('GET', `/v1/invoices/${march.id}/einvoice`)).body.data;
       const b = (await acme.api('GET', `/v1/invoices/${april.id}/einvoice`)).body.data;
       expect(a).toMatchObject({ status: 'generated', irn: irnOf('2025-26', 'INV', march.number), errors: [] });
