@@ -19,44 +19,38 @@ export type InvoiceRateRow = {
   samt: number;
 };
 
+export type Keyset = { issued_at: Date; id: string } | null;
+
 /**
- * The period's issued invoices (void ones included) with their lines summed per rate, streamed in
- * batches through a server-side cursor: one plan for the month (the lines are joined once, not
- * probed per page), and never more than `batch` rows in this process. The caller's `tx` must be a
- * transaction (a cursor lives in one).
+ * The next page of the period's issued invoices (void ones included: they count in doc_issue),
+ * keyset-paged by (issued_at, id) on invoices_entity_issued, lines summed per rate in SQL.
  */
-export async function* streamInvoiceRates(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date, batch: number): AsyncGenerator<InvoiceRateRow[]> {
-  const cursor = `gstr1_${Math.random().toString(36).slice(2, 10)}`;
-  await sql`
-    DECLARE ${sql.raw(cursor)} NO SCROLL CURSOR FOR
-    WITH month AS (
+export async function invoiceRatePage(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date, after: Keyset, limit: number): Promise<InvoiceRateRow[]> {
+  const keyset = after ? sql`AND (i.issued_at, i.id) > (${after.issued_at}, ${after.id})` : sql``;
+  const { rows } = await sql<InvoiceRateRow>`
+    WITH page AS (
       SELECT i.id, i.number, i.issued_at, i.status, i.tax_type, i.place_of_supply, i.currency, i.total,
              i.customer_details->>'gstin' AS ctin
       FROM invoices i
       WHERE i.tenant_id = ${tenantId} AND i.entity_id = ${entityId}
-        AND i.issued_at >= ${from} AND i.issued_at < ${to} AND i.number IS NOT NULL
-    ),
-    rates AS (
-      SELECT l.invoice_id, l.rate_bp, sum(l.amount)::bigint AS txval, sum(l.igst_amount)::bigint AS iamt,
-             sum(l.cgst_amount)::bigint AS camt, sum(l.sgst_amount)::bigint AS samt
-      FROM invoice_lines l
-      WHERE l.tenant_id = ${tenantId} AND l.invoice_id IN (SELECT id FROM month)
-      GROUP BY l.invoice_id, l.rate_bp
+        AND i.issued_at >= ${from} AND i.issued_at < ${to} AND i.number IS NOT NULL ${keyset}
+      ORDER BY i.issued_at, i.id
+      LIMIT ${limit}
     )
-    SELECT m.id, m.number, m.issued_at, m.status, m.tax_type, m.place_of_supply, m.currency, m.total, m.ctin,
-           r.rate_bp, r.txval, r.iamt, r.camt, r.samt
-    FROM month m JOIN rates r ON r.invoice_id = m.id
-    ORDER BY m.issued_at, m.id, r.rate_bp`.execute(tx);
-  try {
-    for (;;) {
-      const { rows } = await sql<InvoiceRateRow>`FETCH ${sql.raw(String(batch))} FROM ${sql.raw(cursor)}`.execute(tx);
-      if (rows.length === 0) return;
-      yield rows;
-      if (rows.length < batch) return;
-    }
-  } finally {
-    await sql`CLOSE ${sql.raw(cursor)}`.execute(tx);
-  }
+    SELECT p.id, p.number, p.issued_at, p.status, p.tax_type, p.place_of_supply, p.currency, p.total, p.ctin,
+           l.rate_bp, l.txval, l.iamt, l.camt, l.samt
+    FROM page p
+    -- Per invoice, through the (tenant_id, invoice_id, position) key: a page never scans the
+    -- month's lines.
+    CROSS JOIN LATERAL (
+      SELECT rate_bp, sum(amount)::bigint AS txval, sum(igst_amount)::bigint AS iamt,
+             sum(cgst_amount)::bigint AS camt, sum(sgst_amount)::bigint AS samt
+      FROM invoice_lines
+      WHERE tenant_id = ${tenantId} AND invoice_id = p.id
+      GROUP BY rate_bp
+    ) l
+    ORDER BY p.issued_at, p.id, l.rate_bp`.execute(tx);
+  return rows;
 }
 
 export type HsnRow = { hsn_code: string; rate_bp: number; qty: number; txval: number; iamt: number; camt: number; samt: number };

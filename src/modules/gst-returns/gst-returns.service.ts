@@ -2,12 +2,12 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity, type EntityRow } from '../entities/index.js';
 import { gstRateBasisPoints, localDate, returnPeriodBounds } from '../tax/index.js';
-import { creditNotesOfPeriod, invoiceHsnSummary, streamInvoiceRates, type HsnRow, type InvoiceRateRow } from './gst-returns.repository.js';
+import { creditNotesOfPeriod, invoiceHsnSummary, invoiceRatePage, type HsnRow, type Keyset } from './gst-returns.repository.js';
 import { Gstr1Builder } from './gstr1.js';
 import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
 
-/** Rows fetched from the cursor at a time: bounded memory, few round trips. */
-const BATCH = 10_000;
+/** Invoices read per keyset page: bounded memory per round trip, few round trips. */
+const PAGE = 5_000;
 
 export const CSV_HEADER = ['section', 'recipient_gstin', 'document_number', 'document_date', 'place_of_supply', 'rate', 'taxable_value', 'igst', 'cgst', 'sgst', 'document_value'];
 
@@ -38,28 +38,20 @@ function rateOfHsn(hsn: string): number {
  * Builds the month: invoices stream through keyset pages (never the whole month in one result),
  * credit notes and the HSN summary come summed from SQL.
  */
-export async function buildGstr1(ctx: Ctx, entityId: string, period: string, options: { csv?: boolean } = {}): Promise<Gstr1Build> {
-  // The cursor lives in a transaction: a read outside one (a route's pooled executor) opens one.
-  if (!ctx.tx.isTransaction) {
-    return ctx.tx
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .setAccessMode('read only')
-      .execute((tx) => buildGstr1({ ...ctx, tx }, entityId, period, options));
-  }
+export async function buildGstr1(ctx: Ctx, entityId: string, period: string, options: { csv?: boolean } = {}) {
   const { entity, from, to } = await resolvePeriod(ctx, entityId, period);
   const builder = new Gstr1Builder(entity.time_zone, options);
-  // Rows of one invoice are consecutive (ordered by issued_at, id); a batch may end inside an
-  // invoice, so the builder is fed whole invoices only: the tail is carried into the next batch.
-  let carry: InvoiceRateRow[] = [];
-  for await (const rows of streamInvoiceRates(ctx.tx, ctx.tenantId, entity.id, from, to, BATCH)) {
-    const lastId = rows[rows.length - 1]!.id;
-    let cut = rows.length;
-    while (cut > 0 && rows[cut - 1]!.id === lastId) cut -= 1;
-    builder.addInvoiceRows(carry.concat(rows.slice(0, cut)));
-    carry = rows.slice(cut);
+  let after: Keyset = null;
+  for (;;) {
+    const rows = await invoiceRatePage(ctx.tx, ctx.tenantId, entity.id, from, to, after, PAGE);
+    if (rows.length === 0) break;
+    // A page ends at an invoice boundary only if the next page starts after it: the SQL pages
+    // whole invoices (LIMIT applies before the join), so the last row closes its invoice.
+    builder.addInvoiceRows(rows);
+    const last = rows[rows.length - 1]!;
+    after = { issued_at: last.issued_at, id: last.id };
+    if (new Set(rows.map((r) => r.id)).size < PAGE) break;
   }
-  builder.addInvoiceRows(carry);
   const notes = await creditNotesOfPeriod(ctx.tx, ctx.tenantId, entity.id, from, to);
   builder.addCreditNotes(notes, rateOfHsn);
   const hsnCredits: HsnRow[] = notes
@@ -68,8 +60,6 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
   const hsn = await invoiceHsnSummary(ctx.tx, ctx.tenantId, entity.id, from, to);
   return { entity, builder, hsn, hsnCredits };
 }
-
-export type Gstr1Build = { entity: EntityRow & { gstin: string }; builder: Gstr1Builder; hsn: HsnRow[]; hsnCredits: HsnRow[] };
 
 export async function getGstr1(ctx: Ctx, entityId: string, period: string): Promise<Gstr1> {
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);

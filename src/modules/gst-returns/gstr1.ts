@@ -111,7 +111,7 @@ export class Gstr1Builder {
     this.csv = options.csv ? [] : null;
   }
 
-  /** Rows of streamInvoiceRates, in its order (one invoice's rates are consecutive, whole invoices only). */
+  /** Rows of invoiceRatePage, in its order (one invoice's rates are consecutive). */
   addInvoiceRows(rows: InvoiceRateRow[]): void {
     let doc: Doc | null = null;
     for (const row of rows) {
