@@ -38,7 +38,16 @@ function rateOfHsn(hsn: string): number {
  * Builds the month: invoices stream through keyset pages (never the whole month in one result),
  * credit notes and the HSN summary come summed from SQL.
  */
-export async function buildGstr1(ctx: Ctx, entityId: string, period: string, options: { csv?: boolean } = {}) {
+export async function buildGstr1(ctx: Ctx, entityId: string, period: string, options: { csv?: boolean } = {}): Promise<Gstr1Build> {
+  // One snapshot for every page: a return read while invoices are being issued is still the
+  // month as of one instant. A read outside a transaction (a route's pool) opens one.
+  if (!ctx.tx.isTransaction) {
+    return ctx.tx
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute((tx) => buildGstr1({ ...ctx, tx }, entityId, period, options));
+  }
   const { entity, from, to } = await resolvePeriod(ctx, entityId, period);
   const builder = new Gstr1Builder(entity.time_zone, options);
   let after: Keyset = null;
@@ -60,6 +69,8 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
   const hsn = await invoiceHsnSummary(ctx.tx, ctx.tenantId, entity.id, from, to);
   return { entity, builder, hsn, hsnCredits };
 }
+
+export type Gstr1Build = { entity: EntityRow & { gstin: string }; builder: Gstr1Builder; hsn: HsnRow[]; hsnCredits: HsnRow[] };
 
 export async function getGstr1(ctx: Ctx, entityId: string, period: string): Promise<Gstr1> {
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
