@@ -6,16 +6,15 @@ import type { EinvoiceRow } from './einvoicing.repository.js';
 
 /**
  * pending ─generate→ generated ─cancel→ canceled
- *    └─────fail────→ failed ─retry→ pending
- * A pending record may also be retried by the job while the IRP is unreachable (status unchanged).
+ *    └─────fail────→ failed
+ * A pending record is retried by the job while the IRP is unreachable (status unchanged).
  */
-export type EinvoiceEvent = 'generate' | 'fail' | 'cancel' | 'retry';
+export type EinvoiceEvent = 'generate' | 'fail' | 'cancel';
 
 const transitions: Record<EinvoiceEvent, { from: EinvoiceStatus[]; to: EinvoiceStatus }> = {
   generate: { from: ['pending'], to: 'generated' },
   fail: { from: ['pending'], to: 'failed' },
   cancel: { from: ['generated'], to: 'canceled' },
-  retry: { from: ['failed'], to: 'pending' },
 };
 
 export async function transitionEinvoice(tx: Tx, tenantId: string, id: string, event: EinvoiceEvent, patch: Updateable<EinvoicesTable>): Promise<EinvoiceRow> {
