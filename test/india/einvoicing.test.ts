@@ -303,6 +303,16 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
     expect(e).toMatchObject({ status: 'generated', errors: [] });
   });
 
+  it('never sends a document that fails the schema', async () => {
+    const noAddress = (await tenant.api('POST', '/v1/customers', { email: 'bare@kar.test', name: 'Bare Ltd', gstin: gstin('29', 'AABCK3333K') })).body.data.id;
+    const invoice = (await tenant.api('POST', '/v1/invoices', { customer_id: noAddress, currency: 'INR', lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }] })).body.data;
+    await t.kosh.worker.drain();
+    const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e.status).toBe('failed');
+    expect(e.errors.length).toBeGreaterThan(0);
+    expect(nic.requests.some((r) => (r.payload as { DocDtls?: { No: string } }).DocDtls?.No === invoice.number)).toBe(false);
+  });
+
   it('tells the IRP of a cancellation with the reason code and remarks', async () => {
     const invoice = await issue();
     await t.kosh.worker.drain();
