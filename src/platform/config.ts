@@ -59,6 +59,9 @@ const envSchema = z.object({
   KOSH_ZOHO_ACCOUNTS_URL: z.url().optional(),
   KOSH_ZOHO_API_URL: z.url().optional(),
   KOSH_TEST_GATEWAY_JOURNAL: z.string().optional(),
+  KOSH_IRP_NIC_URL: z.string().default('https://einv-apisandbox.nic.in'),
+  KOSH_IRP_GSP_URL: z.string().optional(),
+  KOSH_IRP_PUBLIC_KEY: z.string().optional(),
 });
 
 /** Where an accounting provider's OAuth and API live, and Kosh's client there. */
@@ -106,6 +109,11 @@ export type Config = {
   rateLimits: RateLimits;
   /** The test gateway's journal file (charges and refunds it made); unset: kept in memory. */
   testGatewayJournal: string | undefined;
+  /** Base URL of the NIC e-invoice API (IRP), and of a GSP exposing the same API. */
+  irpNicUrl: string;
+  irpGspUrl: string | undefined;
+  /** The IRP's RSA public key (PEM) encrypting the app key at authentication. */
+  irpPublicKey: string | undefined;
 };
 
 /**
@@ -161,6 +169,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeApiBase: e.KOSH_STRIPE_API_BASE.replace(/\/+$/, ''),
     accounting: accountingConfig(e),
     testGatewayJournal: e.KOSH_TEST_GATEWAY_JOURNAL || undefined,
+    irpNicUrl: e.KOSH_IRP_NIC_URL,
+    irpGspUrl: e.KOSH_IRP_GSP_URL || undefined,
+    irpPublicKey: e.KOSH_IRP_PUBLIC_KEY?.replace(/\\n/g, '\n') || undefined,
     metricsToken: e.KOSH_METRICS_TOKEN || undefined,
     trustProxy: e.KOSH_TRUST_PROXY === 'on',
     rateLimits: {

@@ -19,6 +19,8 @@
  *      spent on another invoice) has left its own invoice with nothing due;
  *  11. balances are per currency: every line of an entry tags documents of the entry's currency,
  *      and each (ledger, currency) balances on its own.
+ *  12. every issued B2B or export invoice, and every credit note against one, makes an IRP
+ *      e-invoice document (schema 1.1) that passes the schema.
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -26,6 +28,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinFor } from '../support/billing.js';
+import { irpDocumentOf, validateIrpDocument } from '../../src/modules/einvoicing/index.js';
 
 const RUNS = Number(process.env.KOSH_INVARIANT_RUNS ?? 4);
 const STEPS = Number(process.env.KOSH_INVARIANT_STEPS ?? 18);
@@ -75,13 +78,19 @@ const part = (amount: number, share: number) => Math.max(1, Math.floor((amount *
 
 async function newWorld(): Promise<World> {
   const tenant = await t.registerTenant({ gstin: gstinFor('29') });
-  const second = await tenant.api('POST', '/v1/entities', { name: 'West', invoice_prefix: 'MH-', gstin: gstinFor('27', 'CCCCC3333C1Z') });
+  const second = await tenant.api('POST', '/v1/entities', {
+    name: 'West',
+    invoice_prefix: 'MH-',
+    gstin: gstinFor('27', 'CCCCC3333C1Z'),
+    address: { line1: '5 Marine Drive', city: 'Mumbai', postal_code: '400002' },
+  });
   const entities = [(await tenant.api('GET', '/v1/entities')).body.data[0].id, second.body.data.id];
+  await tenant.api('PATCH', `/v1/entities/${entities[0]}`, { address: { line1: '1 MG Road', city: 'Bengaluru', postal_code: '560001' } });
   const customers: string[] = [];
   for (const [i, body] of [
-    { gstin: gstinFor('29', 'BBBBB2222B1Z') },
+    { gstin: gstinFor('29', 'BBBBB2222B1Z'), billing_address: { line1: '9 Church Street', city: 'Bengaluru', postal_code: '560001', state_code: '29', country: 'IN' } },
     { billing_address: { state_code: '27', country: 'IN' } },
-    { billing_address: { country: 'US' } },
+    { billing_address: { line1: '1 Congress Ave', city: 'Austin', country: 'US' } },
   ].entries()) {
     customers.push((await tenant.api('POST', '/v1/customers', { email: `c${i}@model.test`, ...body })).body.data.id);
   }
@@ -299,6 +308,17 @@ async function checkInvariants(tenantId: string): Promise<void> {
     HAVING sum(c.subtotal) > i.subtotal OR sum(c.cgst_amount) > i.cgst_amount
         OR sum(c.sgst_amount) > i.sgst_amount OR sum(c.igst_amount) > i.igst_amount`.execute(db);
   expect(overCredited.rows, 'credit notes never reverse more of a component than the invoice charged').toEqual([]);
+
+  const registrable = await sql<{ type: 'invoice' | 'credit_note'; id: string }>`
+    SELECT 'invoice' AS type, id FROM invoices
+    WHERE tenant_id = ${tenantId} AND number IS NOT NULL AND (customer_details->>'gstin' IS NOT NULL OR tax_type = 'export')
+    UNION ALL
+    SELECT 'credit_note', c.id FROM credit_notes c JOIN invoices i ON i.tenant_id = c.tenant_id AND i.id = c.invoice_id
+    WHERE c.tenant_id = ${tenantId} AND c.number IS NOT NULL AND (i.customer_details->>'gstin' IS NOT NULL OR i.tax_type = 'export')`.execute(db);
+  for (const doc of registrable.rows) {
+    const document = await irpDocumentOf({ tx: db, tenantId, now: t.clock.now() }, doc.type, doc.id);
+    expect(validateIrpDocument(document), `IRP document of ${doc.type} ${doc.id}`).toEqual([]);
+  }
 
   for (const [table, kind] of [['invoices', 'invoice'], ['credit_notes', 'credit note']] as const) {
     const numbers = await sql<{ entity_id: string; number: string }>`

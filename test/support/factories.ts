@@ -219,6 +219,8 @@ export const validBodies: Record<string, unknown> = {
     },
     amount: 100,
   },
+  'POST /v1/invoices/{id}/einvoice/cancel': { reason_code: 2, remarks: 'Data entry mistake' },
+  'POST /v1/credit-notes/{id}/einvoice/cancel': { reason_code: 2, remarks: 'Data entry mistake' },
 };
 
 /**

@@ -4,7 +4,7 @@ import { idParams } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { sendInvoice } from '../../flows/send-invoice.js';
 import { invoicePdfResponse, sendInvoiceResponse } from './documents.schemas.js';
-import { getInvoicePdf } from './documents.service.js';
+import { getCreditNotePdf, getInvoicePdf } from './documents.service.js';
 
 export function registerDocumentRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
@@ -34,6 +34,25 @@ export function registerDocumentRoutes(app: KoshApp, deps: AppDeps): void {
       const pdf = await getInvoicePdf(readCtx(deps, request), request.params.id);
       // A Buffer is sent as is (no serializer): the response schema only documents the route, so
       // the reply is used untyped here rather than pretending the PDF is a string.
+      return (reply as FastifyReply)
+        .type('application/pdf')
+        .header('content-disposition', `inline; filename="${pdf.filename}"`)
+        .header('cache-control', 'private, no-cache')
+        .send(pdf.content);
+    },
+  );
+  app.get(
+    '/v1/credit-notes/:id/pdf',
+    {
+      schema: {
+        tags: ['credit notes'],
+        summary: 'The credit note as a PDF: a GST credit note with the original invoice\'s number and date, the reason and the lines',
+        params: idParams,
+        response: { 200: { description: 'The credit note as a PDF', content: { 'application/pdf': { schema: invoicePdfResponse } } } },
+      },
+    },
+    async (request, reply) => {
+      const pdf = await getCreditNotePdf(readCtx(deps, request), request.params.id);
       return (reply as FastifyReply)
         .type('application/pdf')
         .header('content-disposition', `inline; filename="${pdf.filename}"`)

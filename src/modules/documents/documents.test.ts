@@ -5,7 +5,7 @@ import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js
 import { pdfInfo, pdfText } from '../../../test/support/pdf-text.js';
 import { MAIL_MAX_ATTEMPTS, MAIL_RETRY_DELAYS_MS } from '../../platform/mail/index.js';
 import { gstinCheckCharacter } from '../tax/index.js';
-import { formatMoney } from './format.js';
+import { pdfMoney } from './invoice-pdf.js';
 
 const gstin = (first14: string) => first14 + gstinCheckCharacter(first14);
 const SUPPLIER_GSTIN = gstin('29AAACA1234A1Z');
@@ -123,7 +123,7 @@ describe('invoices', () => {
         'Karnataka (29)',
         '9,090.00',
         '1,00,999.99',
-        'INR 1,19,179.99',
+        '₹ 1,19,179.99',
       ]) {
         expect(text).toContain(expected);
       }
@@ -168,7 +168,7 @@ describe('invoices', () => {
       expect(mail.text).toContain('It has been paid in full.');
       const text = await pdfText(mail.attachments[0]!.content);
       expect(text).toMatch(/Amount paid\s+1,19,179\.99/);
-      expect(text).toMatch(/Amount due\s+INR 0\.00/);
+      expect(text).toMatch(/Amount due\s+₹ 0\.00/);
     });
 
     describe('refuses with 400 validation_failed (SPEC 4.8), queueing nothing', () => {
@@ -289,8 +289,8 @@ describe('invoices', () => {
       expect(text).toMatch(/Taxable value\s+1,00,999\.99/);
       expect(text).toMatch(/CGST\s+9,090\.00/);
       expect(text).toMatch(/SGST\s+9,090\.00/);
-      expect(text).toMatch(/Total\s+INR 1,19,179\.99/);
-      expect(text).toMatch(/Amount due\s+INR 1,19,179\.99/);
+      expect(text).toMatch(/Total\s+₹ 1,19,179\.99/);
+      expect(text).toMatch(/Amount due\s+₹ 1,19,179\.99/);
       expect(text).not.toContain('IGST');
       expect(await pdfText(res.pdf, { raw: true })).not.toMatch(/DRAFT|VOID/);
       const info = await pdfInfo(res.pdf);
@@ -387,7 +387,7 @@ describe('invoices', () => {
       // The header is drawn again on every page the lines continue on.
       expect(text.match(/HSN\/SAC/g)!.length).toBeGreaterThanOrEqual(2);
       expect(text).toContain(`Page ${pages} of ${pages}`);
-      expect(text).toContain(formatMoney(invoice.total, 'INR'));
+      expect(text).toContain(pdfMoney(invoice.total, 'INR'));
     });
 
     it('answers 404 for a missing or another tenant’s invoice, 400 for a bad id, 401 without a key', async () => {

@@ -1,7 +1,9 @@
 import PDFDocument from 'pdfkit';
+import QRCode from 'qrcode';
 import type { Invoice, PartySnapshot } from '../invoices/index.js';
 import { gstState } from '../tax/index.js';
 import { formatAmount, formatDate, formatMoney, formatRate, rupeesInWords } from './format.js';
+import { useUnicodeFonts } from './unicode-text.js';
 
 /**
  * The invoice as a PDF (A4): a GST tax invoice with the particulars of CGST Rules, rule 46 —
@@ -10,22 +12,55 @@ import { formatAmount, formatDate, formatMoney, formatRate, rupeesInWords } from
  * and rate and amount of each tax per line; whether tax is payable on reverse charge. Parties
  * come from the snapshots frozen at finalization, so a reprint in a year shows what was issued.
  *
- * Only pdfkit's standard fonts are used (nothing to ship or load), hence "INR" for "₹".
+ * Text is set in embedded Noto Sans faces (Latin, Devanagari, Tamil; see unicode-text.ts), so any
+ * customer name and the ₹ sign print as written. An e-invoiced document carries its IRN,
+ * acknowledgement and the IRP's signed QR code. Dates are in the issuing entity's time zone.
  */
 
 type Doc = PDFKit.PDFDocument;
 type Line = Invoice['lines'][number];
 
-const MARGIN = 36;
+export const MARGIN = 36;
 const FOOTER_SPACE = 28;
-const REGULAR = 'Helvetica';
-const BOLD = 'Helvetica-Bold';
-const INK = '#111111';
-const MUTED = '#555555';
-const RULE = '#bbbbbb';
-const SHADE = '#eeeeee';
+export const REGULAR = 'regular';
+export const BOLD = 'bold';
+export const INK = '#111111';
+export const MUTED = '#555555';
+export const RULE = '#bbbbbb';
+export const SHADE = '#eeeeee';
 
 export type InvoiceHeading = { title: string; endorsement?: string };
+
+/** The IRP registration printed on an e-invoiced document. */
+export type PrintedEinvoice = { irn: string; ack_no: string | null; ack_date: string | null; signed_qr_code: string | null; status: string };
+
+export type RenderOptions = { timeZone?: string; einvoice?: PrintedEinvoice | null };
+
+/** ₹ for rupees (the embedded fonts have it); the ISO code for other currencies. */
+export function pdfMoney(minor: number, currency: string): string {
+  return currency === 'INR' ? `₹ ${formatAmount(minor, currency)}` : formatMoney(minor, currency);
+}
+
+/**
+ * The IRN block: IRN, Ack No and date, and the signed QR code as a real QR image (the IRP's JWT,
+ * which any e-invoice QR verifier app reads). Returns the y below it.
+ */
+export async function drawEinvoiceBlock(doc: PDFKit.PDFDocument, einvoice: PrintedEinvoice, left: number, y: number, width: number, timeZone: string): Promise<number> {
+  const qrSize = 92;
+  const height = einvoice.signed_qr_code ? qrSize + 8 : 44;
+  doc.rect(left, y, width, height).lineWidth(0.6).strokeColor(RULE).stroke();
+  if (einvoice.signed_qr_code) {
+    const png = await QRCode.toBuffer(einvoice.signed_qr_code, { errorCorrectionLevel: 'L', margin: 1, width: 368 });
+    doc.image(png, left + width - qrSize - 4, y + 4, { width: qrSize, height: qrSize });
+  }
+  const textWidth = width - (einvoice.signed_qr_code ? qrSize + 16 : 12);
+  doc.font(BOLD).fontSize(8).fillColor(INK).text('E-invoice (IRN registered)', left + 6, y + 6, { width: textWidth });
+  doc.font(REGULAR).fontSize(7.5).text(`IRN: ${einvoice.irn}`, left + 6, doc.y + 2, { width: textWidth });
+  const ack = `Ack No: ${einvoice.ack_no ?? '—'}    Ack Date: ${einvoice.ack_date ? formatDate(einvoice.ack_date, timeZone) : '—'}`;
+  doc.text(ack, left + 6, doc.y + 2, { width: textWidth });
+  if (einvoice.status === 'canceled') doc.font(BOLD).fillColor('#cc0000').text('IRN CANCELLED', left + 6, doc.y + 2, { width: textWidth }).fillColor(INK);
+  return y + height + 8;
+}
 
 /**
  * "Tax Invoice" under GST, "Invoice" where no GST applies, "Export Invoice" for exports; exports
@@ -49,7 +84,7 @@ export function invoiceFileName(invoice: Pick<Invoice, 'number' | 'id'>): string
   return `${(invoice.number ?? `draft-${invoice.id}`).replace(/[^A-Za-z0-9._-]/g, '-')}.pdf`;
 }
 
-function stateLabel(code: string | null | undefined): string | undefined {
+export function stateLabel(code: string | null | undefined): string | undefined {
   if (!code) return undefined;
   const state = gstState(code);
   return state ? `${state.name} (${code})` : code;
@@ -79,7 +114,7 @@ function addressLines(party: PartySnapshot): string[] {
   );
 }
 
-function partyLines(party: PartySnapshot | null, role: 'supplier' | 'customer', gstApplies: boolean): { name: string; lines: string[] } {
+export function partyLines(party: PartySnapshot | null, role: 'supplier' | 'customer', gstApplies: boolean): { name: string; lines: string[] } {
   if (!party) return { name: '—', lines: [] };
   const name = (role === 'supplier' ? party.legal_name : null) || party.name;
   const lines: string[] = [];
@@ -104,7 +139,7 @@ function placeOfSupply(invoice: Invoice): string | undefined {
 }
 
 /** Writes one line of text at a fixed place, shrinking the font so it fits the width (never wraps). */
-function cell(doc: Doc, text: string, x: number, y: number, width: number, options: { align?: 'left' | 'right' | 'center'; font?: string; size?: number; color?: string } = {}): void {
+export function cell(doc: Doc, text: string, x: number, y: number, width: number, options: { align?: 'left' | 'right' | 'center'; font?: string; size?: number; color?: string } = {}): void {
   const font = options.font ?? REGULAR;
   let size = options.size ?? 8;
   doc.font(font).fontSize(size);
@@ -169,7 +204,7 @@ function drawTableHeader(doc: Doc, columns: Column[], x0: number, y: number, wid
   return y + height;
 }
 
-function collectPdf(doc: Doc): Promise<Buffer> {
+export function collectPdf(doc: Doc): Promise<Buffer> {
   const chunks: Buffer[] = [];
   return new Promise((resolve, reject) => {
     doc.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -182,16 +217,16 @@ function collectPdf(doc: Doc): Promise<Buffer> {
  * Renders the invoice. A draft has no number or parties yet: callers pass a preview with the live
  * parties filled in, and the page is marked DRAFT; a void invoice is marked VOID.
  */
-export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
+export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions = {}): Promise<Buffer> {
   const heading = invoiceHeading(invoice);
   const gstApplies = invoice.tax_type !== '';
   const supplierInIndia = !invoice.supplier || isIndian(invoice.supplier);
-  const timeZone = supplierInIndia ? 'Asia/Kolkata' : 'UTC';
+  const timeZone = options.timeZone ?? (supplierInIndia ? 'Asia/Kolkata' : 'UTC');
   const stampDate = new Date(invoice.issued_at ?? invoice.created_at);
   const supplier = partyLines(invoice.supplier, 'supplier', gstApplies);
   const customer = partyLines(invoice.customer_details, 'customer', gstApplies);
 
-  const doc = new PDFDocument({
+  const doc = useUnicodeFonts(new PDFDocument({
     size: 'A4',
     margin: MARGIN,
     bufferPages: true,
@@ -205,7 +240,7 @@ export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
       CreationDate: stampDate,
       ModDate: stampDate,
     },
-  });
+  }));
   const pdf = collectPdf(doc);
   const left = MARGIN;
   const width = doc.page.width - 2 * MARGIN;
@@ -228,6 +263,8 @@ export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
     doc.fillColor(INK).text(heading.endorsement.toUpperCase(), left + 6, y + 4, { width: width - 12, align: 'center' });
     y += h + 8;
   }
+
+  if (options.einvoice?.irn) y = await drawEinvoiceBlock(doc, options.einvoice, left, y, width, timeZone);
 
   doc.moveTo(left, y).lineTo(left + width, y).lineWidth(0.5).strokeColor(RULE).stroke();
   y += 8;
@@ -297,11 +334,11 @@ export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
   } else if (leviesIgst(invoice)) {
     totals.push({ label: 'IGST', value: money(invoice.igst_amount) });
   }
-  totals.push({ label: 'Total', value: formatMoney(invoice.total, invoice.currency), strong: true });
+  totals.push({ label: 'Total', value: pdfMoney(invoice.total, invoice.currency), strong: true });
   if (invoice.amount_paid > 0) totals.push({ label: 'Amount paid', value: money(invoice.amount_paid) });
   if (invoice.amount_tds > 0) totals.push({ label: 'TDS withheld by the customer', value: money(invoice.amount_tds) });
   if (invoice.amount_credited > 0) totals.push({ label: 'Credits applied', value: money(invoice.amount_credited) });
-  totals.push({ label: 'Amount due', value: formatMoney(invoice.amount_due, invoice.currency), strong: true });
+  totals.push({ label: 'Amount due', value: pdfMoney(invoice.amount_due, invoice.currency), strong: true });
   // GST is determined in INR (CGST Rules, rule 34): a foreign-currency invoice prints both.
   if (foreign) {
     const inr = (v: number | null) => formatMoney(v ?? 0, 'INR');

@@ -27,9 +27,9 @@ export function registerEntityRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.patch(
     '/v1/entities/:id',
-    { schema: { tags: ['entities'], summary: 'Update a legal entity', params: idParams, body: updateEntityBody, response: { 200: dataEnvelope(entitySchema) } } },
+    { schema: { tags: ['entities'], summary: 'Update a legal entity (e-invoicing settings: DESIGN §15; IRP credentials are sealed, never answered)', params: idParams, body: updateEntityBody, response: { 200: dataEnvelope(entitySchema) } } },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateEntity(ctx, request.params.id, request.body) } })),
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateEntity(ctx, request.params.id, request.body, (credentials, aad) => deps.secrets.sealJson(credentials, aad)) } })),
   );
   app.put(
     '/v1/entities/:id/exchange-rates',

@@ -47,6 +47,42 @@ export const createEntityBody = z.object({
 });
 export type CreateEntityBody = z.infer<typeof createEntityBody>;
 
+/** An IANA time zone name the runtime knows (`Asia/Kolkata`). */
+export const timeZoneField = z
+  .string()
+  .max(64)
+  .refine((zone) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an IANA time zone such as Asia/Kolkata');
+
+/**
+ * E-invoicing settings (DESIGN §15). `credentials` are the IRP's (NIC or GSP) and are sealed at
+ * rest, never answered; the built-in `sandbox` needs none.
+ */
+export const einvoicingSettings = z.object({
+  enabled: z.boolean(),
+  provider: z.enum(['sandbox', 'nic', 'gsp']).default('sandbox'),
+  credentials: z
+    .object({
+      username: fields.text(100),
+      password: fields.text(200),
+      client_id: fields.text(200).optional(),
+      client_secret: fields.text(200).optional(),
+      /** The GSP's or NIC's base URL; defaults to the configured one. */
+      base_url: z.url().max(500).optional(),
+      /** The IRP's RSA public key (PEM) that encrypts the app key at authentication. */
+      public_key: fields.text(4000).optional(),
+    })
+    .optional(),
+});
+export type EinvoicingSettings = z.infer<typeof einvoicingSettings>;
+export type EinvoicingCredentials = NonNullable<EinvoicingSettings['credentials']>;
+
 export const updateEntityBody = z.object({
   name: fields.requiredText(200).optional(),
   legal_name: fields.requiredText(200).optional(),
@@ -55,6 +91,8 @@ export const updateEntityBody = z.object({
   gstin: gstinField().nullable().optional(),
   address: postalAddress.nullable().optional(),
   lut: z.boolean().optional().describe('has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST'),
+  time_zone: timeZoneField.optional(),
+  einvoicing: einvoicingSettings.optional(),
 });
 export type UpdateEntityBody = z.infer<typeof updateEntityBody>;
 
@@ -72,6 +110,8 @@ export const entitySchema = z
     gstin: z.string().nullable(),
     address: postalAddressResponse.nullable(),
     lut: z.boolean(),
+    time_zone: z.string(),
+    einvoicing: z.object({ enabled: z.boolean(), provider: z.enum(['sandbox', 'nic', 'gsp']).nullable(), credentials_set: z.boolean() }),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
 import { gstinStateCode } from '../tax/index.js';
 import { canonicalExchangeRate } from '../../platform/money.js';
-import type { CreateEntityBody, ExchangeRate, LegalEntity, PutExchangeRateBody, UpdateEntityBody } from './entities.schemas.js';
+import type { CreateEntityBody, EinvoicingCredentials, ExchangeRate, LegalEntity, PutExchangeRateBody, UpdateEntityBody } from './entities.schemas.js';
 import {
   findEntity,
   findExchangeRate,
@@ -36,6 +36,8 @@ export function toEntity(row: EntityRow): LegalEntity {
     gstin: row.gstin,
     address: row.address,
     lut: row.lut,
+    time_zone: row.time_zone,
+    einvoicing: { enabled: row.einvoicing_enabled, provider: row.einvoicing_provider, credentials_set: row.einvoicing_credentials !== null },
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -78,6 +80,11 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     ...tax,
     address: input.address ?? null,
     lut: input.lut ?? true,
+    einvoicing_enabled: false,
+    einvoicing_provider: null,
+    einvoicing_credentials: null,
+    // Indian entities date their documents in India; elsewhere UTC until PATCHed.
+    time_zone: input.country_code === 'IN' ? 'Asia/Kolkata' : 'UTC',
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -102,7 +109,36 @@ export async function listEntities(ctx: Ctx, page: Page): Promise<{ entities: Le
   return { entities: rows.map(toEntity), total };
 }
 
-export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody): Promise<LegalEntity> {
+/**
+ * The sealing of IRP credentials, done by the caller that holds the secret box (routes hold
+ * `deps.secrets`; services only ever see the sealed text).
+ */
+export type SealCredentials = (credentials: EinvoicingCredentials, aad: string) => string;
+
+export function einvoicingCredentialsAad(tenantId: string, entityId: string): string {
+  return `tenant:${tenantId}:einvoicing:${entityId}`;
+}
+
+/** E-invoicing needs a GSTIN (the IRN is made from it) and, except in the sandbox, credentials. */
+function resolveEinvoicing(ctx: Ctx, current: EntityRow, gstin: string | null, input: UpdateEntityBody, seal?: SealCredentials) {
+  const settings = input.einvoicing;
+  if (!settings) {
+    if (current.einvoicing_enabled && !gstin) throw errors.invalidField('gstin', 'e-invoicing is on for this entity; it needs its GSTIN');
+    return {};
+  }
+  if (settings.enabled && !gstin) throw errors.invalidField('einvoicing.enabled', 'e-invoicing needs the entity\'s GSTIN; set gstin first');
+  let sealed = current.einvoicing_credentials;
+  if (settings.credentials) {
+    if (!seal) throw new Error('updateEntity needs a sealer to store IRP credentials');
+    sealed = seal(settings.credentials, einvoicingCredentialsAad(ctx.tenantId, current.id));
+  }
+  if (settings.enabled && settings.provider !== 'sandbox' && !sealed) {
+    throw errors.invalidField('einvoicing.credentials', `the ${settings.provider} provider needs the IRP credentials`);
+  }
+  return { einvoicing_enabled: settings.enabled, einvoicing_provider: settings.provider, einvoicing_credentials: sealed };
+}
+
+export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody, seal?: SealCredentials): Promise<LegalEntity> {
   const current = await findEntity(ctx.tx, ctx.tenantId, id);
   if (!current) throw errors.notFound('entity');
   if (input.invoice_prefix && (await prefixTaken(ctx.tx, ctx.tenantId, input.invoice_prefix, id))) {
@@ -112,13 +148,16 @@ export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody
   // A new GSTIN without a state moves the state with it; an explicit state must agree.
   const stateCode = input.state_code !== undefined ? input.state_code : input.gstin ? null : current.state_code;
   const tax = resolveTaxIdentity(current.country_code, stateCode, gstin);
+  const einvoicing = resolveEinvoicing(ctx, current, tax.gstin, input, seal);
   const row = await updateEntityRow(ctx.tx, ctx.tenantId, id, {
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.legal_name !== undefined ? { legal_name: input.legal_name } : {}),
     ...(input.invoice_prefix !== undefined ? { invoice_prefix: input.invoice_prefix } : {}),
     ...(input.address !== undefined ? { address: input.address ? JSON.stringify(input.address) : null } : {}),
     ...(input.lut !== undefined ? { lut: input.lut } : {}),
+    ...(input.time_zone !== undefined ? { time_zone: input.time_zone } : {}),
     ...tax,
+    ...einvoicing,
     updated_at: ctx.now,
   });
   if (!row) throw errors.notFound('entity');

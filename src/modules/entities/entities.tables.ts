@@ -10,6 +10,8 @@ export type PostalAddress = {
   country?: string;
 };
 
+export type EinvoicingProvider = 'sandbox' | 'nic' | 'gsp';
+
 export interface LegalEntitiesTable {
   tenant_id: string;
   id: string;
@@ -26,6 +28,12 @@ export interface LegalEntitiesTable {
   address: NullableJson<PostalAddress>;
   /** Has a Letter of Undertaking: exports and SEZ supplies go without payment of IGST. */
   lut: Generated<boolean>;
+  einvoicing_enabled: Generated<boolean>;
+  einvoicing_provider: EinvoicingProvider | null;
+  /** Sealed with platform/secrets under `tenant:<id>:einvoicing:<entity id>`; never answered. */
+  einvoicing_credentials: string | null;
+  /** IANA zone in which the entity's documents are dated (GST periods, financial years). */
+  time_zone: Generated<string>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

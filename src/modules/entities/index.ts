@@ -1,7 +1,8 @@
 /** The public face of the module: what other modules and flows may use. */
 
-export { createEntity, getEntity, getPrimaryEntity, updateEntity, toEntity, invoiceExchangeRate, type InvoiceExchangeRate } from './entities.service.js';
+export { createEntity, getEntity, getPrimaryEntity, updateEntity, toEntity, invoiceExchangeRate, einvoicingCredentialsAad, type InvoiceExchangeRate } from './entities.service.js';
 export { findEntity, findPrimaryEntity, type EntityRow } from './entities.repository.js';
-export { countryCode, exchangeRateField, postalAddress, type LegalEntity } from './entities.schemas.js';
+export { countryCode, exchangeRateField, postalAddress, type LegalEntity, type EinvoicingCredentials } from './entities.schemas.js';
+export type { EinvoicingProvider } from './entities.tables.js';
 export type { PostalAddress } from './entities.tables.js';
 export { takeDocumentNumber, takeDocumentNumbers, formatDocumentNumber, MAX_DOCUMENT_NUMBER_LENGTH, type DocumentKind } from './numbering.js';

@@ -17,3 +17,14 @@ export {
   type TaxType,
 } from './gst.js';
 export { DEFAULT_SAC_CODE, GST_RATES, STANDARD_SERVICES_RATE_BP, findGstRate, gstRateBasisPoints, resolveHsnCode, type GstRateEntry } from './rates.js';
+export {
+  classifyZeroRatedSupply,
+  financialYear,
+  gstDate,
+  gstnOfflineDate,
+  localDate,
+  returnPeriodBounds,
+  startOfLocalDay,
+  type LocalDate,
+  type ZeroRatedSupply,
+} from './gst-periods.js';

@@ -1,0 +1,45 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import { deferWrite } from '../../platform/db/pipeline.js';
+import type { Tx } from '../../platform/db/schema.js';
+import type { EinvoiceDocumentType, EinvoicesTable } from './einvoicing.tables.js';
+import './einvoicing.tables.js';
+
+export type EinvoiceRow = Selectable<EinvoicesTable>;
+
+/** A second finalization event for the same document (a retried action) inserts nothing. */
+export async function insertPendingEinvoice(tx: Tx, row: Insertable<EinvoicesTable>): Promise<void> {
+  await deferWrite(tx, tx.insertInto('einvoices').values(row).onConflict((oc) => oc.columns(['tenant_id', 'document_type', 'document_id']).doNothing()));
+}
+
+export async function findEinvoice(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<EinvoiceRow | undefined> {
+  let q = tx.selectFrom('einvoices').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function findEinvoiceOfDocument(tx: Tx, tenantId: string, type: EinvoiceDocumentType, documentId: string, forUpdate = false): Promise<EinvoiceRow | undefined> {
+  let q = tx.selectFrom('einvoices').selectAll().where('tenant_id', '=', tenantId).where('document_type', '=', type).where('document_id', '=', documentId);
+  if (forUpdate) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function einvoicesOfDocuments(tx: Tx, tenantId: string, type: EinvoiceDocumentType, documentIds: string[]): Promise<EinvoiceRow[]> {
+  if (documentIds.length === 0) return [];
+  return tx.selectFrom('einvoices').selectAll().where('tenant_id', '=', tenantId).where('document_type', '=', type).where('document_id', 'in', documentIds).execute();
+}
+
+export async function updateEinvoiceRow(tx: Tx, tenantId: string, id: string, patch: Updateable<EinvoicesTable>): Promise<EinvoiceRow> {
+  return tx.updateTable('einvoices').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function entitiesWithEinvoicing(tx: Tx, tenantId: string, entityIds: string[]): Promise<Set<string>> {
+  if (entityIds.length === 0) return new Set();
+  const rows = await tx
+    .selectFrom('legal_entities')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', entityIds)
+    .where('einvoicing_enabled', '=', true)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { fields } from '../../platform/http/envelope.js';
+
+export const einvoiceSchema = z
+  .object({
+    id: z.uuid(),
+    document_type: z.enum(['invoice', 'credit_note']),
+    document_id: z.uuid(),
+    entity_id: z.uuid(),
+    provider: z.string(),
+    status: z.enum(['pending', 'generated', 'failed', 'canceled']),
+    irn: z.string().nullable(),
+    ack_no: z.string().nullable(),
+    ack_date: fields.timestamp().nullable(),
+    signed_qr_code: z.string().nullable(),
+    errors: z.array(z.object({ code: z.string(), message: z.string(), field: z.string().optional() })),
+    canceled_at: fields.timestamp().nullable(),
+    cancel_reason_code: z.int().nullable(),
+    cancel_remarks: z.string().nullable(),
+    created_at: fields.timestamp(),
+    updated_at: fields.timestamp(),
+  })
+  .meta({ id: 'Einvoice' });
+
+/** Reason codes of the IRP: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others. */
+export const cancelEinvoiceBody = z.object({
+  reason_code: z.int().min(1).max(4),
+  remarks: fields.requiredText(100),
+});

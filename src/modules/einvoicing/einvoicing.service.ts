@@ -1,0 +1,325 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import type { EventPayload } from '../../platform/events/events.js';
+import { emitEvent } from '../../platform/events/events.js';
+import { newId } from '../../platform/ids.js';
+import { enqueueJob } from '../../platform/jobs/jobs.js';
+import { toIso, toIsoOrNull } from '../../platform/time.js';
+import { getCreditNote, type CreditNote } from '../credit-notes/index.js';
+import { customerCountry, customerStateCode, getCustomer } from '../customers/index.js';
+import { findEntity, type EntityRow } from '../entities/index.js';
+import { getInvoice, type Invoice, type PartySnapshot } from '../invoices/index.js';
+import { classifyZeroRatedSupply, gstRateBasisPoints } from '../tax/index.js';
+import type { EinvoiceDocumentType, EinvoiceError } from './einvoicing.tables.js';
+import {
+  einvoicesOfDocuments,
+  entitiesWithEinvoicing,
+  findEinvoiceOfDocument,
+  insertPendingEinvoice,
+  type EinvoiceRow,
+} from './einvoicing.repository.js';
+import { transitionEinvoice } from './einvoicing.states.js';
+import { buildIrpDocument, validateIrpDocument, type IrpDocument, type IrpSource } from './irp-document.js';
+import type { IrpRegistration } from './irp-client.js';
+
+export const SUBMIT_JOB = 'einvoice.submit';
+export const CANCEL_JOB = 'einvoice.cancel';
+/** The IRP accepts a cancellation within 24 hours of generation. */
+export const CANCEL_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export type Einvoice = {
+  id: string;
+  document_type: EinvoiceDocumentType;
+  document_id: string;
+  entity_id: string;
+  provider: string;
+  status: EinvoiceRow['status'];
+  irn: string | null;
+  ack_no: string | null;
+  ack_date: string | null;
+  signed_qr_code: string | null;
+  errors: EinvoiceError[];
+  canceled_at: string | null;
+  cancel_reason_code: number | null;
+  cancel_remarks: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+export function toEinvoice(row: EinvoiceRow): Einvoice {
+  return {
+    id: row.id,
+    document_type: row.document_type,
+    document_id: row.document_id,
+    entity_id: row.entity_id,
+    provider: row.provider,
+    status: row.status,
+    irn: row.irn,
+    ack_no: row.ack_no,
+    ack_date: toIsoOrNull(row.ack_date),
+    signed_qr_code: row.signed_qr_code,
+    errors: row.errors,
+    canceled_at: toIsoOrNull(row.canceled_at),
+    cancel_reason_code: row.cancel_reason_code,
+    cancel_remarks: row.cancel_remarks,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+/** Registered with the IRP: B2B supplies (the recipient has a GSTIN), exports and SEZ supplies. */
+function isEinvoiceable(doc: { tax_type: string; igst_amount: number; customer_gstin: string | null | undefined }): boolean {
+  return Boolean(doc.customer_gstin) || classifyZeroRatedSupply(doc) !== null;
+}
+
+async function queueSubmission(ctx: Ctx, entity: { id: string; provider: string }, type: EinvoiceDocumentType, documentId: string): Promise<void> {
+  const id = newId();
+  await insertPendingEinvoice(ctx.tx, {
+    tenant_id: ctx.tenantId,
+    id,
+    entity_id: entity.id,
+    document_type: type,
+    document_id: documentId,
+    status: 'pending',
+    provider: entity.provider,
+    errors: '[]',
+    document: null,
+    attempts: 0,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  await enqueueJob(ctx.tx, ctx.now, {
+    kind: SUBMIT_JOB,
+    tenantId: ctx.tenantId,
+    payload: { document_type: type, document_id: documentId },
+    uniqueKey: `einvoice:${ctx.tenantId}:${type}:${documentId}:submit`,
+    // The job reschedules itself (RetryJobAt) on its own timetable; this only bounds crashes.
+    maxAttempts: 12,
+  });
+}
+
+type InvoiceObject = { id: string; entity_id: string; tax_type: string; igst_amount: number; customer_details: PartySnapshot | null };
+type CreditNoteObject = { id: string; entity_id: string | null; invoice_id: string | null; tax_type: string; igst_amount: number };
+
+/**
+ * Listener on `invoice.finalized` and `credit_note.issued` (in the finalizing transaction, so the
+ * submission is queued exactly when the document is issued). Which entities have e-invoicing on
+ * is read once per batch of events, and only for documents that could need an IRN.
+ */
+export async function queueEinvoicesOfEvents(ctx: Ctx, events: EventPayload[]): Promise<void> {
+  const invoices: InvoiceObject[] = [];
+  const notes: CreditNoteObject[] = [];
+  for (const event of events) {
+    if (event.type === 'invoice.finalized') {
+      const invoice = event.data.object as unknown as InvoiceObject;
+      if (isEinvoiceable({ ...invoice, customer_gstin: invoice.customer_details?.gstin })) invoices.push(invoice);
+    } else if (event.type === 'credit_note.issued') {
+      const note = event.data.object as unknown as CreditNoteObject;
+      if (note.invoice_id && note.entity_id && note.tax_type !== '') notes.push(note);
+    }
+  }
+  if (invoices.length === 0 && notes.length === 0) return;
+  const enabled = await entitiesWithEinvoicing(ctx.tx, ctx.tenantId, [...new Set([...invoices, ...notes].map((d) => d.entity_id!))]);
+  if (enabled.size === 0) return;
+  const providers = new Map<string, string>();
+  for (const entityId of enabled) providers.set(entityId, (await findEntity(ctx.tx, ctx.tenantId, entityId))?.einvoicing_provider ?? 'sandbox');
+  for (const invoice of invoices) {
+    if (enabled.has(invoice.entity_id)) await queueSubmission(ctx, { id: invoice.entity_id, provider: providers.get(invoice.entity_id)! }, 'invoice', invoice.id);
+  }
+  for (const note of notes) {
+    if (!enabled.has(note.entity_id!)) continue;
+    const original = await getInvoice(ctx, note.invoice_id!);
+    if (!isEinvoiceable({ ...note, customer_gstin: original.customer_details?.gstin })) continue;
+    await queueSubmission(ctx, { id: note.entity_id!, provider: providers.get(note.entity_id!)! }, 'credit_note', note.id);
+  }
+}
+
+export const queueEinvoicesOnIssue = Object.assign((ctx: Ctx, event: EventPayload) => queueEinvoicesOfEvents(ctx, [event]), {
+  batch: queueEinvoicesOfEvents,
+});
+
+function linesOfCreditNote(note: CreditNote, invoice: Invoice): IrpSource['lines'] {
+  // One line per note: today a credit note carries one HSN/SAC and its tax split. When notes carry
+  // per-line credits (`lines`), map each the way invoice lines are mapped.
+  const rateBp = note.subtotal > 0 ? gstRateBasisPoints(note.hsn_code || invoice.lines[0]?.hsn_code || '998314') : 0;
+  return [
+    {
+      description: note.reason ? `Credit: ${note.reason}` : `Credit against invoice ${invoice.number}`,
+      quantity: 1,
+      unit_amount: note.subtotal,
+      amount: note.subtotal,
+      hsn_code: note.hsn_code || invoice.lines[0]?.hsn_code || '998314',
+      rate_bp: rateBp,
+      cgst_amount: note.cgst_amount,
+      sgst_amount: note.sgst_amount,
+      igst_amount: note.igst_amount,
+      total: note.amount,
+    },
+  ];
+}
+
+/** Assembles the IRP source of a document from the issued records (frozen party snapshots). */
+export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDocumentType, documentId: string): Promise<IrpSource> {
+  if (type === 'invoice') {
+    const invoice = await getInvoice(ctx, documentId);
+    return {
+      type: 'INV',
+      number: invoice.number ?? '',
+      issued_at: new Date(invoice.issued_at ?? ctx.now),
+      time_zone: entity.time_zone,
+      currency: invoice.currency,
+      tax_type: invoice.tax_type,
+      place_of_supply: invoice.place_of_supply,
+      supplier: invoice.supplier ?? partyOfEntity(entity),
+      buyer: invoice.customer_details ?? (await partyOfCustomer(ctx, invoice.customer_id)),
+      lines: invoice.lines.map((line) => ({ ...line, rate_bp: line.tax_rate_bp })),
+      subtotal: invoice.subtotal,
+      cgst_amount: invoice.cgst_amount,
+      sgst_amount: invoice.sgst_amount,
+      igst_amount: invoice.igst_amount,
+      total: invoice.total,
+    };
+  }
+  const note = await getCreditNote(ctx, documentId);
+  const invoice = await getInvoice(ctx, note.invoice_id!);
+  return {
+    type: 'CRN',
+    number: note.number ?? '',
+    issued_at: new Date(note.issued_at ?? ctx.now),
+    time_zone: entity.time_zone,
+    currency: note.currency,
+    tax_type: note.tax_type,
+    place_of_supply: invoice.place_of_supply,
+    supplier: invoice.supplier ?? partyOfEntity(entity),
+    buyer: invoice.customer_details ?? (await partyOfCustomer(ctx, invoice.customer_id)),
+    lines: linesOfCreditNote(note, invoice),
+    subtotal: note.subtotal,
+    cgst_amount: note.cgst_amount,
+    sgst_amount: note.sgst_amount,
+    igst_amount: note.igst_amount,
+    total: note.amount,
+    original: { number: invoice.number ?? '', issued_at: new Date(invoice.issued_at ?? ctx.now) },
+  };
+}
+
+/** The IRP document of an issued invoice or credit note, as the submission job would build it. */
+export async function irpDocumentOf(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<IrpDocument> {
+  const entityId = type === 'invoice' ? (await getInvoice(ctx, documentId)).entity_id : (await getCreditNote(ctx, documentId)).entity_id;
+  const entity = await findEntity(ctx.tx, ctx.tenantId, entityId ?? '');
+  if (!entity) throw errors.notFound('entity');
+  return buildIrpDocument(await irpSourceOf(ctx, entity, type, documentId));
+}
+
+function partyOfEntity(entity: EntityRow): PartySnapshot {
+  return {
+    name: entity.name,
+    legal_name: entity.legal_name,
+    gstin: entity.gstin,
+    state_code: entity.state_code,
+    country_code: entity.country_code,
+    address: entity.address ?? null,
+  };
+}
+
+async function partyOfCustomer(ctx: Ctx, customerId: string): Promise<PartySnapshot> {
+  const customer = await getCustomer(ctx, customerId);
+  return {
+    name: customer.name ?? customer.email,
+    email: customer.email,
+    gstin: customer.gstin,
+    state_code: customerStateCode(customer),
+    country_code: customerCountry(customer),
+    address: customer.billing_address ?? null,
+  };
+}
+
+/**
+ * Builds and checks the document. A document that fails the schema is never sent: the record
+ * turns `failed` with the schema's errors, and `einvoice.failed` is emitted.
+ */
+export async function prepareSubmission(ctx: Ctx, row: EinvoiceRow, entity: EntityRow): Promise<IrpDocument | null> {
+  const document = buildIrpDocument(await irpSourceOf(ctx, entity, row.document_type, row.document_id));
+  const problems = validateIrpDocument(document);
+  if (problems.length > 0) {
+    await failEinvoice(ctx, row, problems, document);
+    return null;
+  }
+  return document;
+}
+
+export async function failEinvoice(ctx: Ctx, row: EinvoiceRow, problems: EinvoiceError[], document?: IrpDocument): Promise<EinvoiceRow> {
+  const failed = await transitionEinvoice(ctx.tx, ctx.tenantId, row.id, 'fail', {
+    errors: JSON.stringify(problems),
+    ...(document ? { document: JSON.stringify(document) } : {}),
+    attempts: row.attempts + 1,
+    updated_at: ctx.now,
+  });
+  await emitEvent(ctx, 'einvoice.failed', toEinvoice(failed));
+  return failed;
+}
+
+export async function recordRegistration(ctx: Ctx, row: EinvoiceRow, registration: IrpRegistration, document: IrpDocument): Promise<EinvoiceRow> {
+  const generated = await transitionEinvoice(ctx.tx, ctx.tenantId, row.id, 'generate', {
+    irn: registration.irn,
+    ack_no: registration.ack_no,
+    ack_date: registration.ack_date,
+    signed_invoice: registration.signed_invoice,
+    signed_qr_code: registration.signed_qr_code,
+    document: JSON.stringify(document),
+    errors: '[]',
+    attempts: row.attempts + 1,
+    generated_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  await emitEvent(ctx, 'einvoice.generated', toEinvoice(generated));
+  return generated;
+}
+
+async function ensureDocument(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<void> {
+  // The document's own 404 (another tenant's id included) before the e-invoice's.
+  if (type === 'invoice') await getInvoice(ctx, documentId);
+  else await getCreditNote(ctx, documentId);
+}
+
+export async function getEinvoice(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<Einvoice> {
+  await ensureDocument(ctx, type, documentId);
+  const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, type, documentId);
+  if (!row) throw errors.notFound('einvoice');
+  return toEinvoice(row);
+}
+
+/** The IRN records of several documents (PDFs, GST returns). */
+export async function einvoicesOf(ctx: Ctx, type: EinvoiceDocumentType, documentIds: string[]): Promise<Map<string, Einvoice>> {
+  const rows = await einvoicesOfDocuments(ctx.tx, ctx.tenantId, type, documentIds);
+  return new Map(rows.map((r) => [r.document_id, toEinvoice(r)]));
+}
+
+/**
+ * Cancels a generated IRN (reason codes 1 duplicate, 2 data entry mistake, 3 order cancelled,
+ * 4 others) within 24 hours of generation. The record turns `canceled` in this transaction; the
+ * IRP is told by a job (no network call inside a transaction).
+ */
+export async function cancelEinvoice(ctx: Ctx, type: EinvoiceDocumentType, documentId: string, reasonCode: number, remarks: string): Promise<Einvoice> {
+  await ensureDocument(ctx, type, documentId);
+  const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, type, documentId, true);
+  if (!row || row.status !== 'generated') {
+    throw errors.conflict(`the e-invoice is ${row?.status ?? 'not generated'}; only a generated IRN can be canceled`, 'einvoice_not_generated');
+  }
+  if (ctx.now.getTime() - row.generated_at!.getTime() > CANCEL_WINDOW_MS) {
+    throw errors.conflict('an IRN can be canceled only within 24 hours of its generation; issue a credit note instead', 'einvoice_cancel_window_closed');
+  }
+  const canceled = await transitionEinvoice(ctx.tx, ctx.tenantId, row.id, 'cancel', {
+    canceled_at: ctx.now,
+    cancel_reason_code: reasonCode,
+    cancel_remarks: remarks,
+    updated_at: ctx.now,
+  });
+  await enqueueJob(ctx.tx, ctx.now, {
+    kind: CANCEL_JOB,
+    tenantId: ctx.tenantId,
+    payload: { einvoice_id: row.id },
+    uniqueKey: `einvoice:${ctx.tenantId}:${row.id}:cancel`,
+  });
+  await emitEvent(ctx, 'einvoice.canceled', toEinvoice(canceled));
+  return toEinvoice(canceled);
+}

@@ -1,0 +1,5 @@
+/** The public face of e-invoicing (DESIGN §15): IRN records for PDFs and GST returns. */
+export { einvoicesOf, getEinvoice, irpDocumentOf, toEinvoice, type Einvoice } from './einvoicing.service.js';
+export { computeIrn } from './irn.js';
+export { buildIrpDocument, validateIrpDocument, rupees, type IrpDocument, type IrpSource } from './irp-document.js';
+export { sandboxPublicKey } from './irp-sandbox.js';

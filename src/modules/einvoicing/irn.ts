@@ -1,0 +1,9 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The IRN (DESIGN §15): SHA-256, hex, of supplier GSTIN + financial year (`2026-27`) + document
+ * type (INV|CRN|DBN) + document number, concatenated as they are.
+ */
+export function computeIrn(gstin: string, financialYear: string, type: 'INV' | 'CRN' | 'DBN', number: string): string {
+  return createHash('sha256').update(`${gstin}${financialYear}${type}${number}`, 'utf8').digest('hex');
+}

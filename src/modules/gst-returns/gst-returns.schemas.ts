@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+export const returnQuery = z.object({
+  entity_id: z.uuid(),
+  period: z.string().regex(/^(0[1-9]|1[0-2])20[0-9]{2}$/, 'must be MMYYYY, e.g. 042026'),
+  format: z.enum(['json', 'csv']).default('json'),
+});
+export type ReturnQuery = z.infer<typeof returnQuery>;
+
+const amounts = z.object({ txval: z.number(), iamt: z.number(), camt: z.number(), samt: z.number(), csamt: z.number() });
+
+/** The GSTN offline tool's GSTR-1 JSON; sections are passed through as built (see gstr1.ts). */
+export const gstr1Schema = z
+  .object({
+    gstin: z.string(),
+    fp: z.string(),
+    b2b: z.array(z.unknown()),
+    b2cl: z.array(z.unknown()),
+    b2cs: z.array(z.unknown()),
+    cdnr: z.array(z.unknown()),
+    cdnur: z.array(z.unknown()),
+    exp: z.array(z.unknown()),
+    hsn: z.object({ data: z.array(z.unknown()) }),
+    doc_issue: z.object({ doc_det: z.array(z.unknown()) }),
+  })
+  .meta({ id: 'Gstr1' });
+
+export const gstr3bSchema = z
+  .object({
+    gstin: z.string(),
+    ret_period: z.string(),
+    sup_details: z.object({ osup_det: amounts, osup_zero: amounts, osup_nil_exmp: amounts, isup_rev: amounts, osup_nongst: amounts }),
+  })
+  .meta({ id: 'Gstr3b' });
+
+export const csvResponse = z.string().meta({ description: 'CSV (format=csv)' });
+export type Gstr1 = z.infer<typeof gstr1Schema>;
+export type Gstr3b = z.infer<typeof gstr3bSchema>;

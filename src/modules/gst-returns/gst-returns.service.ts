@@ -1,0 +1,99 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { findEntity, type EntityRow } from '../entities/index.js';
+import { gstRateBasisPoints, localDate, returnPeriodBounds } from '../tax/index.js';
+import { creditNotesOfPeriod, invoiceHsnSummary, invoiceRatePage, type HsnRow, type Keyset } from './gst-returns.repository.js';
+import { Gstr1Builder } from './gstr1.js';
+import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
+
+/** Invoices read per keyset page: bounded memory per round trip, few round trips. */
+const PAGE = 5_000;
+
+export const CSV_HEADER = ['section', 'recipient_gstin', 'document_number', 'document_date', 'place_of_supply', 'rate', 'taxable_value', 'igst', 'cgst', 'sgst', 'document_value'];
+
+/**
+ * A return period `MMYYYY` of the entity: not in the future (in the entity's time zone), and the
+ * entity registered for GST.
+ */
+async function resolvePeriod(ctx: Ctx, entityId: string, period: string): Promise<{ entity: EntityRow & { gstin: string }; from: Date; to: Date }> {
+  const entity = await findEntity(ctx.tx, ctx.tenantId, entityId);
+  if (!entity) throw errors.notFound('entity');
+  const month = Number(period.slice(0, 2));
+  const year = Number(period.slice(2));
+  const today = localDate(ctx.now, entity.time_zone);
+  if (year > today.year || (year === today.year && month > today.month)) throw errors.invalidField('period', 'is in the future');
+  if (!entity.gstin) throw errors.invalidField('entity_id', 'the entity has no GSTIN; GST returns are filed per GSTIN');
+  return { entity: entity as EntityRow & { gstin: string }, ...returnPeriodBounds({ month, year }, entity.time_zone) };
+}
+
+function rateOfHsn(hsn: string): number {
+  try {
+    return gstRateBasisPoints(hsn);
+  } catch {
+    return 1800;
+  }
+}
+
+/**
+ * Builds the month: invoices stream through keyset pages (never the whole month in one result),
+ * credit notes and the HSN summary come summed from SQL.
+ */
+export async function buildGstr1(ctx: Ctx, entityId: string, period: string, options: { csv?: boolean } = {}): Promise<Gstr1Build> {
+  // One snapshot for every page: a return read while invoices are being issued is still the
+  // month as of one instant. A read outside a transaction (a route's pool) opens one.
+  if (!ctx.tx.isTransaction) {
+    return ctx.tx
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute((tx) => buildGstr1({ ...ctx, tx }, entityId, period, options));
+  }
+  const { entity, from, to } = await resolvePeriod(ctx, entityId, period);
+  const builder = new Gstr1Builder(entity.time_zone, options);
+  let after: Keyset = null;
+  for (;;) {
+    const rows = await invoiceRatePage(ctx.tx, ctx.tenantId, entity.id, from, to, after, PAGE);
+    if (rows.length === 0) break;
+    // A page ends at an invoice boundary only if the next page starts after it: the SQL pages
+    // whole invoices (LIMIT applies before the join), so the last row closes its invoice.
+    builder.addInvoiceRows(rows);
+    const last = rows[rows.length - 1]!;
+    after = { issued_at: last.issued_at, id: last.id };
+    if (new Set(rows.map((r) => r.id)).size < PAGE) break;
+  }
+  const notes = await creditNotesOfPeriod(ctx.tx, ctx.tenantId, entity.id, from, to);
+  builder.addCreditNotes(notes, rateOfHsn);
+  const hsnCredits: HsnRow[] = notes
+    .filter((n) => n.status !== 'void' && n.status !== 'pending_approval' && n.status !== 'rejected' && n.tax_type !== '')
+    .map((n) => ({ hsn_code: n.hsn_code, rate_bp: n.tax_type === 'export' && n.igst_amount === 0 ? 0 : rateOfHsn(n.hsn_code), qty: 0, txval: n.subtotal, iamt: n.igst_amount, camt: n.cgst_amount, samt: n.sgst_amount }));
+  const hsn = await invoiceHsnSummary(ctx.tx, ctx.tenantId, entity.id, from, to);
+  return { entity, builder, hsn, hsnCredits };
+}
+
+export type Gstr1Build = { entity: EntityRow & { gstin: string }; builder: Gstr1Builder; hsn: HsnRow[]; hsnCredits: HsnRow[] };
+
+export async function getGstr1(ctx: Ctx, entityId: string, period: string): Promise<Gstr1> {
+  const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
+  return builder.toJson(entity.gstin, period, hsn, hsnCredits) as Gstr1;
+}
+
+function csvLine(cells: readonly string[]): string {
+  return cells.map((c) => (/[",\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c)).join(',');
+}
+
+/** GSTR-1 as CSV for accountants: one row per document and rate (credit notes negative in b2cs). */
+export async function getGstr1Csv(ctx: Ctx, entityId: string, period: string): Promise<string> {
+  const { builder } = await buildGstr1(ctx, entityId, period, { csv: true });
+  return [CSV_HEADER, ...builder.csv!].map(csvLine).join('\n') + '\n';
+}
+
+export async function getGstr3b(ctx: Ctx, entityId: string, period: string): Promise<Gstr3b> {
+  const { entity, builder } = await buildGstr1(ctx, entityId, period);
+  return builder.gstr3b(entity.gstin, period) as Gstr3b;
+}
+
+export async function getGstr3bCsv(ctx: Ctx, entityId: string, period: string): Promise<string> {
+  const table = (await getGstr3b(ctx, entityId, period)) as { sup_details: Record<string, Record<string, number>> };
+  const rows = Object.entries(table.sup_details).map(([row, a]) => [row, ...['txval', 'iamt', 'camt', 'samt', 'csamt'].map((k) => a[k]!.toFixed(2))]);
+  return [['table_3_1_row', 'taxable_value', 'igst', 'cgst', 'sgst', 'cess'], ...rows].map(csvLine).join('\n') + '\n';
+}

@@ -1,0 +1,3 @@
+/** The public face of GST returns (DESIGN §15): GSTR-1 and GSTR-3B of an entity's month. */
+export { buildGstr1, getGstr1, getGstr1Csv, getGstr3b } from './gst-returns.service.js';
+export { b2clLimitPaise, rupees as gstRupees } from './gstr1.js';

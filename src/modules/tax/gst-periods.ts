@@ -1,0 +1,110 @@
+/**
+ * Dates as GST sees them: in the supplier's time zone (India: Asia/Kolkata), so an invoice issued
+ * at 20:00 UTC on 31 March is dated 1 April and belongs to the next financial year and return
+ * period. Pure functions; no clock.
+ */
+
+export type LocalDate = { year: number; month: number; day: number };
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+export function localDate(instant: Date, timeZone: string): LocalDate {
+  const parts = formatterFor(timeZone).formatToParts(instant);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  return { year: get('year'), month: get('month'), day: get('day') };
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `dd/mm/yyyy`, the IRP's and GSTN's date format. */
+export function gstDate(instant: Date, timeZone: string): string {
+  const d = localDate(instant, timeZone);
+  return `${pad(d.day)}/${pad(d.month)}/${d.year}`;
+}
+
+const QUARTER_HOUR_MS = 15 * 60_000;
+const offlineDates = new Map<string, string>();
+
+/**
+ * `dd-mm-yyyy`, the GSTN offline tool's format. Memoized per zone and quarter hour (every zone's
+ * offset is a whole number of quarter hours, so a local date never changes inside one): a month's
+ * return formats a few thousand distinct instants, not one per invoice.
+ */
+export function gstnOfflineDate(instant: Date, timeZone: string): string {
+  const key = `${timeZone}|${Math.floor(instant.getTime() / QUARTER_HOUR_MS)}`;
+  let text = offlineDates.get(key);
+  if (text === undefined) {
+    const d = localDate(instant, timeZone);
+    text = `${pad(d.day)}-${pad(d.month)}-${d.year}`;
+    if (offlineDates.size > 100_000) offlineDates.clear();
+    offlineDates.set(key, text);
+  }
+  return text;
+}
+
+/** The Indian financial year (1 April – 31 March) of a date, as `2026-27`. */
+export function financialYear(instant: Date, timeZone: string): string {
+  const d = localDate(instant, timeZone);
+  const start = d.month >= 4 ? d.year : d.year - 1;
+  return `${start}-${pad((start + 1) % 100)}`;
+}
+
+/**
+ * The UTC instant at which a local calendar day begins in the zone. Works for any zone (the
+ * offset is read at that day, so a DST shift between months is handled).
+ */
+export function startOfLocalDay(year: number, month: number, day: number, timeZone: string): Date {
+  const asUtc = Date.UTC(year, month - 1, day);
+  const first = asUtc - zoneOffsetMs(new Date(asUtc), timeZone);
+  return new Date(asUtc - zoneOffsetMs(new Date(first), timeZone));
+}
+
+function zoneOffsetMs(instant: Date, timeZone: string): number {
+  const f = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  const parts = Object.fromEntries(f.formatToParts(instant).map((p) => [p.type, p.value]));
+  const asUtc = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
+  return asUtc - Math.floor(instant.getTime() / 1000) * 1000;
+}
+
+/** A return period `MMYYYY` as the half-open UTC interval of its local month. */
+export function returnPeriodBounds(period: { month: number; year: number }, timeZone: string): { from: Date; to: Date } {
+  const next = period.month === 12 ? { month: 1, year: period.year + 1 } : { month: period.month + 1, year: period.year };
+  return { from: startOfLocalDay(period.year, period.month, 1, timeZone), to: startOfLocalDay(next.year, next.month, 1, timeZone) };
+}
+
+/**
+ * The supply type of a zero-rated supply (IGST Act s.16): an export or a supply to an SEZ unit,
+ * with payment of IGST (refund claimed later) or under a Letter of Undertaking without payment.
+ * This is the one place that classifies them: the e-invoice's SupTyp and GSTR-1's `exp`/SEZ
+ * sections both read it.
+ *
+ * Today a document is an export when its tax_type is `export`; "with payment" when it carries
+ * IGST. Customers carry no SEZ flag yet: when `customers.sez` (and the invoice's LUT/with-payment
+ * choice) exist, read them here — `sez: true` for an SEZ customer with a GSTIN — and nothing else
+ * needs to change.
+ */
+export type ZeroRatedSupply = { kind: 'export' | 'sez'; withPayment: boolean } | null;
+
+export function classifyZeroRatedSupply(doc: { tax_type: string; igst_amount: number; customer_sez?: boolean | null }): ZeroRatedSupply {
+  if (doc.tax_type === 'export') return { kind: 'export', withPayment: doc.igst_amount > 0 };
+  if (doc.customer_sez) return { kind: 'sez', withPayment: doc.igst_amount > 0 };
+  return null;
+}

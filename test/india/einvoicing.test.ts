@@ -1,0 +1,325 @@
+import { execFile } from 'node:child_process';
+import { createHash, createVerify } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { pdfText } from '../support/pdf-text.js';
+import { startNicIrp } from '../support/nic-irp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
+import { sandboxPublicKey } from '../../src/modules/einvoicing/index.js';
+
+const gstin = (state: string, pan: string) => {
+  const first14 = `${state}${pan}1Z`;
+  return first14 + gstinCheckCharacter(first14);
+};
+const SUPPLIER = gstin('29', 'AAECK4321L');
+const BUYER = gstin('27', 'AABCB1234C');
+
+/** The IRN recomputed here, independently of Kosh: SHA-256 hex of the four fields concatenated. */
+const irnOf = (fy: string, type: string, number: string) => createHash('sha256').update(`${SUPPLIER}${fy}${type}${number}`).digest('hex');
+
+function verifyJwt(token: string, publicKey: string): Record<string, unknown> {
+  const [head, body, signature] = token.split('.');
+  const ok = createVerify('RSA-SHA256').update(`${head}.${body}`).verify(publicKey, Buffer.from(signature!, 'base64url'));
+  expect(ok).toBe(true);
+  return JSON.parse(Buffer.from(body!, 'base64url').toString('utf8'));
+}
+
+let t: TestKosh;
+let acme: Tenant;
+let entityId: string;
+let buyerId: string;
+
+async function invoiceFor(customerId: string, amount = 100_000) {
+  const res = await acme.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Platform subscription', quantity: 1, unit_amount: amount }] });
+  expect(res.status).toBe(201);
+  return res.body.data as { id: string; number: string; total: number };
+}
+
+beforeAll(async () => {
+  t = await startTestKosh({});
+  t.clock.set('2026-03-31T18:00:00Z'); // 23:30 on 31 March in India
+  acme = await t.registerTenant({ state_code: '29', gstin: SUPPLIER });
+  entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
+  const buyer = await acme.api('POST', '/v1/customers', {
+    email: 'accounts@buyer.test',
+    name: 'Buyer Industries Pvt Ltd',
+    gstin: BUYER,
+    billing_address: { line1: '12 MG Road', city: 'Pune', state_code: '27', postal_code: '411001', country: 'IN' },
+  });
+  buyerId = buyer.body.data.id;
+});
+afterAll(() => t.close());
+
+describe('e-invoicing', () => {
+  describe('settings (PATCH /v1/entities/{id})', () => {
+    it('refuses e-invoicing for an entity without a GSTIN (400)', async () => {
+      const other = await acme.api('POST', '/v1/entities', { name: 'No GST Branch', invoice_prefix: 'NOG-', state_code: '29' });
+      const res = await acme.api('PATCH', `/v1/entities/${other.body.data.id}`, { einvoicing: { enabled: true, provider: 'sandbox' } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+    });
+
+    it('turns the sandbox on and never answers credentials', async () => {
+      const res = await acme.api('PATCH', `/v1/entities/${entityId}`, {
+        address: { line1: '1 Residency Road', city: 'Bengaluru', postal_code: '560025' },
+        einvoicing: { enabled: true, provider: 'sandbox', credentials: { username: 'api_user', password: 's3cret' } },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.data.einvoicing).toEqual({ enabled: true, provider: 'sandbox', credentials_set: true });
+      expect(res.text).not.toContain('s3cret');
+    });
+  });
+
+  describe('submission on finalization', () => {
+    let march: { id: string; number: string };
+    let april: { id: string; number: string };
+
+    it('registers invoices and credit notes on either side of 1 April with IRNs of their own financial year', async () => {
+      march = await invoiceFor(buyerId);
+      expect((await acme.api('GET', `/v1/invoices/${march.id}/einvoice`)).body.data.status).toBe('pending');
+      const marchNote = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: march.id, amount: 1_180, reason: 'Rounding' })).body.data;
+      t.clock.set('2026-03-31T18:30:00Z'); // 00:00 on 1 April in India
+      april = await invoiceFor(buyerId);
+      const aprilNote = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: march.id, amount: 1_180, reason: 'Rounding' })).body.data;
+      await t.kosh.worker.drain();
+      expect((await acme.api('GET', `/v1/credit-notes/${marchNote.id}/einvoice`)).body.data.irn).toBe(irnOf('2025-26', 'CRN', marchNote.number));
+      expect((await acme.api('GET', `/v1/credit-notes/${aprilNote.id}/einvoice`)).body.data.irn).toBe(irnOf('2026-27', 'CRN', aprilNote.number));
+      const a = (await acme.api('GET', `/v1/invoices/${march.id}/einvoice`)).body.data;
+      const b = (await acme.api('GET', `/v1/invoices/${april.id}/einvoice`)).body.data;
+      expect(a).toMatchObject({ status: 'generated', irn: irnOf('2025-26', 'INV', march.number), errors: [] });
+      expect(b).toMatchObject({ status: 'generated', irn: irnOf('2026-27', 'INV', april.number), errors: [] });
+      expect(a.ack_no).toMatch(/^\d{15}$/);
+      expect(a.ack_date).toBe('2026-03-31T18:30:00.000Z');
+    });
+
+    it('signs the QR payload as a JWT the sandbox public key verifies', async () => {
+      const e = (await acme.api('GET', `/v1/invoices/${april.id}/einvoice`)).body.data;
+      const claims = verifyJwt(e.signed_qr_code, sandboxPublicKey(t.config));
+      const qr = JSON.parse(String(claims.data));
+      expect(qr).toMatchObject({ SellerGstin: SUPPLIER, BuyerGstin: BUYER, DocNo: april.number, DocTyp: 'INV', DocDt: '01/04/2026', Irn: e.irn, TotInvVal: 1180 });
+    });
+
+    it('registers a credit note against a registered invoice as a CRN', async () => {
+      const note = await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: april.id, amount: 11_800, reason: 'Service credit' });
+      expect(note.status).toBe(201);
+      await t.kosh.worker.drain();
+      const e = await acme.api('GET', `/v1/credit-notes/${note.body.data.id}/einvoice`);
+      expect(e.body.data).toMatchObject({ status: 'generated', irn: irnOf('2026-27', 'CRN', note.body.data.number) });
+    });
+
+    it('stores schema errors and sends nothing when the document is invalid', async () => {
+      const noAddress = await acme.api('POST', '/v1/customers', { email: 'x@noaddr.test', name: 'No Address Ltd', gstin: gstin('33', 'AACCN9876D') });
+      const invoice = await invoiceFor(noAddress.body.data.id);
+      await t.kosh.worker.drain();
+      const e = (await acme.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+      expect(e.status).toBe('failed');
+      expect(e.irn).toBeNull();
+      expect(e.errors.map((x: { field: string }) => x.field)).toEqual(expect.arrayContaining(['BuyerDtls.Addr1', 'BuyerDtls.Loc']));
+    });
+
+    it('does not register B2C invoices', async () => {
+      const b2c = await acme.api('POST', '/v1/customers', { email: 'person@b2c.test', name: 'A Person', billing_address: { state_code: '29' } });
+      const invoice = await invoiceFor(b2c.body.data.id);
+      await t.kosh.worker.drain();
+      expect((await acme.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).status).toBe(404);
+    });
+  });
+
+  describe('cancel', () => {
+    it('cancels within 24 hours, then answers 409; a later IRN cannot be canceled after 24 hours', async () => {
+      const invoice = await invoiceFor(buyerId);
+      await t.kosh.worker.drain();
+      const ok = await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 2, remarks: 'Wrong amount' });
+      expect(ok.status).toBe(200);
+      expect(ok.body.data).toMatchObject({ status: 'canceled', cancel_reason_code: 2 });
+      expect((await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 2, remarks: 'again' })).status).toBe(409);
+
+      const late = await invoiceFor(buyerId);
+      await t.kosh.worker.drain();
+      t.clock.advance(24 * 3600_000 + 1000);
+      const res = await acme.api('POST', `/v1/invoices/${late.id}/einvoice/cancel`, { reason_code: 1, remarks: 'Duplicate' });
+      expect(res.status).toBe(409);
+      expect(res.body.error.reason).toBe('einvoice_cancel_window_closed');
+      expect((await acme.api('GET', `/v1/invoices/${late.id}/einvoice`)).body.data.status).toBe('generated');
+    });
+
+    it('answers 409 for a document never generated and 400 for a bad reason code', async () => {
+      const b2c = await acme.api('POST', '/v1/customers', { email: 'p2@b2c.test', name: 'Another Person' });
+      const invoice = await invoiceFor(b2c.body.data.id);
+      expect((await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 1, remarks: 'x' })).status).toBe(409);
+      expect((await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 5, remarks: 'x' })).status).toBe(400);
+    });
+  });
+});
+
+async function pdfOf(path: string): Promise<Buffer> {
+  const res = await t.kosh.app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${acme.key}` } });
+  expect(res.statusCode).toBe(200);
+  expect(res.headers['content-type']).toBe('application/pdf');
+  return res.rawPayload;
+}
+
+/** Page 1 as a PNG in test-output/ (for a human look), by poppler's pdftoppm. */
+async function renderFirstPage(pdf: Buffer, name: string): Promise<void> {
+  await mkdir('test-output', { recursive: true });
+  await writeFile(`test-output/${name}.pdf`, pdf);
+  await promisify(execFile)('pdftoppm', ['-png', '-r', '110', '-f', '1', '-l', '1', '-singlefile', `test-output/${name}.pdf`, `test-output/${name}`]);
+}
+
+describe('PDFs of e-invoiced documents', () => {
+  const DEVANAGARI = 'राजेश कुमार ट्रेडर्स';
+  const TAMIL = 'முருகன் ஸ்டோர்ஸ்';
+  let invoice: { id: string; number: string };
+
+  it('prints a Devanagari name exactly, the ₹ sign, the IRN and Ack No, and a QR code', async () => {
+    const customer = await acme.api('POST', '/v1/customers', {
+      email: 'rajesh@traders.test',
+      name: DEVANAGARI,
+      gstin: gstin('09', 'AAFCR4455K'),
+      billing_address: { line1: '4 Hazratganj', city: 'Lucknow', state_code: '09', postal_code: '226001', country: 'IN' },
+    });
+    invoice = await invoiceFor(customer.body.data.id, 250_000);
+    await t.kosh.worker.drain();
+    const e = (await acme.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e.status).toBe('generated');
+    const pdf = await pdfOf(`/v1/invoices/${invoice.id}/pdf`);
+    const text = await pdfText(pdf);
+    expect(text).toContain(DEVANAGARI);
+    expect(text).toContain('₹');
+    expect(text).toContain(e.irn);
+    expect(text).toContain(`Ack No: ${e.ack_no}`);
+    await renderFirstPage(pdf, 'einvoice-devanagari');
+  });
+
+  it('prints a Tamil name', async () => {
+    const customer = await acme.api('POST', '/v1/customers', { email: 'murugan@stores.test', name: TAMIL, billing_address: { state_code: '33' } });
+    const b2c = await invoiceFor(customer.body.data.id, 1000);
+    const text = await pdfText(await pdfOf(`/v1/invoices/${b2c.id}/pdf`));
+    // Tamil vowel signs are reordered in shaping; the consonants all come out.
+    for (const letter of ['ம', 'ர', 'க', 'ன', 'ஸ', 'ட']) expect(text).toContain(letter);
+  });
+
+  it('renders a credit note as a GST credit note with the original invoice, reason, lines and IRN', async () => {
+    const note = await acme.api('POST', '/v1/credit-notes', { customer_id: (await acme.api('GET', `/v1/invoices/${invoice.id}`)).body.data.customer_id, invoice_id: invoice.id, amount: 29_500, reason: 'Discount after review' });
+    expect(note.status).toBe(201);
+    await t.kosh.worker.drain();
+    const e = (await acme.api('GET', `/v1/credit-notes/${note.body.data.id}/einvoice`)).body.data;
+    const pdf = await pdfOf(`/v1/credit-notes/${note.body.data.id}/pdf`);
+    const text = await pdfText(pdf);
+    expect(text).toContain('Credit Note (GST)');
+    expect(text).toContain(note.body.data.number);
+    expect(text).toMatch(new RegExp(`Original invoice\\s+${invoice.number}`));
+    expect(text).toMatch(/Original invoice date\s+02 Apr 2026/);
+    expect(text).toContain('Discount after review');
+    expect(text).toContain(DEVANAGARI);
+    expect(text).toContain('₹ 295.00');
+    expect(text).toContain(e.irn);
+    await renderFirstPage(pdf, 'credit-note');
+  });
+
+  it('answers 404 for another tenant\'s credit note PDF', async () => {
+    const other = await t.registerTenant();
+    const notes = (await acme.api('GET', '/v1/credit-notes')).body.data;
+    const res = await other.api('GET', `/v1/credit-notes/${notes[0].id}/pdf`);
+    expect(res.status).toBe(404);
+  });
+});
+
+describe('the nic provider (against a local NIC-compatible IRP)', () => {
+  const NIC_SUPPLIER = gstin('27', 'AAFCN1111N');
+  let nic: Awaited<ReturnType<typeof startNicIrp>>;
+  let tenant: Tenant;
+  let customerId: string;
+
+  beforeAll(async () => {
+    nic = await startNicIrp({ username: 'nic_user', password: 'nic-pass', clientId: 'cid', clientSecret: 'csecret', now: () => t.clock.now() });
+    tenant = await t.registerTenant({ state_code: '27', gstin: NIC_SUPPLIER });
+    const entity = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
+    const res = await tenant.api('PATCH', `/v1/entities/${entity}`, {
+      address: { line1: '7 Nariman Point', city: 'Mumbai', postal_code: '400021' },
+      einvoicing: {
+        enabled: true,
+        provider: 'nic',
+        credentials: { username: 'nic_user', password: 'nic-pass', client_id: 'cid', client_secret: 'csecret', base_url: nic.url, public_key: nic.publicKey },
+      },
+    });
+    expect(res.status).toBe(200);
+    customerId = (
+      await tenant.api('POST', '/v1/customers', {
+        email: 'ap@kar.test',
+        name: 'Karnataka Buyer Ltd',
+        gstin: gstin('29', 'AABCK2222K'),
+        billing_address: { line1: '1 Brigade Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+      })
+    ).body.data.id;
+  });
+  afterAll(() => nic.close());
+
+  const issue = async () => (await tenant.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }] })).body.data;
+
+  it('authenticates with the encrypted app key, then sends the encrypted document with the session headers', async () => {
+    const invoice = await issue();
+    await t.kosh.worker.drain();
+    const auth = nic.requests.find((r) => r.path === '/eivital/v1.04/auth')!;
+    expect(auth.payload).toMatchObject({ UserName: 'nic_user', Password: 'nic-pass', ForceRefreshAccessToken: false });
+    expect(Buffer.from((auth.payload as { AppKey: string }).AppKey, 'base64')).toHaveLength(32);
+    expect(auth.headers.gstin).toBe(NIC_SUPPLIER);
+    const sent = nic.requests.find((r) => r.path === '/eicore/v1.03/Invoice')!;
+    expect(sent.headers).toMatchObject({ gstin: NIC_SUPPLIER, user_name: 'nic_user', client_id: 'cid' });
+    expect(sent.headers.authtoken).toMatch(/^[0-9a-f]{32}$/);
+    expect(sent.payload).toMatchObject({ Version: '1.1', DocDtls: { Typ: 'INV', No: invoice.number }, ValDtls: { AssVal: 5000, IgstVal: 900, TotInvVal: 5900 } });
+    const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'generated', provider: 'nic', ack_no: expect.stringMatching(/^\d{15}$/) });
+    expect(e.irn).toBe(createHash('sha256').update(`${NIC_SUPPLIER}2026-27INV${invoice.number}`).digest('hex'));
+  });
+
+  it('takes the existing IRN when the IRP answers 2150 (duplicate IRN)', async () => {
+    const invoice = await issue();
+    const date = (await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.issued_at;
+    const dt = new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Kolkata', day: '2-digit', month: '2-digit', year: 'numeric' }).format(new Date(date));
+    nic.preRegister('INV', invoice.number, dt, 'f'.repeat(64));
+    await t.kosh.worker.drain();
+    expect(nic.requests.some((r) => r.path === '/eicore/v1.03/Invoice/irnbydocdetails' && (r.payload as { docnum: string }).docnum === invoice.number)).toBe(true);
+    const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'generated', irn: 'f'.repeat(64), ack_no: '999000000000001' });
+  });
+
+  it('retries an unreachable IRP after 5 minutes, keeping the record pending meanwhile', async () => {
+    nic.setDown(true);
+    const invoice = await issue();
+    await t.kosh.worker.drain();
+    let e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e.status).toBe('pending');
+    expect(e.errors[0].code).toBe('irp.unavailable');
+    nic.setDown(false);
+    t.clock.advance(4 * 60_000);
+    await t.kosh.worker.drain();
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data.status).toBe('pending');
+    t.clock.advance(60_000);
+    await t.kosh.worker.drain();
+    e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'generated', errors: [] });
+  });
+
+  it('never sends a document that fails the schema', async () => {
+    const noAddress = (await tenant.api('POST', '/v1/customers', { email: 'bare@kar.test', name: 'Bare Ltd', gstin: gstin('29', 'AABCK3333K') })).body.data.id;
+    const invoice = (await tenant.api('POST', '/v1/invoices', { customer_id: noAddress, currency: 'INR', lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }] })).body.data;
+    await t.kosh.worker.drain();
+    const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e.status).toBe('failed');
+    expect(e.errors.length).toBeGreaterThan(0);
+    expect(nic.requests.some((r) => (r.payload as { DocDtls?: { No: string } }).DocDtls?.No === invoice.number)).toBe(false);
+  });
+
+  it('tells the IRP of a cancellation with the reason code and remarks', async () => {
+    const invoice = await issue();
+    await t.kosh.worker.drain();
+    const irn = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data.irn;
+    expect((await tenant.api('POST', `/v1/invoices/${invoice.id}/einvoice/cancel`, { reason_code: 3, remarks: 'Order cancelled' })).status).toBe(200);
+    await t.kosh.worker.drain();
+    const cancel = nic.requests.find((r) => r.path === '/eicore/v1.03/Invoice/Cancel');
+    expect(cancel?.payload).toEqual({ Irn: irn, CnlRsn: '3', CnlRem: 'Order cancelled' });
+  });
+});
