@@ -96,15 +96,14 @@ export function returnPeriodBounds(period: { month: number; year: number }, time
  * This is the one place that classifies them: the e-invoice's SupTyp and GSTR-1's `exp`/SEZ
  * sections both read it.
  *
- * Today a document is an export when its tax_type is `export`; "with payment" when it carries
- * IGST. Customers carry no SEZ flag yet: when `customers.sez` (and the invoice's LUT/with-payment
- * choice) exist, read them here — `sez: true` for an SEZ customer with a GSTIN — and nothing else
- * needs to change.
+ * A document is an export when its tax_type is `export`, an SEZ supply when it is `sez` (the
+ * customer's `sez` flag, decision 0025; `customer_sez` for callers that only know the customer);
+ * "with payment" when it carries IGST (the entity had no LUT).
  */
 export type ZeroRatedSupply = { kind: 'export' | 'sez'; withPayment: boolean } | null;
 
 export function classifyZeroRatedSupply(doc: { tax_type: string; igst_amount: number; customer_sez?: boolean | null }): ZeroRatedSupply {
   if (doc.tax_type === 'export') return { kind: 'export', withPayment: doc.igst_amount > 0 };
-  if (doc.customer_sez) return { kind: 'sez', withPayment: doc.igst_amount > 0 };
+  if (doc.tax_type === 'sez' || doc.customer_sez) return { kind: 'sez', withPayment: doc.igst_amount > 0 };
   return null;
 }
