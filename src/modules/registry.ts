@@ -16,6 +16,7 @@ import { referralsModule } from './referrals/referrals.module.js';
 import { quotesModule } from './quotes/quotes.module.js';
 import { portalModule } from './portal/portal.module.js';
 import { importerModule } from './importer/importer.module.js';
+import { financeModule } from './finance/finance.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, financeModule];

@@ -47,6 +47,7 @@ export const EVENT_TYPES = [
   'quote.accepted',
   'quote.declined',
   'quote.expired',
+  'reconciliation.completed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -19,6 +19,8 @@ export const Account = {
   CUSTOMER_CREDIT: 2300,
   /** Payments received without an invoice: customer advances. */
   CUSTOMER_ADVANCES: 2310,
+  /** Invoiced revenue of service periods not yet delivered (Ind AS 115 / ASC 606 contract liability). */
+  DEFERRED_REVENUE: 2400,
   REVENUE: 4000,
   /** Written-off expired credit: the liability released to income. */
   EXPIRED_CREDIT_INCOME: 4100,
@@ -37,6 +39,7 @@ export const ACCOUNT_NAMES: Record<AccountCode, string> = {
   [Account.IGST_PAYABLE]: 'IGST output tax payable',
   [Account.CUSTOMER_CREDIT]: 'Customer credit (credit notes)',
   [Account.CUSTOMER_ADVANCES]: 'Customer advances (unapplied payments)',
+  [Account.DEFERRED_REVENUE]: 'Deferred revenue',
   [Account.REVENUE]: 'Revenue',
   [Account.EXPIRED_CREDIT_INCOME]: 'Expired credit income',
   [Account.REVENUE_REVERSALS]: 'Revenue reversals',
