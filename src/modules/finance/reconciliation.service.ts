@@ -351,6 +351,7 @@ export async function executeRun(
     const { counts, findings } = await db
       .transaction()
       .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
       .execute((tx) => reconcile(tx, tenantId, run.entity_id));
     return await db.transaction().execute(async (tx) => {
       const ctx: Ctx = { tx, tenantId, now: now() };
