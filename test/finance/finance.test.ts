@@ -75,6 +75,7 @@ describe('secondary ledger', () => {
   it('maps entity × currency to a u32 ledger and back, and derives account ids deterministically', () => {
     expect(ledgerParts(ledgerNumber(1, 'INR'))).toEqual({ tbLedgerId: 1, currency: 'INR' });
     expect(ledgerParts(ledgerNumber(131_071, 'ZZZ'))).toEqual({ tbLedgerId: 131_071, currency: 'ZZZ' });
+    expect(ledgerNumber(1, 'INR')).toBe(38_531);
     expect(ledgerNumber(1, 'INR')).not.toBe(ledgerNumber(1, 'USD'));
     const tenant = '0190f0a0-0000-7000-8000-000000000001';
     expect(accountId(tenant, 32_768, 1100)).toBe(accountId(tenant, 32_768, 1100));
@@ -202,6 +203,22 @@ describe('reconciliation runs', () => {
   });
 });
 
+describe('daily reconciliation', () => {
+  it('runs once a day for every tenant, as a system run (run_by null), and reports a tampered account total', async () => {
+    const { tenant } = await busyTenant();
+    await syncSecondaryLedger(db(), tenant.tenantId, t.clock.now());
+    await sql`UPDATE tb_accounts SET credits_posted = credits_posted + 7 WHERE tenant_id = ${tenant.tenantId} AND code = 1100 AND currency = 'INR'`.execute(db());
+    t.clock.advance(24 * 3_600_000);
+    await t.kosh.worker.drain();
+    const latest = await tenant.api('GET', '/v1/finance/reconciliation');
+    expect(latest.status, latest.text).toBe(200);
+    expect(latest.body.data).toMatchObject({ status: 'completed', run_by: null, entity_id: null, total_discrepancies: 1 });
+    expect(latest.body.data.discrepancies).toEqual([expect.objectContaining({ type: 'tb_balance_mismatch', account_code: 1100, currency: 'INR' })]);
+    const d = latest.body.data.discrepancies[0];
+    expect(d.expected_amount - d.found_amount).toBe(7);
+  });
+});
+
 describe('ledger reports', () => {
   let tenant: Tenant;
   beforeAll(async () => {
@@ -238,15 +255,17 @@ describe('ledger reports', () => {
   });
 
   it('lists journal entries by date range and filters, and exports them as CSV', async () => {
-    const all = await tenant.api('GET', '/v1/ledger/journal-entries?from=2026-04-01&to=2026-04-01&limit=2');
+    const day = t.clock.now().toISOString().slice(0, 10);
+    const dayBefore = new Date(t.clock.now().getTime() - 86_400_000).toISOString().slice(0, 10);
+    const all = await tenant.api('GET', `/v1/ledger/journal-entries?from=${day}&to=${day}&limit=2`);
     expect(all.status, all.text).toBe(200);
     expect(all.body.data).toHaveLength(2);
     expect(all.body.has_more).toBe(true);
-    const none = await tenant.api('GET', '/v1/ledger/journal-entries?to=2026-03-31');
+    const none = await tenant.api('GET', `/v1/ledger/journal-entries?to=${dayBefore}`);
     expect(none.body.total_count).toBe(0);
     const payments = await tenant.api('GET', '/v1/ledger/journal-entries?kind=payment.recorded');
     expect(payments.body.total_count).toBe(2);
-    const csv = await tenant.api('GET', '/v1/ledger/export?from=2026-04-01');
+    const csv = await tenant.api('GET', `/v1/ledger/export?from=${day}`);
     expect(csv.status).toBe(200);
     expect(csv.headers['content-type']).toContain('text/csv');
     const rows = csv.text.trim().split('\n');
@@ -314,36 +333,42 @@ describe('revenue recognition', () => {
   });
 
   it('keeps recognized + deferred = net invoiced to the paisa over random periods, credit notes and cancellations (property)', async () => {
+    /** Σ subtotals of finalized, unvoided invoices − Σ revenue parts of issued credit notes. */
+    async function netInvoiced(tenant: Tenant): Promise<number> {
+      const invoices = (await tenant.api('GET', '/v1/invoices?limit=1000')).body.data;
+      const notes = (await tenant.api('GET', '/v1/credit-notes?limit=1000')).body.data;
+      const invoiced = invoices.filter((i: { status: string }) => i.status !== 'draft' && i.status !== 'void').reduce((a: number, i: { subtotal: number }) => a + i.subtotal, 0);
+      const credited = notes
+        .filter((n: { status: string }) => ['issued', 'used', 'expired'].includes(n.status))
+        .reduce((a: number, n: { subtotal: number; tax_amount: number; amount: number }) => a + (n.subtotal > 0 || n.tax_amount > 0 ? n.subtotal : n.amount), 0);
+      return invoiced - credited;
+    }
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 9_999_999 }),
         fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 4 }),
         fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }),
-        fc.boolean(),
+        fc.constantFrom('none', 'now', 'now_prorated'),
         async (amount, steps, creditPct, cancel) => {
           t.clock.set('2026-06-01T00:00:00Z');
           const tenant = await t.registerTenant();
           const { sub, invoice, customer } = await monthlySubscription(tenant, amount);
-          let creditedRevenue = 0;
           for (const [i, days] of steps.entries()) {
             t.clock.advance(days * 86_400_000 + 3_600_000);
             await t.kosh.worker.drain();
             if (i === 0 && creditPct !== undefined) {
               const noteAmount = Math.max(1, Math.floor((invoice.total * creditPct) / 100));
-              const note = await tenant.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount: noteAmount });
-              if (note.status === 201) creditedRevenue += note.body.data.subtotal || note.body.data.amount;
+              await tenant.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount: noteAmount });
             }
-            const netInvoiced = (await tenant.api('GET', `/v1/invoices?customer_id=${customer}`)).body.data
-              .filter((inv: { status: string }) => inv.status !== 'draft' && inv.status !== 'void')
-              .reduce((a: number, inv: { subtotal: number }) => a + inv.subtotal, 0);
             const r = await revenue(tenant);
-            expect(r.recognized_total + r.deferred_total).toBe(netInvoiced - creditedRevenue);
+            expect(r.recognized_total + r.deferred_total).toBe(await netInvoiced(tenant));
           }
-          if (cancel) {
-            const res = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+          if (cancel !== 'none') {
+            const res = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: cancel === 'now_prorated' });
             expect(res.status, res.text).toBe(200);
             const r = await revenue(tenant);
             expect(r.deferred_total).toBe(0);
+            expect(r.recognized_total).toBe(await netInvoiced(tenant));
           }
         },
       ),
