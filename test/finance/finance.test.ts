@@ -5,6 +5,7 @@ import { cumulativeTarget } from '../../src/modules/finance/index.js';
 import { accountId, ledgerNumber, ledgerParts, PostgresSecondaryLedger, syncSecondaryLedger } from '../../src/modules/ledger/index.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { createCustomer, createInvoice } from '../support/billing.js';
+import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
 
 let t: TestKosh;
 
@@ -123,6 +124,7 @@ describe('reconciliation runs', () => {
       const { tenant } = await busyTenant();
       const run = await completedRun(tenant);
       expect(run.discrepancies).toEqual([]);
+      expect(await expectBalancedTrialBalances(tenant)).toBe(2);
       expect(run).toMatchObject({ total_discrepancies: 0, discrepancy_count: 0, discrepancies_truncated: false, tb_compared: true, run_by: expect.any(String) });
       expect(run.invoices_checked).toBe(4);
       expect(run.checked).toMatchObject({ invoices: 4, payments: 2, credit_notes: 2 });
@@ -328,7 +330,7 @@ describe('revenue recognition', () => {
     expect(r.recognized_total).toBe(100_000 + oneOff.subtotal);
     expect(r.months).toEqual([{ month: '2026-04', recognized: 100_000 + oneOff.subtotal }]);
     expect(invoice.subtotal).toBe(300_000);
-    const run = await completedRun(tenant);
+    const run = await reconcileTenant(t, tenant);
     expect(run.discrepancies).toEqual([]);
   });
 
@@ -370,6 +372,7 @@ describe('revenue recognition', () => {
             expect(r.deferred_total).toBe(0);
             expect(r.recognized_total).toBe(await netInvoiced(tenant));
           }
+          expect((await reconcileTenant(t, tenant)).discrepancies).toEqual([]);
         },
       ),
       { numRuns: 6 },
