@@ -176,12 +176,14 @@ export type EntryCheckRow = {
 export async function entryPage(tx: Tx, tenantId: string, entityId: string | null, after: string, limit: number): Promise<EntryCheckRow[]> {
   const rows = await sql<EntryCheckRow>`
     SELECT e.id, e.kind, e.reference_type, e.reference_id, e.ledger_id, e.currency,
+      -- Scalar subqueries with LIMIT 1 are probed per row; EXISTS became a hashed subplan that read
+      -- the whole table on every page.
       CASE e.reference_type
-        WHEN 'invoice' THEN EXISTS (SELECT 1 FROM invoices x WHERE x.tenant_id = e.tenant_id AND x.id = e.reference_id)
-        WHEN 'payment' THEN EXISTS (SELECT 1 FROM payments x WHERE x.tenant_id = e.tenant_id AND x.id = e.reference_id)
-        WHEN 'credit_note' THEN EXISTS (SELECT 1 FROM credit_notes x WHERE x.tenant_id = e.tenant_id AND x.id = e.reference_id)
+        WHEN 'invoice' THEN (SELECT true FROM invoices x WHERE x.tenant_id = e.tenant_id AND x.id = e.reference_id LIMIT 1) IS NOT NULL
+        WHEN 'payment' THEN (SELECT true FROM payments x WHERE x.tenant_id = e.tenant_id AND x.id = e.reference_id LIMIT 1) IS NOT NULL
+        WHEN 'credit_note' THEN (SELECT true FROM credit_notes x WHERE x.tenant_id = e.tenant_id AND x.id = e.reference_id LIMIT 1) IS NOT NULL
         ELSE true END AS reference_exists,
-      EXISTS (SELECT 1 FROM tb_outbox o WHERE o.tenant_id = e.tenant_id AND o.entry_id = e.id) AS pending
+      (SELECT true FROM tb_outbox o WHERE o.tenant_id = e.tenant_id AND o.entry_id = e.id LIMIT 1) IS NOT NULL AS pending
     FROM journal_entries e
     WHERE e.tenant_id = ${tenantId} AND e.id > ${after} ${entityFilter('e.entity_id', entityId)}
     ORDER BY e.id LIMIT ${limit}`.execute(tx);
@@ -205,14 +207,17 @@ export type LineCheckRow = {
 /** The lines of some entries, each with the secondary-ledger transfer of the same id (if any). */
 export async function linesWithTransfers(tx: Tx, tenantId: string, entryIds: string[]): Promise<LineCheckRow[]> {
   if (entryIds.length === 0) return [];
-  const rows = await tx
-    .selectFrom('journal_lines as l')
-    .leftJoin('tb_transfers as t', (join) => join.onRef('t.tenant_id', '=', 'l.tenant_id').onRef('t.id', '=', 'l.id'))
-    .select(['l.id', 'l.entry_id', 'l.account_code', 'l.debit', 'l.credit', 't.id as transfer_id', 't.amount', 't.debit_account_id', 't.credit_account_id', 't.ledger', 't.user_data_128'])
-    .where('l.tenant_id', '=', tenantId)
-    .where('l.entry_id', 'in', entryIds)
-    .execute();
-  return rows.map((r) => ({ ...r, amount: r.amount === null ? null : Number(r.amount), ledger: r.ledger === null ? null : Number(r.ledger) }));
+  // Index probes per entry and per line (unnest, LATERAL with OFFSET 0 / LIMIT 1 as planner fences). As plain joins the planner
+  // scanned all lines and hashed every transfer on each page: quadratic over a large tenant.
+  const rows = await sql<LineCheckRow>`
+    SELECT l.id, l.entry_id, l.account_code, l.debit, l.credit,
+           t.id AS transfer_id, t.amount, t.debit_account_id, t.credit_account_id, t.ledger, t.user_data_128
+    FROM unnest(${entryIds}::uuid[]) AS p(entry_id)
+    JOIN LATERAL (SELECT * FROM journal_lines y WHERE y.tenant_id = ${tenantId} AND y.entry_id = p.entry_id OFFSET 0) l ON true
+    LEFT JOIN LATERAL (
+      SELECT x.id, x.amount, x.debit_account_id, x.credit_account_id, x.ledger, x.user_data_128 FROM tb_transfers x
+      WHERE x.tenant_id = l.tenant_id AND x.id = l.id LIMIT 1) t ON true`.execute(tx);
+  return rows.rows.map((r) => ({ ...r, amount: r.amount === null ? null : Number(r.amount), ledger: r.ledger === null ? null : Number(r.ledger) }));
 }
 
 /** Σ debits and credits per entity ledger × currency × account, leaving out entries still in the outbox. */

@@ -245,6 +245,13 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
   }
 
   // Journal → secondary ledger, entry by entry.
+  const ids = new Map<string, string>();
+  const idOf = (ledger: number, code: number) => {
+    const key = `${ledger}:${code}`;
+    let id = ids.get(key);
+    if (!id) ids.set(key, (id = accountId(tenantId, ledger, code)));
+    return id;
+  };
   for (let after = NIL; ; ) {
     const entries = await entryPage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
     const lines = await linesWithTransfers(tx, tenantId, entries.filter((e) => !e.pending).map((e) => e.id));
@@ -262,7 +269,7 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
       }
       if (e.pending) continue;
       const ledger = ledgerNumber(e.ledger_id, e.currency);
-      const control = accountId(tenantId, ledger, CONTROL_ACCOUNT_CODE);
+      const control = idOf(ledger, CONTROL_ACCOUNT_CODE);
       let debits = 0;
       let credits = 0;
       for (const l of byEntry.get(e.id) ?? []) {
@@ -276,7 +283,7 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
           f.add({ ...base, type: 'tb_missing_transfer', expected: amount, found: 0, detail: `journal line ${l.id} has no transfer` });
           continue;
         }
-        const own = accountId(tenantId, ledger, l.account_code);
+        const own = idOf(ledger, l.account_code);
         const accountsMatch = isDebit ? l.debit_account_id === own && l.credit_account_id === control : l.debit_account_id === control && l.credit_account_id === own;
         if (l.amount !== amount || !accountsMatch || l.ledger !== ledger || l.user_data_128 !== e.id) {
           f.add({ ...base, type: 'tb_amount_mismatch', expected: amount, found: l.amount ?? 0, detail: accountsMatch ? `transfer ${l.id} amount differs from its journal line` : `transfer ${l.id} posts to other accounts than its journal line` });
