@@ -106,17 +106,15 @@ export async function tenantsWithOutbox(tx: Tx, limit: number): Promise<string[]
 
 export async function feedEntries(tx: Tx, tenantId: string, entryIds: string[]): Promise<{ entries: FeedEntry[]; lines: FeedLine[] }> {
   if (entryIds.length === 0) return { entries: [], lines: [] };
-  const entries = await tx
-    .selectFrom('journal_entries')
-    .select(['id', 'ledger_id', 'entity_id', 'kind', 'currency', 'posted_at'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', 'in', entryIds)
-    .execute();
-  const lines = await tx
-    .selectFrom('journal_lines')
-    .select(['id', 'entry_id', 'account_code', 'debit', 'credit'])
-    .where('tenant_id', '=', tenantId)
-    .where('entry_id', 'in', entryIds)
-    .execute();
-  return { entries, lines };
+  // Index probes per entry (unnest + LATERAL … OFFSET 0 as a planner fence): a plain IN list let
+  // the planner scan every line of the tenant for each page.
+  const entries = await sql<FeedEntry>`
+    SELECT e.id, e.ledger_id, e.entity_id, e.kind, e.currency, e.posted_at
+    FROM unnest(${entryIds}::uuid[]) AS p(id)
+    JOIN LATERAL (SELECT * FROM journal_entries x WHERE x.tenant_id = ${tenantId} AND x.id = p.id OFFSET 0) e ON true`.execute(tx);
+  const lines = await sql<FeedLine>`
+    SELECT l.id, l.entry_id, l.account_code, l.debit, l.credit
+    FROM unnest(${entryIds}::uuid[]) AS p(id)
+    JOIN LATERAL (SELECT * FROM journal_lines x WHERE x.tenant_id = ${tenantId} AND x.entry_id = p.id OFFSET 0) l ON true`.execute(tx);
+  return { entries: entries.rows, lines: lines.rows };
 }
