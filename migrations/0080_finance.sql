@@ -8,6 +8,8 @@ CREATE TABLE tb_outbox (
   entry_id uuid NOT NULL,
   PRIMARY KEY (tenant_id, entry_id)
 );
+-- Entries posted before the secondary ledger existed are fed like new ones.
+INSERT INTO tb_outbox (tenant_id, entry_id) SELECT tenant_id, id FROM journal_entries;
 
 -- Accounts as TigerBeetle keeps them: one per (ledger, code); ledger encodes entity × currency.
 CREATE TABLE tb_accounts (
