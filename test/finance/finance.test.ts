@@ -137,6 +137,9 @@ describe('reconciliation runs', () => {
       expect(latest.body.data.id).toBe(run.id);
       const list = await tenant.api('GET', '/v1/finance/reconciliation/runs');
       expect(list.body).toMatchObject({ object: 'list', total_count: 1, data: [{ id: run.id }] });
+      const primary = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
+      const scoped = await completedRun(tenant, { entity_id: primary });
+      expect(scoped).toMatchObject({ entity_id: primary, total_discrepancies: 0, invoices_checked: 4 });
     });
 
     it('answers 409 with the running run id while one runs for the same entity, and 404 for another tenant’s entity', async () => {
