@@ -1,12 +1,14 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { RevenueSchedulesTable } from './finance.tables.js';
 import './finance.tables.js';
 
 export type ScheduleRow = Selectable<RevenueSchedulesTable>;
 
+/** Deferred (platform/db/pipeline): nothing in the finalizing action reads the schedules back. */
 export async function insertSchedules(tx: Tx, rows: Insertable<RevenueSchedulesTable>[]): Promise<void> {
-  if (rows.length) await tx.insertInto('revenue_schedules').values(rows).execute();
+  if (rows.length) await deferWrite(tx, tx.insertInto('revenue_schedules').values(rows));
 }
 
 export async function activeSchedulesOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<ScheduleRow[]> {
