@@ -1,6 +1,6 @@
 import type { JobHandler } from '../../platform/jobs/jobs.js';
 import { syncSecondaryLedger } from '../ledger/index.js';
-import { tenantsPage } from './reconciliation.repository.js';
+import { tenantsToReconcile } from './reconciliation.repository.js';
 import { executeRun, startRun } from './reconciliation.service.js';
 import { recognizeDueRevenue } from './revenue.service.js';
 
@@ -11,10 +11,13 @@ export const runReconciliation: JobHandler = async (job, env) => {
   await executeRun(env.db, job.tenant_id, runId, () => env.clock.now(), (tenantId) => syncSecondaryLedger(env.db, tenantId, env.clock.now(), env.logger));
 };
 
-/** The daily scheduled run: one run over every entity per tenant (skipped where one is running). */
+/**
+ * The daily scheduled run: one run over every entity per tenant whose journal changed since its
+ * last run (skipped where one is running).
+ */
 export const scheduleDailyReconciliation: JobHandler = async (_job, env) => {
   for (let after: string | null = null; ; ) {
-    const tenants = await tenantsPage(env.db, after, 500);
+    const tenants = await tenantsToReconcile(env.db, after, 500);
     for (const tenantId of tenants) {
       await env.db.transaction().execute((tx) => startRun({ tx, tenantId, now: env.clock.now() }, null, null));
     }

@@ -68,9 +68,17 @@ export async function discrepanciesOf(tx: Tx, tenantId: string, runId: string): 
   return tx.selectFrom('reconciliation_discrepancies').selectAll().where('tenant_id', '=', tenantId).where('run_id', '=', runId).orderBy('position').execute();
 }
 
-/** Every tenant id after the cursor (the daily run walks them in pages). */
-export async function tenantsPage(tx: Tx, after: string | null, limit: number): Promise<string[]> {
-  const rows = await sql<{ id: string }>`SELECT id FROM tenants WHERE ${after === null ? sql`true` : sql`id > ${after}`} ORDER BY id LIMIT ${limit}`.execute(tx);
+/**
+ * Tenants after the cursor whose journal changed since their latest run started (or that have
+ * entries and were never reconciled): the daily run walks them in pages and leaves idle ones be.
+ */
+export async function tenantsToReconcile(tx: Tx, after: string | null, limit: number): Promise<string[]> {
+  const rows = await sql<{ id: string }>`
+    SELECT t.id FROM tenants t
+    WHERE ${after === null ? sql`true` : sql`t.id > ${after}`}
+      AND EXISTS (SELECT 1 FROM journal_entries e WHERE e.tenant_id = t.id
+        AND e.posted_at >= COALESCE((SELECT max(r.started_at) FROM reconciliation_runs r WHERE r.tenant_id = t.id), '-infinity'::timestamptz))
+    ORDER BY t.id LIMIT ${limit}`.execute(tx);
   return rows.rows.map((r) => r.id);
 }
 
