@@ -27,5 +27,7 @@ import { collectionsModule } from './collections/collections.module.js';
 import { einvoicingModule } from './einvoicing/einvoicing.module.js';
 import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
 
+import { financeModule } from './finance/finance.module.js';
+
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, dunningModule, accountingModule, collectionsModule, einvoicingModule, gstReturnsModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, dunningModule, accountingModule, collectionsModule, einvoicingModule, gstReturnsModule, financeModule];

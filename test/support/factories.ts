@@ -93,6 +93,14 @@ export const factories: Record<string, Factory> = {
       '/v1/referrals',
     ),
 
+  // A reconciliation run over a fresh entity (its own scope, so repeated calls never meet a running run).
+  '/v1/finance/reconciliation/runs': async (tenant) => {
+    const entityId = await factories['/v1/entities']!(tenant, {});
+    const res = await tenant.api('POST', '/v1/finance/reconciliation/runs', { entity_id: entityId });
+    if (res.status !== 202 || typeof res.body?.data?.id !== 'string') throw new Error(`factory for /v1/finance/reconciliation/runs: ${res.status} ${res.text}`);
+    return res.body.data.id;
+  },
+
   // An open (draft) quote for a fresh customer.
   '/v1/quotes': async (tenant) =>
     createdId(

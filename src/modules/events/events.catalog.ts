@@ -58,6 +58,7 @@ export const EVENT_TYPES = [
   'accounting.connected',
   'accounting.disconnected',
   'accounting.connection_failed',
+  'reconciliation.completed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

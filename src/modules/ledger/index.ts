@@ -3,3 +3,19 @@ export { Account, ACCOUNT_NAMES, type AccountCode } from './accounts.js';
 export { postEntry, postEntries, getJournalEntry, listInvoiceJournalEntries, type Posting, type PostingLine } from './ledger.service.js';
 export { accountBalance, trialBalanceRows, type TrialBalanceRow } from './ledger.repository.js';
 export { journalEntrySchema, type JournalEntry } from './ledger.schemas.js';
+export { accountTotals, listEntries, exportPage, type EntryFilter, type ExportRow } from './ledger.reports.repository.js';
+export { toJournalEntries } from './ledger.service.js';
+export { syncSecondaryLedger } from './ledger.jobs.js';
+export {
+  ledgerNumber,
+  ledgerParts,
+  accountId,
+  transferCode,
+  CONTROL_ACCOUNT_CODE,
+  TRANSFER_FLAG_LINKED,
+  type SecondaryLedgerWriter,
+  type SecondaryAccount,
+  type SecondaryTransfer,
+  type CreateTransferResult,
+} from './secondary-ledger.js';
+export { PostgresSecondaryLedger } from './secondary-ledger.repository.js';

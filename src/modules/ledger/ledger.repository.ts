@@ -97,4 +97,6 @@ export async function insertEntries(tx: Tx, entries: Insertable<JournalEntriesTa
   if (entries.length === 0) return;
   await deferWrite(tx, tx.insertInto('journal_entries').values(entries));
   await deferWrite(tx, tx.insertInto('journal_lines').values(lines));
+  // The secondary ledger's feed (ledger.jobs.ts) picks committed entries up from here.
+  await deferWrite(tx, tx.insertInto('tb_outbox').values(entries.map((e) => ({ tenant_id: e.tenant_id, entry_id: e.id }))));
 }

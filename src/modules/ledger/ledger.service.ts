@@ -117,6 +117,11 @@ function toJournalEntry(entry: EntryRow, lines: LineRow[]): JournalEntry {
   };
 }
 
+/** Entries with their lines in the API shape (two statements for the lot). */
+export async function toJournalEntries(ctx: Ctx, entries: EntryRow[]): Promise<JournalEntry[]> {
+  return withLines(ctx, entries);
+}
+
 async function withLines(ctx: Ctx, entries: EntryRow[]): Promise<JournalEntry[]> {
   const lines = await linesOfEntries(ctx.tx, ctx.tenantId, entries.map((e) => e.id));
   return entries.map((e) => toJournalEntry(e, lines.filter((l) => l.entry_id === e.id)));

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Timestamp } from '../../platform/db/schema.js';
 
 export interface JournalEntriesTable {
@@ -25,9 +26,51 @@ export interface JournalLinesTable {
   credit_note_id: string | null;
 }
 
+/** Journal entries committed but not yet written to the secondary ledger. */
+export interface TbOutboxTable {
+  tenant_id: string;
+  entry_id: string;
+}
+
+/** A secondary-ledger account in TigerBeetle's shape (docs/decisions/0080-secondary-ledger.md). */
+export interface TbAccountsTable {
+  tenant_id: string;
+  id: string;
+  ledger: number;
+  code: number;
+  flags: Generated<number>;
+  debits_posted: Generated<number>;
+  credits_posted: Generated<number>;
+  user_data_128: Generated<string | null>;
+  user_data_64: Generated<number>;
+  user_data_32: Generated<number>;
+  entity_id: string;
+  currency: string;
+  timestamp: Timestamp;
+}
+
+/** An immutable secondary-ledger transfer; id = the journal line's id, user_data_128 = the entry's. */
+export interface TbTransfersTable {
+  tenant_id: string;
+  id: string;
+  debit_account_id: string;
+  credit_account_id: string;
+  amount: number;
+  ledger: number;
+  code: number;
+  flags: number;
+  user_data_128: string;
+  user_data_64: number;
+  user_data_32: number;
+  timestamp: Timestamp;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
     journal_entries: JournalEntriesTable;
     journal_lines: JournalLinesTable;
+    tb_outbox: TbOutboxTable;
+    tb_accounts: TbAccountsTable;
+    tb_transfers: TbTransfersTable;
   }
 }

@@ -59,7 +59,7 @@ describe('subscriptions', () => {
         expect.objectContaining({ quantity: 2, unit_amount: 100_000, plan_id: monthly.id, period_start: '2026-04-01T00:00:00.000Z', period_end: '2026-05-01T00:00:00.000Z' }),
       ]);
       const journal = await acme.api('GET', `/v1/invoices/${invoice.id}/journal-entries`);
-      expect(journal.body.data.map((e: { kind: string }) => e.kind)).toEqual(['invoice.finalized']);
+      expect(journal.body.data.map((e: { kind: string }) => e.kind)).toEqual(['invoice.finalized', 'revenue.deferred']);
       const events = await acme.api('GET', `/v1/events?type=subscription.created`);
       expect(events.body.data.some((e: { data: { object: { id: string; latest_invoice_id: string } } }) => e.data.object.id === sub.id && e.data.object.latest_invoice_id === invoice.id)).toBe(true);
     });

@@ -1,0 +1,81 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { deferWrite } from '../../platform/db/pipeline.js';
+import type { Tx } from '../../platform/db/schema.js';
+import type { RevenueSchedulesTable } from './finance.tables.js';
+import './finance.tables.js';
+
+export type ScheduleRow = Selectable<RevenueSchedulesTable>;
+
+/** Deferred (platform/db/pipeline): nothing in the finalizing action reads the schedules back. */
+export async function insertSchedules(tx: Tx, rows: Insertable<RevenueSchedulesTable>[]): Promise<void> {
+  if (rows.length) await deferWrite(tx, tx.insertInto('revenue_schedules').values(rows));
+}
+
+export async function activeSchedulesOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<ScheduleRow[]> {
+  return tx
+    .selectFrom('revenue_schedules')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', '=', invoiceId)
+    .where('status', '=', 'active')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+export async function activeSchedulesOfSubscription(tx: Tx, tenantId: string, subscriptionId: string): Promise<ScheduleRow[]> {
+  return tx
+    .selectFrom('revenue_schedules')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('subscription_id', '=', subscriptionId)
+    .where('status', '=', 'active')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/** Active schedules with at least one more whole day elapsed, across tenants, in keyset order. */
+export async function dueSchedules(tx: Tx, now: Date, after: { tenantId: string; id: string } | null, limit: number): Promise<ScheduleRow[]> {
+  const rows = await sql<ScheduleRow>`
+    SELECT * FROM revenue_schedules
+    WHERE status = 'active' AND period_start + make_interval(days => recognized_days + 1) <= ${now}
+      ${after ? sql`AND (tenant_id, id) > (${after.tenantId}, ${after.id})` : sql``}
+    ORDER BY tenant_id, id LIMIT ${limit}`.execute(tx);
+  return rows.rows.map((r) => ({ ...r, amount: Number(r.amount), recognized: Number(r.recognized), base_recognized: Number(r.base_recognized) }));
+}
+
+/** Re-reads and locks schedules for update (the job works on the fresh rows). */
+export async function lockSchedules(tx: Tx, tenantId: string, ids: string[]): Promise<ScheduleRow[]> {
+  if (ids.length === 0) return [];
+  return tx.selectFrom('revenue_schedules').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).where('status', '=', 'active').orderBy('id').forUpdate().execute();
+}
+
+export async function updateSchedule(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  values: Partial<Pick<ScheduleRow, 'amount' | 'recognized' | 'recognized_days' | 'base_recognized' | 'base_day' | 'status' | 'updated_at'>>,
+): Promise<void> {
+  await tx.updateTable('revenue_schedules').set(values).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}
+
+/** Recognized revenue (net credit of revenue and revenue reversals) per month of posting. */
+export async function recognizedByMonth(tx: Tx, tenantId: string, currency: string, from: Date | null, to: Date | null): Promise<{ month: string; recognized: number }[]> {
+  const rows = await sql<{ month: string; recognized: number }>`
+    SELECT to_char(date_trunc('month', e.posted_at AT TIME ZONE 'UTC'), 'YYYY-MM') AS month, SUM(l.credit - l.debit) AS recognized
+    FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    WHERE l.tenant_id = ${tenantId} AND e.currency = ${currency} AND l.account_code IN (4000, 4900)
+      ${from ? sql`AND e.posted_at >= ${from}` : sql``} ${to ? sql`AND e.posted_at < ${to}` : sql``}
+    GROUP BY 1 ORDER BY 1`.execute(tx);
+  return rows.rows.map((r) => ({ month: r.month, recognized: Number(r.recognized) }));
+}
+
+/** Deferred revenue not yet recognized (credit balance of account 2400) in one currency. */
+export async function deferredBalance(tx: Tx, tenantId: string, currency: string): Promise<number> {
+  const rows = await sql<{ balance: number | null }>`
+    SELECT SUM(l.credit - l.debit) AS balance
+    FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    WHERE l.tenant_id = ${tenantId} AND e.currency = ${currency} AND l.account_code = 2400`.execute(tx);
+  return Number(rows.rows[0]?.balance ?? 0);
+}
