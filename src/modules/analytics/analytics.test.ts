@@ -40,7 +40,7 @@ beforeAll(async () => {
   t = await startTestKosh();
   tenant = await t.registerTenant();
   // Nobody pays these invoices: without this, dunning would (rightly) end in `unpaid` subscriptions.
-  for (const campaign of (await ok('GET', '/v1/dunning-campaigns')).data ?? []) await ok('PATCH', `/v1/dunning-campaigns/${campaign.id}`, { is_active: false });
+  for (const campaign of await ok('GET', '/v1/dunning-campaigns')) await ok('PATCH', `/v1/dunning-campaigns/${campaign.id}`, { is_active: false });
   const plan = async (code: string, interval_unit: string, amount: number) =>
     (plans[code] = (await ok('POST', '/v1/plans', { name: code, code, interval_unit, interval_count: 1, amount, currency: 'INR' })).id);
   await plan('basic', 'month', 100000);
