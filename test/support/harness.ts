@@ -50,7 +50,7 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
   const database = await openTestDatabase();
   const clock = options.clock ?? new ManualClock('2026-04-01T00:00:00Z');
   const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_SECRET_KEY: randomBytes(32).toString('base64'), ...options.env });
-  const kosh = await createKosh({ config, clock, database, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const kosh = await createKosh({ config, clock, database, validateResponses: true, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
 
   const call = async (opts: InjectOptions) => toResponse(await kosh.app.inject(opts));
   const api: TestKosh['api'] = (method, url, body, headers = {}) =>

@@ -60,7 +60,7 @@ describe('events', () => {
       const missing = await acme.api('GET', '/v1/events/00000000-0000-7000-8000-000000000000');
       expect(foreign.status).toBe(404);
       expect(foreign.body).toEqual(missing.body);
-      expect(foreign.body).toEqual({ error: { code: 'not_found', message: 'event not found' } });
+      expect(foreign.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'event not found' } });
       expect((await acme.api('GET', '/v1/events/nope')).status).toBe(400);
     });
   });

@@ -288,7 +288,7 @@ describe('gifts', () => {
       const foreign = await other.api('POST', `/v1/gifts/${gift.id}/cancel`);
       const missing = await other.api('POST', '/v1/gifts/00000000-0000-7000-8000-000000000000/cancel');
       expect(foreign.status).toBe(404);
-      expect(foreign.body).toEqual({ error: { code: 'not_found', message: 'gift not found' } });
+      expect(foreign.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'gift not found' } });
       expect(foreign.text).toBe(missing.text);
       expect((await acme.api('GET', `/v1/gifts/${gift.id}`)).body.data.status).toBe('purchased');
     });

@@ -18,9 +18,10 @@ export function listEnvelope<T extends z.ZodType>(item: T) {
 export const errorEnvelope = z
   .object({
     error: z.object({
-      code: z.string(),
-      message: z.string(),
-      reason: z.string().optional(),
+      code: z.string().describe('One of SPEC §7: validation_failed, unauthorized, not_found, conflict, internal_error'),
+      message: z.string().describe('For people; may change'),
+      request_id: z.string().optional().describe('The X-Request-Id of the request: quote it when reporting a problem'),
+      reason: z.string().optional().describe('A finer machine-readable word (e.g. invalid_state, idempotency_key_in_use)'),
       details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
     }),
   })

@@ -3,10 +3,11 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { errorCatalog, KoshError, type ErrorDetail } from '../errors.js';
 
 /** The single place where any failure becomes the wire envelope of DESIGN §3. */
-export function toEnvelope(error: KoshError) {
+export function toEnvelope(error: KoshError, requestId?: string) {
   const entry = errorCatalog[error.kind];
   return {
     error: {
+      ...(requestId ? { request_id: requestId } : {}),
       code: entry.code,
       // A 5xx never leaks internals: its message is the catalog's fixed text.
       message: entry.status >= 500 ? entry.message : error.message,
@@ -87,5 +88,5 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   }
   // 413 from the body parser is answered with 413; others keep their catalog status.
   const status = koshError.status;
-  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(toEnvelope(koshError));
+  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(toEnvelope(koshError, request.id));
 }

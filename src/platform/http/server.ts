@@ -12,7 +12,6 @@ import swaggerUi from '@fastify/swagger-ui';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
-  serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
@@ -27,6 +26,8 @@ import { newId, isUuid } from '../ids.js';
 import { KoshError } from '../errors.js';
 import { authenticateApiKey, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
+import { completeDocument } from './openapi.js';
+import { responseSerializerCompiler } from './serializer.js';
 import { registerMetrics } from './metrics.js';
 import { pendingJobCount } from '../jobs/jobs.js';
 import { runIdempotentAction, validateIdempotencyKey, type ActionResult } from '../idempotency/idempotency.js';
@@ -92,7 +93,21 @@ export function readCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
   return { tx: deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
 }
 
-export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: KoshApp) => void | Promise<void>): Promise<KoshApp> {
+export type HttpOptions = {
+  /** Every event type (the events catalog): the OpenAPI document's `webhooks`. */
+  eventTypes?: readonly string[];
+  /**
+   * Validate every response against its schema and refuse fields the schema does not list (the
+   * test harness turns it on). Off, responses are serialized without re-validation.
+   */
+  validateResponses?: boolean;
+};
+
+export async function createHttpServer(
+  deps: HttpDeps,
+  registerRoutes: (app: KoshApp) => void | Promise<void>,
+  options: HttpOptions = {},
+): Promise<KoshApp> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -107,10 +122,10 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler(options.validateResponses ?? false));
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`))),
+    reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id)),
   );
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -149,7 +164,12 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       security: [{ apiKey: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) =>
+      completeDocument(jsonSchemaTransformObject(input) as Record<string, unknown>, {
+        serverUrl: deps.config.publicUrl,
+        eventTypes: options.eventTypes ?? [],
+        rateLimited: () => app.hasDecorator('rateLimit'),
+      }) as ReturnType<typeof jsonSchemaTransformObject>,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
