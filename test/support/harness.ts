@@ -33,6 +33,11 @@ export type TestKosh = {
   close: () => Promise<void>;
 };
 
+/** An answer's text without its (per-request) `request_id`: two refusals compare equal. */
+export function withoutRequestId(text: string): string {
+  return text.replace(/"request_id":"[^"]*",?/g, '');
+}
+
 export function toResponse(res: LightMyRequestResponse): ApiResponse {
   let body: unknown = undefined;
   const type = String(res.headers['content-type'] ?? '');

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
 import { factories, missingIdAnswers, validBodies } from './factories.js';
-import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from './harness.js';
+import { startTestKosh, withoutRequestId, type ApiResponse, type Tenant, type TestKosh } from './harness.js';
 
 /**
  * The shared security suite (STYLE habit 3): every `/v1` route, discovered from the app's own
@@ -290,7 +290,7 @@ export function describeSecurity(title: string, options: SecurityOptions = {}): 
           const expected = missingIdAnswers[route.label] ?? { status: 404, code: 'not_found' };
           const notFound = envelopeProblem(missing, expected.status, expected.code);
           if (notFound) return `a random id: ${notFound}`;
-          if (foreign.status !== missing.status || foreign.text !== missing.text) {
+          if (foreign.status !== missing.status || withoutRequestId(foreign.text) !== withoutRequestId(missing.text)) {
             return `a foreign id answered ${foreign.status} ${foreign.text.slice(0, 200)} but a random id ${missing.status} ${missing.text.slice(0, 200)}`;
           }
           if (reader && before) {
@@ -299,7 +299,7 @@ export function describeSecurity(title: string, options: SecurityOptions = {}): 
           }
           // The id is real: its owner is not told 404 (else the comparison above proves nothing).
           const own = await victim.api(route.method, fillPath(route.path, victimIds), body);
-          if (own.status === expected.status && own.text === missing.text) {
+          if (own.status === expected.status && withoutRequestId(own.text) === withoutRequestId(missing.text)) {
             return `the factory's own id is refused to its owner as if missing: ${own.text.slice(0, 200)}`;
           }
           return null;

@@ -1,8 +1,8 @@
 import type { Insertable, Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { PlansTable, PricesTable } from './plans.tables.js';
 import './plans.tables.js';
 
@@ -60,10 +60,5 @@ export async function listPlanRows(tx: Tx, tenantId: string, filter: PlanFilter,
       ),
     );
   }
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll('plans').orderBy('plans.created_at', 'desc').orderBy('plans.id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<PlanRow>(tx, query, { tenantId, table: 'plans', page: page });
 }

@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { DeliveryStatus } from './webhooks.states.js';
@@ -41,12 +42,7 @@ export async function findEndpoint(tx: Tx, tenantId: string, id: string): Promis
 
 export async function listEndpointRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: EndpointRow[]; total: number }> {
   const query = tx.selectFrom('webhook_endpoints').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<EndpointRow>(tx, query, { tenantId, table: 'webhook_endpoints', page: page });
 }
 
 export async function updateEndpoint(
@@ -300,10 +296,5 @@ export async function listDeliveryRows(tx: Tx, tenantId: string, filter: Deliver
   if (filter.status === 'succeeded') query = query.where('delivered_at', 'is not', null);
   if (filter.status === 'failed') query = query.where('delivered_at', 'is', null).where('attempts', '>=', MAX_ATTEMPTS);
   if (filter.status === 'pending') query = query.where('delivered_at', 'is', null).where('attempts', '<', MAX_ATTEMPTS);
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<DeliveryRow>(tx, query, { tenantId, table: 'webhook_deliveries', page: page });
 }

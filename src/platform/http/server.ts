@@ -27,6 +27,7 @@ import { KoshError } from '../errors.js';
 import { authenticateApiKey, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { completeDocument } from './openapi.js';
+import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { responseSerializerCompiler } from './serializer.js';
 import { registerMetrics } from './metrics.js';
 import { pendingJobCount } from '../jobs/jobs.js';
@@ -77,13 +78,18 @@ export async function runAction(
 ) {
   const principal = principalOf(request);
   const key = validateIdempotencyKey(request.headers['idempotency-key']);
-  const outcome = await runIdempotentAction(
-    deps.db,
-    principal.tenantId,
-    deps.clock.now(),
-    { key, method: request.method, url: request.url, body: request.body },
-    action,
-  );
+  let outcome;
+  try {
+    outcome = await runIdempotentAction(
+      deps.db,
+      principal.tenantId,
+      deps.clock.now(),
+      { key, method: request.method, url: request.url, body: request.body },
+      action,
+    );
+  } finally {
+    countsChanged(principal.tenantId);
+  }
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(outcome.status).send(outcome.body);
 }
@@ -121,6 +127,7 @@ export async function createHttpServer(
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
 
+  setListCountCacheMs(deps.config.listCountCacheMs);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler(options.validateResponses ?? false));
   app.setErrorHandler(errorHandler);
