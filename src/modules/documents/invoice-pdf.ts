@@ -1,4 +1,5 @@
-import PDFDocument from 'pdfkit';
+// pdfkit loads on the first PDF, not at start-up.
+import type PDFKitDocument from 'pdfkit';
 import type { Invoice, PartySnapshot } from '../invoices/index.js';
 import { gstState } from '../tax/index.js';
 import { formatAmount, formatDate, formatMoney, formatRate, rupeesInWords } from './format.js';
@@ -186,6 +187,7 @@ export async function renderInvoicePdf(invoice: Invoice): Promise<Buffer> {
   const supplier = partyLines(invoice.supplier, 'supplier', gstApplies);
   const customer = partyLines(invoice.customer_details, 'customer', gstApplies);
 
+  const { default: PDFDocument } = (await import('pdfkit')) as { default: typeof PDFKitDocument };
   const doc = new PDFDocument({
     size: 'A4',
     margin: MARGIN,
