@@ -36,6 +36,28 @@ function fieldOf(context: string | undefined, instancePath: string): string {
   return prefix ? `${prefix}.${path}` : path;
 }
 
+type Issue = { keyword?: string; code?: string; message?: string; values?: unknown[]; params?: { values?: unknown[]; errors?: Issue[][] }; errors?: Issue[][] };
+
+/** The allowed values behind an enum, literal or union-of-literals issue (empty when not one). */
+function allowedValues(issue: Issue): unknown[] {
+  const values = issue.params?.values ?? issue.values;
+  if (Array.isArray(values)) return values;
+  const branches = issue.params?.errors ?? issue.errors;
+  if ((issue.keyword ?? issue.code) === 'invalid_union' && Array.isArray(branches)) {
+    return [...new Set(branches.flat().flatMap((branch) => allowedValues(branch)))];
+  }
+  return [];
+}
+
+/** `must be one of: a, b, c` for an unknown enum value; the schema's own words are kept before it. */
+function messageOf(issue: Issue): string {
+  const message = issue.message ?? 'invalid';
+  const values = allowedValues(issue).filter((v) => typeof v === 'string' || typeof v === 'number');
+  if (values.length === 0 || values.length > 60) return message;
+  const list = `must be one of: ${values.join(', ')}`;
+  return /^Invalid (option|input)/.test(message) ? list : `${message} (${list})`;
+}
+
 /** Maps anything thrown during a request to a KoshError. Unknown causes become a 500. */
 export function classifyError(error: unknown): { koshError: KoshError; unexpected: boolean } {
   if (error instanceof KoshError) return { koshError: error, unexpected: error.status >= 500 };
@@ -44,7 +66,7 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   if (hasZodFastifySchemaValidationErrors(fe)) {
     const details: ErrorDetail[] = fe.validation.map((v) => ({
       field: fieldOf(fe.validationContext, v.instancePath),
-      message: v.message ?? 'invalid',
+      message: messageOf(v as Issue),
     }));
     const summary = details.map((d) => `${d.field}: ${d.message}`).join('; ');
     return { koshError: new KoshError('validation_failed', `validation failed: ${summary}`, { details }), unexpected: false };
