@@ -478,6 +478,7 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
   };
   for (const item of Object.values(paths)) for (const method of METHODS) collect(((item[method] as Json | undefined)?.responses as Json | undefined) ?? {});
   collect(webhooks);
+  collect(responses);
   for (const ref of fromResponses) stripClosedObjects(resolve(ref));
 
   // No unused component schemas.
