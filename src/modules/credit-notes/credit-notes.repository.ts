@@ -95,7 +95,7 @@ export async function listCreditNoteRows(
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
   if (filter.status) q = q.where('status', '=', filter.status);
-  return paginate<CreditNoteRow>(tx, q, { tenantId, table: 'credit_notes', page: page });
+  return paginate<CreditNoteRow>(tx, q, { tenantId, table: 'credit_notes', page });
 }
 
 /** Which of these customers hold credit they can spend now (so a batch checks once, not per invoice). */

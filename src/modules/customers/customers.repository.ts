@@ -45,5 +45,5 @@ export async function listCustomerRows(tx: Tx, tenantId: string, filter: Custome
     query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]));
   }
   if (filter.email !== undefined) query = query.where(sql`lower(email)`, '=', filter.email.toLowerCase());
-  return paginate<CustomerRow>(tx, query, { tenantId, table: 'customers', page: page });
+  return paginate<CustomerRow>(tx, query, { tenantId, table: 'customers', page });
 }

@@ -19,5 +19,5 @@ export async function listEventRows(tx: Tx, tenantId: string, filter: EventFilte
   if (filter.objectId) query = query.where('object_id', '=', filter.objectId);
   if (filter.createdGte) query = query.where('created_at', '>=', filter.createdGte);
   if (filter.createdLte) query = query.where('created_at', '<=', filter.createdLte);
-  return paginate<EventRow>(tx, query, { tenantId, table: 'events', page: page });
+  return paginate<EventRow>(tx, query, { tenantId, table: 'events', page });
 }

@@ -32,5 +32,5 @@ export async function listGiftRows(tx: Tx, tenantId: string, filter: GiftFilter,
   let q = tx.selectFrom('gifts').where('tenant_id', '=', tenantId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.buyer_customer_id) q = q.where('buyer_customer_id', '=', filter.buyer_customer_id);
-  return paginate<GiftRow>(tx, q, { tenantId, table: 'gifts', page: page });
+  return paginate<GiftRow>(tx, q, { tenantId, table: 'gifts', page });
 }

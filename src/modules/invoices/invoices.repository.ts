@@ -42,7 +42,7 @@ export async function listInvoiceRows(tx: Tx, tenantId: string, filter: InvoiceF
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.entity_id) q = q.where('entity_id', '=', filter.entity_id);
   if (filter.subscription_id) q = q.where('subscription_id', '=', filter.subscription_id);
-  return paginate<InvoiceRow>(tx, q, { tenantId, table: 'invoices', page: page });
+  return paginate<InvoiceRow>(tx, q, { tenantId, table: 'invoices', page });
 }
 
 /**

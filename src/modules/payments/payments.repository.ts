@@ -24,5 +24,5 @@ export async function listPaymentRows(
   let q = tx.selectFrom('payments').where('tenant_id', '=', tenantId);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
-  return paginate<PaymentRow>(tx, q, { tenantId, table: 'payments', page: page });
+  return paginate<PaymentRow>(tx, q, { tenantId, table: 'payments', page });
 }

@@ -23,7 +23,7 @@ export async function listQuoteRows(tx: Tx, tenantId: string, filter: QuoteFilte
   let q = tx.selectFrom('quotes').where('tenant_id', '=', tenantId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
-  return paginate<QuoteRow>(tx, q, { tenantId, table: 'quotes', page: page });
+  return paginate<QuoteRow>(tx, q, { tenantId, table: 'quotes', page });
 }
 
 /** Open quotes past their validity, across tenants (the expiry job). */

@@ -47,7 +47,7 @@ export async function listSubscriptionRows(
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.plan_id) q = q.where('plan_id', '=', filter.plan_id);
-  return paginate<SubscriptionRow>(tx, q, { tenantId, table: 'subscriptions', page: page });
+  return paginate<SubscriptionRow>(tx, q, { tenantId, table: 'subscriptions', page });
 }
 
 /**

@@ -42,7 +42,7 @@ export async function findEndpoint(tx: Tx, tenantId: string, id: string): Promis
 
 export async function listEndpointRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: EndpointRow[]; total: number }> {
   const query = tx.selectFrom('webhook_endpoints').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
-  return paginate<EndpointRow>(tx, query, { tenantId, table: 'webhook_endpoints', page: page });
+  return paginate<EndpointRow>(tx, query, { tenantId, table: 'webhook_endpoints', page });
 }
 
 export async function updateEndpoint(
@@ -296,5 +296,5 @@ export async function listDeliveryRows(tx: Tx, tenantId: string, filter: Deliver
   if (filter.status === 'succeeded') query = query.where('delivered_at', 'is not', null);
   if (filter.status === 'failed') query = query.where('delivered_at', 'is', null).where('attempts', '>=', MAX_ATTEMPTS);
   if (filter.status === 'pending') query = query.where('delivered_at', 'is', null).where('attempts', '<', MAX_ATTEMPTS);
-  return paginate<DeliveryRow>(tx, query, { tenantId, table: 'webhook_deliveries', page: page });
+  return paginate<DeliveryRow>(tx, query, { tenantId, table: 'webhook_deliveries', page });
 }

@@ -33,6 +33,8 @@ export type ListOptions = {
   orderBy?: string;
   /** Oldest / smallest first (default: newest first). */
   ascending?: boolean;
+  /** More columns beside the row's own (e.g. its children as JSON), read in the same statement. */
+  select?: (query: AnySelect) => AnySelect;
 };
 
 export type ListResult<Row> = { rows: Row[]; total: number; hasMore: boolean };
@@ -92,6 +94,7 @@ export function pageQuery(query: AnySelect, options: ListOptions): AnySelect {
   const descending = (options.ascending ?? false) === backwards;
 
   let rowsQuery = query.selectAll(table);
+  if (options.select) rowsQuery = options.select(rowsQuery);
   if (cursor !== undefined) {
     const anchor = sql`(SELECT ${sql.ref(order)}, id FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND id = ${cursor})`;
     rowsQuery = rowsQuery.where(sql<boolean>`(${col(order)}, ${col('id')}) ${sql.raw(descending ? '<' : '>')} ${anchor}`);
