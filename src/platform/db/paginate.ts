@@ -135,7 +135,7 @@ export async function paginate<Row>(tx: Tx, query: AnySelect, options: ListOptio
     // What the page proves: the rows before it, its own, and one more when there are more.
     const seen = page.offset + rows.length;
     if (!hasMore && (rows.length > 0 || page.offset === 0)) total = seen;
-    else total = Math.max(total, seen + (hasMore ? 1 : 0));
+    else if (rows.length > 0) total = Math.max(total, seen + (hasMore ? 1 : 0));
   }
   page.hasMore = hasMore;
   return { rows, total, hasMore };
