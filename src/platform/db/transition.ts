@@ -1,5 +1,5 @@
 import type { UpdateQueryBuilder } from 'kysely';
-import { errors, type KoshError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { Tx } from './schema.js';
 
 /**
@@ -24,13 +24,14 @@ export type TransitionSpec<Row> = {
   tenantId: string;
   id: string;
   event: string;
-  transition: { from: readonly string[]; to: string };
+  /** `to` absent: the status stays (a flag-only move, e.g. scheduling a cancellation). */
+  transition: { from: readonly string[]; to?: string };
   /** Other columns set with the status. */
   patch?: Record<string, unknown>;
   /** Extra WHERE conditions (a validity window…). */
   guard?: (query: AnyUpdate) => AnyUpdate;
   /** A refusal other than the default 409 for the record as it is now (undefined: the default). */
-  refuse?: (current: Row) => KoshError | undefined;
+  refuse?: (current: Row) => Error | undefined;
 };
 
 /** The UPDATE alone: the moved row, or undefined when the guard did not hold. */
@@ -38,7 +39,7 @@ export async function tryTransition<Row>(tx: Tx, spec: Omit<TransitionSpec<Row>,
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let query: AnyUpdate = (tx as any)
     .updateTable(spec.table)
-    .set({ ...spec.patch, status: spec.transition.to })
+    .set({ ...spec.patch, ...(spec.transition.to !== undefined ? { status: spec.transition.to } : {}) })
     .where('tenant_id', '=', spec.tenantId)
     .where('id', '=', spec.id)
     .where('status', 'in', [...spec.transition.from]);
