@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh, withoutRequestId } from '../../../test/support/harness.js';
-import { emitEvent } from '../../platform/events/events.js';
+import { emitEvent, type EventType } from '../../platform/events/events.js';
 
 let t: TestKosh;
 let acme: Tenant;
@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function emit(tenant: Tenant, type: string, object: Record<string, unknown>) {
+async function emit(tenant: Tenant, type: EventType, object: Record<string, unknown>) {
   return t.kosh.deps.db.transaction().execute((tx) => emitEvent({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, type, object));
 }
 

@@ -1,5 +1,5 @@
 import type { UpdateQueryBuilder } from 'kysely';
-import { errors } from '../errors.js';
+import { errors, type ErrorReason } from '../errors.js';
 import type { Tx } from './schema.js';
 
 /**
@@ -60,6 +60,6 @@ export async function transition<Row extends { status: string }>(tx: Tx, spec: T
   if (!current) throw errors.notFound(spec.noun.replace(/_/g, ' '));
   throw (
     spec.refuse?.(current) ??
-    errors.conflict(`cannot ${spec.event} a ${spec.noun.replace(/_/g, ' ')} whose status is ${current.status}`, `${spec.noun}_${current.status}`)
+    errors.conflict(`cannot ${spec.event} a ${spec.noun.replace(/_/g, ' ')} whose status is ${current.status}`, `${spec.noun}_${current.status}` as ErrorReason)
   );
 }

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { errorCatalog, KoshError, type ErrorDetail } from '../errors.js';
+import { errorCatalog, KoshError, type ErrorDetail, type ErrorReason } from '../errors.js';
 
 /** The single place where any failure becomes the wire envelope of DESIGN §3. */
 export function toEnvelope(error: KoshError, requestId?: string) {
@@ -92,7 +92,7 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   const pg = fe?.code ? PG_CLIENT_ERRORS[fe.code] : undefined;
   if (pg) return { koshError: new KoshError(pg.kind, pg.message, { cause: error }), unexpected: false };
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return { koshError: new KoshError('validation_failed', fe.message, { reason: fe.code?.toLowerCase() }), unexpected: false };
+    return { koshError: new KoshError('validation_failed', fe.message, { reason: fe.code?.toLowerCase() as ErrorReason | undefined }), unexpected: false };
   }
   return { koshError: new KoshError('internal_error', undefined, { cause: error }), unexpected: true };
 }
