@@ -33,8 +33,9 @@ function build() {
   const tsc = require.resolve('typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
   if (result.status !== 0) process.exit(result.status ?? 1);
-  writeFileSync(stamp, `${new Date().toISOString()}\n`);
-  const now = new Date();
+  // The stamp's modification time is the build time (a rewrite sets it).
+  writeFileSync(stamp, 'built by bin/kosh.js; src/ files newer than this file trigger a rebuild\n');
+  const now = Date.now() / 1000;
   utimesSync(stamp, now, now);
 }
 
