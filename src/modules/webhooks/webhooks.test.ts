@@ -220,3 +220,23 @@ describe('webhook endpoints', () => {
     });
   });
 });
+
+describe('deliveries of a tenant that had no endpoint', () => {
+  it('queues a delivery for an endpoint added since the last event (the "still none" assumption is checked)', async () => {
+    const fresh = await t.registerTenant();
+    const plan = (code: string) => ({ name: code, code, interval_unit: 'month', amount: 100, currency: 'INR' });
+    // No endpoint yet: the first plan's event finds none, and the process remembers it.
+    expect((await fresh.api('POST', '/v1/plans', plan('no-endpoint-1'))).status).toBe(201);
+    expect((await fresh.api('POST', '/v1/plans', plan('no-endpoint-2'))).status).toBe(201);
+    // An endpoint appears; this process's memory of "none" is not told (as if another process added it).
+    const endpoint = await fresh.api('POST', '/v1/webhooks', { url, events: ['plan.created'] });
+    expect(endpoint.status).toBe(201);
+    const created = await fresh.api('POST', '/v1/plans', plan('with-endpoint'));
+    expect(created.status).toBe(201);
+    const deliveries = await fresh.api('GET', `/v1/webhooks/${endpoint.body.data.id}/deliveries`);
+    expect(deliveries.body.data).toHaveLength(1);
+    const event = await fresh.api('GET', `/v1/events/${deliveries.body.data[0].event_id}`);
+    expect(event.body.data.data.object.code).toBe('with-endpoint');
+    expect((await fresh.api('GET', '/v1/plans?q=with-endpoint')).body.total_count).toBe(1);
+  });
+});

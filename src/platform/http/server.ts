@@ -28,6 +28,7 @@ import { authenticateApiKey, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { completeDocument } from './openapi.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
+import { isSpeculationFailed } from '../db/speculation.js';
 import { responseSerializerCompiler } from './serializer.js';
 import { registerMetrics } from './metrics.js';
 import { pendingJobCount } from '../jobs/jobs.js';
@@ -78,15 +79,22 @@ export async function runAction(
 ) {
   const principal = principalOf(request);
   const key = validateIdempotencyKey(request.headers['idempotency-key']);
-  let outcome;
-  try {
-    outcome = await runIdempotentAction(
+  const attempt = (speculate: boolean) =>
+    runIdempotentAction(
       deps.db,
       principal.tenantId,
       deps.clock.now(),
       { key, method: request.method, url: request.url, body: request.body },
       action,
+      { speculate },
     );
+  let outcome;
+  try {
+    // A failed speculation (platform/db/speculation.ts) rolled everything back: run it again, reading.
+    outcome = await attempt(true).catch((error: unknown) => {
+      if (isSpeculationFailed(error)) return attempt(false);
+      throw error;
+    });
   } finally {
     countsChanged(principal.tenantId);
   }
