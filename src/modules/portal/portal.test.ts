@@ -315,7 +315,7 @@ describe('portal', () => {
       const answers = await Promise.all(['ZZZZ-ZZZZ-ZZZZ-ZZZZ', 'hello', "' OR 1=1 --", canceled.code, foreign.code].map((code) => redeem(s, code)));
       for (const res of answers) {
         expect(res.status).toBe(422);
-        expect(res.text).toBe(answers[0]!.text);
+        expect(withoutRequestId(res.text)).toBe(withoutRequestId(answers[0]!.text));
       }
       expect(answers[0]!.body.error).toEqual({ request_id: expect.any(String), code: 'validation_failed', message: 'this gift code is not valid', reason: 'gift_code_invalid' });
       expect((await redeem(s, '')).status).toBe(422);
