@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.kosh/', 'test-output/', 'coverage/'] },
+  { ignores: ['node_modules/', '.kosh/', 'test-output/', 'coverage/', 'dist/', 'clients/typescript/src/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

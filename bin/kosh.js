@@ -1,14 +1,50 @@
 #!/usr/bin/env node
-// Thin launcher: runs the TypeScript CLI through tsx so `npx kosh ...` works without a build step.
+// Runs the compiled CLI (dist/, built by `npm run build`, which `npm install`/`npm ci` run through
+// `prepare`). When a source file is newer than the build — a checkout, an edit — it compiles
+// first, once, so `npx kosh …` always runs what src/ says.
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(import.meta.url);
-const tsxCli = require.resolve('tsx/cli');
-const result = spawnSync(process.execPath, [tsxCli, join(root, 'src/cli/main.ts'), ...process.argv.slice(2)], {
-  stdio: 'inherit',
-});
-process.exit(result.status ?? 1);
+const stamp = join(root, 'dist', '.built');
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function stale() {
+  if (!existsSync(stamp)) return true;
+  const built = statSync(stamp).mtimeMs;
+  const config = Math.max(...['tsconfig.json', 'tsconfig.build.json'].map((f) => statSync(join(root, f)).mtimeMs));
+  return config > built || newestSource(join(root, 'src')) > built;
+}
+
+function build() {
+  const require = createRequire(import.meta.url);
+  const tsc = require.resolve('typescript/bin/tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+  // The stamp's modification time is the build time (a rewrite sets it).
+  writeFileSync(stamp, 'built by bin/kosh.js; src/ files newer than this file trigger a rebuild\n');
+  const now = Date.now() / 1000;
+  utimesSync(stamp, now, now);
+}
+
+if (process.argv[2] === '--build') {
+  build();
+} else {
+  if (stale()) {
+    process.stderr.write('kosh: compiling src/ to dist/ (once per change)…\n');
+    build();
+  }
+  await import(pathToFileURL(join(root, 'dist', 'cli', 'main.js')).href);
+}

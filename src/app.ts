@@ -10,6 +10,7 @@ import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from '
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
 import { mailJobs } from './platform/mail/index.js';
 import { modules } from './modules/registry.js';
+import { EVENT_TYPES } from './modules/events/index.js';
 import { createSecretBox, resolveSecretKey } from './platform/secrets/secrets.js';
 
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -28,6 +29,8 @@ export type KoshOptions = {
   logger?: Logger;
   /** An already-open database (tests share one across apps); opened from config otherwise. */
   database?: Database;
+  /** Check every response against its schema, refusing unlisted fields (the test harness does). */
+  validateResponses?: boolean;
 };
 
 /** Platform maintenance that runs on the same queue as everything else. */
@@ -59,9 +62,13 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   const deps: AppDeps = { db: database.db, database, clock, config, logger, version: VERSION, secrets };
   for (const m of modules) m.init?.(deps);
 
-  const app = await createHttpServer(deps, (http) => {
-    for (const m of modules) m.registerRoutes?.(http, deps);
-  });
+  const app = await createHttpServer(
+    deps,
+    (http) => {
+      for (const m of modules) m.registerRoutes?.(http, deps);
+    },
+    { eventTypes: EVENT_TYPES, validateResponses: options.validateResponses ?? false },
+  );
   await app.ready();
 
   const handlers: JobHandlers = { ...platformJobs };

@@ -42,7 +42,8 @@ function startServe(env: Record<string, string>): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
       cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1', KOSH_WORKER: 'off', ...env },
+      // The start-up line is a log line: keep the info level to see it.
+      env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', KOSH_WORKER: 'off', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

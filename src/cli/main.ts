@@ -1,10 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { pino } from 'pino';
-import { createKosh, VERSION } from '../app.js';
-import { loadConfig } from '../platform/config.js';
-import { openDatabase } from '../platform/db/database.js';
-import { migrate } from '../platform/db/migrate.js';
-import { importCommand } from './import.js';
+
+// Heavy imports (the app, the database drivers, every module) load inside the command that needs
+// them, so `kosh --help` and `kosh --version` answer at once.
+const VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function fail(error: unknown): never {
   console.error(`kosh: ${error instanceof Error ? error.message : String(error)}`);
@@ -36,15 +35,26 @@ program
   .command('serve')
   .description('Serve the API (and, unless KOSH_WORKER=off, run the background worker)')
   .action(async () => {
+    const [{ pino }, { createKosh }, { loadConfig }] = await Promise.all([import('pino'), import('../app.js'), import('../platform/config.js')]);
     const config = loadConfig();
     const logger = pino({ level: config.logLevel });
     const kosh = await createKosh({ config, logger });
     const address = await kosh.app.listen({ port: config.port, host: config.host });
     if (config.runWorker) kosh.worker.start();
-    const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded database in ${config.dataDir}`;
     const local = address.replace('0.0.0.0', 'localhost');
-    console.log(`Kosh ${VERSION} listening on ${local} (${config.mode} mode, ${where})`);
-    console.log(`API docs: ${local}/docs  ·  OpenAPI: ${local}/openapi.json`);
+    logger.info(
+      {
+        version: VERSION,
+        address: local,
+        mode: config.mode,
+        database: config.databaseUrl ? 'postgresql' : 'embedded',
+        ...(config.databaseUrl ? {} : { data_dir: config.dataDir }),
+        docs: `${local}/docs`,
+        openapi: `${local}/openapi.json`,
+        worker: config.runWorker,
+      },
+      `Kosh ${VERSION} listening on ${local}`,
+    );
     onShutdown(() => kosh.close(), (m) => logger.info(m));
   });
 
@@ -52,11 +62,12 @@ program
   .command('worker')
   .description('Run only the background worker (jobs: webhooks, e-mail, renewals, expiries)')
   .action(async () => {
+    const [{ pino }, { createKosh }, { loadConfig }] = await Promise.all([import('pino'), import('../app.js'), import('../platform/config.js')]);
     const config = loadConfig();
     const logger = pino({ level: config.logLevel });
     const kosh = await createKosh({ config, logger });
     kosh.worker.start();
-    console.log(`Kosh worker running (${config.databaseUrl ? 'PostgreSQL' : config.dataDir})`);
+    logger.info({ version: VERSION, database: config.databaseUrl ? 'postgresql' : 'embedded' }, `Kosh ${VERSION} worker running`);
     onShutdown(() => kosh.close(), (m) => logger.info(m));
   });
 
@@ -64,6 +75,11 @@ program
   .command('migrate')
   .description('Apply pending database migrations and exit')
   .action(async () => {
+    const [{ loadConfig }, { openDatabase }, { migrate }] = await Promise.all([
+      import('../platform/config.js'),
+      import('../platform/db/database.js'),
+      import('../platform/db/migrate.js'),
+    ]);
     const config = loadConfig();
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     try {
@@ -74,6 +90,27 @@ program
     }
   });
 
-program.addCommand(importCommand());
+program
+  .command('openapi')
+  .description('Print the OpenAPI document (the one GET /openapi.json serves) and exit')
+  .action(async () => {
+    const [{ pino }, { createKosh }, { loadConfig }] = await Promise.all([import('pino'), import('../app.js'), import('../platform/config.js')]);
+    const config = loadConfig({ ...process.env, KOSH_DATA_DIR: 'memory://', DATABASE_URL: '', KOSH_WORKER: 'off', LOG_LEVEL: 'silent' });
+    const kosh = await createKosh({ config, logger: pino({ level: 'silent' }) });
+    try {
+      process.stdout.write(`${JSON.stringify(kosh.app.swagger(), null, 2)}\n`);
+    } finally {
+      await kosh.close();
+    }
+  });
+
+// `kosh import` (and its database and module imports) loads only when it is the command given;
+// otherwise a stand-in keeps it in `kosh --help`.
+if (process.argv[2] === 'import') {
+  const { importCommand } = await import('./import.js');
+  program.addCommand(importCommand());
+} else {
+  program.command('import').description('Import plans, customers and subscriptions from another system (see `kosh import --help`)');
+}
 
 program.parseAsync(process.argv).catch(fail);

@@ -97,8 +97,8 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
   const moved = await advanceSubscriptionPeriods(ctx.tx, ctx.tenantId, advances, ctx.now);
   for (const row of moved) (wasTrialing.has(row.id) ? outcome.trialsEnded : outcome.renewed).push(row);
   await emitEvents(ctx, [
-    ...outcome.trialsEnded.map((row) => ({ type: 'subscription.trial_ended', object: toSubscription(row) })),
-    ...outcome.renewed.map((row) => ({ type: 'subscription.renewed', object: toSubscription(row) })),
+    ...outcome.trialsEnded.map((row) => ({ type: 'subscription.trial_ended' as const, object: toSubscription(row) })),
+    ...outcome.renewed.map((row) => ({ type: 'subscription.renewed' as const, object: toSubscription(row) })),
   ]);
   return outcome;
 }

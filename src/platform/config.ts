@@ -31,6 +31,7 @@ const envSchema = z.object({
   KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
   KOSH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   KOSH_API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
+  KOSH_LIST_COUNT_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Kosh Billing <billing@localhost>'),
@@ -93,6 +94,8 @@ export type Config = {
   dbPoolSize: number;
   /** How long a verified API key is trusted without a database lookup (0: never). */
   apiKeyCacheMs: number;
+  /** How long a list's total_count may be reused while this process writes nothing for the tenant (0: never). */
+  listCountCacheMs: number;
   logLevel: string;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -161,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: e.KOSH_WORKER_CONCURRENCY,
     dbPoolSize: e.KOSH_DB_POOL_SIZE,
     apiKeyCacheMs: e.KOSH_API_KEY_CACHE_SECONDS * 1000,
+    listCountCacheMs: e.KOSH_LIST_COUNT_CACHE_MS,
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL || undefined,
     mailFrom: e.MAIL_FROM,

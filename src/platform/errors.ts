@@ -21,14 +21,82 @@ export const errorCatalog = {
 
 export type ErrorKind = keyof typeof errorCatalog;
 
+/**
+ * Every `reason` the API answers with: the finer word clients branch on. A new reason is added
+ * here (and, when a client should handle it, in the route's docs).
+ */
+export type ErrorReason =
+  // authentication and transport
+  | 'invalid_api_key'
+  | 'invalid_admin_token'
+  | 'invalid_session'
+  | 'key_mode_mismatch'
+  | 'csrf_token_invalid'
+  | 'registration_closed'
+  | 'malformed_json'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'rate_limited'
+  // idempotency
+  | 'idempotency_key_in_use'
+  | 'idempotency_key_reused'
+  // business rules
+  | 'invalid_state'
+  | 'plan_inactive'
+  | 'plan_code_taken'
+  | 'customer_not_found'
+  | 'customer_email_taken'
+  | 'customer_email_missing'
+  | 'external_id_taken'
+  | 'email_not_configured'
+  | 'cancellation_pending'
+  | 'no_pending_cancellation'
+  | 'already_referred'
+  | 'amount_exceeds_due'
+  | 'amount_exceeds_balance'
+  | 'webhook_endpoint_limit'
+  | 'invalid_invoice_state'
+  | 'invalid_credit_note_state'
+  | 'invalid_subscription_state'
+  | 'amount_exceeds_invoice'
+  | 'number_series_exhausted'
+  | 'period_ended'
+  | 'amount_exceeds_line'
+  | 'credit_lines_unavailable'
+  | 'cross_site_request'
+  | 'invalid_metrics_token'
+  // collections
+  | 'no_gateway_for_currency'
+  | 'gateway_unavailable'
+  | 'gateway_connection_removed'
+  | 'payment_in_progress'
+  | 'invalid_signature'
+  // dunning, organizations, finance
+  | 'campaign_has_active_executions'
+  | 'already_in_organization'
+  | 'reconciliation_running'
+  // e-invoicing
+  | 'einvoice_cancel_window_closed'
+  | 'einvoice_not_generated'
+  | 'invalid_einvoice_state'
+  // accounting
+  | 'provider_not_configured'
+  | 'no_active_connection'
+  // a gateway's own refusal code (`gateway_card_declined`), an accounting connection's state (`connection_reconnect_required`)
+  | `${'gateway' | 'connection'}_${string}`
+  // `<record>_<status or condition>` (the guarded transitions' refusals, e.g. gift_canceled, invoice_void)
+  | `${'gift' | 'quote' | 'referral' | 'credit_note' | 'invoice' | 'subscription'}_${string}`
+  // Fastify's own client errors, lower-cased (fst_err_…)
+  | `fst_${string}`;
+
 export type ErrorDetail = { field: string; message: string };
 
 export class KoshError extends Error {
   readonly kind: ErrorKind;
-  readonly reason: string | undefined;
+  readonly reason: ErrorReason | undefined;
   readonly details: ErrorDetail[] | undefined;
 
-  constructor(kind: ErrorKind, message?: string, options: { reason?: string; details?: ErrorDetail[]; cause?: unknown } = {}) {
+  constructor(kind: ErrorKind, message?: string, options: { reason?: ErrorReason; details?: ErrorDetail[]; cause?: unknown } = {}) {
     super(message ?? errorCatalog[kind].message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'KoshError';
     this.kind = kind;
@@ -42,18 +110,18 @@ export class KoshError extends Error {
 }
 
 export const errors = {
-  validation: (message: string, details?: ErrorDetail[], reason?: string) =>
+  validation: (message: string, details?: ErrorDetail[], reason?: ErrorReason) =>
     new KoshError('validation_failed', message, { details, reason }),
   invalidField: (field: string, message: string) =>
     new KoshError('validation_failed', `${field}: ${message}`, { details: [{ field, message }] }),
-  unauthorized: (reason: string, message?: string) => new KoshError('unauthorized', message, { reason }),
-  forbidden: (message: string, reason?: string) => new KoshError('forbidden', message, { reason }),
+  unauthorized: (reason: ErrorReason, message?: string) => new KoshError('unauthorized', message, { reason }),
+  forbidden: (message: string, reason?: ErrorReason) => new KoshError('forbidden', message, { reason }),
   /** Missing and foreign-tenant records answer exactly alike. */
   notFound: (what: string) => new KoshError('not_found', `${what} not found`),
-  conflict: (message: string, reason?: string) => new KoshError('conflict', message, { reason }),
-  unprocessable: (message: string, reason?: string) => new KoshError('unprocessable', message, { reason }),
-  unavailable: (message: string, reason?: string) => new KoshError('unavailable', message, { reason }),
-  rateLimited: (message: string, reason?: string) => new KoshError('rate_limited', message, { reason }),
+  conflict: (message: string, reason?: ErrorReason) => new KoshError('conflict', message, { reason }),
+  unprocessable: (message: string, reason?: ErrorReason) => new KoshError('unprocessable', message, { reason }),
+  unavailable: (message: string, reason?: ErrorReason) => new KoshError('unavailable', message, { reason }),
+  rateLimited: (message: string, reason?: ErrorReason) => new KoshError('rate_limited', message, { reason }),
 };
 
 export function isKoshError(error: unknown): error is KoshError {

@@ -80,7 +80,7 @@ describe('error envelope', () => {
   it('answers an unknown route with 404 not_found in the envelope', async () => {
     const res = await t.api('GET', '/nope');
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: { code: 'not_found', message: 'no route for GET /nope' } });
+    expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'no route for GET /nope' } });
   });
 
   it('answers an unknown method on a known path with the 404 envelope', async () => {
@@ -102,7 +102,7 @@ describe('error envelope', () => {
     const huge = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
     for (const res of [await acme.api('POST', '/v1/plans', JSON.parse(huge)), await t.call({ method: 'POST', url: '/auth/register', headers: { 'content-type': 'application/json' }, payload: huge })]) {
       expect(res.status).toBe(413);
-      expect(res.body).toEqual({ error: { code: 'validation_failed', message: 'request body exceeds the 1 MiB limit', reason: 'payload_too_large' } });
+      expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'validation_failed', message: 'request body exceeds the 1 MiB limit', reason: 'payload_too_large' } });
     }
   });
 
@@ -157,7 +157,7 @@ describe('when the database is gone', () => {
 
       const res = toResponse(await kosh.app.inject({ method: 'GET', url: '/v1/plans', headers: { authorization: `Bearer sk_test_${'a'.repeat(32)}` } }));
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ error: { code: 'internal_error', message: 'internal error' } });
+      expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'internal_error', message: 'internal error' } });
     } finally {
       await kosh.app.close();
       await database.close();

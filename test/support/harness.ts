@@ -36,6 +36,11 @@ export type TestKosh = {
   close: () => Promise<void>;
 };
 
+/** An answer's text without its (per-request) `request_id`: two refusals compare equal. */
+export function withoutRequestId(text: string): string {
+  return text.replace(/"request_id":"[^"]*",?/g, '');
+}
+
 export function toResponse(res: LightMyRequestResponse): ApiResponse {
   let body: unknown = undefined;
   const type = String(res.headers['content-type'] ?? '');
@@ -55,7 +60,7 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
   // Live mode requires KOSH_PUBLIC_URL; tests that do not care about it get a placeholder.
   const liveDefaults = options.env?.KOSH_MODE === 'live' ? { KOSH_PUBLIC_URL: 'https://kosh.example' } : {};
   const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_SECRET_KEY: randomBytes(32).toString('base64'), ...liveDefaults, ...options.env });
-  const kosh = await createKosh({ config, clock, database, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const kosh = await createKosh({ config, clock, database, validateResponses: true, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
 
   const call = async (opts: InjectOptions) => toResponse(await kosh.app.inject(opts));
   const api: TestKosh['api'] = (method, url, body, headers = {}) =>

@@ -260,7 +260,7 @@ export async function updateTaxMapping(ctx: Ctx, id: string, input: TaxMappingBo
 export async function startSync(ctx: Ctx, connectionId: string | undefined) {
   const connections = connectionId ? [await connectionOf(ctx, connectionId)] : await connectionsOf(ctx.tx, ctx.tenantId);
   if (connectionId && connections[0]!.status !== 'active') {
-    throw errors.conflict(`the connection is ${connections[0]!.status}; connect again to resume syncing`, connections[0]!.status);
+    throw errors.conflict(`the connection is ${connections[0]!.status}; connect again to resume syncing`, `connection_${connections[0]!.status}`);
   }
   const active = connections.filter((c) => c.status === 'active');
   if (active.length === 0) throw errors.conflict('no active accounting connection to sync', 'no_active_connection');

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { CreditNoteApplicationsTable, CreditNoteLinesTable, CreditNotesTable, CreditNoteStatus } from './credit-notes.tables.js';
 import './credit-notes.tables.js';
 
@@ -153,12 +153,7 @@ export async function listCreditNoteRows(
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
   if (filter.status) q = q.where('status', '=', filter.status);
-  const [rows, [count]] = await readTogether(
-    tx,
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    q.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<CreditNoteRow>(tx, q, { tenantId, table: 'credit_notes', page });
 }
 
 /** Which of these customers hold credit they can spend now (so a batch checks once, not per invoice). */

@@ -1,6 +1,7 @@
 import { sql, type Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
+import { transition } from '../../platform/db/transition.js';
 import type { CreditNotesTable, CreditNoteStatus } from './credit-notes.tables.js';
 import type { CreditNoteRow } from './credit-notes.repository.js';
 
@@ -21,12 +22,6 @@ export const creditNoteTransitions = {
 
 export type CreditNoteEvent = keyof typeof creditNoteTransitions;
 
-async function refuse(tx: Tx, tenantId: string, id: string, what: string): Promise<never> {
-  const current = await tx.selectFrom('credit_notes').select('status').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  if (!current) throw errors.notFound('credit note');
-  throw errors.conflict(`cannot ${what} a credit note whose status is ${current.status}`, 'invalid_credit_note_state');
-}
-
 /**
  * The guarded transition. `unspentOnly` adds `balance = amount` to the guard (void is allowed only
  * while nothing of the note has been applied).
@@ -39,18 +34,20 @@ export async function transitionCreditNote(
   patch: Updateable<CreditNotesTable> = {},
   options: { unspentOnly?: boolean } = {},
 ): Promise<CreditNoteRow> {
-  const t = creditNoteTransitions[event];
-  let q = baseUpdate(tx, tenantId, id).set({ ...patch, status: t.to }).where('status', 'in', [...t.from]);
-  if (options.unspentOnly) q = q.whereRef('balance', '=', 'amount');
-  const row = await q.returningAll().executeTakeFirst();
-  if (row) return row;
-  if (options.unspentOnly) {
-    const current = await tx.selectFrom('credit_notes').select(['status', 'balance', 'amount']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-    if (current?.status === 'issued' && current.balance !== current.amount) {
-      throw errors.conflict('cannot void a credit note that has been partly applied', 'credit_note_applied');
-    }
-  }
-  return refuse(tx, tenantId, id, event === 'void_pending' ? 'void' : event);
+  return transition<CreditNoteRow>(tx, {
+    table: 'credit_notes',
+    noun: 'credit_note',
+    tenantId,
+    id,
+    event,
+    transition: creditNoteTransitions[event],
+    patch,
+    guard: (q) => (options.unspentOnly ? q.whereRef('balance', '=', 'amount') : q),
+    refuse: (current) =>
+      options.unspentOnly && current.status === 'issued' && current.balance !== current.amount
+        ? errors.conflict('cannot void a credit note that has been partly applied', 'credit_note_applied')
+        : errors.conflict(`cannot ${event === 'void_pending' ? 'void' : event} a credit note whose status is ${current.status}`, 'invalid_credit_note_state'),
+  });
 }
 
 function baseUpdate(tx: Tx, tenantId: string, id: string) {

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { CustomersTable } from './customers.tables.js';
 import './customers.tables.js';
 
@@ -45,10 +45,5 @@ export async function listCustomerRows(tx: Tx, tenantId: string, filter: Custome
     query = query.where((eb) => eb.or([eb('name', 'ilike', pattern), eb('email', 'ilike', pattern)]));
   }
   if (filter.email !== undefined) query = query.where(sql`lower(email)`, '=', filter.email.toLowerCase());
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<CustomerRow>(tx, query, { tenantId, table: 'customers', page });
 }

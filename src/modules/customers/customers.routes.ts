@@ -41,18 +41,21 @@ export function registerCustomerRoutes(app: KoshApp, deps: AppDeps): void {
     async (request) => ({ data: await getCustomer(readCtx(deps, request), request.params.id) }),
   );
 
-  app.put(
-    '/v1/customers/:id',
-    {
-      schema: {
-        tags: ['customers'],
-        summary: 'Update a customer (absent fields stay as they are; null clears an optional field)',
-        params: idParams,
-        body: updateCustomerBody,
-        response: { 200: dataEnvelope(customerSchema) },
+  // PATCH is the method for a partial update; PUT stays for clients that use it (same behaviour).
+  for (const method of ['patch', 'put'] as const) {
+    app[method](
+      '/v1/customers/:id',
+      {
+        schema: {
+          tags: ['customers'],
+          summary: 'Update a customer (absent fields stay as they are; null clears an optional field)',
+          params: idParams,
+          body: updateCustomerBody,
+          response: { 200: dataEnvelope(customerSchema) },
+        },
       },
-    },
-    (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateCustomer(ctx, request.params.id, request.body) } })),
-  );
+      (request, reply) =>
+        runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateCustomer(ctx, request.params.id, request.body) } })),
+    );
+  }
 }

@@ -216,7 +216,7 @@ describe('customers', () => {
     it('answers 404 for a missing id and 400 for a malformed one', async () => {
       const missing = await acme.api('GET', '/v1/customers/00000000-0000-7000-8000-000000000000');
       expect(missing.status).toBe(404);
-      expect(missing.body).toEqual({ error: { code: 'not_found', message: 'customer not found' } });
+      expect(missing.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'customer not found' } });
       const malformed = await acme.api('GET', '/v1/customers/not-a-uuid');
       expect(malformed.status).toBe(400);
       expect(malformed.body.error.details[0].field).toBe('params.id');
@@ -227,7 +227,7 @@ describe('customers', () => {
       const created = await other.api('POST', '/v1/customers', { email: 'hidden@example.com' });
       const res = await acme.api('GET', `/v1/customers/${created.body.data.id}`);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: { code: 'not_found', message: 'customer not found' } });
+      expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'customer not found' } });
     });
 
     it('answers 401 without an API key', async () => {
@@ -336,7 +336,7 @@ describe('customers', () => {
       for (const target of ['00000000-0000-7000-8000-000000000000', theirs.body.data.id]) {
         const res = await acme.api('PUT', `/v1/customers/${target}`, { name: 'hijack' });
         expect(res.status).toBe(404);
-        expect(res.body).toEqual({ error: { code: 'not_found', message: 'customer not found' } });
+        expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'customer not found' } });
       }
       expect((await other.api('GET', `/v1/customers/${theirs.body.data.id}`)).body.data.name).toBeNull();
       expect((await acme.api('PUT', '/v1/customers/123', { name: 'x' })).status).toBe(400);

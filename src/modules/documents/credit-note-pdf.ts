@@ -1,4 +1,5 @@
-import PDFDocument from 'pdfkit';
+// pdfkit loads on the first PDF, not at start-up.
+import type PDFKitDocument from 'pdfkit';
 import type { CreditNote } from '../credit-notes/index.js';
 import type { Invoice, PartySnapshot } from '../invoices/index.js';
 import { formatAmount, formatDate, formatRate } from './format.js';
@@ -56,6 +57,7 @@ export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Bu
   const stamp = new Date(note.issued_at ?? note.created_at);
   const supplier = partyLines(input.supplier, 'supplier', gstApplies);
   const customer = partyLines(input.customer, 'customer', gstApplies);
+  const { default: PDFDocument } = (await import('pdfkit')) as { default: typeof PDFKitDocument };
   const doc = useUnicodeFonts(
     new PDFDocument({
       size: 'A4',

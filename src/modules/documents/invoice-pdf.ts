@@ -1,4 +1,5 @@
-import PDFDocument from 'pdfkit';
+// pdfkit loads on the first PDF, not at start-up.
+import type PDFKitDocument from 'pdfkit';
 import QRCode from 'qrcode';
 import type { Invoice, PartySnapshot } from '../invoices/index.js';
 import { gstState } from '../tax/index.js';
@@ -226,6 +227,7 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
   const supplier = partyLines(invoice.supplier, 'supplier', gstApplies);
   const customer = partyLines(invoice.customer_details, 'customer', gstApplies);
 
+  const { default: PDFDocument } = (await import('pdfkit')) as { default: typeof PDFKitDocument };
   const doc = useUnicodeFonts(new PDFDocument({
     size: 'A4',
     margin: MARGIN,

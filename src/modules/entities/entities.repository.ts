@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { EntityExchangeRatesTable, LegalEntitiesTable } from './entities.tables.js';
 import './entities.tables.js';
 
@@ -47,12 +47,7 @@ export async function updateEntityRow(tx: Tx, tenantId: string, id: string, patc
 
 export async function listEntityRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: EntityRow[]; total: number }> {
   const base = tx.selectFrom('legal_entities').where('tenant_id', '=', tenantId);
-  const [rows, [count]] = await readTogether(
-    tx,
-    base.selectAll().orderBy('tb_ledger_id').limit(page.limit).offset(page.offset),
-    base.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<EntityRow>(tx, base, { tenantId, table: 'legal_entities', page: page, orderBy: 'tb_ledger_id', ascending: true });
 }
 
 export type ExchangeRateRow = Selectable<EntityExchangeRatesTable>;

@@ -128,7 +128,7 @@ describe('entities', () => {
       for (const id of [theirs.id, '00000000-0000-7000-8000-000000000000']) {
         const res = await acme.api('GET', `/v1/entities/${id}`);
         expect(res.status).toBe(404);
-        expect(res.body).toEqual({ error: { code: 'not_found', message: 'entity not found' } });
+        expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'entity not found' } });
       }
       const bad = await acme.api('GET', '/v1/entities/42');
       expect(bad.status).toBe(400);
@@ -211,7 +211,7 @@ describe('entities', () => {
       const theirs = (await other.api('GET', '/v1/entities')).body.data[0];
       const res = await acme.api('PATCH', `/v1/entities/${theirs.id}`, { name: 'Hijacked' });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: { code: 'not_found', message: 'entity not found' } });
+      expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'entity not found' } });
       expect((await other.api('GET', `/v1/entities/${theirs.id}`)).body.data.name).toBe(theirs.name);
       expect((await acme.api('PATCH', '/v1/entities/00000000-0000-7000-8000-000000000000', { name: 'x' })).status).toBe(404);
     });

@@ -63,6 +63,13 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+// `emitEvent(ctx, type, …)` accepts exactly these types (platform/events/events.ts).
+declare module '../../platform/events/events.js' {
+  interface EventCatalog {
+    types: (typeof EVENT_TYPES)[number];
+  }
+}
+
 const known: ReadonlySet<string> = new Set(EVENT_TYPES);
 
 export function isEventType(value: string): value is EventType {

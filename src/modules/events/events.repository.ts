@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { EventsTable } from '../../platform/events/events.tables.js';
 import type { Page } from '../../platform/http/envelope.js';
 import '../../platform/events/events.tables.js';
-import { readTogether } from '../../platform/db/read-together.js';
 
 export type EventRow = Selectable<EventsTable>;
 
@@ -19,10 +19,5 @@ export async function listEventRows(tx: Tx, tenantId: string, filter: EventFilte
   if (filter.objectId) query = query.where('object_id', '=', filter.objectId);
   if (filter.createdGte) query = query.where('created_at', '>=', filter.createdGte);
   if (filter.createdLte) query = query.where('created_at', '<=', filter.createdLte);
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<EventRow>(tx, query, { tenantId, table: 'events', page });
 }

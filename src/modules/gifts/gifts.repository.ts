@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { GiftsTable, GiftStatus } from './gifts.tables.js';
 import './gifts.tables.js';
 
@@ -32,10 +32,5 @@ export async function listGiftRows(tx: Tx, tenantId: string, filter: GiftFilter,
   let q = tx.selectFrom('gifts').where('tenant_id', '=', tenantId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.buyer_customer_id) q = q.where('buyer_customer_id', '=', filter.buyer_customer_id);
-  const [rows, [count]] = await readTogether(
-    tx,
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    q.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<GiftRow>(tx, q, { tenantId, table: 'gifts', page });
 }

@@ -1,6 +1,7 @@
 import type { Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
+import { transition } from '../../platform/db/transition.js';
 import type { GiftsTable, GiftStatus } from './gifts.tables.js';
 import type { GiftRow } from './gifts.repository.js';
 
@@ -29,23 +30,22 @@ export async function transitionGift(
   patch: Updateable<GiftsTable> = {},
   guard: { unexpiredAt?: Date } = {},
 ): Promise<GiftRow> {
-  const t = giftTransitions[event];
-  let q = tx
-    .updateTable('gifts')
-    .set({ ...patch, status: t.to })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('status', 'in', [...t.from]);
-  if (guard.unexpiredAt) q = q.where('expires_at', '>', guard.unexpiredAt);
-  const row = await q.returningAll().executeTakeFirst();
-  if (row) return row;
-  const current = await tx.selectFrom('gifts').select(['status', 'expires_at']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  if (!current) throw errors.notFound('gift');
-  if (event === 'redeem') {
-    // A code holder lost a race or the code lapsed meanwhile: SPEC 4.9's 422, not a 409.
-    if (current.status === 'purchased') throw errors.unprocessable('this gift code has expired', 'gift_code_expired');
-    if (current.status === 'canceled') throw errors.unprocessable('this gift code is not valid', 'gift_code_invalid');
-    throw errors.unprocessable('this gift code has already been used', 'gift_code_used');
-  }
-  throw errors.conflict(`cannot ${event} a gift whose status is ${current.status}`, `gift_${current.status}`);
+  const { unexpiredAt } = guard;
+  return transition<GiftRow>(tx, {
+    table: 'gifts',
+    noun: 'gift',
+    tenantId,
+    id,
+    event,
+    transition: giftTransitions[event],
+    patch,
+    guard: (q) => (unexpiredAt ? q.where('expires_at', '>', unexpiredAt) : q),
+    refuse: (current) => {
+      if (event !== 'redeem') return undefined;
+      // A code holder lost a race or the code lapsed meanwhile: SPEC 4.9's 422, not a 409.
+      if (current.status === 'purchased') return errors.unprocessable('this gift code has expired', 'gift_code_expired');
+      if (current.status === 'canceled') return errors.unprocessable('this gift code is not valid', 'gift_code_invalid');
+      return errors.unprocessable('this gift code has already been used', 'gift_code_used');
+    },
+  });
 }

@@ -40,7 +40,7 @@ describe('invoices: all or nothing', () => {
     try {
       const res = await acme.api('POST', '/v1/invoices', { customer_id: customer, currency: 'INR', lines: [{ description: 'doomed', unit_amount: 5_000 }] });
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ error: { code: 'internal_error', message: 'internal error' } });
+      expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'internal_error', message: 'internal error' } });
     } finally {
       await sql`DROP TRIGGER test_fail_at_commit ON events`.execute(t.database.db);
       await sql`DROP FUNCTION test_fail_at_commit()`.execute(t.database.db);

@@ -100,9 +100,9 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
   await postEntries(ctx, postings);
   // Per invoice still created → finalized → paid, as one by one; the batch's are grouped by type.
   await emitEvents(ctx, [
-    ...created.map((object) => ({ type: 'invoice.created', object })),
-    ...finalized.map((object) => ({ type: 'invoice.finalized', object })),
-    ...paid.map((object) => ({ type: 'invoice.paid', object })),
+    ...created.map((object) => ({ type: 'invoice.created' as const, object })),
+    ...finalized.map((object) => ({ type: 'invoice.finalized' as const, object })),
+    ...paid.map((object) => ({ type: 'invoice.paid' as const, object })),
   ]);
   return invoices;
 }

@@ -1,8 +1,8 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { InvoiceLinesTable, InvoicesTable, InvoiceStatus, InvoiceTdsCertificatesTable } from './invoices.tables.js';
 import './invoices.tables.js';
 
@@ -47,12 +47,7 @@ export async function listInvoiceRows(tx: Tx, tenantId: string, filter: InvoiceF
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.entity_id) q = q.where('entity_id', '=', filter.entity_id);
   if (filter.subscription_id) q = q.where('subscription_id', '=', filter.subscription_id);
-  const [rows, [count]] = await readTogether(
-    tx,
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    q.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<InvoiceRow>(tx, q, { tenantId, table: 'invoices', page });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { sql, type Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
+import { transition } from '../../platform/db/transition.js';
 import type { InvoicesTable, InvoiceStatus } from './invoices.tables.js';
 import type { InvoiceRow } from './invoices.repository.js';
 
@@ -28,12 +29,6 @@ const VERB: Record<InvoiceEvent, string> = {
   settle: 'pay or credit',
 };
 
-async function refuse(tx: Tx, tenantId: string, id: string, event: InvoiceEvent): Promise<never> {
-  const current = await tx.selectFrom('invoices').select('status').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  if (!current) throw errors.notFound('invoice');
-  throw errors.conflict(`cannot ${VERB[event]} an invoice whose status is ${current.status}`, 'invalid_invoice_state');
-}
-
 /**
  * The guarded transition: `UPDATE … WHERE status IN (from) RETURNING *`. Zero rows means the
  * invoice is missing (404) or in another state (409) — so "happens exactly once" is a database fact.
@@ -45,16 +40,16 @@ export async function transitionInvoice(
   event: Exclude<InvoiceEvent, 'settle'>,
   patch: Updateable<InvoicesTable> = {},
 ): Promise<InvoiceRow> {
-  const t = invoiceTransitions[event];
-  const row = await tx
-    .updateTable('invoices')
-    .set({ ...patch, status: t.to })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('status', 'in', [...t.from])
-    .returningAll()
-    .executeTakeFirst();
-  return row ?? refuse(tx, tenantId, id, event);
+  return transition<InvoiceRow>(tx, {
+    table: 'invoices',
+    noun: 'invoice',
+    tenantId,
+    id,
+    event,
+    transition: invoiceTransitions[event],
+    patch,
+    refuse: (current) => errors.conflict(`cannot ${VERB[event]} an invoice whose status is ${current.status}`, 'invalid_invoice_state'),
+  });
 }
 
 export type Settlement = { paid?: number; tds?: number; credited?: number };

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { PaymentsTable } from './payments.tables.js';
 import './payments.tables.js';
 
@@ -24,12 +24,7 @@ export async function listPaymentRows(
   let q = tx.selectFrom('payments').where('tenant_id', '=', tenantId);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
-  const [rows, [count]] = await readTogether(
-    tx,
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    q.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<PaymentRow>(tx, q, { tenantId, table: 'payments', page });
 }
 
 export async function findPaymentForUpdate(tx: Tx, tenantId: string, id: string): Promise<PaymentRow | undefined> {

@@ -1,8 +1,8 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { PlansTable, PricesTable } from './plans.tables.js';
 import './plans.tables.js';
 
@@ -40,7 +40,12 @@ export async function pricesOfPlans(tx: Tx, tenantId: string, planIds: string[])
 
 export type PlanFilter = { q?: string; currency?: string; interval_unit?: string };
 
-export async function listPlanRows(tx: Tx, tenantId: string, filter: PlanFilter, page: Page): Promise<{ rows: PlanRow[]; total: number }> {
+/** A price as the list reads it: in the plan's row, as JSON, timestamps already RFC 3339 strings. */
+export type PriceJson = Omit<PriceRow, 'created_at'> & { created_at: string };
+export type PlanWithPricesRow = PlanRow & { price_rows: PriceJson[] };
+
+/** A page of plans with their prices in one statement (one round trip, one snapshot). */
+export async function listPlanRows(tx: Tx, tenantId: string, filter: PlanFilter, page: Page): Promise<{ rows: PlanWithPricesRow[]; total: number }> {
   let query = tx.selectFrom('plans').where('plans.tenant_id', '=', tenantId);
   if (filter.q) {
     const pattern = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -60,10 +65,19 @@ export async function listPlanRows(tx: Tx, tenantId: string, filter: PlanFilter,
       ),
     );
   }
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll('plans').orderBy('plans.created_at', 'desc').orderBy('plans.id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<PlanWithPricesRow>(tx, query, {
+    tenantId,
+    table: 'plans',
+    page,
+    select: (q) =>
+      q.select(
+        sql<PriceJson[]>`COALESCE((
+          SELECT json_agg(json_build_object(
+            'tenant_id', pr.tenant_id, 'id', pr.id, 'plan_id', pr.plan_id, 'currency', pr.currency, 'amount', pr.amount,
+            'type', pr.type, 'billing_scheme', pr.billing_scheme,
+            'created_at', to_char(pr.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+          ) ORDER BY pr.created_at, pr.id)
+          FROM prices pr WHERE pr.tenant_id = plans.tenant_id AND pr.plan_id = plans.id), '[]'::json)`.as('price_rows'),
+      ),
+  });
 }

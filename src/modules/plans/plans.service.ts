@@ -13,10 +13,11 @@ import {
   pricesOfPlans,
   type PlanFilter,
   type PlanRow,
+  type PriceJson,
   type PriceRow,
 } from './plans.repository.js';
 
-export function toPlan(row: PlanRow, prices: PriceRow[]): Plan {
+export function toPlan(row: PlanRow, prices: Array<PriceRow | PriceJson>): Plan {
   return {
     id: row.id,
     tenant_id: row.tenant_id,
@@ -111,8 +112,5 @@ export async function getPlan(ctx: Ctx, id: string): Promise<Plan> {
 
 export async function listPlans(ctx: Ctx, filter: PlanFilter, page: Page): Promise<{ plans: Plan[]; total: number }> {
   const { rows, total } = await listPlanRows(ctx.tx, ctx.tenantId, filter, page);
-  const prices = await pricesOfPlans(ctx.tx, ctx.tenantId, rows.map((r) => r.id));
-  const byPlan = new Map<string, PriceRow[]>();
-  for (const p of prices) byPlan.set(p.plan_id, [...(byPlan.get(p.plan_id) ?? []), p]);
-  return { plans: rows.map((r) => toPlan(r, byPlan.get(r.id) ?? [])), total };
+  return { plans: rows.map((r) => toPlan(r, r.price_rows)), total };
 }

@@ -121,7 +121,7 @@ describe('plans', () => {
       const created = await other.api('POST', '/v1/plans', { ...formal, code: 'other' });
       const res = await acme.api('GET', `/v1/plans/${created.body.data.id}`);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: { code: 'not_found', message: 'plan not found' } });
+      expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'plan not found' } });
     });
   });
 });

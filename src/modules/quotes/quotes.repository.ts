@@ -1,7 +1,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { QuotesTable, QuoteStatus } from './quotes.tables.js';
 import './quotes.tables.js';
 
@@ -23,12 +23,7 @@ export async function listQuoteRows(tx: Tx, tenantId: string, filter: QuoteFilte
   let q = tx.selectFrom('quotes').where('tenant_id', '=', tenantId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
-  const [rows, [count]] = await readTogether(
-    tx,
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    q.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<QuoteRow>(tx, q, { tenantId, table: 'quotes', page });
 }
 
 /** Open quotes past their validity, across tenants (the expiry job). */

@@ -1,6 +1,7 @@
 import type { Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
+import { transition } from '../../platform/db/transition.js';
 import type { QuotesTable, QuoteStatus } from './quotes.tables.js';
 import type { QuoteRow } from './quotes.repository.js';
 
@@ -30,20 +31,21 @@ export async function transitionQuote(
   patch: Updateable<QuotesTable> = {},
   guard: { validAt?: Date; lapsedAt?: Date } = {},
 ): Promise<QuoteRow> {
-  const t = quoteTransitions[event];
-  let q = tx
-    .updateTable('quotes')
-    .set({ ...patch, status: t.to })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('status', 'in', [...t.from]);
   const { validAt, lapsedAt } = guard;
-  if (validAt) q = q.where((eb) => eb.or([eb('valid_until', 'is', null), eb('valid_until', '>', validAt)]));
-  if (lapsedAt) q = q.where('valid_until', '<=', lapsedAt);
-  const row = await q.returningAll().executeTakeFirst();
-  if (row) return row;
-  const current = await tx.selectFrom('quotes').select(['status', 'valid_until']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  if (!current) throw errors.notFound('quote');
-  if (current.status === 'draft' && validAt) throw errors.conflict('the quote expired at its valid_until', 'quote_expired');
-  throw errors.conflict(`cannot ${event} a quote whose status is ${current.status}`, `quote_${current.status}`);
+  return transition<QuoteRow>(tx, {
+    table: 'quotes',
+    noun: 'quote',
+    tenantId,
+    id,
+    event,
+    transition: quoteTransitions[event],
+    patch,
+    guard: (q) => {
+      let guarded = q;
+      if (validAt) guarded = guarded.where((eb) => eb.or([eb('valid_until', 'is', null), eb('valid_until', '>', validAt)]));
+      if (lapsedAt) guarded = guarded.where('valid_until', '<=', lapsedAt);
+      return guarded;
+    },
+    refuse: (current) => (current.status === 'draft' && validAt ? errors.conflict('the quote expired at its valid_until', 'quote_expired') : undefined),
+  });
 }

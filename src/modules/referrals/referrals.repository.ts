@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Kysely } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { ReferralsTable, ReferralStatus } from './referrals.tables.js';
 import './referrals.tables.js';
 
@@ -62,12 +62,7 @@ export async function listReferralRows(
   let q = tx.selectFrom('referrals').where('tenant_id', '=', tenantId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.referrer_id) q = q.where('referrer_id', '=', filter.referrer_id);
-  const [rows, [count]] = await readTogether(
-    tx,
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(window.limit).offset(window.offset),
-    q.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<ReferralRow>(tx, q, { tenantId, table: 'referrals', page: { ...window, page: 1 } });
 }
 
 /** Pending referrals whose window has closed, across tenants (the expiry job). */

@@ -1,6 +1,6 @@
 import type { Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
-import { errors } from '../../platform/errors.js';
+import { transition, tryTransition } from '../../platform/db/transition.js';
 import type { ReferralsTable, ReferralStatus } from './referrals.tables.js';
 import type { ReferralRow } from './referrals.repository.js';
 
@@ -31,19 +31,22 @@ export async function tryTransitionReferral(
   patch: Updateable<ReferralsTable> = {},
   window?: { inside?: Date; closed?: Date },
 ): Promise<ReferralRow | undefined> {
-  const t = referralTransitions[event];
-  let q = tx
-    .updateTable('referrals')
-    .set({ ...patch, status: t.to })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('status', 'in', [...t.from]);
-  if (window?.inside) q = q.where('expires_at', '>', window.inside);
-  if (window?.closed) q = q.where('expires_at', '<=', window.closed);
-  return q.returningAll().executeTakeFirst();
+  return tryTransition<ReferralRow>(tx, {
+    table: 'referrals',
+    tenantId,
+    id,
+    event,
+    transition: referralTransitions[event],
+    patch,
+    guard: (q) => {
+      let guarded = q;
+      if (window?.inside) guarded = guarded.where('expires_at', '>', window.inside);
+      if (window?.closed) guarded = guarded.where('expires_at', '<=', window.closed);
+      return guarded;
+    },
+  });
 }
 
-/** As tryTransitionReferral, but zero rows is 404 (missing) or 409 (another state). */
 export async function transitionReferral(
   tx: Tx,
   tenantId: string,
@@ -51,9 +54,5 @@ export async function transitionReferral(
   event: ReferralEvent,
   patch: Updateable<ReferralsTable> = {},
 ): Promise<ReferralRow> {
-  const row = await tryTransitionReferral(tx, tenantId, id, event, patch);
-  if (row) return row;
-  const current = await tx.selectFrom('referrals').select('status').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  if (!current) throw errors.notFound('referral');
-  throw errors.conflict(`cannot ${event} a referral whose status is ${current.status}`, `referral_${current.status}`);
+  return transition<ReferralRow>(tx, { table: 'referrals', noun: 'referral', tenantId, id, event, transition: referralTransitions[event], patch });
 }

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
 import type { SubscriptionsTable, SubscriptionStatus } from './subscriptions.tables.js';
 import './subscriptions.tables.js';
 
@@ -47,12 +47,7 @@ export async function listSubscriptionRows(
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.plan_id) q = q.where('plan_id', '=', filter.plan_id);
-  const [rows, [count]] = await readTogether(
-    tx,
-    q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    q.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<SubscriptionRow>(tx, q, { tenantId, table: 'subscriptions', page });
 }
 
 /**

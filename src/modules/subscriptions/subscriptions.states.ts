@@ -1,6 +1,7 @@
 import { sql, type Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
+import { transition } from '../../platform/db/transition.js';
 import type { SubscriptionRow } from './subscriptions.repository.js';
 import type { SubscriptionsTable, SubscriptionStatus } from './subscriptions.tables.js';
 
@@ -74,23 +75,17 @@ export async function transitionSubscription(
   patch: Updateable<SubscriptionsTable> = {},
 ): Promise<SubscriptionRow> {
   const t: Transition = subscriptionTransitions[event];
-  let query = tx
-    .updateTable('subscriptions')
-    .set({ ...patch, ...(t.to ? { status: t.to } : {}) })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('status', 'in', [...t.from]);
-  if (t.pendingCancel !== undefined) query = query.where('cancel_at_period_end', '=', t.pendingCancel);
-  const row = await query.returningAll().executeTakeFirst();
-  if (row) return row;
-  const current = await tx
-    .selectFrom('subscriptions')
-    .select(['status', 'cancel_at_period_end'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (!current) throw errors.notFound('subscription');
-  throw refusal(current, event);
+  return transition<SubscriptionRow>(tx, {
+    table: 'subscriptions',
+    noun: 'subscription',
+    tenantId,
+    id,
+    event,
+    transition: t,
+    patch,
+    guard: (q) => (t.pendingCancel !== undefined ? q.where('cancel_at_period_end', '=', t.pendingCancel) : q),
+    refuse: (current) => refusal(current, event),
+  });
 }
 
 /**

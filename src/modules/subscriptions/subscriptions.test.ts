@@ -119,7 +119,7 @@ describe('subscriptions', () => {
       ] as const) {
         const res = await acme.api('POST', '/v1/subscriptions', body);
         expect(res.status).toBe(404);
-        expect(res.body).toEqual({ error: { code: 'not_found', message: `${what} not found` } });
+        expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: `${what} not found` } });
       }
     });
 
@@ -161,7 +161,7 @@ describe('subscriptions', () => {
     it('answers 404 for a missing or foreign id and 400 for a malformed one', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
       expect(await getSubscription(acme, sub.id)).toEqual(sub);
-      expect((await other.api('GET', `/v1/subscriptions/${sub.id}`)).body).toEqual({ error: { code: 'not_found', message: 'subscription not found' } });
+      expect((await other.api('GET', `/v1/subscriptions/${sub.id}`)).body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'subscription not found' } });
       expect((await acme.api('GET', `/v1/subscriptions/${missing}`)).status).toBe(404);
       expect((await acme.api('GET', '/v1/subscriptions/xyz')).status).toBe(400);
     });

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
-import { emitEvent, emitEvents } from '../../platform/events/events.js';
+import { emitEvent, emitEvents, type EventType } from '../../platform/events/events.js';
 import type { Job } from '../../platform/jobs/jobs.js';
 import { RetryJobAt } from '../../platform/jobs/jobs.js';
 import { runDeliveryJob } from './webhooks.delivery.js';
@@ -49,7 +49,7 @@ async function createPlan(tenant: Tenant): Promise<{ id: string }> {
 }
 
 /** Emits through the platform outbox, as any module's service does, in its own transaction. */
-async function emit(tenant: Tenant, type: string, object: Record<string, unknown>) {
+async function emit(tenant: Tenant, type: EventType, object: Record<string, unknown>) {
   return t.kosh.deps.db.transaction().execute((tx) => emitEvent({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, type, object));
 }
 

@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { DeliveryStatus } from './webhooks.states.js';
@@ -7,6 +8,8 @@ import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.t
 import './webhooks.tables.js';
 import '../../platform/events/events.tables.js';
 import { readTogether } from '../../platform/db/read-together.js';
+import { deferWrite } from '../../platform/db/pipeline.js';
+import { maySpeculate, SpeculationFailed } from '../../platform/db/speculation.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -41,12 +44,7 @@ export async function findEndpoint(tx: Tx, tenantId: string, id: string): Promis
 
 export async function listEndpointRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: EndpointRow[]; total: number }> {
   const query = tx.selectFrom('webhook_endpoints').where('tenant_id', '=', tenantId).where('deleted_at', 'is', null);
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<EndpointRow>(tx, query, { tenantId, table: 'webhook_endpoints', page });
 }
 
 export async function updateEndpoint(
@@ -77,11 +75,36 @@ type SubscribedEndpoint = Pick<EndpointRow, 'id' | 'url' | 'events'>;
 const enabledEndpoints = new WeakMap<object, { tenantId: string; rows: Promise<SubscribedEndpoint[]> }>();
 
 /** Enabled endpoints of the tenant subscribed to any of `types` (or to everything), with their filters. */
+/** Tenants whose last read in this process found no enabled endpoint. */
+const withoutEndpoints = new Set<string>();
+
 export async function findSubscribedEndpoints(tx: Tx, tenantId: string, types: string[]): Promise<SubscribedEndpoint[]> {
   if (!tx.isTransaction) return readEnabledEndpoints(tx, tenantId, types);
   let cached = enabledEndpoints.get(tx);
+  if ((!cached || cached.tenantId !== tenantId) && withoutEndpoints.has(tenantId) && maySpeculate(tx)) {
+    // Still none, most likely: assume it, and let a check that fails if an endpoint appeared travel
+    // with the next statement (platform/db/speculation.ts). Nothing waits for the read.
+    cached = { tenantId, rows: Promise.resolve([]) };
+    enabledEndpoints.set(tx, cached);
+    await deferWrite(
+      tx,
+      sql`SELECT 1 / (CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints WHERE tenant_id = ${tenantId} AND enabled AND deleted_at IS NULL) THEN 0 ELSE 1 END)`,
+      (error) => {
+        if ((error as { code?: string } | null)?.code !== '22012') return error;
+        withoutEndpoints.delete(tenantId);
+        return new SpeculationFailed('the tenant has webhook endpoints now');
+      },
+    );
+  }
   if (!cached || cached.tenantId !== tenantId) {
-    cached = { tenantId, rows: readEnabledEndpoints(tx, tenantId) };
+    cached = {
+      tenantId,
+      rows: readEnabledEndpoints(tx, tenantId).then((rows) => {
+        if (rows.length === 0) withoutEndpoints.add(tenantId);
+        else withoutEndpoints.delete(tenantId);
+        return rows;
+      }),
+    };
     enabledEndpoints.set(tx, cached);
   }
   const rows = await cached.rows.catch((error: unknown) => {
@@ -300,10 +323,5 @@ export async function listDeliveryRows(tx: Tx, tenantId: string, filter: Deliver
   if (filter.status === 'succeeded') query = query.where('delivered_at', 'is not', null);
   if (filter.status === 'failed') query = query.where('delivered_at', 'is', null).where('attempts', '>=', MAX_ATTEMPTS);
   if (filter.status === 'pending') query = query.where('delivered_at', 'is', null).where('attempts', '<', MAX_ATTEMPTS);
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<DeliveryRow>(tx, query, { tenantId, table: 'webhook_deliveries', page });
 }

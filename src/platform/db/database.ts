@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
-import { PGlite } from '@electric-sql/pglite';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+// The embedded database loads only when it is used (no DATABASE_URL).
+import type { PGlite } from '@electric-sql/pglite';
 import type { DB } from './schema.js';
 import { acquireDataDirLock } from './datadir-lock.js';
 import { PipeliningClient } from './pipeline.js';
@@ -72,6 +72,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const releaseLock = inMemory ? () => {} : acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
+    const { PGlite } = await import('@electric-sql/pglite');
     pglite = await PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'));
   } catch (error) {
     releaseLock();
@@ -79,6 +80,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   // PGlite is one in-process connection: the pool has exactly one client, so transactions are
   // naturally serialized. Code must never need a second connection while holding one.
+  const { createPgConfig } = await import('@electric-sql/pglite/node-postgres');
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, types: typeOverrides, Client: PipeliningClient });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   registerPool(db, pool);

@@ -4,6 +4,15 @@ import { toIso } from '../time.js';
 import { deferWrite } from '../db/pipeline.js';
 import './events.tables.js';
 
+/**
+ * The event types, as a union: the events module's catalog fills it in by declaration merging
+ * (`interface EventCatalog { types: … }` in src/modules/events/events.catalog.ts), so emitting a
+ * type missing from the catalog is a type error while this file knows no module.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface EventCatalog {}
+export type EventType = EventCatalog extends { types: infer T extends string } ? T : string;
+
 /** The wire shape of an event (DESIGN §7): a snapshot of the object as the API returned it then. */
 export type EventPayload = {
   id: string;
@@ -37,7 +46,7 @@ export const emittedTypes = new Set<string>();
  */
 export async function emitEvent(
   ctx: Ctx,
-  type: string,
+  type: EventType,
   object: Record<string, unknown> & { id?: unknown },
 ): Promise<EventPayload> {
   const id = newId();
@@ -74,7 +83,7 @@ export async function emitEvent(
  */
 export async function emitEvents(
   ctx: Ctx,
-  items: { type: string; object: Record<string, unknown> & { id?: unknown } }[],
+  items: { type: EventType; object: Record<string, unknown> & { id?: unknown } }[],
 ): Promise<EventPayload[]> {
   if (items.length === 0) return [];
   const payloads: EventPayload[] = items.map(({ type, object }) => ({

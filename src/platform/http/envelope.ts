@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { errors } from '../errors.js';
 
 /** `{ data: ... }` — the success envelope of DESIGN §3. */
 export function dataEnvelope<T extends z.ZodType>(schema: T) {
@@ -18,15 +19,20 @@ export function listEnvelope<T extends z.ZodType>(item: T) {
 export const errorEnvelope = z
   .object({
     error: z.object({
-      code: z.string(),
-      message: z.string(),
-      reason: z.string().optional(),
+      code: z.string().describe('One of SPEC §7: validation_failed, unauthorized, not_found, conflict, internal_error'),
+      message: z.string().describe('For people; may change'),
+      request_id: z.string().optional().describe('The X-Request-Id of the request: quote it when reporting a problem'),
+      reason: z.string().optional().describe('A finer machine-readable word (e.g. invalid_state, idempotency_key_in_use)'),
       details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
     }),
   })
   .meta({ id: 'Error' });
 
-export type Page = { limit: number; page: number; offset: number };
+/**
+ * One list request's window: `limit` with `page` (offset paging) or a cursor (`startingAfter` /
+ * `endingBefore`, an object id). `paginate` (platform/db/paginate.ts) fills `hasMore`.
+ */
+export type Page = { limit: number; page: number; offset: number; startingAfter?: string; endingBefore?: string; hasMore?: boolean };
 
 export const MAX_LIST_LIMIT = 1000;
 export const DEFAULT_LIST_LIMIT = 50;
@@ -45,19 +51,32 @@ export function paginationQuery(maxLimit = MAX_LIST_LIMIT, defaultLimit = DEFAUL
       .default(defaultLimit)
       .transform((v) => Math.min(v, maxLimit))
       .describe(`1..${maxLimit}, default ${defaultLimit}; larger values are capped`),
-    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+    page: z.coerce.number().int().min(1).max(1_000_000).default(1).describe('1-based page number (offset paging); ignored with a cursor'),
+    starting_after: z.uuid({ message: 'must be the id of an object in this list' }).optional().describe('Cursor: the objects after this id, in list order'),
+    ending_before: z.uuid({ message: 'must be the id of an object in this list' }).optional().describe('Cursor: the objects before this id, in list order'),
   };
 }
 
-export function toPage(query: { limit: number; page: number }): Page {
-  return { limit: query.limit, page: query.page, offset: (query.page - 1) * query.limit };
+export function toPage(query: { limit: number; page: number; starting_after?: string; ending_before?: string }): Page {
+  if (query.starting_after !== undefined && query.ending_before !== undefined) {
+    throw errors.invalidField('ending_before', 'give starting_after or ending_before, not both');
+  }
+  const cursor = query.starting_after !== undefined || query.ending_before !== undefined;
+  return {
+    limit: query.limit,
+    page: cursor ? 1 : query.page,
+    offset: cursor ? 0 : (query.page - 1) * query.limit,
+    ...(query.starting_after !== undefined ? { startingAfter: query.starting_after } : {}),
+    ...(query.ending_before !== undefined ? { endingBefore: query.ending_before } : {}),
+  };
 }
 
 export function listResponse<T>(items: T[], total: number, page: Page) {
   return {
     data: items,
     object: 'list' as const,
-    has_more: page.offset + items.length < total,
+    // Exact when the list was read by `paginate` (limit + 1 rows); else derived from the count.
+    has_more: page.hasMore ?? page.offset + items.length < total,
     total_count: total,
   };
 }

@@ -1,12 +1,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { errorCatalog, KoshError, type ErrorDetail } from '../errors.js';
+import { errorCatalog, KoshError, type ErrorDetail, type ErrorReason } from '../errors.js';
 
 /** The single place where any failure becomes the wire envelope of DESIGN §3. */
-export function toEnvelope(error: KoshError) {
+export function toEnvelope(error: KoshError, requestId?: string) {
   const entry = errorCatalog[error.kind];
   return {
     error: {
+      ...(requestId ? { request_id: requestId } : {}),
       code: entry.code,
       // A 5xx never leaks internals: its message is the catalog's fixed text.
       message: entry.status >= 500 ? entry.message : error.message,
@@ -35,6 +36,28 @@ function fieldOf(context: string | undefined, instancePath: string): string {
   return prefix ? `${prefix}.${path}` : path;
 }
 
+type Issue = { keyword?: string; code?: string; message?: string; values?: unknown[]; params?: { values?: unknown[]; errors?: Issue[][] }; errors?: Issue[][] };
+
+/** The allowed values behind an enum, literal or union-of-literals issue (empty when not one). */
+function allowedValues(issue: Issue): unknown[] {
+  const values = issue.params?.values ?? issue.values;
+  if (Array.isArray(values)) return values;
+  const branches = issue.params?.errors ?? issue.errors;
+  if ((issue.keyword ?? issue.code) === 'invalid_union' && Array.isArray(branches)) {
+    return [...new Set(branches.flat().flatMap((branch) => allowedValues(branch)))];
+  }
+  return [];
+}
+
+/** `must be one of: a, b, c` for an unknown enum value; the schema's own words are kept before it. */
+function messageOf(issue: Issue): string {
+  const message = issue.message ?? 'invalid';
+  const values = allowedValues(issue).filter((v) => typeof v === 'string' || typeof v === 'number');
+  if (values.length === 0 || values.length > 60) return message;
+  const list = `must be one of: ${values.join(', ')}`;
+  return /^Invalid (option|input)/.test(message) ? list : `${message} (${list})`;
+}
+
 /** Maps anything thrown during a request to a KoshError. Unknown causes become a 500. */
 export function classifyError(error: unknown): { koshError: KoshError; unexpected: boolean } {
   if (error instanceof KoshError) return { koshError: error, unexpected: error.status >= 500 };
@@ -43,7 +66,7 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   if (hasZodFastifySchemaValidationErrors(fe)) {
     const details: ErrorDetail[] = fe.validation.map((v) => ({
       field: fieldOf(fe.validationContext, v.instancePath),
-      message: v.message ?? 'invalid',
+      message: messageOf(v as Issue),
     }));
     const summary = details.map((d) => `${d.field}: ${d.message}`).join('; ');
     return { koshError: new KoshError('validation_failed', `validation failed: ${summary}`, { details }), unexpected: false };
@@ -69,7 +92,7 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   const pg = fe?.code ? PG_CLIENT_ERRORS[fe.code] : undefined;
   if (pg) return { koshError: new KoshError(pg.kind, pg.message, { cause: error }), unexpected: false };
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return { koshError: new KoshError('validation_failed', fe.message, { reason: fe.code?.toLowerCase() }), unexpected: false };
+    return { koshError: new KoshError('validation_failed', fe.message, { reason: fe.code?.toLowerCase() as ErrorReason | undefined }), unexpected: false };
   }
   return { koshError: new KoshError('internal_error', undefined, { cause: error }), unexpected: true };
 }
@@ -87,5 +110,5 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   }
   // 413 from the body parser is answered with 413; others keep their catalog status.
   const status = koshError.status;
-  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(toEnvelope(koshError));
+  return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(toEnvelope(koshError, request.id));
 }

@@ -13,7 +13,6 @@ import swaggerUi from '@fastify/swagger-ui';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
-  serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
@@ -28,6 +27,10 @@ import { newId, isUuid } from '../ids.js';
 import { KoshError } from '../errors.js';
 import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
+import { completeDocument } from './openapi.js';
+import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
+import { isSpeculationFailed } from '../db/speculation.js';
+import { responseSerializerCompiler } from './serializer.js';
 import { registerMetrics } from './metrics.js';
 import { limiter, registerRateLimits } from './rate-limits.js';
 import { sameSecret } from '../auth/secrets-compare.js';
@@ -86,13 +89,25 @@ export async function runAction(
 ) {
   const principal = principalOf(request);
   const key = validateIdempotencyKey(request.headers['idempotency-key']);
-  const outcome = await runIdempotentAction(
-    deps.db,
-    principal.tenantId,
-    deps.clock.now(),
-    { key, method: request.method, url: request.url, body: request.body },
-    action,
-  );
+  const attempt = (speculate: boolean) =>
+    runIdempotentAction(
+      deps.db,
+      principal.tenantId,
+      deps.clock.now(),
+      { key, method: request.method, url: request.url, body: request.body },
+      action,
+      { speculate },
+    );
+  let outcome;
+  try {
+    // A failed speculation (platform/db/speculation.ts) rolled everything back: run it again, reading.
+    outcome = await attempt(true).catch((error: unknown) => {
+      if (isSpeculationFailed(error)) return attempt(false);
+      throw error;
+    });
+  } finally {
+    countsChanged(principal.tenantId);
+  }
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(outcome.status).send(outcome.body);
 }
@@ -102,7 +117,21 @@ export function readCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
   return { tx: deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
 }
 
-export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: KoshApp) => void | Promise<void>): Promise<KoshApp> {
+export type HttpOptions = {
+  /** Every event type (the events catalog): the OpenAPI document's `webhooks`. */
+  eventTypes?: readonly string[];
+  /**
+   * Validate every response against its schema and refuse fields the schema does not list (the
+   * test harness turns it on). Off, responses are serialized without re-validation.
+   */
+  validateResponses?: boolean;
+};
+
+export async function createHttpServer(
+  deps: HttpDeps,
+  registerRoutes: (app: KoshApp) => void | Promise<void>,
+  options: HttpOptions = {},
+): Promise<KoshApp> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -117,11 +146,12 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     trustProxy: deps.config.trustProxy,
   }).withTypeProvider<ZodTypeProvider>();
 
+  setListCountCacheMs(deps.config.listCountCacheMs);
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler(options.validateResponses ?? false));
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`))),
+    reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id)),
   );
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -182,7 +212,12 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       security: [{ apiKey: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) =>
+      completeDocument(jsonSchemaTransformObject(input) as Record<string, unknown>, {
+        serverUrl: deps.config.publicUrl,
+        eventTypes: options.eventTypes ?? [],
+        rateLimited: () => app.hasDecorator('rateLimit'),
+      }) as ReturnType<typeof jsonSchemaTransformObject>,
   });
   // staticCSP: the documentation pages get a policy listing their own scripts (by hash). Swagger UI
   // sets inline styles from its script, so style-src allows inline styles (hashes would disable

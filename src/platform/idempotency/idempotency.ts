@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { Ctx } from '../context.js';
 import { errors } from '../errors.js';
+import { allowSpeculation } from '../db/speculation.js';
 import { deferWrite } from '../db/pipeline.js';
 import './idempotency.tables.js';
 
@@ -90,10 +91,12 @@ export async function runIdempotentAction(
   now: Date,
   request: IdempotentRequest,
   action: (ctx: Ctx) => Promise<ActionResult>,
+  options: { speculate?: boolean } = {},
 ): Promise<ActionOutcome> {
   const key = request.key;
   if (key === undefined) {
     return db.transaction().execute(async (tx) => {
+      if (options.speculate) allowSpeculation(tx);
       const result = await action({ tx, tenantId, now });
       return { status: result.status, body: result.body, replayed: false };
     });
@@ -104,6 +107,7 @@ export async function runIdempotentAction(
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(async (tx) => {
+        if (options.speculate) allowSpeculation(tx);
         await deferWrite(tx, sql`SELECT kosh_idempotency_claim(${tenantId}, ${key}, ${now})`, claimError);
         let result: ActionResult;
         try {

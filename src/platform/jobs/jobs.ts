@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import { deferWrite } from '../db/pipeline.js';
+import { countsChanged } from '../db/paginate.js';
 import type { DB, Tx } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -299,6 +300,8 @@ export class Worker {
     } catch (error) {
       await this.recordFailure(job, error);
       return;
+    } finally {
+      countsChanged(job.tenant_id);
     }
     await this.markDone.call(job.id);
   }

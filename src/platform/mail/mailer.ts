@@ -1,4 +1,5 @@
-import { createTransport } from 'nodemailer';
+// nodemailer loads with the first message, not at start-up.
+import type { createTransport as CreateTransport } from 'nodemailer';
 import type { Config } from '../config.js';
 
 /** One message as handed to the SMTP server. */
@@ -51,6 +52,7 @@ const TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTim
 export function createSmtpMailer(smtpUrl: string): Mailer {
   return {
     async send(mail) {
+      const { createTransport } = (await import('nodemailer')) as { createTransport: typeof CreateTransport };
       const transport = createTransport({ url: smtpUrl, ...TIMEOUTS });
       try {
         const info = await transport.sendMail({

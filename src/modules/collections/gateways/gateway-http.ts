@@ -89,5 +89,5 @@ export function gatewayUnavailable(reason: string): KoshError {
 
 /** The provider refused the request (bad credentials, invalid token, declined verification). */
 export function gatewayRefused(code: string, message: string): KoshError {
-  return errors.validation(`payment gateway refused the request: ${message}`, undefined, code);
+  return errors.validation(`payment gateway refused the request (${code}): ${message}`, undefined, `gateway_${code}`);
 }

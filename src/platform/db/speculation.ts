@@ -1,0 +1,31 @@
+import type { Tx } from './schema.js';
+
+/**
+ * Speculative reads. An action's transaction may skip a read whose answer rarely changes (a
+ * tenant's webhook endpoints: nearly always "none") by assuming the last answer and sending, as a
+ * deferred write, a check that raises if the assumption no longer holds. The check travels with
+ * the transaction's next statement, so the assumption costs no round trip; when it fails, the
+ * transaction rolls back and `runAction` runs the action once more without speculating. Only
+ * `runAction`'s transactions speculate (jobs and flows run without).
+ */
+export class SpeculationFailed extends Error {
+  constructor(what: string) {
+    super(`speculation failed: ${what}`);
+    this.name = 'SpeculationFailed';
+  }
+}
+
+const speculative = new WeakSet<object>();
+
+/** Marks an action's transaction as one that may speculate. */
+export function allowSpeculation(tx: Tx): void {
+  speculative.add(tx);
+}
+
+export function maySpeculate(tx: Tx): boolean {
+  return tx.isTransaction && speculative.has(tx);
+}
+
+export function isSpeculationFailed(error: unknown): error is SpeculationFailed {
+  return error instanceof SpeculationFailed;
+}

@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../../src/modules/events/index.js';
+import { deriveOperationId, exampleOf } from '../../src/platform/http/openapi.js';
+import { startTestKosh, type TestKosh } from '../support/harness.js';
+
+/**
+ * The OpenAPI document as a client generator needs it. Every check names the operations that fail
+ * it, so a route added later without what it needs is caught here (the mechanisms in
+ * src/platform/http/openapi.ts give it most of it by itself).
+ */
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+let t: TestKosh;
+let doc: Json;
+const operations: { key: string; method: string; path: string; op: Json }[] = [];
+
+beforeAll(async () => {
+  t = await startTestKosh();
+  doc = (await t.api('GET', '/openapi.json')).body;
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+    for (const [method, op] of Object.entries(item)) operations.push({ key: `${method.toUpperCase()} ${path}`, method, path, op: op as Json });
+  }
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+function resolve(node: Json | undefined): Json | undefined {
+  let current = node;
+  for (let i = 0; current?.$ref && i < 5; i += 1) {
+    const parts = String(current.$ref).replace(/^#\//, '').split('/');
+    current = parts.reduce<Json | undefined>((at, part) => at?.[part], doc);
+  }
+  return current;
+}
+
+const failing = (predicate: (o: (typeof operations)[number]) => boolean) => operations.filter(predicate).map((o) => o.key);
+
+describe('openapi document', () => {
+  it('describes the API at all', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(operations.length).toBeGreaterThan(50);
+    expect(doc.servers?.length).toBeGreaterThan(0);
+    expect(doc.info.license).toMatchObject({ name: 'Apache-2.0' });
+  });
+
+  it('gives every operation a unique operationId, a summary and a description', () => {
+    expect(failing((o) => !o.op.operationId || !o.op.summary || !o.op.description)).toEqual([]);
+    const ids = operations.map((o) => o.op.operationId);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    expect(doc.paths['/v1/invoices/{id}/finalize'].post.operationId).toBe('finalizeInvoice');
+    expect(doc.paths['/v1/invoices'].get.operationId).toBe('listInvoices');
+  });
+
+  it('gives every operation its error responses, each with the Error schema', () => {
+    const errorsOf = (o: (typeof operations)[number]) => Object.keys(o.op.responses).filter((s) => /^[45]/.test(s));
+    expect(failing((o) => errorsOf(o).length === 0)).toEqual([]);
+    expect(failing((o) => errorsOf(o).some((s) => resolve(o.op.responses[s])?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/Error'))).toEqual([]);
+    expect(failing((o) => o.path.startsWith('/v1/') && !o.op.responses['401'])).toEqual([]);
+    expect(failing((o) => o.path.includes('{') && !o.op.responses['404'])).toEqual([]);
+    expect(failing((o) => Boolean(o.op.requestBody) && !o.op.responses['400'])).toEqual([]);
+    expect(failing((o) => o.path.startsWith('/v1/') && o.method !== 'get' && !(o.op.responses['409'] && o.op.responses['422']))).toEqual([]);
+    const error = doc.components.schemas.Error;
+    expect(Object.keys(error.properties.error.properties)).toEqual(expect.arrayContaining(['code', 'message', 'reason', 'request_id', 'details']));
+  });
+
+  it('puts the Idempotency-Key header on every mutating /v1 operation', () => {
+    const hasKey = (op: Json) => (op.parameters ?? []).some((p: Json) => resolve(p)?.name === 'Idempotency-Key' && resolve(p)?.in === 'header');
+    expect(failing((o) => o.path.startsWith('/v1/') && o.method !== 'get' && !hasKey(o.op))).toEqual([]);
+  });
+
+  it('has a description and an example for every request body and every response with content', () => {
+    expect(failing((o) => Boolean(o.op.requestBody) && (!o.op.requestBody.description || !Object.values(o.op.requestBody.content as Json).every((m: Json) => m.example !== undefined || m.examples !== undefined)))).toEqual([]);
+    const bad: string[] = [];
+    for (const o of operations) {
+      for (const [status, ref] of Object.entries(o.op.responses as Json)) {
+        const response = resolve(ref as Json)!;
+        if (!response.description || response.description === 'Default Response') bad.push(`${o.key} ${status}: no description`);
+        for (const [type, media] of Object.entries((response.content ?? {}) as Json)) {
+          if (type === 'application/json' && media.example === undefined && media.examples === undefined) bad.push(`${o.key} ${status}: no example`);
+        }
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('lets responses gain fields: no additionalProperties false in what they return', () => {
+    const closed: string[] = [];
+    const seen = new Set<unknown>();
+    const visit = (node: unknown, where: string) => {
+      if (!node || typeof node !== 'object' || seen.has(node)) return;
+      seen.add(node);
+      const obj = node as Json;
+      if (obj.additionalProperties === false) closed.push(where);
+      if (obj.$ref) visit(resolve(obj), String(obj.$ref));
+      for (const [k, v] of Object.entries(obj)) if (k !== '$ref') visit(v, where);
+    };
+    for (const o of operations) for (const [status, r] of Object.entries(o.op.responses as Json)) visit(r, `${o.key} ${status}`);
+    expect(closed).toEqual([]);
+  });
+
+  it('keeps no unused component schema', () => {
+    const text = JSON.stringify({ paths: doc.paths, webhooks: doc.webhooks, responses: doc.components.responses, schemas: doc.components.schemas });
+    const unused = Object.keys(doc.components.schemas).filter((name) => !text.includes(`"#/components/schemas/${name}"`));
+    expect(unused).toEqual([]);
+  });
+
+  it('documents every event type as a webhook with its payload', () => {
+    expect(Object.keys(doc.webhooks ?? {}).sort()).toEqual([...EVENT_TYPES].sort());
+    const payload = doc.webhooks['invoice.finalized'].post.requestBody.content['application/json'];
+    expect(payload.schema.properties.type.const).toBe('invoice.finalized');
+    expect(payload.schema.properties.data.properties.object.$ref).toBe('#/components/schemas/Invoice');
+    expect(payload.example.type).toBe('invoice.finalized');
+  });
+});
+
+describe('operationId derivation', () => {
+  it.each([
+    ['get', '/v1/plans', true, 'listPlans'],
+    ['post', '/v1/plans', false, 'createPlan'],
+    ['get', '/v1/plans/{id}', false, 'getPlan'],
+    ['post', '/v1/invoices/{id}/finalize', false, 'finalizeInvoice'],
+    ['post', '/v1/credit-notes/{id}/approve', false, 'approveCreditNote'],
+    ['patch', '/v1/entities/{id}', false, 'updateEntity'],
+    ['delete', '/v1/webhooks/{id}', false, 'deleteWebhook'],
+    ['get', '/v1/gateways/{id}/events', true, 'listGatewaysEvents'],
+  ])('%s %s → %s', (method, path, isList, expected) => {
+    expect(deriveOperationId(method, path, isList)).toBe(expected);
+  });
+});
+
+describe('generated examples', () => {
+  it('follow formats, enums, bounds and field names', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        id: { type: 'string', format: 'uuid' },
+        currency: { type: 'string', pattern: '^[A-Za-z]{3}$' },
+        status: { type: 'string', enum: ['draft', 'open'] },
+        quantity: { type: 'integer', minimum: 5 },
+        lines: { type: 'array', items: { type: 'object', properties: { amount: { type: 'integer' } } }, minItems: 1 },
+      },
+    };
+    expect(exampleOf(schema, () => undefined)).toEqual({
+      id: '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77',
+      currency: 'INR',
+      status: 'draft',
+      quantity: 5,
+      lines: [{ amount: 49900 }],
+    });
+  });
+});
