@@ -134,10 +134,34 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update a legal entity
-         * @description Update a legal entity.
+         * Update a legal entity (e-invoicing settings: DESIGN §15; IRP credentials are sealed, never answered)
+         * @description Update a legal entity (e-invoicing settings: DESIGN §15; IRP credentials are sealed, never answered).
          */
         patch: operations["updateEntity"];
+        trace?: never;
+    };
+    "/v1/entities/{id}/exchange-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entity's exchange rates, newest first per currency
+         * @description The entity's exchange rates, newest first per currency.
+         */
+        get: operations["getEntitiesExchangeRate"];
+        /**
+         * Set the entity's INR exchange rate for a currency (used for the INR amounts of its foreign-currency invoices)
+         * @description Set the entity's INR exchange rate for a currency (used for the INR amounts of its foreign-currency invoices).
+         */
+        put: operations["replaceEntitiesExchangeRate"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/plans": {
@@ -454,8 +478,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Void an invoice (keeps its number; reverses the ledger entry)
-         * @description Void an invoice (keeps its number; reverses the ledger entry).
+         * Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes)
+         * @description Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes).
          */
         post: operations["voidInvoice"];
         delete?: never;
@@ -478,6 +502,26 @@ export interface paths {
          * @description Mark an open invoice uncollectible.
          */
         post: operations["markUncollectibleInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/tds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record TDS the customer certified after paying (Form 16A): it settles its part of the invoice
+         * @description Record TDS the customer certified after paying (Form 16A): it settles its part of the invoice.
+         */
+        post: operations["tdsInvoice"];
         delete?: never;
         options?: never;
         head?: never;
@@ -536,6 +580,26 @@ export interface paths {
          * @description The invoice as a PDF (a draft is marked DRAFT, a void invoice VOID).
          */
         get: operations["getInvoicePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-notes/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The credit note as a PDF: a GST credit note with the original invoice's number and date, the reason and the lines
+         * @description The credit note as a PDF: a GST credit note with the original invoice's number and date, the reason and the lines.
+         */
+        get: operations["getCreditNotesPdf"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1172,6 +1236,1102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/mrr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * MRR at the end of each month, normalized by interval (from daily snapshots)
+         * @description MRR at the end of each month, normalized by interval (from daily snapshots).
+         */
+        get: operations["getAnalyticsMrr"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/mrr/waterfall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * MRR waterfall per month (new, expansion, contraction, churned, reactivated); with bucket and month, the subscriptions behind one bucket
+         * @description MRR waterfall per month (new, expansion, contraction, churned, reactivated); with bucket and month, the subscriptions behind one bucket.
+         */
+        get: operations["getAnalyticsMrrWaterfall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/churn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Logo churn, revenue churn and net revenue retention per month
+         * @description Logo churn, revenue churn and net revenue retention per month.
+         */
+        get: operations["getAnalyticsChurn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/cohorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retention by signup cohort (the month a customer first paid)
+         * @description Retention by signup cohort (the month a customer first paid).
+         */
+        get: operations["getAnalyticsCohort"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/invoice-aging": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Amounts still due on open invoices by days past due; with bucket, the invoices behind it
+         * @description Amounts still due on open invoices by days past due; with bucket, the invoices behind it.
+         */
+        get: operations["getAnalyticsInvoiceAging"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take today's MRR snapshot now (the daily job does this on its own; past days never change)
+         * @description Take today's MRR snapshot now (the daily job does this on its own; past days never change).
+         */
+        post: operations["createAnalyticsSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calling tenant's organization (a list of zero or one)
+         * @description The calling tenant's organization (a list of zero or one).
+         */
+        get: operations["listOrganizations"];
+        put?: never;
+        /**
+         * Create an organization; the calling tenant joins it (the join code is shown once)
+         * @description Create an organization; the calling tenant joins it (the join code is shown once).
+         */
+        post: operations["createOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an organization the calling tenant belongs to
+         * @description Get an organization the calling tenant belongs to.
+         */
+        get: operations["getOrganization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/join-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the join code (the old one stops working)
+         * @description Replace the join code (the old one stops working).
+         */
+        post: operations["joinCodeOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/tenants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenants of an organization (SPEC 4.13)
+         * @description List the tenants of an organization (SPEC 4.13).
+         */
+        get: operations["listOrganizationsTenants"];
+        put?: never;
+        /**
+         * Attach the calling tenant (only itself) with the join code
+         * @description Attach the calling tenant (only itself) with the join code.
+         */
+        post: operations["tenantsOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/tenants/{tenant_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Leave the organization (a tenant can only detach itself)
+         * @description Leave the organization (a tenant can only detach itself).
+         */
+        delete: operations["deleteOrganizationsTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/fx-rates/{currency}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the rate of a currency into the reporting currency, in force from a date
+         * @description Set the rate of a currency into the reporting currency, in force from a date.
+         */
+        put: operations["replaceOrganizationsFxRate"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/fx-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every rate of the organization, newest first per currency
+         * @description Every rate of the organization, newest first per currency.
+         */
+        get: operations["listOrganizationsFxRates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{id}/analytics/mrr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Consolidated MRR in the reporting currency, per member tenant and in total (SPEC 4.16)
+         * @description Consolidated MRR in the reporting currency, per member tenant and in total (SPEC 4.16).
+         */
+        get: operations["getOrganizationsAnalyticsMrr"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dunning-campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dunning campaigns with their steps
+         * @description List dunning campaigns with their steps.
+         */
+        get: operations["listDunningCampaigns"];
+        put?: never;
+        /**
+         * Create a dunning campaign (SPEC 4.6)
+         * @description Create a dunning campaign (SPEC 4.6).
+         */
+        post: operations["createDunningCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dunning-campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a dunning campaign
+         * @description Get a dunning campaign.
+         */
+        get: operations["getDunningCampaign"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a campaign; one dunning invoices needs ?cancel_executions=true (one with history is deactivated instead)
+         * @description Delete a campaign; one dunning invoices needs ?cancel_executions=true (one with history is deactivated instead).
+         */
+        delete: operations["deleteDunningCampaign"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a dunning campaign (making it the default unsets the old one)
+         * @description Update a dunning campaign (making it the default unsets the old one).
+         */
+        patch: operations["updateDunningCampaign"];
+        trace?: never;
+    };
+    "/v1/dunning-campaigns/{id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a step (step_order is assigned)
+         * @description Add a step (step_order is assigned).
+         */
+        post: operations["stepsDunningCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dunning-campaigns/{id}/steps/{step_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a step
+         * @description Delete a step.
+         */
+        delete: operations["deleteDunningCampaignsStep"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a step
+         * @description Update a step.
+         */
+        patch: operations["updateDunningCampaignsStep"];
+        trace?: never;
+    };
+    "/v1/dunning-executions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dunning executions with their actions, newest first
+         * @description Dunning executions with their actions, newest first.
+         */
+        get: operations["listDunningExecutions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether a payment wall blocks the customer (DESIGN §12)
+         * @description Whether a payment wall blocks the customer (DESIGN §12).
+         */
+        get: operations["getCustomersAccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/dunning/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dunning results over a period (SPEC 4.14, both shapes)
+         * @description Dunning results over a period (SPEC 4.14, both shapes).
+         */
+        get: operations["getAnalyticsDunningOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Overdue invoices, oldest first, with their dunning state
+         * @description Overdue invoices, oldest first, with their dunning state.
+         */
+        get: operations["listCollections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounting/connect/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url
+         * @description Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url.
+         */
+        post: operations["createAccountingConnect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounting/callback/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth callback: exchanges the code, stores the connection, redirects to redirect_uri with the caller’s state
+         * @description OAuth callback: exchanges the code, stores the connection, redirects to redirect_uri with the caller’s state.
+         */
+        get: operations["getAccountingCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounting/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List accounting connections
+         * @description List accounting connections.
+         */
+        get: operations["listAccountingConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounting/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect (the token is revoked at the provider)
+         * @description Disconnect (the token is revoked at the provider).
+         */
+        delete: operations["deleteAccountingConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounting/connections/{id}/tax-mapping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Map GST classes and accounts to the provider’s tax codes and accounts (merged over the India defaults)
+         * @description Map GST classes and accounts to the provider’s tax codes and accounts (merged over the India defaults).
+         */
+        put: operations["replaceAccountingConnectionsTaxMapping"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounting/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a sync of customers, invoices, payments and credit notes
+         * @description Queue a sync of customers, invoices, payments and credit notes.
+         */
+        post: operations["createAccountingSync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounting/sync-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per-record sync status (external id, last error) and the latest run of each connection
+         * @description Per-record sync status (external id, last error) and the latest run of each connection.
+         */
+        get: operations["listAccountingSyncStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/accounting/export/tally": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed
+         * @description Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed.
+         */
+        get: operations["getAccountingExportTally"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gateway-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List gateway connections
+         * @description List gateway connections.
+         */
+        get: operations["listGatewayConnections"];
+        put?: never;
+        /**
+         * Connect a payment gateway (credentials are stored encrypted and never returned)
+         * @description Connect a payment gateway (credentials are stored encrypted and never returned).
+         */
+        post: operations["createGatewayConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gateway-connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a gateway connection
+         * @description Remove a gateway connection.
+         */
+        delete: operations["deleteGatewayConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/payment-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a customer's payment methods
+         * @description List a customer's payment methods.
+         */
+        get: operations["listCustomersPaymentMethods"];
+        put?: never;
+        /**
+         * Save a payment method from a gateway token (the first becomes the customer's default)
+         * @description Save a payment method from a gateway token (the first becomes the customer's default).
+         */
+        post: operations["paymentMethodsCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/payment-methods/{pm_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a saved payment method
+         * @description Remove a saved payment method.
+         */
+        delete: operations["deleteCustomersPaymentMethod"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/payment-methods/{pm_id}/default": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a payment method the customer's default
+         * @description Make a payment method the customer's default.
+         */
+        post: operations["defaultCustomersPaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Charge the invoice once now (default or given payment method); a failure answers 200 with last_payment_error
+         * @description Charge the invoice once now (default or given payment method); a failure answers 200 with last_payment_error.
+         */
+        post: operations["payInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/payment-attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an invoice's payment attempts, oldest first
+         * @description List an invoice's payment attempts, oldest first.
+         */
+        get: operations["listInvoicesPaymentAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/checkout-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a hosted checkout link for an open invoice
+         * @description Create a hosted checkout link for an open invoice.
+         */
+        post: operations["checkoutSessionsInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a payment in full or in part (issues a refund credit note)
+         * @description Refund a payment in full or in part (issues a refund credit note).
+         */
+        post: operations["refundsPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/einvoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The document's e-invoice (IRN) registration (DESIGN §15)
+         * @description The document's e-invoice (IRN) registration (DESIGN §15).
+         */
+        get: operations["getInvoicesEinvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/einvoice/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409
+         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409.
+         */
+        post: operations["createInvoicesEinvoiceCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-notes/{id}/einvoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The document's e-invoice (IRN) registration (DESIGN §15)
+         * @description The document's e-invoice (IRN) registration (DESIGN §15).
+         */
+        get: operations["getCreditNotesEinvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-notes/{id}/einvoice/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409
+         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409.
+         */
+        post: operations["createCreditNotesEinvoiceCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gst/gstr1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GSTR-1 of an entity for a return period (MMYYYY), as the GSTN offline tool's JSON or (format=csv) a CSV
+         * @description GSTR-1 of an entity for a return period (MMYYYY), as the GSTN offline tool's JSON or (format=csv) a CSV.
+         */
+        get: operations["getGstGstr1"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gst/gstr3b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GSTR-3B table 3.1 totals of an entity for a return period (MMYYYY)
+         * @description GSTR-3B table 3.1 totals of an entity for a return period (MMYYYY).
+         */
+        get: operations["getGstGstr3b"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/finance/reconciliation/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reconciliation runs, newest first (without their discrepancies)
+         * @description List reconciliation runs, newest first (without their discrepancies).
+         */
+        get: operations["listFinanceReconciliationRuns"];
+        put?: never;
+        /**
+         * Start a reconciliation run (billing → journal → secondary ledger); it runs in the job queue
+         * @description Start a reconciliation run (billing → journal → secondary ledger); it runs in the job queue.
+         */
+        post: operations["createFinanceReconciliationRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/finance/reconciliation/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a reconciliation run with its discrepancies (SPEC 4.11)
+         * @description Get a reconciliation run with its discrepancies (SPEC 4.11).
+         */
+        get: operations["getFinanceReconciliationRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/finance/reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest reconciliation run with its discrepancies
+         * @description The latest reconciliation run with its discrepancies.
+         */
+        get: operations["getFinanceReconciliation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/finance/revenue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Revenue recognized per month and revenue still deferred, in one currency
+         * @description Revenue recognized per month and revenue still deferred, in one currency.
+         */
+        get: operations["getFinanceRevenue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The chart of accounts
+         * @description The chart of accounts.
+         */
+        get: operations["getLedgerAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger/trial-balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Trial balance of one entity × currency as of a date
+         * @description Trial balance of one entity × currency as of a date.
+         */
+        get: operations["getLedgerTrialBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger/journal-entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List journal entries with their lines (oldest first), filtered
+         * @description List journal entries with their lines (oldest first), filtered.
+         */
+        get: operations["listLedgerJournalEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * General-ledger export: one CSV row per journal line, streamed
+         * @description General-ledger export: one CSV row per journal line, streamed.
+         */
+        get: operations["getLedgerExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/login": {
         parameters: {
             query?: never;
@@ -1394,6 +2554,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "dunning.payment_wall_activated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dunning.payment_wall_activated event
+         * @description Sent to every enabled webhook endpoint subscribed to `dunning.payment_wall_activated` (see docs/events.md).
+         */
+        post: operations["onDunningPaymentWallActivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dunning.payment_wall_lifted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dunning.payment_wall_lifted event
+         * @description Sent to every enabled webhook endpoint subscribed to `dunning.payment_wall_lifted` (see docs/events.md).
+         */
+        post: operations["onDunningPaymentWallLifted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "invoice.created": {
         parameters: {
             query?: never;
@@ -1554,6 +2754,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `refund.created` (see docs/events.md).
+         */
+        post: operations["onRefundCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.succeeded event
+         * @description Sent to every enabled webhook endpoint subscribed to `refund.succeeded` (see docs/events.md).
+         */
+        post: operations["onRefundSucceeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.failed event
+         * @description Sent to every enabled webhook endpoint subscribed to `refund.failed` (see docs/events.md).
+         */
+        post: operations["onRefundFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "credit_note.created": {
         parameters: {
             query?: never;
@@ -1688,6 +2948,66 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `credit_note.expired` (see docs/events.md).
          */
         post: operations["onCreditNoteExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "einvoice.generated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * einvoice.generated event
+         * @description Sent to every enabled webhook endpoint subscribed to `einvoice.generated` (see docs/events.md).
+         */
+        post: operations["onEinvoiceGenerated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "einvoice.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * einvoice.failed event
+         * @description Sent to every enabled webhook endpoint subscribed to `einvoice.failed` (see docs/events.md).
+         */
+        post: operations["onEinvoiceFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "einvoice.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * einvoice.canceled event
+         * @description Sent to every enabled webhook endpoint subscribed to `einvoice.canceled` (see docs/events.md).
+         */
+        post: operations["onEinvoiceCanceled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2154,6 +3474,86 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "accounting.connected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * accounting.connected event
+         * @description Sent to every enabled webhook endpoint subscribed to `accounting.connected` (see docs/events.md).
+         */
+        post: operations["onAccountingConnected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "accounting.disconnected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * accounting.disconnected event
+         * @description Sent to every enabled webhook endpoint subscribed to `accounting.disconnected` (see docs/events.md).
+         */
+        post: operations["onAccountingDisconnected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "accounting.connection_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * accounting.connection_failed event
+         * @description Sent to every enabled webhook endpoint subscribed to `accounting.connection_failed` (see docs/events.md).
+         */
+        post: operations["onAccountingConnectionFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reconciliation.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reconciliation.completed event
+         * @description Sent to every enabled webhook endpoint subscribed to `reconciliation.completed` (see docs/events.md).
+         */
+        post: operations["onReconciliationCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2194,6 +3594,56 @@ export interface components {
                 postal_code?: string;
                 country?: string;
             } | null;
+            lut: boolean;
+            time_zone: string;
+            einvoicing: {
+                enabled: boolean;
+                provider: ("sandbox" | "nic" | "gsp") | null;
+                credentials_set: boolean;
+            };
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        ExchangeRate: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            entity_id: string;
+            currency: string;
+            /** @description INR per one unit of the currency, a decimal string */
+            rate: string;
+            /** @description RFC 3339 date-time in UTC */
+            effective_from: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        BillingAddress: {
+            line1: string | null;
+            line2: string | null;
+            city: string | null;
+            state_code: string | null;
+            postal_code: string | null;
+            country: string;
+        };
+        Customer: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            email: string;
+            name: string | null;
+            external_id: string | null;
+            phone: string | null;
+            gstin: string | null;
+            billing_address: components["schemas"]["BillingAddress"] | null;
+            sez: boolean;
+            metadata: {
+                [key: string]: unknown;
+            };
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -2281,38 +3731,12 @@ export interface components {
             trial_days: number;
             active: boolean;
             hsn_code: string;
+            tax_rate_bp: number | null;
             features: string[];
             metadata: {
                 [key: string]: unknown;
             };
             prices: components["schemas"]["Price"][];
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        BillingAddress: {
-            line1: string | null;
-            line2: string | null;
-            city: string | null;
-            state_code: string | null;
-            postal_code: string | null;
-            country: string;
-        };
-        Customer: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            email: string;
-            name: string | null;
-            external_id: string | null;
-            phone: string | null;
-            gstin: string | null;
-            billing_address: components["schemas"]["BillingAddress"] | null;
-            metadata: {
-                [key: string]: unknown;
-            };
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -2362,6 +3786,10 @@ export interface components {
             igst_amount: number;
             tax_amount: number;
             total: number;
+            inr_amount: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
             plan_id: string | null;
             period_start: string | null;
             period_end: string | null;
@@ -2386,10 +3814,22 @@ export interface components {
             cgst_amount: number;
             sgst_amount: number;
             igst_amount: number;
+            /** @description intra_state, inter_state, export, sez, or empty when no GST applies */
             tax_type: string;
             utgst: boolean;
+            /** @description a zero-rated supply (export or SEZ) made under LUT without payment of IGST */
+            lut: boolean;
             place_of_supply: string | null;
             total: number;
+            /** @description INR per one unit of the currency used for the INR amounts */
+            exchange_rate: string | null;
+            exchange_rate_source: ("invoice_currency" | "request" | "entity_rate_table") | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            inr_tax_amount: number | null;
+            inr_total: number | null;
             amount_paid: number;
             amount_tds: number;
             amount_credited: number;
@@ -2427,11 +3867,32 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /** @enum {string} */
+            collection_method: "send_invoice" | "charge_automatically";
+            last_payment_error: {
+                code: string;
+                message: string;
+            } | null;
             lines: components["schemas"]["InvoiceLine"][];
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        CreditNoteLine: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            invoice_line_id: string;
+            position: number;
+            hsn_code: string;
+            tax_rate_bp: number;
+            amount: number;
+            subtotal: number;
+            cgst_amount: number;
+            sgst_amount: number;
+            igst_amount: number;
+            tax_amount: number;
         };
         CreditNote: {
             /** Format: uuid */
@@ -2466,6 +3927,7 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+            lines?: components["schemas"]["CreditNoteLine"][];
             customer?: {
                 [key: string]: unknown;
             };
@@ -2500,10 +3962,60 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            /** @enum {string} */
+            collection_method: "send_invoice" | "charge_automatically";
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        CanceledSubscription: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            plan_id: string;
+            /** @enum {string} */
+            status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
+            currency: string;
+            quantity: number;
+            gift_code: string | null;
+            gifted_by: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            current_period_start: string;
+            /** @description RFC 3339 date-time in UTC */
+            current_period_end: string;
+            cancel_at_period_end: boolean;
+            trial_start: string | null;
+            trial_end: string | null;
+            canceled_at: string | null;
+            paused_at: string | null;
+            ended_at: string | null;
+            external_id: string | null;
+            latest_invoice_id: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            collection_method: "send_invoice" | "charge_automatically";
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+            proration?: {
+                remaining_days: number;
+                period_days: number;
+                /** @description what the unused time was worth, gross, minor units */
+                unused_value: number;
+                /** @description what was credited: the unused value, or what remained creditable on its invoice if less */
+                unused_credit: number;
+                /** @description true when earlier credit notes on the invoice left less to credit than the unused value */
+                credit_capped: boolean;
+                credit_note_id: string | null;
+            };
         };
         SubscriptionPlanChange: {
             preview: boolean;
@@ -2520,15 +4032,15 @@ export interface components {
                 period_end: string;
                 remaining_days: number;
                 period_days: number;
-                /** @description gross, minor units */
+                /** @description what the unused time of the old plan was worth, gross, minor units */
+                unused_value: number;
+                /** @description gross, minor units: the unused value, or what remained creditable on its invoice if less */
                 unused_credit: number;
+                /** @description true when earlier credit notes on the invoice left less to credit than the unused value */
+                credit_capped: boolean;
                 /** @description net of tax, minor units (the invoice adds GST) */
                 new_charge: number;
             };
-        };
-        SendInvoiceResponse: {
-            /** @description e.g. "invoice INV-000003 queued for delivery to a@b.c" */
-            message: string;
         };
         OfflinePayment: {
             /** Format: uuid */
@@ -2539,7 +4051,7 @@ export interface components {
             customer_id: string;
             invoice_id: string | null;
             /** @enum {string} */
-            payment_type: "bank_transfer" | "cash" | "cheque";
+            payment_type: "bank_transfer" | "cash" | "cheque" | "card" | "upi";
             amount: number;
             tds_amount: number;
             currency: string;
@@ -2550,10 +4062,107 @@ export interface components {
             recorded_at: string;
             status: string;
             channel: string;
+            gateway: string | null;
+            gateway_payment_id: string | null;
+            amount_refunded: number;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        GatewayConnection: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** @enum {string} */
+            provider: "test" | "razorpay" | "stripe";
+            currencies: string[];
+            credential_keys: string[];
+            webhook_url: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        PaymentMethod: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** @enum {string} */
+            type: "card" | "upi_mandate";
+            brand: string | null;
+            last4: string | null;
+            gateway: string;
+            is_default: boolean;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        PaymentAttempt: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            invoice_id: string;
+            payment_method_id: string | null;
+            /** @enum {string} */
+            status: "succeeded" | "failed" | "pending";
+            amount: number;
+            currency: string;
+            gateway: string;
+            failure_code: string | null;
+            failure_message: string | null;
+            payment_id: string | null;
+            charge_after: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        CheckoutSession: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            invoice_id: string;
+            url: string;
+            /** @enum {string} */
+            status: "open" | "complete" | "expired";
+            /** @description RFC 3339 date-time in UTC */
+            expires_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        Refund: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            payment_id: string;
+            /** Format: uuid */
+            invoice_id: string;
+            amount: number;
+            currency: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            reason: string;
+            /** Format: uuid */
+            credit_note_id: string;
+            gateway: string | null;
+            failure_code: string | null;
+            failure_message: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        SendInvoiceResponse: {
+            /** @description e.g. "invoice INV-000003 queued for delivery to a@b.c" */
+            message: string;
         };
         Event: {
             /** Format: uuid */
@@ -2809,6 +4418,517 @@ export interface components {
                 };
             };
         };
+        MrrSeries: {
+            currency: string;
+            from: string;
+            to: string;
+            months: {
+                month: string;
+                mrr: number;
+                subscriptions: number;
+                customers: number;
+                snapshot_date: string | null;
+            }[];
+        };
+        MrrWaterfall: {
+            currency: string;
+            from: string;
+            to: string;
+            months: {
+                month: string;
+                starting_mrr: number;
+                new: number;
+                expansion: number;
+                contraction: number;
+                churned: number;
+                reactivated: number;
+                net_change: number;
+                ending_mrr: number;
+                counts: {
+                    new: number;
+                    expansion: number;
+                    contraction: number;
+                    churned: number;
+                    reactivated: number;
+                };
+            }[];
+        };
+        MrrMovement: {
+            /** Format: uuid */
+            subscription_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            currency: string;
+            month: string;
+            effective_date: string;
+            kind: string;
+            previous_mrr: number;
+            mrr: number;
+            change: number;
+        };
+        ChurnReport: {
+            currency: string;
+            from: string;
+            to: string;
+            months: {
+                month: string;
+                customers_start: number;
+                customers_churned: number;
+                logo_churn_rate: number | null;
+                starting_mrr: number;
+                churned_mrr: number;
+                contraction_mrr: number;
+                expansion_mrr: number;
+                gross_revenue_churn_rate: number | null;
+                net_revenue_retention: number | null;
+            }[];
+        };
+        CohortReport: {
+            currency: string;
+            from: string;
+            to: string;
+            cohorts: {
+                cohort: string;
+                customers: number;
+                mrr: number;
+                months: {
+                    month: string;
+                    customers: number;
+                    mrr: number;
+                    customer_retention: number | null;
+                }[];
+            }[];
+        };
+        InvoiceAging: {
+            currency: string;
+            as_of: string;
+            total: number;
+            buckets: {
+                /** @enum {string} */
+                bucket: "current" | "1_30" | "31_60" | "61_90" | "90_plus";
+                amount: number;
+                count: number;
+            }[];
+        };
+        AgingInvoice: {
+            /** Format: uuid */
+            invoice_id: string;
+            number: string | null;
+            /** Format: uuid */
+            customer_id: string;
+            currency: string;
+            due_date: string | null;
+            days_past_due: number;
+            amount_due: number;
+            /** @enum {string} */
+            bucket: "current" | "1_30" | "31_60" | "61_90" | "90_plus";
+        };
+        MrrSnapshotRun: {
+            snapshot_date: string;
+            subscriptions: number;
+            movements: number;
+        };
+        Organization: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reporting_currency: string;
+            /** @description shown only when created or rotated */
+            join_code?: string;
+            created_at: string;
+            updated_at: string;
+        };
+        OrganizationTenant: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            email: string;
+            data_region: string;
+            base_currency: string;
+            organization_id: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        FxRate: {
+            currency: string;
+            rate: string;
+            effective_date: string;
+            created_at: string;
+        };
+        ConsolidatedMrr: {
+            /** Format: uuid */
+            organization_id: string;
+            reporting_currency: string;
+            date: string;
+            total_mrr: number | null;
+            tenants: {
+                /** Format: uuid */
+                tenant_id: string;
+                name: string;
+                mrr_reporting: number | null;
+                currencies: {
+                    currency: string;
+                    mrr: number;
+                    snapshot_date: string;
+                    rate: string | null;
+                    mrr_reporting: number | null;
+                }[];
+            }[];
+            missing_rates: {
+                currency: string;
+                tenant_ids: string[];
+            }[];
+        };
+        DunningStep: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            campaign_id: string;
+            step_order: number;
+            delay_hours: number;
+            /** @enum {string} */
+            channel: "email" | "sms" | "in_app" | "retry_payment";
+            template_name: string;
+            subject: string;
+            body: string;
+            is_payment_wall: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        DunningCampaign: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            name: string;
+            description: string;
+            is_active: boolean;
+            /** @enum {string} */
+            trigger_event: "payment_failed" | "invoice_overdue";
+            is_default: boolean;
+            payment_wall_enabled: boolean;
+            payment_wall_grace_days: number;
+            /** @enum {string} */
+            exhausted_action: "cancel" | "mark_unpaid" | "nothing";
+            /** @description subscriptions whose invoices this campaign is dunning now */
+            active_subscriptions: number;
+            active_executions: number;
+            steps: components["schemas"]["DunningStep"][];
+            created_at: string;
+            updated_at: string;
+        };
+        DunningExecution: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            campaign_id: string;
+            /** Format: uuid */
+            invoice_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** @enum {string} */
+            trigger_event: "payment_failed" | "invoice_overdue";
+            /** @enum {string} */
+            status: "active" | "recovered" | "exhausted" | "canceled";
+            steps_done: number;
+            next_step_at: string | null;
+            payment_wall_active: boolean;
+            started_at: string;
+            ended_at: string | null;
+            actions: {
+                step_id: string | null;
+                channel: string;
+                executed_at: string;
+                /** @enum {string} */
+                outcome: "succeeded" | "failed" | "skipped";
+                detail: string;
+            }[];
+        };
+        CustomerAccess: {
+            blocked: boolean;
+            reason: string | null;
+            invoice_ids: string[];
+            blocked_since: string | null;
+        };
+        DunningOverview: {
+            total_retries: number;
+            total_successes: number;
+            success_rate: number;
+            successful_retries: number;
+            recovery_rate: number;
+            period: {
+                start: string;
+                end: string;
+            };
+            by_action: {
+                action_id: string;
+                attempts: number;
+                successes: number;
+                success_rate: number;
+            }[];
+        };
+        CollectionItem: {
+            /** Format: uuid */
+            invoice_id: string;
+            number: string | null;
+            /** Format: uuid */
+            customer_id: string;
+            currency: string;
+            amount_due: number;
+            due_date: string | null;
+            days_overdue: number;
+            dunning: {
+                /** Format: uuid */
+                execution_id: string;
+                status: string;
+                steps_done: number;
+                next_step_at: string | null;
+                payment_wall_active: boolean;
+            } | null;
+        };
+        AccountingConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_connection";
+            /** Format: uuid */
+            tenant_id: string;
+            /** @enum {string} */
+            provider: "quickbooks" | "xero" | "zoho_books";
+            /** @enum {string} */
+            status: "active" | "reconnect_required" | "error";
+            external_tenant_id: string;
+            external_tenant_name: string | null;
+            tax_mapping: {
+                tax_codes: {
+                    [key: string]: string;
+                };
+                accounts: {
+                    income: string;
+                    bank: string;
+                    tds_receivable: string;
+                };
+                item: string;
+            };
+            last_error: string | null;
+            last_synced_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            connected_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        AccountingSyncRun: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_sync_run";
+            /** Format: uuid */
+            connection_id: string;
+            /** @enum {string} */
+            provider: "quickbooks" | "xero" | "zoho_books";
+            /** @enum {string} */
+            status: "queued" | "running" | "rate_limited" | "succeeded" | "failed" | "paused";
+            synced: number;
+            failed: number;
+            skipped: number;
+            last_error: string | null;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        AccountingSyncRecord: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_sync_record";
+            /** Format: uuid */
+            connection_id: string;
+            /** @enum {string} */
+            record_type: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note";
+            /** Format: uuid */
+            record_id: string;
+            external_id: string | null;
+            /** @enum {string} */
+            status: "pending" | "synced" | "failed";
+            last_error: string | null;
+            attempts: number;
+            synced_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        Einvoice: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            document_type: "invoice" | "credit_note";
+            /** Format: uuid */
+            document_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            provider: string;
+            /** @enum {string} */
+            status: "pending" | "generated" | "failed" | "canceled";
+            irn: string | null;
+            ack_no: string | null;
+            ack_date: string | null;
+            signed_qr_code: string | null;
+            errors: {
+                code: string;
+                message: string;
+                field?: string;
+            }[];
+            canceled_at: string | null;
+            cancel_reason_code: number | null;
+            cancel_remarks: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        Gstr1: {
+            gstin: string;
+            fp: string;
+            b2b: unknown[];
+            b2cl: unknown[];
+            b2cs: unknown[];
+            cdnr: unknown[];
+            cdnur: unknown[];
+            exp: unknown[];
+            hsn: {
+                data: unknown[];
+            };
+            doc_issue: {
+                doc_det: unknown[];
+            };
+        };
+        Gstr3b: {
+            gstin: string;
+            ret_period: string;
+            sup_details: {
+                osup_det: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_zero: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_nil_exmp: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                isup_rev: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_nongst: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+            };
+        };
+        ReconciliationDiscrepancy: {
+            type: string;
+            invoice_id: string | null;
+            transaction_id: string | null;
+            reference_id: string | null;
+            account_code: number;
+            currency: string | null;
+            expected_amount: number;
+            found_amount: number;
+            expected: number;
+            found: number;
+            detail: string;
+        };
+        ReconciliationRun: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            entity_id: string | null;
+            /** @enum {string} */
+            status: "running" | "completed" | "failed";
+            run_by: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            run_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            started_at: string;
+            completed_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            invoices_checked: number;
+            paid_invoices_checked: number;
+            total_discrepancies: number;
+            discrepancy_count: number;
+            tb_compared: boolean;
+            tb_accounts_checked: number;
+            tb_transfers_checked: number;
+            checked: {
+                invoices: number;
+                payments: number;
+                credit_notes: number;
+                journal_entries: number;
+                transfers: number;
+                accounts: number;
+            };
+            discrepancies_truncated: boolean;
+            failure: string | null;
+            discrepancies?: components["schemas"]["ReconciliationDiscrepancy"][];
+        };
+        TrialBalance: {
+            /** Format: uuid */
+            entity_id: string;
+            currency: string;
+            /** @description RFC 3339 date-time in UTC */
+            as_of: string;
+            accounts: {
+                code: number;
+                name: string;
+                debit: number;
+                credit: number;
+                balance: number;
+            }[];
+            total_debit: number;
+            total_credit: number;
+            balanced: boolean;
+        };
+        LedgerAccount: {
+            code: number;
+            name: string;
+            /** @enum {string} */
+            type: "asset" | "liability" | "revenue" | "contra_revenue";
+            /** @enum {string} */
+            normal_balance: "debit" | "credit";
+        };
+        RevenueReport: {
+            currency: string;
+            from: string | null;
+            to: string | null;
+            recognized_total: number;
+            deferred_total: number;
+            months: {
+                month: string;
+                recognized: number;
+            }[];
+        };
     };
     responses: {
         /** @description The request is invalid: a field, the query, a path id or the Idempotency-Key header */
@@ -2841,6 +4961,25 @@ export interface components {
                  *         "code": "validation_failed",
                  *         "reason": "payload_too_large",
                  *         "message": "request body exceeds the 1 MiB limit",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many requests: slow down and retry after the Retry-After header */
+        TooManyRequests: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "rate_limited",
+                 *         "reason": "rate_limited",
+                 *         "message": "too many requests",
                  *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *       }
                  *     }
@@ -3019,6 +5158,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listApiKeys: {
@@ -3064,6 +5204,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createApiKey: {
@@ -3090,7 +5231,10 @@ export interface operations {
                  */
                 "application/json": {
                     name?: string;
-                    /** @enum {string} */
+                    /**
+                     * @description the tenant's mode (the default); the other mode is refused with 400
+                     * @enum {string}
+                     */
                     mode?: "test" | "live";
                 } | null;
             };
@@ -3126,6 +5270,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     revokeApiKey: {
@@ -3175,6 +5320,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getSettings: {
@@ -3214,6 +5360,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateSettings: {
@@ -3287,6 +5434,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listEntities: {
@@ -3335,6 +5483,13 @@ export interface operations {
                      *             "postal_code": "postal code",
                      *             "country": "IN"
                      *           },
+                     *           "lut": true,
+                     *           "time_zone": "time zone",
+                     *           "einvoicing": {
+                     *             "enabled": true,
+                     *             "provider": "sandbox",
+                     *             "credentials_set": true
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -3355,6 +5510,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createEntity: {
@@ -3388,7 +5544,8 @@ export interface operations {
                  *         "state_code": "27",
                  *         "postal_code": "postal code",
                  *         "country": "IN"
-                 *       }
+                 *       },
+                 *       "lut": true
                  *     }
                  */
                 "application/json": {
@@ -3406,6 +5563,8 @@ export interface operations {
                         postal_code?: string;
                         country?: string;
                     };
+                    /** @description has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST */
+                    lut?: boolean;
                 };
             };
         };
@@ -3437,6 +5596,13 @@ export interface operations {
                      *           "postal_code": "postal code",
                      *           "country": "IN"
                      *         },
+                     *         "lut": true,
+                     *         "time_zone": "time zone",
+                     *         "einvoicing": {
+                     *           "enabled": true,
+                     *           "provider": "sandbox",
+                     *           "credentials_set": true
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -3452,6 +5618,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getEntity: {
@@ -3493,6 +5660,13 @@ export interface operations {
                      *           "postal_code": "postal code",
                      *           "country": "IN"
                      *         },
+                     *         "lut": true,
+                     *         "time_zone": "time zone",
+                     *         "einvoicing": {
+                     *           "enabled": true,
+                     *           "provider": "sandbox",
+                     *           "credentials_set": true
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -3506,6 +5680,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateEntity: {
@@ -3524,7 +5699,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The update a legal entity request. */
+        /** @description The update a legal entity (e-invoicing settings: DESIGN §15; IRP credentials are sealed, never answered) request. */
         requestBody: {
             content: {
                 /**
@@ -3541,6 +5716,20 @@ export interface operations {
                  *         "state_code": "27",
                  *         "postal_code": "postal code",
                  *         "country": "IN"
+                 *       },
+                 *       "lut": true,
+                 *       "time_zone": "time zone",
+                 *       "einvoicing": {
+                 *         "enabled": true,
+                 *         "provider": "sandbox",
+                 *         "credentials": {
+                 *           "username": "username",
+                 *           "password": "password",
+                 *           "client_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "client_secret": "client secret",
+                 *           "base_url": "https://acme.example/",
+                 *           "public_key": "public key"
+                 *         }
                  *       }
                  *     }
                  */
@@ -3558,6 +5747,26 @@ export interface operations {
                         postal_code?: string;
                         country?: string;
                     } | null;
+                    /** @description has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST */
+                    lut?: boolean;
+                    time_zone?: string;
+                    einvoicing?: {
+                        enabled: boolean;
+                        /**
+                         * @default sandbox
+                         * @enum {string}
+                         */
+                        provider?: "sandbox" | "nic" | "gsp";
+                        credentials?: {
+                            username: string;
+                            password: string;
+                            client_id?: string;
+                            client_secret?: string;
+                            /** Format: uri */
+                            base_url?: string;
+                            public_key?: string;
+                        };
+                    };
                 };
             };
         };
@@ -3589,6 +5798,13 @@ export interface operations {
                      *           "postal_code": "postal code",
                      *           "country": "IN"
                      *         },
+                     *         "lut": true,
+                     *         "time_zone": "time zone",
+                     *         "einvoicing": {
+                     *           "enabled": true,
+                     *           "provider": "sandbox",
+                     *           "credentials_set": true
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -3605,6 +5821,123 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getEntitiesExchangeRate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "currency": "INR",
+                     *           "rate": "rate",
+                     *           "effective_from": "effective from",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ExchangeRate"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceEntitiesExchangeRate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set the entity's INR exchange rate for a currency (used for the INR amounts of its foreign-currency invoices) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "currency": "INR",
+                 *       "rate": "998314",
+                 *       "effective_from": "2026-04-01T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    currency: string;
+                    /** @description INR per one unit of the currency */
+                    rate: string;
+                    /**
+                     * Format: date-time
+                     * @description defaults to now; the rate applies to invoices finalized from then on
+                     */
+                    effective_from?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "currency": "INR",
+                     *         "rate": "rate",
+                     *         "effective_from": "effective from",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ExchangeRate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listPlans: {
@@ -3652,6 +5985,7 @@ export interface operations {
                      *           "trial_days": 1,
                      *           "active": true,
                      *           "hsn_code": "998314",
+                     *           "tax_rate_bp": 1,
                      *           "features": [
                      *             "feature"
                      *           ],
@@ -3687,6 +6021,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createPlan: {
@@ -3724,6 +6059,7 @@ export interface operations {
                  *         }
                  *       ],
                  *       "hsn_code": "",
+                 *       "tax_rate_bp": 1,
                  *       "features": [],
                  *       "metadata": {}
                  *     }
@@ -3753,6 +6089,8 @@ export interface operations {
                     }[];
                     /** @default  */
                     hsn_code?: string;
+                    /** @description the GST rate in basis points for the plan's lines when the code alone does not decide it */
+                    tax_rate_bp?: number;
                     /** @default [] */
                     features?: string[];
                     /** @default {} */
@@ -3783,6 +6121,7 @@ export interface operations {
                      *         "trial_days": 1,
                      *         "active": true,
                      *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
                      *         "features": [
                      *           "feature"
                      *         ],
@@ -3813,6 +6152,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getPlan: {
@@ -3847,6 +6187,7 @@ export interface operations {
                      *         "trial_days": 1,
                      *         "active": true,
                      *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
                      *         "features": [
                      *           "feature"
                      *         ],
@@ -3875,6 +6216,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listCustomers: {
@@ -3924,6 +6266,7 @@ export interface operations {
                      *             "postal_code": "postal code",
                      *             "country": "IN"
                      *           },
+                     *           "sez": true,
                      *           "metadata": {},
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
@@ -3945,6 +6288,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createCustomer: {
@@ -3978,6 +6322,7 @@ export interface operations {
                  *         "postal_code": "postal code",
                  *         "country": "IN"
                  *       },
+                 *       "sez": true,
                  *       "metadata": {}
                  *     }
                  */
@@ -3996,6 +6341,8 @@ export interface operations {
                         postal_code?: string | null;
                         country?: string;
                     } | null;
+                    /** @description a unit or developer in a Special Economic Zone: its supplies are zero-rated (IGST Act s.16) */
+                    sez?: boolean;
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
@@ -4027,6 +6374,7 @@ export interface operations {
                      *           "postal_code": "postal code",
                      *           "country": "IN"
                      *         },
+                     *         "sez": true,
                      *         "metadata": {},
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
@@ -4043,6 +6391,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getCustomer: {
@@ -4081,6 +6430,7 @@ export interface operations {
                      *           "postal_code": "postal code",
                      *           "country": "IN"
                      *         },
+                     *         "sez": true,
                      *         "metadata": {},
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
@@ -4095,6 +6445,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     putCustomer: {
@@ -4131,6 +6482,7 @@ export interface operations {
                  *         "postal_code": "postal code",
                  *         "country": "IN"
                  *       },
+                 *       "sez": true,
                  *       "metadata": {}
                  *     }
                  */
@@ -4149,6 +6501,7 @@ export interface operations {
                         postal_code?: string | null;
                         country?: string;
                     } | null;
+                    sez?: boolean;
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
@@ -4180,6 +6533,7 @@ export interface operations {
                      *           "postal_code": "postal code",
                      *           "country": "IN"
                      *         },
+                     *         "sez": true,
                      *         "metadata": {},
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
@@ -4197,6 +6551,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateCustomer: {
@@ -4233,6 +6588,7 @@ export interface operations {
                  *         "postal_code": "postal code",
                  *         "country": "IN"
                  *       },
+                 *       "sez": true,
                  *       "metadata": {}
                  *     }
                  */
@@ -4251,6 +6607,7 @@ export interface operations {
                         postal_code?: string | null;
                         country?: string;
                     } | null;
+                    sez?: boolean;
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
@@ -4282,6 +6639,7 @@ export interface operations {
                      *           "postal_code": "postal code",
                      *           "country": "IN"
                      *         },
+                     *         "sez": true,
                      *         "metadata": {},
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
@@ -4299,6 +6657,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listSubscriptions: {
@@ -4355,6 +6714,7 @@ export interface operations {
                      *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
+                     *           "collection_method": "send_invoice",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -4375,6 +6735,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createSubscription: {
@@ -4402,7 +6763,8 @@ export interface operations {
                  *       "trial_days": 1,
                  *       "start_at": "2026-04-01T00:00:00.000Z",
                  *       "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "metadata": {}
+                 *       "metadata": {},
+                 *       "collection_method": "send_invoice"
                  *     }
                  */
                 "application/json": {
@@ -4425,6 +6787,11 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     };
+                    /**
+                     * @default send_invoice
+                     * @enum {string}
+                     */
+                    collection_method?: "send_invoice" | "charge_automatically";
                 };
             };
         };
@@ -4458,6 +6825,7 @@ export interface operations {
                      *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -4473,6 +6841,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getSubscription: {
@@ -4516,6 +6885,7 @@ export interface operations {
                      *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -4529,6 +6899,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     cancelSubscription: {
@@ -4597,13 +6968,22 @@ export interface operations {
                      *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "proration": {
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         }
                      *       }
                      *     }
                      */
                     "application/json": {
-                        data: components["schemas"]["Subscription"];
+                        data: components["schemas"]["CanceledSubscription"];
                     };
                 };
             };
@@ -4613,6 +6993,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     pauseSubscription: {
@@ -4662,6 +7043,7 @@ export interface operations {
                      *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -4677,6 +7059,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     resumeSubscription: {
@@ -4726,6 +7109,7 @@ export interface operations {
                      *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -4741,6 +7125,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     reactivateSubscription: {
@@ -4790,6 +7175,7 @@ export interface operations {
                      *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -4805,6 +7191,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     changeSubscriptionPlan: {
@@ -4875,6 +7262,7 @@ export interface operations {
                      *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
+                     *           "collection_method": "send_invoice",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -4895,8 +7283,17 @@ export interface operations {
                      *           "igst_amount": 49900,
                      *           "tax_type": "tax type",
                      *           "utgst": true,
+                     *           "lut": true,
                      *           "place_of_supply": "place of supply",
                      *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "amount_paid": 49900,
                      *           "amount_tds": 49900,
                      *           "amount_credited": 49900,
@@ -4928,6 +7325,11 @@ export interface operations {
                      *           },
                      *           "memo": "memo",
                      *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
                      *           "lines": [
                      *             {
                      *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -4943,6 +7345,10 @@ export interface operations {
                      *               "igst_amount": 49900,
                      *               "tax_amount": 49900,
                      *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
                      *               "period_end": "period end"
@@ -4978,6 +7384,21 @@ export interface operations {
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
                      *           "customer": {}
                      *         },
                      *         "proration": {
@@ -4987,7 +7408,9 @@ export interface operations {
                      *           "period_end": "period end",
                      *           "remaining_days": 1,
                      *           "period_days": 1,
+                     *           "unused_value": 1,
                      *           "unused_credit": 1,
+                     *           "credit_capped": true,
                      *           "new_charge": 1
                      *         }
                      *       }
@@ -5004,6 +7427,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listInvoices: {
@@ -5058,8 +7482,17 @@ export interface operations {
                      *           "igst_amount": 49900,
                      *           "tax_type": "tax type",
                      *           "utgst": true,
+                     *           "lut": true,
                      *           "place_of_supply": "place of supply",
                      *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "amount_paid": 49900,
                      *           "amount_tds": 49900,
                      *           "amount_credited": 49900,
@@ -5091,6 +7524,11 @@ export interface operations {
                      *           },
                      *           "memo": "memo",
                      *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
                      *           "lines": [
                      *             {
                      *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -5106,6 +7544,10 @@ export interface operations {
                      *               "igst_amount": 49900,
                      *               "tax_amount": 49900,
                      *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
                      *               "period_end": "period end"
@@ -5131,6 +7573,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createInvoice: {
@@ -5161,10 +7604,13 @@ export interface operations {
                  *           "quantity": 1,
                  *           "unit_amount": 49900,
                  *           "hsn_code": "998314",
+                 *           "tax_rate_bp": 1,
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *         }
                  *       ],
+                 *       "exchange_rate": "998314",
                  *       "auto_finalize": true,
+                 *       "collection_method": "send_invoice",
                  *       "memo": "memo",
                  *       "metadata": {}
                  *     }
@@ -5183,11 +7629,20 @@ export interface operations {
                         quantity?: number;
                         unit_amount?: number;
                         hsn_code?: string;
+                        /** @description the GST rate in basis points (1800 = 18 %); required when the code's rate depends on more than the code */
+                        tax_rate_bp?: number;
                         /** Format: uuid */
                         plan_id?: string;
                     }[];
+                    /** @description INR per one unit of the currency, a decimal string ("83.2575"); defaults to the entity rate in force */
+                    exchange_rate?: string;
                     /** @default true */
                     auto_finalize?: boolean;
+                    /**
+                     * @default send_invoice
+                     * @enum {string}
+                     */
+                    collection_method?: "send_invoice" | "charge_automatically";
                     memo?: string;
                     /** @default {} */
                     metadata?: {
@@ -5222,8 +7677,17 @@ export interface operations {
                      *         "igst_amount": 49900,
                      *         "tax_type": "tax type",
                      *         "utgst": true,
+                     *         "lut": true,
                      *         "place_of_supply": "place of supply",
                      *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "amount_paid": 49900,
                      *         "amount_tds": 49900,
                      *         "amount_credited": 49900,
@@ -5255,6 +7719,11 @@ export interface operations {
                      *         },
                      *         "memo": "memo",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
                      *         "lines": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -5270,6 +7739,10 @@ export interface operations {
                      *             "igst_amount": 49900,
                      *             "tax_amount": 49900,
                      *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
                      *             "period_end": "period end"
@@ -5290,6 +7763,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getInvoice: {
@@ -5329,8 +7803,17 @@ export interface operations {
                      *         "igst_amount": 49900,
                      *         "tax_type": "tax type",
                      *         "utgst": true,
+                     *         "lut": true,
                      *         "place_of_supply": "place of supply",
                      *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "amount_paid": 49900,
                      *         "amount_tds": 49900,
                      *         "amount_credited": 49900,
@@ -5362,6 +7845,11 @@ export interface operations {
                      *         },
                      *         "memo": "memo",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
                      *         "lines": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -5377,6 +7865,10 @@ export interface operations {
                      *             "igst_amount": 49900,
                      *             "tax_amount": 49900,
                      *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
                      *             "period_end": "period end"
@@ -5395,6 +7887,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     finalizeInvoice: {
@@ -5440,8 +7933,17 @@ export interface operations {
                      *         "igst_amount": 49900,
                      *         "tax_type": "tax type",
                      *         "utgst": true,
+                     *         "lut": true,
                      *         "place_of_supply": "place of supply",
                      *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "amount_paid": 49900,
                      *         "amount_tds": 49900,
                      *         "amount_credited": 49900,
@@ -5473,6 +7975,11 @@ export interface operations {
                      *         },
                      *         "memo": "memo",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
                      *         "lines": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -5488,6 +7995,10 @@ export interface operations {
                      *             "igst_amount": 49900,
                      *             "tax_amount": 49900,
                      *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
                      *             "period_end": "period end"
@@ -5508,6 +8019,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     voidInvoice: {
@@ -5553,8 +8065,17 @@ export interface operations {
                      *         "igst_amount": 49900,
                      *         "tax_type": "tax type",
                      *         "utgst": true,
+                     *         "lut": true,
                      *         "place_of_supply": "place of supply",
                      *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "amount_paid": 49900,
                      *         "amount_tds": 49900,
                      *         "amount_credited": 49900,
@@ -5586,6 +8107,11 @@ export interface operations {
                      *         },
                      *         "memo": "memo",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
                      *         "lines": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -5601,6 +8127,10 @@ export interface operations {
                      *             "igst_amount": 49900,
                      *             "tax_amount": 49900,
                      *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
                      *             "period_end": "period end"
@@ -5621,6 +8151,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     markUncollectibleInvoice: {
@@ -5666,8 +8197,17 @@ export interface operations {
                      *         "igst_amount": 49900,
                      *         "tax_type": "tax type",
                      *         "utgst": true,
+                     *         "lut": true,
                      *         "place_of_supply": "place of supply",
                      *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "amount_paid": 49900,
                      *         "amount_tds": 49900,
                      *         "amount_credited": 49900,
@@ -5699,6 +8239,11 @@ export interface operations {
                      *         },
                      *         "memo": "memo",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
                      *         "lines": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -5714,6 +8259,10 @@ export interface operations {
                      *             "igst_amount": 49900,
                      *             "tax_amount": 49900,
                      *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
                      *             "period_end": "period end"
@@ -5734,6 +8283,158 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    tdsInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The record TDS the customer certified after paying (Form 16A): it settles its part of the invoice request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tds_amount": 49900,
+                 *       "certificate_number": "certificate number",
+                 *       "section": "section"
+                 *     }
+                 */
+                "application/json": {
+                    tds_amount: number;
+                    /** @description the Form 16A certificate number */
+                    certificate_number?: string;
+                    /** @description the Income-tax Act section deducted under, e.g. 194J */
+                    section?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "number": "number",
+                     *         "status": "draft",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "billing_reason": "billing reason",
+                     *         "currency": "INR",
+                     *         "subtotal": 49900,
+                     *         "tax_amount": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_type": "tax type",
+                     *         "utgst": true,
+                     *         "lut": true,
+                     *         "place_of_supply": "place of supply",
+                     *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
+                     *         "amount_paid": 49900,
+                     *         "amount_tds": 49900,
+                     *         "amount_credited": 49900,
+                     *         "amount_due": 49900,
+                     *         "period_start": "period start",
+                     *         "period_end": "period end",
+                     *         "issued_at": "2026-04-01T00:00:00.000Z",
+                     *         "due_date": "due date",
+                     *         "paid_at": "2026-04-01T00:00:00.000Z",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *         "supplier": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "customer_details": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "memo": "memo",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "description": "description",
+                     *             "quantity": 1,
+                     *             "unit_amount": 49900,
+                     *             "amount": 49900,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "period_start": "period start",
+                     *             "period_end": "period end"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listInvoiceJournalEntries: {
@@ -5792,6 +8493,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     sendInvoice: {
@@ -5831,6 +8533,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getInvoicePdf: {
@@ -5858,6 +8561,35 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCreditNotesPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credit note as a PDF */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example text */
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     recordOfflinePayment: {
@@ -5930,6 +8662,9 @@ export interface operations {
                      *         "recorded_at": "2026-04-01T00:00:00.000Z",
                      *         "status": "status",
                      *         "channel": "channel",
+                     *         "gateway": "gateway",
+                     *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount_refunded": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -5945,6 +8680,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listPayments: {
@@ -5993,6 +8729,9 @@ export interface operations {
                      *           "recorded_at": "2026-04-01T00:00:00.000Z",
                      *           "status": "status",
                      *           "channel": "channel",
+                     *           "gateway": "gateway",
+                     *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "amount_refunded": 49900,
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -6013,6 +8752,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getPayment: {
@@ -6050,6 +8790,9 @@ export interface operations {
                      *         "recorded_at": "2026-04-01T00:00:00.000Z",
                      *         "status": "status",
                      *         "channel": "channel",
+                     *         "gateway": "gateway",
+                     *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount_refunded": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -6063,6 +8806,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listCreditNotes: {
@@ -6125,6 +8869,21 @@ export interface operations {
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
                      *           "customer": {}
                      *         }
                      *       ],
@@ -6144,6 +8903,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createCreditNote: {
@@ -6167,6 +8927,12 @@ export interface operations {
                  *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "amount": 49900,
+                 *       "lines": [
+                 *         {
+                 *           "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount": 49900
+                 *         }
+                 *       ],
                  *       "currency": "INR",
                  *       "reason": "",
                  *       "reference": "reference",
@@ -6178,7 +8944,15 @@ export interface operations {
                     customer_id: string;
                     /** Format: uuid */
                     invoice_id?: string;
-                    amount: number;
+                    /** @description gross; required unless lines are given (then it must equal their sum) */
+                    amount?: number;
+                    /** @description which invoice lines to credit, and how much of each (with invoice_id); omitted: the whole invoice pro rata */
+                    lines?: {
+                        /** Format: uuid */
+                        invoice_line_id: string;
+                        /** @description gross (with GST) credited on this line, at most what the line has left */
+                        amount: number;
+                    }[];
                     currency?: string;
                     /** @default  */
                     reason?: string;
@@ -6224,6 +8998,21 @@ export interface operations {
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900
+                     *           }
+                     *         ],
                      *         "customer": {}
                      *       }
                      *     }
@@ -6238,6 +9027,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getCreditNote: {
@@ -6290,6 +9080,21 @@ export interface operations {
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900
+                     *           }
+                     *         ],
                      *         "customer": {}
                      *       }
                      *     }
@@ -6302,6 +9107,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     approveCreditNote: {
@@ -6357,6 +9163,21 @@ export interface operations {
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900
+                     *           }
+                     *         ],
                      *         "customer": {}
                      *       }
                      *     }
@@ -6371,6 +9192,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     rejectCreditNote: {
@@ -6426,6 +9248,21 @@ export interface operations {
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900
+                     *           }
+                     *         ],
                      *         "customer": {}
                      *       }
                      *     }
@@ -6440,6 +9277,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     voidCreditNote: {
@@ -6495,6 +9333,21 @@ export interface operations {
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900
+                     *           }
+                     *         ],
                      *         "customer": {}
                      *       }
                      *     }
@@ -6509,6 +9362,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     applyCreditNote: {
@@ -6579,6 +9433,21 @@ export interface operations {
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900
+                     *           }
+                     *         ],
                      *         "customer": {}
                      *       }
                      *     }
@@ -6594,6 +9463,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getJournalEntry: {
@@ -6650,13 +9520,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listEvents: {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "customer.created" | "customer.updated" | "entity.created" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired";
+                type?: "plan.created" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -6713,6 +9584,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getEvent: {
@@ -6754,6 +9626,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listWebhookEndpoints: {
@@ -6813,6 +9686,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createWebhookEndpoint: {
@@ -6885,6 +9759,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getWebhookEndpoint: {
@@ -6930,6 +9805,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     deleteWebhookEndpoint: {
@@ -6979,6 +9855,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     updateWebhookEndpoint: {
@@ -7053,6 +9930,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     rotateWebhookSecret: {
@@ -7107,6 +9985,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listWebhookEndpointDeliveries: {
@@ -7172,6 +10051,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listEventDeliveries: {
@@ -7237,6 +10117,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     redeliverEvent: {
@@ -7301,6 +10182,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listGifts: {
@@ -7371,6 +10253,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createGift: {
@@ -7452,6 +10335,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getGift: {
@@ -7504,6 +10388,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     cancelGift: {
@@ -7580,6 +10465,21 @@ export interface operations {
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
                      *           "customer": {}
                      *         },
                      *         "invoice_voided": true
@@ -7600,6 +10500,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listReferrals: {
@@ -7682,6 +10583,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createReferral: {
@@ -7761,6 +10663,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getReferral: {
@@ -7813,6 +10716,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     cancelReferral: {
@@ -7873,6 +10777,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listQuotes: {
@@ -7958,6 +10863,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createQuote: {
@@ -8091,6 +10997,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     getQuote: {
@@ -8158,6 +11065,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     acceptQuote: {
@@ -8233,6 +11141,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     declineQuote: {
@@ -8308,6 +11217,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     createPortalSession: {
@@ -8353,6 +11263,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     compareImport: {
@@ -8447,6 +11358,4002 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAnalyticsMrr: {
+        parameters: {
+            query?: {
+                /** @description ISO 4217; default the tenant base currency */
+                currency?: string;
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                from?: string;
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                to?: string;
+                /** @description csv answers the table as text/csv (so does Accept: text/csv) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "currency": "INR",
+                     *         "from": "from",
+                     *         "to": "to",
+                     *         "months": [
+                     *           {
+                     *             "month": "month",
+                     *             "mrr": 1,
+                     *             "subscriptions": 1,
+                     *             "customers": 1,
+                     *             "snapshot_date": "snapshot date"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["MrrSeries"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAnalyticsMrrWaterfall: {
+        parameters: {
+            query?: {
+                /** @description ISO 4217; default the tenant base currency */
+                currency?: string;
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                from?: string;
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                to?: string;
+                /** @description csv answers the table as text/csv (so does Accept: text/csv) */
+                format?: "json" | "csv";
+                /** @description The bucket (query). */
+                bucket?: "new" | "expansion" | "contraction" | "churned" | "reactivated";
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                month?: string;
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "currency": "INR",
+                     *         "from": "from",
+                     *         "to": "to",
+                     *         "months": [
+                     *           {
+                     *             "month": "month",
+                     *             "starting_mrr": 1,
+                     *             "new": 1,
+                     *             "expansion": 1,
+                     *             "contraction": 1,
+                     *             "churned": 1,
+                     *             "reactivated": 1,
+                     *             "net_change": 1,
+                     *             "ending_mrr": 1,
+                     *             "counts": {
+                     *               "new": 1,
+                     *               "expansion": 1,
+                     *               "contraction": 1,
+                     *               "churned": 1,
+                     *               "reactivated": 1
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["MrrWaterfall"];
+                    } | {
+                        data: components["schemas"]["MrrMovement"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAnalyticsChurn: {
+        parameters: {
+            query?: {
+                /** @description ISO 4217; default the tenant base currency */
+                currency?: string;
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                from?: string;
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                to?: string;
+                /** @description csv answers the table as text/csv (so does Accept: text/csv) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "currency": "INR",
+                     *         "from": "from",
+                     *         "to": "to",
+                     *         "months": [
+                     *           {
+                     *             "month": "month",
+                     *             "customers_start": 1,
+                     *             "customers_churned": 1,
+                     *             "logo_churn_rate": 1,
+                     *             "starting_mrr": 1,
+                     *             "churned_mrr": 1,
+                     *             "contraction_mrr": 1,
+                     *             "expansion_mrr": 1,
+                     *             "gross_revenue_churn_rate": 1,
+                     *             "net_revenue_retention": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ChurnReport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAnalyticsCohort: {
+        parameters: {
+            query?: {
+                /** @description ISO 4217; default the tenant base currency */
+                currency?: string;
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                from?: string;
+                /** @description YYYY-MM (a date YYYY-MM-DD is taken as its month) */
+                to?: string;
+                /** @description csv answers the table as text/csv (so does Accept: text/csv) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "currency": "INR",
+                     *         "from": "from",
+                     *         "to": "to",
+                     *         "cohorts": [
+                     *           {
+                     *             "cohort": "cohort",
+                     *             "customers": 1,
+                     *             "mrr": 1,
+                     *             "months": [
+                     *               {
+                     *                 "month": "month",
+                     *                 "customers": 1,
+                     *                 "mrr": 1,
+                     *                 "customer_retention": 1
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CohortReport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAnalyticsInvoiceAging: {
+        parameters: {
+            query?: {
+                /** @description ISO 4217; default the tenant base currency */
+                currency?: string;
+                /** @description The bucket (query). */
+                bucket?: "current" | "1_30" | "31_60" | "61_90" | "90_plus";
+                /** @description csv answers the table as text/csv (so does Accept: text/csv) */
+                format?: "json" | "csv";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "currency": "INR",
+                     *         "as_of": "as of",
+                     *         "total": 49900,
+                     *         "buckets": [
+                     *           {
+                     *             "bucket": "current",
+                     *             "amount": 49900,
+                     *             "count": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["InvoiceAging"];
+                    } | {
+                        data: components["schemas"]["AgingInvoice"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createAnalyticsSnapshot: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "snapshot_date": "snapshot date",
+                     *         "subscriptions": 1,
+                     *         "movements": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["MrrSnapshotRun"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listOrganizations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "name": "Acme Pro",
+                     *           "reporting_currency": "reporting currency",
+                     *           "join_code": "join code",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Organization"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createOrganization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create an organization; the calling tenant joins it (the join code is shown once) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Pro",
+                 *       "reporting_currency": "INR"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    reporting_currency: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "reporting_currency": "reporting currency",
+                     *         "join_code": "join code",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Organization"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "reporting_currency": "reporting currency",
+                     *         "join_code": "join code",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Organization"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    joinCodeOrganization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "reporting_currency": "reporting currency",
+                     *         "join_code": "join code",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Organization"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listOrganizationsTenants: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "data_region": "data region",
+                     *           "base_currency": "base currency",
+                     *           "organization_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["OrganizationTenant"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    tenantsOrganization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The attach the calling tenant (only itself) with the join code request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "join_code": "join code"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the code shown when the organization was created (or its join code rotated) */
+                    join_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "email": "billing@acme.example",
+                     *         "data_region": "data region",
+                     *         "base_currency": "base currency",
+                     *         "organization_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["OrganizationTenant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteOrganizationsTenant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The tenant id (path). */
+                tenant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "email": "billing@acme.example",
+                     *         "data_region": "data region",
+                     *         "base_currency": "base currency",
+                     *         "organization_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["OrganizationTenant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceOrganizationsFxRate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description ISO 4217 code */
+                currency: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set the rate of a currency into the reporting currency, in force from a date request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rate": "rate",
+                 *       "effective_date": "x"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description units of the reporting currency per one unit of this currency, as an exact decimal (a string keeps every digit) */
+                    rate: string | number;
+                    /** @description YYYY-MM-DD; default today */
+                    effective_date?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "currency": "INR",
+                     *         "rate": "rate",
+                     *         "effective_date": "effective date",
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["FxRate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listOrganizationsFxRates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "currency": "INR",
+                     *           "rate": "rate",
+                     *           "effective_date": "effective date",
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["FxRate"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getOrganizationsAnalyticsMrr: {
+        parameters: {
+            query?: {
+                /** @description YYYY-MM-DD; default today */
+                date?: string;
+                /** @description The format (query). */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "organization_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "reporting_currency": "reporting currency",
+                     *         "date": "date",
+                     *         "total_mrr": 49900,
+                     *         "tenants": [
+                     *           {
+                     *             "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "name": "Acme Pro",
+                     *             "mrr_reporting": 1,
+                     *             "currencies": [
+                     *               {
+                     *                 "currency": "INR",
+                     *                 "mrr": 1,
+                     *                 "snapshot_date": "snapshot date",
+                     *                 "rate": "rate",
+                     *                 "mrr_reporting": 1
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "missing_rates": [
+                     *           {
+                     *             "currency": "INR",
+                     *             "tenant_ids": [
+                     *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ConsolidatedMrr"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listDunningCampaigns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "name": "Acme Pro",
+                     *           "description": "description",
+                     *           "is_active": true,
+                     *           "trigger_event": "payment_failed",
+                     *           "is_default": true,
+                     *           "payment_wall_enabled": true,
+                     *           "payment_wall_grace_days": 1,
+                     *           "exhausted_action": "cancel",
+                     *           "active_subscriptions": 1,
+                     *           "active_executions": 1,
+                     *           "steps": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "step_order": 1,
+                     *               "delay_hours": 1,
+                     *               "channel": "email",
+                     *               "template_name": "template name",
+                     *               "subject": "subject",
+                     *               "body": "body",
+                     *               "is_payment_wall": true,
+                     *               "created_at": "2026-04-01T00:00:00.000Z",
+                     *               "updated_at": "2026-04-01T00:00:00.000Z"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningCampaign"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createDunningCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a dunning campaign (SPEC 4.6) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Pro",
+                 *       "description": "",
+                 *       "is_active": true,
+                 *       "trigger_event": "payment_failed",
+                 *       "is_default": false,
+                 *       "payment_wall_enabled": false,
+                 *       "payment_wall_grace_days": 3,
+                 *       "exhausted_action": "cancel"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @default  */
+                    description?: string;
+                    /** @default true */
+                    is_active?: boolean;
+                    /**
+                     * @default payment_failed
+                     * @enum {string}
+                     */
+                    trigger_event?: "payment_failed" | "invoice_overdue";
+                    /** @default false */
+                    is_default?: boolean;
+                    /** @default false */
+                    payment_wall_enabled?: boolean;
+                    /** @default 3 */
+                    payment_wall_grace_days?: number;
+                    /**
+                     * @description what happens to the subscription when the last step ran unpaid
+                     * @default mark_unpaid
+                     * @enum {string}
+                     */
+                    exhausted_action?: "cancel" | "mark_unpaid" | "nothing";
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "description": "description",
+                     *         "is_active": true,
+                     *         "trigger_event": "payment_failed",
+                     *         "is_default": true,
+                     *         "payment_wall_enabled": true,
+                     *         "payment_wall_grace_days": 1,
+                     *         "exhausted_action": "cancel",
+                     *         "active_subscriptions": 1,
+                     *         "active_executions": 1,
+                     *         "steps": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "step_order": 1,
+                     *             "delay_hours": 1,
+                     *             "channel": "email",
+                     *             "template_name": "template name",
+                     *             "subject": "subject",
+                     *             "body": "body",
+                     *             "is_payment_wall": true,
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningCampaign"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getDunningCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "description": "description",
+                     *         "is_active": true,
+                     *         "trigger_event": "payment_failed",
+                     *         "is_default": true,
+                     *         "payment_wall_enabled": true,
+                     *         "payment_wall_grace_days": 1,
+                     *         "exhausted_action": "cancel",
+                     *         "active_subscriptions": 1,
+                     *         "active_executions": 1,
+                     *         "steps": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "step_order": 1,
+                     *             "delay_hours": 1,
+                     *             "channel": "email",
+                     *             "template_name": "template name",
+                     *             "subject": "subject",
+                     *             "body": "body",
+                     *             "is_payment_wall": true,
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningCampaign"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteDunningCampaign: {
+        parameters: {
+            query?: {
+                /** @description The cancel executions (query). */
+                cancel_executions?: "true" | "false";
+            };
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "description": "description",
+                     *         "is_active": true,
+                     *         "trigger_event": "payment_failed",
+                     *         "is_default": true,
+                     *         "payment_wall_enabled": true,
+                     *         "payment_wall_grace_days": 1,
+                     *         "exhausted_action": "cancel",
+                     *         "active_subscriptions": 1,
+                     *         "active_executions": 1,
+                     *         "steps": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "step_order": 1,
+                     *             "delay_hours": 1,
+                     *             "channel": "email",
+                     *             "template_name": "template name",
+                     *             "subject": "subject",
+                     *             "body": "body",
+                     *             "is_payment_wall": true,
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningCampaign"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateDunningCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The update a dunning campaign (making it the default unsets the old one) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Pro",
+                 *       "description": "description",
+                 *       "is_active": true,
+                 *       "trigger_event": "payment_failed",
+                 *       "is_default": true,
+                 *       "payment_wall_enabled": true,
+                 *       "payment_wall_grace_days": 1,
+                 *       "exhausted_action": "cancel"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    is_active?: boolean;
+                    /** @enum {string} */
+                    trigger_event?: "payment_failed" | "invoice_overdue";
+                    is_default?: boolean;
+                    payment_wall_enabled?: boolean;
+                    payment_wall_grace_days?: number;
+                    /** @enum {string} */
+                    exhausted_action?: "cancel" | "mark_unpaid" | "nothing";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "description": "description",
+                     *         "is_active": true,
+                     *         "trigger_event": "payment_failed",
+                     *         "is_default": true,
+                     *         "payment_wall_enabled": true,
+                     *         "payment_wall_grace_days": 1,
+                     *         "exhausted_action": "cancel",
+                     *         "active_subscriptions": 1,
+                     *         "active_executions": 1,
+                     *         "steps": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "step_order": 1,
+                     *             "delay_hours": 1,
+                     *             "channel": "email",
+                     *             "template_name": "template name",
+                     *             "subject": "subject",
+                     *             "body": "body",
+                     *             "is_payment_wall": true,
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningCampaign"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    stepsDunningCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The add a step (step_order is assigned) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "delay_hours": 1,
+                 *       "channel": "email",
+                 *       "template_name": "",
+                 *       "subject": "",
+                 *       "body": "",
+                 *       "is_payment_wall": false
+                 *     }
+                 */
+                "application/json": {
+                    delay_hours: number;
+                    /** @enum {string} */
+                    channel: "email" | "sms" | "in_app" | "retry_payment";
+                    /** @default  */
+                    template_name?: string;
+                    /** @default  */
+                    subject?: string;
+                    /** @default  */
+                    body?: string;
+                    /** @default false */
+                    is_payment_wall?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "step_order": 1,
+                     *         "delay_hours": 1,
+                     *         "channel": "email",
+                     *         "template_name": "template name",
+                     *         "subject": "subject",
+                     *         "body": "body",
+                     *         "is_payment_wall": true,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningStep"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteDunningCampaignsStep: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The step id (path). */
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "step_order": 1,
+                     *         "delay_hours": 1,
+                     *         "channel": "email",
+                     *         "template_name": "template name",
+                     *         "subject": "subject",
+                     *         "body": "body",
+                     *         "is_payment_wall": true,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningStep"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateDunningCampaignsStep: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The step id (path). */
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The update a step request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "delay_hours": 1,
+                 *       "channel": "email",
+                 *       "template_name": "template name",
+                 *       "subject": "subject",
+                 *       "body": "body",
+                 *       "is_payment_wall": true
+                 *     }
+                 */
+                "application/json": {
+                    delay_hours?: number;
+                    /** @enum {string} */
+                    channel?: "email" | "sms" | "in_app" | "retry_payment";
+                    template_name?: string;
+                    subject?: string;
+                    body?: string;
+                    is_payment_wall?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "step_order": 1,
+                     *         "delay_hours": 1,
+                     *         "channel": "email",
+                     *         "template_name": "template name",
+                     *         "subject": "subject",
+                     *         "body": "body",
+                     *         "is_payment_wall": true,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningStep"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listDunningExecutions: {
+        parameters: {
+            query?: {
+                /** @description The invoice id (query). */
+                invoice_id?: string;
+                /** @description The status (query). */
+                status?: "active" | "recovered" | "exhausted" | "canceled";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "campaign_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "trigger_event": "payment_failed",
+                     *           "status": "active",
+                     *           "steps_done": 1,
+                     *           "next_step_at": "2026-04-01T00:00:00.000Z",
+                     *           "payment_wall_active": true,
+                     *           "started_at": "2026-04-01T00:00:00.000Z",
+                     *           "ended_at": "2026-04-01T00:00:00.000Z",
+                     *           "actions": [
+                     *             {
+                     *               "step_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "channel": "channel",
+                     *               "executed_at": "2026-04-01T00:00:00.000Z",
+                     *               "outcome": "succeeded",
+                     *               "detail": "detail"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningExecution"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCustomersAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "blocked": true,
+                     *         "reason": "reason",
+                     *         "invoice_ids": [
+                     *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         ],
+                     *         "blocked_since": "blocked since"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerAccess"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAnalyticsDunningOverview: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 date; default 30 days ago */
+                start_date?: string;
+                /** @description ISO 8601 date; default today */
+                end_date?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "total_retries": 49900,
+                     *         "total_successes": 49900,
+                     *         "success_rate": 1,
+                     *         "successful_retries": 1,
+                     *         "recovery_rate": 1,
+                     *         "period": {
+                     *           "start": "start",
+                     *           "end": "end"
+                     *         },
+                     *         "by_action": [
+                     *           {
+                     *             "action_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "attempts": 1,
+                     *             "successes": 1,
+                     *             "success_rate": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningOverview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listCollections: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "currency": "INR",
+                     *           "amount_due": 49900,
+                     *           "due_date": "due date",
+                     *           "days_overdue": 1,
+                     *           "dunning": {
+                     *             "execution_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "status": "status",
+                     *             "steps_done": 1,
+                     *             "next_step_at": "2026-04-01T00:00:00.000Z",
+                     *             "payment_wall_active": true
+                     *           }
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CollectionItem"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createAccountingConnect: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The provider (path). */
+                provider: "quickbooks" | "xero" | "zoho_books";
+            };
+            cookie?: never;
+        };
+        /** @description The start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "redirect_uri": "https://acme.example/",
+                 *       "state": "state"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description where the browser lands after the provider (default: the dashboard)
+                     */
+                    redirect_uri?: string;
+                    /** @description opaque; handed back on the redirect */
+                    state?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "auth_url": "https://acme.example/webhooks/kosh",
+                     *       "provider": "quickbooks",
+                     *       "expires_in": 1
+                     *     }
+                     */
+                    "application/json": {
+                        auth_url: string;
+                        /** @enum {string} */
+                        provider: "quickbooks" | "xero" | "zoho_books";
+                        expires_in: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAccountingCallback: {
+        parameters: {
+            query?: {
+                /** @description The code (query). */
+                code?: string;
+                /** @description The state (query). */
+                state?: string;
+                /** @description The realmId (query). */
+                realmId?: string;
+                /** @description The error (query). */
+                error?: string;
+                /** @description The error description (query). */
+                error_description?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The provider (path). */
+                provider: "quickbooks" | "xero" | "zoho_books";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listAccountingConnections: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "accounting_connection",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "provider": "quickbooks",
+                     *           "status": "active",
+                     *           "external_tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "external_tenant_name": "external tenant name",
+                     *           "tax_mapping": {
+                     *             "tax_codes": {},
+                     *             "accounts": {
+                     *               "income": "income",
+                     *               "bank": "bank",
+                     *               "tds_receivable": "tds receivable"
+                     *             },
+                     *             "item": "item"
+                     *           },
+                     *           "last_error": "last error",
+                     *           "last_synced_at": "2026-04-01T00:00:00.000Z",
+                     *           "connected_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AccountingConnection"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteAccountingConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceAccountingConnectionsTaxMapping: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The map GST classes and accounts to the provider’s tax codes and accounts (merged over the India defaults) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tax_codes": {},
+                 *       "accounts": {
+                 *         "income": "income",
+                 *         "bank": "bank",
+                 *         "tds_receivable": "tds receivable"
+                 *       },
+                 *       "item": "item"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description merged over the defaults; e.g. { "intra_state:18": "GST 18%" } */
+                    tax_codes?: {
+                        [key: string]: string;
+                    };
+                    accounts?: {
+                        income?: string;
+                        bank?: string;
+                        tds_receivable?: string;
+                    };
+                    item?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "accounting_connection",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "quickbooks",
+                     *         "status": "active",
+                     *         "external_tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "external_tenant_name": "external tenant name",
+                     *         "tax_mapping": {
+                     *           "tax_codes": {},
+                     *           "accounts": {
+                     *             "income": "income",
+                     *             "bank": "bank",
+                     *             "tds_receivable": "tds receivable"
+                     *           },
+                     *           "item": "item"
+                     *         },
+                     *         "last_error": "last error",
+                     *         "last_synced_at": "2026-04-01T00:00:00.000Z",
+                     *         "connected_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AccountingConnection"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createAccountingSync: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The queue a sync of customers, invoices, payments and credit notes request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "connection_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description default: every active connection
+                     */
+                    connection_id?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "accounting_sync_run",
+                     *           "connection_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "provider": "quickbooks",
+                     *           "status": "queued",
+                     *           "synced": 1,
+                     *           "failed": 1,
+                     *           "skipped": 1,
+                     *           "last_error": "last error",
+                     *           "started_at": "2026-04-01T00:00:00.000Z",
+                     *           "finished_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AccountingSyncRun"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listAccountingSyncStatus: {
+        parameters: {
+            query?: {
+                /** @description The connection id (query). */
+                connection_id?: string;
+                /** @description The status (query). */
+                status?: "pending" | "synced" | "failed";
+                /** @description The record type (query). */
+                record_type?: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "accounting_sync_record",
+                     *           "connection_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "record_type": "customer",
+                     *           "record_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "status": "pending",
+                     *           "last_error": "last error",
+                     *           "attempts": 1,
+                     *           "synced_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900,
+                     *       "runs": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "accounting_sync_run",
+                     *           "connection_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "provider": "quickbooks",
+                     *           "status": "queued",
+                     *           "synced": 1,
+                     *           "failed": 1,
+                     *           "skipped": 1,
+                     *           "last_error": "last error",
+                     *           "started_at": "2026-04-01T00:00:00.000Z",
+                     *           "finished_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AccountingSyncRecord"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                        runs: components["schemas"]["AccountingSyncRun"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAccountingExportTally: {
+        parameters: {
+            query: {
+                /** @description The from (query). */
+                from: string;
+                /** @description The to (query). */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listGatewayConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "provider": "test",
+                     *           "currencies": [
+                     *             "INR"
+                     *           ],
+                     *           "credential_keys": [
+                     *             "credential key"
+                     *           ],
+                     *           "webhook_url": "https://acme.example/webhooks/kosh",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["GatewayConnection"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createGatewayConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The connect a payment gateway (credentials are stored encrypted and never returned) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "provider": "test",
+                 *       "credentials": {},
+                 *       "currencies": [
+                 *         "INR"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    provider: "test" | "razorpay" | "stripe";
+                    /** @default {} */
+                    credentials?: {
+                        [key: string]: string;
+                    };
+                    currencies?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "test",
+                     *         "currencies": [
+                     *           "INR"
+                     *         ],
+                     *         "credential_keys": [
+                     *           "credential key"
+                     *         ],
+                     *         "webhook_url": "https://acme.example/webhooks/kosh",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["GatewayConnection"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteGatewayConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listCustomersPaymentMethods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "type": "card",
+                     *           "brand": "brand",
+                     *           "last4": "last4",
+                     *           "gateway": "gateway",
+                     *           "is_default": true,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PaymentMethod"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    paymentMethodsCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The save a payment method from a gateway token (the first becomes the customer's default) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "token",
+                 *       "set_default": true
+                 *     }
+                 */
+                "application/json": {
+                    token: string;
+                    /** @default true */
+                    set_default?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "type": "card",
+                     *         "brand": "brand",
+                     *         "last4": "last4",
+                     *         "gateway": "gateway",
+                     *         "is_default": true,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PaymentMethod"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteCustomersPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The pm id (path). */
+                pm_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    defaultCustomersPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The pm id (path). */
+                pm_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "type": "card",
+                     *         "brand": "brand",
+                     *         "last4": "last4",
+                     *         "gateway": "gateway",
+                     *         "is_default": true,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PaymentMethod"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    payInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The charge the invoice once now (default or given payment method); a failure answers 200 with last_payment_error request. */
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** Format: uuid */
+                    payment_method_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "number": "number",
+                     *         "status": "draft",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "billing_reason": "billing reason",
+                     *         "currency": "INR",
+                     *         "subtotal": 49900,
+                     *         "tax_amount": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_type": "tax type",
+                     *         "utgst": true,
+                     *         "lut": true,
+                     *         "place_of_supply": "place of supply",
+                     *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
+                     *         "amount_paid": 49900,
+                     *         "amount_tds": 49900,
+                     *         "amount_credited": 49900,
+                     *         "amount_due": 49900,
+                     *         "period_start": "period start",
+                     *         "period_end": "period end",
+                     *         "issued_at": "2026-04-01T00:00:00.000Z",
+                     *         "due_date": "due date",
+                     *         "paid_at": "2026-04-01T00:00:00.000Z",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *         "supplier": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "customer_details": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "memo": "memo",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "description": "description",
+                     *             "quantity": 1,
+                     *             "unit_amount": 49900,
+                     *             "amount": 49900,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "period_start": "period start",
+                     *             "period_end": "period end"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listInvoicesPaymentAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "status": "succeeded",
+                     *           "amount": 49900,
+                     *           "currency": "INR",
+                     *           "gateway": "gateway",
+                     *           "failure_code": "failure code",
+                     *           "failure_message": "failure message",
+                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "charge_after": "charge after",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PaymentAttempt"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    checkoutSessionsInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "url": "https://acme.example/webhooks/kosh",
+                     *         "status": "open",
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CheckoutSession"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    refundsPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The refund a payment in full or in part (issues a refund credit note) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "reason": "reason"
+                 *     }
+                 */
+                "application/json": {
+                    amount?: number;
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount": 49900,
+                     *         "currency": "INR",
+                     *         "status": "pending",
+                     *         "reason": "reason",
+                     *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "gateway": "gateway",
+                     *         "failure_code": "failure code",
+                     *         "failure_message": "failure message",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getInvoicesEinvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "document_type": "invoice",
+                     *         "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "provider",
+                     *         "status": "pending",
+                     *         "irn": "irn",
+                     *         "ack_no": "ack no",
+                     *         "ack_date": "ack date",
+                     *         "signed_qr_code": "signed qr code",
+                     *         "errors": [
+                     *           {
+                     *             "code": "acme-pro",
+                     *             "message": "message",
+                     *             "field": "field"
+                     *           }
+                     *         ],
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "cancel_reason_code": 1,
+                     *         "cancel_remarks": "cancel remarks",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createInvoicesEinvoiceCancel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409 request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason_code": 1,
+                 *       "remarks": "remarks"
+                 *     }
+                 */
+                "application/json": {
+                    reason_code: number;
+                    remarks: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "document_type": "invoice",
+                     *         "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "provider",
+                     *         "status": "pending",
+                     *         "irn": "irn",
+                     *         "ack_no": "ack no",
+                     *         "ack_date": "ack date",
+                     *         "signed_qr_code": "signed qr code",
+                     *         "errors": [
+                     *           {
+                     *             "code": "acme-pro",
+                     *             "message": "message",
+                     *             "field": "field"
+                     *           }
+                     *         ],
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "cancel_reason_code": 1,
+                     *         "cancel_remarks": "cancel remarks",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCreditNotesEinvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "document_type": "invoice",
+                     *         "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "provider",
+                     *         "status": "pending",
+                     *         "irn": "irn",
+                     *         "ack_no": "ack no",
+                     *         "ack_date": "ack date",
+                     *         "signed_qr_code": "signed qr code",
+                     *         "errors": [
+                     *           {
+                     *             "code": "acme-pro",
+                     *             "message": "message",
+                     *             "field": "field"
+                     *           }
+                     *         ],
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "cancel_reason_code": 1,
+                     *         "cancel_remarks": "cancel remarks",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createCreditNotesEinvoiceCancel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409 request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason_code": 1,
+                 *       "remarks": "remarks"
+                 *     }
+                 */
+                "application/json": {
+                    reason_code: number;
+                    remarks: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "document_type": "invoice",
+                     *         "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "provider",
+                     *         "status": "pending",
+                     *         "irn": "irn",
+                     *         "ack_no": "ack no",
+                     *         "ack_date": "ack date",
+                     *         "signed_qr_code": "signed qr code",
+                     *         "errors": [
+                     *           {
+                     *             "code": "acme-pro",
+                     *             "message": "message",
+                     *             "field": "field"
+                     *           }
+                     *         ],
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "cancel_reason_code": 1,
+                     *         "cancel_remarks": "cancel remarks",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getGstGstr1: {
+        parameters: {
+            query: {
+                /** @description The entity id (query). */
+                entity_id: string;
+                /** @description The period (query). */
+                period: string;
+                /** @description The format (query). */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GSTR-1 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "gstin": "27AAPFU0939F1ZV",
+                     *         "fp": "fp",
+                     *         "b2b": [
+                     *           {}
+                     *         ],
+                     *         "b2cl": [
+                     *           {}
+                     *         ],
+                     *         "b2cs": [
+                     *           {}
+                     *         ],
+                     *         "cdnr": [
+                     *           {}
+                     *         ],
+                     *         "cdnur": [
+                     *           {}
+                     *         ],
+                     *         "exp": [
+                     *           {}
+                     *         ],
+                     *         "hsn": {
+                     *           "data": [
+                     *             {}
+                     *           ]
+                     *         },
+                     *         "doc_issue": {
+                     *           "doc_det": [
+                     *             {}
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Gstr1"];
+                    };
+                    /** @example text */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getGstGstr3b: {
+        parameters: {
+            query: {
+                /** @description The entity id (query). */
+                entity_id: string;
+                /** @description The period (query). */
+                period: string;
+                /** @description The format (query). */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GSTR-3B table 3.1 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "gstin": "27AAPFU0939F1ZV",
+                     *         "ret_period": "ret period",
+                     *         "sup_details": {
+                     *           "osup_det": {
+                     *             "txval": 1,
+                     *             "iamt": 1,
+                     *             "camt": 1,
+                     *             "samt": 1,
+                     *             "csamt": 1
+                     *           },
+                     *           "osup_zero": {
+                     *             "txval": 1,
+                     *             "iamt": 1,
+                     *             "camt": 1,
+                     *             "samt": 1,
+                     *             "csamt": 1
+                     *           },
+                     *           "osup_nil_exmp": {
+                     *             "txval": 1,
+                     *             "iamt": 1,
+                     *             "camt": 1,
+                     *             "samt": 1,
+                     *             "csamt": 1
+                     *           },
+                     *           "isup_rev": {
+                     *             "txval": 1,
+                     *             "iamt": 1,
+                     *             "camt": 1,
+                     *             "samt": 1,
+                     *             "csamt": 1
+                     *           },
+                     *           "osup_nongst": {
+                     *             "txval": 1,
+                     *             "iamt": 1,
+                     *             "camt": 1,
+                     *             "samt": 1,
+                     *             "csamt": 1
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Gstr3b"];
+                    };
+                    /** @example text */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listFinanceReconciliationRuns: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "status": "running",
+                     *           "run_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "run_at": "2026-04-01T00:00:00.000Z",
+                     *           "started_at": "2026-04-01T00:00:00.000Z",
+                     *           "completed_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "invoices_checked": 1,
+                     *           "paid_invoices_checked": 1,
+                     *           "total_discrepancies": 49900,
+                     *           "discrepancy_count": 1,
+                     *           "tb_compared": true,
+                     *           "tb_accounts_checked": 1,
+                     *           "tb_transfers_checked": 1,
+                     *           "checked": {
+                     *             "invoices": 1,
+                     *             "payments": 1,
+                     *             "credit_notes": 1,
+                     *             "journal_entries": 1,
+                     *             "transfers": 1,
+                     *             "accounts": 1
+                     *           },
+                     *           "discrepancies_truncated": true,
+                     *           "failure": "failure",
+                     *           "discrepancies": [
+                     *             {
+                     *               "type": "type",
+                     *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "transaction_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "account_code": 1,
+                     *               "currency": "INR",
+                     *               "expected_amount": 49900,
+                     *               "found_amount": 49900,
+                     *               "expected": 1,
+                     *               "found": 1,
+                     *               "detail": "detail"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ReconciliationRun"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createFinanceReconciliationRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The start a reconciliation run (billing → journal → secondary ledger); it runs in the job queue request. */
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    /** Format: uuid */
+                    entity_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "running",
+                     *         "run_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "run_at": "2026-04-01T00:00:00.000Z",
+                     *         "started_at": "2026-04-01T00:00:00.000Z",
+                     *         "completed_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "invoices_checked": 1,
+                     *         "paid_invoices_checked": 1,
+                     *         "total_discrepancies": 49900,
+                     *         "discrepancy_count": 1,
+                     *         "tb_compared": true,
+                     *         "tb_accounts_checked": 1,
+                     *         "tb_transfers_checked": 1,
+                     *         "checked": {
+                     *           "invoices": 1,
+                     *           "payments": 1,
+                     *           "credit_notes": 1,
+                     *           "journal_entries": 1,
+                     *           "transfers": 1,
+                     *           "accounts": 1
+                     *         },
+                     *         "discrepancies_truncated": true,
+                     *         "failure": "failure",
+                     *         "discrepancies": [
+                     *           {
+                     *             "type": "type",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "transaction_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "account_code": 1,
+                     *             "currency": "INR",
+                     *             "expected_amount": 49900,
+                     *             "found_amount": 49900,
+                     *             "expected": 1,
+                     *             "found": 1,
+                     *             "detail": "detail"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ReconciliationRun"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getFinanceReconciliationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "running",
+                     *         "run_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "run_at": "2026-04-01T00:00:00.000Z",
+                     *         "started_at": "2026-04-01T00:00:00.000Z",
+                     *         "completed_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "invoices_checked": 1,
+                     *         "paid_invoices_checked": 1,
+                     *         "total_discrepancies": 49900,
+                     *         "discrepancy_count": 1,
+                     *         "tb_compared": true,
+                     *         "tb_accounts_checked": 1,
+                     *         "tb_transfers_checked": 1,
+                     *         "checked": {
+                     *           "invoices": 1,
+                     *           "payments": 1,
+                     *           "credit_notes": 1,
+                     *           "journal_entries": 1,
+                     *           "transfers": 1,
+                     *           "accounts": 1
+                     *         },
+                     *         "discrepancies_truncated": true,
+                     *         "failure": "failure",
+                     *         "discrepancies": [
+                     *           {
+                     *             "type": "type",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "transaction_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "account_code": 1,
+                     *             "currency": "INR",
+                     *             "expected_amount": 49900,
+                     *             "found_amount": 49900,
+                     *             "expected": 1,
+                     *             "found": 1,
+                     *             "detail": "detail"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ReconciliationRun"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getFinanceReconciliation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "running",
+                     *         "run_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "run_at": "2026-04-01T00:00:00.000Z",
+                     *         "started_at": "2026-04-01T00:00:00.000Z",
+                     *         "completed_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "invoices_checked": 1,
+                     *         "paid_invoices_checked": 1,
+                     *         "total_discrepancies": 49900,
+                     *         "discrepancy_count": 1,
+                     *         "tb_compared": true,
+                     *         "tb_accounts_checked": 1,
+                     *         "tb_transfers_checked": 1,
+                     *         "checked": {
+                     *           "invoices": 1,
+                     *           "payments": 1,
+                     *           "credit_notes": 1,
+                     *           "journal_entries": 1,
+                     *           "transfers": 1,
+                     *           "accounts": 1
+                     *         },
+                     *         "discrepancies_truncated": true,
+                     *         "failure": "failure",
+                     *         "discrepancies": [
+                     *           {
+                     *             "type": "type",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "transaction_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "account_code": 1,
+                     *             "currency": "INR",
+                     *             "expected_amount": 49900,
+                     *             "found_amount": 49900,
+                     *             "expected": 1,
+                     *             "found": 1,
+                     *             "detail": "detail"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ReconciliationRun"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getFinanceRevenue: {
+        parameters: {
+            query?: {
+                /** @description The from (query). */
+                from?: string;
+                /** @description The to (query). */
+                to?: string;
+                /** @description The currency (query). */
+                currency?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "currency": "INR",
+                     *         "from": "from",
+                     *         "to": "to",
+                     *         "recognized_total": 49900,
+                     *         "deferred_total": 49900,
+                     *         "months": [
+                     *           {
+                     *             "month": "month",
+                     *             "recognized": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RevenueReport"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getLedgerAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "code": 1,
+                     *           "name": "Acme Pro",
+                     *           "type": "asset",
+                     *           "normal_balance": "debit"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["LedgerAccount"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getLedgerTrialBalance: {
+        parameters: {
+            query?: {
+                /** @description The entity id (query). */
+                entity_id?: string;
+                /** @description The currency (query). */
+                currency?: string;
+                /** @description The as of (query). */
+                as_of?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "currency": "INR",
+                     *         "as_of": "as of",
+                     *         "accounts": [
+                     *           {
+                     *             "code": 1,
+                     *             "name": "Acme Pro",
+                     *             "debit": 1,
+                     *             "credit": 1,
+                     *             "balance": 49900
+                     *           }
+                     *         ],
+                     *         "total_debit": 49900,
+                     *         "total_credit": 49900,
+                     *         "balanced": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TrialBalance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listLedgerJournalEntries: {
+        parameters: {
+            query?: {
+                /** @description The from (query). */
+                from?: string;
+                /** @description The to (query). */
+                to?: string;
+                /** @description The entity id (query). */
+                entity_id?: string;
+                /** @description The currency (query). */
+                currency?: string;
+                /** @description The kind (query). */
+                kind?: string;
+                /** @description The account code (query). */
+                account_code?: number;
+                /** @description The invoice id (query). */
+                invoice_id?: string;
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "ledger_id": 1,
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "kind": "kind",
+                     *           "reference_type": "reference type",
+                     *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "currency": "INR",
+                     *           "description": "description",
+                     *           "posted_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "account_code": 1,
+                     *               "account_name": "account name",
+                     *               "debit": 1,
+                     *               "credit": 1,
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["JournalEntry"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getLedgerExport: {
+        parameters: {
+            query?: {
+                /** @description The from (query). */
+                from?: string;
+                /** @description The to (query). */
+                to?: string;
+                /** @description The entity id (query). */
+                entity_id?: string;
+                /** @description The currency (query). */
+                currency?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     portalLogin: {
@@ -8496,6 +15403,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     portalGetProfile: {
@@ -8536,6 +15444,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     portalListSubscriptions: {
@@ -8586,6 +15495,7 @@ export interface operations {
                      *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
+                     *           "collection_method": "send_invoice",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z",
                      *           "plan_name": "plan name"
@@ -8627,6 +15537,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: unknown;
                             };
+                            /** @enum {string} */
+                            collection_method: "send_invoice" | "charge_automatically";
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -8642,6 +15554,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     portalListInvoices: {
@@ -8688,8 +15601,17 @@ export interface operations {
                      *           "igst_amount": 49900,
                      *           "tax_type": "tax type",
                      *           "utgst": true,
+                     *           "lut": true,
                      *           "place_of_supply": "place of supply",
                      *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "amount_paid": 49900,
                      *           "amount_tds": 49900,
                      *           "amount_credited": 49900,
@@ -8721,6 +15643,11 @@ export interface operations {
                      *           },
                      *           "memo": "memo",
                      *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
                      *           "lines": [
                      *             {
                      *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -8736,6 +15663,10 @@ export interface operations {
                      *               "igst_amount": 49900,
                      *               "tax_amount": 49900,
                      *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
                      *               "period_end": "period end"
@@ -8761,6 +15692,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     portalGetInvoicePdf: {
@@ -8788,6 +15720,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     portalRedeemGift: {
@@ -8840,6 +15773,7 @@ export interface operations {
                      *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
+                     *         "collection_method": "send_invoice",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -8853,6 +15787,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     portalLogout: {
@@ -8886,6 +15821,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     onPlanCreated: {
@@ -8917,6 +15853,7 @@ export interface operations {
                  *           "trial_days": 1,
                  *           "active": true,
                  *           "hsn_code": "998314",
+                 *           "tax_rate_bp": 1,
                  *           "features": [
                  *             "feature"
                  *           ],
@@ -9003,6 +15940,7 @@ export interface operations {
                  *             "postal_code": "postal code",
                  *             "country": "IN"
                  *           },
+                 *           "sez": true,
                  *           "metadata": {},
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
@@ -9075,6 +16013,7 @@ export interface operations {
                  *             "postal_code": "postal code",
                  *             "country": "IN"
                  *           },
+                 *           "sez": true,
                  *           "metadata": {},
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
@@ -9150,6 +16089,13 @@ export interface operations {
                  *             "postal_code": "postal code",
                  *             "country": "IN"
                  *           },
+                 *           "lut": true,
+                 *           "time_zone": "time zone",
+                 *           "einvoicing": {
+                 *             "enabled": true,
+                 *             "provider": "sandbox",
+                 *             "credentials_set": true
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -9167,6 +16113,116 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["LegalEntity"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDunningPaymentWallActivated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `dunning.payment_wall_activated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "dunning.payment_wall_activated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "dunning.payment_wall_activated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDunningPaymentWallLifted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `dunning.payment_wall_lifted` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "dunning.payment_wall_lifted",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "dunning.payment_wall_lifted";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -9222,8 +16278,17 @@ export interface operations {
                  *           "igst_amount": 49900,
                  *           "tax_type": "tax type",
                  *           "utgst": true,
+                 *           "lut": true,
                  *           "place_of_supply": "place of supply",
                  *           "total": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "invoice_currency",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "amount_paid": 49900,
                  *           "amount_tds": 49900,
                  *           "amount_credited": 49900,
@@ -9255,6 +16320,11 @@ export interface operations {
                  *           },
                  *           "memo": "memo",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "last_payment_error": {
+                 *             "code": "acme-pro",
+                 *             "message": "message"
+                 *           },
                  *           "lines": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -9270,6 +16340,10 @@ export interface operations {
                  *               "igst_amount": 49900,
                  *               "tax_amount": 49900,
                  *               "total": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
                  *               "period_end": "period end"
@@ -9347,8 +16421,17 @@ export interface operations {
                  *           "igst_amount": 49900,
                  *           "tax_type": "tax type",
                  *           "utgst": true,
+                 *           "lut": true,
                  *           "place_of_supply": "place of supply",
                  *           "total": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "invoice_currency",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "amount_paid": 49900,
                  *           "amount_tds": 49900,
                  *           "amount_credited": 49900,
@@ -9380,6 +16463,11 @@ export interface operations {
                  *           },
                  *           "memo": "memo",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "last_payment_error": {
+                 *             "code": "acme-pro",
+                 *             "message": "message"
+                 *           },
                  *           "lines": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -9395,6 +16483,10 @@ export interface operations {
                  *               "igst_amount": 49900,
                  *               "tax_amount": 49900,
                  *               "total": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
                  *               "period_end": "period end"
@@ -9472,8 +16564,17 @@ export interface operations {
                  *           "igst_amount": 49900,
                  *           "tax_type": "tax type",
                  *           "utgst": true,
+                 *           "lut": true,
                  *           "place_of_supply": "place of supply",
                  *           "total": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "invoice_currency",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "amount_paid": 49900,
                  *           "amount_tds": 49900,
                  *           "amount_credited": 49900,
@@ -9505,6 +16606,11 @@ export interface operations {
                  *           },
                  *           "memo": "memo",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "last_payment_error": {
+                 *             "code": "acme-pro",
+                 *             "message": "message"
+                 *           },
                  *           "lines": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -9520,6 +16626,10 @@ export interface operations {
                  *               "igst_amount": 49900,
                  *               "tax_amount": 49900,
                  *               "total": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
                  *               "period_end": "period end"
@@ -9597,8 +16707,17 @@ export interface operations {
                  *           "igst_amount": 49900,
                  *           "tax_type": "tax type",
                  *           "utgst": true,
+                 *           "lut": true,
                  *           "place_of_supply": "place of supply",
                  *           "total": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "invoice_currency",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "amount_paid": 49900,
                  *           "amount_tds": 49900,
                  *           "amount_credited": 49900,
@@ -9630,6 +16749,11 @@ export interface operations {
                  *           },
                  *           "memo": "memo",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "last_payment_error": {
+                 *             "code": "acme-pro",
+                 *             "message": "message"
+                 *           },
                  *           "lines": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -9645,6 +16769,10 @@ export interface operations {
                  *               "igst_amount": 49900,
                  *               "tax_amount": 49900,
                  *               "total": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
                  *               "period_end": "period end"
@@ -9722,8 +16850,17 @@ export interface operations {
                  *           "igst_amount": 49900,
                  *           "tax_type": "tax type",
                  *           "utgst": true,
+                 *           "lut": true,
                  *           "place_of_supply": "place of supply",
                  *           "total": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "invoice_currency",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "amount_paid": 49900,
                  *           "amount_tds": 49900,
                  *           "amount_credited": 49900,
@@ -9755,6 +16892,11 @@ export interface operations {
                  *           },
                  *           "memo": "memo",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "last_payment_error": {
+                 *             "code": "acme-pro",
+                 *             "message": "message"
+                 *           },
                  *           "lines": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -9770,6 +16912,10 @@ export interface operations {
                  *               "igst_amount": 49900,
                  *               "tax_amount": 49900,
                  *               "total": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
                  *               "period_end": "period end"
@@ -9847,8 +16993,17 @@ export interface operations {
                  *           "igst_amount": 49900,
                  *           "tax_type": "tax type",
                  *           "utgst": true,
+                 *           "lut": true,
                  *           "place_of_supply": "place of supply",
                  *           "total": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "invoice_currency",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "amount_paid": 49900,
                  *           "amount_tds": 49900,
                  *           "amount_credited": 49900,
@@ -9880,6 +17035,11 @@ export interface operations {
                  *           },
                  *           "memo": "memo",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "last_payment_error": {
+                 *             "code": "acme-pro",
+                 *             "message": "message"
+                 *           },
                  *           "lines": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -9895,6 +17055,10 @@ export interface operations {
                  *               "igst_amount": 49900,
                  *               "tax_amount": 49900,
                  *               "total": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
                  *               "period_end": "period end"
@@ -9972,8 +17136,17 @@ export interface operations {
                  *           "igst_amount": 49900,
                  *           "tax_type": "tax type",
                  *           "utgst": true,
+                 *           "lut": true,
                  *           "place_of_supply": "place of supply",
                  *           "total": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "invoice_currency",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "amount_paid": 49900,
                  *           "amount_tds": 49900,
                  *           "amount_credited": 49900,
@@ -10005,6 +17178,11 @@ export interface operations {
                  *           },
                  *           "memo": "memo",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "last_payment_error": {
+                 *             "code": "acme-pro",
+                 *             "message": "message"
+                 *           },
                  *           "lines": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -10020,6 +17198,10 @@ export interface operations {
                  *               "igst_amount": 49900,
                  *               "tax_amount": 49900,
                  *               "total": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
                  *               "period_end": "period end"
@@ -10095,6 +17277,9 @@ export interface operations {
                  *           "recorded_at": "2026-04-01T00:00:00.000Z",
                  *           "status": "status",
                  *           "channel": "channel",
+                 *           "gateway": "gateway",
+                 *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount_refunded": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -10112,6 +17297,210 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["OfflinePayment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRefundCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `refund.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "refund.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount": 49900,
+                 *           "currency": "INR",
+                 *           "status": "pending",
+                 *           "reason": "reason",
+                 *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "gateway": "gateway",
+                 *           "failure_code": "failure code",
+                 *           "failure_message": "failure message",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "refund.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRefundSucceeded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `refund.succeeded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "refund.succeeded",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount": 49900,
+                 *           "currency": "INR",
+                 *           "status": "pending",
+                 *           "reason": "reason",
+                 *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "gateway": "gateway",
+                 *           "failure_code": "failure code",
+                 *           "failure_message": "failure message",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "refund.succeeded";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRefundFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `refund.failed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "refund.failed",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount": 49900,
+                 *           "currency": "INR",
+                 *           "status": "pending",
+                 *           "reason": "reason",
+                 *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "gateway": "gateway",
+                 *           "failure_code": "failure code",
+                 *           "failure_message": "failure message",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "refund.failed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Refund"];
                     };
                 };
             };
@@ -10177,6 +17566,21 @@ export interface operations {
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z",
+                 *           "lines": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "position": 1,
+                 *               "hsn_code": "998314",
+                 *               "tax_rate_bp": 1,
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "tax_amount": 49900
+                 *             }
+                 *           ],
                  *           "customer": {}
                  *         }
                  *       }
@@ -10258,6 +17662,21 @@ export interface operations {
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z",
+                 *           "lines": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "position": 1,
+                 *               "hsn_code": "998314",
+                 *               "tax_rate_bp": 1,
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "tax_amount": 49900
+                 *             }
+                 *           ],
                  *           "customer": {}
                  *         }
                  *       }
@@ -10339,6 +17758,21 @@ export interface operations {
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z",
+                 *           "lines": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "position": 1,
+                 *               "hsn_code": "998314",
+                 *               "tax_rate_bp": 1,
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "tax_amount": 49900
+                 *             }
+                 *           ],
                  *           "customer": {}
                  *         }
                  *       }
@@ -10420,6 +17854,21 @@ export interface operations {
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z",
+                 *           "lines": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "position": 1,
+                 *               "hsn_code": "998314",
+                 *               "tax_rate_bp": 1,
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "tax_amount": 49900
+                 *             }
+                 *           ],
                  *           "customer": {}
                  *         }
                  *       }
@@ -10501,6 +17950,21 @@ export interface operations {
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z",
+                 *           "lines": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "position": 1,
+                 *               "hsn_code": "998314",
+                 *               "tax_rate_bp": 1,
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "tax_amount": 49900
+                 *             }
+                 *           ],
                  *           "customer": {}
                  *         }
                  *       }
@@ -10582,6 +18046,21 @@ export interface operations {
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z",
+                 *           "lines": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "position": 1,
+                 *               "hsn_code": "998314",
+                 *               "tax_rate_bp": 1,
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "tax_amount": 49900
+                 *             }
+                 *           ],
                  *           "customer": {}
                  *         }
                  *       }
@@ -10663,6 +18142,21 @@ export interface operations {
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z",
+                 *           "lines": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "position": 1,
+                 *               "hsn_code": "998314",
+                 *               "tax_rate_bp": 1,
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "tax_amount": 49900
+                 *             }
+                 *           ],
                  *           "customer": {}
                  *         }
                  *       }
@@ -10679,6 +18173,234 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["CreditNote"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEinvoiceGenerated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `einvoice.generated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "einvoice.generated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "document_type": "invoice",
+                 *           "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "provider": "provider",
+                 *           "status": "pending",
+                 *           "irn": "irn",
+                 *           "ack_no": "ack no",
+                 *           "ack_date": "ack date",
+                 *           "signed_qr_code": "signed qr code",
+                 *           "errors": [
+                 *             {
+                 *               "code": "acme-pro",
+                 *               "message": "message",
+                 *               "field": "field"
+                 *             }
+                 *           ],
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "cancel_reason_code": 1,
+                 *           "cancel_remarks": "cancel remarks",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "einvoice.generated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEinvoiceFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `einvoice.failed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "einvoice.failed",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "document_type": "invoice",
+                 *           "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "provider": "provider",
+                 *           "status": "pending",
+                 *           "irn": "irn",
+                 *           "ack_no": "ack no",
+                 *           "ack_date": "ack date",
+                 *           "signed_qr_code": "signed qr code",
+                 *           "errors": [
+                 *             {
+                 *               "code": "acme-pro",
+                 *               "message": "message",
+                 *               "field": "field"
+                 *             }
+                 *           ],
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "cancel_reason_code": 1,
+                 *           "cancel_remarks": "cancel remarks",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "einvoice.failed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEinvoiceCanceled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `einvoice.canceled` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "einvoice.canceled",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "document_type": "invoice",
+                 *           "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "provider": "provider",
+                 *           "status": "pending",
+                 *           "irn": "irn",
+                 *           "ack_no": "ack no",
+                 *           "ack_date": "ack date",
+                 *           "signed_qr_code": "signed qr code",
+                 *           "errors": [
+                 *             {
+                 *               "code": "acme-pro",
+                 *               "message": "message",
+                 *               "field": "field"
+                 *             }
+                 *           ],
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "cancel_reason_code": 1,
+                 *           "cancel_remarks": "cancel remarks",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "einvoice.canceled";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Einvoice"];
                     };
                 };
             };
@@ -10738,6 +18460,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -10814,6 +18537,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -10890,6 +18614,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -10966,6 +18691,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -11042,6 +18768,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -11118,6 +18845,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -11194,6 +18922,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -11270,6 +18999,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -11346,6 +19076,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -11422,6 +19153,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -11498,6 +19230,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -11574,6 +19307,7 @@ export interface operations {
                  *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
+                 *           "collection_method": "send_invoice",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -12443,6 +20177,226 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["Quote"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAccountingConnected: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `accounting.connected` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "accounting.connected",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "accounting.connected";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAccountingDisconnected: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `accounting.disconnected` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "accounting.disconnected",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "accounting.disconnected";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAccountingConnectionFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `accounting.connection_failed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "accounting.connection_failed",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "accounting.connection_failed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onReconciliationCompleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `reconciliation.completed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "reconciliation.completed",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "reconciliation.completed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
