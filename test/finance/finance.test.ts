@@ -22,7 +22,7 @@ async function busyTenant(): Promise<{ tenant: Tenant; invoices: string[]; custo
   const customer = await createCustomer(tenant);
   const invoices: string[] = [];
   for (const amounts of [[100_000], [25_000, 5_000], [77_777]]) invoices.push((await createInvoice(tenant, customer, amounts)).id);
-  const usd = await createInvoice(tenant, customer, [12_345], { currency: 'USD' });
+  const usd = await createInvoice(tenant, customer, [12_345], { currency: 'USD', exchange_rate: '84.5' });
   invoices.push(usd.id);
   const first = (await tenant.api('GET', `/v1/invoices/${invoices[0]}`)).body.data;
   const pay = await tenant.api('POST', '/v1/payments/offline', {

@@ -191,12 +191,13 @@ export async function claimDueExecutions(tx: Tx, now: Date, limit: number): Prom
 
 export type OverdueInvoice = { tenant_id: string; id: string; customer_id: string };
 
-/** Open invoices past their due date that have never been dunned (the overdue scan). */
+/** Open invoices past their due date, never dunned, of tenants whose default campaign dunns overdue invoices (the overdue scan). */
 export async function overdueInvoicesWithoutDunning(tx: Tx, now: Date, limit: number): Promise<OverdueInvoice[]> {
   const { rows } = await sql<OverdueInvoice>`
     SELECT i.tenant_id, i.id, i.customer_id FROM invoices i
     WHERE i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now}
       AND NOT EXISTS (SELECT 1 FROM dunning_executions e WHERE e.tenant_id = i.tenant_id AND e.invoice_id = i.id)
+      AND EXISTS (SELECT 1 FROM dunning_campaigns c WHERE c.tenant_id = i.tenant_id AND c.is_default AND c.is_active AND c.trigger_event = 'invoice_overdue')
     ORDER BY i.due_date LIMIT ${limit}`.execute(tx);
   return rows;
 }

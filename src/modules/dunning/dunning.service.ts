@@ -208,13 +208,15 @@ export async function renderExecution(ctx: Ctx, row: ExecutionRow) {
 }
 
 /**
- * Starts dunning an unpaid invoice with the tenant's default campaign, in the caller's
- * transaction (the one that emitted `invoice.payment_failed`, or the overdue scan's). A second
- * start while one runs is a no-op; a tenant without an active default campaign with steps is not dunned.
+ * Starts dunning an unpaid invoice with the tenant's default campaign when its trigger_event is
+ * the one that happened, in the caller's transaction (the one that emitted
+ * `invoice.payment_failed`, or the overdue scan's). A second start while one runs is a no-op; a
+ * tenant without an active default campaign with steps for that trigger is not dunned.
  */
 export async function startExecution(ctx: Ctx, invoice: { id: string; customer_id: string }, trigger: DunningTrigger): Promise<ExecutionRow | null> {
   const campaign = await findDefaultCampaign(ctx.tx, ctx.tenantId);
-  if (!campaign) return null;
+  // A campaign dunns what its trigger_event names: failed automatic charges, or overdue invoices.
+  if (!campaign || campaign.trigger_event !== trigger) return null;
   const steps = await stepsOfCampaigns(ctx.tx, ctx.tenantId, [campaign.id]);
   if (steps.length === 0) return null;
   const row = await insertExecution(ctx.tx, {

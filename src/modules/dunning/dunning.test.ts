@@ -23,7 +23,7 @@ async function advance(hours: number) {
 /** A tenant whose default campaign is replaced by `steps`, with one customer. */
 async function tenantWithCampaign(steps: { delay_hours: number; channel: string; is_payment_wall?: boolean; subject?: string; body?: string }[], extra: Record<string, unknown> = {}) {
   const tenant = await t.registerTenant();
-  const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Test campaign', is_default: true, ...extra })).data;
+  const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Test campaign', is_default: true, trigger_event: 'invoice_overdue', ...extra })).data;
   for (const step of steps) await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, step);
   const customer = (await ok(tenant, 'POST', '/v1/customers', { email: `payer-${campaign.id.slice(-6)}@dunning.test`, name: 'Priya Payer' })).data;
   return { tenant, campaign, customer };
@@ -213,7 +213,7 @@ describe('dunning an overdue invoice', () => {
   });
 
   it('starts in the same transaction as invoice.payment_failed, once per invoice', async () => {
-    const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 5, channel: 'in_app' }]);
+    const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 5, channel: 'in_app' }], { trigger_event: 'payment_failed' });
     const invoice = await overdueInvoice(tenant, customer.id, 240);
     for (let i = 0; i < 2; i += 1) {
       await t.kosh.deps.db.transaction().execute((tx) => emitEvent({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, 'invoice.payment_failed', { id: invoice.id, customer_id: customer.id }));
@@ -250,6 +250,15 @@ describe('GET /v1/analytics/dunning/overview', () => {
   it.each([['?start_date=2026-13-01'], ['?end_date=yesterday'], ['?start_date=2026-05-01&end_date=2026-04-01']])('refuses %s with 400', async (query) => {
     const tenant = await t.registerTenant();
     expect((await tenant.api('GET', `/v1/analytics/dunning/overview${query}`)).status).toBe(400);
+  });
+});
+
+describe('which invoices a campaign dunns', () => {
+  it('leaves overdue invoices alone when the default campaign dunns failed charges only', async () => {
+    const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 0, channel: 'in_app' }], { trigger_event: 'payment_failed' });
+    const invoice = await overdueInvoice(tenant, customer.id, 1);
+    await advance(2);
+    expect(await executionsOf(tenant, invoice.id)).toEqual([]);
   });
 });
 
