@@ -1,16 +1,36 @@
 /**
- * The layering rule of ARCHITECTURE.md, enforced in CI (`npm run depcheck`):
- *   routes → flows / services → repositories;  platform imports no module;
- *   modules use each other only through their index.ts.
+ * The layering rule of ARCHITECTURE.md, enforced in CI (`npm run depcheck`). Imports point down only:
+ *   cli → app → api (HTTP) → flows → modules → platform
+ * Modules use each other, and the layers above use modules, only through a module's index.ts.
  */
 module.exports = {
   forbidden: [
     {
       name: 'platform-imports-no-module',
-      comment: 'src/platform is plumbing: it must not know any domain module, flow, the app or the CLI.',
+      comment: 'src/platform is plumbing: it must not know any domain module, flow, route, the app or the CLI.',
       severity: 'error',
       from: { path: '^src/platform/' },
-      to: { path: '^src/(modules|flows|cli|app\\.ts|app-deps\\.ts)' },
+      to: { path: '^src/(modules|flows|api|cli|app\\.ts|app-deps\\.ts)' },
+    },
+    {
+      name: 'modules-do-not-import-layers-above',
+      comment: 'A domain module knows nothing of the flows that combine modules, nor of HTTP.',
+      severity: 'error',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/(flows|api|cli)/|^src/app\\.ts' },
+    },
+    {
+      name: 'flows-do-not-import-http',
+      comment: 'Flows own transactions across modules; HTTP calls them, never the reverse.',
+      severity: 'error',
+      from: { path: '^src/flows/' },
+      to: { path: '^src/(api|cli)/|^src/app\\.ts' },
+    },
+    {
+      name: 'api-is-not-imported-below-the-app',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(api/|app\\.ts|cli/)' },
+      to: { path: '^src/api/' },
     },
     {
       name: 'modules-use-each-other-through-index',
@@ -20,29 +40,17 @@ module.exports = {
       to: { path: '^src/modules/([^/]+)/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
     },
     {
-      name: 'flows-use-modules-through-index',
+      name: 'layers-above-use-modules-through-index',
+      comment: 'Flows, routes, the app and the CLI see a module only through its index.ts.',
       severity: 'error',
-      from: { path: '^src/flows/' },
+      from: { path: '^src/(flows|api|cli)/' },
       to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/index\\.ts$' },
-    },
-    {
-      name: 'modules-do-not-import-cli-or-app',
-      severity: 'error',
-      from: { path: '^src/(modules|flows)/' },
-      to: { path: '^src/(cli/|app\\.ts)' },
-    },
-    {
-      name: 'routes-do-not-touch-repositories',
-      comment: 'Routes parse, call one service or flow, and shape the answer; SQL lives in repositories.',
-      severity: 'error',
-      from: { path: '\\.routes\\.ts$' },
-      to: { path: '\\.repository\\.ts$' },
     },
     {
       name: 'repositories-call-nothing-above',
       severity: 'error',
       from: { path: '\\.repository\\.ts$' },
-      to: { path: '\\.(service|routes)\\.ts$|^src/flows/' },
+      to: { path: '\\.(service|routes)\\.ts$|^src/(flows|api)/' },
     },
     {
       name: 'no-circular',

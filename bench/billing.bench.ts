@@ -21,7 +21,7 @@ import { sql, type Kysely } from 'kysely';
 import { pino } from 'pino';
 import type { DB } from '../src/platform/db/schema.js';
 import { createKosh } from '../src/app.js';
-import { runBillingRun } from '../src/flows/run-billing.js';
+import { runBillingRun } from '../src/flows/subscriptions/run-billing.js';
 import { loadConfig } from '../src/platform/config.js';
 import { openTestDatabase } from '../test/support/database.js';
 import { checkBilling, seedDueSubscriptions } from '../test/subscriptions/seed.js';

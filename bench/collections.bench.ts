@@ -24,7 +24,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { createKosh } from '../src/app.js';
-import { runBillingRun } from '../src/flows/run-billing.js';
+import { runBillingRun } from '../src/flows/subscriptions/run-billing.js';
 import { ManualClock } from '../src/platform/clock.js';
 import { loadConfig } from '../src/platform/config.js';
 import { testGatewayJournal } from '../src/modules/collections/index.js';

@@ -14,8 +14,8 @@
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { createKosh } from '../src/app.js';
-import { runDueDunningSteps } from '../src/flows/run-dunning.js';
-import { registerTenant } from '../src/flows/register-tenant.js';
+import { runDueDunningSteps } from '../src/flows/dunning/run-dunning.js';
+import { registerTenant } from '../src/flows/tenants/register-tenant.js';
 import { createSecretBox } from '../src/platform/secrets/secrets.js';
 import { loadConfig } from '../src/platform/config.js';
 import { systemClock } from '../src/platform/clock.js';

@@ -9,7 +9,7 @@
  */
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
-import { registerTenant } from '../src/flows/register-tenant.js';
+import { registerTenant } from '../src/flows/tenants/register-tenant.js';
 import { buildGstr1 } from '../src/modules/gst-returns/index.js';
 import { gstinCheckCharacter } from '../src/modules/tax/index.js';
 import { openTestDatabase } from '../test/support/database.js';

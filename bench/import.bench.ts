@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { registerTenant } from '../src/flows/register-tenant.js';
+import { registerTenant } from '../src/flows/tenants/register-tenant.js';
 import { compareImport, jsonFileSource, runImport } from '../src/modules/importer/index.js';
 import { openDatabase } from '../src/platform/db/database.js';
 import { migrate } from '../src/platform/db/migrate.js';

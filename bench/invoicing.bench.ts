@@ -21,10 +21,10 @@ import { createKosh } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
 import { newId } from '../src/platform/ids.js';
 import { openTestDatabase } from '../test/support/database.js';
-import { registerTenant } from '../src/flows/register-tenant.js';
+import { registerTenant } from '../src/flows/tenants/register-tenant.js';
 import { createCustomer } from '../src/modules/customers/index.js';
 import { createDraftInvoice, issueInvoices } from '../src/modules/invoices/index.js';
-import { finalizeInvoiceWithCredit } from '../src/flows/finalize-invoice.js';
+import { finalizeInvoiceWithCredit } from '../src/flows/invoices/finalize-invoice.js';
 import { gstinCheckCharacter } from '../src/modules/tax/index.js';
 
 function arg(name: string, fallback: number): number {

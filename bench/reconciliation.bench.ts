@@ -9,7 +9,7 @@
  */
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
-import { registerTenant } from '../src/flows/register-tenant.js';
+import { registerTenant } from '../src/flows/tenants/register-tenant.js';
 import { executeRun, recordsChecked, startRun } from '../src/modules/finance/index.js';
 import { syncSecondaryLedger } from '../src/modules/ledger/index.js';
 import { openTestDatabase } from '../test/support/database.js';

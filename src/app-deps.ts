@@ -1,5 +1,5 @@
 import type { Database } from './platform/db/database.js';
-import type { HttpDeps, KoshApp } from './platform/http/server.js';
+import type { HttpDeps } from './platform/http/server.js';
 import type { JobHandlers, RecurringJob } from './platform/jobs/jobs.js';
 
 /** What every module's routes and jobs are given by the composition root (src/app.ts). */
@@ -8,12 +8,12 @@ export type AppDeps = HttpDeps & {
 };
 
 /**
- * A domain module as the composition root sees it: its routes and the job kinds it handles.
+ * A domain module as the composition root sees it: the job kinds it handles and its start-up hooks
+ * (its HTTP routes live in src/api, above it).
  * Nothing else crosses the boundary; other modules call its exported service functions.
  */
 export type KoshModule = {
   name: string;
-  registerRoutes?: (app: KoshApp, deps: AppDeps) => void;
   jobs?: JobHandlers;
   /** Job kinds (handled in `jobs`) the worker enqueues on a schedule. */
   recurring?: RecurringJob[];

@@ -9,7 +9,9 @@ import { createHttpServer, type KoshApp } from './platform/http/server.js';
 import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
 import { mailJobs } from './platform/mail/index.js';
-import { modules } from './modules/registry.js';
+import { modules as domainModules } from './modules/registry.js';
+import { flowModules } from './flows/flows.module.js';
+import { registerApiRoutes } from './api/routes.js';
 import { EVENT_TYPES } from './modules/events/index.js';
 import { createSecretBox, resolveSecretKey } from './platform/secrets/secrets.js';
 
@@ -60,12 +62,13 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
 
   const secrets = createSecretBox(resolveSecretKey(config));
   const deps: AppDeps = { db: database.db, database, clock, config, logger, version: VERSION, secrets };
+  const modules = [...domainModules, ...flowModules];
   for (const m of modules) m.init?.(deps);
 
   const app = await createHttpServer(
     deps,
     (http) => {
-      for (const m of modules) m.registerRoutes?.(http, deps);
+      registerApiRoutes(http, deps);
     },
     { eventTypes: EVENT_TYPES, validateResponses: options.validateResponses ?? false },
   );

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerTenant } from '../flows/register-tenant.js';
+import { registerTenant } from '../flows/tenants/register-tenant.js';
 import { openDatabase, type Database } from '../platform/db/database.js';
 import { migrate } from '../platform/db/migrate.js';
 import { onPostgresServer, openTestDatabase } from '../../test/support/database.js';

@@ -18,11 +18,9 @@ import { portalModule } from './portal/portal.module.js';
 import { importerModule } from './importer/importer.module.js';
 import { analyticsModule } from './analytics/analytics.module.js';
 import { organizationsModule } from './organizations/organizations.module.js';
-import { dunningModule } from './dunning/dunning.module.js';
 
 import { accountingModule } from './accounting/accounting.module.js';
 
-import { collectionsModule } from './collections/collections.module.js';
 
 import { einvoicingModule } from './einvoicing/einvoicing.module.js';
 import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
@@ -30,4 +28,4 @@ import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
 import { financeModule } from './finance/finance.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, dunningModule, accountingModule, collectionsModule, einvoicingModule, gstReturnsModule, financeModule];
+export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, accountingModule, einvoicingModule, gstReturnsModule, financeModule];

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../../src/platform/db/database.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createSecretBox } from '../../src/platform/secrets/secrets.js';
-import { chargeInvoices, resolvePendingAttempts } from '../../src/flows/collect-invoice-payment.js';
+import { chargeInvoices, resolvePendingAttempts } from '../../src/flows/collections/collect-invoice-payment.js';
 
 const [mode, ...args] = process.argv.slice(2);
 const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL!, poolSize: 2 });

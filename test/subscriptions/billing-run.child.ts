@@ -3,7 +3,7 @@
  * killed with SIGKILL part way. Usage: node --import tsx billing-run.child.ts <iso instant> <batch>
  */
 import { openDatabase } from '../../src/platform/db/database.js';
-import { runBillingRun } from '../../src/flows/run-billing.js';
+import { runBillingRun } from '../../src/flows/subscriptions/run-billing.js';
 
 const [at, batch] = process.argv.slice(2);
 const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL!, poolSize: 2 });

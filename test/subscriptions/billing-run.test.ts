@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runBillingRun } from '../../src/flows/run-billing.js';
+import { runBillingRun } from '../../src/flows/subscriptions/run-billing.js';
 import { createSubscriptionRecord } from '../../src/modules/subscriptions/index.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { createCustomer, createPlan, eventTypesOf, getSubscription, invoicesOf, karnatakaTenant, pay, retire, subscribe, travelTo } from './helpers.js';

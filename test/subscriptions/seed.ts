@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { registerTenant } from '../../src/flows/register-tenant.js';
+import { registerTenant } from '../../src/flows/tenants/register-tenant.js';
 import type { DB } from '../../src/platform/db/schema.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
 

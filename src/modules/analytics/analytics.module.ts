@@ -1,12 +1,10 @@
 import type { KoshModule } from '../../app-deps.js';
-import { registerAnalyticsRoutes } from './analytics.routes.js';
 import { dayOf, snapshotAllTenants } from './analytics.service.js';
 
 export const MRR_SNAPSHOT_JOB = 'analytics.mrr_snapshot';
 
 export const analyticsModule: KoshModule = {
   name: 'analytics',
-  registerRoutes: registerAnalyticsRoutes,
   jobs: {
     // Hourly: today's snapshot is refreshed until the day ends; yesterday's is then final.
     [MRR_SNAPSHOT_JOB]: async (_job, env) => {

@@ -13,3 +13,4 @@ export {
   type RefundOutcome,
   type SavedPaymentMethod,
 } from './gateways/gateway.js';
+export { checkoutGonePage, checkoutPage } from './checkout.pages.js';

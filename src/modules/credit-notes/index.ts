@@ -14,3 +14,5 @@ export {
 } from './credit-notes.service.js';
 export { customersWithSpendableCredit, type CreditNoteRow } from './credit-notes.repository.js';
 export { creditNoteSchema, type CreditNote } from './credit-notes.schemas.js';
+export { applyCreditNoteBody, createCreditNoteBody, expandQuery, listCreditNotesQuery } from './credit-notes.schemas.js';
+export { approveCreditNote, rejectCreditNote, voidCreditNote } from './credit-notes.service.js';

@@ -14,3 +14,5 @@ export {
 export type { CustomerRow } from './customers.repository.js';
 export { createCustomerBody, type CreateCustomerBody, type Customer } from './customers.schemas.js';
 export type { BillingAddress } from './customers.tables.js';
+export { customerSchema, listCustomersQuery, updateCustomerBody } from './customers.schemas.js';
+export { updateCustomer } from './customers.service.js';

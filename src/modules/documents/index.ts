@@ -2,3 +2,4 @@
 export { INVOICE_PDF_ATTACHMENT, getCreditNotePdf, getInvoicePdf, renderInvoiceAttachment, type InvoicePdf } from './documents.service.js';
 export { invoiceFileName, invoiceHeading, renderInvoicePdf, type InvoiceHeading } from './invoice-pdf.js';
 export { currencyExponent, formatAmount, formatDate, formatMoney, formatRate, indianNumberInWords, rupeesInWords } from './format.js';
+export { invoicePdfResponse, sendInvoiceResponse } from './documents.schemas.js';

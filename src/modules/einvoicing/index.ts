@@ -3,3 +3,6 @@ export { einvoicesOf, getEinvoice, irpDocumentOf, toEinvoice, type Einvoice } fr
 export { computeIrn } from './irn.js';
 export { buildIrpDocument, validateIrpDocument, rupees, type IrpDocument, type IrpSource } from './irp-document.js';
 export { sandboxPublicKey } from './irp-sandbox.js';
+export { type EinvoiceDocumentType } from './einvoicing.tables.js';
+export { cancelEinvoiceBody, einvoiceSchema } from './einvoicing.schemas.js';
+export { cancelEinvoice } from './einvoicing.service.js';

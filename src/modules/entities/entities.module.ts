@@ -1,7 +1,5 @@
 import type { KoshModule } from '../../app-deps.js';
-import { registerEntityRoutes } from './entities.routes.js';
 
 export const entitiesModule: KoshModule = {
   name: 'entities',
-  registerRoutes: registerEntityRoutes,
 };

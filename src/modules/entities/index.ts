@@ -6,3 +6,5 @@ export { countryCode, exchangeRateField, postalAddress, type LegalEntity, type E
 export type { EinvoicingProvider } from './entities.tables.js';
 export type { PostalAddress } from './entities.tables.js';
 export { takeDocumentNumber, takeDocumentNumbers, formatDocumentNumber, MAX_DOCUMENT_NUMBER_LENGTH, type DocumentKind } from './numbering.js';
+export { createEntityBody, entitySchema, exchangeRateSchema, putExchangeRateBody, updateEntityBody } from './entities.schemas.js';
+export { listEntities, listExchangeRates, putExchangeRate } from './entities.service.js';

@@ -4,3 +4,5 @@ export { EVENT_TYPES, isEventType, type EventType } from './events.catalog.js';
 export { eventType, type Event } from './events.schemas.js';
 export { getEvent, toEvent } from './events.service.js';
 export { findEventRow, type EventRow } from './events.repository.js';
+export { eventSchema, listEventsQuery } from './events.schemas.js';
+export { listEvents } from './events.service.js';

@@ -1,13 +1,11 @@
 import type { KoshModule } from '../../app-deps.js';
 import { onEvent } from '../../platform/events/events.js';
 import { recognizeRevenue, runReconciliation, scheduleDailyReconciliation } from './finance.jobs.js';
-import { registerFinanceRoutes } from './finance.routes.js';
 import { RUN_JOB } from './reconciliation.service.js';
 import { revenueListener } from './revenue.service.js';
 
 export const financeModule: KoshModule = {
   name: 'finance',
-  registerRoutes: registerFinanceRoutes,
   jobs: {
     [RUN_JOB]: runReconciliation,
     'finance.reconciliation_daily': scheduleDailyReconciliation,

@@ -1,7 +1,5 @@
 import type { KoshModule } from '../../app-deps.js';
-import { registerGiftRoutes } from './gifts.routes.js';
 
 export const giftsModule: KoshModule = {
   name: 'gifts',
-  registerRoutes: registerGiftRoutes,
 };

@@ -12,3 +12,5 @@ export {
 } from './gifts.service.js';
 export type { GiftRow } from './gifts.repository.js';
 export { createGiftBody, giftSchema, type CreateGiftBody, type Gift } from './gifts.schemas.js';
+export { cancelGiftResponse, listGiftsQuery } from './gifts.schemas.js';
+export { listGifts } from './gifts.service.js';

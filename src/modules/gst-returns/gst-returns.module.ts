@@ -1,4 +1,3 @@
 import type { KoshModule } from '../../app-deps.js';
-import { registerGstReturnRoutes } from './gst-returns.routes.js';
 
-export const gstReturnsModule: KoshModule = { name: 'gst-returns', registerRoutes: registerGstReturnRoutes };
+export const gstReturnsModule: KoshModule = { name: 'gst-returns' };

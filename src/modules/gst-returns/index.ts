@@ -1,3 +1,5 @@
 /** The public face of GST returns (DESIGN §15): GSTR-1 and GSTR-3B of an entity's month. */
 export { buildGstr1, getGstr1, getGstr1Csv, getGstr3b } from './gst-returns.service.js';
 export { b2clLimitPaise, rupees as gstRupees } from './gstr1.js';
+export { csvResponse, gstr1Schema, gstr3bSchema, returnQuery } from './gst-returns.schemas.js';
+export { getGstr3bCsv } from './gst-returns.service.js';

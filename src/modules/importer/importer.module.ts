@@ -1,7 +1,5 @@
 import type { KoshModule } from '../../app-deps.js';
-import { registerImporterRoutes } from './importer.routes.js';
 
 export const importerModule: KoshModule = {
   name: 'importer',
-  registerRoutes: registerImporterRoutes,
 };

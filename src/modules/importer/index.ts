@@ -5,3 +5,4 @@ export { documentSource, SECTIONS, type ImportSource, type Section } from './imp
 export { jsonFileSource } from './json-source.js';
 export { csvFileSource } from './csv-source.js';
 export type { CompareReport, ImportReport } from './importer.schemas.js';
+export { compareBody, compareReportSchema } from './importer.schemas.js';

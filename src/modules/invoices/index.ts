@@ -21,3 +21,5 @@ export { invoiceSchema, type Invoice } from './invoices.schemas.js';
 export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 export { unsettledSubscriptionInvoices, tenantsWithOverdueSubscriptionInvoices } from './invoices.repository.js';
 export { issueInvoices } from './invoices.batch.js';
+export { createInvoiceBody, listInvoicesQuery, recordTdsBody } from './invoices.schemas.js';
+export { createInvoiceFromApi } from './invoices.service.js';

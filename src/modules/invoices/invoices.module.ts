@@ -1,7 +1,5 @@
 import type { KoshModule } from '../../app-deps.js';
-import { registerInvoiceRoutes } from './invoices.routes.js';
 
 export const invoicesModule: KoshModule = {
   name: 'invoices',
-  registerRoutes: registerInvoiceRoutes,
 };

@@ -3,3 +3,4 @@ export { savePayment, getPayment, listPayments, toPayment } from './payments.ser
 export type { PaymentRow } from './payments.repository.js';
 export { findPayment, findPaymentForUpdate, addRefunded, unsettledGatewayPayments, markPaymentSettled } from './payments.repository.js';
 export { recordOfflinePaymentBody, paymentSchema, type Payment, type RecordOfflinePaymentBody } from './payments.schemas.js';
+export { listPaymentsQuery } from './payments.schemas.js';

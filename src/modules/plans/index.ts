@@ -4,3 +4,5 @@ export { getPlan, toPlan } from './plans.service.js';
 export { findPlan, findPlanByCode, pricesOfPlans, type PlanRow, type PriceRow } from './plans.repository.js';
 export type { Plan, Price } from './plans.schemas.js';
 export type { IntervalUnit } from './plans.tables.js';
+export { createPlanBody, listPlansQuery, planSchema } from './plans.schemas.js';
+export { createPlan, listPlans } from './plans.service.js';

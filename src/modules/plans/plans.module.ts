@@ -1,7 +1,5 @@
 import type { KoshModule } from '../../app-deps.js';
-import { registerPlanRoutes } from './plans.routes.js';
 
 export const plansModule: KoshModule = {
   name: 'plans',
-  registerRoutes: registerPlanRoutes,
 };

@@ -1,13 +1,11 @@
 import type { KoshModule } from '../../app-deps.js';
 import { deleteExpiredCredentials } from './portal.repository.js';
-import { registerPortalRoutes } from './portal.routes.js';
 import { LOGIN_LINK_JOB, sendLoginLink } from './portal.service.js';
 
 const DAY_MS = 86_400_000;
 
 export const portalModule: KoshModule = {
   name: 'portal',
-  registerRoutes: registerPortalRoutes,
   jobs: {
     [LOGIN_LINK_JOB]: async (job, env) => {
       const { email, requester } = job.payload as { email: string; requester: string };

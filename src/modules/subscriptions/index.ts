@@ -51,3 +51,4 @@ export {
 } from './subscriptions.schemas.js';
 export type { SubscriptionStatus } from './subscriptions.tables.js';
 export { addInterval, daysBetween, periodBoundary, prorate, prorateByDays } from './periods.js';
+export { cancelSubscriptionBody, canceledSubscriptionSchema, changePlanBody, createSubscriptionBody, listSubscriptionsQuery } from './subscriptions.schemas.js';

@@ -4,3 +4,5 @@ export { getTenant, readSettings, getSettings, createTenantRecord, issueApiKey }
 export type { NewApiKey, RegisterBody } from './tenants.schemas.js';
 export type { Tenant, TenantSettings } from './tenants.schemas.js';
 export type { SettingsRow } from './tenants.repository.js';
+export { apiKeySchema, createKeyBody, newApiKeySchema, registerBody, registerResponse, settingsSchema, updateSettingsBody } from './tenants.schemas.js';
+export { listApiKeys, revokeApiKey, updateSettings } from './tenants.service.js';

@@ -1,12 +1,10 @@
 import type { KoshModule } from '../../app-deps.js';
 import { onEvent } from '../../platform/events/events.js';
 import { DELIVER_JOB, runDeliveryJob } from './webhooks.delivery.js';
-import { registerWebhookRoutes } from './webhooks.routes.js';
 import { queueWebhookDeliveries } from './webhooks.service.js';
 
 export const webhooksModule: KoshModule = {
   name: 'webhooks',
-  registerRoutes: registerWebhookRoutes,
   jobs: { [DELIVER_JOB]: runDeliveryJob },
   // Every emitted event queues its deliveries inside the emitting transaction (outbox).
   init: () => onEvent(queueWebhookDeliveries),

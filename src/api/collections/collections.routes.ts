@@ -1,0 +1,219 @@
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppDeps } from '../../app-deps.js';
+import { isKoshError } from '../../platform/errors.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse } from '../../platform/http/envelope.js';
+import { runIdempotentAction, validateIdempotencyKey } from '../../platform/idempotency/idempotency.js';
+import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { executeAttempt, startAttempt } from '../../flows/collections/collect-invoice-payment.js';
+import { createRefund } from '../../flows/collections/refund-payment.js';
+import { receiveGatewayWebhook } from '../../flows/collections/apply-gateway-webhook.js';
+import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
+import { createCheckoutSession, openCheckoutSession, prepareCheckout, submitCheckout } from '../../flows/collections/checkout-invoice.js';
+import { getCustomer } from '../../modules/customers/index.js';
+import { getInvoice, invoiceSchema } from '../../modules/invoices/index.js';
+import { readSettings } from '../../modules/tenants/index.js';
+import { checkoutGonePage, checkoutPage } from '../../modules/collections/index.js';
+import {
+  attachPaymentMethodBody,
+  checkoutSessionSchema,
+  connectionSchema,
+  createConnectionBody,
+  createRefundBody,
+  customerPaymentMethodParams,
+  payInvoiceBody,
+  paymentAttemptSchema,
+  paymentMethodSchema,
+  refundSchema,
+} from '../../modules/collections/index.js';
+import {
+  createConnection,
+  deleteConnection,
+  detachPaymentMethod,
+  listAttempts,
+  listConnections,
+  listPaymentMethods,
+  makeDefaultPaymentMethod,
+  type CollectionsEnv,
+} from '../../modules/collections/index.js';
+
+const PAGE_HEADERS = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+};
+
+const whole = <T>(items: T[]) => listResponse(items, items.length, { limit: Math.max(items.length, 1), page: 1, offset: 0 });
+
+/** Collections (DESIGN §11): gateway connections, payment methods, paying invoices, checkout, refunds, inbound gateway webhooks. */
+export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
+  const env: CollectionsEnv = { db: deps.db, config: deps.config, secrets: deps.secrets };
+
+  // ---- Gateway connections -----------------------------------------------------------------
+  app.post(
+    '/v1/gateway-connections',
+    { schema: { tags: ['collections'], summary: 'Connect a payment gateway (credentials are stored encrypted and never returned)', body: createConnectionBody, response: { 201: dataEnvelope(connectionSchema) } } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        const data = await createConnection(ctx, env, request.body);
+        return { status: 201, body: { data } };
+      }),
+  );
+  app.get(
+    '/v1/gateway-connections',
+    { schema: { tags: ['collections'], summary: 'List gateway connections', response: { 200: listEnvelope(connectionSchema) } } },
+    async (request) => whole(await listConnections(readCtx(deps, request), env)),
+  );
+  app.delete(
+    '/v1/gateway-connections/:id',
+    { schema: { tags: ['collections'], summary: 'Remove a gateway connection', params: idParams, response: { 200: dataEnvelope(z.object({ id: z.uuid(), deleted: z.literal(true) })) } } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        await deleteConnection(ctx, request.params.id);
+        return { status: 200, body: { data: { id: request.params.id, deleted: true as const } } };
+      }),
+  );
+
+  // ---- Payment methods ---------------------------------------------------------------------
+  app.post(
+    '/v1/customers/:id/payment-methods',
+    { schema: { tags: ['collections'], summary: "Save a payment method from a gateway token (the first becomes the customer's default)", params: idParams, body: attachPaymentMethodBody, response: { 201: dataEnvelope(paymentMethodSchema) } } },
+    async (request, reply) => {
+      // The gateway is asked first, outside any transaction; then the method is stored.
+      const prepared = await preparePaymentMethod(readCtx(deps, request), env, request.params.id, request.body.token);
+      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await storePaymentMethod(ctx, prepared, request.body.set_default) } }));
+    },
+  );
+  app.get(
+    '/v1/customers/:id/payment-methods',
+    { schema: { tags: ['collections'], summary: "List a customer's payment methods", params: idParams, response: { 200: listEnvelope(paymentMethodSchema) } } },
+    async (request) => {
+      const read = readCtx(deps, request);
+      await getCustomer(read, request.params.id);
+      return whole(await listPaymentMethods(read, request.params.id));
+    },
+  );
+  app.delete(
+    '/v1/customers/:id/payment-methods/:pm_id',
+    { schema: { tags: ['collections'], summary: 'Remove a saved payment method', params: customerPaymentMethodParams, response: { 200: dataEnvelope(z.object({ id: z.uuid(), deleted: z.literal(true) })) } } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        await detachPaymentMethod(ctx, request.params.id, request.params.pm_id);
+        return { status: 200, body: { data: { id: request.params.pm_id, deleted: true as const } } };
+      }),
+  );
+  app.post(
+    '/v1/customers/:id/payment-methods/:pm_id/default',
+    { schema: { tags: ['collections'], summary: "Make a payment method the customer's default", params: customerPaymentMethodParams, response: { 200: dataEnvelope(paymentMethodSchema) } } },
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await makeDefaultPaymentMethod(ctx, request.params.id, request.params.pm_id) } })),
+  );
+
+  // ---- Paying invoices ---------------------------------------------------------------------
+  app.post(
+    '/v1/invoices/:id/pay',
+    {
+      schema: {
+        tags: ['collections'],
+        summary: 'Charge the invoice once now (default or given payment method); a failure answers 200 with last_payment_error',
+        params: idParams,
+        body: payInvoiceBody,
+        response: { 200: dataEnvelope(invoiceSchema) },
+      },
+    },
+    async (request, reply) => {
+      const tenantId = principalOf(request).tenantId;
+      const key = validateIdempotencyKey(request.headers['idempotency-key']);
+      // Transaction 1 commits the pending attempt (replayed as is under the same Idempotency-Key);
+      // the gateway call follows it; transaction 2 commits the outcome.
+      const started = await runIdempotentAction(deps.db, tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, async (ctx) => {
+        const attempt = await startAttempt(ctx, env, request.params.id, { paymentMethodId: request.body?.payment_method_id });
+        return { status: 200, body: { attempt_id: attempt.id } };
+      });
+      if (started.replayed) reply.header('idempotent-replayed', 'true');
+      await executeAttempt(env, tenantId, (started.body as { attempt_id: string }).attempt_id, deps.clock.now(), !started.replayed);
+      return reply.code(200).send({ data: await getInvoice(readCtx(deps, request), request.params.id) });
+    },
+  );
+  app.get(
+    '/v1/invoices/:id/payment-attempts',
+    { schema: { tags: ['collections'], summary: "List an invoice's payment attempts, oldest first", params: idParams, response: { 200: listEnvelope(paymentAttemptSchema) } } },
+    async (request) => {
+      const read = readCtx(deps, request);
+      await getInvoice(read, request.params.id);
+      return whole(await listAttempts(read, request.params.id));
+    },
+  );
+
+  // ---- Hosted checkout ---------------------------------------------------------------------
+  app.post(
+    '/v1/invoices/:id/checkout-sessions',
+    { schema: { tags: ['collections'], summary: 'Create a hosted checkout link for an open invoice', params: idParams, response: { 201: dataEnvelope(checkoutSessionSchema) } } },
+    async (request, reply) => {
+      const prepared = await prepareCheckout(readCtx(deps, request), env, request.params.id);
+      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createCheckoutSession(ctx, env, request.params.id, prepared) } }));
+    },
+  );
+
+  const checkoutParams = z.object({ tenant_id: z.uuid(), session_id: z.uuid() });
+  const checkoutQuery = z.object({ token: z.string().max(200).optional(), error: z.string().max(40).optional() });
+
+  app.register(async (plain) => {
+    const scope = plain.withTypeProvider<ZodTypeProvider>();
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(String(body))));
+    });
+    scope.get('/checkout/:tenant_id/:session_id', { schema: { hide: true, params: checkoutParams, querystring: checkoutQuery } }, async (request, reply) => {
+      const read = { tx: deps.db, tenantId: request.params.tenant_id, now: deps.clock.now() };
+      const session = await openCheckoutSession(read, request.params.session_id, request.query.token);
+      const page = (status: number, html: string) => reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
+      if (!session) return page(404, checkoutGonePage('This payment link is not valid or has expired.'));
+      if (session.redirect_url && session.status === 'open') return reply.redirect(session.redirect_url, 303);
+      const invoice = await getInvoice(read, session.invoice_id);
+      const settings = await readSettings(read);
+      const declined = invoice.status === 'open' && invoice.last_payment_error && request.query.error === 'declined' ? `Payment failed: ${invoice.last_payment_error.message}` : undefined;
+      const error = request.query.error === 'card' ? 'Unknown card number. In test mode use 4242 4242 4242 4242.' : declined;
+      return page(200, checkoutPage({ invoice, sellerName: invoice.supplier?.name ?? (settings as { name?: string }).name ?? '', action: `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`, error }));
+    });
+    scope.post(
+      '/checkout/:tenant_id/:session_id',
+      { schema: { hide: true, params: checkoutParams, querystring: checkoutQuery, body: z.object({ card_number: z.string().max(40).default('') }).loose() } },
+      async (request, reply) => {
+        const now = deps.clock.now();
+        const read = { tx: deps.db, tenantId: request.params.tenant_id, now };
+        const session = await openCheckoutSession(read, request.params.session_id, request.query.token);
+        if (!session) return reply.code(404).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(checkoutGonePage('This payment link is not valid or has expired.'));
+        const back = `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`;
+        let result;
+        try {
+          result = await submitCheckout(env, session, request.body.card_number, now);
+        } catch (error) {
+          if (isKoshError(error) && error.status < 500) return reply.redirect(back, 303);
+          throw error;
+        }
+        return reply.redirect(result.kind === 'bad_card' ? `${back}&error=card` : `${back}&error=declined`, 303);
+      },
+    );
+  });
+
+  // ---- Refunds -----------------------------------------------------------------------------
+  app.post(
+    '/v1/payments/:id/refunds',
+    { schema: { tags: ['collections'], summary: 'Refund a payment in full or in part (issues a refund credit note)', params: idParams, body: createRefundBody, response: { 201: dataEnvelope(refundSchema) } } },
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createRefund(ctx, request.params.id, request.body) } })),
+  );
+
+  // ---- Inbound gateway webhooks ------------------------------------------------------------
+  app.register(async (plain) => {
+    const scope = plain.withTypeProvider<ZodTypeProvider>();
+    // The raw bytes are what the provider signed: no JSON parsing before verification.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, body, done) => done(null, body));
+    scope.post(
+      '/webhooks/gateways/:provider/:connection_id',
+      { schema: { hide: true, params: z.object({ provider: z.string().max(40), connection_id: z.uuid() }) } },
+      async (request) => receiveGatewayWebhook(env, request.params.provider, request.params.connection_id, (request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers, deps.clock.now()),
+    );
+  });
+}

@@ -1,0 +1,37 @@
+import type { AppDeps } from '../../app-deps.js';
+import { dataEnvelope, idParams } from '../../platform/http/envelope.js';
+import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import type { EinvoiceDocumentType } from '../../modules/einvoicing/index.js';
+import { cancelEinvoiceBody, einvoiceSchema } from '../../modules/einvoicing/index.js';
+import { cancelEinvoice, getEinvoice } from '../../modules/einvoicing/index.js';
+
+export function registerEinvoicingRoutes(app: KoshApp, deps: AppDeps): void {
+  const resources: { prefix: string; type: EinvoiceDocumentType; tag: string }[] = [
+    { prefix: '/v1/invoices', type: 'invoice', tag: 'invoices' },
+    { prefix: '/v1/credit-notes', type: 'credit_note', tag: 'credit notes' },
+  ];
+  for (const { prefix, type, tag } of resources) {
+    app.get(
+      `${prefix}/:id/einvoice`,
+      { schema: { tags: [tag], summary: 'The document\'s e-invoice (IRN) registration (DESIGN §15)', params: idParams, response: { 200: dataEnvelope(einvoiceSchema) } } },
+      async (request) => ({ data: await getEinvoice(readCtx(deps, request), type, request.params.id) }),
+    );
+    app.post(
+      `${prefix}/:id/einvoice/cancel`,
+      {
+        schema: {
+          tags: [tag],
+          summary: 'Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409',
+          params: idParams,
+          body: cancelEinvoiceBody,
+          response: { 200: dataEnvelope(einvoiceSchema) },
+        },
+      },
+      (request, reply) =>
+        runAction(deps, request, reply, async (ctx) => ({
+          status: 200,
+          body: { data: await cancelEinvoice(ctx, type, request.params.id, request.body.reason_code, request.body.remarks) },
+        })),
+    );
+  }
+}

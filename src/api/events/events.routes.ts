@@ -1,0 +1,31 @@
+import type { AppDeps } from '../../app-deps.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
+import { readCtx, type KoshApp } from '../../platform/http/server.js';
+import { eventSchema, listEventsQuery } from '../../modules/events/index.js';
+import { getEvent, listEvents } from '../../modules/events/index.js';
+
+export function registerEventRoutes(app: KoshApp, deps: AppDeps): void {
+  app.get(
+    '/v1/events',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'List events, newest first',
+        description: 'Filters: `type`, `object_id`, `created[gte]` and `created[lte]` (inclusive RFC 3339 bounds).',
+        querystring: listEventsQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(eventSchema) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { events, total } = await listEvents(readCtx(deps, request), request.query, page);
+      return listResponse(events, total, page);
+    },
+  );
+
+  app.get(
+    '/v1/events/:id',
+    { schema: { tags: ['events'], summary: 'Get an event (the snapshot stored when it was emitted)', params: idParams, response: { 200: dataEnvelope(eventSchema) } } },
+    async (request) => ({ data: await getEvent(readCtx(deps, request), request.params.id) }),
+  );
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { AppDeps } from '../../app-deps.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
+import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { journalEntrySchema } from '../../modules/ledger/index.js';
+import {
+  exportQuery,
+  journalEntriesQuery,
+  ledgerAccountSchema,
+  reconciliationRunSchema,
+  revenueQuery,
+  revenueSchema,
+  startRunBody,
+  trialBalanceQuery,
+  trialBalanceSchema,
+} from '../../modules/finance/index.js';
+import { getLatestRun, getRun, listReconciliationRuns, requestRun } from '../../modules/finance/index.js';
+import { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf, trialBalance } from '../../modules/finance/index.js';
+import { revenueReport } from '../../modules/finance/index.js';
+
+export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
+  app.post(
+    '/v1/finance/reconciliation/runs',
+    {
+      schema: {
+        tags: ['finance'],
+        summary: 'Start a reconciliation run (billing → journal → secondary ledger); it runs in the job queue',
+        body: startRunBody,
+        response: { 202: dataEnvelope(reconciliationRunSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 202, body: { data: await requestRun(ctx, request.body ?? {}, principalOf(request).apiKeyId) } })),
+  );
+
+  app.get(
+    '/v1/finance/reconciliation/runs',
+    { schema: { tags: ['finance'], summary: 'List reconciliation runs, newest first (without their discrepancies)', querystring: z.object(paginationQuery()), response: { 200: listEnvelope(reconciliationRunSchema) } } },
+    async (request) => {
+      const page = toPage(request.query);
+      const { runs, total } = await listReconciliationRuns(readCtx(deps, request), page);
+      return listResponse(runs, total, page);
+    },
+  );
+
+  app.get(
+    '/v1/finance/reconciliation/runs/:id',
+    { schema: { tags: ['finance'], summary: 'Get a reconciliation run with its discrepancies (SPEC 4.11)', params: idParams, response: { 200: dataEnvelope(reconciliationRunSchema) } } },
+    async (request) => ({ data: await getRun(readCtx(deps, request), request.params.id) }),
+  );
+
+  app.get(
+    '/v1/finance/reconciliation',
+    { schema: { tags: ['finance'], summary: 'The latest reconciliation run with its discrepancies', response: { 200: dataEnvelope(reconciliationRunSchema) } } },
+    async (request) => ({ data: await getLatestRun(readCtx(deps, request)) }),
+  );
+
+  app.get(
+    '/v1/finance/revenue',
+    { schema: { tags: ['finance'], summary: 'Revenue recognized per month and revenue still deferred, in one currency', querystring: revenueQuery, response: { 200: dataEnvelope(revenueSchema) } } },
+    async (request) => {
+      const { from, to } = rangeOf(request.query);
+      return { data: await revenueReport(readCtx(deps, request), { from, to, currency: request.query.currency }) };
+    },
+  );
+
+  app.get(
+    '/v1/ledger/accounts',
+    { schema: { tags: ['ledger'], summary: 'The chart of accounts', response: { 200: dataEnvelope(z.array(ledgerAccountSchema)) } } },
+    async () => ({ data: chartOfAccounts() }),
+  );
+
+  app.get(
+    '/v1/ledger/trial-balance',
+    { schema: { tags: ['ledger'], summary: 'Trial balance of one entity × currency as of a date', querystring: trialBalanceQuery, response: { 200: dataEnvelope(trialBalanceSchema) } } },
+    async (request) => ({ data: await trialBalance(readCtx(deps, request), request.query) }),
+  );
+
+  app.get(
+    '/v1/ledger/journal-entries',
+    {
+      schema: {
+        tags: ['ledger'],
+        summary: 'List journal entries with their lines (oldest first), filtered',
+        querystring: journalEntriesQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(journalEntrySchema) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { entries, total } = await listJournalEntries(readCtx(deps, request), request.query, page);
+      return listResponse(entries, total, page);
+    },
+  );
+
+  app.get(
+    '/v1/ledger/export',
+    { schema: { tags: ['ledger'], summary: 'General-ledger export: one CSV row per journal line, streamed', querystring: exportQuery, produces: ['text/csv'] } },
+    async (request, reply) => {
+      const stream = exportGeneralLedger(readCtx(deps, request), request.query);
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="general-ledger.csv"').send(stream);
+    },
+  );
+}

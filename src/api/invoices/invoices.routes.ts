@@ -1,0 +1,88 @@
+import type { AppDeps } from '../../app-deps.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
+import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { finalizeInvoiceWithCredit } from '../../flows/invoices/finalize-invoice.js';
+import { voidInvoiceWithCreditNotes } from '../../flows/invoices/void-invoice.js';
+import { recordCertifiedTds } from '../../flows/invoices/record-certified-tds.js';
+import { journalEntrySchema, listInvoiceJournalEntries } from '../../modules/ledger/index.js';
+import { z } from 'zod';
+import { createInvoiceBody, invoiceSchema, listInvoicesQuery, recordTdsBody } from '../../modules/invoices/index.js';
+import { createInvoiceFromApi, getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from '../../modules/invoices/index.js';
+
+export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
+  const one = { 200: dataEnvelope(invoiceSchema) };
+  app.post(
+    '/v1/invoices',
+    { schema: { tags: ['invoices'], summary: 'Create an invoice (finalized at once unless auto_finalize is false)', body: createInvoiceBody, response: { 201: dataEnvelope(invoiceSchema) } } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        let row = await createInvoiceFromApi(ctx, request.body);
+        if (request.body.auto_finalize) row = await finalizeInvoiceWithCredit(ctx, row.id);
+        return { status: 201, body: { data: await renderInvoice(ctx, await getInvoiceRow(ctx, row.id)) } };
+      }),
+  );
+  app.get(
+    '/v1/invoices',
+    { schema: { tags: ['invoices'], summary: 'List invoices', querystring: listInvoicesQuery.extend(paginationQuery()), response: { 200: listEnvelope(invoiceSchema) } } },
+    async (request) => {
+      const page = toPage(request.query);
+      const { invoices, total } = await listInvoices(readCtx(deps, request), request.query, page);
+      return listResponse(invoices, total, page);
+    },
+  );
+  app.get(
+    '/v1/invoices/:id',
+    { schema: { tags: ['invoices'], summary: 'Get an invoice', params: idParams, response: one } },
+    async (request) => ({ data: await getInvoice(readCtx(deps, request), request.params.id) }),
+  );
+  app.post(
+    '/v1/invoices/:id/finalize',
+    { schema: { tags: ['invoices'], summary: 'Finalize a draft: number, ledger entry, credit applied', params: idParams, response: one } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        const row = await finalizeInvoiceWithCredit(ctx, request.params.id);
+        return { status: 200, body: { data: await renderInvoice(ctx, await getInvoiceRow(ctx, row.id)) } };
+      }),
+  );
+  app.post(
+    '/v1/invoices/:id/void',
+    { schema: { tags: ['invoices'], summary: 'Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes)', params: idParams, response: one } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await renderInvoice(ctx, await voidInvoiceWithCreditNotes(ctx, request.params.id)) } })),
+  );
+  app.post(
+    '/v1/invoices/:id/mark-uncollectible',
+    { schema: { tags: ['invoices'], summary: 'Mark an open invoice uncollectible', params: idParams, response: one } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await renderInvoice(ctx, await markInvoiceUncollectible(ctx, request.params.id)) },
+      })),
+  );
+  app.post(
+    '/v1/invoices/:id/tds',
+    {
+      schema: {
+        tags: ['invoices'],
+        summary: 'Record TDS the customer certified after paying (Form 16A): it settles its part of the invoice',
+        params: idParams,
+        body: recordTdsBody,
+        response: one,
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await renderInvoice(ctx, await recordCertifiedTds(ctx, request.params.id, request.body)) },
+      })),
+  );
+  app.get(
+    '/v1/invoices/:id/journal-entries',
+    { schema: { tags: ['ledger'], summary: "The invoice's journal entries, oldest first", params: idParams, response: { 200: z.object({ data: z.array(journalEntrySchema) }) } } },
+    async (request) => {
+      const ctx = readCtx(deps, request);
+      await getInvoiceRow(ctx, request.params.id);
+      return { data: await listInvoiceJournalEntries(ctx, request.params.id) };
+    },
+  );
+}

@@ -1,0 +1,35 @@
+import type { AppDeps } from '../../app-deps.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
+import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { recordOfflinePayment } from '../../flows/payments/record-offline-payment.js';
+import { listPaymentsQuery, paymentSchema, recordOfflinePaymentBody } from '../../modules/payments/index.js';
+import { getPayment, listPayments } from '../../modules/payments/index.js';
+
+export function registerPaymentRoutes(app: KoshApp, deps: AppDeps): void {
+  app.post(
+    '/v1/payments/offline',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'Record an offline payment (bank transfer, cash, cheque), optionally with TDS',
+        body: recordOfflinePaymentBody,
+        response: { 201: dataEnvelope(paymentSchema) },
+      },
+    },
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await recordOfflinePayment(ctx, request.body) } })),
+  );
+  app.get(
+    '/v1/payments',
+    { schema: { tags: ['payments'], summary: 'List payments', querystring: listPaymentsQuery.extend(paginationQuery()), response: { 200: listEnvelope(paymentSchema) } } },
+    async (request) => {
+      const page = toPage(request.query);
+      const { payments, total } = await listPayments(readCtx(deps, request), request.query, page);
+      return listResponse(payments, total, page);
+    },
+  );
+  app.get(
+    '/v1/payments/:id',
+    { schema: { tags: ['payments'], summary: 'Get a payment', params: idParams, response: { 200: dataEnvelope(paymentSchema) } } },
+    async (request) => ({ data: await getPayment(readCtx(deps, request), request.params.id) }),
+  );
+}

@@ -1,0 +1,126 @@
+import type { AppDeps } from '../../app-deps.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
+import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { cancelSubscription } from '../../flows/subscriptions/cancel-subscription.js';
+import { changeSubscriptionPlan, previewSubscriptionPlanChange, renderPlanChange } from '../../flows/subscriptions/change-subscription-plan.js';
+import { createSubscription } from '../../flows/subscriptions/create-subscription.js';
+import { resumeSubscription } from '../../flows/subscriptions/resume-subscription.js';
+import {
+  canceledSubscriptionSchema,
+  cancelSubscriptionBody,
+  changePlanBody,
+  createSubscriptionBody,
+  listSubscriptionsQuery,
+  planChangeSchema,
+  subscriptionSchema,
+} from '../../modules/subscriptions/index.js';
+import { getSubscription, listSubscriptions, pauseSubscription, reactivateSubscription, toSubscription } from '../../modules/subscriptions/index.js';
+
+export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
+  const tags = ['subscriptions'];
+  const one = { 200: dataEnvelope(subscriptionSchema) };
+
+  app.post(
+    '/v1/subscriptions',
+    {
+      schema: {
+        tags,
+        summary: 'Create a subscription (trialing, or active with its first invoice finalized)',
+        body: createSubscriptionBody,
+        response: { 201: dataEnvelope(subscriptionSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: toSubscription(await createSubscription(ctx, request.body)) } })),
+  );
+
+  app.get(
+    '/v1/subscriptions',
+    {
+      schema: {
+        tags,
+        summary: 'List subscriptions (filters: status, customer_id, plan_id)',
+        querystring: listSubscriptionsQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(subscriptionSchema) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { subscriptions, total } = await listSubscriptions(readCtx(deps, request), request.query, page);
+      return listResponse(subscriptions, total, page);
+    },
+  );
+
+  app.get(
+    '/v1/subscriptions/:id',
+    { schema: { tags, summary: 'Get a subscription', params: idParams, response: one } },
+    async (request) => ({ data: await getSubscription(readCtx(deps, request), request.params.id) }),
+  );
+
+  app.post(
+    '/v1/subscriptions/:id/cancel',
+    {
+      schema: {
+        tags,
+        summary: 'Cancel at period end (default) or now, optionally crediting the unused time',
+        params: idParams,
+        body: cancelSubscriptionBody.nullish(),
+        response: { 200: dataEnvelope(canceledSubscriptionSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        const body = cancelSubscriptionBody.parse(request.body ?? {});
+        const { row, proration } = await cancelSubscription(ctx, request.params.id, body);
+        return { status: 200, body: { data: { ...toSubscription(row), ...(proration ? { proration } : {}) } } };
+      }),
+  );
+
+  app.post(
+    '/v1/subscriptions/:id/pause',
+    { schema: { tags, summary: 'Pause billing (active or past_due)', params: idParams, response: one } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toSubscription(await pauseSubscription(ctx, request.params.id)) } })),
+  );
+
+  app.post(
+    '/v1/subscriptions/:id/resume',
+    { schema: { tags, summary: 'Resume a paused subscription (a lapsed period restarts now, invoiced)', params: idParams, response: one } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toSubscription(await resumeSubscription(ctx, request.params.id)) } })),
+  );
+
+  app.post(
+    '/v1/subscriptions/:id/reactivate',
+    { schema: { tags, summary: 'Undo a pending cancel_at_period_end before the period ends', params: idParams, response: one } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: toSubscription(await reactivateSubscription(ctx, request.params.id)) },
+      })),
+  );
+
+  app.post(
+    '/v1/subscriptions/:id/change-plan',
+    {
+      schema: {
+        tags,
+        summary: 'Change plan now, prorated to the day (preview: the would-be invoice, nothing written)',
+        params: idParams,
+        body: changePlanBody,
+        response: { 200: dataEnvelope(planChangeSchema) },
+      },
+    },
+    async (request, reply) => {
+      const { preview, ...change } = request.body;
+      if (preview) {
+        const data = await previewSubscriptionPlanChange(deps.db, principalOf(request).tenantId, deps.clock.now(), request.params.id, change);
+        return reply.code(200).send({ data });
+      }
+      return runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await renderPlanChange(ctx, await changeSubscriptionPlan(ctx, request.params.id, change), false) },
+      }));
+    },
+  );
+}

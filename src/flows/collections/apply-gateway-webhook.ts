@@ -1,0 +1,100 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { isUuid, newId } from '../../platform/ids.js';
+import {
+  attemptByGatewayPaymentId,
+  findAttempt,
+  findConnectionById,
+  findPaymentMethod,
+  findPaymentMethodByReference,
+  gatewayOf,
+  GatewayWebhookSignatureError,
+  openCredentials,
+  recordGatewayEvent,
+  refundByGatewayId,
+  updatePaymentMethod,
+  type CollectionsEnv,
+  type GatewayWebhookEvent,
+} from '../../modules/collections/index.js';
+import { recordChargeOutcome } from './collect-invoice-payment.js';
+import { recordRefundOutcome } from './refund-payment.js';
+
+/**
+ * POST /webhooks/gateways/{provider}/{connection_id}: verifies the provider's signature over the
+ * raw body with the connection's webhook secret (bad → 400, nothing written), then in ONE
+ * transaction records the provider's event id (a duplicate delivery changes nothing more) and
+ * applies it: payment succeeded/failed settles the pending attempt, refund succeeded/failed the
+ * pending refund, mandate revoked retires the saved UPI mandate.
+ */
+export async function receiveGatewayWebhook(
+  env: CollectionsEnv,
+  provider: string,
+  connectionId: string,
+  rawBody: Buffer,
+  headers: Record<string, string | string[] | undefined>,
+  now: Date,
+): Promise<{ received: true; duplicate: boolean; type: string }> {
+  const connection = await findConnectionById(env.db, connectionId);
+  const gateway = gatewayOf(provider);
+  if (!connection || connection.provider !== provider || !gateway) throw errors.notFound('gateway connection');
+  const credentials = openCredentials(env, connection);
+  let event: GatewayWebhookEvent;
+  try {
+    event = gateway.adapter.verifyWebhook({ rawBody, headers, webhookSecret: credentials.webhook_secret ?? '', now });
+  } catch (error) {
+    const message = error instanceof GatewayWebhookSignatureError ? error.message : 'the webhook could not be read';
+    throw errors.validation(`webhook rejected: ${message}`, undefined, 'invalid_signature');
+  }
+  const tenantId = connection.tenant_id;
+  return env.db.transaction().execute(async (tx) => {
+    const ctx: Ctx = { tx, tenantId, now };
+    const fresh = await recordGatewayEvent(tx, { tenant_id: tenantId, id: newId(), connection_id: connection.id, provider, event_id: event.eventId, type: event.type, received_at: now });
+    if (!fresh) return { received: true as const, duplicate: true, type: event.type };
+    await applyEvent(ctx, provider, event);
+    return { received: true as const, duplicate: false, type: event.type };
+  });
+}
+
+async function applyEvent(ctx: Ctx, provider: string, event: GatewayWebhookEvent): Promise<void> {
+  switch (event.type) {
+    case 'payment.succeeded':
+    case 'payment.failed': {
+      const hinted = event.metadata.attempt_id;
+      const byMetadata = hinted && isUuid(hinted) && event.metadata.tenant_id === ctx.tenantId ? await findAttempt(ctx.tx, ctx.tenantId, hinted) : undefined;
+      const attempt = byMetadata ?? (event.gatewayPaymentId ? await attemptByGatewayPaymentId(ctx.tx, ctx.tenantId, event.gatewayPaymentId) : undefined);
+      if (!attempt || attempt.status !== 'pending') return;
+      const paymentId = event.gatewayPaymentId ?? attempt.gateway_payment_id;
+      if (event.type === 'payment.succeeded') {
+        if (!paymentId) return;
+        const pm = attempt.payment_method_id ? await findPaymentMethod(ctx.tx, ctx.tenantId, attempt.payment_method_id) : undefined;
+        const upi = pm?.type === 'upi_mandate';
+        await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: paymentId, paymentType: upi ? 'upi' : 'card' });
+      } else {
+        await recordChargeOutcome(ctx, attempt.id, { status: 'failed', gatewayPaymentId: paymentId, failureCode: event.failureCode ?? 'payment_failed', failureMessage: event.failureMessage ?? 'The payment failed.' });
+      }
+      return;
+    }
+    case 'refund.succeeded':
+    case 'refund.failed': {
+      const refund = event.gatewayRefundId ? await refundByGatewayId(ctx.tx, ctx.tenantId, event.gatewayRefundId) : undefined;
+      if (!refund || refund.status !== 'pending') return;
+      await recordRefundOutcome(
+        ctx,
+        refund.id,
+        event.type === 'refund.succeeded'
+          ? { status: 'succeeded', gatewayRefundId: event.gatewayRefundId! }
+          : { status: 'failed', gatewayRefundId: event.gatewayRefundId, failureCode: event.failureCode ?? 'refund_failed', failureMessage: event.failureMessage ?? 'The refund failed.' },
+      );
+      return;
+    }
+    case 'mandate.revoked': {
+      if (!event.paymentMethodReference) return;
+      for (const pm of await findPaymentMethodByReference(ctx.tx, ctx.tenantId, provider, event.paymentMethodReference)) {
+        await updatePaymentMethod(ctx.tx, ctx.tenantId, pm.id, { status: 'revoked', is_default: false, updated_at: ctx.now });
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}

@@ -1,0 +1,121 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Ctx } from '../../platform/context.js';
+import { errors, isKoshError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { getCustomer } from '../../modules/customers/index.js';
+import { getInvoiceRow } from '../../modules/invoices/index.js';
+import {
+  callContext,
+  findCheckoutSession,
+  gatewayForCurrency,
+  insertCheckoutSession,
+  testCardToken,
+  type CheckoutSession,
+  type CheckoutSessionRow,
+  type CollectionsEnv,
+} from '../../modules/collections/index.js';
+import { chargeAndCommit, startAttempt } from './collect-invoice-payment.js';
+
+/** How long a hosted checkout link stays usable. */
+export const CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
+
+export function checkoutUrl(env: CollectionsEnv, row: Pick<CheckoutSessionRow, 'tenant_id' | 'id' | 'token'>): string {
+  return `${env.config.publicUrl}/checkout/${row.tenant_id}/${row.id}?token=${row.token}`;
+}
+
+function toSession(env: CollectionsEnv, row: CheckoutSessionRow): CheckoutSession {
+  return { id: row.id, invoice_id: row.invoice_id, url: checkoutUrl(env, row), status: row.status, expires_at: row.expires_at.toISOString(), created_at: row.created_at.toISOString() };
+}
+
+function assertPayable(status: string, amountDue: number): void {
+  if ((status !== 'open' && status !== 'uncollectible') || amountDue <= 0) {
+    throw errors.conflict(`cannot pay an invoice whose status is ${status}`, 'invalid_invoice_state');
+  }
+}
+
+/**
+ * Step 1 of POST /v1/invoices/{id}/checkout-sessions, outside any transaction: checks the invoice
+ * and asks the currency's gateway for a checkout (the test gateway: Kosh's own page; Razorpay and
+ * Stripe: their hosted page, a network call — hence before the transaction).
+ */
+export async function prepareCheckout(read: Ctx, env: CollectionsEnv, invoiceId: string): Promise<{ id: string; gateway: string; connectionId: string | null; redirect: { url: string; reference: string } | null }> {
+  const invoice = await getInvoiceRow(read, invoiceId);
+  assertPayable(invoice.status, invoice.amount_due);
+  const resolved = await gatewayForCurrency(read, env, invoice.currency);
+  const id = newId();
+  const customer = await getCustomer(read, invoice.customer_id);
+  const base = `${env.config.publicUrl}/checkout/${read.tenantId}/${id}`;
+  const outcome = await resolved.gateway.adapter.createCheckout(callContext(env, resolved, read.now), {
+    idempotencyKey: `kosh_chk_${id}`,
+    amount: invoice.amount_due,
+    currency: invoice.currency,
+    customer: { id: customer.id, email: customer.email, name: customer.name, phone: customer.phone },
+    description: `Invoice ${invoice.number}`,
+    successUrl: `${base}/return`,
+    cancelUrl: `${base}/return`,
+    metadata: { tenant_id: read.tenantId, invoice_id: invoice.id, checkout_session_id: id },
+  });
+  return { id, gateway: resolved.provider, connectionId: resolved.connectionId, redirect: outcome.kind === 'redirect' ? { url: outcome.url, reference: outcome.gatewayReference } : null };
+}
+
+/** Step 2, in the action's transaction: the session row. */
+export async function createCheckoutSession(ctx: Ctx, env: CollectionsEnv, invoiceId: string, prepared: Awaited<ReturnType<typeof prepareCheckout>>): Promise<CheckoutSession> {
+  const invoice = await getInvoiceRow(ctx, invoiceId, true);
+  assertPayable(invoice.status, invoice.amount_due);
+  const row: CheckoutSessionRow = {
+    tenant_id: ctx.tenantId,
+    id: prepared.id,
+    invoice_id: invoice.id,
+    token: randomBytes(24).toString('base64url'),
+    gateway: prepared.gateway,
+    connection_id: prepared.connectionId,
+    status: 'open',
+    gateway_reference: prepared.redirect?.reference ?? null,
+    redirect_url: prepared.redirect?.url ?? null,
+    expires_at: new Date(ctx.now.getTime() + CHECKOUT_TTL_MS),
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  await insertCheckoutSession(ctx.tx, row);
+  return toSession(env, row);
+}
+
+/** The session behind a checkout link, when the link's token matches and it has not expired. */
+export async function openCheckoutSession(read: Ctx, sessionId: string, token: unknown): Promise<CheckoutSessionRow | null> {
+  const row = await findCheckoutSession(read.tx, read.tenantId, sessionId);
+  if (!row || typeof token !== 'string') return null;
+  const a = Buffer.from(row.token);
+  const b = Buffer.from(token);
+  if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
+  if (row.expires_at <= read.now && row.status === 'open') return null;
+  return row;
+}
+
+export type CheckoutSubmission = { kind: 'charged' } | { kind: 'already'; reason: string } | { kind: 'bad_card' };
+
+/**
+ * The page's POST: the typed card stands for a test-gateway token; one attempt is committed
+ * pending (the invoice lock and the one-pending-attempt index make a double submission find the
+ * first one, or the invoice paid), charged, and its outcome committed. It pays once however often
+ * the form is submitted.
+ */
+export async function submitCheckout(env: CollectionsEnv, session: CheckoutSessionRow, cardNumber: string, now: Date): Promise<CheckoutSubmission> {
+  const token = testCardToken(cardNumber);
+  if (!token) return { kind: 'bad_card' };
+  const read: Ctx = { tx: env.db, tenantId: session.tenant_id, now };
+  const resolved = await gatewayForCurrency(read, env, (await getInvoiceRow(read, session.invoice_id)).currency);
+  const saved = await resolved.gateway.adapter.attachPaymentMethod(callContext(env, resolved, now), {
+    token,
+    customer: { id: '', email: '', name: null },
+    gatewayCustomerId: null,
+  });
+  let attempt;
+  try {
+    attempt = await env.db.transaction().execute((tx) => startAttempt({ tx, tenantId: session.tenant_id, now }, env, session.invoice_id, { checkout: { sessionId: session.id, saved, resolved } }));
+  } catch (error) {
+    if (isKoshError(error) && error.kind === 'conflict') return { kind: 'already', reason: error.message };
+    throw error;
+  }
+  await chargeAndCommit(env, attempt, saved, resolved, now, true);
+  return { kind: 'charged' };
+}

@@ -1,0 +1,32 @@
+import type { KoshModule } from '../../app-deps.js';
+import { CHARGE_INVOICES_JOB, chargeInvoices, RESOLVE_ATTEMPTS_JOB, resolvePendingAttempts } from './collect-invoice-payment.js';
+import { EXECUTE_REFUND_JOB, executeRefund } from './refund-payment.js';
+import { SETTLE_PAYMENTS_JOB, settleGatewayPayments } from './settle-gateway-payments.js';
+import { retryInvoicePayment } from './retry-invoice-payment.js';
+import { registerPaymentRetrier } from '../../modules/dunning/index.js';
+
+/** Collections' jobs (charges, refunds, settlement, stuck attempts) and its dunning retrier. */
+export const collectionsWiring: KoshModule = {
+  name: 'collections',
+  jobs: {
+    [CHARGE_INVOICES_JOB]: async (job, env) => {
+      const payload = job.payload as { invoice_ids: string[] };
+      await chargeInvoices(env, job.tenant_id!, payload.invoice_ids, env.clock.now());
+    },
+    [RESOLVE_ATTEMPTS_JOB]: async (_job, env) => {
+      await resolvePendingAttempts(env, env.clock.now());
+    },
+    [EXECUTE_REFUND_JOB]: async (job, env) => {
+      await executeRefund(env, job.tenant_id!, (job.payload as { refund_id: string }).refund_id, env.clock.now());
+    },
+    [SETTLE_PAYMENTS_JOB]: async (_job, env) => {
+      await settleGatewayPayments(env, env.clock.now());
+    },
+  },
+  // Dunning's retry_payment steps charge again through collections.
+  init: () => registerPaymentRetrier(retryInvoicePayment),
+  recurring: [
+    { kind: RESOLVE_ATTEMPTS_JOB, everyMs: 60_000 },
+    { kind: SETTLE_PAYMENTS_JOB, everyMs: 60 * 60_000 },
+  ],
+};

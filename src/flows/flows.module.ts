@@ -1,0 +1,27 @@
+import type { KoshModule } from '../app-deps.js';
+import { onEvent } from '../platform/events/events.js';
+import { onMailSent } from '../platform/mail/index.js';
+import { INVOICE_SENT_HOOK, recordInvoiceSent } from './invoices/send-invoice.js';
+import { completeReferralOnPayment } from './referrals/complete-referral.js';
+import { BILLING_RUN_JOB, billingRunJob } from './subscriptions/billing-run.job.js';
+import { collectionsWiring } from './collections/collections.wiring.js';
+import { dunningWiring } from './dunning/dunning.wiring.js';
+
+/**
+ * The flows' own wiring: jobs and listeners that act across modules. Modules never import flows,
+ * so what a module would otherwise register for a flow is registered here.
+ */
+export const flowsModule: KoshModule = {
+  name: 'flows',
+  jobs: { [BILLING_RUN_JOB]: billingRunJob },
+  recurring: [{ kind: BILLING_RUN_JOB, everyMs: 60_000 }],
+  init: () => {
+    // Completion runs inside the paying transaction (invoice.paid), so it commits with the payment.
+    onEvent(completeReferralOnPayment);
+    // invoice.sent is recorded once the SMTP server has accepted the invoice mail.
+    onMailSent(INVOICE_SENT_HOOK, recordInvoiceSent);
+  },
+};
+
+/** Every flow-level module: the composition root registers them after the domain modules. */
+export const flowModules: KoshModule[] = [flowsModule, dunningWiring, collectionsWiring];

@@ -1,0 +1,52 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { getEntity } from '../../modules/entities/index.js';
+import { applyToInvoice, assertTdsAllowed, getInvoiceRow, insertTdsCertificate, type InvoiceRow } from '../../modules/invoices/index.js';
+import { Account, postEntry } from '../../modules/ledger/index.js';
+
+export type CertifiedTdsInput = { tds_amount: number; certificate_number?: string; section?: string };
+
+/**
+ * TDS the customer certified after paying the rest (Form 16A arrives after the cash): it settles
+ * its part of the invoice like TDS withheld with a payment — Dr TDS receivable; Cr receivables
+ * (docs/ledger.md) — under the same rules (assertTdsAllowed), and the certificate is kept.
+ */
+export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: CertifiedTdsInput): Promise<InvoiceRow> {
+  // Locked first, so concurrent payments and TDS on the invoice see each other's effect.
+  const invoice = await getInvoiceRow(ctx, invoiceId, true);
+  if (invoice.status !== 'open' && invoice.status !== 'uncollectible') {
+    throw errors.conflict(`cannot record TDS on an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
+  }
+  assertTdsAllowed(invoice, input.tds_amount, 'tds_amount');
+  if (input.tds_amount > invoice.amount_due) {
+    throw errors.invalidField('tds_amount', `exceeds the invoice's outstanding balance of ${invoice.amount_due}`);
+  }
+  const row = await applyToInvoice(ctx, invoice.id, { tds: input.tds_amount });
+  const entity = await getEntity(ctx, invoice.entity_id);
+  const id = newId();
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'invoice.tds_recorded',
+    referenceType: 'tds_certificate',
+    referenceId: id,
+    currency: invoice.currency,
+    description: `TDS certified for invoice ${invoice.number}${input.certificate_number ? ` (certificate ${input.certificate_number})` : ''}`,
+    lines: [
+      { account: Account.TDS_RECEIVABLE, debit: input.tds_amount, customerId: invoice.customer_id, invoiceId: invoice.id },
+      { account: Account.RECEIVABLES, credit: input.tds_amount, customerId: invoice.customer_id, invoiceId: invoice.id },
+    ],
+  });
+  await insertTdsCertificate(ctx.tx, {
+    tenant_id: ctx.tenantId,
+    id,
+    invoice_id: invoice.id,
+    customer_id: invoice.customer_id,
+    tds_amount: input.tds_amount,
+    certificate_number: input.certificate_number ?? null,
+    section: input.section ?? null,
+    created_at: ctx.now,
+  });
+  return row;
+}

@@ -1,0 +1,159 @@
+import type { Kysely, Updateable } from 'kysely';
+import type { Ctx } from '../../platform/context.js';
+import type { DB } from '../../platform/db/schema.js';
+import { errors } from '../../platform/errors.js';
+import { emitEvent } from '../../platform/events/events.js';
+import { toIso } from '../../platform/time.js';
+import { getCreditNote, type CreditNote } from '../../modules/credit-notes/index.js';
+import { getCustomer } from '../../modules/customers/index.js';
+import { renderInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
+import {
+  assertChargeable,
+  canTransition,
+  lockForTransition,
+  periodOf,
+  prorateByDays,
+  remainingDays,
+  resolvePlanPrice,
+  toSubscription,
+  transitionSubscription,
+  type ChangePlanBody,
+  type PlanChange,
+  type SubscriptionRow,
+} from '../../modules/subscriptions/index.js';
+import { creditUnusedSubscriptionTime } from './credit-unused-subscription-time.js';
+import { invoiceSubscriptionPeriod } from './invoice-subscription-period.js';
+
+type SubscriptionPatch = Updateable<DB['subscriptions']>;
+
+export type PlanChangeResult = {
+  subscription: SubscriptionRow;
+  invoice: InvoiceRow | null;
+  /** As it stands after the change (spent on the new invoice, if it was). */
+  creditNote: CreditNote | null;
+  proration: PlanChange['proration'];
+};
+
+/**
+ * POST /v1/subscriptions/{id}/change-plan: an immediate change (docs/subscriptions.md, "Plan
+ * changes"). With `prorate` (the default):
+ * - the unused part of the old plan is credited to the day, as a credit note on the invoice that
+ *   paid for the current period (GST reversed pro rata there);
+ * - same interval: the period stays; the rest of it is charged on the new plan, to the day
+ *   (unit price × remaining days ÷ period days, half-up), on one subscription_update invoice;
+ * - another interval: a new period of the new plan starts now and is charged in full.
+ * The new invoice is finalized with credit, so the credit note (if the old invoice was paid) is
+ * spent on it first; a credit larger than the charge stays on the customer's balance.
+ * Without `prorate`: nothing is credited or charged now; the new plan is billed from the next
+ * renewal (another interval starts its schedule at the current period's end). While trialing:
+ * the plan is swapped and the trial runs on.
+ */
+export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<ChangePlanBody, 'preview'>): Promise<PlanChangeResult> {
+  const row = await lockForTransition(ctx, id, 'change_plan', (r) => canTransition(r.status, 'change_plan'));
+  if (input.plan_id === row.plan_id) throw errors.invalidField('plan_id', 'the subscription is already on this plan');
+  const { plan, price } = await resolvePlanPrice(ctx, input.plan_id, row.currency, 'plan_id');
+  if (!plan.active) throw errors.conflict(`plan ${plan.code} is not active`, 'plan_inactive');
+  assertChargeable(price, row.quantity, 'plan_id');
+  const { plan: oldPlan } = await resolvePlanPrice(ctx, row.plan_id, row.currency);
+
+  const sameInterval = plan.interval_unit === row.interval_unit && plan.interval_count === row.interval_count;
+  const current = { start: row.current_period_start, end: row.current_period_end };
+  const { remaining, total } = remainingDays(current, ctx.now);
+  const patch: SubscriptionPatch = { plan_id: plan.id, interval_unit: plan.interval_unit, interval_count: plan.interval_count, updated_at: ctx.now };
+  let invoice: InvoiceRow | null = null;
+  let creditNoteId: string | null = null;
+  let unusedCredit = 0;
+  let unusedValue = 0;
+  let creditCapped = false;
+  let newCharge = 0;
+  let chargePeriod = current;
+  const prorated = input.prorate && row.status !== 'trialing';
+
+  if (row.status === 'trialing') {
+    // The trial period is stored (index -1, anchored at its end): the new interval applies after it.
+  } else if (!prorated) {
+    // Billed from the next renewal. Another interval: its schedule starts where this period ends.
+    if (!sameInterval) Object.assign(patch, { billing_anchor: row.current_period_end, period_index: -1 });
+  } else {
+    const credit = await creditUnusedSubscriptionTime(ctx, row, `Unused time on ${oldPlan.name} (changed to ${plan.name})`);
+    creditNoteId = credit.note?.id ?? null;
+    unusedCredit = credit.amount;
+    unusedValue = credit.unusedValue;
+    creditCapped = credit.capped;
+    const customer = await getCustomer(ctx, row.customer_id);
+    if (sameInterval) {
+      chargePeriod = { start: ctx.now, end: row.current_period_end };
+      newCharge = prorateByDays(price.amount, remaining, total);
+    } else {
+      const period = periodOf({ billing_anchor: ctx.now, interval_unit: plan.interval_unit, interval_count: plan.interval_count }, 0);
+      chargePeriod = period;
+      newCharge = price.amount;
+      Object.assign(patch, { billing_anchor: ctx.now, period_index: 0, current_period_start: period.start, current_period_end: period.end });
+    }
+    if (newCharge > 0) {
+      invoice = await invoiceSubscriptionPeriod(ctx, {
+        subscription: row,
+        plan,
+        price,
+        customer,
+        period: chargePeriod,
+        billingReason: 'subscription_update',
+        unitAmount: newCharge,
+      });
+      patch.latest_invoice_id = invoice.id;
+    }
+  }
+  const subscription = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'change_plan', patch);
+  await emitEvent(ctx, 'subscription.plan_changed', { ...toSubscription(subscription), previous_plan_id: row.plan_id });
+  return {
+    subscription,
+    invoice,
+    creditNote: creditNoteId ? await getCreditNote(ctx, creditNoteId) : null,
+    proration: {
+      prorated,
+      changed_at: toIso(ctx.now),
+      period_start: toIso(chargePeriod.start),
+      period_end: toIso(chargePeriod.end),
+      remaining_days: remaining,
+      period_days: total,
+      unused_value: unusedValue,
+      unused_credit: unusedCredit,
+      credit_capped: creditCapped,
+      new_charge: newCharge * row.quantity,
+    },
+  };
+}
+
+/** The API shape of a plan change, rendered inside the transaction that made it. */
+export async function renderPlanChange(ctx: Ctx, result: PlanChangeResult, preview: boolean): Promise<PlanChange> {
+  return {
+    preview,
+    subscription: toSubscription(result.subscription),
+    invoice: result.invoice ? await renderInvoice(ctx, result.invoice) : null,
+    credit_note: result.creditNote,
+    proration: result.proration,
+  };
+}
+
+class PreviewRollback extends Error {
+  constructor(readonly change: PlanChange) {
+    super('preview: rolled back');
+  }
+}
+
+/**
+ * `preview: true`: the very same change (same code, same numbers and tax) in a transaction that is
+ * then rolled back, so nothing is written — no invoice, no number taken, no event.
+ */
+export async function previewSubscriptionPlanChange(db: Kysely<DB>, tenantId: string, now: Date, id: string, input: Omit<ChangePlanBody, 'preview'>): Promise<PlanChange> {
+  try {
+    await db.transaction().execute(async (tx) => {
+      const ctx: Ctx = { tx, tenantId, now };
+      throw new PreviewRollback(await renderPlanChange(ctx, await changeSubscriptionPlan(ctx, id, input), true));
+    });
+  } catch (error) {
+    if (error instanceof PreviewRollback) return error.change;
+    throw error;
+  }
+  throw new Error('unreachable: the preview transaction always rolls back');
+}

@@ -1,0 +1,56 @@
+import type { Ctx } from '../../platform/context.js';
+import type { Customer } from '../../modules/customers/index.js';
+import { createDraftInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
+import type { PlanRow, PriceRow } from '../../modules/plans/index.js';
+import type { SubscriptionRow } from '../../modules/subscriptions/index.js';
+import { finalizeInvoiceWithCredit } from '../invoices/finalize-invoice.js';
+
+export type SubscriptionBillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update';
+
+export type PeriodCharge = {
+  subscription: Pick<SubscriptionRow, 'id' | 'currency' | 'quantity'> & { collection_method?: SubscriptionRow['collection_method'] };
+  plan: Pick<PlanRow, 'id' | 'name' | 'hsn_code' | 'tax_rate_bp'>;
+  price: Pick<PriceRow, 'id' | 'amount'>;
+  customer: Customer;
+  period: { start: Date; end: Date };
+  billingReason: SubscriptionBillingReason;
+  /** The net unit price charged; the plan price unless prorated. */
+  unitAmount?: number;
+};
+
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+/** The invoice line of a subscription period: plan price × quantity, with the period on it. */
+export function periodLine(charge: PeriodCharge) {
+  const prorated = charge.unitAmount !== undefined && charge.unitAmount !== charge.price.amount;
+  return {
+    description: `${charge.plan.name}${prorated ? ' (prorated)' : ''}, ${day(charge.period.start)} to ${day(charge.period.end)}`,
+    quantity: charge.subscription.quantity,
+    unit_amount: charge.unitAmount ?? charge.price.amount,
+    hsn_code: charge.plan.hsn_code || undefined,
+    tax_rate_bp: charge.plan.tax_rate_bp,
+    plan_id: charge.plan.id,
+    price_id: charge.price.id,
+    period_start: charge.period.start,
+    period_end: charge.period.end,
+  };
+}
+
+/**
+ * Advance billing: the invoice for one subscription period, drafted (GST per line) and finalized
+ * at once (number, ledger entry, available credit applied), in the caller's transaction. The
+ * database allows one subscription_create/subscription_cycle invoice per (subscription, period start).
+ */
+export async function invoiceSubscriptionPeriod(ctx: Ctx, charge: PeriodCharge): Promise<InvoiceRow> {
+  const draft = await createDraftInvoice(ctx, {
+    customer: charge.customer,
+    currency: charge.subscription.currency,
+    lines: [periodLine(charge)],
+    subscriptionId: charge.subscription.id,
+    billingReason: charge.billingReason,
+    periodStart: charge.period.start,
+    periodEnd: charge.period.end,
+    collectionMethod: charge.subscription.collection_method,
+  });
+  return finalizeInvoiceWithCredit(ctx, draft.id);
+}

@@ -1,0 +1,104 @@
+import type { Ctx } from '../../platform/context.js';
+import { emitEvent, emitEvents } from '../../platform/events/events.js';
+import { applyAvailableCredit, customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
+import { findCustomers, type Customer } from '../../modules/customers/index.js';
+import { issueInvoices, type DraftInvoiceInput } from '../../modules/invoices/index.js';
+import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
+import {
+  advanceSubscriptionPeriods,
+  periodAfter,
+  toSubscription,
+  transitionSubscription,
+  type PeriodAdvance,
+  type SubscriptionRow,
+} from '../../modules/subscriptions/index.js';
+import { periodLine } from './invoice-subscription-period.js';
+import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
+
+export type RenewalOutcome = {
+  renewed: SubscriptionRow[];
+  trialsEnded: SubscriptionRow[];
+  ended: SubscriptionRow[];
+};
+
+/** Plans, prices and customers of a batch, read once per batch rather than once per renewal. */
+async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
+  const planIds = [...new Set(rows.map((r) => r.plan_id))];
+  const plans = new Map<string, PlanRow>();
+  for (const id of planIds) {
+    const plan = await findPlan(ctx.tx, ctx.tenantId, id);
+    if (plan) plans.set(id, plan);
+  }
+  const prices = new Map<string, PriceRow>();
+  for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds)) prices.set(`${p.plan_id}/${p.currency}`, p);
+  const customers = new Map<string, Customer>();
+  for (const c of await findCustomers(ctx.tx, ctx.tenantId, rows.map((r) => r.customer_id))) customers.set(c.id, c);
+  return { plans, prices, customers };
+}
+
+/**
+ * Renews subscriptions whose period is over, claimed (and locked) by the caller in this
+ * transaction: cancel_at_period_end → canceled at the period's end, no invoice; otherwise the
+ * next period is invoiced in advance (subscription_cycle: plan price in the subscription's
+ * currency × quantity) and the subscription moves to it — a trial ending becomes active. All of
+ * it, with the events, commits together; a failure rolls the whole batch back (numbers included).
+ *
+ * The invoices of a batch are issued together (issueInvoices: the same GST, numbers, ledger
+ * entries and events as one by one, in a few statements), then any customer credit is applied as
+ * finalizeInvoiceWithCredit would — only for the customers who hold some.
+ */
+export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): Promise<RenewalOutcome> {
+  const outcome: RenewalOutcome = { renewed: [], trialsEnded: [], ended: [] };
+  if (claimed.length === 0) return outcome;
+  const { plans, prices, customers } = await loadBatchContext(ctx, claimed);
+  const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter> }[] = [];
+  const inputs: DraftInvoiceInput[] = [];
+  for (const row of claimed) {
+    if (row.current_period_end > ctx.now) throw new Error(`subscription ${row.id} is not due until ${row.current_period_end.toISOString()}`);
+    if (row.cancel_at_period_end) {
+      const ended = await transitionSubscription(ctx.tx, ctx.tenantId, row.id, 'expire', { ended_at: row.current_period_end, updated_at: ctx.now });
+      outcome.ended.push(ended);
+      await emitEvent(ctx, 'subscription.canceled', toSubscription(ended));
+      continue;
+    }
+    const plan = plans.get(row.plan_id);
+    const price = prices.get(`${row.plan_id}/${row.currency}`);
+    const customer = customers.get(row.customer_id);
+    if (!plan || !price || !customer) throw new Error(`subscription ${row.id}: its plan has no price in ${row.currency}, or its plan or customer is gone`);
+    const period = periodAfter(row);
+    renewing.push({ row, period });
+    inputs.push({
+      customer,
+      currency: row.currency,
+      lines: [periodLine({ subscription: row, plan, price, customer, period, billingReason: 'subscription_cycle' })],
+      subscriptionId: row.id,
+      billingReason: 'subscription_cycle',
+      periodStart: period.start,
+      periodEnd: period.end,
+      collectionMethod: row.collection_method,
+    });
+  }
+  const invoices = await issueInvoices(ctx, inputs);
+  const holdingCredit = await customersWithSpendableCredit(ctx.tx, ctx.tenantId, invoices.map((i) => i.customer_id), ctx.now);
+  for (const invoice of invoices) if (holdingCredit.has(invoice.customer_id)) await applyAvailableCredit(ctx, invoice);
+  // charge_automatically renewals: one charge job for the batch; it reads each balance (after credit) when it runs.
+  await scheduleAutomaticCharges(ctx, invoices);
+
+  const advances: PeriodAdvance[] = renewing.map(({ row, period }, i) => ({
+    id: row.id,
+    fromPeriodEnd: row.current_period_end,
+    billingAnchor: row.billing_anchor,
+    periodIndex: period.index,
+    periodStart: period.start,
+    periodEnd: period.end,
+    latestInvoiceId: invoices[i]!.id,
+  }));
+  const wasTrialing = new Set(renewing.filter(({ row }) => row.status === 'trialing').map(({ row }) => row.id));
+  const moved = await advanceSubscriptionPeriods(ctx.tx, ctx.tenantId, advances, ctx.now);
+  for (const row of moved) (wasTrialing.has(row.id) ? outcome.trialsEnded : outcome.renewed).push(row);
+  await emitEvents(ctx, [
+    ...outcome.trialsEnded.map((row) => ({ type: 'subscription.trial_ended' as const, object: toSubscription(row) })),
+    ...outcome.renewed.map((row) => ({ type: 'subscription.renewed' as const, object: toSubscription(row) })),
+  ]);
+  return outcome;
+}

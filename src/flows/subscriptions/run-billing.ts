@@ -1,0 +1,130 @@
+import { sql, type Kysely } from 'kysely';
+import type { Ctx } from '../../platform/context.js';
+import type { DB } from '../../platform/db/schema.js';
+import { emitEvent } from '../../platform/events/events.js';
+import { tenantsWithOverdueSubscriptionInvoices, unsettledSubscriptionInvoices } from '../../modules/invoices/index.js';
+import {
+  claimDueSubscriptions,
+  delinquentSubscriptionIds,
+  tenantsWithDelinquentSubscriptions,
+  tenantsWithDueSubscriptions,
+  toSubscription,
+  transitionSubscriptions,
+} from '../../modules/subscriptions/index.js';
+import { renewSubscriptions } from './renew-subscriptions.js';
+
+export type BillingRunReport = {
+  renewed: number;
+  trials_ended: number;
+  ended: number;
+  failed: number;
+  past_due: number;
+  unpaid: number;
+  recovered: number;
+};
+
+export type BillingRunOptions = {
+  /** Subscriptions claimed and renewed per transaction. */
+  batchSize?: number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+};
+
+const DEFAULT_BATCH = 50;
+
+/**
+ * The billing run (job `subscriptions.billing_run`, every minute): renews every subscription whose
+ * period has ended at `now`, then moves subscriptions to past_due / unpaid and back by the state
+ * of their invoices. Re-running at the same instant finds nothing due and changes nothing.
+ *
+ * Crash safety: each batch is claimed (FOR UPDATE SKIP LOCKED) and renewed in one transaction, so
+ * a batch is either wholly done — invoices, numbers, ledger entries, events, periods moved — or
+ * not at all, and no lock outlives its batch. A batch that fails is retried one subscription per
+ * transaction, so one bad subscription is skipped (and logged) without holding up the others.
+ */
+export async function runBillingRun(db: Kysely<DB>, now: Date, options: BillingRunOptions = {}): Promise<BillingRunReport> {
+  const batchSize = options.batchSize ?? DEFAULT_BATCH;
+  const log = options.log ?? (() => {});
+  const report: BillingRunReport = { renewed: 0, trials_ended: 0, ended: 0, failed: 0, past_due: 0, unpaid: 0, recovered: 0 };
+  const failed = new Set<string>();
+  const done = new Set<string>();
+
+  const renewBatch = async (tenantId: string, only?: string) =>
+    db.transaction().execute(async (tx) => {
+      const ctx: Ctx = { tx, tenantId, now };
+      const claimed = await claimDueSubscriptions(tx, tenantId, now, only ? 1 : batchSize, { exclude: [...failed], only });
+      const outcome = await renewSubscriptions(ctx, claimed);
+      return { claimed: claimed.map((r) => r.id), outcome };
+    });
+
+  for (;;) {
+    const tenants = (await tenantsWithDueSubscriptions(db, now, done.size + 100)).filter((t) => !done.has(t));
+    if (tenants.length === 0) break;
+    for (const tenantId of tenants) {
+      for (;;) {
+        let claimed: string[] = [];
+        try {
+          const result = await renewBatch(tenantId);
+          claimed = result.claimed;
+          report.renewed += result.outcome.renewed.length;
+          report.trials_ended += result.outcome.trialsEnded.length;
+          report.ended += result.outcome.ended.length;
+        } catch (error) {
+          // Find the culprit: the same subscriptions, one per transaction.
+          const retry = await db.transaction().execute((tx) => claimDueSubscriptions(tx, tenantId, now, batchSize, { exclude: [...failed] }));
+          claimed = retry.map((r) => r.id);
+          for (const id of claimed) {
+            try {
+              const result = await renewBatch(tenantId, id);
+              report.renewed += result.outcome.renewed.length;
+              report.trials_ended += result.outcome.trialsEnded.length;
+              report.ended += result.outcome.ended.length;
+            } catch (single) {
+              failed.add(id);
+              report.failed += 1;
+              log('subscription renewal failed', { tenantId, subscriptionId: id, err: (single as Error).message, batchError: (error as Error).message });
+            }
+          }
+        }
+        if (claimed.length === 0) break;
+      }
+      done.add(tenantId);
+    }
+  }
+
+  const delinquencyTenants = new Set([...(await tenantsWithOverdueSubscriptionInvoices(db, now)), ...(await tenantsWithDelinquentSubscriptions(db))]);
+  for (const tenantId of delinquencyTenants) {
+    const moved = await db.transaction().execute((tx) => settleDelinquency({ tx, tenantId, now }));
+    report.past_due += moved.pastDue;
+    report.unpaid += moved.unpaid;
+    report.recovered += moved.recovered;
+  }
+  return report;
+}
+
+/**
+ * Delinquency by the invoices: a subscription with an invoice open past its due date is past_due;
+ * one with an uncollectible invoice is unpaid; once neither remains (paid, credited or voided) it
+ * is active again. Each move is a guarded transition, so it happens (and emits) once.
+ */
+export async function settleDelinquency(ctx: Ctx): Promise<{ pastDue: number; unpaid: number; recovered: number }> {
+  // One delinquency pass per tenant at a time: two racing runs would lock the same subscriptions
+  // in different orders and deadlock. The second waits, then finds every move already made.
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`delinquency:${ctx.tenantId}`}, 0))`.execute(ctx.tx);
+  const unsettled = await unsettledSubscriptionInvoices(ctx.tx, ctx.tenantId, ctx.now);
+  const bySubscription = new Map(unsettled.map((u) => [u.subscription_id, u]));
+  const delinquent = await delinquentSubscriptionIds(ctx.tx, ctx.tenantId);
+  const patch = { updated_at: ctx.now };
+  const unpaid = await transitionSubscriptions(ctx.tx, ctx.tenantId, unsettled.filter((u) => u.uncollectible).map((u) => u.subscription_id), 'mark_unpaid', patch);
+  const pastDue = await transitionSubscriptions(
+    ctx.tx,
+    ctx.tenantId,
+    unsettled.filter((u) => u.overdue && !u.uncollectible).map((u) => u.subscription_id),
+    'mark_past_due',
+    patch,
+  );
+  const recovered = await transitionSubscriptions(ctx.tx, ctx.tenantId, delinquent.filter((d) => !bySubscription.has(d.id)).map((d) => d.id), 'recover', patch);
+  for (const row of pastDue) await emitEvent(ctx, 'subscription.past_due', toSubscription(row));
+  for (const row of unpaid) await emitEvent(ctx, 'subscription.unpaid', toSubscription(row));
+  for (const row of recovered) await emitEvent(ctx, 'subscription.recovered', toSubscription(row));
+  return { pastDue: pastDue.length, unpaid: unpaid.length, recovered: recovered.length };
+}

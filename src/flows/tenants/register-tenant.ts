@@ -1,0 +1,33 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../platform/db/schema.js';
+import type { KeyMode } from '../../platform/auth/api-keys.js';
+import { createDefaultCampaign } from '../../modules/dunning/index.js';
+import { createEntity } from '../../modules/entities/index.js';
+import { createTenantRecord, issueApiKey, type NewApiKey, type RegisterBody, type Tenant } from '../../modules/tenants/index.js';
+
+/**
+ * Registration: the tenant, its settings, its primary legal entity (ledger 1) and its first API key,
+ * in one transaction — a tenant never exists without an entity to invoice from or a key to call with.
+ */
+export async function registerTenant(db: Kysely<DB>, now: Date, input: RegisterBody, mode: KeyMode): Promise<{ tenant: Tenant; api_key: NewApiKey }> {
+  return db.transaction().execute(async (tx) => {
+    const tenant = await createTenantRecord(tx, now, input, mode);
+    const ctx = { tx, tenantId: tenant.id, now };
+    await createEntity(
+      ctx,
+      {
+        name: input.name,
+        legal_name: input.name,
+        invoice_prefix: input.invoice_prefix,
+        country_code: input.country_code,
+        state_code: input.state_code,
+        gstin: input.gstin,
+      },
+      { primary: true },
+    );
+    // A sensible dunning campaign from the start, which the tenant can edit or replace.
+    await createDefaultCampaign(ctx);
+    const apiKey = await issueApiKey(ctx, { name: 'default', mode });
+    return { tenant, api_key: apiKey };
+  });
+}
