@@ -63,11 +63,15 @@ async function main() {
       UNION ALL
       SELECT ${tenantId}::uuid, id, customer_id, 'INR', ${HISTORY_START}::date + (i % ${DAYS - 61}::int)::int + 30, 'expansion', mrr, 2 * mrr, now() FROM seeded WHERE i % 10 = 0
       UNION ALL
-      SELECT ${tenantId}::uuid, id, customer_id, 'INR', ${HISTORY_START}::date + (i % ${DAYS - 61}::int)::int + 60, 'churned', CASE WHEN i % 10 = 0 THEN 2 * mrr ELSE mrr END, 0, now() FROM seeded WHERE i % 12 = 0`.execute(db);
+      SELECT ${tenantId}::uuid, id, customer_id, 'INR', ${HISTORY_START}::date + (i % ${DAYS - 61}::int)::int + 60, 'churned', CASE WHEN i % 10 = 0 THEN 2 * mrr ELSE mrr END, 0, now() FROM seeded WHERE i % 12 = 0`.execute(
+      db,
+    );
     await sql`
       UPDATE subscriptions s SET status = 'canceled', canceled_at = ${NOW}, ended_at = ${NOW}
       FROM seeded WHERE s.tenant_id = ${tenantId} AND s.id = seeded.id AND seeded.i % 12 = 0`.execute(db);
-    await sql`UPDATE subscriptions s SET quantity = 2 * s.quantity FROM seeded WHERE s.tenant_id = ${tenantId} AND s.id = seeded.id AND seeded.i % 10 = 0 AND seeded.i % 12 <> 0`.execute(db);
+    await sql`UPDATE subscriptions s SET quantity = 2 * s.quantity FROM seeded WHERE s.tenant_id = ${tenantId} AND s.id = seeded.id AND seeded.i % 10 = 0 AND seeded.i % 12 <> 0`.execute(
+      db,
+    );
     await sql`
       INSERT INTO mrr_current (tenant_id, subscription_id, customer_id, currency, mrr, ever_positive, as_of, prior_mrr, prior_ever_positive)
       SELECT DISTINCT ON (subscription_id) ${tenantId}::uuid, subscription_id, customer_id, 'INR', mrr, true, effective_date, previous_mrr, previous_mrr > 0 OR kind <> 'new'
@@ -87,7 +91,9 @@ async function main() {
     const counts = await sql<{ movements: number; days: number }>`
       SELECT (SELECT count(*)::int FROM mrr_movements WHERE tenant_id = ${tenantId}) AS movements,
              (SELECT count(*)::int FROM mrr_daily WHERE tenant_id = ${tenantId}) AS days`.execute(db);
-    console.log(`seeded ${N} subscriptions, ${counts.rows[0]!.movements} movements, ${counts.rows[0]!.days} daily totals in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s (${database.kind})`);
+    console.log(
+      `seeded ${N} subscriptions, ${counts.rows[0]!.movements} movements, ${counts.rows[0]!.days} daily totals in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s (${database.kind})`,
+    );
 
     const ctx = { tx: db, tenantId, now: NOW };
     const mrrMs = await median(() => getMrr(ctx, { from: '2025-11', to: '2026-10' }));

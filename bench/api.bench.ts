@@ -56,7 +56,11 @@ async function freshStorage(): Promise<Storage> {
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  return { env: { DATABASE_URL: url.toString() }, label: `PostgreSQL (${url.host}/${name})`, cleanup: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    env: { DATABASE_URL: url.toString() },
+    label: `PostgreSQL (${url.host}/${name})`,
+    cleanup: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }
 
 function run(title: string, options: autocannon.Options): Promise<autocannon.Result> {
@@ -82,7 +86,14 @@ let counter = 0;
 /** A plan body with a code no other request of this run has used. */
 function planBody(phase: string): string {
   counter += 1;
-  return JSON.stringify({ name: `Bench plan ${counter}`, code: `${phase}-${counter}`, interval_unit: 'month', amount: 49900, currency: 'INR', hsn_code: '998314' });
+  return JSON.stringify({
+    name: `Bench plan ${counter}`,
+    code: `${phase}-${counter}`,
+    interval_unit: 'month',
+    amount: 49900,
+    currency: 'INR',
+    hsn_code: '998314',
+  });
 }
 
 /**
@@ -141,15 +152,31 @@ async function rawSameWork(pool: pg.Pool, tenantId: string, body: { code: string
   const answers = [
     send.call(client, { text: 'BEGIN' }),
     q('claim', 'SELECT kosh_idempotency_claim($1, $2, $3)', [tenantId, key, now]),
-    q('plan', `INSERT INTO plans (tenant_id, id, name, code, description, interval_unit, interval_count, trial_days, active, hsn_code, features, metadata, created_at, updated_at)
-      VALUES ($1, $2, $3, $4, NULL, 'month', 1, 0, true, '998314', '[]', '{}', $5, $5)`, [tenantId, planId, body.name, body.code, now]),
-    q('price', `INSERT INTO prices (tenant_id, id, plan_id, currency, amount, type, billing_scheme, created_at)
-      VALUES ($1, $2, $3, 'INR', 49900, 'recurring', 'per_unit', $4)`, [tenantId, priceId, planId, now]),
-    q('event', `INSERT INTO events (tenant_id, id, type, object_type, object_id, payload, created_at)
-      VALUES ($1, $2, 'plan.created', 'plan', $3, $4, $5)`, [tenantId, eventId, planId, payload, now]),
+    q(
+      'plan',
+      `INSERT INTO plans (tenant_id, id, name, code, description, interval_unit, interval_count, trial_days, active, hsn_code, features, metadata, created_at, updated_at)
+      VALUES ($1, $2, $3, $4, NULL, 'month', 1, 0, true, '998314', '[]', '{}', $5, $5)`,
+      [tenantId, planId, body.name, body.code, now],
+    ),
+    q(
+      'price',
+      `INSERT INTO prices (tenant_id, id, plan_id, currency, amount, type, billing_scheme, created_at)
+      VALUES ($1, $2, $3, 'INR', 49900, 'recurring', 'per_unit', $4)`,
+      [tenantId, priceId, planId, now],
+    ),
+    q(
+      'event',
+      `INSERT INTO events (tenant_id, id, type, object_type, object_id, payload, created_at)
+      VALUES ($1, $2, 'plan.created', 'plan', $3, $4, $5)`,
+      [tenantId, eventId, planId, payload, now],
+    ),
     q('endpoints', 'SELECT id, url, events FROM webhook_endpoints WHERE tenant_id = $1 AND enabled AND deleted_at IS NULL', [tenantId]),
-    q('record', `INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status_code, response, created_at, expires_at)
-      VALUES ($1, $2, 'fingerprint', 201, $3, $4, $4::timestamptz + interval '1 day')`, [tenantId, key, payload, now]),
+    q(
+      'record',
+      `INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status_code, response, created_at, expires_at)
+      VALUES ($1, $2, 'fingerprint', 201, $3, $4, $4::timestamptz + interval '1 day')`,
+      [tenantId, key, payload, now],
+    ),
     send.call(client, { text: 'COMMIT' }),
   ];
   stream.uncork();
@@ -207,7 +234,9 @@ async function main() {
       for (const statement of statements) console.log(`  ${statement}`);
     }
 
-    console.log(`Kosh API bench: ${storage.label}, pool of ${pool.options.max} connections, ${CONNECTIONS} client connections, ${SECONDS} s per run (+${WARMUP_SECONDS} s warm-up)`);
+    console.log(
+      `Kosh API bench: ${storage.label}, pool of ${pool.options.max} connections, ${CONNECTIONS} client connections, ${SECONDS} s per run (+${WARMUP_SECONDS} s warm-up)`,
+    );
 
     const post = await measure('POST /v1/plans', (phase) => ({
       url: base,
@@ -239,11 +268,20 @@ async function main() {
     const get = await measure('GET /v1/plans', () => ({ url: `${base}/v1/plans`, method: 'GET', headers }));
     const bareInsert = await measure('bare insert', (phase) => ({
       url: bareBase,
-      requests: [{ method: 'POST', path: '/bare', headers: { 'content-type': 'application/json' }, setupRequest: (request) => ({ ...request, body: planBody(phase) }) }],
+      requests: [
+        { method: 'POST', path: '/bare', headers: { 'content-type': 'application/json' }, setupRequest: (request) => ({ ...request, body: planBody(phase) }) },
+      ],
     }));
     const raw = await measure('raw same work', (phase) => ({
       url: bareBase,
-      requests: [{ method: 'POST', path: '/raw-same-work', headers: { 'content-type': 'application/json' }, setupRequest: (request) => ({ ...request, body: planBody(phase) }) }],
+      requests: [
+        {
+          method: 'POST',
+          path: '/raw-same-work',
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (request) => ({ ...request, body: planBody(phase) }),
+        },
+      ],
     }));
 
     const figures = {

@@ -97,8 +97,14 @@ async function main() {
     await sql`ANALYZE`.execute(db);
     const c = await checkBilling(db, tenantId, NOW);
     const ok =
-      renewed === N && failed === 0 && c.invoices === N && c.distinctPeriods === N && c.subscriptionsMoved === N &&
-      c.minNumber === 1 && c.maxNumber === N && c.unbalancedEntries === 0;
+      renewed === N &&
+      failed === 0 &&
+      c.invoices === N &&
+      c.distinctPeriods === N &&
+      c.subscriptionsMoved === N &&
+      c.minNumber === 1 &&
+      c.maxNumber === N &&
+      c.unbalancedEntries === 0;
     const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
     console.log(
       `renewed ${renewed} (failed ${failed}) in ${seconds.toFixed(2)} s with ${WORKERS} worker(s), batch ${BATCH}: ` +
@@ -109,9 +115,13 @@ async function main() {
     const dbMs = dbCpuBefore !== null && dbCpuAfter !== null ? (dbCpuAfter - dbCpuBefore) * 1000 : null;
     console.log(
       `CPU per renewal: app${database.kind === 'pglite' ? ' (with the embedded database)' : ''} ${(appMs / N).toFixed(3)} ms` +
-        (dbMs !== null ? `, PostgreSQL backends ${(dbMs / N).toFixed(3)} ms → at most ~${Math.round(1000 / ((appMs + dbMs) / N))} renewals/s on one otherwise idle core pair` : ''),
+        (dbMs !== null
+          ? `, PostgreSQL backends ${(dbMs / N).toFixed(3)} ms → at most ~${Math.round(1000 / ((appMs + dbMs) / N))} renewals/s on one otherwise idle core pair`
+          : ''),
     );
-    console.log(JSON.stringify({ subscriptions: N, seconds: Number(seconds.toFixed(2)), invoices_per_s: Math.round(renewed / seconds), peak_rss_mb: peakRssMb }));
+    console.log(
+      JSON.stringify({ subscriptions: N, seconds: Number(seconds.toFixed(2)), invoices_per_s: Math.round(renewed / seconds), peak_rss_mb: peakRssMb }),
+    );
     if (!ok) process.exitCode = 1;
   } finally {
     await kosh.close();

@@ -63,7 +63,9 @@ async function seed(db: Parameters<typeof seedDueSubscriptions>[0], n: number, c
   await sql`UPDATE subscriptions SET collection_method = 'charge_automatically' WHERE tenant_id = ${tenantId}`.execute(db);
   await sql`
     INSERT INTO payment_methods (tenant_id, id, customer_id, type, brand, last4, gateway, reference, is_default, created_at, updated_at)
-    SELECT tenant_id, gen_random_uuid(), id, 'card', 'visa', '4242', 'test', 'tok_visa', true, ${ANCHOR}, ${ANCHOR} FROM customers WHERE tenant_id = ${tenantId}`.execute(db);
+    SELECT tenant_id, gen_random_uuid(), id, 'card', 'visa', '4242', 'test', 'tok_visa', true, ${ANCHOR}, ${ANCHOR} FROM customers WHERE tenant_id = ${tenantId}`.execute(
+    db,
+  );
   await sql`ANALYZE subscriptions, customers, payment_methods`.execute(db);
   return tenantId;
 }
@@ -77,7 +79,10 @@ async function counts(db: Parameters<typeof seedDueSubscriptions>[0], tenantId: 
 
 async function main() {
   const database = await openTestDatabase();
-  if (process.env.BENCH_SLOW_MS) await sql.raw(`ALTER DATABASE "${new URL(database.url!).pathname.slice(1)}" SET log_min_duration_statement = ${Number(process.env.BENCH_SLOW_MS)}`).execute(database.db);
+  if (process.env.BENCH_SLOW_MS)
+    await sql
+      .raw(`ALTER DATABASE "${new URL(database.url!).pathname.slice(1)}" SET log_min_duration_statement = ${Number(process.env.BENCH_SLOW_MS)}`)
+      .execute(database.db);
   const pool = database.kind === 'postgres' ? CONCURRENCY + 4 : 1;
   const clock = new ManualClock(NOW.toISOString());
   const kosh = await createKosh({
@@ -144,7 +149,9 @@ async function main() {
     // CPU per renewal+charge does not depend on what else the machine is doing, unlike the wall clock.
     console.log(
       `CPU per renewal and charge: app ${(appMs / N).toFixed(3)} ms` +
-        (dbMs !== null ? `, PostgreSQL backends ${(dbMs / N).toFixed(3)} ms → at most ~${Math.round(1000 / ((appMs + dbMs) / N))}/s on one otherwise idle core pair` : ''),
+        (dbMs !== null
+          ? `, PostgreSQL backends ${(dbMs / N).toFixed(3)} ms → at most ~${Math.round(1000 / ((appMs + dbMs) / N))}/s on one otherwise idle core pair`
+          : ''),
     );
     console.log(JSON.stringify({ charged_per_s: Math.round(N / seconds), p99_charge_lag_ms: Math.round(p99), peak_rss_mb: peakRssMb }));
     if (!ok) process.exitCode = 1;

@@ -42,7 +42,20 @@ async function main() {
   const db = database.db;
   try {
     const seedStarted = performance.now();
-    const { tenant } = await registerTenant(db, NOW, { name: 'Dunning bench', email: 'bench@dunning.test', base_currency: 'INR', data_region: 'in', country_code: 'IN', state_code: '29', invoice_prefix: 'DUN-' } as never, 'test');
+    const { tenant } = await registerTenant(
+      db,
+      NOW,
+      {
+        name: 'Dunning bench',
+        email: 'bench@dunning.test',
+        base_currency: 'INR',
+        data_region: 'in',
+        country_code: 'IN',
+        state_code: '29',
+        invoice_prefix: 'DUN-',
+      } as never,
+      'test',
+    );
     const tenantId = tenant.id;
     const { rows: campaign } = await sql<{ id: string }>`SELECT id FROM dunning_campaigns WHERE tenant_id = ${tenantId} AND is_default`.execute(db);
     const campaignId = campaign[0]!.id;
@@ -79,7 +92,9 @@ async function main() {
       SELECT (SELECT count(*)::int FROM dunning_actions WHERE tenant_id = ${tenantId} AND outcome = 'succeeded') AS actions,
              (SELECT count(*)::int FROM jobs WHERE kind = 'mail.send') AS mails,
              (SELECT count(*)::int FROM dunning_executions WHERE tenant_id = ${tenantId} AND steps_done = 1 AND status = 'active') AS advanced`.execute(db);
-    console.log(`step runner: ${steps} steps in ${seconds.toFixed(2)} s; ${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mails queued, ${check[0]!.advanced} executions at step 2`);
+    console.log(
+      `step runner: ${steps} steps in ${seconds.toFixed(2)} s; ${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mails queued, ${check[0]!.advanced} executions at step 2`,
+    );
     if (check[0]!.actions !== N || check[0]!.advanced !== N) throw new Error('not every execution ran its step exactly once');
 
     if (DELIVER) {
@@ -88,7 +103,9 @@ async function main() {
       while (sink.messages.length < N && performance.now() - sendStarted < 120_000) await new Promise((r) => setTimeout(r, 200));
       await kosh.worker.stop();
       const sendSeconds = (performance.now() - sendStarted) / 1000;
-      console.log(`delivered ${sink.messages.length} e-mails to the local SMTP sink in ${sendSeconds.toFixed(1)} s (${Math.round(sink.messages.length / sendSeconds)}/s)`);
+      console.log(
+        `delivered ${sink.messages.length} e-mails to the local SMTP sink in ${sendSeconds.toFixed(1)} s (${Math.round(sink.messages.length / sendSeconds)}/s)`,
+      );
     }
     void systemClock;
     console.log(JSON.stringify({ steps_per_s: Math.round(steps / seconds), executions: N, peak_rss_mb: Math.round(peakRss / 1048576) }));

@@ -31,14 +31,29 @@ async function main() {
     const { tenant } = await registerTenant(
       db,
       new Date('2026-05-10T00:00:00Z'),
-      { name: 'Bench', email: 'bench@kosh.test', base_currency: 'INR', data_region: 'in', country_code: 'IN', state_code: '29', gstin: gstin('29AAECK4321L1Z'), invoice_prefix: 'B-' } as never,
+      {
+        name: 'Bench',
+        email: 'bench@kosh.test',
+        base_currency: 'INR',
+        data_region: 'in',
+        country_code: 'IN',
+        state_code: '29',
+        gstin: gstin('29AAECK4321L1Z'),
+        invoice_prefix: 'B-',
+      } as never,
       'test',
     );
     const entity = await db.selectFrom('legal_entities').select(['id', 'gstin']).where('tenant_id', '=', tenant.id).executeTakeFirstOrThrow();
     let started = performance.now();
     // Customers: a quarter registered in Karnataka (intra-state B2B), a quarter in Maharashtra
     // (inter-state B2B), the rest unregistered in either state.
-    const gstins = Array.from({ length: CUSTOMERS / 2 }, (_, i) => gstin(`${i % 2 ? '27' : '29'}AABC${String(i).padStart(4, '0').replace(/\d/g, (d) => 'ABCDEFGHIJ'[Number(d)]!)}1Z`.slice(0, 14)));
+    const gstins = Array.from({ length: CUSTOMERS / 2 }, (_, i) =>
+      gstin(
+        `${i % 2 ? '27' : '29'}AABC${String(i)
+          .padStart(4, '0')
+          .replace(/\d/g, (d) => 'ABCDEFGHIJ'[Number(d)]!)}1Z`.slice(0, 14),
+      ),
+    );
     await sql`
       INSERT INTO customers (tenant_id, id, email, name, gstin, billing_address, created_at, updated_at)
       SELECT ${tenant.id}::uuid, gen_random_uuid(), 'c' || g || '@bench.test', 'Customer ' || g,
@@ -78,7 +93,11 @@ async function main() {
       CROSS JOIN LATERAL generate_series(1, i.lines) p`.execute(db);
     await sql`ANALYZE invoices`.execute(db);
     await sql`ANALYZE invoice_lines`.execute(db);
-    console.log(`inserted ${INVOICES} invoices in ${((performance.now() - started) / 1000).toFixed(1)} s (${database.kind}); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `inserted ${INVOICES} invoices in ${((performance.now() - started) / 1000).toFixed(1)} s (${database.kind}); load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
 
     started = performance.now();
     const result = await db
@@ -97,7 +116,9 @@ async function main() {
     const totals = result.built.builder.totals;
     const sections = totals.b2b.txval + totals.b2cl.txval + totals.b2cs.txval + totals.exp.txval;
     if (sections !== expected.rows[0]!.txval || result.built.builder.invoices !== expected.rows[0]!.n) {
-      throw new Error(`GSTR-1 totals differ: sections ${sections} vs ${expected.rows[0]!.txval}; invoices ${result.built.builder.invoices} vs ${expected.rows[0]!.n}`);
+      throw new Error(
+        `GSTR-1 totals differ: sections ${sections} vs ${expected.rows[0]!.txval}; invoices ${result.built.builder.invoices} vs ${expected.rows[0]!.n}`,
+      );
     }
     console.log(`sections: b2b ${totals.b2b.count}, b2cl ${totals.b2cl.count}, b2cs ${totals.b2cs.count}; JSON ${(result.bytes / 1e6).toFixed(1)} MB`);
     console.log(

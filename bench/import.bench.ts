@@ -39,7 +39,14 @@ async function writeDocument(path: string): Promise<void> {
   const base = Date.UTC(2026, 5, 1);
   await write('{\n"plans": [\n');
   for (let i = 0; i < PLANS; i++) {
-    const plan = { code: `plan-${i}`, name: `Plan ${i}`, interval_unit: i % 10 === 0 ? 'year' : 'month', interval_count: 1, amount: 10_000 + i * 100, currency: 'INR' };
+    const plan = {
+      code: `plan-${i}`,
+      name: `Plan ${i}`,
+      interval_unit: i % 10 === 0 ? 'year' : 'month',
+      interval_count: 1,
+      amount: 10_000 + i * 100,
+      currency: 'INR',
+    };
     await write(`${i ? ',\n' : ''}${JSON.stringify(plan)}`);
   }
   await write('\n],\n"customers": [\n');
@@ -90,7 +97,11 @@ async function main() {
       { name: 'Bench', email: 'bench@kosh.test', base_currency: 'INR', data_region: 'in', country_code: 'IN', invoice_prefix: 'BENCH-' } as never,
       'test',
     );
-    console.log(`${database.kind}: importing (batches of ${BATCH_SIZE}); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `${database.kind}: importing (batches of ${BATCH_SIZE}); load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     // What the process holds before the import starts (PGlite's own heap, on the embedded database).
     const baselineRss = process.memoryUsage().rss;
     let lastLine = 0;
@@ -116,7 +127,11 @@ async function main() {
       .execute((tx) => compareImport({ tx, tenantId: tenant.id, now: new Date() }, jsonFileSource(path)));
     const compareSeconds = (performance.now() - started) / 1000;
     if (!comparison.ready) throw new Error(`compare not ready: ${JSON.stringify(comparison.issues.slice(0, 5))}`);
-    console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `load average after: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
 
     console.log(
       JSON.stringify({

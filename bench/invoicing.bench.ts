@@ -59,17 +59,31 @@ async function main() {
   const db = database.db;
   const now = new Date();
   const base = '29AAACA1234A1Z';
-  const { tenant } = await registerTenant(db, now, {
-    name: 'Bench', email: 'bench@kosh.test', base_currency: 'INR', data_region: 'in', country_code: 'IN',
-    gstin: base + gstinCheckCharacter(base), invoice_prefix: 'BENCH-',
-  }, 'test');
+  const { tenant } = await registerTenant(
+    db,
+    now,
+    {
+      name: 'Bench',
+      email: 'bench@kosh.test',
+      base_currency: 'INR',
+      data_region: 'in',
+      country_code: 'IN',
+      gstin: base + gstinCheckCharacter(base),
+      invoice_prefix: 'BENCH-',
+    },
+    'test',
+  );
   const customers: Awaited<ReturnType<typeof createCustomer>>[] = [];
   await db.transaction().execute(async (tx) => {
     for (let i = 0; i < 50; i++) {
-      customers.push(await createCustomer({ tx, tenantId: tenant.id, now }, {
-        email: `c${i}@bench.test`, name: `Customer ${i}`, metadata: {},
-        billing_address: { state_code: i % 2 ? '29' : '27', country: 'IN' },
-      } as never));
+      customers.push(
+        await createCustomer({ tx, tenantId: tenant.id, now }, {
+          email: `c${i}@bench.test`,
+          name: `Customer ${i}`,
+          metadata: {},
+          billing_address: { state_code: i % 2 ? '29' : '27', country: 'IN' },
+        } as never),
+      );
     }
   });
 
@@ -91,7 +105,10 @@ async function main() {
   const serviceBatch = (first: number, count: number) =>
     db.transaction().execute(async (tx) => {
       const ctx = { tx, tenantId: tenant.id, now: new Date() };
-      await issueInvoices(ctx, Array.from({ length: count }, (_, j) => input(first + j)));
+      await issueInvoices(
+        ctx,
+        Array.from({ length: count }, (_, j) => input(first + j)),
+      );
     });
   /**
    * The baseline: the same rows (invoice with number, 2 lines, counter bump, entry + 3 lines,
@@ -111,7 +128,11 @@ async function main() {
         [tenant.id, entity.id, count],
       );
       const firstNumber = seq.rows[0]!.last_value - count + 1;
-      const invoices: unknown[][] = [], invoiceLines: unknown[][] = [], entries: unknown[][] = [], entryLines: unknown[][] = [], events: unknown[][] = [];
+      const invoices: unknown[][] = [],
+        invoiceLines: unknown[][] = [],
+        entries: unknown[][] = [],
+        entryLines: unknown[][] = [],
+        events: unknown[][] = [];
       for (let j = 0; j < count; j++) {
         const id = newId();
         const customer = customers[(first + j) % customers.length]!;
@@ -121,17 +142,32 @@ async function main() {
         invoiceLines.push([tenant.id, newId(), id, 2, 'Support', 1, 9999, 9999, '998314', 1800, 0, 0, 1800, 1800, 11799]);
         const entry = newId();
         entries.push([tenant.id, entry, entity.tb_ledger_id, entity.id, 'baseline', 'invoice', id, 'INR', `Invoice ${number}`, stamp]);
-        entryLines.push([tenant.id, newId(), entry, 1100, 188445, 0, id], [tenant.id, newId(), entry, 4000, 0, 159699, id], [tenant.id, newId(), entry, 2120, 0, 28746, id]);
+        entryLines.push(
+          [tenant.id, newId(), entry, 1100, 188445, 0, id],
+          [tenant.id, newId(), entry, 4000, 0, 159699, id],
+          [tenant.id, newId(), entry, 2120, 0, 28746, id],
+        );
         const payload = JSON.stringify({ object: 'invoice', id, number, customer, lines: invoiceLines.slice(-2), total: 188445, stamp });
-        events.push([tenant.id, newId(), 'baseline.created', 'baseline', id, payload, stamp], [tenant.id, newId(), 'baseline.finalized', 'baseline', id, payload, stamp]);
+        events.push(
+          [tenant.id, newId(), 'baseline.created', 'baseline', id, payload, stamp],
+          [tenant.id, newId(), 'baseline.finalized', 'baseline', id, payload, stamp],
+        );
       }
       const insert = (table: string, columns: string, rows: unknown[][]) => {
         const width = rows[0]!.length;
         const tuples = rows.map((_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`);
         send(`INSERT INTO ${table} (${columns}) VALUES ${tuples.join(', ')}`, rows.flat());
       };
-      insert('invoices', 'tenant_id, id, entity_id, customer_id, number, status, currency, subtotal, tax_amount, cgst_amount, sgst_amount, igst_amount, total, amount_due, issued_at, created_at, updated_at', invoices);
-      insert('invoice_lines', 'tenant_id, id, invoice_id, position, description, quantity, unit_amount, amount, hsn_code, rate_bp, cgst_amount, sgst_amount, igst_amount, tax_amount, total', invoiceLines);
+      insert(
+        'invoices',
+        'tenant_id, id, entity_id, customer_id, number, status, currency, subtotal, tax_amount, cgst_amount, sgst_amount, igst_amount, total, amount_due, issued_at, created_at, updated_at',
+        invoices,
+      );
+      insert(
+        'invoice_lines',
+        'tenant_id, id, invoice_id, position, description, quantity, unit_amount, amount, hsn_code, rate_bp, cgst_amount, sgst_amount, igst_amount, tax_amount, total',
+        invoiceLines,
+      );
       insert('journal_entries', 'tenant_id, id, ledger_id, entity_id, kind, reference_type, reference_id, currency, description, posted_at', entries);
       insert('journal_lines', 'tenant_id, id, entry_id, account_code, debit, credit, invoice_id', entryLines);
       insert('events', 'tenant_id, id, type, object_type, object_id, payload, created_at', events);
@@ -149,7 +185,9 @@ async function main() {
   await runPool(4, 2, (b) => rawBatch(b * BATCH, BATCH));
   await sql`ANALYZE`.execute(db);
 
-  console.log(`${database.kind}: ${N} invoices per phase; one per transaction at concurrency ${CONCURRENCY}, batches of ${BATCH} at concurrency ${BATCH_CONCURRENCY}`);
+  console.log(
+    `${database.kind}: ${N} invoices per phase; one per transaction at concurrency ${CONCURRENCY}, batches of ${BATCH} at concurrency ${BATCH_CONCURRENCY}`,
+  );
   const rate = (seconds: number) => N / seconds;
   const single = rate(await runPool(N, CONCURRENCY, serviceOne));
   console.log(`service layer, one invoice per transaction:       ${single.toFixed(0)} invoices/s`);

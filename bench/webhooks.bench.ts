@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     };
     /** Phase 2 emits one event per emitEvent call, as API actions do. */
     const emit = async (count: number, perTransaction: number) => {
-      for (let done = 0; done < count; ) {
+      for (let done = 0; done < count;) {
         const n = Math.min(perTransaction, count - done);
         await db.transaction().execute(async (tx) => {
           const ctx = { tx, tenantId, now: new Date() };
@@ -146,7 +146,15 @@ async function main(): Promise<void> {
       }
     };
     const deliveredCount = async () =>
-      Number((await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('delivered_at', 'is not', null).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await db
+            .selectFrom('webhook_deliveries')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('delivered_at', 'is not', null)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const waitForDeliveries = async (total: number, label: string, since: number) => {
       let lastPrint = performance.now();
       for (;;) {
@@ -162,11 +170,15 @@ async function main(): Promise<void> {
     };
 
     // Phase 1 — backlog: EVENTS events emitted with the worker stopped, then delivered.
-    console.log(`${database.kind}: ${EVENTS} events × ${ENDPOINTS} endpoints = ${deliveries} deliveries, ${WORKERS} worker process(es) × ${CONCURRENCY} slots, poll ${POLL_MS} ms`);
+    console.log(
+      `${database.kind}: ${EVENTS} events × ${ENDPOINTS} endpoints = ${deliveries} deliveries, ${WORKERS} worker process(es) × ${CONCURRENCY} slots, poll ${POLL_MS} ms`,
+    );
     let t0 = performance.now();
     await emitBacklog(EVENTS, BATCH);
     const emitSeconds = (performance.now() - t0) / 1000;
-    console.log(`emitted ${EVENTS} events (with their ${deliveries} deliveries and jobs) in ${emitSeconds.toFixed(1)} s: ${Math.round(EVENTS / emitSeconds)} events/s`);
+    console.log(
+      `emitted ${EVENTS} events (with their ${deliveries} deliveries and jobs) in ${emitSeconds.toFixed(1)} s: ${Math.round(EVENTS / emitSeconds)} events/s`,
+    );
     t0 = performance.now();
     kosh.worker.start();
     for (const w of extraWorkers) w.send({ start: true });

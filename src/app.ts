@@ -51,8 +51,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
-  const database =
-    options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
+  const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
   try {
     await migrate(database.pool, (line) => logger.info(line));
   } catch (error) {

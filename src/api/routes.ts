@@ -27,7 +27,33 @@ import { registerGstReturnRoutes } from './gst-returns/gst-returns.routes.js';
 import { registerFinanceRoutes } from './finance/finance.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
-const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [registerTenantRoutes, registerPlanRoutes, registerEntityRoutes, registerCustomerRoutes, registerSubscriptionRoutes, registerInvoiceRoutes, registerDocumentRoutes, registerPaymentRoutes, registerLedgerRoutes, registerCreditNoteRoutes, registerEventRoutes, registerWebhookRoutes, registerGiftRoutes, registerReferralRoutes, registerQuoteRoutes, registerPortalRoutes, registerImporterRoutes, registerAnalyticsRoutes, registerOrganizationRoutes, registerDunningRoutes, registerAccountingRoutes, registerCollectionsRoutes, registerEinvoicingRoutes, registerGstReturnRoutes, registerFinanceRoutes];
+const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
+  registerTenantRoutes,
+  registerPlanRoutes,
+  registerEntityRoutes,
+  registerCustomerRoutes,
+  registerSubscriptionRoutes,
+  registerInvoiceRoutes,
+  registerDocumentRoutes,
+  registerPaymentRoutes,
+  registerLedgerRoutes,
+  registerCreditNoteRoutes,
+  registerEventRoutes,
+  registerWebhookRoutes,
+  registerGiftRoutes,
+  registerReferralRoutes,
+  registerQuoteRoutes,
+  registerPortalRoutes,
+  registerImporterRoutes,
+  registerAnalyticsRoutes,
+  registerOrganizationRoutes,
+  registerDunningRoutes,
+  registerAccountingRoutes,
+  registerCollectionsRoutes,
+  registerEinvoicingRoutes,
+  registerGstReturnRoutes,
+  registerFinanceRoutes,
+];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {
   for (const register of registrars) register(app, deps);

@@ -88,20 +88,24 @@ afterAll(async () => {
 });
 
 describe('kosh import', () => {
-  it.skipIf(onPostgresServer)('stops with the data-dir-lock message while kosh serve runs on the embedded database', async () => {
-    const serve = await startServe(env);
-    try {
-      const run = await kosh(['import', '--tenant', tenantId, '--file', join(FIXTURES, 'valid.json')], env);
-      expect(run.code).toBe(1);
-      expect(run.stderr).toContain(`is in use by another Kosh process (pid ${serve.pid})`);
-      expect(run.stderr).toContain("Stop that process first (for example the running 'kosh serve'), or point DATABASE_URL at a PostgreSQL server");
-      expect(run.stdout).toBe('');
-    } finally {
-      const exited = once(serve, 'exit');
-      serve.kill('SIGTERM');
-      await exited;
-    }
-  }, 120_000);
+  it.skipIf(onPostgresServer)(
+    'stops with the data-dir-lock message while kosh serve runs on the embedded database',
+    async () => {
+      const serve = await startServe(env);
+      try {
+        const run = await kosh(['import', '--tenant', tenantId, '--file', join(FIXTURES, 'valid.json')], env);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toContain(`is in use by another Kosh process (pid ${serve.pid})`);
+        expect(run.stderr).toContain("Stop that process first (for example the running 'kosh serve'), or point DATABASE_URL at a PostgreSQL server");
+        expect(run.stdout).toBe('');
+      } finally {
+        const exited = once(serve, 'exit');
+        serve.kill('SIGTERM');
+        await exited;
+      }
+    },
+    120_000,
+  );
 
   it('imports a JSON file, printing only the report on stdout and progress on stderr', async () => {
     const run = await kosh(['import', '--tenant', tenantId, '--file', join(FIXTURES, 'valid.json'), '--json'], env);
@@ -117,7 +121,21 @@ describe('kosh import', () => {
   }, 120_000);
 
   it('compares: exit 0 when ready, 1 with the issues when not', async () => {
-    const ready = await kosh(['import', 'compare', '--tenant', tenantId, '--plans', join(FIXTURES, 'plans.csv'), '--customers', join(FIXTURES, 'customers.csv'), '--subscriptions', join(FIXTURES, 'subscriptions.csv')], env);
+    const ready = await kosh(
+      [
+        'import',
+        'compare',
+        '--tenant',
+        tenantId,
+        '--plans',
+        join(FIXTURES, 'plans.csv'),
+        '--customers',
+        join(FIXTURES, 'customers.csv'),
+        '--subscriptions',
+        join(FIXTURES, 'subscriptions.csv'),
+      ],
+      env,
+    );
     expect(ready.code, ready.stderr).toBe(0);
     expect(ready.stdout).toMatch(/^READY: the source and Kosh agree\./);
 

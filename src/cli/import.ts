@@ -134,7 +134,10 @@ function progressReporter(verb: string): { update: (p: Progress) => void; stop: 
           bar.start(Math.max(p.totalBytes, 1), 0, { rows: 0, rate: 0 });
         }
         const seconds = Math.max((Date.now() - started.get(p.section)!) / 1000, 0.001);
-        bar!.update(p.finished ? Math.max(p.totalBytes, 1) : Math.min(p.bytes, Math.max(p.totalBytes, 1)), { rows: p.rows, rate: Math.round(p.rows / seconds) });
+        bar!.update(p.finished ? Math.max(p.totalBytes, 1) : Math.min(p.bytes, Math.max(p.totalBytes, 1)), {
+          rows: p.rows,
+          rate: Math.round(p.rows / seconds),
+        });
         if (p.finished) {
           bar!.stop();
           bar = null;
@@ -170,7 +173,11 @@ function printImportReport(report: ImportReport, tenantId: string): void {
   const [created, skipped] = report.dry_run ? ['would create', 'would skip'] : ['created', 'skipped'];
   const failedBy = (kind: string) => report.failed.filter((f) => f.kind === kind).length;
   out.push(`  ${''.padEnd(14)}${created.padStart(13)}${skipped.padStart(12)}${'failed'.padStart(8)}`);
-  for (const [section, kind] of [['plans', 'plan'], ['customers', 'customer'], ['subscriptions', 'subscription']] as const) {
+  for (const [section, kind] of [
+    ['plans', 'plan'],
+    ['customers', 'customer'],
+    ['subscriptions', 'subscription'],
+  ] as const) {
     out.push(
       `  ${section.padEnd(14)}${String(report.created[section]).padStart(13)}${String(report.skipped[section]).padStart(12)}${String(failedBy(kind)).padStart(8)}`,
     );

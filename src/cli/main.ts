@@ -55,7 +55,10 @@ program
       },
       `Kosh ${VERSION} listening on ${local}`,
     );
-    onShutdown(() => kosh.close(), (m) => logger.info(m));
+    onShutdown(
+      () => kosh.close(),
+      (m) => logger.info(m),
+    );
   });
 
 program
@@ -68,7 +71,10 @@ program
     const kosh = await createKosh({ config, logger });
     kosh.worker.start();
     logger.info({ version: VERSION, database: config.databaseUrl ? 'postgresql' : 'embedded' }, `Kosh ${VERSION} worker running`);
-    onShutdown(() => kosh.close(), (m) => logger.info(m));
+    onShutdown(
+      () => kosh.close(),
+      (m) => logger.info(m),
+    );
   });
 
 program

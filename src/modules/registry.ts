@@ -21,11 +21,34 @@ import { organizationsModule } from './organizations/organizations.module.js';
 
 import { accountingModule } from './accounting/accounting.module.js';
 
-
 import { einvoicingModule } from './einvoicing/einvoicing.module.js';
 import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
 
 import { financeModule } from './finance/finance.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
-export const modules: KoshModule[] = [tenantsModule, entitiesModule, plansModule, customersModule, subscriptionsModule, invoicesModule, documentsModule, paymentsModule, creditNotesModule, ledgerModule, eventsModule, webhooksModule, giftsModule, referralsModule, quotesModule, portalModule, importerModule, analyticsModule, organizationsModule, accountingModule, einvoicingModule, gstReturnsModule, financeModule];
+export const modules: KoshModule[] = [
+  tenantsModule,
+  entitiesModule,
+  plansModule,
+  customersModule,
+  subscriptionsModule,
+  invoicesModule,
+  documentsModule,
+  paymentsModule,
+  creditNotesModule,
+  ledgerModule,
+  eventsModule,
+  webhooksModule,
+  giftsModule,
+  referralsModule,
+  quotesModule,
+  portalModule,
+  importerModule,
+  analyticsModule,
+  organizationsModule,
+  accountingModule,
+  einvoicingModule,
+  gstReturnsModule,
+  financeModule,
+];

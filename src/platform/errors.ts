@@ -110,10 +110,8 @@ export class KoshError extends Error {
 }
 
 export const errors = {
-  validation: (message: string, details?: ErrorDetail[], reason?: ErrorReason) =>
-    new KoshError('validation_failed', message, { details, reason }),
-  invalidField: (field: string, message: string) =>
-    new KoshError('validation_failed', `${field}: ${message}`, { details: [{ field, message }] }),
+  validation: (message: string, details?: ErrorDetail[], reason?: ErrorReason) => new KoshError('validation_failed', message, { details, reason }),
+  invalidField: (field: string, message: string) => new KoshError('validation_failed', `${field}: ${message}`, { details: [{ field, message }] }),
   unauthorized: (reason: ErrorReason, message?: string) => new KoshError('unauthorized', message, { reason }),
   forbidden: (message: string, reason?: ErrorReason) => new KoshError('forbidden', message, { reason }),
   /** Missing and foreign-tenant records answer exactly alike. */

@@ -11,7 +11,11 @@ import { chargeInvoices, resolvePendingAttempts } from '../../src/flows/collecti
 
 const [mode, ...args] = process.argv.slice(2);
 const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL!, poolSize: 2 });
-const env = { db: database.db, config: loadConfig({ KOSH_MODE: 'test', KOSH_TEST_GATEWAY_JOURNAL: process.env.KOSH_TEST_GATEWAY_JOURNAL }), secrets: createSecretBox(randomBytes(32)) };
+const env = {
+  db: database.db,
+  config: loadConfig({ KOSH_MODE: 'test', KOSH_TEST_GATEWAY_JOURNAL: process.env.KOSH_TEST_GATEWAY_JOURNAL }),
+  secrets: createSecretBox(randomBytes(32)),
+};
 if (mode === 'charge') {
   const [tenantId, invoiceId, at] = args;
   console.log('charging');

@@ -31,11 +31,20 @@ function run(args: string[]) {
   let out = '';
   child.stdout.on('data', (c) => (out += c));
   child.stderr.on('data', (c) => (out += c));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, out })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, out })),
+  );
   return { child, done };
 }
 
-const journal = () => (existsSync(journalFile) ? readFileSync(journalFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+const journal = () =>
+  existsSync(journalFile)
+    ? readFileSync(journalFile, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 
 describe.skipIf(!onPostgresServer)('charging, killed between the gateway call and the commit (needs DATABASE_URL)', () => {
   beforeAll(async () => {

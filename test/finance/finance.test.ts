@@ -103,17 +103,33 @@ describe('secondary ledger', () => {
   it('treats a transfer written twice as a no-op that checks equality (exists / exists_with_different_fields)', async () => {
     const { tenant } = await busyTenant();
     await syncSecondaryLedger(db(), tenant.tenantId, t.clock.now());
-    const before = await db().selectFrom('tb_accounts').select(['id', 'debits_posted', 'credits_posted']).where('tenant_id', '=', tenant.tenantId).orderBy('id').execute();
+    const before = await db()
+      .selectFrom('tb_accounts')
+      .select(['id', 'debits_posted', 'credits_posted'])
+      .where('tenant_id', '=', tenant.tenantId)
+      .orderBy('id')
+      .execute();
     const one = await db().selectFrom('tb_transfers').selectAll().where('tenant_id', '=', tenant.tenantId).limit(1).executeTakeFirstOrThrow();
     const { tenant_id: _t, timestamp: _ts, ...transfer } = one;
     const results = await db()
       .transaction()
-      .execute((tx) => new PostgresSecondaryLedger(tx, t.clock.now()).createTransfers(tenant.tenantId, [transfer, { ...transfer, amount: transfer.amount + 1 }]));
+      .execute((tx) =>
+        new PostgresSecondaryLedger(tx, t.clock.now()).createTransfers(tenant.tenantId, [transfer, { ...transfer, amount: transfer.amount + 1 }]),
+      );
     expect(results).toEqual(['exists', 'exists_with_different_fields']);
     // Re-feeding every entry changes nothing either.
-    await db().insertInto('tb_outbox').columns(['tenant_id', 'entry_id']).expression(db().selectFrom('journal_entries').select(['tenant_id', 'id']).where('tenant_id', '=', tenant.tenantId)).execute();
+    await db()
+      .insertInto('tb_outbox')
+      .columns(['tenant_id', 'entry_id'])
+      .expression(db().selectFrom('journal_entries').select(['tenant_id', 'id']).where('tenant_id', '=', tenant.tenantId))
+      .execute();
     await syncSecondaryLedger(db(), tenant.tenantId, t.clock.now());
-    const after = await db().selectFrom('tb_accounts').select(['id', 'debits_posted', 'credits_posted']).where('tenant_id', '=', tenant.tenantId).orderBy('id').execute();
+    const after = await db()
+      .selectFrom('tb_accounts')
+      .select(['id', 'debits_posted', 'credits_posted'])
+      .where('tenant_id', '=', tenant.tenantId)
+      .orderBy('id')
+      .execute();
     expect(after).toEqual(before);
   });
 });
@@ -125,7 +141,13 @@ describe('reconciliation runs', () => {
       const run = await completedRun(tenant);
       expect(run.discrepancies).toEqual([]);
       expect(await expectBalancedTrialBalances(tenant)).toBe(2);
-      expect(run).toMatchObject({ total_discrepancies: 0, discrepancy_count: 0, discrepancies_truncated: false, tb_compared: true, run_by: expect.any(String) });
+      expect(run).toMatchObject({
+        total_discrepancies: 0,
+        discrepancy_count: 0,
+        discrepancies_truncated: false,
+        tb_compared: true,
+        run_by: expect.any(String),
+      });
       expect(run.invoices_checked).toBe(4);
       expect(run.checked).toMatchObject({ invoices: 4, payments: 2, credit_notes: 2 });
       expect(run.checked.journal_entries).toBeGreaterThanOrEqual(9);
@@ -169,7 +191,9 @@ describe('reconciliation runs', () => {
       );
       const run = await completedRun(tenant);
       const types = run.discrepancies.map((d: { type: string }) => d.type);
-      expect(run.discrepancies).toContainEqual(expect.objectContaining({ type: 'amount_mismatch', invoice_id: invoiceId, transaction_id: entryId, found_amount: expect.any(Number) }));
+      expect(run.discrepancies).toContainEqual(
+        expect.objectContaining({ type: 'amount_mismatch', invoice_id: invoiceId, transaction_id: entryId, found_amount: expect.any(Number) }),
+      );
       const mismatch = run.discrepancies.find((d: { type: string }) => d.type === 'amount_mismatch');
       expect(mismatch.found_amount - mismatch.expected_amount).toBe(100);
       expect(run.discrepancies).toContainEqual(expect.objectContaining({ type: 'receivable_mismatch', invoice_id: invoiceId, account_code: 1100 }));
@@ -188,21 +212,31 @@ describe('reconciliation runs', () => {
         sql`DELETE FROM tb_transfers WHERE tenant_id = ${tenant.tenantId} AND id = (SELECT id FROM journal_lines WHERE tenant_id = ${tenant.tenantId} AND entry_id = ${entryId} AND account_code = 4000)`,
       );
       const run = await completedRun(tenant);
-      expect(run.discrepancies).toContainEqual(expect.objectContaining({ type: 'tb_missing_transfer', transaction_id: entryId, invoice_id: invoices[0], account_code: 4000 }));
+      expect(run.discrepancies).toContainEqual(
+        expect.objectContaining({ type: 'tb_missing_transfer', transaction_id: entryId, invoice_id: invoices[0], account_code: 4000 }),
+      );
       expect(run.total_discrepancies).toBe(1);
     });
 
     it('finds an invoice total changed in SQL and a payment without its entry', async () => {
       const { tenant, invoices, customer } = await busyTenant();
       const invoiceId = invoices[3]!;
-      await tamper('invoices', null, sql`UPDATE invoices SET subtotal = subtotal + 500, total = total + 500, amount_due = amount_due + 500 WHERE tenant_id = ${tenant.tenantId} AND id = ${invoiceId}`);
+      await tamper(
+        'invoices',
+        null,
+        sql`UPDATE invoices SET subtotal = subtotal + 500, total = total + 500, amount_due = amount_due + 500 WHERE tenant_id = ${tenant.tenantId} AND id = ${invoiceId}`,
+      );
       const paymentId = '0190f0a0-0000-7000-8000-0000000000aa';
       await sql`INSERT INTO payments (tenant_id, id, customer_id, payment_type, amount, currency, recorded_at, created_at, updated_at)
                 VALUES (${tenant.tenantId}, ${paymentId}, ${customer}, 'cash', 700, 'INR', now(), now(), now())`.execute(db());
       const run = await completedRun(tenant);
-      expect(run.discrepancies).toContainEqual(expect.objectContaining({ type: 'amount_mismatch', invoice_id: invoiceId, transaction_id: await finalizationEntry(tenant, invoiceId) }));
+      expect(run.discrepancies).toContainEqual(
+        expect.objectContaining({ type: 'amount_mismatch', invoice_id: invoiceId, transaction_id: await finalizationEntry(tenant, invoiceId) }),
+      );
       expect(run.discrepancies).toContainEqual(expect.objectContaining({ type: 'receivable_mismatch', invoice_id: invoiceId }));
-      expect(run.discrepancies).toContainEqual(expect.objectContaining({ type: 'missing_payment_transaction', reference_id: paymentId, expected_amount: 700, found_amount: 0 }));
+      expect(run.discrepancies).toContainEqual(
+        expect.objectContaining({ type: 'missing_payment_transaction', reference_id: paymentId, expected_amount: 700, found_amount: 0 }),
+      );
       expect(run.discrepancies.filter((d: { type: string }) => d.type.startsWith('tb_'))).toEqual([]);
     });
   });
@@ -212,7 +246,9 @@ describe('daily reconciliation', () => {
   it('runs once a day for every tenant, as a system run (run_by null), and reports a tampered account total', async () => {
     const { tenant } = await busyTenant();
     await syncSecondaryLedger(db(), tenant.tenantId, t.clock.now());
-    await sql`UPDATE tb_accounts SET credits_posted = credits_posted + 7 WHERE tenant_id = ${tenant.tenantId} AND code = 1100 AND currency = 'INR'`.execute(db());
+    await sql`UPDATE tb_accounts SET credits_posted = credits_posted + 7 WHERE tenant_id = ${tenant.tenantId} AND code = 1100 AND currency = 'INR'`.execute(
+      db(),
+    );
     t.clock.advance(24 * 3_600_000);
     await t.kosh.worker.drain();
     const latest = await tenant.api('GET', '/v1/finance/reconciliation');
@@ -252,7 +288,13 @@ describe('ledger reports', () => {
   });
 
   it('refuses a malformed as_of, from or to with 400', async () => {
-    for (const url of ['/v1/ledger/trial-balance?as_of=yesterday', '/v1/ledger/trial-balance?as_of=2026-02-30', '/v1/ledger/journal-entries?from=x', '/v1/ledger/export?to=2026-13-01', '/v1/finance/revenue?from=2026-05-01&to=2026-04-01']) {
+    for (const url of [
+      '/v1/ledger/trial-balance?as_of=yesterday',
+      '/v1/ledger/trial-balance?as_of=2026-02-30',
+      '/v1/ledger/journal-entries?from=x',
+      '/v1/ledger/export?to=2026-13-01',
+      '/v1/finance/revenue?from=2026-05-01&to=2026-04-01',
+    ]) {
       const res = await tenant.api('GET', url);
       expect(res.status, url).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
@@ -275,14 +317,24 @@ describe('ledger reports', () => {
     expect(csv.headers['content-type']).toContain('text/csv');
     const rows = csv.text.trim().split('\n');
     expect(rows[0]).toMatch(/^posted_at,entry_id,/);
-    const lines = await db().selectFrom('journal_lines').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenant.tenantId).executeTakeFirstOrThrow();
+    const lines = await db()
+      .selectFrom('journal_lines')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenant.tenantId)
+      .executeTakeFirstOrThrow();
     expect(rows.length - 1).toBe(Number(lines.n));
   });
 });
 
 describe('revenue recognition', () => {
   async function monthlySubscription(tenant: Tenant, amount: number) {
-    const plan = await tenant.api('POST', '/v1/plans', { name: 'Monthly', code: `m-${Math.random().toString(36).slice(2)}`, interval_unit: 'month', amount, currency: 'INR' });
+    const plan = await tenant.api('POST', '/v1/plans', {
+      name: 'Monthly',
+      code: `m-${Math.random().toString(36).slice(2)}`,
+      interval_unit: 'month',
+      amount,
+      currency: 'INR',
+    });
     expect(plan.status, plan.text).toBe(201);
     const customer = await createCustomer(tenant);
     const sub = await tenant.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: plan.body.data.id });
@@ -299,22 +351,28 @@ describe('revenue recognition', () => {
 
   it('sums daily parts exactly to the whole for any period, amount and adjustment (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 400 }), fc.integer({ min: 0, max: 100 }), (days, amount, adjustDay, cutPct) => {
-        let s = { amount, total_days: days, base_recognized: 0, base_day: 0 };
-        let prev = 0;
-        let sum = 0;
-        for (let d = 1; d <= days; d++) {
-          if (d - 1 === Math.min(adjustDay, days)) {
-            const cut = Math.floor(((s.amount - prev) * cutPct) / 100);
-            s = { amount: s.amount - cut, total_days: days, base_recognized: prev, base_day: d - 1 };
+      fc.property(
+        fc.integer({ min: 1, max: 400 }),
+        fc.integer({ min: 0, max: 10_000_000 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 0, max: 100 }),
+        (days, amount, adjustDay, cutPct) => {
+          let s = { amount, total_days: days, base_recognized: 0, base_day: 0 };
+          let prev = 0;
+          let sum = 0;
+          for (let d = 1; d <= days; d++) {
+            if (d - 1 === Math.min(adjustDay, days)) {
+              const cut = Math.floor(((s.amount - prev) * cutPct) / 100);
+              s = { amount: s.amount - cut, total_days: days, base_recognized: prev, base_day: d - 1 };
+            }
+            const target = cumulativeTarget(s, d);
+            expect(target).toBeGreaterThanOrEqual(prev);
+            sum += target - prev;
+            prev = target;
           }
-          const target = cumulativeTarget(s, d);
-          expect(target).toBeGreaterThanOrEqual(prev);
-          sum += target - prev;
-          prev = target;
-        }
-        expect(sum).toBe(s.amount);
-      }),
+          expect(sum).toBe(s.amount);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -342,10 +400,15 @@ describe('revenue recognition', () => {
     async function netInvoiced(tenant: Tenant): Promise<number> {
       const invoices = (await tenant.api('GET', '/v1/invoices?limit=1000')).body.data;
       const notes = (await tenant.api('GET', '/v1/credit-notes?limit=1000')).body.data;
-      const invoiced = invoices.filter((i: { status: string }) => i.status !== 'draft' && i.status !== 'void').reduce((a: number, i: { subtotal: number }) => a + i.subtotal, 0);
+      const invoiced = invoices
+        .filter((i: { status: string }) => i.status !== 'draft' && i.status !== 'void')
+        .reduce((a: number, i: { subtotal: number }) => a + i.subtotal, 0);
       const credited = notes
         .filter((n: { status: string }) => ['issued', 'used', 'expired'].includes(n.status))
-        .reduce((a: number, n: { subtotal: number; tax_amount: number; amount: number }) => a + (n.subtotal > 0 || n.tax_amount > 0 ? n.subtotal : n.amount), 0);
+        .reduce(
+          (a: number, n: { subtotal: number; tax_amount: number; amount: number }) => a + (n.subtotal > 0 || n.tax_amount > 0 ? n.subtotal : n.amount),
+          0,
+        );
       return invoiced - credited;
     }
     await fc.assert(
@@ -371,7 +434,8 @@ describe('revenue recognition', () => {
           if (cancel !== 'none') {
             let res = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: cancel === 'now_prorated' });
             // Nothing left to credit (an earlier note took the whole invoice): cancel without proration.
-            if (res.status === 409 && res.body.error.reason === 'amount_exceeds_invoice') res = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+            if (res.status === 409 && res.body.error.reason === 'amount_exceeds_invoice')
+              res = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
             expect(res.status, res.text).toBe(200);
             const r = await revenue(tenant);
             expect(r.deferred_total).toBe(0);

@@ -32,7 +32,11 @@ let entityId: string;
 let buyerId: string;
 
 async function invoiceFor(customerId: string, amount = 100_000) {
-  const res = await acme.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Platform subscription', quantity: 1, unit_amount: amount }] });
+  const res = await acme.api('POST', '/v1/invoices', {
+    customer_id: customerId,
+    currency: 'INR',
+    lines: [{ description: 'Platform subscription', quantity: 1, unit_amount: amount }],
+  });
   expect(res.status).toBe(201);
   return res.body.data as { id: string; number: string; total: number };
 }
@@ -79,10 +83,12 @@ describe('e-invoicing', () => {
     it('registers invoices and credit notes on either side of 1 April with IRNs of their own financial year', async () => {
       march = await invoiceFor(buyerId);
       expect((await acme.api('GET', `/v1/invoices/${march.id}/einvoice`)).body.data.status).toBe('pending');
-      const marchNote = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: march.id, amount: 1_180, reason: 'Rounding' })).body.data;
+      const marchNote = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: march.id, amount: 1_180, reason: 'Rounding' })).body
+        .data;
       t.clock.set('2026-03-31T18:30:00Z'); // 00:00 on 1 April in India
       april = await invoiceFor(buyerId);
-      const aprilNote = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: march.id, amount: 1_180, reason: 'Rounding' })).body.data;
+      const aprilNote = (await acme.api('POST', '/v1/credit-notes', { customer_id: buyerId, invoice_id: march.id, amount: 1_180, reason: 'Rounding' })).body
+        .data;
       await t.kosh.worker.drain();
       expect((await acme.api('GET', `/v1/credit-notes/${marchNote.id}/einvoice`)).body.data.irn).toBe(irnOf('2025-26', 'CRN', marchNote.number));
       expect((await acme.api('GET', `/v1/credit-notes/${aprilNote.id}/einvoice`)).body.data.irn).toBe(irnOf('2026-27', 'CRN', aprilNote.number));
@@ -98,7 +104,15 @@ describe('e-invoicing', () => {
       const e = (await acme.api('GET', `/v1/invoices/${april.id}/einvoice`)).body.data;
       const claims = verifyJwt(e.signed_qr_code, sandboxPublicKey(t.config));
       const qr = JSON.parse(String(claims.data));
-      expect(qr).toMatchObject({ SellerGstin: SUPPLIER, BuyerGstin: BUYER, DocNo: april.number, DocTyp: 'INV', DocDt: '01/04/2026', Irn: e.irn, TotInvVal: 1180 });
+      expect(qr).toMatchObject({
+        SellerGstin: SUPPLIER,
+        BuyerGstin: BUYER,
+        DocNo: april.number,
+        DocTyp: 'INV',
+        DocDt: '01/04/2026',
+        Irn: e.irn,
+        TotInvVal: 1180,
+      });
     });
 
     it('registers a credit note against a registered invoice as a CRN', async () => {
@@ -202,7 +216,12 @@ describe('PDFs of e-invoiced documents', () => {
   });
 
   it('renders a credit note as a GST credit note with the original invoice, reason, lines and IRN', async () => {
-    const note = await acme.api('POST', '/v1/credit-notes', { customer_id: (await acme.api('GET', `/v1/invoices/${invoice.id}`)).body.data.customer_id, invoice_id: invoice.id, amount: 29_500, reason: 'Discount after review' });
+    const note = await acme.api('POST', '/v1/credit-notes', {
+      customer_id: (await acme.api('GET', `/v1/invoices/${invoice.id}`)).body.data.customer_id,
+      invoice_id: invoice.id,
+      amount: 29_500,
+      reason: 'Discount after review',
+    });
     expect(note.status).toBe(201);
     await t.kosh.worker.drain();
     const e = (await acme.api('GET', `/v1/credit-notes/${note.body.data.id}/einvoice`)).body.data;
@@ -219,7 +238,7 @@ describe('PDFs of e-invoiced documents', () => {
     await renderFirstPage(pdf, 'credit-note');
   });
 
-  it('answers 404 for another tenant\'s credit note PDF', async () => {
+  it("answers 404 for another tenant's credit note PDF", async () => {
     const other = await t.registerTenant();
     const notes = (await acme.api('GET', '/v1/credit-notes')).body.data;
     const res = await other.api('GET', `/v1/credit-notes/${notes[0].id}/pdf`);
@@ -257,7 +276,14 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
   });
   afterAll(() => nic.close());
 
-  const issue = async () => (await tenant.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }] })).body.data;
+  const issue = async () =>
+    (
+      await tenant.api('POST', '/v1/invoices', {
+        customer_id: customerId,
+        currency: 'INR',
+        lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }],
+      })
+    ).body.data;
 
   it('authenticates with the encrypted app key, then sends the encrypted document with the session headers', async () => {
     const invoice = await issue();
@@ -269,7 +295,11 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
     const sent = nic.requests.find((r) => r.path === '/eicore/v1.03/Invoice')!;
     expect(sent.headers).toMatchObject({ gstin: NIC_SUPPLIER, user_name: 'nic_user', client_id: 'cid' });
     expect(sent.headers.authtoken).toMatch(/^[0-9a-f]{32}$/);
-    expect(sent.payload).toMatchObject({ Version: '1.1', DocDtls: { Typ: 'INV', No: invoice.number }, ValDtls: { AssVal: 5000, IgstVal: 900, TotInvVal: 5900 } });
+    expect(sent.payload).toMatchObject({
+      Version: '1.1',
+      DocDtls: { Typ: 'INV', No: invoice.number },
+      ValDtls: { AssVal: 5000, IgstVal: 900, TotInvVal: 5900 },
+    });
     const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
     expect(e).toMatchObject({ status: 'generated', provider: 'nic', ack_no: expect.stringMatching(/^\d{15}$/) });
     expect(e.irn).toBe(createHash('sha256').update(`${NIC_SUPPLIER}2026-27INV${invoice.number}`).digest('hex'));
@@ -281,7 +311,9 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
     const dt = new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Kolkata', day: '2-digit', month: '2-digit', year: 'numeric' }).format(new Date(date));
     nic.preRegister('INV', invoice.number, dt, 'f'.repeat(64));
     await t.kosh.worker.drain();
-    expect(nic.requests.some((r) => r.path === '/eicore/v1.03/Invoice/irnbydocdetails' && (r.payload as { docnum: string }).docnum === invoice.number)).toBe(true);
+    expect(nic.requests.some((r) => r.path === '/eicore/v1.03/Invoice/irnbydocdetails' && (r.payload as { docnum: string }).docnum === invoice.number)).toBe(
+      true,
+    );
     const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
     expect(e).toMatchObject({ status: 'generated', irn: 'f'.repeat(64), ack_no: '999000000000001' });
   });
@@ -305,7 +337,13 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
 
   it('never sends a document that fails the schema', async () => {
     const noAddress = (await tenant.api('POST', '/v1/customers', { email: 'bare@kar.test', name: 'Bare Ltd', gstin: gstin('29', 'AABCK3333K') })).body.data.id;
-    const invoice = (await tenant.api('POST', '/v1/invoices', { customer_id: noAddress, currency: 'INR', lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }] })).body.data;
+    const invoice = (
+      await tenant.api('POST', '/v1/invoices', {
+        customer_id: noAddress,
+        currency: 'INR',
+        lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 500_000 }],
+      })
+    ).body.data;
     await t.kosh.worker.drain();
     const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
     expect(e.status).toBe('failed');

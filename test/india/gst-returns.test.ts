@@ -23,14 +23,23 @@ async function customer(email: string, extra: Record<string, unknown>) {
 }
 
 async function invoice(name: string, customerId: string, rupees: number) {
-  const res = await acme.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: `Supply ${name}`, quantity: 1, unit_amount: rupees * 100, hsn_code: '998314' }] });
+  const res = await acme.api('POST', '/v1/invoices', {
+    customer_id: customerId,
+    currency: 'INR',
+    lines: [{ description: `Supply ${name}`, quantity: 1, unit_amount: rupees * 100, hsn_code: '998314' }],
+  });
   expect(res.status).toBe(201);
   inv[name] = res.body.data;
 }
 
 async function creditNote(name: string, invoiceName: string, rupees: number) {
   const original = inv[invoiceName]!;
-  const res = await acme.api('POST', '/v1/credit-notes', { customer_id: (await acme.api('GET', `/v1/invoices/${original.id}`)).body.data.customer_id, invoice_id: original.id, amount: rupees * 100, reason: 'Service credit' });
+  const res = await acme.api('POST', '/v1/credit-notes', {
+    customer_id: (await acme.api('GET', `/v1/invoices/${original.id}`)).body.data.customer_id,
+    invoice_id: original.id,
+    amount: rupees * 100,
+    reason: 'Service credit',
+  });
   expect(res.status).toBe(201);
   notes[name] = res.body.data;
 }
@@ -92,14 +101,32 @@ describe('GST returns', () => {
     it('b2b: registered recipients by GSTIN, intra- and inter-state, without the void', async () => {
       const r = await gstr1();
       expect(r.b2b).toEqual([
-        { ctin: B2B_KA, inv: [{ inum: inv.b2bIntra!.number, idt: '02-04-2026', val: 11800, pos: '29', rchrg: 'N', inv_typ: 'R', itms: [item(1, 10000, 18, { camt: 900, samt: 900 })] }] },
-        { ctin: B2B_MH, inv: [{ inum: inv.b2bInter!.number, idt: '02-04-2026', val: 23600, pos: '27', rchrg: 'N', inv_typ: 'R', itms: [item(1, 20000, 18, { iamt: 3600 })] }] },
+        {
+          ctin: B2B_KA,
+          inv: [
+            {
+              inum: inv.b2bIntra!.number,
+              idt: '02-04-2026',
+              val: 11800,
+              pos: '29',
+              rchrg: 'N',
+              inv_typ: 'R',
+              itms: [item(1, 10000, 18, { camt: 900, samt: 900 })],
+            },
+          ],
+        },
+        {
+          ctin: B2B_MH,
+          inv: [{ inum: inv.b2bInter!.number, idt: '02-04-2026', val: 23600, pos: '27', rchrg: 'N', inv_typ: 'R', itms: [item(1, 20000, 18, { iamt: 3600 })] }],
+        },
       ]);
     });
 
     it('b2cl: the inter-state B2C invoice over ₹1 lakh only', async () => {
       const r = await gstr1();
-      expect(r.b2cl).toEqual([{ pos: '27', inv: [{ inum: inv.b2cLargeInter!.number, idt: '30-04-2026', val: 236000, itms: [item(1, 200000, 18, { iamt: 36000 })] }] }]);
+      expect(r.b2cl).toEqual([
+        { pos: '27', inv: [{ inum: inv.b2cLargeInter!.number, idt: '30-04-2026', val: 236000, itms: [item(1, 200000, 18, { iamt: 36000 })] }] },
+      ]);
     });
 
     it('b2cs: the rest of B2C by supply type, place of supply and rate, net of B2C credit notes', async () => {
@@ -115,13 +142,29 @@ describe('GST returns', () => {
       const r = await gstr1();
       expect(r.exp).toHaveLength(1);
       expect(r.exp[0].exp_typ).toBe('WOPAY');
-      expect(r.exp[0].inv).toEqual([{ inum: inv.export!.number, idt: '30-04-2026', val: 30000, itms: [{ txval: 30000, rt: expect.any(Number), iamt: 0, csamt: 0 }] }]);
+      expect(r.exp[0].inv).toEqual([
+        { inum: inv.export!.number, idt: '30-04-2026', val: 30000, itms: [{ txval: 30000, rt: expect.any(Number), iamt: 0, csamt: 0 }] },
+      ]);
     });
 
     it('cdnr and cdnur: credit notes to registered recipients, and on B2CL and export invoices', async () => {
       const r = await gstr1();
       expect(r.cdnr).toEqual([
-        { ctin: B2B_MH, nt: [{ ntty: 'C', nt_num: notes.onB2b!.number, nt_dt: '30-04-2026', val: 2360, pos: '27', rchrg: 'N', inv_typ: 'R', itms: [item(1, 2000, 18, { iamt: 360 })] }] },
+        {
+          ctin: B2B_MH,
+          nt: [
+            {
+              ntty: 'C',
+              nt_num: notes.onB2b!.number,
+              nt_dt: '30-04-2026',
+              val: 2360,
+              pos: '27',
+              rchrg: 'N',
+              inv_typ: 'R',
+              itms: [item(1, 2000, 18, { iamt: 360 })],
+            },
+          ],
+        },
       ]);
       expect(r.cdnur).toEqual([
         { ntty: 'C', nt_num: notes.onB2cl!.number, nt_dt: '30-04-2026', val: 11800, typ: 'B2CL', pos: '27', itms: [item(1, 10000, 18, { iamt: 1800 })] },
@@ -129,7 +172,7 @@ describe('GST returns', () => {
       ]);
     });
 
-    it('hsn: one row per code and rate, net of credit notes, equal to the sections\' totals', async () => {
+    it("hsn: one row per code and rate, net of credit notes, equal to the sections' totals", async () => {
       const r = await gstr1();
       const rows = r.hsn.data.filter((h: { hsn_sc: string }) => h.hsn_sc === '998314');
       const sum = (k: string) => Math.round(rows.reduce((s: number, h: Record<string, number>) => s + h[k]! * 100, 0)) / 100;
@@ -148,7 +191,7 @@ describe('GST returns', () => {
       expect(credit.docs).toEqual([{ num: 1, from: notes.onB2b!.number, to: notes.onExport!.number, totnum: 4, cancel: 0, net_issue: 4 }]);
     });
 
-    it('answers CSV for accountants, its rows summing to the JSON\'s totals', async () => {
+    it("answers CSV for accountants, its rows summing to the JSON's totals", async () => {
       const res = await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=042026&format=csv`);
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toContain('text/csv');
@@ -158,7 +201,7 @@ describe('GST returns', () => {
       expect(b2b.map((l) => l.split(',')[6])).toEqual(['10000.00', '20000.00']);
     });
 
-    it('refuses a period not MMYYYY or in the future (400), and another tenant\'s entity (404)', async () => {
+    it("refuses a period not MMYYYY or in the future (400), and another tenant's entity (404)", async () => {
       for (const period of ['2026-04', '132026', '04202', '062026']) {
         const res = await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=${period}`);
         expect(res.status, period).toBe(400);

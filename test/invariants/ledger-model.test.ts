@@ -54,11 +54,21 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('finalize' as const), invoice: fc.nat() }),
   fc.record({ kind: fc.constant('void' as const), invoice: fc.nat() }),
   fc.record({ kind: fc.constant('pay' as const), invoice: fc.nat(), share: fc.integer({ min: 1, max: 100 }), tds: fc.integer({ min: 0, max: 10 }) }),
-  fc.record({ kind: fc.constant('credit' as const), customer: fc.nat(), invoice: fc.option(fc.nat(), { nil: undefined }), share: fc.integer({ min: 1, max: 100 }), expires: fc.boolean() }),
+  fc.record({
+    kind: fc.constant('credit' as const),
+    customer: fc.nat(),
+    invoice: fc.option(fc.nat(), { nil: undefined }),
+    share: fc.integer({ min: 1, max: 100 }),
+    expires: fc.boolean(),
+  }),
   fc.record({ kind: fc.constant('apply' as const), note: fc.nat(), invoice: fc.nat(), share: fc.integer({ min: 1, max: 100 }) }),
   // Several partial credit notes that together credit the whole invoice: their roundings must
   // still add up to the invoice's own taxable value and taxes (check 7).
-  fc.record({ kind: fc.constant('credit_in_parts' as const), invoice: fc.nat(), weights: fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 2, maxLength: 4 }) }),
+  fc.record({
+    kind: fc.constant('credit_in_parts' as const),
+    invoice: fc.nat(),
+    weights: fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 2, maxLength: 4 }),
+  }),
   fc.record({ kind: fc.constant('void_credit' as const), note: fc.nat() }),
   // A note tied to the invoice (pending approval or issued), then a void of the invoice, then an
   // attempt to approve the note: the void must leave nothing reversed twice.
@@ -88,7 +98,10 @@ async function newWorld(): Promise<World> {
   await tenant.api('PATCH', `/v1/entities/${entities[0]}`, { address: { line1: '1 MG Road', city: 'Bengaluru', postal_code: '560001' } });
   const customers: string[] = [];
   for (const [i, body] of [
-    { gstin: gstinFor('29', 'BBBBB2222B1Z'), billing_address: { line1: '9 Church Street', city: 'Bengaluru', postal_code: '560001', state_code: '29', country: 'IN' } },
+    {
+      gstin: gstinFor('29', 'BBBBB2222B1Z'),
+      billing_address: { line1: '9 Church Street', city: 'Bengaluru', postal_code: '560001', state_code: '29', country: 'IN' },
+    },
     { billing_address: { state_code: '27', country: 'IN' } },
     { billing_address: { line1: '1 Congress Ave', city: 'Austin', country: 'US' } },
   ].entries()) {
@@ -320,30 +333,40 @@ async function checkInvariants(tenantId: string): Promise<void> {
     expect(validateIrpDocument(document), `IRP document of ${doc.type} ${doc.id}`).toEqual([]);
   }
 
-  for (const [table, kind] of [['invoices', 'invoice'], ['credit_notes', 'credit note']] as const) {
+  for (const [table, kind] of [
+    ['invoices', 'invoice'],
+    ['credit_notes', 'credit note'],
+  ] as const) {
     const numbers = await sql<{ entity_id: string; number: string }>`
       SELECT entity_id, number FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND number IS NOT NULL`.execute(db);
     const byEntity = new Map<string, number[]>();
     for (const n of numbers.rows) byEntity.set(n.entity_id, [...(byEntity.get(n.entity_id) ?? []), Number(n.number.replace(/^\D+/, ''))]);
     for (const [entity, seq] of byEntity) {
-      expect(seq.sort((a, b) => a - b), `${kind} numbers of entity ${entity} are 1..N`).toEqual(seq.map((_, i) => i + 1));
+      expect(
+        seq.sort((a, b) => a - b),
+        `${kind} numbers of entity ${entity} are 1..N`,
+      ).toEqual(seq.map((_, i) => i + 1));
     }
   }
 }
 
 describe('the books tie out after every operation', () => {
-  it(`holds the ledger invariants over ${RUNS} random histories of ${STEPS} steps`, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: STEPS }), async (ops) => {
-        const world = await newWorld();
-        for (const o of ops) {
-          const res = await step(world, o);
-          // Refusals are fine (paying a void invoice, over-applying credit …); a 5xx never is.
-          if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
-          await checkInvariants(world.tenant.tenantId);
-        }
-      }),
-      { numRuns: RUNS },
-    );
-  }, Math.max(60_000, RUNS * STEPS * 2_000)); // a long hunt is long; it is never cut short by the default timeout
+  it(
+    `holds the ledger invariants over ${RUNS} random histories of ${STEPS} steps`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: STEPS }), async (ops) => {
+          const world = await newWorld();
+          for (const o of ops) {
+            const res = await step(world, o);
+            // Refusals are fine (paying a void invoice, over-applying credit …); a 5xx never is.
+            if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+            await checkInvariants(world.tenant.tenantId);
+          }
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    Math.max(60_000, RUNS * STEPS * 2_000),
+  ); // a long hunt is long; it is never cut short by the default timeout
 });

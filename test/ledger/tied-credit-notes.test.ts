@@ -77,7 +77,9 @@ describe('credit notes tied to an invoice', () => {
     it('through gift cancel: the open purchase invoice is voided with its pending note, and the net effect is nil', async () => {
       const buyer = await interState();
       const plan = (await acme.api('POST', '/v1/plans', { name: 'Gifted', interval_unit: 'month', amount: 10_000, currency: 'INR' })).body.data;
-      const gift = (await acme.api('POST', '/v1/gifts', { plan_id: plan.id, buyer_customer_id: buyer, recipient_email: 'friend@example.in', duration_months: 1 })).body.data;
+      const gift = (
+        await acme.api('POST', '/v1/gifts', { plan_id: plan.id, buyer_customer_id: buyer, recipient_email: 'friend@example.in', duration_months: 1 })
+      ).body.data;
       const inv = await get(`/v1/invoices/${gift.invoice_id}`);
       const pending = await withApproval(async () => (await note({ customer_id: buyer, invoice_id: inv.id, amount: inv.total })).body.data);
       const canceled = await acme.api('POST', `/v1/gifts/${gift.id}/cancel`);
@@ -92,7 +94,8 @@ describe('credit notes tied to an invoice', () => {
     it("through a quote's invoice: a pending note is voided with it; an issued one has settled it and the void is refused", async () => {
       const customer = await interState();
       const accepted = async () => {
-        const quote = (await acme.api('POST', '/v1/quotes', { customer_id: customer, line_items: [{ description: 'Work', quantity: 1, unit_amount: 10_000 }] })).body.data;
+        const quote = (await acme.api('POST', '/v1/quotes', { customer_id: customer, line_items: [{ description: 'Work', quantity: 1, unit_amount: 10_000 }] }))
+          .body.data;
         const res = await acme.api('POST', `/v1/quotes/${quote.id}/accept`);
         expect(res.status, res.text).toBe(200);
         return get(`/v1/invoices/${(await get(`/v1/quotes/${quote.id}`)).invoice_id}`);
@@ -158,13 +161,25 @@ describe('credit notes tied to an invoice', () => {
       expect(res.status, res.text).toBe(201);
       expect(res.body.data).toMatchObject({ amount: 5_250, subtotal: 5_000, igst_amount: 250, hsn_code: '0902' });
       expect(res.body.data.lines).toEqual([
-        expect.objectContaining({ invoice_line_id: tea.id, hsn_code: '0902', tax_rate_bp: 500, amount: 5_250, subtotal: 5_000, igst_amount: 250, tax_amount: 250 }),
+        expect.objectContaining({
+          invoice_line_id: tea.id,
+          hsn_code: '0902',
+          tax_rate_bp: 500,
+          amount: 5_250,
+          subtotal: 5_000,
+          igst_amount: 250,
+          tax_amount: 250,
+        }),
       ]);
       expect((await get(`/v1/credit-notes/${res.body.data.id}`)).lines).toHaveLength(1);
       // What is left of the line is all that can still be credited on it.
       const over = await note({ customer_id: customer, invoice_id: invoice.id, lines: [{ invoice_line_id: tea.id, amount: 5_251 }] });
       expect(over.status).toBe(409);
-      const foreign = await note({ customer_id: customer, invoice_id: invoice.id, lines: [{ invoice_line_id: '00000000-0000-7000-8000-000000000000', amount: 1 }] });
+      const foreign = await note({
+        customer_id: customer,
+        invoice_id: invoice.id,
+        lines: [{ invoice_line_id: '00000000-0000-7000-8000-000000000000', amount: 1 }],
+      });
       expect(foreign.status).toBe(400);
     });
 

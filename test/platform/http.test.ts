@@ -100,9 +100,14 @@ describe('error envelope', () => {
 
   it('answers a body over 1 MiB with 413 in the envelope, with or without a key', async () => {
     const huge = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
-    for (const res of [await acme.api('POST', '/v1/plans', JSON.parse(huge)), await t.call({ method: 'POST', url: '/auth/register', headers: { 'content-type': 'application/json' }, payload: huge })]) {
+    for (const res of [
+      await acme.api('POST', '/v1/plans', JSON.parse(huge)),
+      await t.call({ method: 'POST', url: '/auth/register', headers: { 'content-type': 'application/json' }, payload: huge }),
+    ]) {
       expect(res.status).toBe(413);
-      expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'validation_failed', message: 'request body exceeds the 1 MiB limit', reason: 'payload_too_large' } });
+      expect(res.body).toEqual({
+        error: { request_id: expect.any(String), code: 'validation_failed', message: 'request body exceeds the 1 MiB limit', reason: 'payload_too_large' },
+      });
     }
   });
 
@@ -113,7 +118,12 @@ describe('error envelope', () => {
   });
 
   it('answers malformed JSON with 400 validation_failed, reason malformed_json', async () => {
-    const res = await t.call({ method: 'POST', url: '/v1/plans', headers: { authorization: `Bearer ${acme.key}`, 'content-type': 'application/json' }, payload: '{"name":' });
+    const res = await t.call({
+      method: 'POST',
+      url: '/v1/plans',
+      headers: { authorization: `Bearer ${acme.key}`, 'content-type': 'application/json' },
+      payload: '{"name":',
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'validation_failed', reason: 'malformed_json' });
   });
@@ -133,7 +143,11 @@ describe('request ids', () => {
     expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
   });
 
-  it.each([['with spaces', 'a b'], ['too long', 'x'.repeat(129)], ['with a quote', 'a"b']])('replaces an incoming id %s with a generated one', async (_label, id) => {
+  it.each([
+    ['with spaces', 'a b'],
+    ['too long', 'x'.repeat(129)],
+    ['with a quote', 'a"b'],
+  ])('replaces an incoming id %s with a generated one', async (_label, id) => {
     const res = await t.api('GET', '/healthz', undefined, { 'x-request-id': id });
     expect(res.headers['x-request-id']).toMatch(/^req_/);
   });
@@ -144,7 +158,12 @@ describe('when the database is gone', () => {
   // Kosh runs (closing it under the app fails inside the driver, not in a way a user meets).
   it.skipIf(!onPostgresServer)('answers /readyz 503 and a 500 that leaks nothing', async () => {
     const database = await openTestDatabase();
-    const kosh = await createKosh({ config: loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent' }), clock: new ManualClock(), database, logger: pino({ level: 'silent' }) });
+    const kosh = await createKosh({
+      config: loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent' }),
+      clock: new ManualClock(),
+      database,
+      logger: pino({ level: 'silent' }),
+    });
     try {
       const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
       await admin.connect();

@@ -5,7 +5,16 @@ import { openTestDatabase, onPostgresServer } from '../support/database.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
-import { enqueueJob, enqueueJobs, FINISHED_JOB_RETENTION_MS, purgeFinishedJobs, RetryJobAt, Worker, type Job, type JobHandlers } from '../../src/platform/jobs/jobs.js';
+import {
+  enqueueJob,
+  enqueueJobs,
+  FINISHED_JOB_RETENTION_MS,
+  purgeFinishedJobs,
+  RetryJobAt,
+  Worker,
+  type Job,
+  type JobHandlers,
+} from '../../src/platform/jobs/jobs.js';
 import { createSecretBox } from '../../src/platform/secrets/secrets.js';
 import { randomBytes } from 'node:crypto';
 
@@ -76,7 +85,10 @@ describe('jobs', () => {
 
       expect(await w.drain()).toBe(1);
       expect(seen.map((j) => j.payload)).toEqual([{ invoice: 'inv_1' }]);
-      expect((await rows('test.ok')).map((r) => [r.state, r.attempts])).toEqual([['done', 1], ['pending', 0]]);
+      expect((await rows('test.ok')).map((r) => [r.state, r.attempts])).toEqual([
+        ['done', 1],
+        ['pending', 0],
+      ]);
 
       clock.advance(60_000);
       expect(await w.drain()).toBe(1);
@@ -206,7 +218,11 @@ describe('jobs', () => {
       const week = FINISHED_JOB_RETENTION_MS;
       const setState = (kind: string, state: string, updatedAgoMs: number) =>
         database.pool.query('UPDATE jobs SET state = $1, updated_at = $2 WHERE kind = $3', [state, at(-updatedAgoMs), kind]);
-      await enqueueJobs(database.db, clock.now(), Array.from({ length: 5_003 }, () => ({ kind: 'test.old_done' })));
+      await enqueueJobs(
+        database.db,
+        clock.now(),
+        Array.from({ length: 5_003 }, () => ({ kind: 'test.old_done' })),
+      );
       await enqueueJobs(database.db, clock.now(), [{ kind: 'test.recent_done' }, { kind: 'test.old_dead' }, { kind: 'test.pending' }]);
       await setState('test.old_done', 'done', week + 1);
       await setState('test.recent_done', 'done', week - 1);

@@ -53,39 +53,42 @@ describe('lists', () => {
       expect(lists.length).toBeGreaterThanOrEqual(12);
     });
 
-    it.each(lists)('$table ($file): the page and the cursor page read an index in list order, no sort, no table scan', async ({ table, orderBy, ascending }) => {
-      const db = t.kosh.deps.db;
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      let base = (db as any).selectFrom(table).where('tenant_id', '=', acme.tenantId);
-      for (const [column, value] of Object.entries(ALWAYS_FILTERED[table] ?? {})) base = base.where(column, '=', value);
-      if (table === 'webhook_endpoints') base = base.where('deleted_at', 'is', null);
-      const pages: Page[] = [
-        { limit: 50, page: 1, offset: 0 },
-        { limit: 50, page: 3, offset: 100 },
-        { limit: 50, page: 1, offset: 0, startingAfter: '00000000-0000-4000-8000-000000000000' },
-        { limit: 50, page: 1, offset: 0, endingBefore: '00000000-0000-4000-8000-000000000000' },
-      ];
-      for (const page of pages) {
-        const compiled = pageQuery(base, { tenantId: acme.tenantId, table, page, ...(orderBy ? { orderBy } : {}), ascending }).compile();
-        const plan = await db.connection().execute(async (conn) => {
-          // Tiny tables: make every scan and sort look dear, so the planner shows the index it would use.
-          await sql`SET enable_seqscan = off`.execute(conn);
-          await sql`SET enable_sort = off`.execute(conn);
-          await sql`SET enable_incremental_sort = off`.execute(conn);
-          try {
-            const explained = await conn.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `EXPLAIN ${compiled.sql}` });
-            return explained.rows.map((r) => r['QUERY PLAN']).join('\n');
-          } finally {
-            await sql`RESET enable_seqscan`.execute(conn);
-            await sql`RESET enable_sort`.execute(conn);
-            await sql`RESET enable_incremental_sort`.execute(conn);
-          }
-        });
-        expect(plan, `${table} ${JSON.stringify(page)}`).toMatch(/Index (Only )?Scan/);
-        expect(plan, `${table} ${JSON.stringify(page)}`).not.toMatch(/Seq Scan on /);
-        expect(plan, `${table} ${JSON.stringify(page)}`).not.toMatch(/^\s*(->\s*)?(Incremental )?Sort\b/m);
-      }
-    });
+    it.each(lists)(
+      '$table ($file): the page and the cursor page read an index in list order, no sort, no table scan',
+      async ({ table, orderBy, ascending }) => {
+        const db = t.kosh.deps.db;
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        let base = (db as any).selectFrom(table).where('tenant_id', '=', acme.tenantId);
+        for (const [column, value] of Object.entries(ALWAYS_FILTERED[table] ?? {})) base = base.where(column, '=', value);
+        if (table === 'webhook_endpoints') base = base.where('deleted_at', 'is', null);
+        const pages: Page[] = [
+          { limit: 50, page: 1, offset: 0 },
+          { limit: 50, page: 3, offset: 100 },
+          { limit: 50, page: 1, offset: 0, startingAfter: '00000000-0000-4000-8000-000000000000' },
+          { limit: 50, page: 1, offset: 0, endingBefore: '00000000-0000-4000-8000-000000000000' },
+        ];
+        for (const page of pages) {
+          const compiled = pageQuery(base, { tenantId: acme.tenantId, table, page, ...(orderBy ? { orderBy } : {}), ascending }).compile();
+          const plan = await db.connection().execute(async (conn) => {
+            // Tiny tables: make every scan and sort look dear, so the planner shows the index it would use.
+            await sql`SET enable_seqscan = off`.execute(conn);
+            await sql`SET enable_sort = off`.execute(conn);
+            await sql`SET enable_incremental_sort = off`.execute(conn);
+            try {
+              const explained = await conn.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `EXPLAIN ${compiled.sql}` });
+              return explained.rows.map((r) => r['QUERY PLAN']).join('\n');
+            } finally {
+              await sql`RESET enable_seqscan`.execute(conn);
+              await sql`RESET enable_sort`.execute(conn);
+              await sql`RESET enable_incremental_sort`.execute(conn);
+            }
+          });
+          expect(plan, `${table} ${JSON.stringify(page)}`).toMatch(/Index (Only )?Scan/);
+          expect(plan, `${table} ${JSON.stringify(page)}`).not.toMatch(/Seq Scan on /);
+          expect(plan, `${table} ${JSON.stringify(page)}`).not.toMatch(/^\s*(->\s*)?(Incremental )?Sort\b/m);
+        }
+      },
+    );
   });
 
   describe('total_count', () => {

@@ -56,9 +56,7 @@ describe('migrations', () => {
 
     writeFileSync(join(dir, '9911_gadgets.sql'), 'CREATE TABLE test_gadgets (id int, extra text);');
     writeFileSync(join(dir, '9912_later.sql'), 'CREATE TABLE test_later (id int);');
-    await expect(migrate(database.pool, () => {}, dir)).rejects.toThrow(
-      'Migration 9911_gadgets was edited after it was applied; add a new migration instead.',
-    );
+    await expect(migrate(database.pool, () => {}, dir)).rejects.toThrow('Migration 9911_gadgets was edited after it was applied; add a new migration instead.');
     expect(await tableExists('test_later')).toBe(false);
     expect(await recorded('9912')).toBe(0);
   });

@@ -56,7 +56,9 @@ describe('openapi document', () => {
   it('gives every operation its error responses, each with the Error schema', () => {
     const errorsOf = (o: (typeof operations)[number]) => Object.keys(o.op.responses).filter((s) => /^[45]/.test(s));
     expect(failing((o) => errorsOf(o).length === 0)).toEqual([]);
-    expect(failing((o) => errorsOf(o).some((s) => resolve(o.op.responses[s])?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/Error'))).toEqual([]);
+    expect(
+      failing((o) => errorsOf(o).some((s) => resolve(o.op.responses[s])?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/Error')),
+    ).toEqual([]);
     expect(failing((o) => o.path.startsWith('/v1/') && !o.op.responses['401'])).toEqual([]);
     expect(failing((o) => o.path.includes('{') && !o.op.responses['404'])).toEqual([]);
     expect(failing((o) => Boolean(o.op.requestBody) && !o.op.responses['400'])).toEqual([]);
@@ -71,7 +73,14 @@ describe('openapi document', () => {
   });
 
   it('has a description and an example for every request body and every response with content', () => {
-    expect(failing((o) => Boolean(o.op.requestBody) && (!o.op.requestBody.description || !Object.values(o.op.requestBody.content as Json).every((m: Json) => m.example !== undefined || m.examples !== undefined)))).toEqual([]);
+    expect(
+      failing(
+        (o) =>
+          Boolean(o.op.requestBody) &&
+          (!o.op.requestBody.description ||
+            !Object.values(o.op.requestBody.content as Json).every((m: Json) => m.example !== undefined || m.examples !== undefined)),
+      ),
+    ).toEqual([]);
     const bad: string[] = [];
     for (const o of operations) {
       for (const [status, ref] of Object.entries(o.op.responses as Json)) {

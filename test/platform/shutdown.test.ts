@@ -74,7 +74,9 @@ describe('graceful shutdown', () => {
     await closing;
 
     expect(await refusesConnections()).toBe(true);
-    const { rows } = await t.database.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM plans WHERE tenant_id = $1 AND code LIKE 'inflight-%'`, [acme.tenantId]);
+    const { rows } = await t.database.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM plans WHERE tenant_id = $1 AND code LIKE 'inflight-%'`, [
+      acme.tenantId,
+    ]);
     expect(rows[0]!.n).toBe(count);
   });
 
@@ -95,7 +97,15 @@ describe('graceful shutdown', () => {
       // The request is inside its transaction, waiting for the blocker's row lock. (Asked on a
       // fresh connection: inside a transaction pg_stat_activity is a snapshot.)
       await expect
-        .poll(async () => (await t.database.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0]!.n, { timeout: 10_000 })
+        .poll(
+          async () =>
+            (
+              await t.database.pool.query<{ n: number }>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              )
+            ).rows[0]!.n,
+          { timeout: 10_000 },
+        )
         .toBe(1);
 
       const closing = t.kosh.close();

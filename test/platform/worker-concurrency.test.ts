@@ -66,7 +66,11 @@ describe('worker (started)', () => {
     worker.start();
     try {
       await until(() => slowStarted, 'the slow job to start');
-      await enqueueJobs(database.db, clock.now(), [1, 2, 3, 4, 5, 6].map((n) => ({ kind: 'test.fast', payload: { n } })));
+      await enqueueJobs(
+        database.db,
+        clock.now(),
+        [1, 2, 3, 4, 5, 6].map((n) => ({ kind: 'test.fast', payload: { n } })),
+      );
       await until(async () => (await states('test.fast')).every((s) => s === 'done'), 'the fast jobs');
       expect(ran.sort()).toEqual([1, 2, 3, 4, 5, 6]);
       expect(await states('test.slow')).toEqual(['running']);
@@ -90,7 +94,11 @@ describe('worker (started)', () => {
       },
     };
     const worker = new Worker({ env: { db: database.db, clock, config, logger, secrets }, handlers, batchSize: 4, concurrency: 3, pollMs: 10 });
-    await enqueueJobs(database.db, clock.now(), Array.from({ length: 30 }, () => ({ kind: 'test.busy' })));
+    await enqueueJobs(
+      database.db,
+      clock.now(),
+      Array.from({ length: 30 }, () => ({ kind: 'test.busy' })),
+    );
     worker.start();
     try {
       await until(async () => (await states('test.busy')).every((s) => s === 'done'), 'all jobs');

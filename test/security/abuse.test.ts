@@ -43,7 +43,8 @@ describe('rate limits', () => {
 
   it('limits /v1 per key, with RateLimit-* headers on every answer', async () => {
     const answers = [];
-    for (let i = 0; i < 6; i++) answers.push(await call('10.0.0.1', { method: 'GET', url: '/v1/customers', headers: { authorization: `Bearer ${tenant.key}` } }));
+    for (let i = 0; i < 6; i++)
+      answers.push(await call('10.0.0.1', { method: 'GET', url: '/v1/customers', headers: { authorization: `Bearer ${tenant.key}` } }));
     expect(answers.slice(0, 5).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(answers[0]!.headers['ratelimit-limit']).toBe('5');
     expect(answers[0]!.headers['ratelimit-remaining']).toBe('4');
@@ -61,7 +62,12 @@ describe('rate limits', () => {
 
   it('limits failed admin-token attempts per address, not successful ones', async () => {
     const register = (ip: string, token: string) =>
-      call(ip, { method: 'POST', url: '/auth/register', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, payload: JSON.stringify({ name: 'X', email: 'x@example.in' }) });
+      call(ip, {
+        method: 'POST',
+        url: '/auth/register',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        payload: JSON.stringify({ name: 'X', email: 'x@example.in' }),
+      });
     for (let i = 0; i < 3; i++) expect((await register('10.0.0.4', 'w'.repeat(40))).status).toBe(401);
     expectRateLimited(await register('10.0.0.4', 'w'.repeat(40)));
     expectRateLimited(await register('10.0.0.4', ADMIN_TOKEN)); // the right token too, once locked
@@ -70,7 +76,12 @@ describe('rate limits', () => {
 
   it('limits portal login requests per address', async () => {
     const login = (ip: string) =>
-      call(ip, { method: 'POST', url: '/portal/api/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ tenant_id: tenant.tenantId, email: 'a@example.in' }) });
+      call(ip, {
+        method: 'POST',
+        url: '/portal/api/login',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ tenant_id: tenant.tenantId, email: 'a@example.in' }),
+      });
     for (let i = 0; i < 4; i++) expect((await login('10.0.0.6')).status).toBe(200);
     expectRateLimited(await login('10.0.0.6'));
     expect((await login('10.0.0.7')).status).toBe(200);
@@ -83,7 +94,12 @@ describe('rate limits', () => {
     const opened = await t.call({ method: 'GET', url: `/portal/login?token=${encodeURIComponent(link.body.data.token)}` });
     const cookie = String(opened.headers['set-cookie']).split(';')[0]!;
     const redeem = (ip: string) =>
-      call(ip, { method: 'POST', url: '/portal/api/redeem', headers: { cookie, 'content-type': 'application/json' }, payload: JSON.stringify({ code: 'ZZZZ-ZZZZ-ZZZZ-ZZZZ' }) });
+      call(ip, {
+        method: 'POST',
+        url: '/portal/api/redeem',
+        headers: { cookie, 'content-type': 'application/json' },
+        payload: JSON.stringify({ code: 'ZZZZ-ZZZZ-ZZZZ-ZZZZ' }),
+      });
     for (let i = 0; i < 3; i++) expect((await redeem('10.0.0.8')).status).toBe(422);
     expectRateLimited(await redeem('10.0.0.8'));
   });
@@ -100,8 +116,16 @@ describe('the portal sign-in e-mail', () => {
   afterAll(() => t?.close());
 
   const login = (ip: string, email: string) =>
-    t.call({ method: 'POST', url: '/portal/api/login', remoteAddress: ip, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ tenant_id: tenant.tenantId, email }) });
-  const mails = async (to: string) => (await t.database.db.selectFrom('jobs').select('payload').where('kind', '=', 'mail.send').execute()).filter((j) => JSON.stringify(j.payload).includes(to)).length;
+    t.call({
+      method: 'POST',
+      url: '/portal/api/login',
+      remoteAddress: ip,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ tenant_id: tenant.tenantId, email }),
+    });
+  const mails = async (to: string) =>
+    (await t.database.db.selectFrom('jobs').select('payload').where('kind', '=', 'mail.send').execute()).filter((j) => JSON.stringify(j.payload).includes(to))
+      .length;
 
   it("does the same work whether or not the address is a customer's: one queued job, nothing else", async () => {
     const jobs = () => t.database.db.selectFrom('jobs').select(['kind', 'payload', 'tenant_id']).where('kind', 'like', 'portal.%').execute();

@@ -111,7 +111,8 @@ function stringFor(s: JsonSchema, context: Context): fc.Arbitrary<string> {
   // and exactly at the length limit and one past it.
   const variants: fc.WeightedArbitrary<string>[] = [];
   if (s.format === 'uuid') variants.push({ weight: 8, arbitrary: context.ids ? context.ids(context.field) : fc.uuid() });
-  else if (typeof s.pattern === 'string') variants.push({ weight: 6, arbitrary: fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length <= max && v.length >= min) });
+  else if (typeof s.pattern === 'string')
+    variants.push({ weight: 6, arbitrary: fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length <= max && v.length >= min) });
   if (s.format === 'email') variants.push({ weight: 6, arbitrary: fc.emailAddress() });
   if (s.format === 'date-time') variants.push({ weight: 6, arbitrary: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()) });
   variants.push({ weight: 3, arbitrary: fc.string({ minLength: min, maxLength: Math.min(max, 60) }) });
@@ -158,10 +159,9 @@ export function fromSchema(doc: OpenApiDocument, schema: JsonSchema | undefined,
     }
     case 'object': {
       const props = s.properties ?? {};
-      const record = fc.record(
-        Object.fromEntries(Object.entries(props).map(([k, v]) => [k, fromSchema(doc, v, depth + 1, { ...context, field: k })])),
-        { requiredKeys: (s.required ?? []).filter((k) => k in props) },
-      );
+      const record = fc.record(Object.fromEntries(Object.entries(props).map(([k, v]) => [k, fromSchema(doc, v, depth + 1, { ...context, field: k })])), {
+        requiredKeys: (s.required ?? []).filter((k) => k in props),
+      });
       const extra = s.additionalProperties;
       if (extra && typeof extra === 'object') {
         const names = fc.oneof(fc.string({ maxLength: 40 }), hostileText);

@@ -51,8 +51,7 @@ beforeAll(async () => {
   for (const [prefix, factory] of Object.entries(factories)) ownRecords.set(prefix, await factory(tenant, {}));
   for (const route of routes) {
     if (route.pathParams.length === 0) continue;
-    const random = (value: fc.Arbitrary<string>) =>
-      value.map((v) => Object.fromEntries(route.pathParams.map((p) => [p, v])) as Record<string, string>);
+    const random = (value: fc.Arbitrary<string>) => value.map((v) => Object.fromEntries(route.pathParams.map((p) => [p, v])) as Record<string, string>);
     const choices = [random(fc.uuid()), random(fc.string({ maxLength: 40 }))];
     // A route without a factory is fuzzed with random ids only; test/security/routes.test.ts is
     // the one that fails for the missing factory.
@@ -106,83 +105,113 @@ describe('fuzz: every POST/PUT/PATCH route', () => {
     expect(routes.map((r) => r.label)).toEqual(expect.arrayContaining(['POST /v1/plans', 'PATCH /v1/entities/{id}', 'POST /auth/register']));
   });
 
-  it.each(families)('never answers 5xx or a bare error: %s', async (family, bodies) => {
-    const failures: string[] = [];
-    const accepted = new Set<string>();
-    for (const route of routes) {
-      const ids = idChoices.get(route.label) ?? fc.constant({});
-      const result = await fc.check(
-        fc.asyncProperty(bodies(route), ids, idempotencyKey, async (body, pathIds, key) => {
-          const res = await send(route, pathIds, JSON.stringify(body) ?? 'null', {
-            'content-type': 'application/json',
-            ...(key !== undefined ? { 'idempotency-key': key } : {}),
-          });
-          const problem = answerProblem(res);
-          if (problem) throw new Error(problem);
-          if (res.status < 300) accepted.add(route.label);
-        }),
-        { numRuns: RUNS },
-      );
-      if (result.failed) failures.push(`${route.label}\n${fc.defaultReportMessage(result)}`);
-    }
-    expect(failures).toEqual([]);
-    if (process.env.FUZZ_STATS) console.log(`${family}: accepted on ${accepted.size}/${routes.length} routes: ${[...accepted].join(', ')}`);
-  }, FUZZ_TIMEOUT_MS);
+  it.each(families)(
+    'never answers 5xx or a bare error: %s',
+    async (family, bodies) => {
+      const failures: string[] = [];
+      const accepted = new Set<string>();
+      for (const route of routes) {
+        const ids = idChoices.get(route.label) ?? fc.constant({});
+        const result = await fc.check(
+          fc.asyncProperty(bodies(route), ids, idempotencyKey, async (body, pathIds, key) => {
+            const res = await send(route, pathIds, JSON.stringify(body) ?? 'null', {
+              'content-type': 'application/json',
+              ...(key !== undefined ? { 'idempotency-key': key } : {}),
+            });
+            const problem = answerProblem(res);
+            if (problem) throw new Error(problem);
+            if (res.status < 300) accepted.add(route.label);
+          }),
+          { numRuns: RUNS },
+        );
+        if (result.failed) failures.push(`${route.label}\n${fc.defaultReportMessage(result)}`);
+      }
+      expect(failures).toEqual([]);
+      if (process.env.FUZZ_STATS) console.log(`${family}: accepted on ${accepted.size}/${routes.length} routes: ${[...accepted].join(', ')}`);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 
-  it('answers raw non-JSON bodies sent as JSON with 400', async () => {
-    const failures: string[] = [];
-    const raw = fc.oneof(
-      fc.string().filter((s) => { try { JSON.parse(s); return false; } catch { return true; } }),
-      fc.constantFrom('{', '{"a":', "{'a':1}", '{"a":1}{"b":2}', 'NaN', 'undefined', '\u0000', '\ufeff', '{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"x":1}}}'),
-    );
-    for (const route of routes) {
-      const ids = idChoices.get(route.label) ?? fc.constant({});
-      const result = await fc.check(
-        fc.asyncProperty(raw, ids, async (payload, pathIds) => {
-          const res = await send(route, pathIds, payload, { 'content-type': 'application/json' });
-          const problem = answerProblem(res) ?? (res.status === 400 ? null : `expected 400, got ${res.status} ${res.text.slice(0, 200)}`);
-          if (problem) throw new Error(problem);
+  it(
+    'answers raw non-JSON bodies sent as JSON with 400',
+    async () => {
+      const failures: string[] = [];
+      const raw = fc.oneof(
+        fc.string().filter((s) => {
+          try {
+            JSON.parse(s);
+            return false;
+          } catch {
+            return true;
+          }
         }),
-        { numRuns: RUNS },
+        fc.constantFrom(
+          '{',
+          '{"a":',
+          "{'a':1}",
+          '{"a":1}{"b":2}',
+          'NaN',
+          'undefined',
+          '\u0000',
+          '\ufeff',
+          '{"__proto__":{"polluted":1}}',
+          '{"constructor":{"prototype":{"x":1}}}',
+        ),
       );
-      if (result.failed) failures.push(`${route.label}\n${fc.defaultReportMessage(result)}`);
-    }
-    expect(failures).toEqual([]);
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-  }, FUZZ_TIMEOUT_MS);
+      for (const route of routes) {
+        const ids = idChoices.get(route.label) ?? fc.constant({});
+        const result = await fc.check(
+          fc.asyncProperty(raw, ids, async (payload, pathIds) => {
+            const res = await send(route, pathIds, payload, { 'content-type': 'application/json' });
+            const problem = answerProblem(res) ?? (res.status === 400 ? null : `expected 400, got ${res.status} ${res.text.slice(0, 200)}`);
+            if (problem) throw new Error(problem);
+          }),
+          { numRuns: RUNS },
+        );
+        if (result.failed) failures.push(`${route.label}\n${fc.defaultReportMessage(result)}`);
+      }
+      expect(failures).toEqual([]);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 
-  it('answers a wrong or odd Content-Type with a 4xx envelope', async () => {
-    const failures: string[] = [];
-    const contentTypes = fc.oneof(
-      fc.constantFrom(
-        'text/plain',
-        'application/xml',
-        'application/x-www-form-urlencoded',
-        'multipart/form-data; boundary=x',
-        'application/octet-stream',
-        'application/json; charset=latin1',
-        'application/jsonx',
-        'application/json; charset=utf-16',
-        'APPLICATION/JSON',
-        '*/*',
-        'text/html; charset=utf-8',
-      ),
-      fc.string({ minLength: 1, maxLength: 40, unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)) }),
-    );
-    const payloads = fc.oneof(fc.constant('{"name":"x"}'), fc.constant('name=x&code=y'), fc.string({ maxLength: 50 }));
-    for (const route of routes) {
-      const ids = idChoices.get(route.label) ?? fc.constant({});
-      const result = await fc.check(
-        fc.asyncProperty(contentTypes, payloads, ids, async (type, payload, pathIds) => {
-          const problem = answerProblem(await send(route, pathIds, payload, { 'content-type': type }));
-          if (problem) throw new Error(`content-type ${JSON.stringify(type)}: ${problem}`);
-        }),
-        { numRuns: RUNS },
+  it(
+    'answers a wrong or odd Content-Type with a 4xx envelope',
+    async () => {
+      const failures: string[] = [];
+      const contentTypes = fc.oneof(
+        fc.constantFrom(
+          'text/plain',
+          'application/xml',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/octet-stream',
+          'application/json; charset=latin1',
+          'application/jsonx',
+          'application/json; charset=utf-16',
+          'APPLICATION/JSON',
+          '*/*',
+          'text/html; charset=utf-8',
+        ),
+        fc.string({ minLength: 1, maxLength: 40, unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)) }),
       );
-      if (result.failed) failures.push(`${route.label}\n${fc.defaultReportMessage(result)}`);
-    }
-    expect(failures).toEqual([]);
-  }, FUZZ_TIMEOUT_MS);
+      const payloads = fc.oneof(fc.constant('{"name":"x"}'), fc.constant('name=x&code=y'), fc.string({ maxLength: 50 }));
+      for (const route of routes) {
+        const ids = idChoices.get(route.label) ?? fc.constant({});
+        const result = await fc.check(
+          fc.asyncProperty(contentTypes, payloads, ids, async (type, payload, pathIds) => {
+            const problem = answerProblem(await send(route, pathIds, payload, { 'content-type': type }));
+            if (problem) throw new Error(`content-type ${JSON.stringify(type)}: ${problem}`);
+          }),
+          { numRuns: RUNS },
+        );
+        if (result.failed) failures.push(`${route.label}\n${fc.defaultReportMessage(result)}`);
+      }
+      expect(failures).toEqual([]);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 
   describe('regressions found by this fuzzer', () => {
     // U+0000 passed validation and reached PostgreSQL, which refuses it in text (22021) and jsonb

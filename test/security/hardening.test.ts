@@ -31,7 +31,13 @@ function gstin(state: string, pan = 'AABCU9603R'): string {
 function rawRequest(port: number, method: string, target: string, body?: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port, method, path: target, headers: { ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: target,
+        headers: { ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -95,7 +101,13 @@ describe('key and tenant modes', () => {
     t = await startTestKosh();
     tenant = await t.registerTenant();
     // A live deployment on the same database as the test one.
-    const config = loadConfig({ KOSH_MODE: 'live', LOG_LEVEL: 'silent', KOSH_SECRET_KEY: SECRET(), KOSH_PUBLIC_URL: 'https://billing.example', KOSH_ADMIN_TOKEN: ADMIN_TOKEN });
+    const config = loadConfig({
+      KOSH_MODE: 'live',
+      LOG_LEVEL: 'silent',
+      KOSH_SECRET_KEY: SECRET(),
+      KOSH_PUBLIC_URL: 'https://billing.example',
+      KOSH_ADMIN_TOKEN: ADMIN_TOKEN,
+    });
     live = await createKosh({ config, clock: t.clock, database: t.database, logger: pino({ level: 'silent' }) });
   });
   afterAll(async () => {
@@ -111,12 +123,22 @@ describe('key and tenant modes', () => {
     expect(same.status).toBe(201);
   });
 
-  it("refuses, on a live deployment, a live key whose tenant is a test-mode tenant", async () => {
+  it('refuses, on a live deployment, a live key whose tenant is a test-mode tenant', async () => {
     // A key row as an older version could mint it: sk_live_ for a test-mode tenant.
     const { key, prefix, hash } = generateApiKey('live');
     await t.database.db
       .insertInto('api_keys')
-      .values({ id: newId(), tenant_id: tenant.tenantId, name: 'legacy', mode: 'live', prefix, key_hash: hash, created_at: t.clock.now(), last_used_at: null, revoked_at: null })
+      .values({
+        id: newId(),
+        tenant_id: tenant.tenantId,
+        name: 'legacy',
+        mode: 'live',
+        prefix,
+        key_hash: hash,
+        created_at: t.clock.now(),
+        last_used_at: null,
+        revoked_at: null,
+      })
       .execute();
     const res = toResponse(await live.app.inject({ method: 'GET', url: '/v1/customers', headers: { authorization: `Bearer ${key}` } }));
     expect(res.status).toBe(401);
@@ -233,9 +255,15 @@ describe('dates', () => {
 
   const customer = '00000000-0000-4000-8000-000000000000';
   const cases: [string, (date: string) => [string, string, unknown?]][] = [
-    ['invoice due_date', (d) => ['POST', '/v1/invoices', { customer_id: customer, currency: 'INR', due_date: d, lines: [{ description: 'x', unit_amount: 100 }] }]],
+    [
+      'invoice due_date',
+      (d) => ['POST', '/v1/invoices', { customer_id: customer, currency: 'INR', due_date: d, lines: [{ description: 'x', unit_amount: 100 }] }],
+    ],
     ['credit note expires_at', (d) => ['POST', '/v1/credit-notes', { customer_id: customer, amount: 100, expires_at: d }]],
-    ['quote valid_until', (d) => ['POST', '/v1/quotes', { customer_id: customer, line_items: [{ description: 'x', quantity: 1, unit_amount: 100 }], valid_until: d }]],
+    [
+      'quote valid_until',
+      (d) => ['POST', '/v1/quotes', { customer_id: customer, line_items: [{ description: 'x', quantity: 1, unit_amount: 100 }], valid_until: d }],
+    ],
     ['subscription start_at', (d) => ['POST', '/v1/subscriptions', { customer_id: customer, plan_id: customer, start_at: d }]],
     ['events created[gte]', (d) => ['GET', `/v1/events?created[gte]=${encodeURIComponent(d)}`]],
   ];
@@ -276,13 +304,21 @@ describe('customers whose GSTIN state differs from the billing address state', (
     expect(created.status, created.text).toBe(201);
     expect(created.body.data.billing_address.state_code).toBe('29');
 
-    const invoice = await tenant.api('POST', '/v1/invoices', { customer_id: created.body.data.id, currency: 'INR', lines: [{ description: 'Plan', unit_amount: 100000 }] });
+    const invoice = await tenant.api('POST', '/v1/invoices', {
+      customer_id: created.body.data.id,
+      currency: 'INR',
+      lines: [{ description: 'Plan', unit_amount: 100000 }],
+    });
     expect(invoice.status, invoice.text).toBe(201);
     expect(invoice.body.data).toMatchObject({ place_of_supply: '27', tax_type: 'inter_state' });
   });
 
   it('accepts changing either side to disagree', async () => {
-    const created = await tenant.api('POST', '/v1/customers', { email: 'hq@example.in', gstin: gstin('29'), billing_address: { state_code: '29', country: 'IN' } });
+    const created = await tenant.api('POST', '/v1/customers', {
+      email: 'hq@example.in',
+      gstin: gstin('29'),
+      billing_address: { state_code: '29', country: 'IN' },
+    });
     expect(created.status).toBe(201);
     const moved = await tenant.api('PUT', `/v1/customers/${created.body.data.id}`, { billing_address: { state_code: '33', country: 'IN' } });
     expect(moved.status, moved.text).toBe(200);

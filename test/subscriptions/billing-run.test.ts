@@ -24,7 +24,10 @@ const periods = (invoices: Inv[]) => invoices.map((i) => [i.billing_reason, i.pe
 const sequence = (number: string) => Number(number.slice(-6));
 
 async function countRows(table: 'invoices' | 'events' | 'journal_entries'): Promise<number> {
-  const row = await t.database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await t.database.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -223,7 +226,11 @@ describe('the billing run', () => {
       await travelTo(t, '2030-03-20T00:00:00Z');
       expect(await invoicesOf(acme, sub.id)).toHaveLength(1);
       const resumed = await acme.api('POST', `/v1/subscriptions/${sub.id}/resume`);
-      expect(resumed.body.data).toMatchObject({ status: 'active', current_period_start: '2030-03-20T00:00:00.000Z', current_period_end: '2030-04-20T00:00:00.000Z' });
+      expect(resumed.body.data).toMatchObject({
+        status: 'active',
+        current_period_start: '2030-03-20T00:00:00.000Z',
+        current_period_end: '2030-04-20T00:00:00.000Z',
+      });
       expect(periods(await invoicesOf(acme, sub.id))).toEqual([
         ['subscription_create', '2030-01-10', '2030-02-10'],
         ['subscription_cycle', '2030-03-20', '2030-04-20'],
@@ -242,14 +249,17 @@ describe('the billing run', () => {
       const plan = await createPlan(acme, { amount: 100_000 });
       const customer = await createCustomer(acme);
       const { row } = await t.database.db.transaction().execute((tx) =>
-        createSubscriptionRecord({ tx, tenantId: acme.tenantId, now: t.clock.now() }, {
-          customerId: customer,
-          planId: plan.id,
-          status: 'active',
-          currentPeriodStart: new Date('2030-07-31T00:00:00Z'),
-          currentPeriodEnd: new Date('2030-08-31T00:00:00Z'),
-          externalId: 'legacy-42',
-        }),
+        createSubscriptionRecord(
+          { tx, tenantId: acme.tenantId, now: t.clock.now() },
+          {
+            customerId: customer,
+            planId: plan.id,
+            status: 'active',
+            currentPeriodStart: new Date('2030-07-31T00:00:00Z'),
+            currentPeriodEnd: new Date('2030-08-31T00:00:00Z'),
+            externalId: 'legacy-42',
+          },
+        ),
       );
       expect(await getSubscription(acme, row.id)).toMatchObject({
         status: 'active',
@@ -269,14 +279,17 @@ describe('the billing run', () => {
       // The same external id twice is refused.
       await expect(
         t.database.db.transaction().execute((tx) =>
-          createSubscriptionRecord({ tx, tenantId: acme.tenantId, now: t.clock.now() }, {
-            customerId: customer,
-            planId: plan.id,
-            status: 'active',
-            currentPeriodStart: new Date('2030-09-01T00:00:00Z'),
-            currentPeriodEnd: new Date('2030-10-01T00:00:00Z'),
-            externalId: 'legacy-42',
-          }),
+          createSubscriptionRecord(
+            { tx, tenantId: acme.tenantId, now: t.clock.now() },
+            {
+              customerId: customer,
+              planId: plan.id,
+              status: 'active',
+              currentPeriodStart: new Date('2030-09-01T00:00:00Z'),
+              currentPeriodEnd: new Date('2030-10-01T00:00:00Z'),
+              externalId: 'legacy-42',
+            },
+          ),
         ),
       ).rejects.toThrow(/already exists/);
       await retire(acme, row.id);
@@ -291,7 +304,8 @@ describe('the billing run', () => {
       expect(hook.status, hook.text).toBe(201);
       const plan = await createPlan(tenant, { amount: 100_000 });
       const local = await createCustomer(tenant);
-      const mumbai = (await tenant.api('POST', '/v1/customers', { email: 'mh@renewal.test', name: 'MH', billing_address: { state_code: '27', country: 'IN' } })).body.data.id;
+      const mumbai = (await tenant.api('POST', '/v1/customers', { email: 'mh@renewal.test', name: 'MH', billing_address: { state_code: '27', country: 'IN' } }))
+        .body.data.id;
       const a = await subscribe(tenant, { customer_id: local, plan_id: plan.id });
       const b = await subscribe(tenant, { customer_id: mumbai, plan_id: plan.id });
       for (const sub of [a, b]) await pay(tenant, (await invoicesOf(tenant, sub.id))[0]);
@@ -301,7 +315,15 @@ describe('the billing run', () => {
       await travelTo(t, '2030-06-01T00:00:00Z');
       const [createA, renewalA] = await invoicesOf(tenant, a.id);
       const [createB, renewalB] = await invoicesOf(tenant, b.id);
-      expect(renewalA).toMatchObject({ tax_type: 'intra_state', cgst_amount: 9_000, sgst_amount: 9_000, igst_amount: 0, total: 118_000, amount_credited: 10_000, amount_due: 108_000 });
+      expect(renewalA).toMatchObject({
+        tax_type: 'intra_state',
+        cgst_amount: 9_000,
+        sgst_amount: 9_000,
+        igst_amount: 0,
+        total: 118_000,
+        amount_credited: 10_000,
+        amount_due: 108_000,
+      });
       expect(renewalB).toMatchObject({ tax_type: 'inter_state', place_of_supply: '27', igst_amount: 18_000, total: 118_000, amount_due: 118_000 });
       // Same shape as the invoice issued through the one-by-one path at creation.
       const shape = (i: Record<string, unknown>) => Object.keys(i).sort();
@@ -329,7 +351,12 @@ describe('the billing run', () => {
     it('is skipped and reported while the rest of its batch is renewed', async () => {
       t.clock.set('2030-03-01T00:00:00Z');
       const tenant = await karnatakaTenant(t);
-      const plan = await createPlan(tenant, { prices: [{ amount: 100_000, currency: 'INR' }, { amount: 1_500, currency: 'USD' }] });
+      const plan = await createPlan(tenant, {
+        prices: [
+          { amount: 100_000, currency: 'INR' },
+          { amount: 1_500, currency: 'USD' },
+        ],
+      });
       const customer = await createCustomer(tenant);
       const entity = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
       await tenant.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'USD', rate: '83' });
@@ -338,7 +365,9 @@ describe('the billing run', () => {
       // The plan loses its USD price behind the API's back: the USD subscription cannot be priced.
       await t.database.db.deleteFrom('prices').where('tenant_id', '=', tenant.tenantId).where('plan_id', '=', plan.id).where('currency', '=', 'USD').execute();
       const logged: string[] = [];
-      const report = await runBillingRun(t.database.db, new Date('2030-04-01T00:00:00Z'), { log: (message, fields) => logged.push(`${message} ${fields?.subscriptionId}`) });
+      const report = await runBillingRun(t.database.db, new Date('2030-04-01T00:00:00Z'), {
+        log: (message, fields) => logged.push(`${message} ${fields?.subscriptionId}`),
+      });
       expect(report).toMatchObject({ renewed: 2, failed: 1 });
       expect(logged).toEqual([`subscription renewal failed ${usd.id}`]);
       for (const sub of inr) expect(await invoicesOf(tenant, sub.id)).toHaveLength(2);
@@ -368,7 +397,16 @@ describe('the billing run', () => {
       // The unique key, not the code, is the guarantee.
       const [, cycle] = await invoicesOf(fresh, subs[0].id);
       const row = await t.database.db.selectFrom('invoices').selectAll().where('id', '=', cycle.id).executeTakeFirstOrThrow();
-      const copy = { ...row, id: '01900000-0000-7000-8000-000000000001', number: null, status: 'draft' as const, supplier: null, customer_details: null, metadata: '{}', last_payment_error: null };
+      const copy = {
+        ...row,
+        id: '01900000-0000-7000-8000-000000000001',
+        number: null,
+        status: 'draft' as const,
+        supplier: null,
+        customer_details: null,
+        metadata: '{}',
+        last_payment_error: null,
+      };
       await expect(t.database.db.insertInto('invoices').values(copy).execute()).rejects.toThrow(/invoices_subscription_period/);
     });
   });

@@ -39,7 +39,14 @@ async function paidSubscription(paid = true) {
 
 async function counts() {
   const n = async (table: 'invoices' | 'credit_notes' | 'events' | 'journal_entries') =>
-    Number((await t.database.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await t.database.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return { invoices: await n('invoices'), credit_notes: await n('credit_notes'), events: await n('events'), journal: await n('journal_entries') };
 }
 
@@ -90,7 +97,11 @@ describe('subscriptions', () => {
       // The next renewal bills the new plan in full.
       await pay(acme, change.invoice);
       await travelTo(t, '2026-05-01T00:00:00Z');
-      expect((await invoicesOf(acme, sub.id)).at(-1)).toMatchObject({ billing_reason: 'subscription_cycle', subtotal: 200_000, period_start: '2026-05-01T00:00:00.000Z' });
+      expect((await invoicesOf(acme, sub.id)).at(-1)).toMatchObject({
+        billing_reason: 'subscription_cycle',
+        subtotal: 200_000,
+        period_start: '2026-05-01T00:00:00.000Z',
+      });
     });
 
     it('previews exactly what the change would do, and writes nothing', async () => {
@@ -108,7 +119,9 @@ describe('subscriptions', () => {
       const { id: _realId, created_at: _c2, updated_at: _u2, lines: realLines, ...realInvoice } = real.body.data.invoice;
       // Same amounts, same tax, even the same number: the preview's number went back to the series.
       expect(realInvoice).toEqual(previewInvoice);
-      expect(realLines.map((l: { amount: number; total: number }) => [l.amount, l.total])).toEqual(previewLines.map((l: { amount: number; total: number }) => [l.amount, l.total]));
+      expect(realLines.map((l: { amount: number; total: number }) => [l.amount, l.total])).toEqual(
+        previewLines.map((l: { amount: number; total: number }) => [l.amount, l.total]),
+      );
     });
 
     it('downgrades: the credit pays the smaller charge in full and the rest stays on the customer balance', async () => {
@@ -122,11 +135,25 @@ describe('subscriptions', () => {
     it('to another interval: a new period of the new plan starts now, charged in full, less the credit', async () => {
       const { sub } = await paidSubscription();
       const change = (await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: yearly.id })).body.data;
-      expect(change.subscription).toMatchObject({ plan_id: yearly.id, current_period_start: '2026-04-11T00:00:00.000Z', current_period_end: '2027-04-11T00:00:00.000Z' });
-      expect(change.invoice).toMatchObject({ subtotal: 1_000_000, total: 1_180_000, amount_credited: 78_667, amount_due: 1_101_333, period_end: '2027-04-11T00:00:00.000Z' });
+      expect(change.subscription).toMatchObject({
+        plan_id: yearly.id,
+        current_period_start: '2026-04-11T00:00:00.000Z',
+        current_period_end: '2027-04-11T00:00:00.000Z',
+      });
+      expect(change.invoice).toMatchObject({
+        subtotal: 1_000_000,
+        total: 1_180_000,
+        amount_credited: 78_667,
+        amount_due: 1_101_333,
+        period_end: '2027-04-11T00:00:00.000Z',
+      });
       await pay(acme, change.invoice);
       await travelTo(t, '2027-04-11T00:00:00Z');
-      expect((await invoicesOf(acme, sub.id)).at(-1)).toMatchObject({ billing_reason: 'subscription_cycle', period_start: '2027-04-11T00:00:00.000Z', period_end: '2028-04-11T00:00:00.000Z' });
+      expect((await invoicesOf(acme, sub.id)).at(-1)).toMatchObject({
+        billing_reason: 'subscription_cycle',
+        period_start: '2027-04-11T00:00:00.000Z',
+        period_end: '2028-04-11T00:00:00.000Z',
+      });
       await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
     });
 
@@ -138,7 +165,7 @@ describe('subscriptions', () => {
       expect(change.invoice).toMatchObject({ total: 157_333, amount_due: 157_333 });
     });
 
-    it('credits no more than remains creditable on the period\'s invoice after an earlier credit note, and says so', async () => {
+    it("credits no more than remains creditable on the period's invoice after an earlier credit note, and says so", async () => {
       const { sub, invoice: old } = await paidSubscription();
       const earlier = await acme.api('POST', '/v1/credit-notes', { customer_id: sub.customer_id, invoice_id: old.id, amount: 50_000, reason: 'goodwill' });
       expect(earlier.status, earlier.text).toBe(201);
@@ -154,7 +181,10 @@ describe('subscriptions', () => {
       await acme.api('POST', '/v1/credit-notes', { customer_id: sub.customer_id, invoice_id: old.id, amount: 50_000, reason: 'goodwill' });
       const res = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: true });
       expect(res.status, res.text).toBe(200);
-      expect(res.body.data).toMatchObject({ status: 'canceled', proration: { remaining_days: 20, period_days: 30, unused_value: 78_667, unused_credit: 68_000, credit_capped: true } });
+      expect(res.body.data).toMatchObject({
+        status: 'canceled',
+        proration: { remaining_days: 20, period_days: 30, unused_value: 78_667, unused_credit: 68_000, credit_capped: true },
+      });
       expect(res.body.data.proration.credit_note_id).toEqual(expect.any(String));
     });
 

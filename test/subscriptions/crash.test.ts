@@ -38,7 +38,9 @@ function startRun(batch: number): { child: ChildProcess; done: Promise<{ code: n
 }
 
 async function cycleInvoices(): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM invoices WHERE tenant_id = ${tenantId} AND billing_reason = 'subscription_cycle'`.execute(database.db);
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM invoices WHERE tenant_id = ${tenantId} AND billing_reason = 'subscription_cycle'`.execute(database.db);
   return rows[0]!.n;
 }
 
@@ -68,7 +70,14 @@ describe.skipIf(!onPostgresServer)('the billing run, killed mid-run (needs DATAB
     expect(afterKill).toBeLessThan(N);
     // What the dead run committed is whole: each renewed subscription has moved with its invoice.
     const partial = await checkBilling(database.db, tenantId, DUE);
-    expect(partial).toMatchObject({ invoices: afterKill, distinctPeriods: afterKill, subscriptionsMoved: afterKill, latestMatches: afterKill, renewedEvents: afterKill, unbalancedEntries: 0 });
+    expect(partial).toMatchObject({
+      invoices: afterKill,
+      distinctPeriods: afterKill,
+      subscriptionsMoved: afterKill,
+      latestMatches: afterKill,
+      renewedEvents: afterKill,
+      unbalancedEntries: 0,
+    });
     expect(partial.maxNumber! - partial.minNumber! + 1).toBe(afterKill);
 
     const second = await startRun(50).done;

@@ -18,7 +18,14 @@ export type PlanOptions = { amount?: number; interval_unit?: string; interval_co
 export async function createPlan(tenant: Tenant, options: PlanOptions = {}): Promise<{ id: string; code: string; name: string }> {
   const code = `plan-${next()}`;
   const body = options.prices
-    ? { name: `Plan ${code}`, code, interval_unit: options.interval_unit ?? 'month', interval_count: options.interval_count ?? 1, trial_days: options.trial_days ?? 0, prices: options.prices }
+    ? {
+        name: `Plan ${code}`,
+        code,
+        interval_unit: options.interval_unit ?? 'month',
+        interval_count: options.interval_count ?? 1,
+        trial_days: options.trial_days ?? 0,
+        prices: options.prices,
+      }
     : {
         name: `Plan ${code}`,
         code,

@@ -77,8 +77,16 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   return text;
 }
 
-const qboFault = (message: string, detail: string, code: string, type = 'ValidationFault') => ({ Fault: { Error: [{ Message: message, Detail: detail, code }], type }, time: new Date().toISOString() });
-const xeroValidation = (message: string) => ({ ErrorNumber: 10, Type: 'ValidationException', Message: 'A validation exception occurred', Elements: [{ ValidationErrors: [{ Message: message }] }] });
+const qboFault = (message: string, detail: string, code: string, type = 'ValidationFault') => ({
+  Fault: { Error: [{ Message: message, Detail: detail, code }], type },
+  time: new Date().toISOString(),
+});
+const xeroValidation = (message: string) => ({
+  ErrorNumber: 10,
+  Type: 'ValidationException',
+  Message: 'A validation exception occurred',
+  Elements: [{ ValidationErrors: [{ Message: message }] }],
+});
 
 export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   const oauth = new OAuth2Server();
@@ -86,7 +94,9 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   await oauth.start(0, '127.0.0.1');
   const oauthUrl = oauth.issuer.url!;
   // Zoho's accounts server keeps its own paths (`/oauth/v2/auth`, `/oauth/v2/token`, `/oauth/v2/token/revoke`).
-  const zohoAccounts = new OAuth2Server(undefined, undefined, { endpoints: { authorize: '/oauth/v2/auth', token: '/oauth/v2/token', revoke: '/oauth/v2/token/revoke' } });
+  const zohoAccounts = new OAuth2Server(undefined, undefined, {
+    endpoints: { authorize: '/oauth/v2/auth', token: '/oauth/v2/token', revoke: '/oauth/v2/token/revoke' },
+  });
   await zohoAccounts.issuer.keys.generate('RS256');
   await zohoAccounts.start(0, '127.0.0.1');
   const zohoAccountsUrl = zohoAccounts.issuer.url!;
@@ -134,7 +144,14 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   zohoAccounts.service.on('beforeResponse', onToken);
   zohoAccounts.service.on('beforeRevoke', (_response: unknown, req: IncomingMessage) => {
     const url = new URL(req.url ?? '/', 'http://zoho');
-    requests.push({ provider: 'zoho_books', method: 'POST', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: undefined });
+    requests.push({
+      provider: 'zoho_books',
+      method: 'POST',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: req.headers,
+      body: undefined,
+    });
   });
 
   // QuickBooks names the company it authorised on the redirect (`realmId`).
@@ -152,7 +169,8 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const body = await readBody(req);
-    const provider: Provider = url.pathname.startsWith('/v3/') || url.pathname.startsWith('/qbo/') ? 'quickbooks' : url.pathname.startsWith('/books/') ? 'zoho_books' : 'xero';
+    const provider: Provider =
+      url.pathname.startsWith('/v3/') || url.pathname.startsWith('/qbo/') ? 'quickbooks' : url.pathname.startsWith('/books/') ? 'zoho_books' : 'xero';
     requests.push({ provider, method: req.method!, path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body });
 
     if ((pages.get(provider) ?? 0) > 0) {
@@ -164,14 +182,16 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       limit.count -= 1;
       const retry = { 'retry-after': String(limit.seconds) };
       if (provider === 'quickbooks') return send(res, 429, qboFault('ThrottleExceeded', 'The request limit was reached.', '003001', 'SERVICE'), retry);
-      if (provider === 'xero') return send(res, 429, { Title: 'Too Many Requests', Status: 429, Detail: 'Rate limit exceeded' }, { ...retry, 'x-rate-limit-problem': 'minute' });
+      if (provider === 'xero')
+        return send(res, 429, { Title: 'Too Many Requests', Status: 429, Detail: 'Rate limit exceeded' }, { ...retry, 'x-rate-limit-problem': 'minute' });
       return send(res, 429, { code: 44, message: 'You have made too many requests continuously. Please try again after some time.' }, retry);
     }
 
     if ((refusals.get(provider) ?? 0) > 0) {
       refusals.set(provider, refusals.get(provider)! - 1);
       if (provider === 'quickbooks') return send(res, 401, qboFault('AuthenticationFailed', 'Token revoked', '3200', 'AUTHENTICATION'));
-      if (provider === 'xero') return send(res, 401, { Type: null, Title: 'Unauthorized', Status: 401, Detail: 'TokenExpired: token expired at 01/01/2026 00:00:00' });
+      if (provider === 'xero')
+        return send(res, 401, { Type: null, Title: 'Unauthorized', Status: 401, Detail: 'TokenExpired: token expired at 01/01/2026 00:00:00' });
       return send(res, 401, { code: 57, message: 'You are not authorized to perform this operation' });
     }
 
@@ -197,7 +217,16 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
         return send(res, 200, { QueryResponse: { TaxCode: codes, startPosition: 1, maxResults: codes.length } });
       }
       if (/from Item/i.test(q)) return send(res, 200, { QueryResponse: { Item: [{ Id: '1', Name: 'Services' }] } });
-      if (/from Account/i.test(q)) return send(res, 200, { QueryResponse: { Account: [{ Id: '35', Name: 'Undeposited Funds' }, { Id: '92', Name: 'TDS Receivable' }, { Id: '79', Name: 'Sales' }] } });
+      if (/from Account/i.test(q))
+        return send(res, 200, {
+          QueryResponse: {
+            Account: [
+              { Id: '35', Name: 'Undeposited Funds' },
+              { Id: '92', Name: 'TDS Receivable' },
+              { Id: '79', Name: 'Sales' },
+            ],
+          },
+        });
       return send(res, 400, qboFault('QueryParserError', `cannot parse ${q}`, '4000'));
     }
     const key = `quickbooks:${entity}`;
@@ -225,7 +254,10 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       const current = records.get(String(b.Id));
       if (!current) answer = { status: 400, body: qboFault('Object Not Found', `${wrapper} ${String(b.Id)} not found`, '610') };
       else if (String(b.SyncToken) !== String(current.version)) {
-        answer = { status: 400, body: qboFault('Stale Object Error', `You and ${'another user'} were working on the same thing. SyncToken ${String(b.SyncToken)} is stale`, '5010') };
+        answer = {
+          status: 400,
+          body: qboFault('Stale Object Error', `You and ${'another user'} were working on the same thing. SyncToken ${String(b.SyncToken)} is stale`, '5010'),
+        };
       } else {
         current.version += 1;
         current.body = { ...current.body, ...b };
@@ -243,9 +275,19 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   function xero(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, auth: string): void {
     if (!/^Bearer \S+$/.test(auth)) return send(res, 401, { Type: null, Title: 'Unauthorized', Status: 401, Detail: 'AuthenticationUnsuccessful' });
     if (url.pathname === '/connections') {
-      return send(res, 200, [{ id: randomUUID(), authEventId: randomUUID(), tenantId: XERO_TENANT, tenantType: 'ORGANISATION', tenantName: 'Demo Company (IN)', createdDateUtc: new Date().toISOString() }]);
+      return send(res, 200, [
+        {
+          id: randomUUID(),
+          authEventId: randomUUID(),
+          tenantId: XERO_TENANT,
+          tenantType: 'ORGANISATION',
+          tenantName: 'Demo Company (IN)',
+          createdDateUtc: new Date().toISOString(),
+        },
+      ]);
     }
-    if (req.headers['xero-tenant-id'] !== XERO_TENANT) return send(res, 403, { Type: null, Title: 'Forbidden', Status: 403, Detail: 'AuthorizationUnsuccessful' });
+    if (req.headers['xero-tenant-id'] !== XERO_TENANT)
+      return send(res, 403, { Type: null, Title: 'Forbidden', Status: 403, Detail: 'AuthorizationUnsuccessful' });
     const m = /^\/api\.xro\/2\.0\/(Contacts|Invoices|Payments|CreditNotes)$/.exec(url.pathname);
     if (!m) return send(res, 404, { Title: 'Not Found', Status: 404, Detail: url.pathname });
     const name = m[1]!;
@@ -286,9 +328,14 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   function zoho(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown, auth: string): void {
     if (!/^Zoho-oauthtoken \S+$/.test(auth)) return send(res, 401, { code: 57, message: 'You are not authorized to perform this operation' });
     if (url.pathname === '/books/v3/organizations') {
-      return send(res, 200, { code: 0, message: 'success', organizations: [{ organization_id: ZOHO_ORG, name: 'Acme India Pvt Ltd', is_default_org: true, country: 'India' }] });
+      return send(res, 200, {
+        code: 0,
+        message: 'success',
+        organizations: [{ organization_id: ZOHO_ORG, name: 'Acme India Pvt Ltd', is_default_org: true, country: 'India' }],
+      });
     }
-    if (url.searchParams.get('organization_id') !== ZOHO_ORG) return send(res, 400, { code: 6041, message: 'This user is not associated with the CompanyID/CompanyName:.' });
+    if (url.searchParams.get('organization_id') !== ZOHO_ORG)
+      return send(res, 400, { code: 6041, message: 'This user is not associated with the CompanyID/CompanyName:.' });
     if (url.pathname === '/books/v3/settings/taxes') {
       const taxes = [
         { tax_id: '982000000566007', tax_name: 'GST18', tax_percentage: 18, tax_type: 'tax_group' },
@@ -313,14 +360,22 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
     if (req.method === 'POST' && !id) {
       const record = { id: nextId() + '000', version: 1, body: b };
       records.set(record.id, record);
-      return send(res, 201, { code: 0, message: `The ${wrapper} has been created.`, [wrapper]: { ...b, [idField]: record.id, last_modified_time: `v${record.version}` } });
+      return send(res, 201, {
+        code: 0,
+        message: `The ${wrapper} has been created.`,
+        [wrapper]: { ...b, [idField]: record.id, last_modified_time: `v${record.version}` },
+      });
     }
     if (req.method === 'PUT' && id) {
       const current = records.get(id);
       if (!current) return send(res, 404, { code: 1002, message: `${wrapper} does not exist.` });
       current.version += 1;
       current.body = { ...current.body, ...b };
-      return send(res, 200, { code: 0, message: `The ${wrapper} has been updated.`, [wrapper]: { ...current.body, [idField]: current.id, last_modified_time: `v${current.version}` } });
+      return send(res, 200, {
+        code: 0,
+        message: `The ${wrapper} has been updated.`,
+        [wrapper]: { ...current.body, [idField]: current.id, last_modified_time: `v${current.version}` },
+      });
     }
     return send(res, 405, { code: 5, message: 'Invalid method' });
   }
@@ -357,7 +412,14 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   sandbox.configure = (t) => {
     const e = sandbox.env();
     const a = t.config.accounting;
-    Object.assign(a.quickbooks, { clientId: e.KOSH_QUICKBOOKS_CLIENT_ID, clientSecret: e.KOSH_QUICKBOOKS_CLIENT_SECRET, authorizeUrl: e.KOSH_QUICKBOOKS_AUTHORIZE_URL, tokenUrl: e.KOSH_QUICKBOOKS_TOKEN_URL, revokeUrl: e.KOSH_QUICKBOOKS_REVOKE_URL, apiUrl: e.KOSH_QUICKBOOKS_API_URL });
+    Object.assign(a.quickbooks, {
+      clientId: e.KOSH_QUICKBOOKS_CLIENT_ID,
+      clientSecret: e.KOSH_QUICKBOOKS_CLIENT_SECRET,
+      authorizeUrl: e.KOSH_QUICKBOOKS_AUTHORIZE_URL,
+      tokenUrl: e.KOSH_QUICKBOOKS_TOKEN_URL,
+      revokeUrl: e.KOSH_QUICKBOOKS_REVOKE_URL,
+      apiUrl: e.KOSH_QUICKBOOKS_API_URL,
+    });
   };
   sandbox.close = async () => {
     await oauth.stop();
@@ -378,7 +440,10 @@ export async function connectThroughBrowser(
   provider: Provider,
   options: { redirect_uri?: string; state?: string } = {},
 ): Promise<{ location: URL; callback: URL; connect: ApiResponse }> {
-  const connect = await tenant.api('POST', `/v1/accounting/connect/${provider}`, { redirect_uri: options.redirect_uri ?? 'https://app.example.com/settings/accounting', state: options.state ?? 'csrf-123' });
+  const connect = await tenant.api('POST', `/v1/accounting/connect/${provider}`, {
+    redirect_uri: options.redirect_uri ?? 'https://app.example.com/settings/accounting',
+    state: options.state ?? 'csrf-123',
+  });
   if (connect.status !== 200) throw new Error(`connect answered ${connect.status} ${connect.text}`);
   const authorize = await fetch(connect.body.auth_url, { redirect: 'manual' });
   const callback = new URL(authorize.headers.get('location')!);

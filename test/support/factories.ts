@@ -39,10 +39,14 @@ export function createdId(res: ApiResponse, what: string): string {
 }
 
 export const factories: Record<string, Factory> = {
-  '/v1/dunning-campaigns': async (tenant) => createdId(await tenant.api('POST', '/v1/dunning-campaigns', { name: 'Factory campaign' }), '/v1/dunning-campaigns'),
+  '/v1/dunning-campaigns': async (tenant) =>
+    createdId(await tenant.api('POST', '/v1/dunning-campaigns', { name: 'Factory campaign' }), '/v1/dunning-campaigns'),
   '/v1/dunning-campaigns/{id}/steps': async (tenant, ids) => {
     const campaign = ids.id ?? (await factories['/v1/dunning-campaigns']!(tenant, {}));
-    return createdId(await tenant.api('POST', `/v1/dunning-campaigns/${campaign}/steps`, { delay_hours: 24, channel: 'email' }), '/v1/dunning-campaigns/{id}/steps');
+    return createdId(
+      await tenant.api('POST', `/v1/dunning-campaigns/${campaign}/steps`, { delay_hours: 24, channel: 'email' }),
+      '/v1/dunning-campaigns/{id}/steps',
+    );
   },
 
   // A tenant belongs to one organization at a time: leave the current one, then create a fresh one.
@@ -129,7 +133,12 @@ export const factories: Record<string, Factory> = {
   '/v1/payments': async (tenant) => {
     const invoice = await openInvoice(tenant);
     return createdId(
-      await tenant.api('POST', '/v1/payments/offline', { customer_id: invoice.customer_id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: 1_000 }),
+      await tenant.api('POST', '/v1/payments/offline', {
+        customer_id: invoice.customer_id,
+        invoice_id: invoice.id,
+        payment_type: 'bank_transfer',
+        amount: 1_000,
+      }),
       '/v1/payments',
     );
   },
@@ -175,7 +184,10 @@ export const factories: Record<string, Factory> = {
 
   // A test-gateway connection (collections).
   '/v1/gateway-connections': async (tenant) =>
-    createdId(await tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: unique('whsec_') }, currencies: [] }), '/v1/gateway-connections'),
+    createdId(
+      await tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: unique('whsec_') }, currencies: [] }),
+      '/v1/gateway-connections',
+    ),
 
   // A saved test card of the customer chosen for `{id}`.
   '/v1/customers/{id}/payment-methods': async (tenant, parentIds) => {
@@ -186,7 +198,11 @@ export const factories: Record<string, Factory> = {
 
 async function openInvoice(tenant: Tenant): Promise<{ id: string; customer_id: string }> {
   const customerId = await factories['/v1/customers']!(tenant, {});
-  const res = await tenant.api('POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', lines: [{ description: 'Factory work', unit_amount: 10_000 }] });
+  const res = await tenant.api('POST', '/v1/invoices', {
+    customer_id: customerId,
+    currency: 'INR',
+    lines: [{ description: 'Factory work', unit_amount: 10_000 }],
+  });
   createdId(res, '/v1/invoices');
   return res.body.data;
 }

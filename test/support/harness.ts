@@ -64,7 +64,12 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
 
   const call = async (opts: InjectOptions) => toResponse(await kosh.app.inject(opts));
   const api: TestKosh['api'] = (method, url, body, headers = {}) =>
-    call({ method, url, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
+    call({
+      method,
+      url,
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+    });
 
   const registerTenant = async (overrides: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<Tenant> => {
     tenantCounter += 1;

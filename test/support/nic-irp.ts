@@ -65,7 +65,8 @@ export async function startNicIrp(options: { username: string; password: string;
       };
       if (down) return answer(503, { message: 'Service Unavailable' });
       const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { Data?: string }) : {};
-      if (req.headers.client_id !== options.clientId || req.headers.client_secret !== options.clientSecret) return answer(200, refuse('1004', 'Invalid client id or secret'));
+      if (req.headers.client_id !== options.clientId || req.headers.client_secret !== options.clientSecret)
+        return answer(200, refuse('1004', 'Invalid client id or secret'));
       if (url.pathname === '/eivital/v1.04/auth' && req.method === 'POST') {
         const payload = JSON.parse(decryptPkcs1(privateKey, Buffer.from(body.Data ?? '', 'base64')).toString('utf8'));
         requests.push({ method: 'POST', path: url.pathname, headers: req.headers, payload });
@@ -73,7 +74,16 @@ export async function startNicIrp(options: { username: string; password: string;
         const sek = randomBytes(32);
         const token = randomBytes(16).toString('hex');
         sessions.set(token, sek);
-        return answer(200, { Status: 1, Data: { ClientId: options.clientId, UserName: payload.UserName, AuthToken: token, Sek: aesEncrypt(Buffer.from(payload.AppKey, 'base64'), sek), TokenExpiry: irpTime(new Date(options.now().getTime() + 6 * 3600_000)) } });
+        return answer(200, {
+          Status: 1,
+          Data: {
+            ClientId: options.clientId,
+            UserName: payload.UserName,
+            AuthToken: token,
+            Sek: aesEncrypt(Buffer.from(payload.AppKey, 'base64'), sek),
+            TokenExpiry: irpTime(new Date(options.now().getTime() + 6 * 3600_000)),
+          },
+        });
       }
       const sek = sessions.get(String(req.headers.authtoken ?? ''));
       if (!sek || req.headers.user_name !== options.username || !req.headers.gstin) return answer(200, refuse('1005', 'Invalid Token'));
@@ -84,12 +94,24 @@ export async function startNicIrp(options: { username: string; password: string;
         const doc = payload as { DocDtls: { Typ: string; No: string; Dt: string }; SellerDtls: { Gstin: string } };
         const key = `${doc.DocDtls.Typ}|${doc.DocDtls.No}|${doc.DocDtls.Dt}`;
         const seen = registry.get(key);
-        if (seen) return answer(200, { ...refuse('2150', 'Duplicate IRN'), InfoDtls: [{ InfCd: 'DUPIRN', Desc: { AckNo: seen.AckNo, AckDt: seen.AckDt, Irn: seen.Irn } }] });
+        if (seen)
+          return answer(200, {
+            ...refuse('2150', 'Duplicate IRN'),
+            InfoDtls: [{ InfCd: 'DUPIRN', Desc: { AckNo: seen.AckNo, AckDt: seen.AckDt, Irn: seen.Irn } }],
+          });
         const [, mm, yyyy] = doc.DocDtls.Dt.split('/').map(Number);
         const fyStart = mm! >= 4 ? yyyy! : yyyy! - 1;
-        const irn = createHash('sha256').update(`${doc.SellerDtls.Gstin}${fyStart}-${String((fyStart + 1) % 100).padStart(2, '0')}${doc.DocDtls.Typ}${doc.DocDtls.No}`).digest('hex');
+        const irn = createHash('sha256')
+          .update(`${doc.SellerDtls.Gstin}${fyStart}-${String((fyStart + 1) % 100).padStart(2, '0')}${doc.DocDtls.Typ}${doc.DocDtls.No}`)
+          .digest('hex');
         const ackDt = irpTime(options.now());
-        const record = { Irn: irn, AckNo: ++ackCounter, AckDt: ackDt, SignedInvoice: signed({ data: JSON.stringify(payload) }), SignedQRCode: signed({ data: JSON.stringify({ Irn: irn, DocNo: doc.DocDtls.No }) }) };
+        const record = {
+          Irn: irn,
+          AckNo: ++ackCounter,
+          AckDt: ackDt,
+          SignedInvoice: signed({ data: JSON.stringify(payload) }),
+          SignedQRCode: signed({ data: JSON.stringify({ Irn: irn, DocNo: doc.DocDtls.No }) }),
+        };
         registry.set(key, record);
         return reply({ ...record, Status: 'ACT' });
       }
@@ -112,7 +134,13 @@ export async function startNicIrp(options: { username: string; password: string;
     requests,
     /** Registers a document as if an earlier, lost answer had done it (for the duplicate-IRN path). */
     preRegister(type: string, number: string, date: string, irn: string) {
-      registry.set(`${type}|${number}|${date}`, { Irn: irn, AckNo: 999000000000001, AckDt: irpTime(options.now()), SignedInvoice: 'x.y.z', SignedQRCode: signed({ data: JSON.stringify({ Irn: irn }) }) });
+      registry.set(`${type}|${number}|${date}`, {
+        Irn: irn,
+        AckNo: 999000000000001,
+        AckDt: irpTime(options.now()),
+        SignedInvoice: 'x.y.z',
+        SignedQRCode: signed({ data: JSON.stringify({ Irn: irn }) }),
+      });
     },
     setDown(value: boolean) {
       down = value;

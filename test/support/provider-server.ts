@@ -48,7 +48,9 @@ export type ProviderServer = {
 };
 
 function matches(path: string | RegExp, actual: string): boolean {
-  return typeof path === 'string' ? actual === path || actual.startsWith(path.endsWith('/') ? path : `${path}/`) || actual.startsWith(`${path}?`) : path.test(actual);
+  return typeof path === 'string'
+    ? actual === path || actual.startsWith(path.endsWith('/') ? path : `${path}/`) || actual.startsWith(`${path}?`)
+    : path.test(actual);
 }
 
 export async function startProviderServer(options: {
@@ -138,7 +140,10 @@ export function providerIdFactory(): (prefix: string) => string {
   let counter = 0;
   return (prefix) => {
     counter += 1;
-    const random = randomBytes(12).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 9);
+    const random = randomBytes(12)
+      .toString('base64')
+      .replace(/[^A-Za-z0-9]/g, '')
+      .slice(0, 9);
     return `${prefix}_${counter.toString(36).padStart(5, '0')}${random}`;
   };
 }

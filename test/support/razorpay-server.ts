@@ -70,7 +70,18 @@ type Order = {
   notes: Record<string, string>;
   created_at: number;
 };
-type Refund = { id: string; entity: 'refund'; amount: number; currency: string; payment_id: string; receipt: string | null; notes: Record<string, string>; status: 'pending' | 'processed' | 'failed'; speed_requested: string; created_at: number };
+type Refund = {
+  id: string;
+  entity: 'refund';
+  amount: number;
+  currency: string;
+  payment_id: string;
+  receipt: string | null;
+  notes: Record<string, string>;
+  status: 'pending' | 'processed' | 'failed';
+  speed_requested: string;
+  created_at: number;
+};
 type PaymentLink = {
   id: string;
   amount: number;
@@ -104,16 +115,33 @@ export type RazorpayServer = ProviderServer & {
   /** Refunds are answered `processed` (default) or stay `pending` until `processRefund`. */
   refundMode: 'processed' | 'pending';
   /** A confirmed recurring token for a customer (created if new), as a first Checkout payment leaves. */
-  addToken(input: { email: string; name?: string; contact?: string; method: 'card' | 'upi'; network?: string; last4?: string; outcome?: TokenOutcome; status?: string }): { customerId: string; tokenId: string };
+  addToken(input: {
+    email: string;
+    name?: string;
+    contact?: string;
+    method: 'card' | 'upi';
+    network?: string;
+    last4?: string;
+    outcome?: TokenOutcome;
+    status?: string;
+  }): { customerId: string; tokenId: string };
   /** A pending (mandate) payment reaching its final state, as the bank's answer arrives. */
   settlePayment(paymentId: string, status: 'captured' | 'failed'): Payment;
   /** A delivery as Razorpay sends it: the raw body and its headers (signature, event id). */
-  webhook(event: string, entities: { payment?: unknown; refund?: unknown; token?: unknown; payment_link?: unknown; order?: unknown }, options?: { secret?: string; eventId?: string }): { rawBody: Buffer; headers: Record<string, string> };
+  webhook(
+    event: string,
+    entities: { payment?: unknown; refund?: unknown; token?: unknown; payment_link?: unknown; order?: unknown },
+    options?: { secret?: string; eventId?: string },
+  ): { rawBody: Buffer; headers: Record<string, string> };
 };
 
 const now = () => Math.floor(Date.now() / 1000);
 
-function error(status: number, description: string, extra: { code?: string; field?: string; reason?: string; source?: string; step?: string; metadata?: Record<string, unknown> } = {}): ProviderAnswer {
+function error(
+  status: number,
+  description: string,
+  extra: { code?: string; field?: string; reason?: string; source?: string; step?: string; metadata?: Record<string, unknown> } = {},
+): ProviderAnswer {
   return {
     status,
     body: {
@@ -160,7 +188,15 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
   function findOrCreateCustomer(input: { name?: string; email: string; contact?: string | null; notes?: Record<string, string> }): Customer {
     const existing = [...customers.values()].find((c) => c.email === input.email && (c.contact ?? null) === (input.contact ?? null));
     if (existing) return existing;
-    const customer: Customer = { id: newId('cust'), entity: 'customer', name: input.name ?? '', email: input.email, contact: input.contact ?? null, notes: input.notes ?? {}, created_at: now() };
+    const customer: Customer = {
+      id: newId('cust'),
+      entity: 'customer',
+      name: input.name ?? '',
+      email: input.email,
+      contact: input.contact ?? null,
+      notes: input.notes ?? {},
+      created_at: now(),
+    };
     customers.set(customer.id, customer);
     return customer;
   }
@@ -196,7 +232,8 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
     if (method === 'POST' && path === '/v1/orders') {
       if (!Number.isInteger(body.amount) || (body.amount as number) < 100) return error(400, 'The amount must be atleast INR 1.00', { field: 'amount' });
       if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency)) return error(400, 'The currency field is invalid', { field: 'currency' });
-      if (body.receipt !== undefined && (typeof body.receipt !== 'string' || body.receipt.length > 40)) return error(400, 'The receipt may not be greater than 40 characters.', { field: 'receipt' });
+      if (body.receipt !== undefined && (typeof body.receipt !== 'string' || body.receipt.length > 40))
+        return error(400, 'The receipt may not be greater than 40 characters.', { field: 'receipt' });
       const notes = notesOf(body.notes);
       if (typeof notes === 'string') return error(400, notes, { field: 'notes' });
       const order: Order = {
@@ -234,7 +271,8 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
       const order = orders.get(String(body.order_id));
       if (!order) return error(400, 'The id provided does not exist', { field: 'order_id' });
       if (order.status === 'paid') return error(400, 'Order has already been paid', { field: 'order_id' });
-      if (body.amount !== order.amount || body.currency !== order.currency) return error(400, 'Amount or currency does not match the order', { field: 'amount' });
+      if (body.amount !== order.amount || body.currency !== order.currency)
+        return error(400, 'Amount or currency does not match the order', { field: 'amount' });
       const token = tokens.get(String(body.token));
       if (!token || token.customer_id !== body.customer_id) return error(400, 'The token provided does not exist for the customer', { field: 'token' });
       if (token.recurring_details.status !== 'confirmed') return error(400, 'The token is not active for recurring payments', { field: 'token' });
@@ -269,8 +307,20 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
       };
       payments.set(payment.id, payment);
       if (token.outcome.kind === 'fail') {
-        Object.assign(payment, { status: 'failed', error_code: 'BAD_REQUEST_ERROR', error_description: token.outcome.description, error_source: 'customer', error_step: 'payment_authorization', error_reason: token.outcome.reason });
-        return error(400, token.outcome.description, { reason: token.outcome.reason, source: 'customer', step: 'payment_authorization', metadata: { payment_id: payment.id, order_id: order.id } });
+        Object.assign(payment, {
+          status: 'failed',
+          error_code: 'BAD_REQUEST_ERROR',
+          error_description: token.outcome.description,
+          error_source: 'customer',
+          error_step: 'payment_authorization',
+          error_reason: token.outcome.reason,
+        });
+        return error(400, token.outcome.description, {
+          reason: token.outcome.reason,
+          source: 'customer',
+          step: 'payment_authorization',
+          metadata: { payment_id: payment.id, order_id: order.id },
+        });
       }
       if (token.outcome.kind === 'capture') capture(payment);
       const signature = createHmac('sha256', keySecret).update(`${order.id}|${payment.id}`).digest('hex');
@@ -283,9 +333,11 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
     if ((m = path.match(/^\/v1\/payments\/([^/]+)\/refunds?$/))) {
       const payment = payments.get(m[1]!);
       if (!payment) return error(400, 'The id provided does not exist', { field: 'id' });
-      if (method === 'GET' && path.endsWith('/refunds')) return { status: 200, body: collection([...refunds.values()].filter((r) => r.payment_id === payment.id)) };
+      if (method === 'GET' && path.endsWith('/refunds'))
+        return { status: 200, body: collection([...refunds.values()].filter((r) => r.payment_id === payment.id)) };
       if (method === 'POST' && path.endsWith('/refund')) {
-        if (payment.status !== 'captured' && payment.status !== 'refunded') return error(400, 'Only payments which have been captured can be refunded', { field: 'id' });
+        if (payment.status !== 'captured' && payment.status !== 'refunded')
+          return error(400, 'Only payments which have been captured can be refunded', { field: 'id' });
         const left = payment.amount - payment.amount_refunded;
         if (left === 0) return error(400, 'The payment has been fully refunded already', { field: 'id' });
         const amount = body.amount === undefined ? left : body.amount;
@@ -356,7 +408,19 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
       return { status: 200, body: { payment_links: [...paymentLinks.values()].filter((l) => reference === null || l.reference_id === reference) } };
     }
 
-    return { status: 404, body: { error: { code: 'BAD_REQUEST_ERROR', description: 'The requested URL was not found on the server.', source: 'NA', step: 'NA', reason: 'NA', metadata: {} } } };
+    return {
+      status: 404,
+      body: {
+        error: {
+          code: 'BAD_REQUEST_ERROR',
+          description: 'The requested URL was not found on the server.',
+          source: 'NA',
+          step: 'NA',
+          reason: 'NA',
+          metadata: {},
+        },
+      },
+    };
   }
 
   function capture(payment: Payment) {
@@ -423,9 +487,17 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
       return payment;
     },
     webhook(event, entities, webhookOptions = {}) {
-      const payload = Object.fromEntries(Object.entries(entities).filter(([, v]) => v !== undefined).map(([k, v]) => [k, { entity: v }]));
-      const rawBody = Buffer.from(JSON.stringify({ entity: 'event', account_id: 'acc_KoshTest000001', event, contains: Object.keys(payload), payload, created_at: now() }));
-      const signature = createHmac('sha256', webhookOptions.secret ?? webhookSecret).update(rawBody).digest('hex');
+      const payload = Object.fromEntries(
+        Object.entries(entities)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => [k, { entity: v }]),
+      );
+      const rawBody = Buffer.from(
+        JSON.stringify({ entity: 'event', account_id: 'acc_KoshTest000001', event, contains: Object.keys(payload), payload, created_at: now() }),
+      );
+      const signature = createHmac('sha256', webhookOptions.secret ?? webhookSecret)
+        .update(rawBody)
+        .digest('hex');
       return {
         rawBody,
         headers: { 'content-type': 'application/json', 'x-razorpay-signature': signature, 'x-razorpay-event-id': webhookOptions.eventId ?? newId('evt') },

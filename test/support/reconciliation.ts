@@ -5,7 +5,10 @@ import type { Tenant, TestKosh } from './harness.js';
  * Runs a full reconciliation for the tenant (through the API and the job queue) and answers the
  * completed run. The invariant harness calls it after every step and expects no discrepancies.
  */
-export async function reconcileTenant(t: TestKosh, tenant: Tenant): Promise<{ total_discrepancies: number; discrepancies: Record<string, unknown>[] } & Record<string, unknown>> {
+export async function reconcileTenant(
+  t: TestKosh,
+  tenant: Tenant,
+): Promise<{ total_discrepancies: number; discrepancies: Record<string, unknown>[] } & Record<string, unknown>> {
   const started = await tenant.api('POST', '/v1/finance/reconciliation/runs', {});
   expect(started.status, started.text).toBe(202);
   await t.kosh.worker.drain();

@@ -235,7 +235,17 @@ export function describeSecurity(title: string, options: SecurityOptions = {}): 
       const live = generateApiKey('live');
       await t.database.db
         .insertInto('api_keys')
-        .values({ id: randomUUID(), tenant_id: attacker.tenantId, name: 'live', mode: 'live', prefix: live.prefix, key_hash: live.hash, created_at: t.clock.now(), last_used_at: null, revoked_at: null })
+        .values({
+          id: randomUUID(),
+          tenant_id: attacker.tenantId,
+          name: 'live',
+          mode: 'live',
+          prefix: live.prefix,
+          key_hash: live.hash,
+          created_at: t.clock.now(),
+          last_used_at: null,
+          revoked_at: null,
+        })
         .execute();
       liveKey = live.key;
     });
@@ -281,12 +291,15 @@ export function describeSecurity(title: string, options: SecurityOptions = {}): 
         ['with a key of the other mode', () => ({ authorization: `Bearer ${liveKey}` }), 'key_mode_mismatch'],
       ];
       it.each(cases)('answers 401 on every route %s', async (_label, headers, reason) => {
-        await everyRoute(routes.filter((r) => !r.public), async (route) => {
-          // A valid body, where one is known, so that nothing but the key can explain a refusal.
-          const body = validBodyFor(route) ?? (route.bodySchema ? {} : undefined);
-          const res = await t.call(requestFor(route, randomIds(route), headers(), body));
-          return envelopeProblem(res, 401, 'unauthorized', reason);
-        });
+        await everyRoute(
+          routes.filter((r) => !r.public),
+          async (route) => {
+            // A valid body, where one is known, so that nothing but the key can explain a refusal.
+            const body = validBodyFor(route) ?? (route.bodySchema ? {} : undefined);
+            const res = await t.call(requestFor(route, randomIds(route), headers(), body));
+            return envelopeProblem(res, 401, 'unauthorized', reason);
+          },
+        );
       });
     });
 
@@ -311,7 +324,8 @@ export function describeSecurity(title: string, options: SecurityOptions = {}): 
           }
           if (reader && before) {
             const after = await victim.api('GET', fillPath(reader.path, victimIds));
-            if (withoutRequestId(after.text) !== withoutRequestId(before.text)) return `the foreign call changed the record: ${before.text.slice(0, 200)} → ${after.text.slice(0, 200)}`;
+            if (withoutRequestId(after.text) !== withoutRequestId(before.text))
+              return `the foreign call changed the record: ${before.text.slice(0, 200)} → ${after.text.slice(0, 200)}`;
           }
           // The id is real: its owner is not told 404 (else the comparison above proves nothing).
           const own = await victim.api(route.method, fillPath(route.path, victimIds), body);

@@ -26,7 +26,15 @@ const testCards: Record<string, { brand: string; last4: string; behaviour: CardB
   authenticationRequired: { brand: 'visa', last4: '3184', behaviour: 'authentication_required' },
 };
 
-type PaymentMethod = { id: string; object: 'payment_method'; type: 'card'; card: { brand: string; last4: string; exp_month: number; exp_year: number }; customer: string | null; created: number; behaviour: CardBehaviour };
+type PaymentMethod = {
+  id: string;
+  object: 'payment_method';
+  type: 'card';
+  card: { brand: string; last4: string; exp_month: number; exp_year: number };
+  customer: string | null;
+  created: number;
+  behaviour: CardBehaviour;
+};
 type PaymentIntent = {
   id: string;
   object: 'payment_intent';
@@ -45,7 +53,19 @@ type PaymentIntent = {
   livemode: false;
   amount_refunded: number;
 };
-type Refund = { id: string; object: 'refund'; amount: number; currency: string; payment_intent: string; charge: string | null; reason: string | null; status: 'pending' | 'succeeded' | 'failed'; failure_reason: string | null; metadata: Record<string, string>; created: number };
+type Refund = {
+  id: string;
+  object: 'refund';
+  amount: number;
+  currency: string;
+  payment_intent: string;
+  charge: string | null;
+  reason: string | null;
+  status: 'pending' | 'succeeded' | 'failed';
+  failure_reason: string | null;
+  metadata: Record<string, string>;
+  created: number;
+};
 
 export type StripeServer = ProviderServer & {
   secretKey: string;
@@ -86,10 +106,14 @@ export function parseStripeForm(raw: string): Record<string, unknown> {
 
 const now = () => Math.floor(Date.now() / 1000);
 
-function stripeError(status: number, error: { type: string; message: string; code?: string; decline_code?: string; param?: string; [extra: string]: unknown }): ProviderAnswer {
+function stripeError(
+  status: number,
+  error: { type: string; message: string; code?: string; decline_code?: string; param?: string; [extra: string]: unknown },
+): ProviderAnswer {
   return { status, body: { error: { ...error, ...(error.code ? { doc_url: `https://stripe.com/docs/error-codes/${error.code.replace(/_/g, '-')}` } : {}) } } };
 }
-const invalid = (message: string, param?: string, code?: string, status = 400) => stripeError(status, { type: 'invalid_request_error', message, ...(param ? { param } : {}), ...(code ? { code } : {}) });
+const invalid = (message: string, param?: string, code?: string, status = 400) =>
+  stripeError(status, { type: 'invalid_request_error', message, ...(param ? { param } : {}), ...(code ? { code } : {}) });
 const missing = (what: string, id: string, param: string, status = 400) => invalid(`No such ${what}: '${id}'`, param, 'resource_missing', status);
 
 function integer(value: unknown): number | null {
@@ -114,7 +138,15 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
   function paymentMethodFromTestName(name: string): PaymentMethod | undefined {
     const card = testCards[name];
     if (!card) return undefined;
-    const method: PaymentMethod = { id: newId('pm'), object: 'payment_method', type: 'card', card: { brand: card.brand, last4: card.last4, exp_month: 12, exp_year: 2034 }, customer: null, created: now(), behaviour: card.behaviour };
+    const method: PaymentMethod = {
+      id: newId('pm'),
+      object: 'payment_method',
+      type: 'card',
+      card: { brand: card.brand, last4: card.last4, exp_month: 12, exp_year: 2034 },
+      customer: null,
+      created: now(),
+      behaviour: card.behaviour,
+    };
     paymentMethods.set(method.id, method);
     return method;
   }
@@ -142,11 +174,17 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     const method = methodId ? paymentMethods.get(methodId) : undefined;
     if (methodId && !method) return missing('PaymentMethod', methodId, 'payment_method');
     if (method?.customer && method.customer !== customer) {
-      return invalid('The provided PaymentMethod was previously attached to a Customer or was detached from a Customer. To use it, pass the Customer it is attached to.', 'payment_method');
+      return invalid(
+        'The provided PaymentMethod was previously attached to a Customer or was detached from a Customer. To use it, pass the Customer it is attached to.',
+        'payment_method',
+      );
     }
     const automatic = body.automatic_payment_methods as { enabled?: string; allow_redirects?: string } | undefined;
     if (confirm && automatic?.enabled === 'true' && automatic.allow_redirects !== 'never' && typeof body.return_url !== 'string') {
-      return invalid('This PaymentIntent is configured to accept payment methods enabled in your Dashboard that may require a redirect; provide a return_url or set automatic_payment_methods[allow_redirects]=never.', 'return_url');
+      return invalid(
+        'This PaymentIntent is configured to accept payment methods enabled in your Dashboard that may require a redirect; provide a return_url or set automatic_payment_methods[allow_redirects]=never.',
+        'return_url',
+      );
     }
     const intent: PaymentIntent = {
       id: newId('pi'),
@@ -168,7 +206,8 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     };
     paymentIntents.set(intent.id, intent);
     if (!confirm) return { status: 200, body: intent };
-    if (!method) return invalid('You cannot confirm this PaymentIntent because it\'s missing a payment method.', 'payment_method', 'payment_intent_unexpected_state');
+    if (!method)
+      return invalid("You cannot confirm this PaymentIntent because it's missing a payment method.", 'payment_method', 'payment_intent_unexpected_state');
     const charge = newId('ch');
     intent.latest_charge = charge;
     if (method.behaviour === 'succeed') {
@@ -177,7 +216,12 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     }
     const decline =
       method.behaviour === 'authentication_required'
-        ? { type: 'card_error', code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' }
+        ? {
+            type: 'card_error',
+            code: 'authentication_required',
+            decline_code: 'authentication_required',
+            message: 'Your card was declined. This transaction requires authentication.',
+          }
         : method.behaviour === 'insufficient_funds'
           ? { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' }
           : { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' };
@@ -220,13 +264,16 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
 
   function createCheckoutSession(body: Record<string, unknown>): ProviderAnswer {
     if (body.mode !== 'payment' && body.mode !== 'setup' && body.mode !== 'subscription') return invalid('Missing required param: mode.', 'mode');
-    const lineItems = body.line_items as Array<{ quantity?: string; price_data?: { currency?: string; unit_amount?: string; product_data?: { name?: string } } }> | undefined;
-    if (body.mode === 'payment' && (!Array.isArray(lineItems) || lineItems.length === 0)) return invalid('You must provide at least one line item.', 'line_items');
+    const lineItems = body.line_items as
+      Array<{ quantity?: string; price_data?: { currency?: string; unit_amount?: string; product_data?: { name?: string } } }> | undefined;
+    if (body.mode === 'payment' && (!Array.isArray(lineItems) || lineItems.length === 0))
+      return invalid('You must provide at least one line item.', 'line_items');
     let total = 0;
     for (const [i, item] of (lineItems ?? []).entries()) {
       const unit = integer(item.price_data?.unit_amount);
       if (unit === null) return invalid('Missing required param: line_items[0][price_data][unit_amount].', `line_items[${i}][price_data][unit_amount]`);
-      if (!item.price_data?.product_data?.name) return invalid('Missing required param: product_data[name].', `line_items[${i}][price_data][product_data][name]`);
+      if (!item.price_data?.product_data?.name)
+        return invalid('Missing required param: product_data[name].', `line_items[${i}][price_data][product_data][name]`);
       total += unit * (integer(item.quantity) ?? 1);
     }
     const metadata = metadataOf(body.metadata);
@@ -260,7 +307,13 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     if (method === 'POST' && path === '/v1/customers') {
       const metadata = metadataOf(body.metadata);
       if (typeof metadata === 'string') return invalid(metadata, 'metadata');
-      const customer = { id: newId('cus'), object: 'customer' as const, email: (body.email as string | undefined) ?? null, name: (body.name as string | undefined) ?? null, metadata };
+      const customer = {
+        id: newId('cus'),
+        object: 'customer' as const,
+        email: (body.email as string | undefined) ?? null,
+        name: (body.name as string | undefined) ?? null,
+        metadata,
+      };
       customers.set(customer.id, customer);
       return { status: 200, body: customer };
     }
@@ -281,7 +334,8 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
         if (!found) return missing('PaymentMethod', id, 'payment_method', 404);
         const customer = String(body.customer ?? '');
         if (!customers.has(customer)) return missing('customer', customer, 'customer');
-        if (found.customer && found.customer !== customer) return invalid('The payment method you provided has already been attached to a customer.', 'payment_method');
+        if (found.customer && found.customer !== customer)
+          return invalid('The payment method you provided has already been attached to a customer.', 'payment_method');
         found.customer = customer;
         return { status: 200, body: publicMethod(found) };
       }
@@ -321,7 +375,14 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     const auth = request.headers.authorization ?? '';
     if (auth !== `Bearer ${secretKey}`) {
       const given = auth.replace(/^Bearer /, '');
-      return invalid(given ? `Invalid API Key provided: ${given.slice(0, 8)}${'*'.repeat(Math.max(0, given.length - 12))}${given.slice(-4)}` : 'You did not provide an API key.', undefined, undefined, 401);
+      return invalid(
+        given
+          ? `Invalid API Key provided: ${given.slice(0, 8)}${'*'.repeat(Math.max(0, given.length - 12))}${given.slice(-4)}`
+          : 'You did not provide an API key.',
+        undefined,
+        undefined,
+        401,
+      );
     }
     const key = request.headers['idempotency-key'];
     if (request.method !== 'POST' || typeof key !== 'string') return route(request);
@@ -373,9 +434,21 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     webhook(type, object, webhookOptions = {}) {
       const created = Math.floor((webhookOptions.at ?? new Date()).getTime() / 1000);
       const rawBody = Buffer.from(
-        JSON.stringify({ id: webhookOptions.id ?? newId('evt'), object: 'event', api_version: '2026-10-28.endive', created, type, data: { object }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null } }),
+        JSON.stringify({
+          id: webhookOptions.id ?? newId('evt'),
+          object: 'event',
+          api_version: '2026-10-28.endive',
+          created,
+          type,
+          data: { object },
+          livemode: false,
+          pending_webhooks: 1,
+          request: { id: null, idempotency_key: null },
+        }),
       );
-      const signature = createHmac('sha256', webhookOptions.secret ?? webhookSecret).update(`${created}.${rawBody.toString('utf8')}`).digest('hex');
+      const signature = createHmac('sha256', webhookOptions.secret ?? webhookSecret)
+        .update(`${created}.${rawBody.toString('utf8')}`)
+        .digest('hex');
       return { rawBody, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${created},v1=${signature}` } };
     },
   };

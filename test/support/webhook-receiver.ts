@@ -9,11 +9,7 @@ import { Webhook } from 'standardwebhooks';
  * to hang (never answer), or to redirect.
  */
 
-export type ReceiverBehaviour =
-  | { kind: 'ok' }
-  | { kind: 'fail'; status: number }
-  | { kind: 'hang' }
-  | { kind: 'redirect'; status?: number; location: string };
+export type ReceiverBehaviour = { kind: 'ok' } | { kind: 'fail'; status: number } | { kind: 'hang' } | { kind: 'redirect'; status?: number; location: string };
 
 export type ReceivedRequest = {
   headers: IncomingHttpHeaders;

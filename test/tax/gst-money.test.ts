@@ -49,10 +49,19 @@ describe('invoices', () => {
       expect(res.status, res.text).toBe(200);
       const inv = res.body.data;
       expect(inv.customer_details.gstin).toMatch(/^29/);
-      expect(inv).toMatchObject({ tax_type: 'intra_state', place_of_supply: '29', cgst_amount: 900, sgst_amount: 900, igst_amount: 0, total: 11_800, amount_due: 11_800 });
+      expect(inv).toMatchObject({
+        tax_type: 'intra_state',
+        place_of_supply: '29',
+        cgst_amount: 900,
+        sgst_amount: 900,
+        igst_amount: 0,
+        total: 11_800,
+        amount_due: 11_800,
+      });
       expect(inv.lines[0]).toMatchObject({ cgst_amount: 900, sgst_amount: 900, igst_amount: 0 });
       const journal = (await acme.api('GET', `/v1/invoices/${inv.id}/journal-entries`)).body.data;
-      const credited = (code: number) => journal[0].lines.filter((l: { account_code: number }) => l.account_code === code).reduce((s: number, l: { credit: number }) => s + l.credit, 0);
+      const credited = (code: number) =>
+        journal[0].lines.filter((l: { account_code: number }) => l.account_code === code).reduce((s: number, l: { credit: number }) => s + l.credit, 0);
       expect(credited(2100)).toBe(900); // CGST payable
       expect(credited(2120)).toBe(0); // IGST payable
     });
@@ -64,22 +73,40 @@ describe('invoices', () => {
       ['quantity × unit amount', [line(Number.MAX_SAFE_INTEGER / 7 + 1, { quantity: 1000 })], 'lines.0.unit_amount'],
       ['lines that overflow together', [line(5_000_000_000_000_000), line(5_000_000_000_000_000)], 'lines'],
     ])('refuses %s with 400 validation_failed naming the field', async (_what, lines, field) => {
-      const res = await acme.api('POST', '/v1/invoices', { customer_id: karnataka, currency: 'INR', lines: lines.map((l) => ({ ...l, unit_amount: Math.floor(l.unit_amount) })) });
+      const res = await acme.api('POST', '/v1/invoices', {
+        customer_id: karnataka,
+        currency: 'INR',
+        lines: lines.map((l) => ({ ...l, unit_amount: Math.floor(l.unit_amount) })),
+      });
       expect(res.status, res.text).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
       expect(JSON.stringify(res.body.error)).toContain(field);
     });
 
     it('refuses a quote whose tax overflows with 400', async () => {
-      const res = await acme.api('POST', '/v1/quotes', { customer_id: karnataka, line_items: [{ description: 'x', quantity: 1, unit_amount: Number.MAX_SAFE_INTEGER }] });
+      const res = await acme.api('POST', '/v1/quotes', {
+        customer_id: karnataka,
+        line_items: [{ description: 'x', quantity: 1, unit_amount: Number.MAX_SAFE_INTEGER }],
+      });
       expect(res.status, res.text).toBe(400);
       expect(JSON.stringify(res.body.error)).toContain('line_items.0.unit_amount');
     });
 
     it('refuses a gift whose price with tax overflows with 400', async () => {
-      const plan = await acme.api('POST', '/v1/plans', { name: 'Huge', code: 'huge', interval_unit: 'month', amount: Number.MAX_SAFE_INTEGER, currency: 'INR' });
+      const plan = await acme.api('POST', '/v1/plans', {
+        name: 'Huge',
+        code: 'huge',
+        interval_unit: 'month',
+        amount: Number.MAX_SAFE_INTEGER,
+        currency: 'INR',
+      });
       expect(plan.status, plan.text).toBe(201);
-      const res = await acme.api('POST', '/v1/gifts', { plan_id: plan.body.data.id, buyer_customer_id: karnataka, recipient_email: 'r@example.in', duration_months: 1 });
+      const res = await acme.api('POST', '/v1/gifts', {
+        plan_id: plan.body.data.id,
+        buyer_customer_id: karnataka,
+        recipient_email: 'r@example.in',
+        duration_months: 1,
+      });
       expect(res.status, res.text).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
     });
@@ -89,19 +116,44 @@ describe('invoices', () => {
 describe('TDS', () => {
   it('refuses a payment that brings TDS above 20 % of the taxable value', async () => {
     const inv = await invoice(acme, { customer_id: maharashtra, lines: [line(10_000)] }); // 10 000 + 1 800
-    const first = await acme.api('POST', '/v1/payments/offline', { customer_id: maharashtra, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 1000, tds_amount: 1500 });
+    const first = await acme.api('POST', '/v1/payments/offline', {
+      customer_id: maharashtra,
+      invoice_id: inv.id,
+      payment_type: 'bank_transfer',
+      amount: 1000,
+      tds_amount: 1500,
+    });
     expect(first.status, first.text).toBe(201);
-    const second = await acme.api('POST', '/v1/payments/offline', { customer_id: maharashtra, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 1000, tds_amount: 501 });
+    const second = await acme.api('POST', '/v1/payments/offline', {
+      customer_id: maharashtra,
+      invoice_id: inv.id,
+      payment_type: 'bank_transfer',
+      amount: 1000,
+      tds_amount: 501,
+    });
     expect(second.status).toBe(400);
     expect(second.body.error.message).toMatch(/20 ?%/);
-    const exact = await acme.api('POST', '/v1/payments/offline', { customer_id: maharashtra, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 1000, tds_amount: 500 });
+    const exact = await acme.api('POST', '/v1/payments/offline', {
+      customer_id: maharashtra,
+      invoice_id: inv.id,
+      payment_type: 'bank_transfer',
+      amount: 1000,
+      tds_amount: 500,
+    });
     expect(exact.status, exact.text).toBe(201);
   });
 
   it('refuses TDS on an export invoice', async () => {
     const inv = await invoice(acme, { customer_id: abroad, currency: 'USD', lines: [line(10_000)] });
     expect(inv.tax_type).toBe('export');
-    const res = await acme.api('POST', '/v1/payments/offline', { customer_id: abroad, invoice_id: inv.id, currency: 'USD', payment_type: 'bank_transfer', amount: 9000, tds_amount: 1000 });
+    const res = await acme.api('POST', '/v1/payments/offline', {
+      customer_id: abroad,
+      invoice_id: inv.id,
+      currency: 'USD',
+      payment_type: 'bank_transfer',
+      amount: 9000,
+      tds_amount: 1000,
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/export/);
     const late = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 1000 });
@@ -110,7 +162,12 @@ describe('TDS', () => {
 
   it('settles TDS certified after the cash through POST /v1/invoices/{id}/tds', async () => {
     const inv = await invoice(acme, { customer_id: maharashtra, lines: [line(10_000)] }); // 11 800
-    const cash = await acme.api('POST', '/v1/payments/offline', { customer_id: maharashtra, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 10_800 });
+    const cash = await acme.api('POST', '/v1/payments/offline', {
+      customer_id: maharashtra,
+      invoice_id: inv.id,
+      payment_type: 'bank_transfer',
+      amount: 10_800,
+    });
     expect(cash.status).toBe(201);
     const tooMuch = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 2001 });
     expect(tooMuch.status).toBe(400);
@@ -140,7 +197,14 @@ describe('foreign-currency invoices of an Indian entity', () => {
     const inv = await invoice(acme, { customer_id: karnataka, currency: 'USD', lines: [line(10_000)] }); // $100.00
     expect(inv).toMatchObject({ currency: 'USD', exchange_rate: '83.2575', cgst_amount: 900, sgst_amount: 900 });
     // ₹8 325.75 taxable; 9 % of it = ₹749.3175 → 749.32 each.
-    expect(inv).toMatchObject({ inr_subtotal: 832_575, inr_cgst_amount: 74_932, inr_sgst_amount: 74_932, inr_igst_amount: 0, inr_tax_amount: 149_864, inr_total: 982_439 });
+    expect(inv).toMatchObject({
+      inr_subtotal: 832_575,
+      inr_cgst_amount: 74_932,
+      inr_sgst_amount: 74_932,
+      inr_igst_amount: 0,
+      inr_tax_amount: 149_864,
+      inr_total: 982_439,
+    });
 
     const pdf = await t.kosh.app.inject({ method: 'GET', url: `/v1/invoices/${inv.id}/pdf`, headers: { authorization: `Bearer ${acme.key}` } });
     const text = await pdfText(pdf.rawPayload);
@@ -164,7 +228,9 @@ describe('foreign-currency invoices of an Indian entity', () => {
     expect(draft).toMatchObject({ exchange_rate: '83.2575', exchange_rate_source: 'entity_rate_table' });
     t.clock.advance(60_000);
     const later = new Date(t.clock.now().getTime() + 1000).toISOString();
-    expect((await acme.api('PUT', `/v1/entities/${entityId}/exchange-rates`, { currency: 'USD', rate: '84.000', effective_from: later })).body.data.rate).toBe('84');
+    expect((await acme.api('PUT', `/v1/entities/${entityId}/exchange-rates`, { currency: 'USD', rate: '84.000', effective_from: later })).body.data.rate).toBe(
+      '84',
+    );
     const rates = await acme.api('GET', `/v1/entities/${entityId}/exchange-rates`);
     expect(rates.body.data.map((r: { rate: string }) => r.rate)).toEqual(['84', '83.2575']);
     t.clock.advance(2000);
@@ -188,7 +254,13 @@ describe('SEZ and LUT', () => {
   });
 
   it('charges IGST on exports and SEZ supplies when the entity has no LUT', async () => {
-    const entity = await acme.api('POST', '/v1/entities', { name: 'No LUT', invoice_prefix: 'NOLUT', state_code: '29', gstin: gstin('29AAACA1234A2Z'), lut: false });
+    const entity = await acme.api('POST', '/v1/entities', {
+      name: 'No LUT',
+      invoice_prefix: 'NOLUT',
+      state_code: '29',
+      gstin: gstin('29AAACA1234A2Z'),
+      lut: false,
+    });
     expect(entity.status, entity.text).toBe(201);
     expect(entity.body.data.lut).toBe(false);
     const sez = await customer(acme, { email: 'sez2@example.in', gstin: gstin('29FFFFF6666F1Z'), sez: true });
@@ -218,7 +290,15 @@ describe('SEZ and LUT', () => {
     expect(unknown.status).toBe(400);
     const goods = await acme.api('POST', '/v1/invoices', { customer_id: karnataka, currency: 'INR', lines: [line(10_000, { hsn_code: '8471' })] });
     expect(goods.status).toBe(400);
-    const plan = await acme.api('POST', '/v1/plans', { name: 'Laptops', code: 'laptops', interval_unit: 'month', amount: 10_000, currency: 'INR', hsn_code: '8471', tax_rate_bp: 1800 });
+    const plan = await acme.api('POST', '/v1/plans', {
+      name: 'Laptops',
+      code: 'laptops',
+      interval_unit: 'month',
+      amount: 10_000,
+      currency: 'INR',
+      hsn_code: '8471',
+      tax_rate_bp: 1800,
+    });
     expect(plan.status, plan.text).toBe(201);
     const viaPlan = await invoice(acme, { customer_id: karnataka, lines: [{ plan_id: plan.body.data.id }] });
     expect(viaPlan).toMatchObject({ tax_amount: 1800 });

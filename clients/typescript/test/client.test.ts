@@ -94,13 +94,18 @@ describe('typescript client', () => {
           for await (const chunk of req) chunks.push(chunk as Buffer);
           const upstream = await fetch(`${baseUrl}${req.url}`, {
             method: req.method,
-            headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)) as [string, string][]),
+            headers: Object.fromEntries(
+              Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)) as [string, string][],
+            ),
             body: chunks.length ? Buffer.concat(chunks) : undefined,
           });
           const text = await upstream.text();
           // The first call reaches Kosh, but its answer is lost: the client sees a 503.
           if (calls === 1) res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"code":"internal_error","message":"gateway"}}');
-          else res.writeHead(upstream.status, { 'content-type': 'application/json', 'idempotent-replayed': upstream.headers.get('idempotent-replayed') ?? 'false' }).end(text);
+          else
+            res
+              .writeHead(upstream.status, { 'content-type': 'application/json', 'idempotent-replayed': upstream.headers.get('idempotent-replayed') ?? 'false' })
+              .end(text);
         });
         await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
         const address = gateway.address();

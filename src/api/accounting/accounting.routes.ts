@@ -69,7 +69,14 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.delete(
     '/v1/accounting/connections/:id',
-    { schema: { tags, summary: 'Disconnect (the token is revoked at the provider)', params: idParams, response: { 200: dataEnvelope(deletedConnectionSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Disconnect (the token is revoked at the provider)',
+        params: idParams,
+        response: { 200: dataEnvelope(deletedConnectionSchema) },
+      },
+    },
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await disconnect(ctx, request.params.id) } })),
   );
 
@@ -84,12 +91,20 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: dataEnvelope(connectionSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateTaxMapping(ctx, request.params.id, request.body) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateTaxMapping(ctx, request.params.id, request.body) } })),
   );
 
   app.post(
     '/v1/accounting/sync',
-    { schema: { tags, summary: 'Queue a sync of customers, invoices, payments and credit notes', body: syncBody.nullish(), response: { 202: dataEnvelope(z.array(syncRunSchema)) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Queue a sync of customers, invoices, payments and credit notes',
+        body: syncBody.nullish(),
+        response: { 202: dataEnvelope(z.array(syncRunSchema)) },
+      },
+    },
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 202, body: { data: await startSync(ctx, request.body?.connection_id) } })),
   );
 
@@ -116,9 +131,7 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
     async (request, reply) => {
       const ctx = readCtx(deps, request);
       const { from, to } = request.query;
-      reply
-        .type('application/xml; charset=utf-8')
-        .header('content-disposition', `attachment; filename="kosh-tally-${from}-${to}.xml"`);
+      reply.type('application/xml; charset=utf-8').header('content-disposition', `attachment; filename="kosh-tally-${from}-${to}.xml"`);
       return reply.send(Readable.from(tallyExport(ctx, from, to)));
     },
   );

@@ -17,18 +17,39 @@ import {
   waterfallQuery,
   waterfallSchema,
 } from '../../modules/analytics/index.js';
-import { getChurn, getCohorts, getInvoiceAging, getMrr, getWaterfall, listAgingBucket, listWaterfallBucket, snapshotTenant } from '../../modules/analytics/index.js';
+import {
+  getChurn,
+  getCohorts,
+  getInvoiceAging,
+  getMrr,
+  getWaterfall,
+  listAgingBucket,
+  listWaterfallBucket,
+  snapshotTenant,
+} from '../../modules/analytics/index.js';
 
 const tags = ['analytics'];
 
 export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
   app.get(
     '/v1/analytics/mrr',
-    { schema: { tags, summary: 'MRR at the end of each month, normalized by interval (from daily snapshots)', querystring: rangeQuery, response: { 200: dataEnvelope(mrrSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'MRR at the end of each month, normalized by interval (from daily snapshots)',
+        querystring: rangeQuery,
+        response: { 200: dataEnvelope(mrrSchema) },
+      },
+    },
     async (request, reply) => {
       const report = await getMrr(readCtx(deps, request), request.query);
       if (wantsCsv(request)) {
-        return sendCsv(reply, `mrr-${report.currency}.csv`, ['month', 'currency', 'mrr', 'subscriptions', 'customers', 'snapshot_date'], report.months.map((m) => ({ ...m, currency: report.currency })));
+        return sendCsv(
+          reply,
+          `mrr-${report.currency}.csv`,
+          ['month', 'currency', 'mrr', 'subscriptions', 'customers', 'snapshot_date'],
+          report.months.map((m) => ({ ...m, currency: report.currency })),
+        );
       }
       return { data: report };
     },
@@ -53,14 +74,24 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
         const page = toPage(q);
         const { rows, total } = await listWaterfallBucket(ctx, { currency: q.currency, bucket: q.bucket, month: q.month }, page);
         if (wantsCsv(request)) {
-          return sendCsv(reply, `mrr-${q.bucket}-${q.month}.csv`, ['month', 'effective_date', 'kind', 'subscription_id', 'customer_id', 'currency', 'previous_mrr', 'mrr', 'change'], rows);
+          return sendCsv(
+            reply,
+            `mrr-${q.bucket}-${q.month}.csv`,
+            ['month', 'effective_date', 'kind', 'subscription_id', 'customer_id', 'currency', 'previous_mrr', 'mrr', 'change'],
+            rows,
+          );
         }
         return listResponse(rows, total, page);
       }
       const report = await getWaterfall(ctx, q);
       if (wantsCsv(request)) {
         const columns = ['month', 'currency', 'starting_mrr', 'new', 'expansion', 'reactivated', 'contraction', 'churned', 'net_change', 'ending_mrr'];
-        return sendCsv(reply, `mrr-waterfall-${report.currency}.csv`, columns, report.months.map((m) => ({ ...m, currency: report.currency })));
+        return sendCsv(
+          reply,
+          `mrr-waterfall-${report.currency}.csv`,
+          columns,
+          report.months.map((m) => ({ ...m, currency: report.currency })),
+        );
       }
       return { data: report };
     },
@@ -68,11 +99,29 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/analytics/churn',
-    { schema: { tags, summary: 'Logo churn, revenue churn and net revenue retention per month', querystring: rangeQuery, response: { 200: dataEnvelope(churnSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Logo churn, revenue churn and net revenue retention per month',
+        querystring: rangeQuery,
+        response: { 200: dataEnvelope(churnSchema) },
+      },
+    },
     async (request, reply) => {
       const report = await getChurn(readCtx(deps, request), request.query);
       if (wantsCsv(request)) {
-        const columns = ['month', 'customers_start', 'customers_churned', 'logo_churn_rate', 'starting_mrr', 'churned_mrr', 'contraction_mrr', 'expansion_mrr', 'gross_revenue_churn_rate', 'net_revenue_retention'];
+        const columns = [
+          'month',
+          'customers_start',
+          'customers_churned',
+          'logo_churn_rate',
+          'starting_mrr',
+          'churned_mrr',
+          'contraction_mrr',
+          'expansion_mrr',
+          'gross_revenue_churn_rate',
+          'net_revenue_retention',
+        ];
         return sendCsv(reply, `churn-${report.currency}.csv`, columns, report.months);
       }
       return { data: report };
@@ -81,12 +130,24 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/analytics/cohorts',
-    { schema: { tags, summary: 'Retention by signup cohort (the month a customer first paid)', querystring: rangeQuery, response: { 200: dataEnvelope(cohortsSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Retention by signup cohort (the month a customer first paid)',
+        querystring: rangeQuery,
+        response: { 200: dataEnvelope(cohortsSchema) },
+      },
+    },
     async (request, reply) => {
       const report = await getCohorts(readCtx(deps, request), request.query);
       if (wantsCsv(request)) {
         const rows = report.cohorts.flatMap((c) => c.months.map((m) => ({ cohort: c.cohort, cohort_customers: c.customers, cohort_mrr: c.mrr, ...m })));
-        return sendCsv(reply, `cohorts-${report.currency}.csv`, ['cohort', 'cohort_customers', 'cohort_mrr', 'month', 'customers', 'mrr', 'customer_retention'], rows);
+        return sendCsv(
+          reply,
+          `cohorts-${report.currency}.csv`,
+          ['cohort', 'cohort_customers', 'cohort_mrr', 'month', 'customers', 'mrr', 'customer_retention'],
+          rows,
+        );
       }
       return { data: report };
     },
@@ -109,13 +170,23 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
         const page = toPage(q);
         const { rows, total } = await listAgingBucket(ctx, { currency: q.currency, bucket: q.bucket }, page);
         if (wantsCsv(request)) {
-          return sendCsv(reply, `aging-${q.bucket}.csv`, ['bucket', 'invoice_id', 'number', 'customer_id', 'currency', 'due_date', 'days_past_due', 'amount_due'], rows);
+          return sendCsv(
+            reply,
+            `aging-${q.bucket}.csv`,
+            ['bucket', 'invoice_id', 'number', 'customer_id', 'currency', 'due_date', 'days_past_due', 'amount_due'],
+            rows,
+          );
         }
         return listResponse(rows, total, page);
       }
       const report = await getInvoiceAging(ctx, q);
       if (wantsCsv(request)) {
-        return sendCsv(reply, `aging-${report.currency}.csv`, ['bucket', 'currency', 'amount', 'count'], report.buckets.map((b) => ({ ...b, currency: report.currency })));
+        return sendCsv(
+          reply,
+          `aging-${report.currency}.csv`,
+          ['bucket', 'currency', 'amount', 'count'],
+          report.buckets.map((b) => ({ ...b, currency: report.currency })),
+        );
       }
       return { data: report };
     },
@@ -123,7 +194,13 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.post(
     '/v1/analytics/snapshots',
-    { schema: { tags, summary: "Take today's MRR snapshot now (the daily job does this on its own; past days never change)", response: { 200: dataEnvelope(snapshotSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: "Take today's MRR snapshot now (the daily job does this on its own; past days never change)",
+        response: { 200: dataEnvelope(snapshotSchema) },
+      },
+    },
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await snapshotTenant(ctx) } })),
   );
 }

@@ -54,7 +54,14 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   // ---- Gateway connections -----------------------------------------------------------------
   app.post(
     '/v1/gateway-connections',
-    { schema: { tags: ['collections'], summary: 'Connect a payment gateway (credentials are stored encrypted and never returned)', body: createConnectionBody, response: { 201: dataEnvelope(connectionSchema) } } },
+    {
+      schema: {
+        tags: ['collections'],
+        summary: 'Connect a payment gateway (credentials are stored encrypted and never returned)',
+        body: createConnectionBody,
+        response: { 201: dataEnvelope(connectionSchema) },
+      },
+    },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
         const data = await createConnection(ctx, env, request.body);
@@ -68,7 +75,14 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.delete(
     '/v1/gateway-connections/:id',
-    { schema: { tags: ['collections'], summary: 'Remove a gateway connection', params: idParams, response: { 200: dataEnvelope(z.object({ id: z.uuid(), deleted: z.literal(true) })) } } },
+    {
+      schema: {
+        tags: ['collections'],
+        summary: 'Remove a gateway connection',
+        params: idParams,
+        response: { 200: dataEnvelope(z.object({ id: z.uuid(), deleted: z.literal(true) })) },
+      },
+    },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
         await deleteConnection(ctx, request.params.id);
@@ -79,11 +93,22 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   // ---- Payment methods ---------------------------------------------------------------------
   app.post(
     '/v1/customers/:id/payment-methods',
-    { schema: { tags: ['collections'], summary: "Save a payment method from a gateway token (the first becomes the customer's default)", params: idParams, body: attachPaymentMethodBody, response: { 201: dataEnvelope(paymentMethodSchema) } } },
+    {
+      schema: {
+        tags: ['collections'],
+        summary: "Save a payment method from a gateway token (the first becomes the customer's default)",
+        params: idParams,
+        body: attachPaymentMethodBody,
+        response: { 201: dataEnvelope(paymentMethodSchema) },
+      },
+    },
     async (request, reply) => {
       // The gateway is asked first, outside any transaction; then the method is stored.
       const prepared = await preparePaymentMethod(readCtx(deps, request), env, request.params.id, request.body.token);
-      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await storePaymentMethod(ctx, prepared, request.body.set_default) } }));
+      return runAction(deps, request, reply, async (ctx) => ({
+        status: 201,
+        body: { data: await storePaymentMethod(ctx, prepared, request.body.set_default) },
+      }));
     },
   );
   app.get(
@@ -97,7 +122,14 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.delete(
     '/v1/customers/:id/payment-methods/:pm_id',
-    { schema: { tags: ['collections'], summary: 'Remove a saved payment method', params: customerPaymentMethodParams, response: { 200: dataEnvelope(z.object({ id: z.uuid(), deleted: z.literal(true) })) } } },
+    {
+      schema: {
+        tags: ['collections'],
+        summary: 'Remove a saved payment method',
+        params: customerPaymentMethodParams,
+        response: { 200: dataEnvelope(z.object({ id: z.uuid(), deleted: z.literal(true) })) },
+      },
+    },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
         await detachPaymentMethod(ctx, request.params.id, request.params.pm_id);
@@ -106,8 +138,19 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.post(
     '/v1/customers/:id/payment-methods/:pm_id/default',
-    { schema: { tags: ['collections'], summary: "Make a payment method the customer's default", params: customerPaymentMethodParams, response: { 200: dataEnvelope(paymentMethodSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await makeDefaultPaymentMethod(ctx, request.params.id, request.params.pm_id) } })),
+    {
+      schema: {
+        tags: ['collections'],
+        summary: "Make a payment method the customer's default",
+        params: customerPaymentMethodParams,
+        response: { 200: dataEnvelope(paymentMethodSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await makeDefaultPaymentMethod(ctx, request.params.id, request.params.pm_id) },
+      })),
   );
 
   // ---- Paying invoices ---------------------------------------------------------------------
@@ -127,10 +170,16 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
       const key = validateIdempotencyKey(request.headers['idempotency-key']);
       // Transaction 1 commits the pending attempt (replayed as is under the same Idempotency-Key);
       // the gateway call follows it; transaction 2 commits the outcome.
-      const started = await runIdempotentAction(deps.db, tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, async (ctx) => {
-        const attempt = await startAttempt(ctx, env, request.params.id, { paymentMethodId: request.body?.payment_method_id });
-        return { status: 200, body: { attempt_id: attempt.id } };
-      });
+      const started = await runIdempotentAction(
+        deps.db,
+        tenantId,
+        deps.clock.now(),
+        { key, method: request.method, url: request.url, body: request.body },
+        async (ctx) => {
+          const attempt = await startAttempt(ctx, env, request.params.id, { paymentMethodId: request.body?.payment_method_id });
+          return { status: 200, body: { attempt_id: attempt.id } };
+        },
+      );
       if (started.replayed) reply.header('idempotent-replayed', 'true');
       await executeAttempt(env, tenantId, (started.body as { attempt_id: string }).attempt_id, deps.clock.now(), !started.replayed);
       return reply.code(200).send({ data: await getInvoice(readCtx(deps, request), request.params.id) });
@@ -138,7 +187,14 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.get(
     '/v1/invoices/:id/payment-attempts',
-    { schema: { tags: ['collections'], summary: "List an invoice's payment attempts, oldest first", params: idParams, response: { 200: listEnvelope(paymentAttemptSchema) } } },
+    {
+      schema: {
+        tags: ['collections'],
+        summary: "List an invoice's payment attempts, oldest first",
+        params: idParams,
+        response: { 200: listEnvelope(paymentAttemptSchema) },
+      },
+    },
     async (request) => {
       const read = readCtx(deps, request);
       await getInvoice(read, request.params.id);
@@ -149,10 +205,20 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   // ---- Hosted checkout ---------------------------------------------------------------------
   app.post(
     '/v1/invoices/:id/checkout-sessions',
-    { schema: { tags: ['collections'], summary: 'Create a hosted checkout link for an open invoice', params: idParams, response: { 201: dataEnvelope(checkoutSessionSchema) } } },
+    {
+      schema: {
+        tags: ['collections'],
+        summary: 'Create a hosted checkout link for an open invoice',
+        params: idParams,
+        response: { 201: dataEnvelope(checkoutSessionSchema) },
+      },
+    },
     async (request, reply) => {
       const prepared = await prepareCheckout(readCtx(deps, request), env, request.params.id);
-      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createCheckoutSession(ctx, env, request.params.id, prepared) } }));
+      return runAction(deps, request, reply, async (ctx) => ({
+        status: 201,
+        body: { data: await createCheckoutSession(ctx, env, request.params.id, prepared) },
+      }));
     },
   );
 
@@ -172,9 +238,20 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
       if (session.redirect_url && session.status === 'open') return reply.redirect(session.redirect_url, 303);
       const invoice = await getInvoice(read, session.invoice_id);
       const settings = await readSettings(read);
-      const declined = invoice.status === 'open' && invoice.last_payment_error && request.query.error === 'declined' ? `Payment failed: ${invoice.last_payment_error.message}` : undefined;
+      const declined =
+        invoice.status === 'open' && invoice.last_payment_error && request.query.error === 'declined'
+          ? `Payment failed: ${invoice.last_payment_error.message}`
+          : undefined;
       const error = request.query.error === 'card' ? 'Unknown card number. In test mode use 4242 4242 4242 4242.' : declined;
-      return page(200, checkoutPage({ invoice, sellerName: invoice.supplier?.name ?? (settings as { name?: string }).name ?? '', action: `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`, error }));
+      return page(
+        200,
+        checkoutPage({
+          invoice,
+          sellerName: invoice.supplier?.name ?? (settings as { name?: string }).name ?? '',
+          action: `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`,
+          error,
+        }),
+      );
     });
     scope.post(
       '/checkout/:tenant_id/:session_id',
@@ -183,7 +260,12 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
         const now = deps.clock.now();
         const read = { tx: deps.db, tenantId: request.params.tenant_id, now };
         const session = await openCheckoutSession(read, request.params.session_id, request.query.token);
-        if (!session) return reply.code(404).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(checkoutGonePage('This payment link is not valid or has expired.'));
+        if (!session)
+          return reply
+            .code(404)
+            .headers(PAGE_HEADERS)
+            .type('text/html; charset=utf-8')
+            .send(checkoutGonePage('This payment link is not valid or has expired.'));
         const back = `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`;
         let result;
         try {
@@ -200,8 +282,17 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   // ---- Refunds -----------------------------------------------------------------------------
   app.post(
     '/v1/payments/:id/refunds',
-    { schema: { tags: ['collections'], summary: 'Refund a payment in full or in part (issues a refund credit note)', params: idParams, body: createRefundBody, response: { 201: dataEnvelope(refundSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createRefund(ctx, request.params.id, request.body) } })),
+    {
+      schema: {
+        tags: ['collections'],
+        summary: 'Refund a payment in full or in part (issues a refund credit note)',
+        params: idParams,
+        body: createRefundBody,
+        response: { 201: dataEnvelope(refundSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createRefund(ctx, request.params.id, request.body) } })),
   );
 
   // ---- Inbound gateway webhooks ------------------------------------------------------------
@@ -213,7 +304,15 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
     scope.post(
       '/webhooks/gateways/:provider/:connection_id',
       { schema: { hide: true, params: z.object({ provider: z.string().max(40), connection_id: z.uuid() }) } },
-      async (request) => receiveGatewayWebhook(env, request.params.provider, request.params.connection_id, (request.body as Buffer | undefined) ?? Buffer.alloc(0), request.headers, deps.clock.now()),
+      async (request) =>
+        receiveGatewayWebhook(
+          env,
+          request.params.provider,
+          request.params.connection_id,
+          (request.body as Buffer | undefined) ?? Buffer.alloc(0),
+          request.headers,
+          deps.clock.now(),
+        ),
     );
   });
 }

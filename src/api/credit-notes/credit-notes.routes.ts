@@ -17,12 +17,27 @@ export function registerCreditNoteRoutes(app: KoshApp, deps: AppDeps): void {
   const one = { 200: dataEnvelope(creditNoteSchema) };
   app.post(
     '/v1/credit-notes',
-    { schema: { tags: ['credit notes'], summary: 'Create a credit note (issued, or pending approval under governance)', body: createCreditNoteBody, response: { 201: dataEnvelope(creditNoteSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await renderCreditNote(ctx, await createCreditNote(ctx, request.body)) } })),
+    {
+      schema: {
+        tags: ['credit notes'],
+        summary: 'Create a credit note (issued, or pending approval under governance)',
+        body: createCreditNoteBody,
+        response: { 201: dataEnvelope(creditNoteSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await renderCreditNote(ctx, await createCreditNote(ctx, request.body)) } })),
   );
   app.get(
     '/v1/credit-notes',
-    { schema: { tags: ['credit notes'], summary: 'List credit notes', querystring: listCreditNotesQuery.extend(paginationQuery()), response: { 200: listEnvelope(creditNoteSchema) } } },
+    {
+      schema: {
+        tags: ['credit notes'],
+        summary: 'List credit notes',
+        querystring: listCreditNotesQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(creditNoteSchema) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { notes, total } = await listCreditNotes(readCtx(deps, request), request.query, page);
@@ -31,7 +46,15 @@ export function registerCreditNoteRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.get(
     '/v1/credit-notes/:id',
-    { schema: { tags: ['credit notes'], summary: 'Get a credit note (expand=customer embeds the customer)', params: idParams, querystring: expandQuery, response: one } },
+    {
+      schema: {
+        tags: ['credit notes'],
+        summary: 'Get a credit note (expand=customer embeds the customer)',
+        params: idParams,
+        querystring: expandQuery,
+        response: one,
+      },
+    },
     async (request) => ({ data: await getCreditNote(readCtx(deps, request), request.params.id, request.query.expand !== undefined) }),
   );
   const action = (path: string, summary: string, run: typeof approveCreditNote) =>
@@ -43,7 +66,15 @@ export function registerCreditNoteRoutes(app: KoshApp, deps: AppDeps): void {
   action('void', 'Void an unspent credit note', voidCreditNote);
   app.post(
     '/v1/credit-notes/:id/apply',
-    { schema: { tags: ['credit notes'], summary: "Spend credit on an open invoice of the same customer", params: idParams, body: applyCreditNoteBody, response: one } },
+    {
+      schema: {
+        tags: ['credit notes'],
+        summary: 'Spend credit on an open invoice of the same customer',
+        params: idParams,
+        body: applyCreditNoteBody,
+        response: one,
+      },
+    },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({
         status: 200,

@@ -17,8 +17,7 @@ export function registerDocumentRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: sendInvoiceResponse },
       },
     },
-    (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: await sendInvoice(ctx, request.params.id, deps.config) })),
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: await sendInvoice(ctx, request.params.id, deps.config) })),
   );
   app.get(
     '/v1/invoices/:id/pdf',
@@ -46,7 +45,7 @@ export function registerDocumentRoutes(app: KoshApp, deps: AppDeps): void {
     {
       schema: {
         tags: ['credit notes'],
-        summary: 'The credit note as a PDF: a GST credit note with the original invoice\'s number and date, the reason and the lines',
+        summary: "The credit note as a PDF: a GST credit note with the original invoice's number and date, the reason and the lines",
         params: idParams,
         response: { 200: { description: 'The credit note as a PDF', content: { 'application/pdf': { schema: invoicePdfResponse } } } },
       },

@@ -42,10 +42,14 @@ export function registerDunningRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createCampaign(ctx, request.body) } })),
   );
 
-  app.get('/v1/dunning-campaigns', { schema: { tags, summary: 'List dunning campaigns with their steps', response: { 200: listEnvelope(campaignSchema) } } }, async (request) => {
-    const campaigns = await listCampaigns(readCtx(deps, request));
-    return { data: campaigns, object: 'list' as const, has_more: false, total_count: campaigns.length };
-  });
+  app.get(
+    '/v1/dunning-campaigns',
+    { schema: { tags, summary: 'List dunning campaigns with their steps', response: { 200: listEnvelope(campaignSchema) } } },
+    async (request) => {
+      const campaigns = await listCampaigns(readCtx(deps, request));
+      return { data: campaigns, object: 'list' as const, has_more: false, total_count: campaigns.length };
+    },
+  );
 
   app.get(
     '/v1/dunning-campaigns/:id',
@@ -55,8 +59,17 @@ export function registerDunningRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.patch(
     '/v1/dunning-campaigns/:id',
-    { schema: { tags, summary: 'Update a dunning campaign (making it the default unsets the old one)', params: idParams, body: updateCampaignBody, response: { 200: dataEnvelope(campaignSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateCampaign(ctx, request.params.id, request.body) } })),
+    {
+      schema: {
+        tags,
+        summary: 'Update a dunning campaign (making it the default unsets the old one)',
+        params: idParams,
+        body: updateCampaignBody,
+        response: { 200: dataEnvelope(campaignSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateCampaign(ctx, request.params.id, request.body) } })),
   );
 
   app.delete(
@@ -71,7 +84,10 @@ export function registerDunningRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await deleteCampaign(ctx, request.params.id, request.query.cancel_executions === 'true') } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await deleteCampaign(ctx, request.params.id, request.query.cancel_executions === 'true') },
+      })),
   );
 
   app.post(
@@ -84,18 +100,29 @@ export function registerDunningRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/dunning-campaigns/:id/steps/:step_id',
     { schema: { tags, summary: 'Update a step', params: stepParams, body: updateStepBody, response: { 200: dataEnvelope(stepSchema) } } },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateStep(ctx, request.params.id, request.params.step_id, request.body) } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await updateStep(ctx, request.params.id, request.params.step_id, request.body) },
+      })),
   );
 
   app.delete(
     '/v1/dunning-campaigns/:id/steps/:step_id',
     { schema: { tags, summary: 'Delete a step', params: stepParams, response: { 200: dataEnvelope(stepSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await deleteStep(ctx, request.params.id, request.params.step_id) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await deleteStep(ctx, request.params.id, request.params.step_id) } })),
   );
 
   app.get(
     '/v1/dunning-executions',
-    { schema: { tags, summary: 'Dunning executions with their actions, newest first', querystring: listExecutionsQuery.extend(paginationQuery()), response: { 200: listEnvelope(executionSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Dunning executions with their actions, newest first',
+        querystring: listExecutionsQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(executionSchema) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { executions, total } = await listExecutions(readCtx(deps, request), request.query, page);
@@ -111,13 +138,27 @@ export function registerDunningRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/analytics/dunning/overview',
-    { schema: { tags, summary: 'Dunning results over a period (SPEC 4.14, both shapes)', querystring: overviewQuery, response: { 200: dataEnvelope(overviewSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Dunning results over a period (SPEC 4.14, both shapes)',
+        querystring: overviewQuery,
+        response: { 200: dataEnvelope(overviewSchema) },
+      },
+    },
     async (request) => ({ data: await dunningOverview(readCtx(deps, request), request.query) }),
   );
 
   app.get(
     '/v1/collections',
-    { schema: { tags, summary: 'Overdue invoices, oldest first, with their dunning state', querystring: z.object(paginationQuery()), response: { 200: listEnvelope(collectionItemSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Overdue invoices, oldest first, with their dunning state',
+        querystring: z.object(paginationQuery()),
+        response: { 200: listEnvelope(collectionItemSchema) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { items, total } = await listCollections(readCtx(deps, request), page);

@@ -13,7 +13,14 @@ export function registerEinvoicingRoutes(app: KoshApp, deps: AppDeps): void {
   for (const { prefix, type, tag } of resources) {
     app.get(
       `${prefix}/:id/einvoice`,
-      { schema: { tags: [tag], summary: 'The document\'s e-invoice (IRN) registration (DESIGN §15)', params: idParams, response: { 200: dataEnvelope(einvoiceSchema) } } },
+      {
+        schema: {
+          tags: [tag],
+          summary: "The document's e-invoice (IRN) registration (DESIGN §15)",
+          params: idParams,
+          response: { 200: dataEnvelope(einvoiceSchema) },
+        },
+      },
       async (request) => ({ data: await getEinvoice(readCtx(deps, request), type, request.params.id) }),
     );
     app.post(

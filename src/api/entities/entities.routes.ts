@@ -8,7 +8,14 @@ import { createEntity, getEntity, listEntities, listExchangeRates, putExchangeRa
 export function registerEntityRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
     '/v1/entities',
-    { schema: { tags: ['entities'], summary: 'Create a legal entity with its own ledger and invoice series', body: createEntityBody, response: { 201: dataEnvelope(entitySchema) } } },
+    {
+      schema: {
+        tags: ['entities'],
+        summary: 'Create a legal entity with its own ledger and invoice series',
+        body: createEntityBody,
+        response: { 201: dataEnvelope(entitySchema) },
+      },
+    },
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createEntity(ctx, request.body) } })),
   );
   app.get(
@@ -27,9 +34,20 @@ export function registerEntityRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.patch(
     '/v1/entities/:id',
-    { schema: { tags: ['entities'], summary: 'Update a legal entity (e-invoicing settings: DESIGN §15; IRP credentials are sealed, never answered)', params: idParams, body: updateEntityBody, response: { 200: dataEnvelope(entitySchema) } } },
+    {
+      schema: {
+        tags: ['entities'],
+        summary: 'Update a legal entity (e-invoicing settings: DESIGN §15; IRP credentials are sealed, never answered)',
+        params: idParams,
+        body: updateEntityBody,
+        response: { 200: dataEnvelope(entitySchema) },
+      },
+    },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateEntity(ctx, request.params.id, request.body, (credentials, aad) => deps.secrets.sealJson(credentials, aad)) } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await updateEntity(ctx, request.params.id, request.body, (credentials, aad) => deps.secrets.sealJson(credentials, aad)) },
+      })),
   );
   app.put(
     '/v1/entities/:id/exchange-rates',
@@ -47,7 +65,14 @@ export function registerEntityRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.get(
     '/v1/entities/:id/exchange-rates',
-    { schema: { tags: ['entities'], summary: "The entity's exchange rates, newest first per currency", params: idParams, response: { 200: z.object({ data: z.array(exchangeRateSchema) }) } } },
+    {
+      schema: {
+        tags: ['entities'],
+        summary: "The entity's exchange rates, newest first per currency",
+        params: idParams,
+        response: { 200: z.object({ data: z.array(exchangeRateSchema) }) },
+      },
+    },
     async (request) => ({ data: await listExchangeRates(readCtx(deps, request), request.params.id) }),
   );
 }

@@ -25,7 +25,14 @@ export function registerEventRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/events/:id',
-    { schema: { tags: ['events'], summary: 'Get an event (the snapshot stored when it was emitted)', params: idParams, response: { 200: dataEnvelope(eventSchema) } } },
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Get an event (the snapshot stored when it was emitted)',
+        params: idParams,
+        response: { 200: dataEnvelope(eventSchema) },
+      },
+    },
     async (request) => ({ data: await getEvent(readCtx(deps, request), request.params.id) }),
   );
 }

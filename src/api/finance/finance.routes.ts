@@ -30,12 +30,22 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 202, body: { data: await requestRun(ctx, request.body ?? {}, principalOf(request).apiKeyId) } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 202,
+        body: { data: await requestRun(ctx, request.body ?? {}, principalOf(request).apiKeyId) },
+      })),
   );
 
   app.get(
     '/v1/finance/reconciliation/runs',
-    { schema: { tags: ['finance'], summary: 'List reconciliation runs, newest first (without their discrepancies)', querystring: z.object(paginationQuery()), response: { 200: listEnvelope(reconciliationRunSchema) } } },
+    {
+      schema: {
+        tags: ['finance'],
+        summary: 'List reconciliation runs, newest first (without their discrepancies)',
+        querystring: z.object(paginationQuery()),
+        response: { 200: listEnvelope(reconciliationRunSchema) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { runs, total } = await listReconciliationRuns(readCtx(deps, request), page);
@@ -45,19 +55,35 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/finance/reconciliation/runs/:id',
-    { schema: { tags: ['finance'], summary: 'Get a reconciliation run with its discrepancies (SPEC 4.11)', params: idParams, response: { 200: dataEnvelope(reconciliationRunSchema) } } },
+    {
+      schema: {
+        tags: ['finance'],
+        summary: 'Get a reconciliation run with its discrepancies (SPEC 4.11)',
+        params: idParams,
+        response: { 200: dataEnvelope(reconciliationRunSchema) },
+      },
+    },
     async (request) => ({ data: await getRun(readCtx(deps, request), request.params.id) }),
   );
 
   app.get(
     '/v1/finance/reconciliation',
-    { schema: { tags: ['finance'], summary: 'The latest reconciliation run with its discrepancies', response: { 200: dataEnvelope(reconciliationRunSchema) } } },
+    {
+      schema: { tags: ['finance'], summary: 'The latest reconciliation run with its discrepancies', response: { 200: dataEnvelope(reconciliationRunSchema) } },
+    },
     async (request) => ({ data: await getLatestRun(readCtx(deps, request)) }),
   );
 
   app.get(
     '/v1/finance/revenue',
-    { schema: { tags: ['finance'], summary: 'Revenue recognized per month and revenue still deferred, in one currency', querystring: revenueQuery, response: { 200: dataEnvelope(revenueSchema) } } },
+    {
+      schema: {
+        tags: ['finance'],
+        summary: 'Revenue recognized per month and revenue still deferred, in one currency',
+        querystring: revenueQuery,
+        response: { 200: dataEnvelope(revenueSchema) },
+      },
+    },
     async (request) => {
       const { from, to } = rangeOf(request.query);
       return { data: await revenueReport(readCtx(deps, request), { from, to, currency: request.query.currency }) };
@@ -72,7 +98,14 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/ledger/trial-balance',
-    { schema: { tags: ['ledger'], summary: 'Trial balance of one entity × currency as of a date', querystring: trialBalanceQuery, response: { 200: dataEnvelope(trialBalanceSchema) } } },
+    {
+      schema: {
+        tags: ['ledger'],
+        summary: 'Trial balance of one entity × currency as of a date',
+        querystring: trialBalanceQuery,
+        response: { 200: dataEnvelope(trialBalanceSchema) },
+      },
+    },
     async (request) => ({ data: await trialBalance(readCtx(deps, request), request.query) }),
   );
 
@@ -95,7 +128,9 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/ledger/export',
-    { schema: { tags: ['ledger'], summary: 'General-ledger export: one CSV row per journal line, streamed', querystring: exportQuery, produces: ['text/csv'] } },
+    {
+      schema: { tags: ['ledger'], summary: 'General-ledger export: one CSV row per journal line, streamed', querystring: exportQuery, produces: ['text/csv'] },
+    },
     async (request, reply) => {
       const stream = exportGeneralLedger(readCtx(deps, request), request.query);
       return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="general-ledger.csv"').send(stream);

@@ -52,7 +52,9 @@ export function registerGiftRoutes(app: KoshApp, deps: AppDeps): void {
         const { gift, creditNote, invoiceVoided } = await cancelGift(ctx, request.params.id);
         return {
           status: 200,
-          body: { data: { gift: toGift(gift), ...(creditNote ? { credit_note: await renderCreditNote(ctx, creditNote) } : {}), invoice_voided: invoiceVoided } },
+          body: {
+            data: { gift: toGift(gift), ...(creditNote ? { credit_note: await renderCreditNote(ctx, creditNote) } : {}), invoice_voided: invoiceVoided },
+          },
         };
       }),
   );

@@ -13,9 +13,11 @@ export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
     {
       schema: {
         tags: ['gst'],
-        summary: 'GSTR-1 of an entity for a return period (MMYYYY), as the GSTN offline tool\'s JSON or (format=csv) a CSV',
+        summary: "GSTR-1 of an entity for a return period (MMYYYY), as the GSTN offline tool's JSON or (format=csv) a CSV",
         querystring: returnQuery,
-        response: { 200: { description: 'GSTR-1', content: { 'application/json': { schema: dataEnvelope(gstr1Schema) }, 'text/csv': { schema: csvResponse } } } },
+        response: {
+          200: { description: 'GSTR-1', content: { 'application/json': { schema: dataEnvelope(gstr1Schema) }, 'text/csv': { schema: csvResponse } } },
+        },
       },
     },
     async (request, reply) => {
@@ -32,7 +34,12 @@ export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
         tags: ['gst'],
         summary: 'GSTR-3B table 3.1 totals of an entity for a return period (MMYYYY)',
         querystring: returnQuery,
-        response: { 200: { description: 'GSTR-3B table 3.1', content: { 'application/json': { schema: dataEnvelope(gstr3bSchema) }, 'text/csv': { schema: csvResponse } } } },
+        response: {
+          200: {
+            description: 'GSTR-3B table 3.1',
+            content: { 'application/json': { schema: dataEnvelope(gstr3bSchema) }, 'text/csv': { schema: csvResponse } },
+          },
+        },
       },
     },
     async (request, reply) => {

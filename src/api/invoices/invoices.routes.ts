@@ -13,7 +13,14 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   const one = { 200: dataEnvelope(invoiceSchema) };
   app.post(
     '/v1/invoices',
-    { schema: { tags: ['invoices'], summary: 'Create an invoice (finalized at once unless auto_finalize is false)', body: createInvoiceBody, response: { 201: dataEnvelope(invoiceSchema) } } },
+    {
+      schema: {
+        tags: ['invoices'],
+        summary: 'Create an invoice (finalized at once unless auto_finalize is false)',
+        body: createInvoiceBody,
+        response: { 201: dataEnvelope(invoiceSchema) },
+      },
+    },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
         let row = await createInvoiceFromApi(ctx, request.body);
@@ -23,18 +30,23 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.get(
     '/v1/invoices',
-    { schema: { tags: ['invoices'], summary: 'List invoices', querystring: listInvoicesQuery.extend(paginationQuery()), response: { 200: listEnvelope(invoiceSchema) } } },
+    {
+      schema: {
+        tags: ['invoices'],
+        summary: 'List invoices',
+        querystring: listInvoicesQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(invoiceSchema) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { invoices, total } = await listInvoices(readCtx(deps, request), request.query, page);
       return listResponse(invoices, total, page);
     },
   );
-  app.get(
-    '/v1/invoices/:id',
-    { schema: { tags: ['invoices'], summary: 'Get an invoice', params: idParams, response: one } },
-    async (request) => ({ data: await getInvoice(readCtx(deps, request), request.params.id) }),
-  );
+  app.get('/v1/invoices/:id', { schema: { tags: ['invoices'], summary: 'Get an invoice', params: idParams, response: one } }, async (request) => ({
+    data: await getInvoice(readCtx(deps, request), request.params.id),
+  }));
   app.post(
     '/v1/invoices/:id/finalize',
     { schema: { tags: ['invoices'], summary: 'Finalize a draft: number, ledger entry, credit applied', params: idParams, response: one } },
@@ -46,9 +58,19 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.post(
     '/v1/invoices/:id/void',
-    { schema: { tags: ['invoices'], summary: 'Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes)', params: idParams, response: one } },
+    {
+      schema: {
+        tags: ['invoices'],
+        summary: 'Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes)',
+        params: idParams,
+        response: one,
+      },
+    },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await renderInvoice(ctx, await voidInvoiceWithCreditNotes(ctx, request.params.id)) } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await renderInvoice(ctx, await voidInvoiceWithCreditNotes(ctx, request.params.id)) },
+      })),
   );
   app.post(
     '/v1/invoices/:id/mark-uncollectible',
@@ -78,7 +100,14 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.get(
     '/v1/invoices/:id/journal-entries',
-    { schema: { tags: ['ledger'], summary: "The invoice's journal entries, oldest first", params: idParams, response: { 200: z.object({ data: z.array(journalEntrySchema) }) } } },
+    {
+      schema: {
+        tags: ['ledger'],
+        summary: "The invoice's journal entries, oldest first",
+        params: idParams,
+        response: { 200: z.object({ data: z.array(journalEntrySchema) }) },
+      },
+    },
     async (request) => {
       const ctx = readCtx(deps, request);
       await getInvoiceRow(ctx, request.params.id);

@@ -33,7 +33,14 @@ const tags = ['organizations'];
 export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
     '/v1/organizations',
-    { schema: { tags, summary: 'Create an organization; the calling tenant joins it (the join code is shown once)', body: createOrganizationBody, response: { 201: dataEnvelope(organizationSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Create an organization; the calling tenant joins it (the join code is shown once)',
+        body: createOrganizationBody,
+        response: { 201: dataEnvelope(organizationSchema) },
+      },
+    },
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createOrganization(ctx, request.body) } })),
   );
 
@@ -60,14 +67,29 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.post(
     '/v1/organizations/:id/tenants',
-    { schema: { tags, summary: 'Attach the calling tenant (only itself) with the join code', params: idParams, body: attachTenantBody, response: { 201: dataEnvelope(organizationTenantSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await attachSelf(ctx, request.params.id, request.body.join_code) } })),
+    {
+      schema: {
+        tags,
+        summary: 'Attach the calling tenant (only itself) with the join code',
+        params: idParams,
+        body: attachTenantBody,
+        response: { 201: dataEnvelope(organizationTenantSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await attachSelf(ctx, request.params.id, request.body.join_code) } })),
   );
 
   app.get(
     '/v1/organizations/:id/tenants',
     {
-      schema: { tags, summary: 'List the tenants of an organization (SPEC 4.13)', params: idParams, querystring: z.object(paginationQuery()), response: { 200: listEnvelope(organizationTenantSchema) } },
+      schema: {
+        tags,
+        summary: 'List the tenants of an organization (SPEC 4.13)',
+        params: idParams,
+        querystring: z.object(paginationQuery()),
+        response: { 200: listEnvelope(organizationTenantSchema) },
+      },
     },
     async (request) => {
       const page = toPage(request.query);
@@ -78,14 +100,34 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.delete(
     '/v1/organizations/:id/tenants/:tenant_id',
-    { schema: { tags, summary: 'Leave the organization (a tenant can only detach itself)', params: memberParams, response: { 200: dataEnvelope(organizationTenantSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await detachSelf(ctx, request.params.id, request.params.tenant_id) } })),
+    {
+      schema: {
+        tags,
+        summary: 'Leave the organization (a tenant can only detach itself)',
+        params: memberParams,
+        response: { 200: dataEnvelope(organizationTenantSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await detachSelf(ctx, request.params.id, request.params.tenant_id) } })),
   );
 
   app.put(
     '/v1/organizations/:id/fx-rates/:currency',
-    { schema: { tags, summary: 'Set the rate of a currency into the reporting currency, in force from a date', params: fxParams, body: fxRateBody, response: { 200: dataEnvelope(fxRateSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await setFxRate(ctx, request.params.id, request.params.currency, request.body) } })),
+    {
+      schema: {
+        tags,
+        summary: 'Set the rate of a currency into the reporting currency, in force from a date',
+        params: fxParams,
+        body: fxRateBody,
+        response: { 200: dataEnvelope(fxRateSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await setFxRate(ctx, request.params.id, request.params.currency, request.body) },
+      })),
   );
 
   app.get(
@@ -111,8 +153,15 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
     async (request, reply) => {
       const report = await consolidatedMrr(readCtx(deps, request), request.params.id, request.query);
       if (wantsCsv(request)) {
-        const rows = report.tenants.flatMap((t) => t.currencies.map((c) => ({ tenant_id: t.tenant_id, tenant: t.name, reporting_currency: report.reporting_currency, date: report.date, ...c })));
-        return sendCsv(reply, `consolidated-mrr-${report.date}.csv`, ['date', 'tenant_id', 'tenant', 'currency', 'mrr', 'snapshot_date', 'rate', 'reporting_currency', 'mrr_reporting'], rows);
+        const rows = report.tenants.flatMap((t) =>
+          t.currencies.map((c) => ({ tenant_id: t.tenant_id, tenant: t.name, reporting_currency: report.reporting_currency, date: report.date, ...c })),
+        );
+        return sendCsv(
+          reply,
+          `consolidated-mrr-${report.date}.csv`,
+          ['date', 'tenant_id', 'tenant', 'currency', 'mrr', 'snapshot_date', 'rate', 'reporting_currency', 'mrr_reporting'],
+          rows,
+        );
       }
       return { data: report };
     },

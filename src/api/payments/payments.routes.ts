@@ -20,7 +20,14 @@ export function registerPaymentRoutes(app: KoshApp, deps: AppDeps): void {
   );
   app.get(
     '/v1/payments',
-    { schema: { tags: ['payments'], summary: 'List payments', querystring: listPaymentsQuery.extend(paginationQuery()), response: { 200: listEnvelope(paymentSchema) } } },
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'List payments',
+        querystring: listPaymentsQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(paymentSchema) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { payments, total } = await listPayments(readCtx(deps, request), request.query, page);

@@ -43,4 +43,3 @@ export function registerPlanRoutes(app: KoshApp, deps: AppDeps): void {
     async (request) => ({ data: await getPlan(readCtx(deps, request), request.params.id) }),
   );
 }
-

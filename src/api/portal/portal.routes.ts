@@ -13,7 +13,16 @@ import { listPaymentMethods, makeDefaultPaymentMethod } from '../../modules/coll
 import { invoiceSchema } from '../../modules/invoices/index.js';
 import { subscriptionSchema, toSubscription } from '../../modules/subscriptions/index.js';
 import { checkEmailPage, dashboardPage, linkInvalidPage, loginPage, type DashboardView } from '../../modules/portal/index.js';
-import { invoicePdfResponse, loggedOutResponse, loginBody, loginResponse, portalLinkSchema, portalSubscriptionSchema, profileSchema, redeemBody } from '../../modules/portal/index.js';
+import {
+  invoicePdfResponse,
+  loggedOutResponse,
+  loginBody,
+  loginResponse,
+  portalLinkSchema,
+  portalSubscriptionSchema,
+  profileSchema,
+  redeemBody,
+} from '../../modules/portal/index.js';
 import {
   authenticate,
   createPortalLink,
@@ -95,12 +104,19 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       throw errors.forbidden('wrong X-CSRF-Token header (GET /portal/api/me gives the token; it may also be left out)', 'csrf_token_invalid');
     }
     const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
-    const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const type = String(request.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
     if (hasBody && type !== 'application/json') {
       throw errors.validation('unsupported Content-Type; send application/json', undefined, 'unsupported_media_type');
     }
   };
-  const loginRequests = limiter(app, { max: deps.config.rateLimits.portalLogin, windowMs: RATE_LIMIT_ABUSE_WINDOW_MS, what: 'sign-in requests from this address' });
+  const loginRequests = limiter(app, {
+    max: deps.config.rateLimits.portalLogin,
+    windowMs: RATE_LIMIT_ABUSE_WINDOW_MS,
+    what: 'sign-in requests from this address',
+  });
   const wrongCodesByAddress = limiter(app, { max: deps.config.rateLimits.giftCodeFailures, windowMs: RATE_LIMIT_ABUSE_WINDOW_MS, what: 'wrong gift codes' });
   const wrongCodesByCustomer = limiter(app, {
     max: deps.config.rateLimits.giftCodeFailures,
@@ -168,7 +184,10 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
 
     portal.get(
       '/portal/api/me',
-      { preHandler: requireSession, schema: { tags: ['portal'], summary: 'The signed-in customer and the CSRF token', security: [], response: { 200: dataEnvelope(profileSchema) } } },
+      {
+        preHandler: requireSession,
+        schema: { tags: ['portal'], summary: 'The signed-in customer and the CSRF token', security: [], response: { 200: dataEnvelope(profileSchema) } },
+      },
       async (request) => ({ data: await portalProfile(ctxOf(session(request)), session(request)) }),
     );
 
@@ -176,7 +195,13 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       '/portal/api/subscriptions',
       {
         preHandler: requireSession,
-        schema: { tags: ['portal'], summary: "The customer's subscriptions", security: [], querystring: z.object(paginationQuery()), response: { 200: listEnvelope(portalSubscriptionSchema) } },
+        schema: {
+          tags: ['portal'],
+          summary: "The customer's subscriptions",
+          security: [],
+          querystring: z.object(paginationQuery()),
+          response: { 200: listEnvelope(portalSubscriptionSchema) },
+        },
       },
       async (request) => {
         const page = toPage(request.query);
@@ -189,7 +214,13 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       '/portal/api/invoices',
       {
         preHandler: requireSession,
-        schema: { tags: ['portal'], summary: "The customer's invoices (drafts excluded)", security: [], querystring: z.object(paginationQuery()), response: { 200: listEnvelope(invoiceSchema) } },
+        schema: {
+          tags: ['portal'],
+          summary: "The customer's invoices (drafts excluded)",
+          security: [],
+          querystring: z.object(paginationQuery()),
+          response: { 200: listEnvelope(invoiceSchema) },
+        },
       },
       async (request) => {
         const page = toPage(request.query);
@@ -241,7 +272,10 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
 
     portal.post(
       '/portal/api/logout',
-      { preHandler: [requireSession, requireSameOrigin], schema: { tags: ['portal'], summary: 'End the portal session', security: [], response: { 200: loggedOutResponse } } },
+      {
+        preHandler: [requireSession, requireSameOrigin],
+        schema: { tags: ['portal'], summary: 'End the portal session', security: [], response: { 200: loggedOutResponse } },
+      },
       async (request, reply) => {
         await signOut(deps.db, now(), session(request));
         return reply.header('set-cookie', clearedCookie).send({ data: { logged_out: true as const } });
@@ -259,7 +293,14 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
         portalInvoices(ctx, s.customerId, first),
         listPaymentMethods(ctx, s.customerId),
       ]);
-      return dashboardPage({ profile, subscriptions: subscriptions.subscriptions, invoices: invoices.invoices, paymentMethods, testMode: deps.config.mode === 'test', ...extra });
+      return dashboardPage({
+        profile,
+        subscriptions: subscriptions.subscriptions,
+        invoices: invoices.invoices,
+        paymentMethods,
+        testMode: deps.config.mode === 'test',
+        ...extra,
+      });
     };
     const formField = (request: FastifyRequest, name: string): string | undefined => {
       const value = (request.body as Record<string, unknown> | undefined)?.[name];

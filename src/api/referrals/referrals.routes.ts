@@ -42,6 +42,7 @@ export function registerReferralRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
     '/v1/referrals/:id/cancel',
     { schema: { tags: ['referrals'], summary: 'Cancel a pending referral', params: idParams, response: { 200: dataEnvelope(referralSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toReferral(await cancelReferral(ctx, request.params.id)) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toReferral(await cancelReferral(ctx, request.params.id)) } })),
   );
 }

@@ -51,11 +51,9 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     },
   );
 
-  app.get(
-    '/v1/subscriptions/:id',
-    { schema: { tags, summary: 'Get a subscription', params: idParams, response: one } },
-    async (request) => ({ data: await getSubscription(readCtx(deps, request), request.params.id) }),
-  );
+  app.get('/v1/subscriptions/:id', { schema: { tags, summary: 'Get a subscription', params: idParams, response: one } }, async (request) => ({
+    data: await getSubscription(readCtx(deps, request), request.params.id),
+  }));
 
   app.post(
     '/v1/subscriptions/:id/cancel',

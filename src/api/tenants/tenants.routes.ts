@@ -5,7 +5,15 @@ import { errors } from '../../platform/errors.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { registerTenant } from '../../flows/tenants/register-tenant.js';
-import { apiKeySchema, createKeyBody, newApiKeySchema, registerBody, registerResponse, settingsSchema, updateSettingsBody } from '../../modules/tenants/index.js';
+import {
+  apiKeySchema,
+  createKeyBody,
+  newApiKeySchema,
+  registerBody,
+  registerResponse,
+  settingsSchema,
+  updateSettingsBody,
+} from '../../modules/tenants/index.js';
 import { forgetApiKey } from '../../platform/auth/api-keys.js';
 import { sameSecret } from '../../platform/auth/secrets-compare.js';
 import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS, type Limiter } from '../../platform/http/rate-limits.js';
@@ -52,7 +60,14 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
   // The body is optional; Fastify hands a bodiless POST to the validator as null, not undefined.
   app.post(
     '/v1/developer/keys',
-    { schema: { tags: ['tenants'], summary: 'Create an API key (the secret is shown once)', body: createKeyBody.nullish(), response: { 201: dataEnvelope(newApiKeySchema) } } },
+    {
+      schema: {
+        tags: ['tenants'],
+        summary: 'Create an API key (the secret is shown once)',
+        body: createKeyBody.nullish(),
+        response: { 201: dataEnvelope(newApiKeySchema) },
+      },
+    },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
         // A key is always of its tenant's mode (a tenant lives in one mode; see decision 0030).
@@ -90,4 +105,3 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateSettings(ctx, request.body) } })),
   );
 }
-

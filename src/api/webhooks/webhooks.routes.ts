@@ -48,7 +48,14 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/webhooks',
-    { schema: { tags, summary: 'List webhook endpoints, newest first', querystring: z.object(paginationQuery()), response: { 200: listEnvelope(webhookEndpointSchema) } } },
+    {
+      schema: {
+        tags,
+        summary: 'List webhook endpoints, newest first',
+        querystring: z.object(paginationQuery()),
+        response: { 200: listEnvelope(webhookEndpointSchema) },
+      },
+    },
     async (request) => {
       const page = toPage(request.query);
       const { endpoints, total } = await listWebhookEndpoints(readCtx(deps, request), page);
@@ -85,8 +92,7 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
   app.delete(
     '/v1/webhooks/:id',
     { schema: { tags, summary: 'Delete a webhook endpoint', params: idParams, response: { 200: dataEnvelope(deletedWebhookSchema) } } },
-    (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await deleteWebhookEndpoint(ctx, request.params.id) } })),
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await deleteWebhookEndpoint(ctx, request.params.id) } })),
   );
 
   app.post(
@@ -99,8 +105,7 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: dataEnvelope(webhookEndpointWithSecretSchema) },
       },
     },
-    (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await rotateWebhookSecret(ctx, request.params.id) } })),
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await rotateWebhookSecret(ctx, request.params.id) } })),
   );
 
   app.get(

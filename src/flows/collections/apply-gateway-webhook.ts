@@ -48,7 +48,15 @@ export async function receiveGatewayWebhook(
   const tenantId = connection.tenant_id;
   return env.db.transaction().execute(async (tx) => {
     const ctx: Ctx = { tx, tenantId, now };
-    const fresh = await recordGatewayEvent(tx, { tenant_id: tenantId, id: newId(), connection_id: connection.id, provider, event_id: event.eventId, type: event.type, received_at: now });
+    const fresh = await recordGatewayEvent(tx, {
+      tenant_id: tenantId,
+      id: newId(),
+      connection_id: connection.id,
+      provider,
+      event_id: event.eventId,
+      type: event.type,
+      received_at: now,
+    });
     if (!fresh) return { received: true as const, duplicate: true, type: event.type };
     await applyEvent(ctx, provider, event);
     return { received: true as const, duplicate: false, type: event.type };
@@ -70,7 +78,12 @@ async function applyEvent(ctx: Ctx, provider: string, event: GatewayWebhookEvent
         const upi = pm?.type === 'upi_mandate';
         await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: paymentId, paymentType: upi ? 'upi' : 'card' });
       } else {
-        await recordChargeOutcome(ctx, attempt.id, { status: 'failed', gatewayPaymentId: paymentId, failureCode: event.failureCode ?? 'payment_failed', failureMessage: event.failureMessage ?? 'The payment failed.' });
+        await recordChargeOutcome(ctx, attempt.id, {
+          status: 'failed',
+          gatewayPaymentId: paymentId,
+          failureCode: event.failureCode ?? 'payment_failed',
+          failureMessage: event.failureMessage ?? 'The payment failed.',
+        });
       }
       return;
     }
@@ -83,7 +96,12 @@ async function applyEvent(ctx: Ctx, provider: string, event: GatewayWebhookEvent
         refund.id,
         event.type === 'refund.succeeded'
           ? { status: 'succeeded', gatewayRefundId: event.gatewayRefundId! }
-          : { status: 'failed', gatewayRefundId: event.gatewayRefundId, failureCode: event.failureCode ?? 'refund_failed', failureMessage: event.failureMessage ?? 'The refund failed.' },
+          : {
+              status: 'failed',
+              gatewayRefundId: event.gatewayRefundId,
+              failureCode: event.failureCode ?? 'refund_failed',
+              failureMessage: event.failureMessage ?? 'The refund failed.',
+            },
       );
       return;
     }

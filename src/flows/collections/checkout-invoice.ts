@@ -24,7 +24,14 @@ export function checkoutUrl(env: CollectionsEnv, row: Pick<CheckoutSessionRow, '
 }
 
 function toSession(env: CollectionsEnv, row: CheckoutSessionRow): CheckoutSession {
-  return { id: row.id, invoice_id: row.invoice_id, url: checkoutUrl(env, row), status: row.status, expires_at: row.expires_at.toISOString(), created_at: row.created_at.toISOString() };
+  return {
+    id: row.id,
+    invoice_id: row.invoice_id,
+    url: checkoutUrl(env, row),
+    status: row.status,
+    expires_at: row.expires_at.toISOString(),
+    created_at: row.created_at.toISOString(),
+  };
 }
 
 function assertPayable(status: string, amountDue: number): void {
@@ -38,7 +45,11 @@ function assertPayable(status: string, amountDue: number): void {
  * and asks the currency's gateway for a checkout (the test gateway: Kosh's own page; Razorpay and
  * Stripe: their hosted page, a network call — hence before the transaction).
  */
-export async function prepareCheckout(read: Ctx, env: CollectionsEnv, invoiceId: string): Promise<{ id: string; gateway: string; connectionId: string | null; redirect: { url: string; reference: string } | null }> {
+export async function prepareCheckout(
+  read: Ctx,
+  env: CollectionsEnv,
+  invoiceId: string,
+): Promise<{ id: string; gateway: string; connectionId: string | null; redirect: { url: string; reference: string } | null }> {
   const invoice = await getInvoiceRow(read, invoiceId);
   assertPayable(invoice.status, invoice.amount_due);
   const resolved = await gatewayForCurrency(read, env, invoice.currency);
@@ -55,11 +66,21 @@ export async function prepareCheckout(read: Ctx, env: CollectionsEnv, invoiceId:
     cancelUrl: `${base}/return`,
     metadata: { tenant_id: read.tenantId, invoice_id: invoice.id, checkout_session_id: id },
   });
-  return { id, gateway: resolved.provider, connectionId: resolved.connectionId, redirect: outcome.kind === 'redirect' ? { url: outcome.url, reference: outcome.gatewayReference } : null };
+  return {
+    id,
+    gateway: resolved.provider,
+    connectionId: resolved.connectionId,
+    redirect: outcome.kind === 'redirect' ? { url: outcome.url, reference: outcome.gatewayReference } : null,
+  };
 }
 
 /** Step 2, in the action's transaction: the session row. */
-export async function createCheckoutSession(ctx: Ctx, env: CollectionsEnv, invoiceId: string, prepared: Awaited<ReturnType<typeof prepareCheckout>>): Promise<CheckoutSession> {
+export async function createCheckoutSession(
+  ctx: Ctx,
+  env: CollectionsEnv,
+  invoiceId: string,
+  prepared: Awaited<ReturnType<typeof prepareCheckout>>,
+): Promise<CheckoutSession> {
   const invoice = await getInvoiceRow(ctx, invoiceId, true);
   assertPayable(invoice.status, invoice.amount_due);
   const row: CheckoutSessionRow = {
@@ -111,7 +132,11 @@ export async function submitCheckout(env: CollectionsEnv, session: CheckoutSessi
   });
   let attempt;
   try {
-    attempt = await env.db.transaction().execute((tx) => startAttempt({ tx, tenantId: session.tenant_id, now }, env, session.invoice_id, { checkout: { sessionId: session.id, saved, resolved } }));
+    attempt = await env.db
+      .transaction()
+      .execute((tx) =>
+        startAttempt({ tx, tenantId: session.tenant_id, now }, env, session.invoice_id, { checkout: { sessionId: session.id, saved, resolved } }),
+      );
   } catch (error) {
     if (isKoshError(error) && error.kind === 'conflict') return { kind: 'already', reason: error.message };
     throw error;

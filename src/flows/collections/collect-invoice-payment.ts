@@ -74,7 +74,8 @@ export async function startAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: str
     throw errors.conflict(`cannot pay an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
   }
   if (invoice.amount_due <= 0) throw errors.conflict('the invoice has nothing due', 'invalid_invoice_state');
-  if (await pendingAttemptOf(ctx.tx, ctx.tenantId, invoice.id)) throw errors.conflict('a payment attempt on this invoice is already in progress', 'payment_in_progress');
+  if (await pendingAttemptOf(ctx.tx, ctx.tenantId, invoice.id))
+    throw errors.conflict('a payment attempt on this invoice is already in progress', 'payment_in_progress');
   const route = await gatewayForCurrency(ctx, env, invoice.currency);
 
   let saved: SavedPaymentMethod;
@@ -204,12 +205,18 @@ async function askGateway(
       if (looked.status !== 'not_found') return looked;
     }
     if (blocked) return { status: 'failed', gatewayPaymentId: null, failureCode: 'payment_method_unavailable', failureMessage: blocked };
-    if (!saved.reference) return { status: 'failed', gatewayPaymentId: null, failureCode: 'checkout_abandoned', failureMessage: 'the checkout payment never reached the gateway' };
+    if (!saved.reference)
+      return { status: 'failed', gatewayPaymentId: null, failureCode: 'checkout_abandoned', failureMessage: 'the checkout payment never reached the gateway' };
     const read: Ctx = { tx: env.db, tenantId: attempt.tenant_id, now };
     const invoice = await getInvoiceRow(read, attempt.invoice_id);
     if ((invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due < attempt.amount) {
       // Paid, credited or voided while the attempt waited (a mandate's notice period): nothing to charge.
-      return { status: 'failed', gatewayPaymentId: null, failureCode: 'invoice_not_payable', failureMessage: `the invoice is ${invoice.status} with ${invoice.amount_due} due` };
+      return {
+        status: 'failed',
+        gatewayPaymentId: null,
+        failureCode: 'invoice_not_payable',
+        failureMessage: `the invoice is ${invoice.status} with ${invoice.amount_due} due`,
+      };
     }
     const customer = await getCustomer(read, attempt.customer_id);
     return await adapter.charge(call, {
@@ -227,7 +234,13 @@ async function askGateway(
 }
 
 /** Commits a gateway outcome in one transaction (see recordChargeOutcome). */
-export async function commitOutcome(env: CollectionsEnv, tenantId: string, attemptId: string, now: Date, outcome: ChargeOutcome): Promise<AttemptRow | undefined> {
+export async function commitOutcome(
+  env: CollectionsEnv,
+  tenantId: string,
+  attemptId: string,
+  now: Date,
+  outcome: ChargeOutcome,
+): Promise<AttemptRow | undefined> {
   return env.db.transaction().execute((tx) => recordChargeOutcome({ tx, tenantId, now }, attemptId, outcome));
 }
 
@@ -363,7 +376,8 @@ export const CHARGE_PARALLELISM = 8;
 
 async function startAutomaticAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: string): Promise<{ attempt: AttemptRow; fresh: boolean } | null> {
   const invoice = await getInvoiceRow(ctx, invoiceId, true);
-  if (invoice.collection_method !== 'charge_automatically' || (invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due <= 0) return null;
+  if (invoice.collection_method !== 'charge_automatically' || (invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due <= 0)
+    return null;
   const pending = await pendingAttemptOf(ctx.tx, ctx.tenantId, invoiceId);
   if (pending) return { attempt: pending, fresh: false };
   if (!(await defaultPaymentMethod(ctx.tx, ctx.tenantId, invoice.customer_id))) {

@@ -31,7 +31,16 @@ export const EXECUTE_REFUND_JOB = 'collections.execute_refund';
 async function book(ctx: Ctx, refund: RefundRow, kind: string, description: string, lines: PostingLine[]): Promise<void> {
   const invoice = await getInvoiceRow(ctx, refund.invoice_id);
   const entity = await getEntity(ctx, invoice.entity_id);
-  await postEntry(ctx, { ledgerId: entity.tb_ledger_id, entityId: entity.id, kind, referenceType: 'refund', referenceId: refund.id, currency: refund.currency, description, lines });
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind,
+    referenceType: 'refund',
+    referenceId: refund.id,
+    currency: refund.currency,
+    description,
+    lines,
+  });
 }
 
 /**
@@ -82,7 +91,13 @@ export async function createRefund(ctx: Ctx, paymentId: string, input: CreateRef
     { account: Account.CUSTOMER_CREDIT, debit: amount, creditNoteId: note.id, customerId: payment.customer_id },
     { account: viaGateway ? Account.GATEWAY_CLEARING : Account.REFUNDS_PAYABLE, credit: amount, customerId: payment.customer_id },
   ]);
-  if (viaGateway) await enqueueJob(ctx.tx, ctx.now, { kind: EXECUTE_REFUND_JOB, tenantId: ctx.tenantId, payload: { refund_id: refund.id }, uniqueKey: `refund:${refund.id}` });
+  if (viaGateway)
+    await enqueueJob(ctx.tx, ctx.now, {
+      kind: EXECUTE_REFUND_JOB,
+      tenantId: ctx.tenantId,
+      payload: { refund_id: refund.id },
+      uniqueKey: `refund:${refund.id}`,
+    });
   const view = toRefund(refund);
   await emitEvent(ctx, 'refund.created', view);
   return view;

@@ -13,9 +13,11 @@ import { CHARGE_INVOICES_JOB } from './collect-invoice-payment.js';
  */
 export const retryInvoicePayment: PaymentRetrier = async (ctx: Ctx, invoiceId: string) => {
   const invoice = await getInvoiceRow(ctx, invoiceId);
-  if (invoice.collection_method !== 'charge_automatically') return { outcome: 'skipped', detail: 'the invoice is paid by the customer (send_invoice), not charged' };
+  if (invoice.collection_method !== 'charge_automatically')
+    return { outcome: 'skipped', detail: 'the invoice is paid by the customer (send_invoice), not charged' };
   if (invoice.status !== 'open' || invoice.amount_due <= 0) return { outcome: 'skipped', detail: `the invoice is ${invoice.status}` };
-  if (!(await defaultPaymentMethod(ctx.tx, ctx.tenantId, invoice.customer_id))) return { outcome: 'skipped', detail: 'the customer has no saved payment method' };
+  if (!(await defaultPaymentMethod(ctx.tx, ctx.tenantId, invoice.customer_id)))
+    return { outcome: 'skipped', detail: 'the customer has no saved payment method' };
   if (await pendingAttemptOf(ctx.tx, ctx.tenantId, invoice.id)) return { outcome: 'skipped', detail: 'a payment attempt is already in progress' };
   await enqueueJobs(ctx.tx, ctx.now, [{ kind: CHARGE_INVOICES_JOB, tenantId: ctx.tenantId, payload: { invoice_ids: [invoice.id] } }]);
   return { outcome: 'succeeded', detail: 'charge queued on the default payment method' };

@@ -103,11 +103,22 @@ async function sendDunningEmail(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution
   if (!customer || !isDeliverableAddress(customer.email)) return { outcome: 'skipped', detail: 'the customer has no e-mail address' };
   const mail = renderDunningMail(step, {
     customer: { name: customer.name ?? customer.email, email: customer.email },
-    invoice: { number: invoice.number ?? '', amount_due: formatMoney(invoice.amount_due, invoice.currency), due_date: invoice.due_date ? invoice.due_date.toISOString().slice(0, 10) : null },
+    invoice: {
+      number: invoice.number ?? '',
+      amount_due: formatMoney(invoice.amount_due, invoice.currency),
+      due_date: invoice.due_date ? invoice.due_date.toISOString().slice(0, 10) : null,
+    },
     tenant: { name: batch.tenantName },
     pay_url: null,
   });
-  await enqueueMail(ctx.tx, ctx.now, { tenantId: ctx.tenantId, to: customer.email, subject: mail.subject, text: mail.text, html: mail.html, fromName: batch.tenantName });
+  await enqueueMail(ctx.tx, ctx.now, {
+    tenantId: ctx.tenantId,
+    to: customer.email,
+    subject: mail.subject,
+    text: mail.text,
+    html: mail.html,
+    fromName: batch.tenantName,
+  });
   return { outcome: 'succeeded', detail: `e-mailed ${customer.email}` };
 }
 

@@ -34,7 +34,10 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
       throw errors.invalidField('tds_amount', `exceeds the invoice's outstanding balance of ${invoice.amount_due}`);
     }
     if (input.amount + input.tds_amount > invoice.amount_due) {
-      throw errors.invalidField('amount', `amount + tds_amount (${input.amount + input.tds_amount}) exceeds the invoice's outstanding balance of ${invoice.amount_due}`);
+      throw errors.invalidField(
+        'amount',
+        `amount + tds_amount (${input.amount + input.tds_amount}) exceeds the invoice's outstanding balance of ${invoice.amount_due}`,
+      );
     }
     await applyToInvoice(ctx, invoice.id, { paid: input.amount, tds: input.tds_amount });
     const entity = await getEntity(ctx, invoice.entity_id);

@@ -145,7 +145,13 @@ class PreviewRollback extends Error {
  * `preview: true`: the very same change (same code, same numbers and tax) in a transaction that is
  * then rolled back, so nothing is written — no invoice, no number taken, no event.
  */
-export async function previewSubscriptionPlanChange(db: Kysely<DB>, tenantId: string, now: Date, id: string, input: Omit<ChangePlanBody, 'preview'>): Promise<PlanChange> {
+export async function previewSubscriptionPlanChange(
+  db: Kysely<DB>,
+  tenantId: string,
+  now: Date,
+  id: string,
+  input: Omit<ChangePlanBody, 'preview'>,
+): Promise<PlanChange> {
   try {
     await db.transaction().execute(async (tx) => {
       const ctx: Ctx = { tx, tenantId, now };

@@ -32,7 +32,12 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
   const prices = new Map<string, PriceRow>();
   for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds)) prices.set(`${p.plan_id}/${p.currency}`, p);
   const customers = new Map<string, Customer>();
-  for (const c of await findCustomers(ctx.tx, ctx.tenantId, rows.map((r) => r.customer_id))) customers.set(c.id, c);
+  for (const c of await findCustomers(
+    ctx.tx,
+    ctx.tenantId,
+    rows.map((r) => r.customer_id),
+  ))
+    customers.set(c.id, c);
   return { plans, prices, customers };
 }
 
@@ -79,7 +84,12 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
     });
   }
   const invoices = await issueInvoices(ctx, inputs);
-  const holdingCredit = await customersWithSpendableCredit(ctx.tx, ctx.tenantId, invoices.map((i) => i.customer_id), ctx.now);
+  const holdingCredit = await customersWithSpendableCredit(
+    ctx.tx,
+    ctx.tenantId,
+    invoices.map((i) => i.customer_id),
+    ctx.now,
+  );
   for (const invoice of invoices) if (holdingCredit.has(invoice.customer_id)) await applyAvailableCredit(ctx, invoice);
   // charge_automatically renewals: one charge job for the batch; it reads each balance (after credit) when it runs.
   await scheduleAutomaticCharges(ctx, invoices);

@@ -114,7 +114,13 @@ export async function settleDelinquency(ctx: Ctx): Promise<{ pastDue: number; un
   const bySubscription = new Map(unsettled.map((u) => [u.subscription_id, u]));
   const delinquent = await delinquentSubscriptionIds(ctx.tx, ctx.tenantId);
   const patch = { updated_at: ctx.now };
-  const unpaid = await transitionSubscriptions(ctx.tx, ctx.tenantId, unsettled.filter((u) => u.uncollectible).map((u) => u.subscription_id), 'mark_unpaid', patch);
+  const unpaid = await transitionSubscriptions(
+    ctx.tx,
+    ctx.tenantId,
+    unsettled.filter((u) => u.uncollectible).map((u) => u.subscription_id),
+    'mark_unpaid',
+    patch,
+  );
   const pastDue = await transitionSubscriptions(
     ctx.tx,
     ctx.tenantId,
@@ -122,7 +128,13 @@ export async function settleDelinquency(ctx: Ctx): Promise<{ pastDue: number; un
     'mark_past_due',
     patch,
   );
-  const recovered = await transitionSubscriptions(ctx.tx, ctx.tenantId, delinquent.filter((d) => !bySubscription.has(d.id)).map((d) => d.id), 'recover', patch);
+  const recovered = await transitionSubscriptions(
+    ctx.tx,
+    ctx.tenantId,
+    delinquent.filter((d) => !bySubscription.has(d.id)).map((d) => d.id),
+    'recover',
+    patch,
+  );
   for (const row of pastDue) await emitEvent(ctx, 'subscription.past_due', toSubscription(row));
   for (const row of unpaid) await emitEvent(ctx, 'subscription.unpaid', toSubscription(row));
   for (const row of recovered) await emitEvent(ctx, 'subscription.recovered', toSubscription(row));

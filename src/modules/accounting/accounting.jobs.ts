@@ -7,14 +7,36 @@ import { listCreditNotes, type CreditNote } from '../credit-notes/index.js';
 import { customerCountry, customerStateCode, listCustomers, type Customer } from '../customers/index.js';
 import { listInvoices, type Invoice } from '../invoices/index.js';
 import { listPayments, type Payment } from '../payments/index.js';
-import { findConnection, purgeOAuthStates, releaseSyncLease, saveSyncRecord, syncRecordsOf, takeSyncLease, updateConnection, updateSyncRun, type ConnectionRow, type SyncRecordRow } from './accounting.repository.js';
+import {
+  findConnection,
+  purgeOAuthStates,
+  releaseSyncLease,
+  saveSyncRecord,
+  syncRecordsOf,
+  takeSyncLease,
+  updateConnection,
+  updateSyncRun,
+  type ConnectionRow,
+  type SyncRecordRow,
+} from './accounting.repository.js';
 import { effectiveMapping, toConnection } from './accounting.service.js';
 import { transitionConnection } from './accounting.states.js';
 import type { SyncRecordType, TaxMapping } from './accounting.tables.js';
 import { INDIA_TIME, localDate, zoneOf } from './dates.js';
 import { ProviderError } from './providers/http.js';
 import { adapters } from './providers/index.js';
-import type { AccountingAdapter, CreditNoteDoc, CustomerDoc, ExternalRef, InvoiceDoc, PaymentDoc, ProviderSession, ResolvedRefs, SyncDoc, TaxedLine } from './providers/provider.js';
+import type {
+  AccountingAdapter,
+  CreditNoteDoc,
+  CustomerDoc,
+  ExternalRef,
+  InvoiceDoc,
+  PaymentDoc,
+  ProviderSession,
+  ResolvedRefs,
+  SyncDoc,
+  TaxedLine,
+} from './providers/provider.js';
 import { accessTokenFor, ConnectionPaused, refreshTokenOf } from './tokens.js';
 
 const PAGE = { limit: 200 };
@@ -111,12 +133,17 @@ class SyncPass {
   }
 
   async run(): Promise<void> {
-    await this.pages((page) => listCustomers(this.ctx, {}, page).then((r) => ({ items: r.customers, total: r.total })), (batch) =>
-      this.pushAll('customer', batch.map((c) => {
-        const doc = customerDoc(c);
-        this.customers.set(c.id, doc);
-        return { type: 'customer' as const, doc };
-      })),
+    await this.pages(
+      (page) => listCustomers(this.ctx, {}, page).then((r) => ({ items: r.customers, total: r.total })),
+      (batch) =>
+        this.pushAll(
+          'customer',
+          batch.map((c) => {
+            const doc = customerDoc(c);
+            this.customers.set(c.id, doc);
+            return { type: 'customer' as const, doc };
+          }),
+        ),
     );
     await this.pages(
       (page) => listInvoices(this.ctx, { statuses: ['open', 'paid', 'uncollectible'] }, page).then((r) => ({ items: r.invoices, total: r.total })),
@@ -202,7 +229,10 @@ class SyncPass {
     );
   }
 
-  private async pages<T>(fetchPage: (page: { limit: number; page: number; offset: number }) => Promise<{ items: T[]; total: number }>, handle: (batch: T[]) => Promise<void>): Promise<void> {
+  private async pages<T>(
+    fetchPage: (page: { limit: number; page: number; offset: number }) => Promise<{ items: T[]; total: number }>,
+    handle: (batch: T[]) => Promise<void>,
+  ): Promise<void> {
     for (let n = 1; ; n++) {
       const { items, total } = await fetchPage({ limit: PAGE.limit, page: n, offset: (n - 1) * PAGE.limit });
       await handle(items);
@@ -213,7 +243,15 @@ class SyncPass {
   private async pushAll(type: SyncRecordType, items: SyncDoc[]): Promise<void> {
     if (items.length === 0) return;
     const known = new Map<string, SyncRecordRow>(
-      (await syncRecordsOf(this.env.db, this.connection.tenant_id, this.connection.id, type, items.map((i) => i.doc.id))).map((r) => [r.record_id, r]),
+      (
+        await syncRecordsOf(
+          this.env.db,
+          this.connection.tenant_id,
+          this.connection.id,
+          type,
+          items.map((i) => i.doc.id),
+        )
+      ).map((r) => [r.record_id, r]),
     );
     for (const item of items) await this.pushOne(type, item, known.get(item.doc.id));
   }
@@ -271,7 +309,8 @@ class SyncPass {
   private missingDependency(item: SyncDoc): string | null {
     if (item.type === 'customer') return null;
     if (!item.doc.customer_external_id) return 'the customer is not synced yet (see its own sync record)';
-    if ((item.type === 'payment' || item.type === 'payment_tds') && !item.doc.invoice_external_id) return 'the invoice is not synced yet (see its own sync record)';
+    if ((item.type === 'payment' || item.type === 'payment_tds') && !item.doc.invoice_external_id)
+      return 'the invoice is not synced yet (see its own sync record)';
     return null;
   }
 }
@@ -314,7 +353,12 @@ async function syncConnection(env: JobEnv, connection: ConnectionRow, runId: str
   let pass: SyncPass | undefined;
   try {
     const accessToken = await accessTokenFor(env, connection);
-    const session: ProviderSession = { config: env.config.accounting[connection.provider], accessToken, externalTenantId: connection.external_tenant_id, nowMs: now.getTime() };
+    const session: ProviderSession = {
+      config: env.config.accounting[connection.provider],
+      accessToken,
+      externalTenantId: connection.external_tenant_id,
+      nowMs: now.getTime(),
+    };
     const refs = await adapter.resolveRefs(session, mapping);
     pass = new SyncPass(env, connection, adapter, session, refs, mapping);
     await pass.run();
@@ -331,7 +375,10 @@ async function syncConnection(env: JobEnv, connection: ConnectionRow, runId: str
     }
     if (error instanceof ProviderError && error.kind === 'unauthorized') {
       await env.db.transaction().execute(async (tx) => {
-        const row = await transitionConnection(tx, tenantId, connectionId, 'access_refused', { last_error: `${connection.provider}: ${error.message}`.slice(0, 1000), updated_at: env.clock.now() });
+        const row = await transitionConnection(tx, tenantId, connectionId, 'access_refused', {
+          last_error: `${connection.provider}: ${error.message}`.slice(0, 1000),
+          updated_at: env.clock.now(),
+        });
         if (row) await emitEvent({ tx, tenantId, now: env.clock.now() }, 'accounting.connection_failed', { ...toConnection(row), reason: 'access_refused' });
       });
       return finish({ status: 'failed', last_error: `${connection.provider}: ${error.message}`, finished_at: env.clock.now(), ...(counts ?? {}) });
@@ -350,7 +397,11 @@ export const purgeStates: JobHandler = async (_job, env) => {
 
 /** `accounting.revoke_token`: tells the provider to forget the disconnected connection's token. */
 export const revokeToken: JobHandler = async (job, env) => {
-  const { connection_id: connectionId, provider, tokens_sealed: sealed } = job.payload as { connection_id: string; provider: keyof typeof adapters; tokens_sealed: string };
+  const {
+    connection_id: connectionId,
+    provider,
+    tokens_sealed: sealed,
+  } = job.payload as { connection_id: string; provider: keyof typeof adapters; tokens_sealed: string };
   const refreshToken = refreshTokenOf(env, job.tenant_id!, connectionId, sealed);
   try {
     await adapters[provider].revoke(env.config.accounting[provider], refreshToken, env.clock.now().getTime());

@@ -77,7 +77,12 @@ export async function connectionsOf(tx: Tx, tenantId: string): Promise<Connectio
   return tx.selectFrom('accounting_connections').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').execute();
 }
 
-export async function updateConnection(tx: Tx, tenantId: string, id: string, patch: Updateable<AccountingConnectionsTable>): Promise<ConnectionRow | undefined> {
+export async function updateConnection(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  patch: Updateable<AccountingConnectionsTable>,
+): Promise<ConnectionRow | undefined> {
   return tx.updateTable('accounting_connections').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
 }
 

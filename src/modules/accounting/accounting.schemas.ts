@@ -6,9 +6,7 @@ export const accountingProvider = z.enum(PROVIDERS, { message: `must be one of $
 
 export const providerParams = z.object({ provider: accountingProvider });
 
-const httpUrl = z
-  .url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' })
-  .max(2000);
+const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).max(2000);
 
 export const connectBody = z.object({
   redirect_uri: httpUrl.optional().describe('where the browser lands after the provider (default: the dashboard)'),
@@ -128,4 +126,7 @@ const isoDate = z
 export const tallyExportQuery = z
   .object({ from: isoDate, to: isoDate })
   .refine((q) => q.from <= q.to, { path: ['to'], message: 'must not be before from' })
-  .refine((q) => Date.parse(`${q.to}T00:00:00Z`) - Date.parse(`${q.from}T00:00:00Z`) <= 400 * 86_400_000, { path: ['to'], message: 'the range is at most 400 days' });
+  .refine((q) => Date.parse(`${q.to}T00:00:00Z`) - Date.parse(`${q.from}T00:00:00Z`) <= 400 * 86_400_000, {
+    path: ['to'],
+    message: 'the range is at most 400 days',
+  });

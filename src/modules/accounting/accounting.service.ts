@@ -157,12 +157,25 @@ function landing(redirectUri: string, params: Record<string, string | null | und
  * expired, foreign or malformed state is a 400 and stores nothing. Provider failures send the
  * browser back with `error`, never a 500.
  */
-export async function completeConnect(db: Kysely<DB>, env: AccountingEnv, now: Date, provider: AccountingProvider, query: CallbackQuery): Promise<{ location: string }> {
+export async function completeConnect(
+  db: Kysely<DB>,
+  env: AccountingEnv,
+  now: Date,
+  provider: AccountingProvider,
+  query: CallbackQuery,
+): Promise<{ location: string }> {
   const parsed = query.state ? parseOAuthState(query.state) : null;
   if (!parsed) throw errors.validation('the state is missing or malformed', [{ field: 'state', message: 'unknown state' }], 'invalid_state');
   const stateRow = await db.transaction().execute((tx) => consumeOAuthState(tx, parsed.tenantId, parsed.hash, provider, now));
-  if (!stateRow) throw errors.validation('the state is unknown, used or expired; start the connection again', [{ field: 'state', message: 'unknown, used or expired' }], 'invalid_state');
-  const back = (params: Record<string, string | null | undefined>) => ({ location: landing(stateRow.redirect_uri, { ...params, state: stateRow.client_state }) });
+  if (!stateRow)
+    throw errors.validation(
+      'the state is unknown, used or expired; start the connection again',
+      [{ field: 'state', message: 'unknown, used or expired' }],
+      'invalid_state',
+    );
+  const back = (params: Record<string, string | null | undefined>) => ({
+    location: landing(stateRow.redirect_uri, { ...params, state: stateRow.client_state }),
+  });
   if (query.error) return back({ error: query.error, provider });
   if (!query.code) return back({ error: 'invalid_request', error_description: 'the provider sent no authorization code', provider });
 
@@ -199,7 +212,17 @@ export async function completeConnect(db: Kysely<DB>, env: AccountingEnv, now: D
       // Connecting the same company again replaces the tokens and resumes a paused connection.
       row = await transitionConnection(tx, tenantId, id, 'reconnected', { ...tokenFields, token_version: existing.token_version + 1 });
     } else {
-      const fresh = { tenant_id: tenantId, id, provider, status: 'active' as const, external_tenant_id: company.id, token_version: 0, tax_mapping: '{}', created_at: now, ...tokenFields };
+      const fresh = {
+        tenant_id: tenantId,
+        id,
+        provider,
+        status: 'active' as const,
+        external_tenant_id: company.id,
+        token_version: 0,
+        tax_mapping: '{}',
+        created_at: now,
+        ...tokenFields,
+      };
       await insertConnection(tx, fresh);
       row = { ...fresh, tax_mapping: {}, last_synced_at: null, sync_lease_until: null };
     }

@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RetryJobAt } from '../../platform/jobs/jobs.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { gstinFor } from '../../../test/support/billing.js';
-import { connectThroughBrowser, QBO_REALM, startAccountingSandbox, XERO_TENANT, ZOHO_ORG, type AccountingSandbox, type RecordedRequest } from '../../../test/support/accounting-sandbox.js';
+import {
+  connectThroughBrowser,
+  QBO_REALM,
+  startAccountingSandbox,
+  XERO_TENANT,
+  ZOHO_ORG,
+  type AccountingSandbox,
+  type RecordedRequest,
+} from '../../../test/support/accounting-sandbox.js';
 import { accessTokenFor } from './index.js';
 import { majorUnitsText } from './amounts.js';
 import { localDate, zoneOf } from './dates.js';
@@ -44,18 +52,34 @@ beforeAll(async () => {
   acme = await t.registerTenant({ state_code: '29', gstin: gstinFor('29') });
   other = await t.registerTenant();
 
-  const ka = await acme.api('POST', '/v1/customers', { email: 'ka@buyer.in', name: 'Bengaluru Buyer', gstin: gstinFor('29', 'BBBBB2222B1Z'), billing_address: { line1: '1 MG Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' } });
+  const ka = await acme.api('POST', '/v1/customers', {
+    email: 'ka@buyer.in',
+    name: 'Bengaluru Buyer',
+    gstin: gstinFor('29', 'BBBBB2222B1Z'),
+    billing_address: { line1: '1 MG Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+  });
   const mh = await acme.api('POST', '/v1/customers', { email: 'mh@buyer.in', name: 'Mumbai Buyer', gstin: gstinFor('27', 'CCCCC3333C1Z') });
   kaCustomer = ka.body.data.id;
   mhCustomer = mh.body.data.id;
   const invoice = async (customer_id: string) => {
-    const res = await acme.api('POST', '/v1/invoices', { customer_id, currency: 'INR', lines: [{ description: 'Pro plan', quantity: 2, unit_amount: 50_000, hsn_code: '998314' }] });
+    const res = await acme.api('POST', '/v1/invoices', {
+      customer_id,
+      currency: 'INR',
+      lines: [{ description: 'Pro plan', quantity: 2, unit_amount: 50_000, hsn_code: '998314' }],
+    });
     expect(res.status, res.text).toBe(201);
     return res.body.data;
   };
   intraInvoice = await invoice(kaCustomer);
   interInvoice = await invoice(mhCustomer);
-  const pay = await acme.api('POST', '/v1/payments/offline', { customer_id: kaCustomer, invoice_id: intraInvoice.id, payment_type: 'bank_transfer', amount: 108_000, tds_amount: 10_000, reference_number: 'UTR0001' });
+  const pay = await acme.api('POST', '/v1/payments/offline', {
+    customer_id: kaCustomer,
+    invoice_id: intraInvoice.id,
+    payment_type: 'bank_transfer',
+    amount: 108_000,
+    tds_amount: 10_000,
+    reference_number: 'UTR0001',
+  });
   expect(pay.status, pay.text).toBe(201);
   tdsPayment = pay.body.data.id;
   const note = await acme.api('POST', '/v1/credit-notes', { customer_id: mhCustomer, invoice_id: interInvoice.id, amount: 11_800, reason: 'Service credit' });
@@ -110,7 +134,10 @@ describe('accounting connections', () => {
   describe('GET /v1/accounting/callback/{provider}', () => {
     it('exchanges the code with the PKCE verifier, stores the QuickBooks realm and redirects back with the caller’s state', async () => {
       const mark = sandbox.tokenRequests.length;
-      const { location, callback } = await connectThroughBrowser(t, acme, 'quickbooks', { redirect_uri: 'https://app.example.com/settings/accounting', state: 'csrf-123' });
+      const { location, callback } = await connectThroughBrowser(t, acme, 'quickbooks', {
+        redirect_uri: 'https://app.example.com/settings/accounting',
+        state: 'csrf-123',
+      });
       expect(`${location.origin}${location.pathname}`).toBe('https://app.example.com/settings/accounting');
       expect(location.searchParams.get('state')).toBe('csrf-123');
       expect(location.searchParams.get('status')).toBe('connected');
@@ -122,7 +149,9 @@ describe('accounting connections', () => {
       expect(callback.searchParams.get('realmId')).toBe(QBO_REALM);
 
       const list = await acme.api('GET', '/v1/accounting/connections');
-      expect(list.body.data).toEqual([expect.objectContaining({ id: connections.quickbooks, provider: 'quickbooks', status: 'active', external_tenant_id: QBO_REALM })]);
+      expect(list.body.data).toEqual([
+        expect.objectContaining({ id: connections.quickbooks, provider: 'quickbooks', status: 'active', external_tenant_id: QBO_REALM }),
+      ]);
       expect(list.text).not.toMatch(/access_token|refresh_token|eyJ/);
     });
 
@@ -198,12 +227,18 @@ describe('accounting sync', () => {
       const customers = posts.filter((r) => r.path.endsWith('/customer'));
       expect(customers).toHaveLength(2);
       const ka = body(customers.find((r) => body(r).PrimaryEmailAddr.Address === 'ka@buyer.in'));
-      expect(ka).toMatchObject({ GSTIN: gstinFor('29', 'BBBBB2222B1Z'), GSTRegistrationType: 'GST_REG_REG', BillAddr: { Line1: '1 MG Road', City: 'Bengaluru', CountrySubDivisionCode: 'Karnataka', PostalCode: '560001', Country: 'IN' } });
+      expect(ka).toMatchObject({
+        GSTIN: gstinFor('29', 'BBBBB2222B1Z'),
+        GSTRegistrationType: 'GST_REG_REG',
+        BillAddr: { Line1: '1 MG Road', City: 'Bengaluru', CountrySubDivisionCode: 'Karnataka', PostalCode: '560001', Country: 'IN' },
+      });
 
       const invoices = posts.filter((r) => r.path.endsWith('/invoice'));
       expect(invoices).toHaveLength(2);
       const intra = body(invoices.find((r) => body(r).DocNumber === intraInvoice.number));
-      const kaId = [...sandbox.store.get('quickbooks:customer')!.values()].find((c) => (c.body.PrimaryEmailAddr as { Address: string }).Address === 'ka@buyer.in')!.id;
+      const kaId = [...sandbox.store.get('quickbooks:customer')!.values()].find(
+        (c) => (c.body.PrimaryEmailAddr as { Address: string }).Address === 'ka@buyer.in',
+      )!.id;
       // CGST 9% + SGST 9%: QuickBooks India's "GST 18%" group (id 10 in the company), 2 × ₹500 + ₹180 tax.
       expect(intra).toEqual({
         CustomerRef: { value: kaId },
@@ -212,7 +247,14 @@ describe('accounting sync', () => {
         DueDate: expect.any(String),
         CurrencyRef: { value: 'INR' },
         GlobalTaxCalculation: 'TaxExcluded',
-        Line: [{ DetailType: 'SalesItemLineDetail', Amount: 1000, Description: 'Pro plan', SalesItemLineDetail: { ItemRef: { value: '1' }, Qty: 2, UnitPrice: 500, TaxCodeRef: { value: '10' } } }],
+        Line: [
+          {
+            DetailType: 'SalesItemLineDetail',
+            Amount: 1000,
+            Description: 'Pro plan',
+            SalesItemLineDetail: { ItemRef: { value: '1' }, Qty: 2, UnitPrice: 500, TaxCodeRef: { value: '10' } },
+          },
+        ],
         TxnTaxDetail: { TotalTax: 180 },
       });
       const inter = body(invoices.find((r) => body(r).DocNumber === interInvoice.number));
@@ -224,16 +266,32 @@ describe('accounting sync', () => {
       const invoiceQboId = [...sandbox.store.get('quickbooks:invoice')!.values()].find((i) => i.body.DocNumber === intraInvoice.number)!.id;
       expect(payments).toEqual(
         expect.arrayContaining([
-          expect.objectContaining({ TotalAmt: 1080, DepositToAccountRef: { value: '35' }, PaymentRefNum: 'UTR0001', Line: [{ Amount: 1080, LinkedTxn: [{ TxnId: invoiceQboId, TxnType: 'Invoice' }] }] }),
+          expect.objectContaining({
+            TotalAmt: 1080,
+            DepositToAccountRef: { value: '35' },
+            PaymentRefNum: 'UTR0001',
+            Line: [{ Amount: 1080, LinkedTxn: [{ TxnId: invoiceQboId, TxnType: 'Invoice' }] }],
+          }),
           expect.objectContaining({ TotalAmt: 100, DepositToAccountRef: { value: '92' }, PaymentRefNum: 'TDS UTR0001' }),
         ]),
       );
       const memo = body(posts.find((r) => r.path.endsWith('/creditmemo')));
-      expect(memo).toMatchObject({ Line: [{ Amount: 100, SalesItemLineDetail: { Qty: 1, UnitPrice: 100, TaxCodeRef: { value: '11' } } }], TxnTaxDetail: { TotalTax: 18 } });
+      expect(memo).toMatchObject({
+        Line: [{ Amount: 100, SalesItemLineDetail: { Qty: 1, UnitPrice: 100, TaxCodeRef: { value: '11' } } }],
+        TxnTaxDetail: { TotalTax: 18 },
+      });
 
       const s = await status(acme, `&connection_id=${connections.quickbooks}`);
       expect(s.data.every((r: { status: string; external_id: string }) => r.status === 'synced' && r.external_id)).toBe(true);
-      expect(s.data.map((r: { record_type: string }) => r.record_type).sort()).toEqual(['credit_note', 'customer', 'customer', 'invoice', 'invoice', 'payment', 'payment_tds']);
+      expect(s.data.map((r: { record_type: string }) => r.record_type).sort()).toEqual([
+        'credit_note',
+        'customer',
+        'customer',
+        'invoice',
+        'invoice',
+        'payment',
+        'payment_tds',
+      ]);
       expect(s.runs[0]).toMatchObject({ status: 'succeeded', synced: 7, failed: 0 });
     });
 
@@ -244,7 +302,9 @@ describe('accounting sync', () => {
 
       expect((await acme.api('PUT', `/v1/customers/${kaCustomer}`, { name: 'Bengaluru Buyer Pvt Ltd' })).status).toBe(200);
       // Someone also edited the customer in QuickBooks: our SyncToken is stale (fault 5010).
-      const stored = [...sandbox.store.get('quickbooks:customer')!.values()].find((c) => (c.body.PrimaryEmailAddr as { Address: string }).Address === 'ka@buyer.in')!;
+      const stored = [...sandbox.store.get('quickbooks:customer')!.values()].find(
+        (c) => (c.body.PrimaryEmailAddr as { Address: string }).Address === 'ka@buyer.in',
+      )!;
       stored.version += 1;
       const mark2 = sandbox.requests.length;
       await syncAndDrain(acme, connections.quickbooks!);
@@ -277,7 +337,12 @@ describe('accounting sync', () => {
       await t.kosh.worker.drain();
       const created = since(mark, (r) => r.path.endsWith('/customer') && body(r).PrimaryEmailAddr?.Address === 'new@buyer.in');
       expect(created).toHaveLength(1);
-      const runs = await t.kosh.deps.db.selectFrom('accounting_sync_runs').selectAll().where('tenant_id', '=', acme.tenantId).where('id', 'in', [first.body.data[0].id, second.body.data[0].id]).execute();
+      const runs = await t.kosh.deps.db
+        .selectFrom('accounting_sync_runs')
+        .selectAll()
+        .where('tenant_id', '=', acme.tenantId)
+        .where('id', 'in', [first.body.data[0].id, second.body.data[0].id])
+        .execute();
       expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
       expect(runs.map((r) => r.synced).sort()).toEqual([0, 1]);
       expect(fresh.status).toBe(201);
@@ -293,7 +358,9 @@ describe('accounting sync', () => {
       await t.kosh.worker.drain();
       run = (await status(acme, `&connection_id=${connections.quickbooks}`)).runs.find((r: { id: string }) => r.id === runId);
       expect(run).toMatchObject({ status: 'succeeded', last_error: null });
-      const record = (await status(acme, `&connection_id=${connections.quickbooks}&record_type=customer`)).data.find((r: { record_id: string }) => r.record_id === mhCustomer);
+      const record = (await status(acme, `&connection_id=${connections.quickbooks}&record_type=customer`)).data.find(
+        (r: { record_id: string }) => r.record_id === mhCustomer,
+      );
       expect(record).toMatchObject({ status: 'synced', last_error: null });
       expect([...sandbox.store.get('quickbooks:customer')!.values()].map((c) => c.body.CompanyName)).toContain('Mumbai Buyer Ltd');
     });
@@ -323,13 +390,19 @@ describe('accounting sync', () => {
       const payments = calls.filter((r) => r.path.endsWith('/Payments'));
       expect(payments.every((r) => r.method === 'PUT')).toBe(true);
       expect(payments.map((r) => body(r).Payments[0])).toEqual(
-        expect.arrayContaining([expect.objectContaining({ Account: { Code: '090' }, Amount: 1080 }), expect.objectContaining({ Account: { Code: '820' }, Amount: 100, Reference: 'TDS UTR0001' })]),
+        expect.arrayContaining([
+          expect.objectContaining({ Account: { Code: '090' }, Amount: 1080 }),
+          expect.objectContaining({ Account: { Code: '820' }, Amount: 100, Reference: 'TDS UTR0001' }),
+        ]),
       );
       expect(calls.find((r) => r.path.endsWith('/CreditNotes'))).toBeDefined();
     });
 
     it('maps GST classes to the tenant’s tax codes (PUT tax-mapping) and re-sends what changed', async () => {
-      const res = await acme.api('PUT', `/v1/accounting/connections/${connections.xero}/tax-mapping`, { tax_codes: { 'intra_state:18': 'GSTONINCOME18' }, accounts: { income: '4000' } });
+      const res = await acme.api('PUT', `/v1/accounting/connections/${connections.xero}/tax-mapping`, {
+        tax_codes: { 'intra_state:18': 'GSTONINCOME18' },
+        accounts: { income: '4000' },
+      });
       expect(res.status, res.text).toBe(200);
       expect(res.body.data.tax_mapping.tax_codes).toMatchObject({ 'intra_state:18': 'GSTONINCOME18', 'inter_state:18': 'OUTPUT' });
       expect(res.body.data.tax_mapping.accounts).toEqual({ income: '4000', bank: '090', tds_receivable: '820' });
@@ -356,7 +429,10 @@ describe('accounting sync', () => {
 
       const again = await connectThroughBrowser(t, acme, 'xero');
       expect(again.location.searchParams.get('connection_id')).toBe(connections.xero);
-      expect((await acme.api('GET', '/v1/accounting/connections')).body.data.find((c: { id: string }) => c.id === connections.xero)).toMatchObject({ status: 'active', last_error: null });
+      expect((await acme.api('GET', '/v1/accounting/connections')).body.data.find((c: { id: string }) => c.id === connections.xero)).toMatchObject({
+        status: 'active',
+        last_error: null,
+      });
       await syncAndDrain(acme, connections.xero!);
       const contact = [...sandbox.store.get('xero:Contacts')!.values()].find((c) => c.body.EmailAddress === 'ka@buyer.in')!;
       expect(contact.body.Phones).toEqual([{ PhoneType: 'DEFAULT', PhoneNumber: '+91 80 1234 5678' }]);
@@ -402,7 +478,12 @@ describe('accounting sync', () => {
 describe('accounting tokens', () => {
   it('refreshes an expiring token once, even when two workers need it at the same moment', async () => {
     t.clock.advance(3_600_000); // the access tokens (1 h) are now expired
-    const row = await t.kosh.deps.db.selectFrom('accounting_connections').selectAll().where('tenant_id', '=', acme.tenantId).where('id', '=', connections.quickbooks!).executeTakeFirstOrThrow();
+    const row = await t.kosh.deps.db
+      .selectFrom('accounting_connections')
+      .selectAll()
+      .where('tenant_id', '=', acme.tenantId)
+      .where('id', '=', connections.quickbooks!)
+      .executeTakeFirstOrThrow();
     const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, secrets: t.kosh.deps.secrets };
     const refreshesBefore = sandbox.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length;
     const [a, b] = await Promise.allSettled([accessTokenFor({ ...env }, row), accessTokenFor({ ...env }, row)]);
@@ -425,7 +506,10 @@ describe('accounting tokens', () => {
     try {
       const runId = await syncAndDrain(acme, connections.zoho_books!);
       const list = (await acme.api('GET', '/v1/accounting/connections')).body.data;
-      expect(list.find((c: { id: string }) => c.id === connections.zoho_books)).toMatchObject({ status: 'reconnect_required', last_error: expect.stringContaining('invalid_grant') });
+      expect(list.find((c: { id: string }) => c.id === connections.zoho_books)).toMatchObject({
+        status: 'reconnect_required',
+        last_error: expect.stringContaining('invalid_grant'),
+      });
       const s = await status(acme, `&connection_id=${connections.zoho_books}`);
       expect(s.runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'paused' });
       const events = await acme.api('GET', '/v1/events?type=accounting.connection_failed');
@@ -473,9 +557,17 @@ describe('GET /v1/accounting/export/tally', () => {
       const cents = v['ALLLEDGERENTRIES.LIST'].reduce((sum: number, e: { AMOUNT: string }) => sum + Math.round(Number(e.AMOUNT) * 100), 0);
       expect(cents, `${v.VOUCHERTYPENAME} ${v.VOUCHERNUMBER} balances`).toBe(0);
     }
-    const entries = (v: Record<string, any>) => Object.fromEntries(v['ALLLEDGERENTRIES.LIST'].map((e: { LEDGERNAME: string; AMOUNT: string }) => [e.LEDGERNAME, e.AMOUNT])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const entries = (v: Record<string, any>) =>
+      Object.fromEntries(v['ALLLEDGERENTRIES.LIST'].map((e: { LEDGERNAME: string; AMOUNT: string }) => [e.LEDGERNAME, e.AMOUNT]));
     const intra = vouchers.find((v) => v.VOUCHERNUMBER === intraInvoice.number)!;
-    expect(intra).toMatchObject({ DATE: '20260401', PARTYLEDGERNAME: 'Bengaluru Buyer Pvt Ltd (ka@buyer.in)', PLACEOFSUPPLY: 'Karnataka', '@_VCHTYPE': 'Sales', '@_REMOTEID': `kosh-${intraInvoice.id}` });
+    expect(intra).toMatchObject({
+      DATE: '20260401',
+      PARTYLEDGERNAME: 'Bengaluru Buyer Pvt Ltd (ka@buyer.in)',
+      PLACEOFSUPPLY: 'Karnataka',
+      '@_VCHTYPE': 'Sales',
+      '@_REMOTEID': `kosh-${intraInvoice.id}`,
+    });
     expect(entries(intra)).toEqual({ 'Bengaluru Buyer Pvt Ltd (ka@buyer.in)': '-1180.00', Sales: '1000.00', 'Output CGST': '90.00', 'Output SGST': '90.00' });
     const inter = vouchers.find((v) => v.VOUCHERNUMBER === interInvoice.number)!;
     expect(entries(inter)).toEqual({ 'Mumbai Buyer Ltd (mh@buyer.in)': '-1180.00', Sales: '1000.00', 'Output IGST': '180.00' });
@@ -486,14 +578,22 @@ describe('GET /v1/accounting/export/tally', () => {
     expect(entries(credit)).toEqual({ 'Mumbai Buyer Ltd (mh@buyer.in)': '118.00', Sales: '-100.00', 'Output IGST': '-18.00' });
     expect(credit['@_REMOTEID']).toBe(`kosh-${creditNote}`);
     const ledgers = messages.filter((m) => m.LEDGER).map((m) => m.LEDGER['@_NAME']);
-    expect(ledgers).toEqual(expect.arrayContaining(['Sales', 'Output CGST', 'Output SGST', 'Output IGST', 'TDS Receivable', 'Bengaluru Buyer Pvt Ltd (ka@buyer.in)']));
+    expect(ledgers).toEqual(
+      expect.arrayContaining(['Sales', 'Output CGST', 'Output SGST', 'Output IGST', 'TDS Receivable', 'Bengaluru Buyer Pvt Ltd (ka@buyer.in)']),
+    );
   });
 
   it('exports nothing outside the range, and refuses a bad range with 400', async () => {
     const empty = await acme.api('GET', '/v1/accounting/export/tally?from=2025-01-01&to=2025-01-31');
     expect(empty.status).toBe(200);
     expect(empty.text).not.toContain('<VOUCHER ');
-    for (const q of ['from=2026-04-30&to=2026-04-01', 'from=2026-04-01', 'from=yesterday&to=2026-04-01', 'from=2020-01-01&to=2026-01-01', 'from=2026-02-30&to=2026-03-01']) {
+    for (const q of [
+      'from=2026-04-30&to=2026-04-01',
+      'from=2026-04-01',
+      'from=yesterday&to=2026-04-01',
+      'from=2020-01-01&to=2026-01-01',
+      'from=2026-02-30&to=2026-03-01',
+    ]) {
       const res = await acme.api('GET', `/v1/accounting/export/tally?${q}`);
       expect(res.status, q).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');

@@ -12,7 +12,9 @@ export function currencyExponent(currency: string): number {
 export function majorUnitsText(minor: number, currency: string): string {
   const exponent = currencyExponent(currency);
   const sign = minor < 0 ? '-' : '';
-  const digits = Math.abs(minor).toString().padStart(exponent + 1, '0');
+  const digits = Math.abs(minor)
+    .toString()
+    .padStart(exponent + 1, '0');
   if (exponent === 0) return `${sign}${digits}`;
   return `${sign}${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
 }

@@ -53,7 +53,13 @@ function describeOAuthError(_status: number, body: unknown): { message: string; 
  * spent) comes back as a ProviderError with code `invalid_grant`, whatever status carries it —
  * Zoho answers it with 200.
  */
-async function tokenRequest(adapter: AccountingAdapter, config: AccountingProviderConfig, params: Record<string, string>, nowMs: number, previousRefresh?: string): Promise<TokenSet> {
+async function tokenRequest(
+  adapter: AccountingAdapter,
+  config: AccountingProviderConfig,
+  params: Record<string, string>,
+  nowMs: number,
+  previousRefresh?: string,
+): Promise<TokenSet> {
   const body = new URLSearchParams(params);
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
   if (adapter.tokenAuth === 'basic') headers.authorization = basicAuth(config);
@@ -70,7 +76,14 @@ async function tokenRequest(adapter: AccountingAdapter, config: AccountingProvid
   return { access_token: answer.access_token, refresh_token: refresh, expires_in: Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600 };
 }
 
-export function exchangeCode(adapter: AccountingAdapter, config: AccountingProviderConfig, code: string, redirectUri: string, verifier: string, nowMs: number): Promise<TokenSet> {
+export function exchangeCode(
+  adapter: AccountingAdapter,
+  config: AccountingProviderConfig,
+  code: string,
+  redirectUri: string,
+  verifier: string,
+  nowMs: number,
+): Promise<TokenSet> {
   return tokenRequest(adapter, config, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }, nowMs);
 }
 

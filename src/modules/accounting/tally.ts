@@ -27,8 +27,12 @@ export const TALLY_LEDGERS = {
 const PAGE_SIZE = 200;
 
 export function xmlEscape(value: string): string {
-  // eslint-disable-next-line no-control-regex
-  return value.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+  return (
+    value
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '')
+      .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!)
+  );
 }
 
 function tag(name: string, value: string): string {
@@ -94,11 +98,25 @@ function customerMaster(customer: Customer): string {
 
 export function salesVoucher(invoice: Invoice, party: string): string {
   const c = invoice.currency;
-  const entries = [entry({ ledger: party, debit: invoice.total }, c, { name: invoice.number!, type: 'New Ref' }), entry({ ledger: TALLY_LEDGERS.sales.name, credit: invoice.subtotal }, c)];
+  const entries = [
+    entry({ ledger: party, debit: invoice.total }, c, { name: invoice.number!, type: 'New Ref' }),
+    entry({ ledger: TALLY_LEDGERS.sales.name, credit: invoice.subtotal }, c),
+  ];
   if (invoice.cgst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.cgst.name, credit: invoice.cgst_amount }, c));
   if (invoice.sgst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.sgst.name, credit: invoice.sgst_amount }, c));
   if (invoice.igst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.igst.name, credit: invoice.igst_amount }, c));
-  return voucher('Sales', `kosh-${invoice.id}`, { date: invoice.issued_at ?? invoice.created_at, number: invoice.number!, party, narration: `Invoice ${invoice.number}`, placeOfSupply: invoice.place_of_supply }, entries);
+  return voucher(
+    'Sales',
+    `kosh-${invoice.id}`,
+    {
+      date: invoice.issued_at ?? invoice.created_at,
+      number: invoice.number!,
+      party,
+      narration: `Invoice ${invoice.number}`,
+      placeOfSupply: invoice.place_of_supply,
+    },
+    entries,
+  );
 }
 
 export function receiptVoucher(payment: Payment, party: string, invoiceNumber: string | undefined): string {
@@ -108,7 +126,18 @@ export function receiptVoucher(payment: Payment, party: string, invoiceNumber: s
   if (payment.tds_amount) entries.push(entry({ ledger: TALLY_LEDGERS.tds.name, debit: payment.tds_amount }, c));
   entries.push(entry({ ledger: party, credit: payment.amount + payment.tds_amount }, c, invoiceNumber ? { name: invoiceNumber, type: 'Agst Ref' } : undefined));
   const number = payment.reference_number || payment.id.slice(0, 18);
-  return voucher('Receipt', `kosh-${payment.id}`, { date: payment.recorded_at, number, party, reference: invoiceNumber, narration: `Payment ${number}${payment.tds_amount ? ` (TDS ${majorUnitsText(payment.tds_amount, c)})` : ''}` }, entries);
+  return voucher(
+    'Receipt',
+    `kosh-${payment.id}`,
+    {
+      date: payment.recorded_at,
+      number,
+      party,
+      reference: invoiceNumber,
+      narration: `Payment ${number}${payment.tds_amount ? ` (TDS ${majorUnitsText(payment.tds_amount, c)})` : ''}`,
+    },
+    entries,
+  );
 }
 
 export function creditNoteVoucher(note: CreditNote, party: string, invoiceNumber: string | undefined, placeOfSupply: string | null): string {
@@ -119,7 +148,19 @@ export function creditNoteVoucher(note: CreditNote, party: string, invoiceNumber
   if (note.sgst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.sgst.name, debit: note.sgst_amount }, c));
   if (note.igst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.igst.name, debit: note.igst_amount }, c));
   entries.unshift(entry({ ledger: party, credit: note.amount }, c, invoiceNumber ? { name: invoiceNumber, type: 'Agst Ref' } : undefined));
-  return voucher('Credit Note', `kosh-${note.id}`, { date: note.issued_at ?? note.created_at, number: note.number!, party, reference: invoiceNumber, narration: note.reason || `Credit note ${note.number}`, placeOfSupply }, entries);
+  return voucher(
+    'Credit Note',
+    `kosh-${note.id}`,
+    {
+      date: note.issued_at ?? note.created_at,
+      number: note.number!,
+      party,
+      reference: invoiceNumber,
+      narration: note.reason || `Credit note ${note.number}`,
+      placeOfSupply,
+    },
+    entries,
+  );
 }
 
 function inRange(iso: string | null, from: string, to: string): boolean {
@@ -143,8 +184,10 @@ async function* inPages<T>(fetchPage: (page: { limit: number; page: number; offs
  * vouchers. Dates are India dates, `from` and `to` inclusive.
  */
 export async function* tallyExport(ctx: Ctx, from: string, to: string): AsyncGenerator<string> {
-  yield '<?xml version="1.0" encoding="UTF-8"?>\n<ENVELOPE><HEADER><TALLYREQUEST>Import Data</TALLYREQUEST></HEADER><BODY><IMPORTDATA>' +
-    '<REQUESTDESC><REPORTNAME>Vouchers</REPORTNAME></REQUESTDESC><REQUESTDATA>\n';
+  yield (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<ENVELOPE><HEADER><TALLYREQUEST>Import Data</TALLYREQUEST></HEADER><BODY><IMPORTDATA>' +
+    '<REQUESTDESC><REPORTNAME>Vouchers</REPORTNAME></REQUESTDESC><REQUESTDATA>\n'
+  );
   for (const l of Object.values(TALLY_LEDGERS)) yield ledgerMaster(l.name, l.parent) + '\n';
 
   const parties = new Map<string, Customer>();
@@ -162,7 +205,9 @@ export async function* tallyExport(ctx: Ctx, from: string, to: string): AsyncGen
     return c ? partyLedgerName(c) : customerId;
   };
 
-  for await (const page of inPages((p) => listInvoices(ctx, { statuses: ['open', 'paid', 'uncollectible'] }, p).then((r) => ({ items: r.invoices, total: r.total })))) {
+  for await (const page of inPages((p) =>
+    listInvoices(ctx, { statuses: ['open', 'paid', 'uncollectible'] }, p).then((r) => ({ items: r.invoices, total: r.total })),
+  )) {
     for (const inv of page) if (inv.number) invoiceNumbers.set(inv.id, inv.number);
     const selected = page.filter((inv) => inv.number && inRange(inv.issued_at, from, to));
     yield* partiesOf(selected.map((inv) => inv.customer_id));
@@ -178,7 +223,10 @@ export async function* tallyExport(ctx: Ctx, from: string, to: string): AsyncGen
     yield* partiesOf(selected.map((n) => n.customer_id));
     for (const n of selected) {
       const customer = parties.get(n.customer_id);
-      yield creditNoteVoucher(n, party(n.customer_id), n.invoice_id ? invoiceNumbers.get(n.invoice_id) : undefined, customer ? customerStateCode(customer) : null) + '\n';
+      yield (
+        creditNoteVoucher(n, party(n.customer_id), n.invoice_id ? invoiceNumbers.get(n.invoice_id) : undefined, customer ? customerStateCode(customer) : null) +
+        '\n'
+      );
     }
   }
   yield '</REQUESTDATA></IMPORTDATA></BODY></ENVELOPE>\n';

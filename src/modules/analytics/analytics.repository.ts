@@ -75,7 +75,13 @@ export async function takeMrrSnapshot(tx: Tx, tenantId: string, day: string, now
 export type DailyRow = { snapshot_date: string; mrr: number; subscriptions: number; customers: number };
 
 /** The last snapshot of each month in [from, toExclusive), and the last one before `from` (carried in). */
-export async function monthEndSnapshots(tx: Tx, tenantId: string, currency: string, from: string, toExclusive: string): Promise<{ before: DailyRow | undefined; months: (DailyRow & { month: string })[] }> {
+export async function monthEndSnapshots(
+  tx: Tx,
+  tenantId: string,
+  currency: string,
+  from: string,
+  toExclusive: string,
+): Promise<{ before: DailyRow | undefined; months: (DailyRow & { month: string })[] }> {
   const [before, months] = await Promise.all([
     sql<DailyRow>`
       SELECT snapshot_date::text AS snapshot_date, mrr, subscriptions, customers FROM mrr_daily
@@ -133,7 +139,9 @@ export async function movementsOfBucket(
       ORDER BY effective_date, subscription_id LIMIT ${page.limit} OFFSET ${page.offset}`.execute(tx),
     sql<{ n: number }>`
       SELECT count(*)::int AS n FROM mrr_movements
-      WHERE tenant_id = ${tenantId} AND currency = ${currency} AND kind = ${kind} AND effective_date >= ${from}::date AND effective_date < ${toExclusive}::date`.execute(tx),
+      WHERE tenant_id = ${tenantId} AND currency = ${currency} AND kind = ${kind} AND effective_date >= ${from}::date AND effective_date < ${toExclusive}::date`.execute(
+      tx,
+    ),
   ]);
   return { rows: list.rows, total: count.rows[0]?.n ?? 0 };
 }
@@ -142,7 +150,13 @@ export async function movementsOfBucket(
  * Per month in [from, toExclusive): customers with MRR at the start, and how many of them had none
  * at the end (logo churn). A customer's MRR at an instant is the sum of their movements before it.
  */
-export async function customerChurnByMonth(tx: Tx, tenantId: string, currency: string, from: string, toExclusive: string): Promise<{ month: string; customers_start: number; customers_churned: number }[]> {
+export async function customerChurnByMonth(
+  tx: Tx,
+  tenantId: string,
+  currency: string,
+  from: string,
+  toExclusive: string,
+): Promise<{ month: string; customers_start: number; customers_churned: number }[]> {
   const { rows } = await sql<{ month: string; customers_start: number; customers_churned: number }>`
     WITH months AS (
       SELECT m::date AS start, (m + interval '1 month')::date AS stop
@@ -237,7 +251,11 @@ export async function agingInvoices(
 }
 
 /** The tenant's MRR per currency on the last snapshot on or before `day` (consolidation reads this). */
-export async function mrrOnDay(tx: Tx, tenantIds: string[], day: string): Promise<{ tenant_id: string; currency: string; mrr: number; snapshot_date: string }[]> {
+export async function mrrOnDay(
+  tx: Tx,
+  tenantIds: string[],
+  day: string,
+): Promise<{ tenant_id: string; currency: string; mrr: number; snapshot_date: string }[]> {
   if (tenantIds.length === 0) return [];
   const { rows } = await sql<{ tenant_id: string; currency: string; mrr: number; snapshot_date: string }>`
     SELECT DISTINCT ON (tenant_id, currency) tenant_id, currency, mrr, snapshot_date::text AS snapshot_date

@@ -17,9 +17,7 @@ export const mrrSchema = z
     currency: z.string(),
     from: z.string(),
     to: z.string(),
-    months: z.array(
-      z.object({ month: z.string(), mrr: z.int(), subscriptions: z.int(), customers: z.int(), snapshot_date: z.string().nullable() }),
-    ),
+    months: z.array(z.object({ month: z.string(), mrr: z.int(), subscriptions: z.int(), customers: z.int(), snapshot_date: z.string().nullable() })),
   })
   .meta({ id: 'MrrSeries' });
 

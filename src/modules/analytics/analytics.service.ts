@@ -138,7 +138,11 @@ export async function getWaterfall(ctx: Ctx, query: { currency?: string; from?: 
 }
 
 /** The subscriptions behind one bucket of one month (`?bucket=churned&month=2026-10`). */
-export async function listWaterfallBucket(ctx: Ctx, query: { currency?: string; bucket: MovementKind; month: string }, page: { limit: number; offset: number }) {
+export async function listWaterfallBucket(
+  ctx: Ctx,
+  query: { currency?: string; bucket: MovementKind; month: string },
+  page: { limit: number; offset: number },
+) {
   const currency = await currencyOf(ctx, query.currency);
   const range = monthRange({ from: query.month, to: query.month }, ctx.now);
   const { rows, total } = await movementsOfBucket(ctx.tx, ctx.tenantId, currency, query.bucket, range.from, range.toExclusive, page);
@@ -186,7 +190,10 @@ export async function getCohorts(ctx: Ctx, query: { currency?: string; from?: st
   const currency = await currencyOf(ctx, query.currency);
   const range = monthRange(query, ctx.now);
   const cells = await cohortRetention(ctx.tx, ctx.tenantId, currency, range.from, range.toExclusive);
-  const cohorts = new Map<string, { cohort: string; customers: number; mrr: number; months: { month: string; customers: number; mrr: number; customer_retention: number | null }[] }>();
+  const cohorts = new Map<
+    string,
+    { cohort: string; customers: number; mrr: number; months: { month: string; customers: number; mrr: number; customer_retention: number | null }[] }
+  >();
   for (const cell of cells) {
     let cohort = cohorts.get(cell.cohort);
     if (!cohort) {
@@ -217,7 +224,16 @@ export async function listAgingBucket(ctx: Ctx, query: { currency?: string; buck
   const currency = await currencyOf(ctx, query.currency);
   const { rows, total } = await agingInvoices(ctx.tx, ctx.tenantId, currency, dayOf(ctx.now), query.bucket, page);
   return {
-    rows: rows.map((r) => ({ invoice_id: r.id, number: r.number, customer_id: r.customer_id, currency, due_date: toIsoOrNull(r.due_date), days_past_due: Math.max(0, r.days_past_due), amount_due: r.amount_due, bucket: query.bucket })),
+    rows: rows.map((r) => ({
+      invoice_id: r.id,
+      number: r.number,
+      customer_id: r.customer_id,
+      currency,
+      due_date: toIsoOrNull(r.due_date),
+      days_past_due: Math.max(0, r.days_past_due),
+      amount_due: r.amount_due,
+      bucket: query.bucket,
+    })),
     total,
   };
 }

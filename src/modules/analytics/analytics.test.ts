@@ -45,7 +45,8 @@ beforeAll(async () => {
   await plan('pro', 'month', 200000);
   await plan('yearly', 'year', 1200000);
   await plan('weekly', 'week', 30000);
-  for (const c of ['C1', 'C2', 'C3', 'C4', 'C5']) customers[c] = (await ok('POST', '/v1/customers', { email: `${c.toLowerCase()}@analytics.test`, name: c })).id;
+  for (const c of ['C1', 'C2', 'C3', 'C4', 'C5'])
+    customers[c] = (await ok('POST', '/v1/customers', { email: `${c.toLowerCase()}@analytics.test`, name: c })).id;
   const subscribe = async (c: string, plan: string, extra: Record<string, unknown> = {}) =>
     (subs[c] = (await ok('POST', '/v1/subscriptions', { customer_id: customers[c], plan_id: plans[plan], ...extra })).id);
 
@@ -120,7 +121,11 @@ describe('analytics', () => {
       const res = await tenant.api('GET', '/v1/analytics/mrr?from=2026-04&to=2026-05&format=csv');
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/csv/);
-      expect(res.text.trim().split('\n')).toEqual(['month,currency,mrr,subscriptions,customers,snapshot_date', '2026-04,INR,830000,5,5,2026-04-20', '2026-05,INR,500000,3,3,2026-05-10']);
+      expect(res.text.trim().split('\n')).toEqual([
+        'month,currency,mrr,subscriptions,customers,snapshot_date',
+        '2026-04,INR,830000,5,5,2026-04-20',
+        '2026-05,INR,500000,3,3,2026-05-10',
+      ]);
       const accept = await tenant.api('GET', '/v1/analytics/invoice-aging', undefined, { accept: 'text/csv' });
       expect(accept.headers['content-type']).toMatch(/^text\/csv/);
       expect(accept.text.split('\n')[0]).toBe('bucket,currency,amount,count');
@@ -145,7 +150,12 @@ describe('analytics', () => {
       expect(res.body.object).toBe('list');
       expect(res.body.total_count).toBe(2);
       expect(new Set(res.body.data.map((m: { subscription_id: string }) => m.subscription_id))).toEqual(new Set([subs.C2, subs.C3]));
-      expect(res.body.data.find((m: { subscription_id: string }) => m.subscription_id === subs.C3)).toMatchObject({ previous_mrr: 130000, mrr: 0, change: -130000, effective_date: '2026-05-10' });
+      expect(res.body.data.find((m: { subscription_id: string }) => m.subscription_id === subs.C3)).toMatchObject({
+        previous_mrr: 130000,
+        mrr: 0,
+        change: -130000,
+        effective_date: '2026-05-10',
+      });
       const reactivated = await ok('GET', '/v1/analytics/mrr/waterfall?bucket=reactivated&month=2026-06');
       expect(reactivated.map((m: { subscription_id: string }) => m.subscription_id)).toEqual([subs.C2]);
     });
@@ -175,7 +185,14 @@ describe('analytics', () => {
       expect(report.cohorts).toHaveLength(1);
       const april = report.cohorts[0];
       expect(april).toMatchObject({ cohort: '2026-04', customers: 5, mrr: 830000 });
-      expect(april.months.map((m: { month: string; customers: number; mrr: number; customer_retention: number }) => [m.month, m.customers, m.mrr, m.customer_retention])).toEqual([
+      expect(
+        april.months.map((m: { month: string; customers: number; mrr: number; customer_retention: number }) => [
+          m.month,
+          m.customers,
+          m.mrr,
+          m.customer_retention,
+        ]),
+      ).toEqual([
         ['2026-04', 5, 830000, 1],
         ['2026-05', 3, 500000, 0.6],
         ['2026-06', 4, 600000, 0.8],
@@ -207,7 +224,12 @@ describe('GET /v1/analytics/invoice-aging', () => {
     t.clock.set(new Date('2026-06-30T12:00:00Z'));
     const customer = (await other.api('POST', '/v1/customers', { email: 'aging@analytics.test', name: 'Aging' })).body.data.id;
     const invoice = async (amount: number, due: string) => {
-      const res = await other.api('POST', '/v1/invoices', { customer_id: customer, currency: 'INR', due_date: due, lines: [{ description: 'Work', quantity: 1, unit_amount: amount, hsn_code: '998314' }] });
+      const res = await other.api('POST', '/v1/invoices', {
+        customer_id: customer,
+        currency: 'INR',
+        due_date: due,
+        lines: [{ description: 'Work', quantity: 1, unit_amount: amount, hsn_code: '998314' }],
+      });
       expect(res.status).toBe(201);
       return res.body.data;
     };

@@ -1,5 +1,17 @@
 /** The public face of analytics: what organizations use to consolidate. */
 export { mrrOnDay } from './analytics.repository.js';
 export { checkCurrency, dayOf } from './analytics.service.js';
-export { agingInvoiceSchema, agingQuery, agingSchema, churnSchema, cohortsSchema, movementSchema, mrrSchema, rangeQuery, snapshotSchema, waterfallQuery, waterfallSchema } from './analytics.schemas.js';
+export {
+  agingInvoiceSchema,
+  agingQuery,
+  agingSchema,
+  churnSchema,
+  cohortsSchema,
+  movementSchema,
+  mrrSchema,
+  rangeQuery,
+  snapshotSchema,
+  waterfallQuery,
+  waterfallSchema,
+} from './analytics.schemas.js';
 export { getChurn, getCohorts, getInvoiceAging, getMrr, getWaterfall, listAgingBucket, listWaterfallBucket, snapshotTenant } from './analytics.service.js';

@@ -23,7 +23,13 @@ export function monthlyFactor(unit: IntervalUnit): { numerator: number; denomina
   }
 }
 
-export function monthlyRecurringRevenue(input: { amount: number; quantity: number; intervalUnit: IntervalUnit; intervalCount: number; status: string }): number {
+export function monthlyRecurringRevenue(input: {
+  amount: number;
+  quantity: number;
+  intervalUnit: IntervalUnit;
+  intervalCount: number;
+  status: string;
+}): number {
   if (!(MRR_STATUSES as readonly string[]).includes(input.status)) return 0;
   const { numerator, denominator } = monthlyFactor(input.intervalUnit);
   return mulDivRoundHalfUp(input.amount * input.quantity, numerator, denominator * input.intervalCount);

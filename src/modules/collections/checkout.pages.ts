@@ -42,7 +42,10 @@ const money = (minor: number, currency: string) => escapeHtml(formatMoney(minor,
 function breakdown(invoice: Invoice): string {
   const c = invoice.currency;
   const lines = invoice.lines
-    .map((l) => `<tr><td>${escapeHtml(l.description)}</td><td>${escapeHtml(l.hsn_code)}</td><td class="num">${l.quantity}</td><td class="num">${money(l.amount, c)}</td></tr>`)
+    .map(
+      (l) =>
+        `<tr><td>${escapeHtml(l.description)}</td><td>${escapeHtml(l.hsn_code)}</td><td class="num">${l.quantity}</td><td class="num">${money(l.amount, c)}</td></tr>`,
+    )
     .join('');
   const tax = [
     ['CGST', invoice.cgst_amount],
@@ -50,7 +53,10 @@ function breakdown(invoice: Invoice): string {
     ['IGST', invoice.igst_amount],
   ]
     .filter(([, amount]) => (amount as number) > 0)
-    .map(([name, amount]) => `<tr class="tax"><td colspan="3">${escapeHtml(name)}</td><td class="num" data-tax="${escapeHtml(String(name).toLowerCase())}">${money(amount as number, c)}</td></tr>`)
+    .map(
+      ([name, amount]) =>
+        `<tr class="tax"><td colspan="3">${escapeHtml(name)}</td><td class="num" data-tax="${escapeHtml(String(name).toLowerCase())}">${money(amount as number, c)}</td></tr>`,
+    )
     .join('');
   return `<table>
 <thead><tr><th>Description</th><th>HSN/SAC</th><th class="num">Qty</th><th class="num">Amount</th></tr></thead>

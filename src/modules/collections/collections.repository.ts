@@ -1,12 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
-import type {
-  CheckoutSessionsTable,
-  GatewayConnectionsTable,
-  PaymentAttemptsTable,
-  PaymentMethodsTable,
-  RefundsTable,
-} from './collections.tables.js';
+import type { CheckoutSessionsTable, GatewayConnectionsTable, PaymentAttemptsTable, PaymentMethodsTable, RefundsTable } from './collections.tables.js';
 import './collections.tables.js';
 
 export type ConnectionRow = Selectable<GatewayConnectionsTable>;
@@ -81,7 +75,14 @@ export async function findPaymentMethod(tx: Tx, tenantId: string, id: string): P
 }
 
 export async function findPaymentMethodByReference(tx: Tx, tenantId: string, gateway: string, reference: string): Promise<PaymentMethodRow[]> {
-  return tx.selectFrom('payment_methods').selectAll().where('tenant_id', '=', tenantId).where('gateway', '=', gateway).where('reference', '=', reference).where('status', '=', 'active').execute();
+  return tx
+    .selectFrom('payment_methods')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('gateway', '=', gateway)
+    .where('reference', '=', reference)
+    .where('status', '=', 'active')
+    .execute();
 }
 
 export async function defaultPaymentMethod(tx: Tx, tenantId: string, customerId: string): Promise<PaymentMethodRow | undefined> {
@@ -127,11 +128,24 @@ export async function findAttempt(tx: Tx, tenantId: string, id: string, forUpdat
 }
 
 export async function pendingAttemptOf(tx: Tx, tenantId: string, invoiceId: string): Promise<AttemptRow | undefined> {
-  return tx.selectFrom('payment_attempts').selectAll().where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId).where('status', '=', 'pending').executeTakeFirst();
+  return tx
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', '=', invoiceId)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
 }
 
 export async function attemptsOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<AttemptRow[]> {
-  return tx.selectFrom('payment_attempts').selectAll().where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId).orderBy('created_at').orderBy('id').execute();
+  return tx
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', '=', invoiceId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 export async function attemptByGatewayPaymentId(tx: Tx, tenantId: string, gatewayPaymentId: string): Promise<AttemptRow | undefined> {
@@ -179,13 +193,22 @@ export async function findCheckoutSession(tx: Tx, tenantId: string, id: string):
 }
 
 export async function completeCheckoutSession(tx: Tx, tenantId: string, id: string, now: Date): Promise<void> {
-  await tx.updateTable('checkout_sessions').set({ status: 'complete', updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'open').execute();
+  await tx
+    .updateTable('checkout_sessions')
+    .set({ status: 'complete', updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'open')
+    .execute();
 }
 
 // Inbound gateway events
 
 /** Records an event id; false when it was seen before (the delivery is a duplicate). */
-export async function recordGatewayEvent(tx: Tx, row: { tenant_id: string; id: string; connection_id: string; provider: string; event_id: string; type: string; received_at: Date }): Promise<boolean> {
+export async function recordGatewayEvent(
+  tx: Tx,
+  row: { tenant_id: string; id: string; connection_id: string; provider: string; event_id: string; type: string; received_at: Date },
+): Promise<boolean> {
   const inserted = await tx
     .insertInto('gateway_events')
     .values(row)
@@ -214,7 +237,14 @@ export async function refundsOfPayment(tx: Tx, tenantId: string, paymentId: stri
 }
 
 export async function finishRefund(tx: Tx, tenantId: string, id: string, patch: Updateable<RefundsTable>): Promise<RefundRow | undefined> {
-  return tx.updateTable('refunds').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'pending').returningAll().executeTakeFirst();
+  return tx
+    .updateTable('refunds')
+    .set(patch)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function updateRefund(tx: Tx, tenantId: string, id: string, patch: Updateable<RefundsTable>): Promise<void> {

@@ -103,7 +103,11 @@ export async function gatewayForCurrency(ctx: Ctx, env: CollectionsEnv, currency
   if (row) return resolvedFrom(env, row);
   const test = builtInTest(env);
   if (test) return test;
-  throw errors.validation(`no gateway connection takes ${currency}`, [{ field: 'currency', message: `no gateway connection takes ${currency}` }], 'no_gateway_for_currency');
+  throw errors.validation(
+    `no gateway connection takes ${currency}`,
+    [{ field: 'currency', message: `no gateway connection takes ${currency}` }],
+    'no_gateway_for_currency',
+  );
 }
 
 /** The gateway a saved payment method lives on (its connection, or the built-in test gateway). */
@@ -116,7 +120,7 @@ export async function gatewayOfPaymentMethod(ctx: Ctx, env: CollectionsEnv, pm: 
     const test = builtInTest(env);
     if (test) return test;
   }
-  throw errors.conflict('the payment method\'s gateway connection was removed', 'gateway_connection_removed');
+  throw errors.conflict("the payment method's gateway connection was removed", 'gateway_connection_removed');
 }
 
 /** The gateway a new token belongs to: a provider that owns its form and has a connection, else the test gateway in test mode. */

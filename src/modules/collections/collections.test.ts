@@ -65,12 +65,20 @@ async function testConnection(tenant: Tenant, secret: string): Promise<string> {
 describe('gateway connections', () => {
   it('stores credentials sealed, never echoes them, lists and deletes', async () => {
     const other = await t.registerTenant();
-    const res = await other.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: 'whsec_very_secret' }, currencies: ['inr'] });
+    const res = await other.api('POST', '/v1/gateway-connections', {
+      provider: 'test',
+      credentials: { webhook_secret: 'whsec_very_secret' },
+      currencies: ['inr'],
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.body.data).toMatchObject({ provider: 'test', currencies: ['INR'], credential_keys: ['webhook_secret'] });
     expect(res.body.data.webhook_url).toBe(`https://billing.example.in/webhooks/gateways/test/${res.body.data.id}`);
     expect(res.text).not.toContain('whsec_very_secret');
-    const stored = await t.database.db.selectFrom('gateway_connections').select('credentials_sealed').where('id', '=', res.body.data.id).executeTakeFirstOrThrow();
+    const stored = await t.database.db
+      .selectFrom('gateway_connections')
+      .select('credentials_sealed')
+      .where('id', '=', res.body.data.id)
+      .executeTakeFirstOrThrow();
     expect(stored.credentials_sealed).not.toContain('whsec_very_secret');
     const list = await other.api('GET', '/v1/gateway-connections');
     expect(list.text).not.toContain('whsec_very_secret');
@@ -275,11 +283,18 @@ describe('inbound gateway webhooks', () => {
     expect(res.body.data.status).toBe('open');
     const [attempt] = (await tenant.api('GET', `/v1/invoices/${inv.id}/payment-attempts`)).body.data;
     expect(attempt.status).toBe('pending');
-    const gatewayPaymentId = (await t.database.db.selectFrom('payment_attempts').select('gateway_payment_id').where('id', '=', attempt.id).executeTakeFirstOrThrow()).gateway_payment_id!;
+    const gatewayPaymentId = (
+      await t.database.db.selectFrom('payment_attempts').select('gateway_payment_id').where('id', '=', attempt.id).executeTakeFirstOrThrow()
+    ).gateway_payment_id!;
 
     const body = JSON.stringify({ id: 'evt_1', type: 'payment.succeeded', data: { payment_id: gatewayPaymentId, amount: 3_540, currency: 'INR' } });
     const send = (raw: string, signature: string) =>
-      t.call({ method: 'POST', url: `/webhooks/gateways/test/${connection}`, headers: { 'content-type': 'application/json', [TEST_SIGNATURE_HEADER]: signature }, payload: raw });
+      t.call({
+        method: 'POST',
+        url: `/webhooks/gateways/test/${connection}`,
+        headers: { 'content-type': 'application/json', [TEST_SIGNATURE_HEADER]: signature },
+        payload: raw,
+      });
     const bad = await send(body, signTestWebhook(body, 'wrong-secret', t.clock.now()));
     expect(bad.status).toBe(400);
     // The signature covers the exact bytes: re-serialized JSON does not verify.
@@ -319,7 +334,16 @@ describe('refunds', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body.data).toMatchObject({ payment_id: paymentId, amount: 59_000, status: 'pending', invoice_id: inv.id });
     const note = (await acme.api('GET', `/v1/credit-notes/${res.body.data.credit_note_id}`)).body.data;
-    expect(note).toMatchObject({ type: 'refund', refund_status: 'pending', amount: 59_000, subtotal: 50_000, cgst_amount: 4_500, sgst_amount: 4_500, status: 'used', balance: 0 });
+    expect(note).toMatchObject({
+      type: 'refund',
+      refund_status: 'pending',
+      amount: 59_000,
+      subtotal: 50_000,
+      cgst_amount: 4_500,
+      sgst_amount: 4_500,
+      status: 'used',
+      balance: 0,
+    });
     expect(await linesOf(res.body.data.id, 'refund.created')).toEqual({ 2300: 59_000, 1050: -59_000 });
     // Above what remains refundable → 400.
     expect((await acme.api('POST', `/v1/payments/${paymentId}/refunds`, { amount: 59_001, reason: 'too much' })).status).toBe(400);

@@ -55,7 +55,13 @@ export async function creditedPerInvoiceLine(tx: Tx, tenantId: string, invoiceId
   return new Map(
     rows.map((r) => [
       r.invoice_line_id,
-      { amount: Number(r.amount), subtotal: Number(r.subtotal), cgst_amount: Number(r.cgst_amount), sgst_amount: Number(r.sgst_amount), igst_amount: Number(r.igst_amount) },
+      {
+        amount: Number(r.amount),
+        subtotal: Number(r.subtotal),
+        cgst_amount: Number(r.cgst_amount),
+        sgst_amount: Number(r.sgst_amount),
+        igst_amount: Number(r.igst_amount),
+      },
     ]),
   );
 }
@@ -173,7 +179,13 @@ export async function customersWithSpendableCredit(tx: Tx, tenantId: string, cus
 }
 
 /** A refund note's refund_status; a failed refund makes its whole amount spendable again. */
-export async function updateRefundStatus(tx: Tx, tenantId: string, id: string, refundStatus: 'processed' | 'refund_failed', now: Date): Promise<CreditNoteRow | undefined> {
+export async function updateRefundStatus(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  refundStatus: 'processed' | 'refund_failed',
+  now: Date,
+): Promise<CreditNoteRow | undefined> {
   return tx
     .updateTable('credit_notes')
     .set((eb) => ({

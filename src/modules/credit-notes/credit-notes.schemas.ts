@@ -5,7 +5,7 @@ export const creditNoteStatus = z.enum(['issued', 'used', 'void', 'pending_appro
 
 export const creditNoteLineInput = z.object({
   invoice_line_id: z.uuid(),
-  amount: fields.positiveMinorUnits().describe("gross (with GST) credited on this line, at most what the line has left"),
+  amount: fields.positiveMinorUnits().describe('gross (with GST) credited on this line, at most what the line has left'),
 });
 
 export const createCreditNoteBody = z
@@ -25,8 +25,10 @@ export const createCreditNoteBody = z
     expires_at: fields.instant().optional(),
   })
   .superRefine((body, ctx) => {
-    if (body.amount === undefined && body.lines === undefined) ctx.addIssue({ code: 'custom', path: ['amount'], message: 'amount is required unless lines are given' });
-    if (body.lines !== undefined && body.invoice_id === undefined) ctx.addIssue({ code: 'custom', path: ['lines'], message: 'lines credit an invoice: give invoice_id' });
+    if (body.amount === undefined && body.lines === undefined)
+      ctx.addIssue({ code: 'custom', path: ['amount'], message: 'amount is required unless lines are given' });
+    if (body.lines !== undefined && body.invoice_id === undefined)
+      ctx.addIssue({ code: 'custom', path: ['lines'], message: 'lines credit an invoice: give invoice_id' });
   });
 export type CreateCreditNoteBody = z.infer<typeof createCreditNoteBody>;
 

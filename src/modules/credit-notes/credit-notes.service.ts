@@ -137,12 +137,7 @@ type CreditSplit = { tax: TaxComponents; lines: CreditedLine[] };
  * An invoice credited by notes from before lines were recorded (the notes' total exceeds what
  * their lines account for) keeps the older invoice-level split, against what the notes left.
  */
-async function splitCredit(
-  ctx: Ctx,
-  invoice: InvoiceRow,
-  amount: number,
-  requested: CreateCreditNoteBody['lines'],
-): Promise<CreditSplit> {
+async function splitCredit(ctx: Ctx, invoice: InvoiceRow, amount: number, requested: CreateCreditNoteBody['lines']): Promise<CreditSplit> {
   const credited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
   if (credited.amount + amount > invoice.total) {
     throw errors.conflict(
@@ -474,7 +469,16 @@ export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNote
   const entity = await entityOf(ctx, row.entity_id);
   const owed =
     current.invoice_id && current.tax_amount > 0
-      ? splitTaxProRata({ subtotal: current.subtotal, cgst_amount: current.cgst_amount, sgst_amount: current.sgst_amount, igst_amount: current.igst_amount, total: current.amount }, current.balance)
+      ? splitTaxProRata(
+          {
+            subtotal: current.subtotal,
+            cgst_amount: current.cgst_amount,
+            sgst_amount: current.sgst_amount,
+            igst_amount: current.igst_amount,
+            total: current.amount,
+          },
+          current.balance,
+        )
       : { cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
   const tags = { creditNoteId: row.id, invoiceId: row.invoice_id };
   await postEntry(ctx, {
@@ -510,8 +514,20 @@ export async function listCreditNotes(
   page: Page,
 ): Promise<{ notes: CreditNote[]; total: number }> {
   const { rows, total } = await listCreditNoteRows(ctx.tx, ctx.tenantId, filter, page);
-  const lines = await linesOfCreditNotes(ctx.tx, ctx.tenantId, rows.map((r) => r.id));
-  return { notes: rows.map((r) => toCreditNote(r, lines.filter((l) => l.credit_note_id === r.id))), total };
+  const lines = await linesOfCreditNotes(
+    ctx.tx,
+    ctx.tenantId,
+    rows.map((r) => r.id),
+  );
+  return {
+    notes: rows.map((r) =>
+      toCreditNote(
+        r,
+        lines.filter((l) => l.credit_note_id === r.id),
+      ),
+    ),
+    total,
+  };
 }
 
 /** What an invoice has left to credit (gross): its total less what its live notes credited. */

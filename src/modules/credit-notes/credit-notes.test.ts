@@ -88,11 +88,11 @@ describe('credit notes', () => {
       expect(inv.amount_credited).toBe(354);
       expect(inv.amount_due).toBe(0);
       expect(inv.status).toBe('paid');
-      expect((await balanceOf(sooner.id))).toMatchObject({ balance: 0, status: 'used' });
+      expect(await balanceOf(sooner.id)).toMatchObject({ balance: 0, status: 'used' });
       expect((await balanceOf(later.id)).balance).toBe(146);
     });
 
-    it('refuses more than the balance or the amount due (409) and another customer\'s invoice (400)', async () => {
+    it("refuses more than the balance or the amount due (409) and another customer's invoice (400)", async () => {
       // An invoice created before the credit exists takes none of it automatically.
       const buyer = await createCustomer(acme, { billing_address: { state_code: '27', country: 'IN' } });
       const inv = await createInvoice(acme, buyer, [100]); // 118
@@ -125,7 +125,9 @@ describe('credit notes', () => {
       await acme.api('PATCH', '/v1/settings', { credit_note_approval_required: true });
       const pending = (await note({ amount: 700 })).body.data;
       expect(pending).toMatchObject({ status: 'pending_approval', number: null });
-      expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/apply`, { invoice_id: '00000000-0000-7000-8000-000000000000', amount: 1 })).status).toBe(404);
+      expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/apply`, { invoice_id: '00000000-0000-7000-8000-000000000000', amount: 1 })).status).toBe(
+        404,
+      );
       const approved = await acme.api('POST', `/v1/credit-notes/${pending.id}/approve`);
       expect(approved.body.data).toMatchObject({ status: 'issued' });
       expect(approved.body.data.number).toMatch(/^CN-/);

@@ -127,7 +127,11 @@ describe('customers', () => {
       ['a GSTIN of the wrong shape', { email: 'v7@example.com', gstin: '29ABCDE1234F1Z' }, 'gstin'],
       ['a three-letter country', { email: 'v8@example.com', billing_address: { country: 'IND' } }, 'billing_address.country'],
       ['an Indian state code that is not a GST code', { email: 'v9@example.com', billing_address: { state_code: 'KA' } }, 'billing_address.state_code'],
-      ['a foreign state code over 10 characters', { email: 'va@example.com', billing_address: { state_code: 'California!', country: 'US' } }, 'billing_address.state_code'],
+      [
+        'a foreign state code over 10 characters',
+        { email: 'va@example.com', billing_address: { state_code: 'California!', country: 'US' } },
+        'billing_address.state_code',
+      ],
       ['a GSTIN for a customer billed outside India', { email: 'vc@example.com', gstin: karnatakaGstin, billing_address: { country: 'US' } }, 'gstin'],
       ['nested metadata', { email: 'vd@example.com', metadata: { deep: { no: 1 } } }, 'metadata.deep'],
       ['an address that is not an object', { email: 've@example.com', billing_address: 'Bengaluru' }, 'billing_address'],
@@ -139,7 +143,12 @@ describe('customers', () => {
     });
 
     it('refuses a body that is not JSON with 400, not 500', async () => {
-      const res = await t.call({ method: 'POST', url: '/v1/customers', headers: { authorization: `Bearer ${acme.key}`, 'content-type': 'application/json' }, payload: '{"email":' });
+      const res = await t.call({
+        method: 'POST',
+        url: '/v1/customers',
+        headers: { authorization: `Bearer ${acme.key}`, 'content-type': 'application/json' },
+        payload: '{"email":',
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
     });
@@ -282,7 +291,7 @@ describe('customers', () => {
       expect(res.body.data.gstin).toBe(gstin('27'));
     });
 
-    it('accepts a billing state other than the GSTIN\'s (a branch address)', async () => {
+    it("accepts a billing state other than the GSTIN's (a branch address)", async () => {
       const res = await acme.api('PUT', `/v1/customers/${id}`, { billing_address: { ...fullAddress, state_code: '33' } });
       expect(res.status, res.text).toBe(200);
       expect(res.body.data.billing_address.state_code).toBe('33');
@@ -297,9 +306,24 @@ describe('customers', () => {
     });
 
     it('clears optional fields with null, metadata to an empty object', async () => {
-      const res = await acme.api('PUT', `/v1/customers/${id}`, { name: null, external_id: null, phone: null, gstin: null, billing_address: null, metadata: null });
+      const res = await acme.api('PUT', `/v1/customers/${id}`, {
+        name: null,
+        external_id: null,
+        phone: null,
+        gstin: null,
+        billing_address: null,
+        metadata: null,
+      });
       expect(res.status).toBe(200);
-      expect(res.body.data).toMatchObject({ email: original.email, name: null, external_id: null, phone: null, gstin: null, billing_address: null, metadata: {} });
+      expect(res.body.data).toMatchObject({
+        email: original.email,
+        name: null,
+        external_id: null,
+        phone: null,
+        gstin: null,
+        billing_address: null,
+        metadata: {},
+      });
     });
 
     it('changes the e-mail, and lets a customer change the case of its own e-mail', async () => {

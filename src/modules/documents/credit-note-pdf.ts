@@ -3,7 +3,22 @@ import type PDFKitDocument from 'pdfkit';
 import type { CreditNote } from '../credit-notes/index.js';
 import type { Invoice, PartySnapshot } from '../invoices/index.js';
 import { formatAmount, formatDate, formatRate } from './format.js';
-import { BOLD, INK, MARGIN, MUTED, REGULAR, RULE, SHADE, cell, collectPdf, drawEinvoiceBlock, partyLines, pdfMoney, stateLabel, type PrintedEinvoice } from './invoice-pdf.js';
+import {
+  BOLD,
+  INK,
+  MARGIN,
+  MUTED,
+  REGULAR,
+  RULE,
+  SHADE,
+  cell,
+  collectPdf,
+  drawEinvoiceBlock,
+  partyLines,
+  pdfMoney,
+  stateLabel,
+  type PrintedEinvoice,
+} from './invoice-pdf.js';
 import { useUnicodeFonts } from './unicode-text.js';
 
 export type CreditNoteDocument = {
@@ -70,12 +85,20 @@ export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Bu
   const width = doc.page.width - 2 * MARGIN;
   let y = MARGIN;
   doc.font(BOLD).fontSize(18).fillColor(INK).text(title, left, y, { width, align: 'right' });
-  doc.font(BOLD).fontSize(13).text(supplier.name, left, y, { width: width * 0.6 });
+  doc
+    .font(BOLD)
+    .fontSize(13)
+    .text(supplier.name, left, y, { width: width * 0.6 });
   doc.font(REGULAR).fontSize(8.5);
   for (const l of supplier.lines) doc.text(l, left, doc.y, { width: width * 0.6 });
   y = Math.max(doc.y, MARGIN + 36) + 8;
   if (input.einvoice?.irn) y = await drawEinvoiceBlock(doc, input.einvoice, left, y, width, timeZone);
-  doc.moveTo(left, y).lineTo(left + width, y).lineWidth(0.5).strokeColor(RULE).stroke();
+  doc
+    .moveTo(left, y)
+    .lineTo(left + width, y)
+    .lineWidth(0.5)
+    .strokeColor(RULE)
+    .stroke();
   y += 8;
 
   const columnWidth = width / 2 - 8;
@@ -93,11 +116,19 @@ export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Bu
   let ry = y;
   for (const [label, value] of particulars) {
     cell(doc, label, rightX, ry, 100, { color: MUTED, size: 8.5 });
-    doc.font(BOLD).fontSize(8.5).fillColor(INK).text(value, rightX + 102, ry, { width: columnWidth - 102 });
+    doc
+      .font(BOLD)
+      .fontSize(8.5)
+      .fillColor(INK)
+      .text(value, rightX + 102, ry, { width: columnWidth - 102 });
     ry = Math.max(doc.y, ry + 12) + 1;
   }
   doc.font(BOLD).fontSize(7.5).fillColor(MUTED).text('CREDITED TO', left, y, { width: columnWidth });
-  doc.font(BOLD).fontSize(10).fillColor(INK).text(customer.name, left, doc.y + 2, { width: columnWidth });
+  doc
+    .font(BOLD)
+    .fontSize(10)
+    .fillColor(INK)
+    .text(customer.name, left, doc.y + 2, { width: columnWidth });
   doc.font(REGULAR).fontSize(8.5);
   for (const l of customer.lines) doc.text(l, left, doc.y, { width: columnWidth });
   y = Math.max(doc.y, ry) + 14;
@@ -132,7 +163,12 @@ export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Bu
       x += c.width;
     }
     y += 16;
-    doc.moveTo(left, y).lineTo(left + width, y).lineWidth(0.4).strokeColor(RULE).stroke();
+    doc
+      .moveTo(left, y)
+      .lineTo(left + width, y)
+      .lineWidth(0.4)
+      .strokeColor(RULE)
+      .stroke();
   }
   y += 8;
   const totals: [string, string, boolean][] = [['Taxable value', money(note.subtotal), false]];
@@ -145,8 +181,15 @@ export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Bu
     cell(doc, value, totalsX + 140, y, 108, { font: strong ? BOLD : REGULAR, size: 8.5, align: 'right' });
     y += 13;
   }
-  doc.font(REGULAR).fontSize(8.5).fillColor(INK).text(`For ${supplier.name}`, left, y + 16, { width, align: 'right' });
-  doc.fontSize(7.5).fillColor(MUTED).text('Authorised signatory', left, doc.y + 14, { width, align: 'right' });
+  doc
+    .font(REGULAR)
+    .fontSize(8.5)
+    .fillColor(INK)
+    .text(`For ${supplier.name}`, left, y + 16, { width, align: 'right' });
+  doc
+    .fontSize(7.5)
+    .fillColor(MUTED)
+    .text('Authorised signatory', left, doc.y + 14, { width, align: 'right' });
   doc.end();
   return pdf;
 }

@@ -80,7 +80,14 @@ export async function getCreditNotePdf(ctx: Ctx, creditNoteId: string): Promise<
     customer ??
     (await (async () => {
       const c = await getCustomer(ctx, note.customer_id);
-      return { name: c.name ?? c.email, email: c.email, gstin: c.gstin, state_code: customerStateCode(c), country_code: customerCountry(c), address: c.billing_address ?? null };
+      return {
+        name: c.name ?? c.email,
+        email: c.email,
+        gstin: c.gstin,
+        state_code: customerStateCode(c),
+        country_code: customerCountry(c),
+        address: c.billing_address ?? null,
+      };
     })());
   const content = await renderCreditNotePdf({ note, invoice, supplier, customer: buyer, timeZone: entity.time_zone, einvoice });
   return { filename: `${(note.number ?? `draft-${note.id}`).replace(/[^A-Za-z0-9._-]/g, '-')}.pdf`, content };

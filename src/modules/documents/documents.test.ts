@@ -37,8 +37,16 @@ beforeAll(async () => {
     billing_address: { line1: '4 Residency Road', city: 'Bengaluru', state_code: '29', postal_code: '560025', country: 'IN' },
   });
   karnataka = { id: c1.body.data.id, email: c1.body.data.email };
-  maharashtra = (await acme.api('POST', '/v1/customers', { email: 'mh@example.in', name: 'Pune Retail', billing_address: { state_code: '27', city: 'Pune', country: 'IN' } })).body.data.id;
-  usCustomer = (await acme.api('POST', '/v1/customers', { email: 'ap@us.example', name: 'US Inc', billing_address: { line1: '1 Market St', city: 'San Francisco', state_code: 'CA', country: 'US' } })).body.data.id;
+  maharashtra = (
+    await acme.api('POST', '/v1/customers', { email: 'mh@example.in', name: 'Pune Retail', billing_address: { state_code: '27', city: 'Pune', country: 'IN' } })
+  ).body.data.id;
+  usCustomer = (
+    await acme.api('POST', '/v1/customers', {
+      email: 'ap@us.example',
+      name: 'US Inc',
+      billing_address: { line1: '1 Market St', city: 'San Francisco', state_code: 'CA', country: 'US' },
+    })
+  ).body.data.id;
 });
 afterAll(async () => {
   await t?.close();
@@ -160,7 +168,12 @@ describe('invoices', () => {
 
     it('sends a paid invoice, saying so, with amount paid and amount due on the PDF', async () => {
       const invoice = await createInvoice(acme, { customer_id: karnataka.id });
-      await acme.api('POST', '/v1/payments/offline', { customer_id: karnataka.id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: invoice.total });
+      await acme.api('POST', '/v1/payments/offline', {
+        customer_id: karnataka.id,
+        invoice_id: invoice.id,
+        payment_type: 'bank_transfer',
+        amount: invoice.total,
+      });
       expect((await acme.api('POST', `/v1/invoices/${invoice.id}/send`)).status).toBe(200);
       const before = sink.messages.length;
       await t.kosh.worker.drain();
@@ -299,7 +312,10 @@ describe('invoices', () => {
     });
 
     it('prints IGST for another state and "Unregistered" for a customer without a GSTIN', async () => {
-      const invoice = await createInvoice(acme, { customer_id: maharashtra, lines: [{ description: 'Consulting', unit_amount: 10_000_00, hsn_code: '998311' }] });
+      const invoice = await createInvoice(acme, {
+        customer_id: maharashtra,
+        lines: [{ description: 'Consulting', unit_amount: 10_000_00, hsn_code: '998311' }],
+      });
       const text = await pdfText((await fetchPdf(acme, invoice.id)).pdf);
       expect(text).toContain('GSTIN: Unregistered');
       expect(text).toContain('Maharashtra (27)');
@@ -318,8 +334,14 @@ describe('invoices', () => {
         gstin: gstin('04AAACA1234A1Z'),
       });
       expect(entity.status).toBe(201);
-      const customer = (await acme.api('POST', '/v1/customers', { email: 'chd@example.in', name: 'Sector 17 Stores', billing_address: { state_code: '04', country: 'IN' } })).body.data.id;
-      const invoice = await createInvoice(acme, { customer_id: customer, entity_id: entity.body.data.id, lines: [{ description: 'Support', unit_amount: 1_000_00 }] });
+      const customer = (
+        await acme.api('POST', '/v1/customers', { email: 'chd@example.in', name: 'Sector 17 Stores', billing_address: { state_code: '04', country: 'IN' } })
+      ).body.data.id;
+      const invoice = await createInvoice(acme, {
+        customer_id: customer,
+        entity_id: entity.body.data.id,
+        lines: [{ description: 'Support', unit_amount: 1_000_00 }],
+      });
       expect(invoice.utgst).toBe(true);
       const text = await pdfText((await fetchPdf(acme, invoice.id)).pdf);
       expect(text).toContain('Chandigarh (04)');
@@ -328,7 +350,11 @@ describe('invoices', () => {
     });
 
     it('marks an export with the LUT endorsement and no tax, in the invoice currency', async () => {
-      const invoice = await createInvoice(acme, { customer_id: usCustomer, currency: 'USD', lines: [{ description: 'Annual licence', unit_amount: 1_234_567_89 }] });
+      const invoice = await createInvoice(acme, {
+        customer_id: usCustomer,
+        currency: 'USD',
+        lines: [{ description: 'Annual licence', unit_amount: 1_234_567_89 }],
+      });
       expect(invoice.tax_type).toBe('export');
       const text = await pdfText((await fetchPdf(acme, invoice.id)).pdf);
       expect(text).toContain('Export Invoice');
@@ -343,7 +369,12 @@ describe('invoices', () => {
 
     it('titles it "Invoice", without GST particulars, when the supplier is outside India', async () => {
       const entity = await acme.api('POST', '/v1/entities', { name: 'Acme Inc', legal_name: 'Acme Inc', invoice_prefix: 'US-', country_code: 'US' });
-      const invoice = await createInvoice(acme, { customer_id: usCustomer, entity_id: entity.body.data.id, currency: 'USD', lines: [{ description: 'Licence', unit_amount: 500_00 }] });
+      const invoice = await createInvoice(acme, {
+        customer_id: usCustomer,
+        entity_id: entity.body.data.id,
+        currency: 'USD',
+        lines: [{ description: 'Licence', unit_amount: 500_00 }],
+      });
       expect(invoice.tax_type).toBe('');
       const text = await pdfText((await fetchPdf(acme, invoice.id)).pdf);
       expect(text.split('\n').some((l) => /^\s*Invoice\s*$/.test(l) || /\s{2,}Invoice\s*$/.test(l))).toBe(true);

@@ -110,7 +110,12 @@ describe('documents', () => {
       ['inter_state', false, 'Tax Invoice', undefined],
       ['export', true, 'Export Invoice', 'Supply meant for export under Letter of Undertaking without payment of integrated tax (IGST)'],
       ['export', false, 'Export Invoice', 'Supply meant for export on payment of integrated tax (IGST)'],
-      ['sez', true, 'Tax Invoice', 'Supply meant for SEZ unit or SEZ developer for authorised operations under Letter of Undertaking without payment of integrated tax (IGST)'],
+      [
+        'sez',
+        true,
+        'Tax Invoice',
+        'Supply meant for SEZ unit or SEZ developer for authorised operations under Letter of Undertaking without payment of integrated tax (IGST)',
+      ],
       ['sez', false, 'Tax Invoice', 'Supply meant for SEZ unit or SEZ developer for authorised operations on payment of integrated tax (IGST)'],
       ['', false, 'Invoice', undefined],
     ])('%j (lut %j) → %s', (taxType, lut, title, endorsement) => {

@@ -46,7 +46,14 @@ export function pdfMoney(minor: number, currency: string): string {
  * The IRN block: IRN, Ack No and date, and the signed QR code as a real QR image (the IRP's JWT,
  * which any e-invoice QR verifier app reads). Returns the y below it.
  */
-export async function drawEinvoiceBlock(doc: PDFKit.PDFDocument, einvoice: PrintedEinvoice, left: number, y: number, width: number, timeZone: string): Promise<number> {
+export async function drawEinvoiceBlock(
+  doc: PDFKit.PDFDocument,
+  einvoice: PrintedEinvoice,
+  left: number,
+  y: number,
+  width: number,
+  timeZone: string,
+): Promise<number> {
   const qrSize = 92;
   const height = einvoice.signed_qr_code ? qrSize + 8 : 44;
   doc.rect(left, y, width, height).lineWidth(0.6).strokeColor(RULE).stroke();
@@ -55,11 +62,23 @@ export async function drawEinvoiceBlock(doc: PDFKit.PDFDocument, einvoice: Print
     doc.image(png, left + width - qrSize - 4, y + 4, { width: qrSize, height: qrSize });
   }
   const textWidth = width - (einvoice.signed_qr_code ? qrSize + 16 : 12);
-  doc.font(BOLD).fontSize(8).fillColor(INK).text('E-invoice (IRN registered)', left + 6, y + 6, { width: textWidth });
-  doc.font(REGULAR).fontSize(7.5).text(`IRN: ${einvoice.irn}`, left + 6, doc.y + 2, { width: textWidth });
+  doc
+    .font(BOLD)
+    .fontSize(8)
+    .fillColor(INK)
+    .text('E-invoice (IRN registered)', left + 6, y + 6, { width: textWidth });
+  doc
+    .font(REGULAR)
+    .fontSize(7.5)
+    .text(`IRN: ${einvoice.irn}`, left + 6, doc.y + 2, { width: textWidth });
   const ack = `Ack No: ${einvoice.ack_no ?? '—'}    Ack Date: ${einvoice.ack_date ? formatDate(einvoice.ack_date, timeZone) : '—'}`;
   doc.text(ack, left + 6, doc.y + 2, { width: textWidth });
-  if (einvoice.status === 'canceled') doc.font(BOLD).fillColor('#cc0000').text('IRN CANCELLED', left + 6, doc.y + 2, { width: textWidth }).fillColor(INK);
+  if (einvoice.status === 'canceled')
+    doc
+      .font(BOLD)
+      .fillColor('#cc0000')
+      .text('IRN CANCELLED', left + 6, doc.y + 2, { width: textWidth })
+      .fillColor(INK);
   return y + height + 8;
 }
 
@@ -110,8 +129,8 @@ function addressLines(party: PartySnapshot): string[] {
   const india = isIndian(party);
   const region = india ? gstState(party.state_code ?? a.state_code)?.name : a.state_code;
   const country = india ? 'India' : countryName(party.country_code ?? a.country ?? '');
-  return [a.line1, a.line2, [a.city, a.postal_code].filter(Boolean).join(' '), [region, country].filter(Boolean).join(', ')].filter(
-    (l): l is string => Boolean(l && l.trim()),
+  return [a.line1, a.line2, [a.city, a.postal_code].filter(Boolean).join(' '), [region, country].filter(Boolean).join(', ')].filter((l): l is string =>
+    Boolean(l && l.trim()),
   );
 }
 
@@ -140,7 +159,14 @@ function placeOfSupply(invoice: Invoice): string | undefined {
 }
 
 /** Writes one line of text at a fixed place, shrinking the font so it fits the width (never wraps). */
-export function cell(doc: Doc, text: string, x: number, y: number, width: number, options: { align?: 'left' | 'right' | 'center'; font?: string; size?: number; color?: string } = {}): void {
+export function cell(
+  doc: Doc,
+  text: string,
+  x: number,
+  y: number,
+  width: number,
+  options: { align?: 'left' | 'right' | 'center'; font?: string; size?: number; color?: string } = {},
+): void {
   const font = options.font ?? REGULAR;
   let size = options.size ?? 8;
   doc.font(font).fontSize(size);
@@ -228,21 +254,23 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
   const customer = partyLines(invoice.customer_details, 'customer', gstApplies);
 
   const { default: PDFDocument } = (await import('pdfkit')) as { default: typeof PDFKitDocument };
-  const doc = useUnicodeFonts(new PDFDocument({
-    size: 'A4',
-    margin: MARGIN,
-    bufferPages: true,
-    info: {
-      Title: `${heading.title} ${invoice.number ?? '(draft)'}`,
-      Author: supplier.name,
-      Subject: `${heading.title} ${invoice.number ?? '(draft)'} to ${customer.name}`,
-      Creator: 'Kosh',
-      Producer: 'Kosh',
-      // A reprint of the same invoice yields the same metadata.
-      CreationDate: stampDate,
-      ModDate: stampDate,
-    },
-  }));
+  const doc = useUnicodeFonts(
+    new PDFDocument({
+      size: 'A4',
+      margin: MARGIN,
+      bufferPages: true,
+      info: {
+        Title: `${heading.title} ${invoice.number ?? '(draft)'}`,
+        Author: supplier.name,
+        Subject: `${heading.title} ${invoice.number ?? '(draft)'} to ${customer.name}`,
+        Creator: 'Kosh',
+        Producer: 'Kosh',
+        // A reprint of the same invoice yields the same metadata.
+        CreationDate: stampDate,
+        ModDate: stampDate,
+      },
+    }),
+  );
   const pdf = collectPdf(doc);
   const left = MARGIN;
   const width = doc.page.width - 2 * MARGIN;
@@ -251,8 +279,16 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
   // Heading: the supplier on the left, the document title on the right.
   let y = MARGIN;
   doc.font(BOLD).fontSize(18).fillColor(INK).text(heading.title, left, y, { width, align: 'right' });
-  doc.font(REGULAR).fontSize(7.5).fillColor(MUTED).text(gstApplies ? 'Original for recipient' : '', left, y + 22, { width, align: 'right' });
-  doc.font(BOLD).fontSize(13).fillColor(INK).text(supplier.name, left, y, { width: width * 0.6 });
+  doc
+    .font(REGULAR)
+    .fontSize(7.5)
+    .fillColor(MUTED)
+    .text(gstApplies ? 'Original for recipient' : '', left, y + 22, { width, align: 'right' });
+  doc
+    .font(BOLD)
+    .fontSize(13)
+    .fillColor(INK)
+    .text(supplier.name, left, y, { width: width * 0.6 });
   y = doc.y + 2;
   doc.font(REGULAR).fontSize(8.5).fillColor(INK);
   for (const l of supplier.lines) doc.text(l, left, doc.y, { width: width * 0.6 });
@@ -268,7 +304,12 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
 
   if (options.einvoice?.irn) y = await drawEinvoiceBlock(doc, options.einvoice, left, y, width, timeZone);
 
-  doc.moveTo(left, y).lineTo(left + width, y).lineWidth(0.5).strokeColor(RULE).stroke();
+  doc
+    .moveTo(left, y)
+    .lineTo(left + width, y)
+    .lineWidth(0.5)
+    .strokeColor(RULE)
+    .stroke();
   y += 8;
 
   // Bill to on the left; the invoice's particulars on the right.
@@ -291,19 +332,31 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
   let ry = y;
   for (const [label, value] of particulars) {
     cell(doc, label, rightX, ry, 110, { color: MUTED, size: 8.5 });
-    doc.font(BOLD).fontSize(8.5).fillColor(INK).text(value, rightX + 112, ry, { width: columnWidth - 112 });
+    doc
+      .font(BOLD)
+      .fontSize(8.5)
+      .fillColor(INK)
+      .text(value, rightX + 112, ry, { width: columnWidth - 112 });
     ry = Math.max(doc.y, ry + 12) + 1;
   }
 
   doc.font(BOLD).fontSize(7.5).fillColor(MUTED).text('BILL TO', left, y, { width: columnWidth });
-  doc.font(BOLD).fontSize(10).fillColor(INK).text(customer.name, left, doc.y + 2, { width: columnWidth });
+  doc
+    .font(BOLD)
+    .fontSize(10)
+    .fillColor(INK)
+    .text(customer.name, left, doc.y + 2, { width: columnWidth });
   doc.font(REGULAR).fontSize(8.5);
   for (const l of customer.lines) doc.text(l, left, doc.y, { width: columnWidth });
   y = Math.max(doc.y, ry) + 14;
 
   // The lines.
   const columns = columnsFor(invoice, width);
-  doc.font(REGULAR).fontSize(7.5).fillColor(MUTED).text(`Amounts in ${invoice.currency}`, left, y - 10, { width, align: 'right' });
+  doc
+    .font(REGULAR)
+    .fontSize(7.5)
+    .fillColor(MUTED)
+    .text(`Amounts in ${invoice.currency}`, left, y - 10, { width, align: 'right' });
   y = drawTableHeader(doc, columns, left, y, width);
   invoice.lines.forEach((line, index) => {
     const descriptionColumn = columns[1]!;
@@ -317,14 +370,23 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
     let x = left;
     for (const c of columns) {
       if (c.key === 'description') {
-        doc.font(REGULAR).fontSize(8).fillColor(INK).text(description, x + 2, y + 3, { width: c.width - 4 });
+        doc
+          .font(REGULAR)
+          .fontSize(8)
+          .fillColor(INK)
+          .text(description, x + 2, y + 3, { width: c.width - 4 });
       } else {
         cell(doc, c.value(line, index), x + 2, y + 3, c.width - 4, { align: c.align });
       }
       x += c.width;
     }
     y += rowHeight;
-    doc.moveTo(left, y).lineTo(left + width, y).lineWidth(0.4).strokeColor(RULE).stroke();
+    doc
+      .moveTo(left, y)
+      .lineTo(left + width, y)
+      .lineWidth(0.4)
+      .strokeColor(RULE)
+      .stroke();
   });
 
   // Totals.
@@ -375,11 +437,21 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
   }
   if (invoice.memo) {
     doc.font(BOLD).fontSize(8).fillColor(INK).text('Notes', left, y, { width });
-    doc.font(REGULAR).fontSize(8).text(invoice.memo, left, doc.y + 1, { width });
+    doc
+      .font(REGULAR)
+      .fontSize(8)
+      .text(invoice.memo, left, doc.y + 1, { width });
     y = doc.y + 8;
   }
-  doc.font(REGULAR).fontSize(8.5).fillColor(INK).text(`For ${supplier.name}`, left, y + 4, { width, align: 'right' });
-  doc.fontSize(7.5).fillColor(MUTED).text('Authorised signatory', left, doc.y + 14, { width, align: 'right' });
+  doc
+    .font(REGULAR)
+    .fontSize(8.5)
+    .fillColor(INK)
+    .text(`For ${supplier.name}`, left, y + 4, { width, align: 'right' });
+  doc
+    .fontSize(7.5)
+    .fillColor(MUTED)
+    .text('Authorised signatory', left, doc.y + 14, { width, align: 'right' });
 
   // On every page: the footer, and the DRAFT / VOID mark.
   const mark = invoice.status === 'draft' ? 'DRAFT' : invoice.status === 'void' ? 'VOID' : undefined;
@@ -390,7 +462,11 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
     const savedBottom = doc.page.margins.bottom;
     doc.page.margins.bottom = 0;
     const footer = `${heading.title} ${invoice.number ?? '(draft)'} · Page ${i - range.start + 1} of ${range.count} · This is a computer-generated document.`;
-    doc.font(REGULAR).fontSize(7).fillColor(MUTED).text(footer, left, doc.page.height - MARGIN - 10, { width, align: 'center', lineBreak: false });
+    doc
+      .font(REGULAR)
+      .fontSize(7)
+      .fillColor(MUTED)
+      .text(footer, left, doc.page.height - MARGIN - 10, { width, align: 'center', lineBreak: false });
     if (mark) {
       doc.save();
       doc.rotate(-35, { origin: [doc.page.width / 2, doc.page.height / 2] });

@@ -23,12 +23,23 @@ export async function listCampaignRows(tx: Tx, tenantId: string): Promise<Campai
 }
 
 export async function findDefaultCampaign(tx: Tx, tenantId: string): Promise<CampaignRow | undefined> {
-  return tx.selectFrom('dunning_campaigns').selectAll().where('tenant_id', '=', tenantId).where('is_default', '=', true).where('is_active', '=', true).executeTakeFirst();
+  return tx
+    .selectFrom('dunning_campaigns')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('is_default', '=', true)
+    .where('is_active', '=', true)
+    .executeTakeFirst();
 }
 
 /** Unsets the tenant's default (before another campaign takes the place). */
 export async function clearDefault(tx: Tx, tenantId: string, now: Date): Promise<void> {
-  await tx.updateTable('dunning_campaigns').set({ is_default: false, updated_at: now }).where('tenant_id', '=', tenantId).where('is_default', '=', true).execute();
+  await tx
+    .updateTable('dunning_campaigns')
+    .set({ is_default: false, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('is_default', '=', true)
+    .execute();
 }
 
 export async function updateCampaignRow(tx: Tx, tenantId: string, id: string, patch: Updateable<DunningCampaignsTable>): Promise<CampaignRow | undefined> {
@@ -66,7 +77,13 @@ export async function insertStep(tx: Tx, row: Insertable<DunningStepsTable>): Pr
 }
 
 export async function findStep(tx: Tx, tenantId: string, campaignId: string, stepId: string): Promise<StepRow | undefined> {
-  return tx.selectFrom('dunning_steps').selectAll().where('tenant_id', '=', tenantId).where('campaign_id', '=', campaignId).where('id', '=', stepId).executeTakeFirst();
+  return tx
+    .selectFrom('dunning_steps')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('campaign_id', '=', campaignId)
+    .where('id', '=', stepId)
+    .executeTakeFirst();
 }
 
 export async function updateStepRow(tx: Tx, tenantId: string, stepId: string, patch: Updateable<DunningStepsTable>): Promise<StepRow> {
@@ -78,16 +95,16 @@ export async function deleteStepRow(tx: Tx, tenantId: string, stepId: string): P
 }
 
 /** Active executions per campaign, and the distinct subscriptions of their invoices. */
-export async function activityOfCampaigns(tx: Tx, tenantId: string, campaignIds: string[]): Promise<Map<string, { executions: number; subscriptions: number }>> {
+export async function activityOfCampaigns(
+  tx: Tx,
+  tenantId: string,
+  campaignIds: string[],
+): Promise<Map<string, { executions: number; subscriptions: number }>> {
   if (campaignIds.length === 0) return new Map();
   const rows = await tx
     .selectFrom('dunning_executions as e')
     .innerJoin('invoices as i', (j) => j.onRef('i.tenant_id', '=', 'e.tenant_id').onRef('i.id', '=', 'e.invoice_id'))
-    .select((eb) => [
-      'e.campaign_id',
-      eb.fn.countAll<number>().as('executions'),
-      eb.fn.count<number>('i.subscription_id').distinct().as('subscriptions'),
-    ])
+    .select((eb) => ['e.campaign_id', eb.fn.countAll<number>().as('executions'), eb.fn.count<number>('i.subscription_id').distinct().as('subscriptions')])
     .where('e.tenant_id', '=', tenantId)
     .where('e.campaign_id', 'in', campaignIds)
     .where('e.status', '=', 'active')
@@ -97,7 +114,13 @@ export async function activityOfCampaigns(tx: Tx, tenantId: string, campaignIds:
 }
 
 export async function campaignHasExecutions(tx: Tx, tenantId: string, campaignId: string): Promise<boolean> {
-  const rows = await tx.selectFrom('dunning_executions').select('id').where('tenant_id', '=', tenantId).where('campaign_id', '=', campaignId).limit(1).execute();
+  const rows = await tx
+    .selectFrom('dunning_executions')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('campaign_id', '=', campaignId)
+    .limit(1)
+    .execute();
   return rows.length > 0;
 }
 
@@ -122,10 +145,22 @@ export async function activeExecutionOfInvoice(tx: Tx, tenantId: string, invoice
 }
 
 export async function activeExecutionsOfCampaign(tx: Tx, tenantId: string, campaignId: string): Promise<ExecutionRow[]> {
-  return tx.selectFrom('dunning_executions').selectAll().where('tenant_id', '=', tenantId).where('campaign_id', '=', campaignId).where('status', '=', 'active').forUpdate().execute();
+  return tx
+    .selectFrom('dunning_executions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('campaign_id', '=', campaignId)
+    .where('status', '=', 'active')
+    .forUpdate()
+    .execute();
 }
 
-export async function listExecutionRows(tx: Tx, tenantId: string, filter: { invoice_id?: string; status?: ExecutionStatus }, page: { limit: number; offset: number }) {
+export async function listExecutionRows(
+  tx: Tx,
+  tenantId: string,
+  filter: { invoice_id?: string; status?: ExecutionStatus },
+  page: { limit: number; offset: number },
+) {
   let q = tx.selectFrom('dunning_executions').where('tenant_id', '=', tenantId);
   if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
   if (filter.status) q = q.where('status', '=', filter.status);
@@ -138,7 +173,14 @@ export async function listExecutionRows(tx: Tx, tenantId: string, filter: { invo
 
 export async function actionsOfExecutions(tx: Tx, tenantId: string, executionIds: string[]): Promise<ActionRow[]> {
   if (executionIds.length === 0) return [];
-  return tx.selectFrom('dunning_actions').selectAll().where('tenant_id', '=', tenantId).where('execution_id', 'in', executionIds).orderBy('executed_at').orderBy('id').execute();
+  return tx
+    .selectFrom('dunning_actions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('execution_id', 'in', executionIds)
+    .orderBy('executed_at')
+    .orderBy('id')
+    .execute();
 }
 
 /** Nothing in a step reads its action back: the row travels with the next awaited statement. */
@@ -154,21 +196,51 @@ export async function deferExecutionStep(tx: Tx, tenantId: string, id: string, p
   await deferWrite(tx, tx.updateTable('dunning_executions').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'active'));
 }
 
-export type DunnedInvoice = { id: string; number: string | null; status: string; currency: string; amount_due: number; due_date: Date | null; subscription_id: string | null };
+export type DunnedInvoice = {
+  id: string;
+  number: string | null;
+  status: string;
+  currency: string;
+  amount_due: number;
+  due_date: Date | null;
+  subscription_id: string | null;
+};
 export type DunnedCustomer = { id: string; email: string; name: string | null };
 
 /** What the steps of a batch need to know of their invoices and customers, read at once. */
-export async function invoicesAndCustomers(tx: Tx, tenantId: string, invoiceIds: string[], customerIds: string[]): Promise<{ invoices: DunnedInvoice[]; customers: DunnedCustomer[] }> {
+export async function invoicesAndCustomers(
+  tx: Tx,
+  tenantId: string,
+  invoiceIds: string[],
+  customerIds: string[],
+): Promise<{ invoices: DunnedInvoice[]; customers: DunnedCustomer[] }> {
   const [invoices, customers] = await Promise.all([
-    tx.selectFrom('invoices').select(['id', 'number', 'status', 'currency', 'amount_due', 'due_date', 'subscription_id']).where('tenant_id', '=', tenantId).where('id', 'in', invoiceIds).execute(),
+    tx
+      .selectFrom('invoices')
+      .select(['id', 'number', 'status', 'currency', 'amount_due', 'due_date', 'subscription_id'])
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', invoiceIds)
+      .execute(),
     tx.selectFrom('customers').select(['id', 'email', 'name']).where('tenant_id', '=', tenantId).where('id', 'in', customerIds).execute(),
   ]);
   return { invoices, customers };
 }
 
 /** The guarded update of an execution: only while it is still active. */
-export async function updateActiveExecution(tx: Tx, tenantId: string, id: string, patch: Updateable<DunningExecutionsTable>): Promise<ExecutionRow | undefined> {
-  return tx.updateTable('dunning_executions').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'active').returningAll().executeTakeFirst();
+export async function updateActiveExecution(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  patch: Updateable<DunningExecutionsTable>,
+): Promise<ExecutionRow | undefined> {
+  return tx
+    .updateTable('dunning_executions')
+    .set(patch)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function markLastActionRecovering(tx: Tx, tenantId: string, executionId: string): Promise<void> {

@@ -139,11 +139,15 @@ export async function deleteCampaign(ctx: Ctx, id: string, cancelExecutions: boo
   const campaign = await getCampaign(ctx, id);
   const active = await activeExecutionsOfCampaign(ctx.tx, ctx.tenantId, id);
   if (active.length > 0 && !cancelExecutions) {
-    throw errors.conflict(`the campaign is dunning ${active.length} invoice(s); pass ?cancel_executions=true to end them and delete it`, 'campaign_has_active_executions');
+    throw errors.conflict(
+      `the campaign is dunning ${active.length} invoice(s); pass ?cancel_executions=true to end them and delete it`,
+      'campaign_has_active_executions',
+    );
   }
   for (const execution of active) await endExecution(ctx, execution, 'canceled');
   // Ended executions keep their history: a campaign with any is kept, deactivated, not deleted.
-  if (await campaignHasExecutions(ctx.tx, ctx.tenantId, id)) await updateCampaignRow(ctx.tx, ctx.tenantId, id, { is_active: false, is_default: false, updated_at: ctx.now });
+  if (await campaignHasExecutions(ctx.tx, ctx.tenantId, id))
+    await updateCampaignRow(ctx.tx, ctx.tenantId, id, { is_active: false, is_default: false, updated_at: ctx.now });
   else await deleteCampaignRow(ctx.tx, ctx.tenantId, id);
   return { ...campaign, is_active: false, is_default: false, active_executions: 0, active_subscriptions: 0 };
 }
@@ -151,7 +155,17 @@ export async function deleteCampaign(ctx: Ctx, id: string, cancelExecutions: boo
 export async function addStep(ctx: Ctx, campaignId: string, input: CreateStepBody) {
   await campaignOrNotFound(ctx, campaignId, true);
   const order = await nextStepOrder(ctx.tx, ctx.tenantId, campaignId);
-  return toStep(await insertStep(ctx.tx, { tenant_id: ctx.tenantId, id: newId(), campaign_id: campaignId, step_order: order, ...input, created_at: ctx.now, updated_at: ctx.now }));
+  return toStep(
+    await insertStep(ctx.tx, {
+      tenant_id: ctx.tenantId,
+      id: newId(),
+      campaign_id: campaignId,
+      step_order: order,
+      ...input,
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    }),
+  );
 }
 
 async function stepOrNotFound(ctx: Ctx, campaignId: string, stepId: string): Promise<StepRow> {
@@ -240,7 +254,14 @@ export async function startExecution(ctx: Ctx, invoice: { id: string; customer_i
   return row ?? null;
 }
 
-export async function recordAction(ctx: Ctx, execution: ExecutionRow, step: StepRow | null, channel: string, outcome: ActionOutcome, detail: string): Promise<void> {
+export async function recordAction(
+  ctx: Ctx,
+  execution: ExecutionRow,
+  step: StepRow | null,
+  channel: string,
+  outcome: ActionOutcome,
+  detail: string,
+): Promise<void> {
   await insertAction(ctx.tx, {
     tenant_id: ctx.tenantId,
     id: newId(),
@@ -256,8 +277,15 @@ export async function recordAction(ctx: Ctx, execution: ExecutionRow, step: Step
 
 export async function raisePaymentWall(ctx: Ctx, execution: ExecutionRow): Promise<ExecutionRow> {
   if (execution.payment_wall_active) return execution;
-  const row = (await updateActiveExecution(ctx.tx, ctx.tenantId, execution.id, { payment_wall_active: true, payment_wall_since: ctx.now, updated_at: ctx.now })) ?? execution;
-  await emitEvent(ctx, 'dunning.payment_wall_activated', { id: row.id, customer_id: row.customer_id, invoice_id: row.invoice_id, blocked_since: toIso(ctx.now) });
+  const row =
+    (await updateActiveExecution(ctx.tx, ctx.tenantId, execution.id, { payment_wall_active: true, payment_wall_since: ctx.now, updated_at: ctx.now })) ??
+    execution;
+  await emitEvent(ctx, 'dunning.payment_wall_activated', {
+    id: row.id,
+    customer_id: row.customer_id,
+    invoice_id: row.invoice_id,
+    blocked_since: toIso(ctx.now),
+  });
   return row;
 }
 
@@ -308,7 +336,13 @@ function parseDay(value: string | undefined, field: string, fallback: Date): Dat
   if (value === undefined) return fallback;
   const m = /^(\d{4})-(\d{2})-(\d{2})(T.*)?$/.exec(value);
   const date = m ? new Date(m[4] ? value : `${value}T00:00:00Z`) : new Date(NaN);
-  if (!m || Number.isNaN(date.getTime()) || (!m[4] && date.toISOString().slice(0, 10) !== value) || date.getUTCFullYear() < 1970 || date.getUTCFullYear() > 9999) {
+  if (
+    !m ||
+    Number.isNaN(date.getTime()) ||
+    (!m[4] && date.toISOString().slice(0, 10) !== value) ||
+    date.getUTCFullYear() < 1970 ||
+    date.getUTCFullYear() > 9999
+  ) {
     throw errors.invalidField(field, 'must be an ISO 8601 date (YYYY-MM-DD) or date-time');
   }
   return date;
@@ -327,7 +361,12 @@ export async function dunningOverview(ctx: Ctx, query: { start_date?: string; en
   const start = parseDay(query.start_date, 'start_date', new Date(today.getTime() - 30 * 24 * HOUR_MS));
   const endDay = parseDay(query.end_date, 'end_date', today);
   // A bare end date includes that whole day.
-  const end = query.end_date && !query.end_date.includes('T') ? new Date(endDay.getTime() + 24 * HOUR_MS) : query.end_date ? endDay : new Date(today.getTime() + 24 * HOUR_MS);
+  const end =
+    query.end_date && !query.end_date.includes('T')
+      ? new Date(endDay.getTime() + 24 * HOUR_MS)
+      : query.end_date
+        ? endDay
+        : new Date(today.getTime() + 24 * HOUR_MS);
   if (start.getTime() > end.getTime()) throw errors.invalidField('start_date', 'must not be after end_date');
   const rows = await actionTotals(ctx.tx, ctx.tenantId, start, end);
   const attempts = rows.reduce((sum, r) => sum + r.attempts, 0);
@@ -339,7 +378,12 @@ export async function dunningOverview(ctx: Ctx, query: { start_date?: string; en
     successful_retries: successes,
     recovery_rate: ratio(successes, attempts),
     period: { start: toIso(start), end: toIso(end) },
-    by_action: rows.map((r) => ({ action_id: r.step_id ?? r.channel, attempts: r.attempts, successes: r.successes, success_rate: ratio(r.successes, r.attempts) })),
+    by_action: rows.map((r) => ({
+      action_id: r.step_id ?? r.channel,
+      attempts: r.attempts,
+      successes: r.successes,
+      success_rate: ratio(r.successes, r.attempts),
+    })),
   };
 }
 
@@ -355,7 +399,13 @@ export async function listCollections(ctx: Ctx, page: { limit: number; offset: n
       due_date: toIsoOrNull(r.due_date),
       days_overdue: r.due_date ? Math.floor((ctx.now.getTime() - r.due_date.getTime()) / (24 * HOUR_MS)) : 0,
       dunning: r.execution_id
-        ? { execution_id: r.execution_id, status: r.execution_status!, steps_done: r.steps_done ?? 0, next_step_at: toIsoOrNull(r.next_step_at), payment_wall_active: r.payment_wall_active ?? false }
+        ? {
+            execution_id: r.execution_id,
+            status: r.execution_status!,
+            steps_done: r.steps_done ?? 0,
+            next_step_at: toIsoOrNull(r.next_step_at),
+            payment_wall_active: r.payment_wall_active ?? false,
+          }
         : null,
     })),
     total: rows[0]?.total ?? 0,

@@ -21,9 +21,13 @@ async function advance(hours: number) {
 }
 
 /** A tenant whose default campaign is replaced by `steps`, with one customer. */
-async function tenantWithCampaign(steps: { delay_hours: number; channel: string; is_payment_wall?: boolean; subject?: string; body?: string }[], extra: Record<string, unknown> = {}) {
+async function tenantWithCampaign(
+  steps: { delay_hours: number; channel: string; is_payment_wall?: boolean; subject?: string; body?: string }[],
+  extra: Record<string, unknown> = {},
+) {
   const tenant = await t.registerTenant();
-  const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Test campaign', is_default: true, trigger_event: 'invoice_overdue', ...extra })).data;
+  const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Test campaign', is_default: true, trigger_event: 'invoice_overdue', ...extra }))
+    .data;
   for (const step of steps) await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, step);
   const customer = (await ok(tenant, 'POST', '/v1/customers', { email: `payer-${campaign.id.slice(-6)}@dunning.test`, name: 'Priya Payer' })).data;
   return { tenant, campaign, customer };
@@ -31,7 +35,14 @@ async function tenantWithCampaign(steps: { delay_hours: number; channel: string;
 
 async function overdueInvoice(tenant: Tenant, customerId: string, dueInHours: number) {
   const due = new Date(t.clock.now().getTime() + dueInHours * HOUR).toISOString();
-  return (await ok(tenant, 'POST', '/v1/invoices', { customer_id: customerId, currency: 'INR', due_date: due, lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }] })).data;
+  return (
+    await ok(tenant, 'POST', '/v1/invoices', {
+      customer_id: customerId,
+      currency: 'INR',
+      due_date: due,
+      lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }],
+    })
+  ).data;
 }
 
 async function executionsOf(tenant: Tenant, invoiceId: string) {
@@ -57,7 +68,14 @@ describe('dunning campaigns', () => {
     expect(res.body.data).toHaveLength(1);
     const campaign = res.body.data[0];
     expect(campaign).toMatchObject({ is_default: true, is_active: true, trigger_event: 'payment_failed', active_subscriptions: 0 });
-    expect(campaign.steps.map((s: { delay_hours: number; channel: string; is_payment_wall: boolean; step_order: number }) => [s.step_order, s.delay_hours, s.channel, s.is_payment_wall])).toEqual([
+    expect(
+      campaign.steps.map((s: { delay_hours: number; channel: string; is_payment_wall: boolean; step_order: number }) => [
+        s.step_order,
+        s.delay_hours,
+        s.channel,
+        s.is_payment_wall,
+      ]),
+    ).toEqual([
       [1, 0, 'email', false],
       [2, 24, 'retry_payment', false],
       [3, 72, 'email', false],
@@ -114,15 +132,14 @@ describe('dunning campaigns', () => {
       expect((await ok(tenant, 'GET', `/v1/dunning-campaigns/${campaign.id}`)).data.steps.map((s: { id: string }) => s.id)).toEqual([second.id]);
     });
 
-    it.each([
-      [{ delay_hours: -1, channel: 'email' }],
-      [{ delay_hours: 2161, channel: 'email' }],
-      [{ delay_hours: 1, channel: 'pigeon' }],
-    ])('refuses %j with 400', async (body) => {
-      const tenant = await t.registerTenant();
-      const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Bad steps' })).data;
-      expect((await tenant.api('POST', `/v1/dunning-campaigns/${campaign.id}/steps`, body)).status).toBe(400);
-    });
+    it.each([[{ delay_hours: -1, channel: 'email' }], [{ delay_hours: 2161, channel: 'email' }], [{ delay_hours: 1, channel: 'pigeon' }]])(
+      'refuses %j with 400',
+      async (body) => {
+        const tenant = await t.registerTenant();
+        const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Bad steps' })).data;
+        expect((await tenant.api('POST', `/v1/dunning-campaigns/${campaign.id}/steps`, body)).status).toBe(400);
+      },
+    );
 
     it('answers an unknown campaign or step with 404', async () => {
       const tenant = await t.registerTenant();
@@ -137,7 +154,12 @@ describe('dunning campaigns', () => {
 describe('dunning an overdue invoice', () => {
   it('e-mails, raises the payment wall, and stops at once when the customer pays by bank transfer', async () => {
     const { tenant, campaign, customer } = await tenantWithCampaign([
-      { delay_hours: 0, channel: 'email', subject: 'Invoice {{invoice.number}} is overdue', body: 'Dear {{customer.name}}, please pay {{invoice.amount_due}}.' },
+      {
+        delay_hours: 0,
+        channel: 'email',
+        subject: 'Invoice {{invoice.number}} is overdue',
+        body: 'Dear {{customer.name}}, please pay {{invoice.amount_due}}.',
+      },
       { delay_hours: 24, channel: 'in_app' },
       { delay_hours: 48, channel: 'email', is_payment_wall: true },
       { delay_hours: 96, channel: 'email' },
@@ -167,10 +189,20 @@ describe('dunning an overdue invoice', () => {
     const events = (await ok(tenant, 'GET', '/v1/events?type=dunning.payment_wall_activated')).data;
     expect(events).toHaveLength(1);
 
-    await ok(tenant, 'POST', '/v1/payments/offline', { customer_id: customer.id, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: invoice.amount_due });
+    await ok(tenant, 'POST', '/v1/payments/offline', {
+      customer_id: customer.id,
+      invoice_id: invoice.id,
+      payment_type: 'bank_transfer',
+      amount: invoice.amount_due,
+    });
     const recovered = (await executionsOf(tenant, invoice.id))[0];
     expect(recovered).toMatchObject({ status: 'recovered', payment_wall_active: false });
-    expect((await ok(tenant, 'GET', `/v1/customers/${customer.id}/access`)).data).toEqual({ blocked: false, reason: null, invoice_ids: [], blocked_since: null });
+    expect((await ok(tenant, 'GET', `/v1/customers/${customer.id}/access`)).data).toEqual({
+      blocked: false,
+      reason: null,
+      invoice_ids: [],
+      blocked_since: null,
+    });
     expect((await ok(tenant, 'GET', '/v1/events?type=dunning.payment_wall_lifted')).data).toHaveLength(1);
 
     const mailsAfterPayment = sink.messages.filter((m) => m.envelope.to.includes(customer.email)).length;
@@ -216,7 +248,11 @@ describe('dunning an overdue invoice', () => {
     const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 5, channel: 'in_app' }], { trigger_event: 'payment_failed' });
     const invoice = await overdueInvoice(tenant, customer.id, 240);
     for (let i = 0; i < 2; i += 1) {
-      await t.kosh.deps.db.transaction().execute((tx) => emitEvent({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, 'invoice.payment_failed', { id: invoice.id, customer_id: customer.id }));
+      await t.kosh.deps.db
+        .transaction()
+        .execute((tx) =>
+          emitEvent({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, 'invoice.payment_failed', { id: invoice.id, customer_id: customer.id }),
+        );
     }
     const executions = await executionsOf(tenant, invoice.id);
     expect(executions).toHaveLength(1);
@@ -268,7 +304,9 @@ describe('dunning a failed automatic charge', () => {
     const customer = (await ok(tenant, 'POST', '/v1/customers', { email: 'card-holder@dunning.test', name: 'Card Holder' })).data;
     await ok(tenant, 'POST', `/v1/customers/${customer.id}/payment-methods`, { token: 'tok_chargeDeclinedInsufficientFunds' });
     const plan = (await ok(tenant, 'POST', '/v1/plans', { name: 'Auto', code: 'auto', interval_unit: 'month', amount: 100000, currency: 'INR' })).data;
-    const subscription = (await ok(tenant, 'POST', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id, collection_method: 'charge_automatically' })).data;
+    const subscription = (
+      await ok(tenant, 'POST', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id, collection_method: 'charge_automatically' })
+    ).data;
     await advance(0.01); // the charge job runs and fails: invoice.payment_failed starts dunning
     const invoice = (await ok(tenant, 'GET', `/v1/invoices?subscription_id=${subscription.id}`)).data[0];
     expect(invoice.status).toBe('open');

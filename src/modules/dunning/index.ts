@@ -20,5 +20,33 @@ export {
 } from './dunning.repository.js';
 export { paymentRetrier, registerPaymentRetrier, type PaymentRetrier } from './retry.js';
 export { renderDunningMail } from './templates.js';
-export { accessSchema, campaignSchema, collectionItemSchema, createCampaignBody, createStepBody, deleteCampaignQuery, executionSchema, listExecutionsQuery, overviewQuery, overviewSchema, stepParams, stepSchema, updateCampaignBody, updateStepBody } from './dunning.schemas.js';
-export { addStep, createCampaign, customerAccess, deleteCampaign, deleteStep, dunningOverview, getCampaign, listCampaigns, listCollections, listExecutions, updateCampaign, updateStep } from './dunning.service.js';
+export {
+  accessSchema,
+  campaignSchema,
+  collectionItemSchema,
+  createCampaignBody,
+  createStepBody,
+  deleteCampaignQuery,
+  executionSchema,
+  listExecutionsQuery,
+  overviewQuery,
+  overviewSchema,
+  stepParams,
+  stepSchema,
+  updateCampaignBody,
+  updateStepBody,
+} from './dunning.schemas.js';
+export {
+  addStep,
+  createCampaign,
+  customerAccess,
+  deleteCampaign,
+  deleteStep,
+  dunningOverview,
+  getCampaign,
+  listCampaigns,
+  listCollections,
+  listExecutions,
+  updateCampaign,
+  updateStep,
+} from './dunning.service.js';

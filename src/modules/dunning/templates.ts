@@ -61,7 +61,12 @@ export function renderDunningMail(step: { template_name: string; subject: string
   const base = DUNNING_TEMPLATES[step.template_name] ?? DUNNING_TEMPLATES.dunning_reminder!;
   const subjectSource = step.subject || base.subject;
   const bodySource = step.body || base.text;
-  const subject = compile(subjectSource, false)(vars).replace(/[\r\n]+/g, ' ').trim();
+  const subject = compile(
+    subjectSource,
+    false,
+  )(vars)
+    .replace(/[\r\n]+/g, ' ')
+    .trim();
   const text = compile(bodySource, false)(vars);
   // The HTML part is the same body, escaped by the engine, paragraphs from blank lines.
   const escaped = compile(bodySource, true)(vars);

@@ -19,9 +19,9 @@ export function irpClientFor(entity: EntityRow, env: JobEnv): IrpClient {
   if (!entity.einvoicing_credentials) throw new IrpRejection('credentials', `the ${provider} provider needs the IRP credentials`);
   const credentials = env.secrets.openJson<EinvoicingCredentials>(entity.einvoicing_credentials, einvoicingCredentialsAad(entity.tenant_id, entity.id));
   const baseUrl = credentials.base_url ?? (provider === 'gsp' ? env.config.irpGspUrl : env.config.irpNicUrl);
-  if (!baseUrl) throw new IrpRejection('configuration', 'no GSP base URL: set KOSH_IRP_GSP_URL or the credentials\' base_url');
+  if (!baseUrl) throw new IrpRejection('configuration', "no GSP base URL: set KOSH_IRP_GSP_URL or the credentials' base_url");
   const publicKey = credentials.public_key ?? env.config.irpPublicKey;
-  if (!publicKey) throw new IrpRejection('configuration', 'no IRP public key: set KOSH_IRP_PUBLIC_KEY or the credentials\' public_key');
+  if (!publicKey) throw new IrpRejection('configuration', "no IRP public key: set KOSH_IRP_PUBLIC_KEY or the credentials' public_key");
   return createNicIrp({ baseUrl, gstin: entity.gstin ?? '', credentials, publicKey });
 }
 
@@ -38,7 +38,6 @@ async function prepare(env: JobEnv, tenantId: string, type: EinvoiceDocumentType
     return document ? { row, entity, document } : null;
   });
 }
-
 
 /**
  * Submits a document to the IRP. The document is built and validated in one transaction (a
@@ -80,7 +79,12 @@ export const submitEinvoice: JobHandler = async (job: Job, env: JobEnv) => {
       const attempts = current.attempts + 1;
       const message = transient?.message ?? 'IRP unreachable';
       if (attempts > SUBMISSION_RETRY_DELAYS_MS.length) {
-        await failEinvoice(ctx, current, [{ code: 'irp.unavailable', message: `the IRP could not be reached after ${attempts} attempts: ${message}` }], document);
+        await failEinvoice(
+          ctx,
+          current,
+          [{ code: 'irp.unavailable', message: `the IRP could not be reached after ${attempts} attempts: ${message}` }],
+          document,
+        );
         return null;
       }
       await updateEinvoiceRow(tx, tenantId, current.id, {

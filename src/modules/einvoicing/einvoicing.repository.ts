@@ -8,7 +8,13 @@ export type EinvoiceRow = Selectable<EinvoicesTable>;
 
 /** A second finalization event for the same document (a retried action) inserts nothing. */
 export async function insertPendingEinvoice(tx: Tx, row: Insertable<EinvoicesTable>): Promise<void> {
-  await deferWrite(tx, tx.insertInto('einvoices').values(row).onConflict((oc) => oc.columns(['tenant_id', 'document_type', 'document_id']).doNothing()));
+  await deferWrite(
+    tx,
+    tx
+      .insertInto('einvoices')
+      .values(row)
+      .onConflict((oc) => oc.columns(['tenant_id', 'document_type', 'document_id']).doNothing()),
+  );
 }
 
 export async function findEinvoice(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<EinvoiceRow | undefined> {
@@ -17,7 +23,13 @@ export async function findEinvoice(tx: Tx, tenantId: string, id: string, forUpda
   return q.executeTakeFirst();
 }
 
-export async function findEinvoiceOfDocument(tx: Tx, tenantId: string, type: EinvoiceDocumentType, documentId: string, forUpdate = false): Promise<EinvoiceRow | undefined> {
+export async function findEinvoiceOfDocument(
+  tx: Tx,
+  tenantId: string,
+  type: EinvoiceDocumentType,
+  documentId: string,
+  forUpdate = false,
+): Promise<EinvoiceRow | undefined> {
   let q = tx.selectFrom('einvoices').selectAll().where('tenant_id', '=', tenantId).where('document_type', '=', type).where('document_id', '=', documentId);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();
@@ -25,7 +37,13 @@ export async function findEinvoiceOfDocument(tx: Tx, tenantId: string, type: Ein
 
 export async function einvoicesOfDocuments(tx: Tx, tenantId: string, type: EinvoiceDocumentType, documentIds: string[]): Promise<EinvoiceRow[]> {
   if (documentIds.length === 0) return [];
-  return tx.selectFrom('einvoices').selectAll().where('tenant_id', '=', tenantId).where('document_type', '=', type).where('document_id', 'in', documentIds).execute();
+  return tx
+    .selectFrom('einvoices')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('document_type', '=', type)
+    .where('document_id', 'in', documentIds)
+    .execute();
 }
 
 export async function updateEinvoiceRow(tx: Tx, tenantId: string, id: string, patch: Updateable<EinvoicesTable>): Promise<EinvoiceRow> {

@@ -11,13 +11,7 @@ import { findEntity, type EntityRow } from '../entities/index.js';
 import { getInvoice, type Invoice, type PartySnapshot } from '../invoices/index.js';
 import { classifyZeroRatedSupply, gstRateBasisPoints } from '../tax/index.js';
 import type { EinvoiceDocumentType, EinvoiceError } from './einvoicing.tables.js';
-import {
-  einvoicesOfDocuments,
-  entitiesWithEinvoicing,
-  findEinvoiceOfDocument,
-  insertPendingEinvoice,
-  type EinvoiceRow,
-} from './einvoicing.repository.js';
+import { einvoicesOfDocuments, entitiesWithEinvoicing, findEinvoiceOfDocument, insertPendingEinvoice, type EinvoiceRow } from './einvoicing.repository.js';
 import { transitionEinvoice } from './einvoicing.states.js';
 import { buildIrpDocument, validateIrpDocument, type IrpDocument, type IrpSource } from './irp-document.js';
 import type { IrpRegistration } from './irp-client.js';
@@ -124,7 +118,8 @@ export async function queueEinvoicesOfEvents(ctx: Ctx, events: EventPayload[]): 
   const providers = new Map<string, string>();
   for (const entityId of enabled) providers.set(entityId, (await findEntity(ctx.tx, ctx.tenantId, entityId))?.einvoicing_provider ?? 'sandbox');
   for (const invoice of invoices) {
-    if (enabled.has(invoice.entity_id)) await queueSubmission(ctx, { id: invoice.entity_id, provider: providers.get(invoice.entity_id)! }, 'invoice', invoice.id);
+    if (enabled.has(invoice.entity_id))
+      await queueSubmission(ctx, { id: invoice.entity_id, provider: providers.get(invoice.entity_id)! }, 'invoice', invoice.id);
   }
   for (const note of notes) {
     if (!enabled.has(note.entity_id!)) continue;

@@ -72,7 +72,12 @@ export function createNicIrp(options: NicOptions): IrpClient {
   let session: Session | null = null;
 
   async function call(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<NicAnswer> {
-    const response = await http(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+    const response = await http(`${base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
     // 5xx and non-JSON answers are the IRP being down: thrown as ordinary errors, retried.
     if (response.status >= 500) throw new Error(`IRP answered ${response.status}`);
     return (await response.json()) as NicAnswer;
@@ -106,7 +111,9 @@ export function createNicIrp(options: NicOptions): IrpClient {
       return toRegistration((await authorized('GET', `/eicore/v1.03/Invoice/irnbydocdetails?${query}`)) as NicRegistration);
     },
     async cancel(irn, reasonCode, remarks) {
-      const result = (await authorized('POST', '/eicore/v1.03/Invoice/Cancel', { Irn: irn, CnlRsn: String(reasonCode), CnlRem: remarks })) as { CancelDate: string };
+      const result = (await authorized('POST', '/eicore/v1.03/Invoice/Cancel', { Irn: irn, CnlRsn: String(reasonCode), CnlRem: remarks })) as {
+        CancelDate: string;
+      };
       return { canceled_at: irpTime(result.CancelDate) };
     },
   };

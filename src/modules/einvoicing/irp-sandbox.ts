@@ -57,7 +57,7 @@ function financialYearOf(date: string): string {
 
 /** A 15-digit acknowledgement number, derived from the IRN so a repeat answers the same. */
 function ackNumber(irn: string): string {
-  return (BigInt(`0x${irn.slice(0, 24)}`) % 10n ** 14n + 10n ** 14n).toString();
+  return ((BigInt(`0x${irn.slice(0, 24)}`) % 10n ** 14n) + 10n ** 14n).toString();
 }
 
 type Doc = {

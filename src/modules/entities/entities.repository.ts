@@ -36,13 +36,7 @@ export async function nextLedgerId(tx: Tx, tenantId: string): Promise<number> {
 }
 
 export async function updateEntityRow(tx: Tx, tenantId: string, id: string, patch: Updateable<LegalEntitiesTable>): Promise<EntityRow | undefined> {
-  return tx
-    .updateTable('legal_entities')
-    .set(patch)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
+  return tx.updateTable('legal_entities').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
 export async function listEntityRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: EntityRow[]; total: number }> {

@@ -4,9 +4,7 @@ import { EXCHANGE_RATE_PATTERN } from '../../platform/money.js';
 import { gstinField, stateCodeField } from '../tax/index.js';
 
 /** Uppercase letters, digits, "/" and "-", at most 9, so `{prefix}{sequence}` fits GST's 16 characters. */
-export const invoicePrefix = z
-  .string()
-  .regex(/^[A-Z0-9/-]{1,9}$/, 'must be 1 to 9 uppercase letters, digits, "/" or "-"');
+export const invoicePrefix = z.string().regex(/^[A-Z0-9/-]{1,9}$/, 'must be 1 to 9 uppercase letters, digits, "/" or "-"');
 
 export const countryCode = z
   .string()

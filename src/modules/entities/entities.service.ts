@@ -126,7 +126,7 @@ function resolveEinvoicing(ctx: Ctx, current: EntityRow, gstin: string | null, i
     if (current.einvoicing_enabled && !gstin) throw errors.invalidField('gstin', 'e-invoicing is on for this entity; it needs its GSTIN');
     return {};
   }
-  if (settings.enabled && !gstin) throw errors.invalidField('einvoicing.enabled', 'e-invoicing needs the entity\'s GSTIN; set gstin first');
+  if (settings.enabled && !gstin) throw errors.invalidField('einvoicing.enabled', "e-invoicing needs the entity's GSTIN; set gstin first");
   let sealed = current.einvoicing_credentials;
   if (settings.credentials) {
     if (!seal) throw new Error('updateEntity needs a sealer to store IRP credentials');
@@ -206,7 +206,13 @@ export type InvoiceExchangeRate = { rate: string; source: 'invoice_currency' | '
  * request gave, else the entity's rate in force at `at`; null when none is known. Entities outside
  * India determine no INR amounts.
  */
-export async function invoiceExchangeRate(ctx: Ctx, entity: EntityRow, currency: string, given: string | null | undefined, at: Date): Promise<InvoiceExchangeRate> {
+export async function invoiceExchangeRate(
+  ctx: Ctx,
+  entity: EntityRow,
+  currency: string,
+  given: string | null | undefined,
+  at: Date,
+): Promise<InvoiceExchangeRate> {
   if (entity.country_code !== 'IN') return null;
   if (currency === 'INR') return { rate: '1', source: 'invoice_currency' };
   if (given) return { rate: canonicalExchangeRate(given), source: 'request' };

@@ -176,7 +176,10 @@ describe('entities', () => {
     });
 
     it('refuses a GSTIN or GST state for an entity outside India', async () => {
-      for (const [body, field] of [[{ gstin: gstin('29') }, 'gstin'], [{ state_code: '29' }, 'state_code']] as const) {
+      for (const [body, field] of [
+        [{ gstin: gstin('29') }, 'gstin'],
+        [{ state_code: '29' }, 'state_code'],
+      ] as const) {
         const res = await acme.api('PATCH', `/v1/entities/${europeId}`, body);
         expect(res.status).toBe(400);
         expect(res.body.error.details[0].field).toBe(field);

@@ -1,6 +1,15 @@
 /** The public face of the module: what other modules and flows may use. */
 
-export { createEntity, getEntity, getPrimaryEntity, updateEntity, toEntity, invoiceExchangeRate, einvoicingCredentialsAad, type InvoiceExchangeRate } from './entities.service.js';
+export {
+  createEntity,
+  getEntity,
+  getPrimaryEntity,
+  updateEntity,
+  toEntity,
+  invoiceExchangeRate,
+  einvoicingCredentialsAad,
+  type InvoiceExchangeRate,
+} from './entities.service.js';
 export { findEntity, findPrimaryEntity, type EntityRow } from './entities.repository.js';
 export { countryCode, exchangeRateField, postalAddress, type LegalEntity, type EinvoicingCredentials } from './entities.schemas.js';
 export type { EinvoicingProvider } from './entities.tables.js';

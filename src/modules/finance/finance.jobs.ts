@@ -8,7 +8,13 @@ import { recognizeDueRevenue } from './revenue.service.js';
 export const runReconciliation: JobHandler = async (job, env) => {
   const runId = (job.payload as { run_id?: unknown }).run_id;
   if (!job.tenant_id || typeof runId !== 'string') return;
-  await executeRun(env.db, job.tenant_id, runId, () => env.clock.now(), (tenantId) => syncSecondaryLedger(env.db, tenantId, env.clock.now(), env.logger));
+  await executeRun(
+    env.db,
+    job.tenant_id,
+    runId,
+    () => env.clock.now(),
+    (tenantId) => syncSecondaryLedger(env.db, tenantId, env.clock.now(), env.logger),
+  );
 };
 
 /**
@@ -16,7 +22,7 @@ export const runReconciliation: JobHandler = async (job, env) => {
  * last run (skipped where one is running).
  */
 export const scheduleDailyReconciliation: JobHandler = async (_job, env) => {
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     const tenants = await tenantsToReconcile(env.db, after, 500);
     for (const tenantId of tenants) {
       await env.db.transaction().execute((tx) => startRun({ tx, tenantId, now: env.clock.now() }, null, null));

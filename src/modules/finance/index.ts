@@ -2,6 +2,16 @@
 export { reconcile, executeRun, startRun, recordsChecked, MAX_STORED_DISCREPANCIES } from './reconciliation.service.js';
 export { cumulativeTarget, periodDays, recognizeDueRevenue, revenueReport } from './revenue.service.js';
 export { trialBalance } from './reports.service.js';
-export { exportQuery, journalEntriesQuery, ledgerAccountSchema, reconciliationRunSchema, revenueQuery, revenueSchema, startRunBody, trialBalanceQuery, trialBalanceSchema } from './finance.schemas.js';
+export {
+  exportQuery,
+  journalEntriesQuery,
+  ledgerAccountSchema,
+  reconciliationRunSchema,
+  revenueQuery,
+  revenueSchema,
+  startRunBody,
+  trialBalanceQuery,
+  trialBalanceSchema,
+} from './finance.schemas.js';
 export { getLatestRun, getRun, listReconciliationRuns, requestRun } from './reconciliation.service.js';
 export { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf } from './reports.service.js';

@@ -24,7 +24,14 @@ export async function findRunningRun(tx: Tx, tenantId: string, scope: string): P
 }
 
 export async function latestRun(tx: Tx, tenantId: string): Promise<RunRow | undefined> {
-  return tx.selectFrom('reconciliation_runs').selectAll().where('tenant_id', '=', tenantId).orderBy('started_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return tx
+    .selectFrom('reconciliation_runs')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export async function listRuns(tx: Tx, tenantId: string, page: { limit: number; offset: number }): Promise<{ runs: RunRow[]; total: number }> {
@@ -37,7 +44,11 @@ export async function listRuns(tx: Tx, tenantId: string, page: { limit: number; 
     .limit(page.limit)
     .offset(page.offset)
     .execute();
-  const count = await tx.selectFrom('reconciliation_runs').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+  const count = await tx
+    .selectFrom('reconciliation_runs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
   return { runs, total: Number(count.n) };
 }
 
@@ -61,7 +72,11 @@ export async function finishRun(tx: Tx, tenantId: string, id: string, values: Pa
 }
 
 export async function insertDiscrepancies(tx: Tx, rows: Insertable<ReconciliationDiscrepanciesTable>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 500) await tx.insertInto('reconciliation_discrepancies').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await tx
+      .insertInto('reconciliation_discrepancies')
+      .values(rows.slice(i, i + 500))
+      .execute();
 }
 
 export async function discrepanciesOf(tx: Tx, tenantId: string, runId: string): Promise<DiscrepancyRow[]> {
@@ -112,10 +127,25 @@ export async function invoicePage(tx: Tx, tenantId: string, entityId: string | n
       WHERE l.tenant_id = i.tenant_id AND l.invoice_id = i.id AND l.account_code = 1100) rec ON true
     WHERE i.tenant_id = ${tenantId} AND i.number IS NOT NULL AND i.id > ${after} ${entityFilter('i.entity_id', entityId)}
     ORDER BY i.id LIMIT ${limit}`.execute(tx);
-  return rows.rows.map((r) => ({ ...r, total: Number(r.total), amount_due: Number(r.amount_due), entry_debits: r.entry_debits === null ? null : Number(r.entry_debits), receivable: Number(r.receivable) }));
+  return rows.rows.map((r) => ({
+    ...r,
+    total: Number(r.total),
+    amount_due: Number(r.amount_due),
+    entry_debits: r.entry_debits === null ? null : Number(r.entry_debits),
+    receivable: Number(r.receivable),
+  }));
 }
 
-export type PaymentCheckRow = { id: string; invoice_id: string | null; entity_id: string | null; currency: string; amount: number; tds_amount: number; entry_id: string | null; entry_debits: number | null };
+export type PaymentCheckRow = {
+  id: string;
+  invoice_id: string | null;
+  entity_id: string | null;
+  currency: string;
+  amount: number;
+  tds_amount: number;
+  entry_id: string | null;
+  entry_debits: number | null;
+};
 
 export async function paymentPage(tx: Tx, tenantId: string, entityId: string | null, after: string, limit: number): Promise<PaymentCheckRow[]> {
   const rows = await sql<PaymentCheckRow>`
@@ -129,7 +159,12 @@ export async function paymentPage(tx: Tx, tenantId: string, entityId: string | n
     WHERE p.tenant_id = ${tenantId} AND p.status = 'succeeded' AND p.id > ${after}
       ${entityId ? sql`AND (COALESCE(i.entity_id, fin.entity_id) = ${entityId} OR COALESCE(i.entity_id, fin.entity_id) IS NULL)` : sql``}
     ORDER BY p.id LIMIT ${limit}`.execute(tx);
-  return rows.rows.map((r) => ({ ...r, amount: Number(r.amount), tds_amount: Number(r.tds_amount), entry_debits: r.entry_debits === null ? null : Number(r.entry_debits) }));
+  return rows.rows.map((r) => ({
+    ...r,
+    amount: Number(r.amount),
+    tds_amount: Number(r.tds_amount),
+    entry_debits: r.entry_debits === null ? null : Number(r.entry_debits),
+  }));
 }
 
 export type CreditNoteCheckRow = {
@@ -229,7 +264,11 @@ export async function linesWithTransfers(tx: Tx, tenantId: string, entryIds: str
 }
 
 /** Σ debits and credits per entity ledger × currency × account, leaving out entries still in the outbox. */
-export async function journalTotals(tx: Tx, tenantId: string, entityId: string | null): Promise<{ ledger_id: number; currency: string; account_code: number; debit: number; credit: number }[]> {
+export async function journalTotals(
+  tx: Tx,
+  tenantId: string,
+  entityId: string | null,
+): Promise<{ ledger_id: number; currency: string; account_code: number; debit: number; credit: number }[]> {
   const rows = await sql<{ ledger_id: number; currency: string; account_code: number; debit: number; credit: number }>`
     SELECT e.ledger_id, e.currency, l.account_code, SUM(l.debit) AS debit, SUM(l.credit) AS credit
     FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id

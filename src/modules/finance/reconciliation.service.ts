@@ -189,55 +189,129 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
   const f = new Findings();
   const counts: RunCounts = { invoices: 0, paidInvoices: 0, payments: 0, creditNotes: 0, entries: 0, transfers: 0, accounts: 0 };
 
-  for (let after = NIL; ; ) {
+  for (let after = NIL; ;) {
     const rows = await invoicePage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
     for (const r of rows) {
       counts.invoices += 1;
       if (r.status === 'paid') counts.paidInvoices += 1;
       if (r.total > 0 && !r.entry_id) {
-        f.add({ type: 'missing_invoice_transaction', invoice_id: r.id, currency: r.currency, expected: r.total, found: 0, detail: 'no invoice.finalized entry' });
+        f.add({
+          type: 'missing_invoice_transaction',
+          invoice_id: r.id,
+          currency: r.currency,
+          expected: r.total,
+          found: 0,
+          detail: 'no invoice.finalized entry',
+        });
       } else if (r.entry_id && r.entry_debits !== r.total) {
-        f.add({ type: 'amount_mismatch', invoice_id: r.id, transaction_id: r.entry_id, currency: r.currency, expected: r.total, found: r.entry_debits ?? 0, detail: 'invoice total ≠ debits of its finalization entry' });
+        f.add({
+          type: 'amount_mismatch',
+          invoice_id: r.id,
+          transaction_id: r.entry_id,
+          currency: r.currency,
+          expected: r.total,
+          found: r.entry_debits ?? 0,
+          detail: 'invoice total ≠ debits of its finalization entry',
+        });
       }
       const expectedReceivable = r.status === 'void' ? 0 : r.amount_due;
       if (r.receivable !== expectedReceivable) {
-        f.add({ type: 'receivable_mismatch', invoice_id: r.id, account_code: 1100, currency: r.currency, expected: expectedReceivable, found: r.receivable, detail: 'receivables tagged with the invoice ≠ amount_due' });
+        f.add({
+          type: 'receivable_mismatch',
+          invoice_id: r.id,
+          account_code: 1100,
+          currency: r.currency,
+          expected: expectedReceivable,
+          found: r.receivable,
+          detail: 'receivables tagged with the invoice ≠ amount_due',
+        });
       }
     }
     if (rows.length < RECONCILIATION_PAGE) break;
     after = rows[rows.length - 1]!.id;
   }
 
-  for (let after = NIL; ; ) {
+  for (let after = NIL; ;) {
     const rows = await paymentPage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
     for (const r of rows) {
       counts.payments += 1;
       const expected = r.amount + r.tds_amount;
       if (!r.entry_id) {
-        f.add({ type: 'missing_payment_transaction', invoice_id: r.invoice_id, reference_id: r.id, currency: r.currency, expected, found: 0, detail: `no payment.recorded entry for payment ${r.id}` });
+        f.add({
+          type: 'missing_payment_transaction',
+          invoice_id: r.invoice_id,
+          reference_id: r.id,
+          currency: r.currency,
+          expected,
+          found: 0,
+          detail: `no payment.recorded entry for payment ${r.id}`,
+        });
       } else if (r.entry_debits !== expected) {
-        f.add({ type: 'amount_mismatch', invoice_id: r.invoice_id, transaction_id: r.entry_id, reference_id: r.id, currency: r.currency, expected, found: r.entry_debits ?? 0, detail: 'payment amount + TDS ≠ debits of its entry' });
+        f.add({
+          type: 'amount_mismatch',
+          invoice_id: r.invoice_id,
+          transaction_id: r.entry_id,
+          reference_id: r.id,
+          currency: r.currency,
+          expected,
+          found: r.entry_debits ?? 0,
+          detail: 'payment amount + TDS ≠ debits of its entry',
+        });
       }
     }
     if (rows.length < RECONCILIATION_PAGE) break;
     after = rows[rows.length - 1]!.id;
   }
 
-  for (let after = NIL; ; ) {
+  for (let after = NIL; ;) {
     const rows = await creditNotePage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
     for (const r of rows) {
       counts.creditNotes += 1;
       if (!r.entry_id) {
-        f.add({ type: 'missing_credit_note_transaction', invoice_id: r.invoice_id, reference_id: r.id, currency: r.currency, expected: r.amount, found: 0, detail: `no credit_note.issued entry for credit note ${r.id}` });
+        f.add({
+          type: 'missing_credit_note_transaction',
+          invoice_id: r.invoice_id,
+          reference_id: r.id,
+          currency: r.currency,
+          expected: r.amount,
+          found: 0,
+          detail: `no credit_note.issued entry for credit note ${r.id}`,
+        });
       } else if (r.entry_debits !== r.amount) {
-        f.add({ type: 'amount_mismatch', invoice_id: r.invoice_id, transaction_id: r.entry_id, reference_id: r.id, currency: r.currency, expected: r.amount, found: r.entry_debits ?? 0, detail: 'credit note amount ≠ debits of its entry' });
+        f.add({
+          type: 'amount_mismatch',
+          invoice_id: r.invoice_id,
+          transaction_id: r.entry_id,
+          reference_id: r.id,
+          currency: r.currency,
+          expected: r.amount,
+          found: r.entry_debits ?? 0,
+          detail: 'credit note amount ≠ debits of its entry',
+        });
       }
       if (r.status === 'expired' && !r.write_off_id) {
-        f.add({ type: 'missing_write_off_transaction', invoice_id: r.invoice_id, reference_id: r.id, currency: r.currency, expected: 0, found: 0, detail: `no credit_note.expired entry for expired credit note ${r.id}` });
+        f.add({
+          type: 'missing_write_off_transaction',
+          invoice_id: r.invoice_id,
+          reference_id: r.id,
+          currency: r.currency,
+          expected: 0,
+          found: 0,
+          detail: `no credit_note.expired entry for expired credit note ${r.id}`,
+        });
       }
       const expectedCredit = r.status === 'void' ? 0 : r.balance;
       if (r.credit_balance !== expectedCredit) {
-        f.add({ type: 'credit_balance_mismatch', invoice_id: r.invoice_id, reference_id: r.id, account_code: 2300, currency: r.currency, expected: expectedCredit, found: r.credit_balance, detail: 'customer credit tagged with the note ≠ its balance' });
+        f.add({
+          type: 'credit_balance_mismatch',
+          invoice_id: r.invoice_id,
+          reference_id: r.id,
+          account_code: 2300,
+          currency: r.currency,
+          expected: expectedCredit,
+          found: r.credit_balance,
+          detail: 'customer credit tagged with the note ≠ its balance',
+        });
       }
     }
     if (rows.length < RECONCILIATION_PAGE) break;
@@ -252,9 +326,13 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
     if (!id) ids.set(key, (id = accountId(tenantId, ledger, code)));
     return id;
   };
-  for (let after = NIL; ; ) {
+  for (let after = NIL; ;) {
     const entries = await entryPage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
-    const lines = await linesWithTransfers(tx, tenantId, entries.filter((e) => !e.pending).map((e) => e.id));
+    const lines = await linesWithTransfers(
+      tx,
+      tenantId,
+      entries.filter((e) => !e.pending).map((e) => e.id),
+    );
     const byEntry = new Map<string, typeof lines>();
     for (const l of lines) {
       const list = byEntry.get(l.entry_id);
@@ -265,7 +343,15 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
       counts.entries += 1;
       const invoiceId = e.reference_type === 'invoice' ? e.reference_id : null;
       if (!e.reference_exists) {
-        f.add({ type: 'orphan_transaction', transaction_id: e.id, reference_id: e.reference_id, currency: e.currency, expected: 0, found: 0, detail: `${e.kind} entry refers to a ${e.reference_type} that does not exist` });
+        f.add({
+          type: 'orphan_transaction',
+          transaction_id: e.id,
+          reference_id: e.reference_id,
+          currency: e.currency,
+          expected: 0,
+          found: 0,
+          detail: `${e.kind} entry refers to a ${e.reference_type} that does not exist`,
+        });
       }
       if (e.pending) continue;
       const ledger = ledgerNumber(e.ledger_id, e.currency);
@@ -284,13 +370,30 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
           continue;
         }
         const own = idOf(ledger, l.account_code);
-        const accountsMatch = isDebit ? l.debit_account_id === own && l.credit_account_id === control : l.debit_account_id === control && l.credit_account_id === own;
+        const accountsMatch = isDebit
+          ? l.debit_account_id === own && l.credit_account_id === control
+          : l.debit_account_id === control && l.credit_account_id === own;
         if (l.amount !== amount || !accountsMatch || l.ledger !== ledger || l.user_data_128 !== e.id) {
-          f.add({ ...base, type: 'tb_amount_mismatch', expected: amount, found: l.amount ?? 0, detail: accountsMatch ? `transfer ${l.id} amount differs from its journal line` : `transfer ${l.id} posts to other accounts than its journal line` });
+          f.add({
+            ...base,
+            type: 'tb_amount_mismatch',
+            expected: amount,
+            found: l.amount ?? 0,
+            detail: accountsMatch ? `transfer ${l.id} amount differs from its journal line` : `transfer ${l.id} posts to other accounts than its journal line`,
+          });
         }
       }
       if (debits !== credits) {
-        f.add({ type: 'unbalanced_entry', invoice_id: invoiceId, transaction_id: e.id, reference_id: e.reference_id, currency: e.currency, expected: debits, found: credits, detail: 'entry debits ≠ credits' });
+        f.add({
+          type: 'unbalanced_entry',
+          invoice_id: invoiceId,
+          transaction_id: e.id,
+          reference_id: e.reference_id,
+          currency: e.currency,
+          expected: debits,
+          found: credits,
+          detail: 'entry debits ≠ credits',
+        });
       }
     }
     if (entries.length < RECONCILIATION_PAGE) break;
@@ -334,7 +437,14 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
   }
   for (const [key, want] of expected) {
     if (seen.has(key) || (want.debits === 0 && want.credits === 0)) continue;
-    f.add({ type: 'tb_balance_mismatch', account_code: want.code, currency: want.currency, expected: want.debits - want.credits, found: 0, detail: `account ${want.code} of ledger ${want.ledger} is missing from the secondary ledger` });
+    f.add({
+      type: 'tb_balance_mismatch',
+      account_code: want.code,
+      currency: want.currency,
+      expected: want.debits - want.credits,
+      found: 0,
+      detail: `account ${want.code} of ledger ${want.ledger} is missing from the secondary ledger`,
+    });
   }
   return { counts, findings: f };
 }
@@ -405,5 +515,12 @@ export async function executeRun(
 
 /** Records checked by a run (the benchmark's measure). */
 export function recordsChecked(row: RunRow): number {
-  return [row.invoices_checked, row.payments_checked, row.credit_notes_checked, row.journal_entries_checked, row.tb_transfers_checked, row.tb_accounts_checked].reduce((a, b) => a + Number(b), 0);
+  return [
+    row.invoices_checked,
+    row.payments_checked,
+    row.credit_notes_checked,
+    row.journal_entries_checked,
+    row.tb_transfers_checked,
+    row.tb_accounts_checked,
+  ].reduce((a, b) => a + Number(b), 0);
 }

@@ -3,7 +3,16 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { toIso } from '../../platform/time.js';
 import { findEntity, findPrimaryEntity } from '../entities/index.js';
-import { ACCOUNT_NAMES, accountTotals, exportPage, listEntries, toJournalEntries, type AccountCode, type EntryFilter, type JournalEntry } from '../ledger/index.js';
+import {
+  ACCOUNT_NAMES,
+  accountTotals,
+  exportPage,
+  listEntries,
+  toJournalEntries,
+  type AccountCode,
+  type EntryFilter,
+  type JournalEntry,
+} from '../ledger/index.js';
 import { getTenant } from '../tenants/index.js';
 
 /** Parses a query bound: a date means the start of that day (`start`) or the start of the next (`end`, exclusive). */
@@ -11,7 +20,8 @@ export function parseBound(value: string | undefined, field: string, side: 'star
   if (value === undefined) return null;
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
   const d = new Date(dateOnly ? `${value}T00:00:00Z` : value);
-  if (Number.isNaN(d.getTime()) || (dateOnly && d.toISOString().slice(0, 10) !== value)) throw errors.invalidField(field, 'must be a date (YYYY-MM-DD) or an RFC 3339 date-time');
+  if (Number.isNaN(d.getTime()) || (dateOnly && d.toISOString().slice(0, 10) !== value))
+    throw errors.invalidField(field, 'must be a date (YYYY-MM-DD) or an RFC 3339 date-time');
   return dateOnly && side === 'end' ? new Date(d.getTime() + 86_400_000) : d;
 }
 
@@ -92,12 +102,17 @@ function filterOf(query: JournalQuery): EntryFilter {
   };
 }
 
-export async function listJournalEntries(ctx: Ctx, query: JournalQuery, page: { limit: number; offset: number }): Promise<{ entries: JournalEntry[]; total: number }> {
+export async function listJournalEntries(
+  ctx: Ctx,
+  query: JournalQuery,
+  page: { limit: number; offset: number },
+): Promise<{ entries: JournalEntry[]; total: number }> {
   const { entries, total } = await listEntries(ctx.tx, ctx.tenantId, filterOf(query), page);
   return { entries: await toJournalEntries(ctx, entries), total };
 }
 
-const CSV_HEADER = 'posted_at,entry_id,entity_id,ledger_id,currency,kind,reference_type,reference_id,description,line_id,account_code,account_name,debit,credit,customer_id,invoice_id,credit_note_id\n';
+const CSV_HEADER =
+  'posted_at,entry_id,entity_id,ledger_id,currency,kind,reference_type,reference_id,description,line_id,account_code,account_name,debit,credit,customer_id,invoice_id,credit_note_id\n';
 
 function csvField(value: unknown): string {
   const s = value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value);
@@ -123,7 +138,25 @@ export function exportGeneralLedger(ctx: Ctx, query: Omit<JournalQuery, 'kind' |
       if (page.length === 0) return;
       let chunk = '';
       for (const r of page) {
-        chunk += [r.posted_at, r.id, r.entity_id, r.ledger_id, r.currency, r.kind, r.reference_type, r.reference_id, r.description, r.line_id, r.account_code, accountName(r.account_code), r.debit, r.credit, r.customer_id, r.invoice_id, r.credit_note_id]
+        chunk += [
+          r.posted_at,
+          r.id,
+          r.entity_id,
+          r.ledger_id,
+          r.currency,
+          r.kind,
+          r.reference_type,
+          r.reference_id,
+          r.description,
+          r.line_id,
+          r.account_code,
+          accountName(r.account_code),
+          r.debit,
+          r.credit,
+          r.customer_id,
+          r.invoice_id,
+          r.credit_note_id,
+        ]
           .map(csvField)
           .join(',');
         chunk += '\n';

@@ -48,7 +48,15 @@ export async function dueSchedules(tx: Tx, now: Date, after: { tenantId: string;
 /** Re-reads and locks schedules for update (the job works on the fresh rows). */
 export async function lockSchedules(tx: Tx, tenantId: string, ids: string[]): Promise<ScheduleRow[]> {
   if (ids.length === 0) return [];
-  return tx.selectFrom('revenue_schedules').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).where('status', '=', 'active').orderBy('id').forUpdate().execute();
+  return tx
+    .selectFrom('revenue_schedules')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .where('status', '=', 'active')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
 }
 
 export async function updateSchedule(
@@ -61,7 +69,13 @@ export async function updateSchedule(
 }
 
 /** Recognized revenue (net credit of revenue and revenue reversals) per month of posting. */
-export async function recognizedByMonth(tx: Tx, tenantId: string, currency: string, from: Date | null, to: Date | null): Promise<{ month: string; recognized: number }[]> {
+export async function recognizedByMonth(
+  tx: Tx,
+  tenantId: string,
+  currency: string,
+  from: Date | null,
+  to: Date | null,
+): Promise<{ month: string; recognized: number }[]> {
   const rows = await sql<{ month: string; recognized: number }>`
     SELECT to_char(date_trunc('month', e.posted_at AT TIME ZONE 'UTC'), 'YYYY-MM') AS month, SUM(l.credit - l.debit) AS recognized
     FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id

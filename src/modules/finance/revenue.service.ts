@@ -135,7 +135,12 @@ async function deferInvoices(ctx: Ctx, invoices: InvoiceEvent[]): Promise<void> 
  * Dr deferred revenue / Cr revenue reversals (`revenue.adjusted`): the credit note's or void's
  * reversal then falls on revenue never recognized. Returns what was taken.
  */
-async function releaseUnrecognized(ctx: Ctx, schedules: ScheduleRow[], amount: number, reference: { id: string; type: string; creditNoteId?: string | null }): Promise<number> {
+async function releaseUnrecognized(
+  ctx: Ctx,
+  schedules: ScheduleRow[],
+  amount: number,
+  reference: { id: string; type: string; creditNoteId?: string | null },
+): Promise<number> {
   let left = amount;
   const lines: PostingLine[] = [];
   for (const s of schedules) {
@@ -246,7 +251,10 @@ async function onRevenueEvent(ctx: Ctx, event: EventPayload): Promise<void> {
 /** Registered at start-up: runs inside the transaction that emits each event. */
 export const revenueListener: EventListener = Object.assign(onRevenueEvent, {
   batch: async (ctx: Ctx, events: EventPayload[]) => {
-    const finalized = events.filter((e) => e.type === 'invoice.finalized').map(invoiceOf).filter((i): i is InvoiceEvent => i !== null);
+    const finalized = events
+      .filter((e) => e.type === 'invoice.finalized')
+      .map(invoiceOf)
+      .filter((i): i is InvoiceEvent => i !== null);
     if (finalized.length) await deferInvoices(ctx, finalized);
     for (const e of events) if (e.type !== 'invoice.finalized') await onRevenueEvent(ctx, e);
   },
@@ -297,7 +305,12 @@ export async function recognizeSchedules(ctx: Ctx, scheduleIds: string[]): Promi
       groups.set(key, g);
     }
     recognized += done - Number(s.recognized);
-    await updateSchedule(ctx.tx, ctx.tenantId, s.id, { recognized: done, recognized_days: day, status: day >= s.total_days ? 'completed' : 'active', updated_at: ctx.now });
+    await updateSchedule(ctx.tx, ctx.tenantId, s.id, {
+      recognized: done,
+      recognized_days: day,
+      status: day >= s.total_days ? 'completed' : 'active',
+      updated_at: ctx.now,
+    });
   }
   for (const g of groups.values()) {
     await postEntries({ ...ctx, now: g.postedAt }, [

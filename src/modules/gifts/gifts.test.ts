@@ -23,7 +23,13 @@ async function createPlan(tenant: Tenant, body: Record<string, unknown>) {
 }
 
 async function buyGift(tenant: Tenant, body: Record<string, unknown> = {}) {
-  const res = await tenant.api('POST', '/v1/gifts', { plan_id: monthly.id, buyer_customer_id: buyer, recipient_email: 'friend@example.in', duration_months: 3, ...body });
+  const res = await tenant.api('POST', '/v1/gifts', {
+    plan_id: monthly.id,
+    buyer_customer_id: buyer,
+    recipient_email: 'friend@example.in',
+    duration_months: 3,
+    ...body,
+  });
   expect(res.status, res.text).toBe(201);
   return res.body.data;
 }
@@ -36,7 +42,12 @@ async function invoiceOf(tenant: Tenant, id: string) {
 
 async function payInFull(tenant: Tenant, invoiceId: string) {
   const invoice = await invoiceOf(tenant, invoiceId);
-  const res = await tenant.api('POST', '/v1/payments/offline', { customer_id: invoice.customer_id, invoice_id: invoiceId, payment_type: 'bank_transfer', amount: invoice.amount_due });
+  const res = await tenant.api('POST', '/v1/payments/offline', {
+    customer_id: invoice.customer_id,
+    invoice_id: invoiceId,
+    payment_type: 'bank_transfer',
+    amount: invoice.amount_due,
+  });
   expect(res.status, res.text).toBe(201);
 }
 
@@ -109,7 +120,15 @@ describe('gifts', () => {
     });
 
     it('chooses the price by currency, and asks for one when the plan has several and none is the base currency', async () => {
-      const multi = await createPlan(acme, { code: 'multi', amount: undefined, currency: undefined, prices: [{ amount: 1_000, currency: 'USD' }, { amount: 900, currency: 'EUR' }] });
+      const multi = await createPlan(acme, {
+        code: 'multi',
+        amount: undefined,
+        currency: undefined,
+        prices: [
+          { amount: 1_000, currency: 'USD' },
+          { amount: 900, currency: 'EUR' },
+        ],
+      });
       const body = { plan_id: multi.id, buyer_customer_id: buyer, recipient_email: 'f@example.in', duration_months: 2 };
       const ambiguous = await acme.api('POST', '/v1/gifts', body);
       expect(ambiguous.status).toBe(400);
@@ -133,7 +152,13 @@ describe('gifts', () => {
       ['no buyer', { buyer_customer_id: undefined }, 'buyer_customer_id'],
       ['a bad currency', { currency: 'RUPEE' }, 'currency'],
     ])('refuses %s with 400 naming the field', async (_label, patch, field) => {
-      const res = await acme.api('POST', '/v1/gifts', { plan_id: monthly.id, buyer_customer_id: buyer, recipient_email: 'f@example.in', duration_months: 3, ...patch });
+      const res = await acme.api('POST', '/v1/gifts', {
+        plan_id: monthly.id,
+        buyer_customer_id: buyer,
+        recipient_email: 'f@example.in',
+        duration_months: 3,
+        ...patch,
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
       expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
@@ -186,7 +211,10 @@ describe('gifts', () => {
       const gift = await buyGift(acme);
       const res = await acme.api('POST', `/v1/gifts/${gift.id}/cancel`);
       expect(res.status).toBe(200);
-      expect(res.body.data).toEqual({ gift: expect.objectContaining({ id: gift.id, status: 'canceled', redeemed_by_customer_id: null, redeemed_at: null }), invoice_voided: true });
+      expect(res.body.data).toEqual({
+        gift: expect.objectContaining({ id: gift.id, status: 'canceled', redeemed_by_customer_id: null, redeemed_at: null }),
+        invoice_voided: true,
+      });
       expect(res.body.data.gift.canceled_at).toBe('2026-04-01T00:00:00.000Z');
       const invoice = await invoiceOf(acme, gift.invoice_id);
       expect(invoice.status).toBe('void');
@@ -232,11 +260,20 @@ describe('gifts', () => {
       expect((await governed.api('PATCH', '/v1/settings', { credit_note_approval_required: true })).status).toBe(200);
       const customer = await createCustomer(governed, 'g@example.in');
       const plan = await createPlan(governed, { code: 'g' });
-      const bought = await governed.api('POST', '/v1/gifts', { plan_id: plan.id, buyer_customer_id: customer, recipient_email: 'r@example.in', duration_months: 1 });
+      const bought = await governed.api('POST', '/v1/gifts', {
+        plan_id: plan.id,
+        buyer_customer_id: customer,
+        recipient_email: 'r@example.in',
+        duration_months: 1,
+      });
       await payInFull(governed, bought.body.data.invoice_id);
       const res = await governed.api('POST', `/v1/gifts/${bought.body.data.id}/cancel`);
       expect(res.status).toBe(200);
-      expect(res.body.data.credit_note).toMatchObject({ status: 'pending_approval', number: null, amount: (await invoiceOf(governed, bought.body.data.invoice_id)).total });
+      expect(res.body.data.credit_note).toMatchObject({
+        status: 'pending_approval',
+        number: null,
+        amount: (await invoiceOf(governed, bought.body.data.invoice_id)).total,
+      });
     });
 
     it('does nothing to an invoice that is already void, and answers 200', async () => {

@@ -25,7 +25,15 @@ export type Keyset = { issued_at: Date; id: string } | null;
  * The next page of the period's issued invoices (void ones included: they count in doc_issue),
  * keyset-paged by (issued_at, id) on invoices_entity_issued, lines summed per rate in SQL.
  */
-export async function invoiceRatePage(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date, after: Keyset, limit: number): Promise<InvoiceRateRow[]> {
+export async function invoiceRatePage(
+  tx: Tx,
+  tenantId: string,
+  entityId: string,
+  from: Date,
+  to: Date,
+  after: Keyset,
+  limit: number,
+): Promise<InvoiceRateRow[]> {
   const keyset = after ? sql`AND (i.issued_at, i.id) > (${after.issued_at}, ${after.id})` : sql``;
   const { rows } = await sql<InvoiceRateRow>`
     WITH page AS (

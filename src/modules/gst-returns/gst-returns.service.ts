@@ -9,7 +9,19 @@ import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
 /** Invoices read per keyset page: bounded memory per round trip, few round trips. */
 const PAGE = 5_000;
 
-export const CSV_HEADER = ['section', 'recipient_gstin', 'document_number', 'document_date', 'place_of_supply', 'rate', 'taxable_value', 'igst', 'cgst', 'sgst', 'document_value'];
+export const CSV_HEADER = [
+  'section',
+  'recipient_gstin',
+  'document_number',
+  'document_date',
+  'place_of_supply',
+  'rate',
+  'taxable_value',
+  'igst',
+  'cgst',
+  'sgst',
+  'document_value',
+];
 
 /**
  * A return period `MMYYYY` of the entity: not in the future (in the entity's time zone), and the
@@ -65,7 +77,15 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
   builder.addCreditNotes(notes, rateOfHsn);
   const hsnCredits: HsnRow[] = notes
     .filter((n) => n.status !== 'void' && n.status !== 'pending_approval' && n.status !== 'rejected' && n.tax_type !== '')
-    .map((n) => ({ hsn_code: n.hsn_code, rate_bp: n.tax_type === 'export' && n.igst_amount === 0 ? 0 : rateOfHsn(n.hsn_code), qty: 0, txval: n.subtotal, iamt: n.igst_amount, camt: n.cgst_amount, samt: n.sgst_amount }));
+    .map((n) => ({
+      hsn_code: n.hsn_code,
+      rate_bp: n.tax_type === 'export' && n.igst_amount === 0 ? 0 : rateOfHsn(n.hsn_code),
+      qty: 0,
+      txval: n.subtotal,
+      iamt: n.igst_amount,
+      camt: n.cgst_amount,
+      samt: n.sgst_amount,
+    }));
   const hsn = await invoiceHsnSummary(ctx.tx, ctx.tenantId, entity.id, from, to);
   return { entity, builder, hsn, hsnCredits };
 }

@@ -117,7 +117,17 @@ export class Gstr1Builder {
     for (const row of rows) {
       if (!doc || doc.id !== row.id) {
         if (doc) this.addInvoice(doc);
-        doc = { id: row.id, number: row.number, issued_at: row.issued_at, status: row.status, tax_type: row.tax_type, place_of_supply: row.place_of_supply, total: row.total, ctin: row.ctin, items: [] };
+        doc = {
+          id: row.id,
+          number: row.number,
+          issued_at: row.issued_at,
+          status: row.status,
+          tax_type: row.tax_type,
+          place_of_supply: row.place_of_supply,
+          total: row.total,
+          ctin: row.ctin,
+          items: [],
+        };
       }
       doc.items.push({ rate_bp: row.rate_bp, txval: row.txval, iamt: row.iamt, camt: row.camt, samt: row.samt });
     }
@@ -134,7 +144,16 @@ export class Gstr1Builder {
     }
     if (this.csv) {
       for (const item of doc.items) {
-        this.csv.push([section, doc.ctin ?? '', doc.number, gstnOfflineDate(doc.issued_at, this.timeZone), doc.place_of_supply ?? EXPORT_POS, String(item.rate_bp / 100), ...[item.txval, item.iamt, item.camt, item.samt].map((v) => (sign * v / 100).toFixed(2)), (doc.total / 100).toFixed(2)]);
+        this.csv.push([
+          section,
+          doc.ctin ?? '',
+          doc.number,
+          gstnOfflineDate(doc.issued_at, this.timeZone),
+          doc.place_of_supply ?? EXPORT_POS,
+          String(item.rate_bp / 100),
+          ...[item.txval, item.iamt, item.camt, item.samt].map((v) => ((sign * v) / 100).toFixed(2)),
+          (doc.total / 100).toFixed(2),
+        ]);
       }
     }
   }
@@ -148,7 +167,12 @@ export class Gstr1Builder {
     if (zeroRated?.kind === 'export') {
       const typ = zeroRated.withPayment ? 'WPAY' : 'WOPAY';
       const list = this.exp.get(typ) ?? [];
-      list.push({ inum: doc.number, idt, val: rupees(doc.total), itms: doc.items.map((i) => ({ txval: rupees(i.txval), rt: i.rate_bp / 100, iamt: rupees(i.iamt), csamt: 0 })) });
+      list.push({
+        inum: doc.number,
+        idt,
+        val: rupees(doc.total),
+        itms: doc.items.map((i) => ({ txval: rupees(i.txval), rt: i.rate_bp / 100, iamt: rupees(i.iamt), csamt: 0 })),
+      });
       this.exp.set(typ, list);
       this.count('exp', doc, 1, true);
       return;
@@ -156,7 +180,15 @@ export class Gstr1Builder {
     if (doc.ctin) {
       const list = this.b2b.get(doc.ctin) ?? [];
       const invTyp = zeroRated?.kind === 'sez' ? (zeroRated.withPayment ? 'SEWP' : 'SEWOP') : 'R';
-      list.push({ inum: doc.number, idt, val: rupees(doc.total), pos: doc.place_of_supply ?? doc.ctin.slice(0, 2), rchrg: 'N', inv_typ: invTyp, itms: numberedItems(doc.items) });
+      list.push({
+        inum: doc.number,
+        idt,
+        val: rupees(doc.total),
+        pos: doc.place_of_supply ?? doc.ctin.slice(0, 2),
+        rchrg: 'N',
+        inv_typ: invTyp,
+        itms: numberedItems(doc.items),
+      });
       this.b2b.set(doc.ctin, list);
       this.count('b2b', doc, 1, zeroRated?.kind === 'sez');
       return;
@@ -211,7 +243,12 @@ export class Gstr1Builder {
       } else if (zeroRated?.kind === 'export') {
         this.cdnur.push({ ...base, typ: zeroRated.withPayment ? 'EXPWP' : 'EXPWOP', pos: EXPORT_POS, itms: numberedItems(doc.items) });
         this.count('cdnur', doc, 1, true);
-      } else if (note.tax_type === 'inter_state' && note.invoice_total !== null && note.invoice_issued_at && note.invoice_total > b2clLimitPaise(note.invoice_issued_at)) {
+      } else if (
+        note.tax_type === 'inter_state' &&
+        note.invoice_total !== null &&
+        note.invoice_issued_at &&
+        note.invoice_total > b2clLimitPaise(note.invoice_issued_at)
+      ) {
         this.cdnur.push({ ...base, typ: 'B2CL', pos: note.place_of_supply, itms: numberedItems(doc.items) });
         this.count('cdnur', doc);
       } else {
@@ -256,7 +293,17 @@ export class Gstr1Builder {
       fp: period,
       b2b: [...this.b2b].map(([ctin, inv]) => ({ ctin, inv })),
       b2cl: [...this.b2cl].map(([pos, inv]) => ({ pos, inv })),
-      b2cs: [...this.b2cs.values()].map((e) => ({ sply_ty: e.sply_ty, pos: e.pos, typ: 'OE', rt: e.rate_bp / 100, txval: rupees(e.txval), iamt: rupees(e.iamt), camt: rupees(e.camt), samt: rupees(e.samt), csamt: 0 })),
+      b2cs: [...this.b2cs.values()].map((e) => ({
+        sply_ty: e.sply_ty,
+        pos: e.pos,
+        typ: 'OE',
+        rt: e.rate_bp / 100,
+        txval: rupees(e.txval),
+        iamt: rupees(e.iamt),
+        camt: rupees(e.camt),
+        samt: rupees(e.samt),
+        csamt: 0,
+      })),
       cdnr: [...this.cdnr].map(([ctin, nt]) => ({ ctin, nt })),
       cdnur: this.cdnur,
       exp: [...this.exp].map(([exp_typ, inv]) => ({ exp_typ, inv })),

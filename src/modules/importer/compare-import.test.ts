@@ -9,7 +9,15 @@ import { runImport } from './run-import.js';
 let t: TestKosh;
 let acme: Tenant;
 
-const plan = (code: string, extra: Record<string, unknown> = {}) => ({ code, name: code, interval_unit: 'month', interval_count: 1, amount: 1000, currency: 'INR', ...extra });
+const plan = (code: string, extra: Record<string, unknown> = {}) => ({
+  code,
+  name: code,
+  interval_unit: 'month',
+  interval_count: 1,
+  amount: 1000,
+  currency: 'INR',
+  ...extra,
+});
 const subscription = (externalId: string, extra: Record<string, unknown> = {}) => ({
   external_id: externalId,
   customer_email: 'c-case@example.test',
@@ -156,9 +164,13 @@ describe('import compare gate', () => {
   describe('POST /v1/imports/compare', () => {
     it('answers the same report, and writes nothing', async () => {
       const count = async () =>
-        (await sql<{ n: number }>`SELECT (SELECT count(*) FROM plans) + (SELECT count(*) FROM customers) + (SELECT count(*) FROM subscriptions) + (SELECT count(*) FROM events) + (SELECT count(*) FROM jobs) AS n`.execute(
-          t.database.db,
-        )).rows[0]!.n;
+        (
+          await sql<{
+            n: number;
+          }>`SELECT (SELECT count(*) FROM plans) + (SELECT count(*) FROM customers) + (SELECT count(*) FROM subscriptions) + (SELECT count(*) FROM events) + (SELECT count(*) FROM jobs) AS n`.execute(
+            t.database.db,
+          )
+        ).rows[0]!.n;
       const before = await count();
       const res = await acme.api('POST', '/v1/imports/compare', exported);
       expect(res.status, res.text).toBe(200);

@@ -36,7 +36,15 @@ function issue(kind: CompareIssue['kind'], key: string | null, field: string, ex
 }
 
 async function comparePlans(ctx: Ctx, batch: Source<PlanRecord>[], issues: Issues): Promise<number> {
-  const kosh = new Map((await findPlansByCodes(ctx.tx, ctx.tenantId, batch.map((b) => b.key))).map((p) => [p.code, p]));
+  const kosh = new Map(
+    (
+      await findPlansByCodes(
+        ctx.tx,
+        ctx.tenantId,
+        batch.map((b) => b.key),
+      )
+    ).map((p) => [p.code, p]),
+  );
   for (const { record, key } of batch) {
     const plan = kosh.get(key);
     if (!plan) {
@@ -53,7 +61,11 @@ async function comparePlans(ctx: Ctx, batch: Source<PlanRecord>[], issues: Issue
 }
 
 async function compareCustomers(ctx: Ctx, batch: Source<CustomerRecord>[], issues: Issues): Promise<number> {
-  const found = await findCustomersByEmails(ctx.tx, ctx.tenantId, batch.map((b) => b.key));
+  const found = await findCustomersByEmails(
+    ctx.tx,
+    ctx.tenantId,
+    batch.map((b) => b.key),
+  );
   const kosh = new Map(found.map((c) => [c.email.toLowerCase(), c]));
   for (const { record, key } of batch) {
     const customer = kosh.get(key);
@@ -68,7 +80,15 @@ async function compareCustomers(ctx: Ctx, batch: Source<CustomerRecord>[], issue
 }
 
 async function compareSubscriptions(ctx: Ctx, batch: Source<SubscriptionRecord>[], issues: Issues): Promise<number> {
-  const kosh = new Map((await findSubscriptionsByExternalIds(ctx.tx, ctx.tenantId, batch.map((b) => b.key))).map((s) => [s.external_id!, s]));
+  const kosh = new Map(
+    (
+      await findSubscriptionsByExternalIds(
+        ctx.tx,
+        ctx.tenantId,
+        batch.map((b) => b.key),
+      )
+    ).map((s) => [s.external_id!, s]),
+  );
   for (const { record, key } of batch) {
     const sub = kosh.get(key);
     if (!sub) {
@@ -97,7 +117,10 @@ async function scanKoshKeys(tx: Tx, tenantId: string, section: Section, visit: (
       ? [(after) => planCodesAfter(tx, tenantId, after, KEY_PAGE)]
       : section === 'customers'
         ? [(after) => customerEmailsAfter(tx, tenantId, after, KEY_PAGE)]
-        : [(after) => subscriptionExternalIdsAfter(tx, tenantId, after, KEY_PAGE), (after) => subscriptionIdsWithoutExternalIdAfter(tx, tenantId, after, KEY_PAGE)];
+        : [
+            (after) => subscriptionExternalIdsAfter(tx, tenantId, after, KEY_PAGE),
+            (after) => subscriptionIdsWithoutExternalIdAfter(tx, tenantId, after, KEY_PAGE),
+          ];
   let total = 0;
   for (const [n, page] of pagers.entries()) {
     let after: string | null = null;

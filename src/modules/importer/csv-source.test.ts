@@ -45,7 +45,13 @@ describe('import CSV reader', () => {
     const text = [PLAN_HEADER, rows[0], '"open,Open,month,100,INR', ...rows.slice(1)].join('\n');
     const items = await read('plans', text);
     expect(items.filter((i) => i.type === 'problem')).toEqual([
-      { type: 'problem', scope: 'row', index: 1, line: 3, message: 'a quoted field opened on line 3 is never closed; the lines after it were read as new rows' },
+      {
+        type: 'problem',
+        scope: 'row',
+        index: 1,
+        line: 3,
+        message: 'a quoted field opened on line 3 is never closed; the lines after it were read as new rows',
+      },
     ]);
     expect(items.filter((i) => i.type === 'row').map((i) => (i as { value: { code: string } }).value.code)).toEqual(rows.map((_, i) => `p${i}`));
   });
@@ -65,7 +71,11 @@ describe('import CSV reader', () => {
       ['plans', { amount: '12.50' }, { amount: '12.50' }],
       ['subscriptions', { cancel_at_period_end: 'TRUE', trial_end: '' }, { cancel_at_period_end: true }],
       ['subscriptions', { cancel_at_period_end: 'yes' }, { cancel_at_period_end: 'yes' }],
-      ['customers', { email: 'a@b.test', 'billing_address.city': 'Pune', 'billing_address.country': 'IN', 'billing_address.line1': '' }, { email: 'a@b.test', billing_address: { city: 'Pune', country: 'IN' } }],
+      [
+        'customers',
+        { email: 'a@b.test', 'billing_address.city': 'Pune', 'billing_address.country': 'IN', 'billing_address.line1': '' },
+        { email: 'a@b.test', billing_address: { city: 'Pune', country: 'IN' } },
+      ],
       ['customers', { email: 'a@b.test', 'billing_address.city': '' }, { email: 'a@b.test' }],
     ] as const)('%s %j become %j', (section, record, expected) => {
       expect(fromCsvRecord(section, record)).toEqual(expected);

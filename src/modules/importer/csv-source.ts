@@ -140,7 +140,14 @@ async function* readCsvSection(section: Section, path: string, onProgress?: (byt
       if (fields.length !== header!.length) {
         const what = fields.length > header!.length ? 'extra' : 'missing';
         const key = record[keyColumn] || undefined;
-        yield { type: 'problem', scope: 'row', line, index: at, ...(key ? { key } : {}), message: `${what} columns: the row has ${fields.length} fields, the header has ${header!.length}` };
+        yield {
+          type: 'problem',
+          scope: 'row',
+          line,
+          index: at,
+          ...(key ? { key } : {}),
+          message: `${what} columns: the row has ${fields.length} fields, the header has ${header!.length}`,
+        };
         continue;
       }
       yield { type: 'row', value: fromCsvRecord(section, record), line, index: at };
@@ -151,7 +158,13 @@ async function* readCsvSection(section: Section, path: string, onProgress?: (byt
   for await (const item of csvRecords(path, onProgress)) {
     if ('unclosed' in item) {
       yield* flush();
-      yield { type: 'problem', scope: 'row', line: item.line, index: index++, message: `a quoted field opened on line ${item.line} is never closed; the lines after it were read as new rows` };
+      yield {
+        type: 'problem',
+        scope: 'row',
+        line: item.line,
+        index: index++,
+        message: `a quoted field opened on line ${item.line} is never closed; the lines after it were read as new rows`,
+      };
       continue;
     }
     if (!WELL_FORMED.test(item.text)) {

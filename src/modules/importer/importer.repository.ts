@@ -168,12 +168,7 @@ export async function findSubscriptionsByExternalIds(tx: Tx, tenantId: string, e
 
 export async function existingSubscriptionExternalIds(tx: Tx, tenantId: string, externalIds: string[]): Promise<string[]> {
   if (externalIds.length === 0) return [];
-  const rows = await tx
-    .selectFrom('subscriptions')
-    .select('external_id')
-    .where('tenant_id', '=', tenantId)
-    .where(anyOf('external_id', externalIds))
-    .execute();
+  const rows = await tx.selectFrom('subscriptions').select('external_id').where('tenant_id', '=', tenantId).where(anyOf('external_id', externalIds)).execute();
   return rows.map((r) => r.external_id!);
 }
 

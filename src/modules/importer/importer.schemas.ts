@@ -25,7 +25,7 @@ export const rfc3339 = () =>
   z.string().transform((value, ctx) => {
     const m = RFC3339.exec(value);
     const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = m
-      ? [m[1], m[2], m[3], m[4], m[5], m[6], m[8] ?? '0', m[9] ?? '0'].map(Number) as [number, number, number, number, number, number, number, number]
+      ? ([m[1], m[2], m[3], m[4], m[5], m[6], m[8] ?? '0', m[9] ?? '0'].map(Number) as [number, number, number, number, number, number, number, number])
       : [];
     const valid =
       m &&
@@ -125,7 +125,8 @@ export function describeIssues(error: z.ZodError): string {
       else if (issue.code === 'invalid_type' && issue.expected === 'object' && !path) message = 'must be an object';
       else if (issue.code === 'invalid_type' && (issue.expected === 'int' || issue.expected === 'number')) message = 'must be a whole number';
       else if (issue.code === 'invalid_type' && issue.expected === 'boolean') message = 'must be true or false';
-      else if (issue.code === 'too_small' && issue.origin === 'number') message = issue.minimum === 1 ? 'must be greater than 0' : `must be at least ${issue.minimum}`;
+      else if (issue.code === 'too_small' && issue.origin === 'number')
+        message = issue.minimum === 1 ? 'must be greater than 0' : `must be at least ${issue.minimum}`;
       else if (issue.code === 'too_big' && issue.origin === 'number') message = `must be at most ${issue.maximum}`;
       else if (issue.code === 'invalid_value') message = `must be one of ${issue.values.map(String).join(', ')}`;
       else if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;

@@ -75,7 +75,14 @@ export function toPlanRows(ctx: Ctx, record: PlanRecord): { plan: PlanInsert; pr
 export function toCustomerRow(ctx: Ctx, record: CustomerRecord): CustomerInsert {
   const a = record.billing_address;
   const address: BillingAddress | null = a
-    ? { line1: a.line1 ?? null, line2: a.line2 ?? null, city: a.city ?? null, state_code: a.state_code || null, postal_code: a.postal_code ?? null, country: a.country }
+    ? {
+        line1: a.line1 ?? null,
+        line2: a.line2 ?? null,
+        city: a.city ?? null,
+        state_code: a.state_code || null,
+        postal_code: a.postal_code ?? null,
+        country: a.country,
+      }
     : null;
   return {
     tenant_id: ctx.tenantId,
@@ -99,11 +106,7 @@ export function toCustomerRow(ctx: Ctx, record: CustomerRecord): CustomerInsert 
  * at current_period_end), ended/canceled at the period end when canceled, paused now when paused.
  * A trialing subscription's trial is its current period (trial_end as given, else the period end).
  */
-export function toSubscriptionRow(
-  ctx: Ctx,
-  record: SubscriptionRecord,
-  refs: { customerId: string; plan: PlanRef; currency: string },
-): SubscriptionInsert {
+export function toSubscriptionRow(ctx: Ctx, record: SubscriptionRecord, refs: { customerId: string; plan: PlanRef; currency: string }): SubscriptionInsert {
   const ended = record.status === 'canceled' ? record.current_period_end : null;
   return {
     tenant_id: ctx.tenantId,
@@ -186,7 +189,15 @@ export async function analyzeSection(tx: Tx, section: 'plans' | 'customers' | 's
 
 export async function importPlans(ctx: Ctx, batch: Valid<PlanRecord>[], dryRun: boolean): Promise<BatchResult> {
   if (dryRun) {
-    const existing = new Set((await findPlansByCodes(ctx.tx, ctx.tenantId, batch.map((b) => b.key))).map((p) => p.code));
+    const existing = new Set(
+      (
+        await findPlansByCodes(
+          ctx.tx,
+          ctx.tenantId,
+          batch.map((b) => b.key),
+        )
+      ).map((p) => p.code),
+    );
     const skipped = batch.filter((b) => existing.has(b.key)).length;
     return { created: batch.length - skipped, skipped, failed: [], failedKeys: [] };
   }
@@ -208,11 +219,20 @@ export async function importPlans(ctx: Ctx, batch: Valid<PlanRecord>[], dryRun: 
 
 export async function importCustomers(ctx: Ctx, batch: Valid<CustomerRecord>[], dryRun: boolean): Promise<BatchResult> {
   if (dryRun) {
-    const existing = await findCustomersByEmails(ctx.tx, ctx.tenantId, batch.map((b) => b.key.toLowerCase()));
+    const existing = await findCustomersByEmails(
+      ctx.tx,
+      ctx.tenantId,
+      batch.map((b) => b.key.toLowerCase()),
+    );
     return { created: batch.length - existing.length, skipped: existing.length, failed: [], failedKeys: [] };
   }
   const rows = new Map(batch.map((b) => [b.key, toCustomerRow(ctx, b.record)]));
-  const { created, refused } = await insertEach(ctx.tx, batch, (items) => insertNewCustomers(ctx.tx, items.map((b) => rows.get(b.key)!)));
+  const { created, refused } = await insertEach(ctx.tx, batch, (items) =>
+    insertNewCustomers(
+      ctx.tx,
+      items.map((b) => rows.get(b.key)!),
+    ),
+  );
   return {
     created: created.size,
     skipped: batch.length - created.size - refused.length,
@@ -247,14 +267,15 @@ function pickPrice(plan: Pick<PlanRef, 'prices'>, baseCurrency: string): { curre
     : `plan_code: the plan has prices in ${plan.prices.map((p) => p.currency).join(', ')} and none in the tenant's base currency ${baseCurrency}`;
 }
 
-export async function importSubscriptions(
-  ctx: Ctx,
-  batch: Valid<SubscriptionRecord>[],
-  refs: SubscriptionReferences,
-  dryRun: boolean,
-): Promise<BatchResult> {
+export async function importSubscriptions(ctx: Ctx, batch: Valid<SubscriptionRecord>[], refs: SubscriptionReferences, dryRun: boolean): Promise<BatchResult> {
   // What is already there is skipped as it is, whatever the file now says it refers to.
-  const existing = new Set(await existingSubscriptionExternalIds(ctx.tx, ctx.tenantId, batch.map((b) => b.key)));
+  const existing = new Set(
+    await existingSubscriptionExternalIds(
+      ctx.tx,
+      ctx.tenantId,
+      batch.map((b) => b.key),
+    ),
+  );
   const fresh = batch.filter((b) => !existing.has(b.key));
   const unknownCodes = [...new Set(fresh.map((b) => b.record.plan_code).filter((code) => !refs.plans.has(code)))];
   if (unknownCodes.length) {
@@ -275,9 +296,7 @@ export async function importSubscriptions(
     if (!plan && dryRun && filePlan?.ok) plan = filePlan.plan!;
     if (!plan) {
       problems.push(
-        filePlan
-          ? `plan_code: plan '${code}' was not imported (its row, ${where(filePlan)}, failed)`
-          : `plan_code: no plan '${code}' in this file or in Kosh`,
+        filePlan ? `plan_code: plan '${code}' was not imported (its row, ${where(filePlan)}, failed)` : `plan_code: no plan '${code}' in this file or in Kosh`,
       );
     }
     let customerId = customers.get(email.toLowerCase()) ?? null;
@@ -301,7 +320,12 @@ export async function importSubscriptions(
 
   if (dryRun) return { created: ready.length, skipped: existing.size, failed, failedKeys: [] };
   const rows = new Map(ready.map((r) => [r.key, toSubscriptionRow(ctx, r.record, r)]));
-  const { created, refused } = await insertEach(ctx.tx, ready, (items) => insertNewSubscriptions(ctx.tx, items.map((r) => rows.get(r.key)!)));
+  const { created, refused } = await insertEach(ctx.tx, ready, (items) =>
+    insertNewSubscriptions(
+      ctx.tx,
+      items.map((r) => rows.get(r.key)!),
+    ),
+  );
   failed.push(...refused.map((r) => failure('subscription', r.item, r.error)));
   // A concurrent import may have created some since the check: ON CONFLICT skipped those too.
   return { created: created.size, skipped: existing.size + ready.length - created.size - refused.length, failed, failedKeys: [] };

@@ -107,7 +107,11 @@ describe('import', () => {
       expect(subs.sub_002).toMatchObject({ status: 'trialing', trial_start: '2026-03-20T00:00:00.000Z', trial_end: '2026-04-20T00:00:00.000Z' });
       expect(subs.sub_003).toMatchObject({ status: 'paused', currency: 'USD', paused_at: '2026-04-01T00:00:00.000Z' });
       expect(subs.sub_004).toMatchObject({ status: 'canceled', ended_at: '2026-03-10T00:00:00.000Z', canceled_at: '2026-03-10T00:00:00.000Z' });
-      expect(subs.sub_005).toMatchObject({ status: 'past_due', current_period_start: '2026-03-25T05:00:00.000Z', current_period_end: '2026-04-25T05:00:00.000Z' });
+      expect(subs.sub_005).toMatchObject({
+        status: 'past_due',
+        current_period_start: '2026-03-25T05:00:00.000Z',
+        current_period_end: '2026-04-25T05:00:00.000Z',
+      });
       expect(subs.sub_006).toMatchObject({ status: 'unpaid', current_period_end: '2026-06-01T00:00:00.000Z' });
       expect(subs.sub_007).toMatchObject({ status: 'active', cancel_at_period_end: true, canceled_at: '2026-04-01T00:00:00.000Z', ended_at: null });
       expect(await listAll(acme, '/v1/invoices')).toEqual([]);
@@ -120,7 +124,14 @@ describe('import', () => {
     });
 
     it('skips a subscription already there even when the file now names another customer or plan', async () => {
-      const moved = { external_id: 'sub_001', customer_email: 'ghost@example.in', plan_code: 'gone', status: 'active', current_period_start: '2026-03-15T00:00:00Z', current_period_end: '2026-04-15T00:00:00Z' };
+      const moved = {
+        external_id: 'sub_001',
+        customer_email: 'ghost@example.in',
+        plan_code: 'gone',
+        status: 'active',
+        current_period_start: '2026-03-15T00:00:00Z',
+        current_period_end: '2026-04-15T00:00:00Z',
+      };
       expect(await importInto(acme, documentSource({ subscriptions: [moved] }), { dryRun: true })).toEqual(cleanReport([0, 0, 0], [0, 0, 1], true));
       expect(await importInto(acme, documentSource({ subscriptions: [moved] }))).toEqual(cleanReport([0, 0, 0], [0, 0, 1]));
     });
@@ -170,7 +181,10 @@ describe('import', () => {
       expect(report.issues).toEqual([]);
       expect(report.ready).toBe(true);
       const lee = (await listAll(tenant, '/v1/customers?email=lee@example.com'))[0];
-      expect(lee).toMatchObject({ name: 'Lee "Jo", Jr.', billing_address: { line1: '1 Main St', city: 'Austin', state_code: 'TX', country: 'US', postal_code: null } });
+      expect(lee).toMatchObject({
+        name: 'Lee "Jo", Jr.',
+        billing_address: { line1: '1 Main St', city: 'Austin', state_code: 'TX', country: 'US', postal_code: null },
+      });
     });
   });
 
@@ -260,7 +274,13 @@ describe('import', () => {
       });
       expect(plan.status, plan.text).toBe(201);
       expect((await tenant.api('POST', '/v1/customers', { email: 'Old@Customer.test' })).status).toBe(201);
-      const sub = { customer_email: 'old@customer.test', plan_code: 'legacy', status: 'active', current_period_start: '2026-03-01T00:00:00Z', current_period_end: '2026-04-01T00:00:00Z' };
+      const sub = {
+        customer_email: 'old@customer.test',
+        plan_code: 'legacy',
+        status: 'active',
+        current_period_start: '2026-03-01T00:00:00Z',
+        current_period_end: '2026-04-01T00:00:00Z',
+      };
       const report = await importInto(tenant, documentSource({ subscriptions: [{ external_id: 'legacy-1', ...sub }] }));
       expect(report).toEqual(cleanReport([0, 0, 1]));
       expect((await subscriptionsByExternalId(tenant))['legacy-1']).toMatchObject({ plan_id: plan.body.data.id, currency: 'INR' });
@@ -307,9 +327,9 @@ describe('import', () => {
 
     /** Two rows of a table as plain objects, without what must differ (ids, keys, instants of creation). */
     async function rowsOf(table: 'plans' | 'prices' | 'customers' | 'subscriptions', column: string, values: string[]) {
-      const { rows } = await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE tenant_id = ${tenant.tenantId} AND ${sql.ref(column)} IN (${sql.join(values)})`.execute(
-        t.database.db,
-      );
+      const { rows } = await sql<
+        Record<string, unknown>
+      >`SELECT * FROM ${sql.table(table)} WHERE tenant_id = ${tenant.tenantId} AND ${sql.ref(column)} IN (${sql.join(values)})`.execute(t.database.db);
       return values.map((v) => {
         const row = rows.find((r) => r[column] === v)!;
         expect(row, `${table} ${column}=${v}`).toBeDefined();
@@ -324,9 +344,9 @@ describe('import', () => {
       expect(await importInto(tenant, documentSource({ plans: [{ ...fields, code: 'parity-import' }] }))).toEqual(cleanReport([1, 0, 0]));
       const [api, imported] = await rowsOf('plans', 'code', ['parity-api', 'parity-import']);
       expect(imported).toEqual(api);
-      const planIds = await sql<{ id: string }>`SELECT id FROM plans WHERE tenant_id = ${tenant.tenantId} AND code IN ('parity-api', 'parity-import') ORDER BY code`.execute(
-        t.database.db,
-      );
+      const planIds = await sql<{
+        id: string;
+      }>`SELECT id FROM plans WHERE tenant_id = ${tenant.tenantId} AND code IN ('parity-api', 'parity-import') ORDER BY code`.execute(t.database.db);
       const [apiPrice, importedPrice] = await rowsOf(
         'prices',
         'plan_id',
@@ -336,7 +356,13 @@ describe('import', () => {
     });
 
     it('stores a customer as createCustomer does', async () => {
-      const fields = { name: 'Parity Person', external_id: 'x-1', phone: '+91 98450 00000', gstin: '29AAACA1234A1ZG', billing_address: { line1: '1 Road', state_code: '29' } };
+      const fields = {
+        name: 'Parity Person',
+        external_id: 'x-1',
+        phone: '+91 98450 00000',
+        gstin: '29AAACA1234A1ZG',
+        billing_address: { line1: '1 Road', state_code: '29' },
+      };
       await t.database.db.transaction().execute(async (tx) => {
         await createCustomer({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, createCustomerBody.parse({ ...fields, email: 'api@parity.test' }));
       });
@@ -360,9 +386,10 @@ describe('import', () => {
         subscriptions: [{ external_id: `import-${status}`, customer_email: `${status}@parity.test`, plan_code: `p-${status}`, status, ...period, ...extra }],
       };
       expect(await importInto(tenant, documentSource(source))).toEqual(cleanReport([1, 1, 1]));
-      const imported = await sql<{ customer_id: string; plan_id: string }>`SELECT customer_id, plan_id FROM subscriptions WHERE tenant_id = ${tenant.tenantId} AND external_id = ${`import-${status}`}`.execute(
-        t.database.db,
-      );
+      const imported = await sql<{
+        customer_id: string;
+        plan_id: string;
+      }>`SELECT customer_id, plan_id FROM subscriptions WHERE tenant_id = ${tenant.tenantId} AND external_id = ${`import-${status}`}`.execute(t.database.db);
       const now = t.clock.now();
       const cancelAtPeriodEnd = 'cancel_at_period_end' in extra;
       await t.database.db.transaction().execute((tx) =>

@@ -39,25 +39,45 @@ describe('import JSON reader', () => {
   });
 
   it.each([
-    ['an element that is not valid JSON is one bad row', '{"plans": [{"a": 1}, {"b": tru}, {"c": 3}]}', [
-      { type: 'row', index: 0, line: 1, value: { a: 1 } },
-      { type: 'problem', scope: 'row', index: 1, line: 1, message: expect.stringMatching(/^malformed JSON: /) },
-      { type: 'row', index: 2, line: 1, value: { c: 3 } },
-    ]],
-    ['elements need not be objects (the schema says what is wrong)', '{"plans": [1, "x", null]}', [
-      { type: 'row', index: 0, line: 1, value: 1 },
-      { type: 'row', index: 1, line: 1, value: 'x' },
-      { type: 'row', index: 2, line: 1, value: null },
-    ]],
-    ['an unknown section is reported once and stepped over', '{"plan": [{"a": 1}], "plans": [{"b": 2}]}', [
-      { type: 'problem', scope: 'row', line: 1, message: expect.stringContaining('unknown section "plan"') },
-      { type: 'row', index: 0, line: 1, value: { b: 2 } },
-    ]],
-    ['a section that is not an array', '{"plans": {"code": "a"}}', [{ type: 'problem', scope: 'section', line: 1, message: '"plans" must be an array of records' }]],
-    ['a section given twice', '{"plans": [{"a": 1}], "plans": [{"b": 2}]}', [
-      { type: 'row', index: 0, line: 1, value: { a: 1 } },
-      { type: 'problem', scope: 'row', line: 1, message: 'section "plans" appears twice; only the first was read' },
-    ]],
+    [
+      'an element that is not valid JSON is one bad row',
+      '{"plans": [{"a": 1}, {"b": tru}, {"c": 3}]}',
+      [
+        { type: 'row', index: 0, line: 1, value: { a: 1 } },
+        { type: 'problem', scope: 'row', index: 1, line: 1, message: expect.stringMatching(/^malformed JSON: /) },
+        { type: 'row', index: 2, line: 1, value: { c: 3 } },
+      ],
+    ],
+    [
+      'elements need not be objects (the schema says what is wrong)',
+      '{"plans": [1, "x", null]}',
+      [
+        { type: 'row', index: 0, line: 1, value: 1 },
+        { type: 'row', index: 1, line: 1, value: 'x' },
+        { type: 'row', index: 2, line: 1, value: null },
+      ],
+    ],
+    [
+      'an unknown section is reported once and stepped over',
+      '{"plan": [{"a": 1}], "plans": [{"b": 2}]}',
+      [
+        { type: 'problem', scope: 'row', line: 1, message: expect.stringContaining('unknown section "plan"') },
+        { type: 'row', index: 0, line: 1, value: { b: 2 } },
+      ],
+    ],
+    [
+      'a section that is not an array',
+      '{"plans": {"code": "a"}}',
+      [{ type: 'problem', scope: 'section', line: 1, message: '"plans" must be an array of records' }],
+    ],
+    [
+      'a section given twice',
+      '{"plans": [{"a": 1}], "plans": [{"b": 2}]}',
+      [
+        { type: 'row', index: 0, line: 1, value: { a: 1 } },
+        { type: 'problem', scope: 'row', line: 1, message: 'section "plans" appears twice; only the first was read' },
+      ],
+    ],
   ] as const)('%s', (_name, text, expected) => {
     expect(scan(text, 'plans')).toEqual(expected);
   });

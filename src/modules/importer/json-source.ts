@@ -72,7 +72,12 @@ export class JsonSectionScanner {
       this.scan(out);
     } catch (error) {
       if (!(error instanceof StructureError)) throw error;
-      out.push({ type: 'problem', scope: 'file', line: error.line, message: `malformed JSON on line ${error.line}: ${error.message}; nothing after it was read` });
+      out.push({
+        type: 'problem',
+        scope: 'file',
+        line: error.line,
+        message: `malformed JSON on line ${error.line}: ${error.message}; nothing after it was read`,
+      });
       this.state = 'end';
       this.buf = '';
       this.i = 0;
@@ -171,7 +176,8 @@ export class JsonSectionScanner {
     this.notAnArray = false;
     if (SECTION_NAMES.has(key)) {
       if (this.sectionsSeen.has(key)) {
-        if (this.documentProblems) out.push({ type: 'problem', scope: 'row', line: this.line, message: `section "${key}" appears twice; only the first was read` });
+        if (this.documentProblems)
+          out.push({ type: 'problem', scope: 'row', line: this.line, message: `section "${key}" appears twice; only the first was read` });
         this.startCapture('value');
         return;
       }
@@ -189,7 +195,12 @@ export class JsonSectionScanner {
       return;
     }
     if (this.documentProblems) {
-      out.push({ type: 'problem', scope: 'row', line: this.line, message: `unknown section "${key}" (expected plans, customers, subscriptions); it was not read` });
+      out.push({
+        type: 'problem',
+        scope: 'row',
+        line: this.line,
+        message: `unknown section "${key}" (expected plans, customers, subscriptions); it was not read`,
+      });
     }
     this.startCapture('value');
   }

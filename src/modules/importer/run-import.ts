@@ -85,7 +85,11 @@ export async function runImport(db: Kysely<DB>, tenantId: string, source: Import
       return importSubscriptions(ctx, batch as Valid<SubscriptionRecord>[], references, dryRun);
     };
     const number = ++batchNumber;
-    if (dryRun) return db.transaction().setAccessMode('read only').execute((tx) => work({ tx, tenantId, now: options.now() }));
+    if (dryRun)
+      return db
+        .transaction()
+        .setAccessMode('read only')
+        .execute((tx) => work({ tx, tenantId, now: options.now() }));
     return db.transaction().execute(async (tx) => {
       const result = await work({ tx, tenantId, now: options.now() });
       await options.beforeCommit?.(section, number);

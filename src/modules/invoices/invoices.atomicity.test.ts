@@ -57,7 +57,12 @@ describe('invoices: all or nothing', () => {
     const buyer = await createCustomer(tenant);
     const drafts: string[] = [];
     for (let i = 0; i < 100; i++) {
-      const res = await tenant.api('POST', '/v1/invoices', { customer_id: buyer, currency: 'INR', auto_finalize: false, lines: [{ description: `d${i}`, unit_amount: 100 + i }] });
+      const res = await tenant.api('POST', '/v1/invoices', {
+        customer_id: buyer,
+        currency: 'INR',
+        auto_finalize: false,
+        lines: [{ description: `d${i}`, unit_amount: 100 + i }],
+      });
       drafts.push(res.body.data.id);
     }
     const results = await Promise.all(drafts.map((id) => tenant.api('POST', `/v1/invoices/${id}/finalize`)));

@@ -100,5 +100,11 @@ export async function insertTdsCertificate(tx: Tx, row: Insertable<InvoiceTdsCer
 }
 
 export async function updateLastPaymentError(tx: Tx, tenantId: string, id: string, error: string | null, now: Date): Promise<InvoiceRow | undefined> {
-  return tx.updateTable('invoices').set({ last_payment_error: error, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+  return tx
+    .updateTable('invoices')
+    .set({ last_payment_error: error, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }

@@ -9,7 +9,10 @@ const lineInput = z
     description: fields.requiredText(500).optional(),
     quantity: z.int().min(1).max(1_000_000).default(1),
     unit_amount: fields.minorUnits().optional(),
-    hsn_code: z.string().regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code').optional(),
+    hsn_code: z
+      .string()
+      .regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code')
+      .optional(),
     tax_rate_bp: z
       .int()
       .min(0)

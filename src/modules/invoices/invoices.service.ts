@@ -11,7 +11,17 @@ import { findPlan, pricesOfPlans } from '../plans/index.js';
 import { computeInvoiceTax, resolveHsnCode, type GstLine, type InvoiceTax } from '../tax/index.js';
 import { readSettings } from '../tenants/index.js';
 import type { CreateInvoiceBody, Invoice } from './invoices.schemas.js';
-import { findInvoice, insertInvoice, linesOfInvoices, listInvoiceRows, updateInvoiceLineTax, updateLastPaymentError, type InvoiceFilter, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
+import {
+  findInvoice,
+  insertInvoice,
+  linesOfInvoices,
+  listInvoiceRows,
+  updateInvoiceLineTax,
+  updateLastPaymentError,
+  type InvoiceFilter,
+  type InvoiceLineRow,
+  type InvoiceRow,
+} from './invoices.repository.js';
 import { settleInvoiceBalance, transitionInvoice, type Settlement } from './invoices.states.js';
 import type { PartySnapshot } from './invoices.tables.js';
 
@@ -214,7 +224,12 @@ export function buildDraftInvoice(
   input: DraftInvoiceInput,
   rate: InvoiceExchangeRate,
 ): { row: InvoiceRow; lines: InvoiceLineRow[] } {
-  const taxLines = input.lines.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, sacCode), tax_rate_bp: l.tax_rate_bp ?? null }));
+  const taxLines = input.lines.map((l) => ({
+    quantity: l.quantity,
+    unit_amount: l.unit_amount,
+    hsn_code: resolveHsnCode(l.hsn_code, null, sacCode),
+    tax_rate_bp: l.tax_rate_bp ?? null,
+  }));
   const tax = taxInvoice(entity, input.customer, input.currency, taxLines, rate, input.field);
   const id = newId();
   const row: InvoiceRow = {
@@ -271,7 +286,19 @@ export function buildDraftInvoice(
 }
 
 function lineTaxChanged(before: InvoiceLineRow, after: InvoiceLineRow): boolean {
-  const keys = ['amount', 'rate_bp', 'cgst_amount', 'sgst_amount', 'igst_amount', 'tax_amount', 'total', 'inr_amount', 'inr_cgst_amount', 'inr_sgst_amount', 'inr_igst_amount'] as const;
+  const keys = [
+    'amount',
+    'rate_bp',
+    'cgst_amount',
+    'sgst_amount',
+    'igst_amount',
+    'tax_amount',
+    'total',
+    'inr_amount',
+    'inr_cgst_amount',
+    'inr_sgst_amount',
+    'inr_igst_amount',
+  ] as const;
   return keys.some((k) => before[k] !== after[k]);
 }
 
@@ -315,7 +342,13 @@ export async function resolveApiLines(ctx: Ctx, input: CreateInvoiceBody): Promi
   const lines: DraftLine[] = [];
   for (const [i, line] of input.lines.entries()) {
     if (!line.plan_id) {
-      lines.push({ description: line.description!, quantity: line.quantity, unit_amount: line.unit_amount!, hsn_code: line.hsn_code, tax_rate_bp: line.tax_rate_bp });
+      lines.push({
+        description: line.description!,
+        quantity: line.quantity,
+        unit_amount: line.unit_amount!,
+        hsn_code: line.hsn_code,
+        tax_rate_bp: line.tax_rate_bp,
+      });
       continue;
     }
     const plan = await findPlan(ctx.tx, ctx.tenantId, line.plan_id);
@@ -520,7 +553,11 @@ export async function renderInvoice(ctx: Ctx, row: InvoiceRow): Promise<Invoice>
 
 export async function listInvoices(ctx: Ctx, filter: InvoiceFilter, page: Page): Promise<{ invoices: Invoice[]; total: number }> {
   const { rows, total } = await listInvoiceRows(ctx.tx, ctx.tenantId, filter, page);
-  const lines = await linesOfInvoices(ctx.tx, ctx.tenantId, rows.map((r) => r.id));
+  const lines = await linesOfInvoices(
+    ctx.tx,
+    ctx.tenantId,
+    rows.map((r) => r.id),
+  );
   const byInvoice = new Map<string, InvoiceLineRow[]>();
   for (const l of lines) byInvoice.set(l.invoice_id, [...(byInvoice.get(l.invoice_id) ?? []), l]);
   return { invoices: rows.map((r) => toInvoice(r, byInvoice.get(r.id) ?? [])), total };

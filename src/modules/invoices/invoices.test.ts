@@ -76,8 +76,19 @@ describe('invoices', () => {
     });
 
     it('prices a plan line in the invoice currency and refuses a currency the plan lacks', async () => {
-      const plan = await acme.api('POST', '/v1/plans', { name: 'Gold', code: 'gold', interval_unit: 'month', amount: 2_000, currency: 'INR', hsn_code: '998315' });
-      const ok = await acme.api('POST', '/v1/invoices', { customer_id: karnatakaCustomer, currency: 'INR', lines: [{ plan_id: plan.body.data.id, quantity: 2 }] });
+      const plan = await acme.api('POST', '/v1/plans', {
+        name: 'Gold',
+        code: 'gold',
+        interval_unit: 'month',
+        amount: 2_000,
+        currency: 'INR',
+        hsn_code: '998315',
+      });
+      const ok = await acme.api('POST', '/v1/invoices', {
+        customer_id: karnatakaCustomer,
+        currency: 'INR',
+        lines: [{ plan_id: plan.body.data.id, quantity: 2 }],
+      });
       expect(ok.status).toBe(201);
       expect(ok.body.data.lines[0]).toMatchObject({ description: 'Gold', unit_amount: 2_000, amount: 4_000, hsn_code: '998315', plan_id: plan.body.data.id });
       const bad = await acme.api('POST', '/v1/invoices', { customer_id: karnatakaCustomer, currency: 'EUR', lines: [{ plan_id: plan.body.data.id }] });
@@ -129,7 +140,9 @@ describe('invoices', () => {
       const db = t.database.db;
       const { sql } = await import('kysely');
       const entry = await db.selectFrom('journal_entries').selectAll().where('tenant_id', '=', acme.tenantId).executeTakeFirstOrThrow();
-      await expect(sql`UPDATE journal_lines SET debit = debit + 1 WHERE tenant_id = ${acme.tenantId} AND entry_id = ${entry.id}`.execute(db)).rejects.toThrow(/append-only/);
+      await expect(sql`UPDATE journal_lines SET debit = debit + 1 WHERE tenant_id = ${acme.tenantId} AND entry_id = ${entry.id}`.execute(db)).rejects.toThrow(
+        /append-only/,
+      );
       await expect(sql`DELETE FROM journal_entries WHERE tenant_id = ${acme.tenantId} AND id = ${entry.id}`.execute(db)).rejects.toThrow(/append-only/);
       await expect(
         db.transaction().execute(async (tx) => {
@@ -137,7 +150,9 @@ describe('invoices', () => {
           await sql`INSERT INTO journal_entries (tenant_id, id, ledger_id, entity_id, kind, reference_type, reference_id, currency, posted_at)
                     VALUES (${acme.tenantId}, ${id}, 1, ${entry.entity_id}, 'test', 'test', ${id}, 'INR', now())`.execute(tx);
           await sql`INSERT INTO journal_lines (tenant_id, id, entry_id, account_code, debit) VALUES (${acme.tenantId}, ${id}, ${id}, 1000, 5)`.execute(tx);
-          await sql`INSERT INTO journal_lines (tenant_id, id, entry_id, account_code, credit) VALUES (${acme.tenantId}, '01900000-0000-7000-8000-000000000002', ${id}, 4000, 4)`.execute(tx);
+          await sql`INSERT INTO journal_lines (tenant_id, id, entry_id, account_code, credit) VALUES (${acme.tenantId}, '01900000-0000-7000-8000-000000000002', ${id}, 4000, 4)`.execute(
+            tx,
+          );
         }),
       ).rejects.toThrow(/unbalanced/);
     });

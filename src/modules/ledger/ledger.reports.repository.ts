@@ -51,7 +51,12 @@ function filtered(tx: Tx, tenantId: string, f: EntryFilter) {
 }
 
 /** A page of entries (oldest first) and the count of all that match. */
-export async function listEntries(tx: Tx, tenantId: string, f: EntryFilter, page: { limit: number; offset: number }): Promise<{ entries: EntryRow[]; total: number }> {
+export async function listEntries(
+  tx: Tx,
+  tenantId: string,
+  f: EntryFilter,
+  page: { limit: number; offset: number },
+): Promise<{ entries: EntryRow[]; total: number }> {
   const [entries, count] = await readTogether(
     tx,
     filtered(tx, tenantId, f).selectAll().orderBy('posted_at').orderBy('id').limit(page.limit).offset(page.offset),

@@ -29,9 +29,7 @@ export async function entriesOfInvoice(tx: Tx, tenantId: string, invoiceId: stri
     .selectFrom('journal_entries')
     .selectAll()
     .where('tenant_id', '=', tenantId)
-    .where('id', 'in', (eb) =>
-      eb.selectFrom('journal_lines').select('entry_id').where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId),
-    )
+    .where('id', 'in', (eb) => eb.selectFrom('journal_lines').select('entry_id').where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId))
     .orderBy('posted_at')
     .orderBy('id')
     .execute();
@@ -53,7 +51,10 @@ export async function accountBalance(
     .innerJoin('journal_entries', (join) =>
       join.onRef('journal_entries.tenant_id', '=', 'journal_lines.tenant_id').onRef('journal_entries.id', '=', 'journal_lines.entry_id'),
     )
-    .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('journal_lines.debit'), eb.lit(0)).as('debit'), eb.fn.coalesce(eb.fn.sum<number>('journal_lines.credit'), eb.lit(0)).as('credit')])
+    .select((eb) => [
+      eb.fn.coalesce(eb.fn.sum<number>('journal_lines.debit'), eb.lit(0)).as('debit'),
+      eb.fn.coalesce(eb.fn.sum<number>('journal_lines.credit'), eb.lit(0)).as('credit'),
+    ])
     .where('journal_lines.tenant_id', '=', tenantId)
     .where('journal_lines.account_code', '=', accountCode)
     .where('journal_entries.currency', '=', currency);

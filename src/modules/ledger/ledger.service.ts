@@ -123,8 +123,17 @@ export async function toJournalEntries(ctx: Ctx, entries: EntryRow[]): Promise<J
 }
 
 async function withLines(ctx: Ctx, entries: EntryRow[]): Promise<JournalEntry[]> {
-  const lines = await linesOfEntries(ctx.tx, ctx.tenantId, entries.map((e) => e.id));
-  return entries.map((e) => toJournalEntry(e, lines.filter((l) => l.entry_id === e.id)));
+  const lines = await linesOfEntries(
+    ctx.tx,
+    ctx.tenantId,
+    entries.map((e) => e.id),
+  );
+  return entries.map((e) =>
+    toJournalEntry(
+      e,
+      lines.filter((l) => l.entry_id === e.id),
+    ),
+  );
 }
 
 export async function getJournalEntry(ctx: Ctx, id: string): Promise<JournalEntry> {

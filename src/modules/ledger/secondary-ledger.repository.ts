@@ -27,7 +27,18 @@ export class PostgresSecondaryLedger implements SecondaryLedgerWriter {
     for (const part of chunks(accounts)) {
       await this.tx
         .insertInto('tb_accounts')
-        .values(part.map((a) => ({ tenant_id: tenantId, id: a.id, ledger: a.ledger, code: a.code, entity_id: a.entity_id, currency: a.currency, user_data_32: a.user_data_32, timestamp: this.now })))
+        .values(
+          part.map((a) => ({
+            tenant_id: tenantId,
+            id: a.id,
+            ledger: a.ledger,
+            code: a.code,
+            entity_id: a.entity_id,
+            currency: a.currency,
+            user_data_32: a.user_data_32,
+            timestamp: this.now,
+          })),
+        )
         .onConflict((oc) => oc.columns(['tenant_id', 'id']).doNothing())
         .execute();
     }

@@ -17,7 +17,9 @@ export function parseRate(value: string): bigint {
 
 /** The canonical text of a rate (no trailing zeros). */
 export function formatRate(value: string): string {
-  const scaled = parseRate(value).toString().padStart(RATE_SCALE_DIGITS + 1, '0');
+  const scaled = parseRate(value)
+    .toString()
+    .padStart(RATE_SCALE_DIGITS + 1, '0');
   const whole = scaled.slice(0, -RATE_SCALE_DIGITS);
   const fraction = scaled.slice(-RATE_SCALE_DIGITS).replace(/0+$/, '');
   return fraction ? `${whole}.${fraction}` : whole;

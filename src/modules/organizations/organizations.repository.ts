@@ -3,7 +3,16 @@ import type { Tx } from '../../platform/db/schema.js';
 import type { OrganizationFxRatesTable, OrganizationsTable } from './organizations.tables.js';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
-export type MemberRow = { id: string; name: string; email: string; data_region: string; base_currency: string; organization_id: string | null; created_at: Date; updated_at: Date };
+export type MemberRow = {
+  id: string;
+  name: string;
+  email: string;
+  data_region: string;
+  base_currency: string;
+  organization_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
 
 /**
  * Organizations are global, but every read here is scoped by the calling tenant's membership:
@@ -61,7 +70,11 @@ export async function listMembers(tx: Tx, organizationId: string, page: { limit:
       .limit(page.limit)
       .offset(page.offset)
       .execute(),
-    tx.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', organizationId).executeTakeFirstOrThrow(),
+    tx
+      .selectFrom('tenants')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
 }

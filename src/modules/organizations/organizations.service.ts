@@ -113,7 +113,9 @@ export async function rotateJoinCode(ctx: Ctx, organizationId: string) {
 /** Attaches the calling tenant (never another one) to the organization the join code opens. */
 export async function attachSelf(ctx: Ctx, organizationId: string, joinCode: string) {
   // A member attaching itself again is a no-op that needs no code.
-  const org = (await findOrganizationOfMember(ctx.tx, ctx.tenantId, organizationId)) ?? (await findOrganizationByJoinCode(ctx.tx, organizationId, hashJoinCode(joinCode)));
+  const org =
+    (await findOrganizationOfMember(ctx.tx, ctx.tenantId, organizationId)) ??
+    (await findOrganizationByJoinCode(ctx.tx, organizationId, hashJoinCode(joinCode)));
   if (!org) throw errors.notFound('organization');
   return toMember(await joinOrganization(ctx, org.id));
 }

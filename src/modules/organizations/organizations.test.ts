@@ -59,11 +59,7 @@ describe('organizations', () => {
       expect(res.body.error.reason).toBe('already_in_organization');
     });
 
-    it.each([
-      [{ name: 'X', reporting_currency: 'ZZZ' }],
-      [{ name: '', reporting_currency: 'INR' }],
-      [{ name: 'X' }],
-    ])('refuses %j with 400', async (body) => {
+    it.each([[{ name: 'X', reporting_currency: 'ZZZ' }], [{ name: '', reporting_currency: 'INR' }], [{ name: 'X' }]])('refuses %j with 400', async (body) => {
       const res = await outsider.api('POST', '/v1/organizations', body);
       expect(res.status).toBe(400);
     });
@@ -145,10 +141,13 @@ describe('organizations', () => {
   });
 
   describe('PUT /v1/organizations/{id}/fx-rates/{currency}', () => {
-    it.each([[{ rate: 0 }], [{ rate: -2 }], [{ rate: '0' }], [{ rate: 'abc' }], [{ rate: '1', effective_date: '2026-02-30' }]])('refuses %j with 400', async (body) => {
-      const res = await inr.api('PUT', `/v1/organizations/${orgId}/fx-rates/USD`, body);
-      expect(res.status).toBe(400);
-    });
+    it.each([[{ rate: 0 }], [{ rate: -2 }], [{ rate: '0' }], [{ rate: 'abc' }], [{ rate: '1', effective_date: '2026-02-30' }]])(
+      'refuses %j with 400',
+      async (body) => {
+        const res = await inr.api('PUT', `/v1/organizations/${orgId}/fx-rates/USD`, body);
+        expect(res.status).toBe(400);
+      },
+    );
 
     it('refuses an unknown currency with 400', async () => {
       expect((await inr.api('PUT', `/v1/organizations/${orgId}/fx-rates/ZZZ`, { rate: '1' })).status).toBe(400);

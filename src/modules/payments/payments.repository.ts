@@ -45,11 +45,25 @@ export async function addRefunded(tx: Tx, tenantId: string, id: string, delta: n
 
 /** Gateway payments captured before `before` and not yet settled, across tenants (the settlement sweep). */
 export async function unsettledGatewayPayments(tx: Tx, before: Date, limit: number): Promise<PaymentRow[]> {
-  return tx.selectFrom('payments').selectAll().where('gateway', 'is not', null).where('settled_at', 'is', null).where('created_at', '<=', before).orderBy('created_at').limit(limit).execute();
+  return tx
+    .selectFrom('payments')
+    .selectAll()
+    .where('gateway', 'is not', null)
+    .where('settled_at', 'is', null)
+    .where('created_at', '<=', before)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
 }
 
 /** Marks one payment settled; false when another sweep got there first. */
 export async function markPaymentSettled(tx: Tx, tenantId: string, id: string, at: Date): Promise<boolean> {
-  const r = await tx.updateTable('payments').set({ settled_at: at, updated_at: at }).where('tenant_id', '=', tenantId).where('id', '=', id).where('settled_at', 'is', null).executeTakeFirst();
+  const r = await tx
+    .updateTable('payments')
+    .set({ settled_at: at, updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('settled_at', 'is', null)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }

@@ -44,7 +44,11 @@ export async function getPayment(ctx: Ctx, id: string): Promise<Payment> {
   return toPayment(row);
 }
 
-export async function listPayments(ctx: Ctx, filter: { customer_id?: string; invoice_id?: string }, page: Page): Promise<{ payments: Payment[]; total: number }> {
+export async function listPayments(
+  ctx: Ctx,
+  filter: { customer_id?: string; invoice_id?: string },
+  page: Page,
+): Promise<{ payments: Payment[]; total: number }> {
   const { rows, total } = await listPaymentRows(ctx.tx, ctx.tenantId, filter, page);
   return { payments: rows.map(toPayment), total };
 }

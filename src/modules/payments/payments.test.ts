@@ -44,7 +44,9 @@ describe('offline payments', () => {
       const entries = (await acme.api('GET', `/v1/invoices/${inv.id}/journal-entries`)).body.data;
       const last = entries[entries.length - 1];
       expect(last.kind).toBe('payment.recorded');
-      const byAccount = Object.fromEntries(last.lines.map((l: { account_code: number; debit: number; credit: number }) => [l.account_code, l.debit - l.credit]));
+      const byAccount = Object.fromEntries(
+        last.lines.map((l: { account_code: number; debit: number; credit: number }) => [l.account_code, l.debit - l.credit]),
+      );
       expect(byAccount).toEqual({ 1000: 58_000, 1200: 10_000, 1100: -68_000 });
     });
 

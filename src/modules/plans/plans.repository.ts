@@ -13,7 +13,12 @@ export type PriceRow = Selectable<PricesTable>;
  * Deferred (platform/db/pipeline): the rows travel with the transaction's next statement. A taken
  * code surfaces there as `mapError(unique violation)`.
  */
-export async function insertPlan(tx: Tx, plan: Insertable<PlansTable>, prices: Insertable<PricesTable>[], mapError: (error: unknown) => unknown): Promise<void> {
+export async function insertPlan(
+  tx: Tx,
+  plan: Insertable<PlansTable>,
+  prices: Insertable<PricesTable>[],
+  mapError: (error: unknown) => unknown,
+): Promise<void> {
   await deferWrite(tx, tx.insertInto('plans').values(plan), mapError);
   if (prices.length) await deferWrite(tx, tx.insertInto('prices').values(prices));
 }
@@ -28,14 +33,7 @@ export async function findPlanByCode(tx: Tx, tenantId: string, code: string): Pr
 
 export async function pricesOfPlans(tx: Tx, tenantId: string, planIds: string[]): Promise<PriceRow[]> {
   if (planIds.length === 0) return [];
-  return tx
-    .selectFrom('prices')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('plan_id', 'in', planIds)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  return tx.selectFrom('prices').selectAll().where('tenant_id', '=', tenantId).where('plan_id', 'in', planIds).orderBy('created_at').orderBy('id').execute();
 }
 
 export type PlanFilter = { q?: string; currency?: string; interval_unit?: string };

@@ -9,9 +9,7 @@ export const hsnCode = z.string().regex(/^(\d{4}|\d{6}|\d{8})?$/, 'must be a 4, 
 const priceInput = z.object({
   amount: fields.positiveMinorUnits(),
   currency: fields.currency(),
-  billing_scheme: z
-    .literal('per_unit', { message: "only 'per_unit' pricing is supported; tiered and metered are not yet" })
-    .default('per_unit'),
+  billing_scheme: z.literal('per_unit', { message: "only 'per_unit' pricing is supported; tiered and metered are not yet" }).default('per_unit'),
 });
 
 /**

@@ -6,16 +6,7 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
 import type { CreatePlanBody, Plan } from './plans.schemas.js';
-import {
-  findPlan,
-  insertPlan,
-  listPlanRows,
-  pricesOfPlans,
-  type PlanFilter,
-  type PlanRow,
-  type PriceJson,
-  type PriceRow,
-} from './plans.repository.js';
+import { findPlan, insertPlan, listPlanRows, pricesOfPlans, type PlanFilter, type PlanRow, type PriceJson, type PriceRow } from './plans.repository.js';
 
 export function toPlan(row: PlanRow, prices: Array<PriceRow | PriceJson>): Plan {
   return {

@@ -27,9 +27,7 @@ describe('plans', () => {
         active: true,
         tenant_id: acme.tenantId,
       });
-      expect(res.body.data.prices).toEqual([
-        expect.objectContaining({ currency: 'INR', amount: 49900, type: 'recurring', plan_id: res.body.data.id }),
-      ]);
+      expect(res.body.data.prices).toEqual([expect.objectContaining({ currency: 'INR', amount: 49900, type: 'recurring', plan_id: res.body.data.id })]);
     });
 
     it('accepts the second shape (interval, prices[], features, metadata) and derives a code', async () => {
@@ -46,7 +44,14 @@ describe('plans', () => {
         metadata: { tier: 'team' },
       });
       expect(res.status).toBe(201);
-      expect(res.body.data).toMatchObject({ code: 'team-annual', interval_unit: 'year', interval_count: 1, trial_days: 14, features: ['sso'], metadata: { tier: 'team' } });
+      expect(res.body.data).toMatchObject({
+        code: 'team-annual',
+        interval_unit: 'year',
+        interval_count: 1,
+        trial_days: 14,
+        features: ['sso'],
+        metadata: { tier: 'team' },
+      });
       expect(res.body.data.prices.map((p: { currency: string }) => p.currency).sort()).toEqual(['INR', 'USD']);
     });
 
@@ -65,7 +70,18 @@ describe('plans', () => {
       ['interval_count 0', { ...formal, code: 'c', interval_count: 0 }, 'interval_count'],
       ['bad currency', { ...formal, code: 'cur', currency: 'RUPEE' }, 'currency'],
       ['no price at all', { name: 'x', interval_unit: 'month' }, 'amount'],
-      ['two prices in one currency', { name: 'x', interval_unit: 'month', prices: [{ amount: 1, currency: 'INR' }, { amount: 2, currency: 'inr' }] }, 'prices'],
+      [
+        'two prices in one currency',
+        {
+          name: 'x',
+          interval_unit: 'month',
+          prices: [
+            { amount: 1, currency: 'INR' },
+            { amount: 2, currency: 'inr' },
+          ],
+        },
+        'prices',
+      ],
       ['tiered pricing', { name: 'x', interval_unit: 'month', prices: [{ amount: 1, currency: 'INR', billing_scheme: 'tiered' }] }, 'prices.0.billing_scheme'],
       ['bad hsn', { ...formal, code: 'h', hsn_code: '12' }, 'hsn_code'],
       ['over-long name', { ...formal, code: 'l', name: 'x'.repeat(201) }, 'name'],

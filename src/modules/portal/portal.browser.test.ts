@@ -47,9 +47,18 @@ describe.skipIf(!hasChromium)(`portal in a browser${hasChromium ? '' : ` (skippe
     const invoice = await created(
       await acme.api('POST', '/v1/invoices', { customer_id: recipient.id, currency: 'INR', lines: [{ description: 'Onboarding', unit_amount: 25_000 }] }),
     );
-    const gift = await created(await acme.api('POST', '/v1/gifts', { plan_id: plan.id, buyer_customer_id: buyer.id, recipient_email: 'riya@example.in', duration_months: 6 }));
+    const gift = await created(
+      await acme.api('POST', '/v1/gifts', { plan_id: plan.id, buyer_customer_id: buyer.id, recipient_email: 'riya@example.in', duration_months: 6 }),
+    );
     const giftInvoice = (await acme.api('GET', `/v1/invoices/${gift.invoice_id}`)).body.data;
-    await created(await acme.api('POST', '/v1/payments/offline', { customer_id: buyer.id, invoice_id: giftInvoice.id, payment_type: 'bank_transfer', amount: giftInvoice.amount_due }));
+    await created(
+      await acme.api('POST', '/v1/payments/offline', {
+        customer_id: buyer.id,
+        invoice_id: giftInvoice.id,
+        payment_type: 'bank_transfer',
+        amount: giftInvoice.amount_due,
+      }),
+    );
     const link = await created(await acme.api('POST', `/v1/customers/${recipient.id}/portal-sessions`));
 
     const context = await browser.newContext();

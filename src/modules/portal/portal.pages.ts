@@ -81,10 +81,7 @@ export function loginPage(options: { tenantId?: string; notice?: string; error?:
   <div class="row"><input id="email" type="email" name="email" required autocomplete="email"><button type="submit">E-mail me a sign-in link</button></div>
 </form>`
     : '<p>Open the sign-in link from your e-mail, or ask the business you buy from to send you one.</p>';
-  return layout(
-    'Sign in — billing portal',
-    `<h1>Sign in to your billing portal</h1>${messages(options.notice, options.error)}<section>${form}</section>`,
-  );
+  return layout('Sign in — billing portal', `<h1>Sign in to your billing portal</h1>${messages(options.notice, options.error)}<section>${form}</section>`);
 }
 
 export function checkEmailPage(): string {
@@ -145,7 +142,10 @@ function paymentMethodsSection(view: DashboardView, csrf: string): string {
   const rows = methods.length
     ? `<table><thead><tr><th>Method</th><th></th></tr></thead><tbody>${methods
         .map((m) => {
-          const name = m.type === 'upi_mandate' ? 'UPI AutoPay mandate' : `${escapeHtml((m.brand ?? 'card').replace(/^./, (c) => c.toUpperCase()))} •••• ${escapeHtml(m.last4 ?? '')}`;
+          const name =
+            m.type === 'upi_mandate'
+              ? 'UPI AutoPay mandate'
+              : `${escapeHtml((m.brand ?? 'card').replace(/^./, (c) => c.toUpperCase()))} •••• ${escapeHtml(m.last4 ?? '')}`;
           const action = m.is_default
             ? '<span class="pill active">default</span>'
             : `<form class="inline" method="post" action="/portal/payment-methods/default">${csrf}<input type="hidden" name="payment_method_id" value="${escapeHtml(m.id)}"><button type="submit" class="link">Make default</button></form>`;

@@ -41,7 +41,13 @@ export async function findLiveSession(tx: Tx, tenantId: string, tokenHash: strin
 }
 
 export async function revokeSession(tx: Tx, tenantId: string, id: string, now: Date): Promise<void> {
-  await tx.updateTable('portal_sessions').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  await tx
+    .updateTable('portal_sessions')
+    .set({ revoked_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /**

@@ -13,7 +13,15 @@ import { getInvoiceRow, listInvoices, type Invoice } from '../invoices/index.js'
 import { findPlan } from '../plans/index.js';
 import { listSubscriptions, type Subscription } from '../subscriptions/index.js';
 import { getTenant } from '../tenants/index.js';
-import { countEmailedLinksSince, findLiveSession, lockEmailedLinks, insertLoginToken, insertSession, revokeSession, useLoginToken } from './portal.repository.js';
+import {
+  countEmailedLinksSince,
+  findLiveSession,
+  lockEmailedLinks,
+  insertLoginToken,
+  insertSession,
+  revokeSession,
+  useLoginToken,
+} from './portal.repository.js';
 import { csrfTokenFor, formatCredential, hashSecret, newSecret, parseCredential } from './portal.tokens.js';
 
 /** A sign-in link works once, for 15 minutes; the session it opens lasts 7 days. */
@@ -33,7 +41,13 @@ export function loginUrl(publicUrl: string, token: string): string {
 }
 
 /** A one-time sign-in link for a customer of ctx's tenant (404 for a missing or foreign one). */
-export async function createPortalLink(ctx: Ctx, customerId: string, publicUrl: string, source: 'api' | 'email' = 'api', requester: string | null = null): Promise<PortalLink> {
+export async function createPortalLink(
+  ctx: Ctx,
+  customerId: string,
+  publicUrl: string,
+  source: 'api' | 'email' = 'api',
+  requester: string | null = null,
+): Promise<PortalLink> {
   const customer = await getCustomer(ctx, customerId);
   const secret = newSecret();
   const expiresAt = new Date(ctx.now.getTime() + LOGIN_LINK_TTL_MS);
@@ -76,7 +90,12 @@ export async function requestLoginLink(db: Kysely<DB>, now: Date, input: { tenan
  * per customer *and requester* — a stranger's requests spend the stranger's allowance, never the
  * customer's own.
  */
-export async function sendLoginLink(db: Kysely<DB>, now: Date, input: { tenant_id: string; email: string; requester: string }, publicUrl: string): Promise<void> {
+export async function sendLoginLink(
+  db: Kysely<DB>,
+  now: Date,
+  input: { tenant_id: string; email: string; requester: string },
+  publicUrl: string,
+): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const ctx: Ctx = { tx, tenantId: input.tenant_id, now };
     const customer = await findCustomerByEmail(tx, input.tenant_id, input.email);
@@ -161,7 +180,11 @@ export async function portalProfile(ctx: Ctx, session: PortalSession): Promise<P
 }
 
 /** The customer's subscriptions, each with its plan's name for display. */
-export async function portalSubscriptions(ctx: Ctx, customerId: string, page: Page): Promise<{ subscriptions: (Subscription & { plan_name: string })[]; total: number }> {
+export async function portalSubscriptions(
+  ctx: Ctx,
+  customerId: string,
+  page: Page,
+): Promise<{ subscriptions: (Subscription & { plan_name: string })[]; total: number }> {
   const { subscriptions, total } = await listSubscriptions(ctx, { customer_id: customerId }, page);
   const names = new Map<string, string>();
   for (const planId of new Set(subscriptions.map((s) => s.plan_id))) names.set(planId, (await findPlan(ctx.tx, ctx.tenantId, planId))?.name ?? '');

@@ -18,12 +18,22 @@ async function customer(tenant: Tenant = acme, body: Record<string, unknown> = {
 }
 
 async function giftFor(tenant: Tenant = acme, options: { pay?: boolean; plan?: string; buyerId?: string } = {}) {
-  const res = await tenant.api('POST', '/v1/gifts', { plan_id: options.plan ?? planId, buyer_customer_id: options.buyerId ?? buyer, recipient_email: 'friend@example.in', duration_months: 3 });
+  const res = await tenant.api('POST', '/v1/gifts', {
+    plan_id: options.plan ?? planId,
+    buyer_customer_id: options.buyerId ?? buyer,
+    recipient_email: 'friend@example.in',
+    duration_months: 3,
+  });
   expect(res.status, res.text).toBe(201);
   const gift = res.body.data;
   if (options.pay ?? true) {
     const invoice = (await tenant.api('GET', `/v1/invoices/${gift.invoice_id}`)).body.data;
-    const paid = await tenant.api('POST', '/v1/payments/offline', { customer_id: invoice.customer_id, invoice_id: invoice.id, payment_type: 'cash', amount: invoice.amount_due });
+    const paid = await tenant.api('POST', '/v1/payments/offline', {
+      customer_id: invoice.customer_id,
+      invoice_id: invoice.id,
+      payment_type: 'cash',
+      amount: invoice.amount_due,
+    });
     expect(paid.status, paid.text).toBe(201);
   }
   return gift;
@@ -160,7 +170,10 @@ describe('portal', () => {
     it('e-mails a working sign-in link, and answers the same for unknown addresses and tenants', async () => {
       const known = await portalApi('POST', '/portal/api/login', undefined, { tenant_id: acme.tenantId, email: `PORTAL1@example.in` });
       const unknown = await portalApi('POST', '/portal/api/login', undefined, { tenant_id: acme.tenantId, email: 'nobody@example.in' });
-      const otherTenant = await portalApi('POST', '/portal/api/login', undefined, { tenant_id: '00000000-0000-7000-8000-000000000000', email: 'portal1@example.in' });
+      const otherTenant = await portalApi('POST', '/portal/api/login', undefined, {
+        tenant_id: '00000000-0000-7000-8000-000000000000',
+        email: 'portal1@example.in',
+      });
       for (const res of [known, unknown, otherTenant]) {
         expect(res.status).toBe(200);
         expect(withoutRequestId(res.text)).toBe(withoutRequestId(known.text));
@@ -183,7 +196,8 @@ describe('portal', () => {
       await t.kosh.worker.drain();
       const before = sink.messages.length;
       const answers = [];
-      for (let i = 0; i < 7; i++) answers.push(await portalApi('POST', '/portal/api/login', undefined, { tenant_id: acme.tenantId, email: 'often@example.in' }));
+      for (let i = 0; i < 7; i++)
+        answers.push(await portalApi('POST', '/portal/api/login', undefined, { tenant_id: acme.tenantId, email: 'often@example.in' }));
       for (const res of answers) expect([res.status, res.text]).toEqual([200, answers[0]!.text]);
       await t.kosh.worker.drain();
       expect(sink.messages.slice(before).filter((m) => m.envelope.to?.includes('often@example.in'))).toHaveLength(5);
@@ -233,7 +247,12 @@ describe('portal', () => {
   describe('subscriptions, invoices and PDFs', () => {
     it("shows only the signed-in customer's records, without drafts", async () => {
       const mine = await acme.api('POST', '/v1/invoices', { customer_id: recipient, currency: 'INR', lines: [{ description: 'Setup', unit_amount: 10_000 }] });
-      const draft = await acme.api('POST', '/v1/invoices', { customer_id: recipient, currency: 'INR', auto_finalize: false, lines: [{ description: 'Later', unit_amount: 5_000 }] });
+      const draft = await acme.api('POST', '/v1/invoices', {
+        customer_id: recipient,
+        currency: 'INR',
+        auto_finalize: false,
+        lines: [{ description: 'Later', unit_amount: 5_000 }],
+      });
       const theirs = await acme.api('POST', '/v1/invoices', { customer_id: buyer, currency: 'INR', lines: [{ description: 'Theirs', unit_amount: 7_000 }] });
       const s = await signInAs(recipient);
       const invoices = await portalApi('GET', '/portal/api/invoices', s.cookie);
@@ -276,7 +295,12 @@ describe('portal', () => {
         current_period_end: end.toISOString(),
       });
       const after = (await acme.api('GET', `/v1/gifts/${gift.id}`)).body.data;
-      expect(after).toMatchObject({ status: 'redeemed', redeemed_by_customer_id: recipient, redeemed_at: start.toISOString(), subscription_id: res.body.data.id });
+      expect(after).toMatchObject({
+        status: 'redeemed',
+        redeemed_by_customer_id: recipient,
+        redeemed_at: start.toISOString(),
+        subscription_id: res.body.data.id,
+      });
       const subs = await portalApi('GET', '/portal/api/subscriptions', s.cookie);
       expect(subs.body.data).toEqual([expect.objectContaining({ id: res.body.data.id, plan_name: 'Pro' })]);
       const events = await t.kosh.deps.db.selectFrom('events').select('type').where('object_id', '=', gift.id).orderBy('id').execute();
@@ -284,7 +308,12 @@ describe('portal', () => {
 
       const used = await redeem(s, gift.code);
       expect(used.status).toBe(422);
-      expect(used.body.error).toEqual({ request_id: expect.any(String), code: 'validation_failed', message: 'this gift code has already been used', reason: 'gift_code_used' });
+      expect(used.body.error).toEqual({
+        request_id: expect.any(String),
+        code: 'validation_failed',
+        message: 'this gift code has already been used',
+        reason: 'gift_code_used',
+      });
       const cancel = await acme.api('POST', `/v1/gifts/${gift.id}/cancel`);
       expect(cancel.status).toBe(409);
     });
@@ -317,7 +346,12 @@ describe('portal', () => {
         expect(res.status).toBe(422);
         expect(withoutRequestId(res.text)).toBe(withoutRequestId(answers[0]!.text));
       }
-      expect(answers[0]!.body.error).toEqual({ request_id: expect.any(String), code: 'validation_failed', message: 'this gift code is not valid', reason: 'gift_code_invalid' });
+      expect(answers[0]!.body.error).toEqual({
+        request_id: expect.any(String),
+        code: 'validation_failed',
+        message: 'this gift code is not valid',
+        reason: 'gift_code_invalid',
+      });
       expect((await redeem(s, '')).status).toBe(422);
     });
 
@@ -325,7 +359,13 @@ describe('portal', () => {
       const gift = await giftFor();
       expect((await portalApi('POST', '/portal/api/redeem', undefined, { code: gift.code })).status).toBe(401);
       const s = await signInAs(await customer());
-      const crossSite = await portalApi('POST', '/portal/api/redeem', s.cookie, { code: gift.code }, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
+      const crossSite = await portalApi(
+        'POST',
+        '/portal/api/redeem',
+        s.cookie,
+        { code: gift.code },
+        { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+      );
       expect(crossSite.status).toBe(403);
       expect(crossSite.body.error).toMatchObject({ code: 'unauthorized', reason: 'cross_site_request' });
       const otherToken = await signInAs(await customer());
@@ -340,7 +380,12 @@ describe('portal', () => {
       const results = await Promise.all([redeem(a, gift.code), redeem(b, gift.code)]);
       expect(results.map((r) => r.status).sort()).toEqual([201, 422]);
       expect(results.find((r) => r.status === 422)!.body.error.reason).toBe('gift_code_used');
-      const subs = await t.kosh.deps.db.selectFrom('subscriptions').select('id').where('tenant_id', '=', acme.tenantId).where('gift_code', '=', gift.code).execute();
+      const subs = await t.kosh.deps.db
+        .selectFrom('subscriptions')
+        .select('id')
+        .where('tenant_id', '=', acme.tenantId)
+        .where('gift_code', '=', gift.code)
+        .execute();
       expect(subs).toHaveLength(1);
     });
   });

@@ -26,9 +26,9 @@ describe('quotes', () => {
     it('always sums to the discount with every share within its line', () => {
       fc.assert(
         fc.property(
-          fc.array(fc.integer({ min: 0, max: 10_000_000 }), { minLength: 1, maxLength: 30 }).chain((amounts) =>
-            fc.tuple(fc.constant(amounts), fc.integer({ min: 0, max: amounts.reduce((s, a) => s + a, 0) })),
-          ),
+          fc
+            .array(fc.integer({ min: 0, max: 10_000_000 }), { minLength: 1, maxLength: 30 })
+            .chain((amounts) => fc.tuple(fc.constant(amounts), fc.integer({ min: 0, max: amounts.reduce((s, a) => s + a, 0) }))),
           ([amounts, discount]) => {
             const shares = allocateDiscount(amounts, discount);
             expect(shares.reduce((s, a) => s + a, 0)).toBe(discount);

@@ -94,7 +94,8 @@ export async function createQuote(ctx: Ctx, input: CreateQuoteBody): Promise<Quo
   if (validUntil <= ctx.now) throw errors.invalidField(input.valid_until ? 'valid_until' : 'expires_at', 'must be in the future');
   const amounts = input.line_items.map((l) => l.quantity * (l.unit_amount ?? l.unit_price)!);
   const subtotal = amounts.reduce((sum, a) => sum + a, 0);
-  if (!Number.isSafeInteger(subtotal)) throw errors.invalidField('line_items', `the subtotal exceeds the largest amount Kosh holds (${Number.MAX_SAFE_INTEGER} minor units)`);
+  if (!Number.isSafeInteger(subtotal))
+    throw errors.invalidField('line_items', `the subtotal exceeds the largest amount Kosh holds (${Number.MAX_SAFE_INTEGER} minor units)`);
   if (input.discount_amount > subtotal) throw errors.invalidField('discount_amount', `must not exceed the subtotal (${subtotal})`);
   const shares = allocateDiscount(amounts, input.discount_amount);
   const lines: QuoteLine[] = input.line_items.map((l, i) => ({
@@ -112,14 +113,21 @@ export async function createQuote(ctx: Ctx, input: CreateQuoteBody): Promise<Quo
     const tax = computeInvoiceTax({
       supplier: { country_code: entity.country_code, state_code: entity.state_code, lut: entity.lut },
       customer: { country_code: customerCountry(customer), state_code: customerStateCode(customer), gstin: customer.gstin, sez: customer.sez },
-      lines: invoiceLinesOfQuote(draft).map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: resolveHsnCode(l.hsn_code, null, settings.sac_code) })),
+      lines: invoiceLinesOfQuote(draft).map((l) => ({
+        quantity: l.quantity,
+        unit_amount: l.unit_amount,
+        hsn_code: resolveHsnCode(l.hsn_code, null, settings.sac_code),
+      })),
       field: (i, name) => (i === null ? 'line_items' : `line_items.${i}.${name}`),
     });
     taxAmount = tax.tax_amount;
   }
   const total = subtotal - input.discount_amount + taxAmount;
   if (!Number.isSafeInteger(total)) {
-    throw errors.invalidField(input.tax_amount !== undefined ? 'tax_amount' : 'line_items', `the total with tax exceeds the largest amount Kosh holds (${Number.MAX_SAFE_INTEGER} minor units)`);
+    throw errors.invalidField(
+      input.tax_amount !== undefined ? 'tax_amount' : 'line_items',
+      `the total with tax exceeds the largest amount Kosh holds (${Number.MAX_SAFE_INTEGER} minor units)`,
+    );
   }
   const row: QuoteRow = {
     tenant_id: ctx.tenantId,
@@ -175,7 +183,14 @@ export async function lockQuoteForAcceptance(ctx: Ctx, id: string): Promise<Quot
 }
 
 export async function markQuoteAccepted(ctx: Ctx, id: string, invoiceId: string): Promise<QuoteRow> {
-  const row = await transitionQuote(ctx.tx, ctx.tenantId, id, 'accept', { invoice_id: invoiceId, accepted_at: ctx.now, updated_at: ctx.now }, { validAt: ctx.now });
+  const row = await transitionQuote(
+    ctx.tx,
+    ctx.tenantId,
+    id,
+    'accept',
+    { invoice_id: invoiceId, accepted_at: ctx.now, updated_at: ctx.now },
+    { validAt: ctx.now },
+  );
   await emitEvent(ctx, 'quote.accepted', toQuote(row));
   return row;
 }

@@ -130,7 +130,12 @@ describe('quotes', () => {
       ['a negative tax amount', { tax_amount: -5 }, 'tax_amount'],
       ['an unknown HSN', { line_items: [{ description: 'x', quantity: 1, unit_amount: 5, hsn_code: '12' }] }, 'line_items.0.hsn_code'],
     ])('refuses %s with 400 naming the field', async (_label, patch, field) => {
-      const res = await acme.api('POST', '/v1/quotes', { customer_id: interState, currency: 'INR', line_items: [{ description: 'x', quantity: 2, unit_amount: 50_000 }], ...patch });
+      const res = await acme.api('POST', '/v1/quotes', {
+        customer_id: interState,
+        currency: 'INR',
+        line_items: [{ description: 'x', quantity: 2, unit_amount: 50_000 }],
+        ...patch,
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
       expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
@@ -182,7 +187,13 @@ describe('quotes', () => {
       const results = await Promise.all([1, 2, 3].map(() => acme.api('POST', `/v1/quotes/${created.id}/accept`)));
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
       for (const r of results.filter((x) => x.status === 409)) expect(r.body.error.reason).toBe('quote_accepted');
-      const invoices = await t.kosh.deps.db.selectFrom('invoices').select('id').where('tenant_id', '=', acme.tenantId).where('billing_reason', '=', 'quote').where('memo', '=', `Quote ${created.quote_number}`).execute();
+      const invoices = await t.kosh.deps.db
+        .selectFrom('invoices')
+        .select('id')
+        .where('tenant_id', '=', acme.tenantId)
+        .where('billing_reason', '=', 'quote')
+        .where('memo', '=', `Quote ${created.quote_number}`)
+        .execute();
       expect(invoices).toHaveLength(1);
       const decline = await acme.api('POST', `/v1/quotes/${created.id}/decline`);
       expect(decline.status).toBe(409);

@@ -26,7 +26,12 @@ async function invoice(customerId: string, unit_amount = 10_000, tenant: Tenant 
 }
 
 async function pay(invoiceRow: { id: string; customer_id: string; amount_due: number }, amount = invoiceRow.amount_due, tenant: Tenant = acme) {
-  const res = await tenant.api('POST', '/v1/payments/offline', { customer_id: invoiceRow.customer_id, invoice_id: invoiceRow.id, payment_type: 'bank_transfer', amount });
+  const res = await tenant.api('POST', '/v1/payments/offline', {
+    customer_id: invoiceRow.customer_id,
+    invoice_id: invoiceRow.id,
+    payment_type: 'bank_transfer',
+    amount,
+  });
   expect(res.status, res.text).toBe(201);
 }
 
@@ -42,7 +47,13 @@ async function creditNotesOf(customerId: string, tenant: Tenant = acme) {
 }
 
 async function eventCount(tenantId: string, objectId: string, type: string): Promise<number> {
-  const rows = await t.kosh.deps.db.selectFrom('events').select('id').where('tenant_id', '=', tenantId).where('object_id', '=', objectId).where('type', '=', type).execute();
+  const rows = await t.kosh.deps.db
+    .selectFrom('events')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('object_id', '=', objectId)
+    .where('type', '=', type)
+    .execute();
   return rows.length;
 }
 
@@ -123,9 +134,17 @@ describe('referrals', () => {
       await pay({ ...first, amount_due: first.amount_due - 1_000 });
 
       const done = await referral(created.id);
-      expect(done).toMatchObject({ status: 'completed', reward_credited: true, qualifying_invoice_id: first.id, completed_at: t.clock.now().toISOString(), qualified_at: t.clock.now().toISOString() });
+      expect(done).toMatchObject({
+        status: 'completed',
+        reward_credited: true,
+        qualifying_invoice_id: first.id,
+        completed_at: t.clock.now().toISOString(),
+        qualified_at: t.clock.now().toISOString(),
+      });
       const notes = await creditNotesOf(referrer);
-      expect(notes).toEqual([expect.objectContaining({ id: done.credit_note_id, amount: 50_000, status: 'issued', currency: 'INR', reason: `Referral reward (${created.code})` })]);
+      expect(notes).toEqual([
+        expect.objectContaining({ id: done.credit_note_id, amount: 50_000, status: 'issued', currency: 'INR', reason: `Referral reward (${created.code})` }),
+      ]);
 
       await pay(await invoice(referred));
       expect(await creditNotesOf(referrer)).toHaveLength(1);
@@ -264,11 +283,14 @@ describe('referrals', () => {
       expect(byReferrer.body.meta.total).toBe(5);
     });
 
-    it.each(['per_page=0', 'per_page=251', 'page=0', 'offset=-1', 'limit=0', 'limit=x', 'status=won', 'referrer_id=nope'])('refuses %s with 400', async (query) => {
-      const res = await tenant.api('GET', `/v1/referrals?${query}`);
-      expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe('validation_failed');
-    });
+    it.each(['per_page=0', 'per_page=251', 'page=0', 'offset=-1', 'limit=0', 'limit=x', 'status=won', 'referrer_id=nope'])(
+      'refuses %s with 400',
+      async (query) => {
+        const res = await tenant.api('GET', `/v1/referrals?${query}`);
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('validation_failed');
+      },
+    );
   });
 });
 

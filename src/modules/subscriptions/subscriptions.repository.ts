@@ -26,13 +26,7 @@ export async function findSubscriptionByExternalId(tx: Tx, tenantId: string, ext
 
 /** A change that is not a status move (latest invoice after a plan change, say). Same tenant scope. */
 export async function updateSubscription(tx: Tx, tenantId: string, id: string, patch: Updateable<SubscriptionsTable>): Promise<SubscriptionRow> {
-  return tx
-    .updateTable('subscriptions')
-    .set(patch)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return tx.updateTable('subscriptions').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
 export type SubscriptionFilter = { status?: SubscriptionStatus; customer_id?: string; plan_id?: string };
@@ -89,15 +83,17 @@ export async function claimDueSubscriptions(
 
 /** The tenant's past_due and unpaid subscriptions (the run checks whether they were paid). */
 export async function delinquentSubscriptionIds(tx: Tx, tenantId: string): Promise<{ id: string; status: SubscriptionStatus }[]> {
-  return tx
-    .selectFrom('subscriptions')
-    .select(['id', 'status'])
-    .where('tenant_id', '=', tenantId)
-    .where('status', 'in', ['past_due', 'unpaid'])
-    // Only what Kosh itself invoiced can recover by Kosh's invoices: an imported past_due
-    // subscription owes an invoice of the old system, which Kosh cannot see.
-    .where('latest_invoice_id', 'is not', null)
-    .execute();
+  return (
+    tx
+      .selectFrom('subscriptions')
+      .select(['id', 'status'])
+      .where('tenant_id', '=', tenantId)
+      .where('status', 'in', ['past_due', 'unpaid'])
+      // Only what Kosh itself invoiced can recover by Kosh's invoices: an imported past_due
+      // subscription owes an invoice of the old system, which Kosh cannot see.
+      .where('latest_invoice_id', 'is not', null)
+      .execute()
+  );
 }
 
 /** Which tenants have past_due or unpaid subscriptions (cross-tenant, like tenantsWithDueSubscriptions). */

@@ -208,7 +208,12 @@ export function startingSchedule(
   plan: Pick<PlanRow, 'interval_unit' | 'interval_count'>,
   start: Date,
   trialDays: number,
-): { status: 'active' | 'trialing'; period: { start: Date; end: Date }; schedule: { billingAnchor: Date; periodIndex: number }; trial: { start: Date; end: Date } | null } {
+): {
+  status: 'active' | 'trialing';
+  period: { start: Date; end: Date };
+  schedule: { billingAnchor: Date; periodIndex: number };
+  trial: { start: Date; end: Date } | null;
+} {
   if (trialDays > 0) {
     const trialEnd = addInterval(start, 'day', trialDays);
     return { status: 'trialing', period: { start, end: trialEnd }, schedule: { billingAnchor: trialEnd, periodIndex: -1 }, trial: { start, end: trialEnd } };
@@ -227,7 +232,11 @@ export async function pauseSubscription(ctx: Ctx, id: string): Promise<Subscript
 
 /** cancel_at_period_end: the billing run ends the subscription at current_period_end, without an invoice. */
 export async function scheduleCancellation(ctx: Ctx, id: string): Promise<SubscriptionRow> {
-  const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'schedule_cancel', { cancel_at_period_end: true, canceled_at: ctx.now, updated_at: ctx.now });
+  const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'schedule_cancel', {
+    cancel_at_period_end: true,
+    canceled_at: ctx.now,
+    updated_at: ctx.now,
+  });
   await emitEvent(ctx, 'subscription.cancel_scheduled', toSubscription(row));
   return row;
 }

@@ -22,7 +22,9 @@ const allowed: Record<SubscriptionEvent, SubscriptionStatus[]> = {
 
 describe('subscription states', () => {
   describe('the transition table', () => {
-    const cases = (Object.keys(allowed) as SubscriptionEvent[]).flatMap((event) => statuses.map((status) => [event, status, allowed[event].includes(status)] as const));
+    const cases = (Object.keys(allowed) as SubscriptionEvent[]).flatMap((event) =>
+      statuses.map((status) => [event, status, allowed[event].includes(status)] as const),
+    );
     it.each(cases)('%s from %s: %s', (event, status, expected) => {
       expect(canTransition(status, event)).toBe(expected);
     });

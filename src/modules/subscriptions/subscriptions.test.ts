@@ -56,12 +56,22 @@ describe('subscriptions', () => {
       });
       expect(invoice.number).toMatch(/^INV-\d{6}$/);
       expect(invoice.lines).toEqual([
-        expect.objectContaining({ quantity: 2, unit_amount: 100_000, plan_id: monthly.id, period_start: '2026-04-01T00:00:00.000Z', period_end: '2026-05-01T00:00:00.000Z' }),
+        expect.objectContaining({
+          quantity: 2,
+          unit_amount: 100_000,
+          plan_id: monthly.id,
+          period_start: '2026-04-01T00:00:00.000Z',
+          period_end: '2026-05-01T00:00:00.000Z',
+        }),
       ]);
       const journal = await acme.api('GET', `/v1/invoices/${invoice.id}/journal-entries`);
       expect(journal.body.data.map((e: { kind: string }) => e.kind)).toEqual(['invoice.finalized', 'revenue.deferred']);
       const events = await acme.api('GET', `/v1/events?type=subscription.created`);
-      expect(events.body.data.some((e: { data: { object: { id: string; latest_invoice_id: string } } }) => e.data.object.id === sub.id && e.data.object.latest_invoice_id === invoice.id)).toBe(true);
+      expect(
+        events.body.data.some(
+          (e: { data: { object: { id: string; latest_invoice_id: string } } }) => e.data.object.id === sub.id && e.data.object.latest_invoice_id === invoice.id,
+        ),
+      ).toBe(true);
     });
 
     it("starts trialing on the plan's trial days, invoicing nothing until the trial ends", async () => {
@@ -87,7 +97,12 @@ describe('subscriptions', () => {
       // GST on a dollar invoice is determined in INR (rule 34): the entity keeps a USD rate.
       const entity = (await acme.api('GET', '/v1/entities')).body.data[0].id;
       await acme.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: 'USD', rate: '83' });
-      const twoPrices = await createPlan(acme, { prices: [{ amount: 1500, currency: 'USD' }, { amount: 100_000, currency: 'INR' }] });
+      const twoPrices = await createPlan(acme, {
+        prices: [
+          { amount: 1500, currency: 'USD' },
+          { amount: 100_000, currency: 'INR' },
+        ],
+      });
       expect((await subscribe(acme, { customer_id: customer, plan_id: twoPrices.id })).currency).toBe('INR');
       expect((await subscribe(acme, { customer_id: customer, plan_id: twoPrices.id, currency: 'usd' })).currency).toBe('USD');
       const usdOnly = await createPlan(acme, { amount: 1500, currency: 'USD' });
@@ -161,7 +176,9 @@ describe('subscriptions', () => {
     it('answers 404 for a missing or foreign id and 400 for a malformed one', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
       expect(await getSubscription(acme, sub.id)).toEqual(sub);
-      expect((await other.api('GET', `/v1/subscriptions/${sub.id}`)).body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'subscription not found' } });
+      expect((await other.api('GET', `/v1/subscriptions/${sub.id}`)).body).toEqual({
+        error: { request_id: expect.any(String), code: 'not_found', message: 'subscription not found' },
+      });
       expect((await acme.api('GET', `/v1/subscriptions/${missing}`)).status).toBe(404);
       expect((await acme.api('GET', '/v1/subscriptions/xyz')).status).toBe(400);
     });
@@ -174,7 +191,11 @@ describe('subscriptions', () => {
       expect(paused.body.data).toMatchObject({ status: 'paused', paused_at: '2026-04-01T00:00:00.000Z' });
       const again = await acme.api('POST', `/v1/subscriptions/${sub.id}/pause`);
       expect(again.status).toBe(409);
-      expect(again.body.error).toMatchObject({ code: 'conflict', reason: 'invalid_subscription_state', message: 'cannot pause a subscription whose status is paused' });
+      expect(again.body.error).toMatchObject({
+        code: 'conflict',
+        reason: 'invalid_subscription_state',
+        message: 'cannot pause a subscription whose status is paused',
+      });
       const resumed = await acme.api('POST', `/v1/subscriptions/${sub.id}/resume`);
       expect(resumed.body.data).toMatchObject({ status: 'active', paused_at: null, current_period_end: sub.current_period_end });
       expect(await invoicesOf(acme, sub.id)).toHaveLength(1);
@@ -225,7 +246,13 @@ describe('subscriptions', () => {
     it('credits the unused part of the paid period when canceling now with prorate', async () => {
       const sub = await subscribe(acme, { customer_id: customer, plan_id: monthly.id });
       const [invoice] = await invoicesOf(acme, sub.id);
-      await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: invoice.id, amount: invoice.total, currency: 'INR', payment_type: 'bank_transfer' });
+      await acme.api('POST', '/v1/payments/offline', {
+        customer_id: customer,
+        invoice_id: invoice.id,
+        amount: invoice.total,
+        currency: 'INR',
+        payment_type: 'bank_transfer',
+      });
       t.clock.set('2026-04-11T00:00:00Z'); // 20 of the 30 days of April unused
       try {
         const res = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: true });

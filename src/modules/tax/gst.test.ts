@@ -38,57 +38,493 @@ type Case = {
 // net × rate / 20000, each rounded half-up (x.5 → up) per line.
 const cases: Case[] = [
   // 18% SaaS, both regimes
-  { name: 'intra-state 18% on ₹1000', supplier: karnataka, customer: inKA, lines: [[1, 100000, '998314']], type: 'intra_state', pos: '29', expected: [[100000, 1800, 9000, 9000, 0]], totals: [100000, 9000, 9000, 0, 18000, 118000] },
-  { name: 'inter-state 18% on ₹1000', supplier: karnataka, customer: inMH, lines: [[1, 100000, '998314']], type: 'inter_state', pos: '27', expected: [[100000, 1800, 0, 0, 18000]], totals: [100000, 0, 0, 18000, 18000, 118000] },
-  { name: 'intra-state 1 paisa: 0.09 rounds to 0', supplier: karnataka, customer: inKA, lines: [[1, 1, '998314']], type: 'intra_state', pos: '29', expected: [[1, 1800, 0, 0, 0]], totals: [1, 0, 0, 0, 0, 1] },
-  { name: 'inter-state 1 paisa: 0.18 rounds to 0', supplier: karnataka, customer: inMH, lines: [[1, 1, '998314']], type: 'inter_state', pos: '27', expected: [[1, 1800, 0, 0, 0]], totals: [1, 0, 0, 0, 0, 1] },
-  { name: 'inter-state 3 paise: 0.54 rounds to 1', supplier: karnataka, customer: inMH, lines: [[1, 3, '998314']], type: 'inter_state', pos: '27', expected: [[3, 1800, 0, 0, 1]], totals: [3, 0, 0, 1, 1, 4] },
-  { name: 'intra-state 6 paise: 0.54 + 0.54 gives 2 where IGST would give 1', supplier: karnataka, customer: inKA, lines: [[1, 6, '998314']], type: 'intra_state', pos: '29', expected: [[6, 1800, 1, 1, 0]], totals: [6, 1, 1, 0, 2, 8] },
-  { name: 'inter-state 25 paise: exactly 4.5 rounds up to 5', supplier: karnataka, customer: inMH, lines: [[1, 25, '998314']], type: 'inter_state', pos: '27', expected: [[25, 1800, 0, 0, 5]], totals: [25, 0, 0, 5, 5, 30] },
-  { name: 'intra-state 50 paise: each half exactly 4.5 rounds up to 5', supplier: karnataka, customer: inKA, lines: [[1, 50, '998314']], type: 'intra_state', pos: '29', expected: [[50, 1800, 5, 5, 0]], totals: [50, 5, 5, 0, 10, 60] },
-  { name: 'intra-state 49999: 4499.91 rounds to 4500', supplier: karnataka, customer: inKA, lines: [[1, 49999, '998314']], type: 'intra_state', pos: '29', expected: [[49999, 1800, 4500, 4500, 0]], totals: [49999, 4500, 4500, 0, 9000, 58999] },
-  { name: 'inter-state 49999: 8999.82 rounds to 9000', supplier: karnataka, customer: inMH, lines: [[1, 49999, '998314']], type: 'inter_state', pos: '27', expected: [[49999, 1800, 0, 0, 9000]], totals: [49999, 0, 0, 9000, 9000, 58999] },
-  { name: 'inter-state 12345: 2222.1 rounds down', supplier: karnataka, customer: inMH, lines: [[1, 12345, '998314']], type: 'inter_state', pos: '27', expected: [[12345, 1800, 0, 0, 2222]], totals: [12345, 0, 0, 2222, 2222, 14567] },
-  { name: 'intra-state 12345: 1111.05 rounds down each', supplier: karnataka, customer: inKA, lines: [[1, 12345, '998314']], type: 'intra_state', pos: '29', expected: [[12345, 1800, 1111, 1111, 0]], totals: [12345, 1111, 1111, 0, 2222, 14567] },
-  { name: 'quantity 3 × 33333 = 99999 inter-state', supplier: karnataka, customer: inMH, lines: [[3, 33333, '998314']], type: 'inter_state', pos: '27', expected: [[99999, 1800, 0, 0, 18000]], totals: [99999, 0, 0, 18000, 18000, 117999] },
-  { name: 'quantity 3 × 33333 = 99999 intra-state', supplier: karnataka, customer: inKA, lines: [[3, 33333, '998314']], type: 'intra_state', pos: '29', expected: [[99999, 1800, 9000, 9000, 0]], totals: [99999, 9000, 9000, 0, 18000, 117999] },
-  { name: 'quantity 0 line is taxed at nothing', supplier: karnataka, customer: inKA, lines: [[0, 99999, '998314']], type: 'intra_state', pos: '29', expected: [[0, 1800, 0, 0, 0]], totals: [0, 0, 0, 0, 0, 0] },
+  {
+    name: 'intra-state 18% on ₹1000',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 100000, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[100000, 1800, 9000, 9000, 0]],
+    totals: [100000, 9000, 9000, 0, 18000, 118000],
+  },
+  {
+    name: 'inter-state 18% on ₹1000',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 100000, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[100000, 1800, 0, 0, 18000]],
+    totals: [100000, 0, 0, 18000, 18000, 118000],
+  },
+  {
+    name: 'intra-state 1 paisa: 0.09 rounds to 0',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 1, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[1, 1800, 0, 0, 0]],
+    totals: [1, 0, 0, 0, 0, 1],
+  },
+  {
+    name: 'inter-state 1 paisa: 0.18 rounds to 0',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 1, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[1, 1800, 0, 0, 0]],
+    totals: [1, 0, 0, 0, 0, 1],
+  },
+  {
+    name: 'inter-state 3 paise: 0.54 rounds to 1',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 3, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[3, 1800, 0, 0, 1]],
+    totals: [3, 0, 0, 1, 1, 4],
+  },
+  {
+    name: 'intra-state 6 paise: 0.54 + 0.54 gives 2 where IGST would give 1',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 6, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[6, 1800, 1, 1, 0]],
+    totals: [6, 1, 1, 0, 2, 8],
+  },
+  {
+    name: 'inter-state 25 paise: exactly 4.5 rounds up to 5',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 25, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[25, 1800, 0, 0, 5]],
+    totals: [25, 0, 0, 5, 5, 30],
+  },
+  {
+    name: 'intra-state 50 paise: each half exactly 4.5 rounds up to 5',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 50, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[50, 1800, 5, 5, 0]],
+    totals: [50, 5, 5, 0, 10, 60],
+  },
+  {
+    name: 'intra-state 49999: 4499.91 rounds to 4500',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 49999, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[49999, 1800, 4500, 4500, 0]],
+    totals: [49999, 4500, 4500, 0, 9000, 58999],
+  },
+  {
+    name: 'inter-state 49999: 8999.82 rounds to 9000',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 49999, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[49999, 1800, 0, 0, 9000]],
+    totals: [49999, 0, 0, 9000, 9000, 58999],
+  },
+  {
+    name: 'inter-state 12345: 2222.1 rounds down',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 12345, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[12345, 1800, 0, 0, 2222]],
+    totals: [12345, 0, 0, 2222, 2222, 14567],
+  },
+  {
+    name: 'intra-state 12345: 1111.05 rounds down each',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 12345, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[12345, 1800, 1111, 1111, 0]],
+    totals: [12345, 1111, 1111, 0, 2222, 14567],
+  },
+  {
+    name: 'quantity 3 × 33333 = 99999 inter-state',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[3, 33333, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[99999, 1800, 0, 0, 18000]],
+    totals: [99999, 0, 0, 18000, 18000, 117999],
+  },
+  {
+    name: 'quantity 3 × 33333 = 99999 intra-state',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[3, 33333, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[99999, 1800, 9000, 9000, 0]],
+    totals: [99999, 9000, 9000, 0, 18000, 117999],
+  },
+  {
+    name: 'quantity 0 line is taxed at nothing',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[0, 99999, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[0, 1800, 0, 0, 0]],
+    totals: [0, 0, 0, 0, 0, 0],
+  },
   // per-line rounding differs from rounding the invoice total
-  { name: 'three 3-paise lines: 3 × round(0.54) = 3, not round(1.62) = 2', supplier: karnataka, customer: inMH, lines: [[1, 3, '998314'], [1, 3, '998314'], [1, 3, '998314']], type: 'inter_state', pos: '27', expected: [[3, 1800, 0, 0, 1], [3, 1800, 0, 0, 1], [3, 1800, 0, 0, 1]], totals: [9, 0, 0, 3, 3, 12] },
-  { name: 'two 50-paise intra lines: 2 × 5 per half, not round(9.0) = 9', supplier: karnataka, customer: inKA, lines: [[1, 50, '998314'], [1, 50, '998314']], type: 'intra_state', pos: '29', expected: [[50, 1800, 5, 5, 0], [50, 1800, 5, 5, 0]], totals: [100, 10, 10, 0, 20, 120] },
-  { name: 'mixed rates on one invoice: 18% + 5% + 0%', supplier: karnataka, customer: inMH, lines: [[2, 49900, '998314'], [1, 10010, '0902'], [1, 50000, '9992']], type: 'inter_state', pos: '27', expected: [[99800, 1800, 0, 0, 17964], [10010, 500, 0, 0, 501], [50000, 0, 0, 0, 0]], totals: [159810, 0, 0, 18465, 18465, 178275] },
+  {
+    name: 'three 3-paise lines: 3 × round(0.54) = 3, not round(1.62) = 2',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [
+      [1, 3, '998314'],
+      [1, 3, '998314'],
+      [1, 3, '998314'],
+    ],
+    type: 'inter_state',
+    pos: '27',
+    expected: [
+      [3, 1800, 0, 0, 1],
+      [3, 1800, 0, 0, 1],
+      [3, 1800, 0, 0, 1],
+    ],
+    totals: [9, 0, 0, 3, 3, 12],
+  },
+  {
+    name: 'two 50-paise intra lines: 2 × 5 per half, not round(9.0) = 9',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [
+      [1, 50, '998314'],
+      [1, 50, '998314'],
+    ],
+    type: 'intra_state',
+    pos: '29',
+    expected: [
+      [50, 1800, 5, 5, 0],
+      [50, 1800, 5, 5, 0],
+    ],
+    totals: [100, 10, 10, 0, 20, 120],
+  },
+  {
+    name: 'mixed rates on one invoice: 18% + 5% + 0%',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [
+      [2, 49900, '998314'],
+      [1, 10010, '0902'],
+      [1, 50000, '9992'],
+    ],
+    type: 'inter_state',
+    pos: '27',
+    expected: [
+      [99800, 1800, 0, 0, 17964],
+      [10010, 500, 0, 0, 501],
+      [50000, 0, 0, 0, 0],
+    ],
+    totals: [159810, 0, 0, 18465, 18465, 178275],
+  },
   // large amounts: the product exceeds 2^53 and must not lose a paisa
-  { name: 'inter-state 10^13 - 1 paise: 1799999999999.82 rounds up', supplier: karnataka, customer: inMH, lines: [[1, 9_999_999_999_999, '998314']], type: 'inter_state', pos: '27', expected: [[9_999_999_999_999, 1800, 0, 0, 1_800_000_000_000]], totals: [9_999_999_999_999, 0, 0, 1_800_000_000_000, 1_800_000_000_000, 11_799_999_999_999] },
-  { name: 'intra-state 10^13 paise exactly', supplier: karnataka, customer: inKA, lines: [[1, 10_000_000_000_000, '998314']], type: 'intra_state', pos: '29', expected: [[10_000_000_000_000, 1800, 900_000_000_000, 900_000_000_000, 0]], totals: [10_000_000_000_000, 900_000_000_000, 900_000_000_000, 0, 1_800_000_000_000, 11_800_000_000_000] },
-  { name: 'intra-state 9999999999995: 899999999999.55 rounds up', supplier: karnataka, customer: inKA, lines: [[5, 1_999_999_999_999, '998314']], type: 'intra_state', pos: '29', expected: [[9_999_999_999_995, 1800, 900_000_000_000, 900_000_000_000, 0]], totals: [9_999_999_999_995, 900_000_000_000, 900_000_000_000, 0, 1_800_000_000_000, 11_799_999_999_995] },
+  {
+    name: 'inter-state 10^13 - 1 paise: 1799999999999.82 rounds up',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 9_999_999_999_999, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[9_999_999_999_999, 1800, 0, 0, 1_800_000_000_000]],
+    totals: [9_999_999_999_999, 0, 0, 1_800_000_000_000, 1_800_000_000_000, 11_799_999_999_999],
+  },
+  {
+    name: 'intra-state 10^13 paise exactly',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 10_000_000_000_000, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[10_000_000_000_000, 1800, 900_000_000_000, 900_000_000_000, 0]],
+    totals: [10_000_000_000_000, 900_000_000_000, 900_000_000_000, 0, 1_800_000_000_000, 11_800_000_000_000],
+  },
+  {
+    name: 'intra-state 9999999999995: 899999999999.55 rounds up',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[5, 1_999_999_999_999, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[9_999_999_999_995, 1800, 900_000_000_000, 900_000_000_000, 0]],
+    totals: [9_999_999_999_995, 900_000_000_000, 900_000_000_000, 0, 1_800_000_000_000, 11_799_999_999_995],
+  },
   // other rates
-  { name: '5% tea inter-state: 500.5 rounds up', supplier: karnataka, customer: inMH, lines: [[1, 10010, '0902']], type: 'inter_state', pos: '27', expected: [[10010, 500, 0, 0, 501]], totals: [10010, 0, 0, 501, 501, 10511] },
-  { name: '5% tea intra-state: 250.25 rounds down each', supplier: karnataka, customer: inKA, lines: [[1, 10010, '0902']], type: 'intra_state', pos: '29', expected: [[10010, 500, 250, 250, 0]], totals: [10010, 250, 250, 0, 500, 10510] },
-  { name: '12% bricks intra-state: 740.7 rounds up each', supplier: karnataka, customer: inKA, lines: [[1, 12345, '69041000']], type: 'intra_state', pos: '29', expected: [[12345, 1200, 741, 741, 0]], totals: [12345, 741, 741, 0, 1482, 13827] },
-  { name: '12% bricks inter-state: 1481.4 rounds down', supplier: karnataka, customer: inMH, lines: [[1, 12345, '6904']], type: 'inter_state', pos: '27', expected: [[12345, 1200, 0, 0, 1481]], totals: [12345, 0, 0, 1481, 1481, 13826] },
-  { name: '28% via an 8-digit tariff item inter-state', supplier: karnataka, customer: inMH, lines: [[1, 1000, '24022010']], type: 'inter_state', pos: '27', expected: [[1000, 2800, 0, 0, 280]], totals: [1000, 0, 0, 280, 280, 1280] },
-  { name: '28% intra-state: 140.14 each', supplier: karnataka, customer: inKA, lines: [[1, 1001, '2402']], type: 'intra_state', pos: '29', expected: [[1001, 2800, 140, 140, 0]], totals: [1001, 140, 140, 0, 280, 1281] },
-  { name: 'odd 25 bp intra-state: 2.5 per half rounds up to 3 each', supplier: karnataka, customer: inKA, lines: [[1, 2000, '710231']], type: 'intra_state', pos: '29', expected: [[2000, 25, 3, 3, 0]], totals: [2000, 3, 3, 0, 6, 2006] },
-  { name: 'odd 25 bp inter-state: exactly 5', supplier: karnataka, customer: inMH, lines: [[1, 2000, '710231']], type: 'inter_state', pos: '27', expected: [[2000, 25, 0, 0, 5]], totals: [2000, 0, 0, 5, 5, 2005] },
-  { name: '3% gold inter-state: 500.01', supplier: karnataka, customer: inMH, lines: [[1, 16667, '7108']], type: 'inter_state', pos: '27', expected: [[16667, 300, 0, 0, 500]], totals: [16667, 0, 0, 500, 500, 17167] },
-  { name: '0% exempt education intra-state', supplier: karnataka, customer: inKA, lines: [[1, 50000, '999293']], type: 'intra_state', pos: '29', expected: [[50000, 0, 0, 0, 0]], totals: [50000, 0, 0, 0, 0, 50000] },
-  { name: 'a service code takes its heading rate (9985 support services: 18%)', supplier: karnataka, customer: inMH, lines: [[1, 1000, '998596']], type: 'inter_state', pos: '27', expected: [[1000, 1800, 0, 0, 180]], totals: [1000, 0, 0, 180, 180, 1180] },
+  {
+    name: '5% tea inter-state: 500.5 rounds up',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 10010, '0902']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[10010, 500, 0, 0, 501]],
+    totals: [10010, 0, 0, 501, 501, 10511],
+  },
+  {
+    name: '5% tea intra-state: 250.25 rounds down each',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 10010, '0902']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[10010, 500, 250, 250, 0]],
+    totals: [10010, 250, 250, 0, 500, 10510],
+  },
+  {
+    name: '12% bricks intra-state: 740.7 rounds up each',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 12345, '69041000']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[12345, 1200, 741, 741, 0]],
+    totals: [12345, 741, 741, 0, 1482, 13827],
+  },
+  {
+    name: '12% bricks inter-state: 1481.4 rounds down',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 12345, '6904']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[12345, 1200, 0, 0, 1481]],
+    totals: [12345, 0, 0, 1481, 1481, 13826],
+  },
+  {
+    name: '28% via an 8-digit tariff item inter-state',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 1000, '24022010']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[1000, 2800, 0, 0, 280]],
+    totals: [1000, 0, 0, 280, 280, 1280],
+  },
+  {
+    name: '28% intra-state: 140.14 each',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 1001, '2402']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[1001, 2800, 140, 140, 0]],
+    totals: [1001, 140, 140, 0, 280, 1281],
+  },
+  {
+    name: 'odd 25 bp intra-state: 2.5 per half rounds up to 3 each',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 2000, '710231']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[2000, 25, 3, 3, 0]],
+    totals: [2000, 3, 3, 0, 6, 2006],
+  },
+  {
+    name: 'odd 25 bp inter-state: exactly 5',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 2000, '710231']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[2000, 25, 0, 0, 5]],
+    totals: [2000, 0, 0, 5, 5, 2005],
+  },
+  {
+    name: '3% gold inter-state: 500.01',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 16667, '7108']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[16667, 300, 0, 0, 500]],
+    totals: [16667, 0, 0, 500, 500, 17167],
+  },
+  {
+    name: '0% exempt education intra-state',
+    supplier: karnataka,
+    customer: inKA,
+    lines: [[1, 50000, '999293']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[50000, 0, 0, 0, 0]],
+    totals: [50000, 0, 0, 0, 0, 50000],
+  },
+  {
+    name: 'a service code takes its heading rate (9985 support services: 18%)',
+    supplier: karnataka,
+    customer: inMH,
+    lines: [[1, 1000, '998596']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[1000, 1800, 0, 0, 180]],
+    totals: [1000, 0, 0, 180, 180, 1180],
+  },
   // export and no GST
-  { name: 'export to a US customer is zero-rated', supplier: karnataka, customer: usCustomer, lines: [[1, 100000, '998314'], [2, 555, '0902']], type: 'export', pos: null, expected: [[100000, 0, 0, 0, 0], [1110, 0, 0, 0, 0]], totals: [101110, 0, 0, 0, 0, 101110] },
-  { name: 'supplier outside India charges no GST, even to an Indian customer', supplier: usSupplier, customer: inKA, lines: [[1, 100000, '998314']], type: '', pos: null, expected: [[100000, 0, 0, 0, 0]], totals: [100000, 0, 0, 0, 0, 100000] },
-  { name: 'supplier outside India does not need a known HSN code', supplier: usSupplier, customer: usCustomer, lines: [[4, 2500, '1234']], type: '', pos: null, expected: [[10000, 0, 0, 0, 0]], totals: [10000, 0, 0, 0, 0, 10000] },
+  {
+    name: 'export to a US customer is zero-rated',
+    supplier: karnataka,
+    customer: usCustomer,
+    lines: [
+      [1, 100000, '998314'],
+      [2, 555, '0902'],
+    ],
+    type: 'export',
+    pos: null,
+    expected: [
+      [100000, 0, 0, 0, 0],
+      [1110, 0, 0, 0, 0],
+    ],
+    totals: [101110, 0, 0, 0, 0, 101110],
+  },
+  {
+    name: 'supplier outside India charges no GST, even to an Indian customer',
+    supplier: usSupplier,
+    customer: inKA,
+    lines: [[1, 100000, '998314']],
+    type: '',
+    pos: null,
+    expected: [[100000, 0, 0, 0, 0]],
+    totals: [100000, 0, 0, 0, 0, 100000],
+  },
+  {
+    name: 'supplier outside India does not need a known HSN code',
+    supplier: usSupplier,
+    customer: usCustomer,
+    lines: [[4, 2500, '1234']],
+    type: '',
+    pos: null,
+    expected: [[10000, 0, 0, 0, 0]],
+    totals: [10000, 0, 0, 0, 0, 10000],
+  },
   // union territories
-  { name: 'Chandigarh supplier intra-state: UTGST in the SGST field', supplier: chandigarh, customer: inCH, lines: [[1, 100000, '998314']], type: 'intra_state', pos: '04', utgst: true, expected: [[100000, 1800, 9000, 9000, 0]], totals: [100000, 9000, 9000, 0, 18000, 118000] },
-  { name: 'Chandigarh supplier inter-state: IGST, no UTGST', supplier: chandigarh, customer: inKA, lines: [[1, 100000, '998314']], type: 'inter_state', pos: '29', utgst: false, expected: [[100000, 1800, 0, 0, 18000]], totals: [100000, 0, 0, 18000, 18000, 118000] },
-  { name: 'Delhi has a legislature: SGST, not UTGST', supplier: delhi, customer: { country_code: 'IN', state_code: '07' }, lines: [[1, 50, '998314']], type: 'intra_state', pos: '07', utgst: false, expected: [[50, 1800, 5, 5, 0]], totals: [50, 5, 5, 0, 10, 60] },
+  {
+    name: 'Chandigarh supplier intra-state: UTGST in the SGST field',
+    supplier: chandigarh,
+    customer: inCH,
+    lines: [[1, 100000, '998314']],
+    type: 'intra_state',
+    pos: '04',
+    utgst: true,
+    expected: [[100000, 1800, 9000, 9000, 0]],
+    totals: [100000, 9000, 9000, 0, 18000, 118000],
+  },
+  {
+    name: 'Chandigarh supplier inter-state: IGST, no UTGST',
+    supplier: chandigarh,
+    customer: inKA,
+    lines: [[1, 100000, '998314']],
+    type: 'inter_state',
+    pos: '29',
+    utgst: false,
+    expected: [[100000, 1800, 0, 0, 18000]],
+    totals: [100000, 0, 0, 18000, 18000, 118000],
+  },
+  {
+    name: 'Delhi has a legislature: SGST, not UTGST',
+    supplier: delhi,
+    customer: { country_code: 'IN', state_code: '07' },
+    lines: [[1, 50, '998314']],
+    type: 'intra_state',
+    pos: '07',
+    utgst: false,
+    expected: [[50, 1800, 5, 5, 0]],
+    totals: [50, 5, 5, 0, 10, 60],
+  },
   // place of supply
-  { name: 'GSTIN state wins over the billing address', supplier: karnataka, customer: { country_code: 'IN', state_code: '29', gstin: gstin('27') }, lines: [[1, 25, '998314']], type: 'inter_state', pos: '27', expected: [[25, 1800, 0, 0, 5]], totals: [25, 0, 0, 5, 5, 30] },
-  { name: 'GSTIN in the supplier state makes it intra-state despite another billing state', supplier: karnataka, customer: { country_code: 'IN', state_code: '27', gstin: gstin('29') }, lines: [[1, 50, '998314']], type: 'intra_state', pos: '29', expected: [[50, 1800, 5, 5, 0]], totals: [50, 5, 5, 0, 10, 60] },
-  { name: 'a GSTIN holder with a foreign billing country is still an Indian supply', supplier: karnataka, customer: { country_code: 'SG', gstin: gstin('27') }, lines: [[1, 25, '998314']], type: 'inter_state', pos: '27', expected: [[25, 1800, 0, 0, 5]], totals: [25, 0, 0, 5, 5, 30] },
-  { name: 'Indian customer with no state: place of supply is the supplier state (IGST s.12(2)(b)(ii))', supplier: karnataka, customer: { country_code: 'IN' }, lines: [[1, 50, '998314']], type: 'intra_state', pos: '29', expected: [[50, 1800, 5, 5, 0]], totals: [50, 5, 5, 0, 10, 60] },
-  { name: 'absent customer country means IN (the billing address default)', supplier: karnataka, customer: { country_code: null, state_code: '27' }, lines: [[1, 25, '998314']], type: 'inter_state', pos: '27', expected: [[25, 1800, 0, 0, 5]], totals: [25, 0, 0, 5, 5, 30] },
-  { name: 'Indian supplier with no state recorded: IGST', supplier: indiaNoState, customer: inKA, lines: [[1, 50, '998314']], type: 'inter_state', pos: '29', expected: [[50, 1800, 0, 0, 9]], totals: [50, 0, 0, 9, 9, 59] },
-  { name: 'neither state known: IGST with no place of supply', supplier: indiaNoState, customer: { country_code: 'IN' }, lines: [[1, 50, '998314']], type: 'inter_state', pos: null, expected: [[50, 1800, 0, 0, 9]], totals: [50, 0, 0, 9, 9, 59] },
+  {
+    name: 'GSTIN state wins over the billing address',
+    supplier: karnataka,
+    customer: { country_code: 'IN', state_code: '29', gstin: gstin('27') },
+    lines: [[1, 25, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[25, 1800, 0, 0, 5]],
+    totals: [25, 0, 0, 5, 5, 30],
+  },
+  {
+    name: 'GSTIN in the supplier state makes it intra-state despite another billing state',
+    supplier: karnataka,
+    customer: { country_code: 'IN', state_code: '27', gstin: gstin('29') },
+    lines: [[1, 50, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[50, 1800, 5, 5, 0]],
+    totals: [50, 5, 5, 0, 10, 60],
+  },
+  {
+    name: 'a GSTIN holder with a foreign billing country is still an Indian supply',
+    supplier: karnataka,
+    customer: { country_code: 'SG', gstin: gstin('27') },
+    lines: [[1, 25, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[25, 1800, 0, 0, 5]],
+    totals: [25, 0, 0, 5, 5, 30],
+  },
+  {
+    name: 'Indian customer with no state: place of supply is the supplier state (IGST s.12(2)(b)(ii))',
+    supplier: karnataka,
+    customer: { country_code: 'IN' },
+    lines: [[1, 50, '998314']],
+    type: 'intra_state',
+    pos: '29',
+    expected: [[50, 1800, 5, 5, 0]],
+    totals: [50, 5, 5, 0, 10, 60],
+  },
+  {
+    name: 'absent customer country means IN (the billing address default)',
+    supplier: karnataka,
+    customer: { country_code: null, state_code: '27' },
+    lines: [[1, 25, '998314']],
+    type: 'inter_state',
+    pos: '27',
+    expected: [[25, 1800, 0, 0, 5]],
+    totals: [25, 0, 0, 5, 5, 30],
+  },
+  {
+    name: 'Indian supplier with no state recorded: IGST',
+    supplier: indiaNoState,
+    customer: inKA,
+    lines: [[1, 50, '998314']],
+    type: 'inter_state',
+    pos: '29',
+    expected: [[50, 1800, 0, 0, 9]],
+    totals: [50, 0, 0, 9, 9, 59],
+  },
+  {
+    name: 'neither state known: IGST with no place of supply',
+    supplier: indiaNoState,
+    customer: { country_code: 'IN' },
+    lines: [[1, 50, '998314']],
+    type: 'inter_state',
+    pos: null,
+    expected: [[50, 1800, 0, 0, 9]],
+    totals: [50, 0, 0, 9, 9, 59],
+  },
   { name: 'no lines: all zero', supplier: karnataka, customer: inKA, lines: [], type: 'intra_state', pos: '29', expected: [], totals: [0, 0, 0, 0, 0, 0] },
 ];
 
@@ -150,16 +586,31 @@ describe('GST', () => {
       ['a negative unit amount', 1, -100],
       ['a fractional unit amount', 1, 99.5],
     ])('throws RangeError for %s', (_what, quantity, unitAmount) => {
-      expect(() => computeInvoiceTax({ supplier: karnataka, customer: inMH, lines: [{ quantity, unit_amount: unitAmount, hsn_code: '998314' }] })).toThrow(RangeError);
+      expect(() => computeInvoiceTax({ supplier: karnataka, customer: inMH, lines: [{ quantity, unit_amount: unitAmount, hsn_code: '998314' }] })).toThrow(
+        RangeError,
+      );
     });
 
     it.each([
       ['quantity × unit amount beyond 2^53', [[2 ** 27, 2 ** 27]], 'lines.0.unit_amount'],
       ['a line total that overflows once tax is added', [[1, Number.MAX_SAFE_INTEGER]], 'lines.0.unit_amount'],
-      ['lines that overflow together', [[1, 2 ** 52], [1, 2 ** 52]], 'lines'],
+      [
+        'lines that overflow together',
+        [
+          [1, 2 ** 52],
+          [1, 2 ** 52],
+        ],
+        'lines',
+      ],
     ])('refuses %s with a validation error naming the field', (_what, lines, field) => {
       const fieldOf = (i: number | null, name: string) => (i === null ? name : `lines.${i}.${name}`);
-      const run = () => computeInvoiceTax({ supplier: karnataka, customer: inMH, lines: lines.map(([quantity, unit_amount]) => ({ quantity: quantity!, unit_amount: unit_amount!, hsn_code: '998314' })), field: fieldOf });
+      const run = () =>
+        computeInvoiceTax({
+          supplier: karnataka,
+          customer: inMH,
+          lines: lines.map(([quantity, unit_amount]) => ({ quantity: quantity!, unit_amount: unit_amount!, hsn_code: '998314' })),
+          field: fieldOf,
+        });
       expect(run).toThrow(KoshError);
       try {
         run();
@@ -172,21 +623,44 @@ describe('GST', () => {
       const sez = { ...inKA, gstin: gstin('29'), sez: true };
       const underLut = computeInvoiceTax({ supplier: karnataka, customer: sez, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '998314' }] });
       expect(underLut).toMatchObject({ tax_type: 'sez', place_of_supply: '29', lut: true, tax_amount: 0, lines: [{ rate_bp: 0 }] });
-      const paid = computeInvoiceTax({ supplier: { ...karnataka, lut: false }, customer: sez, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '998314' }] });
+      const paid = computeInvoiceTax({
+        supplier: { ...karnataka, lut: false },
+        customer: sez,
+        lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '998314' }],
+      });
       expect(paid).toMatchObject({ tax_type: 'sez', lut: false, igst_amount: 180, cgst_amount: 0, lines: [{ rate_bp: 1800 }] });
-      const exported = computeInvoiceTax({ supplier: { ...karnataka, lut: false }, customer: usCustomer, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '998314' }] });
+      const exported = computeInvoiceTax({
+        supplier: { ...karnataka, lut: false },
+        customer: usCustomer,
+        lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '998314' }],
+      });
       expect(exported).toMatchObject({ tax_type: 'export', lut: false, igst_amount: 180 });
     });
 
     it('computes INR amounts on the converted value (rule 34), rounding each component once', () => {
-      const tax = computeInvoiceTax({ supplier: karnataka, customer: inKA, currency: 'USD', exchangeRate: '83.2575', lines: [{ quantity: 1, unit_amount: 10_000, hsn_code: '998314' }] });
+      const tax = computeInvoiceTax({
+        supplier: karnataka,
+        customer: inKA,
+        currency: 'USD',
+        exchangeRate: '83.2575',
+        lines: [{ quantity: 1, unit_amount: 10_000, hsn_code: '998314' }],
+      });
       expect(tax.inr).toEqual({ subtotal: 832_575, cgst_amount: 74_932, sgst_amount: 74_932, igst_amount: 0, tax_amount: 149_864, total: 982_439 });
-      const yen = computeInvoiceTax({ supplier: karnataka, customer: inMH, currency: 'JPY', exchangeRate: '0.55', lines: [{ quantity: 1, unit_amount: 1001, hsn_code: '998314' }] });
+      const yen = computeInvoiceTax({
+        supplier: karnataka,
+        customer: inMH,
+        currency: 'JPY',
+        exchangeRate: '0.55',
+        lines: [{ quantity: 1, unit_amount: 1001, hsn_code: '998314' }],
+      });
       expect(yen.inr).toMatchObject({ subtotal: 55_055, igst_amount: 9910 }); // ¥1001 × 0.55 = ₹550.55; 18% = 99.099
     });
 
     it('takes an explicit rate over the code, and refuses a SAC without a single rate', () => {
-      expect(computeInvoiceTax({ supplier: karnataka, customer: inMH, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '996311', tax_rate_bp: 500 }] }).igst_amount).toBe(50);
+      expect(
+        computeInvoiceTax({ supplier: karnataka, customer: inMH, lines: [{ quantity: 1, unit_amount: 1000, hsn_code: '996311', tax_rate_bp: 500 }] })
+          .igst_amount,
+      ).toBe(50);
       expect(() => gstRateBasisPoints('996311')).toThrow(/tax_rate_bp/);
       expect(findGstRate('996511')).toBeUndefined();
     });
@@ -269,7 +743,15 @@ describe('GST', () => {
       ['59 paise: exactly 9 of IGST', inter, 59, 50, 0, 0, 9],
       ['a share of exactly .5 rounds up', { subtotal: 25, cgst_amount: 0, sgst_amount: 0, igst_amount: 5, total: 30 }, 3, 2, 0, 0, 1],
       ['zero credit', intra, 0, 0, 0, 0, 0],
-      ['a remainder above the invoice subtotal moves into tax with room', { subtotal: 0, cgst_amount: 1, sgst_amount: 1, igst_amount: 1, total: 3 }, 1, 0, 0, 0, 1],
+      [
+        'a remainder above the invoice subtotal moves into tax with room',
+        { subtotal: 0, cgst_amount: 1, sgst_amount: 1, igst_amount: 1, total: 3 },
+        1,
+        0,
+        0,
+        0,
+        1,
+      ],
       ['a negative remainder takes tax back', { subtotal: 0, cgst_amount: 1, sgst_amount: 1, igst_amount: 0, total: 2 }, 1, 0, 0, 1, 0],
     ])('%s', (_name, invoice, gross, subtotal, cgst, sgst, igst) => {
       expect(splitTaxProRata(invoice, gross)).toEqual({
@@ -382,9 +864,7 @@ describe('GST', () => {
     });
 
     it('a pro-rata credit of a computed invoice sums to the gross, stays within each component and within half a paisa of the exact share', () => {
-      const withCredit = invoice
-        .map((input) => computeInvoiceTax(input))
-        .chain((tax) => fc.tuple(fc.constant(tax), fc.integer({ min: 0, max: tax.total })));
+      const withCredit = invoice.map((input) => computeInvoiceTax(input)).chain((tax) => fc.tuple(fc.constant(tax), fc.integer({ min: 0, max: tax.total })));
       fc.assert(
         fc.property(withCredit, ([tax, gross]) => {
           const credit = splitTaxProRata(tax, gross);

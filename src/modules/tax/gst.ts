@@ -205,7 +205,12 @@ export function computeInvoiceTax(input: ComputeInvoiceTaxInput): InvoiceTax {
   const sum = (pick: (l: GstLine) => number, what: string) => checkedSum(lines.map(pick), whole, what);
   const subtotal = sum((l) => l.amount, 'the invoice subtotal');
   const taxAmount = sum((l) => l.tax_amount, 'the invoice tax');
-  const inrSum = (pick: (l: InrLine) => number) => checkedSum(lines.map((l) => pick(l.inr!)), 'exchange_rate', 'the invoice in INR');
+  const inrSum = (pick: (l: InrLine) => number) =>
+    checkedSum(
+      lines.map((l) => pick(l.inr!)),
+      'exchange_rate',
+      'the invoice in INR',
+    );
   const inr: TaxComponents | null = withInr
     ? {
         subtotal: inrSum((l) => l.amount),

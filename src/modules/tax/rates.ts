@@ -93,11 +93,7 @@ export function gstRateBasisPoints(code: string, explicitRate?: number | null, f
  * The code that sets a line's rate: the line's own code, else the plan's, else the tenant's SAC,
  * else 998314. Empty strings count as absent (SPEC: "when empty, the tenant SAC code applies").
  */
-export function resolveHsnCode(
-  lineCode: string | null | undefined,
-  planCode: string | null | undefined,
-  tenantSacCode: string | null | undefined,
-): string {
+export function resolveHsnCode(lineCode: string | null | undefined, planCode: string | null | undefined, tenantSacCode: string | null | undefined): string {
   for (const candidate of [lineCode, planCode, tenantSacCode]) {
     const code = candidate?.trim();
     if (code) return code;

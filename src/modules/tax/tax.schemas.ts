@@ -15,8 +15,7 @@ export const gstinField = () =>
     });
 
 /** A two-digit GST state code such as "29" (Karnataka). */
-export const stateCodeField = () =>
-  z.string().trim().refine(isGstStateCode, 'must be a two-digit GST state code such as "29"');
+export const stateCodeField = () => z.string().trim().refine(isGstStateCode, 'must be a two-digit GST state code such as "29"');
 
 /** SAC for services (6 digits beginning 99) or an HSN code (4, 6 or 8 digits). */
 export const sacCodeField = () => z.string().regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code');

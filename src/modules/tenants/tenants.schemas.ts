@@ -7,12 +7,18 @@ export const registerBody = z.object({
   name: fields.requiredText(200),
   email: z.email().max(254),
   base_currency: fields.currency().default('INR'),
-  data_region: z.string().regex(/^[a-z]{2}(-[a-z0-9]+)?$/, 'must be a region such as "in"').default('in'),
+  data_region: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z0-9]+)?$/, 'must be a region such as "in"')
+    .default('in'),
   country_code: countryCode.default('IN'),
   state_code: stateCodeField().optional(),
   gstin: gstinField().optional(),
   sac_code: sacCodeField().optional(),
-  invoice_prefix: z.string().regex(/^[A-Z0-9/-]{1,9}$/, 'must be 1 to 9 uppercase letters, digits, "/" or "-"').default('INV-'),
+  invoice_prefix: z
+    .string()
+    .regex(/^[A-Z0-9/-]{1,9}$/, 'must be 1 to 9 uppercase letters, digits, "/" or "-"')
+    .default('INV-'),
 });
 export type RegisterBody = z.infer<typeof registerBody>;
 

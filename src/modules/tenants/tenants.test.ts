@@ -20,7 +20,10 @@ const ADMIN_TOKEN = 'kosh-admin-token-for-tests-0123456789';
 const withAuth = (authorization: string | undefined, url = '/v1/settings') =>
   t.api('GET', url, undefined, authorization === undefined ? {} : { authorization });
 
-const asKey = (key: string): Tenant['api'] => (method, url, body, headers = {}) => t.api(method, url, body, { authorization: `Bearer ${key}`, ...headers });
+const asKey =
+  (key: string): Tenant['api'] =>
+  (method, url, body, headers = {}) =>
+    t.api(method, url, body, { authorization: `Bearer ${key}`, ...headers });
 
 describe('tenants', () => {
   describe('register', () => {

@@ -2,5 +2,25 @@
 
 export type { Delivery, WebhookEndpoint } from './webhooks.schemas.js';
 export type { DeliveryStatus } from './webhooks.states.js';
-export { createWebhookBody, deletedWebhookSchema, deliverySchema, listDeliveriesQuery, redeliverResponse, updateWebhookBody, webhookEndpointSchema, webhookEndpointWithSecretSchema } from './webhooks.schemas.js';
-export { assertWebhookUrlAllowed, createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listEndpointDeliveries, listEventDeliveries, listWebhookEndpoints, redeliverEvent, rotateWebhookSecret, updateWebhookEndpoint } from './webhooks.service.js';
+export {
+  createWebhookBody,
+  deletedWebhookSchema,
+  deliverySchema,
+  listDeliveriesQuery,
+  redeliverResponse,
+  updateWebhookBody,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+} from './webhooks.schemas.js';
+export {
+  assertWebhookUrlAllowed,
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listEndpointDeliveries,
+  listEventDeliveries,
+  listWebhookEndpoints,
+  redeliverEvent,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
+} from './webhooks.service.js';

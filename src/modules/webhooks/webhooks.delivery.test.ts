@@ -9,7 +9,6 @@ import type { Job } from '../../platform/jobs/jobs.js';
 import { RetryJobAt } from '../../platform/jobs/jobs.js';
 import { runDeliveryJob } from './webhooks.delivery.js';
 
-
 let t: TestKosh;
 const receivers: WebhookReceiver[] = [];
 
@@ -43,7 +42,13 @@ async function tenantWithEndpoint(body: Record<string, unknown> = {}) {
 let planCounter = 0;
 async function createPlan(tenant: Tenant): Promise<{ id: string }> {
   planCounter += 1;
-  const res = await tenant.api('POST', '/v1/plans', { name: `Plan ${planCounter}`, code: `p${planCounter}`, interval_unit: 'month', amount: 1000, currency: 'INR' });
+  const res = await tenant.api('POST', '/v1/plans', {
+    name: `Plan ${planCounter}`,
+    code: `p${planCounter}`,
+    interval_unit: 'month',
+    amount: 1000,
+    currency: 'INR',
+  });
   expect(res.status).toBe(201);
   return res.body.data;
 }
@@ -307,7 +312,12 @@ describe('webhook delivery', () => {
       await tenant.api('PATCH', `/v1/webhooks/${endpoint.id}`, { enabled: false });
       await t.kosh.worker.drain();
       expect(r.count()).toBe(0);
-      expect(await onlyDelivery(tenant, endpoint.id)).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, last_error: 'endpoint disabled; not sent' });
+      expect(await onlyDelivery(tenant, endpoint.id)).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        last_status_code: null,
+        last_error: 'endpoint disabled; not sent',
+      });
     });
 
     it('sends later attempts to the URL the endpoint has then', async () => {
@@ -354,15 +364,13 @@ describe('webhook delivery', () => {
     it('keeps the order inside one emitEvents batch too', async () => {
       const { tenant, receiver: r } = await tenantWithEndpoint();
       const x = randomUUID();
-      const [first, second, other] = await t.kosh.deps.db
-        .transaction()
-        .execute((tx) =>
-          emitEvents({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, [
-            { type: 'customer.created', object: { id: x } },
-            { type: 'customer.updated', object: { id: x } },
-            { type: 'customer.created', object: { id: randomUUID() } },
-          ]),
-        );
+      const [first, second, other] = await t.kosh.deps.db.transaction().execute((tx) =>
+        emitEvents({ tx, tenantId: tenant.tenantId, now: t.clock.now() }, [
+          { type: 'customer.created', object: { id: x } },
+          { type: 'customer.updated', object: { id: x } },
+          { type: 'customer.created', object: { id: randomUUID() } },
+        ]),
+      );
       const state = async (eventId: string) => (await tenant.api('GET', `/v1/events/${eventId}/deliveries`)).body.data[0];
       expect(await state(first!.id)).toMatchObject({ next_retry_at: t.clock.now().toISOString() });
       expect(await state(second!.id)).toMatchObject({ next_retry_at: null, attempts: 0 });

@@ -64,7 +64,10 @@ describe('webhook endpoints in live mode', () => {
 
   it('checks again at delivery time and sends nothing to an address that became private', async () => {
     // As if the endpoint had been registered while its name still resolved to a public address.
-    const { id: endpointId } = await insertEndpoint(t.kosh.deps.db, endpointRow(tenant.tenantId, t.clock.now(), { url: receiver.url.replace('http://', 'https://') }));
+    const { id: endpointId } = await insertEndpoint(
+      t.kosh.deps.db,
+      endpointRow(tenant.tenantId, t.clock.now(), { url: receiver.url.replace('http://', 'https://') }),
+    );
     const plan = await tenant.api('POST', '/v1/plans', { name: 'Live', interval_unit: 'month', amount: 100, currency: 'INR' });
     expect(plan.status).toBe(201);
     await t.kosh.worker.drain();

@@ -47,12 +47,7 @@ export async function listEndpointRows(tx: Tx, tenantId: string, page: Page): Pr
   return paginate<EndpointRow>(tx, query, { tenantId, table: 'webhook_endpoints', page });
 }
 
-export async function updateEndpoint(
-  tx: Tx,
-  tenantId: string,
-  id: string,
-  changes: Updateable<WebhookEndpointsTable>,
-): Promise<EndpointRow | undefined> {
+export async function updateEndpoint(tx: Tx, tenantId: string, id: string, changes: Updateable<WebhookEndpointsTable>): Promise<EndpointRow | undefined> {
   enabledEndpoints.delete(tx);
   return tx
     .updateTable('webhook_endpoints')

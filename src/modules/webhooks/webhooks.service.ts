@@ -20,14 +20,7 @@ import {
   type DeliveryRow,
   type EndpointRow,
 } from './webhooks.repository.js';
-import type {
-  CreateWebhookBody,
-  Delivery,
-  ListDeliveriesQuery,
-  UpdateWebhookBody,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-} from './webhooks.schemas.js';
+import type { CreateWebhookBody, Delivery, ListDeliveriesQuery, UpdateWebhookBody, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks.schemas.js';
 import { newSigningSecret } from './webhooks.signing.js';
 import { deliveryStatus } from './webhooks.states.js';
 import { liveModeUrlProblem } from './webhooks.url-safety.js';

@@ -124,7 +124,13 @@ describe('webhook endpoints', () => {
       t.clock.advance(1000);
       const res = await acme.api('PATCH', `/v1/webhooks/${created.id}`, { url: `${url}/v2`, events: ['invoice.paid'], description: null, enabled: false });
       expect(res.status).toBe(200);
-      expect(res.body.data).toMatchObject({ url: `${url}/v2`, events: ['invoice.paid'], description: null, enabled: false, updated_at: t.clock.now().toISOString() });
+      expect(res.body.data).toMatchObject({
+        url: `${url}/v2`,
+        events: ['invoice.paid'],
+        description: null,
+        enabled: false,
+        updated_at: t.clock.now().toISOString(),
+      });
       expect(res.body.data).not.toHaveProperty('secret');
       const same = await acme.api('PATCH', `/v1/webhooks/${created.id}`, {});
       expect(same.status).toBe(200);

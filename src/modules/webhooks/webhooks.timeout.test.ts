@@ -65,7 +65,12 @@ describe('webhook delivery to a receiver that hangs', () => {
         async () => (await tenant.api('GET', `/v1/webhooks/${stuckId}/deliveries`)).body.data,
         (list: Array<{ attempts: number; last_error: string | null }>) => list.length === 2 && list[1]!.attempts === 1,
       );
-      expect(first).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, next_retry_at: new Date(t.clock.now().getTime() + 5000).toISOString() });
+      expect(first).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        last_status_code: null,
+        next_retry_at: new Date(t.clock.now().getTime() + 5000).toISOString(),
+      });
       expect(first!.last_error).toMatch(/timed out/);
     } finally {
       await hanging.close(); // releases the second hanging request, so stop() need not wait for it

@@ -46,7 +46,12 @@ describe('webhook delivery states', () => {
   it.each([
     ['success', 0, { ok: true, statusCode: 204 } as const, { attempts: 1, delivered_at: T, next_retry_at: null, last_error: null, last_status_code: 204 }],
     ['first failure', 0, { ok: false, statusCode: 500, error: 'x' } as const, { attempts: 1, delivered_at: null, next_retry_at: plus(5_000), last_error: 'x' }],
-    ['fifth failure', 4, { ok: false, statusCode: null, error: 'y' } as const, { attempts: 5, delivered_at: null, next_retry_at: null, last_status_code: null }],
+    [
+      'fifth failure',
+      4,
+      { ok: false, statusCode: null, error: 'y' } as const,
+      { attempts: 5, delivered_at: null, next_retry_at: null, last_status_code: null },
+    ],
     ['success on the fifth', 4, { ok: true, statusCode: 200 } as const, { attempts: 5, delivered_at: T, next_retry_at: null }],
   ])('records %s', (_label, before, outcome, expected) => {
     expect(recordAttempt(before, outcome, T)).toMatchObject(expected);
@@ -59,7 +64,11 @@ describe('webhook signing', () => {
     const body = JSON.stringify({ id: 'evt', type: 'plan.created', data: { object: { name: 'Prö' } } });
     const now = Math.floor(Date.now() / 1000);
     expect(sign(secret, 'msg_1', now, body)).toBe(new Webhook(secret).sign('msg_1', new Date(now * 1000), body));
-    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(now), 'webhook-signature': signatureHeader([newSigningSecret(), secret], 'msg_1', now, body) };
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(now),
+      'webhook-signature': signatureHeader([newSigningSecret(), secret], 'msg_1', now, body),
+    };
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(newSigningSecret()).verify(body, headers)).toThrow();
   });
@@ -73,20 +82,53 @@ describe('webhook signing', () => {
 
 describe('live-mode address check', () => {
   it.each([
-    '127.0.0.1', '127.255.255.254', '10.0.0.5', '172.16.0.1', '172.31.255.255', '192.168.0.1', '100.64.0.1', '100.127.255.255',
-    '169.254.169.254', '169.254.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '198.18.0.1', '192.0.2.1',
-    '::', '::1', '[::1]', '::ffff:127.0.0.1', '::ffff:a00:5', 'fd00:ec2::254', 'fc00::1', 'fe80::1', 'fe80::1%eth0', 'ff02::1',
-    '64:ff9b::10.0.0.5', '64:ff9b::a9fe:a9fe', '2002:c0a8:0101::1', '2001:db8::1', 'not-an-address',
+    '127.0.0.1',
+    '127.255.255.254',
+    '10.0.0.5',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.0.1',
+    '100.64.0.1',
+    '100.127.255.255',
+    '169.254.169.254',
+    '169.254.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '198.18.0.1',
+    '192.0.2.1',
+    '::',
+    '::1',
+    '[::1]',
+    '::ffff:127.0.0.1',
+    '::ffff:a00:5',
+    'fd00:ec2::254',
+    'fc00::1',
+    'fe80::1',
+    'fe80::1%eth0',
+    'ff02::1',
+    '64:ff9b::10.0.0.5',
+    '64:ff9b::a9fe:a9fe',
+    '2002:c0a8:0101::1',
+    '2001:db8::1',
+    'not-an-address',
   ])('refuses %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '169.253.1.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:0808:0808::1'])(
-    'allows %s',
-    (address) => {
-      expect(isForbiddenAddress(address)).toBe(false);
-    },
-  );
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '172.32.0.1',
+    '100.128.0.1',
+    '169.253.1.1',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:0808:0808::1',
+  ])('allows %s', (address) => {
+    expect(isForbiddenAddress(address)).toBe(false);
+  });
 });
 
 describe('the live-mode socket lookup (DNS rebinding)', () => {

@@ -142,7 +142,9 @@ export function publicOnlyLookup(hostname: string, options: dns.LookupOptions, c
     if (error) return callback(error, []);
     const bad = addresses.find((a) => isForbiddenAddress(a.address));
     if (bad || addresses.length === 0) {
-      const refused: NodeJS.ErrnoException = new Error(`${hostname} resolves to ${bad?.address ?? 'nothing'}, a private, loopback, link-local or reserved address`);
+      const refused: NodeJS.ErrnoException = new Error(
+        `${hostname} resolves to ${bad?.address ?? 'nothing'}, a private, loopback, link-local or reserved address`,
+      );
       refused.code = 'EADDRFORBIDDEN';
       return callback(refused, []);
     }

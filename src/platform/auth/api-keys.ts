@@ -65,13 +65,7 @@ export function forgetApiKey(apiKeyId: string): void {
  * `invalid_api_key`; a valid key of the other mode, or of a tenant of the other mode, answers
  * `key_mode_mismatch`.
  */
-export async function authenticateApiKey(
-  db: Kysely<DB>,
-  header: string | undefined,
-  deploymentMode: KeyMode,
-  now: Date,
-  cacheMs = 0,
-): Promise<Principal> {
+export async function authenticateApiKey(db: Kysely<DB>, header: string | undefined, deploymentMode: KeyMode, now: Date, cacheMs = 0): Promise<Principal> {
   const token = bearerToken(header);
   if (!token || !KEY_PATTERN.test(token)) {
     throw errors.unauthorized('invalid_api_key', 'missing or invalid API key');

@@ -31,7 +31,10 @@ describe('deferred writes', () => {
       await deferWrite(tx, tx.updateTable('pipeline_scratch').set({ note: 'c' }).where('id', '=', 2));
       return tx.selectFrom('pipeline_scratch').select(['id', 'note']).orderBy('id').execute();
     });
-    expect(seen).toEqual([{ id: 1, note: 'a' }, { id: 2, note: 'c' }]);
+    expect(seen).toEqual([
+      { id: 1, note: 'a' },
+      { id: 2, note: 'c' },
+    ]);
     expect(await ids()).toEqual([1, 2]);
   });
 
@@ -50,7 +53,7 @@ describe('deferred writes', () => {
     expect(await ids()).toEqual([7]);
   });
 
-  it('fail the COMMIT when the last of them fails, with that write\'s error, and leave nothing behind', async () => {
+  it("fail the COMMIT when the last of them fails, with that write's error, and leave nothing behind", async () => {
     await sql`TRUNCATE pipeline_scratch`.execute(db);
     await insert(1).execute();
     const attempt = db.transaction().execute(async (tx) => {
@@ -75,7 +78,7 @@ describe('deferred writes', () => {
     await expect(attempt).rejects.toMatchObject({ code: '23505' });
   });
 
-  it('give way to the action\'s own error when the action fails after them', async () => {
+  it("give way to the action's own error when the action fails after them", async () => {
     await sql`TRUNCATE pipeline_scratch`.execute(db);
     await insert(1).execute();
     const attempt = db.transaction().execute(async (tx) => {
@@ -113,12 +116,22 @@ describe('deferred writes', () => {
 describe('readTogether', () => {
   it('answers each query its rows, in order, as separate queries would', async () => {
     await sql`TRUNCATE pipeline_scratch`.execute(db);
-    await db.insertInto('pipeline_scratch').values([{ id: 1, note: 'a' }, { id: 2, note: 'b' }, { id: 3, note: 'c' }]).execute();
+    await db
+      .insertInto('pipeline_scratch')
+      .values([
+        { id: 1, note: 'a' },
+        { id: 2, note: 'b' },
+        { id: 3, note: 'c' },
+      ])
+      .execute();
     const page = db.selectFrom('pipeline_scratch').select(['id', 'note']).orderBy('id', 'desc').limit(2);
     const count = db.selectFrom('pipeline_scratch').select((eb) => eb.fn.countAll<number>().as('n'));
     const [rows, [total]] = await readTogether(db, page, count);
     expect(rows).toEqual(await page.execute());
-    expect(rows).toEqual([{ id: 3, note: 'c' }, { id: 2, note: 'b' }]);
+    expect(rows).toEqual([
+      { id: 3, note: 'c' },
+      { id: 2, note: 'b' },
+    ]);
     expect(Number(total?.n)).toBe(3);
   });
 

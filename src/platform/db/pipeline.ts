@@ -143,13 +143,15 @@ export class PipeliningClient extends pg.Client {
     }
     if (id !== undefined) pipelined.add(id);
     const answer = this.#send(text, values);
-    this.#pending.push(answer.then(
-      () => {
-        if (id !== undefined) mappers.delete(id);
-        return undefined;
-      },
-      (error: unknown) => (id === undefined ? error : mapDeferredError(id, error)),
-    ));
+    this.#pending.push(
+      answer.then(
+        () => {
+          if (id !== undefined) mappers.delete(id);
+          return undefined;
+        },
+        (error: unknown) => (id === undefined ? error : mapDeferredError(id, error)),
+      ),
+    );
     return Promise.resolve(deferredResult());
   }
 

@@ -33,10 +33,7 @@ export async function readTogether<Q extends readonly Compilable<unknown>[]>(tx:
     return rows as Rows<Q>;
   }
   const client = await pool.connect();
-  const answers =
-    client instanceof PipeliningClient
-      ? client.queryTogether(compiled)
-      : compiled.map((query) => client.query(query.sql, [...query.parameters]));
+  const answers = client instanceof PipeliningClient ? client.queryTogether(compiled) : compiled.map((query) => client.query(query.sql, [...query.parameters]));
   // Every answer settles before the client goes back to the pool; the first failure is thrown.
   const settled = await Promise.allSettled(answers);
   client.release();

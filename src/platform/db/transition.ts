@@ -51,12 +51,8 @@ export async function transition<Row extends { status: string }>(tx: Tx, spec: T
   const row = await tryTransition<Row>(tx, spec);
   if (row) return row;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const current = (await (tx as any)
-    .selectFrom(spec.table)
-    .selectAll()
-    .where('tenant_id', '=', spec.tenantId)
-    .where('id', '=', spec.id)
-    .executeTakeFirst()) as Row | undefined;
+  const current = (await (tx as any).selectFrom(spec.table).selectAll().where('tenant_id', '=', spec.tenantId).where('id', '=', spec.id).executeTakeFirst()) as
+    Row | undefined;
   if (!current) throw errors.notFound(spec.noun.replace(/_/g, ' '));
   throw (
     spec.refuse?.(current) ??

@@ -44,11 +44,7 @@ export const emittedTypes = new Set<string>();
  * Records a business event in the outbox, in the caller's transaction. `type` is a dotted noun and
  * past-tense verb (`invoice.finalized`); `object` is the API representation of the subject.
  */
-export async function emitEvent(
-  ctx: Ctx,
-  type: EventType,
-  object: Record<string, unknown> & { id?: unknown },
-): Promise<EventPayload> {
+export async function emitEvent(ctx: Ctx, type: EventType, object: Record<string, unknown> & { id?: unknown }): Promise<EventPayload> {
   const id = newId();
   const objectType = type.slice(0, type.lastIndexOf('.'));
   const payload: EventPayload = {
@@ -81,10 +77,7 @@ export async function emitEvent(
  * then each listener once with the batch when it has a `batch` handler, else once per event. Same
  * transaction, same payloads, same order as separate emitEvent calls.
  */
-export async function emitEvents(
-  ctx: Ctx,
-  items: { type: EventType; object: Record<string, unknown> & { id?: unknown } }[],
-): Promise<EventPayload[]> {
+export async function emitEvents(ctx: Ctx, items: { type: EventType; object: Record<string, unknown> & { id?: unknown } }[]): Promise<EventPayload[]> {
   if (items.length === 0) return [];
   const payloads: EventPayload[] = items.map(({ type, object }) => ({
     id: newId(),

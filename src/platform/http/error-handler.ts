@@ -84,10 +84,16 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
     return { koshError: new KoshError('validation_failed', 'request body is not valid JSON', { reason: 'malformed_json' }), unexpected: false };
   }
   if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-    return { koshError: new KoshError('validation_failed', 'request body is empty but Content-Type is application/json', { reason: 'malformed_json' }), unexpected: false };
+    return {
+      koshError: new KoshError('validation_failed', 'request body is empty but Content-Type is application/json', { reason: 'malformed_json' }),
+      unexpected: false,
+    };
   }
   if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return { koshError: new KoshError('validation_failed', 'unsupported Content-Type; send application/json', { reason: 'unsupported_media_type' }), unexpected: false };
+    return {
+      koshError: new KoshError('validation_failed', 'unsupported Content-Type; send application/json', { reason: 'unsupported_media_type' }),
+      unexpected: false,
+    };
   }
   const pg = fe?.code ? PG_CLIENT_ERRORS[fe.code] : undefined;
   if (pg) return { koshError: new KoshError(pg.kind, pg.message, { cause: error }), unexpected: false };

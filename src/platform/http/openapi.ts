@@ -194,7 +194,20 @@ const FORMAT_EXAMPLES: Record<string, string> = {
   url: 'https://acme.example/',
 };
 
-const PATTERN_CANDIDATES = ['INR', '998314', '27AAPFU0939F1ZV', '27', 'acme-pro', 'IN', '2026-04-01', 'abc', 'a', '1', '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77', ''];
+const PATTERN_CANDIDATES = [
+  'INR',
+  '998314',
+  '27AAPFU0939F1ZV',
+  '27',
+  'acme-pro',
+  'IN',
+  '2026-04-01',
+  'abc',
+  'a',
+  '1',
+  '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77',
+  '',
+];
 
 type Resolver = (ref: string) => Schema | undefined;
 
@@ -379,7 +392,11 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
       // parameters
       const parameters = ((op.parameters as Json[] | undefined) ?? []).filter((p) => String(p.name).toLowerCase() !== 'idempotency-key');
       if (isV1 && MUTATING.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
-      for (const p of parameters) if (!p.$ref && !p.description) p.description = `The ${String(p.name).replace(/[_[\]]/g, ' ').trim()} (${String(p.in)}).`;
+      for (const p of parameters)
+        if (!p.$ref && !p.description)
+          p.description = `The ${String(p.name)
+            .replace(/[_[\]]/g, ' ')
+            .trim()} (${String(p.in)}).`;
       if (parameters.length) op.parameters = parameters;
       else delete op.parameters;
 
@@ -416,7 +433,8 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
       }
       const body = op.requestBody as Json | undefined;
       if (body) {
-        if (!body.description) body.description = `The ${String((op.summary as string | undefined) ?? 'request').replace(/^\w/, (c) => c.toLowerCase())} request.`;
+        if (!body.description)
+          body.description = `The ${String((op.summary as string | undefined) ?? 'request').replace(/^\w/, (c) => c.toLowerCase())} request.`;
         addMediaExamples(body.content as Json | undefined, resolve);
       }
     }
@@ -426,7 +444,12 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
   const webhooks: Json = {};
   for (const type of options.eventTypes) {
     const prefix = type.split('.')[0]!;
-    const objectName = EVENT_OBJECT_SCHEMAS[prefix] ?? prefix.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+    const objectName =
+      EVENT_OBJECT_SCHEMAS[prefix] ??
+      prefix
+        .split('_')
+        .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+        .join('');
     const objectSchema: Schema = schemas[objectName] ? { $ref: `#/components/schemas/${objectName}` } : { type: 'object', additionalProperties: {} };
     const payload: Schema = {
       type: 'object',

@@ -46,10 +46,7 @@ export async function registerRateLimits(app: FastifyInstance): Promise<void> {
  * A budget of `max` per `windowMs` keyed by `key` (default: the client address, IPv6 by /64).
  * `max` 0 turns it off. `what` names the requests in the 429 message ("requests", "wrong gift codes").
  */
-export function limiter(
-  app: FastifyInstance,
-  options: { max: number; windowMs: number; what: string; key?: (request: FastifyRequest) => string },
-): Limiter {
+export function limiter(app: FastifyInstance, options: { max: number; windowMs: number; what: string; key?: (request: FastifyRequest) => string }): Limiter {
   if (options.max <= 0) return open;
   const check = app.createRateLimit({
     max: options.max,

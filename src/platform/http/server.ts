@@ -10,12 +10,7 @@ import Fastify, {
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
@@ -38,13 +33,7 @@ import { pendingJobCount } from '../jobs/jobs.js';
 import { runIdempotentAction, validateIdempotencyKey, type ActionResult } from '../idempotency/idempotency.js';
 import type { Ctx } from '../context.js';
 
-export type KoshApp = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  ZodTypeProvider
->;
+export type KoshApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -81,23 +70,13 @@ export function principalOf(request: FastifyRequest): Principal {
  * Runs a mutating `/v1` action: one transaction with the Idempotency-Key record, the effect, its
  * ledger entries, events and jobs. Routes call this and nothing else to write.
  */
-export async function runAction(
-  deps: HttpDeps,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  action: (ctx: Ctx) => Promise<ActionResult>,
-) {
+export async function runAction(deps: HttpDeps, request: FastifyRequest, reply: FastifyReply, action: (ctx: Ctx) => Promise<ActionResult>) {
   const principal = principalOf(request);
   const key = validateIdempotencyKey(request.headers['idempotency-key']);
   const attempt = (speculate: boolean) =>
-    runIdempotentAction(
-      deps.db,
-      principal.tenantId,
-      deps.clock.now(),
-      { key, method: request.method, url: request.url, body: request.body },
-      action,
-      { speculate },
-    );
+    runIdempotentAction(deps.db, principal.tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, action, {
+      speculate,
+    });
   let outcome;
   try {
     // A failed speculation (platform/db/speculation.ts) rolled everything back: run it again, reading.
@@ -127,11 +106,7 @@ export type HttpOptions = {
   validateResponses?: boolean;
 };
 
-export async function createHttpServer(
-  deps: HttpDeps,
-  registerRoutes: (app: KoshApp) => void | Promise<void>,
-  options: HttpOptions = {},
-): Promise<KoshApp> {
+export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: KoshApp) => void | Promise<void>, options: HttpOptions = {}): Promise<KoshApp> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -159,7 +134,10 @@ export async function createHttpServer(
   // Security headers on every answer (helmet's onRequest hook, so errors and 404s carry them too).
   // JSON needs no sources at all; the HTML pages (portal, /docs) set their own policy.
   await app.register(helmet, {
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'self'"] } },
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'self'"] },
+    },
     // HSTS only where Kosh is served over https: a live deployment (KOSH_PUBLIC_URL is required there).
     hsts: deps.config.mode === 'live' ? { maxAge: 31_536_000, includeSubDomains: true } : false,
     referrerPolicy: { policy: 'no-referrer' },
@@ -168,7 +146,12 @@ export async function createHttpServer(
   await registerRateLimits(app);
   const { perIp, perKey } = deps.config.rateLimits;
   const v1PerIp = limiter(app, { max: perIp, windowMs: 60_000, what: 'requests from this address' });
-  const v1PerKey = limiter(app, { max: perKey, windowMs: 60_000, what: 'requests with this API key', key: (request) => `key:${request.principal?.apiKeyId ?? ''}` });
+  const v1PerKey = limiter(app, {
+    max: perKey,
+    windowMs: 60_000,
+    what: 'requests with this API key',
+    key: (request) => `key:${request.principal?.apiKeyId ?? ''}`,
+  });
 
   // Every /v1 route needs an API key; authentication happens before body parsing. The check reads
   // the route the router matched, not the raw URL: `/%761/…`, `/v%31/…` and absolute-form targets
@@ -248,9 +231,13 @@ export async function createHttpServer(
     if (token || deps.config.mode === 'live') {
       const given = bearerToken(request.headers.authorization);
       if (!token || !given || !sameSecret(given, token)) {
-        throw new KoshError('unauthorized', token ? 'metrics require Authorization: Bearer <KOSH_METRICS_TOKEN>' : 'metrics are closed in live mode until KOSH_METRICS_TOKEN is set', {
-          reason: 'invalid_metrics_token',
-        });
+        throw new KoshError(
+          'unauthorized',
+          token ? 'metrics require Authorization: Bearer <KOSH_METRICS_TOKEN>' : 'metrics are closed in live mode until KOSH_METRICS_TOKEN is set',
+          {
+            reason: 'invalid_metrics_token',
+          },
+        );
       }
     }
     reply.type(metrics.contentType);

@@ -20,12 +20,7 @@ const claimErrors = new WeakSet<object>();
 
 function claimError(error: unknown): unknown {
   const code = (error as { code?: string } | null)?.code;
-  const mapped =
-    code === 'KI409'
-      ? keyInUse()
-      : code === 'KI200'
-        ? new StoredResponseExists('idempotency key has a stored response')
-        : error;
+  const mapped = code === 'KI409' ? keyInUse() : code === 'KI200' ? new StoredResponseExists('idempotency key has a stored response') : error;
   if (mapped !== error) claimErrors.add(mapped as object);
   return mapped;
 }
@@ -115,9 +110,10 @@ export async function runIdempotentAction(
         } catch (error) {
           // An action that fails before it waits on the database has not heard the claim's answer,
           // and a key in use or a replay outranks its error (a changed body must get 422).
-          if (!isClaimError(error)) await sql`SELECT 1`.execute(tx).catch((claimed: unknown) => {
-            if (isClaimError(claimed)) throw claimed;
-          });
+          if (!isClaimError(error))
+            await sql`SELECT 1`.execute(tx).catch((claimed: unknown) => {
+              if (isClaimError(claimed)) throw claimed;
+            });
           throw error;
         }
         const record = {

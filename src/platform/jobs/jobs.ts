@@ -56,7 +56,13 @@ export async function enqueueJob(tx: Tx, now: Date, spec: JobSpec): Promise<void
 export async function enqueueJobs(tx: Tx, now: Date, specs: JobSpec[]): Promise<void> {
   if (specs.length === 0) return;
   const rows = specs.map((spec) => jobRow(now, spec));
-  await deferWrite(tx, tx.insertInto('jobs').values(rows).onConflict((oc) => oc.column('unique_key').doNothing()));
+  await deferWrite(
+    tx,
+    tx
+      .insertInto('jobs')
+      .values(rows)
+      .onConflict((oc) => oc.column('unique_key').doNothing()),
+  );
 }
 
 /** How long a finished job is kept for inspection before the hourly purge deletes it. */

@@ -47,7 +47,13 @@ beforeEach(() => {
   failHookOnce = false;
 });
 
-const spec = (overrides: Partial<MailSpec> = {}): MailSpec => ({ tenantId: tenant.tenantId, to: 'someone@example.in', subject: 'Hello', text: 'Plain text body', ...overrides });
+const spec = (overrides: Partial<MailSpec> = {}): MailSpec => ({
+  tenantId: tenant.tenantId,
+  to: 'someone@example.in',
+  subject: 'Hello',
+  text: 'Plain text body',
+  ...overrides,
+});
 
 function enqueue(db: TestKosh['kosh']['deps']['db'], now: Date, mail: MailSpec) {
   return db.transaction().execute((tx) => enqueueMail(tx, now, mail));
@@ -61,17 +67,21 @@ describe('mail', () => {
   describe('enqueueMail and the mail.send job', () => {
     it('delivers text, HTML, an inline attachment and one rendered at send time, under the business name at our address', async () => {
       const before = sink.messages.length;
-      await enqueue(t.kosh.deps.db, t.clock.now(), spec({
-        to: 'buyer@example.in',
-        subject: 'Your receipt — April',
-        html: '<p>Hello <b>there</b></p>',
-        fromName: 'Acme Ltd',
-        replyTo: 'accounts@acme.test',
-        attachments: [
-          { filename: 'terms.txt', contentType: 'text/plain', content: Buffer.from('terms apply') },
-          { render: 'test.note', params: { n: 7 } },
-        ],
-      }));
+      await enqueue(
+        t.kosh.deps.db,
+        t.clock.now(),
+        spec({
+          to: 'buyer@example.in',
+          subject: 'Your receipt — April',
+          html: '<p>Hello <b>there</b></p>',
+          fromName: 'Acme Ltd',
+          replyTo: 'accounts@acme.test',
+          attachments: [
+            { filename: 'terms.txt', contentType: 'text/plain', content: Buffer.from('terms apply') },
+            { render: 'test.note', params: { n: 7 } },
+          ],
+        }),
+      );
       // Nothing leaves before the worker runs.
       expect(sink.messages.length).toBe(before);
       await t.kosh.worker.drain();
@@ -122,7 +132,9 @@ describe('mail', () => {
 
     it('treats an unknown renderer or hook, or an oversized inline attachment, as a bug', async () => {
       const now = t.clock.now();
-      await expect(enqueue(t.kosh.deps.db, now, spec({ attachments: [{ render: 'nope', params: {} }] }))).rejects.toThrow("no attachment renderer registered as 'nope'");
+      await expect(enqueue(t.kosh.deps.db, now, spec({ attachments: [{ render: 'nope', params: {} }] }))).rejects.toThrow(
+        "no attachment renderer registered as 'nope'",
+      );
       await expect(enqueue(t.kosh.deps.db, now, spec({ onSent: { hook: 'nope', params: {} } }))).rejects.toThrow("no mail-sent hook registered as 'nope'");
       const big = { filename: 'big.bin', contentType: 'application/octet-stream', content: Buffer.alloc(MAX_INLINE_ATTACHMENT_BYTES + 1) };
       await expect(enqueue(t.kosh.deps.db, now, spec({ attachments: [big] }))).rejects.toThrow(/register a renderer instead/);
@@ -137,7 +149,11 @@ describe('mail', () => {
       expect(sink.messages.length).toBe(before + 1);
       expect(hookCalls).toHaveLength(1);
       const job = await lastMailJob(t.kosh.deps.db);
-      expect(hookCalls[0]).toMatchObject({ tenantId: tenant.tenantId, params: { ref: 'r1' }, delivery: { to: 'once@example.in', message_id: `<${job.id}@kosh.test>` } });
+      expect(hookCalls[0]).toMatchObject({
+        tenantId: tenant.tenantId,
+        params: { ref: 'r1' },
+        delivery: { to: 'once@example.in', message_id: `<${job.id}@kosh.test>` },
+      });
 
       // A worker that died after the work but before recording "done" leaves the job to run again.
       await t.kosh.deps.db.updateTable('jobs').set({ state: 'pending', run_at: t.clock.now() }).where('id', '=', job.id).execute();

@@ -120,10 +120,7 @@ const payloadSchema = z.object({
   from_name: z.string().nullable(),
   reply_to: z.string().nullable(),
   attachments: z.array(
-    z.union([
-      z.object({ filename: z.string(), content_type: z.string(), content_base64: z.string() }),
-      z.object({ render: z.string(), params }),
-    ]),
+    z.union([z.object({ filename: z.string(), content_type: z.string(), content_base64: z.string() }), z.object({ render: z.string(), params })]),
   ),
   on_sent: z.object({ hook: z.string(), params }).nullable(),
   /** Written once the SMTP server accepted the message: a retry then never sends it again. */

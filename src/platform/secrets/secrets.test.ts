@@ -44,7 +44,9 @@ describe('secrets', () => {
     it('takes KOSH_SECRET_KEY when given, and refuses a key of the wrong size', () => {
       const key = randomBytes(32);
       expect(resolveSecretKey({ mode: 'live', dataDir: './x', databaseUrl: undefined, secretKey: key.toString('base64') })).toEqual(key);
-      expect(() => resolveSecretKey({ mode: 'test', dataDir: './x', databaseUrl: undefined, secretKey: randomBytes(16).toString('base64') })).toThrow(/32 bytes/);
+      expect(() => resolveSecretKey({ mode: 'test', dataDir: './x', databaseUrl: undefined, secretKey: randomBytes(16).toString('base64') })).toThrow(
+        /32 bytes/,
+      );
     });
 
     it('refuses to start in live mode without a key', () => {

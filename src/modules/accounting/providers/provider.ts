@@ -2,7 +2,14 @@ import type { AccountingProviderConfig } from '../../../platform/config.js';
 import type { AccountingProvider, SyncRecordType, TaxMapping } from '../accounting.tables.js';
 
 /** What Kosh pushes, already shaped from its own records (sync.ts builds these). */
-export type Address = { line1: string | null; line2: string | null; city: string | null; state_code: string | null; postal_code: string | null; country: string };
+export type Address = {
+  line1: string | null;
+  line2: string | null;
+  city: string | null;
+  state_code: string | null;
+  postal_code: string | null;
+  country: string;
+};
 
 export type CustomerDoc = {
   id: string;
@@ -108,7 +115,12 @@ export interface AccountingAdapter {
   /** The mapping a connection starts with (India defaults). */
   defaultMapping: TaxMapping;
   /** The company this connection books into, from the callback and the new tokens. */
-  pickCompany(config: AccountingProviderConfig, accessToken: string, callback: Record<string, string | undefined>, nowMs: number): Promise<{ id: string; name: string | null }>;
+  pickCompany(
+    config: AccountingProviderConfig,
+    accessToken: string,
+    callback: Record<string, string | undefined>,
+    nowMs: number,
+  ): Promise<{ id: string; name: string | null }>;
   revoke(config: AccountingProviderConfig, refreshToken: string, nowMs: number): Promise<void>;
   resolveRefs(session: ProviderSession, mapping: TaxMapping): Promise<ResolvedRefs>;
   /** Which record types it keeps separately (QuickBooks and Xero book TDS as its own payment). */

@@ -1,7 +1,18 @@
 import { gstState } from '../../tax/index.js';
 import { majorUnits } from '../amounts.js';
 import { basicAuth, bearer, callProvider, ProviderError } from './http.js';
-import { gstKeys, taxCodeFor, taxKey, type AccountingAdapter, type CreditNoteDoc, type ExternalRef, type ProviderSession, type ResolvedRefs, type SyncDoc, type TaxedLine } from './provider.js';
+import {
+  gstKeys,
+  taxCodeFor,
+  taxKey,
+  type AccountingAdapter,
+  type CreditNoteDoc,
+  type ExternalRef,
+  type ProviderSession,
+  type ResolvedRefs,
+  type SyncDoc,
+  type TaxedLine,
+} from './provider.js';
 
 /**
  * QuickBooks Online Accounting API v3 (`/v3/company/{realmId}/{entity}`). Updates carry the
@@ -149,7 +160,11 @@ export const quickbooks: AccountingAdapter = {
   // QuickBooks India's preset codes: "GST 18%" is the CGST 9% + SGST 9% group, "IGST 18%" the
   // integrated rate; exports and nil-rated supplies use "Exempt IGST".
   defaultMapping: {
-    tax_codes: gstKeys((r) => `GST ${r}%`, (r) => `IGST ${r}%`, 'Exempt IGST'),
+    tax_codes: gstKeys(
+      (r) => `GST ${r}%`,
+      (r) => `IGST ${r}%`,
+      'Exempt IGST',
+    ),
     accounts: { income: 'Sales', bank: 'Undeposited Funds', tds_receivable: 'TDS Receivable' },
     item: 'Services',
   },
@@ -210,7 +225,12 @@ export const quickbooks: AccountingAdapter = {
     } catch (error) {
       // Someone edited it in QuickBooks since our last push: read the current SyncToken, retry once.
       if (!(existing && error instanceof ProviderError && error.code === '5010')) throw error;
-      const current = await callProvider(companyUrl(session, `${entity.path}/${encodeURIComponent(existing.external_id)}`), { headers: bearer(session.accessToken) }, describeFault, session.nowMs);
+      const current = await callProvider(
+        companyUrl(session, `${entity.path}/${encodeURIComponent(existing.external_id)}`),
+        { headers: bearer(session.accessToken) },
+        describeFault,
+        session.nowMs,
+      );
       const token = (current.body as Record<string, { SyncToken?: string } | undefined>)[entity.key]?.SyncToken ?? null;
       return send(token);
     }

@@ -19,7 +19,10 @@ type XeroError = {
 
 function describeError(_status: number, body: unknown): { message: string; code?: string } {
   const e = body as XeroError;
-  const validation = (e.Elements ?? []).flatMap((el) => el.ValidationErrors ?? []).map((v) => v.Message).filter(Boolean);
+  const validation = (e.Elements ?? [])
+    .flatMap((el) => el.ValidationErrors ?? [])
+    .map((v) => v.Message)
+    .filter(Boolean);
   const message = [e.Message ?? e.Title ?? e.Detail, ...validation].filter(Boolean).join(': ') || JSON.stringify(body).slice(0, 300);
   return { message, code: e.ErrorNumber !== undefined ? String(e.ErrorNumber) : undefined };
 }
@@ -135,7 +138,11 @@ export const xero: AccountingAdapter = {
   // Xero has no India edition: GST is booked with the organisation's standard output tax
   // (`OUTPUT`) and the amount Kosh computed; zero-rated supplies use `ZERORATEDOUTPUT`.
   defaultMapping: {
-    tax_codes: gstKeys(() => 'OUTPUT', () => 'OUTPUT', 'ZERORATEDOUTPUT'),
+    tax_codes: gstKeys(
+      () => 'OUTPUT',
+      () => 'OUTPUT',
+      'ZERORATEDOUTPUT',
+    ),
     accounts: { income: '200', bank: '090', tds_receivable: '820' },
     item: '',
   },
@@ -153,7 +160,11 @@ export const xero: AccountingAdapter = {
   async revoke(config, refreshToken, nowMs) {
     await callProvider(
       config.revokeUrl,
-      { method: 'POST', headers: { authorization: basicAuth(config), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: refreshToken }).toString() },
+      {
+        method: 'POST',
+        headers: { authorization: basicAuth(config), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: refreshToken }).toString(),
+      },
       describeError,
       nowMs,
     );

@@ -16,10 +16,43 @@ function describeError(_status: number, body: unknown): { message: string; code?
 
 /** GST state codes as Zoho Books writes places of supply (ISO 3166-2:IN subdivisions). */
 const ZOHO_STATE: Record<string, string> = {
-  '01': 'JK', '02': 'HP', '03': 'PB', '04': 'CH', '05': 'UT', '06': 'HR', '07': 'DL', '08': 'RJ', '09': 'UP',
-  '10': 'BR', '11': 'SK', '12': 'AR', '13': 'NL', '14': 'MN', '15': 'MZ', '16': 'TR', '17': 'ML', '18': 'AS',
-  '19': 'WB', '20': 'JH', '21': 'OR', '22': 'CG', '23': 'MP', '24': 'GJ', '26': 'DN', '27': 'MH', '29': 'KA',
-  '30': 'GA', '31': 'LD', '32': 'KL', '33': 'TN', '34': 'PY', '35': 'AN', '36': 'TG', '37': 'AD', '38': 'LA', '97': 'OT',
+  '01': 'JK',
+  '02': 'HP',
+  '03': 'PB',
+  '04': 'CH',
+  '05': 'UT',
+  '06': 'HR',
+  '07': 'DL',
+  '08': 'RJ',
+  '09': 'UP',
+  '10': 'BR',
+  '11': 'SK',
+  '12': 'AR',
+  '13': 'NL',
+  '14': 'MN',
+  '15': 'MZ',
+  '16': 'TR',
+  '17': 'ML',
+  '18': 'AS',
+  '19': 'WB',
+  '20': 'JH',
+  '21': 'OR',
+  '22': 'CG',
+  '23': 'MP',
+  '24': 'GJ',
+  '26': 'DN',
+  '27': 'MH',
+  '29': 'KA',
+  '30': 'GA',
+  '31': 'LD',
+  '32': 'KL',
+  '33': 'TN',
+  '34': 'PY',
+  '35': 'AN',
+  '36': 'TG',
+  '37': 'AD',
+  '38': 'LA',
+  '97': 'OT',
 };
 
 export function zohoPlaceOfSupply(code: string | null): string | undefined {
@@ -110,7 +143,9 @@ export function zohoBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unkn
         ...(refs.accounts.bank ? { account_id: refs.accounts.bank } : {}),
         // TDS rides on the same payment as Zoho books it: withheld against the invoice, into the
         // tax (TDS receivable) account.
-        invoices: [{ invoice_id: p.invoice_external_id, amount_applied: majorUnits(p.amount, p.currency), tax_amount_withheld: majorUnits(p.tds_amount, p.currency) }],
+        invoices: [
+          { invoice_id: p.invoice_external_id, amount_applied: majorUnits(p.amount, p.currency), tax_amount_withheld: majorUnits(p.tds_amount, p.currency) },
+        ],
         ...(p.tds_amount > 0 && refs.accounts.tds_receivable ? { tax_account_id: refs.accounts.tds_receivable } : {}),
       };
     }
@@ -141,14 +176,20 @@ export const zohoBooks: AccountingAdapter = {
   recordTypes: ['customer', 'invoice', 'payment', 'credit_note'],
   // Zoho Books India's preset taxes: the "GST18" group (CGST 9% + SGST 9%) and "IGST18".
   defaultMapping: {
-    tax_codes: gstKeys((r) => `GST${r}`, (r) => `IGST${r}`, 'IGST0'),
+    tax_codes: gstKeys(
+      (r) => `GST${r}`,
+      (r) => `IGST${r}`,
+      'IGST0',
+    ),
     accounts: { income: '', bank: '', tds_receivable: '' },
     item: '',
   },
 
   async pickCompany(config, accessToken, _callback, nowMs) {
     const res = await callProvider(`${config.apiUrl}/organizations`, { headers: headers(accessToken) }, describeError, nowMs);
-    const orgs = ((res.body as { organizations?: { organization_id?: string; name?: string; is_default_org?: boolean }[] }).organizations ?? []).filter((o) => o.organization_id);
+    const orgs = ((res.body as { organizations?: { organization_id?: string; name?: string; is_default_org?: boolean }[] }).organizations ?? []).filter(
+      (o) => o.organization_id,
+    );
     const org = orgs.find((o) => o.is_default_org) ?? orgs[0];
     if (!org?.organization_id) throw new ProviderError('invalid', 'the Zoho account has no Books organization', 400);
     return { id: org.organization_id, name: org.name ?? null };

@@ -38,7 +38,11 @@ function chargeInput(paymentMethod: SavedPaymentMethod, amount = 49_900): Charge
 
 async function savedToken(input: Parameters<RazorpayServer['addToken']>[0]): Promise<SavedPaymentMethod> {
   const { tokenId, customerId } = server.addToken(input);
-  return razorpayAdapter.attachPaymentMethod(ctx(), { token: tokenId, customer: { ...customer, email: input.email, phone: input.contact ?? null }, gatewayCustomerId: customerId });
+  return razorpayAdapter.attachPaymentMethod(ctx(), {
+    token: tokenId,
+    customer: { ...customer, email: input.email, phone: input.contact ?? null },
+    gatewayCustomerId: customerId,
+  });
 }
 
 const card = () => savedToken({ email: customer.email, contact: customer.phone, method: 'card', network: 'Visa', last4: '1111' });
@@ -59,7 +63,10 @@ describe('razorpay gateway', () => {
   describe('configuration', () => {
     it('cuts requests at 10 s unless told otherwise and takes its base URL from KOSH_RAZORPAY_API_BASE', () => {
       expect(DEFAULT_GATEWAY_TIMEOUT_MS).toBe(10_000);
-      expect(gatewayCallContext({ config: loadConfig({}), provider: 'razorpay', credentials: {}, now: new Date() })).toMatchObject({ timeoutMs: 10_000, baseUrl: 'https://api.razorpay.com' });
+      expect(gatewayCallContext({ config: loadConfig({}), provider: 'razorpay', credentials: {}, now: new Date() })).toMatchObject({
+        timeoutMs: 10_000,
+        baseUrl: 'https://api.razorpay.com',
+      });
       expect(gatewayApiBase(loadConfig({ KOSH_RAZORPAY_API_BASE: 'http://127.0.0.1:9/' }), 'razorpay')).toBe('http://127.0.0.1:9');
       expect(gatewayApiBase(loadConfig({}), 'stripe')).toBe('https://api.stripe.com');
     });
@@ -67,14 +74,37 @@ describe('razorpay gateway', () => {
 
   describe('attachPaymentMethod', () => {
     it('finds the customer by their details and saves the confirmed card token', async () => {
-      const { tokenId, customerId } = server.addToken({ email: 'ravi@example.in', contact: '+919900000002', method: 'card', network: 'MasterCard', last4: '4444' });
-      const saved = await razorpayAdapter.attachPaymentMethod(ctx(), { token: tokenId, customer: { ...customer, email: 'ravi@example.in', phone: '+919900000002' }, gatewayCustomerId: null });
-      expect(saved).toEqual({ type: 'card', brand: 'MasterCard', last4: '4444', reference: tokenId, gatewayCustomerId: customerId, requiresPreDebitNotice: true });
+      const { tokenId, customerId } = server.addToken({
+        email: 'ravi@example.in',
+        contact: '+919900000002',
+        method: 'card',
+        network: 'MasterCard',
+        last4: '4444',
+      });
+      const saved = await razorpayAdapter.attachPaymentMethod(ctx(), {
+        token: tokenId,
+        customer: { ...customer, email: 'ravi@example.in', phone: '+919900000002' },
+        gatewayCustomerId: null,
+      });
+      expect(saved).toEqual({
+        type: 'card',
+        brand: 'MasterCard',
+        last4: '4444',
+        reference: tokenId,
+        gatewayCustomerId: customerId,
+        requiresPreDebitNotice: true,
+      });
       const [createCustomer, listTokens] = server.requests;
       expect(createCustomer).toMatchObject({ method: 'POST', path: '/v1/customers' });
       expect(createCustomer!.headers.authorization).toBe(`Basic ${Buffer.from(`${server.keyId}:${server.keySecret}`).toString('base64')}`);
       expect(createCustomer!.headers['content-type']).toBe('application/json');
-      expect(createCustomer!.body).toEqual({ name: 'Asha Rao', email: 'ravi@example.in', contact: '+919900000002', fail_existing: '0', notes: { kosh_customer_id: customer.id } });
+      expect(createCustomer!.body).toEqual({
+        name: 'Asha Rao',
+        email: 'ravi@example.in',
+        contact: '+919900000002',
+        fail_existing: '0',
+        notes: { kosh_customer_id: customer.id },
+      });
       expect(listTokens).toMatchObject({ method: 'GET', path: `/v1/customers/${customerId}/tokens` });
     });
 
@@ -85,7 +115,9 @@ describe('razorpay gateway', () => {
 
     it('answers 404 for a token the customer does not hold', async () => {
       const { customerId } = server.addToken({ email: customer.email, contact: customer.phone, method: 'card' });
-      const error = await razorpayAdapter.attachPaymentMethod(ctx(), { token: 'token_NotTheirs0001', customer, gatewayCustomerId: customerId }).catch((e: unknown) => e);
+      const error = await razorpayAdapter
+        .attachPaymentMethod(ctx(), { token: 'token_NotTheirs0001', customer, gatewayCustomerId: customerId })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(KoshError);
       expect((error as KoshError).status).toBe(404);
     });
@@ -139,8 +171,12 @@ describe('razorpay gateway', () => {
       expect(fetchPayment).toMatchObject({ method: 'GET', path: `/v1/payments/${paymentId}` });
     });
 
-    it('answers failed with Razorpay\'s reason when the debit is declined', async () => {
-      const method = await savedToken({ email: 'dev@example.in', method: 'card', outcome: { kind: 'fail', reason: 'insufficient_funds', description: 'Payment failed due to insufficient balance' } });
+    it("answers failed with Razorpay's reason when the debit is declined", async () => {
+      const method = await savedToken({
+        email: 'dev@example.in',
+        method: 'card',
+        outcome: { kind: 'fail', reason: 'insufficient_funds', description: 'Payment failed due to insufficient balance' },
+      });
       const outcome = await razorpayAdapter.charge(ctx(), chargeInput(method));
       expect(outcome).toMatchObject({ status: 'failed', failureCode: 'insufficient_funds', failureMessage: 'Payment failed due to insufficient balance' });
       expect(server.payments.get((outcome as { gatewayPaymentId: string }).gatewayPaymentId)?.status).toBe('failed');
@@ -168,7 +204,13 @@ describe('razorpay gateway', () => {
 
     it('waits out a 429 from Razorpay instead of failing the attempt', async () => {
       const method = await card();
-      server.fault({ method: 'GET', path: '/v1/orders', kind: 'status', status: 429, body: { error: { code: 'BAD_REQUEST_ERROR', description: 'Too many requests', source: 'NA', step: 'NA', reason: 'NA', metadata: {} } } });
+      server.fault({
+        method: 'GET',
+        path: '/v1/orders',
+        kind: 'status',
+        status: 429,
+        body: { error: { code: 'BAD_REQUEST_ERROR', description: 'Too many requests', source: 'NA', step: 'NA', reason: 'NA', metadata: {} } },
+      });
       expect(await razorpayAdapter.charge(ctx(), chargeInput(method))).toMatchObject({ status: 'succeeded' });
       expect(server.requestsTo('GET', '/v1/orders')).toHaveLength(2);
     });
@@ -251,15 +293,19 @@ describe('razorpay gateway', () => {
 
     it('answers not_found when the charge never reached Razorpay', async () => {
       const input = chargeInput(await card());
-      expect(await razorpayAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({ status: 'not_found' });
+      expect(await razorpayAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({
+        status: 'not_found',
+      });
     });
 
-    it('reads a pending mandate debit\'s final state by its payment id', async () => {
+    it("reads a pending mandate debit's final state by its payment id", async () => {
       const input = chargeInput(await savedToken({ email: 'upi2@example.in', method: 'upi' }));
       const pending = await razorpayAdapter.charge(ctx(), input);
       const paymentId = (pending as { gatewayPaymentId: string }).gatewayPaymentId;
       server.settlePayment(paymentId, 'captured');
-      expect(await razorpayAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: paymentId, metadata: input.metadata })).toEqual({
+      expect(
+        await razorpayAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: paymentId, metadata: input.metadata }),
+      ).toEqual({
         status: 'succeeded',
         gatewayPaymentId: paymentId,
         paymentType: 'upi',
@@ -272,19 +318,53 @@ describe('razorpay gateway', () => {
       const paid = await razorpayAdapter.charge(ctx(), chargeInput(await card(), 100_000));
       const paymentId = (paid as { gatewayPaymentId: string }).gatewayPaymentId;
 
-      const partial = await razorpayAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_partial-1', gatewayPaymentId: paymentId, amount: 30_000, currency: 'INR', reason: 'requested_by_customer' });
+      const partial = await razorpayAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_partial-1',
+        gatewayPaymentId: paymentId,
+        amount: 30_000,
+        currency: 'INR',
+        reason: 'requested_by_customer',
+      });
       expect(partial).toMatchObject({ status: 'succeeded', gatewayRefundId: expect.stringMatching(/^rfnd_/) });
       const [refundRequest] = server.requestsTo('POST', `/v1/payments/${paymentId}/refund`);
-      expect(refundRequest!.body).toEqual({ amount: 30_000, speed: 'normal', receipt: referenceFromKey('kosh_ref_partial-1'), notes: { kosh_idempotency_key: 'kosh_ref_partial-1', reason: 'requested_by_customer' } });
+      expect(refundRequest!.body).toEqual({
+        amount: 30_000,
+        speed: 'normal',
+        receipt: referenceFromKey('kosh_ref_partial-1'),
+        notes: { kosh_idempotency_key: 'kosh_ref_partial-1', reason: 'requested_by_customer' },
+      });
 
-      const again = await razorpayAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_partial-1', gatewayPaymentId: paymentId, amount: 30_000, currency: 'INR', reason: 'requested_by_customer' });
+      const again = await razorpayAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_partial-1',
+        gatewayPaymentId: paymentId,
+        amount: 30_000,
+        currency: 'INR',
+        reason: 'requested_by_customer',
+      });
       expect(again).toEqual(partial);
       expect(server.requestsTo('POST', `/v1/payments/${paymentId}/refund`)).toHaveLength(1);
 
-      const tooMuch = await razorpayAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_big', gatewayPaymentId: paymentId, amount: 80_000, currency: 'INR', reason: 'duplicate' });
-      expect(tooMuch).toMatchObject({ status: 'failed', gatewayRefundId: null, failureCode: 'bad_request_error', failureMessage: expect.stringMatching(/greater than amount captured/) });
+      const tooMuch = await razorpayAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_big',
+        gatewayPaymentId: paymentId,
+        amount: 80_000,
+        currency: 'INR',
+        reason: 'duplicate',
+      });
+      expect(tooMuch).toMatchObject({
+        status: 'failed',
+        gatewayRefundId: null,
+        failureCode: 'bad_request_error',
+        failureMessage: expect.stringMatching(/greater than amount captured/),
+      });
 
-      const rest = await razorpayAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_rest', gatewayPaymentId: paymentId, amount: 70_000, currency: 'INR', reason: 'duplicate' });
+      const rest = await razorpayAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_rest',
+        gatewayPaymentId: paymentId,
+        amount: 70_000,
+        currency: 'INR',
+        reason: 'duplicate',
+      });
       expect(rest.status).toBe('succeeded');
       expect(server.payments.get(paymentId)).toMatchObject({ status: 'refunded', amount_refunded: 100_000, refund_status: 'full' });
     });
@@ -292,7 +372,13 @@ describe('razorpay gateway', () => {
     it('answers pending while Razorpay has not processed the refund', async () => {
       const paid = await razorpayAdapter.charge(ctx(), chargeInput(await card()));
       server.refundMode = 'pending';
-      const refund = await razorpayAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_pending', gatewayPaymentId: (paid as { gatewayPaymentId: string }).gatewayPaymentId, amount: 10_000, currency: 'INR', reason: 'x' });
+      const refund = await razorpayAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_pending',
+        gatewayPaymentId: (paid as { gatewayPaymentId: string }).gatewayPaymentId,
+        amount: 10_000,
+        currency: 'INR',
+        reason: 'x',
+      });
       expect(refund).toMatchObject({ status: 'pending' });
     });
   });
@@ -335,18 +421,41 @@ describe('razorpay gateway', () => {
     const verify = (delivery: { rawBody: Buffer; headers: Record<string, string> }, secret = server.webhookSecret) =>
       razorpayAdapter.verifyWebhook({ rawBody: delivery.rawBody, headers: delivery.headers, webhookSecret: secret, now: new Date() });
 
-    it('reads a signed payment.captured with Kosh\'s notes and the event id', async () => {
+    it("reads a signed payment.captured with Kosh's notes and the event id", async () => {
       const paid = await razorpayAdapter.charge(ctx(), chargeInput(await card()));
       const payment = server.payments.get((paid as { gatewayPaymentId: string }).gatewayPaymentId)!;
       const event = verify(server.webhook('payment.captured', { payment }, { eventId: 'evt_captured_1' }));
-      expect(event).toMatchObject({ eventId: 'evt_captured_1', type: 'payment.succeeded', gatewayPaymentId: payment.id, amount: payment.amount, currency: 'INR' });
+      expect(event).toMatchObject({
+        eventId: 'evt_captured_1',
+        type: 'payment.succeeded',
+        gatewayPaymentId: payment.id,
+        amount: payment.amount,
+        currency: 'INR',
+      });
       expect(event.metadata.attempt_id).toBe(payment.notes.attempt_id);
     });
 
     it('maps failures, refunds and cancelled mandates', async () => {
-      const failed = verify(server.webhook('payment.failed', { payment: { id: 'pay_F1', amount: 100, currency: 'INR', status: 'failed', error_code: 'BAD_REQUEST_ERROR', error_reason: 'payment_declined', error_description: 'declined', notes: [] } }));
+      const failed = verify(
+        server.webhook('payment.failed', {
+          payment: {
+            id: 'pay_F1',
+            amount: 100,
+            currency: 'INR',
+            status: 'failed',
+            error_code: 'BAD_REQUEST_ERROR',
+            error_reason: 'payment_declined',
+            error_description: 'declined',
+            notes: [],
+          },
+        }),
+      );
       expect(failed).toMatchObject({ type: 'payment.failed', failureCode: 'payment_declined', failureMessage: 'declined', metadata: {} });
-      const refunded = verify(server.webhook('refund.processed', { refund: { id: 'rfnd_1', payment_id: 'pay_F2', amount: 500, currency: 'INR', status: 'processed', notes: { kosh_idempotency_key: 'k' } } }));
+      const refunded = verify(
+        server.webhook('refund.processed', {
+          refund: { id: 'rfnd_1', payment_id: 'pay_F2', amount: 500, currency: 'INR', status: 'processed', notes: { kosh_idempotency_key: 'k' } },
+        }),
+      );
       expect(refunded).toMatchObject({ type: 'refund.succeeded', gatewayRefundId: 'rfnd_1', gatewayPaymentId: 'pay_F2', amount: 500 });
       const revoked = verify(server.webhook('token.cancelled', { token: { id: 'token_T1', entity: 'token', method: 'upi' } }));
       expect(revoked).toMatchObject({ type: 'mandate.revoked', paymentMethodReference: 'token_T1' });

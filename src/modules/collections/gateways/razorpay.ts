@@ -24,7 +24,15 @@ import { gatewayRefused, gatewayUnavailable, referenceFromKey, sendJson, withRet
  * The official `razorpay` SDK is not used: its API host is fixed to api.razorpay.com.
  */
 
-type RazorpayError = { code?: string; description?: string; source?: string; step?: string; reason?: string; metadata?: Record<string, unknown>; field?: string | null };
+type RazorpayError = {
+  code?: string;
+  description?: string;
+  source?: string;
+  step?: string;
+  reason?: string;
+  metadata?: Record<string, unknown>;
+  field?: string | null;
+};
 type RazorpayPayment = {
   id: string;
   entity: 'payment';
@@ -39,8 +47,25 @@ type RazorpayPayment = {
   error_reason: string | null;
   token_id?: string | null;
 };
-type RazorpayOrder = { id: string; entity: 'order'; amount: number; currency: string; receipt: string | null; status: string; payments?: { items: RazorpayPayment[] } };
-type RazorpayRefund = { id: string; entity: 'refund'; amount: number; currency: string; payment_id: string; receipt: string | null; status: 'pending' | 'processed' | 'failed'; notes: Record<string, string> | unknown[] };
+type RazorpayOrder = {
+  id: string;
+  entity: 'order';
+  amount: number;
+  currency: string;
+  receipt: string | null;
+  status: string;
+  payments?: { items: RazorpayPayment[] };
+};
+type RazorpayRefund = {
+  id: string;
+  entity: 'refund';
+  amount: number;
+  currency: string;
+  payment_id: string;
+  receipt: string | null;
+  status: 'pending' | 'processed' | 'failed';
+  notes: Record<string, string> | unknown[];
+};
 type RazorpayToken = {
   id: string;
   entity: 'token';
@@ -143,7 +168,14 @@ async function chargeStep(ctx: GatewayCallContext, input: ChargeInput, receipt: 
     // The order for this key already carries a payment: that is the charge, whatever its state.
     if (payment) return { done: outcomeOfPayment(payment) };
     if (order.amount !== input.amount || order.currency !== input.currency) {
-      return { done: { status: 'failed', gatewayPaymentId: null, failureCode: 'idempotency_key_reused', failureMessage: 'an order with this key exists for another amount' } };
+      return {
+        done: {
+          status: 'failed',
+          gatewayPaymentId: null,
+          failureCode: 'idempotency_key_reused',
+          failureMessage: 'an order with this key exists for another amount',
+        },
+      };
     }
   } else {
     const created = await call(ctx, 'POST', '/v1/orders', {
@@ -191,7 +223,14 @@ async function fetchPaymentStep(ctx: GatewayCallContext, paymentId: string): Ste
   return { done: found.body as RazorpayPayment };
 }
 
-async function refundStep(ctx: GatewayCallContext, paymentId: string, amount: number, receipt: string, idempotencyKey: string, reason: string): Step<RefundOutcome> {
+async function refundStep(
+  ctx: GatewayCallContext,
+  paymentId: string,
+  amount: number,
+  receipt: string,
+  idempotencyKey: string,
+  reason: string,
+): Step<RefundOutcome> {
   const path = `/v1/payments/${encodeURIComponent(paymentId)}`;
   const listed = await call(ctx, 'GET', `${path}/refunds?count=100`);
   if (listed.kind === 'unreadable') return { retry: listed.reason };
@@ -211,7 +250,8 @@ async function refundStep(ctx: GatewayCallContext, paymentId: string, amount: nu
 
 function outcomeOfRefund(refund: RazorpayRefund): RefundOutcome {
   if (refund.status === 'processed') return { status: 'succeeded', gatewayRefundId: refund.id };
-  if (refund.status === 'failed') return { status: 'failed', gatewayRefundId: refund.id, failureCode: 'refund_failed', failureMessage: 'the gateway could not process the refund' };
+  if (refund.status === 'failed')
+    return { status: 'failed', gatewayRefundId: refund.id, failureCode: 'refund_failed', failureMessage: 'the gateway could not process the refund' };
   return { status: 'pending', gatewayRefundId: refund.id };
 }
 

@@ -64,10 +64,25 @@ describe('stripe gateway', () => {
   describe('attachPaymentMethod', () => {
     it('creates the customer, turns a test token into a PaymentMethod and attaches it', async () => {
       const method = await saved('tok_visa');
-      expect(method).toEqual({ type: 'card', brand: 'visa', last4: '4242', reference: expect.stringMatching(/^pm_/), gatewayCustomerId: expect.stringMatching(/^cus_/), requiresPreDebitNotice: false });
+      expect(method).toEqual({
+        type: 'card',
+        brand: 'visa',
+        last4: '4242',
+        reference: expect.stringMatching(/^pm_/),
+        gatewayCustomerId: expect.stringMatching(/^cus_/),
+        requiresPreDebitNotice: false,
+      });
       const [createCustomer, createMethod, attach] = server.requests;
-      expect(createCustomer).toMatchObject({ method: 'POST', path: '/v1/customers', body: { email: customer.email, name: 'Jane Doe', metadata: { kosh_customer_id: customer.id } } });
-      expect(createCustomer!.headers).toMatchObject({ authorization: `Bearer ${server.secretKey}`, 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': `kosh_cus_${customer.id}` });
+      expect(createCustomer).toMatchObject({
+        method: 'POST',
+        path: '/v1/customers',
+        body: { email: customer.email, name: 'Jane Doe', metadata: { kosh_customer_id: customer.id } },
+      });
+      expect(createCustomer!.headers).toMatchObject({
+        authorization: `Bearer ${server.secretKey}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        'idempotency-key': `kosh_cus_${customer.id}`,
+      });
       expect(createMethod).toMatchObject({ method: 'POST', path: '/v1/payment_methods', body: { type: 'card', card: { token: 'tok_visa' } } });
       expect(attach).toMatchObject({ method: 'POST', path: `/v1/payment_methods/${method.reference}/attach`, body: { customer: method.gatewayCustomerId } });
       expect(server.paymentMethods.get(method.reference)?.customer).toBe(method.gatewayCustomerId);
@@ -80,14 +95,16 @@ describe('stripe gateway', () => {
     });
 
     it('refuses with 400 when Stripe rejects the secret key (401)', async () => {
-      const error = await stripeAdapter.attachPaymentMethod(ctx({ credentials: { secret_key: 'sk_test_wrong_key_123456' } }), { token: 'tok_visa', customer, gatewayCustomerId: null }).catch((e: unknown) => e);
+      const error = await stripeAdapter
+        .attachPaymentMethod(ctx({ credentials: { secret_key: 'sk_test_wrong_key_123456' } }), { token: 'tok_visa', customer, gatewayCustomerId: null })
+        .catch((e: unknown) => e);
       expect((error as KoshError).status).toBe(400);
       expect((error as KoshError).message).toMatch(/Invalid API Key provided/);
     });
   });
 
   describe('charge', () => {
-    it('confirms an off-session PaymentIntent with the attempt\'s key and metadata', async () => {
+    it("confirms an off-session PaymentIntent with the attempt's key and metadata", async () => {
       const method = await saved('pm_card_mastercard');
       server.requests.length = 0;
       const input = chargeInput(method);
@@ -98,7 +115,11 @@ describe('stripe gateway', () => {
       expect(server.requests).toHaveLength(1);
       const [sent] = server.requests;
       expect(sent).toMatchObject({ method: 'POST', path: '/v1/payment_intents' });
-      expect(sent!.headers).toMatchObject({ authorization: `Bearer ${server.secretKey}`, 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': input.idempotencyKey });
+      expect(sent!.headers).toMatchObject({
+        authorization: `Bearer ${server.secretKey}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        'idempotency-key': input.idempotencyKey,
+      });
       expect(sent!.body).toEqual({
         amount: '4900',
         currency: 'usd',
@@ -112,9 +133,14 @@ describe('stripe gateway', () => {
       });
     });
 
-    it('answers failed with Stripe\'s decline code', async () => {
+    it("answers failed with Stripe's decline code", async () => {
       const generic = await stripeAdapter.charge(ctx(), chargeInput(await saved('tok_chargeDeclined')));
-      expect(generic).toMatchObject({ status: 'failed', failureCode: 'card_declined', failureMessage: 'Your card was declined.', gatewayPaymentId: expect.stringMatching(/^pi_/) });
+      expect(generic).toMatchObject({
+        status: 'failed',
+        failureCode: 'card_declined',
+        failureMessage: 'Your card was declined.',
+        gatewayPaymentId: expect.stringMatching(/^pi_/),
+      });
       const funds = await stripeAdapter.charge(ctx(), chargeInput(await saved('tok_chargeDeclinedInsufficientFunds')));
       expect(funds).toMatchObject({ status: 'failed', failureCode: 'insufficient_funds' });
       const sca = await stripeAdapter.charge(ctx(), chargeInput(await saved('pm_card_authenticationRequired')));
@@ -133,7 +159,7 @@ describe('stripe gateway', () => {
       expect(intentsOf(input)).toHaveLength(1);
     });
 
-    it('after a 500 that hid a completed charge, gets Stripe\'s replay instead of a second charge', async () => {
+    it("after a 500 that hid a completed charge, gets Stripe's replay instead of a second charge", async () => {
       const method = await saved('tok_visa');
       server.fault({ method: 'POST', path: '/v1/payment_intents', kind: 'status', status: 500, afterProcessing: true });
       const input = chargeInput(method);
@@ -148,7 +174,9 @@ describe('stripe gateway', () => {
       const first = await stripeAdapter.charge(ctx(), input);
       const reused = await stripeAdapter.charge(ctx(), { ...input, amount: input.amount + 1 });
       expect(reused).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/StripeIdempotencyError 400: .*same parameters/) });
-      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual(first);
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual(
+        first,
+      );
       expect(intentsOf(input)).toHaveLength(1);
     });
 
@@ -179,18 +207,26 @@ describe('stripe gateway', () => {
       for (let i = 0; i < 3; i += 1) await stripeAdapter.charge(ctx(), chargeInput(await saved('tok_visa')));
       server.searchAvailable = false;
       server.requests.length = 0;
-      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual(charged);
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual(
+        charged,
+      );
       const [list] = server.requestsTo('GET', '/v1/payment_intents');
       expect(Number(list!.query.get('created[gte]'))).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) - 72 * 3600 + 5);
-      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: 'kosh_att_never-sent', gatewayPaymentId: null, metadata: input.metadata })).toEqual({ status: 'not_found' });
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: 'kosh_att_never-sent', gatewayPaymentId: null, metadata: input.metadata })).toEqual({
+        status: 'not_found',
+      });
     });
 
     it('answers not_found for a key Stripe never saw, and reads a known PaymentIntent by id', async () => {
       const input = chargeInput(await saved('tok_visa'));
-      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({ status: 'not_found' });
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({
+        status: 'not_found',
+      });
       const declined = await stripeAdapter.charge(ctx(), input);
       const intentId = (declined as { gatewayPaymentId: string }).gatewayPaymentId;
-      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: intentId, metadata: input.metadata })).toEqual(declined);
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: intentId, metadata: input.metadata })).toEqual(
+        declined,
+      );
     });
   });
 
@@ -199,19 +235,50 @@ describe('stripe gateway', () => {
       const paid = await stripeAdapter.charge(ctx(), chargeInput(await saved('tok_visa'), 10_000));
       const intentId = (paid as { gatewayPaymentId: string }).gatewayPaymentId;
 
-      const partial = await stripeAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_s1', gatewayPaymentId: intentId, amount: 2_500, currency: 'USD', reason: 'requested_by_customer' });
+      const partial = await stripeAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_s1',
+        gatewayPaymentId: intentId,
+        amount: 2_500,
+        currency: 'USD',
+        reason: 'requested_by_customer',
+      });
       expect(partial).toMatchObject({ status: 'succeeded', gatewayRefundId: expect.stringMatching(/^re_/) });
       const [sent] = server.requestsTo('POST', '/v1/refunds');
       expect(sent!.headers['idempotency-key']).toBe('kosh_ref_s1');
-      expect(sent!.body).toEqual({ payment_intent: intentId, amount: '2500', reason: 'requested_by_customer', metadata: { kosh_idempotency_key: 'kosh_ref_s1', kosh_reason: 'requested_by_customer' } });
+      expect(sent!.body).toEqual({
+        payment_intent: intentId,
+        amount: '2500',
+        reason: 'requested_by_customer',
+        metadata: { kosh_idempotency_key: 'kosh_ref_s1', kosh_reason: 'requested_by_customer' },
+      });
 
-      expect(await stripeAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_s1', gatewayPaymentId: intentId, amount: 2_500, currency: 'USD', reason: 'requested_by_customer' })).toEqual(partial);
+      expect(
+        await stripeAdapter.refund(ctx(), {
+          idempotencyKey: 'kosh_ref_s1',
+          gatewayPaymentId: intentId,
+          amount: 2_500,
+          currency: 'USD',
+          reason: 'requested_by_customer',
+        }),
+      ).toEqual(partial);
       expect([...server.refunds.values()].filter((r) => r.payment_intent === intentId)).toHaveLength(1);
 
-      const tooMuch = await stripeAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_s2', gatewayPaymentId: intentId, amount: 9_000, currency: 'USD', reason: 'customer changed plan' });
+      const tooMuch = await stripeAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_s2',
+        gatewayPaymentId: intentId,
+        amount: 9_000,
+        currency: 'USD',
+        reason: 'customer changed plan',
+      });
       expect(tooMuch).toMatchObject({ status: 'failed', gatewayRefundId: null, failureCode: 'amount_too_large' });
 
-      const rest = await stripeAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_s3', gatewayPaymentId: intentId, amount: 7_500, currency: 'USD', reason: 'customer changed plan' });
+      const rest = await stripeAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_s3',
+        gatewayPaymentId: intentId,
+        amount: 7_500,
+        currency: 'USD',
+        reason: 'customer changed plan',
+      });
       expect(rest.status).toBe('succeeded');
       // A free-text reason is not one of Stripe's; it travels in metadata only.
       expect(server.requestsTo('POST', '/v1/refunds').at(-1)!.body).toMatchObject({ metadata: { kosh_reason: 'customer changed plan' } });
@@ -222,13 +289,19 @@ describe('stripe gateway', () => {
     it('answers pending while Stripe has not settled the refund', async () => {
       const paid = await stripeAdapter.charge(ctx(), chargeInput(await saved('tok_visa')));
       server.refundMode = 'pending';
-      const refund = await stripeAdapter.refund(ctx(), { idempotencyKey: 'kosh_ref_s4', gatewayPaymentId: (paid as { gatewayPaymentId: string }).gatewayPaymentId, amount: 100, currency: 'USD', reason: 'duplicate' });
+      const refund = await stripeAdapter.refund(ctx(), {
+        idempotencyKey: 'kosh_ref_s4',
+        gatewayPaymentId: (paid as { gatewayPaymentId: string }).gatewayPaymentId,
+        amount: 100,
+        currency: 'USD',
+        reason: 'duplicate',
+      });
       expect(refund).toMatchObject({ status: 'pending' });
     });
   });
 
   describe('createCheckout', () => {
-    it('hands over to a Checkout Session carrying Kosh\'s metadata, once per key', async () => {
+    it("hands over to a Checkout Session carrying Kosh's metadata, once per key", async () => {
       const input = {
         idempotencyKey: 'kosh_cs_0190dddd-0000-7000-8000-000000000001',
         amount: 11_800,
@@ -263,9 +336,19 @@ describe('stripe gateway', () => {
     const signedAt = new Date('2026-03-01T10:00:00Z');
     const verify = (delivery: { rawBody: Buffer; headers: Record<string, string> }, now: Date, secret = server.webhookSecret) =>
       stripeAdapter.verifyWebhook({ rawBody: delivery.rawBody, headers: delivery.headers, webhookSecret: secret, now });
-    const intent = { id: 'pi_W1', object: 'payment_intent', amount: 4_900, amount_received: 4_900, currency: 'usd', status: 'succeeded', payment_method: 'pm_W1', metadata: { attempt_id: 'att-1' }, last_payment_error: null };
+    const intent = {
+      id: 'pi_W1',
+      object: 'payment_intent',
+      amount: 4_900,
+      amount_received: 4_900,
+      currency: 'usd',
+      status: 'succeeded',
+      payment_method: 'pm_W1',
+      metadata: { attempt_id: 'att-1' },
+      last_payment_error: null,
+    };
 
-    it('reads a signed payment_intent.succeeded against Kosh\'s clock, within five minutes', () => {
+    it("reads a signed payment_intent.succeeded against Kosh's clock, within five minutes", () => {
       const delivery = server.webhook('payment_intent.succeeded', intent, { at: signedAt, id: 'evt_W1' });
       const event = verify(delivery, new Date(signedAt.getTime() + 299_000));
       expect(event).toEqual({
@@ -285,15 +368,50 @@ describe('stripe gateway', () => {
     it('maps failures, refunds and detached payment methods', () => {
       const at = signedAt;
       const failed = verify(
-        server.webhook('payment_intent.payment_failed', { ...intent, status: 'requires_payment_method', amount_received: 0, last_payment_error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' } }, { at }),
+        server.webhook(
+          'payment_intent.payment_failed',
+          {
+            ...intent,
+            status: 'requires_payment_method',
+            amount_received: 0,
+            last_payment_error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+          },
+          { at },
+        ),
         at,
       );
       expect(failed).toMatchObject({ type: 'payment.failed', failureCode: 'insufficient_funds', amount: 4_900 });
-      const refunded = verify(server.webhook('refund.updated', { id: 're_W1', object: 'refund', amount: 1_000, currency: 'usd', payment_intent: 'pi_W1', status: 'succeeded', metadata: {} }, { at }), at);
+      const refunded = verify(
+        server.webhook(
+          'refund.updated',
+          { id: 're_W1', object: 'refund', amount: 1_000, currency: 'usd', payment_intent: 'pi_W1', status: 'succeeded', metadata: {} },
+          { at },
+        ),
+        at,
+      );
       expect(refunded).toMatchObject({ type: 'refund.succeeded', gatewayRefundId: 're_W1', gatewayPaymentId: 'pi_W1', amount: 1_000 });
-      const refundFailed = verify(server.webhook('refund.failed', { id: 're_W2', object: 'refund', amount: 1_000, currency: 'usd', payment_intent: 'pi_W1', status: 'failed', failure_reason: 'expired_or_canceled_card', metadata: {} }, { at }), at);
+      const refundFailed = verify(
+        server.webhook(
+          'refund.failed',
+          {
+            id: 're_W2',
+            object: 'refund',
+            amount: 1_000,
+            currency: 'usd',
+            payment_intent: 'pi_W1',
+            status: 'failed',
+            failure_reason: 'expired_or_canceled_card',
+            metadata: {},
+          },
+          { at },
+        ),
+        at,
+      );
       expect(refundFailed).toMatchObject({ type: 'refund.failed', failureCode: 'expired_or_canceled_card' });
-      expect(verify(server.webhook('payment_method.detached', { id: 'pm_W1', object: 'payment_method' }, { at }), at)).toMatchObject({ type: 'mandate.revoked', paymentMethodReference: 'pm_W1' });
+      expect(verify(server.webhook('payment_method.detached', { id: 'pm_W1', object: 'payment_method' }, { at }), at)).toMatchObject({
+        type: 'mandate.revoked',
+        paymentMethodReference: 'pm_W1',
+      });
       expect(verify(server.webhook('customer.created', { id: 'cus_1' }, { at }), at).type).toBe('ignored');
     });
 

@@ -80,7 +80,12 @@ function outcomeOfIntent(intent: Stripe.PaymentIntent): ChargeOutcome {
       // Off-session charges cannot ask the customer for 3-D Secure: the attempt failed.
       return { status: 'failed', gatewayPaymentId: intent.id, failureCode: 'authentication_required', failureMessage: 'the card requires authentication' };
     case 'canceled':
-      return { status: 'failed', gatewayPaymentId: intent.id, failureCode: intent.cancellation_reason ?? 'canceled', failureMessage: 'the payment was canceled' };
+      return {
+        status: 'failed',
+        gatewayPaymentId: intent.id,
+        failureCode: intent.cancellation_reason ?? 'canceled',
+        failureMessage: 'the payment was canceled',
+      };
     default: {
       const last = intent.last_payment_error;
       return last
@@ -209,15 +214,29 @@ export const stripeAdapter: GatewayAdapter = {
         input.gatewayCustomerId ??
         (
           await stripe.customers.create(
-            { email: input.customer.email, name: input.customer.name ?? undefined, phone: input.customer.phone ?? undefined, metadata: { kosh_customer_id: input.customer.id } },
+            {
+              email: input.customer.email,
+              name: input.customer.name ?? undefined,
+              phone: input.customer.phone ?? undefined,
+              metadata: { kosh_customer_id: input.customer.id },
+            },
             { idempotencyKey: `kosh_cus_${input.customer.id}` },
           )
         ).id;
       // A Stripe.js token (`tok_…`) becomes a PaymentMethod first; `pm_…` ids attach directly.
       const paymentMethodId = input.token.startsWith('tok_')
-        ? (await stripe.paymentMethods.create({ type: 'card', card: { token: input.token } }, { idempotencyKey: `kosh_pm_${input.customer.id}_${input.token}` })).id
+        ? (
+            await stripe.paymentMethods.create(
+              { type: 'card', card: { token: input.token } },
+              { idempotencyKey: `kosh_pm_${input.customer.id}_${input.token}` },
+            )
+          ).id
         : input.token;
-      const attached = await stripe.paymentMethods.attach(paymentMethodId, { customer: customerId }, { idempotencyKey: `kosh_attach_${customerId}_${paymentMethodId}` });
+      const attached = await stripe.paymentMethods.attach(
+        paymentMethodId,
+        { customer: customerId },
+        { idempotencyKey: `kosh_attach_${customerId}_${paymentMethodId}` },
+      );
       return {
         type: 'card',
         brand: attached.card?.brand ?? null,
@@ -299,7 +318,9 @@ export const stripeAdapter: GatewayAdapter = {
       const session = await stripeClient(ctx).checkout.sessions.create(
         {
           mode: 'payment',
-          line_items: [{ quantity: 1, price_data: { currency: input.currency.toLowerCase(), unit_amount: input.amount, product_data: { name: input.description } } }],
+          line_items: [
+            { quantity: 1, price_data: { currency: input.currency.toLowerCase(), unit_amount: input.amount, product_data: { name: input.description } } },
+          ],
           success_url: input.successUrl,
           cancel_url: input.cancelUrl,
           customer_email: input.customer.email,

@@ -111,7 +111,8 @@ export class TestGatewayJournal {
     return this.refunds.get(key);
   }
   chargeByPaymentId(paymentId: string) {
-    for (const c of this.charges.values()) if (c.outcome.status !== 'unknown' && 'gatewayPaymentId' in c.outcome && c.outcome.gatewayPaymentId === paymentId) return c;
+    for (const c of this.charges.values())
+      if (c.outcome.status !== 'unknown' && 'gatewayPaymentId' in c.outcome && c.outcome.gatewayPaymentId === paymentId) return c;
     return undefined;
   }
   /** Charges where money moved (what a second charge for the same invoice would show as a duplicate). */
@@ -204,7 +205,15 @@ export const testGateway: GatewayAdapter = {
     if (seen) return seen.outcome.status === 'unknown' ? chargeOutcome(spec!, input.idempotencyKey) : seen.outcome;
     if (!spec) return { status: 'failed', gatewayPaymentId: null, failureCode: 'invalid_payment_method', failureMessage: 'No such payment method.' };
     const outcome = chargeOutcome(spec, input.idempotencyKey);
-    journal.record({ kind: 'charge', key: input.idempotencyKey, token: input.paymentMethod.reference, amount: input.amount, currency: input.currency, outcome, at: ctx.now.toISOString() });
+    journal.record({
+      kind: 'charge',
+      key: input.idempotencyKey,
+      token: input.paymentMethod.reference,
+      amount: input.amount,
+      currency: input.currency,
+      outcome,
+      at: ctx.now.toISOString(),
+    });
     if (spec.charge === 'unknown') return { status: 'unknown', reason: 'the test gateway dropped the answer (tok_unknown)' };
     if (spec.charge === 'hang') {
       await new Promise((resolve) => setTimeout(resolve, ctx.timeoutMs));
