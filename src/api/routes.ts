@@ -29,8 +29,8 @@ import { registerFinanceRoutes } from './finance/finance.routes.js';
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerTenantRoutes,
-  registerPlanRoutes,
   registerEntityRoutes,
+  registerPlanRoutes,
   registerCustomerRoutes,
   registerSubscriptionRoutes,
   registerInvoiceRoutes,

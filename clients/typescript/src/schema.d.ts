@@ -668,6 +668,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ledger/journal-entries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a journal entry with its lines
+         * @description Get a journal entry with its lines.
+         */
+        get: operations["getJournalEntry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/credit-notes": {
         parameters: {
             query?: never;
@@ -786,26 +806,6 @@ export interface paths {
          * @description Spend credit on an open invoice of the same customer.
          */
         post: operations["applyCreditNote"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/ledger/journal-entries/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a journal entry with its lines
-         * @description Get a journal entry with its lines.
-         */
-        get: operations["getJournalEntry"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3649,6 +3649,74 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        JournalLine: {
+            /** Format: uuid */
+            id: string;
+            account_code: number;
+            account_name: string;
+            debit: number;
+            credit: number;
+            customer_id: string | null;
+            invoice_id: string | null;
+            credit_note_id: string | null;
+        };
+        JournalEntry: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            ledger_id: number;
+            /** Format: uuid */
+            entity_id: string;
+            kind: string;
+            reference_type: string;
+            /** Format: uuid */
+            reference_id: string;
+            currency: string;
+            description: string;
+            /** @description RFC 3339 date-time in UTC */
+            posted_at: string;
+            lines: components["schemas"]["JournalLine"][];
+        };
+        Price: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            plan_id: string;
+            currency: string;
+            amount: number;
+            type: string;
+            billing_scheme: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        Plan: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            name: string;
+            code: string;
+            description: string | null;
+            /** @enum {string} */
+            interval_unit: "day" | "week" | "month" | "year";
+            /** @enum {string} */
+            interval: "day" | "week" | "month" | "year";
+            interval_count: number;
+            trial_days: number;
+            active: boolean;
+            hsn_code: string;
+            tax_rate_bp: number | null;
+            features: string[];
+            metadata: {
+                [key: string]: unknown;
+            };
+            prices: components["schemas"]["Price"][];
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
         Tenant: {
             /** Format: uuid */
             id: string;
@@ -3702,74 +3770,6 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
-        };
-        Price: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            plan_id: string;
-            currency: string;
-            amount: number;
-            type: string;
-            billing_scheme: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        Plan: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            name: string;
-            code: string;
-            description: string | null;
-            /** @enum {string} */
-            interval_unit: "day" | "week" | "month" | "year";
-            /** @enum {string} */
-            interval: "day" | "week" | "month" | "year";
-            interval_count: number;
-            trial_days: number;
-            active: boolean;
-            hsn_code: string;
-            tax_rate_bp: number | null;
-            features: string[];
-            metadata: {
-                [key: string]: unknown;
-            };
-            prices: components["schemas"]["Price"][];
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        JournalLine: {
-            /** Format: uuid */
-            id: string;
-            account_code: number;
-            account_name: string;
-            debit: number;
-            credit: number;
-            customer_id: string | null;
-            invoice_id: string | null;
-            credit_note_id: string | null;
-        };
-        JournalEntry: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            ledger_id: number;
-            /** Format: uuid */
-            entity_id: string;
-            kind: string;
-            reference_type: string;
-            /** Format: uuid */
-            reference_id: string;
-            currency: string;
-            description: string;
-            /** @description RFC 3339 date-time in UTC */
-            posted_at: string;
-            lines: components["schemas"]["JournalLine"][];
         };
         InvoiceLine: {
             /** Format: uuid */
@@ -3931,6 +3931,83 @@ export interface components {
             customer?: {
                 [key: string]: unknown;
             };
+        };
+        Einvoice: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            document_type: "invoice" | "credit_note";
+            /** Format: uuid */
+            document_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            provider: string;
+            /** @enum {string} */
+            status: "pending" | "generated" | "failed" | "canceled";
+            irn: string | null;
+            ack_no: string | null;
+            ack_date: string | null;
+            signed_qr_code: string | null;
+            errors: {
+                code: string;
+                message: string;
+                field?: string;
+            }[];
+            canceled_at: string | null;
+            cancel_reason_code: number | null;
+            cancel_remarks: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        Event: {
+            /** Format: uuid */
+            id: string;
+            type: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** Format: uuid */
+            tenant_id: string;
+            data: {
+                object: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        Referral: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            code: string;
+            /** Format: uuid */
+            referrer_id: string;
+            /** Format: uuid */
+            referred_id: string;
+            /** @enum {string} */
+            status: "pending" | "completed" | "expired" | "canceled";
+            reward_amount: number;
+            currency: string;
+            reward_credited: boolean;
+            /** @description the referrer's reward credit note, once completed */
+            credit_note_id: string | null;
+            /** @description the referred customer's invoice whose payment completed the referral */
+            qualifying_invoice_id: string | null;
+            /** @description end of the window: created_at + referral_window_days */
+            expires_at: string;
+            qualified_at: string | null;
+            completed_at: string | null;
+            expired_at: string | null;
+            canceled_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        SendInvoiceResponse: {
+            /** @description e.g. "invoice INV-000003 queued for delivery to a@b.c" */
+            message: string;
         };
         Subscription: {
             /** Format: uuid */
@@ -4160,23 +4237,112 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
-        SendInvoiceResponse: {
-            /** @description e.g. "invoice INV-000003 queued for delivery to a@b.c" */
-            message: string;
-        };
-        Event: {
+        DunningStep: {
             /** Format: uuid */
             id: string;
-            type: string;
-            /** @description RFC 3339 date-time in UTC */
+            /** Format: uuid */
+            campaign_id: string;
+            step_order: number;
+            delay_hours: number;
+            /** @enum {string} */
+            channel: "email" | "sms" | "in_app" | "retry_payment";
+            template_name: string;
+            subject: string;
+            body: string;
+            is_payment_wall: boolean;
             created_at: string;
+            updated_at: string;
+        };
+        DunningCampaign: {
+            /** Format: uuid */
+            id: string;
             /** Format: uuid */
             tenant_id: string;
-            data: {
-                object: {
-                    [key: string]: unknown;
-                };
+            name: string;
+            description: string;
+            is_active: boolean;
+            /** @enum {string} */
+            trigger_event: "payment_failed" | "invoice_overdue";
+            is_default: boolean;
+            payment_wall_enabled: boolean;
+            payment_wall_grace_days: number;
+            /** @enum {string} */
+            exhausted_action: "cancel" | "mark_unpaid" | "nothing";
+            /** @description subscriptions whose invoices this campaign is dunning now */
+            active_subscriptions: number;
+            active_executions: number;
+            steps: components["schemas"]["DunningStep"][];
+            created_at: string;
+            updated_at: string;
+        };
+        DunningExecution: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            campaign_id: string;
+            /** Format: uuid */
+            invoice_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** @enum {string} */
+            trigger_event: "payment_failed" | "invoice_overdue";
+            /** @enum {string} */
+            status: "active" | "recovered" | "exhausted" | "canceled";
+            steps_done: number;
+            next_step_at: string | null;
+            payment_wall_active: boolean;
+            started_at: string;
+            ended_at: string | null;
+            actions: {
+                step_id: string | null;
+                channel: string;
+                executed_at: string;
+                /** @enum {string} */
+                outcome: "succeeded" | "failed" | "skipped";
+                detail: string;
+            }[];
+        };
+        CustomerAccess: {
+            blocked: boolean;
+            reason: string | null;
+            invoice_ids: string[];
+            blocked_since: string | null;
+        };
+        DunningOverview: {
+            total_retries: number;
+            total_successes: number;
+            success_rate: number;
+            successful_retries: number;
+            recovery_rate: number;
+            period: {
+                start: string;
+                end: string;
             };
+            by_action: {
+                action_id: string;
+                attempts: number;
+                successes: number;
+                success_rate: number;
+            }[];
+        };
+        CollectionItem: {
+            /** Format: uuid */
+            invoice_id: string;
+            number: string | null;
+            /** Format: uuid */
+            customer_id: string;
+            currency: string;
+            amount_due: number;
+            due_date: string | null;
+            days_overdue: number;
+            dunning: {
+                /** Format: uuid */
+                execution_id: string;
+                status: string;
+                steps_done: number;
+                next_step_at: string | null;
+                payment_wall_active: boolean;
+            } | null;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -4264,36 +4430,6 @@ export interface components {
             amount: number;
             /** @description RFC 3339 date-time in UTC */
             expires_at: string;
-            canceled_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        Referral: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            code: string;
-            /** Format: uuid */
-            referrer_id: string;
-            /** Format: uuid */
-            referred_id: string;
-            /** @enum {string} */
-            status: "pending" | "completed" | "expired" | "canceled";
-            reward_amount: number;
-            currency: string;
-            reward_credited: boolean;
-            /** @description the referrer's reward credit note, once completed */
-            credit_note_id: string | null;
-            /** @description the referred customer's invoice whose payment completed the referral */
-            qualifying_invoice_id: string | null;
-            /** @description end of the window: created_at + referral_window_days */
-            expires_at: string;
-            qualified_at: string | null;
-            completed_at: string | null;
-            expired_at: string | null;
             canceled_at: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -4579,113 +4715,6 @@ export interface components {
                 tenant_ids: string[];
             }[];
         };
-        DunningStep: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            campaign_id: string;
-            step_order: number;
-            delay_hours: number;
-            /** @enum {string} */
-            channel: "email" | "sms" | "in_app" | "retry_payment";
-            template_name: string;
-            subject: string;
-            body: string;
-            is_payment_wall: boolean;
-            created_at: string;
-            updated_at: string;
-        };
-        DunningCampaign: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            name: string;
-            description: string;
-            is_active: boolean;
-            /** @enum {string} */
-            trigger_event: "payment_failed" | "invoice_overdue";
-            is_default: boolean;
-            payment_wall_enabled: boolean;
-            payment_wall_grace_days: number;
-            /** @enum {string} */
-            exhausted_action: "cancel" | "mark_unpaid" | "nothing";
-            /** @description subscriptions whose invoices this campaign is dunning now */
-            active_subscriptions: number;
-            active_executions: number;
-            steps: components["schemas"]["DunningStep"][];
-            created_at: string;
-            updated_at: string;
-        };
-        DunningExecution: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            campaign_id: string;
-            /** Format: uuid */
-            invoice_id: string;
-            /** Format: uuid */
-            customer_id: string;
-            /** @enum {string} */
-            trigger_event: "payment_failed" | "invoice_overdue";
-            /** @enum {string} */
-            status: "active" | "recovered" | "exhausted" | "canceled";
-            steps_done: number;
-            next_step_at: string | null;
-            payment_wall_active: boolean;
-            started_at: string;
-            ended_at: string | null;
-            actions: {
-                step_id: string | null;
-                channel: string;
-                executed_at: string;
-                /** @enum {string} */
-                outcome: "succeeded" | "failed" | "skipped";
-                detail: string;
-            }[];
-        };
-        CustomerAccess: {
-            blocked: boolean;
-            reason: string | null;
-            invoice_ids: string[];
-            blocked_since: string | null;
-        };
-        DunningOverview: {
-            total_retries: number;
-            total_successes: number;
-            success_rate: number;
-            successful_retries: number;
-            recovery_rate: number;
-            period: {
-                start: string;
-                end: string;
-            };
-            by_action: {
-                action_id: string;
-                attempts: number;
-                successes: number;
-                success_rate: number;
-            }[];
-        };
-        CollectionItem: {
-            /** Format: uuid */
-            invoice_id: string;
-            number: string | null;
-            /** Format: uuid */
-            customer_id: string;
-            currency: string;
-            amount_due: number;
-            due_date: string | null;
-            days_overdue: number;
-            dunning: {
-                /** Format: uuid */
-                execution_id: string;
-                status: string;
-                steps_done: number;
-                next_step_at: string | null;
-                payment_wall_active: boolean;
-            } | null;
-        };
         AccountingConnection: {
             /** Format: uuid */
             id: string;
@@ -4756,35 +4785,6 @@ export interface components {
             last_error: string | null;
             attempts: number;
             synced_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        Einvoice: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            document_type: "invoice" | "credit_note";
-            /** Format: uuid */
-            document_id: string;
-            /** Format: uuid */
-            entity_id: string;
-            provider: string;
-            /** @enum {string} */
-            status: "pending" | "generated" | "failed" | "canceled";
-            irn: string | null;
-            ack_no: string | null;
-            ack_date: string | null;
-            signed_qr_code: string | null;
-            errors: {
-                code: string;
-                message: string;
-                field?: string;
-            }[];
-            canceled_at: string | null;
-            cancel_reason_code: number | null;
-            cancel_remarks: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
@@ -8809,6 +8809,63 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    getJournalEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "ledger_id": 1,
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "kind": "kind",
+                     *         "reference_type": "reference type",
+                     *         "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "currency": "INR",
+                     *         "description": "description",
+                     *         "posted_at": "2026-04-01T00:00:00.000Z",
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "account_code": 1,
+                     *             "account_name": "account name",
+                     *             "debit": 1,
+                     *             "credit": 1,
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["JournalEntry"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     listCreditNotes: {
         parameters: {
             query?: {
@@ -9463,63 +9520,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getJournalEntry: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "ledger_id": 1,
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "kind": "kind",
-                     *         "reference_type": "reference type",
-                     *         "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "currency": "INR",
-                     *         "description": "description",
-                     *         "posted_at": "2026-04-01T00:00:00.000Z",
-                     *         "lines": [
-                     *           {
-                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "account_code": 1,
-                     *             "account_name": "account name",
-                     *             "debit": 1,
-                     *             "credit": 1,
-                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["JournalEntry"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
