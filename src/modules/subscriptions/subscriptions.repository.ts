@@ -58,7 +58,10 @@ export async function tenantsWithDueSubscriptions(tx: Tx, now: Date, limit: numb
 
 /**
  * Claims up to `limit` of the tenant's due subscriptions for the caller's transaction:
- * FOR UPDATE SKIP LOCKED, so concurrent runs take disjoint batches and none waits for another.
+ * FOR NO KEY UPDATE SKIP LOCKED, so concurrent runs take disjoint batches and none waits for another.
+ * NO KEY: a renewal changes no key column, and the weaker lock does not collide with the KEY SHARE
+ * locks that inserts referencing a subscription take (an MRR snapshot running at the same moment
+ * would otherwise make the run skip the subscription, as if another run held it).
  * The locks end with the caller's transaction; nothing is held across batches.
  */
 export async function claimDueSubscriptions(
@@ -78,7 +81,7 @@ export async function claimDueSubscriptions(
   if (options.exclude?.length) q = q.where('id', 'not in', [...options.exclude]);
   // Ordered by the period end alone, so the partial index serves the order and LIMIT stops the scan
   // early (a tie-breaker on id would sort every due row on every claim).
-  return q.orderBy('current_period_end').limit(limit).forUpdate().skipLocked().execute();
+  return q.orderBy('current_period_end').limit(limit).forNoKeyUpdate().skipLocked().execute();
 }
 
 /** The tenant's past_due and unpaid subscriptions (the run checks whether they were paid). */
