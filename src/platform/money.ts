@@ -72,15 +72,27 @@ export function canonicalExchangeRate(rate: string): string {
   return fraction ? `${whole}.${fraction}` : whole;
 }
 
+/** A positive decimal string as an integer and its power of ten ("83.25" → 8325 and 100). */
+function exactDecimal(rate: string): { units: bigint; scale: bigint } {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(rate);
+  if (!m) throw new RangeError(`rate "${rate}" is not a decimal such as "83.2575"`);
+  const fraction = m[2] ?? '';
+  const units = BigInt(m[1]! + fraction);
+  if (units <= 0n) throw new RangeError('rate must be greater than zero');
+  return { units, scale: 10n ** BigInt(fraction.length) };
+}
+
 /**
  * Converts minor units of `from` into minor units of `to` at `rate` (units of `to` per unit of
- * `from`), rounded half-up once: amount × rate × 10^exp(to) ÷ 10^exp(from). A RangeError when the
- * result is not a safe integer.
+ * `from`, an exact decimal string at whatever precision its caller allows: invoices 6 digits,
+ * organizations' reporting rates 12), rounded half-up once: amount × rate × 10^exp(to) ÷
+ * 10^exp(from). A RangeError when the result is not a safe integer.
  */
 export function convertMinorUnits(amount: number, from: string, to: string, rate: string): number {
   assertMinorUnits(amount);
-  const numerator = BigInt(amount) * exchangeRateMicros(rate) * 10n ** BigInt(currencyExponent(to));
-  const denominator = RATE_SCALE * 10n ** BigInt(currencyExponent(from));
+  const { units, scale } = exactDecimal(rate);
+  const numerator = BigInt(amount) * units * 10n ** BigInt(currencyExponent(to));
+  const denominator = scale * 10n ** BigInt(currencyExponent(from));
   const negative = numerator < 0n;
   const abs = negative ? -numerator : numerator;
   let q = abs / denominator;

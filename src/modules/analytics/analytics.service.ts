@@ -16,7 +16,7 @@ import {
   takeMrrSnapshot,
   tenantsWithSubscriptions,
 } from './analytics.repository.js';
-import type { MovementKind } from './mrr.js';
+import type { MrrMovementKind as MovementKind } from './analytics.tables.js';
 
 /** The UTC calendar day of an instant, `YYYY-MM-DD`: the unit of snapshots. */
 export function dayOf(instant: Date): string {

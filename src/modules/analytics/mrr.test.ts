@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyMovement, monthlyRecurringRevenue } from './mrr.js';
+import { monthlyRecurringRevenue } from './mrr.js';
 
 describe('monthlyRecurringRevenue', () => {
   it.each([
@@ -18,18 +18,5 @@ describe('monthlyRecurringRevenue', () => {
     { case: 'canceled is excluded', amount: 100000, quantity: 1, unit: 'month', count: 1, status: 'canceled', mrr: 0 },
   ] as const)('$case', ({ amount, quantity, unit, count, status, mrr }) => {
     expect(monthlyRecurringRevenue({ amount, quantity, intervalUnit: unit, intervalCount: count, status })).toBe(mrr);
-  });
-});
-
-describe('classifyMovement', () => {
-  it.each([
-    { previous: 0, current: 100, ever: false, kind: 'new' },
-    { previous: 0, current: 100, ever: true, kind: 'reactivated' },
-    { previous: 100, current: 150, ever: true, kind: 'expansion' },
-    { previous: 150, current: 100, ever: true, kind: 'contraction' },
-    { previous: 100, current: 0, ever: true, kind: 'churned' },
-    { previous: 100, current: 100, ever: true, kind: null },
-  ])('$previous → $current (ever paid: $ever) is $kind', ({ previous, current, ever, kind }) => {
-    expect(classifyMovement(previous, current, ever)).toBe(kind);
   });
 });

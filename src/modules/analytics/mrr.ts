@@ -34,13 +34,3 @@ export function monthlyRecurringRevenue(input: {
   const { numerator, denominator } = monthlyFactor(input.intervalUnit);
   return mulDivRoundHalfUp(input.amount * input.quantity, numerator, denominator * input.intervalCount);
 }
-
-export type MovementKind = 'new' | 'expansion' | 'contraction' | 'churned' | 'reactivated';
-
-/** How a change of one subscription's MRR from `previous` to `current` is classified. */
-export function classifyMovement(previous: number, current: number, everPositive: boolean): MovementKind | null {
-  if (previous === current) return null;
-  if (previous === 0) return everPositive ? 'reactivated' : 'new';
-  if (current === 0) return 'churned';
-  return current > previous ? 'expansion' : 'contraction';
-}

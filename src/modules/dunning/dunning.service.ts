@@ -217,10 +217,6 @@ export async function listExecutions(ctx: Ctx, filter: { invoice_id?: string; st
   return { executions: await renderExecutions(ctx, rows), total };
 }
 
-export async function renderExecution(ctx: Ctx, row: ExecutionRow) {
-  return (await renderExecutions(ctx, [row]))[0]!;
-}
-
 /**
  * Starts dunning an unpaid invoice with the tenant's default campaign when its trigger_event is
  * the one that happened, in the caller's transaction (the one that emitted

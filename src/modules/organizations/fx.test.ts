@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { convertMinorUnits, formatRate, parseRate } from './fx.js';
+import { convertMinorUnits } from '../../platform/money.js';
+import { formatRate, parseRate } from './fx.js';
 
 describe('fx', () => {
   describe('convertMinorUnits', () => {

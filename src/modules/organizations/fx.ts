@@ -1,7 +1,7 @@
 /**
- * Currency conversion with integer arithmetic only. A rate is an exact decimal string (up to 12
- * fractional digits): units of the reporting currency per one unit of the source currency. Minor
- * units differ by currency (JPY 0, INR 2, BHD 3), so the exponent difference is applied too.
+ * Reporting rates of organizations: an exact decimal string (up to 12 digits on each side), units
+ * of the reporting currency per one unit of the source currency. Conversion itself is the
+ * platform's `convertMinorUnits` (integer arithmetic, minor-unit exponents, half-up once).
  */
 const RATE_SCALE_DIGITS = 12;
 const RATE = /^(\d{1,12})(?:\.(\d{1,12}))?$/;
@@ -23,24 +23,4 @@ export function formatRate(value: string): string {
   const whole = scaled.slice(0, -RATE_SCALE_DIGITS);
   const fraction = scaled.slice(-RATE_SCALE_DIGITS).replace(/0+$/, '');
   return fraction ? `${whole}.${fraction}` : whole;
-}
-
-export function minorUnitDigits(currency: string): number {
-  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-}
-
-/** `amount` minor units of `from` in minor units of `to` at `rate`, rounded half-up once. */
-export function convertMinorUnits(amount: number, from: string, to: string, rate: string): number {
-  const shift = minorUnitDigits(to) - minorUnitDigits(from);
-  let numerator = BigInt(amount) * parseRate(rate);
-  let denominator = 10n ** BigInt(RATE_SCALE_DIGITS);
-  if (shift > 0) numerator *= 10n ** BigInt(shift);
-  else denominator *= 10n ** BigInt(-shift);
-  const negative = numerator < 0n;
-  const abs = negative ? -numerator : numerator;
-  let q = abs / denominator;
-  if ((abs % denominator) * 2n >= denominator) q += 1n;
-  const result = Number(negative ? -q : q);
-  if (!Number.isSafeInteger(result)) throw new RangeError('converted amount is beyond 2^53');
-  return result;
 }

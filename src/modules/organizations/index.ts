@@ -1,5 +1,5 @@
 /** The public face of organizations (nothing else uses it yet beyond its routes). */
-export { convertMinorUnits, parseRate } from './fx.js';
+export { parseRate } from './fx.js';
 export {
   attachTenantBody,
   consolidatedMrrSchema,

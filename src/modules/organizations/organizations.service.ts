@@ -5,7 +5,8 @@ import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { toIso } from '../../platform/time.js';
 import { checkCurrency, dayOf, mrrOnDay } from '../analytics/index.js';
-import { convertMinorUnits, formatRate, parseRate } from './fx.js';
+import { convertMinorUnits } from '../../platform/money.js';
+import { formatRate, parseRate } from './fx.js';
 import {
   allMembers,
   findOrganizationByJoinCode,
