@@ -1,16 +1,13 @@
-import { existsSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestKosh, type TestKosh } from '../support/harness.js';
+import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../support/browser.js';
+import { type TestKosh } from '../support/harness.js';
 
 /**
  * The API reference at /docs renders in a real browser under the security headers (its CSP lets
  * its own scripts and styles run, nothing else). Skipped, saying so, where chromium is missing.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`docs browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const skipNote = chromiumSkipNote('docs');
 
 let t: TestKosh;
 let browser: Browser;
@@ -18,20 +15,14 @@ let base: string;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  t = await startTestKosh();
-  await t.kosh.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(t.kosh.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  ({ t, browser, base } = await startBrowserKosh());
 });
 afterAll(async () => {
   await browser?.close();
   await t?.close();
 });
 
-describe.skipIf(!hasChromium)('/docs in a browser', () => {
+describe.skipIf(!hasChromium)(`/docs in a browser${skipNote}`, () => {
   it('renders the API reference without a CSP violation', async () => {
     const page = await browser.newPage();
     const violations: string[] = [];

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../../../test/support/browser.js';
+import { type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { createCustomer, createInvoice, gstinFor } from '../../../test/support/billing.js';
 
 /**
@@ -10,9 +10,7 @@ import { createCustomer, createInvoice, gstinFor } from '../../../test/support/b
  * a listening Kosh: the invoice with its GST breakdown, a declined test card, then a good one;
  * and a form submitted twice at once pays once. Skipped, saying so, without chromium.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`checkout browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const skipNote = chromiumSkipNote('checkout');
 
 let t: TestKosh;
 let browser: Browser;
@@ -21,13 +19,7 @@ let acme: Tenant;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  t = await startTestKosh();
-  await t.kosh.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(t.kosh.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  ({ t, browser, base } = await startBrowserKosh());
   acme = await t.registerTenant({ name: 'Acme Cloud', gstin: gstinFor('29') });
 });
 afterAll(async () => {
@@ -43,7 +35,7 @@ async function checkoutLink(invoiceId: string): Promise<string> {
   return `${base}${url.pathname}${url.search}`;
 }
 
-describe.skipIf(!hasChromium)(`hosted checkout in a browser${hasChromium ? '' : ` (skipped: ${CHROMIUM} missing)`}`, () => {
+describe.skipIf(!hasChromium)(`hosted checkout in a browser${skipNote}`, () => {
   it('shows the GST breakdown, refuses the declined card, pays with 4242 4242 4242 4242', async () => {
     const customer = await createCustomer(acme, { name: 'Riya Sharma', gstin: gstinFor('29', 'BBBBB2222B1Z') });
     const inv = await createInvoice(acme, customer, [25_000, 10_000]); // 350.00 + 9% CGST + 9% SGST = 413.00

@@ -1,17 +1,15 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../../../test/support/browser.js';
+import { type Tenant, type TestKosh } from '../../../test/support/harness.js';
 
 /**
  * The portal end to end in a real browser (Debian's chromium driven by playwright-core) against a
  * real listening Kosh: open a magic link, see the invoices, redeem a gift code, see the new
  * subscription. CI installs chromium (.ci/run); without it this file is skipped, saying so.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`portal browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const skipNote = chromiumSkipNote('portal');
 
 let t: TestKosh;
 let browser: Browser;
@@ -20,13 +18,7 @@ let acme: Tenant;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  t = await startTestKosh();
-  await t.kosh.app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(t.kosh.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  ({ t, browser, base } = await startBrowserKosh());
   acme = await t.registerTenant({ name: 'Acme Cloud' });
 });
 afterAll(async () => {
@@ -39,7 +31,7 @@ async function created(res: { status: number; text: string; body: { data: Record
   return res.body.data as Record<string, string> & { amount_due: number };
 }
 
-describe.skipIf(!hasChromium)(`portal in a browser${hasChromium ? '' : ` (skipped: ${CHROMIUM} missing)`}`, () => {
+describe.skipIf(!hasChromium)(`portal in a browser${skipNote}`, () => {
   it('opens a magic link, shows the invoices, redeems a gift code and shows the new subscription', async () => {
     const buyer = await created(await acme.api('POST', '/v1/customers', { email: 'buyer@example.in', name: 'Buyer' }));
     const recipient = await created(await acme.api('POST', '/v1/customers', { email: 'riya@example.in', name: 'Riya Sharma' }));

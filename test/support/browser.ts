@@ -1,0 +1,50 @@
+import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+import { startTestKosh, type TestKosh } from './harness.js';
+
+/**
+ * Browser tests drive Debian's chromium through playwright-core against a Kosh listening on a
+ * loopback port. CI installs chromium (.ci/run); where it is missing the caller skips, saying so.
+ */
+export const CHROMIUM = '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM);
+
+/** Warns once for a file whose browser tests are skipped; returns the suffix for the describe title. */
+export function chromiumSkipNote(what: string): string {
+  if (hasChromium) return '';
+  console.warn(`${what} browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+  return ` (skipped: ${CHROMIUM} missing)`;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+export interface BrowserKosh {
+  t: TestKosh;
+  browser: Browser;
+  /** `http://127.0.0.1:<port>` of the listening app. */
+  base: string;
+  close(): Promise<void>;
+}
+
+/** A fresh Kosh listening on loopback and a headless chromium. */
+export async function startBrowserKosh(options?: Parameters<typeof startTestKosh>[0]): Promise<BrowserKosh> {
+  const t = await startTestKosh(options);
+  await t.kosh.app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(t.kosh.app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium();
+  return {
+    t,
+    browser,
+    base,
+    async close() {
+      await browser.close();
+      await t.close();
+    },
+  };
+}
