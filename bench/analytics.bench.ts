@@ -105,7 +105,7 @@ async function main() {
     if (waterfall.months.at(-1)!.ending_mrr !== mrr.months.at(-1)!.mrr) throw new Error('waterfall ending MRR differs from the day total');
 
     const snapStarted = performance.now();
-    const snap = await snapshotAllTenants(db, NOW);
+    const snap = await snapshotAllTenants(db, null, NOW);
     const snapSeconds = (performance.now() - snapStarted) / 1000;
     console.log(`snapshot of ${snap.subscriptions} subscriptions: ${snapSeconds.toFixed(2)} s, ${snap.movements} movements`);
 

@@ -391,7 +391,7 @@ async function startAutomaticAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: s
 
 /** The sweep RESOLVE_ATTEMPTS_JOB: every pending attempt nobody holds (see RESOLVE_AFTER_MS) is looked up, then charged if the gateway never saw it. */
 export async function resolvePendingAttempts(env: CollectionsEnv, now: Date, limit = 500): Promise<number> {
-  const due = await duePendingAttempts(env.db, new Date(now.getTime() - RESOLVE_AFTER_MS), limit);
+  const due = await duePendingAttempts(env.db, env.config.mode, new Date(now.getTime() - RESOLVE_AFTER_MS), limit);
   for (const a of due) await executeAttempt(env, a.tenant_id, a.id, now, false);
   return due.length;
 }

@@ -16,7 +16,7 @@ export const SETTLEMENT_DELAY_MS = 2 * 24 * 60 * 60 * 1000;
  * as gateways deduct them from the next payout.
  */
 export async function settleGatewayPayments(env: CollectionsEnv, now: Date, limit = 1000): Promise<number> {
-  const due = await unsettledGatewayPayments(env.db, new Date(now.getTime() - SETTLEMENT_DELAY_MS), limit);
+  const due = await unsettledGatewayPayments(env.db, env.config.mode, new Date(now.getTime() - SETTLEMENT_DELAY_MS), limit);
   let settled = 0;
   for (const payment of due) {
     const done = await env.db.transaction().execute(async (tx) => {

@@ -14,7 +14,7 @@ export const dunningWiring: KoshModule = {
       if (steps > 0) env.logger.info({ steps }, 'dunning steps');
     },
     [DUNNING_OVERDUE_SCAN_JOB]: async (_job, env) => {
-      const started = await scanOverdueInvoices(env.db, env.clock.now());
+      const started = await scanOverdueInvoices(env.db, env.config.mode, env.clock.now());
       if (started > 0) {
         env.logger.info({ started }, 'dunning started for overdue invoices');
         // Steps due at once (delay 0) run now rather than on the step runner's next minute.

@@ -26,6 +26,7 @@ import {
 import { markInvoiceUncollectible } from '../../modules/invoices/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 import { cancelSubscription } from '../subscriptions/cancel-subscription.js';
+import type { Mode } from '../../platform/auth/tenant-mode.js';
 
 /**
  * Dunning across modules (DESIGN §12, docs/decisions/0090): executions start in the transaction
@@ -50,10 +51,10 @@ export async function dunningOnInvoiceEvent(ctx: Ctx, event: EventPayload): Prom
 }
 
 /** Starts dunning every overdue open invoice that was never dunned (trigger `invoice_overdue`). */
-export async function scanOverdueInvoices(db: Kysely<DB>, now: Date, batch = 500): Promise<number> {
+export async function scanOverdueInvoices(db: Kysely<DB>, mode: Mode | null, now: Date, batch = 500): Promise<number> {
   let started = 0;
   for (;;) {
-    const invoices = await overdueInvoicesWithoutDunning(db, now, batch);
+    const invoices = await overdueInvoicesWithoutDunning(db, mode, now, batch);
     if (invoices.length === 0) return started;
     let progressed = 0;
     for (const invoice of invoices) {
@@ -191,7 +192,7 @@ export async function runDueDunningSteps(env: Pick<JobEnv, 'db' | 'clock' | 'con
   let steps = 0;
   for (let round = 0; round < maxBatches; round += 1) {
     const ran = await env.db.transaction().execute(async (tx) => {
-      const due = await claimDueExecutions(tx, now, batch);
+      const due = await claimDueExecutions(tx, env.config.mode, now, batch);
       const byTenant = new Map<string, ExecutionRow[]>();
       for (const execution of due) byTenant.set(execution.tenant_id, [...(byTenant.get(execution.tenant_id) ?? []), execution]);
       for (const [tenantId, executions] of byTenant) {

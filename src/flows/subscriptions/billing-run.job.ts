@@ -7,6 +7,7 @@ export const BILLING_RUN_JOB = 'subscriptions.billing_run';
 export const billingRunJob: JobHandler = async (_job, env) => {
   const report = await runBillingRun(env.db, env.clock.now(), {
     log: (message, fields) => env.logger.warn(fields ?? {}, message),
+    mode: env.config.mode,
   });
   if (report.renewed + report.trials_ended + report.ended + report.failed + report.past_due + report.unpaid + report.recovered > 0) {
     env.logger.info({ report }, 'billing run');

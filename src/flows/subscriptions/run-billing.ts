@@ -12,6 +12,7 @@ import {
   transitionSubscriptions,
 } from '../../modules/subscriptions/index.js';
 import { renewSubscriptions } from './renew-subscriptions.js';
+import type { Mode } from '../../platform/auth/tenant-mode.js';
 
 export type BillingRunReport = {
   renewed: number;
@@ -27,6 +28,8 @@ export type BillingRunOptions = {
   /** Subscriptions claimed and renewed per transaction. */
   batchSize?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /** Only this mode's tenants (the job passes the deployment's mode); every tenant when absent. */
+  mode?: Mode;
 };
 
 const DEFAULT_BATCH = 50;
@@ -44,6 +47,7 @@ const DEFAULT_BATCH = 50;
 export async function runBillingRun(db: Kysely<DB>, now: Date, options: BillingRunOptions = {}): Promise<BillingRunReport> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const log = options.log ?? (() => {});
+  const mode = options.mode ?? null;
   const report: BillingRunReport = { renewed: 0, trials_ended: 0, ended: 0, failed: 0, past_due: 0, unpaid: 0, recovered: 0 };
   const failed = new Set<string>();
   const done = new Set<string>();
@@ -57,7 +61,7 @@ export async function runBillingRun(db: Kysely<DB>, now: Date, options: BillingR
     });
 
   for (;;) {
-    const tenants = (await tenantsWithDueSubscriptions(db, now, done.size + 100)).filter((t) => !done.has(t));
+    const tenants = (await tenantsWithDueSubscriptions(db, mode, now, done.size + 100)).filter((t) => !done.has(t));
     if (tenants.length === 0) break;
     for (const tenantId of tenants) {
       for (;;) {
@@ -91,7 +95,10 @@ export async function runBillingRun(db: Kysely<DB>, now: Date, options: BillingR
     }
   }
 
-  const delinquencyTenants = new Set([...(await tenantsWithOverdueSubscriptionInvoices(db, now)), ...(await tenantsWithDelinquentSubscriptions(db))]);
+  const delinquencyTenants = new Set([
+    ...(await tenantsWithOverdueSubscriptionInvoices(db, mode, now)),
+    ...(await tenantsWithDelinquentSubscriptions(db, mode)),
+  ]);
   for (const tenantId of delinquencyTenants) {
     const moved = await db.transaction().execute((tx) => settleDelinquency({ tx, tenantId, now }));
     report.past_due += moved.pastDue;

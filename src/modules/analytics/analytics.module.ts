@@ -9,7 +9,7 @@ export const analyticsModule: KoshModule = {
     // Hourly: today's snapshot is refreshed until the day ends; yesterday's is then final.
     [MRR_SNAPSHOT_JOB]: async (_job, env) => {
       const now = env.clock.now();
-      const totals = await snapshotAllTenants(env.db, now);
+      const totals = await snapshotAllTenants(env.db, env.config.mode, now);
       env.logger.info({ day: dayOf(now), ...totals }, 'mrr snapshot');
     },
   },

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 /**
  * SQL of the analytics module. The snapshot is set-based (three statements per tenant, whatever
@@ -7,8 +8,8 @@ import type { Tx } from '../../platform/db/schema.js';
  */
 
 /** Tenants that have any subscription: the snapshot job's only cross-tenant read. */
-export async function tenantsWithSubscriptions(tx: Tx): Promise<string[]> {
-  const { rows } = await sql<{ tenant_id: string }>`SELECT DISTINCT tenant_id FROM subscriptions`.execute(tx);
+export async function tenantsWithSubscriptions(tx: Tx, mode: Mode | null): Promise<string[]> {
+  const { rows } = await sql<{ tenant_id: string }>`SELECT DISTINCT tenant_id FROM subscriptions WHERE ${inMode(mode)}`.execute(tx);
   return rows.map((r) => r.tenant_id);
 }
 

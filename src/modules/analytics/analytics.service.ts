@@ -17,6 +17,7 @@ import {
   tenantsWithSubscriptions,
 } from './analytics.repository.js';
 import type { MrrMovementKind as MovementKind } from './analytics.tables.js';
+import type { Mode } from '../../platform/auth/tenant-mode.js';
 
 /** The UTC calendar day of an instant, `YYYY-MM-DD`: the unit of snapshots. */
 export function dayOf(instant: Date): string {
@@ -72,10 +73,10 @@ async function currencyOf(ctx: Ctx, currency: string | undefined): Promise<strin
 }
 
 /** The snapshot job: today's MRR snapshot of every tenant, one transaction each. */
-export async function snapshotAllTenants(db: Kysely<DB>, now: Date): Promise<{ tenants: number; subscriptions: number; movements: number }> {
+export async function snapshotAllTenants(db: Kysely<DB>, mode: Mode | null, now: Date): Promise<{ tenants: number; subscriptions: number; movements: number }> {
   const day = dayOf(now);
   const totals = { tenants: 0, subscriptions: 0, movements: 0 };
-  for (const tenantId of await tenantsWithSubscriptions(db)) {
+  for (const tenantId of await tenantsWithSubscriptions(db, mode)) {
     const result = await db.transaction().execute((tx) => takeMrrSnapshot(tx, tenantId, day, now));
     totals.tenants += 1;
     totals.subscriptions += result.subscriptions;

@@ -2,6 +2,7 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import type { CheckoutSessionsTable, GatewayConnectionsTable, PaymentAttemptsTable, PaymentMethodsTable, RefundsTable } from './collections.tables.js';
 import './collections.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type ConnectionRow = Selectable<GatewayConnectionsTable>;
 export type PaymentMethodRow = Selectable<PaymentMethodsTable>;
@@ -171,13 +172,14 @@ export async function finishAttempt(tx: Tx, tenantId: string, id: string, patch:
 }
 
 /** Pending attempts of every tenant whose time has come (the resolver's sweep). */
-export async function duePendingAttempts(tx: Tx, before: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
+export async function duePendingAttempts(tx: Tx, mode: Mode | null, before: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
   return tx
     .selectFrom('payment_attempts')
     .select(['tenant_id', 'id'])
     .where('status', '=', 'pending')
     .where((eb) => eb.or([eb('charge_after', 'is', null), eb('charge_after', '<=', before)]))
     .where('updated_at', '<=', before)
+    .where(inMode(mode))
     .limit(limit)
     .execute();
 }

@@ -10,7 +10,7 @@ import { expireCreditNote } from './credit-notes.service.js';
 export const expireDueCreditNotes: JobHandler = async (_job, env) => {
   const now = env.clock.now();
   for (;;) {
-    const due = await dueForExpiry(env.db, now, 200);
+    const due = await dueForExpiry(env.db, env.config.mode, now, 200);
     if (due.length === 0) return;
     for (const { tenant_id, id } of due) {
       await env.db.transaction().execute((tx) => expireCreditNote({ tx, tenantId: tenant_id, now }, id));

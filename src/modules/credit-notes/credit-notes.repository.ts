@@ -4,6 +4,7 @@ import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { CreditNoteApplicationsTable, CreditNoteLinesTable, CreditNotesTable, CreditNoteStatus } from './credit-notes.tables.js';
 import './credit-notes.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type CreditNoteRow = Selectable<CreditNotesTable>;
 export type CreditNoteLineRow = Selectable<CreditNoteLinesTable>;
@@ -138,10 +139,11 @@ export async function spendableCreditNotes(
 }
 
 /** Issued notes past their expiry, across tenants (the expiry job's work list). */
-export async function dueForExpiry(tx: Tx, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
+export async function dueForExpiry(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
   return tx
     .selectFrom('credit_notes')
     .select(['tenant_id', 'id'])
+    .where(inMode(mode))
     .where('status', '=', 'issued')
     .where('expires_at', '<=', now)
     .orderBy('expires_at')

@@ -2,6 +2,7 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { DunningActionsTable, DunningCampaignsTable, DunningExecutionsTable, DunningStepsTable, ExecutionStatus } from './dunning.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type CampaignRow = Selectable<DunningCampaignsTable>;
 export type StepRow = Selectable<DunningStepsTable>;
@@ -251,10 +252,10 @@ export async function markLastActionRecovering(tx: Tx, tenantId: string, executi
 }
 
 /** Executions with something due (a step, or the end of a payment-wall grace), locked for this runner. */
-export async function claimDueExecutions(tx: Tx, now: Date, limit: number): Promise<ExecutionRow[]> {
+export async function claimDueExecutions(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<ExecutionRow[]> {
   const { rows } = await sql<ExecutionRow>`
     SELECT * FROM dunning_executions
-    WHERE status = 'active' AND (next_step_at <= ${now} OR (wall_at <= ${now} AND NOT payment_wall_active))
+    WHERE status = 'active' AND (next_step_at <= ${now} OR (wall_at <= ${now} AND NOT payment_wall_active)) AND ${inMode(mode)}
     ORDER BY next_step_at NULLS LAST
     LIMIT ${limit}
     FOR UPDATE SKIP LOCKED`.execute(tx);
@@ -264,10 +265,10 @@ export async function claimDueExecutions(tx: Tx, now: Date, limit: number): Prom
 export type OverdueInvoice = { tenant_id: string; id: string; customer_id: string };
 
 /** Open invoices past their due date, never dunned, of tenants whose default campaign dunns overdue invoices (the overdue scan). */
-export async function overdueInvoicesWithoutDunning(tx: Tx, now: Date, limit: number): Promise<OverdueInvoice[]> {
+export async function overdueInvoicesWithoutDunning(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<OverdueInvoice[]> {
   const { rows } = await sql<OverdueInvoice>`
     SELECT i.tenant_id, i.id, i.customer_id FROM invoices i
-    WHERE i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now}
+    WHERE i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now} AND ${inMode(mode, 'i.tenant_id')}
       AND NOT EXISTS (SELECT 1 FROM dunning_executions e WHERE e.tenant_id = i.tenant_id AND e.invoice_id = i.id)
       AND EXISTS (SELECT 1 FROM dunning_campaigns c WHERE c.tenant_id = i.tenant_id AND c.is_default AND c.is_active AND c.trigger_event = 'invoice_overdue')
     ORDER BY i.due_date LIMIT ${limit}`.execute(tx);

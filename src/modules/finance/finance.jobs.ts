@@ -23,7 +23,7 @@ export const runReconciliation: JobHandler = async (job, env) => {
  */
 export const scheduleDailyReconciliation: JobHandler = async (_job, env) => {
   for (let after: string | null = null; ;) {
-    const tenants = await tenantsToReconcile(env.db, after, 500);
+    const tenants = await tenantsToReconcile(env.db, env.config.mode, after, 500);
     for (const tenantId of tenants) {
       await env.db.transaction().execute((tx) => startRun({ tx, tenantId, now: env.clock.now() }, null, null));
     }
@@ -34,5 +34,5 @@ export const scheduleDailyReconciliation: JobHandler = async (_job, env) => {
 
 /** Recognizes the elapsed days of every active revenue schedule. */
 export const recognizeRevenue: JobHandler = async (_job, env) => {
-  await recognizeDueRevenue(env.db, env.clock.now());
+  await recognizeDueRevenue(env.db, env.config.mode, env.clock.now());
 };

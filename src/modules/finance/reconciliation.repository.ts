@@ -2,6 +2,7 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import type { ReconciliationDiscrepanciesTable, ReconciliationRunsTable } from './finance.tables.js';
 import './finance.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type RunRow = Selectable<ReconciliationRunsTable>;
 export type DiscrepancyRow = Selectable<ReconciliationDiscrepanciesTable>;
@@ -87,10 +88,10 @@ export async function discrepanciesOf(tx: Tx, tenantId: string, runId: string): 
  * Tenants after the cursor whose journal changed since their latest run started (or that have
  * entries and were never reconciled): the daily run walks them in pages and leaves idle ones be.
  */
-export async function tenantsToReconcile(tx: Tx, after: string | null, limit: number): Promise<string[]> {
+export async function tenantsToReconcile(tx: Tx, mode: Mode | null, after: string | null, limit: number): Promise<string[]> {
   const rows = await sql<{ id: string }>`
     SELECT t.id FROM tenants t
-    WHERE ${after === null ? sql`true` : sql`t.id > ${after}`}
+    WHERE ${after === null ? sql`true` : sql`t.id > ${after}`} AND ${inMode(mode, 't.id')}
       AND EXISTS (SELECT 1 FROM journal_entries e WHERE e.tenant_id = t.id
         AND e.posted_at >= COALESCE((SELECT max(r.started_at) FROM reconciliation_runs r WHERE r.tenant_id = t.id), '-infinity'::timestamptz))
     ORDER BY t.id LIMIT ${limit}`.execute(tx);

@@ -3,6 +3,7 @@ import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { RevenueSchedulesTable } from './finance.tables.js';
 import './finance.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type ScheduleRow = Selectable<RevenueSchedulesTable>;
 
@@ -36,10 +37,16 @@ export async function activeSchedulesOfSubscription(tx: Tx, tenantId: string, su
 }
 
 /** Active schedules with at least one more whole day elapsed, across tenants, in keyset order. */
-export async function dueSchedules(tx: Tx, now: Date, after: { tenantId: string; id: string } | null, limit: number): Promise<ScheduleRow[]> {
+export async function dueSchedules(
+  tx: Tx,
+  mode: Mode | null,
+  now: Date,
+  after: { tenantId: string; id: string } | null,
+  limit: number,
+): Promise<ScheduleRow[]> {
   const rows = await sql<ScheduleRow>`
     SELECT * FROM revenue_schedules
-    WHERE status = 'active' AND period_start + make_interval(days => recognized_days + 1) <= ${now}
+    WHERE status = 'active' AND period_start + make_interval(days => recognized_days + 1) <= ${now} AND ${inMode(mode)}
       ${after ? sql`AND (tenant_id, id) > (${after.tenantId}, ${after.id})` : sql``}
     ORDER BY tenant_id, id LIMIT ${limit}`.execute(tx);
   return rows.rows.map((r) => ({ ...r, amount: Number(r.amount), recognized: Number(r.recognized), base_recognized: Number(r.base_recognized) }));

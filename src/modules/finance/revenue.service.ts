@@ -18,6 +18,7 @@ import {
   updateSchedule,
   type ScheduleRow,
 } from './revenue.repository.js';
+import type { Mode } from '../../platform/auth/tenant-mode.js';
 
 export const DAY_MS = 86_400_000;
 
@@ -330,10 +331,10 @@ export async function recognizeSchedules(ctx: Ctx, scheduleIds: string[]): Promi
 }
 
 /** The recognition job: every tenant's due schedules, a page per transaction. */
-export async function recognizeDueRevenue(db: Kysely<DB>, now: Date): Promise<void> {
+export async function recognizeDueRevenue(db: Kysely<DB>, mode: Mode | null, now: Date): Promise<void> {
   let after: { tenantId: string; id: string } | null = null;
   for (;;) {
-    const due = await dueSchedules(db, now, after, 500);
+    const due = await dueSchedules(db, mode, now, after, 500);
     if (due.length === 0) return;
     const byTenant = new Map<string, string[]>();
     for (const s of due) byTenant.set(s.tenant_id, [...(byTenant.get(s.tenant_id) ?? []), s.id]);

@@ -5,6 +5,7 @@ import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { InvoiceLinesTable, InvoicesTable, InvoiceStatus, InvoiceTdsCertificatesTable } from './invoices.tables.js';
 import './invoices.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type InvoiceRow = Selectable<InvoicesTable>;
 export type InvoiceLineRow = Selectable<InvoiceLinesTable>;
@@ -76,13 +77,14 @@ export async function unsettledSubscriptionInvoices(
 }
 
 /** The tenants that have a subscription invoice overdue or uncollectible (the billing run's discovery). */
-export async function tenantsWithOverdueSubscriptionInvoices(tx: Tx, now: Date): Promise<string[]> {
+export async function tenantsWithOverdueSubscriptionInvoices(tx: Tx, mode: Mode | null, now: Date): Promise<string[]> {
   const rows = await tx
     .selectFrom('invoices')
     .select('tenant_id')
     .distinct()
     .where('subscription_id', 'is not', null)
     .where((eb) => eb.or([eb.and([eb('status', '=', 'open'), eb('due_date', '<=', now)]), eb('status', '=', 'uncollectible')]))
+    .where(inMode(mode))
     .execute();
   return rows.map((r) => r.tenant_id);
 }

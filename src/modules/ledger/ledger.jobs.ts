@@ -36,7 +36,7 @@ export async function syncSecondaryLedger(db: Kysely<DB>, tenantId: string, now:
 /** The feed job: every tenant with pending entries, each in its own transactions. */
 export const syncSecondaryLedgers: JobHandler = async (_job, env) => {
   for (;;) {
-    const tenants = await tenantsWithOutbox(env.db, 100);
+    const tenants = await tenantsWithOutbox(env.db, env.config.mode, 100);
     for (const tenantId of tenants) await syncSecondaryLedger(env.db, tenantId, env.clock.now(), env.logger);
     if (tenants.length < 100) return;
   }

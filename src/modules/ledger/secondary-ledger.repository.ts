@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import type { CreateTransferResult, FeedEntry, FeedLine, SecondaryAccount, SecondaryLedgerWriter, SecondaryTransfer } from './secondary-ledger.js';
 import './ledger.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 const CHUNK = 2_000;
 
@@ -110,8 +111,8 @@ export async function takeOutbox(tx: Tx, tenantId: string, limit: number): Promi
 }
 
 /** Tenants with entries waiting for the secondary ledger. */
-export async function tenantsWithOutbox(tx: Tx, limit: number): Promise<string[]> {
-  const rows = await sql<{ tenant_id: string }>`SELECT DISTINCT tenant_id FROM tb_outbox LIMIT ${limit}`.execute(tx);
+export async function tenantsWithOutbox(tx: Tx, mode: Mode | null, limit: number): Promise<string[]> {
+  const rows = await sql<{ tenant_id: string }>`SELECT DISTINCT tenant_id FROM tb_outbox WHERE ${inMode(mode)} LIMIT ${limit}`.execute(tx);
   return rows.rows.map((r) => r.tenant_id);
 }
 

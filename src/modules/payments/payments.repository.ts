@@ -4,6 +4,7 @@ import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { PaymentsTable } from './payments.tables.js';
 import './payments.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type PaymentRow = Selectable<PaymentsTable>;
 
@@ -44,13 +45,14 @@ export async function addRefunded(tx: Tx, tenantId: string, id: string, delta: n
 }
 
 /** Gateway payments captured before `before` and not yet settled, across tenants (the settlement sweep). */
-export async function unsettledGatewayPayments(tx: Tx, before: Date, limit: number): Promise<PaymentRow[]> {
+export async function unsettledGatewayPayments(tx: Tx, mode: Mode | null, before: Date, limit: number): Promise<PaymentRow[]> {
   return tx
     .selectFrom('payments')
     .selectAll()
     .where('gateway', 'is not', null)
     .where('settled_at', 'is', null)
     .where('created_at', '<=', before)
+    .where(inMode(mode))
     .orderBy('created_at')
     .limit(limit)
     .execute();

@@ -9,7 +9,7 @@ import { expireQuote } from './quotes.service.js';
 export const expireDueQuotes: JobHandler = async (_job, env) => {
   const now = env.clock.now();
   for (;;) {
-    const due = await dueForExpiry(env.db, now, 200);
+    const due = await dueForExpiry(env.db, env.config.mode, now, 200);
     for (const { tenant_id, id } of due) {
       await env.db.transaction().execute((tx) => expireQuote({ tx, tenantId: tenant_id, now }, id));
     }

@@ -4,6 +4,7 @@ import type { DB, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { QuotesTable, QuoteStatus } from './quotes.tables.js';
 import './quotes.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type QuoteRow = Selectable<QuotesTable>;
 
@@ -27,10 +28,11 @@ export async function listQuoteRows(tx: Tx, tenantId: string, filter: QuoteFilte
 }
 
 /** Open quotes past their validity, across tenants (the expiry job). */
-export async function dueForExpiry(db: Kysely<DB>, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
+export async function dueForExpiry(db: Kysely<DB>, mode: Mode | null, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
   return db
     .selectFrom('quotes')
     .select(['tenant_id', 'id'])
+    .where(inMode(mode))
     .where('status', '=', 'draft')
     .where('valid_until', '<=', now)
     .orderBy('valid_until')

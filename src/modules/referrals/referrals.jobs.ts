@@ -10,7 +10,7 @@ import { expireReferral } from './referrals.service.js';
 export const expireDueReferrals: JobHandler = async (_job, env) => {
   const now = env.clock.now();
   for (;;) {
-    const due = await dueForExpiry(env.db, now, 200);
+    const due = await dueForExpiry(env.db, env.config.mode, now, 200);
     for (const { tenant_id, id } of due) {
       await env.db.transaction().execute((tx) => expireReferral({ tx, tenantId: tenant_id, now }, id));
     }

@@ -4,6 +4,7 @@ import { paginate } from '../../platform/db/paginate.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import type { ReferralsTable, ReferralStatus } from './referrals.tables.js';
 import './referrals.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type ReferralRow = Selectable<ReferralsTable>;
 
@@ -66,10 +67,11 @@ export async function listReferralRows(
 }
 
 /** Pending referrals whose window has closed, across tenants (the expiry job). */
-export async function dueForExpiry(db: Kysely<DB>, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
+export async function dueForExpiry(db: Kysely<DB>, mode: Mode | null, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
   return db
     .selectFrom('referrals')
     .select(['tenant_id', 'id'])
+    .where(inMode(mode))
     .where('status', '=', 'pending')
     .where('expires_at', '<=', now)
     .orderBy('expires_at')

@@ -4,6 +4,7 @@ import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { SubscriptionsTable, SubscriptionStatus } from './subscriptions.tables.js';
 import './subscriptions.tables.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 
@@ -48,10 +49,10 @@ export async function listSubscriptionRows(
  * The billing run's one cross-tenant read: which tenants have a subscription whose period is over.
  * Everything after it is scoped by tenant (and on Citus routes to that tenant's shard).
  */
-export async function tenantsWithDueSubscriptions(tx: Tx, now: Date, limit: number): Promise<string[]> {
+export async function tenantsWithDueSubscriptions(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<string[]> {
   const rows = await sql<{ tenant_id: string }>`
     SELECT DISTINCT tenant_id FROM subscriptions
-    WHERE status IN (${sql.join(RENEWABLE_STATUSES)}) AND current_period_end <= ${now}
+    WHERE status IN (${sql.join(RENEWABLE_STATUSES)}) AND current_period_end <= ${now} AND ${inMode(mode)}
     LIMIT ${limit}`.execute(tx);
   return rows.rows.map((r) => r.tenant_id);
 }
@@ -100,7 +101,9 @@ export async function delinquentSubscriptionIds(tx: Tx, tenantId: string): Promi
 }
 
 /** Which tenants have past_due or unpaid subscriptions (cross-tenant, like tenantsWithDueSubscriptions). */
-export async function tenantsWithDelinquentSubscriptions(tx: Tx): Promise<string[]> {
-  const rows = await sql<{ tenant_id: string }>`SELECT DISTINCT tenant_id FROM subscriptions WHERE status IN ('past_due', 'unpaid')`.execute(tx);
+export async function tenantsWithDelinquentSubscriptions(tx: Tx, mode: Mode | null): Promise<string[]> {
+  const rows = await sql<{
+    tenant_id: string;
+  }>`SELECT DISTINCT tenant_id FROM subscriptions WHERE status IN ('past_due', 'unpaid') AND ${inMode(mode)}`.execute(tx);
   return rows.rows.map((r) => r.tenant_id);
 }

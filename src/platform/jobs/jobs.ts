@@ -23,6 +23,8 @@ export type JobSpec = {
   /** Deduplication: a second job with the same key is silently not enqueued. */
   uniqueKey?: string;
   maxAttempts?: number;
+  /** A job without a tenant may still belong to one mode (a recurring sweep of that mode's tenants). */
+  mode?: 'test' | 'live';
 };
 
 function jobRow(now: Date, spec: JobSpec) {
@@ -31,7 +33,7 @@ function jobRow(now: Date, spec: JobSpec) {
     id: newId(),
     tenant_id: tenantId,
     // The tenant's mode, read by the insert itself (no round trip): a worker runs only its mode's jobs.
-    mode: tenantId === null ? null : sql<'test' | 'live' | null>`(SELECT mode FROM tenants WHERE id = ${tenantId})`,
+    mode: tenantId === null ? (spec.mode ?? null) : sql<'test' | 'live' | null>`(SELECT mode FROM tenants WHERE id = ${tenantId})`,
     kind: spec.kind,
     payload: JSON.stringify(spec.payload ?? {}),
     state: 'pending' as const,
@@ -292,8 +294,11 @@ export class Worker {
     for (const r of this.recurring) {
       const slot = Math.floor(now.getTime() / r.everyMs);
       if (this.lastSlot.get(r.kind) === slot) continue;
-      // The unique key makes the slot's job exist once however many workers race for it.
-      await enqueueJob(this.env.db, now, { kind: r.kind, uniqueKey: `${r.kind}@${slot}`, maxAttempts: 3 });
+      // The unique key makes the slot's job exist once per mode however many workers race for it;
+      // a sweep sees only its mode's tenants, so a test and a live deployment sharing a database
+      // each run their own.
+      const mode = this.env.config.mode;
+      await enqueueJob(this.env.db, now, { kind: r.kind, uniqueKey: `${r.kind}@${mode}@${slot}`, maxAttempts: 3, mode });
       this.lastSlot.set(r.kind, slot);
     }
   }
