@@ -2,8 +2,8 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity, type EntityRow } from '../entities/index.js';
 import { gstRateBasisPoints, localDate, returnPeriodBounds } from '../tax/index.js';
-import { creditNotesOfPeriod, invoiceHsnSummary, invoiceRatePage, type HsnRow, type Keyset } from './gst-returns.repository.js';
-import { Gstr1Builder } from './gstr1.js';
+import { creditNotesOfPeriod, invoiceHsnSummary, invoiceRatePage, type CreditNoteRow, type HsnRow, type Keyset } from './gst-returns.repository.js';
+import { countsInReturn, Gstr1Builder } from './gstr1.js';
 import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
 
 /** Invoices read per keyset page: bounded memory per round trip, few round trips. */
@@ -36,6 +36,12 @@ async function resolvePeriod(ctx: Ctx, entityId: string, period: string): Promis
   if (year > today.year || (year === today.year && month > today.month)) throw errors.invalidField('period', 'is in the future');
   if (!entity.gstin) throw errors.invalidField('entity_id', 'the entity has no GSTIN; GST returns are filed per GSTIN');
   return { entity: entity as EntityRow & { gstin: string }, ...returnPeriodBounds({ month, year }, entity.time_zone) };
+}
+
+/** A credited line's own rate; a note without lines: its HSN's rate (0 for an export under LUT). */
+function rateOfNote(row: CreditNoteRow): number {
+  if (row.rate_bp !== null) return row.rate_bp;
+  return row.tax_type === 'export' && row.igst_amount === 0 ? 0 : rateOfHsn(row.hsn_code);
 }
 
 function rateOfHsn(hsn: string): number {
@@ -74,18 +80,20 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
     if (new Set(rows.map((r) => r.id)).size < PAGE) break;
   }
   const notes = await creditNotesOfPeriod(ctx.tx, ctx.tenantId, entity.id, from, to);
-  builder.addCreditNotes(notes, rateOfHsn);
-  const hsnCredits: HsnRow[] = notes
-    .filter((n) => n.status !== 'void' && n.status !== 'pending_approval' && n.status !== 'rejected' && n.tax_type !== '')
-    .map((n) => ({
-      hsn_code: n.hsn_code,
-      rate_bp: n.tax_type === 'export' && n.igst_amount === 0 ? 0 : rateOfHsn(n.hsn_code),
-      qty: 0,
-      txval: n.subtotal,
-      iamt: n.igst_amount,
-      camt: n.cgst_amount,
-      samt: n.sgst_amount,
-    }));
+  builder.addCreditNotes(notes, rateOfNote);
+  const credits = new Map<string, HsnRow>();
+  for (const n of notes) {
+    if (!countsInReturn(n)) continue;
+    const rate = rateOfNote(n);
+    const key = `${n.hsn_code}|${rate}`;
+    const entry = credits.get(key) ?? { hsn_code: n.hsn_code, rate_bp: rate, qty: 0, txval: 0, iamt: 0, camt: 0, samt: 0 };
+    entry.txval += n.subtotal;
+    entry.iamt += n.igst_amount;
+    entry.camt += n.cgst_amount;
+    entry.samt += n.sgst_amount;
+    credits.set(key, entry);
+  }
+  const hsnCredits = [...credits.values()];
   const hsn = await invoiceHsnSummary(ctx.tx, ctx.tenantId, entity.id, from, to);
   return { entity, builder, hsn, hsnCredits };
 }
