@@ -180,7 +180,20 @@ export function linesOfCreditNote(note: CreditNote, invoice: Invoice, inr: boole
     const amount = scale(note.subtotal, 'subtotal');
     const [cgst, sgst, igst] = [scale(note.cgst_amount, 'cgst_amount'), scale(note.sgst_amount, 'sgst_amount'), scale(note.igst_amount, 'igst_amount')];
     const rateBp = note.subtotal > 0 ? gstRateBasisPoints(hsn) : 0;
-    return [{ description, quantity: 1, unit_amount: amount, amount, hsn_code: hsn, rate_bp: rateBp, cgst_amount: cgst, sgst_amount: sgst, igst_amount: igst, total: amount + cgst + sgst + igst }];
+    return [
+      {
+        description,
+        quantity: 1,
+        unit_amount: amount,
+        amount,
+        hsn_code: hsn,
+        rate_bp: rateBp,
+        cgst_amount: cgst,
+        sgst_amount: sgst,
+        igst_amount: igst,
+        total: amount + cgst + sgst + igst,
+      },
+    ];
   }
   const byId = new Map(invoice.lines.map((l) => [l.id, l]));
   return noteLines.map((nl) => {
@@ -401,4 +414,36 @@ export async function cancelEinvoice(ctx: Ctx, type: EinvoiceDocumentType, docum
   });
   await emitEvent(ctx, 'einvoice.canceled', toEinvoice(canceled));
   return toEinvoice(canceled);
+}
+
+/** The record of a document, locked (the retry and its checks run on the current row). */
+export async function einvoiceOfDocumentForUpdate(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<Einvoice | null> {
+  await ensureDocument(ctx, type, documentId);
+  const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, type, documentId, true);
+  return row ? toEinvoice(row) : null;
+}
+
+/**
+ * Resubmits a failed registration: the record turns `pending` again (attempts from zero, the
+ * last errors kept until the next answer) and the submission job is queued; the job rebuilds the
+ * document from the records as they are now. Any failure can be retried — schema errors and IRP
+ * refusals once the data is fixed, an exhausted retry timetable or bad credentials as they are;
+ * should the IRP have registered the document after all, its duplicate-IRN answer (2150) makes
+ * the job fetch the existing IRN. A record that is not `failed` → 409.
+ */
+export async function retryEinvoice(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<Einvoice> {
+  await ensureDocument(ctx, type, documentId);
+  const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, type, documentId, true);
+  if (!row || row.status !== 'failed') {
+    throw errors.conflict(`the e-invoice is ${row?.status ?? 'not requested'}; only a failed registration can be resubmitted`, 'einvoice_not_failed');
+  }
+  const pending = await transitionEinvoice(ctx.tx, ctx.tenantId, row.id, 'retry', { attempts: 0, updated_at: ctx.now });
+  await enqueueJob(ctx.tx, ctx.now, {
+    kind: SUBMIT_JOB,
+    tenantId: ctx.tenantId,
+    payload: { document_type: type, document_id: documentId },
+    uniqueKey: `einvoice:${ctx.tenantId}:${type}:${documentId}:retry:${newId()}`,
+    maxAttempts: 12,
+  });
+  return toEinvoice(pending);
 }

@@ -226,7 +226,7 @@ export class Gstr1Builder {
    * (reduces it).
    */
   addCreditNotes(rows: CreditNoteRow[], rateOf: (row: CreditNoteRow) => number): void {
-    for (let i = 0; i < rows.length; ) {
+    for (let i = 0; i < rows.length;) {
       const note = rows[i]!;
       const byRate = new Map<number, Item>();
       for (; i < rows.length && rows[i]!.id === note.id; i++) {
@@ -236,7 +236,10 @@ export class Gstr1Builder {
         add(item, { txval: r.subtotal, iamt: r.igst_amount, camt: r.cgst_amount, samt: r.sgst_amount });
         byRate.set(rate, item);
       }
-      this.addCreditNote(note, [...byRate.values()].sort((a, b) => a.rate_bp - b.rate_bp));
+      this.addCreditNote(
+        note,
+        [...byRate.values()].sort((a, b) => a.rate_bp - b.rate_bp),
+      );
     }
   }
 
