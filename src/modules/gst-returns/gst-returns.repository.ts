@@ -61,6 +61,91 @@ export async function invoiceRatePage(
   return rows;
 }
 
+/** Where B2CL starts (B2CL_LIMIT_CHANGE in gstr1.ts): the value above which an inter-state B2C invoice is B2CL. */
+const b2clLimit = (issuedAt: ReturnType<typeof sql>) => sql`CASE WHEN ${issuedAt} >= ${new Date('2024-07-31T18:30:00Z')} THEN 10000000 ELSE 25000000 END`;
+
+/** An invoice of the period that goes to B2CS (GSTR-1 sums it by place of supply and rate, not per invoice). */
+const isB2cs = sql`(i.tax_type <> 'export' AND nullif(i.customer_details->>'gstin', '') IS NULL
+  AND NOT (i.tax_type = 'inter_state' AND coalesce(i.inr_total, i.total) > ${b2clLimit(sql`i.issued_at`)}))`;
+
+/**
+ * Set-based: the period's issued, not void, GST invoices that GSTR-1 lists one by one (B2B, B2CL,
+ * exports), one row per invoice and rate, in (issued_at, id) order — one join of the month's
+ * invoices with their lines (a hash join for a month of any size, not a probe per invoice).
+ */
+export async function listedInvoiceRates(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date): Promise<InvoiceRateRow[]> {
+  const { rows } = await sql<InvoiceRateRow>`
+    SELECT i.id, i.number, i.issued_at, i.status, i.tax_type, i.place_of_supply, i.currency,
+           coalesce(i.inr_total, i.total) AS total, i.customer_details->>'gstin' AS ctin, l.rate_bp,
+           sum(coalesce(l.inr_amount, l.amount))::bigint AS txval, sum(coalesce(l.inr_igst_amount, l.igst_amount))::bigint AS iamt,
+           sum(coalesce(l.inr_cgst_amount, l.cgst_amount))::bigint AS camt, sum(coalesce(l.inr_sgst_amount, l.sgst_amount))::bigint AS samt
+    FROM invoices i
+    JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id
+    WHERE i.tenant_id = ${tenantId} AND i.entity_id = ${entityId} AND i.issued_at >= ${from} AND i.issued_at < ${to}
+      AND i.number IS NOT NULL AND i.status <> 'void' AND i.tax_type <> '' AND NOT ${isB2cs}
+    GROUP BY i.tenant_id, i.id, l.rate_bp
+    ORDER BY i.issued_at, i.id, l.rate_bp`.execute(tx);
+  return rows;
+}
+
+export type B2csRow = {
+  sply_ty: 'INTRA' | 'INTER';
+  pos: string | null;
+  rate_bp: number;
+  txval: number;
+  iamt: number;
+  camt: number;
+  samt: number;
+  invoices: number;
+};
+
+/** Set-based: the period's B2CS invoices summed per supply type, place of supply and rate (`invoices`: how many in all). */
+export async function b2csSummary(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date): Promise<B2csRow[]> {
+  const { rows } = await sql<B2csRow>`
+    WITH docs AS (
+      SELECT i.tenant_id, i.id, i.tax_type, i.place_of_supply FROM invoices i
+      WHERE i.tenant_id = ${tenantId} AND i.entity_id = ${entityId} AND i.issued_at >= ${from} AND i.issued_at < ${to}
+        AND i.number IS NOT NULL AND i.status <> 'void' AND i.tax_type <> '' AND ${isB2cs}
+    )
+    SELECT CASE WHEN d.tax_type = 'intra_state' THEN 'INTRA' ELSE 'INTER' END AS sply_ty, d.place_of_supply AS pos, l.rate_bp,
+           sum(coalesce(l.inr_amount, l.amount))::bigint AS txval, sum(coalesce(l.inr_igst_amount, l.igst_amount))::bigint AS iamt,
+           sum(coalesce(l.inr_cgst_amount, l.cgst_amount))::bigint AS camt, sum(coalesce(l.inr_sgst_amount, l.sgst_amount))::bigint AS samt,
+           (SELECT count(*) FROM docs)::bigint AS invoices
+    FROM docs d
+    JOIN invoice_lines l ON l.tenant_id = d.tenant_id AND l.invoice_id = d.id
+    GROUP BY 1, 2, 3
+    ORDER BY 1, 2, 3`.execute(tx);
+  return rows;
+}
+
+export type SeriesRow = { prefix: string; first: string; last: string; total: number; cancelled: number };
+
+/**
+ * doc_issue, set-based: the period's numbered documents (voids included) per series — the
+ * number's text before its trailing digits — with the first and last number by sequence.
+ */
+export async function documentSeries(
+  tx: Tx,
+  table: 'invoices' | 'credit_notes',
+  tenantId: string,
+  entityId: string,
+  from: Date,
+  to: Date,
+): Promise<SeriesRow[]> {
+  // The sequence is the number's trailing digits; left-padded they sort as numbers (byte order).
+  const { rows } = await sql<SeriesRow>`
+    WITH d AS (
+      SELECT number, status, issued_at, rtrim(number, '0123456789') AS prefix
+      FROM ${sql.table(table)}
+      WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} AND issued_at >= ${from} AND issued_at < ${to} AND number IS NOT NULL
+    ),
+    k AS (SELECT prefix, status, issued_at, lpad(substr(number, length(prefix) + 1), 40, '0') || number AS sortkey FROM d)
+    SELECT prefix, substr(min(sortkey COLLATE "C"), 41) AS first, substr(max(sortkey COLLATE "C"), 41) AS last,
+           count(*)::bigint AS total, (count(*) FILTER (WHERE status = 'void'))::bigint AS cancelled
+    FROM k GROUP BY prefix ORDER BY min(issued_at), prefix`.execute(tx);
+  return rows;
+}
+
 export type HsnRow = { hsn_code: string; rate_bp: number; qty: number; txval: number; iamt: number; camt: number; samt: number };
 
 /** The HSN summary of the period's (not void) invoices, summed in SQL (in rupees: a foreign-currency line's INR values). */

@@ -2,7 +2,17 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity, type EntityRow } from '../entities/index.js';
 import { gstRateBasisPoints, localDate, returnPeriodBounds } from '../tax/index.js';
-import { creditNotesOfPeriod, invoiceHsnSummary, invoiceRatePage, type CreditNoteRow, type HsnRow, type Keyset } from './gst-returns.repository.js';
+import {
+  b2csSummary,
+  creditNotesOfPeriod,
+  documentSeries,
+  invoiceHsnSummary,
+  invoiceRatePage,
+  listedInvoiceRates,
+  type CreditNoteRow,
+  type HsnRow,
+  type Keyset,
+} from './gst-returns.repository.js';
 import { countsInReturn, Gstr1Builder } from './gstr1.js';
 import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
 
@@ -53,8 +63,9 @@ function rateOfHsn(hsn: string): number {
 }
 
 /**
- * Builds the month: invoices stream through keyset pages (never the whole month in one result),
- * credit notes and the HSN summary come summed from SQL.
+ * Builds the month. The JSON return and 3B: set-based SQL per section (B2CS, doc_issue and HSN
+ * summed in SQL; B2B, B2CL and exports one row per invoice and rate from one join). The CSV:
+ * every invoice through keyset pages. Credit notes per HSN and rate from SQL.
  */
 export async function buildGstr1(ctx: Ctx, entityId: string, period: string, options: { csv?: boolean } = {}): Promise<Gstr1Build> {
   // One snapshot for every page: a return read while invoices are being issued is still the
@@ -68,16 +79,24 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
   }
   const { entity, from, to } = await resolvePeriod(ctx, entityId, period);
   const builder = new Gstr1Builder(entity.time_zone, options);
-  let after: Keyset = null;
-  for (;;) {
-    const rows = await invoiceRatePage(ctx.tx, ctx.tenantId, entity.id, from, to, after, PAGE);
-    if (rows.length === 0) break;
-    // A page ends at an invoice boundary only if the next page starts after it: the SQL pages
-    // whole invoices (LIMIT applies before the join), so the last row closes its invoice.
-    builder.addInvoiceRows(rows);
-    const last = rows[rows.length - 1]!;
-    after = { issued_at: last.issued_at, id: last.id };
-    if (new Set(rows.map((r) => r.id)).size < PAGE) break;
+  if (options.csv) {
+    // CSV lists every document (B2CS ones too): invoices stream through keyset pages.
+    let after: Keyset = null;
+    for (;;) {
+      const rows = await invoiceRatePage(ctx.tx, ctx.tenantId, entity.id, from, to, after, PAGE);
+      if (rows.length === 0) break;
+      // The SQL pages whole invoices (LIMIT applies before the join), so the last row closes its invoice.
+      builder.addInvoiceRows(rows);
+      const last = rows[rows.length - 1]!;
+      after = { issued_at: last.issued_at, id: last.id };
+      if (new Set(rows.map((r) => r.id)).size < PAGE) break;
+    }
+  } else {
+    // The return itself, set-based: one aggregation per section. B2CS and doc_issue come summed
+    // from SQL; only the documents GSTR-1 lists one by one (B2B, B2CL, exports) come as rows.
+    builder.addSeries('invoice', await documentSeries(ctx.tx, 'invoices', ctx.tenantId, entity.id, from, to));
+    builder.addB2csSummary(await b2csSummary(ctx.tx, ctx.tenantId, entity.id, from, to));
+    builder.addInvoiceRows(await listedInvoiceRates(ctx.tx, ctx.tenantId, entity.id, from, to), false);
   }
   const notes = await creditNotesOfPeriod(ctx.tx, ctx.tenantId, entity.id, from, to);
   builder.addCreditNotes(notes, rateOfNote);

@@ -1,5 +1,5 @@
 import { classifyZeroRatedSupply, gstnOfflineDate } from '../tax/index.js';
-import type { CreditNoteRow, HsnRow, InvoiceRateRow } from './gst-returns.repository.js';
+import type { B2csRow, CreditNoteRow, HsnRow, InvoiceRateRow, SeriesRow } from './gst-returns.repository.js';
 
 /**
  * GSTR-1 in the GSTN offline tool's JSON. Every amount is summed in paise (integers) and turned
@@ -116,8 +116,12 @@ export class Gstr1Builder {
     this.csv = options.csv ? [] : null;
   }
 
-  /** Rows of invoiceRatePage, in its order (one invoice's rates are consecutive). */
-  addInvoiceRows(rows: InvoiceRateRow[]): void {
+  /**
+   * Rows of invoiceRatePage or listedInvoiceRates, in their order (one invoice's rates are
+   * consecutive). `series: false` when doc_issue comes from documentSeries instead.
+   */
+  addInvoiceRows(rows: InvoiceRateRow[], series = true): void {
+    this.trackInvoiceSeries = series;
     let doc: Doc | null = null;
     for (const row of rows) {
       if (!doc || doc.id !== row.id) {
@@ -163,8 +167,35 @@ export class Gstr1Builder {
     }
   }
 
+  private trackInvoiceSeries = true;
+
+  /** B2CS summed in SQL (b2csSummary): the same entries, totals and 3B rows as per-invoice feeding gives. */
+  addB2csSummary(rows: B2csRow[]): void {
+    if (rows.length === 0) return;
+    const invoices = Number(rows[0]!.invoices);
+    this.invoices += invoices;
+    this.totals.b2cs.count += invoices;
+    for (const row of rows) {
+      const amounts = { txval: Number(row.txval), iamt: Number(row.iamt), camt: Number(row.camt), samt: Number(row.samt) };
+      const key = `${row.sply_ty}|${row.pos}|${row.rate_bp}`;
+      const entry = this.b2cs.get(key) ?? { sply_ty: row.sply_ty, pos: row.pos ?? '', rate_bp: row.rate_bp, ...zero() };
+      add(entry, amounts);
+      this.b2cs.set(key, entry);
+      add(this.totals.b2cs, amounts);
+      add(row.rate_bp === 0 ? this.table31.osup_nil_exmp : this.table31.osup_det, amounts);
+    }
+  }
+
+  /** doc_issue series counted in SQL (documentSeries). */
+  addSeries(kind: 'invoice' | 'credit_note', rows: SeriesRow[]): void {
+    const map = kind === 'invoice' ? this.invoiceSeries : this.noteSeries;
+    for (const r of rows) {
+      map.set(r.prefix, { prefix: r.prefix, first: r.first, last: r.last, firstSeq: 0, lastSeq: 0, total: Number(r.total), cancelled: Number(r.cancelled) });
+    }
+  }
+
   private addInvoice(doc: Doc): void {
-    trackSeries(this.invoiceSeries, doc.number, doc.status === 'void');
+    if (this.trackInvoiceSeries) trackSeries(this.invoiceSeries, doc.number, doc.status === 'void');
     if (doc.status === 'void' || doc.tax_type === '') return;
     this.invoices += 1;
     const idt = gstnOfflineDate(doc.issued_at, this.timeZone);
