@@ -78,6 +78,8 @@ export type ErrorReason =
   // e-invoicing
   | 'einvoice_cancel_window_closed'
   | 'einvoice_not_generated'
+  | 'einvoice_not_failed'
+  | 'einvoice_buyer_changes_supply'
   | 'invalid_einvoice_state'
   // accounting
   | 'provider_not_configured'

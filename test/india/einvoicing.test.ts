@@ -246,6 +246,15 @@ describe('PDFs of e-invoiced documents', () => {
   });
 });
 
+type SentDocument = {
+  DocDtls: { Typ: string; No: string };
+  TranDtls: { SupTyp: string };
+  BuyerDtls: { Gstin: string };
+  ValDtls: Record<string, number>;
+  ItemList: Record<string, unknown>[];
+  ExpDtls?: Record<string, unknown>;
+};
+
 describe('the nic provider (against a local NIC-compatible IRP)', () => {
   const NIC_SUPPLIER = gstin('27', 'AAFCN1111N');
   let nic: Awaited<ReturnType<typeof startNicIrp>>;
@@ -349,6 +358,140 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
     expect(e.status).toBe('failed');
     expect(e.errors.length).toBeGreaterThan(0);
     expect(nic.requests.some((r) => (r.payload as { DocDtls?: { No: string } }).DocDtls?.No === invoice.number)).toBe(false);
+  });
+
+  const sentDocument = (number: string) =>
+    nic.requests.filter((r) => r.path === '/eicore/v1.03/Invoice' && (r.payload as { DocDtls?: { No: string } }).DocDtls?.No === number).at(-1)?.payload as
+      SentDocument | undefined;
+
+  it('resubmits a refused invoice once the customer GSTIN is fixed (retry), and answers 409 for a record not failed', async () => {
+    const stale = gstin('29', 'AABCK4444K');
+    nic.deactivate(stale);
+    const buyer = (
+      await tenant.api('POST', '/v1/customers', {
+        email: 'ap@stale.test',
+        name: 'Stale GSTIN Ltd',
+        gstin: stale,
+        billing_address: { line1: '3 Residency Road', city: 'Bengaluru', state_code: '29', postal_code: '560025', country: 'IN' },
+      })
+    ).body.data.id;
+    const invoice = (
+      await tenant.api('POST', '/v1/invoices', {
+        customer_id: buyer,
+        currency: 'INR',
+        lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 200_000 }],
+      })
+    ).body.data;
+    await t.kosh.worker.drain();
+    let e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'failed', errors: [{ code: 'irp.3028' }] });
+    // A GSTIN of another state would turn IGST into CGST/SGST: not a resubmission.
+    expect((await tenant.api('PATCH', `/v1/customers/${buyer}`, { gstin: gstin('27', 'AABCK5555K') })).status).toBe(200);
+    const moved = await tenant.api('POST', `/v1/invoices/${invoice.id}/einvoice/retry`, {});
+    expect(moved.status, moved.text).toBe(409);
+    expect(moved.body.error.reason).toBe('einvoice_buyer_changes_supply');
+    const fixed = gstin('29', 'AABCK6666K');
+    expect((await tenant.api('PATCH', `/v1/customers/${buyer}`, { gstin: fixed })).status).toBe(200);
+    const retry = await tenant.api('POST', `/v1/invoices/${invoice.id}/einvoice/retry`, {});
+    expect(retry.status, retry.text).toBe(202);
+    expect(retry.body.data.status).toBe('pending');
+    await t.kosh.worker.drain();
+    e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'generated', errors: [] });
+    expect(sentDocument(invoice.number)!.BuyerDtls.Gstin).toBe(fixed);
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.customer_details.gstin).toBe(fixed);
+    const again = await tenant.api('POST', `/v1/invoices/${invoice.id}/einvoice/retry`, {});
+    expect(again.status).toBe(409);
+    expect(again.body.error.reason).toBe('einvoice_not_failed');
+  });
+
+  it('takes the IRN the IRP already holds when a resubmission meets 2150 (GetIRNByDocDetails)', async () => {
+    const bare = (await tenant.api('POST', '/v1/customers', { email: 'bare2@kar.test', name: 'Bare Two Ltd', gstin: gstin('29', 'AABCK7777K') })).body.data.id;
+    const invoice = (
+      await tenant.api('POST', '/v1/invoices', {
+        customer_id: bare,
+        currency: 'INR',
+        lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 300_000 }],
+      })
+    ).body.data;
+    await t.kosh.worker.drain();
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data.status).toBe('failed');
+    // Meanwhile someone registered it on the portal by hand.
+    const date = (await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.issued_at;
+    const dt = new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Kolkata', day: '2-digit', month: '2-digit', year: 'numeric' }).format(new Date(date));
+    nic.preRegister('INV', invoice.number, dt, 'e'.repeat(64));
+    await tenant.api('PATCH', `/v1/customers/${bare}`, {
+      billing_address: { line1: '8 Lavelle Road', city: 'Bengaluru', state_code: '29', postal_code: '560001', country: 'IN' },
+    });
+    expect((await tenant.api('POST', `/v1/invoices/${invoice.id}/einvoice/retry`, {})).status).toBe(202);
+    await t.kosh.worker.drain();
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data).toMatchObject({ status: 'generated', irn: 'e'.repeat(64) });
+  });
+
+  it('sends a credit note line by line, each with its invoice line HSN, rate and tax', async () => {
+    const invoice = (
+      await tenant.api('POST', '/v1/invoices', {
+        customer_id: customerId,
+        currency: 'INR',
+        lines: [
+          { description: 'Platform fee', quantity: 1, unit_amount: 100_000, hsn_code: '998314' },
+          { description: 'Tea hampers', quantity: 2, unit_amount: 50_000, hsn_code: '0902' },
+        ],
+      })
+    ).body.data;
+    const [fee, tea] = invoice.lines;
+    const note = await tenant.api('POST', '/v1/credit-notes', {
+      customer_id: customerId,
+      invoice_id: invoice.id,
+      reason: 'Damaged goods and a day of downtime',
+      lines: [
+        { invoice_line_id: fee.id, amount: 11_800 },
+        { invoice_line_id: tea.id, amount: 10_500 },
+      ],
+    });
+    expect(note.status, note.text).toBe(201);
+    await t.kosh.worker.drain();
+    expect((await tenant.api('GET', `/v1/credit-notes/${note.body.data.id}/einvoice`)).body.data.status).toBe('generated');
+    const doc = sentDocument(note.body.data.number)!;
+    expect(doc.DocDtls.Typ).toBe('CRN');
+    expect(doc.ItemList).toEqual([
+      expect.objectContaining({ SlNo: '1', HsnCd: '998314', GstRt: 18, AssAmt: 100, IgstAmt: 18, TotItemVal: 118 }),
+      expect.objectContaining({ SlNo: '2', HsnCd: '0902', GstRt: 5, AssAmt: 100, IgstAmt: 5, TotItemVal: 105 }),
+    ]);
+    expect(doc.ValDtls).toMatchObject({ AssVal: 200, IgstVal: 23, TotInvVal: 223 });
+  });
+
+  it('registers a dollar export in rupees at the invoice rate, with the dollar value and currency, and its credit note at the same rate', async () => {
+    const abroad = (
+      await tenant.api('POST', '/v1/customers', {
+        email: 'ap@abroad.test',
+        name: 'Abroad Inc',
+        billing_address: { line1: '1 Market Street', city: 'San Francisco', country: 'US' },
+      })
+    ).body.data.id;
+    const created = await tenant.api('POST', '/v1/invoices', {
+      customer_id: abroad,
+      currency: 'USD',
+      exchange_rate: '83.2575',
+      lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 100_000 }],
+    });
+    expect(created.status, created.text).toBe(201);
+    const invoice = created.body.data;
+    expect(invoice.inr_total).toBe(8_325_750);
+    await t.kosh.worker.drain();
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data.status).toBe('generated');
+    const doc = sentDocument(invoice.number)!;
+    expect(doc.TranDtls.SupTyp).toMatch(/^EXPW/);
+    expect(doc.ValDtls).toMatchObject({ AssVal: 83_257.5, TotInvVal: invoice.inr_total / 100, TotInvValFc: 1000 });
+    expect(doc.ItemList[0]).toMatchObject({ AssAmt: 83_257.5, TotItemVal: invoice.inr_total / 100 });
+    expect(doc.ExpDtls).toMatchObject({ ForCur: 'USD', CntCode: 'US' });
+    const note = await tenant.api('POST', '/v1/credit-notes', { customer_id: abroad, invoice_id: invoice.id, amount: 25_000, reason: 'Quarter unused' });
+    expect(note.status, note.text).toBe(201);
+    await t.kosh.worker.drain();
+    const crn = sentDocument(note.body.data.number)!;
+    // A quarter of the invoice, in rupees at the invoice's rate (not the day's): ₹20,814.38.
+    expect(crn.ValDtls).toMatchObject({ AssVal: 20_814.38, TotInvVal: 20_814.38, TotInvValFc: 250 });
+    expect(crn.ExpDtls).toMatchObject({ ForCur: 'USD' });
   });
 
   it('tells the IRP of a cancellation with the reason code and remarks', async () => {

@@ -229,3 +229,81 @@ describe('GST returns', () => {
     });
   });
 });
+
+/**
+ * March 2026 of a second supplier: a dollar export (₹80 per dollar) and an INR B2B invoice at two
+ * rates, each with a credit note — the export's at the invoice's rate, the B2B one by line.
+ */
+describe('GSTR-1 in rupees, credit notes per rate', () => {
+  let west: Tenant;
+  let westEntity: string;
+  const WEST = gstin('29', 'AAECW9999W');
+  beforeAll(async () => {
+    t.clock.set('2026-03-05T06:00:00Z');
+    west = await t.registerTenant({ state_code: '29', gstin: WEST });
+    westEntity = (await west.api('GET', '/v1/entities')).body.data[0].id;
+    const abroad = (await west.api('POST', '/v1/customers', { email: 'us@abroad.test', name: 'US Buyer', billing_address: { city: 'Austin', country: 'US' } }))
+      .body.data.id;
+    const mh = (await west.api('POST', '/v1/customers', { email: 'mh@west.test', name: 'MH Buyer', gstin: B2B_MH })).body.data.id;
+    const exp = await west.api('POST', '/v1/invoices', {
+      customer_id: abroad,
+      currency: 'USD',
+      exchange_rate: '80',
+      lines: [{ description: 'Annual plan', quantity: 1, unit_amount: 100_000, hsn_code: '998314' }],
+    });
+    expect(exp.status, exp.text).toBe(201);
+    expect(exp.body.data.inr_total).toBe(8_000_000);
+    const b2b = await west.api('POST', '/v1/invoices', {
+      customer_id: mh,
+      currency: 'INR',
+      lines: [
+        { description: 'Platform fee', quantity: 1, unit_amount: 100_000, hsn_code: '998314' },
+        { description: 'Tea hampers', quantity: 1, unit_amount: 200_000, hsn_code: '0902' },
+      ],
+    });
+    expect(b2b.status, b2b.text).toBe(201);
+    const [fee, tea] = b2b.body.data.lines;
+    const byLine = await west.api('POST', '/v1/credit-notes', {
+      customer_id: mh,
+      invoice_id: b2b.body.data.id,
+      reason: 'Partial return',
+      lines: [
+        { invoice_line_id: fee.id, amount: 11_800 },
+        { invoice_line_id: tea.id, amount: 21_000 },
+      ],
+    });
+    expect(byLine.status, byLine.text).toBe(201);
+    const onExport = await west.api('POST', '/v1/credit-notes', {
+      customer_id: abroad,
+      invoice_id: exp.body.data.id,
+      amount: 25_000,
+      reason: 'Quarter unused',
+    });
+    expect(onExport.status, onExport.text).toBe(201);
+    t.clock.set('2026-05-10T00:00:00Z');
+  });
+
+  it('exp, cdnr, cdnur, hsn and 3B in rupees; a note by line has one item per rate', async () => {
+    const res = await west.api('GET', `/v1/gst/gstr1?entity_id=${westEntity}&period=032026`);
+    expect(res.status, res.text).toBe(200);
+    const r = res.body.data;
+    expect(r.exp).toEqual([{ exp_typ: 'WOPAY', inv: [expect.objectContaining({ val: 80_000, itms: [{ txval: 80_000, rt: 0, iamt: 0, csamt: 0 }] })] }]);
+    expect(r.cdnr).toHaveLength(1);
+    expect(r.cdnr[0].nt[0]).toMatchObject({
+      val: 328,
+      itms: [
+        { num: 1, itm_det: { txval: 200, rt: 5, iamt: 10, camt: 0, samt: 0, csamt: 0 } },
+        { num: 2, itm_det: { txval: 100, rt: 18, iamt: 18, camt: 0, samt: 0, csamt: 0 } },
+      ],
+    });
+    // A quarter of the export at the invoice's ₹80, not at any later rate.
+    expect(r.cdnur).toEqual([
+      expect.objectContaining({ typ: 'EXPWOP', val: 20_000, itms: [{ num: 1, itm_det: expect.objectContaining({ txval: 20_000, rt: 0 }) }] }),
+    ]);
+    const hsn = Object.fromEntries(r.hsn.data.map((h: { hsn_sc: string; rt: number; txval: number }) => [`${h.hsn_sc}@${h.rt}`, h.txval]));
+    expect(hsn).toEqual({ '998314@18': 900, '998314@0': 60_000, '0902@5': 1_800 });
+    const b3 = (await west.api('GET', `/v1/gst/gstr3b?entity_id=${westEntity}&period=032026`)).body.data.sup_details;
+    expect(b3.osup_zero).toMatchObject({ txval: 60_000, iamt: 0 });
+    expect(b3.osup_det).toMatchObject({ txval: 2_700, iamt: 252 }); // 180 + 100 charged, 18 + 10 credited
+  });
+});

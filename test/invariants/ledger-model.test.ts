@@ -21,6 +21,8 @@
  *      and each (ledger, currency) balances on its own.
  *  12. every issued B2B or export invoice, and every credit note against one, makes an IRP
  *      e-invoice document (schema 1.1) that passes the schema.
+ *  13. a reconciliation run (billing ↔ journal ↔ secondary ledger) finds zero discrepancies, and
+ *      every entity × currency's trial balance balances (checkBooks).
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -29,6 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinFor } from '../support/billing.js';
 import { irpDocumentOf, validateIrpDocument } from '../../src/modules/einvoicing/index.js';
+import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
 
 const RUNS = Number(process.env.KOSH_INVARIANT_RUNS ?? 4);
 const STEPS = Number(process.env.KOSH_INVARIANT_STEPS ?? 18);
@@ -350,6 +353,19 @@ async function checkInvariants(tenantId: string): Promise<void> {
   }
 }
 
+/**
+ * After every step: the invariants above, then a full reconciliation run (billing records ↔
+ * journal ↔ secondary ledger, through the API and the job queue) with zero discrepancies, and a
+ * balanced trial balance for every entity × currency.
+ */
+async function checkBooks(w: World, after: string): Promise<void> {
+  await checkInvariants(w.tenant.tenantId);
+  const run = await reconcileTenant(t, w.tenant);
+  expect(run.discrepancies, `reconciliation after ${after}`).toEqual([]);
+  expect(run.total_discrepancies, `reconciliation after ${after}`).toBe(0);
+  await expectBalancedTrialBalances(w.tenant);
+}
+
 describe('the books tie out after every operation', () => {
   it(
     `holds the ledger invariants over ${RUNS} random histories of ${STEPS} steps`,
@@ -361,7 +377,7 @@ describe('the books tie out after every operation', () => {
             const res = await step(world, o);
             // Refusals are fine (paying a void invoice, over-applying credit …); a 5xx never is.
             if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
-            await checkInvariants(world.tenant.tenantId);
+            await checkBooks(world, o.kind);
           }
         }),
         { numRuns: RUNS },

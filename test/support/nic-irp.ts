@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
  * `POST /eicore/v1.03/Invoice/Cancel` with `client_id`, `client_secret`, `Gstin`, `user_name`,
  * `AuthToken` headers and `{ Data }` payloads AES-256-ECB-encrypted with the SEK. It records every
  * request decrypted, as Kosh sent it. Refusals are `{ Status: 0, ErrorDetails: [...] }`; a
- * document number seen before is refused with 2150 (duplicate IRN).
+ * document number seen before is refused with 2150 (duplicate IRN), a buyer GSTIN marked inactive
+ * (`deactivate`) with 3028 (GSTIN not present in the taxpayer master).
  */
 
 export type NicRequest = { method: string; path: string; headers: IncomingHttpHeaders; payload: unknown };
@@ -46,6 +47,7 @@ export async function startNicIrp(options: { username: string; password: string;
   const registry = new Map<string, { Irn: string; AckNo: number; AckDt: string; SignedInvoice: string; SignedQRCode: string }>();
   const requests: NicRequest[] = [];
   let down = false;
+  const inactive = new Set<string>();
   let ackCounter = 112010000000000;
 
   const signed = (claims: unknown) => {
@@ -91,7 +93,8 @@ export async function startNicIrp(options: { username: string; password: string;
       requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers, payload });
       const reply = (data: unknown) => answer(200, { Status: 1, Data: aesEncrypt(sek, Buffer.from(JSON.stringify(data))) });
       if (url.pathname === '/eicore/v1.03/Invoice' && req.method === 'POST') {
-        const doc = payload as { DocDtls: { Typ: string; No: string; Dt: string }; SellerDtls: { Gstin: string } };
+        const doc = payload as { DocDtls: { Typ: string; No: string; Dt: string }; SellerDtls: { Gstin: string }; BuyerDtls: { Gstin: string } };
+        if (inactive.has(doc.BuyerDtls.Gstin)) return answer(200, refuse('3028', `GSTIN - ${doc.BuyerDtls.Gstin} is not present in taxpayer master`));
         const key = `${doc.DocDtls.Typ}|${doc.DocDtls.No}|${doc.DocDtls.Dt}`;
         const seen = registry.get(key);
         if (seen)
@@ -141,6 +144,10 @@ export async function startNicIrp(options: { username: string; password: string;
         SignedInvoice: 'x.y.z',
         SignedQRCode: signed({ data: JSON.stringify({ Irn: irn }) }),
       });
+    },
+    /** Buyer GSTINs the IRP's taxpayer master does not know (refused with 3028). */
+    deactivate(gstin: string) {
+      inactive.add(gstin);
     },
     setDown(value: boolean) {
       down = value;

@@ -2,7 +2,8 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import type { EinvoiceDocumentType } from '../../modules/einvoicing/index.js';
-import { cancelEinvoiceBody, einvoiceSchema } from '../../modules/einvoicing/index.js';
+import { cancelEinvoiceBody, einvoiceSchema, retryEinvoiceBody } from '../../modules/einvoicing/index.js';
+import { retryEinvoiceOfDocument } from '../../flows/einvoicing/retry-einvoice.js';
 import { cancelEinvoice, getEinvoice } from '../../modules/einvoicing/index.js';
 
 export function registerEinvoicingRoutes(app: KoshApp, deps: AppDeps): void {
@@ -38,6 +39,24 @@ export function registerEinvoicingRoutes(app: KoshApp, deps: AppDeps): void {
         runAction(deps, request, reply, async (ctx) => ({
           status: 200,
           body: { data: await cancelEinvoice(ctx, type, request.params.id, request.body.reason_code, request.body.remarks) },
+        })),
+    );
+
+    app.post(
+      `${prefix}/:id/einvoice/retry`,
+      {
+        schema: {
+          tags: [tag],
+          summary: 'Resubmit a failed e-invoice registration (after fixing the data); 409 unless failed',
+          params: idParams,
+          body: retryEinvoiceBody,
+          response: { 202: dataEnvelope(einvoiceSchema) },
+        },
+      },
+      (request, reply) =>
+        runAction(deps, request, reply, async (ctx) => ({
+          status: 202,
+          body: { data: await retryEinvoiceOfDocument(ctx, type, request.params.id, request.body?.refresh_buyer ?? true) },
         })),
     );
   }

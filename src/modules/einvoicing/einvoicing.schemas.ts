@@ -27,3 +27,10 @@ export const cancelEinvoiceBody = z.object({
   reason_code: z.int().min(1).max(4),
   remarks: fields.requiredText(100),
 });
+
+/**
+ * refresh_buyer (default true): take the customer's current GSTIN, name and address into the
+ * document (and the invoice's frozen buyer details) before resubmitting, as long as that leaves
+ * the supply unchanged.
+ */
+export const retryEinvoiceBody = z.object({ refresh_buyer: z.boolean().default(true) }).default({ refresh_buyer: true });

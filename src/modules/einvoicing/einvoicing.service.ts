@@ -4,6 +4,7 @@ import type { EventPayload } from '../../platform/events/events.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs/jobs.js';
+import { mulDivRoundHalfUp } from '../../platform/money.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { getCreditNote, type CreditNote } from '../credit-notes/index.js';
 import { customerCountry, customerStateCode, getCustomer } from '../customers/index.js';
@@ -133,22 +134,114 @@ export const queueEinvoicesOnIssue = Object.assign((ctx: Ctx, event: EventPayloa
   batch: queueEinvoicesOfEvents,
 });
 
-function linesOfCreditNote(note: CreditNote, invoice: Invoice): IrpSource['lines'] {
-  // One line per note: today a credit note carries one HSN/SAC and its tax split. When notes carry
-  // per-line credits (`lines`), map each the way invoice lines are mapped.
-  const rateBp = note.subtotal > 0 ? gstRateBasisPoints(note.hsn_code || invoice.lines[0]?.hsn_code || '998314') : 0;
+/** `part` of `whole` of `value`, rounded half-up (0 when the whole is 0). */
+function share(value: number, part: number, whole: number): number {
+  return whole > 0 ? mulDivRoundHalfUp(value, part, whole) : 0;
+}
+
+/**
+ * An invoice's lines in rupees. A foreign-currency invoice carries its INR values (taxable value
+ * and taxes at the invoice's exchange rate, CGST Rules rule 34): those are what the IRP registers.
+ */
+function linesOfInvoice(invoice: Invoice, inr: boolean): IrpSource['lines'] {
+  return invoice.lines.map((line) => {
+    if (!inr) return { ...line, rate_bp: line.tax_rate_bp };
+    const amount = line.inr_amount ?? 0;
+    const [cgst, sgst, igst] = [line.inr_cgst_amount ?? 0, line.inr_sgst_amount ?? 0, line.inr_igst_amount ?? 0];
+    return {
+      description: line.description,
+      quantity: line.quantity,
+      unit_amount: line.quantity > 0 ? amount / line.quantity : amount,
+      amount,
+      hsn_code: line.hsn_code,
+      rate_bp: line.tax_rate_bp,
+      cgst_amount: cgst,
+      sgst_amount: sgst,
+      igst_amount: igst,
+      total: amount + cgst + sgst + igst,
+    };
+  });
+}
+
+/**
+ * A credit note's items: one per invoice line it credits (Rule 53(1A): each with that line's HSN,
+ * rate and tax), in rupees for a foreign-currency invoice — each component the same share of the
+ * invoice line's INR value as the note takes of its value in the invoice currency, so a note
+ * crediting a whole line reverses exactly the rupees the invoice charged (the original invoice's
+ * rate, not the day's). A note from before notes carried lines is one item (its HSN and split).
+ */
+export function linesOfCreditNote(note: CreditNote, invoice: Invoice, inr: boolean): IrpSource['lines'] {
+  const description = note.reason ? `Credit: ${note.reason}` : `Credit against invoice ${invoice.number}`;
+  const noteLines = note.lines ?? [];
+  if (noteLines.length === 0) {
+    const hsn = note.hsn_code || invoice.lines[0]?.hsn_code || '998314';
+    const scale = (v: number, field: 'subtotal' | 'cgst_amount' | 'sgst_amount' | 'igst_amount') =>
+      inr ? share((invoice[`inr_${field}`] as number | null) ?? 0, v, invoice[field]) : v;
+    const amount = scale(note.subtotal, 'subtotal');
+    const [cgst, sgst, igst] = [scale(note.cgst_amount, 'cgst_amount'), scale(note.sgst_amount, 'sgst_amount'), scale(note.igst_amount, 'igst_amount')];
+    const rateBp = note.subtotal > 0 ? gstRateBasisPoints(hsn) : 0;
+    return [
+      {
+        description,
+        quantity: 1,
+        unit_amount: amount,
+        amount,
+        hsn_code: hsn,
+        rate_bp: rateBp,
+        cgst_amount: cgst,
+        sgst_amount: sgst,
+        igst_amount: igst,
+        total: amount + cgst + sgst + igst,
+      },
+    ];
+  }
+  const byId = new Map(invoice.lines.map((l) => [l.id, l]));
+  return noteLines.map((nl) => {
+    const il = byId.get(nl.invoice_line_id);
+    const text = il ? `${description.slice(0, 200)} (${il.description})`.slice(0, 300) : description;
+    let [amount, cgst, sgst, igst] = [nl.subtotal, nl.cgst_amount, nl.sgst_amount, nl.igst_amount];
+    if (inr && il) {
+      amount = share(il.inr_amount ?? 0, nl.subtotal, il.amount);
+      cgst = share(il.inr_cgst_amount ?? 0, nl.cgst_amount, il.cgst_amount);
+      sgst = share(il.inr_sgst_amount ?? 0, nl.sgst_amount, il.sgst_amount);
+      igst = share(il.inr_igst_amount ?? 0, nl.igst_amount, il.igst_amount);
+    }
+    return {
+      description: text,
+      quantity: 1,
+      unit_amount: amount,
+      amount,
+      hsn_code: nl.hsn_code,
+      rate_bp: nl.tax_rate_bp,
+      cgst_amount: cgst,
+      sgst_amount: sgst,
+      igst_amount: igst,
+      total: amount + cgst + sgst + igst,
+    };
+  });
+}
+
+/** Totals of IRP lines (summed in paise, so ValDtls equals the sum of its items exactly). */
+function totalsOf(lines: IrpSource['lines']): Pick<IrpSource, 'subtotal' | 'cgst_amount' | 'sgst_amount' | 'igst_amount' | 'total'> {
+  const t = { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, total: 0 };
+  for (const l of lines) {
+    t.subtotal += l.amount;
+    t.cgst_amount += l.cgst_amount;
+    t.sgst_amount += l.sgst_amount;
+    t.igst_amount += l.igst_amount;
+    t.total += l.total;
+  }
+  return t;
+}
+
+/** A document in a currency other than rupees needs the INR values its invoice determined. */
+function inrProblem(invoice: Invoice): EinvoiceError[] {
+  if (invoice.currency === 'INR' || invoice.inr_total !== null) return [];
   return [
     {
-      description: note.reason ? `Credit: ${note.reason}` : `Credit against invoice ${invoice.number}`,
-      quantity: 1,
-      unit_amount: note.subtotal,
-      amount: note.subtotal,
-      hsn_code: note.hsn_code || invoice.lines[0]?.hsn_code || '998314',
-      rate_bp: rateBp,
-      cgst_amount: note.cgst_amount,
-      sgst_amount: note.sgst_amount,
-      igst_amount: note.igst_amount,
-      total: note.amount,
+      code: 'document.exchange_rate',
+      field: 'exchange_rate',
+      message: `the ${invoice.currency} invoice ${invoice.number ?? invoice.id} has no INR values (no exchange rate): the IRP registers amounts in rupees`,
     },
   ];
 }
@@ -157,6 +250,7 @@ function linesOfCreditNote(note: CreditNote, invoice: Invoice): IrpSource['lines
 export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDocumentType, documentId: string): Promise<IrpSource> {
   if (type === 'invoice') {
     const invoice = await getInvoice(ctx, documentId);
+    const inr = invoice.currency !== 'INR' && invoice.inr_total !== null;
     return {
       type: 'INV',
       number: invoice.number ?? '',
@@ -167,16 +261,20 @@ export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDoc
       place_of_supply: invoice.place_of_supply,
       supplier: invoice.supplier ?? partyOfEntity(entity),
       buyer: invoice.customer_details ?? (await partyOfCustomer(ctx, invoice.customer_id)),
-      lines: invoice.lines.map((line) => ({ ...line, rate_bp: line.tax_rate_bp })),
-      subtotal: invoice.subtotal,
-      cgst_amount: invoice.cgst_amount,
-      sgst_amount: invoice.sgst_amount,
-      igst_amount: invoice.igst_amount,
-      total: invoice.total,
+      lines: linesOfInvoice(invoice, inr),
+      subtotal: inr ? invoice.inr_subtotal! : invoice.subtotal,
+      cgst_amount: inr ? invoice.inr_cgst_amount! : invoice.cgst_amount,
+      sgst_amount: inr ? invoice.inr_sgst_amount! : invoice.sgst_amount,
+      igst_amount: inr ? invoice.inr_igst_amount! : invoice.igst_amount,
+      total: inr ? invoice.inr_total! : invoice.total,
+      foreign: invoice.currency !== 'INR' ? { currency: invoice.currency, total: invoice.total, exchange_rate: invoice.exchange_rate } : null,
+      problems: inrProblem(invoice),
     };
   }
   const note = await getCreditNote(ctx, documentId);
   const invoice = await getInvoice(ctx, note.invoice_id!);
+  const inr = invoice.currency !== 'INR' && invoice.inr_total !== null;
+  const lines = linesOfCreditNote(note, invoice, inr);
   return {
     type: 'CRN',
     number: note.number ?? '',
@@ -187,12 +285,10 @@ export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDoc
     place_of_supply: invoice.place_of_supply,
     supplier: invoice.supplier ?? partyOfEntity(entity),
     buyer: invoice.customer_details ?? (await partyOfCustomer(ctx, invoice.customer_id)),
-    lines: linesOfCreditNote(note, invoice),
-    subtotal: note.subtotal,
-    cgst_amount: note.cgst_amount,
-    sgst_amount: note.sgst_amount,
-    igst_amount: note.igst_amount,
-    total: note.amount,
+    lines,
+    ...totalsOf(lines),
+    foreign: note.currency !== 'INR' ? { currency: note.currency, total: note.amount, exchange_rate: invoice.exchange_rate } : null,
+    problems: inrProblem(invoice),
     original: { number: invoice.number ?? '', issued_at: new Date(invoice.issued_at ?? ctx.now) },
   };
 }
@@ -233,8 +329,9 @@ async function partyOfCustomer(ctx: Ctx, customerId: string): Promise<PartySnaps
  * turns `failed` with the schema's errors, and `einvoice.failed` is emitted.
  */
 export async function prepareSubmission(ctx: Ctx, row: EinvoiceRow, entity: EntityRow): Promise<IrpDocument | null> {
-  const document = buildIrpDocument(await irpSourceOf(ctx, entity, row.document_type, row.document_id));
-  const problems = validateIrpDocument(document);
+  const source = await irpSourceOf(ctx, entity, row.document_type, row.document_id);
+  const document = buildIrpDocument(source);
+  const problems = [...(source.problems ?? []), ...validateIrpDocument(document)];
   if (problems.length > 0) {
     await failEinvoice(ctx, row, problems, document);
     return null;
@@ -317,4 +414,36 @@ export async function cancelEinvoice(ctx: Ctx, type: EinvoiceDocumentType, docum
   });
   await emitEvent(ctx, 'einvoice.canceled', toEinvoice(canceled));
   return toEinvoice(canceled);
+}
+
+/** The record of a document, locked (the retry and its checks run on the current row). */
+export async function einvoiceOfDocumentForUpdate(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<Einvoice | null> {
+  await ensureDocument(ctx, type, documentId);
+  const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, type, documentId, true);
+  return row ? toEinvoice(row) : null;
+}
+
+/**
+ * Resubmits a failed registration: the record turns `pending` again (attempts from zero, the
+ * last errors kept until the next answer) and the submission job is queued; the job rebuilds the
+ * document from the records as they are now. Any failure can be retried — schema errors and IRP
+ * refusals once the data is fixed, an exhausted retry timetable or bad credentials as they are;
+ * should the IRP have registered the document after all, its duplicate-IRN answer (2150) makes
+ * the job fetch the existing IRN. A record that is not `failed` → 409.
+ */
+export async function retryEinvoice(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<Einvoice> {
+  await ensureDocument(ctx, type, documentId);
+  const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, type, documentId, true);
+  if (!row || row.status !== 'failed') {
+    throw errors.conflict(`the e-invoice is ${row?.status ?? 'not requested'}; only a failed registration can be resubmitted`, 'einvoice_not_failed');
+  }
+  const pending = await transitionEinvoice(ctx.tx, ctx.tenantId, row.id, 'retry', { attempts: 0, updated_at: ctx.now });
+  await enqueueJob(ctx.tx, ctx.now, {
+    kind: SUBMIT_JOB,
+    tenantId: ctx.tenantId,
+    payload: { document_type: type, document_id: documentId },
+    uniqueKey: `einvoice:${ctx.tenantId}:${type}:${documentId}:retry:${newId()}`,
+    maxAttempts: 12,
+  });
+  return toEinvoice(pending);
 }

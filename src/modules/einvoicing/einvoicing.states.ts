@@ -6,15 +6,17 @@ import type { EinvoiceRow } from './einvoicing.repository.js';
 
 /**
  * pending ─generate→ generated ─cancel→ canceled
- *    └─────fail────→ failed
- * A pending record is retried by the job while the IRP is unreachable (status unchanged).
+ *    └─────fail────→ failed ─retry→ pending
+ * A pending record is retried by the job while the IRP is unreachable (status unchanged); a
+ * failed one is resubmitted on request (POST …/einvoice/retry) once its data is fixed.
  */
-export type EinvoiceEvent = 'generate' | 'fail' | 'cancel';
+export type EinvoiceEvent = 'generate' | 'fail' | 'cancel' | 'retry';
 
 const transitions: Record<EinvoiceEvent, { from: EinvoiceStatus[]; to: EinvoiceStatus }> = {
   generate: { from: ['pending'], to: 'generated' },
   fail: { from: ['pending'], to: 'failed' },
   cancel: { from: ['generated'], to: 'canceled' },
+  retry: { from: ['failed'], to: 'pending' },
 };
 
 export async function transitionEinvoice(tx: Tx, tenantId: string, id: string, event: EinvoiceEvent, patch: Updateable<EinvoicesTable>): Promise<EinvoiceRow> {

@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import { currencyExponent } from '../../platform/money.js';
 import { classifyZeroRatedSupply, gstDate } from '../tax/index.js';
 import type { EinvoiceError } from './einvoicing.tables.js';
 import irpSchema from './irp-schema-1.1.json' with { type: 'json' };
@@ -50,6 +51,13 @@ export type IrpSource = {
   total: number;
   /** Credit and debit notes: the invoice they adjust. */
   original?: { number: string; issued_at: Date } | null;
+  /**
+   * A document in another currency: its currency, total in that currency (minor units) and the
+   * rate its INR values were determined at. Every amount above is then in paise.
+   */
+  foreign?: { currency: string; total: number; exchange_rate: string | null } | null;
+  /** Why the document cannot be registered as it stands (stored with the schema's errors). */
+  problems?: EinvoiceError[];
   /** Customers' SEZ flag, once customers carry one (see classifyZeroRatedSupply). */
   customer_sez?: boolean | null;
 };
@@ -135,6 +143,8 @@ export function buildIrpDocument(source: IrpSource): IrpDocument {
       SgstVal: rupees(source.sgst_amount),
       IgstVal: rupees(source.igst_amount),
       TotInvVal: rupees(source.total),
+      // The invoice value in its own currency (major units), for documents not in rupees.
+      ...(source.foreign ? { TotInvValFc: Number((source.foreign.total / 10 ** currencyExponent(source.foreign.currency)).toFixed(2)) } : {}),
     },
   };
   if (source.original) {
@@ -142,7 +152,7 @@ export function buildIrpDocument(source: IrpSource): IrpDocument {
   }
   if (exported) {
     const country = (source.buyer.country_code ?? source.buyer.address?.country ?? '').toUpperCase();
-    document.ExpDtls = compact({ ForCur: source.currency, CntCode: /^[A-Z]{2}$/.test(country) ? country : undefined, RefClm: 'N' });
+    document.ExpDtls = compact({ ForCur: source.foreign?.currency ?? source.currency, CntCode: /^[A-Z]{2}$/.test(country) ? country : undefined, RefClm: 'N' });
   }
   return document;
 }

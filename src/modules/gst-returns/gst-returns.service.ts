@@ -2,8 +2,18 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity, type EntityRow } from '../entities/index.js';
 import { gstRateBasisPoints, localDate, returnPeriodBounds } from '../tax/index.js';
-import { creditNotesOfPeriod, invoiceHsnSummary, invoiceRatePage, type HsnRow, type Keyset } from './gst-returns.repository.js';
-import { Gstr1Builder } from './gstr1.js';
+import {
+  b2csSummary,
+  creditNotesOfPeriod,
+  documentSeries,
+  invoiceHsnSummary,
+  invoiceRatePage,
+  listedInvoiceRates,
+  type CreditNoteRow,
+  type HsnRow,
+  type Keyset,
+} from './gst-returns.repository.js';
+import { countsInReturn, Gstr1Builder } from './gstr1.js';
 import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
 
 /** Invoices read per keyset page: bounded memory per round trip, few round trips. */
@@ -38,6 +48,12 @@ async function resolvePeriod(ctx: Ctx, entityId: string, period: string): Promis
   return { entity: entity as EntityRow & { gstin: string }, ...returnPeriodBounds({ month, year }, entity.time_zone) };
 }
 
+/** A credited line's own rate; a note without lines: its HSN's rate (0 for an export under LUT). */
+function rateOfNote(row: CreditNoteRow): number {
+  if (row.rate_bp !== null) return row.rate_bp;
+  return row.tax_type === 'export' && row.igst_amount === 0 ? 0 : rateOfHsn(row.hsn_code);
+}
+
 function rateOfHsn(hsn: string): number {
   try {
     return gstRateBasisPoints(hsn);
@@ -47,8 +63,9 @@ function rateOfHsn(hsn: string): number {
 }
 
 /**
- * Builds the month: invoices stream through keyset pages (never the whole month in one result),
- * credit notes and the HSN summary come summed from SQL.
+ * Builds the month. The JSON return and 3B: set-based SQL per section (B2CS, doc_issue and HSN
+ * summed in SQL; B2B, B2CL and exports one row per invoice and rate from one join). The CSV:
+ * every invoice through keyset pages. Credit notes per HSN and rate from SQL.
  */
 export async function buildGstr1(ctx: Ctx, entityId: string, period: string, options: { csv?: boolean } = {}): Promise<Gstr1Build> {
   // One snapshot for every page: a return read while invoices are being issued is still the
@@ -62,30 +79,40 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
   }
   const { entity, from, to } = await resolvePeriod(ctx, entityId, period);
   const builder = new Gstr1Builder(entity.time_zone, options);
-  let after: Keyset = null;
-  for (;;) {
-    const rows = await invoiceRatePage(ctx.tx, ctx.tenantId, entity.id, from, to, after, PAGE);
-    if (rows.length === 0) break;
-    // A page ends at an invoice boundary only if the next page starts after it: the SQL pages
-    // whole invoices (LIMIT applies before the join), so the last row closes its invoice.
-    builder.addInvoiceRows(rows);
-    const last = rows[rows.length - 1]!;
-    after = { issued_at: last.issued_at, id: last.id };
-    if (new Set(rows.map((r) => r.id)).size < PAGE) break;
+  if (options.csv) {
+    // CSV lists every document (B2CS ones too): invoices stream through keyset pages.
+    let after: Keyset = null;
+    for (;;) {
+      const rows = await invoiceRatePage(ctx.tx, ctx.tenantId, entity.id, from, to, after, PAGE);
+      if (rows.length === 0) break;
+      // The SQL pages whole invoices (LIMIT applies before the join), so the last row closes its invoice.
+      builder.addInvoiceRows(rows);
+      const last = rows[rows.length - 1]!;
+      after = { issued_at: last.issued_at, id: last.id };
+      if (new Set(rows.map((r) => r.id)).size < PAGE) break;
+    }
+  } else {
+    // The return itself, set-based: one aggregation per section. B2CS and doc_issue come summed
+    // from SQL; only the documents GSTR-1 lists one by one (B2B, B2CL, exports) come as rows.
+    builder.addSeries('invoice', await documentSeries(ctx.tx, 'invoices', ctx.tenantId, entity.id, from, to));
+    builder.addB2csSummary(await b2csSummary(ctx.tx, ctx.tenantId, entity.id, from, to));
+    builder.addInvoiceRows(await listedInvoiceRates(ctx.tx, ctx.tenantId, entity.id, from, to), false);
   }
   const notes = await creditNotesOfPeriod(ctx.tx, ctx.tenantId, entity.id, from, to);
-  builder.addCreditNotes(notes, rateOfHsn);
-  const hsnCredits: HsnRow[] = notes
-    .filter((n) => n.status !== 'void' && n.status !== 'pending_approval' && n.status !== 'rejected' && n.tax_type !== '')
-    .map((n) => ({
-      hsn_code: n.hsn_code,
-      rate_bp: n.tax_type === 'export' && n.igst_amount === 0 ? 0 : rateOfHsn(n.hsn_code),
-      qty: 0,
-      txval: n.subtotal,
-      iamt: n.igst_amount,
-      camt: n.cgst_amount,
-      samt: n.sgst_amount,
-    }));
+  builder.addCreditNotes(notes, rateOfNote);
+  const credits = new Map<string, HsnRow>();
+  for (const n of notes) {
+    if (!countsInReturn(n)) continue;
+    const rate = rateOfNote(n);
+    const key = `${n.hsn_code}|${rate}`;
+    const entry = credits.get(key) ?? { hsn_code: n.hsn_code, rate_bp: rate, qty: 0, txval: 0, iamt: 0, camt: 0, samt: 0 };
+    entry.txval += n.subtotal;
+    entry.iamt += n.igst_amount;
+    entry.camt += n.cgst_amount;
+    entry.samt += n.sgst_amount;
+    credits.set(key, entry);
+  }
+  const hsnCredits = [...credits.values()];
   const hsn = await invoiceHsnSummary(ctx.tx, ctx.tenantId, entity.id, from, to);
   return { entity, builder, hsn, hsnCredits };
 }

@@ -1,5 +1,5 @@
 import { classifyZeroRatedSupply, gstnOfflineDate } from '../tax/index.js';
-import type { CreditNoteRow, HsnRow, InvoiceRateRow } from './gst-returns.repository.js';
+import type { B2csRow, CreditNoteRow, HsnRow, InvoiceRateRow, SeriesRow } from './gst-returns.repository.js';
 
 /**
  * GSTR-1 in the GSTN offline tool's JSON. Every amount is summed in paise (integers) and turned
@@ -78,6 +78,11 @@ function trackSeries(map: Map<string, Series>, number: string, cancelled: boolea
   if (cancelled) s.cancelled += 1;
 }
 
+/** Notes that count in the return (issued ones of a GST supply; void notes count only in doc_issue). */
+export function countsInReturn(note: Pick<CreditNoteRow, 'status' | 'tax_type'>): boolean {
+  return note.status !== 'void' && note.status !== 'pending_approval' && note.status !== 'rejected' && note.tax_type !== '';
+}
+
 export type Gstr1Totals = Record<'b2b' | 'b2cl' | 'b2cs' | 'exp' | 'cdnr' | 'cdnur', Amounts & { count: number }>;
 
 /** Accumulates a month of documents into GSTR-1's sections. Feed invoice pages, then credit notes. */
@@ -111,8 +116,12 @@ export class Gstr1Builder {
     this.csv = options.csv ? [] : null;
   }
 
-  /** Rows of invoiceRatePage, in its order (one invoice's rates are consecutive). */
-  addInvoiceRows(rows: InvoiceRateRow[]): void {
+  /**
+   * Rows of invoiceRatePage or listedInvoiceRates, in their order (one invoice's rates are
+   * consecutive). `series: false` when doc_issue comes from documentSeries instead.
+   */
+  addInvoiceRows(rows: InvoiceRateRow[], series = true): void {
+    this.trackInvoiceSeries = series;
     let doc: Doc | null = null;
     for (const row of rows) {
       if (!doc || doc.id !== row.id) {
@@ -158,8 +167,35 @@ export class Gstr1Builder {
     }
   }
 
+  private trackInvoiceSeries = true;
+
+  /** B2CS summed in SQL (b2csSummary): the same entries, totals and 3B rows as per-invoice feeding gives. */
+  addB2csSummary(rows: B2csRow[]): void {
+    if (rows.length === 0) return;
+    const invoices = Number(rows[0]!.invoices);
+    this.invoices += invoices;
+    this.totals.b2cs.count += invoices;
+    for (const row of rows) {
+      const amounts = { txval: Number(row.txval), iamt: Number(row.iamt), camt: Number(row.camt), samt: Number(row.samt) };
+      const key = `${row.sply_ty}|${row.pos}|${row.rate_bp}`;
+      const entry = this.b2cs.get(key) ?? { sply_ty: row.sply_ty, pos: row.pos ?? '', rate_bp: row.rate_bp, ...zero() };
+      add(entry, amounts);
+      this.b2cs.set(key, entry);
+      add(this.totals.b2cs, amounts);
+      add(row.rate_bp === 0 ? this.table31.osup_nil_exmp : this.table31.osup_det, amounts);
+    }
+  }
+
+  /** doc_issue series counted in SQL (documentSeries). */
+  addSeries(kind: 'invoice' | 'credit_note', rows: SeriesRow[]): void {
+    const map = kind === 'invoice' ? this.invoiceSeries : this.noteSeries;
+    for (const r of rows) {
+      map.set(r.prefix, { prefix: r.prefix, first: r.first, last: r.last, firstSeq: 0, lastSeq: 0, total: Number(r.total), cancelled: Number(r.cancelled) });
+    }
+  }
+
   private addInvoice(doc: Doc): void {
-    trackSeries(this.invoiceSeries, doc.number, doc.status === 'void');
+    if (this.trackInvoiceSeries) trackSeries(this.invoiceSeries, doc.number, doc.status === 'void');
     if (doc.status === 'void' || doc.tax_type === '') return;
     this.invoices += 1;
     const idt = gstnOfflineDate(doc.issued_at, this.timeZone);
@@ -215,45 +251,65 @@ export class Gstr1Builder {
     this.count('b2cs', doc, sign);
   }
 
-  /** Credit notes: registered recipients → cdnr; B2CL and export originals → cdnur; other B2C → b2cs (reduces it). */
-  addCreditNotes(notes: CreditNoteRow[], rateOf: (hsn: string) => number): void {
-    for (const note of notes) {
-      trackSeries(this.noteSeries, note.number, note.status === 'void');
-      if (note.status === 'void' || note.status === 'pending_approval' || note.status === 'rejected' || note.tax_type === '') continue;
-      const rate = note.tax_type === 'export' && note.igst_amount === 0 ? 0 : rateOf(note.hsn_code);
-      const doc: Doc = {
-        id: note.id,
-        number: note.number,
-        issued_at: note.issued_at,
-        status: note.status,
-        tax_type: note.tax_type,
-        place_of_supply: note.place_of_supply,
-        total: note.amount,
-        ctin: note.ctin,
-        items: [{ rate_bp: rate, txval: note.subtotal, iamt: note.igst_amount, camt: note.cgst_amount, samt: note.sgst_amount }],
-      };
-      const ntDt = gstnOfflineDate(note.issued_at, this.timeZone);
-      const base = { ntty: 'C', nt_num: note.number, nt_dt: ntDt, val: rupees(note.amount) };
-      const zeroRated = classifyZeroRatedSupply({ tax_type: note.tax_type, igst_amount: note.igst_amount });
-      if (note.ctin && zeroRated?.kind !== 'export') {
-        const list = this.cdnr.get(note.ctin) ?? [];
-        list.push({ ...base, pos: note.place_of_supply ?? note.ctin.slice(0, 2), rchrg: 'N', inv_typ: 'R', itms: numberedItems(doc.items) });
-        this.cdnr.set(note.ctin, list);
-        this.count('cdnr', doc, 1, zeroRated?.kind === 'sez');
-      } else if (zeroRated?.kind === 'export') {
-        this.cdnur.push({ ...base, typ: zeroRated.withPayment ? 'EXPWP' : 'EXPWOP', pos: EXPORT_POS, itms: numberedItems(doc.items) });
-        this.count('cdnur', doc, 1, true);
-      } else if (
-        note.tax_type === 'inter_state' &&
-        note.invoice_total !== null &&
-        note.invoice_issued_at &&
-        note.invoice_total > b2clLimitPaise(note.invoice_issued_at)
-      ) {
-        this.cdnur.push({ ...base, typ: 'B2CL', pos: note.place_of_supply, itms: numberedItems(doc.items) });
-        this.count('cdnur', doc);
-      } else {
-        this.addB2cs(doc, -1);
+  /**
+   * Credit notes (rows of creditNotesOfPeriod, a note's rows consecutive), one item per rate they
+   * credit: registered recipients → cdnr; B2CL and export originals → cdnur; other B2C → b2cs
+   * (reduces it).
+   */
+  addCreditNotes(rows: CreditNoteRow[], rateOf: (row: CreditNoteRow) => number): void {
+    for (let i = 0; i < rows.length;) {
+      const note = rows[i]!;
+      const byRate = new Map<number, Item>();
+      for (; i < rows.length && rows[i]!.id === note.id; i++) {
+        const r = rows[i]!;
+        const rate = rateOf(r);
+        const item = byRate.get(rate) ?? { rate_bp: rate, ...zero() };
+        add(item, { txval: r.subtotal, iamt: r.igst_amount, camt: r.cgst_amount, samt: r.sgst_amount });
+        byRate.set(rate, item);
       }
+      this.addCreditNote(
+        note,
+        [...byRate.values()].sort((a, b) => a.rate_bp - b.rate_bp),
+      );
+    }
+  }
+
+  private addCreditNote(note: CreditNoteRow, items: Item[]): void {
+    trackSeries(this.noteSeries, note.number, note.status === 'void');
+    if (!countsInReturn(note)) return;
+    const doc: Doc = {
+      id: note.id,
+      number: note.number,
+      issued_at: note.issued_at,
+      status: note.status,
+      tax_type: note.tax_type,
+      place_of_supply: note.place_of_supply,
+      total: note.amount,
+      ctin: note.ctin,
+      items,
+    };
+    const igst = items.reduce((a, it) => a + it.iamt, 0);
+    const ntDt = gstnOfflineDate(note.issued_at, this.timeZone);
+    const base = { ntty: 'C', nt_num: note.number, nt_dt: ntDt, val: rupees(note.amount) };
+    const zeroRated = classifyZeroRatedSupply({ tax_type: note.tax_type, igst_amount: igst });
+    if (note.ctin && zeroRated?.kind !== 'export') {
+      const list = this.cdnr.get(note.ctin) ?? [];
+      list.push({ ...base, pos: note.place_of_supply ?? note.ctin.slice(0, 2), rchrg: 'N', inv_typ: 'R', itms: numberedItems(doc.items) });
+      this.cdnr.set(note.ctin, list);
+      this.count('cdnr', doc, 1, zeroRated?.kind === 'sez');
+    } else if (zeroRated?.kind === 'export') {
+      this.cdnur.push({ ...base, typ: zeroRated.withPayment ? 'EXPWP' : 'EXPWOP', pos: EXPORT_POS, itms: numberedItems(doc.items) });
+      this.count('cdnur', doc, 1, true);
+    } else if (
+      note.tax_type === 'inter_state' &&
+      note.invoice_total !== null &&
+      note.invoice_issued_at &&
+      note.invoice_total > b2clLimitPaise(note.invoice_issued_at)
+    ) {
+      this.cdnur.push({ ...base, typ: 'B2CL', pos: note.place_of_supply, itms: numberedItems(doc.items) });
+      this.count('cdnur', doc);
+    } else {
+      this.addB2cs(doc, -1);
     }
   }
 

@@ -2,7 +2,9 @@
 export {
   applyToInvoice,
   assertTdsAllowed,
+  correctCustomerDetails,
   createDraftInvoice,
+  customerSnapshot,
   finalizeInvoice,
   getInvoice,
   getInvoiceRow,

@@ -396,6 +396,24 @@ export function entitySnapshot(entity: EntityRow): PartySnapshot {
   };
 }
 
+/**
+ * Replaces the frozen buyer details of an issued invoice with corrected ones. Only for the
+ * e-invoice resubmission of a document the IRP never registered (the caller checks that the
+ * correction leaves the supply — place of supply, tax — unchanged); nothing else is touched.
+ */
+export async function correctCustomerDetails(ctx: Ctx, id: string, details: PartySnapshot): Promise<InvoiceRow> {
+  const row = await ctx.tx
+    .updateTable('invoices')
+    .set({ customer_details: JSON.stringify(details), updated_at: ctx.now })
+    .where('tenant_id', '=', ctx.tenantId)
+    .where('id', '=', id)
+    .where('number', 'is not', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw errors.notFound('invoice');
+  return row;
+}
+
 export function customerSnapshot(customer: Customer): PartySnapshot {
   return {
     name: customer.name ?? customer.email,
