@@ -175,7 +175,25 @@ export async function saveSyncRecord(tx: Tx, row: Insertable<AccountingSyncRecor
         status: eb.ref('excluded.status'),
         last_error: eb.ref('excluded.last_error'),
         attempts: eb('accounting_sync_records.attempts', '+', 1),
+        create_started_at: eb.ref('excluded.create_started_at'),
         synced_at: eb.ref('excluded.synced_at'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Commits, before a create is sent to a provider without idempotency keys, that it is about to be
+ * sent: a crash before the outcome is recorded leaves the mark, and the next attempt looks first.
+ */
+export async function markCreateStarted(tx: Tx, row: Omit<Insertable<AccountingSyncRecordsTable>, 'attempts'>): Promise<void> {
+  await tx
+    .insertInto('accounting_sync_records')
+    .values({ ...row, attempts: 0 })
+    .onConflict((oc) =>
+      oc.columns(['tenant_id', 'connection_id', 'record_type', 'record_id']).doUpdateSet((eb) => ({
+        create_started_at: eb.ref('excluded.create_started_at'),
         updated_at: eb.ref('excluded.updated_at'),
       })),
     )
