@@ -7,8 +7,9 @@ import type { Page } from '../../src/platform/http/envelope.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 
 /** Every `paginate(tx, query, { …, table: 'x', orderBy?, ascending? })` call in the repositories. */
-function listsInSource(): { file: string; table: string; orderBy?: string; ascending: boolean }[] {
-  const found: { file: string; table: string; orderBy?: string; ascending: boolean }[] = [];
+type ListSite = { file: string; table: string; orderBy?: string; scopeColumn?: string; ascending: boolean };
+function listsInSource(): ListSite[] {
+  const found: ListSite[] = [];
   const modules = join(import.meta.dirname, '../../src/modules');
   for (const dir of readdirSync(modules)) {
     let files: string[] = [];
@@ -21,7 +22,14 @@ function listsInSource(): { file: string; table: string; orderBy?: string; ascen
       const text = readFileSync(join(modules, dir, file), 'utf8');
       for (const m of text.matchAll(/paginate<\w+>\([^;]*?table: '(\w+)'([^;]*?)\}\)/g)) {
         const orderBy = /orderBy: '(\w+)'/.exec(m[2] ?? '')?.[1];
-        found.push({ file: `${dir}/${file}`, table: m[1]!, ...(orderBy ? { orderBy } : {}), ascending: /ascending: true/.test(m[2] ?? '') });
+        const scopeColumn = /scopeColumn: '(\w+)'/.exec(m[2] ?? '')?.[1];
+        found.push({
+          file: `${dir}/${file}`,
+          table: m[1]!,
+          ...(orderBy ? { orderBy } : {}),
+          ...(scopeColumn ? { scopeColumn } : {}),
+          ascending: /ascending: true/.test(m[2] ?? ''),
+        });
       }
     }
   }
@@ -55,10 +63,10 @@ describe('lists', () => {
 
     it.each(lists)(
       '$table ($file): the page and the cursor page read an index in list order, no sort, no table scan',
-      async ({ table, orderBy, ascending }) => {
+      async ({ table, orderBy, ascending, scopeColumn }) => {
         const db = t.kosh.deps.db;
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
-        let base = (db as any).selectFrom(table).where('tenant_id', '=', acme.tenantId);
+        let base = (db as any).selectFrom(table).where(scopeColumn ?? 'tenant_id', '=', acme.tenantId);
         for (const [column, value] of Object.entries(ALWAYS_FILTERED[table] ?? {})) base = base.where(column, '=', value);
         if (table === 'webhook_endpoints') base = base.where('deleted_at', 'is', null);
         const pages: Page[] = [
@@ -68,7 +76,14 @@ describe('lists', () => {
           { limit: 50, page: 1, offset: 0, endingBefore: '00000000-0000-4000-8000-000000000000' },
         ];
         for (const page of pages) {
-          const compiled = pageQuery(base, { tenantId: acme.tenantId, table, page, ...(orderBy ? { orderBy } : {}), ascending }).compile();
+          const compiled = pageQuery(base, {
+            tenantId: acme.tenantId,
+            table,
+            page,
+            ...(orderBy ? { orderBy } : {}),
+            ...(scopeColumn ? { scopeColumn } : {}),
+            ascending,
+          }).compile();
           const plan = await db.connection().execute(async (conn) => {
             // Tiny tables: make every scan and sort look dear, so the planner shows the index it would use.
             await sql`SET enable_seqscan = off`.execute(conn);

@@ -48,6 +48,12 @@ export type AccountingSandbox = {
   rateLimit(provider: Provider, count: number, seconds: number): void;
   /** The next `count` API calls to `provider` answer 401 (the access token was revoked at the provider). */
   refuseAccess(provider: Provider, count: number): void;
+  /**
+   * The next `count` writes (POST/PUT) to `provider` are carried out and then the connection is
+   * dropped before the answer: what Kosh sees when the provider made the record but the answer (or
+   * Kosh's own commit of it) was lost.
+   */
+  dropAnswer(provider: Provider, count: number): void;
   /** The next `count` API calls to `provider` answer a 502 HTML error page. */
   errorPage(provider: Provider | 'oauth', count: number): void;
   /** Refresh grants answer `invalid_grant` while set. */
@@ -61,7 +67,13 @@ export type AccountingSandbox = {
   close(): Promise<void>;
 };
 
+const dropping = new WeakSet<ServerResponse>();
+
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (dropping.has(res) && status < 300) {
+    res.socket?.destroy();
+    return;
+  }
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/html' : 'application/json', ...headers });
   res.end(text);
@@ -106,6 +118,7 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   const limits = new Map<string, { count: number; seconds: number }>();
   const pages = new Map<string, number>();
   const refusals = new Map<string, number>();
+  const drops = new Map<string, number>();
   const idempotent = new Map<string, { status: number; body: unknown }>();
   let counter = 100;
 
@@ -187,6 +200,11 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       return send(res, 429, { code: 44, message: 'You have made too many requests continuously. Please try again after some time.' }, retry);
     }
 
+    if ((drops.get(provider) ?? 0) > 0 && (req.method === 'POST' || req.method === 'PUT')) {
+      drops.set(provider, drops.get(provider)! - 1);
+      dropping.add(res);
+    }
+
     if ((refusals.get(provider) ?? 0) > 0) {
       refusals.set(provider, refusals.get(provider)! - 1);
       if (provider === 'quickbooks') return send(res, 401, qboFault('AuthenticationFailed', 'Token revoked', '3200', 'AUTHENTICATION'));
@@ -230,7 +248,7 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       return send(res, 400, qboFault('QueryParserError', `cannot parse ${q}`, '4000'));
     }
     const key = `quickbooks:${entity}`;
-    const wrapper = { customer: 'Customer', invoice: 'Invoice', payment: 'Payment', creditmemo: 'CreditMemo' }[entity!];
+    const wrapper = { customer: 'Customer', invoice: 'Invoice', payment: 'Payment', creditmemo: 'CreditMemo', refundreceipt: 'RefundReceipt' }[entity!];
     if (!wrapper) return send(res, 400, qboFault('Unsupported Operation', `${entity} is not supported`, '500'));
     const records = collection(key);
     if (req.method === 'GET' && id) {
@@ -308,8 +326,13 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
         return send(res, 400, xeroValidation(`The contact ${contactId ?? ''} does not exist`));
       }
       if (name === 'Payments') {
+        // A payment is applied to an invoice, or (a refund) to a credit note.
         const invoiceId = (item.Invoice as { InvoiceID?: string } | undefined)?.InvoiceID;
-        if (!invoiceId || !collection('xero:Invoices').has(invoiceId)) return send(res, 400, xeroValidation('Invoice could not be found'));
+        const creditNoteId = (item.CreditNote as { CreditNoteID?: string } | undefined)?.CreditNoteID;
+        if (creditNoteId !== undefined) {
+          if (!collection('xero:CreditNotes').has(creditNoteId)) return send(res, 400, xeroValidation('Credit Note could not be found'));
+        } else if (!invoiceId || !collection('xero:Invoices').has(invoiceId)) return send(res, 400, xeroValidation('Invoice could not be found'));
+        if (!(item.Account as { Code?: string } | undefined)?.Code) return send(res, 400, xeroValidation('Account code must be specified'));
       }
       const id = (item[idField] as string | undefined) ?? randomUUID();
       const current = records.get(id);
@@ -344,9 +367,30 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       ];
       return send(res, 200, { code: 0, message: 'success', taxes });
     }
+    const refund = /^\/books\/v3\/creditnotes\/([^/]+)\/refunds$/.exec(url.pathname);
+    if (refund) return zohoRefund(req, res, refund[1]!, body);
     const m = /^\/books\/v3\/(contacts|invoices|customerpayments|creditnotes)(?:\/([^/]+))?$/.exec(url.pathname);
     if (!m) return send(res, 404, { code: 5, message: 'Invalid URL Passed' });
     const [, resource, id] = m;
+    if (req.method === 'GET' && !id) {
+      // List with the documented search filters (exact match here).
+      const filters = {
+        contacts: ['contact_name'],
+        invoices: ['invoice_number'],
+        customerpayments: ['reference_number'],
+        creditnotes: ['creditnote_number'],
+      }[resource!]!;
+      const idField = { contacts: 'contact_id', invoices: 'invoice_id', customerpayments: 'payment_id', creditnotes: 'creditnote_id' }[resource!]!;
+      const rows = [...collection(`zoho_books:${resource}`).values()]
+        .filter((r) => filters.every((f) => !url.searchParams.has(f) || String(r.body[f]) === url.searchParams.get(f)))
+        .map((r) => ({ ...r.body, [idField]: r.id, last_modified_time: `v${r.version}` }));
+      return send(res, 200, {
+        code: 0,
+        message: 'success',
+        [resource === 'customerpayments' ? 'customerpayments' : resource!]: rows,
+        page_context: { page: 1, per_page: 200, has_more_page: false },
+      });
+    }
     const wrapper = { contacts: 'contact', invoices: 'invoice', customerpayments: 'payment', creditnotes: 'creditnote' }[resource!]!;
     const idField = { contacts: 'contact_id', invoices: 'invoice_id', customerpayments: 'payment_id', creditnotes: 'creditnote_id' }[resource!]!;
     const records = collection(`zoho_books:${resource}`);
@@ -380,6 +424,27 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
     return send(res, 405, { code: 5, message: 'Invalid method' });
   }
 
+  /** `/creditnotes/{creditnote_id}/refunds`: POST records a refund of the note, GET lists them. */
+  function zohoRefund(req: IncomingMessage, res: ServerResponse, creditNoteId: string, body: unknown): void {
+    const note = collection('zoho_books:creditnotes').get(creditNoteId);
+    if (!note) return send(res, 404, { code: 1002, message: 'Credit note does not exist.' });
+    const refunds = collection(`zoho_books:creditnotes/${creditNoteId}/refunds`);
+    if (req.method === 'GET') {
+      const rows = [...refunds.values()].map((r) => ({ ...r.body, creditnote_refund_id: r.id, creditnote_id: creditNoteId }));
+      return send(res, 200, { code: 0, message: 'success', creditnote_refunds: rows });
+    }
+    if (req.method !== 'POST') return send(res, 405, { code: 5, message: 'Invalid method' });
+    const b = (body ?? {}) as Record<string, unknown>;
+    if (typeof b.amount !== 'number' || !b.date) return send(res, 400, { code: 4, message: 'Invalid value passed for amount or date' });
+    const record = { id: nextId() + '000', version: 1, body: b };
+    refunds.set(record.id, record);
+    return send(res, 201, {
+      code: 0,
+      message: 'The refund information for this credit note has been saved.',
+      creditnote_refund: { ...b, creditnote_refund_id: record.id, creditnote_id: creditNoteId },
+    });
+  }
+
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((error: Error) => send(res, 500, { message: error.message }));
   });
@@ -389,6 +454,7 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   sandbox.rateLimit = (provider, count, seconds) => limits.set(provider, { count, seconds });
   sandbox.errorPage = (provider, count) => pages.set(provider, count);
   sandbox.refuseAccess = (provider, count) => refusals.set(provider, count);
+  sandbox.dropAnswer = (provider, count) => drops.set(provider, count);
   sandbox.env = () => ({
     KOSH_PUBLIC_URL: 'https://kosh.example.com',
     KOSH_QUICKBOOKS_CLIENT_ID: 'qbo-client',

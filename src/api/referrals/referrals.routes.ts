@@ -16,17 +16,17 @@ export function registerReferralRoutes(app: KoshApp, deps: AppDeps): void {
     {
       schema: {
         tags: ['referrals'],
-        summary: 'List referrals, newest first (SPEC 4.7 paging: limit/per_page, page, offset)',
+        summary: 'List referrals, newest first (SPEC 4.7 paging: limit/per_page, page, offset; or a cursor, starting_after / ending_before)',
         querystring: listReferralsQuery,
         response: { 200: referralListEnvelope },
       },
     },
     async (request) => {
-      const { referrals, total, page, perPage, offset } = await listReferrals(readCtx(deps, request), request.query);
+      const { referrals, total, page, perPage, hasMore } = await listReferrals(readCtx(deps, request), request.query);
       return {
         data: referrals,
         object: 'list' as const,
-        has_more: offset + referrals.length < total,
+        has_more: hasMore,
         total_count: total,
         meta: { page, per_page: perPage, total, total_pages: Math.ceil(total / perPage) },
       };

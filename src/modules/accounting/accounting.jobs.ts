@@ -3,12 +3,14 @@ import type { Ctx } from '../../platform/context.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { RetryJobAt, type JobHandler, type JobEnv } from '../../platform/jobs/jobs.js';
 import { newId } from '../../platform/ids.js';
+import { succeededRefundRows } from '../collections/index.js';
 import { listCreditNotes, type CreditNote } from '../credit-notes/index.js';
 import { customerCountry, customerStateCode, listCustomers, type Customer } from '../customers/index.js';
 import { listInvoices, type Invoice } from '../invoices/index.js';
 import { listPayments, type Payment } from '../payments/index.js';
 import {
   findConnection,
+  markCreateStarted,
   purgeOAuthStates,
   releaseSyncLease,
   saveSyncRecord,
@@ -33,6 +35,7 @@ import type {
   InvoiceDoc,
   PaymentDoc,
   ProviderSession,
+  RefundDoc,
   ResolvedRefs,
   SyncDoc,
   TaxedLine,
@@ -118,6 +121,8 @@ class SyncPass {
   /** The book-date zone of each invoice (its supplier's), which its payments and notes share. */
   private readonly invoiceZones = new Map<string, string>();
   private readonly customers = new Map<string, CustomerDoc>();
+  /** Every credit note met, pushed or not: a refund carries its note's lines. */
+  private readonly notes = new Map<string, CreditNoteDoc>();
 
   constructor(
     private readonly env: JobEnv,
@@ -222,11 +227,39 @@ class SyncPass {
             line: creditNoteLine(n),
             total: n.amount,
           };
+          this.notes.set(n.id, doc);
+          // QuickBooks books a refund note with its refund, as one RefundReceipt; only a note
+          // whose refund failed (spendable credit again) is a CreditMemo of its own.
+          if (this.adapter.refundAs === 'receipt' && n.type === 'refund' && n.refund_status !== 'refund_failed') continue;
           items.push({ type: 'credit_note', doc });
         }
         await this.pushAll('credit_note', items);
       },
     );
+    // Refunds that went through (the money left): pending ones wait, failed ones are credit.
+    for (let after: { created_at: Date; id: string } | null = null; ;) {
+      const rows = await succeededRefundRows(this.env.db, this.connection.tenant_id, after, PAGE.limit);
+      const items: SyncDoc[] = [];
+      for (const r of rows) {
+        const note = this.notes.get(r.credit_note_id);
+        if (!note) continue; // a refund note is issued with its refund; not met only if unnumbered
+        const doc: RefundDoc = {
+          id: r.id,
+          customer_external_id: note.customer_external_id,
+          credit_note_external_id: this.external.get(`credit_note:${r.credit_note_id}`) ?? '',
+          date: day(r.updated_at.toISOString(), this.invoiceZones.get(r.invoice_id))!,
+          currency: r.currency,
+          amount: r.amount,
+          reference: r.gateway_refund_id ?? r.id,
+          note,
+        };
+        items.push({ type: 'refund', doc });
+      }
+      await this.pushAll('refund', items);
+      if (rows.length < PAGE.limit) return;
+      const last = rows[rows.length - 1]!;
+      after = { created_at: last.created_at, id: last.id };
+    }
   }
 
   private async pages<T>(
@@ -258,7 +291,7 @@ class SyncPass {
 
   private async pushOne(type: SyncRecordType, item: SyncDoc, known: SyncRecordRow | undefined): Promise<void> {
     const hash = hashOf(item, this.mapping);
-    const existing: ExternalRef | null = known?.external_id ? { external_id: known.external_id, external_version: known.external_version } : null;
+    let existing: ExternalRef | null = known?.external_id ? { external_id: known.external_id, external_version: known.external_version } : null;
     if (known?.status === 'synced' && known.payload_hash === hash && existing) {
       this.external.set(`${type}:${item.doc.id}`, existing.external_id);
       this.counts.skipped += 1;
@@ -279,10 +312,14 @@ class SyncPass {
         status,
         last_error: error,
         attempts: 1,
+        // A definitive answer (created, or refused: nothing made) settles a create in flight;
+        // a transient failure leaves it open for the next attempt to look up.
+        create_started_at: status === 'pending' ? (startedAt ?? known?.create_started_at ?? null) : null,
         synced_at: status === 'synced' ? now : (known?.synced_at ?? null),
         created_at: now,
         updated_at: now,
       });
+    let startedAt: Date | null = null;
     const missing = this.missingDependency(item);
     if (missing) {
       await record('failed', existing, missing);
@@ -290,6 +327,26 @@ class SyncPass {
       return;
     }
     try {
+      const findExisting = this.adapter.findExisting;
+      if (!existing && findExisting) {
+        // No idempotency key at this provider (Zoho Books): an earlier create whose outcome was
+        // never recorded (a lost answer, a crash) may have made the record — find it first.
+        if (known?.create_started_at) existing = await findExisting(this.session, item, this.refs);
+        if (!existing) {
+          startedAt = now;
+          await markCreateStarted(this.env.db, {
+            tenant_id: this.connection.tenant_id,
+            id: known?.id ?? newId(),
+            connection_id: this.connection.id,
+            record_type: type,
+            record_id: item.doc.id,
+            status: 'pending',
+            create_started_at: now,
+            created_at: now,
+            updated_at: now,
+          });
+        }
+      }
       const ref = await this.adapter.push(this.session, item, this.refs, existing, idempotencyKey(type, item.doc.id, hash));
       await record('synced', ref, null);
       this.external.set(`${type}:${item.doc.id}`, ref.external_id);
@@ -311,6 +368,8 @@ class SyncPass {
     if (!item.doc.customer_external_id) return 'the customer is not synced yet (see its own sync record)';
     if ((item.type === 'payment' || item.type === 'payment_tds') && !item.doc.invoice_external_id)
       return 'the invoice is not synced yet (see its own sync record)';
+    if (item.type === 'refund' && this.adapter.refundAs === 'credit_note' && !item.doc.credit_note_external_id)
+      return 'the refund credit note is not synced yet (see its own sync record)';
     return null;
   }
 }

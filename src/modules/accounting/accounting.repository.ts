@@ -2,7 +2,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
-import { readTogether } from '../../platform/db/read-together.js';
+import { paginate, type ListResult } from '../../platform/db/paginate.js';
 import type {
   AccountingConnectionsTable,
   AccountingOAuthStatesTable,
@@ -63,14 +63,9 @@ export async function findConnectionByCompany(tx: Tx, tenantId: string, provider
     .executeTakeFirst();
 }
 
-export async function listConnectionRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: ConnectionRow[]; total: number }> {
+export async function listConnectionRows(tx: Tx, tenantId: string, page: Page): Promise<ListResult<ConnectionRow>> {
   const query = tx.selectFrom('accounting_connections').where('tenant_id', '=', tenantId);
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<ConnectionRow>(tx, query, { tenantId, table: 'accounting_connections', page });
 }
 
 export async function connectionsOf(tx: Tx, tenantId: string): Promise<ConnectionRow[]> {
@@ -175,7 +170,25 @@ export async function saveSyncRecord(tx: Tx, row: Insertable<AccountingSyncRecor
         status: eb.ref('excluded.status'),
         last_error: eb.ref('excluded.last_error'),
         attempts: eb('accounting_sync_records.attempts', '+', 1),
+        create_started_at: eb.ref('excluded.create_started_at'),
         synced_at: eb.ref('excluded.synced_at'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Commits, before a create is sent to a provider without idempotency keys, that it is about to be
+ * sent: a crash before the outcome is recorded leaves the mark, and the next attempt looks first.
+ */
+export async function markCreateStarted(tx: Tx, row: Omit<Insertable<AccountingSyncRecordsTable>, 'attempts'>): Promise<void> {
+  await tx
+    .insertInto('accounting_sync_records')
+    .values({ ...row, attempts: 0 })
+    .onConflict((oc) =>
+      oc.columns(['tenant_id', 'connection_id', 'record_type', 'record_id']).doUpdateSet((eb) => ({
+        create_started_at: eb.ref('excluded.create_started_at'),
         updated_at: eb.ref('excluded.updated_at'),
       })),
     )
@@ -184,15 +197,10 @@ export async function saveSyncRecord(tx: Tx, row: Insertable<AccountingSyncRecor
 
 export type SyncRecordFilter = { connection_id?: string; status?: SyncRecordStatus; record_type?: SyncRecordType };
 
-export async function listSyncRecordRows(tx: Tx, tenantId: string, filter: SyncRecordFilter, page: Page): Promise<{ rows: SyncRecordRow[]; total: number }> {
+export async function listSyncRecordRows(tx: Tx, tenantId: string, filter: SyncRecordFilter, page: Page): Promise<ListResult<SyncRecordRow>> {
   let query = tx.selectFrom('accounting_sync_records').where('tenant_id', '=', tenantId);
   if (filter.connection_id) query = query.where('connection_id', '=', filter.connection_id);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.record_type) query = query.where('record_type', '=', filter.record_type);
-  const [rows, [count]] = await readTogether(
-    tx,
-    query.selectAll().orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset),
-    query.select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { rows, total: Number(count?.n ?? 0) };
+  return paginate<SyncRecordRow>(tx, query, { tenantId, table: 'accounting_sync_records', page, orderBy: 'updated_at' });
 }

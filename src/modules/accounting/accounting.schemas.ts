@@ -60,7 +60,7 @@ export type AccountingConnection = z.infer<typeof connectionSchema>;
 
 export const deletedConnectionSchema = z.object({ id: z.uuid(), deleted: z.literal(true) });
 
-export const recordTypes = ['customer', 'invoice', 'payment', 'payment_tds', 'credit_note'] as const;
+export const recordTypes = ['customer', 'invoice', 'payment', 'payment_tds', 'credit_note', 'refund'] as const;
 
 export const syncBody = z.object({
   connection_id: z.uuid().optional().describe('default: every active connection'),

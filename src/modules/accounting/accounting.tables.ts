@@ -2,7 +2,7 @@ import type { Json, Timestamp } from '../../platform/db/schema.js';
 
 export type AccountingProvider = 'quickbooks' | 'xero' | 'zoho_books';
 export type ConnectionStatus = 'active' | 'reconnect_required' | 'error';
-export type SyncRecordType = 'customer' | 'invoice' | 'payment' | 'payment_tds' | 'credit_note';
+export type SyncRecordType = 'customer' | 'invoice' | 'payment' | 'payment_tds' | 'credit_note' | 'refund';
 export type SyncRecordStatus = 'pending' | 'synced' | 'failed';
 export type SyncRunStatus = 'queued' | 'running' | 'rate_limited' | 'succeeded' | 'failed' | 'paused';
 
@@ -61,6 +61,8 @@ export interface AccountingSyncRecordsTable {
   status: SyncRecordStatus;
   last_error: string | null;
   attempts: number;
+  /** A create sent to a provider without idempotency keys whose outcome is not recorded yet (decision 0160). */
+  create_started_at: Timestamp | null;
   synced_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;

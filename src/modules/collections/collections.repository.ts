@@ -238,6 +238,14 @@ export async function refundsOfPayment(tx: Tx, tenantId: string, paymentId: stri
   return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('payment_id', '=', paymentId).orderBy('created_at').execute();
 }
 
+/** Succeeded refunds in creation order, a page after `after` (keyset): what accounting sync books. */
+export async function succeededRefundRows(tx: Tx, tenantId: string, after: { created_at: Date; id: string } | null, limit: number): Promise<RefundRow[]> {
+  let query = tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('status', '=', 'succeeded');
+  if (after)
+    query = query.where((eb) => eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]));
+  return query.orderBy('created_at').orderBy('id').limit(limit).execute();
+}
+
 export async function finishRefund(tx: Tx, tenantId: string, id: string, patch: Updateable<RefundsTable>): Promise<RefundRow | undefined> {
   return tx
     .updateTable('refunds')

@@ -1,6 +1,8 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { deferWrite } from '../../platform/db/pipeline.js';
+import { paginate, type ListResult } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
 import type { DunningActionsTable, DunningCampaignsTable, DunningExecutionsTable, DunningStepsTable, ExecutionStatus } from './dunning.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
@@ -160,16 +162,12 @@ export async function listExecutionRows(
   tx: Tx,
   tenantId: string,
   filter: { invoice_id?: string; status?: ExecutionStatus },
-  page: { limit: number; offset: number },
-) {
+  page: Page,
+): Promise<ListResult<ExecutionRow>> {
   let q = tx.selectFrom('dunning_executions').where('tenant_id', '=', tenantId);
   if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
   if (filter.status) q = q.where('status', '=', filter.status);
-  const [rows, count] = await Promise.all([
-    q.selectAll().orderBy('started_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
-    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return paginate<ExecutionRow>(tx, q, { tenantId, table: 'dunning_executions', page, orderBy: 'started_at' });
 }
 
 export async function actionsOfExecutions(tx: Tx, tenantId: string, executionIds: string[]): Promise<ActionRow[]> {

@@ -1,3 +1,4 @@
+import type { Page } from '../../platform/http/envelope.js';
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -212,7 +213,7 @@ async function renderExecutions(ctx: Ctx, rows: ExecutionRow[]) {
   }));
 }
 
-export async function listExecutions(ctx: Ctx, filter: { invoice_id?: string; status?: ExecutionStatus }, page: { limit: number; offset: number }) {
+export async function listExecutions(ctx: Ctx, filter: { invoice_id?: string; status?: ExecutionStatus }, page: Page) {
   const { rows, total } = await listExecutionRows(ctx.tx, ctx.tenantId, filter, page);
   return { executions: await renderExecutions(ctx, rows), total };
 }

@@ -1,5 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
 import type { ReconciliationDiscrepanciesTable, ReconciliationRunsTable } from './finance.tables.js';
 import './finance.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
@@ -35,22 +37,10 @@ export async function latestRun(tx: Tx, tenantId: string): Promise<RunRow | unde
     .executeTakeFirst();
 }
 
-export async function listRuns(tx: Tx, tenantId: string, page: { limit: number; offset: number }): Promise<{ runs: RunRow[]; total: number }> {
-  const runs = await tx
-    .selectFrom('reconciliation_runs')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .orderBy('started_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  const count = await tx
-    .selectFrom('reconciliation_runs')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirstOrThrow();
-  return { runs, total: Number(count.n) };
+export async function listRuns(tx: Tx, tenantId: string, page: Page): Promise<{ runs: RunRow[]; total: number }> {
+  const query = tx.selectFrom('reconciliation_runs').where('tenant_id', '=', tenantId);
+  const { rows, total } = await paginate<RunRow>(tx, query, { tenantId, table: 'reconciliation_runs', page, orderBy: 'started_at' });
+  return { runs: rows, total };
 }
 
 /** Inserts a running run; false when one is already running for the scope (a concurrent request won). */

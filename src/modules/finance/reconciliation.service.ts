@@ -1,3 +1,4 @@
+import type { Page } from '../../platform/http/envelope.js';
 import type { Kysely } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
@@ -153,7 +154,7 @@ export async function getLatestRun(ctx: Ctx): Promise<ReconciliationRun> {
   return toRun(row, await discrepanciesOf(ctx.tx, ctx.tenantId, row.id));
 }
 
-export async function listReconciliationRuns(ctx: Ctx, page: { limit: number; offset: number }) {
+export async function listReconciliationRuns(ctx: Ctx, page: Page) {
   const { runs, total } = await listRuns(ctx.tx, ctx.tenantId, page);
   return { runs: runs.map((r) => toRun(r)), total };
 }

@@ -1,5 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { countsChanged, paginate, type ListResult } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
 import type { OrganizationFxRatesTable, OrganizationsTable } from './organizations.tables.js';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
@@ -13,6 +15,9 @@ export type MemberRow = {
   created_at: Date;
   updated_at: Date;
 };
+
+/** What a member tenant shows of itself (never its secrets). */
+const MEMBER_COLUMNS = ['id', 'name', 'email', 'data_region', 'base_currency', 'organization_id', 'created_at', 'updated_at'];
 
 /**
  * Organizations are global, but every read here is scoped by the calling tenant's membership:
@@ -51,6 +56,9 @@ export async function lockTenant(tx: Tx, tenantId: string): Promise<{ organizati
 }
 
 export async function setMembership(tx: Tx, tenantId: string, organizationId: string | null, now: Date): Promise<MemberRow> {
+  // The member lists' cached counts are per organization, which runAction's per-tenant reset does
+  // not reach: membership changes are rare, so every cached count goes.
+  countsChanged();
   return tx
     .updateTable('tenants')
     .set({ organization_id: organizationId, updated_at: now })
@@ -59,24 +67,17 @@ export async function setMembership(tx: Tx, tenantId: string, organizationId: st
     .executeTakeFirstOrThrow();
 }
 
-export async function listMembers(tx: Tx, organizationId: string, page: { limit: number; offset: number }): Promise<{ rows: MemberRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    tx
-      .selectFrom('tenants')
-      .select(['id', 'name', 'email', 'data_region', 'base_currency', 'organization_id', 'created_at', 'updated_at'])
-      .where('organization_id', '=', organizationId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    tx
-      .selectFrom('tenants')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', organizationId)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+/** The tenants of an organization, oldest first (paginate scoped by `organization_id`). */
+export async function listMembers(tx: Tx, organizationId: string, page: Page): Promise<ListResult<MemberRow>> {
+  const query = tx.selectFrom('tenants').where('organization_id', '=', organizationId);
+  return paginate<MemberRow>(tx, query, {
+    tenantId: organizationId,
+    table: 'tenants',
+    page,
+    ascending: true,
+    scopeColumn: 'organization_id',
+    columns: MEMBER_COLUMNS,
+  });
 }
 
 export async function allMembers(tx: Tx, organizationId: string): Promise<{ id: string; name: string }[]> {

@@ -84,6 +84,21 @@ describe('organizations', () => {
   });
 
   describe('GET /v1/organizations/{id}/tenants', () => {
+    it('pages with limit and with starting_after / ending_before', async () => {
+      const first = await usd.api('GET', `/v1/organizations/${orgId}/tenants?limit=2`);
+      expect(first.body.data.map((m: { id: string }) => m.id)).toEqual([inr.tenantId, usd.tenantId]);
+      expect(first.body).toMatchObject({ has_more: true, total_count: 3 });
+      const next = await usd.api('GET', `/v1/organizations/${orgId}/tenants?limit=2&starting_after=${usd.tenantId}`);
+      expect(next.body.data.map((m: { id: string }) => m.id)).toEqual([eur.tenantId]);
+      expect(next.body.has_more).toBe(false);
+      const previous = await usd.api('GET', `/v1/organizations/${orgId}/tenants?limit=1&ending_before=${eur.tenantId}`);
+      expect(previous.body.data.map((m: { id: string }) => m.id)).toEqual([usd.tenantId]);
+      expect(previous.body.has_more).toBe(true);
+      // A cursor naming a tenant outside the organization finds no anchor: an empty page.
+      const foreign = await usd.api('GET', `/v1/organizations/${orgId}/tenants?starting_after=${usd.tenantId.replace(/.$/, (c) => (c === '0' ? '1' : '0'))}`);
+      expect(foreign.body.data).toEqual([]);
+    });
+
     it('lists the members in both SPEC list shapes', async () => {
       const res = await usd.api('GET', `/v1/organizations/${orgId}/tenants`);
       expect(res.status).toBe(200);

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Kysely } from 'kysely';
-import { paginate } from '../../platform/db/paginate.js';
+import { paginate, type ListResult } from '../../platform/db/paginate.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import type { ReferralsTable, ReferralStatus } from './referrals.tables.js';
 import './referrals.tables.js';
@@ -58,8 +58,8 @@ export async function listReferralRows(
   tx: Tx,
   tenantId: string,
   filter: ReferralFilter,
-  window: { limit: number; offset: number },
-): Promise<{ rows: ReferralRow[]; total: number }> {
+  window: { limit: number; offset: number; startingAfter?: string; endingBefore?: string },
+): Promise<ListResult<ReferralRow>> {
   let q = tx.selectFrom('referrals').where('tenant_id', '=', tenantId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.referrer_id) q = q.where('referrer_id', '=', filter.referrer_id);

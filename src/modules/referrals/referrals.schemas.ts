@@ -33,6 +33,8 @@ export const listReferralsQuery = z.object({
   per_page: z.coerce.number().int().min(1).max(MAX_REFERRALS_PAGE).optional(),
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
   offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('overrides page'),
+  starting_after: z.uuid({ message: 'must be the id of an object in this list' }).optional().describe('Cursor: the referrals after this id, in list order'),
+  ending_before: z.uuid({ message: 'must be the id of an object in this list' }).optional().describe('Cursor: the referrals before this id, in list order'),
   status: referralStatus.optional(),
   referrer_id: z.uuid().optional(),
 });

@@ -103,14 +103,24 @@ export async function getReferral(ctx: Ctx, id: string): Promise<Referral> {
   return toReferral(row);
 }
 
-export type ReferralPage = { referrals: Referral[]; total: number; page: number; perPage: number; offset: number };
+export type ReferralPage = { referrals: Referral[]; total: number; page: number; perPage: number; offset: number; hasMore: boolean };
 
 export async function listReferrals(ctx: Ctx, query: ListReferralsQuery): Promise<ReferralPage> {
   const perPage = query.per_page ?? query.limit ?? DEFAULT_PAGE_SIZE;
-  const offset = query.offset ?? (query.page - 1) * perPage;
+  if (query.starting_after !== undefined && query.ending_before !== undefined) {
+    throw errors.invalidField('ending_before', 'give starting_after or ending_before, not both');
+  }
+  const cursor = query.starting_after ?? query.ending_before;
+  // A cursor page is not an offset page: meta.page is 1 and offset 0 (the page is relative to the cursor).
+  const offset = cursor !== undefined ? 0 : (query.offset ?? (query.page - 1) * perPage);
   const filter: ReferralFilter = { status: query.status, referrer_id: query.referrer_id };
-  const { rows, total } = await listReferralRows(ctx.tx, ctx.tenantId, filter, { limit: perPage, offset });
-  return { referrals: rows.map(toReferral), total, perPage, offset, page: Math.floor(offset / perPage) + 1 };
+  const { rows, total, hasMore } = await listReferralRows(ctx.tx, ctx.tenantId, filter, {
+    limit: perPage,
+    offset,
+    ...(query.starting_after !== undefined ? { startingAfter: query.starting_after } : {}),
+    ...(query.ending_before !== undefined ? { endingBefore: query.ending_before } : {}),
+  });
+  return { referrals: rows.map(toReferral), total, perPage, offset, page: Math.floor(offset / perPage) + 1, hasMore };
 }
 
 export async function cancelReferral(ctx: Ctx, id: string): Promise<ReferralRow> {

@@ -275,6 +275,21 @@ describe('referrals', () => {
       expect(res.body.has_more).toBe(hasMore);
     });
 
+    it('pages with starting_after and ending_before, keeping the meta block', async () => {
+      const next = await tenant.api('GET', `/v1/referrals?limit=2&starting_after=${ids[1]}`);
+      expect(next.status, next.text).toBe(200);
+      expect(next.body.data.map((r: { id: string }) => r.id)).toEqual(ids.slice(2, 4));
+      expect(next.body).toMatchObject({ has_more: true, total_count: 7, meta: { page: 1, per_page: 2, total: 7, total_pages: 4 } });
+      const last = await tenant.api('GET', `/v1/referrals?limit=2&starting_after=${ids[4]}`);
+      expect(last.body.data.map((r: { id: string }) => r.id)).toEqual(ids.slice(5, 7));
+      expect(last.body.has_more).toBe(false);
+      const previous = await tenant.api('GET', `/v1/referrals?limit=2&ending_before=${ids[3]}`);
+      expect(previous.body.data.map((r: { id: string }) => r.id)).toEqual(ids.slice(1, 3));
+      expect(previous.body.has_more).toBe(true);
+      expect((await tenant.api('GET', `/v1/referrals?starting_after=${ids[0]}&ending_before=${ids[1]}`)).status).toBe(400);
+      expect((await tenant.api('GET', '/v1/referrals?starting_after=nope')).status).toBe(400);
+    });
+
     it('filters by status and referrer', async () => {
       const canceled = await tenant.api('GET', '/v1/referrals?status=canceled');
       expect(canceled.body.data.map((r: { id: string }) => r.id)).toEqual([ids[0]]);

@@ -35,6 +35,14 @@ export type ListOptions = {
   ascending?: boolean;
   /** More columns beside the row's own (e.g. its children as JSON), read in the same statement. */
   select?: (query: AnySelect) => AnySelect;
+  /** Only these columns of the row (default: all of them). */
+  columns?: string[];
+  /**
+   * The column that scopes the list to its owner, for the cursor's anchor row (default
+   * `tenant_id`; the tenants of an organization: `organization_id`, with the organization's id as
+   * `tenantId`).
+   */
+  scopeColumn?: string;
 };
 
 export type ListResult<Row> = { rows: Row[]; total: number; hasMore: boolean };
@@ -93,10 +101,11 @@ export function pageQuery(query: AnySelect, options: ListOptions): AnySelect {
   // Reading backwards (ending_before) walks the list order reversed, then turns the page round.
   const descending = (options.ascending ?? false) === backwards;
 
-  let rowsQuery = query.selectAll(table);
+  let rowsQuery = options.columns ? query.select(options.columns.map((c) => `${table}.${c}`)) : query.selectAll(table);
   if (options.select) rowsQuery = options.select(rowsQuery);
   if (cursor !== undefined) {
-    const anchor = sql`(SELECT ${sql.ref(order)}, id FROM ${sql.table(table)} WHERE tenant_id = ${tenantId} AND id = ${cursor})`;
+    const scope = sql.ref(options.scopeColumn ?? 'tenant_id');
+    const anchor = sql`(SELECT ${sql.ref(order)}, id FROM ${sql.table(table)} WHERE ${scope} = ${tenantId} AND id = ${cursor})`;
     rowsQuery = rowsQuery.where(sql<boolean>`(${col(order)}, ${col('id')}) ${sql.raw(descending ? '<' : '>')} ${anchor}`);
   }
   const direction = descending ? 'desc' : 'asc';

@@ -81,12 +81,31 @@ export type CreditNoteDoc = {
   total: number;
 };
 
+/**
+ * A refund of a gateway payment that went through: the money that left, against its refund credit
+ * note (DESIGN §11). QuickBooks books it as a RefundReceipt carrying the note's lines (the note
+ * itself is not sent as a CreditMemo); Xero and Zoho Books as a refund of the synced credit note.
+ */
+export type RefundDoc = {
+  id: string;
+  customer_external_id: string;
+  /** The refund credit note at the provider (Xero, Zoho Books); '' until it is synced. */
+  credit_note_external_id: string;
+  date: string;
+  currency: string;
+  amount: number;
+  /** The gateway's refund id, else Kosh's. */
+  reference: string;
+  note: CreditNoteDoc;
+};
+
 export type SyncDoc =
   | { type: 'customer'; doc: CustomerDoc }
   | { type: 'invoice'; doc: InvoiceDoc }
   | { type: 'payment'; doc: PaymentDoc }
   | { type: 'payment_tds'; doc: PaymentDoc }
-  | { type: 'credit_note'; doc: CreditNoteDoc };
+  | { type: 'credit_note'; doc: CreditNoteDoc }
+  | { type: 'refund'; doc: RefundDoc };
 
 /** An authorised session against one company at the provider. */
 export type ProviderSession = {
@@ -125,6 +144,17 @@ export interface AccountingAdapter {
   resolveRefs(session: ProviderSession, mapping: TaxMapping): Promise<ResolvedRefs>;
   /** Which record types it keeps separately (QuickBooks and Xero book TDS as its own payment). */
   recordTypes: SyncRecordType[];
+  /**
+   * How a refund is booked: `receipt` — one document with the refund note's lines (QuickBooks
+   * RefundReceipt; the note is then not pushed on its own); `credit_note` — a refund of the synced
+   * credit note (Xero, Zoho Books).
+   */
+  refundAs: 'receipt' | 'credit_note';
+  /**
+   * For providers without an idempotency key (Zoho Books): finds a record an earlier create may
+   * have made without Kosh recording its id, by the document's own unique mark (decision 0160).
+   */
+  findExisting?(session: ProviderSession, item: SyncDoc, refs: ResolvedRefs): Promise<ExternalRef | null>;
   /**
    * Creates the record, or updates it when `existing` is given — never a second copy.
    * `idempotencyKey` is stable for one version of one record.

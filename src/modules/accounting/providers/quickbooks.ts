@@ -36,6 +36,7 @@ const ENTITY: Record<SyncDoc['type'], { path: string; key: string }> = {
   payment: { path: 'payment', key: 'Payment' },
   payment_tds: { path: 'payment', key: 'Payment' },
   credit_note: { path: 'creditmemo', key: 'CreditMemo' },
+  refund: { path: 'refundreceipt', key: 'RefundReceipt' },
 };
 
 function companyUrl(session: ProviderSession, path: string, query: Record<string, string> = {}): string {
@@ -148,6 +149,16 @@ export function quickbooksBody(item: SyncDoc, refs: ResolvedRefs): Record<string
     }
     case 'credit_note':
       return creditMemoBody(item.doc, refs);
+    case 'refund': {
+      // A RefundReceipt is the credit note and the money out in one: it reverses the income and
+      // the GST of the refund note's lines and is paid from the bank (deposit-to) account.
+      const r = item.doc;
+      return {
+        ...creditMemoBody({ ...r.note, date: r.date }, refs),
+        PaymentRefNum: r.reference.slice(0, 21),
+        DepositToAccountRef: { value: refs.accounts.bank },
+      };
+    }
   }
 }
 
@@ -156,7 +167,8 @@ export const quickbooks: AccountingAdapter = {
   scopes: 'com.intuit.quickbooks.accounting',
   authorizeParams: {},
   tokenAuth: 'basic',
-  recordTypes: ['customer', 'invoice', 'payment', 'payment_tds', 'credit_note'],
+  recordTypes: ['customer', 'invoice', 'payment', 'payment_tds', 'credit_note', 'refund'],
+  refundAs: 'receipt',
   // QuickBooks India's preset codes: "GST 18%" is the CGST 9% + SGST 9% group, "IGST 18%" the
   // integrated rate; exports and nil-rated supplies use "Exempt IGST".
   defaultMapping: {

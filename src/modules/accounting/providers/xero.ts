@@ -60,6 +60,7 @@ const COLLECTION: Record<SyncDoc['type'], { path: string; key: string; id: strin
   payment: { path: 'Payments', key: 'Payments', id: 'PaymentID', method: 'PUT' },
   payment_tds: { path: 'Payments', key: 'Payments', id: 'PaymentID', method: 'PUT' },
   credit_note: { path: 'CreditNotes', key: 'CreditNotes', id: 'CreditNoteID', method: 'POST' },
+  refund: { path: 'Payments', key: 'Payments', id: 'PaymentID', method: 'PUT' },
 };
 
 export function xeroBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unknown> {
@@ -126,6 +127,17 @@ export function xeroBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unkn
         LineItems: [lineItem(d.line, d.currency, d.tax_type, refs)],
       };
     }
+    case 'refund': {
+      // Xero refunds a credit note with a payment on it, out of the bank account.
+      const r = item.doc;
+      return {
+        CreditNote: { CreditNoteID: r.credit_note_external_id },
+        Account: { Code: refs.accounts.bank },
+        Date: r.date,
+        Amount: majorUnits(r.amount, r.currency),
+        Reference: `Refund ${r.reference}`,
+      };
+    }
   }
 }
 
@@ -134,7 +146,8 @@ export const xero: AccountingAdapter = {
   scopes: 'openid offline_access accounting.transactions accounting.contacts accounting.settings.read',
   authorizeParams: {},
   tokenAuth: 'basic',
-  recordTypes: ['customer', 'invoice', 'payment', 'payment_tds', 'credit_note'],
+  recordTypes: ['customer', 'invoice', 'payment', 'payment_tds', 'credit_note', 'refund'],
+  refundAs: 'credit_note',
   // Xero has no India edition: GST is booked with the organisation's standard output tax
   // (`OUTPUT`) and the amount Kosh computed; zero-rated supplies use `ZERORATEDOUTPUT`.
   defaultMapping: {

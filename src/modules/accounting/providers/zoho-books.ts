@@ -86,13 +86,54 @@ function lineItem(line: TaxedLine, currency: string, taxType: string, refs: Reso
   };
 }
 
-const RESOURCE: Record<SyncDoc['type'], { path: string; key: string; id: string; numbered: boolean }> = {
-  customer: { path: 'contacts', key: 'contact', id: 'contact_id', numbered: false },
-  invoice: { path: 'invoices', key: 'invoice', id: 'invoice_id', numbered: true },
-  payment: { path: 'customerpayments', key: 'payment', id: 'payment_id', numbered: false },
-  payment_tds: { path: 'customerpayments', key: 'payment', id: 'payment_id', numbered: false },
-  credit_note: { path: 'creditnotes', key: 'creditnote', id: 'creditnote_id', numbered: true },
+type Resource = { path: string; key: string; id: string; numbered: boolean; list: string };
+
+const RESOURCE: Record<Exclude<SyncDoc['type'], 'refund'>, Resource> = {
+  customer: { path: 'contacts', key: 'contact', id: 'contact_id', numbered: false, list: 'contacts' },
+  invoice: { path: 'invoices', key: 'invoice', id: 'invoice_id', numbered: true, list: 'invoices' },
+  payment: { path: 'customerpayments', key: 'payment', id: 'payment_id', numbered: false, list: 'customerpayments' },
+  payment_tds: { path: 'customerpayments', key: 'payment', id: 'payment_id', numbered: false, list: 'customerpayments' },
+  credit_note: { path: 'creditnotes', key: 'creditnote', id: 'creditnote_id', numbered: true, list: 'creditnotes' },
 };
+
+/** A refund lives under its credit note: `/creditnotes/{creditnote_id}/refunds`. */
+function refundResource(creditNoteId: string): Resource {
+  return {
+    path: `creditnotes/${encodeURIComponent(creditNoteId)}/refunds`,
+    key: 'creditnote_refund',
+    id: 'creditnote_refund_id',
+    numbered: false,
+    list: 'creditnote_refunds',
+  };
+}
+
+function resourceOf(item: SyncDoc): Resource {
+  return item.type === 'refund' ? refundResource(item.doc.credit_note_external_id) : RESOURCE[item.type];
+}
+
+/** Kosh's mark on payments and refunds, which carry no number of their own: how a lost create is found again. */
+const koshMark = (kind: string, id: string) => `Kosh ${kind} ${id}`;
+
+/**
+ * The unique mark of a document and the list filter that finds it (decision 0160): contacts by
+ * their display name (name and e-mail), invoices and credit notes by Kosh's number, payments by
+ * reference number then Kosh's mark in the description, refunds by the mark among the note's refunds.
+ */
+function lookupOf(item: SyncDoc, body: Record<string, unknown>): { query: Record<string, string>; matches: (row: Record<string, unknown>) => boolean } {
+  switch (item.type) {
+    case 'customer':
+      return { query: { contact_name: String(body.contact_name) }, matches: (row) => row.contact_name === body.contact_name };
+    case 'invoice':
+      return { query: { invoice_number: item.doc.number }, matches: (row) => row.invoice_number === item.doc.number };
+    case 'credit_note':
+      return { query: { creditnote_number: item.doc.number }, matches: (row) => row.creditnote_number === item.doc.number };
+    case 'payment':
+    case 'payment_tds':
+      return { query: { reference_number: item.doc.reference }, matches: (row) => row.description === body.description };
+    case 'refund':
+      return { query: {}, matches: (row) => row.description === body.description };
+  }
+}
 
 export function zohoBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unknown> {
   switch (item.type) {
@@ -140,6 +181,7 @@ export function zohoBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unkn
         amount: majorUnits(p.amount, p.currency),
         date: p.date,
         reference_number: p.reference,
+        description: koshMark('payment', p.id),
         ...(refs.accounts.bank ? { account_id: refs.accounts.bank } : {}),
         // TDS rides on the same payment as Zoho books it: withheld against the invoice, into the
         // tax (TDS receivable) account.
@@ -164,6 +206,18 @@ export function zohoBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unkn
         line_items: [lineItem(d.line, d.currency, d.tax_type, refs)],
       };
     }
+    case 'refund': {
+      // Zoho records the money paid out of the bank account against the credit note.
+      const r = item.doc;
+      return {
+        date: r.date,
+        refund_mode: 'banktransfer',
+        reference_number: r.reference.slice(0, 100),
+        amount: majorUnits(r.amount, r.currency),
+        description: koshMark('refund', r.id),
+        ...(refs.accounts.bank ? { from_account_id: refs.accounts.bank } : {}),
+      };
+    }
   }
 }
 
@@ -173,7 +227,8 @@ export const zohoBooks: AccountingAdapter = {
   // Without these Zoho issues no refresh token (and only on the first consent).
   authorizeParams: { access_type: 'offline', prompt: 'consent' },
   tokenAuth: 'body',
-  recordTypes: ['customer', 'invoice', 'payment', 'credit_note'],
+  recordTypes: ['customer', 'invoice', 'payment', 'credit_note', 'refund'],
+  refundAs: 'credit_note',
   // Zoho Books India's preset taxes: the "GST18" group (CGST 9% + SGST 9%) and "IGST18".
   defaultMapping: {
     tax_codes: gstKeys(
@@ -212,8 +267,20 @@ export const zohoBooks: AccountingAdapter = {
     return { taxCodes, item: mapping.item, accounts: mapping.accounts };
   },
 
+  async findExisting(session, item, refs) {
+    const r = resourceOf(item);
+    const lookup = lookupOf(item, zohoBody(item, refs));
+    const res = await callProvider(url(session, r.path, lookup.query), { headers: headers(session.accessToken) }, describeError, session.nowMs);
+    const rows = ((res.body as Record<string, unknown>)[r.list] ?? []) as Record<string, unknown>[];
+    const found = Array.isArray(rows) ? rows.find(lookup.matches) : undefined;
+    const id = found?.[r.id];
+    return typeof id === 'string' && id ? { external_id: id, external_version: (found!.last_modified_time as string | undefined) ?? null } : null;
+  },
+
   async push(session, item, refs, existing) {
-    const r = RESOURCE[item.type];
+    // A refund does not change once made (in Kosh either): a synced one is not re-sent.
+    if (existing && item.type === 'refund') return existing;
+    const r = resourceOf(item);
     const query: Record<string, string> = r.numbered ? { ignore_auto_number_generation: 'true' } : {};
     const res = await callProvider(
       existing ? url(session, `${r.path}/${encodeURIComponent(existing.external_id)}`, query) : url(session, r.path, query),
