@@ -236,6 +236,10 @@ export async function refundsOfPayment(tx: Tx, tenantId: string, paymentId: stri
   return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('payment_id', '=', paymentId).orderBy('created_at').execute();
 }
 
+export async function refundOfCreditNote(tx: Tx, tenantId: string, creditNoteId: string): Promise<RefundRow | undefined> {
+  return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('credit_note_id', '=', creditNoteId).forUpdate().executeTakeFirst();
+}
+
 export async function finishRefund(tx: Tx, tenantId: string, id: string, patch: Updateable<RefundsTable>): Promise<RefundRow | undefined> {
   return tx
     .updateTable('refunds')
