@@ -1,31 +1,46 @@
 import type { Ctx } from '../../platform/context.js';
-import { errors } from '../../platform/errors.js';
-import { emitEvent } from '../../platform/events/events.js';
+import { errors, KoshError } from '../../platform/errors.js';
+import { emitEvents, type EventType } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { enqueueMail, isDeliverableAddress } from '../../platform/mail/index.js';
-import { getCustomer } from '../../modules/customers/index.js';
+import { findCustomers, getCustomer } from '../../modules/customers/index.js';
 import { getEntity } from '../../modules/entities/index.js';
-import { applyToInvoice, getInvoiceRow, renderInvoice, setLastPaymentError, type InvoiceRow } from '../../modules/invoices/index.js';
-import { Account, postEntry } from '../../modules/ledger/index.js';
-import { savePayment } from '../../modules/payments/index.js';
+import {
+  applyPaymentsToInvoices,
+  getInvoiceRow,
+  getInvoiceRows,
+  renderInvoices,
+  setLastPaymentError,
+  setLastPaymentErrors,
+  type InvoiceRow,
+} from '../../modules/invoices/index.js';
+import { Account, postEntries, type Posting } from '../../modules/ledger/index.js';
+import { savePayments } from '../../modules/payments/index.js';
 import {
   callContext,
   completeCheckoutSession,
   defaultPaymentMethod,
+  defaultPaymentMethodsOf,
   duePendingAttempts,
   findAttempt,
+  findAttempts,
   findPaymentMethod,
   finishAttempt,
+  finishAttempts,
   gatewayForCurrency,
   gatewayOfPaymentMethod,
   getCustomerPaymentMethod,
   insertAttempt,
+  insertAttempts,
   pendingAttemptOf,
+  pendingAttemptsOfInvoices,
   savedPaymentMethod,
+  type AttemptFinish,
   type AttemptRow,
   type ChargeOutcome,
   type CollectionsEnv,
+  type GatewayCustomer,
   type ResolvedGateway,
   type SavedPaymentMethod,
 } from '../../modules/collections/index.js';
@@ -95,27 +110,7 @@ export async function startAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: str
   }
 
   const notice = saved.requiresPreDebitNotice;
-  const attempt: AttemptRow = {
-    tenant_id: ctx.tenantId,
-    id: newId(),
-    invoice_id: invoice.id,
-    customer_id: invoice.customer_id,
-    payment_method_id: paymentMethodId,
-    checkout_session_id: options.checkout?.sessionId ?? null,
-    gateway: resolved.provider,
-    connection_id: resolved.connectionId,
-    amount: invoice.amount_due,
-    currency: invoice.currency,
-    status: 'pending',
-    pending_reason: notice ? 'notice' : 'charging',
-    charge_after: notice ? new Date(ctx.now.getTime() + PRE_DEBIT_NOTICE_MS) : null,
-    gateway_payment_id: null,
-    failure_code: null,
-    failure_message: null,
-    payment_id: null,
-    created_at: ctx.now,
-    updated_at: ctx.now,
-  };
+  const attempt = attemptRow(ctx, invoice, saved, resolved, paymentMethodId, options.checkout?.sessionId ?? null);
   await insertAttempt(ctx.tx, attempt);
   if (notice) {
     const customer = await getCustomer(ctx, invoice.customer_id);
@@ -133,6 +128,39 @@ export async function startAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: str
     }
   }
   return attempt;
+}
+
+/** A new pending attempt on the invoice's whole amount due (waiting out the pre-debit notice on a mandate). */
+function attemptRow(
+  ctx: Ctx,
+  invoice: InvoiceRow,
+  saved: SavedPaymentMethod,
+  resolved: ResolvedGateway,
+  paymentMethodId: string | null,
+  checkoutSessionId: string | null,
+): AttemptRow {
+  const notice = saved.requiresPreDebitNotice;
+  return {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    invoice_id: invoice.id,
+    customer_id: invoice.customer_id,
+    payment_method_id: paymentMethodId,
+    checkout_session_id: checkoutSessionId,
+    gateway: resolved.provider,
+    connection_id: resolved.connectionId,
+    amount: invoice.amount_due,
+    currency: invoice.currency,
+    status: 'pending',
+    pending_reason: notice ? 'notice' : 'charging',
+    charge_after: notice ? new Date(ctx.now.getTime() + PRE_DEBIT_NOTICE_MS) : null,
+    gateway_payment_id: null,
+    failure_code: null,
+    failure_message: null,
+    payment_id: null,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
 }
 
 function unknownFrom(error: unknown): ChargeOutcome {
@@ -194,6 +222,8 @@ async function askGateway(
   now: Date,
   fresh: boolean,
   blocked?: string,
+  /** Read by the caller for a whole batch: the invoice as it is now (undefined: gone) and the customer. */
+  known?: { invoice: InvoiceRow | undefined; customer: ChargeCustomer },
 ): Promise<ChargeOutcome> {
   const adapter = resolved.gateway.adapter;
   const call = callContext(env, resolved, now);
@@ -208,7 +238,8 @@ async function askGateway(
     if (!saved.reference)
       return { status: 'failed', gatewayPaymentId: null, failureCode: 'checkout_abandoned', failureMessage: 'the checkout payment never reached the gateway' };
     const read: Ctx = { tx: env.db, tenantId: attempt.tenant_id, now };
-    const invoice = await getInvoiceRow(read, attempt.invoice_id);
+    const invoice = known ? known.invoice : await getInvoiceRow(read, attempt.invoice_id);
+    if (!invoice) throw errors.notFound('invoice');
     if ((invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due < attempt.amount) {
       // Paid, credited or voided while the attempt waited (a mandate's notice period): nothing to charge.
       return {
@@ -218,7 +249,7 @@ async function askGateway(
         failureMessage: `the invoice is ${invoice.status} with ${invoice.amount_due} due`,
       };
     }
-    const customer = await getCustomer(read, attempt.customer_id);
+    const customer = known ? known.customer : await getCustomer(read, attempt.customer_id);
     return await adapter.charge(call, {
       idempotencyKey: key,
       amount: attempt.amount,
@@ -246,147 +277,325 @@ export async function commitOutcome(
 
 /**
  * Applies what the gateway said to a pending attempt, in the caller's transaction (the attempt's
- * commit, or an inbound webhook's). Succeeded: the payment (card/upi) is recorded and applied to
- * the invoice, Dr gateway clearing, Cr receivables (anything the invoice no longer owes — it was
- * paid another way meanwhile — goes to customer advances); invoice.paid when it closes. Failed:
- * `last_payment_error` on the invoice and invoice.payment_failed. Pending/unknown: it stays pending
- * for the webhook or the sweep. The guarded UPDATE out of `pending` makes it happen once.
+ * commit, or an inbound webhook's). See recordChargeOutcomes, which this is for one attempt.
  */
 export async function recordChargeOutcome(ctx: Ctx, attemptId: string, outcome: ChargeOutcome): Promise<AttemptRow | undefined> {
-  if (outcome.status === 'pending' || outcome.status === 'unknown') {
-    return finishAttempt(ctx.tx, ctx.tenantId, attemptId, {
-      pending_reason: outcome.status === 'pending' ? 'gateway' : 'unknown',
-      gateway_payment_id: outcome.status === 'pending' ? outcome.gatewayPaymentId : undefined,
-      updated_at: ctx.now,
-    });
-  }
-  if (outcome.status === 'failed') {
-    const attempt = await finishAttempt(ctx.tx, ctx.tenantId, attemptId, {
-      status: 'failed',
-      pending_reason: null,
-      gateway_payment_id: outcome.gatewayPaymentId,
-      failure_code: outcome.failureCode,
-      failure_message: outcome.failureMessage,
-      updated_at: ctx.now,
-    });
-    if (!attempt) return findAttempt(ctx.tx, ctx.tenantId, attemptId);
-    const current = await getInvoiceRow(ctx, attempt.invoice_id);
-    if (current.status !== 'open' && current.status !== 'uncollectible') return attempt;
-    const invoice = await setLastPaymentError(ctx, attempt.invoice_id, { code: outcome.failureCode, message: outcome.failureMessage });
-    await emitEvent(ctx, 'invoice.payment_failed', await renderInvoice(ctx, invoice));
-    return attempt;
-  }
-  const paymentId = newId();
-  const attempt = await finishAttempt(ctx.tx, ctx.tenantId, attemptId, {
-    status: 'succeeded',
-    pending_reason: null,
-    gateway_payment_id: outcome.gatewayPaymentId,
-    payment_id: paymentId,
-    failure_code: null,
-    failure_message: null,
-    updated_at: ctx.now,
-  });
-  if (!attempt) return findAttempt(ctx.tx, ctx.tenantId, attemptId);
-  const invoice = await getInvoiceRow(ctx, attempt.invoice_id, true);
-  const settleable = invoice.status === 'open' || invoice.status === 'uncollectible';
-  const applied = settleable ? Math.min(attempt.amount, invoice.amount_due) : 0;
-  const advance = attempt.amount - applied;
-  const entity = await getEntity(ctx, invoice.entity_id);
-  await postEntry(ctx, {
-    ledgerId: entity.tb_ledger_id,
-    entityId: entity.id,
-    kind: 'payment.recorded',
-    referenceType: 'payment',
-    referenceId: paymentId,
-    currency: attempt.currency,
-    description: `${outcome.paymentType === 'upi' ? 'UPI' : 'Card'} payment through ${attempt.gateway} for invoice ${invoice.number}`,
-    lines: [
-      { account: Account.GATEWAY_CLEARING, debit: attempt.amount, customerId: attempt.customer_id },
-      { account: Account.RECEIVABLES, credit: applied, customerId: attempt.customer_id, invoiceId: invoice.id },
-      { account: Account.CUSTOMER_ADVANCES, credit: advance, customerId: attempt.customer_id },
-    ],
-  });
-  const payment = await savePayment(ctx, {
-    tenant_id: ctx.tenantId,
-    id: paymentId,
-    customer_id: attempt.customer_id,
-    invoice_id: invoice.id,
-    payment_type: outcome.paymentType,
-    channel: 'gateway',
-    status: 'succeeded',
-    amount: attempt.amount,
-    tds_amount: 0,
-    currency: attempt.currency,
-    reference_number: outcome.gatewayPaymentId,
-    notes: '',
-    recorded_by: `gateway:${attempt.gateway}`,
-    recorded_at: ctx.now,
-    gateway: attempt.gateway,
-    gateway_payment_id: outcome.gatewayPaymentId,
-    attempt_id: attempt.id,
-    created_at: ctx.now,
-    updated_at: ctx.now,
-  });
-  if (invoice.last_payment_error) await setLastPaymentError(ctx, invoice.id, null);
-  if (applied > 0) await applyToInvoice(ctx, invoice.id, { paid: applied });
-  if (attempt.checkout_session_id) await completeCheckoutSession(ctx.tx, ctx.tenantId, attempt.checkout_session_id, ctx.now);
-  await emitEvent(ctx, 'payment.recorded', payment);
+  const [attempt] = await recordChargeOutcomes(ctx, [{ attemptId, outcome }]);
   return attempt;
 }
 
+type SucceededOutcome = Extract<ChargeOutcome, { status: 'succeeded' }>;
+type FailedOutcome = Extract<ChargeOutcome, { status: 'failed' }>;
+
 /**
- * The job CHARGE_INVOICES_JOB, in chunks of CHARGE_CHUNK invoices: one transaction commits a
- * pending attempt on the customer's default payment method for each invoice still open and
- * charge_automatically (an invoice with an attempt already pending is resolved instead — that is
- * what a rerun of this job after a crash finds); then the gateway is asked for each, a few at a
- * time; then one transaction commits the outcomes. One commit before and one after the calls per
- * chunk, not per invoice — the order that makes a charge happen once is the same. If the outcome
- * transaction fails, the attempts stay pending and the sweep resolves them by lookup.
- * No default method: last_payment_error `no_payment_method` and invoice.payment_failed.
+ * Applies what the gateway said to many pending attempts at once, in the caller's transaction —
+ * a statement per step for the whole batch, not per attempt. Succeeded: the payment (card/upi) is
+ * recorded and applied to its invoice, Dr gateway clearing, Cr receivables (anything the invoice no
+ * longer owes — it was paid another way meanwhile — goes to customer advances); `invoice.paid`
+ * when it closes, then `payment.recorded`. Failed: `last_payment_error` on the invoice and
+ * `invoice.payment_failed` (unless it was paid, voided or written off meanwhile). Pending/unknown:
+ * it stays pending for the webhook or the sweep. The guarded UPDATE out of `pending` makes each
+ * happen once. Answers each item's attempt as it is after (finished here or by someone else).
+ */
+export async function recordChargeOutcomes(ctx: Ctx, items: { attemptId: string; outcome: ChargeOutcome }[]): Promise<(AttemptRow | undefined)[]> {
+  const after = new Map<string, AttemptRow | undefined>();
+  const finishes: AttemptFinish[] = [];
+  const outcomes = new Map<string, SucceededOutcome | FailedOutcome>();
+  for (const { attemptId, outcome } of items) {
+    if (outcome.status === 'pending' || outcome.status === 'unknown') {
+      // Rare (a mandate debit in flight, a dropped answer): one statement each.
+      after.set(
+        attemptId,
+        await finishAttempt(ctx.tx, ctx.tenantId, attemptId, {
+          pending_reason: outcome.status === 'pending' ? 'gateway' : 'unknown',
+          gateway_payment_id: outcome.status === 'pending' ? outcome.gatewayPaymentId : undefined,
+          updated_at: ctx.now,
+        }),
+      );
+      continue;
+    }
+    outcomes.set(attemptId, outcome);
+    finishes.push(
+      outcome.status === 'succeeded'
+        ? { id: attemptId, status: 'succeeded', gateway_payment_id: outcome.gatewayPaymentId, payment_id: newId(), failure_code: null, failure_message: null }
+        : {
+            id: attemptId,
+            status: 'failed',
+            gateway_payment_id: outcome.gatewayPaymentId,
+            payment_id: null,
+            failure_code: outcome.failureCode,
+            failure_message: outcome.failureMessage,
+          },
+    );
+  }
+  const finished = await finishAttempts(ctx.tx, ctx.tenantId, finishes, ctx.now);
+  for (const a of finished) after.set(a.id, a);
+  const elsewhere = finishes.filter((f) => !after.has(f.id)).map((f) => f.id);
+  for (const a of await findAttempts(ctx.tx, ctx.tenantId, elsewhere)) after.set(a.id, a);
+
+  const succeeded = finished.filter((a) => a.status === 'succeeded');
+  const failed = finished.filter((a) => a.status === 'failed');
+  const events: { type: EventType; object: Record<string, unknown> & { id?: unknown } }[] = [];
+  if (succeeded.length > 0 || failed.length > 0) {
+    const invoices = new Map(
+      (
+        await getInvoiceRows(
+          ctx,
+          [...succeeded, ...failed].map((a) => a.invoice_id),
+          true,
+        )
+      ).map((r) => [r.id, r]),
+    );
+    if (succeeded.length > 0) events.push(...(await recordGatewayPayments(ctx, succeeded, invoices, outcomes)));
+    if (failed.length > 0) events.push(...(await recordFailures(ctx, failed, invoices, outcomes)));
+  }
+  await emitEvents(ctx, events);
+  return items.map((i) => after.get(i.attemptId));
+}
+
+const payable = (invoice: InvoiceRow) => invoice.status === 'open' || invoice.status === 'uncollectible';
+
+async function recordGatewayPayments(
+  ctx: Ctx,
+  attempts: AttemptRow[],
+  invoices: Map<string, InvoiceRow>,
+  outcomes: Map<string, SucceededOutcome | FailedOutcome>,
+): Promise<{ type: EventType; object: Record<string, unknown> & { id?: unknown } }[]> {
+  const entities = new Map<string, Awaited<ReturnType<typeof getEntity>>>();
+  for (const a of attempts) {
+    const entityId = invoices.get(a.invoice_id)!.entity_id;
+    if (!entities.has(entityId)) entities.set(entityId, await getEntity(ctx, entityId));
+  }
+  // What each invoice still owes, spent in order (two payments of one invoice in one batch: the second finds less).
+  const owed = new Map<string, number>();
+  for (const invoice of invoices.values()) owed.set(invoice.id, payable(invoice) ? invoice.amount_due : 0);
+  const appliedTo = new Map<string, number>();
+  const postings: Posting[] = [];
+  const payments: Parameters<typeof savePayments>[1] = [];
+  for (const attempt of attempts) {
+    const outcome = outcomes.get(attempt.id) as SucceededOutcome;
+    const invoice = invoices.get(attempt.invoice_id)!;
+    const entity = entities.get(invoice.entity_id)!;
+    const applied = Math.min(attempt.amount, owed.get(invoice.id)!);
+    owed.set(invoice.id, owed.get(invoice.id)! - applied);
+    if (applied > 0) appliedTo.set(invoice.id, (appliedTo.get(invoice.id) ?? 0) + applied);
+    const paymentId = attempt.payment_id!;
+    postings.push({
+      ledgerId: entity.tb_ledger_id,
+      entityId: entity.id,
+      kind: 'payment.recorded',
+      referenceType: 'payment',
+      referenceId: paymentId,
+      currency: attempt.currency,
+      description: `${outcome.paymentType === 'upi' ? 'UPI' : 'Card'} payment through ${attempt.gateway} for invoice ${invoice.number}`,
+      lines: [
+        { account: Account.GATEWAY_CLEARING, debit: attempt.amount, customerId: attempt.customer_id },
+        { account: Account.RECEIVABLES, credit: applied, customerId: attempt.customer_id, invoiceId: invoice.id },
+        { account: Account.CUSTOMER_ADVANCES, credit: attempt.amount - applied, customerId: attempt.customer_id },
+      ],
+    });
+    payments.push({
+      tenant_id: ctx.tenantId,
+      id: paymentId,
+      customer_id: attempt.customer_id,
+      invoice_id: invoice.id,
+      payment_type: outcome.paymentType,
+      channel: 'gateway',
+      status: 'succeeded',
+      amount: attempt.amount,
+      tds_amount: 0,
+      currency: attempt.currency,
+      reference_number: outcome.gatewayPaymentId,
+      notes: '',
+      recorded_by: `gateway:${attempt.gateway}`,
+      recorded_at: ctx.now,
+      gateway: attempt.gateway,
+      gateway_payment_id: outcome.gatewayPaymentId,
+      attempt_id: attempt.id,
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    });
+  }
+  await postEntries(ctx, postings);
+  const saved = await savePayments(ctx, payments);
+  const { closed } = await applyPaymentsToInvoices(
+    ctx,
+    [...appliedTo].map(([id, paid]) => ({ id, paid })),
+  );
+  // Paid, but nothing applied (the invoice was settled another way): its old error still goes.
+  for (const invoice of invoices.values())
+    if (!appliedTo.has(invoice.id) && invoice.last_payment_error && attempts.some((a) => a.invoice_id === invoice.id))
+      await setLastPaymentError(ctx, invoice.id, null);
+  for (const a of attempts) if (a.checkout_session_id) await completeCheckoutSession(ctx.tx, ctx.tenantId, a.checkout_session_id, ctx.now);
+  const closedNow = new Map(closed.map((i) => [i.id, i]));
+  const events: { type: EventType; object: Record<string, unknown> & { id?: unknown } }[] = [];
+  saved.forEach((payment, k) => {
+    const invoice = closedNow.get(attempts[k]!.invoice_id);
+    if (invoice) {
+      events.push({ type: 'invoice.paid', object: invoice });
+      closedNow.delete(invoice.id);
+    }
+    events.push({ type: 'payment.recorded', object: payment });
+  });
+  return events;
+}
+
+async function recordFailures(
+  ctx: Ctx,
+  attempts: AttemptRow[],
+  invoices: Map<string, InvoiceRow>,
+  outcomes: Map<string, SucceededOutcome | FailedOutcome>,
+): Promise<{ type: EventType; object: Record<string, unknown> & { id?: unknown } }[]> {
+  // The last failure of each invoice still open is its error; one paid, voided or written off meanwhile keeps none.
+  const errorOf = new Map<string, { code: string; message: string }>();
+  for (const a of attempts) {
+    const outcome = outcomes.get(a.id) as FailedOutcome;
+    if (payable(invoices.get(a.invoice_id)!)) errorOf.set(a.invoice_id, { code: outcome.failureCode, message: outcome.failureMessage });
+  }
+  const rows = await setLastPaymentErrors(
+    ctx,
+    [...errorOf].map(([id, error]) => ({ id, error })),
+  );
+  return (await renderInvoices(ctx, rows)).map((invoice) => ({ type: 'invoice.payment_failed' as const, object: invoice }));
+}
+
+/** An attempt the charge job committed, and what the gateway call needs (read once for the batch); none for one found pending. */
+type StartedAttempt = { attempt: AttemptRow; fresh: boolean; call?: { saved: SavedPaymentMethod; resolved: ResolvedGateway; customer: ChargeCustomer } };
+type ChargeCustomer = GatewayCustomer;
+
+/**
+ * The job CHARGE_INVOICES_JOB, set-based in chunks of CHARGE_CHUNK invoices (a billing-run batch
+ * is one chunk). Per chunk:
+ *  1. one transaction locks the chunk's invoices, reads their pending attempts, the customers'
+ *     default payment methods and the customers, and inserts a pending attempt (idempotency key
+ *     derived from its id) for every invoice still open, charge_automatically and owing — one
+ *     statement each for the whole chunk — and COMMITS them before any gateway call. An invoice
+ *     with an attempt already pending (what a rerun after a crash finds) is resolved instead, by
+ *     lookup first. No default method (or no gateway for the currency or the method): the invoice
+ *     gets last_payment_error and invoice.payment_failed, once.
+ *  2. one read of the invoices as they are now; then the gateway is asked for each attempt, a few
+ *     at a time, outside any transaction (an invoice paid another way meanwhile is not charged).
+ *  3. one transaction records the outcomes (recordChargeOutcomes).
+ * If step 3 fails, the attempts stay pending and the sweep resolves them by lookup, never by a
+ * second charge: a crash never charges a card twice.
  */
 export async function chargeInvoices(env: CollectionsEnv, tenantId: string, invoiceIds: string[], now: Date): Promise<void> {
-  for (let i = 0; i < invoiceIds.length; i += CHARGE_CHUNK) {
-    const chunk = invoiceIds.slice(i, i + CHARGE_CHUNK);
-    const started = await env.db.transaction().execute(async (tx) => {
-      const ctx: Ctx = { tx, tenantId, now };
-      const out: { attempt: AttemptRow; fresh: boolean }[] = [];
-      for (const invoiceId of chunk) {
-        const one = await startAutomaticAttempt(ctx, env, invoiceId);
-        if (one) out.push(one);
-      }
-      return out;
-    });
+  const ids = [...new Set(invoiceIds)];
+  for (let i = 0; i < ids.length; i += CHARGE_CHUNK) {
+    const chunk = ids.slice(i, i + CHARGE_CHUNK);
+    const started = await env.db.transaction().execute((tx) => startAutomaticAttempts({ tx, tenantId, now }, env, chunk));
+    if (started.length === 0) continue;
+    const read: Ctx = { tx: env.db, tenantId, now };
+    const current = new Map(
+      (
+        await getInvoiceRows(
+          read,
+          started.filter((s) => s.call).map((s) => s.attempt.invoice_id),
+        )
+      ).map((r) => [r.id, r]),
+    );
     const outcomes = new Array<ChargeOutcome | null>(started.length).fill(null);
     let next = 0;
     const lane = async () => {
-      for (let k = next++; k < started.length; k = next++) outcomes[k] = await outcomeOf(env, tenantId, started[k]!.attempt.id, now, started[k]!.fresh);
+      for (let k = next++; k < started.length; k = next++) {
+        const { attempt, fresh, call } = started[k]!;
+        outcomes[k] = call
+          ? await askGateway(env, attempt, call.saved, call.resolved, now, true, undefined, {
+              invoice: current.get(attempt.invoice_id),
+              customer: call.customer,
+            })
+          : await outcomeOf(env, tenantId, attempt.id, now, fresh);
+      }
     };
     await Promise.all(Array.from({ length: Math.min(CHARGE_PARALLELISM, started.length) }, lane));
-    if (outcomes.every((o) => o === null)) continue;
-    await env.db.transaction().execute(async (tx) => {
-      const ctx: Ctx = { tx, tenantId, now };
-      for (const [k, outcome] of outcomes.entries()) if (outcome) await recordChargeOutcome(ctx, started[k]!.attempt.id, outcome);
-    });
+    const recorded = started.flatMap((s, k) => (outcomes[k] ? [{ attemptId: s.attempt.id, outcome: outcomes[k] }] : []));
+    if (recorded.length === 0) continue;
+    await env.db.transaction().execute((tx) => recordChargeOutcomes({ tx, tenantId, now }, recorded));
   }
 }
 
-/** Invoices per charge transaction pair, and gateway calls in flight at once, of the charge job. */
-export const CHARGE_CHUNK = 50;
+/** Invoices per charge transaction pair (a billing-run batch), and gateway calls in flight at once, of the charge job. */
+export const CHARGE_CHUNK = 200;
 export const CHARGE_PARALLELISM = 8;
 
-async function startAutomaticAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: string): Promise<{ attempt: AttemptRow; fresh: boolean } | null> {
-  const invoice = await getInvoiceRow(ctx, invoiceId, true);
-  if (invoice.collection_method !== 'charge_automatically' || (invoice.status !== 'open' && invoice.status !== 'uncollectible') || invoice.amount_due <= 0)
-    return null;
-  const pending = await pendingAttemptOf(ctx.tx, ctx.tenantId, invoiceId);
-  if (pending) return { attempt: pending, fresh: false };
-  if (!(await defaultPaymentMethod(ctx.tx, ctx.tenantId, invoice.customer_id))) {
-    if (invoice.last_payment_error?.code === 'no_payment_method') return null;
-    const marked = await setLastPaymentError(ctx, invoiceId, { code: 'no_payment_method', message: 'the customer has no default payment method' });
-    await emitEvent(ctx, 'invoice.payment_failed', await renderInvoice(ctx, marked));
-    return null;
+async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invoiceIds: string[]): Promise<StartedAttempt[]> {
+  const invoices = (await getInvoiceRows(ctx, invoiceIds, true)).filter(
+    (invoice) => invoice.collection_method === 'charge_automatically' && payable(invoice) && invoice.amount_due > 0,
+  );
+  if (invoices.length === 0) return [];
+  const pending = new Map(
+    (
+      await pendingAttemptsOfInvoices(
+        ctx.tx,
+        ctx.tenantId,
+        invoices.map((i) => i.id),
+      )
+    ).map((a) => [a.invoice_id, a]),
+  );
+  const out: StartedAttempt[] = [];
+  const fresh: InvoiceRow[] = [];
+  for (const invoice of invoices) {
+    const attempt = pending.get(invoice.id);
+    if (attempt) out.push({ attempt, fresh: false });
+    else fresh.push(invoice);
   }
-  return { attempt: await startAttempt(ctx, env, invoiceId), fresh: true };
+  if (fresh.length === 0) return out;
+  const customerIds = [...new Set(fresh.map((i) => i.customer_id))];
+  const methodOf = new Map((await defaultPaymentMethodsOf(ctx.tx, ctx.tenantId, customerIds)).map((m) => [m.customer_id, m]));
+  const customerOf = new Map((await findCustomers(ctx.tx, ctx.tenantId, customerIds)).map((c) => [c.id, c]));
+  // Routing, as startAttempt does it, resolved once per currency and per payment method's gateway.
+  const routes = new Map<string, Promise<ResolvedGateway>>();
+  const homes = new Map<string, Promise<ResolvedGateway>>();
+  const cannot: { invoice: InvoiceRow; error: { code: string; message: string } }[] = [];
+  const rows: AttemptRow[] = [];
+  for (const invoice of fresh) {
+    const pm = methodOf.get(invoice.customer_id);
+    if (!pm) {
+      cannot.push({ invoice, error: { code: 'no_payment_method', message: 'the customer has no default payment method' } });
+      continue;
+    }
+    const saved = savedPaymentMethod(pm);
+    if (saved.requiresPreDebitNotice) {
+      // A mandate: its notice e-mail and waiting period, one invoice at a time (startAttempt).
+      out.push({ attempt: await startAttempt(ctx, env, invoice.id), fresh: true });
+      continue;
+    }
+    let resolved: ResolvedGateway;
+    try {
+      if (!routes.has(invoice.currency)) routes.set(invoice.currency, gatewayForCurrency(ctx, env, invoice.currency));
+      const route = await routes.get(invoice.currency)!;
+      if (pm.gateway === route.provider && pm.connection_id === route.connectionId) resolved = route;
+      else {
+        const home = `${pm.gateway}:${pm.connection_id ?? ''}`;
+        if (!homes.has(home)) homes.set(home, gatewayOfPaymentMethod(ctx, env, pm));
+        resolved = await homes.get(home)!;
+      }
+    } catch (error) {
+      if (!(error instanceof KoshError)) throw error;
+      cannot.push({ invoice, error: { code: error.reason ?? error.kind, message: error.message } });
+      continue;
+    }
+    const attempt = attemptRow(ctx, invoice, saved, resolved, pm.id, null);
+    rows.push(attempt);
+    const customer = customerOf.get(invoice.customer_id)!;
+    out.push({
+      attempt,
+      fresh: true,
+      call: { saved, resolved, customer: { id: customer.id, email: customer.email, name: customer.name, phone: customer.phone } },
+    });
+  }
+  await insertAttempts(ctx.tx, rows);
+  // Announced once: an invoice already marked with the same error is not failed again on every rerun.
+  const failing = cannot.filter(({ invoice, error }) => invoice.last_payment_error?.code !== error.code);
+  const marked = await setLastPaymentErrors(
+    ctx,
+    failing.map(({ invoice, error }) => ({ id: invoice.id, error })),
+  );
+  await emitEvents(
+    ctx,
+    (await renderInvoices(ctx, marked)).map((invoice) => ({ type: 'invoice.payment_failed' as const, object: invoice })),
+  );
+  return out;
 }
 
 /** The sweep RESOLVE_ATTEMPTS_JOB: every pending attempt nobody holds (see RESOLVE_AFTER_MS) is looked up, then charged if the gateway never saw it. */

@@ -1,9 +1,10 @@
 import type { KoshModule } from '../../app-deps.js';
 import { CHARGE_INVOICES_JOB, chargeInvoices, RESOLVE_ATTEMPTS_JOB, resolvePendingAttempts } from './collect-invoice-payment.js';
-import { EXECUTE_REFUND_JOB, executeRefund } from './refund-payment.js';
+import { EXECUTE_REFUND_JOB, executeRefund, refundOnCreditNoteDecision } from './refund-payment.js';
 import { SETTLE_PAYMENTS_JOB, settleGatewayPayments } from './settle-gateway-payments.js';
 import { retryInvoicePayment } from './retry-invoice-payment.js';
 import { registerPaymentRetrier } from '../../modules/dunning/index.js';
+import { onEvent } from '../../platform/events/events.js';
 
 /** Collections' jobs (charges, refunds, settlement, stuck attempts) and its dunning retrier. */
 export const collectionsWiring: KoshModule = {
@@ -23,8 +24,12 @@ export const collectionsWiring: KoshModule = {
       await settleGatewayPayments(env, env.clock.now());
     },
   },
-  // Dunning's retry_payment steps charge again through collections.
-  init: () => registerPaymentRetrier(retryInvoicePayment),
+  init: () => {
+    // Dunning's retry_payment steps charge again through collections.
+    registerPaymentRetrier(retryInvoicePayment);
+    // A refund waiting for its credit note's approval is released or failed by the decision.
+    onEvent(refundOnCreditNoteDecision);
+  },
   recurring: [
     { kind: RESOLVE_ATTEMPTS_JOB, everyMs: 60_000 },
     { kind: SETTLE_PAYMENTS_JOB, everyMs: 60 * 60_000 },

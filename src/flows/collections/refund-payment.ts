@@ -1,9 +1,9 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
-import { emitEvent } from '../../platform/events/events.js';
+import { emitEvent, type EventPayload } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs/jobs.js';
-import { createCreditNote, setCreditNoteRefundStatus } from '../../modules/credit-notes/index.js';
+import { createCreditNote, markRefundNoteUnpaid, setCreditNoteRefundStatus } from '../../modules/credit-notes/index.js';
 import { getEntity } from '../../modules/entities/index.js';
 import { getInvoiceRow } from '../../modules/invoices/index.js';
 import { Account, postEntry, type PostingLine } from '../../modules/ledger/index.js';
@@ -14,6 +14,7 @@ import {
   findConnection,
   findRefund,
   finishRefund,
+  refundOfCreditNote,
   gatewayOf,
   insertRefund,
   openCredentials,
@@ -49,7 +50,9 @@ async function book(ctx: Ctx, refund: RefundRow, kind: string, description: stri
  * gateway payments Dr customer credit, Cr gateway clearing (refund_status pending; the gateway is
  * called by a job after commit); offline payments Dr customer credit, Cr refunds payable
  * (refund_status manual_required: someone pays it out by hand). Above what was paid and not yet
- * refunded → 400.
+ * refunded → 400. Under credit-note approval governance the note is created pending_approval and
+ * the refund waits with it (the amount is reserved on the payment): nothing is booked and the
+ * gateway is not asked until the note is approved (releaseRefund); a rejection fails the refund.
  */
 export async function createRefund(ctx: Ctx, paymentId: string, input: CreateRefundBody): Promise<Refund> {
   const payment = await findPaymentForUpdate(ctx.tx, ctx.tenantId, paymentId);
@@ -87,9 +90,18 @@ export async function createRefund(ctx: Ctx, paymentId: string, input: CreateRef
     updated_at: ctx.now,
   };
   await insertRefund(ctx.tx, refund);
-  await book(ctx, refund, 'refund.created', `Refund of payment ${payment.reference_number || payment.id}`, [
-    { account: Account.CUSTOMER_CREDIT, debit: amount, creditNoteId: note.id, customerId: payment.customer_id },
-    { account: viaGateway ? Account.GATEWAY_CLEARING : Account.REFUNDS_PAYABLE, credit: amount, customerId: payment.customer_id },
+  if (note.status !== 'pending_approval') await release(ctx, refund, payment.customer_id, payment.reference_number || payment.id);
+  const view = toRefund(refund);
+  await emitEvent(ctx, 'refund.created', view);
+  return view;
+}
+
+/** The refund entry (its note's credit paid out: Dr customer credit, Cr clearing or refunds payable) and, through a gateway, the job that asks it. */
+async function release(ctx: Ctx, refund: RefundRow, customerId: string, paymentReference: string): Promise<void> {
+  const viaGateway = refund.gateway !== null;
+  await book(ctx, refund, 'refund.created', `Refund of payment ${paymentReference}`, [
+    { account: Account.CUSTOMER_CREDIT, debit: refund.amount, creditNoteId: refund.credit_note_id, customerId },
+    { account: viaGateway ? Account.GATEWAY_CLEARING : Account.REFUNDS_PAYABLE, credit: refund.amount, customerId },
   ]);
   if (viaGateway)
     await enqueueJob(ctx.tx, ctx.now, {
@@ -98,9 +110,38 @@ export async function createRefund(ctx: Ctx, paymentId: string, input: CreateRef
       payload: { refund_id: refund.id },
       uniqueKey: `refund:${refund.id}`,
     });
-  const view = toRefund(refund);
-  await emitEvent(ctx, 'refund.created', view);
-  return view;
+}
+
+/**
+ * Refund governance (docs/decisions/0140), in the transaction that decides the refund's note:
+ * approved → the refund is released (booked, and the gateway asked by the job); rejected, or voided
+ * while waiting (its invoice was voided) → the refund fails with `approval_rejected` /
+ * `credit_note_voided`, the amount is refundable again and refund.failed is emitted. A note that
+ * never waited (no governance) has no refund awaiting it, so nothing happens.
+ */
+export async function refundOnCreditNoteDecision(ctx: Ctx, event: EventPayload): Promise<void> {
+  if (event.type !== 'credit_note.approved' && event.type !== 'credit_note.rejected' && event.type !== 'credit_note.voided') return;
+  const note = event.data.object as { id?: unknown; type?: unknown; customer_id?: unknown };
+  if (note.type !== 'refund' || typeof note.id !== 'string') return;
+  const refund = await refundOfCreditNote(ctx.tx, ctx.tenantId, note.id);
+  // Released already (booked and handed to the gateway) or finished: not this decision's.
+  if (!refund || refund.status !== 'pending' || refund.gateway_refund_id !== null) return;
+  if (event.type === 'credit_note.approved') {
+    const payment = await findPayment(ctx.tx, ctx.tenantId, refund.payment_id);
+    await release(ctx, refund, String(note.customer_id), payment?.reference_number || refund.payment_id);
+    return;
+  }
+  const code = event.type === 'credit_note.rejected' ? 'approval_rejected' : 'credit_note_voided';
+  const row = await finishRefund(ctx.tx, ctx.tenantId, refund.id, {
+    status: 'failed',
+    failure_code: code,
+    failure_message: event.type === 'credit_note.rejected' ? 'the refund credit note was rejected' : 'the refund credit note was voided before approval',
+    updated_at: ctx.now,
+  });
+  if (!row) return;
+  await addRefunded(ctx.tx, ctx.tenantId, row.payment_id, -row.amount, ctx.now);
+  await markRefundNoteUnpaid(ctx, row.credit_note_id);
+  await emitEvent(ctx, 'refund.failed', toRefund(row));
 }
 
 /**

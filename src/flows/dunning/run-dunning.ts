@@ -18,6 +18,7 @@ import {
   renderDunningMail,
   startExecution,
   stopExecutionOfInvoice,
+  stopExecutionsOfInvoices,
   type DunnedCustomer,
   type DunnedInvoice,
   type ExecutionRow,
@@ -49,6 +50,21 @@ export async function dunningOnInvoiceEvent(ctx: Ctx, event: EventPayload): Prom
       return;
   }
 }
+
+/**
+ * The same for one emitEvents batch: a batch of payments (the automatic-charging job) stops the
+ * dunning of all its paid invoices with one read. A batch with any other dunning event is taken
+ * one event at a time, in order.
+ */
+dunningOnInvoiceEvent.batch = async (ctx: Ctx, events: EventPayload[]): Promise<void> => {
+  const acts = events.filter((e) => ['invoice.payment_failed', 'invoice.paid', 'invoice.voided', 'invoice.marked_uncollectible'].includes(e.type));
+  if (acts.some((e) => e.type !== 'invoice.paid')) {
+    for (const event of acts) await dunningOnInvoiceEvent(ctx, event);
+    return;
+  }
+  const paid = acts.map((e) => (e.data.object as { id?: unknown }).id).filter((id): id is string => typeof id === 'string');
+  if (paid.length > 0) await stopExecutionsOfInvoices(ctx, paid, 'recovered');
+};
 
 /** Starts dunning every overdue open invoice that was never dunned (trigger `invoice_overdue`). */
 export async function scanOverdueInvoices(db: Kysely<DB>, mode: Mode | null, now: Date, batch = 500): Promise<number> {

@@ -1,7 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import type { EventPayload } from '../../platform/events/events.js';
 import { createCreditNote } from '../../modules/credit-notes/index.js';
-import { markReferralCompleted, recordReferralReward, type ReferralRow } from '../../modules/referrals/index.js';
+import { markReferralCompleted, recordReferralReward, referredWithPendingReferral, type ReferralRow } from '../../modules/referrals/index.js';
 
 type PaidInvoice = { id: string; customer_id: string; amount_paid: number };
 
@@ -24,6 +24,20 @@ export async function completeReferralOnPayment(ctx: Ctx, event: EventPayload): 
   if (!invoice || invoice.amount_paid <= 0) return;
   await completeReferral(ctx, invoice);
 }
+
+/**
+ * The same for one emitEvents batch (a batch of payments): one read finds which paying customers
+ * have a pending referral; only their invoices go through completeReferral, in order.
+ */
+completeReferralOnPayment.batch = async (ctx: Ctx, events: EventPayload[]): Promise<void> => {
+  const paid = events
+    .filter((e) => e.type === 'invoice.paid')
+    .map(paidInvoiceOf)
+    .filter((i): i is PaidInvoice => i !== null && i.amount_paid > 0);
+  if (paid.length === 0) return;
+  const referred = await referredWithPendingReferral(ctx.tx, ctx.tenantId, [...new Set(paid.map((i) => i.customer_id))]);
+  for (const invoice of paid) if (referred.has(invoice.customer_id)) await completeReferral(ctx, invoice);
+};
 
 export async function completeReferral(ctx: Ctx, invoice: PaidInvoice): Promise<ReferralRow | null> {
   const referral = await markReferralCompleted(ctx, invoice.customer_id, invoice.id);

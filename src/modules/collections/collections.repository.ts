@@ -246,6 +246,10 @@ export async function succeededRefundRows(tx: Tx, tenantId: string, after: { cre
   return query.orderBy('created_at').orderBy('id').limit(limit).execute();
 }
 
+export async function refundOfCreditNote(tx: Tx, tenantId: string, creditNoteId: string): Promise<RefundRow | undefined> {
+  return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('credit_note_id', '=', creditNoteId).forUpdate().executeTakeFirst();
+}
+
 export async function finishRefund(tx: Tx, tenantId: string, id: string, patch: Updateable<RefundsTable>): Promise<RefundRow | undefined> {
   return tx
     .updateTable('refunds')
@@ -267,4 +271,66 @@ export async function updateRefund(tx: Tx, tenantId: string, id: string, patch: 
  */
 export async function findConnectionById(tx: Tx, id: string): Promise<ConnectionRow | undefined> {
   return tx.selectFrom('gateway_connections').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+// Batches (the automatic-charging job works on a billing-run batch of invoices at once)
+
+export async function insertAttempts(tx: Tx, rows: Insertable<PaymentAttemptsTable>[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.insertInto('payment_attempts').values(rows).execute();
+}
+
+export async function pendingAttemptsOfInvoices(tx: Tx, tenantId: string, invoiceIds: string[]): Promise<AttemptRow[]> {
+  if (invoiceIds.length === 0) return [];
+  return tx
+    .selectFrom('payment_attempts')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', 'in', invoiceIds)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+export async function findAttempts(tx: Tx, tenantId: string, ids: string[]): Promise<AttemptRow[]> {
+  if (ids.length === 0) return [];
+  return tx.selectFrom('payment_attempts').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
+}
+
+/** The active default payment method of each of these customers (at most one each: a partial unique index). */
+export async function defaultPaymentMethodsOf(tx: Tx, tenantId: string, customerIds: string[]): Promise<PaymentMethodRow[]> {
+  if (customerIds.length === 0) return [];
+  return tx
+    .selectFrom('payment_methods')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', customerIds)
+    .where('status', '=', 'active')
+    .where('is_default', '=', true)
+    .execute();
+}
+
+export type AttemptFinish = {
+  id: string;
+  status: 'succeeded' | 'failed';
+  gateway_payment_id: string | null;
+  payment_id: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+};
+
+/**
+ * finishAttempt for many attempts in one statement: the guarded transition out of `pending`. The
+ * rows answered are the attempts this call finished; one missing was settled by someone else.
+ */
+export async function finishAttempts(tx: Tx, tenantId: string, finishes: AttemptFinish[], now: Date): Promise<AttemptRow[]> {
+  if (finishes.length === 0) return [];
+  const { rows } = await sql<AttemptRow>`
+    UPDATE payment_attempts a SET
+      status = v.status, pending_reason = NULL, gateway_payment_id = v.gateway_payment_id, payment_id = v.payment_id,
+      failure_code = v.failure_code, failure_message = v.failure_message, updated_at = ${now}
+    FROM jsonb_to_recordset(${JSON.stringify(finishes)}::jsonb)
+      AS v(id uuid, status text, gateway_payment_id text, payment_id uuid, failure_code text, failure_message text)
+    WHERE a.tenant_id = ${tenantId} AND a.id = v.id AND a.status = 'pending'
+    RETURNING a.*`.execute(tx);
+  return rows;
 }

@@ -366,6 +366,46 @@ describe('refunds', () => {
     expect((await acme.api('GET', `/v1/payments/${paymentId}`)).body.data.amount_refunded).toBe(0);
   });
 
+  it('holds a refund for approval under credit-note governance: nothing booked or sent until approved; rejected → failed', async () => {
+    await acme.api('PATCH', '/v1/settings', { credit_note_approval_required: true });
+    try {
+      const { paymentId } = await paidInvoice('tok_visa');
+      const held = await acme.api('POST', `/v1/payments/${paymentId}/refunds`, { amount: 20_000, reason: 'Seat removed' });
+      expect(held.status, held.text).toBe(201);
+      expect(held.body.data.status).toBe('pending');
+      const heldNote = (await acme.api('GET', `/v1/credit-notes/${held.body.data.credit_note_id}`)).body.data;
+      expect(heldNote).toMatchObject({ type: 'refund', status: 'pending_approval', refund_status: 'pending' });
+      await t.kosh.worker.drain();
+      // The gateway was not asked and nothing was booked; the amount is reserved on the payment.
+      expect(journal.refund(`kosh_ref_${held.body.data.id}`), 'the gateway is not asked before approval').toBeUndefined();
+      expect(await linesOf(held.body.data.id, 'refund.created')).toEqual({});
+      expect(await linesOf(heldNote.id, 'credit_note.issued')).toEqual({});
+      expect((await acme.api('GET', `/v1/payments/${paymentId}`)).body.data.amount_refunded).toBe(20_000);
+
+      const approved = await acme.api('POST', `/v1/credit-notes/${heldNote.id}/approve`);
+      expect(approved.status, approved.text).toBe(200);
+      expect(approved.body.data).toMatchObject({ status: 'used', balance: 0 });
+      expect(await linesOf(held.body.data.id, 'refund.created')).toEqual({ 2300: 20_000, 1050: -20_000 });
+      await t.kosh.worker.drain();
+      expect((await acme.api('GET', `/v1/credit-notes/${heldNote.id}`)).body.data.refund_status).toBe('processed');
+      expect(journal.refund(`kosh_ref_${held.body.data.id}`)?.amount).toBe(20_000);
+      expect(await eventTypes(held.body.data.id)).toEqual(expect.arrayContaining(['refund.created', 'refund.succeeded']));
+
+      const refused = await acme.api('POST', `/v1/payments/${paymentId}/refunds`, { amount: 5_000, reason: 'Asked twice' });
+      const refusedNote = refused.body.data.credit_note_id;
+      expect((await acme.api('POST', `/v1/credit-notes/${refusedNote}/reject`)).status).toBe(200);
+      expect((await acme.api('GET', `/v1/credit-notes/${refusedNote}`)).body.data).toMatchObject({ status: 'rejected', refund_status: 'refund_failed' });
+      expect(await eventTypes(refused.body.data.id)).toContain('refund.failed');
+      expect(await linesOf(refused.body.data.id, 'refund.created')).toEqual({});
+      expect((await acme.api('GET', `/v1/payments/${paymentId}`)).body.data.amount_refunded).toBe(20_000);
+      await t.kosh.worker.drain();
+      expect(await linesOf(refused.body.data.id, 'refund.failed')).toEqual({});
+      expect(journal.refund(`kosh_ref_${refused.body.data.id}`), 'a rejected refund never reaches the gateway').toBeUndefined();
+    } finally {
+      await acme.api('PATCH', '/v1/settings', { credit_note_approval_required: false });
+    }
+  });
+
   it('marks refunds of offline payments manual_required', async () => {
     const { customer } = await customerWith(acme);
     const inv = await createInvoice(acme, customer, [1_000]);

@@ -9,6 +9,7 @@ export {
   GatewayTokenNotFoundError,
   GatewayWebhookSignatureError,
   type ChargeOutcome,
+  type GatewayCustomer,
   type GatewayWebhookEvent,
   type RefundOutcome,
   type SavedPaymentMethod,

@@ -218,6 +218,17 @@ export async function setCreditNoteRefundStatus(ctx: Ctx, id: string, refundStat
   return row;
 }
 
+/** A refund note that never paid out (its approval was refused, or it was voided while waiting): refund_status refund_failed, status unchanged. */
+export async function markRefundNoteUnpaid(ctx: Ctx, id: string): Promise<void> {
+  await ctx.tx
+    .updateTable('credit_notes')
+    .set({ refund_status: 'refund_failed', updated_at: ctx.now })
+    .where('tenant_id', '=', ctx.tenantId)
+    .where('id', '=', id)
+    .where('type', '=', 'refund')
+    .execute();
+}
+
 export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, refund?: RefundNoteOptions): Promise<CreditNoteRow> {
   const customer = await getCustomer(ctx, input.customer_id);
   const amount = input.lines ? input.lines.reduce((sum, l) => sum + l.amount, 0) : input.amount!;
@@ -254,8 +265,9 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     entity = primary;
   }
   const settings = await readSettings(ctx);
-  // A refund note is issued at once: the refund itself is the approved action.
-  const pending = refund ? false : settings.credit_note_approval_required;
+  // Governance applies to refund notes too (docs/decisions/0140): under it the note, and the
+  // refund with it, wait for approval; nothing is booked and no money moves until then.
+  const pending = settings.credit_note_approval_required;
   const row: CreditNoteRow = {
     tenant_id: ctx.tenantId,
     id: newId(),
@@ -285,7 +297,7 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
   };
   let final = pending ? row : await issue(ctx, row, entity);
   // A refund note's credit is paid out as money at once (the refund's entry spends it), never spendable.
-  if (refund) final = { ...final, status: 'used', balance: 0 };
+  if (refund && !pending) final = { ...final, status: 'used', balance: 0 };
   await insertCreditNote(ctx.tx, final);
   const lineRows = noteLineRows(ctx, final, creditedLines);
   await insertCreditNoteLines(ctx.tx, lineRows);
@@ -317,7 +329,8 @@ export async function approveCreditNote(ctx: Ctx, id: string): Promise<CreditNot
   // The guarded update runs first so that two approvals cannot both take a number.
   const approved = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'approve', { approved_at: ctx.now, updated_at: ctx.now });
   const issued = await issue(ctx, approved, entity);
-  const row = await saveIssueDetails(ctx, issued);
+  // A refund note's credit is spent on its refund as it is issued (the refund flow books that on credit_note.approved).
+  const row = await saveIssueDetails(ctx, issued.type === 'refund' ? { ...issued, status: 'used', balance: 0 } : issued);
   await emitEvent(ctx, 'credit_note.approved', toCreditNote(row));
   return settleOwnInvoice(ctx, row);
 }
@@ -325,7 +338,7 @@ export async function approveCreditNote(ctx: Ctx, id: string): Promise<CreditNot
 async function saveIssueDetails(ctx: Ctx, row: CreditNoteRow): Promise<CreditNoteRow> {
   return ctx.tx
     .updateTable('credit_notes')
-    .set({ number: row.number, issued_at: row.issued_at })
+    .set({ number: row.number, issued_at: row.issued_at, status: row.status, balance: row.balance })
     .where('tenant_id', '=', ctx.tenantId)
     .where('id', '=', row.id)
     .returningAll()

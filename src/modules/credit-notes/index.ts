@@ -2,6 +2,7 @@
 export {
   createCreditNote,
   setCreditNoteRefundStatus,
+  markRefundNoteUnpaid,
   applyAvailableCredit,
   applyCreditNote,
   getCreditNote,

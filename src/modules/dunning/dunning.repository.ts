@@ -324,3 +324,17 @@ export async function overdueCollections(tx: Tx, tenantId: string, now: Date, pa
     ORDER BY i.due_date, i.id LIMIT ${page.limit} OFFSET ${page.offset}`.execute(tx);
   return rows;
 }
+
+/** activeExecutionOfInvoice for many invoices in one statement. */
+export async function activeExecutionsOfInvoices(tx: Tx, tenantId: string, invoiceIds: string[], forUpdate = false): Promise<ExecutionRow[]> {
+  if (invoiceIds.length === 0) return [];
+  let q = tx
+    .selectFrom('dunning_executions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', 'in', invoiceIds)
+    .where('status', '=', 'active')
+    .orderBy('id');
+  if (forUpdate) q = q.forUpdate();
+  return q.execute();
+}

@@ -9,6 +9,7 @@ import {
   actionsOfExecutions,
   actionTotals,
   activeExecutionOfInvoice,
+  activeExecutionsOfInvoices,
   activeExecutionsOfCampaign,
   activityOfCampaigns,
   campaignHasExecutions,
@@ -309,6 +310,13 @@ export async function stopExecutionOfInvoice(ctx: Ctx, invoiceId: string, status
   const execution = await activeExecutionOfInvoice(ctx.tx, ctx.tenantId, invoiceId, true);
   if (!execution) return null;
   return endExecution(ctx, execution, status);
+}
+
+/** stopExecutionOfInvoice for many invoices (a batch of payments): one read, then only the executions found are ended. */
+export async function stopExecutionsOfInvoices(ctx: Ctx, invoiceIds: string[], status: 'recovered' | 'canceled'): Promise<ExecutionRow[]> {
+  const ended: ExecutionRow[] = [];
+  for (const execution of await activeExecutionsOfInvoices(ctx.tx, ctx.tenantId, invoiceIds, true)) ended.push(await endExecution(ctx, execution, status));
+  return ended;
 }
 
 export async function campaignSteps(ctx: Ctx, campaignId: string): Promise<{ campaign: CampaignRow | undefined; steps: StepRow[] }> {

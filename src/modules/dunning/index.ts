@@ -7,6 +7,7 @@ export {
   recordAction,
   startExecution,
   stopExecutionOfInvoice,
+  stopExecutionsOfInvoices,
 } from './dunning.service.js';
 export {
   claimDueExecutions,

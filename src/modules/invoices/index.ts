@@ -25,3 +25,4 @@ export { unsettledSubscriptionInvoices, tenantsWithOverdueSubscriptionInvoices }
 export { issueInvoices } from './invoices.batch.js';
 export { createInvoiceBody, listInvoicesQuery, recordTdsBody } from './invoices.schemas.js';
 export { createInvoiceFromApi } from './invoices.service.js';
+export { applyPaymentsToInvoices, getInvoiceRows, renderInvoices, setLastPaymentErrors } from './invoices.collect.js';

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
@@ -109,4 +109,28 @@ export async function updateLastPaymentError(tx: Tx, tenantId: string, id: strin
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** Many invoices by id; `forUpdate` locks them in id order (two batches never wait on each other in a cycle). */
+export async function findInvoices(tx: Tx, tenantId: string, ids: string[], forUpdate = false): Promise<InvoiceRow[]> {
+  if (ids.length === 0) return [];
+  let q = tx.selectFrom('invoices').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).orderBy('id');
+  if (forUpdate) q = q.forUpdate();
+  return q.execute();
+}
+
+/** updateLastPaymentError for many invoices in one statement. */
+export async function updateLastPaymentErrors(
+  tx: Tx,
+  tenantId: string,
+  items: { id: string; error: { code: string; message: string } }[],
+  now: Date,
+): Promise<InvoiceRow[]> {
+  if (items.length === 0) return [];
+  const { rows } = await sql<InvoiceRow>`
+    UPDATE invoices i SET last_payment_error = v.error, updated_at = ${now}
+    FROM jsonb_to_recordset(${JSON.stringify(items)}::jsonb) AS v(id uuid, error jsonb)
+    WHERE i.tenant_id = ${tenantId} AND i.id = v.id
+    RETURNING i.*`.execute(tx);
+  return rows;
 }

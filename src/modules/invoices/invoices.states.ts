@@ -89,3 +89,31 @@ export async function settleInvoiceBalance(tx: Tx, tenantId: string, id: string,
   }
   throw errors.conflict(`${applied} exceeds the invoice's amount due of ${current.amount_due}`, 'amount_exceeds_due');
 }
+
+/**
+ * settleInvoiceBalance for many payments at once (the automatic-charging job records a batch of
+ * gateway payments): one guarded UPDATE. Each invoice's `paid` is applied only when the invoice is
+ * open or uncollectible and owes at least that much; one that closes becomes `paid`; each touched
+ * invoice's `last_payment_error` is cleared (it has just been paid). The caller holds the invoices'
+ * locks, so every row is expected back — a missing one is an error.
+ */
+export async function settleInvoicePayments(tx: Tx, tenantId: string, items: { id: string; paid: number }[], now: Date): Promise<InvoiceRow[]> {
+  if (items.length === 0) return [];
+  const { rows } = await sql<InvoiceRow>`
+    UPDATE invoices i SET
+      amount_paid = i.amount_paid + v.paid,
+      amount_due = i.amount_due - v.paid,
+      status = CASE WHEN i.amount_due = v.paid THEN 'paid' ELSE i.status END,
+      paid_at = CASE WHEN i.amount_due = v.paid THEN ${now}::timestamptz ELSE i.paid_at END,
+      last_payment_error = NULL,
+      updated_at = ${now}
+    FROM jsonb_to_recordset(${JSON.stringify(items)}::jsonb) AS v(id uuid, paid bigint)
+    WHERE i.tenant_id = ${tenantId} AND i.id = v.id AND i.status IN ('open', 'uncollectible') AND i.amount_due >= v.paid
+    RETURNING i.*`.execute(tx);
+  if (rows.length !== items.length) {
+    const settled = new Set(rows.map((r) => r.id));
+    const missed = items.find((i) => !settled.has(i.id))!;
+    throw errors.conflict(`invoice ${missed.id} could not take a payment of ${missed.paid}`, 'amount_exceeds_due');
+  }
+  return rows;
+}

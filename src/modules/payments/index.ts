@@ -1,5 +1,5 @@
 /** The public face of payments. */
-export { savePayment, getPayment, listPayments, toPayment } from './payments.service.js';
+export { savePayment, savePayments, getPayment, listPayments, toPayment } from './payments.service.js';
 export type { PaymentRow } from './payments.repository.js';
 export { findPayment, findPaymentForUpdate, addRefunded, unsettledGatewayPayments, markPaymentSettled } from './payments.repository.js';
 export { recordOfflinePaymentBody, paymentSchema, type Payment, type RecordOfflinePaymentBody } from './payments.schemas.js';

@@ -69,3 +69,8 @@ export async function markPaymentSettled(tx: Tx, tenantId: string, id: string, a
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
+
+export async function insertPayments(tx: Tx, rows: Insertable<PaymentsTable>[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.insertInto('payments').values(rows).execute();
+}

@@ -3,7 +3,7 @@ import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { toIso } from '../../platform/time.js';
 import type { Payment } from './payments.schemas.js';
-import { findPayment, insertPayment, listPaymentRows, type PaymentRow } from './payments.repository.js';
+import { findPayment, insertPayment, insertPayments, listPaymentRows, type PaymentRow } from './payments.repository.js';
 
 export function toPayment(row: PaymentRow): Payment {
   return {
@@ -36,6 +36,20 @@ export async function savePayment(ctx: Ctx, input: Omit<PaymentRow, GatewayField
   const row: PaymentRow = { gateway: null, gateway_payment_id: null, attempt_id: null, amount_refunded: 0, settled_at: null, ...input };
   await insertPayment(ctx.tx, row);
   return toPayment(row);
+}
+
+/** savePayment for many payments in one statement (gateway payments recorded by a batch). */
+export async function savePayments(ctx: Ctx, inputs: (Omit<PaymentRow, GatewayFields> & Partial<Pick<PaymentRow, GatewayFields>>)[]): Promise<Payment[]> {
+  const rows: PaymentRow[] = inputs.map((input) => ({
+    gateway: null,
+    gateway_payment_id: null,
+    attempt_id: null,
+    amount_refunded: 0,
+    settled_at: null,
+    ...input,
+  }));
+  await insertPayments(ctx.tx, rows);
+  return rows.map(toPayment);
 }
 
 export async function getPayment(ctx: Ctx, id: string): Promise<Payment> {

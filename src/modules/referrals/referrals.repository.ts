@@ -78,3 +78,16 @@ export async function dueForExpiry(db: Kysely<DB>, mode: Mode | null, now: Date,
     .limit(limit)
     .execute();
 }
+
+/** The customers among these that have a pending referral (one statement for a batch of payments). */
+export async function referredWithPendingReferral(tx: Tx, tenantId: string, referredIds: string[]): Promise<Set<string>> {
+  if (referredIds.length === 0) return new Set();
+  const rows = await tx
+    .selectFrom('referrals')
+    .select('referred_id')
+    .where('tenant_id', '=', tenantId)
+    .where('referred_id', 'in', referredIds)
+    .where('status', '=', 'pending')
+    .execute();
+  return new Set(rows.map((r) => r.referred_id));
+}
