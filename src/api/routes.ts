@@ -20,6 +20,7 @@ import { registerImporterRoutes } from './importer/importer.routes.js';
 import { registerAnalyticsRoutes } from './analytics/analytics.routes.js';
 import { registerOrganizationRoutes } from './organizations/organizations.routes.js';
 import { registerDunningRoutes } from './dunning/dunning.routes.js';
+import { registerNotificationRoutes } from './notifications/notifications.routes.js';
 import { registerAccountingRoutes } from './accounting/accounting.routes.js';
 import { registerCollectionsRoutes } from './collections/collections.routes.js';
 import { registerEinvoicingRoutes } from './einvoicing/einvoicing.routes.js';
@@ -48,6 +49,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerAnalyticsRoutes,
   registerOrganizationRoutes,
   registerDunningRoutes,
+  registerNotificationRoutes,
   registerAccountingRoutes,
   registerCollectionsRoutes,
   registerEinvoicingRoutes,

@@ -6,6 +6,7 @@ import { completeReferralOnPayment } from './referrals/complete-referral.js';
 import { BILLING_RUN_JOB, billingRunJob } from './subscriptions/billing-run.job.js';
 import { collectionsWiring } from './collections/collections.wiring.js';
 import { dunningWiring } from './dunning/dunning.wiring.js';
+import { notificationsWiring } from './notifications/notifications.wiring.js';
 
 /**
  * The flows' own wiring: jobs and listeners that act across modules. Modules never import flows,
@@ -24,4 +25,4 @@ export const flowsModule: KoshModule = {
 };
 
 /** Every flow-level module: the composition root registers them after the domain modules. */
-export const flowModules: KoshModule[] = [flowsModule, dunningWiring, collectionsWiring];
+export const flowModules: KoshModule[] = [flowsModule, dunningWiring, collectionsWiring, notificationsWiring];

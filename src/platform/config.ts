@@ -38,6 +38,7 @@ const envSchema = z.object({
   KOSH_SECRET_KEY: z.string().optional(),
   KOSH_RAZORPAY_API_BASE: z.string().url().default('https://api.razorpay.com'),
   KOSH_STRIPE_API_BASE: z.string().url().default('https://api.stripe.com'),
+  KOSH_TWILIO_API_BASE: z.string().url().default('https://api.twilio.com'),
   // Accounting providers (DESIGN §16): OAuth clients and endpoints. Endpoints default to the
   // providers' production URLs; tests point them at local servers.
   KOSH_QUICKBOOKS_CLIENT_ID: z.string().optional(),
@@ -104,6 +105,8 @@ export type Config = {
   /** Base URLs of the payment gateways' APIs (tests aim them at local servers). */
   razorpayApiBase: string;
   stripeApiBase: string;
+  /** Base URL of Twilio's REST API (the SMS provider of dunning's `sms` steps). */
+  twilioApiBase: string;
   accounting: { quickbooks: AccountingProviderConfig; xero: AccountingProviderConfig; zoho_books: AccountingProviderConfig };
   /** Bearer token `/metrics` requires (KOSH_METRICS_TOKEN); in live mode `/metrics` is closed without one. */
   metricsToken: string | undefined;
@@ -171,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: e.KOSH_SECRET_KEY || undefined,
     razorpayApiBase: e.KOSH_RAZORPAY_API_BASE.replace(/\/+$/, ''),
     stripeApiBase: e.KOSH_STRIPE_API_BASE.replace(/\/+$/, ''),
+    twilioApiBase: e.KOSH_TWILIO_API_BASE.replace(/\/+$/, ''),
     accounting: accountingConfig(e),
     testGatewayJournal: e.KOSH_TEST_GATEWAY_JOURNAL || undefined,
     irpNicUrl: e.KOSH_IRP_NIC_URL,

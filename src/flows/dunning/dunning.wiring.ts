@@ -1,6 +1,6 @@
 import type { KoshModule } from '../../app-deps.js';
 import { onEvent } from '../../platform/events/events.js';
-import { dunningOnInvoiceEvent, runDueDunningSteps, scanOverdueInvoices } from './run-dunning.js';
+import { DUNNING_SMS_JOB, dunningOnInvoiceEvent, runDueDunningSteps, scanOverdueInvoices, sendDunningSms } from './run-dunning.js';
 
 export const DUNNING_STEPS_JOB = 'dunning.run_steps';
 export const DUNNING_OVERDUE_SCAN_JOB = 'dunning.scan_overdue';
@@ -9,6 +9,7 @@ export const DUNNING_OVERDUE_SCAN_JOB = 'dunning.scan_overdue';
 export const dunningWiring: KoshModule = {
   name: 'dunning',
   jobs: {
+    [DUNNING_SMS_JOB]: sendDunningSms,
     [DUNNING_STEPS_JOB]: async (_job, env) => {
       const steps = await runDueDunningSteps(env);
       if (steps > 0) env.logger.info({ steps }, 'dunning steps');

@@ -1,12 +1,16 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { EventPayload } from '../../platform/events/events.js';
 import type { JobEnv } from '../../platform/jobs/jobs.js';
+import { enqueueJob, type Job } from '../../platform/jobs/jobs.js';
 import { enqueueMail, isDeliverableAddress, isMailConfigured } from '../../platform/mail/index.js';
+import { lastFailureCodes, successfulChargesSince } from '../../modules/collections/index.js';
 import { formatMoney } from '../../modules/documents/index.js';
 import {
+  SMART_RETRY_HISTORY_DAYS,
   campaignSteps,
+  chooseRetryTime,
   claimDueExecutions,
   deferExecutionStep,
   endExecution,
@@ -16,14 +20,25 @@ import {
   raisePaymentWall,
   recordAction,
   renderDunningMail,
+  settleAction,
   startExecution,
   stopExecutionOfInvoice,
   stopExecutionsOfInvoices,
   type DunnedCustomer,
   type DunnedInvoice,
   type ExecutionRow,
+  type RetryHistorySample,
   type StepRow,
 } from '../../modules/dunning/index.js';
+import {
+  isSmsNumber,
+  isTemplateName,
+  renderTemplate,
+  smsSenderOf,
+  templateSources,
+  type TemplateName,
+  type TemplateSource,
+} from '../../modules/notifications/index.js';
 import { markInvoiceUncollectible } from '../../modules/invoices/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 import { cancelSubscription } from '../subscriptions/cancel-subscription.js';
@@ -91,11 +106,16 @@ type BatchContext = {
   invoices: Map<string, DunnedInvoice>;
   customers: Map<string, DunnedCustomer>;
   tenantName: string;
+  templates: (name: TemplateName) => TemplateSource;
+  smsConfigured: boolean;
+  /** Read when a retry is first scheduled in the batch. */
+  retryHistory?: RetryHistorySample[];
+  failureCodes?: Map<string, string>;
 };
 
 async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<BatchContext> {
   const campaignIds = [...new Set(executions.map((e) => e.campaign_id))];
-  const [campaigns, related, tenant] = await Promise.all([
+  const [campaigns, related, tenant, templates, sms] = await Promise.all([
     Promise.all(campaignIds.map(async (id) => [id, await campaignSteps(ctx, id)] as const)),
     invoicesAndCustomers(
       ctx.tx,
@@ -104,30 +124,29 @@ async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<B
       executions.map((e) => e.customer_id),
     ),
     getTenant(ctx),
+    templateSources(ctx.tx, ctx.tenantId),
+    ctx.tx.selectFrom('sms_connections').select('id').where('tenant_id', '=', ctx.tenantId).executeTakeFirst(),
   ]);
   return {
     campaigns: new Map(campaigns),
     invoices: new Map(related.invoices.map((i) => [i.id, i])),
     customers: new Map(related.customers.map((c) => [c.id, c])),
     tenantName: tenant.name,
+    templates,
+    smsConfigured: sms !== undefined,
   };
 }
 
 async function sendDunningEmail(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
   if (!isMailConfigured(env.config)) return { outcome: 'skipped', detail: 'no SMTP server is configured' };
-  const invoice = batch.invoices.get(execution.invoice_id)!;
   const customer = batch.customers.get(execution.customer_id);
   if (!customer || !isDeliverableAddress(customer.email)) return { outcome: 'skipped', detail: 'the customer has no e-mail address' };
-  const mail = renderDunningMail(step, {
-    customer: { name: customer.name ?? customer.email, email: customer.email },
-    invoice: {
-      number: invoice.number ?? '',
-      amount_due: formatMoney(invoice.amount_due, invoice.currency),
-      due_date: invoice.due_date ? invoice.due_date.toISOString().slice(0, 10) : null,
-    },
-    tenant: { name: batch.tenantName },
-    pay_url: null,
-  });
+  const vars = variablesOf(execution, customer, batch);
+  // A step with its own subject or body renders those; else the named template (the tenant's version or the default file).
+  const mail =
+    step.subject || step.body
+      ? renderDunningMail(step, vars)
+      : renderTemplate(batch.templates(isTemplateName(step.template_name) ? step.template_name : 'dunning_reminder'), vars);
   await enqueueMail(ctx.tx, ctx.now, {
     tenantId: ctx.tenantId,
     to: customer.email,
@@ -139,12 +158,86 @@ async function sendDunningEmail(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution
   return { outcome: 'succeeded', detail: `e-mailed ${customer.email}` };
 }
 
-async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
+function variablesOf(execution: ExecutionRow, customer: DunnedCustomer, batch: BatchContext) {
+  const invoice = batch.invoices.get(execution.invoice_id)!;
+  return {
+    customer: { name: customer.name ?? customer.email, email: customer.email },
+    invoice: {
+      number: invoice.number ?? '',
+      amount_due: formatMoney(invoice.amount_due, invoice.currency),
+      due_date: invoice.due_date ? invoice.due_date.toISOString().slice(0, 10) : null,
+    },
+    tenant: { name: batch.tenantName },
+    pay_url: null,
+  };
+}
+
+export const DUNNING_SMS_JOB = 'dunning.send_sms';
+const DEFAULT_SMS = '{{tenant.name}}: invoice {{invoice.number}} for {{invoice.amount_due}} is unpaid. Please pay it at your earliest convenience.';
+/** SMS bodies are cut to what fits in ten segments. */
+const MAX_SMS_CHARS = 1_530;
+
+/**
+ * An `sms` step queues the message (the provider is called by the job, never inside the step's
+ * transaction); the job settles the action with the provider's answer.
+ */
+async function queueDunningSms(
+  ctx: Ctx,
+  execution: ExecutionRow,
+  step: StepRow,
+  batch: BatchContext,
+): Promise<StepResult & { sms?: { to: string; body: string } }> {
+  if (!batch.smsConfigured) return { outcome: 'skipped', detail: 'no SMS provider is configured' };
+  const customer = batch.customers.get(execution.customer_id);
+  if (!customer || !isSmsNumber(customer.phone)) return { outcome: 'skipped', detail: 'the customer has no mobile number in E.164 form' };
+  const body = renderTemplate({ subject: '', html: '', text: step.body || DEFAULT_SMS }, variablesOf(execution, customer, batch))
+    .text.replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, MAX_SMS_CHARS);
+  return { outcome: 'succeeded', detail: `SMS queued to ${customer.phone}`, sms: { to: customer.phone, body } };
+}
+
+/** The SMS job: one provider call; the action records what the provider said. A rerun after success sends nothing. */
+export async function sendDunningSms(job: Job, env: Pick<JobEnv, 'db' | 'secrets' | 'config'>): Promise<void> {
+  const payload = job.payload as { action_id: string; to: string; body: string; sent?: boolean };
+  if (!job.tenant_id || payload.sent) return;
+  const sender = await smsSenderOf(env.db, job.tenant_id, env.secrets);
+  if (!sender) {
+    await settleAction(env.db, job.tenant_id, payload.action_id, 'skipped', 'no SMS provider is configured');
+    return;
+  }
+  const result = await sender.provider.send(
+    { baseUrl: env.config.twilioApiBase, credentials: sender.credentials, sender: sender.sender },
+    { to: payload.to, body: payload.body },
+  );
+  await env.db.transaction().execute(async (tx) => {
+    await settleAction(
+      tx,
+      job.tenant_id!,
+      payload.action_id,
+      result.ok ? 'succeeded' : 'failed',
+      result.ok ? `SMS ${result.id} accepted by twilio for ${payload.to} (${result.status})` : result.error,
+    );
+    await tx
+      .updateTable('jobs')
+      .set({ payload: sql`payload || '{"sent": true}'::jsonb` })
+      .where('id', '=', job.id)
+      .execute();
+  });
+}
+
+async function runStep(
+  ctx: Ctx,
+  env: Pick<JobEnv, 'config'>,
+  execution: ExecutionRow,
+  step: StepRow,
+  batch: BatchContext,
+): Promise<StepResult & { sms?: { to: string; body: string } }> {
   switch (step.channel) {
     case 'email':
       return sendDunningEmail(ctx, env, execution, step, batch);
     case 'sms':
-      return { outcome: 'skipped', detail: 'no SMS provider is configured' };
+      return queueDunningSms(ctx, execution, step, batch);
     case 'in_app':
       return { outcome: 'succeeded', detail: 'shown to the customer in the portal' };
     case 'retry_payment': {
@@ -153,6 +246,20 @@ async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: Executi
       return retry(ctx, execution.invoice_id);
     }
   }
+}
+
+/** Smart retry timing (docs/decisions/0131): the tenant's history is read once per batch. */
+async function retryTiming(ctx: Ctx, execution: ExecutionRow, base: Date, batch: BatchContext): Promise<{ at: Date; reason: string }> {
+  if (!batch.retryHistory) {
+    const since = new Date(ctx.now.getTime() - SMART_RETRY_HISTORY_DAYS * 24 * 3_600_000);
+    const [history, codes] = await Promise.all([
+      successfulChargesSince(ctx.tx, ctx.tenantId, since),
+      lastFailureCodes(ctx.tx, ctx.tenantId, [...batch.invoices.keys()]),
+    ]);
+    batch.retryHistory = history;
+    batch.failureCodes = codes;
+  }
+  return chooseRetryTime(base, batch.failureCodes!.get(execution.invoice_id) ?? null, batch.retryHistory);
 }
 
 /** After the last step: what the campaign says happens to the invoice's subscription. */
@@ -186,12 +293,24 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
     return;
   }
   const result = await runStep(ctx, env, current, step, batch);
-  await recordAction(ctx, current, step, step.channel, result.outcome, result.detail);
+  // A retry whose time smart timing chose says why.
+  const detail = step.channel === 'retry_payment' && current.next_step_reason ? `${result.detail} (${current.next_step_reason})` : result.detail;
+  const actionId = await recordAction(ctx, current, step, step.channel, result.outcome, detail);
+  if (result.sms) {
+    await enqueueJob(ctx.tx, ctx.now, { kind: DUNNING_SMS_JOB, tenantId: ctx.tenantId, payload: { action_id: actionId, ...result.sms }, maxAttempts: 3 });
+  }
   if (step.is_payment_wall) current = await raisePaymentWall(ctx, current);
   const next = steps[current.steps_done + 1];
   if (next) {
-    const at = Math.max(ctx.now.getTime(), current.started_at.getTime() + next.delay_hours * 3_600_000);
-    await deferExecutionStep(ctx.tx, ctx.tenantId, current.id, { steps_done: current.steps_done + 1, next_step_at: new Date(at), updated_at: ctx.now });
+    let at = new Date(Math.max(ctx.now.getTime(), current.started_at.getTime() + next.delay_hours * 3_600_000));
+    let reason = '';
+    if (next.channel === 'retry_payment') ({ at, reason } = await retryTiming(ctx, current, at, batch));
+    await deferExecutionStep(ctx.tx, ctx.tenantId, current.id, {
+      steps_done: current.steps_done + 1,
+      next_step_at: at,
+      next_step_reason: reason,
+      updated_at: ctx.now,
+    });
     return;
   }
   await endExecution(ctx, { ...current, steps_done: current.steps_done + 1 }, 'exhausted');

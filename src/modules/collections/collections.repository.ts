@@ -334,3 +334,39 @@ export async function finishAttempts(tx: Tx, tenantId: string, finishes: Attempt
     RETURNING a.*`.execute(tx);
   return rows;
 }
+
+export type SuccessfulCharge = { succeeded_at: Date; after_failure: string | null };
+
+/**
+ * The tenant's successful charges since `since` (newest first, at most `limit`), each with the
+ * failure code of the failed attempt before it on the same invoice (null: it succeeded first time):
+ * what smart retry timing learns from.
+ */
+export async function successfulChargesSince(tx: Tx, tenantId: string, since: Date, limit = 5_000): Promise<SuccessfulCharge[]> {
+  const { rows } = await sql<SuccessfulCharge>`
+    SELECT a.updated_at AS succeeded_at,
+           (SELECT f.failure_code FROM payment_attempts f
+             WHERE f.tenant_id = a.tenant_id AND f.invoice_id = a.invoice_id AND f.status = 'failed' AND f.created_at <= a.created_at AND f.id <> a.id
+             ORDER BY f.created_at DESC LIMIT 1) AS after_failure
+      FROM payment_attempts a
+     WHERE a.tenant_id = ${tenantId} AND a.status = 'succeeded' AND a.updated_at >= ${since}
+     ORDER BY a.updated_at DESC
+     LIMIT ${limit}`.execute(tx);
+  return rows.map((r) => ({ succeeded_at: new Date(r.succeeded_at), after_failure: r.after_failure }));
+}
+
+/** The failure code of each invoice's latest failed attempt. */
+export async function lastFailureCodes(tx: Tx, tenantId: string, invoiceIds: string[]): Promise<Map<string, string>> {
+  if (invoiceIds.length === 0) return new Map();
+  const rows = await tx
+    .selectFrom('payment_attempts')
+    .select(['invoice_id', 'failure_code'])
+    .distinctOn('invoice_id')
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', 'in', invoiceIds)
+    .where('status', '=', 'failed')
+    .orderBy('invoice_id')
+    .orderBy('created_at', 'desc')
+    .execute();
+  return new Map(rows.filter((r) => r.failure_code).map((r) => [r.invoice_id, r.failure_code!]));
+}

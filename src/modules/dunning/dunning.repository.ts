@@ -204,7 +204,7 @@ export type DunnedInvoice = {
   due_date: Date | null;
   subscription_id: string | null;
 };
-export type DunnedCustomer = { id: string; email: string; name: string | null };
+export type DunnedCustomer = { id: string; email: string; name: string | null; phone: string | null };
 
 /** What the steps of a batch need to know of their invoices and customers, read at once. */
 export async function invoicesAndCustomers(
@@ -220,7 +220,7 @@ export async function invoicesAndCustomers(
       .where('tenant_id', '=', tenantId)
       .where('id', 'in', invoiceIds)
       .execute(),
-    tx.selectFrom('customers').select(['id', 'email', 'name']).where('tenant_id', '=', tenantId).where('id', 'in', customerIds).execute(),
+    tx.selectFrom('customers').select(['id', 'email', 'name', 'phone']).where('tenant_id', '=', tenantId).where('id', 'in', customerIds).execute(),
   ]);
   return { invoices, customers };
 }

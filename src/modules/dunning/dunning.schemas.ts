@@ -112,6 +112,7 @@ export const executionSchema = z
     status: z.enum(['active', 'recovered', 'exhausted', 'canceled']),
     steps_done: z.int(),
     next_step_at: z.string().nullable(),
+    next_step_reason: z.string().describe("why the next step runs at next_step_at (smart retry timing); empty: the step's delay"),
     payment_wall_active: z.boolean(),
     started_at: z.string(),
     ended_at: z.string().nullable(),

@@ -1,5 +1,6 @@
 import type { Page } from '../../platform/http/envelope.js';
 import type { Ctx } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
@@ -205,6 +206,7 @@ async function renderExecutions(ctx: Ctx, rows: ExecutionRow[]) {
     status: row.status,
     steps_done: row.steps_done,
     next_step_at: toIsoOrNull(row.next_step_at),
+    next_step_reason: row.next_step_reason,
     payment_wall_active: row.payment_wall_active,
     started_at: toIso(row.started_at),
     ended_at: toIsoOrNull(row.ended_at),
@@ -259,10 +261,11 @@ export async function recordAction(
   channel: string,
   outcome: ActionOutcome,
   detail: string,
-): Promise<void> {
+): Promise<string> {
+  const id = newId();
   await insertAction(ctx.tx, {
     tenant_id: ctx.tenantId,
-    id: newId(),
+    id,
     execution_id: execution.id,
     step_id: step?.id ?? null,
     channel,
@@ -271,6 +274,12 @@ export async function recordAction(
     detail,
     led_to_recovery: false,
   });
+  return id;
+}
+
+/** A channel that finishes later (an SMS handed to the provider by a job) records how it ended. */
+export async function settleAction(tx: Tx, tenantId: string, actionId: string, outcome: ActionOutcome, detail: string): Promise<void> {
+  await tx.updateTable('dunning_actions').set({ outcome, detail }).where('tenant_id', '=', tenantId).where('id', '=', actionId).execute();
 }
 
 export async function raisePaymentWall(ctx: Ctx, execution: ExecutionRow): Promise<ExecutionRow> {

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Timestamp } from '../../platform/db/schema.js';
 
 export type DunningTrigger = 'payment_failed' | 'invoice_overdue';
@@ -46,6 +47,8 @@ export interface DunningExecutionsTable {
   status: ExecutionStatus;
   steps_done: number;
   next_step_at: Timestamp | null;
+  /** Why the next step runs at next_step_at (smart retry timing), '' when it is the step's delay. */
+  next_step_reason: Generated<string>;
   wall_at: Timestamp | null;
   payment_wall_active: boolean;
   payment_wall_since: Timestamp | null;

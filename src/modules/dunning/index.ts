@@ -5,6 +5,7 @@ export {
   endExecution,
   raisePaymentWall,
   recordAction,
+  settleAction,
   startExecution,
   stopExecutionOfInvoice,
   stopExecutionsOfInvoices,
@@ -19,7 +20,15 @@ export {
   type ExecutionRow,
   type StepRow,
 } from './dunning.repository.js';
-export { paymentRetrier, registerPaymentRetrier, type PaymentRetrier } from './retry.js';
+export {
+  chooseRetryTime,
+  paymentRetrier,
+  registerPaymentRetrier,
+  SMART_RETRY_HISTORY_DAYS,
+  SMART_RETRY_MIN_SAMPLES,
+  type PaymentRetrier,
+  type RetryHistorySample,
+} from './retry.js';
 export { renderDunningMail } from './templates.js';
 export {
   accessSchema,

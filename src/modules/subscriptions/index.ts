@@ -26,6 +26,7 @@ export {
   findSubscriptionByExternalId,
   tenantsWithDelinquentSubscriptions,
   tenantsWithDueSubscriptions,
+  trialsEndingBetween,
   updateSubscription,
   RENEWABLE_STATUSES,
   type SubscriptionRow,

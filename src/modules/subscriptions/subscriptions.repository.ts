@@ -107,3 +107,34 @@ export async function tenantsWithDelinquentSubscriptions(tx: Tx, mode: Mode | nu
   }>`SELECT DISTINCT tenant_id FROM subscriptions WHERE status IN ('past_due', 'unpaid') AND ${inMode(mode)}`.execute(tx);
   return rows.rows.map((r) => r.tenant_id);
 }
+
+/**
+ * Trialing subscriptions of every tenant whose trial ends in (from, to], oldest end first, after
+ * `after` (a keyset cursor: trial end then id) — the trial-ending notice scans them.
+ */
+export async function trialsEndingBetween(
+  tx: Tx,
+  from: Date,
+  to: Date,
+  limit: number,
+  after?: { trial_end: Date; tenant_id: string; id: string },
+): Promise<Pick<SubscriptionRow, 'tenant_id' | 'id' | 'customer_id' | 'plan_id' | 'trial_end'>[]> {
+  let q = tx
+    .selectFrom('subscriptions')
+    .select(['tenant_id', 'id', 'customer_id', 'plan_id', 'trial_end'])
+    .where('status', '=', 'trialing')
+    .where('trial_end', '>', from)
+    .where('trial_end', '<=', to);
+  if (after) {
+    q = q.where((eb) =>
+      eb.or([
+        eb('trial_end', '>', after.trial_end),
+        eb.and([
+          eb('trial_end', '=', after.trial_end),
+          eb.or([eb('tenant_id', '>', after.tenant_id), eb.and([eb('tenant_id', '=', after.tenant_id), eb('id', '>', after.id)])]),
+        ]),
+      ]),
+    );
+  }
+  return q.orderBy('trial_end').orderBy('tenant_id').orderBy('id').limit(limit).execute();
+}

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import { createCustomer, createInvoice } from '../../../test/support/billing.js';
+import { chooseRetryTime, SMART_RETRY_MIN_SAMPLES, type RetryHistorySample } from './index.js';
+
+const HOUR = 3_600_000;
+const at = (iso: string) => new Date(iso);
+
+describe('chooseRetryTime', () => {
+  const base = at('2026-03-21T09:00:00Z'); // a Saturday
+
+  it('keeps the step delay without enough history, and says so', () => {
+    const few: RetryHistorySample[] = Array.from({ length: SMART_RETRY_MIN_SAMPLES - 1 }, (_, i) => ({
+      succeeded_at: at(`2026-03-0${i + 1}T14:10:00Z`),
+      after_failure: null,
+    }));
+    const timing = chooseRetryTime(base, 'card_declined', few);
+    expect(timing.at).toEqual(base);
+    expect(timing.reason).toBe('step delay: 9 successful charges in 180 days, fewer than 10 to learn from');
+  });
+
+  it('moves the retry to the hour most successes happened in, within the next day', () => {
+    const history: RetryHistorySample[] = [
+      ...Array.from({ length: 8 }, (_, i) => ({ succeeded_at: at(`2026-02-${String(i + 10).padStart(2, '0')}T14:30:00Z`), after_failure: null })),
+      ...Array.from({ length: 4 }, (_, i) => ({ succeeded_at: at(`2026-02-${String(i + 10).padStart(2, '0')}T08:05:00Z`), after_failure: null })),
+    ];
+    const timing = chooseRetryTime(base, null, history);
+    expect(timing.at).toEqual(at('2026-03-21T14:00:00Z'));
+    expect(timing.reason).toMatch(/^smart retry at 14:00 UTC: 8 of 12 successful charges in 180 days happened in that hour/);
+    // An earlier hour that has passed today comes round tomorrow.
+    expect(chooseRetryTime(at('2026-03-21T15:00:00Z'), null, history).at).toEqual(at('2026-03-22T14:00:00Z'));
+  });
+
+  it("learns from retries after the invoice's own failure code when there are enough of them", () => {
+    const history: RetryHistorySample[] = [
+      ...Array.from({ length: 12 }, (_, i) => ({ succeeded_at: at(`2026-02-${String(i + 10).padStart(2, '0')}T14:30:00Z`), after_failure: null })),
+      ...Array.from({ length: 10 }, (_, i) => ({
+        succeeded_at: at(`2026-02-${String(i + 10).padStart(2, '0')}T03:00:00Z`),
+        after_failure: 'insufficient_funds',
+      })),
+    ];
+    // Salary-day style: insufficient funds recover at 03:00; other failures follow everyone's 14:00.
+    expect(chooseRetryTime(base, 'insufficient_funds', history).at).toEqual(at('2026-03-22T03:00:00Z'));
+    expect(chooseRetryTime(base, 'insufficient_funds', history).reason).toContain('successful retries after insufficient_funds');
+    expect(chooseRetryTime(base, 'card_declined', history).at).toEqual(at('2026-03-21T14:00:00Z'));
+  });
+
+  it('counts a weekday alone when that weekday has enough successes', () => {
+    // Saturdays succeed at 18:00, every other day at 10:00.
+    const history: RetryHistorySample[] = [];
+    for (let week = 0; week < 10; week += 1) {
+      const saturday = new Date(at('2025-12-06T18:00:00Z').getTime() + week * 7 * 24 * HOUR);
+      history.push({ succeeded_at: saturday, after_failure: null });
+      for (let d = 1; d <= 5; d += 1) history.push({ succeeded_at: new Date(saturday.getTime() + d * 24 * HOUR - 8 * HOUR), after_failure: null });
+    }
+    const timing = chooseRetryTime(base, null, history);
+    expect(timing.at).toEqual(at('2026-03-21T18:00:00Z'));
+    expect(timing.reason).toContain('on Saturdays');
+  });
+});
+
+describe('smart retry timing in a campaign', () => {
+  let t: TestKosh;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    t = await startTestKosh({ env: { KOSH_PUBLIC_URL: 'http://127.0.0.1:9' } });
+    t.clock.set(at('2026-03-01T14:20:00Z'));
+    tenant = await t.registerTenant();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function execution(invoiceId: string) {
+    const res = await tenant.api('GET', `/v1/dunning-executions?invoice_id=${invoiceId}`);
+    return res.body.data[0];
+  }
+
+  it("schedules the default campaign's retry at the hour the tenant's customers pay, learned from seeded charges", async () => {
+    // History: twelve automatic charges that succeeded between 14:00 and 15:00 UTC.
+    const payer = await createCustomer(tenant);
+    expect((await tenant.api('POST', `/v1/customers/${payer}/payment-methods`, { token: 'tok_visa' })).status).toBe(201);
+    for (let day = 1; day <= 12; day += 1) {
+      t.clock.set(at(`2026-03-${String(day).padStart(2, '0')}T14:20:00Z`));
+      const invoice = await createInvoice(tenant, payer, [1_000], { collection_method: 'charge_automatically' });
+      await t.kosh.worker.drain();
+      expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.status).toBe('paid');
+    }
+
+    // A card declined at 09:00: the default campaign e-mails at once and retries after 24 h.
+    t.clock.set(at('2026-03-20T09:00:00Z'));
+    const debtor = await createCustomer(tenant);
+    await tenant.api('POST', `/v1/customers/${debtor}/payment-methods`, { token: 'tok_chargeDeclined' });
+    const invoice = await createInvoice(tenant, debtor, [5_000], { collection_method: 'charge_automatically' });
+    await t.kosh.worker.drain();
+    t.clock.set(at('2026-03-20T09:01:00Z')); // the step runner's next minute
+    await t.kosh.worker.drain();
+    let run = await execution(invoice.id);
+    expect(run.steps_done).toBe(1);
+    // Not 09:00 on the 21st (the step's delay) but 14:00, when this tenant's charges succeed.
+    expect(run.next_step_at).toBe('2026-03-21T14:00:00.000Z');
+    expect(run.next_step_reason).toMatch(/^smart retry at 14:00 UTC: 12 of 12 successful charges in 180 days happened in that hour/);
+
+    // At 09:00 nothing runs; at 14:00 the retry does, and its action says why then.
+    t.clock.set(at('2026-03-21T09:30:00Z'));
+    await t.kosh.worker.drain();
+    expect((await execution(invoice.id)).steps_done).toBe(1);
+    t.clock.set(at('2026-03-21T14:00:00Z'));
+    await t.kosh.worker.drain();
+    await t.kosh.worker.drain();
+    run = await execution(invoice.id);
+    expect(run.steps_done).toBe(2);
+    const retry = run.actions.find((a: { channel: string }) => a.channel === 'retry_payment');
+    expect(retry.detail).toContain('smart retry at 14:00 UTC');
+  });
+
+  it('falls back to the step delay for a tenant without history', async () => {
+    const fresh = await t.registerTenant();
+    t.clock.set(at('2026-03-25T09:00:00Z'));
+    const debtor = await createCustomer(fresh);
+    await fresh.api('POST', `/v1/customers/${debtor}/payment-methods`, { token: 'tok_chargeDeclined' });
+    const invoice = await createInvoice(fresh, debtor, [5_000], { collection_method: 'charge_automatically' });
+    await t.kosh.worker.drain();
+    t.clock.set(at('2026-03-25T09:01:00Z'));
+    await t.kosh.worker.drain();
+    const run = (await fresh.api('GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).body.data[0];
+    expect(run.next_step_at).toBe('2026-03-26T09:00:00.000Z');
+    expect(run.next_step_reason).toBe('step delay: 0 successful charges in 180 days, fewer than 10 to learn from');
+  });
+});

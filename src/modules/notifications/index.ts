@@ -1,0 +1,48 @@
+/** The public face of notifications: e-mail templates, which notifications a tenant sends, their log, SMS providers. */
+export {
+  assertTemplateSource,
+  createSmsConnection,
+  deleteSmsConnection,
+  getEmailTemplate,
+  getNotificationSettings,
+  isNotificationEnabled,
+  listEmailTemplates,
+  listNotifications,
+  listSmsConnections,
+  notificationExists,
+  putEmailTemplate,
+  recordNotification,
+  resetEmailTemplate,
+  smsSenderOf,
+  templateSource,
+  templateSources,
+  updateNotificationSettings,
+  type SmsSender,
+} from './notifications.service.js';
+export {
+  NOTIFICATIONS,
+  createSmsConnectionBody,
+  emailTemplateSchema,
+  notificationSettingsSchema,
+  previewTemplateBody,
+  putTemplateBody,
+  smsConnectionSchema,
+  templateNameParams,
+  templatePreviewSchema,
+  updateNotificationSettingsBody,
+  type NotificationKind,
+  type PreviewTemplateBody,
+} from './notifications.schemas.js';
+export {
+  SAMPLE_DATA,
+  TEMPLATE_NAMES,
+  defaultTemplate,
+  htmlToText,
+  isTemplateName,
+  missingVariables,
+  renderTemplate,
+  type RenderedEmail,
+  type TemplateName,
+  type TemplateSource,
+} from './templates.js';
+export { isSmsNumber, smsProviders, twilioProvider, type SmsProvider, type SmsResult } from './sms.js';
