@@ -28,6 +28,7 @@ export {
   tenantsWithDueSubscriptions,
   updateSubscription,
   RENEWABLE_STATUSES,
+  runningSubscriptionsOfCustomers,
   type SubscriptionRow,
 } from './subscriptions.repository.js';
 export {
@@ -51,4 +52,5 @@ export {
 } from './subscriptions.schemas.js';
 export type { SubscriptionStatus } from './subscriptions.tables.js';
 export { addInterval, daysBetween, periodBoundary, prorate, prorateByDays } from './periods.js';
+export { subscriptionUsageSchema } from './subscriptions.schemas.js';
 export { cancelSubscriptionBody, canceledSubscriptionSchema, changePlanBody, createSubscriptionBody, listSubscriptionsQuery } from './subscriptions.schemas.js';
