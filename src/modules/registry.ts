@@ -25,12 +25,14 @@ import { einvoicingModule } from './einvoicing/einvoicing.module.js';
 import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
 
 import { financeModule } from './finance/finance.module.js';
+import { usageModule } from './usage/usage.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
   tenantsModule,
   entitiesModule,
   plansModule,
+  usageModule,
   customersModule,
   subscriptionsModule,
   invoicesModule,

@@ -65,6 +65,9 @@ export type ErrorReason =
   | 'credit_lines_unavailable'
   | 'cross_site_request'
   | 'invalid_metrics_token'
+  // usage
+  | 'metric_code_taken'
+  | 'usage_period_closed'
   // collections
   | 'no_gateway_for_currency'
   | 'gateway_unavailable'

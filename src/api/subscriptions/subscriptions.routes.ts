@@ -5,6 +5,8 @@ import { cancelSubscription } from '../../flows/subscriptions/cancel-subscriptio
 import { changeSubscriptionPlan, previewSubscriptionPlanChange, renderPlanChange } from '../../flows/subscriptions/change-subscription-plan.js';
 import { createSubscription } from '../../flows/subscriptions/create-subscription.js';
 import { resumeSubscription } from '../../flows/subscriptions/resume-subscription.js';
+import { subscriptionUsage, upcomingInvoice } from '../../flows/subscriptions/preview-subscription-usage.js';
+import { upcomingInvoiceSchema } from '../../modules/invoices/index.js';
 import {
   canceledSubscriptionSchema,
   cancelSubscriptionBody,
@@ -13,6 +15,7 @@ import {
   listSubscriptionsQuery,
   planChangeSchema,
   subscriptionSchema,
+  subscriptionUsageSchema,
 } from '../../modules/subscriptions/index.js';
 import { getSubscription, listSubscriptions, pauseSubscription, reactivateSubscription, toSubscription } from '../../modules/subscriptions/index.js';
 
@@ -49,6 +52,32 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
       const { subscriptions, total } = await listSubscriptions(readCtx(deps, request), request.query, page);
       return listResponse(subscriptions, total, page);
     },
+  );
+
+  app.get(
+    '/v1/subscriptions/:id/usage',
+    {
+      schema: {
+        tags,
+        summary: "The current period's usage of each metered price, and its amount so far",
+        params: idParams,
+        response: { 200: dataEnvelope(subscriptionUsageSchema) },
+      },
+    },
+    async (request) => ({ data: await subscriptionUsage(readCtx(deps, request), request.params.id) }),
+  );
+
+  app.get(
+    '/v1/subscriptions/:id/upcoming-invoice',
+    {
+      schema: {
+        tags,
+        summary: 'The invoice the next renewal would issue now (usage so far, next fixed fee, GST), computed without writing',
+        params: idParams,
+        response: { 200: dataEnvelope(upcomingInvoiceSchema) },
+      },
+    },
+    async (request) => ({ data: await upcomingInvoice(readCtx(deps, request), request.params.id) }),
   );
 
   app.get('/v1/subscriptions/:id', { schema: { tags, summary: 'Get a subscription', params: idParams, response: one } }, async (request) => ({

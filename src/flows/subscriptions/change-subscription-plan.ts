@@ -7,6 +7,7 @@ import { toIso } from '../../platform/time.js';
 import { getCreditNote, type CreditNote } from '../../modules/credit-notes/index.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { renderInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
+import { isSimpleUnitPrice } from '../../modules/plans/index.js';
 import {
   assertChargeable,
   canTransition,
@@ -75,6 +76,9 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     // Billed from the next renewal. Another interval: its schedule starts where this period ends.
     if (!sameInterval) Object.assign(patch, { billing_anchor: row.current_period_end, period_index: -1 });
   } else {
+    if (!isSimpleUnitPrice(price)) {
+      throw errors.invalidField('prorate', `plan ${plan.code} has a tiered or package price: change to it without proration (prorate: false), billed from the next renewal`);
+    }
     const credit = await creditUnusedSubscriptionTime(ctx, row, `Unused time on ${oldPlan.name} (changed to ${plan.name})`);
     creditNoteId = credit.note?.id ?? null;
     unusedCredit = credit.amount;

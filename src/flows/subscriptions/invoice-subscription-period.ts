@@ -1,7 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import type { Customer } from '../../modules/customers/index.js';
 import { createDraftInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
-import type { PlanRow, PriceRow } from '../../modules/plans/index.js';
+import { describePricing, isSimpleUnitPrice, priceQuantity, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
 import type { SubscriptionRow } from '../../modules/subscriptions/index.js';
 import { finalizeInvoiceWithCredit } from '../invoices/finalize-invoice.js';
 
@@ -10,7 +10,7 @@ export type SubscriptionBillingReason = 'subscription_create' | 'subscription_cy
 export type PeriodCharge = {
   subscription: Pick<SubscriptionRow, 'id' | 'currency' | 'quantity'> & { collection_method?: SubscriptionRow['collection_method'] };
   plan: Pick<PlanRow, 'id' | 'name' | 'hsn_code' | 'tax_rate_bp'>;
-  price: Pick<PriceRow, 'id' | 'amount'>;
+  price: Pick<PriceRow, 'id' | 'amount'> & Partial<Pick<PriceRow, 'tiers' | 'tiers_mode' | 'package_size' | 'hsn_code'>>;
   customer: Customer;
   period: { start: Date; end: Date };
   billingReason: SubscriptionBillingReason;
@@ -20,14 +20,33 @@ export type PeriodCharge = {
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
-/** The invoice line of a subscription period: plan price × quantity, with the period on it. */
+/**
+ * The invoice line of a subscription period: plan price × quantity, with the period on it. A
+ * tiered or package price (DESIGN §13) prices the quantity as a whole: one line of the total whose
+ * description gives the quantity and the tiers.
+ */
 export function periodLine(charge: PeriodCharge) {
+  const hsn = charge.price.hsn_code || charge.plan.hsn_code || undefined;
+  if (!isSimpleUnitPrice(charge.price) && charge.unitAmount === undefined) {
+    const priced = priceQuantity(charge.price, charge.subscription.quantity);
+    return {
+      description: `${charge.plan.name}, ${describePricing(charge.price, priced)}, ${day(charge.period.start)} to ${day(charge.period.end)}`,
+      quantity: 1,
+      unit_amount: priced.amount,
+      hsn_code: hsn,
+      tax_rate_bp: charge.plan.tax_rate_bp,
+      plan_id: charge.plan.id,
+      price_id: charge.price.id,
+      period_start: charge.period.start,
+      period_end: charge.period.end,
+    };
+  }
   const prorated = charge.unitAmount !== undefined && charge.unitAmount !== charge.price.amount;
   return {
     description: `${charge.plan.name}${prorated ? ' (prorated)' : ''}, ${day(charge.period.start)} to ${day(charge.period.end)}`,
     quantity: charge.subscription.quantity,
     unit_amount: charge.unitAmount ?? charge.price.amount,
-    hsn_code: charge.plan.hsn_code || undefined,
+    hsn_code: hsn,
     tax_rate_bp: charge.plan.tax_rate_bp,
     plan_id: charge.plan.id,
     price_id: charge.price.id,

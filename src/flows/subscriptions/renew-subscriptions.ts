@@ -12,7 +12,7 @@ import {
   type PeriodAdvance,
   type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
-import { periodLine } from './invoice-subscription-period.js';
+import { computeRenewalLines, type RenewalSubject } from './compute-renewal-lines.js';
 import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
 
 export type RenewalOutcome = {
@@ -31,6 +31,11 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
   }
   const prices = new Map<string, PriceRow>();
   for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds)) prices.set(`${p.plan_id}/${p.currency}`, p);
+  const metered = new Map<string, PriceRow[]>();
+  for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds, 'metered')) {
+    const key = `${p.plan_id}/${p.currency}`;
+    metered.set(key, [...(metered.get(key) ?? []), p]);
+  }
   const customers = new Map<string, Customer>();
   for (const c of await findCustomers(
     ctx.tx,
@@ -38,7 +43,7 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
     rows.map((r) => r.customer_id),
   ))
     customers.set(c.id, c);
-  return { plans, prices, customers };
+  return { plans, prices, metered, customers };
 }
 
 /**
@@ -55,7 +60,8 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
 export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): Promise<RenewalOutcome> {
   const outcome: RenewalOutcome = { renewed: [], trialsEnded: [], ended: [] };
   if (claimed.length === 0) return outcome;
-  const { plans, prices, customers } = await loadBatchContext(ctx, claimed);
+  const { plans, prices, metered, customers } = await loadBatchContext(ctx, claimed);
+  const subjects: RenewalSubject[] = [];
   const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter> }[] = [];
   const inputs: DraftInvoiceInput[] = [];
   for (const row of claimed) {
@@ -72,10 +78,24 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
     if (!plan || !price || !customer) throw new Error(`subscription ${row.id}: its plan has no price in ${row.currency}, or its plan or customer is gone`);
     const period = periodAfter(row);
     renewing.push({ row, period });
-    inputs.push({
+    subjects.push({
+      subscription: row,
+      plan,
+      fixedPrice: price,
+      meteredPrices: metered.get(`${row.plan_id}/${row.currency}`) ?? [],
       customer,
+      // Usage during a trial is not billed: the trial is free.
+      usagePeriod: row.status === 'trialing' ? null : { start: row.current_period_start, end: row.current_period_end },
+      nextPeriod: period,
+    });
+  }
+  // One grouped usage query for the batch; the lines in arrears then the fee in advance.
+  const lines = await computeRenewalLines(ctx, subjects);
+  for (const [i, { row, period }] of renewing.entries()) {
+    inputs.push({
+      customer: subjects[i]!.customer,
       currency: row.currency,
-      lines: [periodLine({ subscription: row, plan, price, customer, period, billingReason: 'subscription_cycle' })],
+      lines: lines[i]!,
       subscriptionId: row.id,
       billingReason: 'subscription_cycle',
       periodStart: period.start,

@@ -22,6 +22,17 @@ export async function findCustomerRows(tx: Tx, tenantId: string, ids: string[]):
   return tx.selectFrom('customers').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
 }
 
+/** The customers named by id or by external_id, in one query (usage ingestion resolves a batch's customers with it). */
+export async function customerRefs(tx: Tx, tenantId: string, ids: string[], externalIds: string[]): Promise<{ id: string; external_id: string | null }[]> {
+  if (ids.length === 0 && externalIds.length === 0) return [];
+  return tx
+    .selectFrom('customers')
+    .select(['id', 'external_id'])
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([...(ids.length ? [eb('id', 'in', ids)] : []), ...(externalIds.length ? [eb('external_id', 'in', externalIds)] : [])]))
+    .execute();
+}
+
 /** lower(email) matches the unique index customers_tenant_email, so this is an index lookup. */
 export async function findCustomerRowByEmail(tx: Tx, tenantId: string, email: string): Promise<CustomerRow | undefined> {
   return tx

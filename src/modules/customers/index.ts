@@ -12,6 +12,7 @@ export {
   toCustomer,
 } from './customers.service.js';
 export type { CustomerRow } from './customers.repository.js';
+export { customerRefs } from './customers.repository.js';
 export { createCustomerBody, type CreateCustomerBody, type Customer } from './customers.schemas.js';
 export type { BillingAddress } from './customers.tables.js';
 export { customerSchema, listCustomersQuery, updateCustomerBody } from './customers.schemas.js';

@@ -112,6 +112,7 @@ export async function findPlansByCodes(tx: Tx, tenantId: string, codes: string[]
     .selectFrom('prices')
     .select(['plan_id', 'currency', 'amount'])
     .where('tenant_id', '=', tenantId)
+    .where('billing_scheme', '<>', 'metered')
     .where(
       anyOf(
         'plan_id',

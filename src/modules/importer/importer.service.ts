@@ -66,6 +66,11 @@ export function toPlanRows(ctx: Ctx, record: PlanRecord): { plan: PlanInsert; pr
       amount: record.amount,
       type: 'recurring',
       billing_scheme: 'per_unit',
+      tiers_mode: null,
+      tiers: null,
+      package_size: null,
+      metric_code: null,
+      hsn_code: null,
       created_at: ctx.now,
     },
   };

@@ -10,6 +10,7 @@ export {
   getInvoiceRow,
   listInvoices,
   markInvoiceUncollectible,
+  previewInvoice,
   renderInvoice,
   setLastPaymentError,
   toInvoice,
@@ -19,7 +20,7 @@ export {
 } from './invoices.service.js';
 export type { InvoiceRow, InvoiceLineRow } from './invoices.repository.js';
 export { insertTdsCertificate, linesOfInvoices } from './invoices.repository.js';
-export { invoiceSchema, type Invoice } from './invoices.schemas.js';
+export { invoiceSchema, upcomingInvoiceSchema, type Invoice } from './invoices.schemas.js';
 export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 export { unsettledSubscriptionInvoices, tenantsWithOverdueSubscriptionInvoices } from './invoices.repository.js';
 export { issueInvoices } from './invoices.batch.js';

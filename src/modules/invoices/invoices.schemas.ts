@@ -145,3 +145,6 @@ export const invoiceSchema = z
   })
   .meta({ id: 'Invoice' });
 export type Invoice = z.infer<typeof invoiceSchema>;
+
+/** DESIGN §13: the invoice the next renewal would issue now; nothing is stored, so `id` is null. */
+export const upcomingInvoiceSchema = invoiceSchema.extend({ id: z.null() }).meta({ id: 'UpcomingInvoice' });

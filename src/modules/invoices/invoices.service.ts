@@ -337,6 +337,18 @@ export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Pr
   return row;
 }
 
+/**
+ * The invoice `input` would draft now — the same entity, GST per line and INR amounts as
+ * createDraftInvoice — without writing anything: `id` is null (the upcoming-invoice preview).
+ */
+export async function previewInvoice(ctx: Ctx, input: DraftInvoiceInput): Promise<Omit<Invoice, 'id'> & { id: null }> {
+  const entity = await resolveEntity(ctx, input.entityId);
+  const settings = await readSettings(ctx);
+  const rate = await invoiceExchangeRate(ctx, entity, input.currency, input.exchangeRate, ctx.now);
+  const { row, lines } = buildDraftInvoice(ctx, entity, settings.sac_code, input, rate);
+  return { ...toInvoice(row, lines), id: null };
+}
+
 /** Turns API lines (explicit amounts or a plan) into draft lines, pricing plans in the invoice currency. */
 export async function resolveApiLines(ctx: Ctx, input: CreateInvoiceBody): Promise<DraftLine[]> {
   const lines: DraftLine[] = [];

@@ -6,3 +6,5 @@ export type { Plan, Price } from './plans.schemas.js';
 export type { IntervalUnit } from './plans.tables.js';
 export { createPlanBody, listPlansQuery, planSchema } from './plans.schemas.js';
 export { createPlan, listPlans } from './plans.service.js';
+export { describePricing, isSimpleUnitPrice, priceQuantity, tierProblems, type PricedQuantity, type PricingScheme, type Tier } from './pricing.js';
+export type { PriceTier } from './plans.tables.js';

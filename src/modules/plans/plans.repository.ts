@@ -20,7 +20,7 @@ export async function insertPlan(
   mapError: (error: unknown) => unknown,
 ): Promise<void> {
   await deferWrite(tx, tx.insertInto('plans').values(plan), mapError);
-  if (prices.length) await deferWrite(tx, tx.insertInto('prices').values(prices));
+  if (prices.length) await deferWrite(tx, tx.insertInto('prices').values(prices), mapError);
 }
 
 export async function findPlan(tx: Tx, tenantId: string, id: string): Promise<PlanRow | undefined> {
@@ -31,9 +31,16 @@ export async function findPlanByCode(tx: Tx, tenantId: string, code: string): Pr
   return tx.selectFrom('plans').selectAll().where('tenant_id', '=', tenantId).where('code', '=', code).executeTakeFirst();
 }
 
-export async function pricesOfPlans(tx: Tx, tenantId: string, planIds: string[]): Promise<PriceRow[]> {
+/**
+ * The prices of plans. `fixed` (the default, what subscriptions, invoices and gifts charge): the
+ * per_unit or tiered price of each currency; `metered`: the usage prices billed in arrears; `all`.
+ */
+export async function pricesOfPlans(tx: Tx, tenantId: string, planIds: string[], scope: 'fixed' | 'metered' | 'all' = 'fixed'): Promise<PriceRow[]> {
   if (planIds.length === 0) return [];
-  return tx.selectFrom('prices').selectAll().where('tenant_id', '=', tenantId).where('plan_id', 'in', planIds).orderBy('created_at').orderBy('id').execute();
+  let query = tx.selectFrom('prices').selectAll().where('tenant_id', '=', tenantId).where('plan_id', 'in', planIds);
+  if (scope === 'fixed') query = query.where('billing_scheme', '<>', 'metered');
+  if (scope === 'metered') query = query.where('billing_scheme', '=', 'metered');
+  return query.orderBy('created_at').orderBy('id').execute();
 }
 
 export type PlanFilter = { q?: string; currency?: string; interval_unit?: string };
@@ -72,7 +79,8 @@ export async function listPlanRows(tx: Tx, tenantId: string, filter: PlanFilter,
         sql<PriceJson[]>`COALESCE((
           SELECT json_agg(json_build_object(
             'tenant_id', pr.tenant_id, 'id', pr.id, 'plan_id', pr.plan_id, 'currency', pr.currency, 'amount', pr.amount,
-            'type', pr.type, 'billing_scheme', pr.billing_scheme,
+            'type', pr.type, 'billing_scheme', pr.billing_scheme, 'tiers_mode', pr.tiers_mode, 'tiers', pr.tiers,
+            'package_size', pr.package_size, 'metric_code', pr.metric_code, 'hsn_code', pr.hsn_code,
             'created_at', to_char(pr.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
           ) ORDER BY pr.created_at, pr.id)
           FROM prices pr WHERE pr.tenant_id = plans.tenant_id AND pr.plan_id = plans.id), '[]'::json)`.as('price_rows'),

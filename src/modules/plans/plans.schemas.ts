@@ -1,16 +1,58 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
+import { tierProblems } from './pricing.js';
 
 export const intervalUnit = z.enum(['day', 'week', 'month', 'year']);
 
 /** HSN (goods, 4/6/8 digits) or SAC (services, 6 digits starting 99); empty means "use the tenant's". */
 export const hsnCode = z.string().regex(/^(\d{4}|\d{6}|\d{8})?$/, 'must be a 4, 6 or 8 digit HSN/SAC code, or empty');
 
-const priceInput = z.object({
-  amount: fields.positiveMinorUnits(),
-  currency: fields.currency(),
-  billing_scheme: z.literal('per_unit', { message: "only 'per_unit' pricing is supported; tiered and metered are not yet" }).default('per_unit'),
+export const tierSchema = z.object({
+  up_to: z.int().min(1).max(Number.MAX_SAFE_INTEGER).nullable().describe('the last unit of the tier; null (only on the last tier) = no upper bound'),
+  unit_amount: fields.minorUnits().describe('the price of one unit in the tier, in minor units'),
+  flat_amount: fields.minorUnits().optional().describe('added once when the tier is reached'),
 });
+
+export const billingScheme = z.enum(['per_unit', 'tiered', 'metered']);
+
+/**
+ * One price (DESIGN §13). `per_unit`: `amount` per unit (or per `package_size` units, rounded up);
+ * `tiered`: `tiers` in `tiers_mode`, applied to the subscription's quantity; `metered`: billed in
+ * arrears on the usage of `metric_code`, at `amount` per unit (or package) or by `tiers`.
+ */
+const priceInput = z
+  .object({
+    amount: fields.positiveMinorUnits().optional(),
+    currency: fields.currency(),
+    billing_scheme: billingScheme.default('per_unit'),
+    tiers_mode: z.enum(['graduated', 'volume']).optional(),
+    tiers: z.array(tierSchema).min(1).max(50).optional(),
+    package_size: z.int().min(1).max(1_000_000_000).optional(),
+    metric_code: z.string().min(1).max(100).optional(),
+    hsn_code: z
+      .string()
+      .regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code')
+      .optional()
+      .describe("this price's HSN/SAC on invoice lines; the plan's when absent"),
+  })
+  .superRefine((price, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    const tiered = price.billing_scheme === 'tiered' || (price.billing_scheme === 'metered' && price.tiers !== undefined);
+    if (price.billing_scheme === 'metered' && !price.metric_code) issue('metric_code', 'a metered price needs the metric_code of a billable metric');
+    if (price.billing_scheme !== 'metered' && price.metric_code !== undefined) issue('metric_code', 'only a metered price has a metric_code');
+    if (tiered) {
+      if (!price.tiers) issue('tiers', 'a tiered price needs tiers');
+      else for (const problem of tierProblems(price.tiers)) issue('tiers', problem);
+      if (!price.tiers_mode) issue('tiers_mode', 'graduated or volume is required with tiers');
+      if (price.amount !== undefined) issue('amount', 'a price has either amount or tiers, not both');
+      if (price.package_size !== undefined) issue('package_size', 'package pricing applies to a per-unit amount, not to tiers');
+    } else {
+      if (price.amount === undefined) issue('amount', 'amount is required (greater than 0)');
+      if (price.tiers_mode !== undefined) issue('tiers_mode', 'tiers_mode goes with tiers');
+    }
+  });
+
+export type PriceInput = z.infer<typeof priceInput>;
 
 /**
  * SPEC 4.2 gives two request shapes; both are accepted: `interval_unit` or `interval`, and a single
@@ -52,9 +94,19 @@ export const createPlanBody = z
     if (body.amount !== undefined && !body.currency) {
       ctx.addIssue({ code: 'custom', path: ['currency'], message: 'currency is required with amount' });
     }
-    const currencies = [...(body.amount !== undefined && body.currency ? [body.currency] : []), ...(body.prices ?? []).map((p) => p.currency)];
-    if (new Set(currencies).size !== currencies.length) {
-      ctx.addIssue({ code: 'custom', path: ['prices'], message: 'a plan has at most one price per currency' });
+    const prices = body.prices ?? [];
+    const fixed = [...(body.amount !== undefined && body.currency ? [body.currency] : []), ...prices.filter((p) => p.billing_scheme !== 'metered').map((p) => p.currency)];
+    if (new Set(fixed).size !== fixed.length) {
+      ctx.addIssue({ code: 'custom', path: ['prices'], message: 'a plan has at most one fixed (per_unit or tiered) price per currency' });
+    }
+    const metered = prices.filter((p) => p.billing_scheme === 'metered').map((p) => `${p.currency}/${p.metric_code}`);
+    if (new Set(metered).size !== metered.length) {
+      ctx.addIssue({ code: 'custom', path: ['prices'], message: 'a plan has at most one metered price per metric and currency' });
+    }
+    for (const currency of new Set(prices.filter((p) => p.billing_scheme === 'metered').map((p) => p.currency))) {
+      if (!fixed.includes(currency)) {
+        ctx.addIssue({ code: 'custom', path: ['prices'], message: `metered prices in ${currency} need a fixed (per_unit or tiered) price in ${currency} on the same plan` });
+      }
     }
   });
 
@@ -74,6 +126,11 @@ export const priceSchema = z
     amount: z.int(),
     type: z.string(),
     billing_scheme: z.string(),
+    tiers_mode: z.enum(['graduated', 'volume']).nullable(),
+    tiers: z.array(z.object({ up_to: z.int().nullable(), unit_amount: z.int(), flat_amount: z.int() })).nullable(),
+    package_size: z.int().nullable(),
+    metric_code: z.string().nullable(),
+    hsn_code: z.string().nullable(),
     created_at: fields.timestamp(),
   })
   .meta({ id: 'Price' });

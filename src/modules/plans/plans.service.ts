@@ -1,11 +1,11 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
-import { isUniqueViolation } from '../../platform/db/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../platform/db/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
-import type { CreatePlanBody, Plan } from './plans.schemas.js';
+import type { CreatePlanBody, Plan, PriceInput } from './plans.schemas.js';
 import { findPlan, insertPlan, listPlanRows, pricesOfPlans, type PlanFilter, type PlanRow, type PriceJson, type PriceRow } from './plans.repository.js';
 
 export function toPlan(row: PlanRow, prices: Array<PriceRow | PriceJson>): Plan {
@@ -31,6 +31,11 @@ export function toPlan(row: PlanRow, prices: Array<PriceRow | PriceJson>): Plan 
       amount: p.amount,
       type: p.type,
       billing_scheme: p.billing_scheme,
+      tiers_mode: p.tiers_mode ?? null,
+      tiers: p.tiers ?? null,
+      package_size: p.package_size === null || p.package_size === undefined ? null : Number(p.package_size),
+      metric_code: p.metric_code ?? null,
+      hsn_code: p.hsn_code ?? null,
       created_at: toIso(p.created_at),
     })),
     created_at: toIso(row.created_at),
@@ -72,23 +77,35 @@ export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan>
     updated_at: ctx.now,
   };
   const priceInputs = [
-    ...(input.amount !== undefined && input.currency ? [{ amount: input.amount, currency: input.currency, billing_scheme: 'per_unit' as const }] : []),
+    ...(input.amount !== undefined && input.currency ? [{ amount: input.amount, currency: input.currency, billing_scheme: 'per_unit' as const }] as PriceInput[] : []),
     ...(input.prices ?? []),
   ];
-  const prices = priceInputs.map((p) => ({
-    tenant_id: ctx.tenantId,
-    id: newId(),
-    plan_id: id,
-    currency: p.currency,
-    amount: p.amount,
-    type: 'recurring',
-    billing_scheme: p.billing_scheme,
-    created_at: ctx.now,
-  }));
-  // The unique constraint is the check: no read-then-write race, one statement fewer. The insert
-  // is deferred, so a taken code is reported when the transaction next waits (at the latest COMMIT).
-  await insertPlan(ctx.tx, plan, prices, (error) =>
-    isUniqueViolation(error, 'plans_tenant_id_code_key') ? errors.conflict(`a plan with code '${code}' already exists`, 'plan_code_taken') : error,
+  const prices = priceInputs.map((p: PriceInput) => {
+    const tiers = p.tiers ? p.tiers.map((t) => ({ up_to: t.up_to, unit_amount: t.unit_amount, flat_amount: t.flat_amount ?? 0 })) : null;
+    return {
+      tenant_id: ctx.tenantId,
+      id: newId(),
+      plan_id: id,
+      currency: p.currency,
+      amount: p.amount ?? 0,
+      type: 'recurring',
+      billing_scheme: p.billing_scheme,
+      tiers_mode: tiers ? (p.tiers_mode ?? 'graduated') : null,
+      tiers,
+      package_size: tiers ? null : (p.package_size ?? null),
+      metric_code: p.metric_code ?? null,
+      hsn_code: p.hsn_code ?? null,
+      created_at: ctx.now,
+    };
+  });
+  const metricCodes = [...new Set(prices.flatMap((p) => (p.metric_code ? [p.metric_code] : [])))];
+  const rows = prices.map((p) => ({ ...p, tiers: p.tiers ? JSON.stringify(p.tiers) : null }));
+  await insertPlan(ctx.tx, plan, rows, (error) =>
+    isUniqueViolation(error, 'plans_tenant_id_code_key')
+      ? errors.conflict(`a plan with code '${code}' already exists`, 'plan_code_taken')
+      : isForeignKeyViolation(error, 'prices_metric_fkey')
+        ? errors.invalidField('prices', `a metered price names a metric_code that is not a billable metric (${metricCodes.join(', ')})`)
+        : error,
   );
   const created = toPlan({ ...plan, features: input.features, metadata: input.metadata }, prices);
   await emitEvent(ctx, 'plan.created', created);
@@ -98,7 +115,7 @@ export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan>
 export async function getPlan(ctx: Ctx, id: string): Promise<Plan> {
   const row = await findPlan(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('plan');
-  return toPlan(row, await pricesOfPlans(ctx.tx, ctx.tenantId, [id]));
+  return toPlan(row, await pricesOfPlans(ctx.tx, ctx.tenantId, [id], 'all'));
 }
 
 export async function listPlans(ctx: Ctx, filter: PlanFilter, page: Page): Promise<{ plans: Plan[]; total: number }> {

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Json, Timestamp } from '../../platform/db/schema.js';
 
 export type IntervalUnit = 'day' | 'week' | 'month' | 'year';
@@ -22,6 +22,8 @@ export interface PlansTable {
   updated_at: Timestamp;
 }
 
+export type PriceTier = { up_to: number | null; unit_amount: number; flat_amount: number };
+
 export interface PricesTable {
   tenant_id: string;
   id: string;
@@ -30,6 +32,15 @@ export interface PricesTable {
   amount: number;
   type: string;
   billing_scheme: 'per_unit' | 'tiered' | 'metered';
+  /** DESIGN §13: tiers (graduated or volume) instead of one unit amount (then `amount` is 0). */
+  tiers_mode: Generated<'graduated' | 'volume' | null>;
+  tiers: ColumnType<PriceTier[] | null, string | null | undefined, string | null>;
+  /** Units per package: the quantity is rounded up to whole packages, `amount` is one package's price. */
+  package_size: Generated<number | null>;
+  /** A metered price's billable metric (billed in arrears on its usage). */
+  metric_code: Generated<string | null>;
+  /** The HSN/SAC of this price's invoice lines; null: the plan's. */
+  hsn_code: Generated<string | null>;
   created_at: Timestamp;
 }
 

@@ -82,7 +82,27 @@ describe('plans', () => {
         },
         'prices',
       ],
-      ['tiered pricing', { name: 'x', interval_unit: 'month', prices: [{ amount: 1, currency: 'INR', billing_scheme: 'tiered' }] }, 'prices.0.billing_scheme'],
+      ['tiered pricing without tiers', { name: 'x', interval_unit: 'month', prices: [{ amount: 1, currency: 'INR', billing_scheme: 'tiered' }] }, 'prices.0.tiers'],
+      [
+        'overlapping tiers',
+        {
+          name: 'x',
+          interval_unit: 'month',
+          prices: [
+            {
+              currency: 'INR',
+              billing_scheme: 'tiered',
+              tiers_mode: 'graduated',
+              tiers: [
+                { up_to: 10, unit_amount: 1 },
+                { up_to: 10, unit_amount: 1 },
+                { up_to: null, unit_amount: 1 },
+              ],
+            },
+          ],
+        },
+        'prices.0.tiers',
+      ],
       ['bad hsn', { ...formal, code: 'h', hsn_code: '12' }, 'hsn_code'],
       ['over-long name', { ...formal, code: 'l', name: 'x'.repeat(201) }, 'name'],
     ])('refuses %s with 400 validation_failed naming the field', async (_label, body, field) => {

@@ -29,6 +29,7 @@ export {
   trialsEndingBetween,
   updateSubscription,
   RENEWABLE_STATUSES,
+  runningSubscriptionsOfCustomers,
   type SubscriptionRow,
 } from './subscriptions.repository.js';
 export {
@@ -52,4 +53,5 @@ export {
 } from './subscriptions.schemas.js';
 export type { SubscriptionStatus } from './subscriptions.tables.js';
 export { addInterval, daysBetween, periodBoundary, prorate, prorateByDays } from './periods.js';
+export { subscriptionUsageSchema } from './subscriptions.schemas.js';
 export { cancelSubscriptionBody, canceledSubscriptionSchema, changePlanBody, createSubscriptionBody, listSubscriptionsQuery } from './subscriptions.schemas.js';

@@ -85,6 +85,22 @@ export async function claimDueSubscriptions(
   return q.orderBy('current_period_end').limit(limit).forNoKeyUpdate().skipLocked().execute();
 }
 
+/** The running (renewable or paused) subscriptions of customers: usage ingestion checks an event against their current period. */
+export async function runningSubscriptionsOfCustomers(
+  tx: Tx,
+  tenantId: string,
+  customerIds: string[],
+): Promise<Pick<SubscriptionRow, 'id' | 'customer_id' | 'plan_id' | 'currency' | 'current_period_start' | 'latest_invoice_id'>[]> {
+  if (customerIds.length === 0) return [];
+  return tx
+    .selectFrom('subscriptions')
+    .select(['id', 'customer_id', 'plan_id', 'currency', 'current_period_start', 'latest_invoice_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', customerIds)
+    .where('status', 'in', [...RENEWABLE_STATUSES, 'paused'])
+    .execute();
+}
+
 /** The tenant's past_due and unpaid subscriptions (the run checks whether they were paid). */
 export async function delinquentSubscriptionIds(tx: Tx, tenantId: string): Promise<{ id: string; status: SubscriptionStatus }[]> {
   return (

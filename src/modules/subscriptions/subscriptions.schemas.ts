@@ -116,3 +116,18 @@ export const planChangeSchema = z
   })
   .meta({ id: 'SubscriptionPlanChange' });
 export type PlanChange = z.infer<typeof planChangeSchema>;
+
+/** DESIGN §13: GET /v1/subscriptions/{id}/usage. */
+export const subscriptionUsageSchema = z
+  .object({
+    period_start: fields.timestamp(),
+    period_end: fields.timestamp(),
+    metrics: z.array(
+      z.object({
+        metric_code: z.string(),
+        quantity: z.int().describe('the billable quantity so far (the aggregate, rounded up to whole units)'),
+        amount: z.int().describe('what the metered price makes of it, in minor units, before GST'),
+      }),
+    ),
+  })
+  .meta({ id: 'SubscriptionUsage' });

@@ -1,0 +1,218 @@
+/**
+ * npm run bench:usage — usage ingestion over HTTP, then the billing of usage in arrears.
+ *
+ * Starts Kosh on a real port (worker off, logs silent; PostgreSQL when DATABASE_URL is set, on a
+ * fresh database dropped afterwards, else embedded PGlite), registers a tenant, creates a `sum`
+ * billable metric and a monthly plan with a fixed price and a graduated metered price, and seeds
+ * SUBS customers each with a subscription whose period [March, April) is due (bulk SQL).
+ *
+ * 1. Ingestion: autocannon, 10 connections, POST /v1/usage/events/batch with 1 000 events a
+ *    request (unique transaction ids, customers and timestamps spread over the period) until
+ *    HTTP_EVENTS events are sent → events_per_s (accepted events / wall time).
+ * 2. Billing: the rest of the period's EVENTS events are inserted with one set-based SQL statement
+ *    (sending 5 000 000 through HTTP would take minutes on this machine and measures nothing more),
+ *    ANALYZE, then the billing run (`runBillingRun`) renews every subscription — one grouped usage
+ *    query per batch — → billing_per_s. Checks every subscription got one renewal invoice whose
+ *    usage lines add up to the price of its events' sum, recomputed here in SQL + the pure maths.
+ *
+ * LAST line: {"events_per_s":…, "billing_per_s":…, "peak_rss_mb":…}
+ *   --subs 10000   subscriptions (one customer each)
+ *   --events 5000000  events in the billed period (HTTP ones included)
+ *   --http 300000  events sent over HTTP
+ *   --batch 50     renewals per billing transaction
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createKosh, type Kosh } from '../src/app.js';
+import { runBillingRun } from '../src/flows/subscriptions/run-billing.js';
+import { priceQuantity, type PricingScheme } from '../src/modules/plans/index.js';
+import { loadConfig } from '../src/platform/config.js';
+import { gstinCheckCharacter } from '../src/modules/tax/index.js';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+const SUBS = arg('subs', 10_000);
+const EVENTS = arg('events', 5_000_000);
+const HTTP_EVENTS = Math.min(arg('http', 300_000), EVENTS);
+const BATCH = arg('batch', 50);
+const PER_REQUEST = 1000;
+const CONNECTIONS = 10;
+const START = new Date('2026-03-01T00:00:00Z');
+const END = new Date('2026-04-01T00:00:00Z');
+const PERIOD_MS = END.getTime() - START.getTime();
+const TIERS = [
+  { up_to: 1000, unit_amount: 10 },
+  { up_to: 10_000, unit_amount: 5, flat_amount: 500 },
+  { up_to: null, unit_amount: 2 },
+];
+
+type Storage = { env: Record<string, string>; label: string; cleanup: () => Promise<void> };
+
+async function freshStorage(): Promise<Storage> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) {
+    const dir = mkdtempSync(join(tmpdir(), 'kosh-bench-'));
+    return { env: { KOSH_DATA_DIR: dir }, label: `embedded PGlite (${dir})`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `kosh_bench_${randomBytes(4).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { env: { DATABASE_URL: url.toString() }, label: `PostgreSQL (${url.host}/${name})`, cleanup: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+async function main() {
+  const storage = await freshStorage();
+  let kosh: Kosh | undefined;
+  try {
+    const unlimited = { KOSH_RATE_LIMIT_KEY_PER_MINUTE: '1000000000', KOSH_RATE_LIMIT_IP_PER_MINUTE: '1000000000' };
+    const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_WORKER: 'off', PORT: '0', KOSH_DB_POOL_SIZE: '12', ...unlimited, ...storage.env });
+    kosh = await createKosh({ config, logger: pino({ level: 'silent' }) });
+    const base = await kosh.app.listen({ port: 0, host: '127.0.0.1' });
+    const db = kosh.deps.database.db;
+    console.log(`storage: ${storage.label}`);
+
+    const registered = await fetch(`${base}/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench', email: 'bench@kosh.test', gstin: `29AAACA1234A1Z${gstinCheckCharacter('29AAACA1234A1Z')}` }),
+    });
+    if (registered.status !== 201) throw new Error(`registration failed: ${registered.status} ${await registered.text()}`);
+    const reg = (await registered.json()) as { data: { api_key: { key: string }; tenant: { id: string } } };
+    const key = reg.data.api_key.key;
+    const tenantId = reg.data.tenant.id;
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { data: Record<string, unknown> }).data;
+    };
+    await post('/v1/billable-metrics', { code: 'gb', name: 'Storage GB', aggregation: 'sum', field: 'gb' });
+    const plan = (await post('/v1/plans', {
+      name: 'Metered',
+      code: 'metered',
+      interval: 'month',
+      hsn_code: '998314',
+      prices: [
+        { currency: 'INR', amount: 49900 },
+        { currency: 'INR', billing_scheme: 'metered', metric_code: 'gb', tiers_mode: 'graduated', tiers: TIERS },
+      ],
+    })) as { id: string };
+
+    // Customers and due subscriptions, one each (bulk SQL).
+    await sql`
+      INSERT INTO customers (tenant_id, id, email, name, billing_address, created_at, updated_at)
+      SELECT ${tenantId}, gen_random_uuid(), 'c' || i || '@seed.test', 'Customer ' || i,
+             jsonb_build_object('state_code', CASE WHEN i % 2 = 0 THEN '29' ELSE '27' END, 'country', 'IN'), ${START}, ${START}
+      FROM generate_series(1, ${SUBS}) AS i`.execute(db);
+    await sql`
+      INSERT INTO subscriptions (tenant_id, id, customer_id, plan_id, currency, quantity, status, interval_unit, interval_count,
+                                 billing_anchor, period_index, current_period_start, current_period_end, created_at, updated_at)
+      SELECT ${tenantId}, gen_random_uuid(), c.id, ${plan.id}, 'INR', 1, 'active', 'month', 1, ${START}, 0, ${START}, ${END}, ${START}, ${START}
+      FROM customers c WHERE c.tenant_id = ${tenantId}`.execute(db);
+    await sql`ANALYZE customers, subscriptions, plans, prices`.execute(db);
+    const customerIds = (await sql<{ id: string }>`SELECT id FROM customers WHERE tenant_id = ${tenantId} ORDER BY id`.execute(db)).rows.map((r) => r.id);
+
+    // 1. Ingestion over HTTP.
+    let sent = 0;
+    const body = () => {
+      const parts: string[] = [];
+      for (let i = 0; i < PER_REQUEST; i += 1) {
+        const n = sent + i;
+        const ts = new Date(START.getTime() + ((n * 7919) % PERIOD_MS)).toISOString();
+        parts.push(`{"transaction_id":"h${n}","customer_id":"${customerIds[n % SUBS]}","metric_code":"gb","timestamp":"${ts}","properties":{"gb":${(n % 5) + 1}}}`);
+      }
+      sent += PER_REQUEST;
+      return `{"events":[${parts.join(',')}]}`;
+    };
+    const requests = Math.ceil(HTTP_EVENTS / PER_REQUEST);
+    const ingestStarted = performance.now();
+    const appCpuBefore = process.cpuUsage();
+    const result = await new Promise<autocannon.Result>((resolve, reject) =>
+      autocannon(
+        {
+          url: `${base}/v1/usage/events/batch`,
+          method: 'POST',
+          connections: CONNECTIONS,
+          amount: requests,
+          timeout: 60,
+          headers,
+          requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, body: body() }) }],
+        },
+        (error, r) => (error ? reject(error) : resolve(r)),
+      ),
+    );
+    const ingestSeconds = (performance.now() - ingestStarted) / 1000;
+    const appCpu = process.cpuUsage(appCpuBefore);
+    const stored = Number((await sql<{ n: string }>`SELECT count(*) AS n FROM usage_events WHERE tenant_id = ${tenantId}`.execute(db)).rows[0]!.n);
+    const eventsPerS = Math.round(stored / ingestSeconds);
+    console.log(
+      `ingestion: ${result.requests.total} requests (${result.non2xx} non-2xx, ${result.errors} errors), ${stored} events stored in ${ingestSeconds.toFixed(1)} s = ${eventsPerS} events/s; ` +
+        `request latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; app CPU ${((appCpu.user + appCpu.system) / 1000 / Math.max(stored, 1) * 1000).toFixed(1)} µs per event (autocannon's body building included)`,
+    );
+
+    // 2. The rest of the period's events, set-based, then bill.
+    const seedStarted = performance.now();
+    const rest = EVENTS - stored;
+    if (rest > 0) {
+      await sql`
+        INSERT INTO usage_events (tenant_id, transaction_id, customer_id, metric_id, ts, value, properties, created_at)
+        SELECT ${tenantId}, 's' || i, c.id, m.id, ${START}::timestamptz + ((i::bigint * 7919) % ${PERIOD_MS}::bigint) * interval '1 millisecond', (i % 5) + 1,
+               jsonb_build_object('gb', (i % 5) + 1), ${START}
+          FROM generate_series(1, ${rest}) AS i
+          JOIN (SELECT id, row_number() OVER (ORDER BY id) - 1 AS k FROM customers WHERE tenant_id = ${tenantId}) AS c ON c.k = i % ${SUBS}
+          CROSS JOIN (SELECT id FROM billable_metrics WHERE tenant_id = ${tenantId}) AS m`.execute(db);
+    }
+    await sql`VACUUM ANALYZE usage_events`.execute(db);
+    console.log(`seeded ${rest} more events in SQL (${((performance.now() - seedStarted) / 1000).toFixed(1)} s): ${EVENTS} in the billed period`);
+
+    const billingStarted = performance.now();
+    const report = await runBillingRun(db, END, { batchSize: BATCH });
+    const billingSeconds = (performance.now() - billingStarted) / 1000;
+    const billingPerS = Math.round(report.renewed / billingSeconds);
+
+    // Check: one renewal per subscription; usage lines = the tiers applied to each customer's sum.
+    const sums = await sql<{ customer_id: string; total: string }>`
+      SELECT customer_id, sum(value)::text AS total FROM usage_events WHERE tenant_id = ${tenantId} AND ts >= ${START} AND ts < ${END} GROUP BY customer_id`.execute(db);
+    const billed = await sql<{ customer_id: string; usage: string; invoices: string }>`
+      SELECT i.customer_id, coalesce(sum(l.amount) FILTER (WHERE l.period_end = ${END}), 0)::text AS usage, count(DISTINCT i.id)::text AS invoices
+        FROM invoices i JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id
+       WHERE i.tenant_id = ${tenantId} AND i.billing_reason = 'subscription_cycle'
+       GROUP BY i.customer_id`.execute(db);
+    const scheme: PricingScheme = { amount: 0, tiers_mode: 'graduated', tiers: TIERS };
+    const expected = new Map(sums.rows.map((r) => [r.customer_id, priceQuantity(scheme, Math.ceil(Number(r.total))).amount]));
+    let mismatches = 0;
+    for (const r of billed.rows) if (Number(r.invoices) !== 1 || Number(r.usage) !== (expected.get(r.customer_id) ?? 0)) mismatches += 1;
+    const ok = report.renewed === SUBS && report.failed === 0 && billed.rows.length === SUBS && mismatches === 0;
+    const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+    console.log(
+      `billing: ${report.renewed} renewed (${report.failed} failed) in ${billingSeconds.toFixed(2)} s = ${billingPerS} subscriptions/s, batch ${BATCH}; ` +
+        `usage lines checked against SQL sums: ${mismatches} mismatches — ${ok ? 'checks passed' : 'CHECKS FAILED'}; peak RSS ${peakRssMb} MB`,
+    );
+    console.log(JSON.stringify({ events_per_s: eventsPerS, billing_per_s: billingPerS, peak_rss_mb: peakRssMb }));
+    if (!ok) process.exitCode = 1;
+  } finally {
+    await kosh?.close();
+    await storage.cleanup();
+  }
+}
+
+await main();

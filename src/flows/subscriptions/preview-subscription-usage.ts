@@ -1,0 +1,68 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { toIso } from '../../platform/time.js';
+import { getCustomer } from '../../modules/customers/index.js';
+import { previewInvoice } from '../../modules/invoices/index.js';
+import { findPlan, pricesOfPlans } from '../../modules/plans/index.js';
+import { getSubscriptionRow, periodAfter, type SubscriptionRow } from '../../modules/subscriptions/index.js';
+import { computeRenewalLines, meteredCharges, type RenewalSubject } from './compute-renewal-lines.js';
+
+export type SubscriptionUsage = {
+  period_start: string;
+  period_end: string;
+  metrics: { metric_code: string; quantity: number; amount: number }[];
+};
+
+async function subjectOf(ctx: Ctx, row: SubscriptionRow): Promise<RenewalSubject> {
+  const plan = await findPlan(ctx.tx, ctx.tenantId, row.plan_id);
+  const fixedPrice = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id])).find((p) => p.currency === row.currency);
+  if (!plan || !fixedPrice) throw errors.conflict(`subscription ${row.id}: its plan has no price in ${row.currency}`, 'subscription_unpriced');
+  const meteredPrices = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id], 'metered')).filter((p) => p.currency === row.currency);
+  return {
+    subscription: row,
+    plan,
+    fixedPrice,
+    meteredPrices,
+    customer: await getCustomer(ctx, row.customer_id),
+    usagePeriod: row.status === 'trialing' ? null : { start: row.current_period_start, end: row.current_period_end },
+    nextPeriod: periodAfter(row),
+  };
+}
+
+/** GET /v1/subscriptions/{id}/usage: each metered price's usage so far in the current period and its amount. Reads only. */
+export async function subscriptionUsage(ctx: Ctx, id: string): Promise<SubscriptionUsage> {
+  const row = await getSubscriptionRow(ctx, id);
+  const period = { start: row.current_period_start, end: row.current_period_end };
+  const meteredPrices = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id], 'metered')).filter((p) => p.currency === row.currency);
+  const charges = await meteredCharges(ctx, [{ key: row.id, customerId: row.customer_id, prices: meteredPrices, period }]);
+  return {
+    period_start: toIso(period.start),
+    period_end: toIso(period.end),
+    metrics: (charges.get(row.id) ?? []).map((c) => ({ metric_code: c.metricCode, quantity: c.quantity, amount: c.priced.amount })),
+  };
+}
+
+/**
+ * GET /v1/subscriptions/{id}/upcoming-invoice: the invoice the next renewal would issue if the
+ * current period ended now — usage so far (arrears), the next period's fixed fee (advance), GST
+ * per line — computed by the renewal's own computeRenewalLines, writing nothing.
+ */
+export async function upcomingInvoice(ctx: Ctx, id: string) {
+  const row = await getSubscriptionRow(ctx, id);
+  if (!['active', 'trialing', 'past_due', 'unpaid'].includes(row.status)) {
+    throw errors.conflict(`a ${row.status} subscription has no upcoming renewal invoice`, `subscription_${row.status}`);
+  }
+  if (row.cancel_at_period_end) throw errors.conflict('the subscription ends at its period end: no renewal invoice comes', 'subscription_cancel_at_period_end');
+  const subject = await subjectOf(ctx, row);
+  const [lines] = await computeRenewalLines(ctx, [subject]);
+  return previewInvoice(ctx, {
+    customer: subject.customer,
+    currency: row.currency,
+    lines: lines!,
+    subscriptionId: row.id,
+    billingReason: 'subscription_cycle',
+    periodStart: subject.nextPeriod.start,
+    periodEnd: subject.nextPeriod.end,
+    collectionMethod: row.collection_method,
+  });
+}

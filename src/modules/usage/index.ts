@@ -1,0 +1,16 @@
+/** The public face of usage: billable metrics, event storage and the period aggregation. */
+export { billableQuantity, createMetric, eventRow, getMetric, listMetrics, toMetric, type EventRefusal } from './usage.service.js';
+export { aggregateUsage, insertEvents, metricsByCodes, type EventInsert, type MetricRow, type UsageWindow } from './usage.repository.js';
+export {
+  billableMetricSchema,
+  createBillableMetricBody,
+  MAX_BATCH_EVENTS,
+  usageEventAcceptedSchema,
+  usageEventBatchBody,
+  usageEventBody,
+  usageIngestResultSchema,
+  type BillableMetric,
+  type UsageEventBody,
+  type UsageIngestResult,
+} from './usage.schemas.js';
+export type { Aggregation } from './usage.tables.js';

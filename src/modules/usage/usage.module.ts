@@ -1,0 +1,3 @@
+import type { KoshModule } from '../../app-deps.js';
+
+export const usageModule: KoshModule = { name: 'usage' };

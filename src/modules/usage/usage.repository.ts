@@ -1,0 +1,88 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
+import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type { Aggregation, BillableMetricsTable } from './usage.tables.js';
+import './usage.tables.js';
+
+export type MetricRow = Selectable<BillableMetricsTable>;
+
+export async function insertMetric(tx: Tx, row: Insertable<BillableMetricsTable>): Promise<void> {
+  await tx.insertInto('billable_metrics').values(row).execute();
+}
+
+export async function findMetric(tx: Tx, tenantId: string, id: string): Promise<MetricRow | undefined> {
+  return tx.selectFrom('billable_metrics').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** The metrics named by `codes`, in one query. */
+export async function metricsByCodes(tx: Tx, tenantId: string, codes: string[]): Promise<MetricRow[]> {
+  if (codes.length === 0) return [];
+  return tx.selectFrom('billable_metrics').selectAll().where('tenant_id', '=', tenantId).where('code', 'in', codes).execute();
+}
+
+export async function listMetricRows(tx: Tx, tenantId: string, page: Page): Promise<{ rows: MetricRow[]; total: number }> {
+  const query = tx.selectFrom('billable_metrics').where('billable_metrics.tenant_id', '=', tenantId);
+  return paginate<MetricRow>(tx, query, { tenantId, table: 'billable_metrics', page });
+}
+
+/** One event ready to store: customer and metric resolved, the aggregated property extracted. */
+export type EventInsert = {
+  transaction_id: string;
+  customer_id: string;
+  metric_id: string;
+  ts: string;
+  value: number | null;
+  value_key: string | null;
+  properties: Record<string, unknown>;
+};
+
+/**
+ * Stores a batch in ONE statement: the rows travel as one JSON parameter (json_to_recordset), a
+ * transaction_id already stored (or repeated within the batch) is skipped by ON CONFLICT DO
+ * NOTHING. Answers how many rows were inserted; the rest were duplicates.
+ */
+export async function insertEvents(tx: Tx, tenantId: string, events: EventInsert[], now: Date): Promise<number> {
+  if (events.length === 0) return 0;
+  const result = await sql`
+    INSERT INTO usage_events (tenant_id, transaction_id, customer_id, metric_id, ts, value, value_key, properties, created_at)
+    SELECT ${tenantId}::uuid, e.transaction_id, e.customer_id, e.metric_id, e.ts, e.value, e.value_key, COALESCE(e.properties, '{}'::jsonb), ${now}::timestamptz
+      FROM jsonb_to_recordset(${JSON.stringify(events)}::jsonb)
+        AS e(transaction_id text, customer_id uuid, metric_id uuid, ts timestamptz, value numeric, value_key text, properties jsonb)
+    ON CONFLICT DO NOTHING`.execute(tx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** One (subscription, metric) pair to aggregate over [start, end). */
+export type UsageWindow = { key: string; customer_id: string; metric_code: string; start: Date; end: Date };
+
+/**
+ * The quantity of each window in ONE grouped query, whatever the number of subscriptions: count,
+ * sum, max, unique_count or latest (the value of the last event by timestamp, then transaction_id)
+ * of the customer's events of the metric with start <= ts < end. Only the aggregation each metric
+ * asks for is computed (CASE evaluates one sub-plan per row). Quantities come back as decimal text.
+ */
+export async function aggregateUsage(tx: Tx, tenantId: string, windows: UsageWindow[]): Promise<Map<string, { quantity: string; aggregation: Aggregation }>> {
+  const out = new Map<string, { quantity: string; aggregation: Aggregation }>();
+  if (windows.length === 0) return out;
+  const payload = windows.map((w) => ({ k: w.key, c: w.customer_id, m: w.metric_code, s: w.start.toISOString(), e: w.end.toISOString() }));
+  const { rows } = await sql<{ k: string; aggregation: Aggregation; quantity: string | null }>`
+    SELECT w.k, m.aggregation,
+      (CASE m.aggregation
+        WHEN 'count' THEN (SELECT count(*)::numeric FROM usage_events u
+                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = w.c AND u.metric_id = m.id AND u.ts >= w.s AND u.ts < w.e)
+        WHEN 'sum' THEN (SELECT sum(u.value) FROM usage_events u
+                          WHERE u.tenant_id = m.tenant_id AND u.customer_id = w.c AND u.metric_id = m.id AND u.ts >= w.s AND u.ts < w.e)
+        WHEN 'max' THEN (SELECT max(u.value) FROM usage_events u
+                          WHERE u.tenant_id = m.tenant_id AND u.customer_id = w.c AND u.metric_id = m.id AND u.ts >= w.s AND u.ts < w.e)
+        WHEN 'unique_count' THEN (SELECT count(DISTINCT u.value_key)::numeric FROM usage_events u
+                          WHERE u.tenant_id = m.tenant_id AND u.customer_id = w.c AND u.metric_id = m.id AND u.ts >= w.s AND u.ts < w.e)
+        WHEN 'latest' THEN (SELECT u.value FROM usage_events u
+                          WHERE u.tenant_id = m.tenant_id AND u.customer_id = w.c AND u.metric_id = m.id AND u.ts >= w.s AND u.ts < w.e
+                          ORDER BY u.ts DESC, u.transaction_id DESC LIMIT 1)
+      END)::text AS quantity
+      FROM jsonb_to_recordset(${JSON.stringify(payload)}::jsonb) AS w(k text, c uuid, m text, s timestamptz, e timestamptz)
+      JOIN billable_metrics m ON m.tenant_id = ${tenantId} AND m.code = w.m`.execute(tx);
+  for (const r of rows) out.set(r.k, { quantity: r.quantity ?? '0', aggregation: r.aggregation });
+  return out;
+}

@@ -1,0 +1,34 @@
+import type { Timestamp } from '../../platform/db/schema.js';
+
+export type Aggregation = 'count' | 'sum' | 'max' | 'unique_count' | 'latest';
+
+export interface BillableMetricsTable {
+  tenant_id: string;
+  id: string;
+  code: string;
+  name: string;
+  aggregation: Aggregation;
+  /** The event property aggregated (sum, max, unique_count, latest); null for count. */
+  field: string | null;
+  created_at: Timestamp;
+}
+
+/** Written only by the set-based batch insert (usage.repository); read by the period aggregation. */
+export interface UsageEventsTable {
+  tenant_id: string;
+  transaction_id: string;
+  customer_id: string;
+  metric_id: string;
+  ts: Timestamp;
+  value: string | null;
+  value_key: string | null;
+  properties: unknown;
+  created_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Tables {
+    billable_metrics: BillableMetricsTable;
+    usage_events: UsageEventsTable;
+  }
+}
