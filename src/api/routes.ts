@@ -27,6 +27,8 @@ import { registerCollectionsRoutes } from './collections/collections.routes.js';
 import { registerEinvoicingRoutes } from './einvoicing/einvoicing.routes.js';
 import { registerGstReturnRoutes } from './gst-returns/gst-returns.routes.js';
 import { registerFinanceRoutes } from './finance/finance.routes.js';
+import { registerOperatorRoutes } from './operators/operators.routes.js';
+import { registerAuditRoutes } from './audit/audit.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
@@ -57,6 +59,8 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerEinvoicingRoutes,
   registerGstReturnRoutes,
   registerFinanceRoutes,
+  registerOperatorRoutes,
+  registerAuditRoutes,
 ];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {

@@ -26,6 +26,7 @@ import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
 
 import { financeModule } from './finance/finance.module.js';
 import { usageModule } from './usage/usage.module.js';
+import { operatorsModule } from './operators/operators.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -53,4 +54,5 @@ export const modules: KoshModule[] = [
   einvoicingModule,
   gstReturnsModule,
   financeModule,
+  operatorsModule,
 ];
