@@ -25,6 +25,7 @@ import { registerCollectionsRoutes } from './collections/collections.routes.js';
 import { registerEinvoicingRoutes } from './einvoicing/einvoicing.routes.js';
 import { registerGstReturnRoutes } from './gst-returns/gst-returns.routes.js';
 import { registerFinanceRoutes } from './finance/finance.routes.js';
+import { registerDashboardRoutes } from './dashboard/dashboard.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
@@ -53,6 +54,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerEinvoicingRoutes,
   registerGstReturnRoutes,
   registerFinanceRoutes,
+  registerDashboardRoutes,
 ];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {
