@@ -156,8 +156,8 @@ function App() {
   const [error, setError] = useState<string | null>(null);
   const refresh = useCallback(async () => {
     try {
-      const next = await loadMe();
-      if (next) await loadTimeZone();
+      // Who is signed in and the entity's time zone in one round trip.
+      const [next] = await Promise.all([loadMe(), loadTimeZone()]);
       setMe(next);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
