@@ -25,6 +25,8 @@ let browser: Browser;
 let base: string;
 let sink: MailSink;
 let tenant: Tenant;
+/** Whether the operator routes (sign-in, users, audit log) are present: the journey needs them. */
+let hasOperators = false;
 const cspViolations: string[] = [];
 
 beforeAll(async () => {
@@ -36,6 +38,9 @@ beforeAll(async () => {
   sink = await startMailSink();
   ({ t, browser, base } = await startBrowserKosh({ env: { SMTP_URL: sink.url } }));
   tenant = await t.registerTenant();
+  const document = (await t.api('GET', '/openapi.json')).body as { paths: Record<string, unknown> };
+  hasOperators = ['/v1/auth/sign-in', '/v1/users/invitations', '/v1/audit-log'].every((path) => path in document.paths);
+  if (!hasOperators) console.warn('dashboard operator journey skipped: this build has no /v1/auth, /v1/users or /v1/audit-log routes');
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -115,7 +120,54 @@ const FINANCE = { email: 'finance-op@tenant.test', password: 'correct horse batt
 const SUPPORT = { email: 'support-op@tenant.test', password: 'correct horse battery 3' };
 
 describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
-  it('runs the operator journey end to end, refusing by role on the server and auditing every step', async () => {
+  it('renders every page under its CSP with no serious axe violation, at laptop and phone width (API-key sign-in)', async () => {
+    const plan = (await tenant.api('POST', '/v1/plans', { name: 'Starter', interval_unit: 'month', amount: 12_345_600, currency: 'INR' })).body.data;
+    const customer = (await tenant.api('POST', '/v1/customers', { email: 'pages@customer.test', name: 'Pages Ltd' })).body.data;
+    const subscription = (await tenant.api('POST', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).body.data;
+    const invoiceId: string = subscription.latest_invoice_id;
+    const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const page = await newPage(context);
+    await page.goto(`${base}/dashboard/customers`);
+    await page.waitForURL(/\/dashboard\/sign-in\?next=%2Fcustomers/);
+    await page.getByRole('button', { name: /API key/ }).click();
+    await page.getByLabel('API key').fill(tenant.key);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
+    for (const [path, heading, name] of [
+      ['', 'Overview', 'overview'],
+      [`/customers/${customer.id}`, 'Pages Ltd', 'customer'],
+      [`/subscriptions/${subscription.id}`, /^Subscription/, 'subscription'],
+      [`/invoices/${invoiceId}`, /^Invoice INV-/, 'invoice'],
+      [`/plans/${plan.id}`, 'Starter', 'plan'],
+      ['/invoices?status=open', 'Invoices', 'invoices-open'],
+      ['/plans', 'Plans', 'plans'],
+      ['/webhooks', 'Webhooks', 'webhooks'],
+      ['/dunning', 'Dunning', 'dunning'],
+      ['/reconciliation', 'Reconciliation', 'reconciliation'],
+      ['/settings', 'Settings', 'settings'],
+      ['/sign-in', 'Sign in', 'sign-in'],
+      ['/reset-password', 'Reset password', 'reset-password'],
+      ['/reset-password?token=x', 'Choose a new password', 'reset-password-token'],
+    ] as const) {
+      await go(page, path, heading);
+      await check(page, `pages-${name}`);
+    }
+    // Indian grouping (lakh): a ₹1,23,456.00 plan.
+    await go(page, `/invoices/${invoiceId}`, /^Invoice INV-/);
+    await page.getByText('₹1,23,456.00').first().waitFor();
+    // Phone width: the menu opens the navigation, tables become labelled cards.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await go(page, '/invoices', 'Invoices');
+    expect(await page.getByRole('link', { name: 'Customers' }).isVisible()).toBe(false);
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('link', { name: 'Customers' }).waitFor();
+    await check(page, 'pages-invoices-phone');
+    await context.close();
+    expect(cspViolations).toEqual([]);
+  }, 240_000);
+
+  it('runs the operator journey end to end, refusing by role on the server and auditing every step', async (ctx) => {
+    if (!hasOperators) return ctx.skip();
     // The tenant asks for credit-note approval; the first operator is invited with the API key.
     expect((await tenant.api('PATCH', '/v1/settings', { credit_note_approval_required: true })).status).toBe(200);
     const invited = await tenant.api('POST', '/v1/users/invitations', { email: OWNER.email, role: 'owner' });
@@ -171,7 +223,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
       [FINANCE.email, 'finance'],
       [SUPPORT.email, 'support'],
     ] as const) {
-      await owner.getByLabel('E-mail').fill(who);
+      await owner.getByLabel('E-mail', { exact: true }).fill(who);
       await owner.getByLabel('Role', { exact: true }).selectOption(role);
       await owner.getByRole('button', { name: 'Send invitation' }).click();
       await owner.getByText(`Invitation sent to ${who}.`).waitFor();
@@ -183,7 +235,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     // A plan, a customer and a subscription.
     await go(owner, '/plans', 'Plans');
     await owner.getByText('New plan').click();
-    await owner.getByLabel('Name').fill('Pro monthly');
+    await owner.getByLabel('Name', { exact: true }).fill('Pro monthly');
     await owner.getByLabel(/^Price/).fill('11,800.00');
     await owner.getByLabel('SAC/HSN code').fill('998314');
     await owner.getByRole('button', { name: 'Create plan' }).click();
@@ -193,7 +245,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
 
     await go(owner, '/customers', 'Customers');
     await owner.getByText('New customer').click();
-    await owner.getByLabel('E-mail').fill('buyer@customer.test');
+    await owner.getByLabel('E-mail', { exact: true }).fill('buyer@customer.test');
     await owner.getByLabel('Name', { exact: true }).fill('Buyer Pvt Ltd');
     await owner.getByRole('button', { name: 'Create customer' }).click();
     await owner.getByRole('heading', { level: 1, name: 'Buyer Pvt Ltd' }).waitFor();
