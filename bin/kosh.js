@@ -69,7 +69,12 @@ function buildDashboard() {
     process.stderr.write('kosh: vite is not installed, the dashboard is not built (npm install without --omit=dev builds it)\n');
     return;
   }
-  const result = spawnSync(process.execPath, [vite, 'build', '--config', join(root, 'dashboard', 'vite.config.ts')], { stdio: 'inherit', cwd: root });
+  // NODE_ENV=production whatever the caller's (vitest sets `test`, which would bundle React's development build).
+  const result = spawnSync(process.execPath, [vite, 'build', '--mode', 'production', '--config', join(root, 'dashboard', 'vite.config.ts')], {
+    stdio: 'inherit',
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   if (result.status !== 0) process.exit(result.status ?? 1);
   writeFileSync(dashboardStamp, 'built by bin/kosh.js; dashboard/ files newer than this file trigger a rebuild\n');
   const now = Date.now() / 1000;
