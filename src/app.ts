@@ -12,6 +12,7 @@ import { mailJobs } from './platform/mail/index.js';
 import { modules as domainModules } from './modules/registry.js';
 import { flowModules } from './flows/flows.module.js';
 import { registerApiRoutes } from './api/routes.js';
+import { minimumRole } from './api/access.js';
 import { EVENT_TYPES } from './modules/events/index.js';
 import { createSecretBox, resolveSecretKey } from './platform/secrets/secrets.js';
 
@@ -69,7 +70,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     (http) => {
       registerApiRoutes(http, deps);
     },
-    { eventTypes: EVENT_TYPES, validateResponses: options.validateResponses ?? false },
+    { eventTypes: EVENT_TYPES, validateResponses: options.validateResponses ?? false, access: minimumRole },
   );
   await app.ready();
 

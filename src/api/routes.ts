@@ -25,6 +25,8 @@ import { registerCollectionsRoutes } from './collections/collections.routes.js';
 import { registerEinvoicingRoutes } from './einvoicing/einvoicing.routes.js';
 import { registerGstReturnRoutes } from './gst-returns/gst-returns.routes.js';
 import { registerFinanceRoutes } from './finance/finance.routes.js';
+import { registerOperatorRoutes } from './operators/operators.routes.js';
+import { registerAuditRoutes } from './audit/audit.routes.js';
 import { registerDashboardRoutes } from './dashboard/dashboard.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
@@ -54,6 +56,8 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerEinvoicingRoutes,
   registerGstReturnRoutes,
   registerFinanceRoutes,
+  registerOperatorRoutes,
+  registerAuditRoutes,
   registerDashboardRoutes,
 ];
 

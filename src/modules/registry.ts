@@ -25,6 +25,7 @@ import { einvoicingModule } from './einvoicing/einvoicing.module.js';
 import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
 
 import { financeModule } from './finance/finance.module.js';
+import { operatorsModule } from './operators/operators.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -51,4 +52,5 @@ export const modules: KoshModule[] = [
   einvoicingModule,
   gstReturnsModule,
   financeModule,
+  operatorsModule,
 ];

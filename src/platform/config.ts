@@ -26,6 +26,7 @@ const envSchema = z.object({
   KOSH_RATE_LIMIT_ADMIN_FAILURES: z.coerce.number().int().min(0).default(10),
   KOSH_RATE_LIMIT_PORTAL_LOGIN: z.coerce.number().int().min(0).default(30),
   KOSH_RATE_LIMIT_GIFT_CODE_FAILURES: z.coerce.number().int().min(0).default(20),
+  KOSH_RATE_LIMIT_SIGN_IN_FAILURES: z.coerce.number().int().min(0).default(10),
   KOSH_WORKER: z.enum(['on', 'off']).default('on'),
   KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
   KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
@@ -134,6 +135,8 @@ export type RateLimits = {
   portalLogin: number;
   /** Wrong gift codes per address (portal redemption). */
   giftCodeFailures: number;
+  /** Failed operator sign-ins (wrong password, TOTP or recovery code) per e-mail and address. */
+  signInFailures: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -185,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       adminFailures: e.KOSH_RATE_LIMIT_ADMIN_FAILURES,
       portalLogin: e.KOSH_RATE_LIMIT_PORTAL_LOGIN,
       giftCodeFailures: e.KOSH_RATE_LIMIT_GIFT_CODE_FAILURES,
+      signInFailures: e.KOSH_RATE_LIMIT_SIGN_IN_FAILURES,
     },
   };
 }

@@ -9,6 +9,8 @@ export const errorCatalog = {
   unauthorized: { status: 401, code: 'unauthorized', message: 'missing or invalid API key or session' },
   forbidden: { status: 403, code: 'unauthorized', message: 'not allowed' },
   not_found: { status: 404, code: 'not_found', message: 'not found' },
+  /** A link that existed once and no longer works (an expired or used invitation or reset link). */
+  gone: { status: 410, code: 'not_found', message: 'this link has expired or was already used' },
   conflict: { status: 409, code: 'conflict', message: 'conflict' },
   payload_too_large: { status: 413, code: 'validation_failed', message: 'request body too large' },
   unprocessable: { status: 422, code: 'validation_failed', message: 'validation failed' },
@@ -65,6 +67,17 @@ export type ErrorReason =
   | 'credit_lines_unavailable'
   | 'cross_site_request'
   | 'invalid_metrics_token'
+  // operators (DESIGN §17)
+  | 'invalid_credentials'
+  | 'totp_required'
+  | 'role_forbidden'
+  | 'session_required'
+  | 'invitation_expired'
+  | 'reset_token_expired'
+  | 'last_owner'
+  | 'user_email_taken'
+  | 'totp_not_set_up'
+  | 'totp_already_enabled'
   // collections
   | 'no_gateway_for_currency'
   | 'gateway_unavailable'
@@ -117,6 +130,7 @@ export const errors = {
   /** Missing and foreign-tenant records answer exactly alike. */
   notFound: (what: string) => new KoshError('not_found', `${what} not found`),
   conflict: (message: string, reason?: ErrorReason) => new KoshError('conflict', message, { reason }),
+  gone: (message: string, reason?: ErrorReason) => new KoshError('gone', message, { reason }),
   unprocessable: (message: string, reason?: ErrorReason) => new KoshError('unprocessable', message, { reason }),
   unavailable: (message: string, reason?: ErrorReason) => new KoshError('unavailable', message, { reason }),
   rateLimited: (message: string, reason?: ErrorReason) => new KoshError('rate_limited', message, { reason }),

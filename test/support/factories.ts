@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { ApiResponse, Tenant } from './harness.js';
 import { connectThroughBrowser, sharedAccountingSandbox } from './accounting-sandbox.js';
 
@@ -39,6 +39,31 @@ export function createdId(res: ApiResponse, what: string): string {
 }
 
 export const factories: Record<string, Factory> = {
+  // An operator (viewer) written straight into the tenant: the API makes one only through an e-mailed invitation.
+  '/v1/users': async (tenant) => {
+    const id = randomUUID();
+    const now = tenant.testKosh.clock.now();
+    await tenant.testKosh.database.db
+      .insertInto('users')
+      .values({
+        tenant_id: tenant.tenantId,
+        id,
+        email: `${unique('op')}@factory.test`,
+        name: 'Factory operator',
+        role: 'viewer',
+        password_hash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$9Q0sVd0c8T2Mn1Wmo1o3sQ',
+        totp_secret: null,
+        totp_pending_secret: null,
+        totp_enabled_at: null,
+        last_sign_in_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    return id;
+  },
+  '/v1/users/invitations': async (tenant) =>
+    createdId(await tenant.api('POST', '/v1/users/invitations', { email: `${unique('inv')}@factory.test`, role: 'viewer' }), '/v1/users/invitations'),
   '/v1/dunning-campaigns': async (tenant) =>
     createdId(await tenant.api('POST', '/v1/dunning-campaigns', { name: 'Factory campaign' }), '/v1/dunning-campaigns'),
   '/v1/dunning-campaigns/{id}/steps': async (tenant, ids) => {

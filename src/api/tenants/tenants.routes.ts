@@ -17,6 +17,7 @@ import {
 import { forgetApiKey } from '../../platform/auth/api-keys.js';
 import { sameSecret } from '../../platform/auth/secrets-compare.js';
 import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS, type Limiter } from '../../platform/http/rate-limits.js';
+import { ownerBody, userSchema } from '../../modules/operators/index.js';
 import { getSettings, issueApiKey, listApiKeys, revokeApiKey, updateSettings } from '../../modules/tenants/index.js';
 
 /**
@@ -46,8 +47,10 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
         tags: ['tenants'],
         summary: 'Register a tenant; answers its first API key (shown only here)',
         security: [],
-        body: registerBody,
-        response: { 201: registerResponse },
+        body: registerBody.extend({
+          owner: ownerBody.optional().describe("The tenant's first operator (role owner), who can then sign in to the dashboard"),
+        }),
+        response: { 201: registerResponse.extend({ data: registerResponse.shape.data.extend({ owner: userSchema.optional() }) }) },
       },
     },
     async (request, reply) => {

@@ -4,12 +4,19 @@ import type { KeyMode } from '../../platform/auth/api-keys.js';
 import { createDefaultCampaign } from '../../modules/dunning/index.js';
 import { createEntity } from '../../modules/entities/index.js';
 import { createTenantRecord, issueApiKey, type NewApiKey, type RegisterBody, type Tenant } from '../../modules/tenants/index.js';
+import { createOwner, type OwnerInput, type User } from '../../modules/operators/index.js';
 
 /**
  * Registration: the tenant, its settings, its primary legal entity (ledger 1) and its first API key,
  * in one transaction — a tenant never exists without an entity to invoice from or a key to call with.
+ * With `owner`, the tenant's first operator (role owner) is made in the same transaction.
  */
-export async function registerTenant(db: Kysely<DB>, now: Date, input: RegisterBody, mode: KeyMode): Promise<{ tenant: Tenant; api_key: NewApiKey }> {
+export async function registerTenant(
+  db: Kysely<DB>,
+  now: Date,
+  input: RegisterBody & { owner?: OwnerInput | undefined },
+  mode: KeyMode,
+): Promise<{ tenant: Tenant; api_key: NewApiKey; owner?: User }> {
   return db.transaction().execute(async (tx) => {
     const tenant = await createTenantRecord(tx, now, input, mode);
     const ctx = { tx, tenantId: tenant.id, now };
@@ -28,6 +35,7 @@ export async function registerTenant(db: Kysely<DB>, now: Date, input: RegisterB
     // A sensible dunning campaign from the start, which the tenant can edit or replace.
     await createDefaultCampaign(ctx);
     const apiKey = await issueApiKey(ctx, { name: 'default', mode });
-    return { tenant, api_key: apiKey };
+    if (!input.owner) return { tenant, api_key: apiKey };
+    return { tenant, api_key: apiKey, owner: await createOwner(ctx, input.owner) };
   });
 }

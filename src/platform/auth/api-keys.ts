@@ -3,13 +3,17 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import './auth.tables.js';
 import { errors } from '../errors.js';
+import type { Actor } from './actor.js';
 
 export type KeyMode = 'test' | 'live';
 
 export type Principal = {
   tenantId: string;
-  apiKeyId: string;
+  /** The API key of the request; null when an operator's session authenticated it. */
+  apiKeyId: string | null;
   mode: KeyMode;
+  /** Who acts: the key (full rights) or the signed-in operator and their role. */
+  actor: Actor;
 };
 
 const KEY_PATTERN = /^sk_(test|live)_[A-Za-z0-9]{32}$/;
@@ -46,7 +50,7 @@ const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
  */
 const verified = new Map<string, { row: KeyRow; checkedAt: number }>();
 const MAX_CACHED_KEYS = 10_000;
-type KeyRow = { id: string; tenant_id: string; mode: KeyMode; tenant_mode: KeyMode; last_used_at: Date | null };
+type KeyRow = { id: string; tenant_id: string; name: string; prefix: string; mode: KeyMode; tenant_mode: KeyMode; last_used_at: Date | null };
 
 /** Bumped by every forgetApiKey: a lookup that started before a revocation must not cache its row. */
 let generation = 0;
@@ -81,7 +85,16 @@ export async function authenticateApiKey(db: Kysely<DB>, header: string | undefi
     const found = await db
       .selectFrom('api_keys')
       .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
-      .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.mode', 'tenants.mode as tenant_mode', 'api_keys.revoked_at', 'api_keys.last_used_at'])
+      .select([
+        'api_keys.id',
+        'api_keys.tenant_id',
+        'api_keys.name',
+        'api_keys.prefix',
+        'api_keys.mode',
+        'tenants.mode as tenant_mode',
+        'api_keys.revoked_at',
+        'api_keys.last_used_at',
+      ])
       .where('api_keys.key_hash', '=', hash)
       .executeTakeFirst();
     if (!found || found.revoked_at !== null) {
@@ -107,5 +120,6 @@ export async function authenticateApiKey(db: Kysely<DB>, header: string | undefi
   if (row.tenant_mode !== deploymentMode) {
     throw errors.unauthorized('key_mode_mismatch', `this key belongs to a ${row.tenant_mode}-mode tenant; the deployment runs in ${deploymentMode} mode`);
   }
-  return { tenantId: row.tenant_id, apiKeyId: row.id, mode: row.mode };
+  const label = row.name ? `${row.name} (${row.prefix}…)` : `${row.prefix}…`;
+  return { tenantId: row.tenant_id, apiKeyId: row.id, mode: row.mode, actor: { type: 'api_key', id: row.id, label } };
 }

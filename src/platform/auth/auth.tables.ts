@@ -31,3 +31,41 @@ declare module '../db/schema.js' {
     api_keys: ApiKeysTable;
   }
 }
+
+export type Role = 'owner' | 'admin' | 'finance' | 'support' | 'viewer';
+
+/** An operator of a tenant (DESIGN §17); its invitations, resets and recovery codes live in modules/operators. */
+export interface UsersTable {
+  tenant_id: string;
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  password_hash: string;
+  totp_secret: string | null;
+  totp_pending_secret: string | null;
+  totp_enabled_at: Timestamp | null;
+  last_sign_in_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UserSessionsTable {
+  tenant_id: string;
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+declare module '../db/schema.js' {
+  interface Tables {
+    users: UsersTable;
+    user_sessions: UserSessionsTable;
+  }
+}

@@ -19,7 +19,10 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/secrets.js';
 import { newId, isUuid } from '../ids.js';
-import { KoshError } from '../errors.js';
+import { errors, KoshError } from '../errors.js';
+import { hasRole, type Role } from '../auth/actor.js';
+import { authenticateSession, cookiesOf, SESSION_COOKIE, type OperatorSession } from '../auth/sessions.js';
+import { appendAudit, auditTargetOf, diffRows, readAuditedRow } from '../audit/audit.js';
 import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { completeDocument } from './openapi.js';
@@ -45,8 +48,20 @@ declare module 'fastify' {
      * callback, identified by its single-use state). Mark it `security: []` in its schema too.
      */
     public?: boolean;
+    /**
+     * How the audit log names this write, where the path does not say it well (platform/audit
+     * derives `invoice.void` from `POST /v1/invoices/:id/void`); `false`: the route records its
+     * own entry (sign-in and the like).
+     */
+    audit?: { action?: string; objectType?: string } | false;
   }
 }
+
+/**
+ * The minimum role of each `/v1` route (src/api/access.ts): `undefined` when the table has no
+ * decision, which refuses every operator (API keys act with full rights).
+ */
+export type AccessPolicy = (method: string, pattern: string) => Role | undefined;
 
 export type HttpDeps = {
   db: Kysely<DB>;
@@ -73,8 +88,9 @@ export function principalOf(request: FastifyRequest): Principal {
 export async function runAction(deps: HttpDeps, request: FastifyRequest, reply: FastifyReply, action: (ctx: Ctx) => Promise<ActionResult>) {
   const principal = principalOf(request);
   const key = validateIdempotencyKey(request.headers['idempotency-key']);
+  const audited = auditedAction(request, principal.actor, action);
   const attempt = (speculate: boolean) =>
-    runIdempotentAction(deps.db, principal.tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, action, {
+    runIdempotentAction(deps.db, principal.tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, audited, {
       speculate,
     });
   let outcome;
@@ -91,6 +107,36 @@ export async function runAction(deps: HttpDeps, request: FastifyRequest, reply: 
   return reply.code(outcome.status).send(outcome.body);
 }
 
+/**
+ * The action with its audit record: the row it changes is read before and after (inside the same
+ * transaction) where the route names one (platform/audit), and one record is appended, deferred,
+ * in that transaction — it commits or rolls back with the change.
+ */
+function auditedAction(request: FastifyRequest, actor: Principal['actor'], action: (ctx: Ctx) => Promise<ActionResult>) {
+  const override = request.routeOptions.config?.audit;
+  if (override === false) return action;
+  const target = auditTargetOf(request.method, request.routeOptions.url ?? request.url, (request.params ?? {}) as Record<string, unknown>);
+  return async (ctx: Ctx): Promise<ActionResult> => {
+    const before = target.table && target.objectId ? await readAuditedRow(ctx.tx, target.table, ctx.tenantId, target.objectId) : undefined;
+    const result = await action(ctx);
+    const after = target.table && target.objectId && before ? await readAuditedRow(ctx.tx, target.table, ctx.tenantId, target.objectId) : undefined;
+    const data = (result.body as { data?: { id?: unknown } } | null)?.data;
+    const responseId = data && typeof data === 'object' && typeof data.id === 'string' ? data.id : null;
+    await appendAudit(ctx.tx, {
+      tenantId: ctx.tenantId,
+      actor,
+      action: override?.action ?? target.action,
+      objectType: override?.objectType ?? target.objectType,
+      objectId: target.objectId ?? responseId,
+      changes: before ? diffRows(before, after) : {},
+      ip: request.ip ?? null,
+      requestId: request.id,
+      at: ctx.now,
+    });
+    return result;
+  };
+}
+
 /** A read in the caller's tenant. Reads need no transaction; `tx` is the pool. */
 export function readCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
   return { tx: deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
@@ -104,7 +150,27 @@ export type HttpOptions = {
    * test harness turns it on). Off, responses are serialized without re-validation.
    */
   validateResponses?: boolean;
+  /** The role table (src/api/access.ts); without one, operators may call nothing. */
+  access?: AccessPolicy;
 };
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The double-submit rule for writes authenticated by the session cookie: a browser on another
+ * site cannot read `kosh_csrf`, so it cannot send the header; and a browser that says the request
+ * is cross-site (Sec-Fetch-Site) is refused outright.
+ */
+function assertSameSiteWrite(request: FastifyRequest, session: OperatorSession): void {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    throw errors.forbidden(`cross-site request refused (Sec-Fetch-Site: ${String(site)})`, 'cross_site_request');
+  }
+  const token = request.headers['x-csrf-token'];
+  if (typeof token !== 'string' || !sameSecret(token, session.csrfToken)) {
+    throw errors.forbidden('a write with the session cookie needs the X-CSRF-Token header equal to the kosh_csrf cookie', 'csrf_token_invalid');
+  }
+}
 
 export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: KoshApp) => void | Promise<void>, options: HttpOptions = {}): Promise<KoshApp> {
   const app = Fastify({
@@ -150,7 +216,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     max: perKey,
     windowMs: 60_000,
     what: 'requests with this API key',
-    key: (request) => `key:${request.principal?.apiKeyId ?? ''}`,
+    key: (request) => `key:${request.principal?.actor.id ?? ''}`,
   });
 
   // Every /v1 route needs an API key; authentication happens before body parsing. The check reads
@@ -164,8 +230,30 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     // A route that authenticates otherwise (the accounting OAuth callback: its single-use state).
     if (request.routeOptions.config?.public === true) return;
     await v1PerIp.hit(request, reply);
-    request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
+    // An API key when one is sent; else the operator's session cookie (the dashboard).
+    const sessionCookie = request.headers.authorization === undefined ? cookiesOf(request.headers.cookie).get(SESSION_COOKIE) : undefined;
+    if (sessionCookie !== undefined) {
+      const session = await authenticateSession(deps.db, sessionCookie, deps.clock.now());
+      if (!session || session.tenantMode !== deps.config.mode)
+        throw errors.unauthorized('invalid_session', 'the session has ended or is not valid; sign in again');
+      request.principal = {
+        tenantId: session.tenantId,
+        apiKeyId: null,
+        mode: session.tenantMode,
+        actor: { type: 'user', id: session.userId, label: session.email, role: session.role, sessionId: session.sessionId, csrfToken: session.csrfToken },
+      };
+      if (!SAFE_METHODS.has(request.method)) assertSameSiteWrite(request, session);
+    } else {
+      request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
+    }
     await v1PerKey.hit(request, reply);
+    // Roles (DESIGN §17): an operator needs the route's minimum role; an API key has every right.
+    const actor = request.principal.actor;
+    if (actor.type === 'user' && pattern !== undefined) {
+      const needed = options.access?.(request.method, pattern);
+      if (needed === undefined) throw errors.forbidden('no operator role may call this route (it has no entry in the role table)', 'role_forbidden');
+      if (!hasRole(actor.role, needed)) throw errors.forbidden(`this needs the ${needed} role or higher; you are ${actor.role}`, 'role_forbidden');
+    }
   });
 
   // Graceful shutdown: a request still in flight when close() starts is answered with

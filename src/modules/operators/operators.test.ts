@@ -1,0 +1,279 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as OTPAuth from 'otpauth';
+import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js';
+import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+
+/**
+ * Operators over HTTP with real SMTP (DESIGN §17): invite → accept → sign in → TOTP → recovery
+ * code → password reset → old sessions dead; the generic refusal and its rate limit; 410 links;
+ * tenant isolation of sessions.
+ */
+let sink: MailSink;
+let t: TestKosh;
+let acme: Tenant;
+
+type Session = { cookie: string; csrf: string };
+
+function sessionOf(res: ApiResponse): Session {
+  const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+  const session = cookies.find((c) => c.startsWith('kosh_session='))!;
+  const csrf = cookies.find((c) => c.startsWith('kosh_csrf='))!;
+  expect(session).toMatch(/HttpOnly/);
+  expect(session).toMatch(/SameSite=Lax/);
+  expect(csrf).not.toMatch(/HttpOnly/);
+  const value = (c: string) => c.split(';')[0]!.split('=').slice(1).join('=');
+  return { cookie: `kosh_session=${value(session)}; kosh_csrf=${value(csrf)}`, csrf: value(csrf) };
+}
+
+/** A call with the session cookie; writes send the CSRF header unless `csrf: false`. */
+function as(
+  s: Session,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  body?: unknown,
+  options: { csrf?: boolean; headers?: Record<string, string> } = {},
+) {
+  const headers: Record<string, string> = {
+    cookie: s.cookie,
+    ...(method !== 'GET' && options.csrf !== false ? { 'x-csrf-token': s.csrf } : {}),
+    ...options.headers,
+  };
+  return t.api(method, url, body, headers);
+}
+
+async function lastLink(to: string, path: string): Promise<string> {
+  await t.kosh.worker.drain();
+  const mail = [...sink.messages].reverse().find((m) => m.envelope.to.includes(to));
+  expect(mail, `no mail to ${to}`).toBeDefined();
+  const match = new RegExp(`https://billing\\.example\\.in${path}\\?token=(\\S+)`).exec(mail!.text ?? '');
+  expect(match, mail!.text).not.toBeNull();
+  return decodeURIComponent(match![1]!);
+}
+
+async function invite(tenant: Tenant, email: string, role: string): Promise<string> {
+  const res = await tenant.api('POST', '/v1/users/invitations', { email, role });
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.data).toMatchObject({ email, role, status: 'pending' });
+  return lastLink(email, '/dashboard/accept-invitation');
+}
+
+async function operator(tenant: Tenant, email: string, role: string): Promise<Session> {
+  const token = await invite(tenant, email, role);
+  const res = await t.api('POST', '/v1/auth/invitations/accept', { token, name: `${role} person`, password: 'correct horse battery' });
+  expect(res.status, res.text).toBe(201);
+  return sessionOf(res);
+}
+
+const signIn = (body: Record<string, unknown>, headers: Record<string, string> = {}) => t.api('POST', '/v1/auth/sign-in', body, headers);
+
+beforeAll(async () => {
+  sink = await startMailSink();
+  t = await startTestKosh({
+    env: { SMTP_URL: sink.url, KOSH_PUBLIC_URL: 'https://billing.example.in', KOSH_RATE_LIMIT_SIGN_IN_FAILURES: '5', KOSH_RATE_LIMIT_PORTAL_LOGIN: '1000' },
+  });
+  acme = await t.registerTenant({ name: 'Acme Cloud' });
+});
+afterAll(async () => {
+  await t?.close();
+  await sink?.close();
+});
+
+describe('operators', () => {
+  it('invite → accept → sign in → TOTP → recovery code once → password reset → old sessions dead', async () => {
+    const token = await invite(acme, 'asha@acme.test', 'finance');
+    const accepted = await t.api('POST', '/v1/auth/invitations/accept', { token, name: 'Asha', password: 'correct horse battery' });
+    expect(accepted.status, accepted.text).toBe(201);
+    expect(accepted.body.data.user).toMatchObject({ email: 'asha@acme.test', role: 'finance', totp_enabled: false });
+    expect(accepted.body.data.tenant).toMatchObject({ id: acme.tenantId, name: 'Acme Cloud' });
+    // The link is single use.
+    const again = await t.api('POST', '/v1/auth/invitations/accept', { token, name: 'Asha', password: 'correct horse battery' });
+    expect(again.status).toBe(410);
+    expect(again.body.error.reason).toBe('invitation_expired');
+
+    const first = sessionOf(accepted);
+    const me = await as(first, 'GET', '/v1/auth/me');
+    expect(me.status, me.text).toBe(200);
+    expect(me.body.data.user).toMatchObject({ email: 'asha@acme.test', role: 'finance' });
+    expect(me.body.data.csrf_token).toBe(first.csrf);
+
+    // Password sign-in.
+    const signed = await signIn({ email: 'ASHA@acme.test', password: 'correct horse battery' });
+    expect(signed.status, signed.text).toBe(200);
+    const s = sessionOf(signed);
+
+    // TOTP: setup, enable with a code, then sign-in needs it.
+    const setup = await as(s, 'POST', '/v1/auth/totp/setup');
+    expect(setup.status, setup.text).toBe(200);
+    expect(setup.body.data.otpauth_url).toMatch(/^otpauth:\/\/totp\//);
+    expect(setup.body.data.qr_svg).toMatch(/^<svg/);
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(setup.body.data.secret) });
+    const code = () => totp.generate({ timestamp: t.clock.now().getTime() });
+    const wrongEnable = await as(s, 'POST', '/v1/auth/totp/enable', { code: code() === '000000' ? '111111' : '000000' });
+    expect(wrongEnable.status).toBe(401);
+    const enabled = await as(s, 'POST', '/v1/auth/totp/enable', { code: code() });
+    expect(enabled.status, enabled.text).toBe(200);
+    const recovery: string[] = enabled.body.data.recovery_codes;
+    expect(recovery).toHaveLength(10);
+    expect(new Set(recovery).size).toBe(10);
+
+    const noCode = await signIn({ email: 'asha@acme.test', password: 'correct horse battery' });
+    expect(noCode.status).toBe(401);
+    expect(noCode.body.error.reason).toBe('totp_required');
+    expect(noCode.headers['set-cookie']).toBeUndefined();
+    const withCode = await signIn({ email: 'asha@acme.test', password: 'correct horse battery', totp_code: code() });
+    expect(withCode.status, withCode.text).toBe(200);
+    expect(withCode.body.data.user.totp_enabled).toBe(true);
+
+    const byRecovery = await signIn({ email: 'asha@acme.test', password: 'correct horse battery', recovery_code: recovery[3] });
+    expect(byRecovery.status, byRecovery.text).toBe(200);
+    const reused = await signIn({ email: 'asha@acme.test', password: 'correct horse battery', recovery_code: recovery[3] });
+    expect(reused.status).toBe(401);
+    expect(reused.body.error.reason).toBe('invalid_credentials');
+
+    // Password reset by e-mailed link: every session ends, the old password stops working.
+    const live = sessionOf(withCode);
+    const asked = await t.api('POST', '/v1/auth/password-reset', { email: 'asha@acme.test' });
+    expect(asked.status).toBe(202);
+    const unknown = await t.api('POST', '/v1/auth/password-reset', { email: 'nobody@acme.test' });
+    expect(unknown.status).toBe(202);
+    expect(unknown.body).toEqual(asked.body);
+    const resetToken = await lastLink('asha@acme.test', '/dashboard/reset-password');
+    const reset = await t.api('POST', '/v1/auth/password-reset/confirm', { token: resetToken, password: 'a brand new passphrase' });
+    expect(reset.status, reset.text).toBe(204);
+    for (const old of [first, s, live]) expect((await as(old, 'GET', '/v1/auth/me')).status).toBe(401);
+    const reusedReset = await t.api('POST', '/v1/auth/password-reset/confirm', { token: resetToken, password: 'another passphrase!' });
+    expect(reusedReset.status).toBe(410);
+    expect(reusedReset.body.error.reason).toBe('reset_token_expired');
+    expect((await signIn({ email: 'asha@acme.test', password: 'correct horse battery', totp_code: code() })).status).toBe(401);
+    const fresh = await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: code() });
+    expect(fresh.status, fresh.text).toBe(200);
+
+    // Sign-out ends this session; sign-out everywhere ends the others.
+    const one = sessionOf(fresh);
+    const two = sessionOf(await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: code() }));
+    expect((await as(one, 'POST', '/v1/auth/sign-out')).status).toBe(204);
+    expect((await as(one, 'GET', '/v1/auth/me')).status).toBe(401);
+    expect((await as(two, 'GET', '/v1/auth/me')).status).toBe(200);
+    const three = sessionOf(await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: code() }));
+    expect((await as(two, 'POST', '/v1/auth/sign-out-everywhere')).status).toBe(204);
+    expect((await as(three, 'GET', '/v1/auth/me')).status).toBe(401);
+  });
+
+  it('answers a wrong e-mail, password or TOTP code with one message, then 429', async () => {
+    await operator(acme, 'ravi@acme.test', 'viewer');
+    const wrongPassword = await signIn({ email: 'ravi@acme.test', password: 'not the password' });
+    const wrongEmail = await signIn({ email: 'nobody@acme.test', password: 'correct horse battery' });
+    expect(wrongPassword.status).toBe(401);
+    expect(wrongEmail.status).toBe(401);
+    expect(wrongPassword.body.error.reason).toBe('invalid_credentials');
+    expect(wrongEmail.body.error.message).toBe(wrongPassword.body.error.message);
+    // KOSH_RATE_LIMIT_SIGN_IN_FAILURES=5 per e-mail and address: one failure above, four more, then refused.
+    for (let i = 0; i < 4; i++) expect((await signIn({ email: 'ravi@acme.test', password: `wrong ${i}` })).status).toBe(401);
+    const limited = await signIn({ email: 'ravi@acme.test', password: 'correct horse battery' });
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBeDefined();
+    // Another address is not locked out by this one's failures.
+    expect((await signIn({ email: 'ravi@acme.test', password: 'correct horse battery' }, { 'x-forwarded-for': '10.0.0.9' })).status).not.toBe(500);
+  });
+
+  it('answers an expired invitation with 410', async () => {
+    const token = await invite(acme, 'late@acme.test', 'support');
+    t.clock.advance(7 * 24 * 3600 * 1000 + 1000);
+    const res = await t.api('POST', '/v1/auth/invitations/accept', { token, name: 'Late', password: 'correct horse battery' });
+    expect(res.status).toBe(410);
+    expect(res.body.error).toMatchObject({ code: 'not_found', reason: 'invitation_expired' });
+    const list = await acme.api('GET', '/v1/users/invitations');
+    expect(list.body.data.find((i: { email: string }) => i.email === 'late@acme.test').status).toBe('expired');
+  });
+
+  it('answers an expired reset link with 410', async () => {
+    await operator(acme, 'reset-late@acme.test', 'viewer');
+    await t.api('POST', '/v1/auth/password-reset', { email: 'reset-late@acme.test' });
+    const token = await lastLink('reset-late@acme.test', '/dashboard/reset-password');
+    t.clock.advance(3600 * 1000 + 1000);
+    const res = await t.api('POST', '/v1/auth/password-reset/confirm', { token, password: 'a brand new passphrase' });
+    expect(res.status).toBe(410);
+    expect(res.body.error.reason).toBe('reset_token_expired');
+  });
+
+  it('requires the CSRF header on cookie writes and refuses cross-site requests', async () => {
+    const s = await operator(acme, 'csrf@acme.test', 'support');
+    const body = { name: 'Kiran', email: 'kiran@example.in' };
+    const missing = await as(s, 'POST', '/v1/customers', body, { csrf: false });
+    expect(missing.status).toBe(403);
+    expect(missing.body.error.reason).toBe('csrf_token_invalid');
+    const wrong = await as(s, 'POST', '/v1/customers', body, { csrf: false, headers: { 'x-csrf-token': 'nope' } });
+    expect(wrong.body.error.reason).toBe('csrf_token_invalid');
+    const crossSite = await as(s, 'POST', '/v1/customers', body, { headers: { 'sec-fetch-site': 'cross-site' } });
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.body.error.reason).toBe('cross_site_request');
+    const ok = await as(s, 'POST', '/v1/customers', body);
+    expect(ok.status, ok.text).toBe(201);
+  });
+
+  it('enforces roles on the server: viewer cannot write, support cannot touch money, finance can', async () => {
+    const viewer = await operator(acme, 'viewer@acme.test', 'viewer');
+    const support = await operator(acme, 'support@acme.test', 'support');
+    const finance = await operator(acme, 'finance@acme.test', 'finance');
+    const plan = { name: 'Pro', code: `pro-${Date.now()}`, interval_unit: 'month', amount: 49_900, currency: 'INR' };
+    const refused = await as(viewer, 'POST', '/v1/plans', plan);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'unauthorized', reason: 'role_forbidden' });
+    expect(refused.body.error.message).toMatch(/finance/);
+    expect(refused.body.error.request_id).toBeDefined();
+    expect((await as(viewer, 'GET', '/v1/plans')).status).toBe(200);
+
+    const customer = await as(support, 'POST', '/v1/customers', { name: 'Meera', email: 'meera@example.in' });
+    expect(customer.status, customer.text).toBe(201);
+    const invoice = await acme.api('POST', '/v1/invoices', {
+      customer_id: customer.body.data.id,
+      currency: 'INR',
+      lines: [{ description: 'Work', unit_amount: 10_000 }],
+    });
+    expect(invoice.status, invoice.text).toBe(201);
+    const supportVoid = await as(support, 'POST', `/v1/invoices/${invoice.body.data.id}/void`);
+    expect(supportVoid.status).toBe(403);
+    expect(supportVoid.body.error.reason).toBe('role_forbidden');
+    const financeVoid = await as(finance, 'POST', `/v1/invoices/${invoice.body.data.id}/void`);
+    expect(financeVoid.status, financeVoid.text).toBe(200);
+    // Team management is admin+.
+    expect((await as(finance, 'POST', '/v1/users/invitations', { email: 'x@acme.test', role: 'viewer' })).status).toBe(403);
+  });
+
+  it('protects the last owner and lets only owners make owners', async () => {
+    const tenant = await t.registerTenant({ name: 'Solo', owner: { email: 'solo@owner.test', password: 'correct horse battery', name: 'Solo' } });
+    const users = await tenant.api('GET', '/v1/users');
+    expect(users.body.data).toHaveLength(1);
+    const ownerId = users.body.data[0].id;
+    expect(users.body.data[0].role).toBe('owner');
+    const demote = await tenant.api('PATCH', `/v1/users/${ownerId}`, { role: 'admin' });
+    expect(demote.status).toBe(409);
+    expect(demote.body.error.reason).toBe('last_owner');
+    expect((await tenant.api('DELETE', `/v1/users/${ownerId}`)).status).toBe(409);
+
+    const admin = await operator(tenant, 'admin@solo.test', 'admin');
+    const adminMakesOwner = await as(admin, 'POST', '/v1/users/invitations', { email: 'o2@solo.test', role: 'owner' });
+    expect(adminMakesOwner.status).toBe(403);
+    const owner = sessionOf(await signIn({ email: 'solo@owner.test', password: 'correct horse battery' }));
+    const second = await as(owner, 'POST', '/v1/users/invitations', { email: 'o2@solo.test', role: 'owner' });
+    expect(second.status, second.text).toBe(201);
+    expect((await as(admin, 'PATCH', `/v1/users/${ownerId}`, { name: 'Renamed' })).status).toBe(200);
+    expect((await as(admin, 'DELETE', `/v1/users/${ownerId}`)).status).toBe(403);
+  });
+
+  it('never shows tenant B to a session of tenant A', async () => {
+    const other = await t.registerTenant({ name: 'Other Co' });
+    const otherCustomer = await other.api('POST', '/v1/customers', { name: 'Secret', email: 'secret@other.test' });
+    const s = await operator(acme, 'iso@acme.test', 'admin');
+    const read = await as(s, 'GET', `/v1/customers/${otherCustomer.body.data.id}`);
+    expect(read.status).toBe(404);
+    const list = await as(s, 'GET', '/v1/customers?limit=1000');
+    expect(list.body.data.map((c: { id: string }) => c.id)).not.toContain(otherCustomer.body.data.id);
+    // tenant_id of another tenant at sign-in finds no operator there.
+    const wrongTenant = await signIn({ email: 'iso@acme.test', password: 'correct horse battery', tenant_id: other.tenantId });
+    expect(wrongTenant.status).toBe(401);
+    // A session cookie whose tenant part is rewritten names no session.
+    const forged = s.cookie.replace(acme.tenantId, other.tenantId);
+    expect((await t.api('GET', '/v1/customers', undefined, { cookie: forged })).status).toBe(401);
+  });
+});
