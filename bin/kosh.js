@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the compiled CLI (dist/, built by `npm run build`, which `npm install`/`npm ci` run through
 // `prepare`). When a source file is newer than the build — a checkout, an edit — it compiles
-// first, once, so `npx kosh …` always runs what src/ says.
+// first, once, so `npx kosh …` always runs what src/ says. The same goes for the dashboard
+// (dashboard/ → dist/dashboard, a Vite build), which Kosh serves at /dashboard.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -39,12 +40,60 @@ function build() {
   utimesSync(stamp, now, now);
 }
 
+const dashboardStamp = join(root, 'dist', 'dashboard', '.built');
+
+function newestFile(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestFile(path));
+    else newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function dashboardStale() {
+  if (!existsSync(join(root, 'dashboard'))) return false;
+  if (!existsSync(dashboardStamp)) return true;
+  const sources = Math.max(newestFile(join(root, 'dashboard')), newestFile(join(root, 'clients', 'typescript', 'src')));
+  return sources > statSync(dashboardStamp).mtimeMs;
+}
+
+/** The Vite build of the dashboard; skipped, saying so, where Vite is not installed (npm install --omit=dev). */
+function buildDashboard() {
+  const require = createRequire(import.meta.url);
+  let vite;
+  try {
+    vite = join(dirname(require.resolve('vite/package.json')), 'bin', 'vite.js');
+  } catch {
+    process.stderr.write('kosh: vite is not installed, the dashboard is not built (npm install without --omit=dev builds it)\n');
+    return;
+  }
+  // NODE_ENV=production whatever the caller's (vitest sets `test`, which would bundle React's development build).
+  const result = spawnSync(process.execPath, [vite, 'build', '--mode', 'production', '--config', join(root, 'dashboard', 'vite.config.ts')], {
+    stdio: 'inherit',
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+  writeFileSync(dashboardStamp, 'built by bin/kosh.js; dashboard/ files newer than this file trigger a rebuild\n');
+  const now = Date.now() / 1000;
+  utimesSync(dashboardStamp, now, now);
+}
+
 if (process.argv[2] === '--build') {
   build();
+  if (dashboardStale()) buildDashboard();
+} else if (process.argv[2] === '--build-dashboard') {
+  if (dashboardStale()) buildDashboard();
 } else {
   if (stale()) {
     process.stderr.write('kosh: compiling src/ to dist/ (once per change)…\n');
     build();
+  }
+  if (process.argv[2] === 'serve' && dashboardStale()) {
+    process.stderr.write('kosh: building the dashboard (once per change)…\n');
+    buildDashboard();
   }
   await import(pathToFileURL(join(root, 'dist', 'cli', 'main.js')).href);
 }

@@ -29,6 +29,7 @@ import { registerGstReturnRoutes } from './gst-returns/gst-returns.routes.js';
 import { registerFinanceRoutes } from './finance/finance.routes.js';
 import { registerOperatorRoutes } from './operators/operators.routes.js';
 import { registerAuditRoutes } from './audit/audit.routes.js';
+import { registerDashboardRoutes } from './dashboard/dashboard.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
@@ -61,6 +62,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerFinanceRoutes,
   registerOperatorRoutes,
   registerAuditRoutes,
+  registerDashboardRoutes,
 ];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {

@@ -7824,6 +7824,8 @@ export interface operations {
     listInvoices: {
         parameters: {
             query?: {
+                /** @description search: a part of the invoice number (case-insensitive) */
+                q?: string;
                 /** @description The status (query). */
                 status?: "draft" | "open" | "paid" | "void" | "uncollectible";
                 /** @description The customer id (query). */

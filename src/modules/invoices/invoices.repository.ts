@@ -39,7 +39,14 @@ export async function linesOfInvoices(tx: Tx, tenantId: string, invoiceIds: stri
 }
 
 /** `statuses`: any of these (the customer portal lists every invoice but drafts). */
-export type InvoiceFilter = { status?: InvoiceStatus; customer_id?: string; entity_id?: string; subscription_id?: string; statuses?: InvoiceStatus[] };
+export type InvoiceFilter = {
+  q?: string;
+  status?: InvoiceStatus;
+  customer_id?: string;
+  entity_id?: string;
+  subscription_id?: string;
+  statuses?: InvoiceStatus[];
+};
 
 export async function listInvoiceRows(tx: Tx, tenantId: string, filter: InvoiceFilter, page: Page): Promise<{ rows: InvoiceRow[]; total: number }> {
   let q = tx.selectFrom('invoices').where('tenant_id', '=', tenantId);
@@ -48,6 +55,10 @@ export async function listInvoiceRows(tx: Tx, tenantId: string, filter: InvoiceF
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.entity_id) q = q.where('entity_id', '=', filter.entity_id);
   if (filter.subscription_id) q = q.where('subscription_id', '=', filter.subscription_id);
+  if (filter.q) {
+    const pattern = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where('number', 'ilike', pattern);
+  }
   return paginate<InvoiceRow>(tx, q, { tenantId, table: 'invoices', page });
 }
 

@@ -52,6 +52,7 @@ export const recordTdsBody = z.object({
 });
 
 export const listInvoicesQuery = z.object({
+  q: z.string().trim().min(1).max(100).optional().describe('search: a part of the invoice number (case-insensitive)'),
   status: invoiceStatus.optional(),
   customer_id: z.uuid().optional(),
   entity_id: z.uuid().optional(),

@@ -1,0 +1,190 @@
+import { StrictMode, useCallback, useEffect, useState, type ReactNode } from 'react';
+import { createRoot } from 'react-dom/client';
+import './styles.css';
+import { apiKey, ApiError, call, kosh, setApiKey, unwrap, type Me } from './api.ts';
+import { setTimeZone } from './format.ts';
+import { AcceptInvitation, ResetPassword, SignIn } from './pages/auth.tsx';
+import { Overview } from './pages/overview.tsx';
+import { CreditNoteList, CustomerList, InvoiceList, PaymentList, PlanList, SubscriptionList } from './pages/lists.tsx';
+import { CreditNoteDetail, CustomerDetail, InvoiceDetail, PaymentDetail, PlanDetail, SubscriptionDetail } from './pages/details.tsx';
+import { WebhookDetail, WebhookList } from './pages/webhooks.tsx';
+import { Settings } from './pages/settings.tsx';
+import { Analytics, AuditLog, Dunning, GstReturns, Reconciliation } from './pages/operations.tsx';
+import { Link, Loading, MeContext, navigate, useLocation } from './ui.tsx';
+
+const PUBLIC = new Set(['/sign-in', '/accept-invitation', '/reset-password']);
+
+const NAV: [string, string, ((me: Me) => boolean)?][] = [
+  ['/', 'Overview'],
+  ['/customers', 'Customers'],
+  ['/subscriptions', 'Subscriptions'],
+  ['/invoices', 'Invoices'],
+  ['/payments', 'Payments'],
+  ['/credit-notes', 'Credit notes'],
+  ['/plans', 'Plans'],
+  ['/webhooks', 'Webhooks'],
+  ['/dunning', 'Dunning'],
+  ['/reconciliation', 'Reconciliation'],
+  ['/gst-returns', 'GST returns'],
+  ['/analytics', 'Analytics'],
+  ['/audit-log', 'Audit log'],
+  ['/settings', 'Settings'],
+];
+
+function route(path: string): ReactNode {
+  const [, section, id, sub] = path.split('/');
+  switch (section) {
+    case '':
+      return <Overview />;
+    case 'customers':
+      return id ? <CustomerDetail id={id} /> : <CustomerList />;
+    case 'subscriptions':
+      return id ? <SubscriptionDetail id={id} /> : <SubscriptionList />;
+    case 'invoices':
+      return id ? <InvoiceDetail id={id} /> : <InvoiceList />;
+    case 'payments':
+      return id ? <PaymentDetail id={id} /> : <PaymentList />;
+    case 'credit-notes':
+      return id ? <CreditNoteDetail id={id} /> : <CreditNoteList />;
+    case 'plans':
+      return id ? <PlanDetail id={id} /> : <PlanList />;
+    case 'webhooks':
+      return id ? <WebhookDetail id={id} /> : <WebhookList />;
+    case 'dunning':
+      return <Dunning />;
+    case 'reconciliation':
+      return <Reconciliation />;
+    case 'gst-returns':
+      return <GstReturns />;
+    case 'analytics':
+      return <Analytics />;
+    case 'audit-log':
+      return <AuditLog />;
+    case 'settings':
+      return <Settings tab={id ?? 'general'} sub={sub} />;
+    default:
+      return (
+        <>
+          <h1>Not found</h1>
+          <p>
+            No page here. <Link to="/">Back to the overview</Link>
+          </p>
+        </>
+      );
+  }
+}
+
+async function loadMe(): Promise<Me | null> {
+  if (apiKey()) {
+    try {
+      const settings = unwrap(await kosh.GET('/v1/settings'));
+      return {
+        user: { id: 'api_key', email: 'API key', name: 'API key', role: 'owner', totp_enabled: false, created_at: settings.data.created_at },
+        tenant: { id: settings.data.tenant_id, name: '' },
+        viaApiKey: true,
+      };
+    } catch {
+      setApiKey(null);
+      return null;
+    }
+  }
+  try {
+    return (await call<{ data: Me }>('GET', '/v1/auth/me')).data;
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 404)) return null;
+    throw error;
+  }
+}
+
+async function loadTimeZone(): Promise<void> {
+  try {
+    const entities = unwrap(await kosh.GET('/v1/entities', { params: { query: { limit: 100 } } }));
+    const primary = entities.data.find((e) => e.is_primary) ?? entities.data[0];
+    setTimeZone(primary?.time_zone);
+  } catch {
+    // The default (Asia/Kolkata) stands.
+  }
+}
+
+function Shell({ me, children }: { me: Me; children: ReactNode }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div className="shell">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <span className="brand">Kosh</span>
+        <span className="tenant">{me.tenant.name || me.tenant.id}</span>
+        <button type="button" className="menu" aria-expanded={open} aria-controls="nav" onClick={() => setOpen((o) => !o)}>
+          Menu
+        </button>
+        <span className="who">
+          {me.user.name ?? me.user.email} · {me.user.role}
+        </span>
+        <button
+          type="button"
+          className="link"
+          onClick={async () => {
+            if (me.viaApiKey) setApiKey(null);
+            else await call('POST', '/v1/auth/sign-out').catch(() => undefined);
+            window.location.assign('/dashboard/sign-in');
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <nav id="nav" className={open ? 'side open' : 'side'} aria-label="Main">
+        <ul onClick={() => setOpen(false)}>
+          {NAV.filter(([, , visible]) => !visible || visible(me)).map(([to, label]) => (
+            <li key={to}>
+              <Link to={to}>{label}</Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  );
+}
+
+function App() {
+  const { path } = useLocation();
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const refresh = useCallback(async () => {
+    try {
+      // Who is signed in and the entity's time zone in one round trip.
+      const [next] = await Promise.all([loadMe(), loadTimeZone()]);
+      setMe(next);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }, []);
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+  useEffect(() => {
+    if (me === null && !PUBLIC.has(path)) navigate(`/sign-in${path === '/' ? '' : `?next=${encodeURIComponent(path)}`}`, true);
+  }, [me, path]);
+  // Focus moves to the page on navigation, for keyboard and screen-reader users.
+  useEffect(() => {
+    document.getElementById('main')?.focus({ preventScroll: true });
+  }, [path]);
+  let body: ReactNode;
+  if (error) body = <p role="alert">The dashboard could not reach Kosh: {error}</p>;
+  else if (path === '/sign-in') body = <SignIn />;
+  else if (path === '/accept-invitation') body = <AcceptInvitation />;
+  else if (path === '/reset-password') body = <ResetPassword />;
+  else if (me === undefined || me === null) body = <Loading />;
+  else body = <Shell me={me}>{route(path)}</Shell>;
+  return <MeContext.Provider value={{ me: me ?? null, refresh }}>{body}</MeContext.Provider>;
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

@@ -1,0 +1,619 @@
+/** Detail pages with every action the API offers to the signed-in role (the server enforces the same rules). */
+import { useState } from 'react';
+import { can, kosh, unwrap, type Schema } from '../api.ts';
+import { date, dateTime, money, toMinor } from '../format.ts';
+import {
+  ActionButton,
+  ActionForm,
+  Badge,
+  ErrorNote,
+  Field,
+  Fields,
+  Link,
+  Loading,
+  PagedTable,
+  PageTitle,
+  str,
+  Table,
+  useLoad,
+  useMe,
+  type Column,
+} from '../ui.tsx';
+
+function amountOf(form: FormData, name: string, currency: string, required = true): number | undefined {
+  const text = str(form, name);
+  if (text === undefined) {
+    if (required) throw new Error(`${name.replace(/_/g, ' ')} is required`);
+    return undefined;
+  }
+  const minor = toMinor(text, currency);
+  if (minor === null) throw new Error(`${name.replace(/_/g, ' ')} is not an amount (e.g. 1,23,456.00)`);
+  return minor;
+}
+
+const invoiceColumns: Column<Schema<'Invoice'>>[] = [
+  { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `draft ${i.id.slice(0, 8)}`}</Link> },
+  { header: 'Status', cell: (i) => <Badge>{i.status}</Badge> },
+  { header: 'Total', cell: (i) => money(i.total, i.currency), numeric: true },
+  { header: 'Due', cell: (i) => money(i.amount_due, i.currency), numeric: true },
+  { header: 'Issued', cell: (i) => date(i.issued_at) },
+];
+
+// ---------------------------------------------------------------- invoice
+
+export function InvoiceDetail({ id }: { id: string }) {
+  const { me } = useMe();
+  const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/invoices/{id}', { params: { path: { id } } })).data, [id]);
+  const [note, setNote] = useState<string | null>(null);
+  if (!data) return error ? <ErrorNote error={error} /> : <Loading />;
+  const inv = data;
+  const money$ = (n: number) => money(n, inv.currency);
+  const act = (label: string, run: () => Promise<unknown>, confirm?: string, danger?: boolean) => (
+    <ActionButton
+      label={label}
+      confirm={confirm}
+      danger={danger}
+      run={async () => {
+        await run();
+        setNote(`${label}: done`);
+        reload();
+      }}
+    />
+  );
+  const path = { params: { path: { id } } };
+  return (
+    <>
+      <PageTitle
+        actions={
+          <>
+            {inv.status !== 'draft' ? (
+              <a className="button" href={`/v1/invoices/${id}/pdf`} target="_blank" rel="noopener">
+                PDF
+              </a>
+            ) : null}
+            {inv.status === 'draft' && can(me, 'money') ? act('Finalize', async () => unwrap(await kosh.POST('/v1/invoices/{id}/finalize', path))) : null}
+            {inv.status === 'open' && can(me, 'send') ? act('Send by e-mail', async () => unwrap(await kosh.POST('/v1/invoices/{id}/send', path))) : null}
+            {(inv.status === 'open' || inv.status === 'draft') && can(me, 'money')
+              ? act('Void', async () => unwrap(await kosh.POST('/v1/invoices/{id}/void', path)), 'Void this invoice? This cannot be undone.', true)
+              : null}
+            {inv.status === 'open' && can(me, 'money')
+              ? act(
+                  'Mark uncollectible',
+                  async () => unwrap(await kosh.POST('/v1/invoices/{id}/mark-uncollectible', path)),
+                  'Mark this invoice uncollectible?',
+                  true,
+                )
+              : null}
+          </>
+        }
+      >
+        {`Invoice ${inv.number ?? '(draft)'}`}
+      </PageTitle>
+      {note ? (
+        <p className="ok" role="status">
+          {note}
+        </p>
+      ) : null}
+      <Fields
+        items={[
+          ['Status', <Badge key="s">{inv.status}</Badge>],
+          [
+            'Customer',
+            <Link key="c" to={`/customers/${inv.customer_id}`}>
+              {inv.customer_details?.name ?? inv.customer_details?.email ?? inv.customer_id}
+            </Link>,
+          ],
+          ['Subscription', inv.subscription_id ? <Link to={`/subscriptions/${inv.subscription_id}`}>{inv.subscription_id.slice(0, 8)}</Link> : '—'],
+          ['Subtotal', money$(inv.subtotal)],
+          ['GST', `${money$(inv.tax_amount)} (${inv.tax_type})`],
+          ['Total', money$(inv.total)],
+          ['Paid', money$(inv.amount_paid)],
+          ['TDS', money$(inv.amount_tds)],
+          ['Credited', money$(inv.amount_credited)],
+          ['Amount due', <strong key="d">{money$(inv.amount_due)}</strong>],
+          ['Issued', dateTime(inv.issued_at)],
+          ['Due date', date(inv.due_date)],
+          ['Place of supply', inv.place_of_supply ?? '—'],
+        ]}
+      />
+      <section className="card">
+        <h2>Lines</h2>
+        <Table
+          caption="Invoice lines"
+          rowKey={(_l, i) => String(i)}
+          columns={[
+            { header: 'Description', cell: (l: Schema<'Invoice'>['lines'][number]) => l.description },
+            { header: 'Quantity', cell: (l) => l.quantity, numeric: true },
+            { header: 'Amount', cell: (l) => money$(l.amount), numeric: true },
+          ]}
+          rows={inv.lines}
+        />
+      </section>
+      {inv.status === 'open' && can(me, 'money') ? (
+        <div className="grid2">
+          <ActionForm
+            title="Record a payment"
+            submit="Record payment"
+            onSubmit={async (form) => {
+              const amount = amountOf(form, 'amount', inv.currency)!;
+              const tds = amountOf(form, 'tds_amount', inv.currency, false) ?? 0;
+              unwrap(
+                await kosh.POST('/v1/payments/offline', {
+                  body: {
+                    customer_id: inv.customer_id,
+                    invoice_id: inv.id,
+                    payment_type: (str(form, 'payment_type') ?? 'bank_transfer') as 'bank_transfer',
+                    amount,
+                    tds_amount: tds,
+                    currency: inv.currency,
+                    reference_number: str(form, 'reference_number'),
+                  },
+                }),
+              );
+              reload();
+              return `Payment of ${money$(amount)} recorded${tds ? ` with ${money$(tds)} TDS` : ''}.`;
+            }}
+          >
+            <Field label="Amount received" name="amount" required inputMode="decimal" hint={`Amount due ${money$(inv.amount_due)}`} />
+            <Field label="TDS deducted by the customer" name="tds_amount" inputMode="decimal" hint="Tax deducted at source (Form 16A)" />
+            <Field
+              label="Method"
+              name="payment_type"
+              options={[
+                ['bank_transfer', 'Bank transfer'],
+                ['cheque', 'Cheque'],
+                ['cash', 'Cash'],
+              ]}
+            />
+            <Field label="Reference (UTR, cheque number)" name="reference_number" />
+          </ActionForm>
+          <ActionForm
+            title="Issue a credit note"
+            submit="Issue credit note"
+            onSubmit={async (form) => {
+              const amount = amountOf(form, 'credit_amount', inv.currency)!;
+              const created = unwrap(
+                await kosh.POST('/v1/credit-notes', { body: { customer_id: inv.customer_id, invoice_id: inv.id, amount, reason: str(form, 'reason') } }),
+              );
+              reload();
+              return `Credit note ${created.data.number ?? ''} ${created.data.status === 'pending_approval' ? 'is waiting for approval' : 'issued'}.`;
+            }}
+          >
+            <Field label="Credit amount (incl. GST)" name="credit_amount" required inputMode="decimal" />
+            <Field label="Reason" name="reason" />
+          </ActionForm>
+        </div>
+      ) : null}
+      {inv.status === 'paid' && can(me, 'money') ? (
+        <ActionForm
+          title="Issue a credit note"
+          submit="Issue credit note"
+          onSubmit={async (form) => {
+            const amount = amountOf(form, 'credit_amount', inv.currency)!;
+            const created = unwrap(
+              await kosh.POST('/v1/credit-notes', { body: { customer_id: inv.customer_id, invoice_id: inv.id, amount, reason: str(form, 'reason') } }),
+            );
+            reload();
+            return `Credit note ${created.data.number ?? ''} ${created.data.status === 'pending_approval' ? 'is waiting for approval' : 'issued'}.`;
+          }}
+        >
+          <Field label="Credit amount (incl. GST)" name="credit_amount" required inputMode="decimal" />
+          <Field label="Reason" name="reason" />
+        </ActionForm>
+      ) : null}
+      <section className="card">
+        <h2>Payments</h2>
+        <PagedTable
+          caption="Payments of this invoice"
+          filterKey={`${id}|${inv.amount_paid}`}
+          columns={[
+            { header: 'Payment', cell: (p: Schema<'OfflinePayment'>) => <Link to={`/payments/${p.id}`}>{p.reference_number ?? p.id.slice(0, 8)}</Link> },
+            { header: 'Amount', cell: (p) => money$(p.amount), numeric: true },
+            { header: 'TDS', cell: (p) => money$(p.tds_amount), numeric: true },
+            { header: 'Recorded', cell: (p) => dateTime(p.recorded_at) },
+          ]}
+          load={async (page, limit) => unwrap(await kosh.GET('/v1/payments', { params: { query: { invoice_id: id, page, limit } } }))}
+        />
+      </section>
+      <section className="card">
+        <h2>Credit notes</h2>
+        <PagedTable
+          caption="Credit notes of this invoice"
+          filterKey={`${id}|${inv.amount_credited}|${note ?? ''}`}
+          columns={[
+            { header: 'Number', cell: (c: Schema<'CreditNote'>) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? c.id.slice(0, 8)}</Link> },
+            { header: 'Status', cell: (c) => <Badge>{c.status}</Badge> },
+            { header: 'Amount', cell: (c) => money$(c.amount), numeric: true },
+          ]}
+          load={async (page, limit) => unwrap(await kosh.GET('/v1/credit-notes', { params: { query: { invoice_id: id, page, limit } } }))}
+        />
+      </section>
+    </>
+  );
+}
+
+// ---------------------------------------------------------------- customer
+
+export function CustomerDetail({ id }: { id: string }) {
+  const { me } = useMe();
+  const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/customers/{id}', { params: { path: { id } } })).data, [id]);
+  const [portal, setPortal] = useState<string | null>(null);
+  if (!data) return error ? <ErrorNote error={error} /> : <Loading />;
+  const c = data;
+  return (
+    <>
+      <PageTitle
+        actions={
+          can(me, 'portal') ? (
+            <ActionButton
+              label="Portal link"
+              run={async () => {
+                const link = unwrap(await kosh.POST('/v1/customers/{id}/portal-sessions', { params: { path: { id } } }));
+                setPortal(link.data.url);
+              }}
+            />
+          ) : null
+        }
+      >
+        {c.name ?? c.email}
+      </PageTitle>
+      {portal ? (
+        <p className="ok" role="status">
+          Portal link (single use): <a href={portal}>{portal}</a>
+        </p>
+      ) : null}
+      <Fields
+        items={[
+          ['E-mail', c.email],
+          ['Phone', c.phone ?? '—'],
+          ['GSTIN', c.gstin ?? '—'],
+          ['SEZ', c.sez ? 'yes' : 'no'],
+          ['External id', c.external_id ?? '—'],
+          ['Created', dateTime(c.created_at)],
+        ]}
+      />
+      {can(me, 'customers') ? (
+        <details className="create">
+          <summary>Edit customer</summary>
+          <ActionForm
+            submit="Save"
+            onSubmit={async (form) => {
+              unwrap(
+                await kosh.PATCH('/v1/customers/{id}', {
+                  params: { path: { id } },
+                  body: { email: str(form, 'email'), name: str(form, 'name') ?? null, phone: str(form, 'phone') ?? null, gstin: str(form, 'gstin') ?? null },
+                }),
+              );
+              reload();
+              return 'Saved.';
+            }}
+          >
+            <Field label="E-mail" name="email" type="email" defaultValue={c.email} required />
+            <Field label="Name" name="name" defaultValue={c.name ?? ''} />
+            <Field label="Phone" name="phone" type="tel" defaultValue={c.phone ?? ''} />
+            <Field label="GSTIN" name="gstin" defaultValue={c.gstin ?? ''} />
+          </ActionForm>
+        </details>
+      ) : null}
+      <section className="card">
+        <h2>Subscriptions</h2>
+        <PagedTable
+          caption="Subscriptions of this customer"
+          filterKey={id}
+          columns={[
+            { header: 'Subscription', cell: (s: Schema<'Subscription'>) => <Link to={`/subscriptions/${s.id}`}>{s.id.slice(0, 8)}</Link> },
+            { header: 'Status', cell: (s) => <Badge>{s.status}</Badge> },
+            { header: 'Period ends', cell: (s) => date(s.current_period_end) },
+          ]}
+          load={async (page, limit) => unwrap(await kosh.GET('/v1/subscriptions', { params: { query: { customer_id: id, page, limit } } }))}
+        />
+      </section>
+      <section className="card">
+        <h2>Invoices</h2>
+        <PagedTable
+          caption="Invoices of this customer"
+          filterKey={id}
+          columns={invoiceColumns}
+          load={async (page, limit) => unwrap(await kosh.GET('/v1/invoices', { params: { query: { customer_id: id, page, limit } } }))}
+        />
+      </section>
+    </>
+  );
+}
+
+// ---------------------------------------------------------------- subscription
+
+export function SubscriptionDetail({ id }: { id: string }) {
+  const { me } = useMe();
+  const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/subscriptions/{id}', { params: { path: { id } } })).data, [id]);
+  const [note, setNote] = useState<string | null>(null);
+  if (!data) return error ? <ErrorNote error={error} /> : <Loading />;
+  const s = data;
+  const path = { params: { path: { id } } };
+  const live = s.status !== 'canceled';
+  const money$ = can(me, 'money');
+  const done = (what: string) => {
+    setNote(what);
+    reload();
+  };
+  return (
+    <>
+      <PageTitle
+        actions={
+          money$ ? (
+            <>
+              {live && s.status !== 'paused' ? (
+                <ActionButton label="Pause" run={async () => done(unwrap(await kosh.POST('/v1/subscriptions/{id}/pause', path)) && 'Paused.')} />
+              ) : null}
+              {s.status === 'paused' ? (
+                <ActionButton label="Resume" run={async () => done(unwrap(await kosh.POST('/v1/subscriptions/{id}/resume', path)) && 'Resumed.')} />
+              ) : null}
+              {live && !s.cancel_at_period_end ? (
+                <ActionButton
+                  label="Cancel at period end"
+                  danger
+                  confirm="Cancel this subscription at the end of its period?"
+                  run={async () =>
+                    done(unwrap(await kosh.POST('/v1/subscriptions/{id}/cancel', { ...path, body: { at_period_end: true } })) && 'Cancels at period end.')
+                  }
+                />
+              ) : null}
+              {live ? (
+                <ActionButton
+                  label="Cancel now"
+                  danger
+                  confirm="Cancel this subscription now?"
+                  run={async () => done(unwrap(await kosh.POST('/v1/subscriptions/{id}/cancel', { ...path, body: { at_period_end: false } })) && 'Canceled.')}
+                />
+              ) : null}
+              {s.cancel_at_period_end && live ? (
+                <ActionButton label="Reactivate" run={async () => done(unwrap(await kosh.POST('/v1/subscriptions/{id}/reactivate', path)) && 'Reactivated.')} />
+              ) : null}
+            </>
+          ) : null
+        }
+      >
+        {`Subscription ${s.id.slice(0, 8)}`}
+      </PageTitle>
+      {note ? (
+        <p className="ok" role="status">
+          {note}
+        </p>
+      ) : null}
+      <Fields
+        items={[
+          ['Status', <Badge key="s">{s.status}</Badge>],
+          [
+            'Customer',
+            <Link key="c" to={`/customers/${s.customer_id}`}>
+              {s.customer_id}
+            </Link>,
+          ],
+          [
+            'Plan',
+            <Link key="p" to={`/plans/${s.plan_id}`}>
+              {s.plan_id}
+            </Link>,
+          ],
+          ['Quantity', String(s.quantity)],
+          ['Currency', s.currency],
+          ['Current period', `${date(s.current_period_start)} – ${date(s.current_period_end)}`],
+          ['Cancels at period end', s.cancel_at_period_end ? 'yes' : 'no'],
+          ['Latest invoice', s.latest_invoice_id ? <Link to={`/invoices/${s.latest_invoice_id}`}>{s.latest_invoice_id.slice(0, 8)}</Link> : '—'],
+        ]}
+      />
+      {money$ && live ? (
+        <ActionForm
+          title="Change plan"
+          submit="Change plan"
+          onSubmit={async (form) => {
+            const changed = unwrap(
+              await kosh.POST('/v1/subscriptions/{id}/change-plan', {
+                ...path,
+                body: { plan_id: str(form, 'plan_id') ?? '', prorate: form.get('prorate') === 'on' },
+              }),
+            );
+            reload();
+            return `Plan changed${'data' in changed ? '' : ''}.`;
+          }}
+        >
+          <Field label="New plan id" name="plan_id" required />
+          <Field label="Prorate" name="prorate" type="checkbox" defaultValue="true" />
+        </ActionForm>
+      ) : null}
+      <section className="card">
+        <h2>Invoices</h2>
+        <PagedTable
+          caption="Invoices of this subscription"
+          filterKey={`${id}|${note ?? ''}`}
+          columns={invoiceColumns}
+          load={async (page, limit) => unwrap(await kosh.GET('/v1/invoices', { params: { query: { subscription_id: id, page, limit } } }))}
+        />
+      </section>
+    </>
+  );
+}
+
+// ---------------------------------------------------------------- credit note
+
+export function CreditNoteDetail({ id }: { id: string }) {
+  const { me } = useMe();
+  const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/credit-notes/{id}', { params: { path: { id } } })).data, [id]);
+  const [note, setNote] = useState<string | null>(null);
+  if (!data) return error ? <ErrorNote error={error} /> : <Loading />;
+  const cn = data;
+  const path = { params: { path: { id } } };
+  const done = (what: string) => {
+    setNote(what);
+    reload();
+  };
+  return (
+    <>
+      <PageTitle
+        actions={
+          <>
+            {cn.status !== 'pending_approval' && cn.status !== 'rejected' ? (
+              <a className="button" href={`/v1/credit-notes/${id}/pdf`} target="_blank" rel="noopener">
+                PDF
+              </a>
+            ) : null}
+            {cn.status === 'pending_approval' && can(me, 'money') ? (
+              <>
+                <ActionButton label="Approve" run={async () => done(unwrap(await kosh.POST('/v1/credit-notes/{id}/approve', path)) && 'Approved.')} />
+                <ActionButton
+                  label="Reject"
+                  danger
+                  confirm="Reject this credit note?"
+                  run={async () => done(unwrap(await kosh.POST('/v1/credit-notes/{id}/reject', path)) && 'Rejected.')}
+                />
+              </>
+            ) : null}
+            {cn.status === 'issued' && can(me, 'money') ? (
+              <ActionButton
+                label="Void"
+                danger
+                confirm="Void this credit note?"
+                run={async () => done(unwrap(await kosh.POST('/v1/credit-notes/{id}/void', path)) && 'Voided.')}
+              />
+            ) : null}
+          </>
+        }
+      >
+        {`Credit note ${cn.number ?? cn.id.slice(0, 8)}`}
+      </PageTitle>
+      {note ? (
+        <p className="ok" role="status">
+          {note}
+        </p>
+      ) : null}
+      <Fields
+        items={[
+          ['Status', <Badge key="s">{cn.status}</Badge>],
+          [
+            'Customer',
+            <Link key="c" to={`/customers/${cn.customer_id}`}>
+              {cn.customer_id}
+            </Link>,
+          ],
+          ['Invoice', cn.invoice_id ? <Link to={`/invoices/${cn.invoice_id}`}>{cn.invoice_id.slice(0, 8)}</Link> : '—'],
+          ['Amount', money(cn.amount, cn.currency)],
+          ['GST', money(cn.tax_amount, cn.currency)],
+          ['Balance', money(cn.balance, cn.currency)],
+          ['Reason', cn.reason ?? '—'],
+          ['Issued', dateTime(cn.issued_at)],
+        ]}
+      />
+      {cn.status === 'issued' && cn.balance > 0 && can(me, 'money') ? (
+        <ActionForm
+          title="Apply to an invoice"
+          submit="Apply"
+          onSubmit={async (form) => {
+            const amount = amountOf(form, 'apply_amount', cn.currency)!;
+            unwrap(await kosh.POST('/v1/credit-notes/{id}/apply', { ...path, body: { invoice_id: str(form, 'invoice_id') ?? '', amount } }));
+            reload();
+            return 'Applied.';
+          }}
+        >
+          <Field label="Invoice id" name="invoice_id" required />
+          <Field label="Amount" name="apply_amount" required inputMode="decimal" />
+        </ActionForm>
+      ) : null}
+    </>
+  );
+}
+
+// ---------------------------------------------------------------- payment
+
+export function PaymentDetail({ id }: { id: string }) {
+  const { me } = useMe();
+  const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/payments/{id}', { params: { path: { id } } })).data, [id]);
+  if (!data) return error ? <ErrorNote error={error} /> : <Loading />;
+  const p = data;
+  return (
+    <>
+      <PageTitle>{`Payment ${p.reference_number ?? p.id.slice(0, 8)}`}</PageTitle>
+      <Fields
+        items={[
+          ['Status', <Badge key="s">{p.status}</Badge>],
+          [
+            'Customer',
+            <Link key="c" to={`/customers/${p.customer_id}`}>
+              {p.customer_id}
+            </Link>,
+          ],
+          ['Invoice', p.invoice_id ? <Link to={`/invoices/${p.invoice_id}`}>{p.invoice_id.slice(0, 8)}</Link> : '—'],
+          ['Amount', money(p.amount, p.currency)],
+          ['TDS', money(p.tds_amount, p.currency)],
+          ['Refunded', money(p.amount_refunded, p.currency)],
+          ['Method', p.payment_type.replace(/_/g, ' ')],
+          ['Channel', p.channel],
+          ['Recorded', dateTime(p.recorded_at)],
+        ]}
+      />
+      {can(me, 'money') && p.amount_refunded < p.amount ? (
+        <ActionForm
+          title="Refund"
+          submit="Refund"
+          onSubmit={async (form) => {
+            const amount = amountOf(form, 'refund_amount', p.currency, false);
+            unwrap(
+              await kosh.POST('/v1/payments/{id}/refunds', {
+                params: { path: { id } },
+                body: { amount, reason: (str(form, 'reason') ?? 'requested_by_customer') as 'requested_by_customer' },
+              }),
+            );
+            reload();
+            return 'Refund started.';
+          }}
+        >
+          <Field label="Amount (empty: all that is left)" name="refund_amount" inputMode="decimal" />
+          <Field
+            label="Reason"
+            name="reason"
+            options={[
+              ['requested_by_customer', 'Requested by customer'],
+              ['duplicate', 'Duplicate'],
+              ['fraudulent', 'Fraudulent'],
+            ]}
+          />
+        </ActionForm>
+      ) : null}
+    </>
+  );
+}
+
+// ---------------------------------------------------------------- plan
+
+export function PlanDetail({ id }: { id: string }) {
+  const { data, error } = useLoad(async () => unwrap(await kosh.GET('/v1/plans/{id}', { params: { path: { id } } })).data, [id]);
+  if (!data) return error ? <ErrorNote error={error} /> : <Loading />;
+  const p = data;
+  return (
+    <>
+      <PageTitle>{p.name}</PageTitle>
+      <Fields
+        items={[
+          ['Id', p.id],
+          ['Code', p.code ?? '—'],
+          ['Billed every', `${p.interval_count} ${p.interval_unit}`],
+          ['Trial days', String(p.trial_days)],
+          ['SAC/HSN', p.hsn_code ?? '—'],
+          ['GST rate', p.tax_rate_bp === null ? 'the tenant default' : `${(p.tax_rate_bp / 100).toFixed(2)}%`],
+          ['Active', p.active ? 'yes' : 'no'],
+        ]}
+      />
+      <section className="card">
+        <h2>Prices</h2>
+        <Table
+          caption="Prices"
+          rowKey={(_x, i) => String(i)}
+          columns={[
+            { header: 'Currency', cell: (x: Schema<'Plan'>['prices'][number]) => x.currency },
+            { header: 'Amount', cell: (x) => money(x.amount, x.currency), numeric: true },
+          ]}
+          rows={p.prices}
+        />
+      </section>
+    </>
+  );
+}

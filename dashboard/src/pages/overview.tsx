@@ -1,0 +1,104 @@
+/** MRR and revenue charts (analytics, revenue recognition), outstanding and overdue (invoice aging). */
+import { kosh, unwrap } from '../api.ts';
+import { count, money } from '../format.ts';
+import { BarChart, ErrorNote, Link, Loading, PageTitle, useLoad } from '../ui.tsx';
+
+function monthsBack(n: number): { month: string; start: string } {
+  const now = new Date(Date.now());
+  const first = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - n, 1));
+  return { month: first.toISOString().slice(0, 7), start: first.toISOString() };
+}
+
+const shortMonth = (month: string) =>
+  new Intl.DateTimeFormat('en-IN', { month: 'short', timeZone: 'UTC' }).format(new Date(`${month.slice(0, 7)}-01T00:00:00Z`));
+
+export function Overview() {
+  const from = monthsBack(11);
+  const { data, error, loading } = useLoad(async () => {
+    const [mrr, revenue, aging] = await Promise.all([
+      kosh.GET('/v1/analytics/mrr', { params: { query: { from: from.month } } }).then(unwrap),
+      kosh.GET('/v1/finance/revenue', { params: { query: { from: from.start } } }).then(unwrap),
+      kosh.GET('/v1/analytics/invoice-aging', {}).then(unwrap),
+    ]);
+    return { mrr: mrr.data, revenue: revenue.data, aging: 'buckets' in aging.data ? aging.data : null };
+  }, []);
+  if (loading && !data) return <Loading />;
+  if (!data) return <ErrorNote error={error} />;
+  const { mrr, revenue, aging } = data;
+  const lastMrr = mrr.months.at(-1);
+  const thisMonth = revenue.months.at(-1);
+  const overdue = aging ? aging.buckets.filter((b) => b.bucket !== 'current') : [];
+  const overdueAmount = overdue.reduce((sum, b) => sum + b.amount, 0);
+  const overdueCount = overdue.reduce((sum, b) => sum + b.count, 0);
+  return (
+    <>
+      <PageTitle>Overview</PageTitle>
+      <section className="kpis" aria-label="Key figures">
+        <div className="kpi">
+          <h2>MRR</h2>
+          <p className="figure">{money(lastMrr?.mrr ?? 0, mrr.currency)}</p>
+          <p className="muted">{count(lastMrr?.subscriptions ?? 0)} subscriptions</p>
+        </div>
+        <div className="kpi">
+          <h2>Revenue this month</h2>
+          <p className="figure">{money(thisMonth?.recognized ?? 0, revenue.currency)}</p>
+          <p className="muted">{money(revenue.deferred_total, revenue.currency)} deferred</p>
+        </div>
+        <div className="kpi">
+          <h2>Outstanding</h2>
+          <p className="figure">{money(aging?.total ?? 0, aging?.currency ?? mrr.currency)}</p>
+          <p className="muted">
+            <Link to="/invoices?status=open">Open invoices</Link>
+          </p>
+        </div>
+        <div className="kpi">
+          <h2>Overdue</h2>
+          <p className="figure">{money(overdueAmount, aging?.currency ?? mrr.currency)}</p>
+          <p className="muted">{count(overdueCount)} invoices past due</p>
+        </div>
+      </section>
+      <div className="charts">
+        <BarChart
+          title={`MRR by month (${mrr.currency})`}
+          points={mrr.months.map((m) => ({ label: shortMonth(m.month), value: m.mrr }))}
+          format={(v) => money(v, mrr.currency)}
+        />
+        <BarChart
+          title={`Recognized revenue by month (${revenue.currency})`}
+          points={revenue.months.map((m) => ({ label: shortMonth(m.month), value: m.recognized }))}
+          format={(v) => money(v, revenue.currency)}
+        />
+      </div>
+      {aging ? (
+        <section className="card">
+          <h2>Invoice aging</h2>
+          <div className="table-wrap">
+            <table>
+              <caption className="sr-only">Invoice aging by bucket</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Days past due</th>
+                  <th scope="col" className="num">
+                    Invoices
+                  </th>
+                  <th scope="col" className="num">
+                    Amount due
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {aging.buckets.map((b) => (
+                  <tr key={b.bucket}>
+                    <th scope="row">{b.bucket === 'current' ? 'Not yet due' : b.bucket.replace('_plus', '+').replace('_', '–')}</th>
+                    <td className="num">{count(b.count)}</td>
+                    <td className="num">{money(b.amount, aging.currency)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      ) : null}
+    </>
+  );
+}
