@@ -239,6 +239,19 @@ describe('reconciliation runs', () => {
       );
       expect(run.discrepancies.filter((d: { type: string }) => d.type.startsWith('tb_'))).toEqual([]);
     });
+
+    it('stores at most 1 000 discrepancies and says the rest were cut (discrepancies_truncated), counting them all', async () => {
+      const tenant = await t.registerTenant();
+      const customer = await createCustomer(tenant);
+      await sql`INSERT INTO payments (tenant_id, id, customer_id, payment_type, amount, currency, recorded_at, created_at, updated_at)
+                SELECT ${tenant.tenantId}::uuid, gen_random_uuid(), ${customer}::uuid, 'cash', 100 + g, 'INR', now(), now(), now()
+                FROM generate_series(1, 1005) g`.execute(db());
+      const run = await completedRun(tenant);
+      expect(run.total_discrepancies).toBe(1005);
+      expect(run.discrepancies).toHaveLength(1000);
+      expect(run.discrepancies_truncated).toBe(true);
+      expect(new Set(run.discrepancies.map((d: { type: string }) => d.type))).toEqual(new Set(['missing_payment_transaction']));
+    });
   });
 });
 
