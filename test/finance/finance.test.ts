@@ -239,6 +239,19 @@ describe('reconciliation runs', () => {
       );
       expect(run.discrepancies.filter((d: { type: string }) => d.type.startsWith('tb_'))).toEqual([]);
     });
+
+    it('stores at most 1 000 discrepancies and says the rest were cut (discrepancies_truncated), counting them all', async () => {
+      const tenant = await t.registerTenant();
+      const customer = await createCustomer(tenant);
+      await sql`INSERT INTO payments (tenant_id, id, customer_id, payment_type, amount, currency, recorded_at, created_at, updated_at)
+                SELECT ${tenant.tenantId}::uuid, gen_random_uuid(), ${customer}::uuid, 'cash', 100 + g, 'INR', now(), now(), now()
+                FROM generate_series(1, 1005) g`.execute(db());
+      const run = await completedRun(tenant);
+      expect(run.total_discrepancies).toBe(1005);
+      expect(run.discrepancies).toHaveLength(1000);
+      expect(run.discrepancies_truncated).toBe(true);
+      expect(new Set(run.discrepancies.map((d: { type: string }) => d.type))).toEqual(new Set(['missing_payment_transaction']));
+    });
   });
 });
 
@@ -393,6 +406,51 @@ describe('revenue recognition', () => {
     expect(invoice.subtotal).toBe(300_000);
     const run = await reconcileTenant(t, tenant);
     expect(run.discrepancies).toEqual([]);
+  });
+
+  it('splits a refund of a service period by the days served (Ind AS 115): the served share off revenue, the rest off deferred revenue', async () => {
+    t.clock.set('2026-04-01T00:00:00Z');
+    const tenant = await t.registerTenant();
+    const { invoice, customer } = await monthlySubscription(tenant, 300_000);
+    const paid = await tenant.api('POST', '/v1/payments/offline', {
+      customer_id: customer,
+      invoice_id: invoice.id,
+      payment_type: 'bank_transfer',
+      amount: invoice.total,
+    });
+    expect(paid.status, paid.text).toBe(201);
+    // Day 10 of 30 has passed; the daily job has not run (the refund brings recognition up to date).
+    t.clock.set('2026-04-11T00:30:00Z');
+    const refund = await tenant.api('POST', `/v1/payments/${paid.body.data.id}/refunds`, { amount: Math.round(invoice.total * 0.3), reason: 'Outage' });
+    expect(refund.status, refund.text).toBe(201);
+    const note = (await tenant.api('GET', `/v1/credit-notes/${refund.body.data.credit_note_id}`)).body.data;
+    const credited = note.subtotal; // the refund's revenue part
+    const unserved = Math.round((credited * 20) / 30); // 20 of the 30 days are still to come
+    let r = await revenue(tenant);
+    expect(r.deferred_total).toBe(200_000 - unserved);
+    expect(r.recognized_total).toBe(100_000 - (credited - unserved));
+    expect((await reconcileTenant(t, tenant)).discrepancies).toEqual([]);
+    // The rest of the period recognizes what is left, and the whole comes to the invoice net of the refund.
+    t.clock.set('2026-05-02T00:30:00Z');
+    await t.kosh.worker.drain();
+    r = await revenue(tenant);
+    // April's service is all recognized (the renewal's May period is deferred on its own).
+    expect(r.months[0]).toEqual({ month: '2026-04', recognized: 300_000 - credited });
+  });
+
+  it('splits an ordinary credit note on a subscription invoice the same way', async () => {
+    t.clock.set('2026-04-01T00:00:00Z');
+    const tenant = await t.registerTenant();
+    const { invoice, customer } = await monthlySubscription(tenant, 300_000);
+    t.clock.set('2026-04-16T00:30:00Z');
+    await t.kosh.worker.drain(); // 15 of 30 days recognized
+    const note = await tenant.api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: invoice.id, amount: Math.round(invoice.total / 10) });
+    expect(note.status, note.text).toBe(201);
+    const credited = note.body.data.subtotal;
+    const r = await revenue(tenant);
+    expect(r.deferred_total).toBe(150_000 - Math.round(credited / 2));
+    expect(r.recognized_total).toBe(150_000 - (credited - Math.round(credited / 2)));
+    expect((await reconcileTenant(t, tenant)).discrepancies).toEqual([]);
   });
 
   it('keeps recognized + deferred = net invoiced to the paisa over random periods, credit notes and cancellations (property)', async () => {

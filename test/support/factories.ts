@@ -270,6 +270,8 @@ export const validBodies: Record<string, unknown> = {
   },
   'POST /v1/invoices/{id}/einvoice/cancel': { reason_code: 2, remarks: 'Data entry mistake' },
   'POST /v1/credit-notes/{id}/einvoice/cancel': { reason_code: 2, remarks: 'Data entry mistake' },
+  'POST /v1/invoices/{id}/einvoice/retry': { refresh_buyer: false },
+  'POST /v1/credit-notes/{id}/einvoice/retry': { refresh_buyer: false },
 };
 
 /**

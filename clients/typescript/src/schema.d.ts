@@ -2088,6 +2088,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/{id}/einvoice/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resubmit a failed e-invoice registration (after fixing the data); 409 unless failed
+         * @description Resubmit a failed e-invoice registration (after fixing the data); 409 unless failed.
+         */
+        post: operations["createInvoicesEinvoiceRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/credit-notes/{id}/einvoice": {
         parameters: {
             query?: never;
@@ -2122,6 +2142,26 @@ export interface paths {
          * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409.
          */
         post: operations["createCreditNotesEinvoiceCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-notes/{id}/einvoice/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resubmit a failed e-invoice registration (after fixing the data); 409 unless failed
+         * @description Resubmit a failed e-invoice registration (after fixing the data); 409 unless failed.
+         */
+        post: operations["createCreditNotesEinvoiceRetry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -14883,6 +14923,85 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    createInvoicesEinvoiceRetry: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The resubmit a failed e-invoice registration (after fixing the data); 409 unless failed request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "refresh_buyer": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @default true */
+                    refresh_buyer?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "document_type": "invoice",
+                     *         "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "provider",
+                     *         "status": "pending",
+                     *         "irn": "irn",
+                     *         "ack_no": "ack no",
+                     *         "ack_date": "ack date",
+                     *         "signed_qr_code": "signed qr code",
+                     *         "errors": [
+                     *           {
+                     *             "code": "acme-pro",
+                     *             "message": "message",
+                     *             "field": "field"
+                     *           }
+                     *         ],
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "cancel_reason_code": 1,
+                     *         "cancel_remarks": "cancel remarks",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     getCreditNotesEinvoice: {
         parameters: {
             query?: never;
@@ -14974,6 +15093,85 @@ export interface operations {
         responses: {
             /** @description OK */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "document_type": "invoice",
+                     *         "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "provider",
+                     *         "status": "pending",
+                     *         "irn": "irn",
+                     *         "ack_no": "ack no",
+                     *         "ack_date": "ack date",
+                     *         "signed_qr_code": "signed qr code",
+                     *         "errors": [
+                     *           {
+                     *             "code": "acme-pro",
+                     *             "message": "message",
+                     *             "field": "field"
+                     *           }
+                     *         ],
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "cancel_reason_code": 1,
+                     *         "cancel_remarks": "cancel remarks",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createCreditNotesEinvoiceRetry: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The resubmit a failed e-invoice registration (after fixing the data); 409 unless failed request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "refresh_buyer": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @default true */
+                    refresh_buyer?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -132,24 +132,23 @@ async function deferInvoices(ctx: Ctx, invoices: InvoiceEvent[]): Promise<void> 
 }
 
 /**
- * Takes up to `amount` off the unrecognized part of the schedules (in order) and books it
- * Dr deferred revenue / Cr revenue reversals (`revenue.adjusted`): the credit note's or void's
- * reversal then falls on revenue never recognized. Returns what was taken.
+ * Takes `takes[i]` off the unrecognized part of `schedules[i]` and books it Dr deferred revenue /
+ * Cr revenue reversals (`revenue.adjusted`): that much of the credit note's or void's reversal
+ * falls on revenue never recognized. Each schedule spreads what it has left over its remaining
+ * days from here on. Returns what was taken.
  */
-async function releaseUnrecognized(
+async function releaseFromSchedules(
   ctx: Ctx,
   schedules: ScheduleRow[],
-  amount: number,
+  takes: number[],
   reference: { id: string; type: string; creditNoteId?: string | null },
 ): Promise<number> {
-  let left = amount;
   const lines: PostingLine[] = [];
-  for (const s of schedules) {
-    if (left <= 0) break;
-    const remaining = Number(s.amount) - Number(s.recognized);
-    const take = Math.min(remaining, left);
+  let taken = 0;
+  for (const [i, s] of schedules.entries()) {
+    const take = Math.min(takes[i] ?? 0, Number(s.amount) - Number(s.recognized));
     if (take <= 0) continue;
-    left -= take;
+    taken += take;
     const newAmount = Number(s.amount) - take;
     await updateSchedule(ctx.tx, ctx.tenantId, s.id, {
       amount: newAmount,
@@ -163,7 +162,6 @@ async function releaseUnrecognized(
       { account: Account.REVENUE_REVERSALS, credit: take, invoiceId: s.invoice_id, creditNoteId: reference.creditNoteId ?? null },
     );
   }
-  const taken = amount - left;
   if (taken > 0) {
     const first = schedules[0]!;
     await postEntry(ctx, {
@@ -178,6 +176,41 @@ async function releaseUnrecognized(
     });
   }
   return taken;
+}
+
+/** A void: everything the invoice's schedules have not recognized is released. */
+async function releaseUnrecognized(ctx: Ctx, schedules: ScheduleRow[], reference: { id: string; type: string }): Promise<number> {
+  return releaseFromSchedules(
+    ctx,
+    schedules,
+    schedules.map((s) => Number(s.amount) - Number(s.recognized)),
+    reference,
+  );
+}
+
+/**
+ * The unrecognized share of a credit note's revenue part (Ind AS 115.87–89, decision 0150): the
+ * note lowers the price of the service periods it credits, so the change is allocated the way the
+ * price was — over every day of each period. The days already served (recognized) take their
+ * share as a reduction of revenue now (the issue entry's Dr revenue reversals stays there); the
+ * days still to come take theirs off deferred revenue. The note's revenue is spread over the
+ * invoice's active schedules in proportion to their amounts (at most each schedule's amount;
+ * anything above falls on revenue recognized at once, e.g. one-off lines); each schedule's part is
+ * split by its recognized share, rounded half-up and capped at what it has unrecognized.
+ * Recognition is brought up to today first, so the recognized share is the elapsed one.
+ */
+export function unrecognizedShares(schedules: Pick<ScheduleRow, 'amount' | 'recognized'>[], revenue: number): number[] {
+  const amounts = schedules.map((s) => Number(s.amount));
+  const whole = amounts.reduce((a, b) => a + b, 0);
+  if (whole <= 0 || revenue <= 0) return schedules.map(() => 0);
+  const credited = Math.min(revenue, whole);
+  let left = credited;
+  return schedules.map((s, i) => {
+    const part = i === schedules.length - 1 ? left : Math.min(left, mulDivRoundHalfUp(credited, amounts[i]!, whole));
+    left -= part;
+    const unrecognized = amounts[i]! - Number(s.recognized);
+    return amounts[i]! > 0 ? Math.min(unrecognized, mulDivRoundHalfUp(part, unrecognized, amounts[i]!)) : 0;
+  });
 }
 
 /** Recognizes at once whatever the schedules have left (the service ended early). */
@@ -228,15 +261,23 @@ async function onRevenueEvent(ctx: Ctx, event: EventPayload): Promise<void> {
     }
     case 'credit_note.issued': {
       if (typeof o.invoice_id !== 'string' || typeof o.id !== 'string') return;
+      const due = await activeSchedulesOfInvoice(ctx.tx, ctx.tenantId, o.invoice_id);
+      if (due.length === 0) return;
+      // The recognized share must be the elapsed one: catch up the days the daily job has not run yet.
+      await recognizeSchedules(
+        ctx,
+        due.map((s) => s.id),
+      );
       const schedules = await activeSchedulesOfInvoice(ctx.tx, ctx.tenantId, o.invoice_id);
-      if (schedules.length) await releaseUnrecognized(ctx, schedules, creditNoteRevenue(o), { id: o.id, type: 'credit_note', creditNoteId: o.id });
+      if (schedules.length === 0) return;
+      await releaseFromSchedules(ctx, schedules, unrecognizedShares(schedules, creditNoteRevenue(o)), { id: o.id, type: 'credit_note', creditNoteId: o.id });
       return;
     }
     case 'invoice.voided': {
       if (typeof o.id !== 'string') return;
       const schedules = await activeSchedulesOfInvoice(ctx.tx, ctx.tenantId, o.id);
       const rest = schedules.reduce((a, s) => a + Number(s.amount) - Number(s.recognized), 0);
-      if (rest > 0) await releaseUnrecognized(ctx, schedules, rest, { id: o.id, type: 'invoice' });
+      if (rest > 0) await releaseUnrecognized(ctx, schedules, { id: o.id, type: 'invoice' });
       return;
     }
     case 'subscription.canceled': {
