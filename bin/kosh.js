@@ -22,11 +22,16 @@ function newestSource(dir) {
   return newest;
 }
 
+function newestMigration() {
+  const dir = join(root, 'migrations');
+  return Math.max(0, ...readdirSync(dir).map((f) => statSync(join(dir, f)).mtimeMs));
+}
+
 function stale() {
   if (!existsSync(stamp)) return true;
   const built = statSync(stamp).mtimeMs;
   const config = Math.max(...['tsconfig.json', 'tsconfig.build.json'].map((f) => statSync(join(root, f)).mtimeMs));
-  return config > built || newestSource(join(root, 'src')) > built;
+  return config > built || newestSource(join(root, 'src')) > built || newestMigration() > built;
 }
 
 function build() {
@@ -34,6 +39,18 @@ function build() {
   const tsc = require.resolve('typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
   if (result.status !== 0) process.exit(result.status ?? 1);
+  // The embedded database's template: a data directory with every migration applied, which a
+  // fresh data directory copies instead of running initdb and the migrations (decision 0037).
+  const template = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `await (await import(${JSON.stringify(pathToFileURL(join(root, 'dist', 'platform', 'db', 'build-template.js')).href)})).buildPgliteTemplate()`,
+    ],
+    { stdio: 'inherit', cwd: root },
+  );
+  if (template.status !== 0) process.stderr.write('kosh: could not build the embedded database template; a first start will run the migrations\n');
   // The stamp's modification time is the build time (a rewrite sets it).
   writeFileSync(stamp, 'built by bin/kosh.js; src/ files newer than this file trigger a rebuild\n');
   const now = Date.now() / 1000;

@@ -1056,8 +1056,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List referrals, newest first (SPEC 4.7 paging: limit/per_page, page, offset)
-         * @description List referrals, newest first (SPEC 4.7 paging: limit/per_page, page, offset).
+         * List referrals, newest first (SPEC 4.7 paging: limit/per_page, page, offset; or a cursor, starting_after / ending_before)
+         * @description List referrals, newest first (SPEC 4.7 paging: limit/per_page, page, offset; or a cursor, starting_after / ending_before).
          */
         get: operations["listReferrals"];
         put?: never;
@@ -4471,34 +4471,6 @@ export interface components {
                 new_charge: number;
             };
         };
-        OfflinePayment: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            /** Format: uuid */
-            customer_id: string;
-            invoice_id: string | null;
-            /** @enum {string} */
-            payment_type: "bank_transfer" | "cash" | "cheque" | "card" | "upi";
-            amount: number;
-            tds_amount: number;
-            currency: string;
-            reference_number: string;
-            notes: string;
-            recorded_by: string;
-            /** @description RFC 3339 date-time in UTC */
-            recorded_at: string;
-            status: string;
-            channel: string;
-            gateway: string | null;
-            gateway_payment_id: string | null;
-            amount_refunded: number;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
         GatewayConnection: {
             /** Format: uuid */
             id: string;
@@ -4584,6 +4556,34 @@ export interface components {
             gateway: string | null;
             failure_code: string | null;
             failure_message: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        OfflinePayment: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            invoice_id: string | null;
+            /** @enum {string} */
+            payment_type: "bank_transfer" | "cash" | "cheque" | "card" | "upi";
+            amount: number;
+            tds_amount: number;
+            currency: string;
+            reference_number: string;
+            notes: string;
+            recorded_by: string;
+            /** @description RFC 3339 date-time in UTC */
+            recorded_at: string;
+            status: string;
+            channel: string;
+            gateway: string | null;
+            gateway_payment_id: string | null;
+            amount_refunded: number;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -5185,7 +5185,7 @@ export interface components {
             /** Format: uuid */
             connection_id: string;
             /** @enum {string} */
-            record_type: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note";
+            record_type: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note" | "refund";
             /** Format: uuid */
             record_id: string;
             external_id: string | null;
@@ -10947,6 +10947,10 @@ export interface operations {
                 page?: number;
                 /** @description overrides page */
                 offset?: number;
+                /** @description Cursor: the referrals after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the referrals before this id, in list order */
+                ending_before?: string;
                 /** @description The status (query). */
                 status?: "pending" | "completed" | "expired" | "canceled";
                 /** @description The referrer id (query). */
@@ -13960,7 +13964,7 @@ export interface operations {
                 /** @description The status (query). */
                 status?: "pending" | "synced" | "failed";
                 /** @description The record type (query). */
-                record_type?: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note";
+                record_type?: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note" | "refund";
                 /** @description 1..1000, default 50; larger values are capped */
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */

@@ -41,6 +41,8 @@ export type DatabaseOptions = {
   /** Embedded data directory, or `memory://` for a throwaway in-memory database. */
   dataDir?: string;
   poolSize?: number;
+  /** A fresh embedded data directory starts as a copy of the build's template (default true). */
+  template?: boolean;
 };
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -72,6 +74,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const releaseLock = inMemory ? () => {} : acquireDataDirLock(dataDir);
   let pglite: PGlite;
   try {
+    if (!inMemory && options.template !== false) {
+      const { seedFromTemplate } = await import('./pglite-template.js');
+      seedFromTemplate(join(dataDir, 'pgdata'));
+    }
     const { PGlite } = await import('@electric-sql/pglite');
     pglite = await PGlite.create(inMemory ? dataDir : join(dataDir, 'pgdata'));
   } catch (error) {
