@@ -106,13 +106,22 @@ const offlineOp = fc.oneof(
 // The test gateway's tokens decide the outcome: tok_visa is charged and refunded, tok_refundFail is
 // charged but its refunds are refused, tok_chargeDeclined is declined (card_declined).
 const gatewayOp = fc.oneof(
-  fc.record({ kind: fc.constant('charge' as const), invoice: fc.nat(), token: fc.constantFrom('tok_visa', 'tok_refundFail', 'tok_chargeDeclined') }),
-  fc.record({ kind: fc.constant('gateway_settles' as const), hours: fc.integer({ min: 1, max: 72 }) }),
+  // `fresh`: a new finalized invoice is charged (so short histories still reach the gateway).
+  fc.record({
+    kind: fc.constant('charge' as const),
+    invoice: fc.nat(),
+    fresh: fc.boolean(),
+    amount: fc.integer({ min: 1, max: 2_000_000 }),
+    token: fc.constantFrom('tok_visa', 'tok_refundFail', 'tok_chargeDeclined'),
+    // Days that pass after the charge (the payout comes after two), so short histories settle too.
+    then: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
+  }),
+  fc.record({ kind: fc.constant('gateway_settles' as const), hours: fc.integer({ min: 24, max: 96 }) }),
   fc.record({ kind: fc.constant('refund' as const), payment: fc.nat(), share: fc.integer({ min: 1, max: 100 }), whole: fc.boolean() }),
 );
 type GatewayOp = typeof gatewayOp extends fc.Arbitrary<infer T> ? T : never;
 
-const op = fc.oneof({ arbitrary: offlineOp, weight: 3 }, { arbitrary: gatewayOp, weight: 1 });
+const op = fc.oneof({ arbitrary: offlineOp, weight: 3 }, { arbitrary: gatewayOp, weight: 2 });
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
 const pick = <T>(list: T[], i: number): T | undefined => (list.length ? list[i % list.length] : undefined);
@@ -268,8 +277,20 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
   const api = w.tenant.api;
   switch (o.kind) {
     case 'charge': {
-      const id = pick(w.invoices, o.invoice);
-      if (!id) return undefined;
+      let id = o.fresh ? undefined : pick(w.invoices, o.invoice);
+      if (!id) {
+        const customer = pick(w.customers, o.invoice)!;
+        const created = await api('POST', '/v1/invoices', {
+          customer_id: customer,
+          entity_id: pick(w.entities, o.invoice),
+          currency: customer === w.customers[2] ? 'USD' : 'INR',
+          lines: [{ description: 'card', unit_amount: o.amount }],
+          auto_finalize: true,
+        });
+        if (created.status !== 201) return created;
+        id = created.body.data.id as string;
+        w.invoices.push(id);
+      }
       const inv = (await api('GET', `/v1/invoices/${id}`)).body.data;
       const key = `${inv.customer_id}:${o.token}`;
       if (!w.cards.has(key)) {
@@ -284,6 +305,10 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
         const after = (await api('GET', `/v1/payments?invoice_id=${id}`)).body.data as { id: string }[];
         for (const p of after) if (!before.has(p.id)) w.payments.push(p.id);
         if (o.token === 'tok_chargeDeclined') expect(res.body.data.last_payment_error?.code, 'a declined charge leaves its code').toBe('card_declined');
+      }
+      if (o.then !== undefined) {
+        t.clock.advanceDays(o.then);
+        await t.kosh.worker.drain();
       }
       return res;
     }
