@@ -1700,6 +1700,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/email-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the e-mail templates (the tenant’s versions or the defaults)
+         * @description List the e-mail templates (the tenant’s versions or the defaults).
+         */
+        get: operations["listEmailTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an e-mail template
+         * @description Get an e-mail template.
+         */
+        get: operations["getEmailTemplate"];
+        /**
+         * Override an e-mail template (Handlebars; 400 with the line when it does not compile)
+         * @description Override an e-mail template (Handlebars; 400 with the line when it does not compile).
+         */
+        put: operations["replaceEmailTemplate"];
+        post?: never;
+        /**
+         * Reset an e-mail template to the default
+         * @description Reset an e-mail template to the default.
+         */
+        delete: operations["deleteEmailTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates/{name}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render an e-mail template with sample data or a real invoice (writes nothing)
+         * @description Render an e-mail template with sample data or a real invoice (writes nothing).
+         */
+        post: operations["previewEmailTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which customer notifications are sent
+         * @description Which customer notifications are sent.
+         */
+        get: operations["getNotificationSetting"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Turn customer notifications on or off
+         * @description Turn customer notifications on or off.
+         */
+        patch: operations["updateNotificationSetting"];
+        trace?: never;
+    };
+    "/v1/sms-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List SMS provider connections
+         * @description List SMS provider connections.
+         */
+        get: operations["listSmsConnections"];
+        put?: never;
+        /**
+         * Connect an SMS provider (replaces the current one; credentials are never returned)
+         * @description Connect an SMS provider (replaces the current one; credentials are never returned).
+         */
+        post: operations["createSmsConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sms-connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove the SMS provider connection
+         * @description Remove the SMS provider connection.
+         */
+        delete: operations["deleteSmsConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounting/connect/{provider}": {
         parameters: {
             query?: never;
@@ -4290,6 +4426,8 @@ export interface components {
             status: "active" | "recovered" | "exhausted" | "canceled";
             steps_done: number;
             next_step_at: string | null;
+            /** @description why the next step runs at next_step_at (smart retry timing); empty: the step's delay */
+            next_step_reason: string;
             payment_wall_active: boolean;
             started_at: string;
             ended_at: string | null;
@@ -4343,6 +4481,48 @@ export interface components {
                 next_step_at: string | null;
                 payment_wall_active: boolean;
             } | null;
+        };
+        EmailTemplate: {
+            /** @enum {string} */
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            subject: string;
+            html: string;
+            /** @description null: the text part is made from the HTML */
+            text: string | null;
+            /** @description false: the default shipped with Kosh */
+            customized: boolean;
+            /** @description the variables the template can use */
+            variables: string[];
+            updated_at: string | null;
+        };
+        EmailTemplatePreview: {
+            /** @enum {string} */
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            subject: string;
+            html: string;
+            text: string;
+            /** @enum {string} */
+            data_source: "sample" | "invoice";
+            /** @description variables the template reads that the data lacks; they render empty */
+            missing_variables: string[];
+        };
+        NotificationSettings: {
+            invoice_finalized: boolean;
+            payment_receipt: boolean;
+            payment_failed: boolean;
+            trial_ending: boolean;
+            credit_note_issued: boolean;
+        };
+        SmsConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            provider: "twilio";
+            sender: string;
+            /** @description the Account SID masked to its last 4 characters; credentials are never returned */
+            account_sid: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -12944,6 +13124,7 @@ export interface operations {
                      *           "status": "active",
                      *           "steps_done": 1,
                      *           "next_step_at": "2026-04-01T00:00:00.000Z",
+                     *           "next_step_reason": "next step reason",
                      *           "payment_wall_active": true,
                      *           "started_at": "2026-04-01T00:00:00.000Z",
                      *           "ended_at": "2026-04-01T00:00:00.000Z",
@@ -13131,6 +13312,558 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listEmailTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "name": "invoice_finalized",
+                     *           "subject": "subject",
+                     *           "html": "html",
+                     *           "text": "text",
+                     *           "customized": true,
+                     *           "variables": [
+                     *             "variable"
+                     *           ],
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplate"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The name (path). */
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "invoice_finalized",
+                     *         "subject": "subject",
+                     *         "html": "html",
+                     *         "text": "text",
+                     *         "customized": true,
+                     *         "variables": [
+                     *           "variable"
+                     *         ],
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The name (path). */
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            };
+            cookie?: never;
+        };
+        /** @description The override an e-mail template (Handlebars; 400 with the line when it does not compile) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subject": "subject",
+                 *       "html": "html",
+                 *       "text": "text"
+                 *     }
+                 */
+                "application/json": {
+                    subject: string;
+                    html: string;
+                    text?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "invoice_finalized",
+                     *         "subject": "subject",
+                     *         "html": "html",
+                     *         "text": "text",
+                     *         "customized": true,
+                     *         "variables": [
+                     *           "variable"
+                     *         ],
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The name (path). */
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "invoice_finalized",
+                     *         "subject": "subject",
+                     *         "html": "html",
+                     *         "text": "text",
+                     *         "customized": true,
+                     *         "variables": [
+                     *           "variable"
+                     *         ],
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    previewEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The name (path). */
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            };
+            cookie?: never;
+        };
+        /** @description The render an e-mail template with sample data or a real invoice (writes nothing) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "subject": "subject",
+                 *       "html": "html",
+                 *       "text": "text"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description render with this invoice and its customer instead of sample data
+                     */
+                    invoice_id?: string;
+                    /** @description preview this source instead of the saved one */
+                    subject?: string;
+                    html?: string;
+                    text?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "invoice_finalized",
+                     *         "subject": "subject",
+                     *         "html": "html",
+                     *         "text": "text",
+                     *         "data_source": "sample",
+                     *         "missing_variables": [
+                     *           "missing variable"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplatePreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getNotificationSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "invoice_finalized": true,
+                     *         "payment_receipt": true,
+                     *         "payment_failed": true,
+                     *         "trial_ending": true,
+                     *         "credit_note_issued": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["NotificationSettings"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateNotificationSetting: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The turn customer notifications on or off request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "invoice_finalized": true,
+                 *       "payment_receipt": true,
+                 *       "payment_failed": true,
+                 *       "trial_ending": true,
+                 *       "credit_note_issued": true
+                 *     }
+                 */
+                "application/json": {
+                    invoice_finalized?: boolean;
+                    payment_receipt?: boolean;
+                    payment_failed?: boolean;
+                    trial_ending?: boolean;
+                    credit_note_issued?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "invoice_finalized": true,
+                     *         "payment_receipt": true,
+                     *         "payment_failed": true,
+                     *         "trial_ending": true,
+                     *         "credit_note_issued": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["NotificationSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listSmsConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "provider": "twilio",
+                     *           "sender": "sender",
+                     *           "account_sid": "account sid",
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SmsConnection"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createSmsConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The connect an SMS provider (replaces the current one; credentials are never returned) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "provider": "twilio",
+                 *       "sender": "+919812345678",
+                 *       "credentials": {
+                 *         "account_sid": "AC0123456789abcdef0123456789abcdef",
+                 *         "auth_token": "xxxxxxxxxxxxxxxx"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    provider: "twilio";
+                    /** @example +919812345678 */
+                    sender: string;
+                    credentials: {
+                        /** @example AC0123456789abcdef0123456789abcdef */
+                        account_sid: string;
+                        auth_token: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "twilio",
+                     *         "sender": "sender",
+                     *         "account_sid": "account sid",
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SmsConnection"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteSmsConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
     };
