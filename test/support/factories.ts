@@ -64,6 +64,15 @@ export const factories: Record<string, Factory> = {
   },
   '/v1/users/invitations': async (tenant) =>
     createdId(await tenant.api('POST', '/v1/users/invitations', { email: `${unique('inv')}@factory.test`, role: 'viewer' }), '/v1/users/invitations'),
+  '/v1/sms-connections': async (tenant) =>
+    createdId(
+      await tenant.api('POST', '/v1/sms-connections', {
+        provider: 'twilio',
+        sender: '+15005550006',
+        credentials: { account_sid: `AC${'0'.repeat(32)}`, auth_token: 'factory-auth-token-0123' },
+      }),
+      '/v1/sms-connections',
+    ),
   '/v1/dunning-campaigns': async (tenant) =>
     createdId(await tenant.api('POST', '/v1/dunning-campaigns', { name: 'Factory campaign' }), '/v1/dunning-campaigns'),
   '/v1/dunning-campaigns/{id}/steps': async (tenant, ids) => {

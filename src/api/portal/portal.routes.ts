@@ -9,7 +9,10 @@ import { isUuid, runAction, type KoshApp } from '../../platform/http/server.js';
 import type { Ctx } from '../../platform/context.js';
 import { redeemGift } from '../../flows/gifts/redeem-gift.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
+import { createCheckoutSession, prepareCheckout } from '../../flows/collections/checkout-invoice.js';
 import { listPaymentMethods, makeDefaultPaymentMethod } from '../../modules/collections/index.js';
+import { customerAccess } from '../../modules/dunning/index.js';
+import { getInvoiceRow } from '../../modules/invoices/index.js';
 import { invoiceSchema } from '../../modules/invoices/index.js';
 import { subscriptionSchema, toSubscription } from '../../modules/subscriptions/index.js';
 import { checkEmailPage, dashboardPage, linkInvalidPage, loginPage, type DashboardView } from '../../modules/portal/index.js';
@@ -287,17 +290,26 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     const dashboard = async (s: PortalSession, extra: Pick<DashboardView, 'notice' | 'error' | 'code'> = {}) => {
       const ctx = ctxOf(s);
       const first = { limit: 100, page: 1, offset: 0 };
-      const [profile, subscriptions, invoices, paymentMethods] = await Promise.all([
+      const [profile, subscriptions, invoices, paymentMethods, access] = await Promise.all([
         portalProfile(ctx, s),
         portalSubscriptions(ctx, s.customerId, first),
         portalInvoices(ctx, s.customerId, first),
         listPaymentMethods(ctx, s.customerId),
+        customerAccess(ctx, s.customerId),
       ]);
+      const walled = new Set(access.invoice_ids);
+      const toPay = invoices.invoices.filter(
+        (i) =>
+          (i.status === 'open' || i.status === 'uncollectible') &&
+          i.amount_due > 0 &&
+          (walled.has(i.id) || (i.due_date !== null && new Date(i.due_date) < ctx.now)),
+      );
       return dashboardPage({
         profile,
         subscriptions: subscriptions.subscriptions,
         invoices: invoices.invoices,
         paymentMethods,
+        attention: { blocked: access.blocked, invoices: toPay },
         testMode: deps.config.mode === 'test',
         ...extra,
       });
@@ -395,6 +407,28 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
         return 'default_changed';
       }),
     );
+
+    // The banner's pay button: a hosted checkout session for one of the customer's own invoices, then there.
+    portal.post('/portal/invoices/:invoice_id/pay', { schema: { hide: true } }, async (request, reply) => {
+      const s = await sessionOf(request);
+      if (!s) return sendPage(reply, 401, loginPage({ error: 'Your session has ended. Sign in again to pay.' }));
+      if (!sameToken(s.csrfToken, formField(request, 'csrf_token'))) {
+        return sendPage(reply, 403, await dashboard(s, { error: 'This form had expired. Please try again.' }));
+      }
+      const invoiceId = String((request.params as { invoice_id?: unknown }).invoice_id ?? '');
+      try {
+        if (!isUuid(invoiceId)) throw errors.notFound('invoice');
+        const invoice = await getInvoiceRow(ctxOf(s), invoiceId);
+        if (invoice.customer_id !== s.customerId) throw errors.notFound('invoice');
+        const prepared = await prepareCheckout(ctxOf(s), collections, invoiceId);
+        const session = await inTransaction(s, (ctx) => createCheckoutSession(ctx, collections, invoiceId, prepared));
+        const url = new URL(session.url);
+        return reply.code(303).headers(PAGE_HEADERS).header('location', `${url.pathname}${url.search}`).send();
+      } catch (error) {
+        if (isKoshError(error) && error.status < 500) return sendPage(reply, error.status, await dashboard(s, { error: redeemMessage(error.message) }));
+        throw error;
+      }
+    });
 
     portal.post('/portal/logout', { schema: { hide: true } }, async (request, reply) => {
       const s = await sessionOf(request);

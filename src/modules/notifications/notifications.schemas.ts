@@ -57,9 +57,15 @@ export const updateNotificationSettingsBody = z
 
 export const createSmsConnectionBody = z.object({
   provider: z.literal('twilio'),
-  sender: z.string().regex(/^(\+[1-9]\d{6,14}|MG[0-9a-fA-F]{32})$/, 'must be an E.164 number (+919812345678) or a Twilio Messaging Service SID (MG…)'),
+  sender: z
+    .string()
+    .regex(/^(\+[1-9]\d{6,14}|MG[0-9a-fA-F]{32})$/, 'must be an E.164 number (+919812345678) or a Twilio Messaging Service SID (MG…)')
+    .meta({ example: '+919812345678' }),
   credentials: z.object({
-    account_sid: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'must be a Twilio Account SID (AC followed by 32 hex digits)'),
+    account_sid: z
+      .string()
+      .regex(/^AC[0-9a-fA-F]{32}$/, 'must be a Twilio Account SID (AC followed by 32 hex digits)')
+      .meta({ example: 'AC0123456789abcdef0123456789abcdef' }),
     auth_token: z.string().min(16).max(128),
   }),
 });

@@ -38,6 +38,10 @@ const STYLE = `
   .notice, .error { padding: 10px 14px; border-radius: 8px; margin-bottom: 20px; }
   .notice { background: #e5f4ec; color: var(--ok); border: 1px solid #b9e0c9; }
   .error { background: #fdecea; color: var(--bad); border: 1px solid #f5c2bd; }
+  .attention { background: #fff4e5; border: 1px solid #f5c98a; border-radius: 8px; padding: 12px 16px; margin-bottom: 20px; }
+  .attention.blocked { background: #fdecea; border-color: #f5c2bd; }
+  .attention ul { margin: 8px 0 0; padding-left: 0; list-style: none; }
+  .attention li { display: flex; align-items: center; justify-content: space-between; gap: 12px; padding: 4px 0; }
   form.inline { display: inline; }
   label { display: block; font-weight: 600; margin-bottom: 6px; }
   input[type=text], input[type=email] { width: 100%; max-width: 360px; padding: 8px 10px; border: 1px solid #c8ced8; border-radius: 6px; font: inherit; }
@@ -129,7 +133,26 @@ export type DashboardView = {
   /** Saved payment methods (collections); the add form offers the test gateway's in test mode. */
   paymentMethods?: PaymentMethod[];
   testMode?: boolean;
+  /** Invoices to pay now: overdue, or holding the payment wall (dunning) — shown as a banner with pay buttons. */
+  attention?: { blocked: boolean; invoices: Invoice[] };
 };
+
+/** The banner of a customer blocked by the payment wall or with overdue invoices: each invoice has a pay button (hosted checkout). */
+function attentionBanner(view: DashboardView, csrf: string): string {
+  const attention = view.attention;
+  if (!attention || (attention.invoices.length === 0 && !attention.blocked)) return '';
+  const title = attention.blocked
+    ? 'Your account is paused until the invoices below are paid.'
+    : `You have ${attention.invoices.length === 1 ? 'an overdue invoice' : `${attention.invoices.length} overdue invoices`}.`;
+  const items = attention.invoices
+    .map(
+      (i) =>
+        `<li data-pay-invoice="${escapeHtml(i.id)}"><span>${escapeHtml(i.number ?? '—')} — ${money(i.amount_due, i.currency)} due ${date(i.due_date)}</span>` +
+        `<form class="inline" method="post" action="/portal/invoices/${escapeHtml(i.id)}/pay">${csrf}<button type="submit">Pay ${escapeHtml(i.number ?? 'now')}</button></form></li>`,
+    )
+    .join('');
+  return `<section id="attention" role="alert" class="attention${attention.blocked ? ' blocked' : ''}"><strong>${escapeHtml(title)}</strong><ul>${items}</ul></section>`;
+}
 
 const TEST_METHODS: [string, string][] = [
   ['tok_visa', 'Test card — Visa •••• 4242'],
@@ -170,6 +193,7 @@ export function dashboardPage(view: DashboardView): string {
 <form class="inline" method="post" action="/portal/logout">${csrf}<button type="submit" class="link">Sign out</button></form></div></header>`;
   const body = `<h1>Your billing</h1>
 ${messages(view.notice, view.error)}
+${attentionBanner(view, csrf)}
 <section id="subscriptions"><h2>Subscriptions</h2>${subscriptionRows(view.subscriptions)}</section>
 <section id="invoices"><h2>Invoices</h2>${invoiceRows(view.invoices)}</section>
 ${paymentMethodsSection(view, csrf)}
