@@ -7,7 +7,7 @@ import {
   eventRow,
   insertEvents,
   metricsByCodes,
-  usageEventBody,
+  parseUsageEvent,
   type EventInsert,
   type EventRefusal,
   type MetricRow,
@@ -32,7 +32,7 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
   const refusals: RecordedUsage['refusals'] = [];
   const parsed: { index: number; event: UsageEventBody }[] = [];
   raw.forEach((item, index) => {
-    const result = usageEventBody.safeParse(item);
+    const result = parseUsageEvent(item);
     if (result.success) parsed.push({ index, event: result.data });
     else refusals.push({ index, status: 400, error: issueText(result.error.issues) });
   });
