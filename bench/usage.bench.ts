@@ -76,7 +76,11 @@ async function freshStorage(): Promise<Storage> {
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  return { env: { DATABASE_URL: url.toString() }, label: `PostgreSQL (${url.host}/${name})`, cleanup: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return {
+    env: { DATABASE_URL: url.toString() },
+    label: `PostgreSQL (${url.host}/${name})`,
+    cleanup: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
 }
 
 async function main() {
@@ -138,7 +142,9 @@ async function main() {
       for (let i = 0; i < PER_REQUEST; i += 1) {
         const n = sent + i;
         const ts = new Date(START.getTime() + ((n * 7919) % PERIOD_MS)).toISOString();
-        parts.push(`{"transaction_id":"h${n}","customer_id":"${customerIds[n % SUBS]}","metric_code":"gb","timestamp":"${ts}","properties":{"gb":${(n % 5) + 1}}}`);
+        parts.push(
+          `{"transaction_id":"h${n}","customer_id":"${customerIds[n % SUBS]}","metric_code":"gb","timestamp":"${ts}","properties":{"gb":${(n % 5) + 1}}}`,
+        );
       }
       sent += PER_REQUEST;
       return `{"events":[${parts.join(',')}]}`;
@@ -166,7 +172,7 @@ async function main() {
     const eventsPerS = Math.round(stored / ingestSeconds);
     console.log(
       `ingestion: ${result.requests.total} requests (${result.non2xx} non-2xx, ${result.errors} errors), ${stored} events stored in ${ingestSeconds.toFixed(1)} s = ${eventsPerS} events/s; ` +
-        `request latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; app CPU ${((appCpu.user + appCpu.system) / 1000 / Math.max(stored, 1) * 1000).toFixed(1)} µs per event (autocannon's body building included)`,
+        `request latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; app CPU ${(((appCpu.user + appCpu.system) / 1000 / Math.max(stored, 1)) * 1000).toFixed(1)} µs per event (autocannon's body building included)`,
     );
 
     // 2. The rest of the period's events, set-based, then bill.
@@ -191,7 +197,9 @@ async function main() {
 
     // Check: one renewal per subscription; usage lines = the tiers applied to each customer's sum.
     const sums = await sql<{ customer_id: string; total: string }>`
-      SELECT customer_id, sum(value)::text AS total FROM usage_events WHERE tenant_id = ${tenantId} AND ts >= ${START} AND ts < ${END} GROUP BY customer_id`.execute(db);
+      SELECT customer_id, sum(value)::text AS total FROM usage_events WHERE tenant_id = ${tenantId} AND ts >= ${START} AND ts < ${END} GROUP BY customer_id`.execute(
+      db,
+    );
     const billed = await sql<{ customer_id: string; usage: string; invoices: string }>`
       SELECT i.customer_id, coalesce(sum(l.amount) FILTER (WHERE l.period_end = ${END}), 0)::text AS usage, count(DISTINCT i.id)::text AS invoices
         FROM invoices i JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id

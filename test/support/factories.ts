@@ -100,6 +100,12 @@ export const factories: Record<string, Factory> = {
       '/v1/plans',
     ),
 
+  '/v1/billable-metrics': async (tenant) =>
+    createdId(
+      await tenant.api('POST', '/v1/billable-metrics', { code: unique('metric-'), name: 'Factory metric', aggregation: 'count' }),
+      '/v1/billable-metrics',
+    ),
+
   '/v1/entities': async (tenant) =>
     createdId(await tenant.api('POST', '/v1/entities', { name: 'Factory entity', invoice_prefix: uniqueInvoicePrefix(), state_code: '29' }), '/v1/entities'),
 

@@ -65,11 +65,27 @@ describe('prices', () => {
   it('accepts tiered, metered and package prices beside a fixed one (both shapes)', async () => {
     const calls = await metric({ code: 'calls', aggregation: 'count' });
     const p = await plan([
-      { currency: 'INR', billing_scheme: 'tiered', tiers_mode: 'volume', tiers: [{ up_to: 5, unit_amount: 1000 }, { up_to: null, unit_amount: 800, flat_amount: 100 }] },
+      {
+        currency: 'INR',
+        billing_scheme: 'tiered',
+        tiers_mode: 'volume',
+        tiers: [
+          { up_to: 5, unit_amount: 1000 },
+          { up_to: null, unit_amount: 800, flat_amount: 100 },
+        ],
+      },
       { currency: 'INR', billing_scheme: 'metered', metric_code: calls.code, amount: 50, package_size: 1000, hsn_code: '998315' },
     ]);
     expect(p.prices).toEqual([
-      expect.objectContaining({ billing_scheme: 'tiered', amount: 0, tiers_mode: 'volume', tiers: [{ up_to: 5, unit_amount: 1000, flat_amount: 0 }, { up_to: null, unit_amount: 800, flat_amount: 100 }] }),
+      expect.objectContaining({
+        billing_scheme: 'tiered',
+        amount: 0,
+        tiers_mode: 'volume',
+        tiers: [
+          { up_to: 5, unit_amount: 1000, flat_amount: 0 },
+          { up_to: null, unit_amount: 800, flat_amount: 100 },
+        ],
+      }),
       expect.objectContaining({ billing_scheme: 'metered', metric_code: calls.code, amount: 50, package_size: 1000, hsn_code: '998315' }),
     ]);
     const formal = await acme.api('POST', '/v1/plans', {
@@ -87,8 +103,30 @@ describe('prices', () => {
   });
 
   it.each([
-    ['tiers not ascending', { billing_scheme: 'tiered', tiers_mode: 'graduated', tiers: [{ up_to: 10, unit_amount: 1 }, { up_to: 5, unit_amount: 1 }, { up_to: null, unit_amount: 1 }] }],
-    ['overlapping tiers', { billing_scheme: 'tiered', tiers_mode: 'graduated', tiers: [{ up_to: 10, unit_amount: 1 }, { up_to: 10, unit_amount: 1 }, { up_to: null, unit_amount: 1 }] }],
+    [
+      'tiers not ascending',
+      {
+        billing_scheme: 'tiered',
+        tiers_mode: 'graduated',
+        tiers: [
+          { up_to: 10, unit_amount: 1 },
+          { up_to: 5, unit_amount: 1 },
+          { up_to: null, unit_amount: 1 },
+        ],
+      },
+    ],
+    [
+      'overlapping tiers',
+      {
+        billing_scheme: 'tiered',
+        tiers_mode: 'graduated',
+        tiers: [
+          { up_to: 10, unit_amount: 1 },
+          { up_to: 10, unit_amount: 1 },
+          { up_to: null, unit_amount: 1 },
+        ],
+      },
+    ],
     ['last tier bounded', { billing_scheme: 'tiered', tiers_mode: 'graduated', tiers: [{ up_to: 10, unit_amount: 1 }] }],
     ['tiers without tiers_mode', { billing_scheme: 'tiered', tiers: [{ up_to: null, unit_amount: 1 }] }],
     ['tiered without tiers', { billing_scheme: 'tiered', tiers_mode: 'volume' }],
@@ -105,11 +143,19 @@ describe('prices', () => {
       name: 'Bad',
       code: uid('bad'),
       interval: 'month',
-      prices: [{ currency: 'INR', amount: 100 }, { currency: 'INR', billing_scheme: 'metered', metric_code: 'no-such-metric', amount: 1 }],
+      prices: [
+        { currency: 'INR', amount: 100 },
+        { currency: 'INR', billing_scheme: 'metered', metric_code: 'no-such-metric', amount: 1 },
+      ],
     });
     expect(unknown.status, unknown.text).toBe(400);
     const calls = await metric({ aggregation: 'count' });
-    const alone = await acme.api('POST', '/v1/plans', { name: 'Bad', code: uid('bad'), interval: 'month', prices: [{ currency: 'INR', billing_scheme: 'metered', metric_code: calls.code, amount: 1 }] });
+    const alone = await acme.api('POST', '/v1/plans', {
+      name: 'Bad',
+      code: uid('bad'),
+      interval: 'month',
+      prices: [{ currency: 'INR', billing_scheme: 'metered', metric_code: calls.code, amount: 1 }],
+    });
     expect(alone.status).toBe(400);
   });
 });
@@ -125,7 +171,11 @@ describe('usage events', () => {
     const again = await acme.api('POST', '/v1/usage/events', { transaction_id: tx, customer_id: customer, metric_code: m.code });
     expect(again.body.data.duplicate).toBe(true);
     expect((await acme.api('POST', '/v1/usage/events', { transaction_id: uid('tx'), customer_id: customer, metric_code: 'nope' })).status).toBe(404);
-    const missing = await acme.api('POST', '/v1/usage/events', { transaction_id: uid('tx'), customer_id: '00000000-0000-4000-8000-000000000000', metric_code: m.code });
+    const missing = await acme.api('POST', '/v1/usage/events', {
+      transaction_id: uid('tx'),
+      customer_id: '00000000-0000-4000-8000-000000000000',
+      metric_code: m.code,
+    });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toMatchObject({ code: 'not_found', request_id: expect.any(String) });
   });
@@ -173,13 +223,37 @@ describe('usage billing', () => {
       { currency: 'INR', amount: 100_000 },
       { currency: 'INR', billing_scheme: 'metered', metric_code: count.code, amount: 10, hsn_code: '998315' },
       { currency: 'INR', billing_scheme: 'metered', metric_code: sum.code, amount: 100 },
-      { currency: 'INR', billing_scheme: 'metered', metric_code: max.code, tiers_mode: 'graduated', tiers: [{ up_to: 2, unit_amount: 0 }, { up_to: null, unit_amount: 500 }] },
+      {
+        currency: 'INR',
+        billing_scheme: 'metered',
+        metric_code: max.code,
+        tiers_mode: 'graduated',
+        tiers: [
+          { up_to: 2, unit_amount: 0 },
+          { up_to: null, unit_amount: 500 },
+        ],
+      },
       { currency: 'INR', billing_scheme: 'metered', metric_code: uniq.code, amount: 1000, package_size: 2 },
-      { currency: 'INR', billing_scheme: 'metered', metric_code: latest.code, tiers_mode: 'volume', tiers: [{ up_to: 10, unit_amount: 7 }, { up_to: null, unit_amount: 3 }] },
+      {
+        currency: 'INR',
+        billing_scheme: 'metered',
+        metric_code: latest.code,
+        tiers_mode: 'volume',
+        tiers: [
+          { up_to: 10, unit_amount: 7 },
+          { up_to: null, unit_amount: 3 },
+        ],
+      },
     ]);
     const customer = await createCustomer(acme);
     const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
-    const at = (iso: string, code: string, properties: Record<string, unknown> = {}) => ({ transaction_id: uid('tx'), customer_id: customer, metric_code: code, timestamp: iso, properties });
+    const at = (iso: string, code: string, properties: Record<string, unknown> = {}) => ({
+      transaction_id: uid('tx'),
+      customer_id: customer,
+      metric_code: code,
+      timestamp: iso,
+      properties,
+    });
     const res = await batch([
       at('2031-02-01T00:00:00Z', count.code),
       at('2031-02-10T00:00:00Z', count.code),
@@ -247,7 +321,17 @@ describe('usage billing', () => {
 
   it('bills a tiered fixed price on the subscription quantity', async () => {
     t.clock.set('2031-04-01T00:00:00Z');
-    const p = await plan([{ currency: 'INR', billing_scheme: 'tiered', tiers_mode: 'graduated', tiers: [{ up_to: 5, unit_amount: 1000 }, { up_to: null, unit_amount: 600, flat_amount: 200 }] }]);
+    const p = await plan([
+      {
+        currency: 'INR',
+        billing_scheme: 'tiered',
+        tiers_mode: 'graduated',
+        tiers: [
+          { up_to: 5, unit_amount: 1000 },
+          { up_to: null, unit_amount: 600, flat_amount: 200 },
+        ],
+      },
+    ]);
     const customer = await createCustomer(acme);
     const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id, quantity: 8 });
     const [first] = await invoicesOf(acme, sub.id);
@@ -260,7 +344,15 @@ describe('property: the usage amount is the price of the accepted events, whatev
   it('holds for count and sum metrics under tiered and package prices', async () => {
     const count = await metric({ aggregation: 'count' });
     const sum = await metric({ aggregation: 'sum', field: 'n' });
-    const countPrice: PricingScheme = { amount: 0, tiers_mode: 'graduated', tiers: [{ up_to: 3, unit_amount: 100 }, { up_to: 7, unit_amount: 40, flat_amount: 15 }, { up_to: null, unit_amount: 9 }] };
+    const countPrice: PricingScheme = {
+      amount: 0,
+      tiers_mode: 'graduated',
+      tiers: [
+        { up_to: 3, unit_amount: 100 },
+        { up_to: 7, unit_amount: 40, flat_amount: 15 },
+        { up_to: null, unit_amount: 9 },
+      ],
+    };
     const sumPrice: PricingScheme = { amount: 250, package_size: 5 };
     let month = 0;
     const p = await plan([
@@ -270,7 +362,9 @@ describe('property: the usage amount is the price of the accepted events, whatev
     ]);
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ metric: fc.constantFrom('count', 'sum'), n: fc.integer({ min: 0, max: 20 }), day: fc.integer({ min: 0, max: 40 }) }), { maxLength: 30 }),
+        fc.array(fc.record({ metric: fc.constantFrom('count', 'sum'), n: fc.integer({ min: 0, max: 20 }), day: fc.integer({ min: 0, max: 40 }) }), {
+          maxLength: 30,
+        }),
         fc.array(fc.nat(), { maxLength: 10 }),
         fc.array(fc.nat(), { maxLength: 10 }),
         fc.integer({ min: 1, max: 7 }),
@@ -316,7 +410,9 @@ describe('property: the usage amount is the price of the accepted events, whatev
           expect(report.renewed).toBeGreaterThanOrEqual(1);
           const renewal = (await invoicesOf(acme, sub.id)).at(-1);
           const usageAmount = (code: string) =>
-            renewal.lines.filter((l: { description: string }) => l.description.includes(`usage of ${code}:`)).reduce((s: number, l: { amount: number }) => s + l.amount, 0);
+            renewal.lines
+              .filter((l: { description: string }) => l.description.includes(`usage of ${code}:`))
+              .reduce((s: number, l: { amount: number }) => s + l.amount, 0);
           expect(usageAmount(count.code)).toBe(expectCount);
           expect(usageAmount(sum.code)).toBe(expectSum);
           expect(renewal.billing_reason).toBe('subscription_cycle');

@@ -41,6 +41,19 @@ describe('typescript client', () => {
     });
   });
 
+  describe('usage', () => {
+    it('creates a billable metric and records a batch of usage events, typed', async () => {
+      const metric = await kosh.POST('/v1/billable-metrics', { body: { code: 'typed-calls', name: 'Calls', aggregation: 'count' } });
+      expect(metric.response.status).toBe(201);
+      expect(metric.data!.data.aggregation).toBe('count');
+      const batch = await kosh.POST('/v1/usage/events/batch', {
+        body: { events: [{ transaction_id: 'typed-1', customer_id: '00000000-0000-4000-8000-000000000000', metric_code: 'typed-calls' }] },
+      });
+      expect(batch.response.status).toBe(202);
+      expect(batch.data!.data).toMatchObject({ accepted: 0, duplicates: 0, rejected: [{ index: 0 }] });
+    });
+  });
+
   describe('plans', () => {
     it('creates a plan and reads it back, typed', async () => {
       const created = await kosh.POST('/v1/plans', { body: planBody('typed-1') });

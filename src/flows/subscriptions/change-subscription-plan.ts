@@ -77,7 +77,10 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     if (!sameInterval) Object.assign(patch, { billing_anchor: row.current_period_end, period_index: -1 });
   } else {
     if (!isSimpleUnitPrice(price)) {
-      throw errors.invalidField('prorate', `plan ${plan.code} has a tiered or package price: change to it without proration (prorate: false), billed from the next renewal`);
+      throw errors.invalidField(
+        'prorate',
+        `plan ${plan.code} has a tiered or package price: change to it without proration (prorate: false), billed from the next renewal`,
+      );
     }
     const credit = await creditUnusedSubscriptionTime(ctx, row, `Unused time on ${oldPlan.name} (changed to ${plan.name})`);
     creditNoteId = credit.note?.id ?? null;

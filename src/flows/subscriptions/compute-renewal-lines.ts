@@ -37,7 +37,9 @@ export async function meteredCharges(
   subjects: { key: string; customerId: string; prices: PriceRow[]; period: Period | null }[],
 ): Promise<Map<string, MeteredCharge[]>> {
   const windows = subjects.flatMap((s) =>
-    s.period ? s.prices.map((p) => ({ key: `${s.key}/${p.id}`, customer_id: s.customerId, metric_code: p.metric_code!, start: s.period!.start, end: s.period!.end })) : [],
+    s.period
+      ? s.prices.map((p) => ({ key: `${s.key}/${p.id}`, customer_id: s.customerId, metric_code: p.metric_code!, start: s.period!.start, end: s.period!.end }))
+      : [],
   );
   const aggregates = await aggregateUsage(ctx.tx, ctx.tenantId, windows);
   const out = new Map<string, MeteredCharge[]>();

@@ -7,7 +7,7 @@ import {
   eventRow,
   insertEvents,
   metricsByCodes,
-  usageEventBody,
+  parseUsageEvent,
   type EventInsert,
   type EventRefusal,
   type MetricRow,
@@ -17,7 +17,8 @@ import {
 
 export type RecordedUsage = UsageIngestResult & { refusals: (EventRefusal & { index: number })[] };
 
-const issueText = (issues: { path: PropertyKey[]; message: string }[]) => issues.map((i) => `${i.path.map(String).join('.') || 'event'}: ${i.message}`).join('; ');
+const issueText = (issues: { path: PropertyKey[]; message: string }[]) =>
+  issues.map((i) => `${i.path.map(String).join('.') || 'event'}: ${i.message}`).join('; ');
 
 /**
  * Records a batch of usage events (DESIGN §13), set-based: one query resolves the customers, one
@@ -31,7 +32,7 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
   const refusals: RecordedUsage['refusals'] = [];
   const parsed: { index: number; event: UsageEventBody }[] = [];
   raw.forEach((item, index) => {
-    const result = usageEventBody.safeParse(item);
+    const result = parseUsageEvent(item);
     if (result.success) parsed.push({ index, event: result.data });
     else refusals.push({ index, status: 400, error: issueText(result.error.issues) });
   });
@@ -62,7 +63,11 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
       customerId = found;
     }
     if (!customerId) {
-      refusals.push({ index, status: 404, error: event.customer_id ? `customer ${event.customer_id} not found` : `no customer with external_id '${event.external_customer_id}'` });
+      refusals.push({
+        index,
+        status: 404,
+        error: event.customer_id ? `customer ${event.customer_id} not found` : `no customer with external_id '${event.external_customer_id}'`,
+      });
       continue;
     }
     const metric = metricByCode.get(event.metric_code);

@@ -95,7 +95,10 @@ export const createPlanBody = z
       ctx.addIssue({ code: 'custom', path: ['currency'], message: 'currency is required with amount' });
     }
     const prices = body.prices ?? [];
-    const fixed = [...(body.amount !== undefined && body.currency ? [body.currency] : []), ...prices.filter((p) => p.billing_scheme !== 'metered').map((p) => p.currency)];
+    const fixed = [
+      ...(body.amount !== undefined && body.currency ? [body.currency] : []),
+      ...prices.filter((p) => p.billing_scheme !== 'metered').map((p) => p.currency),
+    ];
     if (new Set(fixed).size !== fixed.length) {
       ctx.addIssue({ code: 'custom', path: ['prices'], message: 'a plan has at most one fixed (per_unit or tiered) price per currency' });
     }
@@ -105,7 +108,11 @@ export const createPlanBody = z
     }
     for (const currency of new Set(prices.filter((p) => p.billing_scheme === 'metered').map((p) => p.currency))) {
       if (!fixed.includes(currency)) {
-        ctx.addIssue({ code: 'custom', path: ['prices'], message: `metered prices in ${currency} need a fixed (per_unit or tiered) price in ${currency} on the same plan` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['prices'],
+          message: `metered prices in ${currency} need a fixed (per_unit or tiered) price in ${currency} on the same plan`,
+        });
       }
     }
   });

@@ -77,7 +77,9 @@ export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan>
     updated_at: ctx.now,
   };
   const priceInputs = [
-    ...(input.amount !== undefined && input.currency ? [{ amount: input.amount, currency: input.currency, billing_scheme: 'per_unit' as const }] as PriceInput[] : []),
+    ...(input.amount !== undefined && input.currency
+      ? ([{ amount: input.amount, currency: input.currency, billing_scheme: 'per_unit' as const }] as PriceInput[])
+      : []),
     ...(input.prices ?? []),
   ];
   const prices = priceInputs.map((p: PriceInput) => {

@@ -82,7 +82,11 @@ describe('plans', () => {
         },
         'prices',
       ],
-      ['tiered pricing without tiers', { name: 'x', interval_unit: 'month', prices: [{ amount: 1, currency: 'INR', billing_scheme: 'tiered' }] }, 'prices.0.tiers'],
+      [
+        'tiered pricing without tiers',
+        { name: 'x', interval_unit: 'month', prices: [{ amount: 1, currency: 'INR', billing_scheme: 'tiered' }] },
+        'prices.0.tiers',
+      ],
       [
         'overlapping tiers',
         {

@@ -82,7 +82,8 @@ function volume(tiers: Tier[], quantity: number): PricedQuantity {
 /** What `quantity` (a non-negative integer) costs under `price`. */
 export function priceQuantity(price: PricingScheme, quantity: number): PricedQuantity {
   if (!Number.isSafeInteger(quantity) || quantity < 0) throw new RangeError(`quantity must be a non-negative integer, not ${quantity}`);
-  if (price.tiers && price.tiers.length > 0) return (price.tiers_mode ?? 'graduated') === 'volume' ? volume(price.tiers, quantity) : graduated(price.tiers, quantity);
+  if (price.tiers && price.tiers.length > 0)
+    return (price.tiers_mode ?? 'graduated') === 'volume' ? volume(price.tiers, quantity) : graduated(price.tiers, quantity);
   const size = price.package_size ?? 1;
   const units = Math.ceil(quantity / size);
   const amount = safe(units * price.amount);

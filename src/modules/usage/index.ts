@@ -5,6 +5,7 @@ export {
   billableMetricSchema,
   createBillableMetricBody,
   MAX_BATCH_EVENTS,
+  parseUsageEvent,
   usageEventAcceptedSchema,
   usageEventBatchBody,
   usageEventBody,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { fields, inInstantRange } from '../../platform/http/envelope.js';
 
 export const aggregation = z.enum(['count', 'sum', 'max', 'unique_count', 'latest']);
 
@@ -55,6 +55,40 @@ export const usageEventBody = z
   .meta({ examples: [{ transaction_id: 'tx_0001', external_customer_id: 'acme', metric_code: 'api_calls', properties: { region: 'in' } }] });
 
 export type UsageEventBody = z.infer<typeof usageEventBody>;
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$/;
+const INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+const realDay = (iso: string) => Number(iso.slice(8, 10)) <= new Date(Date.UTC(Number(iso.slice(0, 4)), Number(iso.slice(5, 7)), 0)).getUTCDate();
+const text = (v: unknown, max: number): v is string => typeof v === 'string' && v.length >= 1 && v.length <= max;
+
+/**
+ * usageEventBody.safeParse for a batch's hot path: the common, plainly valid event is checked by
+ * hand (a zod parse costs ~20 µs an event, the ingestion's largest cost); anything else goes
+ * through zod, which decides and words the error. Never accepts what zod would refuse.
+ */
+export function parseUsageEvent(item: unknown): ReturnType<typeof usageEventBody.safeParse> {
+  if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
+    const e = item as Record<string, unknown>;
+    const properties = e.properties;
+    const plain =
+      text(e.transaction_id, 200) &&
+      text(e.metric_code, 100) &&
+      (e.customer_id === undefined ? text(e.external_customer_id, 200) : typeof e.customer_id === 'string' && UUID.test(e.customer_id)) &&
+      (e.external_customer_id === undefined || text(e.external_customer_id, 200)) &&
+      (e.timestamp === undefined || (typeof e.timestamp === 'string' && INSTANT.test(e.timestamp) && realDay(e.timestamp) && inInstantRange(e.timestamp))) &&
+      (properties === undefined ||
+        (typeof properties === 'object' && properties !== null && !Array.isArray(properties) && Object.keys(properties).every((k) => k.length <= 100)));
+    if (plain) {
+      const data: UsageEventBody = { transaction_id: e.transaction_id as string, metric_code: e.metric_code as string };
+      if (e.customer_id !== undefined) data.customer_id = e.customer_id as string;
+      if (e.external_customer_id !== undefined) data.external_customer_id = e.external_customer_id as string;
+      if (e.timestamp !== undefined) data.timestamp = e.timestamp as string;
+      if (properties !== undefined) data.properties = properties as Record<string, unknown>;
+      return { success: true, data } as ReturnType<typeof usageEventBody.safeParse>;
+    }
+  }
+  return usageEventBody.safeParse(item);
+}
 
 export const MAX_BATCH_EVENTS = 1000;
 
