@@ -264,6 +264,20 @@ describe('operators', () => {
     expect((await as(admin, 'DELETE', `/v1/users/${ownerId}`)).status).toBe(403);
   });
 
+  it('signs an operator of several tenants in to the one named, else the most recently used', async () => {
+    const beta = await t.registerTenant({ name: 'Beta Ltd' });
+    await operator(acme, 'multi@both.test', 'viewer');
+    t.clock.advance(1000);
+    await operator(beta, 'multi@both.test', 'finance');
+    const latest = await signIn({ email: 'multi@both.test', password: 'correct horse battery' });
+    expect(latest.body.data.tenant.id).toBe(beta.tenantId);
+    t.clock.advance(1000);
+    const named = await signIn({ email: 'multi@both.test', password: 'correct horse battery', tenant_id: acme.tenantId });
+    expect(named.body.data).toMatchObject({ tenant: { id: acme.tenantId }, user: { role: 'viewer' } });
+    t.clock.advance(1000);
+    expect((await signIn({ email: 'multi@both.test', password: 'correct horse battery' })).body.data.tenant.id).toBe(acme.tenantId);
+  });
+
   it('never shows tenant B to a session of tenant A', async () => {
     const other = await t.registerTenant({ name: 'Other Co' });
     const otherCustomer = await other.api('POST', '/v1/customers', { name: 'Secret', email: 'secret@other.test' });
