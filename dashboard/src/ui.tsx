@@ -238,9 +238,8 @@ export function Field({
   const hintId = hint ? `${id}-hint` : undefined;
   return (
     <div className="field">
-      <label htmlFor={id}>
+      <label htmlFor={id} className={required ? 'required' : undefined}>
         {label}
-        {required ? <span aria-hidden="true"> *</span> : null}
       </label>
       {options ? (
         <select id={id} name={name} defaultValue={defaultValue} required={required} aria-describedby={hintId}>

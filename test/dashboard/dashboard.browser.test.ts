@@ -197,7 +197,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     await check(owner, '03-totp-enabled');
 
     // Sign out, then in with the password and the TOTP step; a wrong code gets the generic message.
-    await owner.getByRole('button', { name: 'Sign out' }).click();
+    await owner.getByRole('button', { name: 'Sign out', exact: true }).click();
     await owner.waitForURL(/\/dashboard\/sign-in/);
     await check(owner, '04-sign-in');
     await owner.getByLabel('E-mail').fill(OWNER.email);
@@ -299,7 +299,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     await acceptInvitation(finance, linkIn(FINANCE.email, '/dashboard/accept-invitation'), 'Farah Finance', FINANCE.password);
     await go(finance, '/credit-notes?status=pending_approval', 'Credit notes');
     await check(finance, '13-approval-queue');
-    await finance.getByRole('link', { name: notes[0].number ?? creditNoteId.slice(0, 8) }).click();
+    await finance.getByRole('link', { name: notes[0].number ?? creditNoteId.slice(-8) }).click();
     await finance.getByRole('button', { name: 'Approve' }).click();
     await finance.getByText('Approved.').waitFor();
     await check(finance, '14-credit-note-approved');

@@ -32,7 +32,7 @@ function amountOf(form: FormData, name: string, currency: string, required = tru
 }
 
 const invoiceColumns: Column<Schema<'Invoice'>>[] = [
-  { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `draft ${i.id.slice(0, 8)}`}</Link> },
+  { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `draft ${i.id.slice(-8)}`}</Link> },
   { header: 'Status', cell: (i) => <Badge>{i.status}</Badge> },
   { header: 'Total', cell: (i) => money(i.total, i.currency), numeric: true },
   { header: 'Due', cell: (i) => money(i.amount_due, i.currency), numeric: true },
@@ -103,7 +103,7 @@ export function InvoiceDetail({ id }: { id: string }) {
               {inv.customer_details?.name ?? inv.customer_details?.email ?? inv.customer_id}
             </Link>,
           ],
-          ['Subscription', inv.subscription_id ? <Link to={`/subscriptions/${inv.subscription_id}`}>{inv.subscription_id.slice(0, 8)}</Link> : '—'],
+          ['Subscription', inv.subscription_id ? <Link to={`/subscriptions/${inv.subscription_id}`}>{inv.subscription_id.slice(-8)}</Link> : '—'],
           ['Subtotal', money$(inv.subtotal)],
           ['GST', `${money$(inv.tax_amount)} (${inv.tax_type})`],
           ['Total', money$(inv.total)],
@@ -129,44 +129,47 @@ export function InvoiceDetail({ id }: { id: string }) {
           rows={inv.lines}
         />
       </section>
-      {inv.status === 'open' && can(me, 'money') ? (
+      {(inv.status === 'open' || inv.status === 'paid') && can(me, 'money') ? (
         <div className="grid2">
-          <ActionForm
-            title="Record a payment"
-            submit="Record payment"
-            onSubmit={async (form) => {
-              const amount = amountOf(form, 'amount', inv.currency)!;
-              const tds = amountOf(form, 'tds_amount', inv.currency, false) ?? 0;
-              unwrap(
-                await kosh.POST('/v1/payments/offline', {
-                  body: {
-                    customer_id: inv.customer_id,
-                    invoice_id: inv.id,
-                    payment_type: (str(form, 'payment_type') ?? 'bank_transfer') as 'bank_transfer',
-                    amount,
-                    tds_amount: tds,
-                    currency: inv.currency,
-                    reference_number: str(form, 'reference_number'),
-                  },
-                }),
-              );
-              reload();
-              return `Payment of ${money$(amount)} recorded${tds ? ` with ${money$(tds)} TDS` : ''}.`;
-            }}
-          >
-            <Field label="Amount received" name="amount" required inputMode="decimal" hint={`Amount due ${money$(inv.amount_due)}`} />
-            <Field label="TDS deducted by the customer" name="tds_amount" inputMode="decimal" hint="Tax deducted at source (Form 16A)" />
-            <Field
-              label="Method"
-              name="payment_type"
-              options={[
-                ['bank_transfer', 'Bank transfer'],
-                ['cheque', 'Cheque'],
-                ['cash', 'Cash'],
-              ]}
-            />
-            <Field label="Reference (UTR, cheque number)" name="reference_number" />
-          </ActionForm>
+          {inv.status === 'open' ? (
+            <ActionForm
+              title="Record a payment"
+              submit="Record payment"
+              onSubmit={async (form) => {
+                const amount = amountOf(form, 'amount', inv.currency)!;
+                const tds = amountOf(form, 'tds_amount', inv.currency, false) ?? 0;
+                unwrap(
+                  await kosh.POST('/v1/payments/offline', {
+                    body: {
+                      customer_id: inv.customer_id,
+                      invoice_id: inv.id,
+                      payment_type: (str(form, 'payment_type') ?? 'bank_transfer') as 'bank_transfer',
+                      amount,
+                      tds_amount: tds,
+                      currency: inv.currency,
+                      reference_number: str(form, 'reference_number'),
+                    },
+                  }),
+                );
+                // The page keeps the note: the form goes away once the invoice is paid.
+                setNote(`Payment of ${money$(amount)} recorded${tds ? ` with ${money$(tds)} TDS` : ''}.`);
+                reload();
+              }}
+            >
+              <Field label="Amount received" name="amount" required inputMode="decimal" hint={`Amount due ${money$(inv.amount_due)}`} />
+              <Field label="TDS deducted by the customer" name="tds_amount" inputMode="decimal" hint="Tax deducted at source (Form 16A)" />
+              <Field
+                label="Method"
+                name="payment_type"
+                options={[
+                  ['bank_transfer', 'Bank transfer'],
+                  ['cheque', 'Cheque'],
+                  ['cash', 'Cash'],
+                ]}
+              />
+              <Field label="Reference (UTR, cheque number)" name="reference_number" />
+            </ActionForm>
+          ) : null}
           <ActionForm
             title="Issue a credit note"
             submit="Issue credit note"
@@ -175,8 +178,8 @@ export function InvoiceDetail({ id }: { id: string }) {
               const created = unwrap(
                 await kosh.POST('/v1/credit-notes', { body: { customer_id: inv.customer_id, invoice_id: inv.id, amount, reason: str(form, 'reason') } }),
               );
+              setNote(`Credit note ${created.data.number ?? ''} ${created.data.status === 'pending_approval' ? 'is waiting for approval' : 'issued'}.`);
               reload();
-              return `Credit note ${created.data.number ?? ''} ${created.data.status === 'pending_approval' ? 'is waiting for approval' : 'issued'}.`;
             }}
           >
             <Field label="Credit amount (incl. GST)" name="credit_amount" required inputMode="decimal" />
@@ -184,30 +187,13 @@ export function InvoiceDetail({ id }: { id: string }) {
           </ActionForm>
         </div>
       ) : null}
-      {inv.status === 'paid' && can(me, 'money') ? (
-        <ActionForm
-          title="Issue a credit note"
-          submit="Issue credit note"
-          onSubmit={async (form) => {
-            const amount = amountOf(form, 'credit_amount', inv.currency)!;
-            const created = unwrap(
-              await kosh.POST('/v1/credit-notes', { body: { customer_id: inv.customer_id, invoice_id: inv.id, amount, reason: str(form, 'reason') } }),
-            );
-            reload();
-            return `Credit note ${created.data.number ?? ''} ${created.data.status === 'pending_approval' ? 'is waiting for approval' : 'issued'}.`;
-          }}
-        >
-          <Field label="Credit amount (incl. GST)" name="credit_amount" required inputMode="decimal" />
-          <Field label="Reason" name="reason" />
-        </ActionForm>
-      ) : null}
       <section className="card">
         <h2>Payments</h2>
         <PagedTable
           caption="Payments of this invoice"
           filterKey={`${id}|${inv.amount_paid}`}
           columns={[
-            { header: 'Payment', cell: (p: Schema<'OfflinePayment'>) => <Link to={`/payments/${p.id}`}>{p.reference_number ?? p.id.slice(0, 8)}</Link> },
+            { header: 'Payment', cell: (p: Schema<'OfflinePayment'>) => <Link to={`/payments/${p.id}`}>{p.reference_number ?? p.id.slice(-8)}</Link> },
             { header: 'Amount', cell: (p) => money$(p.amount), numeric: true },
             { header: 'TDS', cell: (p) => money$(p.tds_amount), numeric: true },
             { header: 'Recorded', cell: (p) => dateTime(p.recorded_at) },
@@ -221,7 +207,7 @@ export function InvoiceDetail({ id }: { id: string }) {
           caption="Credit notes of this invoice"
           filterKey={`${id}|${inv.amount_credited}|${note ?? ''}`}
           columns={[
-            { header: 'Number', cell: (c: Schema<'CreditNote'>) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? c.id.slice(0, 8)}</Link> },
+            { header: 'Number', cell: (c: Schema<'CreditNote'>) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? c.id.slice(-8)}</Link> },
             { header: 'Status', cell: (c) => <Badge>{c.status}</Badge> },
             { header: 'Amount', cell: (c) => money$(c.amount), numeric: true },
           ]}
@@ -301,7 +287,7 @@ export function CustomerDetail({ id }: { id: string }) {
           caption="Subscriptions of this customer"
           filterKey={id}
           columns={[
-            { header: 'Subscription', cell: (s: Schema<'Subscription'>) => <Link to={`/subscriptions/${s.id}`}>{s.id.slice(0, 8)}</Link> },
+            { header: 'Subscription', cell: (s: Schema<'Subscription'>) => <Link to={`/subscriptions/${s.id}`}>{s.id.slice(-8)}</Link> },
             { header: 'Status', cell: (s) => <Badge>{s.status}</Badge> },
             { header: 'Period ends', cell: (s) => date(s.current_period_end) },
           ]}
@@ -373,7 +359,7 @@ export function SubscriptionDetail({ id }: { id: string }) {
           ) : null
         }
       >
-        {`Subscription ${s.id.slice(0, 8)}`}
+        {`Subscription ${s.id.slice(-8)}`}
       </PageTitle>
       {note ? (
         <p className="ok" role="status">
@@ -399,7 +385,7 @@ export function SubscriptionDetail({ id }: { id: string }) {
           ['Currency', s.currency],
           ['Current period', `${date(s.current_period_start)} – ${date(s.current_period_end)}`],
           ['Cancels at period end', s.cancel_at_period_end ? 'yes' : 'no'],
-          ['Latest invoice', s.latest_invoice_id ? <Link to={`/invoices/${s.latest_invoice_id}`}>{s.latest_invoice_id.slice(0, 8)}</Link> : '—'],
+          ['Latest invoice', s.latest_invoice_id ? <Link to={`/invoices/${s.latest_invoice_id}`}>{s.latest_invoice_id.slice(-8)}</Link> : '—'],
         ]}
       />
       {money$ && live ? (
@@ -479,7 +465,7 @@ export function CreditNoteDetail({ id }: { id: string }) {
           </>
         }
       >
-        {`Credit note ${cn.number ?? cn.id.slice(0, 8)}`}
+        {`Credit note ${cn.number ?? cn.id.slice(-8)}`}
       </PageTitle>
       {note ? (
         <p className="ok" role="status">
@@ -495,7 +481,7 @@ export function CreditNoteDetail({ id }: { id: string }) {
               {cn.customer_id}
             </Link>,
           ],
-          ['Invoice', cn.invoice_id ? <Link to={`/invoices/${cn.invoice_id}`}>{cn.invoice_id.slice(0, 8)}</Link> : '—'],
+          ['Invoice', cn.invoice_id ? <Link to={`/invoices/${cn.invoice_id}`}>{cn.invoice_id.slice(-8)}</Link> : '—'],
           ['Amount', money(cn.amount, cn.currency)],
           ['GST', money(cn.tax_amount, cn.currency)],
           ['Balance', money(cn.balance, cn.currency)],
@@ -531,7 +517,7 @@ export function PaymentDetail({ id }: { id: string }) {
   const p = data;
   return (
     <>
-      <PageTitle>{`Payment ${p.reference_number ?? p.id.slice(0, 8)}`}</PageTitle>
+      <PageTitle>{`Payment ${p.reference_number ?? p.id.slice(-8)}`}</PageTitle>
       <Fields
         items={[
           ['Status', <Badge key="s">{p.status}</Badge>],
@@ -541,7 +527,7 @@ export function PaymentDetail({ id }: { id: string }) {
               {p.customer_id}
             </Link>,
           ],
-          ['Invoice', p.invoice_id ? <Link to={`/invoices/${p.invoice_id}`}>{p.invoice_id.slice(0, 8)}</Link> : '—'],
+          ['Invoice', p.invoice_id ? <Link to={`/invoices/${p.invoice_id}`}>{p.invoice_id.slice(-8)}</Link> : '—'],
           ['Amount', money(p.amount, p.currency)],
           ['TDS', money(p.tds_amount, p.currency)],
           ['Refunded', money(p.amount_refunded, p.currency)],

@@ -192,8 +192,8 @@ export function SubscriptionList() {
   const [customer, setCustomer] = useState(query.get('customer_id') ?? '');
   const customerId = UUID.test(customer) ? customer : undefined;
   const columns: Column<Schema<'Subscription'>>[] = [
-    { header: 'Subscription', cell: (s) => <Link to={`/subscriptions/${s.id}`}>{s.id.slice(0, 8)}</Link> },
-    { header: 'Customer', cell: (s) => <Link to={`/customers/${s.customer_id}`}>{s.customer_id.slice(0, 8)}</Link> },
+    { header: 'Subscription', cell: (s) => <Link to={`/subscriptions/${s.id}`}>{s.id.slice(-8)}</Link> },
+    { header: 'Customer', cell: (s) => <Link to={`/customers/${s.customer_id}`}>{s.customer_id.slice(-8)}</Link> },
     { header: 'Status', cell: (s) => <Badge>{s.status}</Badge> },
     { header: 'Quantity', cell: (s) => s.quantity, numeric: true },
     { header: 'Current period ends', cell: (s) => date(s.current_period_end) },
@@ -253,10 +253,10 @@ export function InvoiceList() {
   const [customer, setCustomer] = useState(query.get('customer_id') ?? '');
   const customerId = UUID.test(customer) ? customer : undefined;
   const columns: Column<Schema<'Invoice'>>[] = [
-    { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `draft ${i.id.slice(0, 8)}`}</Link> },
+    { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `draft ${i.id.slice(-8)}`}</Link> },
     {
       header: 'Customer',
-      cell: (i) => <Link to={`/customers/${i.customer_id}`}>{i.customer_details?.name ?? i.customer_details?.email ?? i.customer_id.slice(0, 8)}</Link>,
+      cell: (i) => <Link to={`/customers/${i.customer_id}`}>{i.customer_details?.name ?? i.customer_details?.email ?? i.customer_id.slice(-8)}</Link>,
     },
     { header: 'Status', cell: (i) => <Badge>{i.status}</Badge> },
     { header: 'Total', cell: (i) => money(i.total, i.currency), numeric: true },
@@ -294,8 +294,8 @@ export function PaymentList() {
   const [customer, setCustomer] = useState(query.get('customer_id') ?? '');
   const customerId = UUID.test(customer) ? customer : undefined;
   const columns: Column<Schema<'OfflinePayment'>>[] = [
-    { header: 'Payment', cell: (p) => <Link to={`/payments/${p.id}`}>{p.reference_number ?? p.id.slice(0, 8)}</Link> },
-    { header: 'Customer', cell: (p) => <Link to={`/customers/${p.customer_id}`}>{p.customer_id.slice(0, 8)}</Link> },
+    { header: 'Payment', cell: (p) => <Link to={`/payments/${p.id}`}>{p.reference_number ?? p.id.slice(-8)}</Link> },
+    { header: 'Customer', cell: (p) => <Link to={`/customers/${p.customer_id}`}>{p.customer_id.slice(-8)}</Link> },
     { header: 'Method', cell: (p) => p.payment_type.replace(/_/g, ' ') },
     { header: 'Amount', cell: (p) => money(p.amount, p.currency), numeric: true },
     { header: 'TDS', cell: (p) => money(p.tds_amount, p.currency), numeric: true },
@@ -329,8 +329,8 @@ export function CreditNoteList() {
   const initial = query.get('status');
   const [status, setStatus] = useState<(typeof CREDIT_NOTE_STATUSES)[number] | ''>(CREDIT_NOTE_STATUSES.find((s) => s === initial) ?? '');
   const columns: Column<Schema<'CreditNote'>>[] = [
-    { header: 'Number', cell: (c) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? c.id.slice(0, 8)}</Link> },
-    { header: 'Customer', cell: (c) => <Link to={`/customers/${c.customer_id}`}>{c.customer_id.slice(0, 8)}</Link> },
+    { header: 'Number', cell: (c) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? c.id.slice(-8)}</Link> },
+    { header: 'Customer', cell: (c) => <Link to={`/customers/${c.customer_id}`}>{c.customer_id.slice(-8)}</Link> },
     { header: 'Status', cell: (c) => <Badge>{c.status}</Badge> },
     { header: 'Amount', cell: (c) => money(c.amount, c.currency), numeric: true },
     { header: 'Reason', cell: (c) => c.reason ?? '—' },

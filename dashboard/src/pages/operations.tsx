@@ -10,8 +10,8 @@ export function Dunning() {
   const [status, setStatus] = useState('');
   const campaigns = useLoad(async () => unwrap(await kosh.GET('/v1/dunning-campaigns')).data, []);
   const columns: Column<Schema<'DunningExecution'>>[] = [
-    { header: 'Invoice', cell: (e) => <Link to={`/invoices/${e.invoice_id}`}>{e.invoice_id.slice(0, 8)}</Link> },
-    { header: 'Customer', cell: (e) => <Link to={`/customers/${e.customer_id}`}>{e.customer_id.slice(0, 8)}</Link> },
+    { header: 'Invoice', cell: (e) => <Link to={`/invoices/${e.invoice_id}`}>{e.invoice_id.slice(-8)}</Link> },
+    { header: 'Customer', cell: (e) => <Link to={`/customers/${e.customer_id}`}>{e.customer_id.slice(-8)}</Link> },
     { header: 'Status', cell: (e) => <Badge>{e.status}</Badge> },
     { header: 'Steps done', cell: (e) => e.steps_done, numeric: true },
     { header: 'Next step', cell: (e) => dateTime(e.next_step_at) },
@@ -130,7 +130,7 @@ export function Reconciliation() {
             rowKey={(_d, i) => String(i)}
             columns={[
               { header: 'Type', cell: (d: Schema<'ReconciliationDiscrepancy'>) => d.type.replace(/_/g, ' ') },
-              { header: 'Invoice', cell: (d) => (d.invoice_id ? <Link to={`/invoices/${d.invoice_id}`}>{d.invoice_id.slice(0, 8)}</Link> : '—') },
+              { header: 'Invoice', cell: (d) => (d.invoice_id ? <Link to={`/invoices/${d.invoice_id}`}>{d.invoice_id.slice(-8)}</Link> : '—') },
               { header: 'Expected', cell: (d) => money(d.expected_amount, d.currency ?? 'INR'), numeric: true },
               { header: 'Found', cell: (d) => money(d.found_amount, d.currency ?? 'INR'), numeric: true },
               { header: 'Detail', cell: (d) => d.detail },
@@ -291,7 +291,7 @@ export function AuditLog() {
     { header: 'When', cell: (a) => dateTime(a.created_at) },
     { header: 'Actor', cell: (a) => `${a.actor.label ?? a.actor.id ?? a.actor.type} (${a.actor.type.replace('_', ' ')})` },
     { header: 'Action', cell: (a) => <code>{a.action}</code> },
-    { header: 'Object', cell: (a) => `${a.object_type} ${a.object_id ? a.object_id.slice(0, 8) : ''}` },
+    { header: 'Object', cell: (a) => `${a.object_type} ${a.object_id ? a.object_id.slice(-8) : ''}` },
     {
       header: 'Changes',
       cell: (a) =>

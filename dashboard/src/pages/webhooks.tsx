@@ -74,7 +74,7 @@ export function WebhookDetail({ id }: { id: string }) {
   const path = { params: { path: { id } } };
   const admin = can(me, 'admin');
   const columns: Column<Schema<'WebhookDelivery'>>[] = [
-    { header: 'Event', cell: (d) => <code>{d.event_id.slice(0, 8)}</code> },
+    { header: 'Event', cell: (d) => <code>{d.event_id.slice(-8)}</code> },
     { header: 'Status', cell: (d) => <Badge>{d.status}</Badge> },
     { header: 'Attempts', cell: (d) => d.attempts, numeric: true },
     { header: 'Last answer', cell: (d) => (d.last_status_code ? String(d.last_status_code) : (d.last_error ?? '—')) },
@@ -87,7 +87,7 @@ export function WebhookDetail({ id }: { id: string }) {
             label="Redeliver"
             run={async () => {
               unwrap(await kosh.POST('/v1/events/{id}/redeliver', { params: { path: { id: d.event_id } } }));
-              setNote(`Event ${d.event_id.slice(0, 8)} queued again.`);
+              setNote(`Event ${d.event_id.slice(-8)} queued again.`);
             }}
           />
         ) : (
