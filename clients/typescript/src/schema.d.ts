@@ -208,6 +208,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/billable-metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List billable metrics
+         * @description List billable metrics.
+         */
+        get: operations["listBillableMetrics"];
+        put?: never;
+        /**
+         * Create a billable metric (what metered prices bill: count, sum, max, unique_count or latest of events)
+         * @description Create a billable metric (what metered prices bill: count, sum, max, unique_count or latest of events).
+         */
+        post: operations["createBillableMetric"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billable-metrics/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a billable metric
+         * @description Get a billable metric.
+         */
+        get: operations["getBillableMetric"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record one usage event (a repeated transaction_id is a duplicate, not an error)
+         * @description Record one usage event (a repeated transaction_id is a duplicate, not an error).
+         */
+        post: operations["createUsageEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record up to 1 000 usage events: invalid ones are rejected by index, the others accepted
+         * @description Record up to 1 000 usage events: invalid ones are rejected by index, the others accepted.
+         */
+        post: operations["createUsageEventsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customers": {
         parameters: {
             query?: never;
@@ -278,6 +362,46 @@ export interface paths {
          * @description Create a subscription (trialing, or active with its first invoice finalized).
          */
         post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current period's usage of each metered price, and its amount so far
+         * @description The current period's usage of each metered price, and its amount so far.
+         */
+        get: operations["getSubscriptionsUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/upcoming-invoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invoice the next renewal would issue now (usage so far, next fixed fee, GST), computed without writing
+         * @description The invoice the next renewal would issue now (usage so far, next fixed fee, GST), computed without writing.
+         */
+        get: operations["getSubscriptionsUpcomingInvoice"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1695,6 +1819,142 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the e-mail templates (the tenant’s versions or the defaults)
+         * @description List the e-mail templates (the tenant’s versions or the defaults).
+         */
+        get: operations["listEmailTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an e-mail template
+         * @description Get an e-mail template.
+         */
+        get: operations["getEmailTemplate"];
+        /**
+         * Override an e-mail template (Handlebars; 400 with the line when it does not compile)
+         * @description Override an e-mail template (Handlebars; 400 with the line when it does not compile).
+         */
+        put: operations["replaceEmailTemplate"];
+        post?: never;
+        /**
+         * Reset an e-mail template to the default
+         * @description Reset an e-mail template to the default.
+         */
+        delete: operations["deleteEmailTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-templates/{name}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render an e-mail template with sample data or a real invoice (writes nothing)
+         * @description Render an e-mail template with sample data or a real invoice (writes nothing).
+         */
+        post: operations["previewEmailTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which customer notifications are sent
+         * @description Which customer notifications are sent.
+         */
+        get: operations["getNotificationSetting"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Turn customer notifications on or off
+         * @description Turn customer notifications on or off.
+         */
+        patch: operations["updateNotificationSetting"];
+        trace?: never;
+    };
+    "/v1/sms-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List SMS provider connections
+         * @description List SMS provider connections.
+         */
+        get: operations["listSmsConnections"];
+        put?: never;
+        /**
+         * Connect an SMS provider (replaces the current one; credentials are never returned)
+         * @description Connect an SMS provider (replaces the current one; credentials are never returned).
+         */
+        post: operations["createSmsConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sms-connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove the SMS provider connection
+         * @description Remove the SMS provider connection.
+         */
+        delete: operations["deleteSmsConnection"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4039,6 +4299,15 @@ export interface components {
             amount: number;
             type: string;
             billing_scheme: string;
+            tiers_mode: ("graduated" | "volume") | null;
+            tiers: {
+                up_to: number | null;
+                unit_amount: number;
+                flat_amount: number;
+            }[] | null;
+            package_size: number | null;
+            metric_code: string | null;
+            hsn_code: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
@@ -4149,6 +4418,90 @@ export interface components {
         Invoice: {
             /** Format: uuid */
             id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            number: string | null;
+            /** @enum {string} */
+            status: "draft" | "open" | "paid" | "void" | "uncollectible";
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            subscription_id: string | null;
+            billing_reason: string;
+            currency: string;
+            subtotal: number;
+            tax_amount: number;
+            cgst_amount: number;
+            sgst_amount: number;
+            igst_amount: number;
+            /** @description intra_state, inter_state, export, sez, or empty when no GST applies */
+            tax_type: string;
+            utgst: boolean;
+            /** @description a zero-rated supply (export or SEZ) made under LUT without payment of IGST */
+            lut: boolean;
+            place_of_supply: string | null;
+            total: number;
+            /** @description INR per one unit of the currency used for the INR amounts */
+            exchange_rate: string | null;
+            exchange_rate_source: ("invoice_currency" | "request" | "entity_rate_table") | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            inr_tax_amount: number | null;
+            inr_total: number | null;
+            amount_paid: number;
+            amount_tds: number;
+            amount_credited: number;
+            amount_due: number;
+            period_start: string | null;
+            period_end: string | null;
+            issued_at: string | null;
+            due_date: string | null;
+            paid_at: string | null;
+            voided_at: string | null;
+            marked_uncollectible_at: string | null;
+            supplier: {
+                name: string;
+                legal_name?: string | null;
+                email?: string | null;
+                gstin: string | null;
+                state_code: string | null;
+                country_code: string | null;
+                address: {
+                    [key: string]: string | null;
+                } | null;
+            } | null;
+            customer_details: {
+                name: string;
+                legal_name?: string | null;
+                email?: string | null;
+                gstin: string | null;
+                state_code: string | null;
+                country_code: string | null;
+                address: {
+                    [key: string]: string | null;
+                } | null;
+            } | null;
+            memo: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            collection_method: "send_invoice" | "charge_automatically";
+            last_payment_error: {
+                code: string;
+                message: string;
+            } | null;
+            lines: components["schemas"]["InvoiceLine"][];
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        UpcomingInvoice: {
+            id: null;
             /** Format: uuid */
             tenant_id: string;
             number: string | null;
@@ -4471,6 +4824,19 @@ export interface components {
                 new_charge: number;
             };
         };
+        SubscriptionUsage: {
+            /** @description RFC 3339 date-time in UTC */
+            period_start: string;
+            /** @description RFC 3339 date-time in UTC */
+            period_end: string;
+            metrics: {
+                metric_code: string;
+                /** @description the billable quantity so far (the aggregate, rounded up to whole units) */
+                quantity: number;
+                /** @description what the metered price makes of it, in minor units, before GST */
+                amount: number;
+            }[];
+        };
         GatewayConnection: {
             /** Format: uuid */
             id: string;
@@ -4589,6 +4955,32 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        BillableMetric: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            code: string;
+            name: string;
+            /** @enum {string} */
+            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+            field: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        UsageIngestResult: {
+            accepted: number;
+            duplicates: number;
+            rejected: {
+                index: number;
+                error: string;
+            }[];
+        };
+        UsageEventAccepted: {
+            transaction_id: string;
+            /** @description true when this transaction_id was already recorded (nothing changed) */
+            duplicate: boolean;
+        };
         DunningStep: {
             /** Format: uuid */
             id: string;
@@ -4642,6 +5034,8 @@ export interface components {
             status: "active" | "recovered" | "exhausted" | "canceled";
             steps_done: number;
             next_step_at: string | null;
+            /** @description why the next step runs at next_step_at (smart retry timing); empty: the step's delay */
+            next_step_reason: string;
             payment_wall_active: boolean;
             started_at: string;
             ended_at: string | null;
@@ -4695,6 +5089,48 @@ export interface components {
                 next_step_at: string | null;
                 payment_wall_active: boolean;
             } | null;
+        };
+        EmailTemplate: {
+            /** @enum {string} */
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            subject: string;
+            html: string;
+            /** @description null: the text part is made from the HTML */
+            text: string | null;
+            /** @description false: the default shipped with Kosh */
+            customized: boolean;
+            /** @description the variables the template can use */
+            variables: string[];
+            updated_at: string | null;
+        };
+        EmailTemplatePreview: {
+            /** @enum {string} */
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            subject: string;
+            html: string;
+            text: string;
+            /** @enum {string} */
+            data_source: "sample" | "invoice";
+            /** @description variables the template reads that the data lacks; they render empty */
+            missing_variables: string[];
+        };
+        NotificationSettings: {
+            invoice_finalized: boolean;
+            payment_receipt: boolean;
+            payment_failed: boolean;
+            trial_ending: boolean;
+            credit_note_issued: boolean;
+        };
+        SmsConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            provider: "twilio";
+            sender: string;
+            /** @description the Account SID masked to its last 4 characters; credentials are never returned */
+            account_sid: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
         };
         User: {
             /** Format: uuid */
@@ -6429,6 +6865,17 @@ export interface operations {
                      *               "amount": 49900,
                      *               "type": "type",
                      *               "billing_scheme": "billing scheme",
+                     *               "tiers_mode": "graduated",
+                     *               "tiers": [
+                     *                 {
+                     *                   "up_to": 1,
+                     *                   "unit_amount": 49900,
+                     *                   "flat_amount": 49900
+                     *                 }
+                     *               ],
+                     *               "package_size": 1,
+                     *               "metric_code": "metric code",
+                     *               "hsn_code": "998314",
                      *               "created_at": "2026-04-01T00:00:00.000Z"
                      *             }
                      *           ],
@@ -6486,7 +6933,18 @@ export interface operations {
                  *         {
                  *           "amount": 49900,
                  *           "currency": "INR",
-                 *           "billing_scheme": "per_unit"
+                 *           "billing_scheme": "per_unit",
+                 *           "tiers_mode": "graduated",
+                 *           "tiers": [
+                 *             {
+                 *               "up_to": 1,
+                 *               "unit_amount": 49900,
+                 *               "flat_amount": 49900
+                 *             }
+                 *           ],
+                 *           "package_size": 1,
+                 *           "metric_code": "metric code",
+                 *           "hsn_code": "998314"
                  *         }
                  *       ],
                  *       "hsn_code": "",
@@ -6510,13 +6968,27 @@ export interface operations {
                     amount?: number;
                     currency?: string;
                     prices?: {
-                        amount: number;
+                        amount?: number;
                         currency: string;
                         /**
                          * @default per_unit
                          * @enum {string}
                          */
-                        billing_scheme?: "per_unit";
+                        billing_scheme?: "per_unit" | "tiered" | "metered";
+                        /** @enum {string} */
+                        tiers_mode?: "graduated" | "volume";
+                        tiers?: {
+                            /** @description the last unit of the tier; null (only on the last tier) = no upper bound */
+                            up_to: number | null;
+                            /** @description the price of one unit in the tier, in minor units */
+                            unit_amount: number;
+                            /** @description added once when the tier is reached */
+                            flat_amount?: number;
+                        }[];
+                        package_size?: number;
+                        metric_code?: string;
+                        /** @description this price's HSN/SAC on invoice lines; the plan's when absent */
+                        hsn_code?: string;
                     }[];
                     /** @default  */
                     hsn_code?: string;
@@ -6565,6 +7037,17 @@ export interface operations {
                      *             "amount": 49900,
                      *             "type": "type",
                      *             "billing_scheme": "billing scheme",
+                     *             "tiers_mode": "graduated",
+                     *             "tiers": [
+                     *               {
+                     *                 "up_to": 1,
+                     *                 "unit_amount": 49900,
+                     *                 "flat_amount": 49900
+                     *               }
+                     *             ],
+                     *             "package_size": 1,
+                     *             "metric_code": "metric code",
+                     *             "hsn_code": "998314",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
                      *         ],
@@ -6631,6 +7114,17 @@ export interface operations {
                      *             "amount": 49900,
                      *             "type": "type",
                      *             "billing_scheme": "billing scheme",
+                     *             "tiers_mode": "graduated",
+                     *             "tiers": [
+                     *               {
+                     *                 "up_to": 1,
+                     *                 "unit_amount": 49900,
+                     *                 "flat_amount": 49900
+                     *               }
+                     *             ],
+                     *             "package_size": 1,
+                     *             "metric_code": "metric code",
+                     *             "hsn_code": "998314",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
                      *         ],
@@ -6647,6 +7141,306 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listBillableMetrics: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "code": "acme-pro",
+                     *           "name": "Acme Pro",
+                     *           "aggregation": "count",
+                     *           "field": "field",
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BillableMetric"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createBillableMetric: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a billable metric (what metered prices bill: count, sum, max, unique_count or latest of events) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "api_calls",
+                 *       "name": "API calls",
+                 *       "aggregation": "count"
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                    name: string;
+                    /** @enum {string} */
+                    aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+                    /** @description the event property aggregated; required for sum, max, unique_count and latest */
+                    field?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "code": "acme-pro",
+                     *         "name": "Acme Pro",
+                     *         "aggregation": "count",
+                     *         "field": "field",
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BillableMetric"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getBillableMetric: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "code": "acme-pro",
+                     *         "name": "Acme Pro",
+                     *         "aggregation": "count",
+                     *         "field": "field",
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BillableMetric"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createUsageEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The record one usage event (a repeated transaction_id is a duplicate, not an error) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "transaction_id": "tx_0001",
+                 *       "external_customer_id": "acme",
+                 *       "metric_code": "api_calls",
+                 *       "properties": {
+                 *         "region": "in"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description unique per tenant: a repeat is counted as a duplicate and ignored */
+                    transaction_id: string;
+                    /** Format: uuid */
+                    customer_id?: string;
+                    external_customer_id?: string;
+                    metric_code: string;
+                    /**
+                     * Format: date-time
+                     * @description when the usage happened; now when absent
+                     */
+                    timestamp?: string;
+                    properties?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "transaction_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "duplicate": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageEventAccepted"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createUsageEventsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The record up to 1 000 usage events: invalid ones are rejected by index, the others accepted request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         {}
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    events: {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "accepted": 1,
+                     *         "duplicates": 1,
+                     *         "rejected": [
+                     *           {
+                     *             "index": 1,
+                     *             "error": "error"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageIngestResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7272,6 +8066,174 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSubscriptionsUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "period_start": "period start",
+                     *         "period_end": "period end",
+                     *         "metrics": [
+                     *           {
+                     *             "metric_code": "metric code",
+                     *             "quantity": 1,
+                     *             "amount": 49900
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionUsage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSubscriptionsUpcomingInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": null,
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "number": "number",
+                     *         "status": "draft",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "billing_reason": "billing reason",
+                     *         "currency": "INR",
+                     *         "subtotal": 49900,
+                     *         "tax_amount": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_type": "tax type",
+                     *         "utgst": true,
+                     *         "lut": true,
+                     *         "place_of_supply": "place of supply",
+                     *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
+                     *         "amount_paid": 49900,
+                     *         "amount_tds": 49900,
+                     *         "amount_credited": 49900,
+                     *         "amount_due": 49900,
+                     *         "period_start": "period start",
+                     *         "period_end": "period end",
+                     *         "issued_at": "2026-04-01T00:00:00.000Z",
+                     *         "due_date": "due date",
+                     *         "paid_at": "2026-04-01T00:00:00.000Z",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *         "supplier": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "customer_details": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "memo": "memo",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "description": "description",
+                     *             "quantity": 1,
+                     *             "unit_amount": 49900,
+                     *             "amount": 49900,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "period_start": "period start",
+                     *             "period_end": "period end"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UpcomingInvoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -13381,6 +14343,7 @@ export interface operations {
                      *           "status": "active",
                      *           "steps_done": 1,
                      *           "next_step_at": "2026-04-01T00:00:00.000Z",
+                     *           "next_step_reason": "next step reason",
                      *           "payment_wall_active": true,
                      *           "started_at": "2026-04-01T00:00:00.000Z",
                      *           "ended_at": "2026-04-01T00:00:00.000Z",
@@ -13568,6 +14531,558 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listEmailTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "name": "invoice_finalized",
+                     *           "subject": "subject",
+                     *           "html": "html",
+                     *           "text": "text",
+                     *           "customized": true,
+                     *           "variables": [
+                     *             "variable"
+                     *           ],
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplate"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The name (path). */
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "invoice_finalized",
+                     *         "subject": "subject",
+                     *         "html": "html",
+                     *         "text": "text",
+                     *         "customized": true,
+                     *         "variables": [
+                     *           "variable"
+                     *         ],
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The name (path). */
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            };
+            cookie?: never;
+        };
+        /** @description The override an e-mail template (Handlebars; 400 with the line when it does not compile) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "subject": "subject",
+                 *       "html": "html",
+                 *       "text": "text"
+                 *     }
+                 */
+                "application/json": {
+                    subject: string;
+                    html: string;
+                    text?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "invoice_finalized",
+                     *         "subject": "subject",
+                     *         "html": "html",
+                     *         "text": "text",
+                     *         "customized": true,
+                     *         "variables": [
+                     *           "variable"
+                     *         ],
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The name (path). */
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "invoice_finalized",
+                     *         "subject": "subject",
+                     *         "html": "html",
+                     *         "text": "text",
+                     *         "customized": true,
+                     *         "variables": [
+                     *           "variable"
+                     *         ],
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    previewEmailTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The name (path). */
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+            };
+            cookie?: never;
+        };
+        /** @description The render an e-mail template with sample data or a real invoice (writes nothing) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "subject": "subject",
+                 *       "html": "html",
+                 *       "text": "text"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description render with this invoice and its customer instead of sample data
+                     */
+                    invoice_id?: string;
+                    /** @description preview this source instead of the saved one */
+                    subject?: string;
+                    html?: string;
+                    text?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "name": "invoice_finalized",
+                     *         "subject": "subject",
+                     *         "html": "html",
+                     *         "text": "text",
+                     *         "data_source": "sample",
+                     *         "missing_variables": [
+                     *           "missing variable"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EmailTemplatePreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getNotificationSetting: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "invoice_finalized": true,
+                     *         "payment_receipt": true,
+                     *         "payment_failed": true,
+                     *         "trial_ending": true,
+                     *         "credit_note_issued": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["NotificationSettings"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateNotificationSetting: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The turn customer notifications on or off request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "invoice_finalized": true,
+                 *       "payment_receipt": true,
+                 *       "payment_failed": true,
+                 *       "trial_ending": true,
+                 *       "credit_note_issued": true
+                 *     }
+                 */
+                "application/json": {
+                    invoice_finalized?: boolean;
+                    payment_receipt?: boolean;
+                    payment_failed?: boolean;
+                    trial_ending?: boolean;
+                    credit_note_issued?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "invoice_finalized": true,
+                     *         "payment_receipt": true,
+                     *         "payment_failed": true,
+                     *         "trial_ending": true,
+                     *         "credit_note_issued": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["NotificationSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listSmsConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "provider": "twilio",
+                     *           "sender": "sender",
+                     *           "account_sid": "account sid",
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SmsConnection"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createSmsConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The connect an SMS provider (replaces the current one; credentials are never returned) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "provider": "twilio",
+                 *       "sender": "+919812345678",
+                 *       "credentials": {
+                 *         "account_sid": "AC0123456789abcdef0123456789abcdef",
+                 *         "auth_token": "xxxxxxxxxxxxxxxx"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    provider: "twilio";
+                    /** @example +919812345678 */
+                    sender: string;
+                    credentials: {
+                        /** @example AC0123456789abcdef0123456789abcdef */
+                        account_sid: string;
+                        auth_token: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "provider": "twilio",
+                     *         "sender": "sender",
+                     *         "account_sid": "account sid",
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SmsConnection"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteSmsConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -17394,6 +18909,17 @@ export interface operations {
                  *               "amount": 49900,
                  *               "type": "type",
                  *               "billing_scheme": "billing scheme",
+                 *               "tiers_mode": "graduated",
+                 *               "tiers": [
+                 *                 {
+                 *                   "up_to": 1,
+                 *                   "unit_amount": 49900,
+                 *                   "flat_amount": 49900
+                 *                 }
+                 *               ],
+                 *               "package_size": 1,
+                 *               "metric_code": "metric code",
+                 *               "hsn_code": "998314",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
                  *           ],
