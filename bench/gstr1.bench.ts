@@ -1,7 +1,7 @@
 /**
  * npm run bench:gstr1 — a month of invoices (200 000 by default) inserted with set-based SQL
- * (not the API), then GSTR-1 built for it through the service the route uses (keyset pages of
- * invoices, lines summed per rate in SQL) and serialized. Checks that the sections' taxable value
+ * (not the API), then GSTR-1 built for it through the service the route uses (set-based: one SQL
+ * aggregation per section, B2CS and doc_issue summed in SQL) and serialized. Checks that the sections' taxable value
  * equals the month's, so a fast wrong answer cannot pass. PostgreSQL when DATABASE_URL is set (a
  * fresh database, dropped afterwards). Last line: one JSON object. Targets: ≥ 50 000 invoices/s
  * into the return, peak RSS ≤ 300 MB.
