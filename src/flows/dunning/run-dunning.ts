@@ -3,8 +3,9 @@ import type { Ctx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { EventPayload } from '../../platform/events/events.js';
 import type { JobEnv } from '../../platform/jobs/jobs.js';
-import { enqueueJob, type Job } from '../../platform/jobs/jobs.js';
-import { enqueueMail, isDeliverableAddress, isMailConfigured } from '../../platform/mail/index.js';
+import { enqueueJobs, type Job, type JobSpec } from '../../platform/jobs/jobs.js';
+import { newId } from '../../platform/ids.js';
+import { isDeliverableAddress, isMailConfigured, mailJobSpec } from '../../platform/mail/index.js';
 import { lastFailureCodes, successfulChargesSince } from '../../modules/collections/index.js';
 import { formatMoney } from '../../modules/documents/index.js';
 import {
@@ -14,12 +15,15 @@ import {
   claimDueExecutions,
   deferExecutionStep,
   endExecution,
+  insertActions,
   invoicesAndCustomers,
+  moveExecutionSteps,
   overdueInvoicesWithoutDunning,
   paymentRetrier,
   raisePaymentWall,
   recordAction,
   renderDunningMail,
+  type StepMove,
   settleAction,
   startExecution,
   stopExecutionOfInvoice,
@@ -111,7 +115,15 @@ type BatchContext = {
   /** Read when a retry is first scheduled in the batch. */
   retryHistory?: RetryHistorySample[];
   failureCodes?: Map<string, string>;
+  /** The batch's writes, made set-based when the batch ends (flushBatch). */
+  pending: { actions: Parameters<typeof insertActions>[1]; jobs: JobSpec[]; moves: StepMove[] };
 };
+
+async function flushBatch(ctx: Ctx, batch: BatchContext): Promise<void> {
+  await insertActions(ctx.tx, batch.pending.actions);
+  await enqueueJobs(ctx.tx, ctx.now, batch.pending.jobs);
+  await moveExecutionSteps(ctx.tx, ctx.tenantId, batch.pending.moves, ctx.now);
+}
 
 async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<BatchContext> {
   const campaignIds = [...new Set(executions.map((e) => e.campaign_id))];
@@ -134,6 +146,7 @@ async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<B
     tenantName: tenant.name,
     templates,
     smsConfigured: sms !== undefined,
+    pending: { actions: [], jobs: [], moves: [] },
   };
 }
 
@@ -147,14 +160,16 @@ async function sendDunningEmail(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution
     step.subject || step.body
       ? renderDunningMail(step, vars)
       : renderTemplate(batch.templates(isTemplateName(step.template_name) ? step.template_name : 'dunning_reminder'), vars);
-  await enqueueMail(ctx.tx, ctx.now, {
-    tenantId: ctx.tenantId,
-    to: customer.email,
-    subject: mail.subject,
-    text: mail.text,
-    html: mail.html,
-    fromName: batch.tenantName,
-  });
+  batch.pending.jobs.push(
+    mailJobSpec({
+      tenantId: ctx.tenantId,
+      to: customer.email,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      fromName: batch.tenantName,
+    }),
+  );
   return { outcome: 'succeeded', detail: `e-mailed ${customer.email}` };
 }
 
@@ -295,10 +310,19 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
   const result = await runStep(ctx, env, current, step, batch);
   // A retry whose time smart timing chose says why.
   const detail = step.channel === 'retry_payment' && current.next_step_reason ? `${result.detail} (${current.next_step_reason})` : result.detail;
-  const actionId = await recordAction(ctx, current, step, step.channel, result.outcome, detail);
-  if (result.sms) {
-    await enqueueJob(ctx.tx, ctx.now, { kind: DUNNING_SMS_JOB, tenantId: ctx.tenantId, payload: { action_id: actionId, ...result.sms }, maxAttempts: 3 });
-  }
+  const actionId = newId();
+  batch.pending.actions.push({
+    tenant_id: ctx.tenantId,
+    id: actionId,
+    execution_id: current.id,
+    step_id: step.id,
+    channel: step.channel,
+    executed_at: ctx.now,
+    outcome: result.outcome,
+    detail,
+    led_to_recovery: false,
+  });
+  if (result.sms) batch.pending.jobs.push({ kind: DUNNING_SMS_JOB, tenantId: ctx.tenantId, payload: { action_id: actionId, ...result.sms }, maxAttempts: 3 });
   if (step.is_payment_wall) current = await raisePaymentWall(ctx, current);
   const next = steps[current.steps_done + 1];
   if (next) {
@@ -334,6 +358,7 @@ export async function runDueDunningSteps(env: Pick<JobEnv, 'db' | 'clock' | 'con
         const ctx = { tx, tenantId, now };
         const context = await loadBatchContext(ctx, executions);
         for (const execution of executions) await advanceDunningExecution(ctx, env, execution, context);
+        await flushBatch(ctx, context);
       }
       return due.length;
     });

@@ -187,6 +187,26 @@ export async function insertAction(tx: Tx, row: Insertable<DunningActionsTable>)
   await deferWrite(tx, tx.insertInto('dunning_actions').values(row));
 }
 
+/** A batch's actions in one statement. */
+export async function insertActions(tx: Tx, rows: Insertable<DunningActionsTable>[]): Promise<void> {
+  if (rows.length > 0) await deferWrite(tx, tx.insertInto('dunning_actions').values(rows));
+}
+
+export type StepMove = { id: string; steps_done: number; next_step_at: Date; next_step_reason: string };
+
+/** A batch's executions moved to their next steps in one UPDATE … FROM (VALUES …) (active ones only). */
+export async function moveExecutionSteps(tx: Tx, tenantId: string, moves: StepMove[], now: Date): Promise<void> {
+  if (moves.length === 0) return;
+  const values = sql.join(moves.map((m) => sql`(${m.id}::uuid, ${m.steps_done}::int, ${m.next_step_at}::timestamptz, ${m.next_step_reason}::text)`));
+  await deferWrite(
+    tx,
+    sql`UPDATE dunning_executions e
+           SET steps_done = v.steps_done, next_step_at = v.next_step_at, next_step_reason = v.next_step_reason, updated_at = ${now}
+          FROM (VALUES ${values}) AS v (id, steps_done, next_step_at, next_step_reason)
+         WHERE e.tenant_id = ${tenantId} AND e.id = v.id AND e.status = 'active'`,
+  );
+}
+
 /**
  * Moves a locked, active execution to its next step without waiting: the runner holds the row
  * (FOR UPDATE) and computed the new state itself.

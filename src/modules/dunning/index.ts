@@ -13,6 +13,9 @@ export {
 export {
   claimDueExecutions,
   deferExecutionStep,
+  insertActions,
+  moveExecutionSteps,
+  type StepMove,
   invoicesAndCustomers,
   overdueInvoicesWithoutDunning,
   type DunnedCustomer,

@@ -5,6 +5,7 @@ export {
   MAIL_RETRY_DELAYS_MS,
   MAX_INLINE_ATTACHMENT_BYTES,
   enqueueMail,
+  mailJobSpec,
   isDeliverableAddress,
   mailJobs,
   onMailSent,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Ctx } from '../context.js';
 import type { Tx } from '../db/schema.js';
 import { errors } from '../errors.js';
-import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobHandlers } from '../jobs/jobs.js';
+import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
 import { toIso } from '../time.js';
 import { createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer } from './mailer.js';
 
@@ -77,6 +77,11 @@ export function isDeliverableAddress(value: string | null | undefined): value is
  * Bad input is a 400 for whoever passed it through; an unknown renderer or hook is a bug.
  */
 export async function enqueueMail(tx: Tx, now: Date, spec: MailSpec): Promise<void> {
+  await enqueueJob(tx, now, mailJobSpec(spec));
+}
+
+/** The job enqueueMail queues, checked the same way: a batch queues many in one statement (enqueueJobs). */
+export function mailJobSpec(spec: MailSpec): JobSpec {
   if (!isDeliverableAddress(spec.to)) throw errors.invalidField('to', 'must be one e-mail address');
   if (spec.replyTo !== undefined && !isDeliverableAddress(spec.replyTo)) throw errors.invalidField('reply_to', 'must be one e-mail address');
   if (!spec.subject.trim() || spec.subject.length > 500 || !HEADER_SAFE.test(spec.subject)) {
@@ -108,7 +113,7 @@ export async function enqueueMail(tx: Tx, now: Date, spec: MailSpec): Promise<vo
     attachments,
     on_sent: spec.onSent ?? null,
   };
-  await enqueueJob(tx, now, { kind: MAIL_JOB, tenantId: spec.tenantId, payload, maxAttempts: MAIL_MAX_ATTEMPTS });
+  return { kind: MAIL_JOB, tenantId: spec.tenantId, payload, maxAttempts: MAIL_MAX_ATTEMPTS };
 }
 
 const params = z.record(z.string(), z.unknown());
