@@ -145,7 +145,7 @@ export async function inviteUser(ctx: Ctx, actor: Actor, input: { email: string;
     fromName: tenant.name.replace(/[\r\n]/g, ' ').slice(0, 200),
     subject: `You are invited to ${tenant.name} on Kosh`.replace(/[\r\n]/g, ' ').slice(0, 500),
     text:
-      `${actor.label} invited you to run billing for ${tenant.name} as ${input.role}.\n\n` +
+      `${actor.type === 'user' ? actor.label : tenant.name} invited you to run billing for ${tenant.name} on Kosh as ${input.role}.\n\n` +
       `Accept the invitation (valid 7 days, single use):\n${link}\n\nIf you did not expect this, ignore this e-mail.`,
   });
   return toInvitation(row, ctx.now);
