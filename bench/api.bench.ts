@@ -10,7 +10,7 @@
  *   bare insert      a separate plain Fastify server, same pool, one INSERT per request: no auth,
  *                    no validation, no idempotency, no transaction
  *   raw same work    the same server: what one POST does in the database — claim
- *                    the key, insert plan, price, event and idempotency record, read the webhook
+ *                    the key, insert plan, price, event, audit and idempotency record, read the webhook
  *                    endpoints — as prepared raw SQL in one pipelined round trip
  * Embedded database (a temp data dir) by default; PostgreSQL when DATABASE_URL is set (a fresh
  * database, dropped afterwards). Prints the figures, then LAST one JSON line:
@@ -171,6 +171,12 @@ async function rawSameWork(pool: pg.Pool, tenantId: string, body: { code: string
       [tenantId, eventId, planId, payload, now],
     ),
     q('endpoints', 'SELECT id, url, events FROM webhook_endpoints WHERE tenant_id = $1 AND enabled AND deleted_at IS NULL', [tenantId]),
+    q(
+      'audit',
+      `INSERT INTO audit_log (tenant_id, id, actor_type, actor_id, actor_label, action, object_type, object_id, changes, ip, request_id, created_at)
+      VALUES ($1, $2, 'api_key', 'key', 'default', 'plan.create', 'plan', $3, '{}', '127.0.0.1', 'req', $4)`,
+      [tenantId, randomUUID(), planId, now],
+    ),
     q(
       'record',
       `INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status_code, response, created_at, expires_at)
