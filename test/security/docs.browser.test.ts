@@ -33,9 +33,9 @@ describe.skipIf(!hasChromium)(`/docs in a browser${skipNote}`, () => {
     const res = await page.goto(`${base}/docs`);
     expect(res?.status()).toBe(200);
     expect(res?.headers()['content-security-policy']).toMatch(/script-src 'self'/);
-    await page.waitForSelector('.swagger-ui .info .title', { timeout: 15_000 });
+    await page.waitForSelector('.swagger-ui .info .title', { timeout: 60_000 });
     expect(await page.textContent('.swagger-ui .info .title')).toContain('Kosh API');
-    await page.waitForSelector('.opblock', { timeout: 15_000 });
+    await page.waitForSelector('.opblock', { timeout: 60_000 });
     expect(violations).toEqual([]);
     await page.close();
   });
