@@ -2,6 +2,7 @@ import type { AppDeps } from '../app-deps.js';
 import type { KoshApp } from '../platform/http/server.js';
 import { registerTenantRoutes } from './tenants/tenants.routes.js';
 import { registerPlanRoutes } from './plans/plans.routes.js';
+import { registerCouponRoutes } from './coupons/coupons.routes.js';
 import { registerEntityRoutes } from './entities/entities.routes.js';
 import { registerCustomerRoutes } from './customers/customers.routes.js';
 import { registerSubscriptionRoutes } from './subscriptions/subscriptions.routes.js';
@@ -31,6 +32,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerTenantRoutes,
   registerEntityRoutes,
   registerPlanRoutes,
+  registerCouponRoutes,
   registerCustomerRoutes,
   registerSubscriptionRoutes,
   registerInvoiceRoutes,

@@ -1,6 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { emitEvent, emitEvents } from '../../platform/events/events.js';
 import { applyAvailableCredit, customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
+import { recordInvoiceDiscounts, subscriptionDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
 import { findCustomers, type Customer } from '../../modules/customers/index.js';
 import { issueInvoices, type DraftInvoiceInput } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
@@ -12,7 +13,7 @@ import {
   type PeriodAdvance,
   type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
-import { periodLine } from './invoice-subscription-period.js';
+import { discountSubscriptionLines, periodLine } from './invoice-subscription-period.js';
 import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
 
 export type RenewalOutcome = {
@@ -29,8 +30,12 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
     const plan = await findPlan(ctx.tx, ctx.tenantId, id);
     if (plan) plans.set(id, plan);
   }
+  // By id (what a subscription references) and, for one stored before it did, its plan's active price per currency.
   const prices = new Map<string, PriceRow>();
-  for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds)) prices.set(`${p.plan_id}/${p.currency}`, p);
+  for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds)) {
+    prices.set(p.id, p);
+    if (p.active) prices.set(`${p.plan_id}/${p.currency}`, p);
+  }
   const customers = new Map<string, Customer>();
   for (const c of await findCustomers(
     ctx.tx,
@@ -58,6 +63,11 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
   const { plans, prices, customers } = await loadBatchContext(ctx, claimed);
   const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter> }[] = [];
   const inputs: DraftInvoiceInput[] = [];
+  const discountsApplied: { inForce: DiscountInForce; amount: number }[][] = [];
+  const discounts = await subscriptionDiscounts(
+    ctx,
+    claimed.map((r) => r.id),
+  );
   for (const row of claimed) {
     if (row.current_period_end > ctx.now) throw new Error(`subscription ${row.id} is not due until ${row.current_period_end.toISOString()}`);
     if (row.cancel_at_period_end) {
@@ -67,15 +77,22 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
       continue;
     }
     const plan = plans.get(row.plan_id);
-    const price = prices.get(`${row.plan_id}/${row.currency}`);
+    const price = (row.price_id ? prices.get(row.price_id) : undefined) ?? prices.get(`${row.plan_id}/${row.currency}`);
     const customer = customers.get(row.customer_id);
     if (!plan || !price || !customer) throw new Error(`subscription ${row.id}: its plan has no price in ${row.currency}, or its plan or customer is gone`);
     const period = periodAfter(row);
     renewing.push({ row, period });
+    const { lines, applied } = discountSubscriptionLines(
+      [periodLine({ subscription: row, plan, price, customer, period, billingReason: 'subscription_cycle' })],
+      discounts.get(row.id),
+      period.start,
+      row.currency,
+    );
+    discountsApplied.push(applied);
     inputs.push({
       customer,
       currency: row.currency,
-      lines: [periodLine({ subscription: row, plan, price, customer, period, billingReason: 'subscription_cycle' })],
+      lines,
       subscriptionId: row.id,
       billingReason: 'subscription_cycle',
       periodStart: period.start,
@@ -84,6 +101,7 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
     });
   }
   const invoices = await issueInvoices(ctx, inputs);
+  for (const [i, invoice] of invoices.entries()) await recordInvoiceDiscounts(ctx, invoice.id, discountsApplied[i]!);
   const holdingCredit = await customersWithSpendableCredit(
     ctx.tx,
     ctx.tenantId,

@@ -66,6 +66,8 @@ export function toPlanRows(ctx: Ctx, record: PlanRecord): { plan: PlanInsert; pr
       amount: record.amount,
       type: 'recurring',
       billing_scheme: 'per_unit',
+      active: true,
+      archived_at: null,
       created_at: ctx.now,
     },
   };
@@ -113,6 +115,8 @@ export function toSubscriptionRow(ctx: Ctx, record: SubscriptionRecord, refs: { 
     id: newId(),
     customer_id: refs.customerId,
     plan_id: refs.plan.id,
+    // Billed at the plan's active price in its currency (resolveSubscriptionPrice) until changed.
+    price_id: null,
     currency: refs.currency,
     quantity: 1,
     status: record.status,

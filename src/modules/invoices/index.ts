@@ -17,9 +17,9 @@ export {
 } from './invoices.service.js';
 export type { InvoiceRow, InvoiceLineRow } from './invoices.repository.js';
 export { insertTdsCertificate, linesOfInvoices } from './invoices.repository.js';
-export { invoiceSchema, type Invoice } from './invoices.schemas.js';
+export { invoiceSchema, type CreateInvoiceBody, type Invoice } from './invoices.schemas.js';
 export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 export { unsettledSubscriptionInvoices, tenantsWithOverdueSubscriptionInvoices } from './invoices.repository.js';
 export { issueInvoices } from './invoices.batch.js';
 export { createInvoiceBody, listInvoicesQuery, recordTdsBody } from './invoices.schemas.js';
-export { createInvoiceFromApi } from './invoices.service.js';
+export { createInvoiceFromApi, resolveApiLines } from './invoices.service.js';

@@ -60,6 +60,26 @@ export const createPlanBody = z
 
 export type CreatePlanBody = z.infer<typeof createPlanBody>;
 
+export const updatePlanBody = z.object({
+  name: fields.requiredText(200).optional(),
+  description: fields.text(2000).nullable().optional(),
+  metadata: fields.metadata().optional(),
+  features: z.array(z.string().max(200)).max(100).optional(),
+  active: z.boolean().optional().describe('false archives the plan: no new subscriptions (409 plan_inactive); running ones renew as before'),
+});
+export type UpdatePlanBody = z.infer<typeof updatePlanBody>;
+
+/** A new price for a plan (prices are immutable): by default it replaces the active price in its currency, which is archived. */
+export const createPriceBody = priceInput.extend({
+  replace: z
+    .boolean()
+    .default(true)
+    .describe('archive the active price in the same currency (true, the default); false refuses with 409 when there is one'),
+});
+export type CreatePriceBody = z.infer<typeof createPriceBody>;
+
+export const priceParams = z.object({ id: z.uuid(), price_id: z.uuid() });
+
 export const listPlansQuery = z.object({
   q: z.string().max(200).optional(),
   currency: fields.currency().optional(),
@@ -74,6 +94,8 @@ export const priceSchema = z
     amount: z.int(),
     type: z.string(),
     billing_scheme: z.string(),
+    active: z.boolean().describe('false once archived: new subscriptions cannot use it; running ones keep it'),
+    archived_at: fields.timestamp().nullable(),
     created_at: fields.timestamp(),
   })
   .meta({ id: 'Price' });

@@ -5,8 +5,8 @@ import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
-import type { CreatePlanBody, Plan } from './plans.schemas.js';
-import { findPlan, insertPlan, listPlanRows, pricesOfPlans, type PlanFilter, type PlanRow, type PriceJson, type PriceRow } from './plans.repository.js';
+import type { CreatePlanBody, CreatePriceBody, Plan, UpdatePlanBody } from './plans.schemas.js';
+import { archivePriceRow, findPlan, insertPlan, insertPrice, listPlanRows, lockPlan, pricesOfPlans, updatePlanRow, type PlanFilter, type PlanRow, type PriceJson, type PriceRow } from './plans.repository.js';
 
 export function toPlan(row: PlanRow, prices: Array<PriceRow | PriceJson>): Plan {
   return {
@@ -31,6 +31,8 @@ export function toPlan(row: PlanRow, prices: Array<PriceRow | PriceJson>): Plan 
       amount: p.amount,
       type: p.type,
       billing_scheme: p.billing_scheme,
+      active: p.active,
+      archived_at: p.archived_at === null ? null : toIso(p.archived_at),
       created_at: toIso(p.created_at),
     })),
     created_at: toIso(row.created_at),
@@ -83,6 +85,8 @@ export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan>
     amount: p.amount,
     type: 'recurring',
     billing_scheme: p.billing_scheme,
+    active: true,
+    archived_at: null,
     created_at: ctx.now,
   }));
   // The unique constraint is the check: no read-then-write race, one statement fewer. The insert
@@ -104,4 +108,69 @@ export async function getPlan(ctx: Ctx, id: string): Promise<Plan> {
 export async function listPlans(ctx: Ctx, filter: PlanFilter, page: Page): Promise<{ plans: Plan[]; total: number }> {
   const { rows, total } = await listPlanRows(ctx.tx, ctx.tenantId, filter, page);
   return { plans: rows.map((r) => toPlan(r, r.price_rows)), total };
+}
+
+/** PATCH /v1/plans/{id}: name, description, features, metadata; `active: false` archives the plan (no new subscriptions). */
+export async function updatePlan(ctx: Ctx, id: string, input: UpdatePlanBody): Promise<Plan> {
+  const row = await updatePlanRow(ctx.tx, ctx.tenantId, id, {
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(input.metadata !== undefined ? { metadata: JSON.stringify(input.metadata) } : {}),
+    ...(input.features !== undefined ? { features: JSON.stringify(input.features) } : {}),
+    ...(input.active !== undefined ? { active: input.active } : {}),
+    updated_at: ctx.now,
+  });
+  if (!row) throw errors.notFound('plan');
+  const plan = toPlan(row, await pricesOfPlans(ctx.tx, ctx.tenantId, [id]));
+  await emitEvent(ctx, 'plan.updated', plan);
+  return plan;
+}
+
+/**
+ * POST /v1/plans/{id}/prices: prices are immutable, so a new amount is a new price. With `replace`
+ * (the default) the active price in that currency is archived in the same transaction; running
+ * subscriptions keep the price they reference until changed. The plan row is locked so that two
+ * concurrent price changes of one plan queue (the partial unique index is the final guard).
+ */
+export async function addPrice(ctx: Ctx, planId: string, input: CreatePriceBody): Promise<Plan> {
+  const plan = await lockPlan(ctx.tx, ctx.tenantId, planId);
+  if (!plan) throw errors.notFound('plan');
+  const current = (await pricesOfPlans(ctx.tx, ctx.tenantId, [planId], { activeOnly: true })).find((p) => p.currency === input.currency);
+  if (current) {
+    if (!input.replace) throw errors.conflict(`plan ${plan.code} already has an active ${input.currency} price ${current.id}; archive it first or send replace: true`, 'price_exists');
+    await archivePriceRow(ctx.tx, ctx.tenantId, planId, current.id, ctx.now);
+  }
+  const price = await insertPrice(ctx.tx, {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    plan_id: planId,
+    currency: input.currency,
+    amount: input.amount,
+    type: 'recurring',
+    billing_scheme: input.billing_scheme,
+    active: true,
+    archived_at: null,
+    created_at: ctx.now,
+  });
+  const updated = await updatePlanRow(ctx.tx, ctx.tenantId, planId, { updated_at: ctx.now });
+  const result = toPlan(updated!, await pricesOfPlans(ctx.tx, ctx.tenantId, [planId]));
+  if (current) await emitEvent(ctx, 'price.archived', result.prices.find((p) => p.id === current.id)!);
+  await emitEvent(ctx, 'price.created', result.prices.find((p) => p.id === price.id)!);
+  return result;
+}
+
+/** POST /v1/plans/{id}/prices/{price_id}/archive: no new subscription or invoice uses it; running subscriptions keep it. */
+export async function archivePrice(ctx: Ctx, planId: string, priceId: string): Promise<Plan> {
+  const plan = await lockPlan(ctx.tx, ctx.tenantId, planId);
+  if (!plan) throw errors.notFound('plan');
+  const archived = await archivePriceRow(ctx.tx, ctx.tenantId, planId, priceId, ctx.now);
+  if (!archived) {
+    const known = (await pricesOfPlans(ctx.tx, ctx.tenantId, [planId])).some((p) => p.id === priceId);
+    if (!known) throw errors.notFound('price');
+    throw errors.conflict(`price ${priceId} is already archived`, 'price_archived');
+  }
+  const updated = await updatePlanRow(ctx.tx, ctx.tenantId, planId, { updated_at: ctx.now });
+  const result = toPlan(updated!, await pricesOfPlans(ctx.tx, ctx.tenantId, [planId]));
+  await emitEvent(ctx, 'price.archived', result.prices.find((p) => p.id === priceId)!);
+  return result;
 }

@@ -30,6 +30,9 @@ export interface PricesTable {
   amount: number;
   type: string;
   billing_scheme: 'per_unit' | 'tiered' | 'metered';
+  /** Prices are immutable: a change is a new price, the old one archived (active false). */
+  active: Generated<boolean>;
+  archived_at: Generated<Timestamp | null>;
   created_at: Timestamp;
 }
 
