@@ -29,9 +29,13 @@ export function registerCouponRoutes(app: KoshApp, deps: AppDeps): void {
       return listResponse(coupons, total, page);
     },
   );
-  app.get('/v1/coupons/:id', { schema: { tags, summary: 'Get a coupon', params: idParams, response: { 200: dataEnvelope(couponSchema) } } }, async (request) => ({
-    data: await getCoupon(readCtx(deps, request), request.params.id),
-  }));
+  app.get(
+    '/v1/coupons/:id',
+    { schema: { tags, summary: 'Get a coupon', params: idParams, response: { 200: dataEnvelope(couponSchema) } } },
+    async (request) => ({
+      data: await getCoupon(readCtx(deps, request), request.params.id),
+    }),
+  );
   app.patch(
     '/v1/coupons/:id',
     {
@@ -43,6 +47,7 @@ export function registerCouponRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: dataEnvelope(couponSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateCoupon(ctx, request.params.id, request.body) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updateCoupon(ctx, request.params.id, request.body) } })),
   );
 }

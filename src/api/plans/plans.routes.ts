@@ -53,7 +53,8 @@ export function registerPlanRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: dataEnvelope(planSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updatePlan(ctx, request.params.id, request.body) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updatePlan(ctx, request.params.id, request.body) } })),
   );
   app.post(
     '/v1/plans/:id/prices',

@@ -60,7 +60,10 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
         const data = await previewSubscriptionQuantityChange(deps.db, principalOf(request).tenantId, deps.clock.now(), request.params.id, change);
         return reply.code(200).send({ data });
       }
-      return runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await changeSubscriptionQuantity(ctx, request.params.id, change) } }));
+      return runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await changeSubscriptionQuantity(ctx, request.params.id, change) },
+      }));
     },
   );
 

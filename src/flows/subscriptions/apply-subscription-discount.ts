@@ -9,7 +9,11 @@ import { canTransition, lockForTransition, toSubscription, type SubscriptionRow 
  * another currency). It discounts the subscription's invoices from the next one on, for the
  * coupon's duration counted from now; a discount already in force ends.
  */
-export async function applySubscriptionDiscount(ctx: Ctx, id: string, coupon: string): Promise<{ row: SubscriptionRow; discount: DiscountRow; coupon: CouponRow }> {
+export async function applySubscriptionDiscount(
+  ctx: Ctx,
+  id: string,
+  coupon: string,
+): Promise<{ row: SubscriptionRow; discount: DiscountRow; coupon: CouponRow }> {
   const row = await lockForTransition(ctx, id, 'change_plan', (r) => canTransition(r.status, 'change_plan') || r.status === 'paused' || r.status === 'unpaid');
   const redeemed = await redeemCoupon(ctx, coupon, { customerId: row.customer_id, currency: row.currency, planIds: [row.plan_id], subscriptionId: row.id });
   await emitEvent(ctx, 'subscription.discount_applied', { ...toSubscription(row), discount: toDiscount(redeemed.discount, redeemed.coupon) });

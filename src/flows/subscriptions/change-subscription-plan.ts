@@ -61,7 +61,13 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   const sameInterval = plan.interval_unit === row.interval_unit && plan.interval_count === row.interval_count;
   const current = { start: row.current_period_start, end: row.current_period_end };
   const { remaining, total } = remainingDays(current, ctx.now);
-  const patch: SubscriptionPatch = { plan_id: plan.id, price_id: price.id, interval_unit: plan.interval_unit, interval_count: plan.interval_count, updated_at: ctx.now };
+  const patch: SubscriptionPatch = {
+    plan_id: plan.id,
+    price_id: price.id,
+    interval_unit: plan.interval_unit,
+    interval_count: plan.interval_count,
+    updated_at: ctx.now,
+  };
   let invoice: InvoiceRow | null = null;
   let creditNoteId: string | null = null;
   let unusedCredit = 0;

@@ -34,7 +34,12 @@ import { previewInRollback } from './preview.js';
  * rest stays on the customer's balance. With `none`, or while trialing: only the quantity changes;
  * the next renewal bills it.
  */
-export async function changeSubscriptionQuantity(ctx: Ctx, id: string, input: Omit<UpdateSubscriptionBody, 'preview'>, preview = false): Promise<SubscriptionUpdate> {
+export async function changeSubscriptionQuantity(
+  ctx: Ctx,
+  id: string,
+  input: Omit<UpdateSubscriptionBody, 'preview'>,
+  preview = false,
+): Promise<SubscriptionUpdate> {
   const row = await lockForTransition(ctx, id, 'change_quantity', (r) => canTransition(r.status, 'change_quantity'));
   if (input.quantity === row.quantity) throw errors.invalidField('quantity', `the subscription already has quantity ${row.quantity}`);
   const { plan, price } = await resolveSubscriptionPrice(ctx, row);

@@ -147,7 +147,8 @@ export type RedemptionTarget = {
 /** The coupon's reason it cannot be redeemed now, or null. */
 function refusal(row: CouponRow, now: Date) {
   if (!row.active) return errors.conflict(`coupon ${row.code} is not active`, 'coupon_inactive');
-  if (row.redeem_by !== null && row.redeem_by <= now) return errors.conflict(`coupon ${row.code} could be redeemed until ${toIso(row.redeem_by)}`, 'coupon_expired');
+  if (row.redeem_by !== null && row.redeem_by <= now)
+    return errors.conflict(`coupon ${row.code} could be redeemed until ${toIso(row.redeem_by)}`, 'coupon_expired');
   if (row.max_redemptions !== null && row.times_redeemed >= row.max_redemptions) {
     return errors.conflict(`coupon ${row.code} has reached its ${row.max_redemptions} redemptions`, 'coupon_max_redemptions_reached');
   }

@@ -71,10 +71,7 @@ export type UpdatePlanBody = z.infer<typeof updatePlanBody>;
 
 /** A new price for a plan (prices are immutable): by default it replaces the active price in its currency, which is archived. */
 export const createPriceBody = priceInput.extend({
-  replace: z
-    .boolean()
-    .default(true)
-    .describe('archive the active price in the same currency (true, the default); false refuses with 409 when there is one'),
+  replace: z.boolean().default(true).describe('archive the active price in the same currency (true, the default); false refuses with 409 when there is one'),
 });
 export type CreatePriceBody = z.infer<typeof createPriceBody>;
 

@@ -6,7 +6,20 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
 import type { CreatePlanBody, CreatePriceBody, Plan, UpdatePlanBody } from './plans.schemas.js';
-import { archivePriceRow, findPlan, insertPlan, insertPrice, listPlanRows, lockPlan, pricesOfPlans, updatePlanRow, type PlanFilter, type PlanRow, type PriceJson, type PriceRow } from './plans.repository.js';
+import {
+  archivePriceRow,
+  findPlan,
+  insertPlan,
+  insertPrice,
+  listPlanRows,
+  lockPlan,
+  pricesOfPlans,
+  updatePlanRow,
+  type PlanFilter,
+  type PlanRow,
+  type PriceJson,
+  type PriceRow,
+} from './plans.repository.js';
 
 export function toPlan(row: PlanRow, prices: Array<PriceRow | PriceJson>): Plan {
   return {
@@ -137,7 +150,11 @@ export async function addPrice(ctx: Ctx, planId: string, input: CreatePriceBody)
   if (!plan) throw errors.notFound('plan');
   const current = (await pricesOfPlans(ctx.tx, ctx.tenantId, [planId], { activeOnly: true })).find((p) => p.currency === input.currency);
   if (current) {
-    if (!input.replace) throw errors.conflict(`plan ${plan.code} already has an active ${input.currency} price ${current.id}; archive it first or send replace: true`, 'price_exists');
+    if (!input.replace)
+      throw errors.conflict(
+        `plan ${plan.code} already has an active ${input.currency} price ${current.id}; archive it first or send replace: true`,
+        'price_exists',
+      );
     await archivePriceRow(ctx.tx, ctx.tenantId, planId, current.id, ctx.now);
   }
   const price = await insertPrice(ctx.tx, {
@@ -154,8 +171,17 @@ export async function addPrice(ctx: Ctx, planId: string, input: CreatePriceBody)
   });
   const updated = await updatePlanRow(ctx.tx, ctx.tenantId, planId, { updated_at: ctx.now });
   const result = toPlan(updated!, await pricesOfPlans(ctx.tx, ctx.tenantId, [planId]));
-  if (current) await emitEvent(ctx, 'price.archived', result.prices.find((p) => p.id === current.id)!);
-  await emitEvent(ctx, 'price.created', result.prices.find((p) => p.id === price.id)!);
+  if (current)
+    await emitEvent(
+      ctx,
+      'price.archived',
+      result.prices.find((p) => p.id === current.id)!,
+    );
+  await emitEvent(
+    ctx,
+    'price.created',
+    result.prices.find((p) => p.id === price.id)!,
+  );
   return result;
 }
 
@@ -171,6 +197,10 @@ export async function archivePrice(ctx: Ctx, planId: string, priceId: string): P
   }
   const updated = await updatePlanRow(ctx.tx, ctx.tenantId, planId, { updated_at: ctx.now });
   const result = toPlan(updated!, await pricesOfPlans(ctx.tx, ctx.tenantId, [planId]));
-  await emitEvent(ctx, 'price.archived', result.prices.find((p) => p.id === priceId)!);
+  await emitEvent(
+    ctx,
+    'price.archived',
+    result.prices.find((p) => p.id === priceId)!,
+  );
   return result;
 }

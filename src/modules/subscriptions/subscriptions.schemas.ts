@@ -55,7 +55,9 @@ export const updateSubscriptionBody = z.object({
   proration_behavior: z
     .enum(['create_prorations', 'none'])
     .default('create_prorations')
-    .describe('create_prorations: credit the unused time and charge the new quantity for the rest of the period now; none: the new quantity is billed from the next renewal'),
+    .describe(
+      'create_prorations: credit the unused time and charge the new quantity for the rest of the period now; none: the new quantity is billed from the next renewal',
+    ),
   preview: z.boolean().default(false).describe('answer with what the change would do (invoice, credit note, proration) and write nothing'),
 });
 export type UpdateSubscriptionBody = z.infer<typeof updateSubscriptionBody>;
