@@ -205,7 +205,99 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Update a plan (name, description, features, metadata); active: false archives it
+         * @description Update a plan (name, description, features, metadata); active: false archives it.
+         */
+        patch: operations["updatePlan"];
+        trace?: never;
+    };
+    "/v1/plans/{id}/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a price (prices are immutable; by default the currency's active price is archived)
+         * @description Add a price (prices are immutable; by default the currency's active price is archived).
+         */
+        post: operations["pricesPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/plans/{id}/prices/{price_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a price: no new subscriptions use it; running subscriptions keep it
+         * @description Archive a price: no new subscriptions use it; running subscriptions keep it.
+         */
+        post: operations["archivePlansPrice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/coupons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List coupons
+         * @description List coupons.
+         */
+        get: operations["listCoupons"];
+        put?: never;
+        /**
+         * Create a coupon (percent_off or amount_off + currency; once, repeating or forever)
+         * @description Create a coupon (percent_off or amount_off + currency; once, repeating or forever).
+         */
+        post: operations["createCoupon"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/coupons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a coupon
+         * @description Get a coupon.
+         */
+        get: operations["getCoupon"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename or (de)activate a coupon; its terms never change
+         * @description Rename or (de)activate a coupon; its terms never change.
+         */
+        patch: operations["updateCoupon"];
         trace?: never;
     };
     "/v1/customers": {
@@ -299,6 +391,34 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the quantity (seats) now, prorated to the day like a plan change (preview: nothing written)
+         * @description Change the quantity (seats) now, prorated to the day like a plan change (preview: nothing written).
+         */
+        patch: operations["updateSubscription"];
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/discount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a coupon (id or code) to the subscription's next invoices; replaces the discount in force
+         * @description Apply a coupon (id or code) to the subscription's next invoices; replaces the discount in force.
+         */
+        post: operations["discountSubscription"];
+        /**
+         * End the discount in force on the subscription
+         * @description End the discount in force on the subscription.
+         */
+        delete: operations["deleteSubscriptionsDiscount"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2494,6 +2614,106 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "plan.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * plan.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `plan.updated` (see docs/events.md).
+         */
+        post: operations["onPlanUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "price.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * price.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `price.created` (see docs/events.md).
+         */
+        post: operations["onPriceCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "price.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * price.archived event
+         * @description Sent to every enabled webhook endpoint subscribed to `price.archived` (see docs/events.md).
+         */
+        post: operations["onPriceArchived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "coupon.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * coupon.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `coupon.created` (see docs/events.md).
+         */
+        post: operations["onCouponCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "coupon.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * coupon.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `coupon.updated` (see docs/events.md).
+         */
+        post: operations["onCouponUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "customer.created": {
         parameters: {
             query?: never;
@@ -3068,6 +3288,46 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `subscription.plan_changed` (see docs/events.md).
          */
         post: operations["onSubscriptionPlanChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `subscription.updated` (see docs/events.md).
+         */
+        post: operations["onSubscriptionUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.discount_applied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.discount_applied event
+         * @description Sent to every enabled webhook endpoint subscribed to `subscription.discount_applied` (see docs/events.md).
+         */
+        post: operations["onSubscriptionDiscountApplied"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3687,6 +3947,9 @@ export interface components {
             amount: number;
             type: string;
             billing_scheme: string;
+            /** @description false once archived: new subscriptions cannot use it; running ones keep it */
+            active: boolean;
+            archived_at: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
@@ -3778,6 +4041,9 @@ export interface components {
             description: string;
             quantity: number;
             unit_amount: number;
+            /** @description taken off quantity × unit_amount before GST */
+            discount_amount: number;
+            /** @description the taxable value: quantity × unit_amount − discount_amount */
             amount: number;
             hsn_code: string;
             tax_rate_bp: number;
@@ -3809,7 +4075,10 @@ export interface components {
             subscription_id: string | null;
             billing_reason: string;
             currency: string;
+            /** @description the taxable value: the sum of line amounts, after discounts */
             subtotal: number;
+            /** @description what discounts took off the lines before GST */
+            discount_amount: number;
             tax_amount: number;
             cgst_amount: number;
             sgst_amount: number;
@@ -4018,6 +4287,8 @@ export interface components {
             customer_id: string;
             /** Format: uuid */
             plan_id: string;
+            /** @description the price it bills (kept when the plan gains a new price) */
+            price_id: string | null;
             /** @enum {string} */
             status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
             currency: string;
@@ -4055,6 +4326,8 @@ export interface components {
             customer_id: string;
             /** Format: uuid */
             plan_id: string;
+            /** @description the price it bills (kept when the plan gains a new price) */
+            price_id: string | null;
             /** @enum {string} */
             status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
             currency: string;
@@ -4119,6 +4392,69 @@ export interface components {
                 new_charge: number;
             };
         };
+        SubscriptionUpdate: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            plan_id: string;
+            /** @description the price it bills (kept when the plan gains a new price) */
+            price_id: string | null;
+            /** @enum {string} */
+            status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
+            currency: string;
+            quantity: number;
+            gift_code: string | null;
+            gifted_by: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            current_period_start: string;
+            /** @description RFC 3339 date-time in UTC */
+            current_period_end: string;
+            cancel_at_period_end: boolean;
+            trial_start: string | null;
+            trial_end: string | null;
+            canceled_at: string | null;
+            paused_at: string | null;
+            ended_at: string | null;
+            external_id: string | null;
+            latest_invoice_id: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            collection_method: "send_invoice" | "charge_automatically";
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+            preview: boolean;
+            invoice: components["schemas"]["Invoice"] | null;
+            credit_note: components["schemas"]["CreditNote"] | null;
+            proration: {
+                prorated: boolean;
+                /** @description RFC 3339 date-time in UTC */
+                changed_at: string;
+                /** @description RFC 3339 date-time in UTC */
+                period_start: string;
+                /** @description RFC 3339 date-time in UTC */
+                period_end: string;
+                remaining_days: number;
+                period_days: number;
+                /** @description what the unused time of the old plan was worth, gross, minor units */
+                unused_value: number;
+                /** @description gross, minor units: the unused value, or what remained creditable on its invoice if less */
+                unused_credit: number;
+                /** @description true when earlier credit notes on the invoice left less to credit than the unused value */
+                credit_capped: boolean;
+                /** @description net of tax, minor units (the invoice adds GST) */
+                new_charge: number;
+                previous_quantity: number;
+                quantity: number;
+            };
+        };
         OfflinePayment: {
             /** Format: uuid */
             id: string;
@@ -4146,6 +4482,55 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        Coupon: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** @constant */
+            object: "coupon";
+            code: string;
+            name: string;
+            percent_off: number | null;
+            amount_off: number | null;
+            currency: string | null;
+            /** @enum {string} */
+            duration: "once" | "repeating" | "forever";
+            duration_in_months: number | null;
+            max_redemptions: number | null;
+            times_redeemed: number;
+            redeem_by: string | null;
+            plan_ids: string[];
+            active: boolean;
+            /** @description active, before redeem_by and below max_redemptions */
+            valid: boolean;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        Discount: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "discount";
+            /** Format: uuid */
+            coupon_id: string;
+            coupon_code: string;
+            /** Format: uuid */
+            customer_id: string;
+            subscription_id: string | null;
+            invoice_id: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            start: string;
+            /** @description repeating: start + duration_in_months; once and forever: null */
+            end: string | null;
+            invoices_discounted: number;
+            ended_at: string | null;
         };
         GatewayConnection: {
             /** Format: uuid */
@@ -5998,6 +6383,8 @@ export interface operations {
                      *               "amount": 49900,
                      *               "type": "type",
                      *               "billing_scheme": "billing scheme",
+                     *               "active": true,
+                     *               "archived_at": "2026-04-01T00:00:00.000Z",
                      *               "created_at": "2026-04-01T00:00:00.000Z"
                      *             }
                      *           ],
@@ -6134,6 +6521,8 @@ export interface operations {
                      *             "amount": 49900,
                      *             "type": "type",
                      *             "billing_scheme": "billing scheme",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
                      *         ],
@@ -6200,6 +6589,8 @@ export interface operations {
                      *             "amount": 49900,
                      *             "type": "type",
                      *             "billing_scheme": "billing scheme",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
                      *         ],
@@ -6216,6 +6607,594 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updatePlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The update a plan (name, description, features, metadata); active: false archives it request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Pro",
+                 *       "description": "description",
+                 *       "metadata": {},
+                 *       "features": [
+                 *         "feature"
+                 *       ],
+                 *       "active": true
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    };
+                    features?: string[];
+                    /** @description false archives the plan: no new subscriptions (409 plan_inactive); running ones renew as before */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "code": "acme-pro",
+                     *         "description": "description",
+                     *         "interval_unit": "day",
+                     *         "interval": "day",
+                     *         "interval_count": 1,
+                     *         "trial_days": 1,
+                     *         "active": true,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "features": [
+                     *           "feature"
+                     *         ],
+                     *         "metadata": {},
+                     *         "prices": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "currency": "INR",
+                     *             "amount": 49900,
+                     *             "type": "type",
+                     *             "billing_scheme": "billing scheme",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Plan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    pricesPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The add a price (prices are immutable; by default the currency's active price is archived) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "billing_scheme": "per_unit",
+                 *       "replace": true
+                 *     }
+                 */
+                "application/json": {
+                    amount: number;
+                    currency: string;
+                    /**
+                     * @default per_unit
+                     * @enum {string}
+                     */
+                    billing_scheme?: "per_unit";
+                    /**
+                     * @description archive the active price in the same currency (true, the default); false refuses with 409 when there is one
+                     * @default true
+                     */
+                    replace?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "code": "acme-pro",
+                     *         "description": "description",
+                     *         "interval_unit": "day",
+                     *         "interval": "day",
+                     *         "interval_count": 1,
+                     *         "trial_days": 1,
+                     *         "active": true,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "features": [
+                     *           "feature"
+                     *         ],
+                     *         "metadata": {},
+                     *         "prices": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "currency": "INR",
+                     *             "amount": 49900,
+                     *             "type": "type",
+                     *             "billing_scheme": "billing scheme",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Plan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    archivePlansPrice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The price id (path). */
+                price_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "code": "acme-pro",
+                     *         "description": "description",
+                     *         "interval_unit": "day",
+                     *         "interval": "day",
+                     *         "interval_count": 1,
+                     *         "trial_days": 1,
+                     *         "active": true,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "features": [
+                     *           "feature"
+                     *         ],
+                     *         "metadata": {},
+                     *         "prices": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "currency": "INR",
+                     *             "amount": 49900,
+                     *             "type": "type",
+                     *             "billing_scheme": "billing scheme",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Plan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listCoupons: {
+        parameters: {
+            query?: {
+                /** @description The active (query). */
+                active?: "true" | "false";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "coupon",
+                     *           "code": "acme-pro",
+                     *           "name": "Acme Pro",
+                     *           "percent_off": 1,
+                     *           "amount_off": 49900,
+                     *           "currency": "INR",
+                     *           "duration": "once",
+                     *           "duration_in_months": 1,
+                     *           "max_redemptions": 1,
+                     *           "times_redeemed": 1,
+                     *           "redeem_by": "redeem by",
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "active": true,
+                     *           "valid": true,
+                     *           "metadata": {},
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Coupon"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createCoupon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a coupon (percent_off or amount_off + currency; once, repeating or forever) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "acme-pro",
+                 *       "name": "Acme Pro",
+                 *       "percent_off": 1,
+                 *       "amount_off": 49900,
+                 *       "currency": "INR",
+                 *       "duration": "once",
+                 *       "duration_in_months": 1,
+                 *       "max_redemptions": 1,
+                 *       "redeem_by": "2026-04-01T00:00:00.000Z",
+                 *       "plan_ids": [
+                 *         "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       ],
+                 *       "metadata": {}
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                    name?: string;
+                    percent_off?: number;
+                    amount_off?: number;
+                    currency?: string;
+                    /** @enum {string} */
+                    duration: "once" | "repeating" | "forever";
+                    duration_in_months?: number;
+                    max_redemptions?: number;
+                    /** Format: date-time */
+                    redeem_by?: string;
+                    plan_ids?: string[];
+                    /** @default {} */
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "coupon",
+                     *         "code": "acme-pro",
+                     *         "name": "Acme Pro",
+                     *         "percent_off": 1,
+                     *         "amount_off": 49900,
+                     *         "currency": "INR",
+                     *         "duration": "once",
+                     *         "duration_in_months": 1,
+                     *         "max_redemptions": 1,
+                     *         "times_redeemed": 1,
+                     *         "redeem_by": "redeem by",
+                     *         "plan_ids": [
+                     *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         ],
+                     *         "active": true,
+                     *         "valid": true,
+                     *         "metadata": {},
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCoupon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "coupon",
+                     *         "code": "acme-pro",
+                     *         "name": "Acme Pro",
+                     *         "percent_off": 1,
+                     *         "amount_off": 49900,
+                     *         "currency": "INR",
+                     *         "duration": "once",
+                     *         "duration_in_months": 1,
+                     *         "max_redemptions": 1,
+                     *         "times_redeemed": 1,
+                     *         "redeem_by": "redeem by",
+                     *         "plan_ids": [
+                     *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         ],
+                     *         "active": true,
+                     *         "valid": true,
+                     *         "metadata": {},
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateCoupon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The rename or (de)activate a coupon; its terms never change request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Pro",
+                 *       "active": true,
+                 *       "metadata": {}
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    active?: boolean;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "coupon",
+                     *         "code": "acme-pro",
+                     *         "name": "Acme Pro",
+                     *         "percent_off": 1,
+                     *         "amount_off": 49900,
+                     *         "currency": "INR",
+                     *         "duration": "once",
+                     *         "duration_in_months": 1,
+                     *         "max_redemptions": 1,
+                     *         "times_redeemed": 1,
+                     *         "redeem_by": "redeem by",
+                     *         "plan_ids": [
+                     *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         ],
+                     *         "active": true,
+                     *         "valid": true,
+                     *         "metadata": {},
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -6698,6 +7677,7 @@ export interface operations {
                      *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "status": "active",
                      *           "currency": "INR",
                      *           "quantity": 1,
@@ -6764,7 +7744,8 @@ export interface operations {
                  *       "start_at": "2026-04-01T00:00:00.000Z",
                  *       "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "metadata": {},
-                 *       "collection_method": "send_invoice"
+                 *       "collection_method": "send_invoice",
+                 *       "coupon": "coupon"
                  *     }
                  */
                 "application/json": {
@@ -6792,6 +7773,8 @@ export interface operations {
                      * @enum {string}
                      */
                     collection_method?: "send_invoice" | "charge_automatically";
+                    /** @description a coupon's id or code, applied to the subscription's invoices for the coupon's duration */
+                    coupon?: string;
                 };
             };
         };
@@ -6809,6 +7792,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -6827,12 +7811,64 @@ export interface operations {
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "discount": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "discount",
+                     *           "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "coupon_code": "coupon code",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "start": "start",
+                     *           "end": "end",
+                     *           "invoices_discounted": 1,
+                     *           "ended_at": "2026-04-01T00:00:00.000Z"
+                     *         }
                      *       }
                      *     }
                      */
                     "application/json": {
-                        data: components["schemas"]["Subscription"];
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** Format: uuid */
+                            customer_id: string;
+                            /** Format: uuid */
+                            plan_id: string;
+                            /** @description the price it bills (kept when the plan gains a new price) */
+                            price_id: string | null;
+                            /** @enum {string} */
+                            status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
+                            currency: string;
+                            quantity: number;
+                            gift_code: string | null;
+                            gifted_by: string | null;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_start: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_end: string;
+                            cancel_at_period_end: boolean;
+                            trial_start: string | null;
+                            trial_end: string | null;
+                            canceled_at: string | null;
+                            paused_at: string | null;
+                            ended_at: string | null;
+                            external_id: string | null;
+                            latest_invoice_id: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            collection_method: "send_invoice" | "charge_automatically";
+                            /** @description RFC 3339 date-time in UTC */
+                            created_at: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            updated_at: string;
+                            discount?: components["schemas"]["Discount"] | null;
+                        };
                     };
                 };
             };
@@ -6869,6 +7905,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -6899,6 +7936,438 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The change the quantity (seats) now, prorated to the day like a plan change (preview: nothing written) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "quantity": 1,
+                 *       "proration_behavior": "create_prorations",
+                 *       "preview": false
+                 *     }
+                 */
+                "application/json": {
+                    quantity: number;
+                    /**
+                     * @description create_prorations: credit the unused time and charge the new quantity for the rest of the period now; none: the new quantity is billed from the next renewal
+                     * @default create_prorations
+                     * @enum {string}
+                     */
+                    proration_behavior?: "create_prorations" | "none";
+                    /**
+                     * @description answer with what the change would do (invoice, credit note, proration) and write nothing
+                     * @default false
+                     */
+                    preview?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "preview": true,
+                     *         "invoice": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "status": "draft",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "billing_reason": "billing reason",
+                     *           "currency": "INR",
+                     *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "utgst": true,
+                     *           "lut": true,
+                     *           "place_of_supply": "place of supply",
+                     *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "amount_paid": 49900,
+                     *           "amount_tds": 49900,
+                     *           "amount_credited": 49900,
+                     *           "amount_due": 49900,
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "due_date": "due date",
+                     *           "paid_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *           "supplier": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "customer_details": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "memo": "memo",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "description": "description",
+                     *               "quantity": 1,
+                     *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
+                     *               "amount": 49900,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900,
+                     *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
+                     *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "period_start": "period start",
+                     *               "period_end": "period end"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "credit_note": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "reference": "reference",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "tax_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "hsn_code": "998314",
+                     *           "balance": 49900,
+                     *           "currency": "INR",
+                     *           "status": "issued",
+                     *           "reason": "reason",
+                     *           "type": "type",
+                     *           "refund_status": "refund status",
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
+                     *           "customer": {}
+                     *         },
+                     *         "proration": {
+                     *           "prorated": true,
+                     *           "changed_at": "2026-04-01T00:00:00.000Z",
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "new_charge": 1,
+                     *           "previous_quantity": 1,
+                     *           "quantity": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionUpdate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    discountSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The apply a coupon (id or code) to the subscription's next invoices; replaces the discount in force request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "coupon": "coupon"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the coupon's id or its code */
+                    coupon: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "discount": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "discount",
+                     *           "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "coupon_code": "coupon code",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "start": "start",
+                     *           "end": "end",
+                     *           "invoices_discounted": 1,
+                     *           "ended_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** Format: uuid */
+                            customer_id: string;
+                            /** Format: uuid */
+                            plan_id: string;
+                            /** @description the price it bills (kept when the plan gains a new price) */
+                            price_id: string | null;
+                            /** @enum {string} */
+                            status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
+                            currency: string;
+                            quantity: number;
+                            gift_code: string | null;
+                            gifted_by: string | null;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_start: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_end: string;
+                            cancel_at_period_end: boolean;
+                            trial_start: string | null;
+                            trial_end: string | null;
+                            canceled_at: string | null;
+                            paused_at: string | null;
+                            ended_at: string | null;
+                            external_id: string | null;
+                            latest_invoice_id: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            collection_method: "send_invoice" | "charge_automatically";
+                            /** @description RFC 3339 date-time in UTC */
+                            created_at: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            updated_at: string;
+                            discount: components["schemas"]["Discount"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteSubscriptionsDiscount: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "discount",
+                     *         "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "coupon_code": "coupon code",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "start": "start",
+                     *         "end": "end",
+                     *         "invoices_discounted": 1,
+                     *         "ended_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Discount"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -6952,6 +8421,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -7027,6 +8497,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -7093,6 +8564,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -7159,6 +8631,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -7246,6 +8719,7 @@ export interface operations {
                      *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "status": "active",
                      *           "currency": "INR",
                      *           "quantity": 1,
@@ -7277,6 +8751,7 @@ export interface operations {
                      *           "billing_reason": "billing reason",
                      *           "currency": "INR",
                      *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
                      *           "tax_amount": 49900,
                      *           "cgst_amount": 49900,
                      *           "sgst_amount": 49900,
@@ -7337,6 +8812,7 @@ export interface operations {
                      *               "description": "description",
                      *               "quantity": 1,
                      *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
                      *               "amount": 49900,
                      *               "hsn_code": "998314",
                      *               "tax_rate_bp": 1,
@@ -7476,6 +8952,7 @@ export interface operations {
                      *           "billing_reason": "billing reason",
                      *           "currency": "INR",
                      *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
                      *           "tax_amount": 49900,
                      *           "cgst_amount": 49900,
                      *           "sgst_amount": 49900,
@@ -7536,6 +9013,7 @@ export interface operations {
                      *               "description": "description",
                      *               "quantity": 1,
                      *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
                      *               "amount": 49900,
                      *               "hsn_code": "998314",
                      *               "tax_rate_bp": 1,
@@ -7612,7 +9090,8 @@ export interface operations {
                  *       "auto_finalize": true,
                  *       "collection_method": "send_invoice",
                  *       "memo": "memo",
-                 *       "metadata": {}
+                 *       "metadata": {},
+                 *       "coupon": "coupon"
                  *     }
                  */
                 "application/json": {
@@ -7648,6 +9127,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     };
+                    /** @description a coupon's id or code: its discount lowers the lines' taxable value before GST (plan-restricted coupons: only those plans' lines) */
+                    coupon?: string;
                 };
             };
         };
@@ -7671,6 +9152,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -7731,6 +9213,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -7797,6 +9280,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -7857,6 +9341,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -7927,6 +9412,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -7987,6 +9473,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -8059,6 +9546,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -8119,6 +9607,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -8191,6 +9680,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -8251,6 +9741,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -8341,6 +9832,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -8401,6 +9893,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -9527,7 +11020,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -14079,6 +15572,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -14139,6 +15633,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -15479,6 +16974,7 @@ export interface operations {
                      *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "status": "active",
                      *           "currency": "INR",
                      *           "quantity": 1,
@@ -15516,6 +17012,8 @@ export interface operations {
                             customer_id: string;
                             /** Format: uuid */
                             plan_id: string;
+                            /** @description the price it bills (kept when the plan gains a new price) */
+                            price_id: string | null;
                             /** @enum {string} */
                             status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
                             currency: string;
@@ -15595,6 +17093,7 @@ export interface operations {
                      *           "billing_reason": "billing reason",
                      *           "currency": "INR",
                      *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
                      *           "tax_amount": 49900,
                      *           "cgst_amount": 49900,
                      *           "sgst_amount": 49900,
@@ -15655,6 +17154,7 @@ export interface operations {
                      *               "description": "description",
                      *               "quantity": 1,
                      *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
                      *               "amount": 49900,
                      *               "hsn_code": "998314",
                      *               "tax_rate_bp": 1,
@@ -15757,6 +17257,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -15866,6 +17367,8 @@ export interface operations {
                  *               "amount": 49900,
                  *               "type": "type",
                  *               "billing_scheme": "billing scheme",
+                 *               "active": true,
+                 *               "archived_at": "2026-04-01T00:00:00.000Z",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
                  *           ],
@@ -15886,6 +17389,367 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["Plan"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPlanUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `plan.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "plan.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "name": "Acme Pro",
+                 *           "code": "acme-pro",
+                 *           "description": "description",
+                 *           "interval_unit": "day",
+                 *           "interval": "day",
+                 *           "interval_count": 1,
+                 *           "trial_days": 1,
+                 *           "active": true,
+                 *           "hsn_code": "998314",
+                 *           "tax_rate_bp": 1,
+                 *           "features": [
+                 *             "feature"
+                 *           ],
+                 *           "metadata": {},
+                 *           "prices": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "currency": "INR",
+                 *               "amount": 49900,
+                 *               "type": "type",
+                 *               "billing_scheme": "billing scheme",
+                 *               "active": true,
+                 *               "archived_at": "2026-04-01T00:00:00.000Z",
+                 *               "created_at": "2026-04-01T00:00:00.000Z"
+                 *             }
+                 *           ],
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "plan.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Plan"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPriceCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `price.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "price.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "type": "type",
+                 *           "billing_scheme": "billing scheme",
+                 *           "active": true,
+                 *           "archived_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "price.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Price"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPriceArchived: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `price.archived` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "price.archived",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "type": "type",
+                 *           "billing_scheme": "billing scheme",
+                 *           "active": true,
+                 *           "archived_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "price.archived";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Price"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCouponCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `coupon.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "coupon.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "coupon",
+                 *           "code": "acme-pro",
+                 *           "name": "Acme Pro",
+                 *           "percent_off": 1,
+                 *           "amount_off": 49900,
+                 *           "currency": "INR",
+                 *           "duration": "once",
+                 *           "duration_in_months": 1,
+                 *           "max_redemptions": 1,
+                 *           "times_redeemed": 1,
+                 *           "redeem_by": "redeem by",
+                 *           "plan_ids": [
+                 *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *           ],
+                 *           "active": true,
+                 *           "valid": true,
+                 *           "metadata": {},
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "coupon.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCouponUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `coupon.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "coupon.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "coupon",
+                 *           "code": "acme-pro",
+                 *           "name": "Acme Pro",
+                 *           "percent_off": 1,
+                 *           "amount_off": 49900,
+                 *           "currency": "INR",
+                 *           "duration": "once",
+                 *           "duration_in_months": 1,
+                 *           "max_redemptions": 1,
+                 *           "times_redeemed": 1,
+                 *           "redeem_by": "redeem by",
+                 *           "plan_ids": [
+                 *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *           ],
+                 *           "active": true,
+                 *           "valid": true,
+                 *           "metadata": {},
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "coupon.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Coupon"];
                     };
                 };
             };
@@ -16272,6 +18136,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -16332,6 +18197,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -16415,6 +18281,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -16475,6 +18342,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -16558,6 +18426,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -16618,6 +18487,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -16701,6 +18571,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -16761,6 +18632,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -16844,6 +18716,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -16904,6 +18777,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -16987,6 +18861,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -17047,6 +18922,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -17130,6 +19006,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -17190,6 +19067,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -18444,6 +20322,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -18521,6 +20400,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -18598,6 +20478,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -18653,6 +20534,162 @@ export interface operations {
             };
         };
     };
+    onSubscriptionUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `subscription.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "subscription.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "status": "active",
+                 *           "currency": "INR",
+                 *           "quantity": 1,
+                 *           "gift_code": "gift code",
+                 *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "current_period_start": "current period start",
+                 *           "current_period_end": "current period end",
+                 *           "cancel_at_period_end": true,
+                 *           "trial_start": "trial start",
+                 *           "trial_end": "trial end",
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "paused_at": "2026-04-01T00:00:00.000Z",
+                 *           "ended_at": "2026-04-01T00:00:00.000Z",
+                 *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "subscription.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionDiscountApplied: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `subscription.discount_applied` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "subscription.discount_applied",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "status": "active",
+                 *           "currency": "INR",
+                 *           "quantity": 1,
+                 *           "gift_code": "gift code",
+                 *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "current_period_start": "current period start",
+                 *           "current_period_end": "current period end",
+                 *           "cancel_at_period_end": true,
+                 *           "trial_start": "trial start",
+                 *           "trial_end": "trial end",
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "paused_at": "2026-04-01T00:00:00.000Z",
+                 *           "ended_at": "2026-04-01T00:00:00.000Z",
+                 *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "subscription.discount_applied";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     onSubscriptionPaused: {
         parameters: {
             query?: never;
@@ -18675,6 +20712,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -18752,6 +20790,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -18829,6 +20868,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -18906,6 +20946,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -18983,6 +21024,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -19060,6 +21102,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -19137,6 +21180,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -19214,6 +21258,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -19291,6 +21336,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
