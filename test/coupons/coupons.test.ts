@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { pdfText } from '../support/pdf-text.js';
 import { createCustomer, createPlan, getSubscription, invoicesOf, karnatakaTenant, pay, retire, subscribe, travelTo } from '../subscriptions/helpers.js';
 
 /**
@@ -176,6 +177,23 @@ describe('coupons', () => {
       });
       // The ledger books the net: revenue is the discounted taxable value, the receivable the total.
       if (inv.total > 0) expect(await journalRevenue(inv.id)).toMatchObject({ revenue: subtotal });
+    });
+
+    it('prints the discount on the invoice PDF, before the taxable value', async () => {
+      const c = await coupon({ amount_off: 12_345, currency: 'INR' });
+      const res = await acme.api('POST', '/v1/invoices', {
+        customer_id: await createCustomer(acme),
+        currency: 'INR',
+        lines: [{ description: 'Consulting', unit_amount: 100_000 }],
+        coupon: c.code,
+      });
+      expect(res.status, res.text).toBe(201);
+      const pdf = await t.kosh.app.inject({ method: 'GET', url: `/v1/invoices/${res.body.data.id}/pdf`, headers: { authorization: `Bearer ${acme.key}` } });
+      expect(pdf.statusCode).toBe(200);
+      const text = await pdfText(pdf.rawPayload);
+      expect(text).toContain('Discount');
+      expect(text).toMatch(/-\s*₹?\s*123\.45/);
+      expect(text).toMatch(/876\.55/);
     });
 
     it('takes a plan-restricted coupon off that plan’s lines only', async () => {
