@@ -3,6 +3,7 @@ import type { KoshApp } from '../platform/http/server.js';
 import { registerTenantRoutes } from './tenants/tenants.routes.js';
 import { registerPlanRoutes } from './plans/plans.routes.js';
 import { registerUsageRoutes } from './usage/usage.routes.js';
+import { registerCouponRoutes } from './coupons/coupons.routes.js';
 import { registerEntityRoutes } from './entities/entities.routes.js';
 import { registerCustomerRoutes } from './customers/customers.routes.js';
 import { registerSubscriptionRoutes } from './subscriptions/subscriptions.routes.js';
@@ -37,6 +38,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerEntityRoutes,
   registerPlanRoutes,
   registerUsageRoutes,
+  registerCouponRoutes,
   registerCustomerRoutes,
   registerSubscriptionRoutes,
   registerInvoiceRoutes,

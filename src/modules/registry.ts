@@ -1,6 +1,7 @@
 import type { KoshModule } from '../app-deps.js';
 import { tenantsModule } from './tenants/tenants.module.js';
 import { plansModule } from './plans/plans.module.js';
+import { couponsModule } from './coupons/coupons.module.js';
 import { entitiesModule } from './entities/entities.module.js';
 import { customersModule } from './customers/customers.module.js';
 import { subscriptionsModule } from './subscriptions/subscriptions.module.js';
@@ -34,6 +35,7 @@ export const modules: KoshModule[] = [
   entitiesModule,
   plansModule,
   usageModule,
+  couponsModule,
   customersModule,
   subscriptionsModule,
   invoicesModule,

@@ -23,6 +23,10 @@
  *      e-invoice document (schema 1.1) that passes the schema.
  *  13. a reconciliation run (billing ↔ journal ↔ secondary ledger) finds zero discrepancies, and
  *      every entity × currency's trial balance balances (checkBooks).
+ *  14. discounts (coupons on invoices and on subscriptions, with seat changes prorated) lower the
+ *      taxable value per line and never below zero: each line's amount is quantity × unit_amount
+ *      − discount_amount ≥ 0, the invoice's discount is its lines', and the finalization entry
+ *      credits revenue with exactly the (net) subtotal.
  * Gateway operations (collections, kept in their own arbitrary `gatewayOp` and step function
  * `gatewayStep` below): card charges through `POST /v1/invoices/{id}/pay` on the test gateway that
  * succeed or are declined, the gateway paying out (clearing → cash after T+2), and refunds of
@@ -59,6 +63,9 @@ type World = {
   payments: string[];
   /** Saved test-gateway payment methods, by `customer:token`. */
   cards: Map<string, string>;
+  plan?: string;
+  subscription?: string;
+  coupons: number;
 };
 
 const offlineOp = fc.oneof(
@@ -100,6 +107,20 @@ const offlineOp = fc.oneof(
   // Goodwill credit in the second currency.
   fc.record({ kind: fc.constant('credit_usd' as const), share: fc.integer({ min: 1, max: 100 }) }),
   fc.record({ kind: fc.constant('time_passes' as const), days: fc.integer({ min: 1, max: 60 }) }),
+  // A coupon on one invoice, then a credit note on it and a payment of the rest with TDS.
+  fc.record({
+    kind: fc.constant('coupon_credit_tds' as const),
+    customer: fc.nat(),
+    entity: fc.nat(),
+    amounts: fc.array(fc.integer({ min: 1, max: 5_000_000 }), { minLength: 1, maxLength: 3 }),
+    hsn: fc.array(fc.constantFrom('998314', '0902', '6904'), { minLength: 3, maxLength: 3 }),
+    percent: fc.option(fc.integer({ min: 1, max: 10_000 }), { nil: undefined }),
+    off: fc.integer({ min: 1, max: 6_000_000 }),
+    credit: fc.integer({ min: 0, max: 100 }),
+    tds: fc.integer({ min: 0, max: 10 }),
+  }),
+  // Seats on a subscription (with or without a forever coupon), prorated or not.
+  fc.record({ kind: fc.constant('seats' as const), quantity: fc.integer({ min: 1, max: 6 }), prorate: fc.boolean(), coupon: fc.boolean() }),
 );
 
 // ── Collections: gateway payments and refunds ────────────────────────────────────────────────
@@ -148,7 +169,7 @@ async function newWorld(): Promise<World> {
   ].entries()) {
     customers.push((await tenant.api('POST', '/v1/customers', { email: `c${i}@model.test`, ...body })).body.data.id);
   }
-  return { tenant, entities, customers, invoices: [], notes: [], payments: [], cards: new Map() };
+  return { tenant, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0 };
 }
 
 async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
@@ -265,10 +286,76 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       if (res.status === 201) w.notes.push(res.body.data.id);
       return res;
     }
-    case 'time_passes':
+    case 'time_passes': {
       t.clock.advanceDays(o.days);
       await t.kosh.worker.drain();
+      if (w.subscription) {
+        const renewed = await api('GET', `/v1/invoices?subscription_id=${w.subscription}&limit=1000`);
+        for (const inv of renewed.body.data as { id: string }[]) if (!w.invoices.includes(inv.id)) w.invoices.push(inv.id);
+      }
       return undefined;
+    }
+    case 'coupon_credit_tds': {
+      const customer = pick(w.customers, o.customer)!;
+      const currency = customer === w.customers[2] ? 'USD' : 'INR';
+      const coupon = await api('POST', '/v1/coupons', {
+        code: `c${(w.coupons += 1)}`,
+        duration: 'once',
+        ...(o.percent === undefined ? { amount_off: o.off, currency } : { percent_off: o.percent / 100 }),
+      });
+      if (coupon.status !== 201) return coupon;
+      const res = await api('POST', '/v1/invoices', {
+        customer_id: customer,
+        entity_id: pick(w.entities, o.entity),
+        currency,
+        lines: o.amounts.map((unit_amount, i) => ({ description: 'x', unit_amount, hsn_code: o.hsn[i] })),
+        coupon: coupon.body.data.code,
+      });
+      if (res.status !== 201) return res;
+      w.invoices.push(res.body.data.id);
+      const inv = res.body.data;
+      if (o.credit > 0 && inv.total > 0) {
+        const note = await api('POST', '/v1/credit-notes', { customer_id: customer, invoice_id: inv.id, amount: part(inv.total, o.credit) });
+        if (note.status >= 500) return note;
+        if (note.status === 201) w.notes.push(note.body.data.id);
+      }
+      const due = (await api('GET', `/v1/invoices/${inv.id}`)).body.data.amount_due;
+      if (due <= 1) return res;
+      const tds = Math.min(Math.floor((due * o.tds) / 100), due - 1);
+      return api('POST', '/v1/payments/offline', {
+        customer_id: customer,
+        invoice_id: inv.id,
+        payment_type: 'bank_transfer',
+        currency,
+        amount: due - tds,
+        tds_amount: tds,
+      });
+    }
+    case 'seats': {
+      if (!w.plan) {
+        const plan = await api('POST', '/v1/plans', { name: 'Seat', code: 'seat', interval_unit: 'month', amount: 99_900, currency: 'INR' });
+        w.plan = plan.body.data.id;
+      }
+      if (!w.subscription) {
+        let coupon: string | undefined;
+        if (o.coupon) {
+          const c = await api('POST', '/v1/coupons', { code: `s${(w.coupons += 1)}`, duration: 'forever', percent_off: 15 });
+          coupon = c.body.data.code;
+        }
+        const sub = await api('POST', '/v1/subscriptions', { customer_id: w.customers[0], plan_id: w.plan, quantity: o.quantity, coupon });
+        if (sub.status !== 201) return sub;
+        w.subscription = sub.body.data.id;
+        if (sub.body.data.latest_invoice_id) w.invoices.push(sub.body.data.latest_invoice_id);
+        return sub;
+      }
+      const res = await api('PATCH', `/v1/subscriptions/${w.subscription}`, {
+        quantity: o.quantity,
+        proration_behavior: o.prorate ? 'create_prorations' : 'none',
+      });
+      if (res.status === 200 && res.body.data.invoice) w.invoices.push(res.body.data.invoice.id);
+      if (res.status === 200 && res.body.data.credit_note) w.notes.push(res.body.data.credit_note.id);
+      return res;
+    }
   }
 }
 
@@ -465,6 +552,23 @@ async function checkInvariants(tenantId: string): Promise<void> {
     expect(Number(r.reversed), `revenue reversed for invoice ${r.id} never exceeds its revenue`).toBeLessThanOrEqual(Number(r.revenue));
   }
 
+  const badLines = await sql<{ id: string }>`
+    SELECT id FROM invoice_lines WHERE tenant_id = ${tenantId}
+      AND (discount_amount < 0 OR amount < 0 OR amount <> quantity * unit_amount - discount_amount)`.execute(db);
+  expect(badLines.rows, 'a line is quantity × unit_amount − discount, never below zero').toEqual([]);
+  const discounts = await sql<{ id: string }>`
+    SELECT i.id FROM invoices i JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id
+    WHERE i.tenant_id = ${tenantId}
+    GROUP BY i.id, i.discount_amount, i.subtotal HAVING sum(l.discount_amount) <> i.discount_amount OR sum(l.amount) <> i.subtotal`.execute(db);
+  expect(discounts.rows, "an invoice's discount and subtotal are its lines'").toEqual([]);
+  const netRevenue = await sql<{ id: string }>`
+    SELECT i.id FROM invoices i
+    JOIN journal_entries e ON e.tenant_id = i.tenant_id AND e.reference_id = i.id AND e.kind = 'invoice.finalized'
+    JOIN journal_lines l ON l.tenant_id = e.tenant_id AND l.entry_id = e.id AND l.account_code = 4000
+    WHERE i.tenant_id = ${tenantId}
+    GROUP BY i.id, i.subtotal HAVING sum(l.credit) - sum(l.debit) <> i.subtotal`.execute(db);
+  expect(netRevenue.rows, 'the finalization entry credits revenue with the net subtotal').toEqual([]);
+
   const unsettled = await sql<{ id: string; invoice_id: string }>`
     SELECT c.id, c.invoice_id FROM credit_notes c
     JOIN invoices i ON i.tenant_id = c.tenant_id AND i.id = c.invoice_id
@@ -535,6 +639,64 @@ async function checkBooks(w: World, after: string): Promise<void> {
 }
 
 describe('the books tie out after every operation', () => {
+  it('coupon + credit note + TDS on one invoice, and seats on a discounted subscription, keep the invariants', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      {
+        kind: 'coupon_credit_tds',
+        customer: 0,
+        entity: 0,
+        amounts: [100_000, 33_333],
+        hsn: ['998314', '0902', '6904'],
+        percent: 1250,
+        off: 1,
+        credit: 30,
+        tds: 10,
+      },
+      {
+        kind: 'coupon_credit_tds',
+        customer: 1,
+        entity: 1,
+        amounts: [5_000],
+        hsn: ['998314', '0902', '6904'],
+        percent: undefined,
+        off: 7_000,
+        credit: 0,
+        tds: 0,
+      },
+      {
+        kind: 'coupon_credit_tds',
+        customer: 2,
+        entity: 0,
+        amounts: [250_000, 1],
+        hsn: ['998314', '998314', '998314'],
+        percent: undefined,
+        off: 99_999,
+        credit: 100,
+        tds: 0,
+      },
+      { kind: 'coupon_credit_tds', customer: 0, entity: 1, amounts: [2_000_000], hsn: ['6904', '0902', '6904'], percent: 10_000, off: 1, credit: 50, tds: 5 },
+      { kind: 'seats', quantity: 2, prorate: true, coupon: true },
+      { kind: 'time_passes', days: 10 },
+      { kind: 'seats', quantity: 5, prorate: true, coupon: false },
+      { kind: 'seats', quantity: 1, prorate: true, coupon: false },
+      { kind: 'pay', invoice: 4, share: 100, tds: 10 },
+      { kind: 'seats', quantity: 3, prorate: false, coupon: false },
+      { kind: 'time_passes', days: 25 },
+    ];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      await checkInvariants(world.tenant.tenantId);
+    }
+    const invoices = await Promise.all(world.invoices.map(async (id) => (await world.tenant.api('GET', `/v1/invoices/${id}`)).body.data));
+    // The scenario did what it says: discounted invoices, one discounted to zero, TDS recorded.
+    expect(invoices.filter((i) => i.discount_amount > 0).length).toBeGreaterThanOrEqual(5);
+    expect(invoices.some((i) => i.discount_amount > 0 && i.total === 0)).toBe(true);
+    expect(invoices.some((i) => i.discount_amount > 0 && i.amount_tds > 0)).toBe(true);
+    expect(invoices.filter((i) => i.billing_reason === 'subscription_update').length).toBeGreaterThanOrEqual(2);
+  });
+
   it(
     `holds the ledger invariants over ${RUNS} random histories of ${STEPS} steps`,
     async () => {

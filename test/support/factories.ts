@@ -160,10 +160,21 @@ export const factories: Record<string, Factory> = {
   '/v1/subscriptions': async (tenant) => {
     const planId = await factories['/v1/plans']!(tenant, {});
     subscriptionTargetPlan = await factories['/v1/plans']!(tenant, {});
+    subscriptionTargetCoupon = (await tenant.api('GET', `/v1/coupons/${await factories['/v1/coupons']!(tenant, {})}`)).body.data.code;
     return createdId(
       await tenant.api('POST', '/v1/subscriptions', { customer_id: await factories['/v1/customers']!(tenant, {}), plan_id: planId }),
       '/v1/subscriptions',
     );
+  },
+
+  '/v1/coupons': async (tenant) =>
+    createdId(await tenant.api('POST', '/v1/coupons', { code: unique('cpn-'), percent_off: 10, duration: 'forever' }), '/v1/coupons'),
+  // The plan's (only) price: the security suite archives it with the plan id it chose.
+  '/v1/plans/{id}/prices': async (tenant, ids) => {
+    const planId = ids.id ?? (await factories['/v1/plans']!(tenant, {}));
+    const res = await tenant.api('GET', `/v1/plans/${planId}`);
+    if (res.status !== 200) throw new Error(`factory for /v1/plans/{id}/prices: ${res.status} ${res.text}`);
+    return res.body.data.prices[0].id;
   },
 
   // An open invoice (auto-finalized: numbered, GST computed, posted to the ledger) for a fresh customer.
@@ -253,6 +264,9 @@ let creditNoteTargetInvoice: string | undefined;
 /** The other plan of the tenant whose subscription the factory made last (see validBodies). */
 let subscriptionTargetPlan: string | undefined;
 
+/** A coupon code of the tenant whose subscription the factory made last (see validBodies). */
+let subscriptionTargetCoupon: string | undefined;
+
 /**
  * A valid request body for routes with a path parameter whose body has required fields, keyed
  * `METHOD /path` (OpenAPI form). The security suite needs one so that a foreign id is refused by
@@ -274,6 +288,13 @@ export const validBodies: Record<string, unknown> = {
     },
     preview: true,
   },
+  'POST /v1/subscriptions/{id}/discount': {
+    get coupon() {
+      return subscriptionTargetCoupon ?? 'no-such-coupon';
+    },
+  },
+  'PATCH /v1/subscriptions/{id}': { quantity: 2, preview: true },
+  'POST /v1/plans/{id}/prices': { amount: 1000, currency: 'INR' },
   'PUT /v1/entities/{id}/exchange-rates': { currency: 'USD', rate: '83.25' },
   'POST /v1/invoices/{id}/tds': { tds_amount: 1 },
   // Same idea: the credit note's owner applies it to their own open invoice.

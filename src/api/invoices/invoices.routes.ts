@@ -1,13 +1,14 @@
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { createInvoice } from '../../flows/invoices/create-invoice.js';
 import { finalizeInvoiceWithCredit } from '../../flows/invoices/finalize-invoice.js';
 import { voidInvoiceWithCreditNotes } from '../../flows/invoices/void-invoice.js';
 import { recordCertifiedTds } from '../../flows/invoices/record-certified-tds.js';
 import { journalEntrySchema, listInvoiceJournalEntries } from '../../modules/ledger/index.js';
 import { z } from 'zod';
 import { createInvoiceBody, invoiceSchema, listInvoicesQuery, recordTdsBody } from '../../modules/invoices/index.js';
-import { createInvoiceFromApi, getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from '../../modules/invoices/index.js';
+import { getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from '../../modules/invoices/index.js';
 
 export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   const one = { 200: dataEnvelope(invoiceSchema) };
@@ -23,7 +24,7 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
     },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
-        let row = await createInvoiceFromApi(ctx, request.body);
+        let row = await createInvoice(ctx, request.body);
         if (request.body.auto_finalize) row = await finalizeInvoiceWithCredit(ctx, row.id);
         return { status: 201, body: { data: await renderInvoice(ctx, await getInvoiceRow(ctx, row.id)) } };
       }),

@@ -1,8 +1,8 @@
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
-import { createPlanBody, listPlansQuery, planSchema } from '../../modules/plans/index.js';
-import { createPlan, getPlan, listPlans } from '../../modules/plans/index.js';
+import { createPlanBody, createPriceBody, listPlansQuery, planSchema, priceParams, updatePlanBody } from '../../modules/plans/index.js';
+import { addPrice, archivePrice, createPlan, getPlan, listPlans, updatePlan } from '../../modules/plans/index.js';
 
 export function registerPlanRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
@@ -41,5 +41,45 @@ export function registerPlanRoutes(app: KoshApp, deps: AppDeps): void {
       schema: { tags: ['plans'], summary: 'Get a plan', params: idParams, response: { 200: dataEnvelope(planSchema) } },
     },
     async (request) => ({ data: await getPlan(readCtx(deps, request), request.params.id) }),
+  );
+  app.patch(
+    '/v1/plans/:id',
+    {
+      schema: {
+        tags: ['plans'],
+        summary: 'Update a plan (name, description, features, metadata); active: false archives it',
+        params: idParams,
+        body: updatePlanBody,
+        response: { 200: dataEnvelope(planSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await updatePlan(ctx, request.params.id, request.body) } })),
+  );
+  app.post(
+    '/v1/plans/:id/prices',
+    {
+      schema: {
+        tags: ['plans'],
+        summary: "Add a price (prices are immutable; by default the currency's active price is archived)",
+        params: idParams,
+        body: createPriceBody,
+        response: { 201: dataEnvelope(planSchema) },
+      },
+    },
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await addPrice(ctx, request.params.id, request.body) } })),
+  );
+  app.post(
+    '/v1/plans/:id/prices/:price_id/archive',
+    {
+      schema: {
+        tags: ['plans'],
+        summary: 'Archive a price: no new subscriptions use it; running subscriptions keep it',
+        params: priceParams,
+        response: { 200: dataEnvelope(planSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await archivePrice(ctx, request.params.id, request.params.price_id) } })),
   );
 }

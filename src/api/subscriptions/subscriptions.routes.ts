@@ -4,6 +4,9 @@ import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/ht
 import { cancelSubscription } from '../../flows/subscriptions/cancel-subscription.js';
 import { changeSubscriptionPlan, previewSubscriptionPlanChange, renderPlanChange } from '../../flows/subscriptions/change-subscription-plan.js';
 import { createSubscription } from '../../flows/subscriptions/create-subscription.js';
+import { changeSubscriptionQuantity, previewSubscriptionQuantityChange } from '../../flows/subscriptions/change-subscription-quantity.js';
+import { applySubscriptionDiscount } from '../../flows/subscriptions/apply-subscription-discount.js';
+import { applyDiscountBody, discountSchema, findCoupon, removeSubscriptionDiscount, toDiscount } from '../../modules/coupons/index.js';
 import { resumeSubscription } from '../../flows/subscriptions/resume-subscription.js';
 import { subscriptionUsage, upcomingInvoice } from '../../flows/subscriptions/preview-subscription-usage.js';
 import { upcomingInvoiceSchema } from '../../modules/invoices/index.js';
@@ -16,6 +19,8 @@ import {
   planChangeSchema,
   subscriptionSchema,
   subscriptionUsageSchema,
+  subscriptionUpdateSchema,
+  updateSubscriptionBody,
 } from '../../modules/subscriptions/index.js';
 import { getSubscription, listSubscriptions, pauseSubscription, reactivateSubscription, toSubscription } from '../../modules/subscriptions/index.js';
 
@@ -30,11 +35,69 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
         tags,
         summary: 'Create a subscription (trialing, or active with its first invoice finalized)',
         body: createSubscriptionBody,
-        response: { 201: dataEnvelope(subscriptionSchema) },
+        response: { 201: dataEnvelope(subscriptionSchema.extend({ discount: discountSchema.nullable().optional() })) },
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: toSubscription(await createSubscription(ctx, request.body)) } })),
+      runAction(deps, request, reply, async (ctx) => {
+        const { row, discount } = await createSubscription(ctx, request.body);
+        const coupon = discount ? await findCoupon(ctx.tx, ctx.tenantId, discount.coupon_id) : undefined;
+        return { status: 201, body: { data: { ...toSubscription(row), ...(discount && coupon ? { discount: toDiscount(discount, coupon) } : {}) } } };
+      }),
+  );
+
+  app.patch(
+    '/v1/subscriptions/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change the quantity (seats) now, prorated to the day like a plan change (preview: nothing written)',
+        params: idParams,
+        body: updateSubscriptionBody,
+        response: { 200: dataEnvelope(subscriptionUpdateSchema) },
+      },
+    },
+    async (request, reply) => {
+      const { preview, ...change } = request.body;
+      if (preview) {
+        const data = await previewSubscriptionQuantityChange(deps.db, principalOf(request).tenantId, deps.clock.now(), request.params.id, change);
+        return reply.code(200).send({ data });
+      }
+      return runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await changeSubscriptionQuantity(ctx, request.params.id, change) },
+      }));
+    },
+  );
+
+  app.post(
+    '/v1/subscriptions/:id/discount',
+    {
+      schema: {
+        tags,
+        summary: "Apply a coupon (id or code) to the subscription's next invoices; replaces the discount in force",
+        params: idParams,
+        body: applyDiscountBody,
+        response: { 200: dataEnvelope(subscriptionSchema.extend({ discount: discountSchema })) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        const { row, discount, coupon } = await applySubscriptionDiscount(ctx, request.params.id, request.body.coupon);
+        return { status: 200, body: { data: { ...toSubscription(row), discount: toDiscount(discount, coupon) } } };
+      }),
+  );
+
+  app.delete(
+    '/v1/subscriptions/:id/discount',
+    { schema: { tags, summary: 'End the discount in force on the subscription', params: idParams, response: { 200: dataEnvelope(discountSchema) } } },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        await getSubscription(ctx, request.params.id);
+        const ended = await removeSubscriptionDiscount(ctx, request.params.id);
+        const coupon = await findCoupon(ctx.tx, ctx.tenantId, ended.coupon_id);
+        return { status: 200, body: { data: toDiscount(ended, coupon!) } };
+      }),
   );
 
   app.get(

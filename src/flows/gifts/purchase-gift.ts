@@ -34,7 +34,7 @@ export async function purchaseGift(ctx: Ctx, input: CreateGiftBody): Promise<Gif
   const plan = await findPlan(ctx.tx, ctx.tenantId, input.plan_id);
   if (!plan) throw errors.notFound('plan');
   if (!plan.active) throw errors.invalidField('plan_id', `plan ${plan.code} is not active`);
-  const price = await choosePrice(ctx, await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id]), input.currency, plan.code);
+  const price = await choosePrice(ctx, await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id], { activeOnly: true }), input.currency, plan.code);
   const amount = giftPrice(price.amount, plan.interval_unit, plan.interval_count, input.duration_months);
   if (amount === null) {
     throw errors.invalidField('plan_id', `gifts are sold in months, and plan ${plan.code} bills by the ${plan.interval_unit}`);

@@ -16,6 +16,7 @@ import {
   prorateByDays,
   remainingDays,
   resolvePlanPrice,
+  resolveSubscriptionPrice,
   toSubscription,
   transitionSubscription,
   type ChangePlanBody,
@@ -24,6 +25,7 @@ import {
 } from '../../modules/subscriptions/index.js';
 import { creditUnusedSubscriptionTime } from './credit-unused-subscription-time.js';
 import { invoiceSubscriptionPeriod } from './invoice-subscription-period.js';
+import { previewInRollback } from './preview.js';
 
 type SubscriptionPatch = Updateable<DB['subscriptions']>;
 
@@ -55,12 +57,18 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   const { plan, price } = await resolvePlanPrice(ctx, input.plan_id, row.currency, 'plan_id');
   if (!plan.active) throw errors.conflict(`plan ${plan.code} is not active`, 'plan_inactive');
   assertChargeable(price, row.quantity, 'plan_id');
-  const { plan: oldPlan } = await resolvePlanPrice(ctx, row.plan_id, row.currency);
+  const { plan: oldPlan } = await resolveSubscriptionPrice(ctx, row);
 
   const sameInterval = plan.interval_unit === row.interval_unit && plan.interval_count === row.interval_count;
   const current = { start: row.current_period_start, end: row.current_period_end };
   const { remaining, total } = remainingDays(current, ctx.now);
-  const patch: SubscriptionPatch = { plan_id: plan.id, interval_unit: plan.interval_unit, interval_count: plan.interval_count, updated_at: ctx.now };
+  const patch: SubscriptionPatch = {
+    plan_id: plan.id,
+    price_id: price.id,
+    interval_unit: plan.interval_unit,
+    interval_count: plan.interval_count,
+    updated_at: ctx.now,
+  };
   let invoice: InvoiceRow | null = null;
   let creditNoteId: string | null = null;
   let unusedCredit = 0;
@@ -142,12 +150,6 @@ export async function renderPlanChange(ctx: Ctx, result: PlanChangeResult, previ
   };
 }
 
-class PreviewRollback extends Error {
-  constructor(readonly change: PlanChange) {
-    super('preview: rolled back');
-  }
-}
-
 /**
  * `preview: true`: the very same change (same code, same numbers and tax) in a transaction that is
  * then rolled back, so nothing is written — no invoice, no number taken, no event.
@@ -159,14 +161,5 @@ export async function previewSubscriptionPlanChange(
   id: string,
   input: Omit<ChangePlanBody, 'preview'>,
 ): Promise<PlanChange> {
-  try {
-    await db.transaction().execute(async (tx) => {
-      const ctx: Ctx = { tx, tenantId, now };
-      throw new PreviewRollback(await renderPlanChange(ctx, await changeSubscriptionPlan(ctx, id, input), true));
-    });
-  } catch (error) {
-    if (error instanceof PreviewRollback) return error.change;
-    throw error;
-  }
-  throw new Error('unreachable: the preview transaction always rolls back');
+  return previewInRollback(db, tenantId, now, async (ctx) => renderPlanChange(ctx, await changeSubscriptionPlan(ctx, id, input), true));
 }

@@ -1,6 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
+import { redeemCoupon, type DiscountRow } from '../../modules/coupons/index.js';
 import { findPlan } from '../../modules/plans/index.js';
 import {
   createSubscriptionRecord,
@@ -22,7 +23,7 @@ export const MAX_BACKDATE_DAYS = 366;
  * period is invoiced and finalized at once (advance billing, billing_reason subscription_create),
  * in the same transaction as the subscription and its subscription.created event.
  */
-export async function createSubscription(ctx: Ctx, input: CreateSubscriptionBody): Promise<SubscriptionRow> {
+export async function createSubscription(ctx: Ctx, input: CreateSubscriptionBody): Promise<{ row: SubscriptionRow; discount: DiscountRow | null }> {
   const start = input.start_at ? new Date(input.start_at) : ctx.now;
   if (start > ctx.now) throw errors.invalidField('start_at', 'cannot be in the future; use trial_days to delay the first charge');
   if (start.getTime() < ctx.now.getTime() - MAX_BACKDATE_DAYS * DAY_MS) {
@@ -49,6 +50,10 @@ export async function createSubscription(ctx: Ctx, input: CreateSubscriptionBody
     emit: false,
   });
   let row = created.row;
+  // The coupon is redeemed before the first invoice, which it discounts (once: only that one).
+  const discount = input.coupon
+    ? (await redeemCoupon(ctx, input.coupon, { customerId: row.customer_id, currency: row.currency, planIds: [plan.id], subscriptionId: row.id })).discount
+    : null;
   if (begin.status === 'active') {
     const invoice = await invoiceSubscriptionPeriod(ctx, {
       subscription: row,
@@ -61,5 +66,5 @@ export async function createSubscription(ctx: Ctx, input: CreateSubscriptionBody
     row = await updateSubscription(ctx.tx, ctx.tenantId, row.id, { latest_invoice_id: invoice.id });
   }
   await emitEvent(ctx, 'subscription.created', toSubscription(row));
-  return row;
+  return { row, discount };
 }

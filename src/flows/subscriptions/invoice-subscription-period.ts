@@ -1,4 +1,12 @@
 import type { Ctx } from '../../platform/context.js';
+import {
+  discountCovers,
+  discountLines,
+  recordInvoiceDiscounts,
+  subscriptionDiscounts,
+  type DiscountableLine,
+  type DiscountInForce,
+} from '../../modules/coupons/index.js';
 import type { Customer } from '../../modules/customers/index.js';
 import { createDraftInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
 import { describePricing, isSimpleUnitPrice, priceQuantity, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
@@ -61,15 +69,28 @@ export function periodLine(charge: PeriodCharge) {
  * database allows one subscription_create/subscription_cycle invoice per (subscription, period start).
  */
 export async function invoiceSubscriptionPeriod(ctx: Ctx, charge: PeriodCharge): Promise<InvoiceRow> {
+  const inForce = (await subscriptionDiscounts(ctx, [charge.subscription.id])).get(charge.subscription.id);
+  const { lines, applied } = discountSubscriptionLines([periodLine(charge)], inForce, charge.period.start, charge.subscription.currency);
   const draft = await createDraftInvoice(ctx, {
     customer: charge.customer,
     currency: charge.subscription.currency,
-    lines: [periodLine(charge)],
+    lines,
     subscriptionId: charge.subscription.id,
     billingReason: charge.billingReason,
     periodStart: charge.period.start,
     periodEnd: charge.period.end,
     collectionMethod: charge.subscription.collection_method,
   });
+  await recordInvoiceDiscounts(ctx, draft.id, applied);
   return finalizeInvoiceWithCredit(ctx, draft.id);
+}
+
+/**
+ * A subscription invoice's lines with its discount taken off, when the discount covers a period
+ * starting at `periodStart` (once: its first invoice; repeating: periods starting before its end;
+ * forever) — applyDiscounts on the lines, before GST. Renewals, plan and seat changes and the
+ * upcoming invoice all go through here.
+ */
+export function discountSubscriptionLines<L extends DiscountableLine>(lines: L[], inForce: DiscountInForce | undefined, periodStart: Date, currency: string) {
+  return discountLines(lines, inForce && discountCovers(inForce, periodStart, currency) ? [inForce] : []);
 }

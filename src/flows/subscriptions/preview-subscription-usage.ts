@@ -5,7 +5,9 @@ import { getCustomer } from '../../modules/customers/index.js';
 import { previewInvoice } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans } from '../../modules/plans/index.js';
 import { getSubscriptionRow, periodAfter, type SubscriptionRow } from '../../modules/subscriptions/index.js';
+import { subscriptionDiscounts } from '../../modules/coupons/index.js';
 import { computeRenewalLines, meteredCharges, type RenewalSubject } from './compute-renewal-lines.js';
+import { discountSubscriptionLines } from './invoice-subscription-period.js';
 
 export type SubscriptionUsage = {
   period_start: string;
@@ -15,9 +17,13 @@ export type SubscriptionUsage = {
 
 async function subjectOf(ctx: Ctx, row: SubscriptionRow): Promise<RenewalSubject> {
   const plan = await findPlan(ctx.tx, ctx.tenantId, row.plan_id);
-  const fixedPrice = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id])).find((p) => p.currency === row.currency);
+  // The price the subscription bills (kept after it is archived), else the plan's active one in its currency.
+  const fixed = await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id]);
+  const fixedPrice = fixed.find((p) => p.id === row.price_id) ?? fixed.find((p) => p.active && p.currency === row.currency);
   if (!plan || !fixedPrice) throw errors.conflict(`subscription ${row.id}: its plan has no price in ${row.currency}`, 'subscription_unpriced');
-  const meteredPrices = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id], 'metered')).filter((p) => p.currency === row.currency);
+  const meteredPrices = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id], { scope: 'metered', activeOnly: true })).filter(
+    (p) => p.currency === row.currency,
+  );
   return {
     subscription: row,
     plan,
@@ -33,7 +39,9 @@ async function subjectOf(ctx: Ctx, row: SubscriptionRow): Promise<RenewalSubject
 export async function subscriptionUsage(ctx: Ctx, id: string): Promise<SubscriptionUsage> {
   const row = await getSubscriptionRow(ctx, id);
   const period = { start: row.current_period_start, end: row.current_period_end };
-  const meteredPrices = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id], 'metered')).filter((p) => p.currency === row.currency);
+  const meteredPrices = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id], { scope: 'metered', activeOnly: true })).filter(
+    (p) => p.currency === row.currency,
+  );
   const charges = await meteredCharges(ctx, [{ key: row.id, customerId: row.customer_id, prices: meteredPrices, period }]);
   return {
     period_start: toIso(period.start),
@@ -54,11 +62,14 @@ export async function upcomingInvoice(ctx: Ctx, id: string) {
   }
   if (row.cancel_at_period_end) throw errors.conflict('the subscription ends at its period end: no renewal invoice comes', 'subscription_cancel_at_period_end');
   const subject = await subjectOf(ctx, row);
-  const [lines] = await computeRenewalLines(ctx, [subject]);
+  const [computed] = await computeRenewalLines(ctx, [subject]);
+  // The discount in force on the next period, as the renewal will take it off.
+  const inForce = (await subscriptionDiscounts(ctx, [row.id])).get(row.id);
+  const { lines } = discountSubscriptionLines(computed!, inForce, subject.nextPeriod.start, row.currency);
   return previewInvoice(ctx, {
     customer: subject.customer,
     currency: row.currency,
-    lines: lines!,
+    lines,
     subscriptionId: row.id,
     billingReason: 'subscription_cycle',
     periodStart: subject.nextPeriod.start,

@@ -1,6 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { emitEvent, emitEvents } from '../../platform/events/events.js';
 import { applyAvailableCredit, customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
+import { recordInvoiceDiscounts, subscriptionDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
 import { findCustomers, type Customer } from '../../modules/customers/index.js';
 import { issueInvoices, type DraftInvoiceInput } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
@@ -13,6 +14,7 @@ import {
   type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
 import { computeRenewalLines, type RenewalSubject } from './compute-renewal-lines.js';
+import { discountSubscriptionLines } from './invoice-subscription-period.js';
 import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
 
 export type RenewalOutcome = {
@@ -29,10 +31,14 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
     const plan = await findPlan(ctx.tx, ctx.tenantId, id);
     if (plan) plans.set(id, plan);
   }
+  // By id (what a subscription references) and, for one stored before it did, its plan's active price per currency.
   const prices = new Map<string, PriceRow>();
-  for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds)) prices.set(`${p.plan_id}/${p.currency}`, p);
+  for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds)) {
+    prices.set(p.id, p);
+    if (p.active) prices.set(`${p.plan_id}/${p.currency}`, p);
+  }
   const metered = new Map<string, PriceRow[]>();
-  for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds, 'metered')) {
+  for (const p of await pricesOfPlans(ctx.tx, ctx.tenantId, planIds, { scope: 'metered', activeOnly: true })) {
     const key = `${p.plan_id}/${p.currency}`;
     metered.set(key, [...(metered.get(key) ?? []), p]);
   }
@@ -64,6 +70,11 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
   const subjects: RenewalSubject[] = [];
   const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter> }[] = [];
   const inputs: DraftInvoiceInput[] = [];
+  const discountsApplied: { inForce: DiscountInForce; amount: number }[][] = [];
+  const discounts = await subscriptionDiscounts(
+    ctx,
+    claimed.map((r) => r.id),
+  );
   for (const row of claimed) {
     if (row.current_period_end > ctx.now) throw new Error(`subscription ${row.id} is not due until ${row.current_period_end.toISOString()}`);
     if (row.cancel_at_period_end) {
@@ -73,7 +84,7 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
       continue;
     }
     const plan = plans.get(row.plan_id);
-    const price = prices.get(`${row.plan_id}/${row.currency}`);
+    const price = (row.price_id ? prices.get(row.price_id) : undefined) ?? prices.get(`${row.plan_id}/${row.currency}`);
     const customer = customers.get(row.customer_id);
     if (!plan || !price || !customer) throw new Error(`subscription ${row.id}: its plan has no price in ${row.currency}, or its plan or customer is gone`);
     const period = periodAfter(row);
@@ -90,12 +101,15 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
     });
   }
   // One grouped usage query for the batch; the lines in arrears then the fee in advance.
-  const lines = await computeRenewalLines(ctx, subjects);
+  const computed = await computeRenewalLines(ctx, subjects);
   for (const [i, { row, period }] of renewing.entries()) {
+    // The discount in force (coupons) comes off the lines before GST, usage lines included.
+    const { lines, applied } = discountSubscriptionLines(computed[i]!, discounts.get(row.id), period.start, row.currency);
+    discountsApplied.push(applied);
     inputs.push({
       customer: subjects[i]!.customer,
       currency: row.currency,
-      lines: lines[i]!,
+      lines,
       subscriptionId: row.id,
       billingReason: 'subscription_cycle',
       periodStart: period.start,
@@ -104,6 +118,7 @@ export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): 
     });
   }
   const invoices = await issueInvoices(ctx, inputs);
+  for (const [i, invoice] of invoices.entries()) await recordInvoiceDiscounts(ctx, invoice.id, discountsApplied[i]!);
   const holdingCredit = await customersWithSpendableCredit(
     ctx.tx,
     ctx.tenantId,

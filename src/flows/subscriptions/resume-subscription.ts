@@ -5,7 +5,7 @@ import {
   canTransition,
   lockForTransition,
   periodOf,
-  resolvePlanPrice,
+  resolveSubscriptionPrice,
   toSubscription,
   transitionSubscription,
   updateSubscription,
@@ -24,7 +24,7 @@ export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscrip
   if (current.current_period_end > ctx.now) {
     row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'resume', { paused_at: null, updated_at: ctx.now });
   } else {
-    const { plan, price } = await resolvePlanPrice(ctx, current.plan_id, current.currency);
+    const { plan, price } = await resolveSubscriptionPrice(ctx, current);
     const customer = await getCustomer(ctx, current.customer_id);
     const period = periodOf({ billing_anchor: ctx.now, interval_unit: current.interval_unit, interval_count: current.interval_count }, 0);
     row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'resume', {

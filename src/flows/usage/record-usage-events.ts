@@ -112,7 +112,7 @@ async function latePeriodStarts(ctx: Ctx, rows: { row: EventInsert; metricCode: 
   if (rows.length === 0) return out;
   const subscriptions = await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [...new Set(rows.map((r) => r.row.customer_id))]);
   if (subscriptions.length === 0) return out;
-  const metered = await pricesOfPlans(ctx.tx, ctx.tenantId, [...new Set(subscriptions.map((s) => s.plan_id))], 'metered');
+  const metered = await pricesOfPlans(ctx.tx, ctx.tenantId, [...new Set(subscriptions.map((s) => s.plan_id))], { scope: 'metered', activeOnly: true });
   const metricsOfPlan = new Map<string, Set<string>>();
   for (const p of metered) {
     const key = `${p.plan_id}/${p.currency}`;

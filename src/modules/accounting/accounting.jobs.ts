@@ -77,10 +77,12 @@ function customerDoc(c: Customer): CustomerDoc {
 }
 
 function invoiceLines(invoice: Invoice): TaxedLine[] {
+  // A discounted line is sent as one unit at its net taxable value (the books' quantity × rate must
+  // equal the taxable value Kosh taxed), the discount named in the description.
   return invoice.lines.map((l) => ({
-    description: l.description,
-    quantity: l.quantity,
-    unit_amount: l.unit_amount,
+    description: l.discount_amount ? `${l.description} (${l.quantity} × ${l.unit_amount}, less ${l.discount_amount} discount)` : l.description,
+    quantity: l.discount_amount ? 1 : l.quantity,
+    unit_amount: l.discount_amount ? l.amount : l.unit_amount,
     amount: l.amount,
     hsn_code: l.hsn_code,
     rate_bp: l.tax_rate_bp,

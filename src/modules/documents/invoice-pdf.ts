@@ -187,6 +187,18 @@ function columnsFor(invoice: Invoice, contentWidth: number): Column[] {
     { key: 'hsn', label: 'HSN/SAC', width: 44, align: 'left', value: (l) => l.hsn_code },
     { key: 'qty', label: 'Qty', width: 30, align: 'right', value: (l) => String(l.quantity) },
     { key: 'unit', label: 'Unit price', width: 58, align: 'right', value: (l) => money(l.unit_amount) },
+    // A discount shown on the invoice reduces the value of supply: its own column, before the taxable value.
+    ...(invoice.discount_amount > 0
+      ? [
+          {
+            key: 'discount',
+            label: 'Discount',
+            width: 54,
+            align: 'right' as const,
+            value: (l: Line) => (l.discount_amount ? `-${money(l.discount_amount)}` : ''),
+          },
+        ]
+      : []),
     { key: 'taxable', label: 'Taxable value', width: 62, align: 'right', value: (l) => money(l.amount) },
   ];
   const tax = (group: string, share: number, amount: (l: Line) => number): Column[] => [

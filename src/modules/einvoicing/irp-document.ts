@@ -24,6 +24,8 @@ export type IrpLine = {
   description: string;
   quantity: number;
   unit_amount: number;
+  /** Taken off quantity × unit_amount before GST (a coupon); `amount` is the assessable value. */
+  discount_amount?: number;
   amount: number;
   hsn_code: string;
   rate_bp: number;
@@ -118,7 +120,8 @@ function itemOf(line: IrpLine, index: number) {
     // "OTH" (others) is the unit the IRP's unit list gives services; goods are counted in NOS.
     Unit: service ? 'OTH' : 'NOS',
     UnitPrice: Number((line.unit_amount / 100).toFixed(3)),
-    TotAmt: rupees(line.amount),
+    TotAmt: rupees(line.amount + (line.discount_amount ?? 0)),
+    Discount: line.discount_amount ? rupees(line.discount_amount) : undefined,
     AssAmt: rupees(line.amount),
     GstRt: line.rate_bp / 100,
     IgstAmt: rupees(line.igst_amount),

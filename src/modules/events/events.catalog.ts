@@ -6,6 +6,11 @@
  */
 export const EVENT_TYPES = [
   'plan.created',
+  'plan.updated',
+  'price.created',
+  'price.archived',
+  'coupon.created',
+  'coupon.updated',
   'customer.created',
   'customer.updated',
   'entity.created',
@@ -35,6 +40,8 @@ export const EVENT_TYPES = [
   'subscription.created',
   'subscription.renewed',
   'subscription.plan_changed',
+  'subscription.updated',
+  'subscription.discount_applied',
   'subscription.paused',
   'subscription.resumed',
   'subscription.canceled',

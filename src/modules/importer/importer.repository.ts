@@ -26,7 +26,8 @@ export type PlanRef = {
   code: string;
   interval_unit: DB['plans']['interval_unit'];
   interval_count: number;
-  prices: { currency: string; amount: number }[];
+  /** `id` is absent for a plan a dry run would create. */
+  prices: { id?: string; currency: string; amount: number }[];
 };
 
 // ── writes: ON CONFLICT DO NOTHING … RETURNING tells created from already there ───────────────
@@ -110,9 +111,10 @@ export async function findPlansByCodes(tx: Tx, tenantId: string, codes: string[]
   if (plans.length === 0) return [];
   const prices = await tx
     .selectFrom('prices')
-    .select(['plan_id', 'currency', 'amount'])
+    .select(['id', 'plan_id', 'currency', 'amount'])
     .where('tenant_id', '=', tenantId)
     .where('billing_scheme', '<>', 'metered')
+    .where('active', '=', true)
     .where(
       anyOf(
         'plan_id',
@@ -126,7 +128,7 @@ export async function findPlansByCodes(tx: Tx, tenantId: string, codes: string[]
   const byPlan = new Map<string, PlanRef['prices']>();
   for (const p of prices) {
     const list = byPlan.get(p.plan_id) ?? [];
-    list.push({ currency: p.currency, amount: p.amount });
+    list.push({ id: p.id, currency: p.currency, amount: p.amount });
     byPlan.set(p.plan_id, list);
   }
   return plans.map((p) => ({ ...p, prices: byPlan.get(p.id) ?? [] }));

@@ -71,6 +71,8 @@ export function toPlanRows(ctx: Ctx, record: PlanRecord): { plan: PlanInsert; pr
       package_size: null,
       metric_code: null,
       hsn_code: null,
+      active: true,
+      archived_at: null,
       created_at: ctx.now,
     },
   };
@@ -111,13 +113,19 @@ export function toCustomerRow(ctx: Ctx, record: CustomerRecord): CustomerInsert 
  * at current_period_end), ended/canceled at the period end when canceled, paused now when paused.
  * A trialing subscription's trial is its current period (trial_end as given, else the period end).
  */
-export function toSubscriptionRow(ctx: Ctx, record: SubscriptionRecord, refs: { customerId: string; plan: PlanRef; currency: string }): SubscriptionInsert {
+export function toSubscriptionRow(
+  ctx: Ctx,
+  record: SubscriptionRecord,
+  refs: { customerId: string; plan: PlanRef; currency: string; priceId?: string | null },
+): SubscriptionInsert {
   const ended = record.status === 'canceled' ? record.current_period_end : null;
   return {
     tenant_id: ctx.tenantId,
     id: newId(),
     customer_id: refs.customerId,
     plan_id: refs.plan.id,
+    // The price it bills, as createSubscriptionRecord stores it.
+    price_id: refs.priceId ?? null,
     currency: refs.currency,
     quantity: 1,
     status: record.status,
@@ -263,7 +271,7 @@ function where(entry: FileKey): string {
 }
 
 /** The price a subscription is billed at: the plan's only price, or its price in the tenant's base currency. */
-function pickPrice(plan: Pick<PlanRef, 'prices'>, baseCurrency: string): { currency: string } | string {
+function pickPrice(plan: Pick<PlanRef, 'prices'>, baseCurrency: string): { id?: string; currency: string } | string {
   if (plan.prices.length === 1) return plan.prices[0]!;
   const base = plan.prices.find((p) => p.currency === baseCurrency);
   if (base) return base;
@@ -291,7 +299,7 @@ export async function importSubscriptions(ctx: Ctx, batch: Valid<SubscriptionRec
   const customers = new Map((await findCustomersByEmails(ctx.tx, ctx.tenantId, emails)).map((c) => [c.email.toLowerCase(), c.id]));
 
   const failed: FailedRow[] = [];
-  const ready: (Valid<SubscriptionRecord> & { customerId: string; plan: PlanRef; currency: string })[] = [];
+  const ready: (Valid<SubscriptionRecord> & { customerId: string; plan: PlanRef; currency: string; priceId?: string })[] = [];
   for (const row of fresh) {
     const { plan_code: code, customer_email: email } = row.record;
     const problems: string[] = [];
@@ -320,7 +328,13 @@ export async function importSubscriptions(ctx: Ctx, batch: Valid<SubscriptionRec
       failed.push(failure('subscription', row, problems.join('; ')));
       continue;
     }
-    ready.push({ ...row, customerId: customerId!, plan: plan as PlanRef, currency: (price as { currency: string }).currency });
+    ready.push({
+      ...row,
+      customerId: customerId!,
+      plan: plan as PlanRef,
+      currency: (price as { currency: string }).currency,
+      priceId: (price as { id?: string }).id,
+    });
   }
 
   if (dryRun) return { created: ready.length, skipped: existing.size, failed, failedKeys: [] };

@@ -42,6 +42,13 @@ export const createInvoiceBody = z.object({
   collection_method: z.enum(['send_invoice', 'charge_automatically']).default('send_invoice'),
   memo: fields.text(1000).optional(),
   metadata: fields.metadata().default({}),
+  coupon: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("a coupon's id or code: its discount lowers the lines' taxable value before GST (plan-restricted coupons: only those plans' lines)"),
 });
 export type CreateInvoiceBody = z.infer<typeof createInvoiceBody>;
 
@@ -66,7 +73,8 @@ export const invoiceLineSchema = z
     description: z.string(),
     quantity: z.int(),
     unit_amount: z.int(),
-    amount: z.int(),
+    discount_amount: z.int().describe('taken off quantity × unit_amount before GST'),
+    amount: z.int().describe('the taxable value: quantity × unit_amount − discount_amount'),
     hsn_code: z.string(),
     tax_rate_bp: z.int(),
     cgst_amount: z.int(),
@@ -105,7 +113,8 @@ export const invoiceSchema = z
     subscription_id: z.uuid().nullable(),
     billing_reason: z.string(),
     currency: z.string(),
-    subtotal: z.int(),
+    subtotal: z.int().describe('the taxable value: the sum of line amounts, after discounts'),
+    discount_amount: z.int().describe('what discounts took off the lines before GST'),
     tax_amount: z.int(),
     cgst_amount: z.int(),
     sgst_amount: z.int(),

@@ -39,6 +39,7 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
     billing_reason: row.billing_reason,
     currency: row.currency,
     subtotal: row.subtotal,
+    discount_amount: row.discount_amount ?? 0,
     tax_amount: row.tax_amount,
     cgst_amount: row.cgst_amount,
     sgst_amount: row.sgst_amount,
@@ -79,6 +80,7 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
       description: l.description,
       quantity: l.quantity,
       unit_amount: l.unit_amount,
+      discount_amount: l.discount_amount ?? 0,
       amount: l.amount,
       hsn_code: l.hsn_code,
       tax_rate_bp: l.rate_bp,
@@ -109,6 +111,8 @@ export type DraftLine = {
   description: string;
   quantity: number;
   unit_amount: number;
+  /** Taken off quantity × unit_amount before GST (coupons: applyDiscounts); 0 by default. */
+  discount_amount?: number;
   hsn_code?: string;
   /** The rate the line or its plan gives; else the code's rate applies. */
   tax_rate_bp?: number | null;
@@ -150,7 +154,7 @@ function taxInvoice(
   entity: EntityRow,
   customer: Customer,
   currency: string,
-  lines: readonly { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null }[],
+  lines: readonly { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null; discount_amount?: number }[],
   rate: InvoiceExchangeRate,
   field: (index: number | null, name: string) => string = apiField,
 ): InvoiceTax {
@@ -229,6 +233,7 @@ export function buildDraftInvoice(
     unit_amount: l.unit_amount,
     hsn_code: resolveHsnCode(l.hsn_code, null, sacCode),
     tax_rate_bp: l.tax_rate_bp ?? null,
+    discount_amount: l.discount_amount ?? 0,
   }));
   const tax = taxInvoice(entity, input.customer, input.currency, taxLines, rate, input.field);
   const id = newId();
@@ -243,6 +248,7 @@ export function buildDraftInvoice(
     billing_reason: input.billingReason ?? 'manual',
     currency: input.currency,
     ...invoiceTaxColumns(tax, rate),
+    discount_amount: input.lines.reduce((sum, l) => sum + (l.discount_amount ?? 0), 0),
     amount_paid: 0,
     amount_tds: 0,
     amount_credited: 0,
@@ -273,6 +279,7 @@ export function buildDraftInvoice(
       description: l.description,
       quantity: l.quantity,
       unit_amount: l.unit_amount,
+      discount_amount: l.discount_amount ?? 0,
       hsn_code: t.hsn_code,
       explicit_rate_bp: l.tax_rate_bp ?? null,
       ...lineTaxColumns(t),
@@ -365,7 +372,7 @@ export async function resolveApiLines(ctx: Ctx, input: CreateInvoiceBody): Promi
     }
     const plan = await findPlan(ctx.tx, ctx.tenantId, line.plan_id);
     if (!plan) throw errors.notFound('plan');
-    const price = (await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id])).find((p) => p.currency === input.currency);
+    const price = (await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id], { activeOnly: true })).find((p) => p.currency === input.currency);
     if (!price && line.unit_amount === undefined) {
       throw errors.invalidField(`lines.${i}.plan_id`, `plan ${plan.code} has no price in ${input.currency}`);
     }
@@ -382,13 +389,14 @@ export async function resolveApiLines(ctx: Ctx, input: CreateInvoiceBody): Promi
   return lines;
 }
 
-export async function createInvoiceFromApi(ctx: Ctx, input: CreateInvoiceBody): Promise<InvoiceRow> {
+/** POST /v1/invoices as a draft; `lines` when the caller resolved (and discounted) them already. */
+export async function createInvoiceFromApi(ctx: Ctx, input: CreateInvoiceBody, lines?: DraftLine[]): Promise<InvoiceRow> {
   const customer = await getCustomer(ctx, input.customer_id);
   return createDraftInvoice(ctx, {
     customer,
     entityId: input.entity_id,
     currency: input.currency,
-    lines: await resolveApiLines(ctx, input),
+    lines: lines ?? (await resolveApiLines(ctx, input)),
     dueDate: input.due_date ? new Date(input.due_date) : undefined,
     memo: input.memo,
     metadata: input.metadata,
@@ -457,7 +465,13 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
     entity,
     customer,
     draft.currency,
-    drafted.map((l) => ({ quantity: l.quantity, unit_amount: l.unit_amount, hsn_code: l.hsn_code, tax_rate_bp: l.explicit_rate_bp })),
+    drafted.map((l) => ({
+      quantity: l.quantity,
+      unit_amount: l.unit_amount,
+      hsn_code: l.hsn_code,
+      tax_rate_bp: l.explicit_rate_bp,
+      discount_amount: l.discount_amount,
+    })),
     rate,
   );
   const lines = drafted.map((l, i) => ({ ...l, ...lineTaxColumns(tax.lines[i]!) }));

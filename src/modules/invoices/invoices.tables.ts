@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Json, NullableJson, Timestamp } from '../../platform/db/schema.js';
 
 export type InvoiceStatus = 'draft' | 'open' | 'paid' | 'void' | 'uncollectible';
@@ -23,7 +24,10 @@ export interface InvoicesTable {
   status: InvoiceStatus;
   billing_reason: string;
   currency: string;
+  /** The taxable value: the lines' amounts, discounts already taken off. */
   subtotal: number;
+  /** What discounts took off the lines before GST (DESIGN §13); 0 without a discount. */
+  discount_amount: Generated<number>;
   tax_amount: number;
   cgst_amount: number;
   sgst_amount: number;
@@ -75,6 +79,8 @@ export interface InvoiceLinesTable {
   description: string;
   quantity: number;
   unit_amount: number;
+  /** Taken off quantity × unit_amount before GST: `amount` is the net taxable value. */
+  discount_amount: Generated<number>;
   amount: number;
   hsn_code: string;
   rate_bp: number;

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
@@ -23,6 +23,31 @@ export async function insertPlan(
   if (prices.length) await deferWrite(tx, tx.insertInto('prices').values(prices), mapError);
 }
 
+export async function updatePlanRow(tx: Tx, tenantId: string, id: string, patch: Updateable<PlansTable>): Promise<PlanRow | undefined> {
+  return tx.updateTable('plans').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+/** Locks the plan row: price changes of one plan queue behind each other. */
+export async function lockPlan(tx: Tx, tenantId: string, id: string): Promise<PlanRow | undefined> {
+  return tx.selectFrom('plans').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
+}
+
+export async function insertPrice(tx: Tx, row: Insertable<PricesTable>): Promise<PriceRow> {
+  return tx.insertInto('prices').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function archivePriceRow(tx: Tx, tenantId: string, planId: string, id: string, now: Date): Promise<PriceRow | undefined> {
+  return tx
+    .updateTable('prices')
+    .set({ active: false, archived_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('plan_id', '=', planId)
+    .where('id', '=', id)
+    .where('active', '=', true)
+    .returningAll()
+    .executeTakeFirst();
+}
+
 export async function findPlan(tx: Tx, tenantId: string, id: string): Promise<PlanRow | undefined> {
   return tx.selectFrom('plans').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
@@ -32,21 +57,33 @@ export async function findPlanByCode(tx: Tx, tenantId: string, code: string): Pr
 }
 
 /**
- * The prices of plans. `fixed` (the default, what subscriptions, invoices and gifts charge): the
- * per_unit or tiered price of each currency; `metered`: the usage prices billed in arrears; `all`.
+ * The prices of plans. `scope` `fixed` (the default, what subscriptions, invoices and gifts
+ * charge): the per_unit or tiered price of each currency; `metered`: the usage prices billed in
+ * arrears; `all`. Archived prices too unless `activeOnly` (what new subscriptions and invoices may use).
  */
-export async function pricesOfPlans(tx: Tx, tenantId: string, planIds: string[], scope: 'fixed' | 'metered' | 'all' = 'fixed'): Promise<PriceRow[]> {
+export async function pricesOfPlans(
+  tx: Tx,
+  tenantId: string,
+  planIds: string[],
+  options: { scope?: 'fixed' | 'metered' | 'all'; activeOnly?: boolean } = {},
+): Promise<PriceRow[]> {
   if (planIds.length === 0) return [];
+  const scope = options.scope ?? 'fixed';
   let query = tx.selectFrom('prices').selectAll().where('tenant_id', '=', tenantId).where('plan_id', 'in', planIds);
   if (scope === 'fixed') query = query.where('billing_scheme', '<>', 'metered');
   if (scope === 'metered') query = query.where('billing_scheme', '=', 'metered');
+  if (options.activeOnly) query = query.where('active', '=', true);
   return query.orderBy('created_at').orderBy('id').execute();
+}
+
+export async function findPrice(tx: Tx, tenantId: string, id: string): Promise<PriceRow | undefined> {
+  return tx.selectFrom('prices').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
 export type PlanFilter = { q?: string; currency?: string; interval_unit?: string };
 
 /** A price as the list reads it: in the plan's row, as JSON, timestamps already RFC 3339 strings. */
-export type PriceJson = Omit<PriceRow, 'created_at'> & { created_at: string };
+export type PriceJson = Omit<PriceRow, 'created_at' | 'archived_at'> & { created_at: string; archived_at: string | null };
 export type PlanWithPricesRow = PlanRow & { price_rows: PriceJson[] };
 
 /** A page of plans with their prices in one statement (one round trip, one snapshot). */
@@ -80,7 +117,8 @@ export async function listPlanRows(tx: Tx, tenantId: string, filter: PlanFilter,
           SELECT json_agg(json_build_object(
             'tenant_id', pr.tenant_id, 'id', pr.id, 'plan_id', pr.plan_id, 'currency', pr.currency, 'amount', pr.amount,
             'type', pr.type, 'billing_scheme', pr.billing_scheme, 'tiers_mode', pr.tiers_mode, 'tiers', pr.tiers,
-            'package_size', pr.package_size, 'metric_code', pr.metric_code, 'hsn_code', pr.hsn_code,
+            'package_size', pr.package_size, 'metric_code', pr.metric_code, 'hsn_code', pr.hsn_code, 'active', pr.active,
+            'archived_at', to_char(pr.archived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
             'created_at', to_char(pr.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
           ) ORDER BY pr.created_at, pr.id)
           FROM prices pr WHERE pr.tenant_id = plans.tenant_id AND pr.plan_id = plans.id), '[]'::json)`.as('price_rows'),

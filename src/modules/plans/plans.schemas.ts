@@ -20,37 +20,40 @@ export const billingScheme = z.enum(['per_unit', 'tiered', 'metered']);
  * `tiered`: `tiers` in `tiers_mode`, applied to the subscription's quantity; `metered`: billed in
  * arrears on the usage of `metric_code`, at `amount` per unit (or package) or by `tiers`.
  */
-const priceInput = z
-  .object({
-    amount: fields.positiveMinorUnits().optional(),
-    currency: fields.currency(),
-    billing_scheme: billingScheme.default('per_unit'),
-    tiers_mode: z.enum(['graduated', 'volume']).optional(),
-    tiers: z.array(tierSchema).min(1).max(50).optional(),
-    package_size: z.int().min(1).max(1_000_000_000).optional(),
-    metric_code: z.string().min(1).max(100).optional(),
-    hsn_code: z
-      .string()
-      .regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code')
-      .optional()
-      .describe("this price's HSN/SAC on invoice lines; the plan's when absent"),
-  })
-  .superRefine((price, ctx) => {
-    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    const tiered = price.billing_scheme === 'tiered' || (price.billing_scheme === 'metered' && price.tiers !== undefined);
-    if (price.billing_scheme === 'metered' && !price.metric_code) issue('metric_code', 'a metered price needs the metric_code of a billable metric');
-    if (price.billing_scheme !== 'metered' && price.metric_code !== undefined) issue('metric_code', 'only a metered price has a metric_code');
-    if (tiered) {
-      if (!price.tiers) issue('tiers', 'a tiered price needs tiers');
-      else for (const problem of tierProblems(price.tiers)) issue('tiers', problem);
-      if (!price.tiers_mode) issue('tiers_mode', 'graduated or volume is required with tiers');
-      if (price.amount !== undefined) issue('amount', 'a price has either amount or tiers, not both');
-      if (price.package_size !== undefined) issue('package_size', 'package pricing applies to a per-unit amount, not to tiers');
-    } else {
-      if (price.amount === undefined) issue('amount', 'amount is required (greater than 0)');
-      if (price.tiers_mode !== undefined) issue('tiers_mode', 'tiers_mode goes with tiers');
-    }
-  });
+const priceFields = z.object({
+  amount: fields.positiveMinorUnits().optional(),
+  currency: fields.currency(),
+  billing_scheme: billingScheme.default('per_unit'),
+  tiers_mode: z.enum(['graduated', 'volume']).optional(),
+  tiers: z.array(tierSchema).min(1).max(50).optional(),
+  package_size: z.int().min(1).max(1_000_000_000).optional(),
+  metric_code: z.string().min(1).max(100).optional(),
+  hsn_code: z
+    .string()
+    .regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code')
+    .optional()
+    .describe("this price's HSN/SAC on invoice lines; the plan's when absent"),
+});
+
+/** The rules across a price's fields (a refinement, so it is applied to each schema built from priceFields). */
+function checkPrice(price: z.infer<typeof priceFields>, ctx: z.RefinementCtx): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  const tiered = price.billing_scheme === 'tiered' || (price.billing_scheme === 'metered' && price.tiers !== undefined);
+  if (price.billing_scheme === 'metered' && !price.metric_code) issue('metric_code', 'a metered price needs the metric_code of a billable metric');
+  if (price.billing_scheme !== 'metered' && price.metric_code !== undefined) issue('metric_code', 'only a metered price has a metric_code');
+  if (tiered) {
+    if (!price.tiers) issue('tiers', 'a tiered price needs tiers');
+    else for (const problem of tierProblems(price.tiers)) issue('tiers', problem);
+    if (!price.tiers_mode) issue('tiers_mode', 'graduated or volume is required with tiers');
+    if (price.amount !== undefined) issue('amount', 'a price has either amount or tiers, not both');
+    if (price.package_size !== undefined) issue('package_size', 'package pricing applies to a per-unit amount, not to tiers');
+  } else {
+    if (price.amount === undefined) issue('amount', 'amount is required (greater than 0)');
+    if (price.tiers_mode !== undefined) issue('tiers_mode', 'tiers_mode goes with tiers');
+  }
+}
+
+const priceInput = priceFields.superRefine(checkPrice);
 
 export type PriceInput = z.infer<typeof priceInput>;
 
@@ -119,6 +122,30 @@ export const createPlanBody = z
 
 export type CreatePlanBody = z.infer<typeof createPlanBody>;
 
+export const updatePlanBody = z.object({
+  name: fields.requiredText(200).optional(),
+  description: fields.text(2000).nullable().optional(),
+  metadata: fields.metadata().optional(),
+  features: z.array(z.string().max(200)).max(100).optional(),
+  active: z.boolean().optional().describe('false archives the plan: no new subscriptions (409 plan_inactive); running ones renew as before'),
+});
+export type UpdatePlanBody = z.infer<typeof updatePlanBody>;
+
+/** A new price for a plan (prices are immutable): by default it replaces the active price in its currency, which is archived. */
+export const createPriceBody = priceFields
+  .extend({
+    replace: z
+      .boolean()
+      .default(true)
+      .describe(
+        'archive the active price it replaces (same currency; for a metered price, same metric) — true, the default; false refuses with 409 when there is one',
+      ),
+  })
+  .superRefine(checkPrice);
+export type CreatePriceBody = z.infer<typeof createPriceBody>;
+
+export const priceParams = z.object({ id: z.uuid(), price_id: z.uuid() });
+
 export const listPlansQuery = z.object({
   q: z.string().max(200).optional(),
   currency: fields.currency().optional(),
@@ -138,6 +165,8 @@ export const priceSchema = z
     package_size: z.int().nullable(),
     metric_code: z.string().nullable(),
     hsn_code: z.string().nullable(),
+    active: z.boolean().describe('false once archived: new subscriptions cannot use it; running ones keep it'),
+    archived_at: fields.timestamp().nullable(),
     created_at: fields.timestamp(),
   })
   .meta({ id: 'Price' });

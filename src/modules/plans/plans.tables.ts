@@ -41,6 +41,9 @@ export interface PricesTable {
   metric_code: Generated<string | null>;
   /** The HSN/SAC of this price's invoice lines; null: the plan's. */
   hsn_code: Generated<string | null>;
+  /** Prices are immutable: a change is a new price, the old one archived (active false). */
+  active: Generated<boolean>;
+  archived_at: Generated<Timestamp | null>;
   created_at: Timestamp;
 }
 

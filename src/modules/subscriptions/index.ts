@@ -14,6 +14,7 @@ export {
   periodOf,
   remainingDays,
   resolvePlanPrice,
+  resolveSubscriptionPrice,
   startingSchedule,
   toSubscription,
   type CreatedRecord,
@@ -49,9 +50,12 @@ export {
   type ChangePlanBody,
   type CreateSubscriptionBody,
   type PlanChange,
+  type SubscriptionUpdate,
+  type UpdateSubscriptionBody,
   type Subscription,
 } from './subscriptions.schemas.js';
 export type { SubscriptionStatus } from './subscriptions.tables.js';
 export { addInterval, daysBetween, periodBoundary, prorate, prorateByDays } from './periods.js';
 export { subscriptionUsageSchema } from './subscriptions.schemas.js';
+export { subscriptionUpdateSchema, updateSubscriptionBody } from './subscriptions.schemas.js';
 export { cancelSubscriptionBody, canceledSubscriptionSchema, changePlanBody, createSubscriptionBody, listSubscriptionsQuery } from './subscriptions.schemas.js';

@@ -19,6 +19,7 @@ export const createSubscriptionBody = z.object({
   external_id: fields.text(200).optional(),
   metadata: fields.metadata().default({}),
   collection_method: z.enum(['send_invoice', 'charge_automatically']).default('send_invoice'),
+  coupon: z.string().trim().min(1).max(100).optional().describe("a coupon's id or code, applied to the subscription's invoices for the coupon's duration"),
 });
 export type CreateSubscriptionBody = z.infer<typeof createSubscriptionBody>;
 
@@ -48,12 +49,26 @@ export const changePlanBody = z.object({
 });
 export type ChangePlanBody = z.infer<typeof changePlanBody>;
 
+/** PATCH /v1/subscriptions/{id}: seats (DESIGN §13), prorated like a plan change. */
+export const updateSubscriptionBody = z.object({
+  quantity: z.int().min(1).max(1_000_000),
+  proration_behavior: z
+    .enum(['create_prorations', 'none'])
+    .default('create_prorations')
+    .describe(
+      'create_prorations: credit the unused time and charge the new quantity for the rest of the period now; none: the new quantity is billed from the next renewal',
+    ),
+  preview: z.boolean().default(false).describe('answer with what the change would do (invoice, credit note, proration) and write nothing'),
+});
+export type UpdateSubscriptionBody = z.infer<typeof updateSubscriptionBody>;
+
 export const subscriptionSchema = z
   .object({
     id: z.uuid(),
     tenant_id: z.uuid(),
     customer_id: z.uuid(),
     plan_id: z.uuid(),
+    price_id: z.uuid().nullable().describe('the price it bills (kept when the plan gains a new price)'),
     status: subscriptionStatus,
     currency: z.string(),
     quantity: z.int(),
@@ -131,3 +146,13 @@ export const subscriptionUsageSchema = z
     ),
   })
   .meta({ id: 'SubscriptionUsage' });
+/** A seat change: the subscription as changed, with what it invoiced and credited (as a plan change reports it). */
+export const subscriptionUpdateSchema = subscriptionSchema
+  .extend({
+    preview: z.boolean(),
+    invoice: invoiceSchema.nullable(),
+    credit_note: creditNoteSchema.nullable(),
+    proration: planChangeSchema.shape.proration.extend({ previous_quantity: z.int(), quantity: z.int() }),
+  })
+  .meta({ id: 'SubscriptionUpdate' });
+export type SubscriptionUpdate = z.infer<typeof subscriptionUpdateSchema>;

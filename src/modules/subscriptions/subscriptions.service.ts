@@ -5,7 +5,7 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { findCustomer, type Customer } from '../customers/index.js';
-import { findPlan, pricesOfPlans, type IntervalUnit, type PlanRow, type PriceRow } from '../plans/index.js';
+import { findPlan, findPrice, pricesOfPlans, type IntervalUnit, type PlanRow, type PriceRow } from '../plans/index.js';
 import { getTenant } from '../tenants/index.js';
 import { addInterval, daysBetween, periodBoundary, type BillingPeriod } from './periods.js';
 import {
@@ -26,6 +26,7 @@ export function toSubscription(row: SubscriptionRow): Subscription {
     tenant_id: row.tenant_id,
     customer_id: row.customer_id,
     plan_id: row.plan_id,
+    price_id: row.price_id,
     status: row.status,
     currency: row.currency,
     quantity: row.quantity,
@@ -96,7 +97,7 @@ export type PlanPrice = { plan: PlanRow; price: PriceRow };
 export async function resolvePlanPrice(ctx: Ctx, planId: string, currency: string | undefined, field = 'currency'): Promise<PlanPrice> {
   const plan = await findPlan(ctx.tx, ctx.tenantId, planId);
   if (!plan) throw errors.notFound('plan');
-  const prices = await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id]);
+  const prices = await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id], { activeOnly: true });
   if (currency) {
     const price = prices.find((p) => p.currency === currency);
     if (!price) {
@@ -111,6 +112,19 @@ export async function resolvePlanPrice(ctx: Ctx, planId: string, currency: strin
     throw errors.invalidField('currency', `plan ${plan.code} has prices in ${prices.map((p) => p.currency).join(', ')}: say which currency`);
   }
   return { plan, price };
+}
+
+/**
+ * The plan and price a subscription bills: the price it references (kept, even archived, until the
+ * subscription is changed), else — a subscription stored before prices were referenced — its
+ * plan's active price in its currency.
+ */
+export async function resolveSubscriptionPrice(ctx: Ctx, row: Pick<SubscriptionRow, 'plan_id' | 'price_id' | 'currency'>): Promise<PlanPrice> {
+  if (row.price_id) {
+    const [plan, price] = await Promise.all([findPlan(ctx.tx, ctx.tenantId, row.plan_id), findPrice(ctx.tx, ctx.tenantId, row.price_id)]);
+    if (plan && price) return { plan, price };
+  }
+  return resolvePlanPrice(ctx, row.plan_id, row.currency);
 }
 
 /** Leaves room for tax on top: the invoice total must stay a safe integer. */
@@ -174,6 +188,7 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
     id: newId(),
     customer_id: customer.id,
     plan_id: plan.id,
+    price_id: price.id,
     currency: price.currency,
     quantity,
     status: input.status,

@@ -18,6 +18,7 @@ const allowed: Record<SubscriptionEvent, SubscriptionStatus[]> = {
   schedule_cancel: ['active', 'trialing', 'past_due', 'unpaid'],
   reactivate: ['active', 'trialing', 'past_due', 'unpaid'],
   change_plan: ['active', 'trialing', 'past_due'],
+  change_quantity: ['active', 'trialing', 'past_due'],
 };
 
 describe('subscription states', () => {

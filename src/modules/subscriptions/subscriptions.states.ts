@@ -38,6 +38,7 @@ export const subscriptionTransitions = {
   schedule_cancel: { from: ['active', 'trialing', 'past_due', 'unpaid'], pendingCancel: false, verb: 'cancel at period end' },
   reactivate: { from: ['active', 'trialing', 'past_due', 'unpaid'], pendingCancel: true, verb: 'reactivate' },
   change_plan: { from: ['active', 'trialing', 'past_due'], verb: 'change the plan of' },
+  change_quantity: { from: ['active', 'trialing', 'past_due'], verb: 'change the quantity of' },
 } as const satisfies Record<string, Transition>;
 
 export type SubscriptionEvent = keyof typeof subscriptionTransitions;

@@ -8,6 +8,8 @@ export interface SubscriptionsTable {
   id: string;
   customer_id: string;
   plan_id: string;
+  /** The price it bills: the one it was created (or last changed) with, archived or not. */
+  price_id: string | null;
   currency: string;
   quantity: number;
   status: SubscriptionStatus;

@@ -39,7 +39,8 @@ export type TaxType = 'intra_state' | 'inter_state' | 'export' | 'sez' | '';
 export type GstSupplier = { country_code: string; state_code?: string | null; lut?: boolean };
 export type GstCustomer = { country_code?: string | null; state_code?: string | null; gstin?: string | null; sez?: boolean };
 /** `hsn_code` is already resolved (see `resolveHsnCode`); `tax_rate_bp` overrides the code's rate. */
-export type GstLineInput = { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null };
+/** `discount_amount` (a discount shown on the invoice) lowers the line's taxable value: amount = quantity × unit_amount − discount. */
+export type GstLineInput = { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null; discount_amount?: number };
 
 /** The INR amounts of a line (CGST Rules, rule 34): value converted, tax computed on it. */
 export type InrLine = { amount: number; cgst_amount: number; sgst_amount: number; igst_amount: number; tax_amount: number; total: number };
@@ -187,8 +188,13 @@ export function computeInvoiceTax(input: ComputeInvoiceTaxInput): InvoiceTax {
     if (!Number.isSafeInteger(line.unit_amount) || line.unit_amount < 0) {
       throw new RangeError(`unit_amount must be a non-negative integer of minor units, got ${line.unit_amount}`);
     }
-    const amount = line.quantity * line.unit_amount;
-    if (!Number.isSafeInteger(amount)) throw errors.invalidField(field(i, 'unit_amount'), `quantity × unit_amount ${TOO_LARGE}`);
+    const gross = line.quantity * line.unit_amount;
+    if (!Number.isSafeInteger(gross)) throw errors.invalidField(field(i, 'unit_amount'), `quantity × unit_amount ${TOO_LARGE}`);
+    const discount = line.discount_amount ?? 0;
+    if (!Number.isSafeInteger(discount) || discount < 0 || discount > gross) {
+      throw new RangeError(`discount_amount must be an integer between 0 and the line amount ${gross}, got ${discount}`);
+    }
+    const amount = gross - discount;
     const codeRate = regime.tax_type === '' ? 0 : gstRateBasisPoints(line.hsn_code, line.tax_rate_bp, (name) => field(i, name));
     const appliedRate = zeroRated ? 0 : codeRate;
     const tax = taxOf(amount, appliedRate, regime);
