@@ -55,6 +55,7 @@ export const factories: Record<string, Factory> = {
         totp_secret: null,
         totp_pending_secret: null,
         totp_enabled_at: null,
+        totp_last_step: null,
         last_sign_in_at: null,
         created_at: now,
         updated_at: now,

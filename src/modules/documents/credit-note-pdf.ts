@@ -19,7 +19,7 @@ import {
   stateLabel,
   type PrintedEinvoice,
 } from './invoice-pdf.js';
-import { useUnicodeFonts } from './unicode-text.js';
+import { prepareUnicodeFonts, useUnicodeFonts } from './unicode-text.js';
 
 export type CreditNoteDocument = {
   note: CreditNote;
@@ -73,6 +73,7 @@ export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Bu
   const supplier = partyLines(input.supplier, 'supplier', gstApplies);
   const customer = partyLines(input.customer, 'customer', gstApplies);
   const { default: PDFDocument } = (await import('pdfkit')) as { default: typeof PDFKitDocument };
+  await prepareUnicodeFonts();
   const doc = useUnicodeFonts(
     new PDFDocument({
       size: 'A4',

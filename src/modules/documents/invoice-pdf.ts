@@ -1,10 +1,9 @@
 // pdfkit loads on the first PDF, not at start-up.
 import type PDFKitDocument from 'pdfkit';
-import QRCode from 'qrcode';
 import type { Invoice, PartySnapshot } from '../invoices/index.js';
 import { gstState } from '../tax/index.js';
 import { formatAmount, formatDate, formatMoney, formatRate, rupeesInWords } from './format.js';
-import { useUnicodeFonts } from './unicode-text.js';
+import { prepareUnicodeFonts, useUnicodeFonts } from './unicode-text.js';
 
 /**
  * The invoice as a PDF (A4): a GST tax invoice with the particulars of CGST Rules, rule 46 —
@@ -58,6 +57,8 @@ export async function drawEinvoiceBlock(
   const height = einvoice.signed_qr_code ? qrSize + 8 : 44;
   doc.rect(left, y, width, height).lineWidth(0.6).strokeColor(RULE).stroke();
   if (einvoice.signed_qr_code) {
+    // qrcode (and pngjs) load with the first e-invoice PDF, not at start-up.
+    const { default: QRCode } = await import('qrcode');
     const png = await QRCode.toBuffer(einvoice.signed_qr_code, { errorCorrectionLevel: 'L', margin: 1, width: 368 });
     doc.image(png, left + width - qrSize - 4, y + 4, { width: qrSize, height: qrSize });
   }
@@ -266,6 +267,7 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
   const customer = partyLines(invoice.customer_details, 'customer', gstApplies);
 
   const { default: PDFDocument } = (await import('pdfkit')) as { default: typeof PDFKitDocument };
+  await prepareUnicodeFonts();
   const doc = useUnicodeFonts(
     new PDFDocument({
       size: 'A4',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { create as openFont, type Font } from 'fontkit';
+import type { Font } from 'fontkit';
 
 /**
  * Unicode text in pdfkit, which embeds one font per text call and has no fallback: text is cut
@@ -32,12 +32,20 @@ const FACES: Record<FontStyle, string[]> = {
 
 type Face = { name: string; data: Buffer; font: Font };
 let faces: Record<FontStyle, Face[]> | null = null;
+// fontkit (and the Unicode tables it decompresses) loads with the first PDF, not at start-up.
+let openFont: ((data: Buffer) => Font) | null = null;
+
+/** Loads fontkit; a PDF renderer awaits it before `useUnicodeFonts`. */
+export async function prepareUnicodeFonts(): Promise<void> {
+  openFont ??= ((await import('fontkit')) as { create: (data: Buffer) => Font }).create;
+}
 
 function loadFaces(): Record<FontStyle, Face[]> {
   if (!faces) {
     const load = (style: FontStyle) =>
       FACES[style].map((path, i) => {
         const data = readFileSync(path);
+        if (!openFont) throw new Error('prepareUnicodeFonts() must be awaited before a PDF is drawn');
         return { name: `kosh-${style}-${i}`, data, font: openFont(data) };
       });
     faces = { regular: load('regular'), bold: load('bold') };

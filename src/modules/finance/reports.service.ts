@@ -1,3 +1,4 @@
+import type { Page } from '../../platform/http/envelope.js';
 import { Readable } from 'node:stream';
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
@@ -102,11 +103,7 @@ function filterOf(query: JournalQuery): EntryFilter {
   };
 }
 
-export async function listJournalEntries(
-  ctx: Ctx,
-  query: JournalQuery,
-  page: { limit: number; offset: number },
-): Promise<{ entries: JournalEntry[]; total: number }> {
+export async function listJournalEntries(ctx: Ctx, query: JournalQuery, page: Page): Promise<{ entries: JournalEntry[]; total: number }> {
   const { entries, total } = await listEntries(ctx.tx, ctx.tenantId, filterOf(query), page);
   return { entries: await toJournalEntries(ctx, entries), total };
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
-import { readTogether } from '../../platform/db/read-together.js';
+import { paginate } from '../../platform/db/paginate.js';
+import type { Page } from '../../platform/http/envelope.js';
 import type { EntryRow, LineRow } from './ledger.repository.js';
 import './ledger.tables.js';
 
@@ -51,18 +52,15 @@ function filtered(tx: Tx, tenantId: string, f: EntryFilter) {
 }
 
 /** A page of entries (oldest first) and the count of all that match. */
-export async function listEntries(
-  tx: Tx,
-  tenantId: string,
-  f: EntryFilter,
-  page: { limit: number; offset: number },
-): Promise<{ entries: EntryRow[]; total: number }> {
-  const [entries, count] = await readTogether(
-    tx,
-    filtered(tx, tenantId, f).selectAll().orderBy('posted_at').orderBy('id').limit(page.limit).offset(page.offset),
-    filtered(tx, tenantId, f).select((eb) => eb.fn.countAll<number>().as('n')),
-  );
-  return { entries: entries as EntryRow[], total: Number((count as { n: number }[])[0]?.n ?? 0) };
+export async function listEntries(tx: Tx, tenantId: string, f: EntryFilter, page: Page): Promise<{ entries: EntryRow[]; total: number }> {
+  const { rows, total } = await paginate<EntryRow>(tx, filtered(tx, tenantId, f), {
+    tenantId,
+    table: 'journal_entries',
+    page,
+    orderBy: 'posted_at',
+    ascending: true,
+  });
+  return { entries: rows, total };
 }
 
 export type ExportRow = EntryRow & Omit<LineRow, 'id' | 'tenant_id' | 'entry_id'> & { line_id: string };

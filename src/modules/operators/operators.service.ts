@@ -73,6 +73,7 @@ async function insertUser(tx: Tx, now: Date, tenantId: string, input: { email: s
     totp_secret: null,
     totp_pending_secret: null,
     totp_enabled_at: null,
+    totp_last_step: null,
     last_sign_in_at: null,
     created_at: now,
     updated_at: now,
@@ -241,6 +242,7 @@ export async function acceptInvitation(
       totp_secret: null,
       totp_pending_secret: null,
       totp_enabled_at: null,
+      totp_last_step: null,
       last_sign_in_at: null,
       created_at: now,
       updated_at: now,
@@ -262,9 +264,29 @@ function totpOf(secretBase32: string, email: string): OTPAuth.TOTP {
 
 const totpAad = (user: { tenant_id: string; id: string }) => `tenant:${user.tenant_id}:user:${user.id}:totp`;
 
-function totpMatches(secrets: SecretBox, user: UserRow, sealed: string, code: string, now: Date): boolean {
+const TOTP_PERIOD_MS = 30_000;
+
+/** The time step of the code when it matches (±1 step), else null. */
+function totpStep(secrets: SecretBox, user: UserRow, sealed: string, code: string, now: Date): number | null {
   const secret = secrets.open(sealed, totpAad(user));
-  return totpOf(secret, user.email).validate({ token: code.replace(/\s/g, ''), timestamp: now.getTime(), window: 1 }) !== null;
+  const delta = totpOf(secret, user.email).validate({ token: code.replace(/\s/g, ''), timestamp: now.getTime(), window: 1 });
+  return delta === null ? null : Math.floor(now.getTime() / TOTP_PERIOD_MS) + delta;
+}
+
+/**
+ * Spends a time step: a code is accepted once (RFC 6238 §5.2), so a code seen over a shoulder or
+ * in a log cannot be used again. False when this or a later step was already used.
+ */
+async function spendTotpStep(tx: Tx, user: UserRow, step: number): Promise<boolean> {
+  const spent = await tx
+    .updateTable('users')
+    .set({ totp_last_step: step })
+    .where('tenant_id', '=', user.tenant_id)
+    .where('id', '=', user.id)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .returning('id')
+    .executeTakeFirst();
+  return spent !== undefined;
 }
 
 /**
@@ -286,7 +308,8 @@ export async function signIn(db: Kysely<DB>, now: Date, secrets: SecretBox, inpu
   return db.transaction().execute(async (tx) => {
     if (user.totp_enabled_at && user.totp_secret) {
       if (input.totp_code) {
-        if (!totpMatches(secrets, user, user.totp_secret, input.totp_code, now)) throw errors.unauthorized('invalid_credentials', INVALID_CREDENTIALS);
+        const step = totpStep(secrets, user, user.totp_secret, input.totp_code, now);
+        if (step === null || !(await spendTotpStep(tx, user, step))) throw errors.unauthorized('invalid_credentials', INVALID_CREDENTIALS);
       } else if (input.recovery_code) {
         const used = await tx
           .updateTable('user_recovery_codes')
@@ -347,10 +370,11 @@ export async function enableTotp(ctx: Ctx, secrets: SecretBox, userId: string, c
   const user = await userForUpdate(ctx, userId);
   if (user.totp_enabled_at) throw errors.conflict('TOTP is already on', 'totp_already_enabled');
   if (!user.totp_pending_secret) throw errors.conflict('set up TOTP first (POST /v1/auth/totp/setup)', 'totp_not_set_up');
-  if (!totpMatches(secrets, user, user.totp_pending_secret, code, ctx.now)) throw errors.unauthorized('invalid_credentials', INVALID_CREDENTIALS);
+  const step = totpStep(secrets, user, user.totp_pending_secret, code, ctx.now);
+  if (step === null) throw errors.unauthorized('invalid_credentials', INVALID_CREDENTIALS);
   await ctx.tx
     .updateTable('users')
-    .set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_enabled_at: ctx.now, updated_at: ctx.now })
+    .set({ totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_enabled_at: ctx.now, totp_last_step: step, updated_at: ctx.now })
     .where('tenant_id', '=', ctx.tenantId)
     .where('id', '=', userId)
     .execute();
@@ -372,7 +396,7 @@ export async function disableTotp(ctx: Ctx, userId: string, password: string): P
   if (!(await verifyPassword(user.password_hash, password))) throw errors.unauthorized('invalid_credentials', INVALID_CREDENTIALS);
   await ctx.tx
     .updateTable('users')
-    .set({ totp_secret: null, totp_pending_secret: null, totp_enabled_at: null, updated_at: ctx.now })
+    .set({ totp_secret: null, totp_pending_secret: null, totp_enabled_at: null, totp_last_step: null, updated_at: ctx.now })
     .where('tenant_id', '=', ctx.tenantId)
     .where('id', '=', userId)
     .execute();

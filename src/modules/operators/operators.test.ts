@@ -69,7 +69,7 @@ const signIn = (body: Record<string, unknown>, headers: Record<string, string> =
 beforeAll(async () => {
   sink = await startMailSink();
   t = await startTestKosh({
-    env: { SMTP_URL: sink.url, KOSH_PUBLIC_URL: 'https://billing.example.in', KOSH_RATE_LIMIT_SIGN_IN_FAILURES: '5', KOSH_RATE_LIMIT_PORTAL_LOGIN: '1000' },
+    env: { SMTP_URL: sink.url, KOSH_PUBLIC_URL: 'https://billing.example.in', KOSH_RATE_LIMIT_SIGN_IN_FAILURES: '6', KOSH_RATE_LIMIT_PORTAL_LOGIN: '1000' },
   });
   acme = await t.registerTenant({ name: 'Acme Cloud' });
 });
@@ -110,6 +110,11 @@ describe('operators', () => {
     expect(setup.body.data.qr_svg).toMatch(/^<svg/);
     const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(setup.body.data.secret) });
     const code = () => totp.generate({ timestamp: t.clock.now().getTime() });
+    /** A code of the next 30 s step: each step's code is accepted once. */
+    const nextCode = () => {
+      t.clock.advance(30_000);
+      return code();
+    };
     const wrongEnable = await as(s, 'POST', '/v1/auth/totp/enable', { code: code() === '000000' ? '111111' : '000000' });
     expect(wrongEnable.status).toBe(401);
     const enabled = await as(s, 'POST', '/v1/auth/totp/enable', { code: code() });
@@ -125,8 +130,12 @@ describe('operators', () => {
     const wrongCode = await signIn({ email: 'asha@acme.test', password: 'correct horse battery', totp_code: code() === '123456' ? '654321' : '123456' });
     expect(wrongCode.status).toBe(401);
     expect(wrongCode.body.error).toMatchObject({ reason: 'invalid_credentials', message: noPassword.body.error.message });
-    const withCode = await signIn({ email: 'asha@acme.test', password: 'correct horse battery', totp_code: code() });
+    const used = nextCode();
+    const withCode = await signIn({ email: 'asha@acme.test', password: 'correct horse battery', totp_code: used });
     expect(withCode.status, withCode.text).toBe(200);
+    const replayed = await signIn({ email: 'asha@acme.test', password: 'correct horse battery', totp_code: used });
+    expect(replayed.status).toBe(401);
+    expect(replayed.body.error.reason).toBe('invalid_credentials');
     expect(withCode.body.data.user.totp_enabled).toBe(true);
 
     const byRecovery = await signIn({ email: 'asha@acme.test', password: 'correct horse battery', recovery_code: recovery[3] });
@@ -150,16 +159,16 @@ describe('operators', () => {
     expect(reusedReset.status).toBe(410);
     expect(reusedReset.body.error.reason).toBe('reset_token_expired');
     expect((await signIn({ email: 'asha@acme.test', password: 'correct horse battery', totp_code: code() })).status).toBe(401);
-    const fresh = await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: code() });
+    const fresh = await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: nextCode() });
     expect(fresh.status, fresh.text).toBe(200);
 
     // Sign-out ends this session; sign-out everywhere ends the others.
     const one = sessionOf(fresh);
-    const two = sessionOf(await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: code() }));
+    const two = sessionOf(await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: nextCode() }));
     expect((await as(one, 'POST', '/v1/auth/sign-out')).status).toBe(204);
     expect((await as(one, 'GET', '/v1/auth/me')).status).toBe(401);
     expect((await as(two, 'GET', '/v1/auth/me')).status).toBe(200);
-    const three = sessionOf(await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: code() }));
+    const three = sessionOf(await signIn({ email: 'asha@acme.test', password: 'a brand new passphrase', totp_code: nextCode() }));
     expect((await as(two, 'POST', '/v1/auth/sign-out-everywhere')).status).toBe(204);
     expect((await as(three, 'GET', '/v1/auth/me')).status).toBe(401);
   });
@@ -172,8 +181,8 @@ describe('operators', () => {
     expect(wrongEmail.status).toBe(401);
     expect(wrongPassword.body.error.reason).toBe('invalid_credentials');
     expect(wrongEmail.body.error.message).toBe(wrongPassword.body.error.message);
-    // KOSH_RATE_LIMIT_SIGN_IN_FAILURES=5 per e-mail and address: one failure above, four more, then refused.
-    for (let i = 0; i < 4; i++) expect((await signIn({ email: 'ravi@acme.test', password: `wrong ${i}` })).status).toBe(401);
+    // KOSH_RATE_LIMIT_SIGN_IN_FAILURES=6 per e-mail and address: one failure above, five more, then refused.
+    for (let i = 0; i < 5; i++) expect((await signIn({ email: 'ravi@acme.test', password: `wrong ${i}` })).status).toBe(401);
     const limited = await signIn({ email: 'ravi@acme.test', password: 'correct horse battery' });
     expect(limited.status).toBe(429);
     expect(limited.headers['retry-after']).toBeDefined();

@@ -45,6 +45,8 @@ export interface UsersTable {
   totp_secret: string | null;
   totp_pending_secret: string | null;
   totp_enabled_at: Timestamp | null;
+  /** bigint: read back as a string. */
+  totp_last_step: number | string | null;
   last_sign_in_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
