@@ -31,6 +31,10 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   imports: MONEY,
   analytics: MONEY,
   events: MONEY,
+  // Pricing and what it bills: coupons, billable metrics and the usage recorded against them.
+  coupons: MONEY,
+  'billable-metrics': MONEY,
+  usage: MONEY,
   // Customers: support may create and update them; their payment methods are money.
   customers: { read: 'viewer', write: 'support' },
   // Operators, API keys, webhook endpoints, connections, settings, entities: admin.
@@ -43,6 +47,10 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   entities: ADMIN,
   organizations: ADMIN,
   'audit-log': ADMIN,
+  // What Kosh sends customers, and the SMS provider's credentials.
+  'email-templates': ADMIN,
+  'notification-settings': ADMIN,
+  'sms-connections': ADMIN,
   // The operator's own session, password and TOTP: any signed-in operator.
   auth: { read: 'viewer', write: 'viewer' },
 };

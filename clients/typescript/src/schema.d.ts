@@ -205,6 +205,50 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Update a plan (name, description, features, metadata); active: false archives it
+         * @description Update a plan (name, description, features, metadata); active: false archives it.
+         */
+        patch: operations["updatePlan"];
+        trace?: never;
+    };
+    "/v1/plans/{id}/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a price (prices are immutable; by default the currency's active price is archived)
+         * @description Add a price (prices are immutable; by default the currency's active price is archived).
+         */
+        post: operations["pricesPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plans/{id}/prices/{price_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a price: no new subscriptions use it; running subscriptions keep it
+         * @description Archive a price: no new subscriptions use it; running subscriptions keep it.
+         */
+        post: operations["archivePlansPrice"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -292,6 +336,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/coupons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List coupons
+         * @description List coupons.
+         */
+        get: operations["listCoupons"];
+        put?: never;
+        /**
+         * Create a coupon (percent_off or amount_off + currency; once, repeating or forever)
+         * @description Create a coupon (percent_off or amount_off + currency; once, repeating or forever).
+         */
+        post: operations["createCoupon"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/coupons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a coupon
+         * @description Get a coupon.
+         */
+        get: operations["getCoupon"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename or (de)activate a coupon; its terms never change
+         * @description Rename or (de)activate a coupon; its terms never change.
+         */
+        patch: operations["updateCoupon"];
+        trace?: never;
+    };
     "/v1/customers": {
         parameters: {
             query?: never;
@@ -368,6 +460,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a subscription
+         * @description Get a subscription.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the quantity (seats) now, prorated to the day like a plan change (preview: nothing written)
+         * @description Change the quantity (seats) now, prorated to the day like a plan change (preview: nothing written).
+         */
+        patch: operations["updateSubscription"];
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/discount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a coupon (id or code) to the subscription's next invoices; replaces the discount in force
+         * @description Apply a coupon (id or code) to the subscription's next invoices; replaces the discount in force.
+         */
+        post: operations["discountSubscription"];
+        /**
+         * End the discount in force on the subscription
+         * @description End the discount in force on the subscription.
+         */
+        delete: operations["deleteSubscriptionsDiscount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{id}/usage": {
         parameters: {
             query?: never;
@@ -400,26 +540,6 @@ export interface paths {
          * @description The invoice the next renewal would issue now (usage so far, next fixed fee, GST), computed without writing.
          */
         get: operations["getSubscriptionsUpcomingInvoice"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/subscriptions/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a subscription
-         * @description Get a subscription.
-         */
-        get: operations["getSubscription"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3106,6 +3226,106 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "plan.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * plan.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `plan.updated` (see docs/events.md).
+         */
+        post: operations["onPlanUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "price.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * price.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `price.created` (see docs/events.md).
+         */
+        post: operations["onPriceCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "price.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * price.archived event
+         * @description Sent to every enabled webhook endpoint subscribed to `price.archived` (see docs/events.md).
+         */
+        post: operations["onPriceArchived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "coupon.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * coupon.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `coupon.created` (see docs/events.md).
+         */
+        post: operations["onCouponCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "coupon.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * coupon.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `coupon.updated` (see docs/events.md).
+         */
+        post: operations["onCouponUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "customer.created": {
         parameters: {
             query?: never;
@@ -3680,6 +3900,46 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `subscription.plan_changed` (see docs/events.md).
          */
         post: operations["onSubscriptionPlanChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `subscription.updated` (see docs/events.md).
+         */
+        post: operations["onSubscriptionUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.discount_applied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.discount_applied event
+         * @description Sent to every enabled webhook endpoint subscribed to `subscription.discount_applied` (see docs/events.md).
+         */
+        post: operations["onSubscriptionDiscountApplied"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4308,6 +4568,9 @@ export interface components {
             package_size: number | null;
             metric_code: string | null;
             hsn_code: string | null;
+            /** @description false once archived: new subscriptions cannot use it; running ones keep it */
+            active: boolean;
+            archived_at: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
@@ -4399,6 +4662,9 @@ export interface components {
             description: string;
             quantity: number;
             unit_amount: number;
+            /** @description taken off quantity × unit_amount before GST */
+            discount_amount: number;
+            /** @description the taxable value: quantity × unit_amount − discount_amount */
             amount: number;
             hsn_code: string;
             tax_rate_bp: number;
@@ -4430,7 +4696,10 @@ export interface components {
             subscription_id: string | null;
             billing_reason: string;
             currency: string;
+            /** @description the taxable value: the sum of line amounts, after discounts */
             subtotal: number;
+            /** @description what discounts took off the lines before GST */
+            discount_amount: number;
             tax_amount: number;
             cgst_amount: number;
             sgst_amount: number;
@@ -4514,7 +4783,10 @@ export interface components {
             subscription_id: string | null;
             billing_reason: string;
             currency: string;
+            /** @description the taxable value: the sum of line amounts, after discounts */
             subtotal: number;
+            /** @description what discounts took off the lines before GST */
+            discount_amount: number;
             tax_amount: number;
             cgst_amount: number;
             sgst_amount: number;
@@ -4723,6 +4995,8 @@ export interface components {
             customer_id: string;
             /** Format: uuid */
             plan_id: string;
+            /** @description the price it bills (kept when the plan gains a new price) */
+            price_id: string | null;
             /** @enum {string} */
             status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
             currency: string;
@@ -4760,6 +5034,8 @@ export interface components {
             customer_id: string;
             /** Format: uuid */
             plan_id: string;
+            /** @description the price it bills (kept when the plan gains a new price) */
+            price_id: string | null;
             /** @enum {string} */
             status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
             currency: string;
@@ -4836,6 +5112,69 @@ export interface components {
                 /** @description what the metered price makes of it, in minor units, before GST */
                 amount: number;
             }[];
+        };
+        SubscriptionUpdate: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            plan_id: string;
+            /** @description the price it bills (kept when the plan gains a new price) */
+            price_id: string | null;
+            /** @enum {string} */
+            status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
+            currency: string;
+            quantity: number;
+            gift_code: string | null;
+            gifted_by: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            current_period_start: string;
+            /** @description RFC 3339 date-time in UTC */
+            current_period_end: string;
+            cancel_at_period_end: boolean;
+            trial_start: string | null;
+            trial_end: string | null;
+            canceled_at: string | null;
+            paused_at: string | null;
+            ended_at: string | null;
+            external_id: string | null;
+            latest_invoice_id: string | null;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            collection_method: "send_invoice" | "charge_automatically";
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+            preview: boolean;
+            invoice: components["schemas"]["Invoice"] | null;
+            credit_note: components["schemas"]["CreditNote"] | null;
+            proration: {
+                prorated: boolean;
+                /** @description RFC 3339 date-time in UTC */
+                changed_at: string;
+                /** @description RFC 3339 date-time in UTC */
+                period_start: string;
+                /** @description RFC 3339 date-time in UTC */
+                period_end: string;
+                remaining_days: number;
+                period_days: number;
+                /** @description what the unused time of the old plan was worth, gross, minor units */
+                unused_value: number;
+                /** @description gross, minor units: the unused value, or what remained creditable on its invoice if less */
+                unused_credit: number;
+                /** @description true when earlier credit notes on the invoice left less to credit than the unused value */
+                credit_capped: boolean;
+                /** @description net of tax, minor units (the invoice adds GST) */
+                new_charge: number;
+                previous_quantity: number;
+                quantity: number;
+            };
         };
         GatewayConnection: {
             /** Format: uuid */
@@ -4954,6 +5293,55 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        Coupon: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            /** @constant */
+            object: "coupon";
+            code: string;
+            name: string;
+            percent_off: number | null;
+            amount_off: number | null;
+            currency: string | null;
+            /** @enum {string} */
+            duration: "once" | "repeating" | "forever";
+            duration_in_months: number | null;
+            max_redemptions: number | null;
+            times_redeemed: number;
+            redeem_by: string | null;
+            plan_ids: string[];
+            active: boolean;
+            /** @description active, before redeem_by and below max_redemptions */
+            valid: boolean;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        Discount: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "discount";
+            /** Format: uuid */
+            coupon_id: string;
+            coupon_code: string;
+            /** Format: uuid */
+            customer_id: string;
+            subscription_id: string | null;
+            invoice_id: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            start: string;
+            /** @description repeating: start + duration_in_months; once and forever: null */
+            end: string | null;
+            invoices_discounted: number;
+            ended_at: string | null;
         };
         BillableMetric: {
             /** Format: uuid */
@@ -6876,6 +7264,8 @@ export interface operations {
                      *               "package_size": 1,
                      *               "metric_code": "metric code",
                      *               "hsn_code": "998314",
+                     *               "active": true,
+                     *               "archived_at": "2026-04-01T00:00:00.000Z",
                      *               "created_at": "2026-04-01T00:00:00.000Z"
                      *             }
                      *           ],
@@ -7048,6 +7438,8 @@ export interface operations {
                      *             "package_size": 1,
                      *             "metric_code": "metric code",
                      *             "hsn_code": "998314",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
                      *         ],
@@ -7125,6 +7517,8 @@ export interface operations {
                      *             "package_size": 1,
                      *             "metric_code": "metric code",
                      *             "hsn_code": "998314",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
                      *         ],
@@ -7141,6 +7535,341 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updatePlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The update a plan (name, description, features, metadata); active: false archives it request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Pro",
+                 *       "description": "description",
+                 *       "metadata": {},
+                 *       "features": [
+                 *         "feature"
+                 *       ],
+                 *       "active": true
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    };
+                    features?: string[];
+                    /** @description false archives the plan: no new subscriptions (409 plan_inactive); running ones renew as before */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "code": "acme-pro",
+                     *         "description": "description",
+                     *         "interval_unit": "day",
+                     *         "interval": "day",
+                     *         "interval_count": 1,
+                     *         "trial_days": 1,
+                     *         "active": true,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "features": [
+                     *           "feature"
+                     *         ],
+                     *         "metadata": {},
+                     *         "prices": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "currency": "INR",
+                     *             "amount": 49900,
+                     *             "type": "type",
+                     *             "billing_scheme": "billing scheme",
+                     *             "tiers_mode": "graduated",
+                     *             "tiers": [
+                     *               {
+                     *                 "up_to": 1,
+                     *                 "unit_amount": 49900,
+                     *                 "flat_amount": 49900
+                     *               }
+                     *             ],
+                     *             "package_size": 1,
+                     *             "metric_code": "metric code",
+                     *             "hsn_code": "998314",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Plan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    pricesPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The add a price (prices are immutable; by default the currency's active price is archived) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "billing_scheme": "per_unit",
+                 *       "tiers_mode": "graduated",
+                 *       "tiers": [
+                 *         {
+                 *           "up_to": 1,
+                 *           "unit_amount": 49900,
+                 *           "flat_amount": 49900
+                 *         }
+                 *       ],
+                 *       "package_size": 1,
+                 *       "metric_code": "metric code",
+                 *       "hsn_code": "998314",
+                 *       "replace": true
+                 *     }
+                 */
+                "application/json": {
+                    amount?: number;
+                    currency: string;
+                    /**
+                     * @default per_unit
+                     * @enum {string}
+                     */
+                    billing_scheme?: "per_unit" | "tiered" | "metered";
+                    /** @enum {string} */
+                    tiers_mode?: "graduated" | "volume";
+                    tiers?: {
+                        /** @description the last unit of the tier; null (only on the last tier) = no upper bound */
+                        up_to: number | null;
+                        /** @description the price of one unit in the tier, in minor units */
+                        unit_amount: number;
+                        /** @description added once when the tier is reached */
+                        flat_amount?: number;
+                    }[];
+                    package_size?: number;
+                    metric_code?: string;
+                    /** @description this price's HSN/SAC on invoice lines; the plan's when absent */
+                    hsn_code?: string;
+                    /**
+                     * @description archive the active price it replaces (same currency; for a metered price, same metric) — true, the default; false refuses with 409 when there is one
+                     * @default true
+                     */
+                    replace?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "code": "acme-pro",
+                     *         "description": "description",
+                     *         "interval_unit": "day",
+                     *         "interval": "day",
+                     *         "interval_count": 1,
+                     *         "trial_days": 1,
+                     *         "active": true,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "features": [
+                     *           "feature"
+                     *         ],
+                     *         "metadata": {},
+                     *         "prices": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "currency": "INR",
+                     *             "amount": 49900,
+                     *             "type": "type",
+                     *             "billing_scheme": "billing scheme",
+                     *             "tiers_mode": "graduated",
+                     *             "tiers": [
+                     *               {
+                     *                 "up_to": 1,
+                     *                 "unit_amount": 49900,
+                     *                 "flat_amount": 49900
+                     *               }
+                     *             ],
+                     *             "package_size": 1,
+                     *             "metric_code": "metric code",
+                     *             "hsn_code": "998314",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Plan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    archivePlansPrice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The price id (path). */
+                price_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "name": "Acme Pro",
+                     *         "code": "acme-pro",
+                     *         "description": "description",
+                     *         "interval_unit": "day",
+                     *         "interval": "day",
+                     *         "interval_count": 1,
+                     *         "trial_days": 1,
+                     *         "active": true,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "features": [
+                     *           "feature"
+                     *         ],
+                     *         "metadata": {},
+                     *         "prices": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "currency": "INR",
+                     *             "amount": 49900,
+                     *             "type": "type",
+                     *             "billing_scheme": "billing scheme",
+                     *             "tiers_mode": "graduated",
+                     *             "tiers": [
+                     *               {
+                     *                 "up_to": 1,
+                     *                 "unit_amount": 49900,
+                     *                 "flat_amount": 49900
+                     *               }
+                     *             ],
+                     *             "package_size": 1,
+                     *             "metric_code": "metric code",
+                     *             "hsn_code": "998314",
+                     *             "active": true,
+                     *             "archived_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Plan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7438,6 +8167,317 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listCoupons: {
+        parameters: {
+            query?: {
+                /** @description The active (query). */
+                active?: "true" | "false";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "coupon",
+                     *           "code": "acme-pro",
+                     *           "name": "Acme Pro",
+                     *           "percent_off": 1,
+                     *           "amount_off": 49900,
+                     *           "currency": "INR",
+                     *           "duration": "once",
+                     *           "duration_in_months": 1,
+                     *           "max_redemptions": 1,
+                     *           "times_redeemed": 1,
+                     *           "redeem_by": "redeem by",
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "active": true,
+                     *           "valid": true,
+                     *           "metadata": {},
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Coupon"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createCoupon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a coupon (percent_off or amount_off + currency; once, repeating or forever) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "acme-pro",
+                 *       "name": "Acme Pro",
+                 *       "percent_off": 1,
+                 *       "amount_off": 49900,
+                 *       "currency": "INR",
+                 *       "duration": "once",
+                 *       "duration_in_months": 1,
+                 *       "max_redemptions": 1,
+                 *       "redeem_by": "2026-04-01T00:00:00.000Z",
+                 *       "plan_ids": [
+                 *         "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       ],
+                 *       "metadata": {}
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                    name?: string;
+                    percent_off?: number;
+                    amount_off?: number;
+                    currency?: string;
+                    /** @enum {string} */
+                    duration: "once" | "repeating" | "forever";
+                    duration_in_months?: number;
+                    max_redemptions?: number;
+                    /** Format: date-time */
+                    redeem_by?: string;
+                    plan_ids?: string[];
+                    /** @default {} */
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "coupon",
+                     *         "code": "acme-pro",
+                     *         "name": "Acme Pro",
+                     *         "percent_off": 1,
+                     *         "amount_off": 49900,
+                     *         "currency": "INR",
+                     *         "duration": "once",
+                     *         "duration_in_months": 1,
+                     *         "max_redemptions": 1,
+                     *         "times_redeemed": 1,
+                     *         "redeem_by": "redeem by",
+                     *         "plan_ids": [
+                     *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         ],
+                     *         "active": true,
+                     *         "valid": true,
+                     *         "metadata": {},
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCoupon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "coupon",
+                     *         "code": "acme-pro",
+                     *         "name": "Acme Pro",
+                     *         "percent_off": 1,
+                     *         "amount_off": 49900,
+                     *         "currency": "INR",
+                     *         "duration": "once",
+                     *         "duration_in_months": 1,
+                     *         "max_redemptions": 1,
+                     *         "times_redeemed": 1,
+                     *         "redeem_by": "redeem by",
+                     *         "plan_ids": [
+                     *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         ],
+                     *         "active": true,
+                     *         "valid": true,
+                     *         "metadata": {},
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateCoupon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The rename or (de)activate a coupon; its terms never change request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Pro",
+                 *       "active": true,
+                 *       "metadata": {}
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    active?: boolean;
+                    metadata?: {
+                        [key: string]: string | number | boolean | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "coupon",
+                     *         "code": "acme-pro",
+                     *         "name": "Acme Pro",
+                     *         "percent_off": 1,
+                     *         "amount_off": 49900,
+                     *         "currency": "INR",
+                     *         "duration": "once",
+                     *         "duration_in_months": 1,
+                     *         "max_redemptions": 1,
+                     *         "times_redeemed": 1,
+                     *         "redeem_by": "redeem by",
+                     *         "plan_ids": [
+                     *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         ],
+                     *         "active": true,
+                     *         "valid": true,
+                     *         "metadata": {},
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
@@ -7923,6 +8963,7 @@ export interface operations {
                      *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "status": "active",
                      *           "currency": "INR",
                      *           "quantity": 1,
@@ -7989,7 +9030,8 @@ export interface operations {
                  *       "start_at": "2026-04-01T00:00:00.000Z",
                  *       "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "metadata": {},
-                 *       "collection_method": "send_invoice"
+                 *       "collection_method": "send_invoice",
+                 *       "coupon": "coupon"
                  *     }
                  */
                 "application/json": {
@@ -8017,6 +9059,8 @@ export interface operations {
                      * @enum {string}
                      */
                     collection_method?: "send_invoice" | "charge_automatically";
+                    /** @description a coupon's id or code, applied to the subscription's invoices for the coupon's duration */
+                    coupon?: string;
                 };
             };
         };
@@ -8034,6 +9078,120 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "discount": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "discount",
+                     *           "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "coupon_code": "coupon code",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "start": "start",
+                     *           "end": "end",
+                     *           "invoices_discounted": 1,
+                     *           "ended_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** Format: uuid */
+                            customer_id: string;
+                            /** Format: uuid */
+                            plan_id: string;
+                            /** @description the price it bills (kept when the plan gains a new price) */
+                            price_id: string | null;
+                            /** @enum {string} */
+                            status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
+                            currency: string;
+                            quantity: number;
+                            gift_code: string | null;
+                            gifted_by: string | null;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_start: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_end: string;
+                            cancel_at_period_end: boolean;
+                            trial_start: string | null;
+                            trial_end: string | null;
+                            canceled_at: string | null;
+                            paused_at: string | null;
+                            ended_at: string | null;
+                            external_id: string | null;
+                            latest_invoice_id: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            collection_method: "send_invoice" | "charge_automatically";
+                            /** @description RFC 3339 date-time in UTC */
+                            created_at: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            updated_at: string;
+                            discount?: components["schemas"]["Discount"] | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -8063,8 +9221,438 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The change the quantity (seats) now, prorated to the day like a plan change (preview: nothing written) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "quantity": 1,
+                 *       "proration_behavior": "create_prorations",
+                 *       "preview": false
+                 *     }
+                 */
+                "application/json": {
+                    quantity: number;
+                    /**
+                     * @description create_prorations: credit the unused time and charge the new quantity for the rest of the period now; none: the new quantity is billed from the next renewal
+                     * @default create_prorations
+                     * @enum {string}
+                     */
+                    proration_behavior?: "create_prorations" | "none";
+                    /**
+                     * @description answer with what the change would do (invoice, credit note, proration) and write nothing
+                     * @default false
+                     */
+                    preview?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "preview": true,
+                     *         "invoice": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "status": "draft",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "billing_reason": "billing reason",
+                     *           "currency": "INR",
+                     *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "utgst": true,
+                     *           "lut": true,
+                     *           "place_of_supply": "place of supply",
+                     *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "amount_paid": 49900,
+                     *           "amount_tds": 49900,
+                     *           "amount_credited": 49900,
+                     *           "amount_due": 49900,
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "due_date": "due date",
+                     *           "paid_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *           "supplier": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "customer_details": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "memo": "memo",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "description": "description",
+                     *               "quantity": 1,
+                     *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
+                     *               "amount": 49900,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900,
+                     *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
+                     *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "period_start": "period start",
+                     *               "period_end": "period end"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "credit_note": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "reference": "reference",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "tax_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "hsn_code": "998314",
+                     *           "balance": 49900,
+                     *           "currency": "INR",
+                     *           "status": "issued",
+                     *           "reason": "reason",
+                     *           "type": "type",
+                     *           "refund_status": "refund status",
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
+                     *           "customer": {}
+                     *         },
+                     *         "proration": {
+                     *           "prorated": true,
+                     *           "changed_at": "2026-04-01T00:00:00.000Z",
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "new_charge": 1,
+                     *           "previous_quantity": 1,
+                     *           "quantity": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionUpdate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    discountSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The apply a coupon (id or code) to the subscription's next invoices; replaces the discount in force request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "coupon": "coupon"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the coupon's id or its code */
+                    coupon: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "discount": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "discount",
+                     *           "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "coupon_code": "coupon code",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "start": "start",
+                     *           "end": "end",
+                     *           "invoices_discounted": 1,
+                     *           "ended_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** Format: uuid */
+                            customer_id: string;
+                            /** Format: uuid */
+                            plan_id: string;
+                            /** @description the price it bills (kept when the plan gains a new price) */
+                            price_id: string | null;
+                            /** @enum {string} */
+                            status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
+                            currency: string;
+                            quantity: number;
+                            gift_code: string | null;
+                            gifted_by: string | null;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_start: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_end: string;
+                            cancel_at_period_end: boolean;
+                            trial_start: string | null;
+                            trial_end: string | null;
+                            canceled_at: string | null;
+                            paused_at: string | null;
+                            ended_at: string | null;
+                            external_id: string | null;
+                            latest_invoice_id: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            collection_method: "send_invoice" | "charge_automatically";
+                            /** @description RFC 3339 date-time in UTC */
+                            created_at: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            updated_at: string;
+                            discount: components["schemas"]["Discount"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteSubscriptionsDiscount: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "discount",
+                     *         "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "coupon_code": "coupon code",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "start": "start",
+                     *         "end": "end",
+                     *         "invoices_discounted": 1,
+                     *         "ended_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Discount"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -8144,6 +9732,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -8204,6 +9793,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -8228,64 +9818,6 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["UpcomingInvoice"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getSubscription: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "status": "active",
-                     *         "currency": "INR",
-                     *         "quantity": 1,
-                     *         "gift_code": "gift code",
-                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "current_period_start": "current period start",
-                     *         "current_period_end": "current period end",
-                     *         "cancel_at_period_end": true,
-                     *         "trial_start": "trial start",
-                     *         "trial_end": "trial end",
-                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
-                     *         "paused_at": "2026-04-01T00:00:00.000Z",
-                     *         "ended_at": "2026-04-01T00:00:00.000Z",
-                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "metadata": {},
-                     *         "collection_method": "send_invoice",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Subscription"];
                     };
                 };
             };
@@ -8345,6 +9877,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -8420,6 +9953,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -8486,6 +10020,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -8552,6 +10087,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -8639,6 +10175,7 @@ export interface operations {
                      *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "status": "active",
                      *           "currency": "INR",
                      *           "quantity": 1,
@@ -8670,6 +10207,7 @@ export interface operations {
                      *           "billing_reason": "billing reason",
                      *           "currency": "INR",
                      *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
                      *           "tax_amount": 49900,
                      *           "cgst_amount": 49900,
                      *           "sgst_amount": 49900,
@@ -8730,6 +10268,7 @@ export interface operations {
                      *               "description": "description",
                      *               "quantity": 1,
                      *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
                      *               "amount": 49900,
                      *               "hsn_code": "998314",
                      *               "tax_rate_bp": 1,
@@ -8871,6 +10410,7 @@ export interface operations {
                      *           "billing_reason": "billing reason",
                      *           "currency": "INR",
                      *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
                      *           "tax_amount": 49900,
                      *           "cgst_amount": 49900,
                      *           "sgst_amount": 49900,
@@ -8931,6 +10471,7 @@ export interface operations {
                      *               "description": "description",
                      *               "quantity": 1,
                      *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
                      *               "amount": 49900,
                      *               "hsn_code": "998314",
                      *               "tax_rate_bp": 1,
@@ -9007,7 +10548,8 @@ export interface operations {
                  *       "auto_finalize": true,
                  *       "collection_method": "send_invoice",
                  *       "memo": "memo",
-                 *       "metadata": {}
+                 *       "metadata": {},
+                 *       "coupon": "coupon"
                  *     }
                  */
                 "application/json": {
@@ -9043,6 +10585,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     };
+                    /** @description a coupon's id or code: its discount lowers the lines' taxable value before GST (plan-restricted coupons: only those plans' lines) */
+                    coupon?: string;
                 };
             };
         };
@@ -9066,6 +10610,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -9126,6 +10671,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -9192,6 +10738,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -9252,6 +10799,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -9322,6 +10870,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -9382,6 +10931,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -9454,6 +11004,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -9514,6 +11065,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -9586,6 +11138,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -9646,6 +11199,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -9736,6 +11290,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -9796,6 +11351,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -10922,7 +12478,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -16031,6 +17587,7 @@ export interface operations {
                      *         "billing_reason": "billing reason",
                      *         "currency": "INR",
                      *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
                      *         "tax_amount": 49900,
                      *         "cgst_amount": 49900,
                      *         "sgst_amount": 49900,
@@ -16091,6 +17648,7 @@ export interface operations {
                      *             "description": "description",
                      *             "quantity": 1,
                      *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
                      *             "amount": 49900,
                      *             "hsn_code": "998314",
                      *             "tax_rate_bp": 1,
@@ -18522,6 +20080,7 @@ export interface operations {
                      *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "status": "active",
                      *           "currency": "INR",
                      *           "quantity": 1,
@@ -18559,6 +20118,8 @@ export interface operations {
                             customer_id: string;
                             /** Format: uuid */
                             plan_id: string;
+                            /** @description the price it bills (kept when the plan gains a new price) */
+                            price_id: string | null;
                             /** @enum {string} */
                             status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
                             currency: string;
@@ -18638,6 +20199,7 @@ export interface operations {
                      *           "billing_reason": "billing reason",
                      *           "currency": "INR",
                      *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
                      *           "tax_amount": 49900,
                      *           "cgst_amount": 49900,
                      *           "sgst_amount": 49900,
@@ -18698,6 +20260,7 @@ export interface operations {
                      *               "description": "description",
                      *               "quantity": 1,
                      *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
                      *               "amount": 49900,
                      *               "hsn_code": "998314",
                      *               "tax_rate_bp": 1,
@@ -18800,6 +20363,7 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "status": "active",
                      *         "currency": "INR",
                      *         "quantity": 1,
@@ -18920,6 +20484,8 @@ export interface operations {
                  *               "package_size": 1,
                  *               "metric_code": "metric code",
                  *               "hsn_code": "998314",
+                 *               "active": true,
+                 *               "archived_at": "2026-04-01T00:00:00.000Z",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
                  *           ],
@@ -18940,6 +20506,400 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["Plan"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPlanUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `plan.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "plan.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "name": "Acme Pro",
+                 *           "code": "acme-pro",
+                 *           "description": "description",
+                 *           "interval_unit": "day",
+                 *           "interval": "day",
+                 *           "interval_count": 1,
+                 *           "trial_days": 1,
+                 *           "active": true,
+                 *           "hsn_code": "998314",
+                 *           "tax_rate_bp": 1,
+                 *           "features": [
+                 *             "feature"
+                 *           ],
+                 *           "metadata": {},
+                 *           "prices": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "currency": "INR",
+                 *               "amount": 49900,
+                 *               "type": "type",
+                 *               "billing_scheme": "billing scheme",
+                 *               "tiers_mode": "graduated",
+                 *               "tiers": [
+                 *                 {
+                 *                   "up_to": 1,
+                 *                   "unit_amount": 49900,
+                 *                   "flat_amount": 49900
+                 *                 }
+                 *               ],
+                 *               "package_size": 1,
+                 *               "metric_code": "metric code",
+                 *               "hsn_code": "998314",
+                 *               "active": true,
+                 *               "archived_at": "2026-04-01T00:00:00.000Z",
+                 *               "created_at": "2026-04-01T00:00:00.000Z"
+                 *             }
+                 *           ],
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "plan.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Plan"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPriceCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `price.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "price.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "type": "type",
+                 *           "billing_scheme": "billing scheme",
+                 *           "tiers_mode": "graduated",
+                 *           "tiers": [
+                 *             {
+                 *               "up_to": 1,
+                 *               "unit_amount": 49900,
+                 *               "flat_amount": 49900
+                 *             }
+                 *           ],
+                 *           "package_size": 1,
+                 *           "metric_code": "metric code",
+                 *           "hsn_code": "998314",
+                 *           "active": true,
+                 *           "archived_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "price.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Price"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPriceArchived: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `price.archived` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "price.archived",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "type": "type",
+                 *           "billing_scheme": "billing scheme",
+                 *           "tiers_mode": "graduated",
+                 *           "tiers": [
+                 *             {
+                 *               "up_to": 1,
+                 *               "unit_amount": 49900,
+                 *               "flat_amount": 49900
+                 *             }
+                 *           ],
+                 *           "package_size": 1,
+                 *           "metric_code": "metric code",
+                 *           "hsn_code": "998314",
+                 *           "active": true,
+                 *           "archived_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "price.archived";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Price"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCouponCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `coupon.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "coupon.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "coupon",
+                 *           "code": "acme-pro",
+                 *           "name": "Acme Pro",
+                 *           "percent_off": 1,
+                 *           "amount_off": 49900,
+                 *           "currency": "INR",
+                 *           "duration": "once",
+                 *           "duration_in_months": 1,
+                 *           "max_redemptions": 1,
+                 *           "times_redeemed": 1,
+                 *           "redeem_by": "redeem by",
+                 *           "plan_ids": [
+                 *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *           ],
+                 *           "active": true,
+                 *           "valid": true,
+                 *           "metadata": {},
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "coupon.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCouponUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `coupon.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "coupon.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "coupon",
+                 *           "code": "acme-pro",
+                 *           "name": "Acme Pro",
+                 *           "percent_off": 1,
+                 *           "amount_off": 49900,
+                 *           "currency": "INR",
+                 *           "duration": "once",
+                 *           "duration_in_months": 1,
+                 *           "max_redemptions": 1,
+                 *           "times_redeemed": 1,
+                 *           "redeem_by": "redeem by",
+                 *           "plan_ids": [
+                 *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *           ],
+                 *           "active": true,
+                 *           "valid": true,
+                 *           "metadata": {},
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "coupon.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Coupon"];
                     };
                 };
             };
@@ -19326,6 +21286,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -19386,6 +21347,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -19469,6 +21431,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -19529,6 +21492,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -19612,6 +21576,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -19672,6 +21637,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -19755,6 +21721,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -19815,6 +21782,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -19898,6 +21866,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -19958,6 +21927,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -20041,6 +22011,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -20101,6 +22072,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -20184,6 +22156,7 @@ export interface operations {
                  *           "billing_reason": "billing reason",
                  *           "currency": "INR",
                  *           "subtotal": 49900,
+                 *           "discount_amount": 49900,
                  *           "tax_amount": 49900,
                  *           "cgst_amount": 49900,
                  *           "sgst_amount": 49900,
@@ -20244,6 +22217,7 @@ export interface operations {
                  *               "description": "description",
                  *               "quantity": 1,
                  *               "unit_amount": 49900,
+                 *               "discount_amount": 49900,
                  *               "amount": 49900,
                  *               "hsn_code": "998314",
                  *               "tax_rate_bp": 1,
@@ -21498,6 +23472,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -21575,6 +23550,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -21652,6 +23628,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -21707,6 +23684,162 @@ export interface operations {
             };
         };
     };
+    onSubscriptionUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `subscription.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "subscription.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "status": "active",
+                 *           "currency": "INR",
+                 *           "quantity": 1,
+                 *           "gift_code": "gift code",
+                 *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "current_period_start": "current period start",
+                 *           "current_period_end": "current period end",
+                 *           "cancel_at_period_end": true,
+                 *           "trial_start": "trial start",
+                 *           "trial_end": "trial end",
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "paused_at": "2026-04-01T00:00:00.000Z",
+                 *           "ended_at": "2026-04-01T00:00:00.000Z",
+                 *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "subscription.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionDiscountApplied: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `subscription.discount_applied` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "subscription.discount_applied",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "status": "active",
+                 *           "currency": "INR",
+                 *           "quantity": 1,
+                 *           "gift_code": "gift code",
+                 *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "current_period_start": "current period start",
+                 *           "current_period_end": "current period end",
+                 *           "cancel_at_period_end": true,
+                 *           "trial_start": "trial start",
+                 *           "trial_end": "trial end",
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "paused_at": "2026-04-01T00:00:00.000Z",
+                 *           "ended_at": "2026-04-01T00:00:00.000Z",
+                 *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "subscription.discount_applied";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     onSubscriptionPaused: {
         parameters: {
             query?: never;
@@ -21729,6 +23862,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -21806,6 +23940,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -21883,6 +24018,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -21960,6 +24096,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -22037,6 +24174,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -22114,6 +24252,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -22191,6 +24330,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -22268,6 +24408,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
@@ -22345,6 +24486,7 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "status": "active",
                  *           "currency": "INR",
                  *           "quantity": 1,
