@@ -363,6 +363,7 @@ describe('the billing run', () => {
       const inr = [await subscribe(tenant, { customer_id: customer, plan_id: plan.id }), await subscribe(tenant, { customer_id: customer, plan_id: plan.id })];
       const usd = await subscribe(tenant, { customer_id: customer, plan_id: plan.id, currency: 'USD' });
       // The plan loses its USD price behind the API's back: the USD subscription cannot be priced.
+      await t.database.db.updateTable('subscriptions').set({ price_id: null }).where('tenant_id', '=', tenant.tenantId).where('id', '=', usd.id).execute();
       await t.database.db.deleteFrom('prices').where('tenant_id', '=', tenant.tenantId).where('plan_id', '=', plan.id).where('currency', '=', 'USD').execute();
       const logged: string[] = [];
       const report = await runBillingRun(t.database.db, new Date('2030-04-01T00:00:00Z'), {

@@ -63,9 +63,11 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
  * entries and events as one by one, in a few statements), then any customer credit is applied as
  * finalizeInvoiceWithCredit would — only for the customers who hold some.
  */
-export async function renewSubscriptions(ctx: Ctx, claimed: SubscriptionRow[]): Promise<RenewalOutcome> {
+export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Promise<RenewalOutcome> {
   const outcome: RenewalOutcome = { renewed: [], trialsEnded: [], ended: [] };
-  if (claimed.length === 0) return outcome;
+  if (batch.length === 0) return outcome;
+  // Numbers are taken in this order: by period end, then by id (creation order), whatever order the claim's index scan gave.
+  const claimed = [...batch].sort((x, y) => x.current_period_end.getTime() - y.current_period_end.getTime() || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   const { plans, prices, metered, customers } = await loadBatchContext(ctx, claimed);
   const subjects: RenewalSubject[] = [];
   const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter> }[] = [];
