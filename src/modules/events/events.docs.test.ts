@@ -62,10 +62,13 @@ function emitCalls(): Call[] {
     }
     // emitEvents(ctx, [{ type: '<type>', object }, …]): each `type:` of the batch names its type.
     for (const m of text.matchAll(/(?<!function\s+)\bemitEvents\s*\(/g)) {
-      const batch = argumentsAt(text, m.index + m[0].length - 1)[1] ?? '';
+      const argument = argumentsAt(text, m.index + m[0].length - 1)[1] ?? '';
+      // A batch built up in a variable (`events.push({ type: 'invoice.paid', … })`): the file's own `type:` literals name its types.
+      const variable = /^\s*[A-Za-z_$][\w$]*\s*$/.test(argument);
+      const batch = variable ? text : argument;
       const line = text.slice(0, m.index).split('\n').length;
       const types = [...batch.matchAll(/\btype:\s*(['"`])([a-z_]+\.[a-z_]+)\1/g)].map((t) => t[2]!);
-      const named = (batch.match(/\btype:/g) ?? []).length;
+      const named = variable ? types.length : (batch.match(/\btype:/g) ?? []).length;
       for (const type of types) calls.push({ where: `${relative(root, file)}:${line}`, type });
       if (named > types.length || named === 0) calls.push({ where: `${relative(root, file)}:${line}`, type: null });
     }
