@@ -68,7 +68,9 @@ function answerProblem(res: ApiResponse): string | null {
   }
   if (res.status >= 400 && res.status < 500) {
     const error = res.body?.error;
-    const ok = typeof error?.message === 'string' && (ERROR_CODES as readonly string[]).includes(error.code);
+    // Public routes (sign-in, password reset, portal login) rate-limit an address: 429 with its own envelope code.
+    const code = res.status === 429 ? error?.code === 'rate_limited' : (ERROR_CODES as readonly string[]).includes(error?.code);
+    const ok = typeof error?.message === 'string' && code;
     return ok ? null : `4xx without the error envelope: ${res.status} ${res.text.slice(0, 300)}`;
   }
   return `status ${res.status}: ${res.text.slice(0, 300)}`;
