@@ -51,14 +51,5 @@ export function sameToken(expected: string, given: unknown): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** `Cookie:` header → name → value (first occurrence wins; values are not decoded). */
-export function parseCookies(header: string | undefined): Map<string, string> {
-  const cookies = new Map<string, string>();
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const name = part.slice(0, eq).trim();
-    if (name && !cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
-  }
-  return cookies;
-}
+/** `Cookie:` header → name → value: the platform's parser (first occurrence wins; values are not decoded). */
+export { cookiesOf as parseCookies } from '../../platform/auth/sessions.js';
