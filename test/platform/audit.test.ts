@@ -158,4 +158,17 @@ describe('audit log', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.every((e: { actor: { id: string } }) => e.actor.id !== financeId)).toBe(true);
   });
+
+  it('pages newest first with page/limit and with starting_after / ending_before', async () => {
+    const all = (await acme.api('GET', '/v1/audit-log?limit=1000')).body.data.map((e: { id: string }) => e.id) as string[];
+    expect(all.length).toBeGreaterThanOrEqual(4);
+    const first = await acme.api('GET', '/v1/audit-log?limit=2');
+    expect(first.body).toMatchObject({ has_more: true, total_count: all.length });
+    expect(first.body.data.map((e: { id: string }) => e.id)).toEqual(all.slice(0, 2));
+    const next = await acme.api('GET', `/v1/audit-log?limit=2&starting_after=${all[1]}`);
+    expect(next.body.data.map((e: { id: string }) => e.id)).toEqual(all.slice(2, 4));
+    const previous = await acme.api('GET', `/v1/audit-log?limit=2&ending_before=${all[3]}`);
+    expect(previous.body.data.map((e: { id: string }) => e.id)).toEqual(all.slice(1, 3));
+    expect((await acme.api('GET', `/v1/audit-log?starting_after=${all[0]}&ending_before=${all[1]}`)).status).toBe(400);
+  });
 });

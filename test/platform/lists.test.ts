@@ -6,10 +6,23 @@ import { pageQuery } from '../../src/platform/db/paginate.js';
 import type { Page } from '../../src/platform/http/envelope.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 
-/** Every `paginate(tx, query, { …, table: 'x', orderBy?, ascending? })` call in the repositories. */
+/** Every `paginate(tx, query, { …, table: 'x', orderBy?, ascending? })` call in the repositories (and the audit log). */
 type ListSite = { file: string; table: string; orderBy?: string; scopeColumn?: string; ascending: boolean };
 function listsInSource(): ListSite[] {
   const found: ListSite[] = [];
+  const scan = (file: string, text: string): void => {
+    for (const m of text.matchAll(/paginate<\w+>\([^;]*?table: '(\w+)'([^;]*?)\}\)/g)) {
+      const orderBy = /orderBy: '(\w+)'/.exec(m[2] ?? '')?.[1];
+      const scopeColumn = /scopeColumn: '(\w+)'/.exec(m[2] ?? '')?.[1];
+      found.push({
+        file,
+        table: m[1]!,
+        ...(orderBy ? { orderBy } : {}),
+        ...(scopeColumn ? { scopeColumn } : {}),
+        ascending: /ascending: true/.test(m[2] ?? ''),
+      });
+    }
+  };
   const modules = join(import.meta.dirname, '../../src/modules');
   for (const dir of readdirSync(modules)) {
     let files: string[] = [];
@@ -18,27 +31,20 @@ function listsInSource(): ListSite[] {
     } catch {
       continue;
     }
-    for (const file of files) {
-      const text = readFileSync(join(modules, dir, file), 'utf8');
-      for (const m of text.matchAll(/paginate<\w+>\([^;]*?table: '(\w+)'([^;]*?)\}\)/g)) {
-        const orderBy = /orderBy: '(\w+)'/.exec(m[2] ?? '')?.[1];
-        const scopeColumn = /scopeColumn: '(\w+)'/.exec(m[2] ?? '')?.[1];
-        found.push({
-          file: `${dir}/${file}`,
-          table: m[1]!,
-          ...(orderBy ? { orderBy } : {}),
-          ...(scopeColumn ? { scopeColumn } : {}),
-          ascending: /ascending: true/.test(m[2] ?? ''),
-        });
-      }
-    }
+    for (const file of files) scan(`${dir}/${file}`, readFileSync(join(modules, dir, file), 'utf8'));
   }
+  // Lists outside the modules: the audit log (platform).
+  scan('platform/audit/audit.ts', readFileSync(join(import.meta.dirname, '../../src/platform/audit/audit.ts'), 'utf8'));
   return found;
 }
 
-/** Filters a list always has (the route gives them), so its index can serve it. */
+/** Filters a list always has (the route gives them), so its index can serve it: by table, or by `table.orderBy`. */
 const ALWAYS_FILTERED: Record<string, Record<string, string>> = {
   webhook_deliveries: { webhook_endpoint_id: '00000000-0000-4000-8000-000000000000' },
+  // The collections queue and the invoice-aging buckets: open invoices by due date.
+  'invoices.due_date': { status: 'open' },
+  // The MRR waterfall bucket list: one currency and one kind.
+  mrr_movements: { currency: 'INR', kind: 'churned' },
 };
 
 let t: TestKosh;
@@ -67,7 +73,8 @@ describe('lists', () => {
         const db = t.kosh.deps.db;
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
         let base = (db as any).selectFrom(table).where(scopeColumn ?? 'tenant_id', '=', acme.tenantId);
-        for (const [column, value] of Object.entries(ALWAYS_FILTERED[table] ?? {})) base = base.where(column, '=', value);
+        for (const [column, value] of Object.entries(ALWAYS_FILTERED[orderBy ? `${table}.${orderBy}` : table] ?? ALWAYS_FILTERED[table] ?? {}))
+          base = base.where(column, '=', value);
         if (table === 'webhook_endpoints') base = base.where('deleted_at', 'is', null);
         const pages: Page[] = [
           { limit: 50, page: 1, offset: 0 },

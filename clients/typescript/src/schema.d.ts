@@ -2960,8 +2960,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List invitations
-         * @description List invitations.
+         * List invitations, newest first
+         * @description List invitations, newest first.
          */
         get: operations["listUsersInvitations"];
         put?: never;
@@ -3004,8 +3004,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the operators of the tenant
-         * @description List the operators of the tenant.
+         * List the operators of the tenant, oldest first
+         * @description List the operators of the tenant, oldest first.
          */
         get: operations["listUsers"];
         put?: never;
@@ -5460,7 +5460,10 @@ export interface components {
             }[];
         };
         CollectionItem: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The invoice (the cursor for starting_after / ending_before)
+             */
             invoice_id: string;
             number: string | null;
             /** Format: uuid */
@@ -5823,6 +5826,11 @@ export interface components {
             }[];
         };
         MrrMovement: {
+            /**
+             * Format: uuid
+             * @description The movement (the cursor for starting_after / ending_before)
+             */
+            id: string;
             /** Format: uuid */
             subscription_id: string;
             /** Format: uuid */
@@ -5880,7 +5888,10 @@ export interface components {
             }[];
         };
         AgingInvoice: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The invoice (the cursor for starting_after / ending_before)
+             */
             invoice_id: string;
             number: string | null;
             /** Format: uuid */
@@ -19525,7 +19536,16 @@ export interface operations {
     };
     listUsersInvitations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -19564,6 +19584,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -19681,7 +19702,16 @@ export interface operations {
     };
     listUsers: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -19721,6 +19751,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };

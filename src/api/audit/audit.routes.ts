@@ -17,7 +17,7 @@ export function registerAuditRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request) => {
-      const page = toPage({ ...request.query, starting_after: undefined, ending_before: undefined });
+      const page = toPage(request.query);
       const { entries, total } = await listAudit(deps.db, principalOf(request).tenantId, request.query, page);
       return listResponse(entries, total, page);
     },

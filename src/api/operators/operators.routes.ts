@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { errors, isKoshError } from '../../platform/errors.js';
-import { dataEnvelope, idParams, listEnvelope, listResponse } from '../../platform/http/envelope.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS } from '../../platform/http/rate-limits.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { CSRF_COOKIE, SESSION_ABSOLUTE_MS, SESSION_COOKIE } from '../../platform/auth/sessions.js';
@@ -279,10 +279,17 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
       })),
   );
 
-  app.get('/v1/users/invitations', { schema: { tags, summary: 'List invitations', response: { 200: listEnvelope(invitationSchema) } } }, async (request) => {
-    const items = await listInvitations(readCtx(deps, request));
-    return listResponse(items, items.length, { limit: items.length, page: 1, offset: 0 });
-  });
+  app.get(
+    '/v1/users/invitations',
+    {
+      schema: { tags, summary: 'List invitations, newest first', querystring: z.object(paginationQuery()), response: { 200: listEnvelope(invitationSchema) } },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { invitations, total } = await listInvitations(readCtx(deps, request), page);
+      return listResponse(invitations, total, page);
+    },
+  );
 
   app.delete(
     '/v1/users/invitations/:id',
@@ -293,10 +300,22 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await revokeInvitation(ctx, request.params.id) } })),
   );
 
-  app.get('/v1/users', { schema: { tags, summary: 'List the operators of the tenant', response: { 200: listEnvelope(userSchema) } } }, async (request) => {
-    const users = await listUsers(readCtx(deps, request));
-    return listResponse(users, users.length, { limit: users.length, page: 1, offset: 0 });
-  });
+  app.get(
+    '/v1/users',
+    {
+      schema: {
+        tags,
+        summary: 'List the operators of the tenant, oldest first',
+        querystring: z.object(paginationQuery()),
+        response: { 200: listEnvelope(userSchema) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { users, total } = await listUsers(readCtx(deps, request), page);
+      return listResponse(users, total, page);
+    },
+  );
 
   app.get(
     '/v1/users/:id',

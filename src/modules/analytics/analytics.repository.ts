@@ -1,5 +1,8 @@
 import { sql } from 'kysely';
+import { paginate, type ListResult } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type { MrrMovementKind } from './analytics.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 /**
@@ -122,8 +125,17 @@ export async function movementTotalsByMonth(tx: Tx, tenantId: string, currency: 
   return rows.map((r) => ({ ...r, change: Number(r.change) }));
 }
 
-export type MovementRow = { subscription_id: string; customer_id: string; effective_date: string; kind: string; previous_mrr: number; mrr: number };
+export type MovementRow = {
+  id: string;
+  subscription_id: string;
+  customer_id: string;
+  effective_date: string;
+  kind: string;
+  previous_mrr: number;
+  mrr: number;
+};
 
+/** The movements of one kind in [from, toExclusive), oldest first, through paginate (decision 0035). */
 export async function movementsOfBucket(
   tx: Tx,
   tenantId: string,
@@ -131,20 +143,23 @@ export async function movementsOfBucket(
   kind: string,
   from: string,
   toExclusive: string,
-  page: { limit: number; offset: number },
-): Promise<{ rows: MovementRow[]; total: number }> {
-  const [list, count] = await Promise.all([
-    sql<MovementRow>`
-      SELECT subscription_id, customer_id, effective_date::text AS effective_date, kind, previous_mrr, mrr FROM mrr_movements
-      WHERE tenant_id = ${tenantId} AND currency = ${currency} AND kind = ${kind} AND effective_date >= ${from}::date AND effective_date < ${toExclusive}::date
-      ORDER BY effective_date, subscription_id LIMIT ${page.limit} OFFSET ${page.offset}`.execute(tx),
-    sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM mrr_movements
-      WHERE tenant_id = ${tenantId} AND currency = ${currency} AND kind = ${kind} AND effective_date >= ${from}::date AND effective_date < ${toExclusive}::date`.execute(
-      tx,
-    ),
-  ]);
-  return { rows: list.rows, total: count.rows[0]?.n ?? 0 };
+  page: Page,
+): Promise<ListResult<MovementRow>> {
+  const q = tx
+    .selectFrom('mrr_movements')
+    .where('tenant_id', '=', tenantId)
+    .where('currency', '=', currency)
+    .where('kind', '=', kind as MrrMovementKind)
+    .where(sql<boolean>`effective_date >= ${from}::date AND effective_date < ${toExclusive}::date`);
+  return paginate<MovementRow>(tx, q, {
+    tenantId,
+    table: 'mrr_movements',
+    page,
+    orderBy: 'effective_date',
+    ascending: true,
+    columns: ['id', 'subscription_id', 'customer_id', 'kind', 'previous_mrr', 'mrr'],
+    select: (query) => query.select(sql<string>`mrr_movements.effective_date::text`.as('effective_date')),
+  });
 }
 
 /**
@@ -231,24 +246,45 @@ export async function agingBuckets(tx: Tx, tenantId: string, currency: string, t
   return rows.map((r) => ({ ...r, amount: Number(r.amount) }));
 }
 
-export async function agingInvoices(
-  tx: Tx,
-  tenantId: string,
-  currency: string,
-  today: string,
-  bucket: string,
-  page: { limit: number; offset: number },
-): Promise<{ rows: AgingRow[]; total: number }> {
-  const { rows } = await sql<AgingRow & { total: number }>`
-    WITH due AS (
-      SELECT id, number, customer_id, due_date, amount_due, coalesce(${today}::date - (due_date AT TIME ZONE 'UTC')::date, 0) AS days_past_due
-      FROM invoices WHERE tenant_id = ${tenantId} AND status = 'open' AND currency = ${currency} AND amount_due > 0
-    ),
-    bucketed AS (SELECT due.*, ${AGING_BUCKET_SQL} AS bucket FROM due)
-    SELECT id, number, customer_id, due_date, amount_due, days_past_due, count(*) OVER ()::int AS total
-    FROM bucketed WHERE bucket = ${bucket}
-    ORDER BY days_past_due DESC, id LIMIT ${page.limit} OFFSET ${page.offset}`.execute(tx);
-  return { rows, total: rows[0]?.total ?? 0 };
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The due_date range of an aging bucket at `today` (days past due = today − the due day, in UTC). */
+function bucketRange(bucket: string, today: string): { onOrAfter?: Date; before?: Date; undated: boolean } {
+  const midnight = Date.parse(`${today}T00:00:00Z`);
+  const daysAgo = (n: number) => new Date(midnight - n * DAY_MS);
+  switch (bucket) {
+    case 'current':
+      return { onOrAfter: daysAgo(0), undated: true };
+    case '1_30':
+      return { onOrAfter: daysAgo(30), before: daysAgo(0), undated: false };
+    case '31_60':
+      return { onOrAfter: daysAgo(60), before: daysAgo(30), undated: false };
+    case '61_90':
+      return { onOrAfter: daysAgo(90), before: daysAgo(60), undated: false };
+    default:
+      return { before: daysAgo(90), undated: false };
+  }
+}
+
+/**
+ * The open invoices of one aging bucket, most overdue first (due_date, then id), through paginate
+ * (decision 0035). A bucket is a due_date range, so the open-invoice due-date index serves it.
+ */
+export async function agingInvoices(tx: Tx, tenantId: string, currency: string, today: string, bucket: string, page: Page): Promise<ListResult<AgingRow>> {
+  const range = bucketRange(bucket, today);
+  let q = tx.selectFrom('invoices').where('tenant_id', '=', tenantId).where('status', '=', 'open').where('currency', '=', currency).where('amount_due', '>', 0);
+  if (range.onOrAfter && range.undated) q = q.where((eb) => eb.or([eb('due_date', '>=', range.onOrAfter!), eb('due_date', 'is', null)]));
+  else if (range.onOrAfter) q = q.where('due_date', '>=', range.onOrAfter);
+  if (range.before) q = q.where('due_date', '<', range.before);
+  return paginate<AgingRow>(tx, q, {
+    tenantId,
+    table: 'invoices',
+    page,
+    orderBy: 'due_date',
+    ascending: true,
+    columns: ['id', 'number', 'customer_id', 'due_date', 'amount_due'],
+    select: (query) => query.select(sql<number>`coalesce(${today}::date - (invoices.due_date AT TIME ZONE 'UTC')::date, 0)`.as('days_past_due')),
+  });
 }
 
 /** The tenant's MRR per currency on the last snapshot on or before `day` (consolidation reads this). */

@@ -47,6 +47,7 @@ export const waterfallSchema = z
 
 export const movementSchema = z
   .object({
+    id: z.uuid().describe('The movement (the cursor for starting_after / ending_before)'),
     subscription_id: z.uuid(),
     customer_id: z.uuid(),
     currency: z.string(),
@@ -108,7 +109,7 @@ export const agingSchema = z
 
 export const agingInvoiceSchema = z
   .object({
-    invoice_id: z.uuid(),
+    invoice_id: z.uuid().describe('The invoice (the cursor for starting_after / ending_before)'),
     number: z.string().nullable(),
     customer_id: z.uuid(),
     currency: z.string(),

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { toIsoOrNull } from '../../platform/time.js';
+import type { Page } from '../../platform/http/envelope.js';
 import { getTenant } from '../tenants/index.js';
 import {
   agingBuckets,
@@ -139,11 +140,7 @@ export async function getWaterfall(ctx: Ctx, query: { currency?: string; from?: 
 }
 
 /** The subscriptions behind one bucket of one month (`?bucket=churned&month=2026-10`). */
-export async function listWaterfallBucket(
-  ctx: Ctx,
-  query: { currency?: string; bucket: MovementKind; month: string },
-  page: { limit: number; offset: number },
-) {
+export async function listWaterfallBucket(ctx: Ctx, query: { currency?: string; bucket: MovementKind; month: string }, page: Page) {
   const currency = await currencyOf(ctx, query.currency);
   const range = monthRange({ from: query.month, to: query.month }, ctx.now);
   const { rows, total } = await movementsOfBucket(ctx.tx, ctx.tenantId, currency, query.bucket, range.from, range.toExclusive, page);
@@ -221,7 +218,7 @@ export async function getInvoiceAging(ctx: Ctx, query: { currency?: string }) {
   return { currency, as_of: today, total: buckets.reduce((sum, b) => sum + b.amount, 0), buckets };
 }
 
-export async function listAgingBucket(ctx: Ctx, query: { currency?: string; bucket: AgingBucket }, page: { limit: number; offset: number }) {
+export async function listAgingBucket(ctx: Ctx, query: { currency?: string; bucket: AgingBucket }, page: Page) {
   const currency = await currencyOf(ctx, query.currency);
   const { rows, total } = await agingInvoices(ctx.tx, ctx.tenantId, currency, dayOf(ctx.now), query.bucket, page);
   return {

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Timestamp } from '../../platform/db/schema.js';
 
 export type MrrMovementKind = 'new' | 'expansion' | 'contraction' | 'churned' | 'reactivated';
@@ -16,6 +17,7 @@ export interface MrrCurrentTable {
 
 export interface MrrMovementsTable {
   tenant_id: string;
+  id: Generated<string>;
   subscription_id: string;
   customer_id: string;
   currency: string;

@@ -158,6 +158,14 @@ describe('analytics', () => {
       });
       const reactivated = await ok('GET', '/v1/analytics/mrr/waterfall?bucket=reactivated&month=2026-06');
       expect(reactivated.map((m: { subscription_id: string }) => m.subscription_id)).toEqual([subs.C2]);
+      // Pages and cursors (the movement's id).
+      const page1 = await tenant.api('GET', '/v1/analytics/mrr/waterfall?bucket=churned&month=2026-05&limit=1');
+      expect(page1.body).toMatchObject({ has_more: true, total_count: 2 });
+      const page2 = await tenant.api('GET', `/v1/analytics/mrr/waterfall?bucket=churned&month=2026-05&limit=1&starting_after=${page1.body.data[0].id}`);
+      expect(page2.body).toMatchObject({ has_more: false, total_count: 2 });
+      expect(page2.body.data.map((m: { id: string }) => m.id)).toEqual([res.body.data.find((m: { id: string }) => m.id !== page1.body.data[0].id).id]);
+      const back = await tenant.api('GET', `/v1/analytics/mrr/waterfall?bucket=churned&month=2026-05&ending_before=${page2.body.data[0].id}`);
+      expect(back.body.data.map((m: { id: string }) => m.id)).toEqual([page1.body.data[0].id]);
     });
   });
 
@@ -255,5 +263,30 @@ describe('GET /v1/analytics/invoice-aging', () => {
 
     const bucket = await other.api('GET', '/v1/analytics/invoice-aging?bucket=31_60');
     expect(bucket.body.data).toEqual([expect.objectContaining({ invoice_id: d45.id, days_past_due: 45, amount_due: d45.amount_due, bucket: '31_60' })]);
+
+    // The bucket lists page by due date: every bucket edge (0, 1, 30, 31, 60, 61, 90, 91 days past
+    // due, at the start and the end of the due day) lands in the list the summary counts it in.
+    const today = Date.UTC(2026, 5, 30);
+    for (const days of [0, 1, 30, 31, 60, 61, 90, 91]) {
+      await invoice(1000, new Date(today - days * 86_400_000).toISOString());
+      await invoice(1000, new Date(today - days * 86_400_000 + 86_399_000).toISOString());
+    }
+    const summary = (await other.api('GET', '/v1/analytics/invoice-aging?currency=INR')).body.data.buckets as { bucket: string; count: number }[];
+    expect(summary.map((b) => b.count)).toEqual([3, 5, 5, 5, 3]);
+    for (const { bucket: name, count } of summary) {
+      const list = await other.api('GET', `/v1/analytics/invoice-aging?bucket=${name}&limit=1000`);
+      expect(list.body, name).toMatchObject({ total_count: count, has_more: false });
+      expect(list.body.data, name).toHaveLength(count);
+      const days = list.body.data.map((r: { days_past_due: number }) => r.days_past_due);
+      expect(days, name).toEqual([...days].sort((a: number, b: number) => b - a));
+    }
+    // Cursor pages walk the same list.
+    const all = (await other.api('GET', '/v1/analytics/invoice-aging?bucket=1_30')).body.data.map((r: { invoice_id: string }) => r.invoice_id);
+    const first = await other.api('GET', '/v1/analytics/invoice-aging?bucket=1_30&limit=2');
+    expect(first.body).toMatchObject({ has_more: true, total_count: 5 });
+    const next = await other.api('GET', `/v1/analytics/invoice-aging?bucket=1_30&limit=2&starting_after=${all[1]}`);
+    expect(next.body.data.map((r: { invoice_id: string }) => r.invoice_id)).toEqual(all.slice(2, 4));
+    const previous = await other.api('GET', `/v1/analytics/invoice-aging?bucket=1_30&limit=2&ending_before=${all[4]}`);
+    expect(previous.body.data.map((r: { invoice_id: string }) => r.invoice_id)).toEqual(all.slice(2, 4));
   });
 });

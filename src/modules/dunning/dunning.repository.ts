@@ -316,33 +316,37 @@ export async function actionTotals(tx: Tx, tenantId: string, from: Date, to: Dat
 }
 
 export type CollectionRow = {
-  invoice_id: string;
+  id: string;
   number: string | null;
   customer_id: string;
   currency: string;
   amount_due: number;
   due_date: Date | null;
-  execution_id: string | null;
-  execution_status: string | null;
-  steps_done: number | null;
-  next_step_at: Date | null;
-  payment_wall_active: boolean | null;
-  total: number;
+  /** The invoice's latest dunning execution, read with the page as JSON (timestamps as text). */
+  dunning: { id: string; status: string; steps_done: number; next_step_at: string | null; payment_wall_active: boolean } | null;
 };
 
-/** Overdue open invoices, oldest first, with the state of their latest dunning execution. */
-export async function overdueCollections(tx: Tx, tenantId: string, now: Date, page: { limit: number; offset: number }): Promise<CollectionRow[]> {
-  const { rows } = await sql<CollectionRow>`
-    SELECT i.id AS invoice_id, i.number, i.customer_id, i.currency, i.amount_due, i.due_date,
-      e.id AS execution_id, e.status AS execution_status, e.steps_done, e.next_step_at, e.payment_wall_active,
-      count(*) OVER ()::int AS total
-    FROM invoices i
-    LEFT JOIN LATERAL (
-      SELECT * FROM dunning_executions d WHERE d.tenant_id = i.tenant_id AND d.invoice_id = i.id ORDER BY d.started_at DESC LIMIT 1
-    ) e ON true
-    WHERE i.tenant_id = ${tenantId} AND i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now}
-    ORDER BY i.due_date, i.id LIMIT ${page.limit} OFFSET ${page.offset}`.execute(tx);
-  return rows;
+/**
+ * The collections queue: open invoices past due with something left to pay, oldest due first (id
+ * breaking ties), each with its latest dunning execution, through paginate (decision 0035).
+ */
+export async function overdueCollections(tx: Tx, tenantId: string, now: Date, page: Page): Promise<ListResult<CollectionRow>> {
+  const q = tx.selectFrom('invoices').where('tenant_id', '=', tenantId).where('status', '=', 'open').where('amount_due', '>', 0).where('due_date', '<', now);
+  return paginate<CollectionRow>(tx, q, {
+    tenantId,
+    table: 'invoices',
+    page,
+    orderBy: 'due_date',
+    ascending: true,
+    columns: ['id', 'number', 'customer_id', 'currency', 'amount_due', 'due_date'],
+    select: (query) =>
+      query.select(
+        sql<CollectionRow['dunning']>`(
+          SELECT json_build_object('id', d.id, 'status', d.status, 'steps_done', d.steps_done, 'next_step_at', d.next_step_at, 'payment_wall_active', d.payment_wall_active)
+          FROM dunning_executions d WHERE d.tenant_id = invoices.tenant_id AND d.invoice_id = invoices.id ORDER BY d.started_at DESC LIMIT 1
+        )`.as('dunning'),
+      ),
+  });
 }
 
 /** activeExecutionOfInvoice for many invoices in one statement. */

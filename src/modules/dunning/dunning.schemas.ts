@@ -138,7 +138,7 @@ export const overviewSchema = z
 
 export const collectionItemSchema = z
   .object({
-    invoice_id: z.uuid(),
+    invoice_id: z.uuid().describe('The invoice (the cursor for starting_after / ending_before)'),
     number: z.string().nullable(),
     customer_id: z.uuid(),
     currency: z.string(),

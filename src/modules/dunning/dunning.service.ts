@@ -401,27 +401,27 @@ export async function dunningOverview(ctx: Ctx, query: { start_date?: string; en
   };
 }
 
-export async function listCollections(ctx: Ctx, page: { limit: number; offset: number }) {
-  const rows = await overdueCollections(ctx.tx, ctx.tenantId, ctx.now, page);
+export async function listCollections(ctx: Ctx, page: Page) {
+  const { rows, total } = await overdueCollections(ctx.tx, ctx.tenantId, ctx.now, page);
   return {
     items: rows.map((r) => ({
-      invoice_id: r.invoice_id,
+      invoice_id: r.id,
       number: r.number,
       customer_id: r.customer_id,
       currency: r.currency,
       amount_due: r.amount_due,
       due_date: toIsoOrNull(r.due_date),
       days_overdue: r.due_date ? Math.floor((ctx.now.getTime() - r.due_date.getTime()) / (24 * HOUR_MS)) : 0,
-      dunning: r.execution_id
+      dunning: r.dunning
         ? {
-            execution_id: r.execution_id,
-            status: r.execution_status!,
-            steps_done: r.steps_done ?? 0,
-            next_step_at: toIsoOrNull(r.next_step_at),
-            payment_wall_active: r.payment_wall_active ?? false,
+            execution_id: r.dunning.id,
+            status: r.dunning.status,
+            steps_done: r.dunning.steps_done ?? 0,
+            next_step_at: r.dunning.next_step_at === null ? null : toIsoOrNull(new Date(r.dunning.next_step_at)),
+            payment_wall_active: r.dunning.payment_wall_active ?? false,
           }
         : null,
     })),
-    total: rows[0]?.total ?? 0,
+    total,
   };
 }

@@ -268,6 +268,17 @@ describe('dunning an overdue invoice', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([older.id, newer.id]);
     expect(res.body.data[0].dunning).toMatchObject({ status: 'active', steps_done: 0 });
+    expect(res.body.data[0].dunning.next_step_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(res.body).toMatchObject({ has_more: false, total_count: 2 });
+    // Pages and cursors (the invoice id), oldest due first.
+    const first = await tenant.api('GET', '/v1/collections?limit=1');
+    expect(first.body).toMatchObject({ has_more: true, total_count: 2 });
+    expect(first.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([older.id]);
+    const next = await tenant.api('GET', `/v1/collections?limit=1&starting_after=${older.id}`);
+    expect(next.body).toMatchObject({ has_more: false, total_count: 2 });
+    expect(next.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([newer.id]);
+    const previous = await tenant.api('GET', `/v1/collections?ending_before=${newer.id}`);
+    expect(previous.body.data.map((i: { invoice_id: string }) => i.invoice_id)).toEqual([older.id]);
   });
 
   it('refuses to delete a campaign that is dunning invoices unless told to cancel them', async () => {

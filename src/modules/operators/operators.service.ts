@@ -11,11 +11,13 @@ import type { UsersTable } from '../../platform/auth/auth.tables.js';
 import { hashToken, newSecret, parseTenantCredential, revokeSession, revokeUserSessions, startSession } from '../../platform/auth/sessions.js';
 import { appendAudit } from '../../platform/audit/audit.js';
 import { errors } from '../../platform/errors.js';
+import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueMail } from '../../platform/mail/index.js';
 import { getTenant } from '../tenants/index.js';
 import type { Invitation, OwnerInput, SignedIn, SignInBody, UpdateUserBody, User } from './operators.schemas.js';
 import './operators.tables.js';
+import { invitationsPage, usersPage } from './operators.repository.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const RESET_TTL_MS = 60 * 60 * 1000;
@@ -152,15 +154,9 @@ export async function inviteUser(ctx: Ctx, actor: Actor, input: { email: string;
   return toInvitation(row, ctx.now);
 }
 
-export async function listInvitations(ctx: Ctx): Promise<Invitation[]> {
-  const rows = await ctx.tx
-    .selectFrom('user_invitations')
-    .selectAll()
-    .where('tenant_id', '=', ctx.tenantId)
-    .orderBy('created_at', 'desc')
-    .limit(1000)
-    .execute();
-  return rows.map((r) => toInvitation(r, ctx.now));
+export async function listInvitations(ctx: Ctx, page: Page): Promise<{ invitations: Invitation[]; total: number }> {
+  const { rows, total } = await invitationsPage(ctx.tx, ctx.tenantId, page);
+  return { invitations: rows.map((r) => toInvitation(r, ctx.now)), total };
 }
 
 export async function revokeInvitation(ctx: Ctx, id: string): Promise<Invitation> {
@@ -484,9 +480,9 @@ export async function confirmPasswordReset(db: Kysely<DB>, now: Date, input: { t
   });
 }
 
-export async function listUsers(ctx: Ctx): Promise<User[]> {
-  const rows = await ctx.tx.selectFrom('users').selectAll().where('tenant_id', '=', ctx.tenantId).orderBy('created_at', 'asc').limit(1000).execute();
-  return rows.map(toUser);
+export async function listUsers(ctx: Ctx, page: Page): Promise<{ users: User[]; total: number }> {
+  const { rows, total } = await usersPage(ctx.tx, ctx.tenantId, page);
+  return { users: rows.map(toUser), total };
 }
 
 export async function getUser(ctx: Ctx, id: string): Promise<User> {

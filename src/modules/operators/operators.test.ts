@@ -196,6 +196,12 @@ describe('operators', () => {
     expect(res.body.error).toMatchObject({ code: 'not_found', reason: 'invitation_expired' });
     const list = await acme.api('GET', '/v1/users/invitations');
     expect(list.body.data.find((i: { email: string }) => i.email === 'late@acme.test').status).toBe('expired');
+    // Newest first, paged like every list.
+    const latest = await acme.api('GET', '/v1/users/invitations?limit=1');
+    expect(latest.body.data.map((i: { email: string }) => i.email)).toEqual(['late@acme.test']);
+    expect(latest.body).toMatchObject({ has_more: list.body.data.length > 1, total_count: list.body.data.length });
+    const after = await acme.api('GET', `/v1/users/invitations?limit=1000&starting_after=${latest.body.data[0].id}`);
+    expect(after.body.data.map((i: { id: string }) => i.id)).toEqual(list.body.data.slice(1).map((i: { id: string }) => i.id));
   });
 
   it('answers an expired reset link with 410', async () => {
@@ -256,6 +262,8 @@ describe('operators', () => {
     const tenant = await t.registerTenant({ name: 'Solo', owner: { email: 'solo@owner.test', password: 'correct horse battery', name: 'Solo' } });
     const users = await tenant.api('GET', '/v1/users');
     expect(users.body.data).toHaveLength(1);
+    expect(users.body).toMatchObject({ object: 'list', has_more: false, total_count: 1 });
+    expect((await tenant.api('GET', `/v1/users?starting_after=${users.body.data[0].id}`)).body).toMatchObject({ data: [], has_more: false });
     const ownerId = users.body.data[0].id;
     expect(users.body.data[0].role).toBe('owner');
     const demote = await tenant.api('PATCH', `/v1/users/${ownerId}`, { role: 'admin' });

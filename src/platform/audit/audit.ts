@@ -1,9 +1,11 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB, Tx } from '../db/schema.js';
 import { deferWrite } from '../db/pipeline.js';
+import { paginate } from '../db/paginate.js';
+import type { Page } from '../http/envelope.js';
 import { newId } from '../ids.js';
 import type { Actor } from '../auth/actor.js';
-import type { AuditChanges } from './audit.tables.js';
+import type { AuditChanges, AuditLogTable } from './audit.tables.js';
 import './audit.tables.js';
 
 export type { AuditChanges };
@@ -178,13 +180,10 @@ export type AuditEntry = {
   created_at: string;
 };
 
-/** Newest first, offset-paged; `total` is an exact count of the filtered log. */
-export async function listAudit(
-  db: Kysely<DB>,
-  tenantId: string,
-  filter: AuditFilter,
-  page: { limit: number; offset: number },
-): Promise<{ entries: AuditEntry[]; total: number }> {
+type AuditRow = Selectable<AuditLogTable>;
+
+/** Newest first, through paginate (offset or cursor; decision 0035). */
+export async function listAudit(db: Kysely<DB>, tenantId: string, filter: AuditFilter, page: Page): Promise<{ entries: AuditEntry[]; total: number }> {
   let query = db.selectFrom('audit_log').where('tenant_id', '=', tenantId);
   if (filter.actor_id) query = query.where('actor_id', '=', filter.actor_id);
   if (filter.object_type) query = query.where('object_type', '=', filter.object_type);
@@ -192,12 +191,9 @@ export async function listAudit(
   if (filter.action) query = query.where('action', '=', filter.action);
   if (filter.from) query = query.where('created_at', '>=', new Date(filter.from));
   if (filter.to) query = query.where('created_at', '<', new Date(filter.to));
-  const [rows, count] = await Promise.all([
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
-    query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
+  const { rows, total } = await paginate<AuditRow>(db, query, { tenantId, table: 'audit_log', page });
   return {
-    total: Number(count.n),
+    total,
     entries: rows.map((r) => ({
       id: r.id,
       actor: { type: r.actor_type, id: r.actor_id, label: r.actor_label },
