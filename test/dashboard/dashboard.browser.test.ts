@@ -176,6 +176,12 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     await page.getByRole('button', { name: 'Reset to the default' }).click();
     await page.getByRole('button', { name: 'Reset to the default' }).waitFor({ state: 'detached' });
     expect((await tenant.api('GET', '/v1/email-templates/invoice_finalized')).body.data.customized).toBe(false);
+    // A notification toggle is saved through PATCH /v1/notification-settings.
+    await go(page, '/settings/email', 'Settings');
+    await page.getByLabel('E-mail: Payment receipt').check();
+    await page.getByRole('button', { name: 'Save notifications' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect((await tenant.api('GET', '/v1/notification-settings')).body.data).toMatchObject({ payment_receipt: true, invoice_finalized: false });
     // Indian grouping (lakh): a ₹1,23,456.00 plan.
     await go(page, `/invoices/${invoiceId}`, /^Invoice INV-/);
     await page.getByText('₹1,23,456.00').first().waitFor();
