@@ -71,8 +71,10 @@ async function newPage(context: BrowserContext): Promise<Page> {
 }
 
 /** Screenshot and axe-core: no serious or critical violation. axe is evaluated through the DevTools protocol: the page's CSP (script-src 'self') refuses injected script tags, as it should. */
-async function check(page: Page, name: string): Promise<void> {
-  await page.waitForLoadState('networkidle');
+async function check(page: Page, name: string, { idle = true }: { idle?: boolean } = {}): Promise<void> {
+  // A page with the e-mail preview's sandboxed srcdoc frame may never report network idle to
+  // Playwright; its caller waits for the frame's content instead.
+  if (idle) await page.waitForLoadState('networkidle');
   await page.screenshot({ path: `${OUT}/${name}.png`, fullPage: true });
   await page.evaluate(axeSource);
   const result = await page.evaluate(async () => {
@@ -145,6 +147,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
       ['/dunning', 'Dunning', 'dunning'],
       ['/reconciliation', 'Reconciliation', 'reconciliation'],
       ['/settings', 'Settings', 'settings'],
+      ['/settings/email', 'Settings', 'settings-email'],
       ['/sign-in', 'Sign in', 'sign-in'],
       ['/reset-password', 'Reset password', 'reset-password'],
       ['/reset-password?token=x', 'Choose a new password', 'reset-password-token'],
@@ -152,6 +155,33 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
       await go(page, path, heading);
       await check(page, `pages-${name}`);
     }
+    // An e-mail template: an edited subject shows in the server-rendered preview (sample data),
+    // the HTML in a sandboxed iframe; saving stores it, resetting brings the default back.
+    await go(page, '/settings/email/invoice_finalized', 'Settings');
+    await page.getByLabel('Subject').fill('Your bill {{invoice.number}} from the dashboard');
+    await page
+      .getByTestId('preview-subject')
+      .filter({ hasText: /^Your bill \S+ from the dashboard$/ })
+      .waitFor();
+    expect(await page.locator('iframe.mail').getAttribute('sandbox')).toBe('');
+    await page.frameLocator('iframe.mail').getByText(/Dear /).waitFor();
+    await check(page, 'pages-settings-email-template', { idle: false });
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByText('Template saved.').waitFor();
+    expect((await tenant.api('GET', '/v1/email-templates/invoice_finalized')).body.data).toMatchObject({
+      customized: true,
+      subject: 'Your bill {{invoice.number}} from the dashboard',
+    });
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Reset to the default' }).click();
+    await page.getByRole('button', { name: 'Reset to the default' }).waitFor({ state: 'detached' });
+    expect((await tenant.api('GET', '/v1/email-templates/invoice_finalized')).body.data.customized).toBe(false);
+    // A notification toggle is saved through PATCH /v1/notification-settings.
+    await go(page, '/settings/email', 'Settings');
+    await page.getByLabel('E-mail: Payment receipt').check();
+    await page.getByRole('button', { name: 'Save notifications' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect((await tenant.api('GET', '/v1/notification-settings')).body.data).toMatchObject({ payment_receipt: true, invoice_finalized: false });
     // Indian grouping (lakh): a ₹1,23,456.00 plan.
     await go(page, `/invoices/${invoiceId}`, /^Invoice INV-/);
     await page.getByText('₹1,23,456.00').first().waitFor();
@@ -162,6 +192,9 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'Customers' }).waitFor();
     await check(page, 'pages-invoices-phone');
+    await go(page, '/settings/email/invoice_finalized', 'Settings');
+    await page.frameLocator('iframe.mail').getByText(/Dear /).waitFor();
+    await check(page, 'pages-settings-email-template-phone', { idle: false });
     await context.close();
     expect(cspViolations).toEqual([]);
   }, 240_000);
@@ -363,6 +396,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
       ['/settings', 'Settings', '27-settings'],
       ['/settings/entities', 'Settings', '28-entities'],
       ['/settings/api-keys', 'Settings', '29-api-keys'],
+      ['/settings/email', 'Settings', '31-settings-email'],
     ] as const) {
       await go(owner, path, heading);
       await check(owner, name);

@@ -1,7 +1,8 @@
-/** Settings: tenant settings, legal entities (GSTIN, time zone), API keys, the team and invitations, own security (TOTP). */
+/** Settings: tenant settings, legal entities (GSTIN, time zone), API keys, the team and invitations, customer e-mail and SMS, own security (TOTP). */
 import { useState } from 'react';
 import { call, can, kosh, unwrap, type Me, type Role, type Schema } from '../api.ts';
 import { dateTime } from '../format.ts';
+import { EmailSettings } from './email.tsx';
 import { ActionButton, ActionForm, Badge, ErrorNote, Field, Link, Loading, PageTitle, str, Table, useLoad, useMe } from '../ui.tsx';
 
 const TABS: [string, string][] = [
@@ -9,10 +10,11 @@ const TABS: [string, string][] = [
   ['entities', 'Entities'],
   ['api-keys', 'API keys'],
   ['team', 'Team'],
+  ['email', 'E-mail'],
   ['security', 'Your security'],
 ];
 
-export function Settings({ tab }: { tab: string; sub?: string }) {
+export function Settings({ tab, sub }: { tab: string; sub?: string }) {
   const { me } = useMe();
   return (
     <>
@@ -28,6 +30,7 @@ export function Settings({ tab }: { tab: string; sub?: string }) {
       {tab === 'entities' ? <Entities me={me} /> : null}
       {tab === 'api-keys' ? <ApiKeys me={me} /> : null}
       {tab === 'team' ? <Team me={me} /> : null}
+      {tab === 'email' ? <EmailSettings me={me} name={sub} /> : null}
       {tab === 'security' ? <Security me={me} /> : null}
     </>
   );

@@ -14,12 +14,17 @@ import type { KoshApp } from '../../platform/http/server.js';
  */
 const BUILD_DIR = fileURLToPath(new URL('../../../dist/dashboard', import.meta.url));
 
-/** The page's own files only: no inline script, no third-party origin; the API is same-origin. */
+/**
+ * The page's own files only: no inline script, no third-party origin; the API is same-origin.
+ * Inline styles are allowed for one reason: the e-mail template preview renders the tenant's HTML
+ * in an `<iframe sandbox="" srcdoc>`, which inherits this policy, and e-mail HTML is styled inline.
+ * The frame's sandbox (no script, opaque origin) is what contains that HTML; scripts stay 'self'.
+ */
 function dashboardCsp(live: boolean): string {
   const directives = [
     "default-src 'none'",
     "script-src 'self'",
-    "style-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self'",
     "connect-src 'self'",
