@@ -50,6 +50,11 @@ export const TEST_TOKENS: Record<string, TokenSpec> = {
   tok_refundFail: { type: 'card', brand: 'visa', last4: '5126', charge: 'succeed', refund: 'fail' },
 };
 
+/** The spec of a test token; undefined for anything else (an own-property lookup: `__proto__` is no token). */
+function tokenSpec(token: string): TokenSpec | undefined {
+  return Object.hasOwn(TEST_TOKENS, token) ? TEST_TOKENS[token] : undefined;
+}
+
 /** The hosted checkout page's test cards (DESIGN §11). */
 const TEST_CARDS: Record<string, string> = {
   '4242424242424242': 'tok_visa',
@@ -117,7 +122,7 @@ export class TestGatewayJournal {
   }
   /** Charges where money moved (what a second charge for the same invoice would show as a duplicate). */
   capturedCharges() {
-    return [...this.charges.values()].filter((c) => c.token in TEST_TOKENS && ['succeed', 'unknown', 'hang'].includes(TEST_TOKENS[c.token]!.charge));
+    return [...this.charges.values()].filter((c) => ['succeed', 'unknown', 'hang'].includes(tokenSpec(c.token)?.charge ?? ''));
   }
   allCharges() {
     return [...this.charges.values()];
@@ -185,7 +190,7 @@ export const testGateway: GatewayAdapter = {
   provider: 'test',
 
   async attachPaymentMethod(_ctx, input) {
-    const spec = TEST_TOKENS[input.token];
+    const spec = tokenSpec(input.token);
     if (!spec) throw new GatewayTokenNotFoundError(`no such token: ${input.token}`);
     return {
       type: spec.type,
@@ -201,7 +206,7 @@ export const testGateway: GatewayAdapter = {
     const journal = testGatewayJournal(ctx.baseUrl);
     journal.reload();
     const seen = journal.charge(input.idempotencyKey);
-    const spec = TEST_TOKENS[input.paymentMethod.reference];
+    const spec = tokenSpec(input.paymentMethod.reference);
     if (seen) return seen.outcome.status === 'unknown' ? chargeOutcome(spec!, input.idempotencyKey) : seen.outcome;
     if (!spec) return { status: 'failed', gatewayPaymentId: null, failureCode: 'invalid_payment_method', failureMessage: 'No such payment method.' };
     const outcome = chargeOutcome(spec, input.idempotencyKey);
@@ -235,7 +240,7 @@ export const testGateway: GatewayAdapter = {
     const seen = journal.refund(input.idempotencyKey);
     if (seen) return seen.outcome;
     const charge = journal.chargeByPaymentId(input.gatewayPaymentId);
-    const spec = charge ? TEST_TOKENS[charge.token] : undefined;
+    const spec = charge ? tokenSpec(charge.token) : undefined;
     const id = idFrom('tref', input.idempotencyKey);
     const outcome: RefundOutcome = !spec
       ? { status: 'failed', gatewayRefundId: null, failureCode: 'charge_not_found', failureMessage: 'No such charge.' }
