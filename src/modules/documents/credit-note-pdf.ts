@@ -15,6 +15,7 @@ import {
   collectPdf,
   drawEinvoiceBlock,
   partyLines,
+  partyBesideParticulars,
   pdfMoney,
   stateLabel,
   type PrintedEinvoice,
@@ -102,7 +103,6 @@ export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Bu
     .stroke();
   y += 8;
 
-  const columnWidth = width / 2 - 8;
   const particulars: [string, string][] = [
     ['Credit note number', note.number ?? 'Not issued'],
     ['Credit note date', note.issued_at ? formatDate(note.issued_at, timeZone) : 'Not issued'],
@@ -113,26 +113,7 @@ export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Bu
   if (gstApplies) particulars.push(['Place of supply', note.tax_type === 'export' ? 'Outside India (96)' : (stateLabel(invoice?.place_of_supply) ?? '—')]);
   particulars.push(['Currency', note.currency]);
   if (note.status === 'void') particulars.push(['Status', 'Void']);
-  const rightX = left + width / 2 + 8;
-  let ry = y;
-  for (const [label, value] of particulars) {
-    cell(doc, label, rightX, ry, 100, { color: MUTED, size: 8.5 });
-    doc
-      .font(BOLD)
-      .fontSize(8.5)
-      .fillColor(INK)
-      .text(value, rightX + 102, ry, { width: columnWidth - 102 });
-    ry = Math.max(doc.y, ry + 12) + 1;
-  }
-  doc.font(BOLD).fontSize(7.5).fillColor(MUTED).text('CREDITED TO', left, y, { width: columnWidth });
-  doc
-    .font(BOLD)
-    .fontSize(10)
-    .fillColor(INK)
-    .text(customer.name, left, doc.y + 2, { width: columnWidth });
-  doc.font(REGULAR).fontSize(8.5);
-  for (const l of customer.lines) doc.text(l, left, doc.y, { width: columnWidth });
-  y = Math.max(doc.y, ry) + 14;
+  y = partyBesideParticulars(doc, { left, width, y }, { heading: 'CREDITED TO', ...customer }, particulars, 100) + 14;
 
   const money = (v: number) => formatAmount(v, note.currency);
   const intra = note.tax_type === 'intra_state';

@@ -178,6 +178,40 @@ export function cell(
   doc.fillColor(options.color ?? INK).text(text, x, y, { width, align: options.align ?? 'left', lineBreak: false });
 }
 
+/**
+ * The buyer under its heading in the left column beside the document's particulars (label, value)
+ * in the right, from `y`; answers the y below the taller of the two.
+ */
+export function partyBesideParticulars(
+  doc: Doc,
+  at: { left: number; width: number; y: number },
+  party: { heading: string; name: string; lines: string[] },
+  particulars: [string, string][],
+  labelWidth: number,
+): number {
+  const columnWidth = at.width / 2 - 8;
+  const rightX = at.left + at.width / 2 + 8;
+  let ry = at.y;
+  for (const [label, value] of particulars) {
+    cell(doc, label, rightX, ry, labelWidth, { color: MUTED, size: 8.5 });
+    doc
+      .font(BOLD)
+      .fontSize(8.5)
+      .fillColor(INK)
+      .text(value, rightX + labelWidth + 2, ry, { width: columnWidth - labelWidth - 2 });
+    ry = Math.max(doc.y, ry + 12) + 1;
+  }
+  doc.font(BOLD).fontSize(7.5).fillColor(MUTED).text(party.heading, at.left, at.y, { width: columnWidth });
+  doc
+    .font(BOLD)
+    .fontSize(10)
+    .fillColor(INK)
+    .text(party.name, at.left, doc.y + 2, { width: columnWidth });
+  doc.font(REGULAR).fontSize(8.5);
+  for (const l of party.lines) doc.text(l, at.left, doc.y, { width: columnWidth });
+  return Math.max(doc.y, ry);
+}
+
 type Column = { key: string; label: string; group?: string; width: number; align: 'left' | 'right' | 'center'; value: (line: Line, index: number) => string };
 
 function columnsFor(invoice: Invoice, contentWidth: number): Column[] {
@@ -327,7 +361,6 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
   y += 8;
 
   // Bill to on the left; the invoice's particulars on the right.
-  const columnWidth = width / 2 - 8;
   const particulars: [string, string][] = [
     ['Invoice number', invoice.number ?? 'Draft (not yet numbered)'],
     ['Invoice date', invoice.issued_at ? formatDate(invoice.issued_at, timeZone) : 'Not issued'],
@@ -342,27 +375,7 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
   if (invoice.status === 'paid') particulars.push(['Status', `Paid${invoice.paid_at ? ` on ${formatDate(invoice.paid_at, timeZone)}` : ''}`]);
   if (invoice.status === 'void') particulars.push(['Status', `Void${invoice.voided_at ? ` since ${formatDate(invoice.voided_at, timeZone)}` : ''}`]);
 
-  const rightX = left + width / 2 + 8;
-  let ry = y;
-  for (const [label, value] of particulars) {
-    cell(doc, label, rightX, ry, 110, { color: MUTED, size: 8.5 });
-    doc
-      .font(BOLD)
-      .fontSize(8.5)
-      .fillColor(INK)
-      .text(value, rightX + 112, ry, { width: columnWidth - 112 });
-    ry = Math.max(doc.y, ry + 12) + 1;
-  }
-
-  doc.font(BOLD).fontSize(7.5).fillColor(MUTED).text('BILL TO', left, y, { width: columnWidth });
-  doc
-    .font(BOLD)
-    .fontSize(10)
-    .fillColor(INK)
-    .text(customer.name, left, doc.y + 2, { width: columnWidth });
-  doc.font(REGULAR).fontSize(8.5);
-  for (const l of customer.lines) doc.text(l, left, doc.y, { width: columnWidth });
-  y = Math.max(doc.y, ry) + 14;
+  y = partyBesideParticulars(doc, { left, width, y }, { heading: 'BILL TO', ...customer }, particulars, 110) + 14;
 
   // The lines.
   const columns = columnsFor(invoice, width);
