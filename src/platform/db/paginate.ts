@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Page } from '../http/envelope.js';
-import { prepareStatement } from './pipeline.js';
 import { readTogether } from './read-together.js';
 import type { Tx } from './schema.js';
 
@@ -122,10 +121,7 @@ export async function paginate<Row>(tx: Tx, query: AnySelect, options: ListOptio
   const { page, tenantId } = options;
   const cursor = page.startingAfter ?? page.endingBefore;
   const backwards = page.startingAfter === undefined && page.endingBefore !== undefined;
-  // Compiled once: its text is registered as a prepared statement, then sent.
-  const compiledRows = pageQuery(query, options).compile();
-  prepareStatement(compiledRows.sql);
-  const rowsQuery = { compile: () => compiledRows };
+  const rowsQuery = pageQuery(query, options);
 
   const countQuery = query.select(sql<string>`count(*)`.as('n'));
   const compiledCount = countQuery.compile();
@@ -138,7 +134,7 @@ export async function paginate<Row>(tx: Tx, query: AnySelect, options: ListOptio
     total = Number((count as { n?: string } | undefined)?.n ?? 0);
     remember(tx, key, tenantId, total);
   } else {
-    rows = (await tx.executeQuery(compiledRows)).rows as Row[];
+    rows = (await rowsQuery.execute()) as Row[];
   }
 
   const hasMore = rows.length > page.limit;

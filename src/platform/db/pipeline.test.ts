@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/support/database.js';
 import type { Database } from './database.js';
-import { deferWrite, prepareStatement } from './pipeline.js';
+import { deferWrite } from './pipeline.js';
 import { readTogether } from './read-together.js';
 
 // A scratch table outside the typed schema.
@@ -161,25 +161,5 @@ describe('readTogether', () => {
       return { rows, n: Number(count?.n) };
     });
     expect(seen).toEqual({ rows: [{ id: 7 }], n: 1 });
-  });
-});
-
-describe('prepared statements', () => {
-  it('a registered text is parsed once per connection and then only executed, with the same rows', async () => {
-    const text = `SELECT id, note FROM pipeline_scratch WHERE id >= $1 ORDER BY id /* prepared-test ${Date.now()} */`;
-    await sql`INSERT INTO pipeline_scratch (id, note) VALUES (100, 'p1'), (101, 'p2') ON CONFLICT DO NOTHING`.execute(db);
-    const unnamed = await database.pool.query(text, [100]);
-    prepareStatement(text);
-    const client = await database.pool.connect();
-    try {
-      const first = await client.query(text, [100]);
-      const second = await client.query(text, [101]);
-      expect(first.rows).toEqual(unnamed.rows);
-      expect(second.rows).toEqual([{ id: 101, note: 'p2' }]);
-      const named = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1`, [text]);
-      expect(named.rows[0]!.n).toBe(1);
-    } finally {
-      client.release();
-    }
   });
 });

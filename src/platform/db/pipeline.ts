@@ -74,24 +74,6 @@ function mapDeferredError(id: number, error: unknown): unknown {
   return mapper ? mapper(error) : error;
 }
 
-/**
- * Prepared statements for the hottest reads. PostgreSQL parses and plans every unnamed statement
- * anew; a named one is parsed once per connection and then only bound and executed. List pages
- * (`paginate`) are read far more often than anything else and their SQL comes from a small set of
- * shapes (filters, cursor or offset), so their texts are registered here and sent as named
- * statements. The registry is bounded: past PREPARED_LIMIT texts, statements simply go unnamed.
- * A statement's name never changes meaning (names are never reused), which is what node-postgres
- * requires of named statements.
- */
-const PREPARED_LIMIT = 500;
-const preparedNames = new Map<string, string>();
-
-/** Sends `text` as a named prepared statement from now on (PostgreSQL clients of this process). */
-export function prepareStatement(text: string): void {
-  if (preparedNames.has(text) || preparedNames.size >= PREPARED_LIMIT) return;
-  preparedNames.set(text, `kosh_prepared_${preparedNames.size + 1}`);
-}
-
 /** What a deferred write answers at once (fresh each time); Kysely reads rows and the row count. */
 const deferredResult = () => ({ command: 'DEFERRED', rowCount: 0, rows: [], fields: [], oid: 0 });
 
@@ -183,10 +165,6 @@ export class PipeliningClient extends pg.Client {
   }
 
   #send(text: string, values: unknown): Promise<pg.QueryResult> {
-    const name = preparedNames.get(text);
-    if (name !== undefined) {
-      return (pg.Client.prototype.query as (config: pg.QueryConfig) => Promise<pg.QueryResult>).call(this, { name, text, values: values as unknown[] });
-    }
     return (pg.Client.prototype.query as (t: string, v?: unknown) => Promise<pg.QueryResult>).call(this, text, values);
   }
 
