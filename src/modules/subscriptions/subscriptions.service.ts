@@ -268,9 +268,10 @@ export async function reactivateSubscription(ctx: Ctx, id: string): Promise<Subs
   return row;
 }
 
-/** Ends the subscription now; the caller (cancel flow) settles any credit. */
-export async function endSubscriptionNow(ctx: Ctx, id: string): Promise<SubscriptionRow> {
+/** Ends the subscription now; the caller (cancel flow) settles any credit and names its final invoice. */
+export async function endSubscriptionNow(ctx: Ctx, id: string, finalInvoiceId: string | null = null): Promise<SubscriptionRow> {
   const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'cancel', {
+    ...(finalInvoiceId ? { latest_invoice_id: finalInvoiceId } : {}),
     canceled_at: ctx.now,
     ended_at: ctx.now,
     cancel_at_period_end: false,
