@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { createCustomer, getSubscription, invoicesOf, karnatakaTenant, subscribe, travelTo } from '../subscriptions/helpers.js';
+
+// Usage at the edges of a subscription's life (decision 0190): the final usage of an ending
+// subscription, one metric metered once per customer, pure usage plans.
+
+let t: TestKosh;
+let acme: Tenant;
+let seq = 0;
+const uid = (p: string) => `${p}-${(seq += 1)}-${Math.random().toString(36).slice(2, 8)}`;
+
+beforeAll(async () => {
+  t = await startTestKosh();
+  t.clock.set('2032-01-01T00:00:00Z');
+  acme = await karnatakaTenant(t);
+});
+afterAll(() => t.close());
+
+async function metric() {
+  const res = await acme.api('POST', '/v1/billable-metrics', { name: 'Calls', code: uid('calls'), aggregation: 'count' });
+  expect(res.status, res.text).toBe(201);
+  return res.body.data as { id: string; code: string };
+}
+
+async function plan(prices: unknown[]) {
+  const res = await acme.api('POST', '/v1/plans', { name: 'Usage plan', code: uid('plan'), interval: 'month', hsn_code: '998314', prices });
+  expect(res.status, res.text).toBe(201);
+  return res.body.data as { id: string; code: string };
+}
+
+/** A plan of 1 000.00 a month plus `unit` a call of a fresh metric. */
+async function meteredPlan(unit = 10) {
+  const m = await metric();
+  const p = await plan([
+    { currency: 'INR', amount: 100_000 },
+    { currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: unit },
+  ]);
+  return { metric: m, plan: p };
+}
+
+async function calls(customer: string, code: string, timestamps: string[]) {
+  const res = await acme.api('POST', '/v1/usage/events/batch', {
+    events: timestamps.map((timestamp) => ({ transaction_id: uid('tx'), customer_id: customer, metric_code: code, timestamp })),
+  });
+  expect(res.status, res.text).toBe(202);
+  expect(res.body.data.rejected).toEqual([]);
+}
+
+type Line = { amount: number; quantity: number; period_start: string; period_end: string };
+
+describe('the final usage of an ending subscription is billed', () => {
+  it('cancel_at_period_end: the run ends it with a final invoice of the last period’s usage, no next fee', async () => {
+    t.clock.set('2032-02-01T00:00:00Z');
+    const { metric: m, plan: p } = await meteredPlan();
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
+    await calls(customer, m.code, ['2032-02-03T00:00:00Z', '2032-02-10T00:00:00Z', '2032-02-28T23:00:00Z', '2032-03-01T00:00:00Z']);
+    t.clock.set('2032-02-15T00:00:00Z');
+    const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true });
+    expect(cancel.status, cancel.text).toBe(200);
+
+    // The upcoming invoice previews that final invoice (usage so far, no fee).
+    const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    expect(upcoming.status, upcoming.text).toBe(200);
+    expect(upcoming.body.data.billing_reason).toBe('subscription_final');
+    expect(upcoming.body.data.lines.map((l: Line) => l.amount)).toEqual([30]);
+
+    await travelTo(t, '2032-03-01T00:00:00Z');
+    const ended = await getSubscription(acme, sub.id);
+    expect(ended.status).toBe('canceled');
+    const invoices = await invoicesOf(acme, sub.id);
+    expect(invoices.map((i) => i.billing_reason)).toEqual(['subscription_create', 'subscription_final']);
+    const final = invoices[1];
+    expect(ended.latest_invoice_id).toBe(final.id);
+    expect(final.status).toBe('open');
+    expect(final.period_start).toBe('2032-02-01T00:00:00.000Z');
+    expect(final.period_end).toBe('2032-03-01T00:00:00.000Z');
+    // 3 calls in [Feb 1, Mar 1) at 0.10, GST 18 % on top; the call at Mar 1 is not in it.
+    expect(final.lines.map((l: Line) => [l.quantity, l.amount])).toEqual([[3, 30]]);
+    expect(final.total).toBe(30 + Math.round(30 * 0.09) * 2);
+
+    // A second run at a later instant issues nothing more.
+    await travelTo(t, '2032-04-01T00:00:00Z');
+    expect(await invoicesOf(acme, sub.id)).toHaveLength(2);
+  });
+
+  it('cancel_at_period_end with no usage: ends without an invoice', async () => {
+    t.clock.set('2032-05-01T00:00:00Z');
+    const { plan: p } = await meteredPlan();
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
+    expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true })).status).toBe(200);
+    await travelTo(t, '2032-06-01T00:00:00Z');
+    expect((await getSubscription(acme, sub.id)).status).toBe('canceled');
+    expect((await invoicesOf(acme, sub.id)).map((i) => i.billing_reason)).toEqual(['subscription_create']);
+  });
+
+  it('an immediate cancel invoices the usage of the period so far, with or without proration', async () => {
+    t.clock.set('2032-07-01T00:00:00Z');
+    const { metric: m, plan: p } = await meteredPlan(25);
+    for (const prorate of [false, true]) {
+      const customer = await createCustomer(acme);
+      const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
+      await calls(customer, m.code, ['2032-07-02T00:00:00Z', '2032-07-05T00:00:00Z']);
+      t.clock.set('2032-07-10T00:00:00Z');
+      const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate });
+      expect(cancel.status, cancel.text).toBe(200);
+      expect(cancel.body.data.status).toBe('canceled');
+      const invoices = await invoicesOf(acme, sub.id);
+      expect(invoices.map((i) => i.billing_reason)).toEqual(['subscription_create', 'subscription_final']);
+      const final = invoices[1];
+      expect(cancel.body.data.latest_invoice_id).toBe(final.id);
+      expect(final.period_start).toBe('2032-07-01T00:00:00.000Z');
+      expect(final.period_end).toBe('2032-07-10T00:00:00.000Z');
+      expect(final.lines.map((l: Line) => [l.quantity, l.amount, l.period_end])).toEqual([[2, 50, '2032-07-10T00:00:00.000Z']]);
+      // Nothing more at the period's end.
+      await travelTo(t, '2032-08-01T00:00:00Z');
+      expect(await invoicesOf(acme, sub.id)).toHaveLength(2);
+      t.clock.set('2032-07-01T00:00:00Z');
+    }
+  });
+
+  it('a trial’s usage stays free when a trialing subscription is canceled', async () => {
+    t.clock.set('2032-09-01T00:00:00Z');
+    const { metric: m, plan: p } = await meteredPlan();
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id, trial_days: 14 });
+    await calls(customer, m.code, ['2032-09-02T00:00:00Z']);
+    t.clock.set('2032-09-05T00:00:00Z');
+    expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false })).status).toBe(200);
+    expect(await invoicesOf(acme, sub.id)).toHaveLength(0);
+  });
+});
