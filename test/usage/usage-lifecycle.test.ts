@@ -132,3 +132,54 @@ describe('the final usage of an ending subscription is billed', () => {
     expect(await invoicesOf(acme, sub.id)).toHaveLength(0);
   });
 });
+
+describe('one metric is metered by one subscription per customer', () => {
+  it('refuses (409) a second running subscription metering the same metric, at creation and at a plan change', async () => {
+    t.clock.set('2032-10-01T00:00:00Z');
+    const { metric: m, plan: first } = await meteredPlan();
+    // Another plan metering the same metric, and one metering another metric.
+    const same = await plan([
+      { currency: 'INR', amount: 50_000 },
+      { currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 5 },
+    ]);
+    const { plan: elsewhere } = await meteredPlan();
+    const flat = await plan([{ currency: 'INR', amount: 20_000 }]);
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: first.id });
+
+    for (const planId of [first.id, same.id]) {
+      const res = await acme.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: planId });
+      expect(res.status, res.text).toBe(409);
+      expect(res.body.error.reason).toBe('metric_already_metered');
+      expect(res.body.error.message).toContain(m.code);
+      expect(res.body.error.message).toContain(sub.id);
+    }
+    // A trialing subscription counts too: it meters once its trial ends.
+    const trial = await acme.api('POST', '/v1/subscriptions', { customer_id: customer, plan_id: same.id, trial_days: 7 });
+    expect(trial.status).toBe(409);
+
+    // Other metrics, a plan without metering and another customer are fine.
+    const other = await subscribe(acme, { customer_id: customer, plan_id: elsewhere.id });
+    const plain = await subscribe(acme, { customer_id: customer, plan_id: flat.id });
+    await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: same.id });
+
+    // A plan change onto a plan metering m is refused, with or without proration; nothing changed.
+    for (const [id, prorate] of [
+      [other.id, true],
+      [plain.id, false],
+    ] as const) {
+      const change = await acme.api('POST', `/v1/subscriptions/${id}/change-plan`, { plan_id: same.id, prorate });
+      expect(change.status, change.text).toBe(409);
+      expect(change.body.error.reason).toBe('metric_already_metered');
+    }
+    expect((await getSubscription(acme, other.id)).plan_id).toBe(elsewhere.id);
+    // The subscription metering m may itself move to another plan metering m.
+    const own = await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: same.id, prorate: false });
+    expect(own.status, own.text).toBe(200);
+
+    // Once it is canceled, m is free for another subscription.
+    expect((await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false })).status).toBe(200);
+    const change = await acme.api('POST', `/v1/subscriptions/${plain.id}/change-plan`, { plan_id: first.id, prorate: false });
+    expect(change.status, change.text).toBe(200);
+  });
+});

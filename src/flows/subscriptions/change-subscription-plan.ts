@@ -10,6 +10,7 @@ import { renderInvoice, type InvoiceRow } from '../../modules/invoices/index.js'
 import { isSimpleUnitPrice } from '../../modules/plans/index.js';
 import {
   assertChargeable,
+  assertMetricsMeteredOnce,
   canTransition,
   lockForTransition,
   periodOf,
@@ -57,6 +58,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   const { plan, price } = await resolvePlanPrice(ctx, input.plan_id, row.currency, 'plan_id');
   if (!plan.active) throw errors.conflict(`plan ${plan.code} is not active`, 'plan_inactive');
   assertChargeable(price, row.quantity, 'plan_id');
+  await assertMetricsMeteredOnce(ctx, { customerId: row.customer_id, planId: plan.id, currency: row.currency, except: row.id });
   const { plan: oldPlan } = await resolveSubscriptionPrice(ctx, row);
 
   const sameInterval = plan.interval_unit === row.interval_unit && plan.interval_count === row.interval_count;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -13,6 +14,7 @@ import {
   findSubscriptionByExternalId,
   insertSubscription,
   listSubscriptionRows,
+  runningSubscriptionsOfCustomers,
   type SubscriptionFilter,
   type SubscriptionRow,
 } from './subscriptions.repository.js';
@@ -127,6 +129,42 @@ export async function resolveSubscriptionPrice(ctx: Ctx, row: Pick<SubscriptionR
   return resolvePlanPrice(ctx, row.plan_id, row.currency);
 }
 
+/**
+ * One metric is metered once per customer (decision 0190): usage events belong to a customer,
+ * and every running subscription of the customer metering the event's metric would bill it. So a
+ * subscription (new, or changing plan: `except` itself) whose plan meters, in its currency, a
+ * metric that another running or paused subscription of the customer already meters is refused
+ * (409 `metric_already_metered`). Concurrent subscriptions of one customer are serialized by an
+ * advisory lock taken only when the plan meters something.
+ */
+export async function assertMetricsMeteredOnce(
+  ctx: Ctx,
+  subject: { customerId: string; planId: string; currency: string; except?: string },
+  field = 'plan_id',
+): Promise<void> {
+  const metered = await pricesOfPlans(ctx.tx, ctx.tenantId, [subject.planId], { scope: 'metered', activeOnly: true });
+  const codes = new Set(metered.filter((p) => p.currency === subject.currency).map((p) => p.metric_code));
+  if (codes.size === 0) return;
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`metered:${ctx.tenantId}:${subject.customerId}`}, 0))`.execute(ctx.tx);
+  const others = (await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [subject.customerId])).filter((s) => s.id !== subject.except);
+  if (others.length === 0) return;
+  const theirs = await pricesOfPlans(
+    ctx.tx,
+    ctx.tenantId,
+    [...new Set(others.map((s) => s.plan_id))],
+    { scope: 'metered', activeOnly: true },
+  );
+  for (const other of others) {
+    const clash = theirs.find((p) => p.plan_id === other.plan_id && p.currency === other.currency && codes.has(p.metric_code));
+    if (clash) {
+      throw errors.conflict(
+        `${field}: the customer's subscription ${other.id} already meters ${clash.metric_code}; a metric is billed by one subscription per customer (cancel or change that one first)`,
+        'metric_already_metered',
+      );
+    }
+  }
+}
+
 /** Leaves room for tax on top: the invoice total must stay a safe integer. */
 export function assertChargeable(price: Pick<PriceRow, 'amount'>, quantity: number, field = 'quantity'): void {
   if (price.amount * quantity > Number.MAX_SAFE_INTEGER / 2) {
@@ -172,6 +210,7 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
   const customer = await findCustomer(ctx.tx, ctx.tenantId, input.customerId);
   if (!customer) throw errors.notFound('customer');
   const { plan, price } = await resolvePlanPrice(ctx, input.planId, input.currency);
+  if (input.status !== 'canceled') await assertMetricsMeteredOnce(ctx, { customerId: customer.id, planId: plan.id, currency: price.currency });
   const quantity = input.quantity ?? 1;
   assertChargeable(price, quantity);
   if (!(input.currentPeriodEnd > input.currentPeriodStart)) {
