@@ -183,3 +183,87 @@ describe('one metric is metered by one subscription per customer', () => {
     expect(change.status, change.text).toBe(200);
   });
 });
+
+describe('pure usage plans (metered prices only)', () => {
+  it('is created and subscribed without an invoice, renews with usage lines only, issues nothing when nothing is due', async () => {
+    t.clock.set('2033-01-01T00:00:00Z');
+    const m = await metric();
+    const p = await plan([{ currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 200 }]);
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
+    expect(sub).toMatchObject({ status: 'active', currency: 'INR', price_id: null, latest_invoice_id: null });
+    expect(await invoicesOf(acme, sub.id)).toHaveLength(0);
+
+    await calls(customer, m.code, ['2033-01-05T00:00:00Z', '2033-01-06T00:00:00Z']);
+    t.clock.set('2033-01-20T00:00:00Z');
+    const usage = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
+    expect(usage.status, usage.text).toBe(200);
+    expect(usage.body.data.metrics).toEqual([{ metric_code: m.code, quantity: 2, amount: 400 }]);
+    const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    expect(upcoming.status, upcoming.text).toBe(200);
+    expect(upcoming.body.data.lines.map((l: Line) => l.amount)).toEqual([400]);
+
+    await travelTo(t, '2033-02-01T00:00:00Z');
+    let invoices = await invoicesOf(acme, sub.id);
+    expect(invoices).toHaveLength(1);
+    expect(invoices[0].billing_reason).toBe('subscription_cycle');
+    expect(invoices[0].lines.map((l: Line) => [l.quantity, l.amount, l.period_start])).toEqual([[2, 400, '2033-01-01T00:00:00.000Z']]);
+    expect(invoices[0].total).toBe(400 + Math.round(400 * 0.09) * 2);
+    expect((await getSubscription(acme, sub.id)).latest_invoice_id).toBe(invoices[0].id);
+
+    // February: no usage → the period advances, no invoice (not even a zero one).
+    const empty = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
+    expect(empty.status, empty.text).toBe(200);
+    expect(empty.body.data.lines).toEqual([]);
+    expect(empty.body.data.total).toBe(0);
+    await travelTo(t, '2033-03-01T00:00:00Z');
+    invoices = await invoicesOf(acme, sub.id);
+    expect(invoices).toHaveLength(1);
+    const after = await getSubscription(acme, sub.id);
+    expect(after.current_period_start).toBe('2033-03-01T00:00:00.000Z');
+    expect(after.latest_invoice_id).toBe(invoices[0].id);
+
+    // Seats mean nothing on it.
+    const seats = await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 3 });
+    expect(seats.status).toBe(400);
+  });
+
+  it('a plan change between a fixed plan and a pure usage plan', async () => {
+    t.clock.set('2033-04-01T00:00:00Z');
+    const { plan: fixed } = await meteredPlan();
+    const m = await metric();
+    const usageOnly = await plan([{ currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 100 }]);
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: fixed.id });
+    t.clock.set('2033-04-16T00:00:00Z');
+    const change = await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: usageOnly.id, prorate: true });
+    expect(change.status, change.text).toBe(200);
+    expect(change.body.data.invoice).toBeNull();
+    expect(change.body.data.proration.new_charge).toBe(0);
+    expect(change.body.data.proration.unused_credit).toBeGreaterThan(0);
+    expect(change.body.data.subscription.price_id).toBeNull();
+    await calls(customer, m.code, ['2033-04-20T00:00:00Z']);
+    await travelTo(t, '2033-05-01T00:00:00Z');
+    const renewal = (await invoicesOf(acme, sub.id)).at(-1);
+    expect(renewal.billing_reason).toBe('subscription_cycle');
+    expect(renewal.lines.map((l: Line) => l.amount)).toEqual([100]);
+  });
+});
+
+describe('proration credits only what was paid in advance', () => {
+  it('a prorated cancel after a renewal with usage lines credits the unused share of the fee, not of the usage', async () => {
+    t.clock.set('2033-06-01T00:00:00Z');
+    const { metric: m, plan: p } = await meteredPlan(1_000);
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
+    await calls(customer, m.code, Array.from({ length: 30 }, (_, i) => `2033-06-${String(i + 1).padStart(2, '0')}T12:00:00Z`));
+    await travelTo(t, '2033-07-01T00:00:00Z');
+    const renewal = (await invoicesOf(acme, sub.id)).at(-1);
+    expect(renewal.lines.map((l: Line) => l.amount)).toEqual([30_000, 100_000]);
+    t.clock.set('2033-07-17T00:00:00Z'); // 15 of 31 days left
+    const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, prorate: true });
+    expect(cancel.status, cancel.text).toBe(200);
+    const fee = 100_000 + Math.round(100_000 * 0.09) * 2;
+    expect(cancel.body.data.proration.unused_value).toBe(Math.round((fee * 15) / 31));
+  });
+});

@@ -66,7 +66,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   const { remaining, total } = remainingDays(current, ctx.now);
   const patch: SubscriptionPatch = {
     plan_id: plan.id,
-    price_id: price.id,
+    price_id: price?.id ?? null,
     interval_unit: plan.interval_unit,
     interval_count: plan.interval_count,
     updated_at: ctx.now,
@@ -86,7 +86,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     // Billed from the next renewal. Another interval: its schedule starts where this period ends.
     if (!sameInterval) Object.assign(patch, { billing_anchor: row.current_period_end, period_index: -1 });
   } else {
-    if (!isSimpleUnitPrice(price)) {
+    if (price && !isSimpleUnitPrice(price)) {
       throw errors.invalidField(
         'prorate',
         `plan ${plan.code} has a tiered or package price: change to it without proration (prorate: false), billed from the next renewal`,
@@ -100,14 +100,15 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     const customer = await getCustomer(ctx, row.customer_id);
     if (sameInterval) {
       chargePeriod = { start: ctx.now, end: row.current_period_end };
-      newCharge = prorateByDays(price.amount, remaining, total);
+      newCharge = price ? prorateByDays(price.amount, remaining, total) : 0;
     } else {
       const period = periodOf({ billing_anchor: ctx.now, interval_unit: plan.interval_unit, interval_count: plan.interval_count }, 0);
       chargePeriod = period;
-      newCharge = price.amount;
+      newCharge = price?.amount ?? 0;
       Object.assign(patch, { billing_anchor: ctx.now, period_index: 0, current_period_start: period.start, current_period_end: period.end });
     }
-    if (newCharge > 0) {
+    // A pure usage plan (no fixed price) charges nothing now: its usage is billed at the period's end.
+    if (price && newCharge > 0) {
       invoice = await invoiceSubscriptionPeriod(ctx, {
         subscription: row,
         plan,

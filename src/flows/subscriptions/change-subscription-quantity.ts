@@ -43,6 +43,7 @@ export async function changeSubscriptionQuantity(
   const row = await lockForTransition(ctx, id, 'change_quantity', (r) => canTransition(r.status, 'change_quantity'));
   if (input.quantity === row.quantity) throw errors.invalidField('quantity', `the subscription already has quantity ${row.quantity}`);
   const { plan, price } = await resolveSubscriptionPrice(ctx, row);
+  if (!price) throw errors.invalidField('quantity', `plan ${plan.code} has no fixed price: a pure usage subscription bills no quantity`);
   assertChargeable(price, input.quantity);
   const current = { start: row.current_period_start, end: row.current_period_end };
   const { remaining, total } = remainingDays(current, ctx.now);
