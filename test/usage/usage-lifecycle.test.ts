@@ -267,3 +267,46 @@ describe('proration credits only what was paid in advance', () => {
     expect(cancel.body.data.proration.unused_value).toBe(Math.round((fee * 15) / 31));
   });
 });
+
+describe('proration onto tiered and package prices', () => {
+  const tiers = {
+    currency: 'INR',
+    billing_scheme: 'tiered',
+    tiers_mode: 'graduated',
+    tiers: [
+      { up_to: 5, unit_amount: 1000 },
+      { up_to: null, unit_amount: 600, flat_amount: 200 },
+    ],
+  };
+
+  it('a prorated plan change onto a tiered price charges the rest of the period of its total for the quantity', async () => {
+    t.clock.set('2034-01-01T00:00:00Z');
+    const simple = await plan([{ currency: 'INR', amount: 100 }]);
+    const tiered = await plan([tiers]);
+    const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: simple.id, quantity: 8 });
+    t.clock.set('2034-01-17T00:00:00Z'); // 15 of 31 days left
+    const change = await acme.api('POST', `/v1/subscriptions/${sub.id}/change-plan`, { plan_id: tiered.id, prorate: true });
+    expect(change.status, change.text).toBe(200);
+    // 8 units: 5 × 10.00 + 3 × 6.00 + 2.00 = 70.00 for the month; 15/31 of it.
+    const charge = Math.round((7000 * 15) / 31);
+    expect(change.body.data.proration.new_charge).toBe(charge);
+    const [line] = change.body.data.invoice.lines;
+    expect([line.quantity, line.amount]).toEqual([1, charge]);
+    expect(line.description).toContain('(prorated)');
+    expect(line.description).toContain('8 units (graduated tiers');
+  });
+
+  it('a prorated seat change on a tiered price charges the new quantity’s total for the rest of the period', async () => {
+    t.clock.set('2034-01-01T00:00:00Z');
+    const tiered = await plan([tiers]);
+    const sub = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: tiered.id, quantity: 8 });
+    t.clock.set('2034-01-17T00:00:00Z');
+    const res = await acme.api('PATCH', `/v1/subscriptions/${sub.id}`, { quantity: 10 });
+    expect(res.status, res.text).toBe(200);
+    // 10 units: 5 × 10.00 + 5 × 6.00 + 2.00 = 82.00 for the month; 15/31 of it.
+    const charge = Math.round((8200 * 15) / 31);
+    expect(res.body.data.proration.new_charge).toBe(charge);
+    expect(res.body.data.invoice.lines.map((l: Line) => [l.quantity, l.amount])).toEqual([[1, charge]]);
+    expect(res.body.data.proration.unused_credit).toBeGreaterThan(0);
+  });
+});

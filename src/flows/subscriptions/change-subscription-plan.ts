@@ -7,14 +7,12 @@ import { toIso } from '../../platform/time.js';
 import { getCreditNote, type CreditNote } from '../../modules/credit-notes/index.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { renderInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
-import { isSimpleUnitPrice } from '../../modules/plans/index.js';
 import {
   assertChargeable,
   assertMetricsMeteredOnce,
   canTransition,
   lockForTransition,
   periodOf,
-  prorateByDays,
   remainingDays,
   resolvePlanPrice,
   resolveSubscriptionPrice,
@@ -25,7 +23,7 @@ import {
   type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
 import { creditUnusedSubscriptionTime } from './credit-unused-subscription-time.js';
-import { invoiceSubscriptionPeriod } from './invoice-subscription-period.js';
+import { invoiceSubscriptionPeriod, proratedFixedCharge } from './invoice-subscription-period.js';
 import { previewInRollback } from './preview.js';
 
 type SubscriptionPatch = Updateable<DB['subscriptions']>;
@@ -77,6 +75,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   let unusedValue = 0;
   let creditCapped = false;
   let newCharge = 0;
+  let newChargeTotal = 0;
   let chargePeriod = current;
   const prorated = input.prorate && row.status !== 'trialing';
 
@@ -86,12 +85,6 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     // Billed from the next renewal. Another interval: its schedule starts where this period ends.
     if (!sameInterval) Object.assign(patch, { billing_anchor: row.current_period_end, period_index: -1 });
   } else {
-    if (price && !isSimpleUnitPrice(price)) {
-      throw errors.invalidField(
-        'prorate',
-        `plan ${plan.code} has a tiered or package price: change to it without proration (prorate: false), billed from the next renewal`,
-      );
-    }
     const credit = await creditUnusedSubscriptionTime(ctx, row, `Unused time on ${oldPlan.name} (changed to ${plan.name})`);
     creditNoteId = credit.note?.id ?? null;
     unusedCredit = credit.amount;
@@ -100,11 +93,15 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     const customer = await getCustomer(ctx, row.customer_id);
     if (sameInterval) {
       chargePeriod = { start: ctx.now, end: row.current_period_end };
-      newCharge = price ? prorateByDays(price.amount, remaining, total) : 0;
+      const charge = price ? proratedFixedCharge(price, row.quantity, remaining, total) : null;
+      newCharge = charge?.unitAmount ?? 0;
+      newChargeTotal = charge?.amount ?? 0;
     } else {
       const period = periodOf({ billing_anchor: ctx.now, interval_unit: plan.interval_unit, interval_count: plan.interval_count }, 0);
       chargePeriod = period;
-      newCharge = price?.amount ?? 0;
+      const charge = price ? proratedFixedCharge(price, row.quantity, 1, 1) : null;
+      newCharge = charge?.unitAmount ?? 0;
+      newChargeTotal = charge?.amount ?? 0;
       Object.assign(patch, { billing_anchor: ctx.now, period_index: 0, current_period_start: period.start, current_period_end: period.end });
     }
     // A pure usage plan (no fixed price) charges nothing now: its usage is billed at the period's end.
@@ -137,7 +134,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
       unused_value: unusedValue,
       unused_credit: unusedCredit,
       credit_capped: creditCapped,
-      new_charge: newCharge * row.quantity,
+      new_charge: newChargeTotal,
     },
   };
 }
