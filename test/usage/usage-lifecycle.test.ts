@@ -256,7 +256,11 @@ describe('proration credits only what was paid in advance', () => {
     const { metric: m, plan: p } = await meteredPlan(1_000);
     const customer = await createCustomer(acme);
     const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
-    await calls(customer, m.code, Array.from({ length: 30 }, (_, i) => `2033-06-${String(i + 1).padStart(2, '0')}T12:00:00Z`));
+    await calls(
+      customer,
+      m.code,
+      Array.from({ length: 30 }, (_, i) => `2033-06-${String(i + 1).padStart(2, '0')}T12:00:00Z`),
+    );
     await travelTo(t, '2033-07-01T00:00:00Z');
     const renewal = (await invoicesOf(acme, sub.id)).at(-1);
     expect(renewal.lines.map((l: Line) => l.amount)).toEqual([30_000, 100_000]);

@@ -153,12 +153,7 @@ export async function assertMetricsMeteredOnce(
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`metered:${ctx.tenantId}:${subject.customerId}`}, 0))`.execute(ctx.tx);
   const others = (await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [subject.customerId])).filter((s) => s.id !== subject.except);
   if (others.length === 0) return;
-  const theirs = await pricesOfPlans(
-    ctx.tx,
-    ctx.tenantId,
-    [...new Set(others.map((s) => s.plan_id))],
-    { scope: 'metered', activeOnly: true },
-  );
+  const theirs = await pricesOfPlans(ctx.tx, ctx.tenantId, [...new Set(others.map((s) => s.plan_id))], { scope: 'metered', activeOnly: true });
   for (const other of others) {
     const clash = theirs.find((p) => p.plan_id === other.plan_id && p.currency === other.currency && codes.has(p.metric_code));
     if (clash) {
