@@ -70,6 +70,7 @@ export type ErrorReason =
   // usage
   | 'metric_code_taken'
   | 'usage_period_closed'
+  | 'metric_already_metered'
   // operators (DESIGN §17)
   | 'invalid_credentials'
   | 'totp_required'

@@ -7,13 +7,12 @@ import { toIso } from '../../platform/time.js';
 import { getCreditNote, type CreditNote } from '../../modules/credit-notes/index.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { renderInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
-import { isSimpleUnitPrice } from '../../modules/plans/index.js';
 import {
   assertChargeable,
+  assertMetricsMeteredOnce,
   canTransition,
   lockForTransition,
   periodOf,
-  prorateByDays,
   remainingDays,
   resolvePlanPrice,
   resolveSubscriptionPrice,
@@ -24,7 +23,7 @@ import {
   type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
 import { creditUnusedSubscriptionTime } from './credit-unused-subscription-time.js';
-import { invoiceSubscriptionPeriod } from './invoice-subscription-period.js';
+import { invoiceSubscriptionPeriod, proratedFixedCharge } from './invoice-subscription-period.js';
 import { previewInRollback } from './preview.js';
 
 type SubscriptionPatch = Updateable<DB['subscriptions']>;
@@ -57,6 +56,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   const { plan, price } = await resolvePlanPrice(ctx, input.plan_id, row.currency, 'plan_id');
   if (!plan.active) throw errors.conflict(`plan ${plan.code} is not active`, 'plan_inactive');
   assertChargeable(price, row.quantity, 'plan_id');
+  await assertMetricsMeteredOnce(ctx, { customerId: row.customer_id, planId: plan.id, currency: row.currency, except: row.id });
   const { plan: oldPlan } = await resolveSubscriptionPrice(ctx, row);
 
   const sameInterval = plan.interval_unit === row.interval_unit && plan.interval_count === row.interval_count;
@@ -64,7 +64,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   const { remaining, total } = remainingDays(current, ctx.now);
   const patch: SubscriptionPatch = {
     plan_id: plan.id,
-    price_id: price.id,
+    price_id: price?.id ?? null,
     interval_unit: plan.interval_unit,
     interval_count: plan.interval_count,
     updated_at: ctx.now,
@@ -75,6 +75,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   let unusedValue = 0;
   let creditCapped = false;
   let newCharge = 0;
+  let newChargeTotal = 0;
   let chargePeriod = current;
   const prorated = input.prorate && row.status !== 'trialing';
 
@@ -84,12 +85,6 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     // Billed from the next renewal. Another interval: its schedule starts where this period ends.
     if (!sameInterval) Object.assign(patch, { billing_anchor: row.current_period_end, period_index: -1 });
   } else {
-    if (!isSimpleUnitPrice(price)) {
-      throw errors.invalidField(
-        'prorate',
-        `plan ${plan.code} has a tiered or package price: change to it without proration (prorate: false), billed from the next renewal`,
-      );
-    }
     const credit = await creditUnusedSubscriptionTime(ctx, row, `Unused time on ${oldPlan.name} (changed to ${plan.name})`);
     creditNoteId = credit.note?.id ?? null;
     unusedCredit = credit.amount;
@@ -98,14 +93,19 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     const customer = await getCustomer(ctx, row.customer_id);
     if (sameInterval) {
       chargePeriod = { start: ctx.now, end: row.current_period_end };
-      newCharge = prorateByDays(price.amount, remaining, total);
+      const charge = price ? proratedFixedCharge(price, row.quantity, remaining, total) : null;
+      newCharge = charge?.unitAmount ?? 0;
+      newChargeTotal = charge?.amount ?? 0;
     } else {
       const period = periodOf({ billing_anchor: ctx.now, interval_unit: plan.interval_unit, interval_count: plan.interval_count }, 0);
       chargePeriod = period;
-      newCharge = price.amount;
+      const charge = price ? proratedFixedCharge(price, row.quantity, 1, 1) : null;
+      newCharge = charge?.unitAmount ?? 0;
+      newChargeTotal = charge?.amount ?? 0;
       Object.assign(patch, { billing_anchor: ctx.now, period_index: 0, current_period_start: period.start, current_period_end: period.end });
     }
-    if (newCharge > 0) {
+    // A pure usage plan (no fixed price) charges nothing now: its usage is billed at the period's end.
+    if (price && newCharge > 0) {
       invoice = await invoiceSubscriptionPeriod(ctx, {
         subscription: row,
         plan,
@@ -134,7 +134,7 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
       unused_value: unusedValue,
       unused_credit: unusedCredit,
       credit_capped: creditCapped,
-      new_charge: newCharge * row.quantity,
+      new_charge: newChargeTotal,
     },
   };
 }

@@ -11,7 +11,6 @@ import {
   assertChargeable,
   canTransition,
   lockForTransition,
-  prorateByDays,
   remainingDays,
   resolveSubscriptionPrice,
   toSubscription,
@@ -20,7 +19,7 @@ import {
   type UpdateSubscriptionBody,
 } from '../../modules/subscriptions/index.js';
 import { creditUnusedSubscriptionTime } from './credit-unused-subscription-time.js';
-import { invoiceSubscriptionPeriod } from './invoice-subscription-period.js';
+import { invoiceSubscriptionPeriod, proratedFixedCharge } from './invoice-subscription-period.js';
 import { previewInRollback } from './preview.js';
 
 /**
@@ -43,6 +42,7 @@ export async function changeSubscriptionQuantity(
   const row = await lockForTransition(ctx, id, 'change_quantity', (r) => canTransition(r.status, 'change_quantity'));
   if (input.quantity === row.quantity) throw errors.invalidField('quantity', `the subscription already has quantity ${row.quantity}`);
   const { plan, price } = await resolveSubscriptionPrice(ctx, row);
+  if (!price) throw errors.invalidField('quantity', `plan ${plan.code} has no fixed price: a pure usage subscription bills no quantity`);
   assertChargeable(price, input.quantity);
   const current = { start: row.current_period_start, end: row.current_period_end };
   const { remaining, total } = remainingDays(current, ctx.now);
@@ -53,6 +53,7 @@ export async function changeSubscriptionQuantity(
   let unusedValue = 0;
   let creditCapped = false;
   let unitCharge = 0;
+  let chargeTotal = 0;
   const patch: Parameters<typeof transitionSubscription>[4] = { quantity: input.quantity, updated_at: ctx.now };
   if (prorated) {
     const credit = await creditUnusedSubscriptionTime(ctx, row, `Unused time on ${row.quantity} × ${plan.name} (changed to ${input.quantity})`);
@@ -60,7 +61,7 @@ export async function changeSubscriptionQuantity(
     unusedCredit = credit.amount;
     unusedValue = credit.unusedValue;
     creditCapped = credit.capped;
-    unitCharge = prorateByDays(price.amount, remaining, total);
+    ({ unitAmount: unitCharge, amount: chargeTotal } = proratedFixedCharge(price, input.quantity, remaining, total));
     if (unitCharge > 0) {
       invoice = await invoiceSubscriptionPeriod(ctx, {
         subscription: { ...row, quantity: input.quantity },
@@ -91,7 +92,7 @@ export async function changeSubscriptionQuantity(
       unused_value: unusedValue,
       unused_credit: unusedCredit,
       credit_capped: creditCapped,
-      new_charge: unitCharge * input.quantity,
+      new_charge: chargeTotal,
       previous_quantity: row.quantity,
       quantity: input.quantity,
     },

@@ -13,14 +13,14 @@ export type RenewalSubject = {
   subscription: Pick<SubscriptionRow, 'id' | 'customer_id' | 'currency' | 'quantity' | 'status'> & { collection_method?: SubscriptionRow['collection_method'] };
   plan: Pick<PlanRow, 'id' | 'name' | 'hsn_code' | 'tax_rate_bp'>;
   /** The plan's fixed (per_unit or tiered) price in the subscription's currency: billed in advance. */
-  fixedPrice: PriceRow;
+  fixedPrice: PriceRow | null;
   /** The plan's metered prices in the subscription's currency: billed in arrears. */
   meteredPrices: PriceRow[];
   customer: Customer;
   /** The period whose usage is billed (the one ending); null when nothing is billed in arrears (a trial). */
   usagePeriod: Period | null;
-  /** The period whose fixed fee is billed in advance. */
-  nextPeriod: Period;
+  /** The period whose fixed fee is billed in advance; null when the subscription ends (its final invoice: usage only). */
+  nextPeriod: Period | null;
 };
 
 /** One metered price's usage over a period: the aggregated quantity and what it costs. */
@@ -77,8 +77,10 @@ export function usageLine(plan: RenewalSubject['plan'], charge: MeteredCharge, p
 /**
  * THE renewal invoice's lines, computed without writing anything (the billing run and the
  * upcoming-invoice preview both use it): for each subject, the ended period's metered lines
- * (arrears) followed by the next period's fixed fee (advance). GST is computed per line by the
- * invoice. One aggregation query for the whole batch.
+ * (arrears) followed by the next period's fixed fee (advance) — none when the subscription ends
+ * (its final invoice: usage only) or its plan has no fixed price (a pure usage plan). GST is
+ * computed per line by the invoice. One aggregation query for the whole batch. An empty list
+ * means nothing is due: no invoice is issued (decision 0190).
  */
 export async function computeRenewalLines(ctx: Ctx, subjects: RenewalSubject[]): Promise<DraftLine[][]> {
   const charges = await meteredCharges(
@@ -87,6 +89,7 @@ export async function computeRenewalLines(ctx: Ctx, subjects: RenewalSubject[]):
   );
   return subjects.map((s, i) => {
     const usage = (charges.get(String(i)) ?? []).flatMap((c) => usageLine(s.plan, c, s.usagePeriod!) ?? []);
+    if (!s.fixedPrice || !s.nextPeriod) return usage;
     const fixed = periodLine({
       subscription: s.subscription,
       plan: s.plan,

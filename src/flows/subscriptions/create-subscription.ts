@@ -54,7 +54,8 @@ export async function createSubscription(ctx: Ctx, input: CreateSubscriptionBody
   const discount = input.coupon
     ? (await redeemCoupon(ctx, input.coupon, { customerId: row.customer_id, currency: row.currency, planIds: [plan.id], subscriptionId: row.id })).discount
     : null;
-  if (begin.status === 'active') {
+  // A pure usage plan (no fixed price) has nothing to bill in advance: its first invoice is its first period's usage.
+  if (begin.status === 'active' && created.price) {
     const invoice = await invoiceSubscriptionPeriod(ctx, {
       subscription: row,
       plan: created.plan,

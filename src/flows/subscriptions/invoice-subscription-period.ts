@@ -10,7 +10,7 @@ import {
 import type { Customer } from '../../modules/customers/index.js';
 import { createDraftInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
 import { describePricing, isSimpleUnitPrice, priceQuantity, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
-import type { SubscriptionRow } from '../../modules/subscriptions/index.js';
+import { prorateByDays, type SubscriptionRow } from '../../modules/subscriptions/index.js';
 import { finalizeInvoiceWithCredit } from '../invoices/finalize-invoice.js';
 
 export type SubscriptionBillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update';
@@ -22,9 +22,30 @@ export type PeriodCharge = {
   customer: Customer;
   period: { start: Date; end: Date };
   billingReason: SubscriptionBillingReason;
-  /** The net unit price charged; the plan price unless prorated. */
+  /**
+   * The net unit price charged; the plan price unless prorated. For a tiered or package price:
+   * the (prorated) total of the quantity, on one line.
+   */
   unitAmount?: number;
 };
+
+/**
+ * What a fixed price charges for `quantity` over `remaining` of `total` days, prorated to the day
+ * (half-up): a simple per-unit price per unit (`units` = the quantity), a tiered or package price
+ * as the prorated total of the whole quantity (`units` 1; decision 0190). `unitAmount` is what
+ * periodLine takes; `amount` = units × unitAmount.
+ */
+export function proratedFixedCharge(
+  price: Pick<PriceRow, 'amount'> & Partial<Pick<PriceRow, 'tiers' | 'tiers_mode' | 'package_size'>>,
+  quantity: number,
+  remaining: number,
+  total: number,
+): { units: number; unitAmount: number; amount: number } {
+  const simple = isSimpleUnitPrice(price);
+  const units = simple ? quantity : 1;
+  const unitAmount = prorateByDays(simple ? price.amount : priceQuantity(price, quantity).amount, remaining, total);
+  return { units, unitAmount, amount: units * unitAmount };
+}
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -35,12 +56,13 @@ const day = (d: Date) => d.toISOString().slice(0, 10);
  */
 export function periodLine(charge: PeriodCharge) {
   const hsn = charge.price.hsn_code || charge.plan.hsn_code || undefined;
-  if (!isSimpleUnitPrice(charge.price) && charge.unitAmount === undefined) {
+  if (!isSimpleUnitPrice(charge.price)) {
     const priced = priceQuantity(charge.price, charge.subscription.quantity);
+    const prorated = charge.unitAmount !== undefined && charge.unitAmount !== priced.amount;
     return {
-      description: `${charge.plan.name}, ${describePricing(charge.price, priced)}, ${day(charge.period.start)} to ${day(charge.period.end)}`,
+      description: `${charge.plan.name}${prorated ? ' (prorated)' : ''}, ${describePricing(charge.price, priced)}, ${day(charge.period.start)} to ${day(charge.period.end)}`,
       quantity: 1,
-      unit_amount: priced.amount,
+      unit_amount: charge.unitAmount ?? priced.amount,
       hsn_code: hsn,
       tax_rate_bp: charge.plan.tax_rate_bp,
       plan_id: charge.plan.id,

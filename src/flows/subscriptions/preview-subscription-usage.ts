@@ -15,15 +15,18 @@ export type SubscriptionUsage = {
   metrics: { metric_code: string; quantity: number; amount: number }[];
 };
 
-async function subjectOf(ctx: Ctx, row: SubscriptionRow): Promise<RenewalSubject> {
+/** One subscription's renewal subject as the billing run would build it now. */
+export async function renewalSubjectOf(ctx: Ctx, row: SubscriptionRow): Promise<RenewalSubject> {
   const plan = await findPlan(ctx.tx, ctx.tenantId, row.plan_id);
   // The price the subscription bills (kept after it is archived), else the plan's active one in its currency.
   const fixed = await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id]);
-  const fixedPrice = fixed.find((p) => p.id === row.price_id) ?? fixed.find((p) => p.active && p.currency === row.currency);
-  if (!plan || !fixedPrice) throw errors.conflict(`subscription ${row.id}: its plan has no price in ${row.currency}`, 'subscription_unpriced');
+  const fixedPrice = fixed.find((p) => p.id === row.price_id) ?? fixed.find((p) => p.active && p.currency === row.currency) ?? null;
   const meteredPrices = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id], { scope: 'metered', activeOnly: true })).filter(
     (p) => p.currency === row.currency,
   );
+  if (!plan || (!fixedPrice && meteredPrices.length === 0)) {
+    throw errors.conflict(`subscription ${row.id}: its plan has no price in ${row.currency}`, 'subscription_unpriced');
+  }
   return {
     subscription: row,
     plan,
@@ -31,7 +34,8 @@ async function subjectOf(ctx: Ctx, row: SubscriptionRow): Promise<RenewalSubject
     meteredPrices,
     customer: await getCustomer(ctx, row.customer_id),
     usagePeriod: row.status === 'trialing' ? null : { start: row.current_period_start, end: row.current_period_end },
-    nextPeriod: periodAfter(row),
+    // Set to cancel at period end: no next period, only the final usage invoice.
+    nextPeriod: row.cancel_at_period_end ? null : periodAfter(row),
   };
 }
 
@@ -53,27 +57,29 @@ export async function subscriptionUsage(ctx: Ctx, id: string): Promise<Subscript
 /**
  * GET /v1/subscriptions/{id}/upcoming-invoice: the invoice the next renewal would issue if the
  * current period ended now — usage so far (arrears), the next period's fixed fee (advance), GST
- * per line — computed by the renewal's own computeRenewalLines, writing nothing.
+ * per line — computed by the renewal's own computeRenewalLines, writing nothing. For a
+ * subscription set to cancel at period end: its final invoice (usage only, subscription_final).
+ * No lines (a pure usage plan with no usage yet): an invoice of zero, which the run would not issue.
  */
 export async function upcomingInvoice(ctx: Ctx, id: string) {
   const row = await getSubscriptionRow(ctx, id);
   if (!['active', 'trialing', 'past_due', 'unpaid'].includes(row.status)) {
     throw errors.conflict(`a ${row.status} subscription has no upcoming renewal invoice`, `subscription_${row.status}`);
   }
-  if (row.cancel_at_period_end) throw errors.conflict('the subscription ends at its period end: no renewal invoice comes', 'subscription_cancel_at_period_end');
-  const subject = await subjectOf(ctx, row);
+  const subject = await renewalSubjectOf(ctx, row);
   const [computed] = await computeRenewalLines(ctx, [subject]);
   // The discount in force on the next period, as the renewal will take it off.
   const inForce = (await subscriptionDiscounts(ctx, [row.id])).get(row.id);
-  const { lines } = discountSubscriptionLines(computed!, inForce, subject.nextPeriod.start, row.currency);
+  const period = subject.nextPeriod ?? subject.usagePeriod ?? { start: row.current_period_start, end: row.current_period_end };
+  const { lines } = discountSubscriptionLines(computed!, inForce, period.start, row.currency);
   return previewInvoice(ctx, {
     customer: subject.customer,
     currency: row.currency,
     lines,
     subscriptionId: row.id,
-    billingReason: 'subscription_cycle',
-    periodStart: subject.nextPeriod.start,
-    periodEnd: subject.nextPeriod.end,
+    billingReason: subject.nextPeriod ? 'subscription_cycle' : 'subscription_final',
+    periodStart: period.start,
+    periodEnd: period.end,
     collectionMethod: row.collection_method,
   });
 }

@@ -3,7 +3,7 @@ import { emitEvent, emitEvents } from '../../platform/events/events.js';
 import { applyAvailableCredit, customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
 import { recordInvoiceDiscounts, subscriptionDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
 import { findCustomers, type Customer } from '../../modules/customers/index.js';
-import { issueInvoices, type DraftInvoiceInput } from '../../modules/invoices/index.js';
+import { issueInvoices, type DraftInvoiceInput, type InvoiceRow } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
 import {
   advanceSubscriptionPeriods,
@@ -54,10 +54,12 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
 
 /**
  * Renews subscriptions whose period is over, claimed (and locked) by the caller in this
- * transaction: cancel_at_period_end → canceled at the period's end, no invoice; otherwise the
- * next period is invoiced in advance (subscription_cycle: plan price in the subscription's
- * currency × quantity) and the subscription moves to it — a trial ending becomes active. All of
- * it, with the events, commits together; a failure rolls the whole batch back (numbers included).
+ * transaction: cancel_at_period_end → canceled at the period's end, with a final invoice for the
+ * ended period's usage when there is any (billing_reason subscription_final; decision 0190);
+ * otherwise the ended period's usage (arrears) and the next period's fixed fee (advance:
+ * subscription_cycle) are invoiced and the subscription moves to the next period — a trial ending
+ * becomes active. When nothing is due (a pure usage plan with no usage) no invoice is issued. All
+ * of it, with the events, commits together; a failure rolls the whole batch back (numbers included).
  *
  * The invoices of a batch are issued together (issueInvoices: the same GST, numbers, ledger
  * entries and events as one by one, in a few statements), then any customer credit is applied as
@@ -70,75 +72,87 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
   const claimed = [...batch].sort((x, y) => x.current_period_end.getTime() - y.current_period_end.getTime() || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   const { plans, prices, metered, customers } = await loadBatchContext(ctx, claimed);
   const subjects: RenewalSubject[] = [];
-  const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter> }[] = [];
-  const inputs: DraftInvoiceInput[] = [];
-  const discountsApplied: { inForce: DiscountInForce; amount: number }[][] = [];
-  const discounts = await subscriptionDiscounts(
-    ctx,
-    claimed.map((r) => r.id),
-  );
+  const nextPeriods: (ReturnType<typeof periodAfter> | null)[] = [];
   for (const row of claimed) {
     if (row.current_period_end > ctx.now) throw new Error(`subscription ${row.id} is not due until ${row.current_period_end.toISOString()}`);
-    if (row.cancel_at_period_end) {
-      const ended = await transitionSubscription(ctx.tx, ctx.tenantId, row.id, 'expire', { ended_at: row.current_period_end, updated_at: ctx.now });
-      outcome.ended.push(ended);
-      await emitEvent(ctx, 'subscription.canceled', toSubscription(ended));
-      continue;
-    }
     const plan = plans.get(row.plan_id);
-    const price = (row.price_id ? prices.get(row.price_id) : undefined) ?? prices.get(`${row.plan_id}/${row.currency}`);
+    const price = (row.price_id ? prices.get(row.price_id) : undefined) ?? prices.get(`${row.plan_id}/${row.currency}`) ?? null;
+    const meteredPrices = metered.get(`${row.plan_id}/${row.currency}`) ?? [];
     const customer = customers.get(row.customer_id);
-    if (!plan || !price || !customer) throw new Error(`subscription ${row.id}: its plan has no price in ${row.currency}, or its plan or customer is gone`);
-    const period = periodAfter(row);
-    renewing.push({ row, period });
+    const ending = row.cancel_at_period_end;
+    if (!plan || !customer || (!ending && !price && meteredPrices.length === 0)) {
+      throw new Error(`subscription ${row.id}: its plan has no price in ${row.currency}, or its plan or customer is gone`);
+    }
+    const next = ending ? null : periodAfter(row);
+    nextPeriods.push(next);
     subjects.push({
       subscription: row,
       plan,
       fixedPrice: price,
-      meteredPrices: metered.get(`${row.plan_id}/${row.currency}`) ?? [],
+      meteredPrices,
       customer,
       // Usage during a trial is not billed: the trial is free.
       usagePeriod: row.status === 'trialing' ? null : { start: row.current_period_start, end: row.current_period_end },
-      nextPeriod: period,
+      // Ending: no next period, only the final usage.
+      nextPeriod: next,
     });
   }
   // One grouped usage query for the batch; the lines in arrears then the fee in advance.
   const computed = await computeRenewalLines(ctx, subjects);
-  for (const [i, { row, period }] of renewing.entries()) {
+  const discounts = await subscriptionDiscounts(
+    ctx,
+    claimed.map((r) => r.id),
+  );
+  const inputs: DraftInvoiceInput[] = [];
+  const discountsApplied: { inForce: DiscountInForce; amount: number }[][] = [];
+  const invoiced: number[] = [];
+  for (const [i, subject] of subjects.entries()) {
+    // Nothing due (no usage on an ending or pure usage subscription): no invoice.
+    if (computed[i]!.length === 0) continue;
+    const row = claimed[i]!;
+    const period = subject.nextPeriod ?? subject.usagePeriod!;
     // The discount in force (coupons) comes off the lines before GST, usage lines included.
     const { lines, applied } = discountSubscriptionLines(computed[i]!, discounts.get(row.id), period.start, row.currency);
     discountsApplied.push(applied);
+    invoiced.push(i);
     inputs.push({
-      customer: subjects[i]!.customer,
+      customer: subject.customer,
       currency: row.currency,
       lines,
       subscriptionId: row.id,
-      billingReason: 'subscription_cycle',
+      billingReason: subject.nextPeriod ? 'subscription_cycle' : 'subscription_final',
       periodStart: period.start,
       periodEnd: period.end,
       collectionMethod: row.collection_method,
     });
   }
-  const invoices = await issueInvoices(ctx, inputs);
-  for (const [i, invoice] of invoices.entries()) await recordInvoiceDiscounts(ctx, invoice.id, discountsApplied[i]!);
-  const holdingCredit = await customersWithSpendableCredit(
-    ctx.tx,
-    ctx.tenantId,
-    invoices.map((i) => i.customer_id),
-    ctx.now,
-  );
-  for (const invoice of invoices) if (holdingCredit.has(invoice.customer_id)) await applyAvailableCredit(ctx, invoice);
-  // charge_automatically renewals: one charge job for the batch; it reads each balance (after credit) when it runs.
-  await scheduleAutomaticCharges(ctx, invoices);
+  const invoices = await settleSubscriptionInvoices(ctx, inputs, discountsApplied);
+  const invoiceOf = new Map(invoiced.map((subjectIndex, k) => [subjectIndex, invoices[k]!.id]));
 
-  const advances: PeriodAdvance[] = renewing.map(({ row, period }, i) => ({
+  const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter>; invoiceId: string | null }[] = [];
+  for (const [i, row] of claimed.entries()) {
+    const period = nextPeriods[i];
+    if (period) {
+      renewing.push({ row, period, invoiceId: invoiceOf.get(i) ?? null });
+      continue;
+    }
+    const final = invoiceOf.get(i);
+    const ended = await transitionSubscription(ctx.tx, ctx.tenantId, row.id, 'expire', {
+      ended_at: row.current_period_end,
+      updated_at: ctx.now,
+      ...(final ? { latest_invoice_id: final } : {}),
+    });
+    outcome.ended.push(ended);
+    await emitEvent(ctx, 'subscription.canceled', toSubscription(ended));
+  }
+  const advances: PeriodAdvance[] = renewing.map(({ row, period, invoiceId }) => ({
     id: row.id,
     fromPeriodEnd: row.current_period_end,
     billingAnchor: row.billing_anchor,
     periodIndex: period.index,
     periodStart: period.start,
     periodEnd: period.end,
-    latestInvoiceId: invoices[i]!.id,
+    latestInvoiceId: invoiceId,
   }));
   const wasTrialing = new Set(renewing.filter(({ row }) => row.status === 'trialing').map(({ row }) => row.id));
   const moved = await advanceSubscriptionPeriods(ctx.tx, ctx.tenantId, advances, ctx.now);
@@ -148,4 +162,29 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
     ...outcome.renewed.map((row) => ({ type: 'subscription.renewed' as const, object: toSubscription(row) })),
   ]);
   return outcome;
+}
+
+/**
+ * Issues subscription invoices together (issueInvoices), records the discounts they took, applies
+ * any customer credit (only for the customers who hold some, as finalizeInvoiceWithCredit would)
+ * and schedules one charge job for the charge_automatically ones: what the billing run and the
+ * immediate cancel's final usage invoice do after computing the lines.
+ */
+export async function settleSubscriptionInvoices(
+  ctx: Ctx,
+  inputs: DraftInvoiceInput[],
+  discountsApplied: { inForce: DiscountInForce; amount: number }[][],
+): Promise<InvoiceRow[]> {
+  const invoices = await issueInvoices(ctx, inputs);
+  for (const [i, invoice] of invoices.entries()) await recordInvoiceDiscounts(ctx, invoice.id, discountsApplied[i]!);
+  const holdingCredit = await customersWithSpendableCredit(
+    ctx.tx,
+    ctx.tenantId,
+    invoices.map((i) => i.customer_id),
+    ctx.now,
+  );
+  for (const invoice of invoices) if (holdingCredit.has(invoice.customer_id)) await applyAvailableCredit(ctx, invoice);
+  // charge_automatically invoices: one charge job for the batch; it reads each balance (after credit) when it runs.
+  await scheduleAutomaticCharges(ctx, invoices);
+  return invoices;
 }

@@ -35,8 +35,11 @@ export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscrip
       current_period_end: period.end,
       updated_at: ctx.now,
     });
-    const invoice = await invoiceSubscriptionPeriod(ctx, { subscription: row, plan, price, customer, period, billingReason: 'subscription_cycle' });
-    row = await updateSubscription(ctx.tx, ctx.tenantId, id, { latest_invoice_id: invoice.id });
+    // A pure usage plan has no fee in advance: its usage is billed at the period's end.
+    if (price) {
+      const invoice = await invoiceSubscriptionPeriod(ctx, { subscription: row, plan, price, customer, period, billingReason: 'subscription_cycle' });
+      row = await updateSubscription(ctx.tx, ctx.tenantId, id, { latest_invoice_id: invoice.id });
+    }
   }
   await emitEvent(ctx, 'subscription.resumed', toSubscription(row));
   return row;

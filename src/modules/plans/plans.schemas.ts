@@ -109,15 +109,7 @@ export const createPlanBody = z
     if (new Set(metered).size !== metered.length) {
       ctx.addIssue({ code: 'custom', path: ['prices'], message: 'a plan has at most one metered price per metric and currency' });
     }
-    for (const currency of new Set(prices.filter((p) => p.billing_scheme === 'metered').map((p) => p.currency))) {
-      if (!fixed.includes(currency)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['prices'],
-          message: `metered prices in ${currency} need a fixed (per_unit or tiered) price in ${currency} on the same plan`,
-        });
-      }
-    }
+    // Metered prices alone in a currency make a pure usage plan (decision 0190): billed in arrears only.
   });
 
 export type CreatePlanBody = z.infer<typeof createPlanBody>;

@@ -1,6 +1,7 @@
 /** The public face of subscriptions: what flows (billing run, plan change, gifts, the importer) use. */
 export {
   assertChargeable,
+  assertMetricsMeteredOnce,
   createSubscriptionRecord,
   endSubscriptionNow,
   getSubscription,

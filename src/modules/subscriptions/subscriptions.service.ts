@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -13,6 +14,7 @@ import {
   findSubscriptionByExternalId,
   insertSubscription,
   listSubscriptionRows,
+  runningSubscriptionsOfCustomers,
   type SubscriptionFilter,
   type SubscriptionRow,
 } from './subscriptions.repository.js';
@@ -88,30 +90,35 @@ export function remainingDays(period: { start: Date; end: Date }, at: Date): { r
 
 // ── pricing ─────────────────────────────────────────────────────────────────────────────────────
 
-export type PlanPrice = { plan: PlanRow; price: PriceRow };
+/**
+ * A plan and its fixed price in a currency; `price` null: a pure usage plan in that currency (only
+ * metered prices, billed in arrears: decision 0190).
+ */
+export type PlanPrice = { plan: PlanRow; price: PriceRow | null; currency: string };
 
 /**
  * The plan and its price in `currency`. Without a currency: the tenant's base currency if the
- * plan has a price in it, else the plan's only price. Unknown plan → 404; no price → 400 on `field`.
+ * plan has a price in it, else the plan's only price. Unknown plan → 404; no price → 400 on
+ * `field`. A currency with metered prices only answers price null (a pure usage plan).
  */
 export async function resolvePlanPrice(ctx: Ctx, planId: string, currency: string | undefined, field = 'currency'): Promise<PlanPrice> {
   const plan = await findPlan(ctx.tx, ctx.tenantId, planId);
   if (!plan) throw errors.notFound('plan');
-  const prices = await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id], { activeOnly: true });
+  const all = await pricesOfPlans(ctx.tx, ctx.tenantId, [plan.id], { scope: 'all', activeOnly: true });
+  const fixedIn = (c: string) => all.find((p) => p.currency === c && p.billing_scheme !== 'metered') ?? null;
+  const currencies = [...new Set(all.map((p) => p.currency))];
   if (currency) {
-    const price = prices.find((p) => p.currency === currency);
-    if (!price) {
-      const known = prices.map((p) => p.currency).join(', ') || 'none';
-      throw errors.invalidField(field, `plan ${plan.code} has no price in ${currency} (it has: ${known})`);
+    if (!currencies.includes(currency)) {
+      throw errors.invalidField(field, `plan ${plan.code} has no price in ${currency} (it has: ${currencies.join(', ') || 'none'})`);
     }
-    return { plan, price };
+    return { plan, price: fixedIn(currency), currency };
   }
   const base = (await getTenant(ctx)).base_currency;
-  const price = prices.find((p) => p.currency === base) ?? (prices.length === 1 ? prices[0] : undefined);
-  if (!price) {
-    throw errors.invalidField('currency', `plan ${plan.code} has prices in ${prices.map((p) => p.currency).join(', ')}: say which currency`);
+  const chosen = currencies.includes(base) ? base : currencies.length === 1 ? currencies[0] : undefined;
+  if (!chosen) {
+    throw errors.invalidField('currency', `plan ${plan.code} has prices in ${currencies.join(', ')}: say which currency`);
   }
-  return { plan, price };
+  return { plan, price: fixedIn(chosen), currency: chosen };
 }
 
 /**
@@ -122,14 +129,45 @@ export async function resolvePlanPrice(ctx: Ctx, planId: string, currency: strin
 export async function resolveSubscriptionPrice(ctx: Ctx, row: Pick<SubscriptionRow, 'plan_id' | 'price_id' | 'currency'>): Promise<PlanPrice> {
   if (row.price_id) {
     const [plan, price] = await Promise.all([findPlan(ctx.tx, ctx.tenantId, row.plan_id), findPrice(ctx.tx, ctx.tenantId, row.price_id)]);
-    if (plan && price) return { plan, price };
+    if (plan && price) return { plan, price, currency: price.currency };
   }
   return resolvePlanPrice(ctx, row.plan_id, row.currency);
 }
 
+/**
+ * One metric is metered once per customer (decision 0190): usage events belong to a customer,
+ * and every running subscription of the customer metering the event's metric would bill it. So a
+ * subscription (new, or changing plan: `except` itself) whose plan meters, in its currency, a
+ * metric that another running or paused subscription of the customer already meters is refused
+ * (409 `metric_already_metered`). Concurrent subscriptions of one customer are serialized by an
+ * advisory lock taken only when the plan meters something.
+ */
+export async function assertMetricsMeteredOnce(
+  ctx: Ctx,
+  subject: { customerId: string; planId: string; currency: string; except?: string },
+  field = 'plan_id',
+): Promise<void> {
+  const metered = await pricesOfPlans(ctx.tx, ctx.tenantId, [subject.planId], { scope: 'metered', activeOnly: true });
+  const codes = new Set(metered.filter((p) => p.currency === subject.currency).map((p) => p.metric_code));
+  if (codes.size === 0) return;
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`metered:${ctx.tenantId}:${subject.customerId}`}, 0))`.execute(ctx.tx);
+  const others = (await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [subject.customerId])).filter((s) => s.id !== subject.except);
+  if (others.length === 0) return;
+  const theirs = await pricesOfPlans(ctx.tx, ctx.tenantId, [...new Set(others.map((s) => s.plan_id))], { scope: 'metered', activeOnly: true });
+  for (const other of others) {
+    const clash = theirs.find((p) => p.plan_id === other.plan_id && p.currency === other.currency && codes.has(p.metric_code));
+    if (clash) {
+      throw errors.conflict(
+        `${field}: the customer's subscription ${other.id} already meters ${clash.metric_code}; a metric is billed by one subscription per customer (cancel or change that one first)`,
+        'metric_already_metered',
+      );
+    }
+  }
+}
+
 /** Leaves room for tax on top: the invoice total must stay a safe integer. */
-export function assertChargeable(price: Pick<PriceRow, 'amount'>, quantity: number, field = 'quantity'): void {
-  if (price.amount * quantity > Number.MAX_SAFE_INTEGER / 2) {
+export function assertChargeable(price: Pick<PriceRow, 'amount'> | null, quantity: number, field = 'quantity'): void {
+  if (price && price.amount * quantity > Number.MAX_SAFE_INTEGER / 2) {
     throw errors.invalidField(field, `${quantity} × ${price.amount} is too large an amount to invoice`);
   }
 }
@@ -171,7 +209,8 @@ export type CreatedRecord = { row: SubscriptionRow; customer: Customer } & PlanP
 export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionRecordInput): Promise<CreatedRecord> {
   const customer = await findCustomer(ctx.tx, ctx.tenantId, input.customerId);
   if (!customer) throw errors.notFound('customer');
-  const { plan, price } = await resolvePlanPrice(ctx, input.planId, input.currency);
+  const { plan, price, currency } = await resolvePlanPrice(ctx, input.planId, input.currency);
+  if (input.status !== 'canceled') await assertMetricsMeteredOnce(ctx, { customerId: customer.id, planId: plan.id, currency });
   const quantity = input.quantity ?? 1;
   assertChargeable(price, quantity);
   if (!(input.currentPeriodEnd > input.currentPeriodStart)) {
@@ -188,8 +227,8 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
     id: newId(),
     customer_id: customer.id,
     plan_id: plan.id,
-    price_id: price.id,
-    currency: price.currency,
+    price_id: price?.id ?? null,
+    currency,
     quantity,
     status: input.status,
     interval_unit: plan.interval_unit as IntervalUnit,
@@ -215,7 +254,7 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
   };
   await insertSubscription(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata) });
   if (input.emit ?? true) await emitEvent(ctx, 'subscription.created', toSubscription(row));
-  return { row, customer, plan, price };
+  return { row, customer, plan, price, currency };
 }
 
 /** The schedule of a subscription that starts now (or at a backdated start) on `plan`. */
@@ -268,9 +307,10 @@ export async function reactivateSubscription(ctx: Ctx, id: string): Promise<Subs
   return row;
 }
 
-/** Ends the subscription now; the caller (cancel flow) settles any credit. */
-export async function endSubscriptionNow(ctx: Ctx, id: string): Promise<SubscriptionRow> {
+/** Ends the subscription now; the caller (cancel flow) settles any credit and names its final invoice. */
+export async function endSubscriptionNow(ctx: Ctx, id: string, finalInvoiceId: string | null = null): Promise<SubscriptionRow> {
   const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'cancel', {
+    ...(finalInvoiceId ? { latest_invoice_id: finalInvoiceId } : {}),
     canceled_at: ctx.now,
     ended_at: ctx.now,
     cancel_at_period_end: false,

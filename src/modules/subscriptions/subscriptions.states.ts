@@ -121,7 +121,8 @@ export type PeriodAdvance = {
   periodIndex: number;
   periodStart: Date;
   periodEnd: Date;
-  latestInvoiceId: string;
+  /** The renewal's invoice; null when nothing was due (no invoice issued): the latest one stays. */
+  latestInvoiceId: string | null;
 };
 
 /**
@@ -148,7 +149,7 @@ export async function advanceSubscriptionPeriods(tx: Tx, tenantId: string, advan
       period_index = v.period_index,
       current_period_start = v.period_start,
       current_period_end = v.period_end,
-      latest_invoice_id = v.latest_invoice_id,
+      latest_invoice_id = COALESCE(v.latest_invoice_id, s.latest_invoice_id),
       updated_at = ${now}
     FROM (VALUES ${values}) AS v (id, from_period_end, billing_anchor, period_index, period_start, period_end, latest_invoice_id)
     WHERE s.tenant_id = ${tenantId} AND s.id = ANY(${advances.map((a) => a.id)}::uuid[])
