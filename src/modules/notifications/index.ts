@@ -15,7 +15,6 @@ export {
   resetEmailTemplate,
   smsSenderOf,
   templateSource,
-  templateSources,
   updateNotificationSettings,
   type SmsSender,
 } from './notifications.service.js';

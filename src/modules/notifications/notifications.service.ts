@@ -76,12 +76,6 @@ export async function templateSource(tx: Tx, tenantId: string, name: TemplateNam
   return row ?? defaultTemplate(name);
 }
 
-/** Every template's source for one tenant (a batch of dunning steps reads them once). */
-export async function templateSources(tx: Tx, tenantId: string): Promise<(name: TemplateName) => TemplateSource> {
-  const byName = await overrides(tx, tenantId);
-  return (name) => byName.get(name) ?? defaultTemplate(name);
-}
-
 export function assertTemplateSource(source: { subject?: string; html?: string; text?: string | null }): void {
   if (source.subject !== undefined) {
     if (/[\r\n]/.test(source.subject)) throw errors.invalidField('subject', 'must be one line');
