@@ -20,6 +20,7 @@ const TEMPLATE_LABELS: Record<TemplateName, string> = {
   credit_note_issued: 'Credit note issued',
   dunning_reminder: 'Dunning reminder',
   dunning_final_notice: 'Dunning final notice',
+  mandate_pre_debit: 'UPI AutoPay pre-debit notice',
 };
 
 const NOTIFICATION_LABELS: Record<NotificationKind, string> = {
