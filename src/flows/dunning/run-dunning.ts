@@ -178,7 +178,8 @@ export const DUNNING_SMS_JOB = 'dunning.send_sms';
 const DEFAULT_SMS = '{{tenant.name}}: invoice {{invoice.number}} for {{invoice.amount_due}} is unpaid. Please pay it at your earliest convenience.';
 /** SMS bodies are cut to what fits in ten segments. */
 const MAX_SMS_CHARS = 1_530;
-const SMS_MAX_ATTEMPTS = 3;
+/** Transient provider failures are retried with the queue's backoff (1 s, 2 s, 4 s, 8 s). */
+const SMS_MAX_ATTEMPTS = 5;
 
 /**
  * An `sms` step queues the message (the provider is called by the job, never inside the step's
@@ -200,7 +201,12 @@ function queueDunningSms(ctx: Ctx, execution: ExecutionRow, step: StepRow, batch
   };
 }
 
-/** The SMS job: one provider call; the action records what the provider said. A rerun after success sends nothing. */
+/**
+ * The SMS job: one provider call; the action records what the provider said. A transient failure
+ * (unreachable, timeout, 5xx, 429) is retried by the job queue with backoff — the action says so
+ * meanwhile — until the job's last attempt, which records it failed; a refusal (other 4xx) is
+ * recorded failed at once with the provider's message. A rerun after success sends nothing.
+ */
 export async function sendDunningSms(job: Job, env: Pick<JobEnv, 'db' | 'secrets' | 'config'>): Promise<void> {
   const payload = job.payload as { action_id: string; to: string; body: string; sent?: boolean };
   if (!job.tenant_id || payload.sent) return;
@@ -209,17 +215,25 @@ export async function sendDunningSms(job: Job, env: Pick<JobEnv, 'db' | 'secrets
     await settleAction(env.db, job.tenant_id, payload.action_id, 'skipped', 'no SMS provider is configured');
     return;
   }
-  const result = await sender.provider.send(
-    { baseUrl: env.config.twilioApiBase, credentials: sender.credentials, sender: sender.sender },
-    { to: payload.to, body: payload.body },
-  );
+  const baseUrl = sender.providerName === 'msg91' ? env.config.msg91ApiBase : env.config.twilioApiBase;
+  const result = await sender.provider.send({ baseUrl, credentials: sender.credentials, sender: sender.sender }, { to: payload.to, body: payload.body });
+  if (!result.ok && result.retryable && job.attempts < job.max_attempts) {
+    await settleAction(
+      env.db,
+      job.tenant_id,
+      payload.action_id,
+      'succeeded',
+      `SMS to ${payload.to} not yet accepted (attempt ${job.attempts} of ${job.max_attempts}, retrying): ${result.error}`,
+    );
+    throw new Error(result.error);
+  }
   await env.db.transaction().execute(async (tx) => {
     await settleAction(
       tx,
       job.tenant_id!,
       payload.action_id,
       result.ok ? 'succeeded' : 'failed',
-      result.ok ? `SMS ${result.id} accepted by twilio for ${payload.to} (${result.status})` : result.error,
+      result.ok ? `SMS ${result.id} accepted by ${sender.providerName} for ${payload.to} (${result.status})` : result.error,
     );
     await markJobSent(tx, job.id);
   });
