@@ -266,7 +266,9 @@ async function retryTiming(ctx: Ctx, execution: ExecutionRow, base: Date, batch:
     batch.retryHistory = history;
     batch.failureCodes = codes;
   }
-  return chooseRetryTime(base, batch.failureCodes!.get(execution.invoice_id) ?? null, batch.retryHistory);
+  // Hours and weekdays on the clock of the invoice's legal entity (docs/decisions/0131).
+  const timeZone = batch.invoices.get(execution.invoice_id)?.time_zone ?? 'UTC';
+  return chooseRetryTime(base, batch.failureCodes!.get(execution.invoice_id) ?? null, batch.retryHistory, timeZone);
 }
 
 /** After the last step: what the campaign says happens to the invoice's subscription. */
