@@ -259,7 +259,7 @@ function SmsConnections({ me }: { me: Me | null }) {
             columns={[
               { header: 'Provider', cell: (c: Schema<'SmsConnection'>) => c.provider },
               { header: 'Sender', cell: (c) => c.sender },
-              { header: 'Account SID', cell: (c) => <code>{c.account_sid}</code> },
+              { header: 'Account SID / template', cell: (c) => <code>{c.account_sid ?? c.template_id}</code> },
               { header: 'Connected', cell: (c) => dateTime(c.created_at) },
               {
                 header: 'Remove',
