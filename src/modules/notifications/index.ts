@@ -44,4 +44,4 @@ export {
   type TemplateName,
   type TemplateSource,
 } from './templates.js';
-export { isSmsNumber, smsProviders, twilioProvider, type SmsProvider, type SmsResult } from './sms.js';
+export { isSmsNumber, msg91Provider, smsProviders, twilioProvider, type SmsProvider, type SmsResult } from './sms.js';

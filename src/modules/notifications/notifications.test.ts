@@ -5,7 +5,7 @@ import { startTwilioServer, type TwilioServer } from '../../../test/support/twil
 import { startMsg91Server, type Msg91Server } from '../../../test/support/msg91-server.js';
 import { createCustomer, createInvoice } from '../../../test/support/billing.js';
 import { scanEndingTrials } from '../../flows/notifications/notify-customers.js';
-import { TEMPLATE_NAMES } from './index.js';
+import { TEMPLATE_NAMES, msg91Provider, twilioProvider } from './index.js';
 
 let sink: MailSink;
 let twilio: TwilioServer;
@@ -379,6 +379,23 @@ describe('SMS for dunning', () => {
     }
     expect(twilio.requests.length - before).toBe(5);
     expect(await actionOf(tenant, invoice.id)).toMatchObject({ outcome: 'failed', detail: 'Twilio refused (HTTP 500, code 20500): Internal Server Error' });
+  });
+
+  it('classes an unreachable provider as transient and a refusal as final', async () => {
+    const message = { to: '+919812345678', body: 'hello' };
+    const unreachable = await msg91Provider.send(
+      { baseUrl: 'http://127.0.0.1:1', credentials: { auth_key: 'k'.repeat(16), template_id: 'abcdefgh' }, sender: '' },
+      message,
+    );
+    expect(unreachable).toMatchObject({ ok: false, retryable: true });
+    expect(!unreachable.ok && unreachable.error).toMatch(/^MSG91 unreachable: /);
+    const refused = await msg91Provider.send({ baseUrl: msg91.url, credentials: { auth_key: msg91.authKey, template_id: 'unknown0' }, sender: '' }, message);
+    expect(refused).toEqual({ ok: false, retryable: false, error: 'MSG91 refused (HTTP 400, code 400): Invalid template id' });
+    const twilioDown = await twilioProvider.send(
+      { baseUrl: 'http://127.0.0.1:1', credentials: { account_sid: twilio.accountSid, auth_token: twilio.authToken }, sender: '+15005550006' },
+      message,
+    );
+    expect(twilioDown).toMatchObject({ ok: false, retryable: true });
   });
 
   it('skips the step without a provider', async () => {
