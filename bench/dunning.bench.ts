@@ -4,9 +4,11 @@
  * Seeds one tenant whose default campaign e-mails at once and again after 3 days, N customers, N
  * overdue open invoices and N active executions whose first step is due (bulk SQL). Then runs the
  * step runner (what the `dunning.run_steps` job runs) and measures steps per second: each step
- * renders the e-mail (Handlebars), queues it in the mail outbox, records the action and moves the
- * execution to its next step, in batches of 100 per transaction. With --deliver, the queued
- * e-mails are then sent to a local SMTP sink by the worker and that rate is printed too.
+ * records the action, queues its e-mail job (dunning.send_email: the pay link, the rendering and
+ * the outbox mail happen there, after commit — docs/decisions/0185) and moves the execution to its
+ * next step, in batches of 100 per transaction. With --deliver, the worker then runs the e-mail
+ * jobs (checkout session, Handlebars, outbox) and sends the mails to a local SMTP sink, and that
+ * rate is printed too.
  * PostgreSQL when DATABASE_URL is set (a fresh database, dropped afterwards), else PGlite.
  * LAST line: {"steps_per_s","executions","peak_rss_mb"}
  *   --n 50000   executions
@@ -90,12 +92,12 @@ async function main() {
     const seconds = (performance.now() - started) / 1000;
     const { rows: check } = await sql<{ actions: number; mails: number; advanced: number }>`
       SELECT (SELECT count(*)::int FROM dunning_actions WHERE tenant_id = ${tenantId} AND outcome = 'succeeded') AS actions,
-             (SELECT count(*)::int FROM jobs WHERE kind = 'mail.send') AS mails,
+             (SELECT count(*)::int FROM jobs WHERE kind = 'dunning.send_email') AS mails,
              (SELECT count(*)::int FROM dunning_executions WHERE tenant_id = ${tenantId} AND steps_done = 1 AND status = 'active') AS advanced`.execute(db);
     console.log(
-      `step runner: ${steps} steps in ${seconds.toFixed(2)} s; ${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mails queued, ${check[0]!.advanced} executions at step 2`,
+      `step runner: ${steps} steps in ${seconds.toFixed(2)} s; ${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mail jobs queued, ${check[0]!.advanced} executions at step 2`,
     );
-    if (check[0]!.actions !== N || check[0]!.advanced !== N) throw new Error('not every execution ran its step exactly once');
+    if (check[0]!.actions !== N || check[0]!.mails !== N || check[0]!.advanced !== N) throw new Error('not every execution ran its step exactly once');
 
     if (DELIVER) {
       const sendStarted = performance.now();
@@ -103,6 +105,11 @@ async function main() {
       while (sink.messages.length < N && performance.now() - sendStarted < 120_000) await new Promise((r) => setTimeout(r, 200));
       await kosh.worker.stop();
       const sendSeconds = (performance.now() - sendStarted) / 1000;
+      if (sink.messages.length < N) {
+        const { rows } = await sql<{ kind: string; state: string; last_error: string | null; n: number }>`
+          SELECT kind, state, max(last_error) AS last_error, count(*)::int AS n FROM jobs GROUP BY kind, state ORDER BY kind, state`.execute(db);
+        console.log('undelivered; jobs:', rows);
+      }
       console.log(
         `delivered ${sink.messages.length} e-mails to the local SMTP sink in ${sendSeconds.toFixed(1)} s (${Math.round(sink.messages.length / sendSeconds)}/s)`,
       );

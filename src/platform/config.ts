@@ -40,6 +40,7 @@ const envSchema = z.object({
   KOSH_RAZORPAY_API_BASE: z.string().url().default('https://api.razorpay.com'),
   KOSH_STRIPE_API_BASE: z.string().url().default('https://api.stripe.com'),
   KOSH_TWILIO_API_BASE: z.string().url().default('https://api.twilio.com'),
+  KOSH_MSG91_API_BASE: z.string().url().default('https://control.msg91.com'),
   // Accounting providers (DESIGN §16): OAuth clients and endpoints. Endpoints default to the
   // providers' production URLs; tests point them at local servers.
   KOSH_QUICKBOOKS_CLIENT_ID: z.string().optional(),
@@ -108,6 +109,8 @@ export type Config = {
   stripeApiBase: string;
   /** Base URL of Twilio's REST API (the SMS provider of dunning's `sms` steps). */
   twilioApiBase: string;
+  /** Base URL of MSG91's API (the other SMS provider). */
+  msg91ApiBase: string;
   accounting: { quickbooks: AccountingProviderConfig; xero: AccountingProviderConfig; zoho_books: AccountingProviderConfig };
   /** Bearer token `/metrics` requires (KOSH_METRICS_TOKEN); in live mode `/metrics` is closed without one. */
   metricsToken: string | undefined;
@@ -178,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     razorpayApiBase: e.KOSH_RAZORPAY_API_BASE.replace(/\/+$/, ''),
     stripeApiBase: e.KOSH_STRIPE_API_BASE.replace(/\/+$/, ''),
     twilioApiBase: e.KOSH_TWILIO_API_BASE.replace(/\/+$/, ''),
+    msg91ApiBase: e.KOSH_MSG91_API_BASE.replace(/\/+$/, ''),
     accounting: accountingConfig(e),
     testGatewayJournal: e.KOSH_TEST_GATEWAY_JOURNAL || undefined,
     irpNicUrl: e.KOSH_IRP_NIC_URL,

@@ -5369,6 +5369,51 @@ export interface components {
             /** @description true when this transaction_id was already recorded (nothing changed) */
             duplicate: boolean;
         };
+        EmailTemplate: {
+            /** @enum {string} */
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
+            subject: string;
+            html: string;
+            /** @description null: the text part is made from the HTML */
+            text: string | null;
+            /** @description false: the default shipped with Kosh */
+            customized: boolean;
+            /** @description the variables the template can use */
+            variables: string[];
+            updated_at: string | null;
+        };
+        EmailTemplatePreview: {
+            /** @enum {string} */
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
+            subject: string;
+            html: string;
+            text: string;
+            /** @enum {string} */
+            data_source: "sample" | "invoice";
+            /** @description variables the template reads that the data lacks; they render empty */
+            missing_variables: string[];
+        };
+        NotificationSettings: {
+            invoice_finalized: boolean;
+            payment_receipt: boolean;
+            payment_failed: boolean;
+            trial_ending: boolean;
+            credit_note_issued: boolean;
+        };
+        SmsConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            provider: "twilio" | "msg91";
+            /** @description Twilio: the From number or Messaging Service SID; MSG91: the DLT sender ID, empty for the template's own */
+            sender: string;
+            /** @description Twilio: the Account SID masked to its last 4 characters (credentials are never returned); null for MSG91 */
+            account_sid: string | null;
+            /** @description MSG91: the Flow template id; null for Twilio */
+            template_id: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
         DunningStep: {
             /** Format: uuid */
             id: string;
@@ -5480,48 +5525,6 @@ export interface components {
                 next_step_at: string | null;
                 payment_wall_active: boolean;
             } | null;
-        };
-        EmailTemplate: {
-            /** @enum {string} */
-            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
-            subject: string;
-            html: string;
-            /** @description null: the text part is made from the HTML */
-            text: string | null;
-            /** @description false: the default shipped with Kosh */
-            customized: boolean;
-            /** @description the variables the template can use */
-            variables: string[];
-            updated_at: string | null;
-        };
-        EmailTemplatePreview: {
-            /** @enum {string} */
-            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
-            subject: string;
-            html: string;
-            text: string;
-            /** @enum {string} */
-            data_source: "sample" | "invoice";
-            /** @description variables the template reads that the data lacks; they render empty */
-            missing_variables: string[];
-        };
-        NotificationSettings: {
-            invoice_finalized: boolean;
-            payment_receipt: boolean;
-            payment_failed: boolean;
-            trial_ending: boolean;
-            credit_note_issued: boolean;
-        };
-        SmsConnection: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            provider: "twilio";
-            sender: string;
-            /** @description the Account SID masked to its last 4 characters; credentials are never returned */
-            account_sid: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
         };
         User: {
             /** Format: uuid */
@@ -16155,7 +16158,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
             };
             cookie?: never;
         };
@@ -16205,7 +16208,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
             };
             cookie?: never;
         };
@@ -16274,7 +16277,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
             };
             cookie?: never;
         };
@@ -16326,7 +16329,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
             };
             cookie?: never;
         };
@@ -16512,6 +16515,7 @@ export interface operations {
                      *           "provider": "twilio",
                      *           "sender": "sender",
                      *           "account_sid": "account sid",
+                     *           "template_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "created_at": "2026-04-01T00:00:00.000Z"
                      *         }
                      *       ],
@@ -16569,6 +16573,23 @@ export interface operations {
                         account_sid: string;
                         auth_token: string;
                     };
+                } | {
+                    /** @enum {string} */
+                    provider: "msg91";
+                    /**
+                     * @description the DLT sender ID; omitted: the template's own
+                     * @example KOSHBL
+                     */
+                    sender?: string;
+                    credentials: {
+                        /** @description the MSG91 account's authkey */
+                        auth_key: string;
+                        /**
+                         * @description the Flow template the message is sent through; its text reads the variable ##content##
+                         * @example 64f0c2a1d6fc05530b6bd3c2
+                         */
+                        template_id: string;
+                    };
                 };
             };
         };
@@ -16586,6 +16607,7 @@ export interface operations {
                      *         "provider": "twilio",
                      *         "sender": "sender",
                      *         "account_sid": "account sid",
+                     *         "template_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "created_at": "2026-04-01T00:00:00.000Z"
                      *       }
                      *     }

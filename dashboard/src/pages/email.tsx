@@ -20,6 +20,7 @@ const TEMPLATE_LABELS: Record<TemplateName, string> = {
   credit_note_issued: 'Credit note issued',
   dunning_reminder: 'Dunning reminder',
   dunning_final_notice: 'Dunning final notice',
+  mandate_pre_debit: 'UPI AutoPay pre-debit notice',
 };
 
 const NOTIFICATION_LABELS: Record<NotificationKind, string> = {
@@ -258,7 +259,7 @@ function SmsConnections({ me }: { me: Me | null }) {
             columns={[
               { header: 'Provider', cell: (c: Schema<'SmsConnection'>) => c.provider },
               { header: 'Sender', cell: (c) => c.sender },
-              { header: 'Account SID', cell: (c) => <code>{c.account_sid}</code> },
+              { header: 'Account SID / template', cell: (c) => <code>{c.account_sid ?? c.template_id}</code> },
               { header: 'Connected', cell: (c) => dateTime(c.created_at) },
               {
                 header: 'Remove',

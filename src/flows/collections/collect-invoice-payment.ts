@@ -3,9 +3,9 @@ import { errors, KoshError } from '../../platform/errors.js';
 import { emitEvents, type EventType } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
-import { enqueueMail, isDeliverableAddress } from '../../platform/mail/index.js';
 import { findCustomers, getCustomer } from '../../modules/customers/index.js';
 import { getEntity } from '../../modules/entities/index.js';
+import { queuePreDebitNotice } from './pre-debit-notice.js';
 import {
   applyPaymentsToInvoices,
   getInvoiceRow,
@@ -73,10 +73,6 @@ export type StartAttemptOptions = {
   checkout?: { sessionId: string; saved: SavedPaymentMethod; resolved: ResolvedGateway };
 };
 
-function formatAmount(amount: number, currency: string): string {
-  return `${currency} ${(amount / 100).toFixed(2)}`;
-}
-
 /**
  * First half of an attempt, in the caller's transaction: locks the invoice, checks it can be paid,
  * picks the payment method and gateway, and commits the attempt as `pending` BEFORE any gateway
@@ -112,21 +108,7 @@ export async function startAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: str
   const notice = saved.requiresPreDebitNotice;
   const attempt = attemptRow(ctx, invoice, saved, resolved, paymentMethodId, options.checkout?.sessionId ?? null);
   await insertAttempt(ctx.tx, attempt);
-  if (notice) {
-    const customer = await getCustomer(ctx, invoice.customer_id);
-    if (isDeliverableAddress(customer.email)) {
-      await enqueueMail(ctx.tx, ctx.now, {
-        tenantId: ctx.tenantId,
-        to: customer.email,
-        subject: `Upcoming UPI AutoPay debit of ${formatAmount(attempt.amount, attempt.currency)} for invoice ${invoice.number}`,
-        text:
-          `Dear ${customer.name ?? customer.email},\n\n` +
-          `${formatAmount(attempt.amount, attempt.currency)} will be debited from your UPI AutoPay mandate on or after ` +
-          `${attempt.charge_after!.toISOString()} for invoice ${invoice.number}.\n\n` +
-          `To stop this debit, revoke the mandate in your UPI app before then.\n`,
-      });
-    }
-  }
+  if (notice) await queuePreDebitNotice(ctx, invoice, { amount: attempt.amount, currency: attempt.currency, charge_after: attempt.charge_after! });
   return attempt;
 }
 

@@ -1,11 +1,11 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { EventPayload } from '../../platform/events/events.js';
 import type { JobEnv } from '../../platform/jobs/jobs.js';
 import { enqueueJobs, type Job, type JobSpec } from '../../platform/jobs/jobs.js';
 import { newId } from '../../platform/ids.js';
-import { isDeliverableAddress, isMailConfigured, mailJobSpec } from '../../platform/mail/index.js';
+import { isDeliverableAddress, isMailConfigured } from '../../platform/mail/index.js';
 import { lastFailureCodes, successfulChargesSince } from '../../modules/collections/index.js';
 import { formatMoney } from '../../modules/documents/index.js';
 import {
@@ -22,7 +22,6 @@ import {
   paymentRetrier,
   raisePaymentWall,
   recordAction,
-  renderDunningMail,
   type StepMove,
   settleAction,
   startExecution,
@@ -34,18 +33,11 @@ import {
   type RetryHistorySample,
   type StepRow,
 } from '../../modules/dunning/index.js';
-import {
-  isSmsNumber,
-  isTemplateName,
-  renderTemplate,
-  smsSenderOf,
-  templateSources,
-  type TemplateName,
-  type TemplateSource,
-} from '../../modules/notifications/index.js';
+import { isSmsNumber, renderTemplate, smsSenderOf } from '../../modules/notifications/index.js';
 import { markInvoiceUncollectible } from '../../modules/invoices/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 import { cancelSubscription } from '../subscriptions/cancel-subscription.js';
+import { dunningEmailJob, markJobSent } from './dunning-mail.js';
 import type { Mode } from '../../platform/auth/tenant-mode.js';
 
 /**
@@ -102,7 +94,8 @@ export async function scanOverdueInvoices(db: Kysely<DB>, mode: Mode | null, now
   }
 }
 
-type StepResult = { outcome: 'succeeded' | 'failed' | 'skipped'; detail: string };
+/** A step's outcome; `followUp` is the job (given the action's id) that does the side effect after commit. */
+type StepResult = { outcome: 'succeeded' | 'failed' | 'skipped'; detail: string; followUp?: (actionId: string) => JobSpec };
 
 /** What the steps of one tenant's part of a batch read, loaded once for the batch. */
 type BatchContext = {
@@ -110,7 +103,6 @@ type BatchContext = {
   invoices: Map<string, DunnedInvoice>;
   customers: Map<string, DunnedCustomer>;
   tenantName: string;
-  templates: (name: TemplateName) => TemplateSource;
   smsConfigured: boolean;
   /** Read when a retry is first scheduled in the batch. */
   retryHistory?: RetryHistorySample[];
@@ -127,7 +119,7 @@ async function flushBatch(ctx: Ctx, batch: BatchContext): Promise<void> {
 
 async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<BatchContext> {
   const campaignIds = [...new Set(executions.map((e) => e.campaign_id))];
-  const [campaigns, related, tenant, templates, sms] = await Promise.all([
+  const [campaigns, related, tenant, sms] = await Promise.all([
     Promise.all(campaignIds.map(async (id) => [id, await campaignSteps(ctx, id)] as const)),
     invoicesAndCustomers(
       ctx.tx,
@@ -136,7 +128,6 @@ async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<B
       executions.map((e) => e.customer_id),
     ),
     getTenant(ctx),
-    templateSources(ctx.tx, ctx.tenantId),
     ctx.tx.selectFrom('sms_connections').select('id').where('tenant_id', '=', ctx.tenantId).executeTakeFirst(),
   ]);
   return {
@@ -144,33 +135,29 @@ async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<B
     invoices: new Map(related.invoices.map((i) => [i.id, i])),
     customers: new Map(related.customers.map((c) => [c.id, c])),
     tenantName: tenant.name,
-    templates,
     smsConfigured: sms !== undefined,
     pending: { actions: [], jobs: [], moves: [] },
   };
 }
 
-async function sendDunningEmail(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
+/** An `email` step queues the job that makes its pay link and sends it (dunning-mail.ts): nothing is rendered or asked of a gateway here. */
+function queueDunningEmail(env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): StepResult {
   if (!isMailConfigured(env.config)) return { outcome: 'skipped', detail: 'no SMTP server is configured' };
   const customer = batch.customers.get(execution.customer_id);
   if (!customer || !isDeliverableAddress(customer.email)) return { outcome: 'skipped', detail: 'the customer has no e-mail address' };
-  const vars = variablesOf(execution, customer, batch);
-  // A step with its own subject or body renders those; else the named template (the tenant's version or the default file).
-  const mail =
-    step.subject || step.body
-      ? renderDunningMail(step, vars)
-      : renderTemplate(batch.templates(isTemplateName(step.template_name) ? step.template_name : 'dunning_reminder'), vars);
-  batch.pending.jobs.push(
-    mailJobSpec({
-      tenantId: ctx.tenantId,
-      to: customer.email,
-      subject: mail.subject,
-      text: mail.text,
-      html: mail.html,
-      fromName: batch.tenantName,
-    }),
-  );
-  return { outcome: 'succeeded', detail: `e-mailed ${customer.email}` };
+  return {
+    outcome: 'succeeded',
+    detail: `e-mail queued to ${customer.email}`,
+    followUp: (actionId) =>
+      dunningEmailJob(execution.tenant_id, execution.id, step.id, {
+        action_id: actionId,
+        invoice_id: execution.invoice_id,
+        customer_id: execution.customer_id,
+        template_name: step.template_name,
+        subject: step.subject,
+        body: step.body,
+      }),
+  };
 }
 
 function variablesOf(execution: ExecutionRow, customer: DunnedCustomer, batch: BatchContext) {
@@ -191,17 +178,14 @@ export const DUNNING_SMS_JOB = 'dunning.send_sms';
 const DEFAULT_SMS = '{{tenant.name}}: invoice {{invoice.number}} for {{invoice.amount_due}} is unpaid. Please pay it at your earliest convenience.';
 /** SMS bodies are cut to what fits in ten segments. */
 const MAX_SMS_CHARS = 1_530;
+/** Transient provider failures are retried with the queue's backoff (1 s, 2 s, 4 s, 8 s). */
+const SMS_MAX_ATTEMPTS = 5;
 
 /**
  * An `sms` step queues the message (the provider is called by the job, never inside the step's
  * transaction); the job settles the action with the provider's answer.
  */
-async function queueDunningSms(
-  ctx: Ctx,
-  execution: ExecutionRow,
-  step: StepRow,
-  batch: BatchContext,
-): Promise<StepResult & { sms?: { to: string; body: string } }> {
+function queueDunningSms(ctx: Ctx, execution: ExecutionRow, step: StepRow, batch: BatchContext): StepResult {
   if (!batch.smsConfigured) return { outcome: 'skipped', detail: 'no SMS provider is configured' };
   const customer = batch.customers.get(execution.customer_id);
   if (!customer || !isSmsNumber(customer.phone)) return { outcome: 'skipped', detail: 'the customer has no mobile number in E.164 form' };
@@ -209,10 +193,20 @@ async function queueDunningSms(
     .text.replace(/\s+/g, ' ')
     .trim()
     .slice(0, MAX_SMS_CHARS);
-  return { outcome: 'succeeded', detail: `SMS queued to ${customer.phone}`, sms: { to: customer.phone, body } };
+  const to = customer.phone;
+  return {
+    outcome: 'succeeded',
+    detail: `SMS queued to ${to}`,
+    followUp: (actionId) => ({ kind: DUNNING_SMS_JOB, tenantId: ctx.tenantId, payload: { action_id: actionId, to, body }, maxAttempts: SMS_MAX_ATTEMPTS }),
+  };
 }
 
-/** The SMS job: one provider call; the action records what the provider said. A rerun after success sends nothing. */
+/**
+ * The SMS job: one provider call; the action records what the provider said. A transient failure
+ * (unreachable, timeout, 5xx, 429) is retried by the job queue with backoff — the action says so
+ * meanwhile — until the job's last attempt, which records it failed; a refusal (other 4xx) is
+ * recorded failed at once with the provider's message. A rerun after success sends nothing.
+ */
 export async function sendDunningSms(job: Job, env: Pick<JobEnv, 'db' | 'secrets' | 'config'>): Promise<void> {
   const payload = job.payload as { action_id: string; to: string; body: string; sent?: boolean };
   if (!job.tenant_id || payload.sent) return;
@@ -221,36 +215,34 @@ export async function sendDunningSms(job: Job, env: Pick<JobEnv, 'db' | 'secrets
     await settleAction(env.db, job.tenant_id, payload.action_id, 'skipped', 'no SMS provider is configured');
     return;
   }
-  const result = await sender.provider.send(
-    { baseUrl: env.config.twilioApiBase, credentials: sender.credentials, sender: sender.sender },
-    { to: payload.to, body: payload.body },
-  );
+  const baseUrl = sender.providerName === 'msg91' ? env.config.msg91ApiBase : env.config.twilioApiBase;
+  const result = await sender.provider.send({ baseUrl, credentials: sender.credentials, sender: sender.sender }, { to: payload.to, body: payload.body });
+  if (!result.ok && result.retryable && job.attempts < job.max_attempts) {
+    await settleAction(
+      env.db,
+      job.tenant_id,
+      payload.action_id,
+      'succeeded',
+      `SMS to ${payload.to} not yet accepted (attempt ${job.attempts} of ${job.max_attempts}, retrying): ${result.error}`,
+    );
+    throw new Error(result.error);
+  }
   await env.db.transaction().execute(async (tx) => {
     await settleAction(
       tx,
       job.tenant_id!,
       payload.action_id,
       result.ok ? 'succeeded' : 'failed',
-      result.ok ? `SMS ${result.id} accepted by twilio for ${payload.to} (${result.status})` : result.error,
+      result.ok ? `SMS ${result.id} accepted by ${sender.providerName} for ${payload.to} (${result.status})` : result.error,
     );
-    await tx
-      .updateTable('jobs')
-      .set({ payload: sql`payload || '{"sent": true}'::jsonb` })
-      .where('id', '=', job.id)
-      .execute();
+    await markJobSent(tx, job.id);
   });
 }
 
-async function runStep(
-  ctx: Ctx,
-  env: Pick<JobEnv, 'config'>,
-  execution: ExecutionRow,
-  step: StepRow,
-  batch: BatchContext,
-): Promise<StepResult & { sms?: { to: string; body: string } }> {
+async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
   switch (step.channel) {
     case 'email':
-      return sendDunningEmail(ctx, env, execution, step, batch);
+      return queueDunningEmail(env, execution, step, batch);
     case 'sms':
       return queueDunningSms(ctx, execution, step, batch);
     case 'in_app':
@@ -274,7 +266,9 @@ async function retryTiming(ctx: Ctx, execution: ExecutionRow, base: Date, batch:
     batch.retryHistory = history;
     batch.failureCodes = codes;
   }
-  return chooseRetryTime(base, batch.failureCodes!.get(execution.invoice_id) ?? null, batch.retryHistory);
+  // Hours and weekdays on the clock of the invoice's legal entity (docs/decisions/0131).
+  const timeZone = batch.invoices.get(execution.invoice_id)?.time_zone ?? 'UTC';
+  return chooseRetryTime(base, batch.failureCodes!.get(execution.invoice_id) ?? null, batch.retryHistory, timeZone);
 }
 
 /** After the last step: what the campaign says happens to the invoice's subscription. */
@@ -322,7 +316,7 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
     detail,
     led_to_recovery: false,
   });
-  if (result.sms) batch.pending.jobs.push({ kind: DUNNING_SMS_JOB, tenantId: ctx.tenantId, payload: { action_id: actionId, ...result.sms }, maxAttempts: 3 });
+  if (result.followUp) batch.pending.jobs.push(result.followUp(actionId));
   if (step.is_payment_wall) current = await raisePaymentWall(ctx, current);
   const next = steps[current.steps_done + 1];
   if (next) {

@@ -257,8 +257,14 @@ describe('UPI AutoPay mandates', () => {
     const [attempt] = await attempts(inv.id);
     expect(attempt).toMatchObject({ status: 'pending', charge_after: new Date(start + 24 * HOUR).toISOString() });
     const notice = sink.messages.find((m) => m.envelope.to.includes(email));
-    expect(notice?.subject).toContain('UPI AutoPay debit of INR 236.00');
-    expect(notice?.text).toContain(inv.number);
+    // The shipped mandate_pre_debit template: amount, the debit's earliest time in the entity's time zone (IST for an Indian entity), tenant name.
+    const ist = new Date(start + 24 * HOUR + 5.5 * HOUR).toISOString();
+    expect(notice?.subject).toMatch(
+      new RegExp(`^Upcoming UPI AutoPay debit of INR 236\\.00 on ${ist.slice(0, 10)} for invoice ${inv.number} from Tenant \\d+$`),
+    );
+    expect(notice?.text).toContain(`on or after ${ist.slice(0, 10)} ${ist.slice(11, 16)} (Asia/Kolkata) for invoice ${inv.number}`);
+    expect(notice?.html).toContain(`<strong>INR 236.00</strong>`);
+    expect(notice?.headers.from).toMatch(/Tenant \d+/);
 
     t.clock.advance(23 * HOUR);
     await t.kosh.worker.drain();
@@ -271,6 +277,36 @@ describe('UPI AutoPay mandates', () => {
     const [done] = await attempts(inv.id);
     expect((await acme.api('GET', `/v1/payments/${done.payment_id}`)).body.data.payment_type).toBe('upi');
     expect(await chargesOf(inv.id)).toHaveLength(1);
+  });
+});
+
+describe('the mandate pre-debit template', () => {
+  it('renders the tenant override, previews it, and sends it by SMTP', async () => {
+    const tenant = await t.registerTenant({ name: 'Mandates Pvt Ltd', gstin: gstinFor('29') });
+    const put = await tenant.api('PUT', '/v1/email-templates/mandate_pre_debit', {
+      subject: '{{tenant.name}} will debit {{debit.amount}} on {{debit.date}}',
+      html: '<p>Dear {{customer.name}}, {{debit.amount}} for {{invoice.number}} after {{debit.not_before}}. {{debit.mandate_ref}}</p>',
+      text: 'Dear {{customer.name}}, {{debit.amount}} for {{invoice.number}} after {{debit.not_before}}.',
+    });
+    expect(put.status, put.text).toBe(200);
+    const listed = (await tenant.api('GET', '/v1/email-templates')).body.data.map((x: { name: string }) => x.name);
+    expect(listed).toContain('mandate_pre_debit');
+    const preview = await tenant.api('POST', '/v1/email-templates/mandate_pre_debit/preview', {});
+    expect(preview.status, preview.text).toBe(200);
+    expect(preview.body.data.subject).toBe('Mandates Pvt Ltd will debit ₹11,800.00 on 2026-04-16');
+    expect(preview.body.data.missing_variables).toEqual(['debit.mandate_ref']);
+
+    const customer = await createCustomer(tenant, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
+    expect((await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_upi_autopay' })).status).toBe(201);
+    const email = (await tenant.api('GET', `/v1/customers/${customer}`)).body.data.email;
+    const start = t.clock.now().getTime();
+    const inv = await createInvoice(tenant, customer, [20_000], { collection_method: 'charge_automatically' });
+    await t.kosh.worker.drain();
+    const ist = new Date(start + 24 * HOUR + 5.5 * HOUR).toISOString();
+    const notice = sink.messages.find((m) => m.envelope.to.includes(email));
+    expect(notice?.subject).toBe(`Mandates Pvt Ltd will debit INR 236.00 on ${ist.slice(0, 10)}`);
+    expect(notice?.text).toContain(`INR 236.00 for ${inv.number} after ${ist.slice(0, 10)} ${ist.slice(11, 16)} (Asia/Kolkata).`);
+    expect(notice?.html).toContain('<p>Dear ');
   });
 });
 

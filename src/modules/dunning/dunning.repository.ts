@@ -223,6 +223,8 @@ export type DunnedInvoice = {
   amount_due: number;
   due_date: Date | null;
   subscription_id: string | null;
+  /** The time zone of the invoice's legal entity: smart retry timing reads hours on its clock. */
+  time_zone: string;
 };
 export type DunnedCustomer = { id: string; email: string; name: string | null; phone: string | null };
 
@@ -235,10 +237,11 @@ export async function invoicesAndCustomers(
 ): Promise<{ invoices: DunnedInvoice[]; customers: DunnedCustomer[] }> {
   const [invoices, customers] = await Promise.all([
     tx
-      .selectFrom('invoices')
-      .select(['id', 'number', 'status', 'currency', 'amount_due', 'due_date', 'subscription_id'])
-      .where('tenant_id', '=', tenantId)
-      .where('id', 'in', invoiceIds)
+      .selectFrom('invoices as i')
+      .innerJoin('legal_entities as e', (join) => join.onRef('e.tenant_id', '=', 'i.tenant_id').onRef('e.id', '=', 'i.entity_id'))
+      .select(['i.id', 'i.number', 'i.status', 'i.currency', 'i.amount_due', 'i.due_date', 'i.subscription_id', 'e.time_zone'])
+      .where('i.tenant_id', '=', tenantId)
+      .where('i.id', 'in', invoiceIds)
       .execute(),
     tx.selectFrom('customers').select(['id', 'email', 'name', 'phone']).where('tenant_id', '=', tenantId).where('id', 'in', customerIds).execute(),
   ]);

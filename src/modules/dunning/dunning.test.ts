@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { emitEvent } from '../../platform/events/events.js';
+import { runDueDunningSteps, scanOverdueInvoices } from '../../flows/dunning/run-dunning.js';
 
 let sink: MailSink;
 let t: TestKosh;
@@ -22,7 +23,7 @@ async function advance(hours: number) {
 
 /** A tenant whose default campaign is replaced by `steps`, with one customer. */
 async function tenantWithCampaign(
-  steps: { delay_hours: number; channel: string; is_payment_wall?: boolean; subject?: string; body?: string }[],
+  steps: { delay_hours: number; channel: string; is_payment_wall?: boolean; subject?: string; body?: string; template_name?: string }[],
   extra: Record<string, unknown> = {},
 ) {
   const tenant = await t.registerTenant();
@@ -152,6 +153,77 @@ describe('dunning campaigns', () => {
 });
 
 describe('dunning an overdue invoice', () => {
+  it('puts a hosted checkout link for the invoice in each dunning e-mail, and the link pays it', async () => {
+    const { tenant, customer } = await tenantWithCampaign([
+      { delay_hours: 0, channel: 'email', template_name: 'dunning_reminder' },
+      { delay_hours: 48, channel: 'email', template_name: 'dunning_final_notice' },
+      { delay_hours: 96, channel: 'email' },
+    ]);
+    const invoice = await overdueInvoice(tenant, customer.id, 24);
+    const mailsTo = () => sink.messages.filter((m) => m.envelope.to.includes(customer.email));
+    const linkOf = (text: string | undefined) =>
+      /https?:\/\/[^/\s]+(\/checkout\/[^\s"<)]+)/
+        .exec(text ?? '')?.[1]
+        ?.replace(/&amp;/g, '&')
+        .replace(/&#x3D;/g, '=');
+
+    await advance(25); // overdue: the reminder
+    await advance(48); // the final notice
+    const [reminder, final] = mailsTo();
+    expect(reminder?.subject).toMatch(new RegExp(`^Payment due: invoice ${invoice.number} from Tenant \\d+$`));
+    expect(final?.subject).toContain('Final notice');
+    for (const mail of [reminder!, final!]) {
+      const link = linkOf(mail.text);
+      expect(link, mail.text).toBeDefined();
+      expect(mail.html).toContain('Pay invoice');
+      expect(linkOf(mail.html)).toBe(link);
+    }
+    // Each step has its own checkout session; both open the invoice's page.
+    expect(linkOf(reminder!.text)).not.toBe(linkOf(final!.text));
+    const page = await t.call({ method: 'GET', url: linkOf(final!.text)! });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(invoice.number);
+    const actions = (await executionsOf(tenant, invoice.id))[0].actions as { detail: string; outcome: string }[];
+    expect(actions.map((a) => [a.outcome, a.detail])).toEqual([
+      ['succeeded', `e-mailed ${customer.email} with a pay link`],
+      ['succeeded', `e-mailed ${customer.email} with a pay link`],
+    ]);
+
+    // A link lives 24 h (CHECKOUT_TTL_MS): the reminder's is gone, the final notice's pays the invoice; dunning stops, no third e-mail.
+    expect((await t.call({ method: 'GET', url: linkOf(reminder!.text)! })).status).toBe(404);
+    const paid = await t.call({
+      method: 'POST',
+      url: linkOf(final!.text)!,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'card_number=4242424242424242',
+    });
+    expect(paid.status).toBe(303);
+    await t.kosh.worker.drain();
+    expect((await ok(tenant, 'GET', `/v1/invoices/${invoice.id}`)).data.status).toBe('paid');
+    expect((await executionsOf(tenant, invoice.id))[0].status).toBe('recovered');
+    await advance(100);
+    expect(mailsTo()).toHaveLength(2);
+  });
+
+  it('sends no reminder for an invoice paid between the step and its e-mail job', async () => {
+    const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 0, channel: 'email' }]);
+    const invoice = await overdueInvoice(tenant, customer.id, 24);
+    t.clock.set(new Date(t.clock.now().getTime() + 25 * HOUR));
+    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config };
+    await scanOverdueInvoices(env.db, t.config.mode, t.clock.now());
+    await runDueDunningSteps(env); // the step ran: its e-mail job is queued, not run
+    await ok(tenant, 'POST', '/v1/payments/offline', {
+      customer_id: customer.id,
+      invoice_id: invoice.id,
+      payment_type: 'bank_transfer',
+      amount: invoice.amount_due,
+    });
+    await t.kosh.worker.drain();
+    expect(sink.messages.filter((m) => m.envelope.to.includes(customer.email))).toHaveLength(0);
+    const [execution] = await executionsOf(tenant, invoice.id);
+    expect(execution.actions.map((a: { outcome: string; detail: string }) => [a.outcome, a.detail])).toEqual([['skipped', 'invoice is paid; no e-mail sent']]);
+  });
+
   it('e-mails, raises the payment wall, and stops at once when the customer pays by bank transfer', async () => {
     const { tenant, campaign, customer } = await tenantWithCampaign([
       {

@@ -45,6 +45,26 @@ describe('chooseRetryTime', () => {
     expect(chooseRetryTime(base, 'card_declined', history).at).toEqual(at('2026-03-21T14:00:00Z'));
   });
 
+  it('reads hours and weekdays on the clock of the given time zone (Asia/Kolkata: whole hours at :30 UTC)', () => {
+    // Indian customers pay at 02:00–03:00 IST on Saturday nights (20:30–21:30 UTC on Fridays), at 10:00 IST on other days.
+    const history: RetryHistorySample[] = [];
+    for (let week = 0; week < 10; week += 1) {
+      const saturdayIst = new Date(at('2025-12-05T20:40:00Z').getTime() + week * 7 * 24 * HOUR); // Sat 02:10 IST
+      history.push({ succeeded_at: saturdayIst, after_failure: null });
+      for (let d = 1; d <= 5; d += 1) history.push({ succeeded_at: new Date(saturdayIst.getTime() + d * 24 * HOUR + 8 * HOUR), after_failure: null }); // 10:10 IST
+    }
+    const friday = at('2026-03-20T18:00:00Z'); // Friday 23:30 IST
+    const ist = chooseRetryTime(friday, null, history, 'Asia/Kolkata');
+    expect(ist.at).toEqual(at('2026-03-20T20:30:00Z')); // Saturday 02:00 IST
+    expect(ist.reason).toMatch(/^smart retry at 02:00 Asia\/Kolkata \(20:30 UTC\): 10 of 10 successful charges on Saturdays in 180 days/);
+    // The same history read in UTC sees Friday evenings, and whole UTC hours.
+    const utc = chooseRetryTime(friday, null, history);
+    expect(utc.at).toEqual(at('2026-03-20T20:00:00Z'));
+    expect(utc.reason).toContain('on Fridays');
+    // On a Tuesday the Saturday pattern does not apply: 10:00 IST (04:30 UTC).
+    expect(chooseRetryTime(at('2026-03-17T00:00:00Z'), null, history, 'Asia/Kolkata').at).toEqual(at('2026-03-17T04:30:00Z'));
+  });
+
   it('counts a weekday alone when that weekday has enough successes', () => {
     // Saturdays succeed at 18:00, every other day at 10:00.
     const history: RetryHistorySample[] = [];
@@ -78,11 +98,11 @@ describe('smart retry timing in a campaign', () => {
   }
 
   it("schedules the default campaign's retry at the hour the tenant's customers pay, learned from seeded charges", async () => {
-    // History: twelve automatic charges that succeeded between 14:00 and 15:00 UTC.
+    // History: twelve automatic charges that succeeded at 10:15 in India (04:45 UTC); the tenant's entity is Indian (Asia/Kolkata).
     const payer = await createCustomer(tenant);
     expect((await tenant.api('POST', `/v1/customers/${payer}/payment-methods`, { token: 'tok_visa' })).status).toBe(201);
     for (let day = 1; day <= 12; day += 1) {
-      t.clock.set(at(`2026-03-${String(day).padStart(2, '0')}T14:20:00Z`));
+      t.clock.set(at(`2026-03-${String(day).padStart(2, '0')}T04:45:00Z`));
       const invoice = await createInvoice(tenant, payer, [1_000], { collection_method: 'charge_automatically' });
       await t.kosh.worker.drain();
       expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.status).toBe('paid');
@@ -98,21 +118,23 @@ describe('smart retry timing in a campaign', () => {
     await t.kosh.worker.drain();
     let run = await execution(invoice.id);
     expect(run.steps_done).toBe(1);
-    // Not 09:00 on the 21st (the step's delay) but 14:00, when this tenant's charges succeed.
-    expect(run.next_step_at).toBe('2026-03-21T14:00:00.000Z');
-    expect(run.next_step_reason).toMatch(/^smart retry at 14:00 UTC: 12 of 12 successful charges in 180 days happened in that hour/);
+    // Not 09:00 UTC on the 21st (the step's delay; 14:30 in India) but 10:00 in India the next morning (04:30 UTC), when this tenant's charges succeed.
+    expect(run.next_step_at).toBe('2026-03-22T04:30:00.000Z');
+    expect(run.next_step_reason).toMatch(
+      /^smart retry at 10:00 Asia\/Kolkata \(04:30 UTC\): 12 of 12 successful charges in 180 days happened in that hour of the day in Asia\/Kolkata/,
+    );
 
-    // At 09:00 nothing runs; at 14:00 the retry does, and its action says why then.
+    // At the step's delay nothing runs; at 10:00 in India the retry does, and its action says why then.
     t.clock.set(at('2026-03-21T09:30:00Z'));
     await t.kosh.worker.drain();
     expect((await execution(invoice.id)).steps_done).toBe(1);
-    t.clock.set(at('2026-03-21T14:00:00Z'));
+    t.clock.set(at('2026-03-22T04:30:00Z'));
     await t.kosh.worker.drain();
     await t.kosh.worker.drain();
     run = await execution(invoice.id);
     expect(run.steps_done).toBe(2);
     const retry = run.actions.find((a: { channel: string }) => a.channel === 'retry_payment');
-    expect(retry.detail).toContain('smart retry at 14:00 UTC');
+    expect(retry.detail).toContain('smart retry at 10:00 Asia/Kolkata (04:30 UTC)');
   });
 
   it('falls back to the step delay for a tenant without history', async () => {

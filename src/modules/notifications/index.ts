@@ -15,7 +15,6 @@ export {
   resetEmailTemplate,
   smsSenderOf,
   templateSource,
-  templateSources,
   updateNotificationSettings,
   type SmsSender,
 } from './notifications.service.js';
@@ -45,4 +44,4 @@ export {
   type TemplateName,
   type TemplateSource,
 } from './templates.js';
-export { isSmsNumber, smsProviders, twilioProvider, type SmsProvider, type SmsResult } from './sms.js';
+export { isSmsNumber, msg91Provider, smsProviders, twilioProvider, type SmsProvider, type SmsResult } from './sms.js';

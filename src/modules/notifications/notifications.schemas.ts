@@ -55,7 +55,7 @@ export const updateNotificationSettingsBody = z
   .object(Object.fromEntries(NOTIFICATIONS.map((n) => [n, z.boolean().optional()])) as Record<NotificationKind, z.ZodOptional<z.ZodBoolean>>)
   .strict();
 
-export const createSmsConnectionBody = z.object({
+const twilioConnectionBody = z.object({
   provider: z.literal('twilio'),
   sender: z
     .string()
@@ -69,14 +69,33 @@ export const createSmsConnectionBody = z.object({
     auth_token: z.string().min(16).max(128),
   }),
 });
+const msg91ConnectionBody = z.object({
+  provider: z.literal('msg91'),
+  sender: z
+    .string()
+    .regex(/^[A-Za-z0-9]{3,11}$/, 'must be the DLT sender ID (header) registered with MSG91, e.g. KOSHBL')
+    .optional()
+    .describe("the DLT sender ID; omitted: the template's own")
+    .meta({ example: 'KOSHBL' }),
+  credentials: z.object({
+    auth_key: z.string().min(16).max(128).describe("the MSG91 account's authkey"),
+    template_id: z
+      .string()
+      .regex(/^[A-Za-z0-9]{8,64}$/, 'must be an MSG91 Flow template id')
+      .describe('the Flow template the message is sent through; its text reads the variable ##content##')
+      .meta({ example: '64f0c2a1d6fc05530b6bd3c2' }),
+  }),
+});
+export const createSmsConnectionBody = z.discriminatedUnion('provider', [twilioConnectionBody, msg91ConnectionBody]);
 export type CreateSmsConnectionBody = z.infer<typeof createSmsConnectionBody>;
 
 export const smsConnectionSchema = z
   .object({
     id: z.uuid(),
-    provider: z.literal('twilio'),
-    sender: z.string(),
-    account_sid: z.string().describe('the Account SID masked to its last 4 characters; credentials are never returned'),
+    provider: z.enum(['twilio', 'msg91']),
+    sender: z.string().describe("Twilio: the From number or Messaging Service SID; MSG91: the DLT sender ID, empty for the template's own"),
+    account_sid: z.string().nullable().describe('Twilio: the Account SID masked to its last 4 characters (credentials are never returned); null for MSG91'),
+    template_id: z.string().nullable().describe('MSG91: the Flow template id; null for Twilio'),
     created_at: fields.timestamp(),
   })
   .meta({ id: 'SmsConnection' });

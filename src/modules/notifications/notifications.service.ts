@@ -76,12 +76,6 @@ export async function templateSource(tx: Tx, tenantId: string, name: TemplateNam
   return row ?? defaultTemplate(name);
 }
 
-/** Every template's source for one tenant (a batch of dunning steps reads them once). */
-export async function templateSources(tx: Tx, tenantId: string): Promise<(name: TemplateName) => TemplateSource> {
-  const byName = await overrides(tx, tenantId);
-  return (name) => byName.get(name) ?? defaultTemplate(name);
-}
-
 export function assertTemplateSource(source: { subject?: string; html?: string; text?: string | null }): void {
   if (source.subject !== undefined) {
     if (/[\r\n]/.test(source.subject)) throw errors.invalidField('subject', 'must be one line');
@@ -187,7 +181,14 @@ const aad = (tenantId: string, id: string) => `sms_connection:${tenantId}:${id}`
 
 function toSmsConnection(row: SmsConnectionsTable, secrets: SecretBox): SmsConnection {
   const credentials = secrets.openJson<SmsCredentials>(row.credentials_sealed, aad(row.tenant_id, row.id));
-  return { id: row.id, provider: row.provider, sender: row.sender, account_sid: `…${credentials.account_sid.slice(-4)}`, created_at: toIso(row.created_at) };
+  return {
+    id: row.id,
+    provider: row.provider,
+    sender: row.sender,
+    account_sid: 'account_sid' in credentials ? `…${credentials.account_sid.slice(-4)}` : null,
+    template_id: 'template_id' in credentials ? credentials.template_id : null,
+    created_at: toIso(row.created_at),
+  };
 }
 
 /** A tenant has one SMS provider: a new connection replaces the old. */
@@ -197,7 +198,7 @@ export async function createSmsConnection(ctx: Ctx, secrets: SecretBox, body: Cr
     tenant_id: ctx.tenantId,
     id,
     provider: body.provider,
-    sender: body.sender,
+    sender: body.sender ?? '',
     credentials_sealed: secrets.sealJson(body.credentials, aad(ctx.tenantId, id)),
     created_at: ctx.now,
   };
@@ -216,14 +217,22 @@ export async function deleteSmsConnection(ctx: Ctx, id: string): Promise<void> {
   if (!deleted) throw errors.notFound('SMS connection');
 }
 
-export type SmsSender = { provider: SmsProvider; credentials: SmsCredentials; sender: string; connectionId: string };
+export type SmsSender = {
+  providerName: SmsConnectionsTable['provider'];
+  provider: SmsProvider;
+  credentials: SmsCredentials;
+  sender: string;
+  connectionId: string;
+};
 
 /** The tenant's SMS provider with its opened credentials, or undefined when none is configured. */
 export async function smsSenderOf(tx: Tx, tenantId: string, secrets: SecretBox): Promise<SmsSender | undefined> {
   const row = await tx.selectFrom('sms_connections').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
   if (!row) return undefined;
   return {
-    provider: smsProviders[row.provider],
+    providerName: row.provider,
+    // Each provider is handed the credentials sealed for it (the connection's provider never changes).
+    provider: smsProviders[row.provider] as SmsProvider,
     credentials: secrets.openJson<SmsCredentials>(row.credentials_sealed, aad(tenantId, row.id)),
     sender: row.sender,
     connectionId: row.id,

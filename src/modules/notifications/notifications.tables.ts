@@ -33,7 +33,7 @@ export interface NotificationsTable {
 export interface SmsConnectionsTable {
   tenant_id: string;
   id: string;
-  provider: 'twilio';
+  provider: 'twilio' | 'msg91';
   sender: string;
   credentials_sealed: string;
   created_at: Timestamp;

@@ -2,12 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailSink, type MailSink, type ReceivedMail } from '../../../test/support/mail-sink.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { startTwilioServer, type TwilioServer } from '../../../test/support/twilio-server.js';
+import { startMsg91Server, type Msg91Server } from '../../../test/support/msg91-server.js';
 import { createCustomer, createInvoice } from '../../../test/support/billing.js';
 import { scanEndingTrials } from '../../flows/notifications/notify-customers.js';
-import { TEMPLATE_NAMES } from './index.js';
+import { TEMPLATE_NAMES, msg91Provider, twilioProvider } from './index.js';
 
 let sink: MailSink;
 let twilio: TwilioServer;
+let msg91: Msg91Server;
 let t: TestKosh;
 
 const HOUR = 3_600_000;
@@ -29,8 +31,15 @@ const mailsTo = (to: string, from = 0): ReceivedMail[] => sink.messages.slice(fr
 beforeAll(async () => {
   sink = await startMailSink();
   twilio = await startTwilioServer();
+  msg91 = await startMsg91Server();
   t = await startTestKosh({
-    env: { SMTP_URL: sink.url, MAIL_FROM: 'Kosh Billing <billing@kosh.test>', KOSH_TWILIO_API_BASE: twilio.url, KOSH_PUBLIC_URL: 'http://127.0.0.1:9' },
+    env: {
+      SMTP_URL: sink.url,
+      MAIL_FROM: 'Kosh Billing <billing@kosh.test>',
+      KOSH_TWILIO_API_BASE: twilio.url,
+      KOSH_MSG91_API_BASE: msg91.url,
+      KOSH_PUBLIC_URL: 'http://127.0.0.1:9',
+    },
   });
   t.clock.set(new Date('2026-04-01T09:00:00Z'));
 });
@@ -39,6 +48,7 @@ afterAll(async () => {
   await t?.close();
   await sink?.close();
   await twilio?.close();
+  await msg91?.close();
 });
 
 describe('e-mail templates', () => {
@@ -249,9 +259,12 @@ describe('customer notifications', () => {
 });
 
 describe('SMS for dunning', () => {
-  async function smsTenant(connect: { token?: string } | null) {
+  async function smsTenant(connect: { token?: string; body?: Record<string, unknown> } | null) {
     const tenant = await t.registerTenant({ name: 'SMS Tenant' });
-    if (connect) {
+    if (connect?.body) {
+      const created = await tenant.api('POST', '/v1/sms-connections', connect.body);
+      expect(created.status, created.text).toBe(201);
+    } else if (connect) {
       const created = await tenant.api('POST', '/v1/sms-connections', {
         provider: 'twilio',
         sender: '+15005550006',
@@ -297,6 +310,92 @@ describe('SMS for dunning', () => {
     const { action } = await smsTenant({ token: 'wrong-token-0123456789' });
     expect(action).toMatchObject({ channel: 'sms', outcome: 'failed' });
     expect(action.detail).toContain('HTTP 401, code 20003');
+  });
+
+  const msg91Connection = (authKey = msg91.authKey) => ({
+    provider: 'msg91',
+    sender: 'KOSHBL',
+    credentials: { auth_key: authKey, template_id: msg91.templateId },
+  });
+  const actionOf = async (tenant: Tenant, invoiceId: string) =>
+    (await ok(tenant, 'GET', `/v1/dunning-executions?invoice_id=${invoiceId}`)).data[0].actions[0] as { outcome: string; detail: string };
+
+  it('sends through MSG91 Flow with the authkey header and a JSON body; the key is stored sealed and never returned', async () => {
+    const before = msg91.requests.length;
+    const { tenant, invoice, action } = await smsTenant({ body: msg91Connection() });
+    const requests = msg91.requests.slice(before);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.path).toBe('/api/v5/flow/');
+    expect(requests[0]!.headers.authkey).toBe(msg91.authKey);
+    expect(requests[0]!.body).toEqual({
+      template_id: msg91.templateId,
+      sender: 'KOSHBL',
+      short_url: '0',
+      recipients: [{ mobiles: '919812345678', content: `SMS Tenant: pay ${invoice.number} (INR 118.00)` }],
+    });
+    const message = msg91.messages.at(-1)!;
+    expect(action).toMatchObject({ channel: 'sms', outcome: 'succeeded', detail: `SMS ${message.request_id} accepted by msg91 for +919812345678 (accepted)` });
+    const listed = await tenant.api('GET', '/v1/sms-connections');
+    expect(listed.body.data).toEqual([expect.objectContaining({ provider: 'msg91', sender: 'KOSHBL', account_sid: null, template_id: msg91.templateId })]);
+    expect(listed.text).not.toContain(msg91.authKey);
+    const row = await t.kosh.deps.db.selectFrom('sms_connections').selectAll().where('tenant_id', '=', tenant.tenantId).executeTakeFirstOrThrow();
+    expect(row.credentials_sealed).not.toContain(msg91.authKey);
+  });
+
+  it("records MSG91's refusal (4xx) as failed with its message, without retrying", async () => {
+    const before = msg91.requests.length;
+    const { tenant, invoice, action } = await smsTenant({ body: msg91Connection('0123456789abcdef-wrong') });
+    expect(action).toMatchObject({ outcome: 'failed', detail: 'MSG91 refused (HTTP 401, code 401): Authentication failure' });
+    t.clock.set(new Date(t.clock.now().getTime() + HOUR));
+    await drain();
+    expect(msg91.requests.length - before).toBe(1);
+    expect((await actionOf(tenant, invoice.id)).outcome).toBe('failed');
+  });
+
+  it('retries a transient failure (5xx) with backoff until the provider accepts', async () => {
+    msg91.fault({ method: 'POST', path: '/api/v5/flow', kind: 'status', status: 503, times: 2 });
+    const before = msg91.requests.length;
+    const { tenant, invoice, action } = await smsTenant({ body: msg91Connection() });
+    expect(action.outcome).toBe('succeeded');
+    // The first attempt failed while the scan's slot was given (smsTenant moves the clock on): at least one retry is pending.
+    expect(action.detail).toMatch(
+      /^SMS to \+919812345678 not yet accepted \(attempt [12] of 5, retrying\): MSG91 refused \(HTTP 503\): Internal Server Error$/,
+    );
+    for (const seconds of [1, 2, 4]) {
+      t.clock.set(new Date(t.clock.now().getTime() + seconds * 1_000));
+      await drain();
+    }
+    expect(msg91.requests.length - before).toBe(3);
+    expect((await actionOf(tenant, invoice.id)).detail).toMatch(/^SMS [0-9a-f]{24} accepted by msg91 for \+919812345678/);
+  });
+
+  it('records a failure that stays transient as failed after the last attempt (Twilio 500)', async () => {
+    twilio.fault({ method: 'POST', path: /Messages\.json$/, kind: 'status', status: 500, times: 5 });
+    const before = twilio.requests.length;
+    const { tenant, invoice } = await smsTenant({});
+    for (const seconds of [1, 2, 4, 8]) {
+      t.clock.set(new Date(t.clock.now().getTime() + seconds * 1_000));
+      await drain();
+    }
+    expect(twilio.requests.length - before).toBe(5);
+    expect(await actionOf(tenant, invoice.id)).toMatchObject({ outcome: 'failed', detail: 'Twilio refused (HTTP 500, code 20500): Internal Server Error' });
+  });
+
+  it('classes an unreachable provider as transient and a refusal as final', async () => {
+    const message = { to: '+919812345678', body: 'hello' };
+    const unreachable = await msg91Provider.send(
+      { baseUrl: 'http://127.0.0.1:1', credentials: { auth_key: 'k'.repeat(16), template_id: 'abcdefgh' }, sender: '' },
+      message,
+    );
+    expect(unreachable).toMatchObject({ ok: false, retryable: true });
+    expect(!unreachable.ok && unreachable.error).toMatch(/^MSG91 unreachable: /);
+    const refused = await msg91Provider.send({ baseUrl: msg91.url, credentials: { auth_key: msg91.authKey, template_id: 'unknown0' }, sender: '' }, message);
+    expect(refused).toEqual({ ok: false, retryable: false, error: 'MSG91 refused (HTTP 400, code 400): Invalid template id' });
+    const twilioDown = await twilioProvider.send(
+      { baseUrl: 'http://127.0.0.1:1', credentials: { account_sid: twilio.accountSid, auth_token: twilio.authToken }, sender: '+15005550006' },
+      message,
+    );
+    expect(twilioDown).toMatchObject({ ok: false, retryable: true });
   });
 
   it('skips the step without a provider', async () => {

@@ -20,6 +20,7 @@ export const TEMPLATE_NAMES = [
   'credit_note_issued',
   'dunning_reminder',
   'dunning_final_notice',
+  'mandate_pre_debit',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
@@ -82,6 +83,11 @@ export const SAMPLE_DATA: Record<TemplateName, Record<string, unknown>> = {
     ...common,
     invoice: { number: 'INV-000042', amount_due: '₹11,800.00', due_date: '2026-04-15' },
     pay_url: 'https://billing.example.in/checkout/sample',
+  },
+  mandate_pre_debit: {
+    ...common,
+    invoice: { number: 'INV-000042' },
+    debit: { amount: '₹11,800.00', date: '2026-04-16', not_before: '2026-04-16 14:30 (Asia/Kolkata)' },
   },
 };
 
