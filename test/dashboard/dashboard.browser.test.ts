@@ -182,6 +182,20 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     await page.getByRole('button', { name: 'Save notifications' }).click();
     await page.getByText('Saved.').waitFor();
     expect((await tenant.api('GET', '/v1/notification-settings')).body.data).toMatchObject({ payment_receipt: true, invoice_finalized: false });
+    // An SMS provider is connected from its form (the authkey goes once, sealed) and removed again.
+    await page.getByLabel('Flow template id').fill('64f0c2a1d6fc05530b6bd3c2');
+    await page.getByLabel('Authkey').fill('msg91-authkey-0123456789abcdef');
+    await page.getByLabel('DLT sender ID (optional)').fill('KOSHBL');
+    await page.getByRole('button', { name: 'Connect' }).last().click();
+    await page.getByText('MSG91 connected').waitFor();
+    await page.getByRole('cell', { name: '64f0c2a1d6fc05530b6bd3c2' }).waitFor();
+    const sms = (await tenant.api('GET', '/v1/sms-connections')).body;
+    expect(sms.data).toMatchObject([{ provider: 'msg91', sender: 'KOSHBL', template_id: '64f0c2a1d6fc05530b6bd3c2' }]);
+    expect(JSON.stringify(sms)).not.toContain('msg91-authkey');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('cell', { name: '64f0c2a1d6fc05530b6bd3c2' }).waitFor({ state: 'detached' });
+    expect((await tenant.api('GET', '/v1/sms-connections')).body.data).toEqual([]);
     // Indian grouping (lakh): a ₹1,23,456.00 plan.
     await go(page, `/invoices/${invoiceId}`, /^Invoice INV-/);
     await page.getByText('₹1,23,456.00').first().waitFor();

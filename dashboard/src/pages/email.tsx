@@ -1,6 +1,6 @@
 /**
  * Settings → E-mail: the customer e-mail templates (edit with a live preview, reset to the
- * default), which notifications are sent, and the SMS provider connection (Twilio; its credentials
+ * default), which notifications are sent, and the SMS provider connection (Twilio or MSG91; its credentials
  * are sent once and never shown back). Reads are open to every operator; writes and previews need
  * the admin role (the server's table, src/api/access.ts).
  */
@@ -306,6 +306,30 @@ function SmsConnections({ me }: { me: Me | null }) {
           <Field label="Sender (E.164 number or Messaging Service SID)" name="sms_sender" required hint="+919812345678 or MG…" />
           <Field label="Account SID" name="sms_account_sid" required autoComplete="off" hint="AC followed by 32 hex digits" />
           <Field label="Auth token" name="sms_auth_token" type="password" required autoComplete="new-password" />
+        </ActionForm>
+      ) : null}
+      {admin ? (
+        <ActionForm
+          title="Connect MSG91"
+          submit="Connect"
+          onSubmit={async (form) => {
+            const sender = str(form, 'msg91_sender');
+            unwrap(
+              await kosh.POST('/v1/sms-connections', {
+                body: {
+                  provider: 'msg91',
+                  ...(sender ? { sender } : {}),
+                  credentials: { auth_key: String(form.get('msg91_auth_key') ?? ''), template_id: str(form, 'msg91_template_id') ?? '' },
+                },
+              }),
+            );
+            reload();
+            return 'MSG91 connected; it replaces any earlier connection. The authkey is stored encrypted and not shown again.';
+          }}
+        >
+          <Field label="DLT sender ID (optional)" name="msg91_sender" hint="e.g. KOSHBL; empty: the template's own" />
+          <Field label="Flow template id" name="msg91_template_id" required autoComplete="off" hint="the template's text reads ##content##" />
+          <Field label="Authkey" name="msg91_auth_key" type="password" required autoComplete="new-password" />
         </ActionForm>
       ) : null}
     </>
