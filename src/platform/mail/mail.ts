@@ -5,6 +5,7 @@ import type { Tx } from '../db/schema.js';
 import { errors } from '../errors.js';
 import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
 import { toIso } from '../time.js';
+import { Coalescer } from '../coalesce.js';
 import { createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer } from './mailer.js';
 
 /**
@@ -166,7 +167,7 @@ async function renderAttachments(job: Job, env: JobEnv, mail: MailPayload): Prom
  * the recording UPDATE a crash can still repeat the send (at-least-once); the Message-ID is the
  * same on every attempt so mail systems can drop the copy.
  */
-async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined): Promise<void> {
+async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, record: RecordDelivery): Promise<void> {
   const mail = payloadSchema.parse(job.payload);
   let delivery = mail.delivery;
   if (!delivery) {
@@ -179,8 +180,7 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined): P
     }
     let receipt;
     try {
-      const from = parseMailFrom(env.config.mailFrom);
-      const domain = from.address.split('@')[1];
+      const from = senderOf(env.config.mailFrom);
       receipt = await mailer.send({
         from: { name: mail.from_name ?? from.name, address: from.address },
         to: mail.to,
@@ -188,18 +188,14 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined): P
         subject: mail.subject,
         text: mail.text,
         html: mail.html ?? undefined,
-        messageId: `<${job.id}@${domain}>`,
+        messageId: `<${job.id}@${from.domain}>`,
         attachments,
       });
     } catch (error) {
       throw retryAfter(job, env, `SMTP delivery to ${mail.to} failed: ${messageOf(error)}`);
     }
     delivery = { message_id: receipt.messageId, to: mail.to, response: receipt.response, delivered_at: toIso(env.clock.now()) };
-    await env.db
-      .updateTable('jobs')
-      .set({ payload: sql`payload || ${JSON.stringify({ delivery })}::jsonb` })
-      .where('id', '=', job.id)
-      .execute();
+    await record(env, job.id, delivery);
     env.logger.info({ jobId: job.id, tenantId: job.tenant_id, messageId: delivery.message_id }, 'mail accepted by the SMTP server');
   }
   if (mail.on_sent && !mail.on_sent_done) {
@@ -228,7 +224,62 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Registered with the worker by the composition root. */
-export const mailJobs: JobHandlers = {
-  [MAIL_JOB]: (job, env) => deliverMail(job, env, isMailConfigured(env.config) ? createSmtpMailer(env.config.smtpUrl!) : undefined),
-};
+let lastSender: { mailFrom: string; name: string; address: string; domain: string } | undefined;
+
+/** MAIL_FROM parsed once, not per message. */
+function senderOf(mailFrom: string) {
+  if (lastSender?.mailFrom !== mailFrom) {
+    const from = parseMailFrom(mailFrom);
+    lastSender = { mailFrom, ...from, domain: from.address.split('@')[1]! };
+  }
+  return lastSender;
+}
+
+type RecordDelivery = (env: JobEnv, jobId: string, delivery: MailDelivery) => Promise<void>;
+
+/** The mail.send handler and what it holds open between messages (the SMTP connection pool). */
+export type MailOutbox = { handlers: JobHandlers; close(): void };
+
+/**
+ * Made once by the composition root. The worker runs up to its concurrency of mail jobs at once;
+ * they share one pooled SMTP transport (mailer.ts), and the deliveries that the server accepted in
+ * the same turn of the event loop are recorded in one UPDATE (the worker then marks the jobs done
+ * in one more). A crash between the server's "250" and that UPDATE repeats the send, as before.
+ */
+export function createMailOutbox(): MailOutbox {
+  let mailer: { url: string; mailer: Mailer } | undefined;
+  let recorder: { db: JobEnv['db']; batch: Coalescer<{ id: string; delivery: MailDelivery }, void> } | undefined;
+  const record: RecordDelivery = (env, id, delivery) => {
+    if (recorder?.db !== env.db) {
+      const db = env.db;
+      const batch = new Coalescer<{ id: string; delivery: MailDelivery }, void>(
+        async (rows) => {
+          await sql`
+            UPDATE jobs SET payload = jobs.payload || jsonb_build_object('delivery', d.delivery)
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS d(id uuid, delivery jsonb)
+            WHERE jobs.id = d.id`.execute(db);
+          return rows.map(() => undefined);
+        },
+        { maxBatch: 500 },
+      );
+      recorder = { db, batch };
+    }
+    return recorder.batch.call({ id, delivery });
+  };
+  const mailerFor = (config: JobEnv['config']): Mailer | undefined => {
+    if (!isMailConfigured(config)) return undefined;
+    const current = mailer;
+    if (current && current.url === config.smtpUrl) return current.mailer;
+    current?.mailer.close();
+    const fresh = { url: config.smtpUrl!, mailer: createSmtpMailer(config.smtpUrl!) };
+    mailer = fresh;
+    return fresh.mailer;
+  };
+  return {
+    handlers: { [MAIL_JOB]: (job, env) => deliverMail(job, env, mailerFor(env.config), record) },
+    close() {
+      mailer?.mailer.close();
+      mailer = undefined;
+    },
+  };
+}
