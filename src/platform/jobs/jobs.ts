@@ -100,7 +100,13 @@ export type JobEnv = {
   secrets: SecretBox;
 };
 
-export type JobHandler = (job: Job, env: JobEnv) => Promise<void>;
+/**
+ * A handler that records its job's completion itself, in the same statement as its own result
+ * (the mail outbox marks a batch of sent mails done while recording their deliveries), returns
+ * JOB_RECORDED_DONE so the worker does not mark it again.
+ */
+export const JOB_RECORDED_DONE = Symbol('job recorded done');
+export type JobHandler = (job: Job, env: JobEnv) => Promise<void | typeof JOB_RECORDED_DONE>;
 export type JobHandlers = Record<string, JobHandler>;
 
 /** A handler throws this to be retried at a time of its choosing rather than the default backoff. */
@@ -305,16 +311,17 @@ export class Worker {
 
   private async runJob(job: Job): Promise<void> {
     const handler = this.handlers[job.kind];
+    let outcome: void | typeof JOB_RECORDED_DONE;
     try {
       if (!handler) throw new Error(`no handler for job kind '${job.kind}'`);
-      await handler(job, this.env);
+      outcome = await handler(job, this.env);
     } catch (error) {
       await this.recordFailure(job, error);
       return;
     } finally {
       countsChanged(job.tenant_id);
     }
-    await this.markDone.call(job.id);
+    if (outcome !== JOB_RECORDED_DONE) await this.markDone.call(job.id);
   }
 
   private async recordFailure(job: Job, error: unknown): Promise<void> {

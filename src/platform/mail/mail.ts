@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Ctx } from '../context.js';
 import type { Tx } from '../db/schema.js';
 import { errors } from '../errors.js';
-import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
+import { enqueueJob, JOB_RECORDED_DONE, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
 import { toIso } from '../time.js';
 import { Coalescer } from '../coalesce.js';
 import { createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer } from './mailer.js';
@@ -167,7 +167,7 @@ async function renderAttachments(job: Job, env: JobEnv, mail: MailPayload): Prom
  * the recording UPDATE a crash can still repeat the send (at-least-once); the Message-ID is the
  * same on every attempt so mail systems can drop the copy.
  */
-async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, record: RecordDelivery): Promise<void> {
+async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, record: RecordDelivery): Promise<void | typeof JOB_RECORDED_DONE> {
   const mail = payloadSchema.parse(job.payload);
   let delivery = mail.delivery;
   if (!delivery) {
@@ -195,8 +195,11 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, re
       throw retryAfter(job, env, `SMTP delivery to ${mail.to} failed: ${messageOf(error)}`);
     }
     delivery = { message_id: receipt.messageId, to: mail.to, response: receipt.response, delivered_at: toIso(env.clock.now()) };
-    await record(env, job.id, delivery);
+    // Without a sent hook the job is finished: its delivery and "done" are one write.
+    const finished = !mail.on_sent;
+    await record(env, { id: job.id, delivery, done: finished });
     env.logger.info({ jobId: job.id, tenantId: job.tenant_id, messageId: delivery.message_id }, 'mail accepted by the SMTP server');
+    if (finished) return JOB_RECORDED_DONE;
   }
   if (mail.on_sent && !mail.on_sent_done) {
     const hook = sentHooks.get(mail.on_sent.hook);
@@ -235,7 +238,14 @@ function senderOf(mailFrom: string) {
   return lastSender;
 }
 
-type RecordDelivery = (env: JobEnv, jobId: string, delivery: MailDelivery) => Promise<void>;
+type Accepted = { id: string; delivery: MailDelivery; done: boolean };
+type RecordDelivery = (env: JobEnv, accepted: Accepted) => Promise<void>;
+
+/**
+ * How long accepted deliveries gather before they are recorded together. Messages come back from
+ * the SMTP server one at a time, so without a window every one was its own UPDATE and commit.
+ */
+const RECORD_WINDOW_MS = 10;
 
 /** The mail.send handler and what it holds open between messages (the SMTP connection pool). */
 export type MailOutbox = { handlers: JobHandlers; close(): void };
@@ -248,23 +258,28 @@ export type MailOutbox = { handlers: JobHandlers; close(): void };
  */
 export function createMailOutbox(): MailOutbox {
   let mailer: { url: string; mailer: Mailer } | undefined;
-  let recorder: { db: JobEnv['db']; batch: Coalescer<{ id: string; delivery: MailDelivery }, void> } | undefined;
-  const record: RecordDelivery = (env, id, delivery) => {
+  let recorder: { db: JobEnv['db']; batch: Coalescer<Accepted, void> } | undefined;
+  const record: RecordDelivery = (env, accepted) => {
     if (recorder?.db !== env.db) {
-      const db = env.db;
-      const batch = new Coalescer<{ id: string; delivery: MailDelivery }, void>(
+      const { db, clock } = env;
+      const batch = new Coalescer<Accepted, void>(
         async (rows) => {
+          // The same columns the worker sets when it marks a job done, for the finished ones.
           await sql`
-            UPDATE jobs SET payload = jobs.payload || jsonb_build_object('delivery', d.delivery)
-            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS d(id uuid, delivery jsonb)
+            UPDATE jobs SET payload = jobs.payload || jsonb_build_object('delivery', d.delivery),
+                   state = CASE WHEN d.done THEN 'done' ELSE jobs.state END,
+                   locked_until = CASE WHEN d.done THEN NULL ELSE jobs.locked_until END,
+                   last_error = CASE WHEN d.done THEN NULL ELSE jobs.last_error END,
+                   updated_at = ${clock.now()}
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS d(id uuid, delivery jsonb, done boolean)
             WHERE jobs.id = d.id`.execute(db);
           return rows.map(() => undefined);
         },
-        { maxBatch: 500 },
+        { maxBatch: 500, windowMs: RECORD_WINDOW_MS },
       );
       recorder = { db, batch };
     }
-    return recorder.batch.call({ id, delivery });
+    return recorder.batch.call(accepted);
   };
   const mailerFor = (config: JobEnv['config']): Mailer | undefined => {
     if (!isMailConfigured(config)) return undefined;
