@@ -52,7 +52,7 @@ const TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTim
  * when idle, and reopened on demand. `?maxConnections=…&maxMessages=…&pool=false` on SMTP_URL
  * override these (a provider that limits concurrent sessions).
  */
-export const SMTP_POOL = { pool: true, maxConnections: 4, maxMessages: 500 } as const;
+export const SMTP_POOL = { pool: true, maxConnections: 8, maxMessages: 500 } as const;
 
 /**
  * A Mailer over nodemailer's SMTP transport. `SMTP_URL` is `smtp://user:pass@host:587` (STARTTLS
