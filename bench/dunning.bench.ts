@@ -188,7 +188,7 @@ async function main() {
     );
     if (check[0]!.actions !== N || check[0]!.advanced !== N) throw new Error('not every execution ran its step exactly once');
     if (STEPS_ONLY) {
-      console.log(`CPU (this process): ${(((stepCpu.user + stepCpu.system) / 1000) / steps).toFixed(3)} ms per step`);
+      console.log(`CPU (this process): ${((stepCpu.user + stepCpu.system) / 1000 / steps).toFixed(3)} ms per step`);
       console.log(JSON.stringify({ steps_per_s: Math.round(steps / seconds), executions: N, peak_rss_mb: Math.round(peakRss / 1048576) }));
       return;
     }
