@@ -8,7 +8,7 @@ import { migrate } from './platform/db/migrate.js';
 import { createHttpServer, type KoshApp } from './platform/http/server.js';
 import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
-import { mailJobs } from './platform/mail/index.js';
+import { createMailOutbox } from './platform/mail/index.js';
 import { modules as domainModules } from './modules/registry.js';
 import { flowModules } from './flows/flows.module.js';
 import { registerApiRoutes } from './api/routes.js';
@@ -38,7 +38,6 @@ export type KoshOptions = {
 
 /** Platform maintenance that runs on the same queue as everything else. */
 const platformJobs: JobHandlers = {
-  ...mailJobs,
   'platform.purge_idempotency_keys': async (_job, env) => {
     await purgeExpiredIdempotencyKeys(env.db, env.clock.now());
   },
@@ -74,7 +73,8 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   );
   await app.ready();
 
-  const handlers: JobHandlers = { ...platformJobs };
+  const mail = createMailOutbox();
+  const handlers: JobHandlers = { ...platformJobs, ...mail.handlers };
   const recurring: RecurringJob[] = [
     { kind: 'platform.purge_idempotency_keys', everyMs: 3_600_000 },
     { kind: 'platform.purge_finished_jobs', everyMs: 3_600_000 },
@@ -98,6 +98,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     async close() {
       await app.close();
       await worker.stop();
+      mail.close();
       if (!options.database) await database.close();
     },
   };

@@ -40,12 +40,19 @@ export function sumMinorUnits(values: readonly number[]): number {
 
 /** Digits after the decimal point in a currency (2 for INR and USD, 0 for JPY, 3 for KWD). */
 export function currencyExponent(currency: string): number {
+  const known = exponents.get(currency);
+  if (known !== undefined) return known;
+  let exponent = 2;
   try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+    exponent = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
   } catch {
     return 2;
   }
+  // Building a NumberFormat costs ~50 µs; a dunning run formats thousands of amounts. Valid codes are few.
+  if (exponents.size < 1000) exponents.set(currency, exponent);
+  return exponent;
 }
+const exponents = new Map<string, number>();
 
 /**
  * Exchange rates are decimal strings — units of the target currency per one (major) unit of the

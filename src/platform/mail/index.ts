@@ -7,14 +7,15 @@ export {
   enqueueMail,
   mailJobSpec,
   isDeliverableAddress,
-  mailJobs,
+  createMailOutbox,
   onMailSent,
   registerAttachmentRenderer,
   type AttachmentRenderer,
   type MailAttachmentSpec,
   type MailDelivery,
+  type MailOutbox,
   type MailSentHook,
   type MailSpec,
   type RenderedAttachment,
 } from './mail.js';
-export { createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer, type OutgoingMail } from './mailer.js';
+export { SMTP_POOL, createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer, type OutgoingMail } from './mailer.js';

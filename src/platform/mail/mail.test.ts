@@ -104,6 +104,28 @@ describe('mail', () => {
       expect(JSON.stringify(job.payload)).not.toContain('note 7 for tenant');
     });
 
+    it('delivers a batch over the pooled connections once each, recording every delivery and "done" together', async () => {
+      const before = sink.messages.length;
+      const to = Array.from({ length: 30 }, (_, i) => `batch${i}@example.in`);
+      await t.kosh.deps.db.transaction().execute(async (tx) => {
+        for (const address of to) await enqueueMail(tx, t.clock.now(), spec({ to: address, subject: `Batch ${address}` }));
+      });
+      await t.kosh.worker.drain();
+      const received = sink.messages.slice(before);
+      expect(received.map((m) => m.envelope.to[0]).sort()).toEqual([...to].sort());
+      const jobs = await t.kosh.deps.db.selectFrom('jobs').selectAll().where('kind', '=', 'mail.send').where('state', '!=', 'done').execute();
+      expect(jobs).toEqual([]);
+      for (const mail of received) {
+        const job = await t.kosh.deps.db
+          .selectFrom('jobs')
+          .selectAll()
+          .where('id', '=', /<([^@]+)@/.exec(mail.headers['message-id']!)![1]!)
+          .executeTakeFirstOrThrow();
+        expect(job).toMatchObject({ state: 'done', attempts: 1, locked_until: null, last_error: null });
+        expect((job.payload as { delivery?: MailDelivery }).delivery).toMatchObject({ to: mail.envelope.to[0], message_id: mail.headers['message-id'] });
+      }
+    });
+
     it('sends nothing when the enqueueing transaction rolls back', async () => {
       const jobsBefore = await t.kosh.deps.db.selectFrom('jobs').select('id').where('kind', '=', 'mail.send').execute();
       await expect(

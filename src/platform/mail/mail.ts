@@ -3,8 +3,9 @@ import { z } from 'zod';
 import type { Ctx } from '../context.js';
 import type { Tx } from '../db/schema.js';
 import { errors } from '../errors.js';
-import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
+import { enqueueJob, JOB_RECORDED_DONE, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
 import { toIso } from '../time.js';
+import { Coalescer } from '../coalesce.js';
 import { createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer } from './mailer.js';
 
 /**
@@ -166,7 +167,7 @@ async function renderAttachments(job: Job, env: JobEnv, mail: MailPayload): Prom
  * the recording UPDATE a crash can still repeat the send (at-least-once); the Message-ID is the
  * same on every attempt so mail systems can drop the copy.
  */
-async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined): Promise<void> {
+async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, record: RecordDelivery): Promise<void | typeof JOB_RECORDED_DONE> {
   const mail = payloadSchema.parse(job.payload);
   let delivery = mail.delivery;
   if (!delivery) {
@@ -179,8 +180,7 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined): P
     }
     let receipt;
     try {
-      const from = parseMailFrom(env.config.mailFrom);
-      const domain = from.address.split('@')[1];
+      const from = senderOf(env.config.mailFrom);
       receipt = await mailer.send({
         from: { name: mail.from_name ?? from.name, address: from.address },
         to: mail.to,
@@ -188,19 +188,18 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined): P
         subject: mail.subject,
         text: mail.text,
         html: mail.html ?? undefined,
-        messageId: `<${job.id}@${domain}>`,
+        messageId: `<${job.id}@${from.domain}>`,
         attachments,
       });
     } catch (error) {
       throw retryAfter(job, env, `SMTP delivery to ${mail.to} failed: ${messageOf(error)}`);
     }
     delivery = { message_id: receipt.messageId, to: mail.to, response: receipt.response, delivered_at: toIso(env.clock.now()) };
-    await env.db
-      .updateTable('jobs')
-      .set({ payload: sql`payload || ${JSON.stringify({ delivery })}::jsonb` })
-      .where('id', '=', job.id)
-      .execute();
+    // Without a sent hook the job is finished: its delivery and "done" are one write.
+    const finished = !mail.on_sent;
+    await record(env, { id: job.id, delivery, done: finished });
     env.logger.info({ jobId: job.id, tenantId: job.tenant_id, messageId: delivery.message_id }, 'mail accepted by the SMTP server');
+    if (finished) return JOB_RECORDED_DONE;
   }
   if (mail.on_sent && !mail.on_sent_done) {
     const hook = sentHooks.get(mail.on_sent.hook);
@@ -228,7 +227,74 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Registered with the worker by the composition root. */
-export const mailJobs: JobHandlers = {
-  [MAIL_JOB]: (job, env) => deliverMail(job, env, isMailConfigured(env.config) ? createSmtpMailer(env.config.smtpUrl!) : undefined),
-};
+let lastSender: { mailFrom: string; name: string; address: string; domain: string } | undefined;
+
+/** MAIL_FROM parsed once, not per message. */
+function senderOf(mailFrom: string) {
+  if (lastSender?.mailFrom !== mailFrom) {
+    const from = parseMailFrom(mailFrom);
+    lastSender = { mailFrom, ...from, domain: from.address.split('@')[1]! };
+  }
+  return lastSender;
+}
+
+type Accepted = { id: string; delivery: MailDelivery; done: boolean };
+type RecordDelivery = (env: JobEnv, accepted: Accepted) => Promise<void>;
+
+/**
+ * How long accepted deliveries gather before they are recorded together. Messages come back from
+ * the SMTP server one at a time, so without a window every one was its own UPDATE and commit.
+ */
+const RECORD_WINDOW_MS = 10;
+
+/** The mail.send handler and what it holds open between messages (the SMTP connection pool). */
+export type MailOutbox = { handlers: JobHandlers; close(): void };
+
+/**
+ * Made once by the composition root. The worker runs up to its concurrency of mail jobs at once;
+ * they share one pooled SMTP transport (mailer.ts), and the deliveries that the server accepted in
+ * the same turn of the event loop are recorded in one UPDATE (the worker then marks the jobs done
+ * in one more). A crash between the server's "250" and that UPDATE repeats the send, as before.
+ */
+export function createMailOutbox(): MailOutbox {
+  let mailer: { url: string; mailer: Mailer } | undefined;
+  let recorder: { db: JobEnv['db']; batch: Coalescer<Accepted, void> } | undefined;
+  const record: RecordDelivery = (env, accepted) => {
+    if (recorder?.db !== env.db) {
+      const { db, clock } = env;
+      const batch = new Coalescer<Accepted, void>(
+        async (rows) => {
+          // The same columns the worker sets when it marks a job done, for the finished ones.
+          await sql`
+            UPDATE jobs SET payload = jobs.payload || jsonb_build_object('delivery', d.delivery),
+                   state = CASE WHEN d.done THEN 'done' ELSE jobs.state END,
+                   locked_until = CASE WHEN d.done THEN NULL ELSE jobs.locked_until END,
+                   last_error = CASE WHEN d.done THEN NULL ELSE jobs.last_error END,
+                   updated_at = ${clock.now()}
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS d(id uuid, delivery jsonb, done boolean)
+            WHERE jobs.id = d.id`.execute(db);
+          return rows.map(() => undefined);
+        },
+        { maxBatch: 500, windowMs: RECORD_WINDOW_MS },
+      );
+      recorder = { db, batch };
+    }
+    return recorder.batch.call(accepted);
+  };
+  const mailerFor = (config: JobEnv['config']): Mailer | undefined => {
+    if (!isMailConfigured(config)) return undefined;
+    const current = mailer;
+    if (current && current.url === config.smtpUrl) return current.mailer;
+    current?.mailer.close();
+    const fresh = { url: config.smtpUrl!, mailer: createSmtpMailer(config.smtpUrl!) };
+    mailer = fresh;
+    return fresh.mailer;
+  };
+  return {
+    handlers: { [MAIL_JOB]: (job, env) => deliverMail(job, env, mailerFor(env.config), record) },
+    close() {
+      mailer?.mailer.close();
+      mailer = undefined;
+    },
+  };
+}

@@ -1,5 +1,6 @@
 // nodemailer loads with the first message, not at start-up.
-import type { createTransport as CreateTransport } from 'nodemailer';
+import type { createTransport as CreateTransport, Transporter } from 'nodemailer';
+import type Composer from 'nodemailer/lib/mail-composer';
 import type { Config } from '../config.js';
 
 /** One message as handed to the SMTP server. */
@@ -17,7 +18,8 @@ export type OutgoingMail = {
 
 export type MailReceipt = { messageId: string; response: string };
 
-export type Mailer = { send(mail: OutgoingMail): Promise<MailReceipt> };
+/** Sends messages; `close()` ends its SMTP connections (the app's close calls it). */
+export type Mailer = { send(mail: OutgoingMail): Promise<MailReceipt>; close(): void };
 
 /** Whether this deployment can send e-mail at all (SPEC 4.8: "no email provider configured"). */
 export function isMailConfigured(config: Pick<Config, 'smtpUrl'>): boolean {
@@ -44,31 +46,123 @@ export function parseMailFrom(mailFrom: string): { name: string; address: string
 const TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
 
 /**
+ * Pooled connections: a few SMTP sessions are kept open and each carries many messages one after
+ * the other, instead of a TCP connect, greeting, EHLO and QUIT per message (which held delivery to
+ * a few hundred messages a second). A pooled connection is closed after `maxMessages` messages or
+ * when idle, and reopened on demand. `?maxConnections=…&maxMessages=…&pool=false` on SMTP_URL
+ * override these (a provider that limits concurrent sessions).
+ */
+export const SMTP_POOL = { pool: true, maxConnections: 8, maxMessages: 500 } as const;
+
+/**
  * A Mailer over nodemailer's SMTP transport. `SMTP_URL` is `smtp://user:pass@host:587` (STARTTLS
  * when offered) or `smtps://…:465` (TLS from the start); nodemailer's URL options apply, e.g.
- * `?ignoreTLS=true` or `?tls.rejectUnauthorized=false`. One connection per message: mail volume
- * here is invoices and sign-in links, not bulk.
+ * `?ignoreTLS=true` or `?tls.rejectUnauthorized=false`. The transport (a pool, SMTP_POOL) is made
+ * with the first message and lives until `close()`.
  */
-export function createSmtpMailer(smtpUrl: string): Mailer {
+export function createSmtpMailer(smtpUrl: string, options: { maxWaitMs?: number } = {}): Mailer {
+  let transport: Promise<{ composer: typeof Composer; transport: Transporter }> | undefined;
+  let closed = false;
+  const slots = new Slots(connectionsOf(smtpUrl), options.maxWaitMs ?? MAX_WAIT_MS);
+  const open = async () => {
+    const { createTransport } = (await import('nodemailer')) as { createTransport: typeof CreateTransport };
+    const { default: MailComposer } = (await import('nodemailer/lib/mail-composer')) as { default: typeof Composer };
+    return { composer: MailComposer, transport: createTransport({ url: smtpUrl, ...SMTP_POOL, ...TIMEOUTS }) };
+  };
   return {
     async send(mail) {
-      const { createTransport } = (await import('nodemailer')) as { createTransport: typeof CreateTransport };
-      const transport = createTransport({ url: smtpUrl, ...TIMEOUTS });
+      if (closed) throw new Error('the mailer is closed');
+      transport ??= open();
+      const { composer: MailComposer, transport: pool } = await transport;
+      // The MIME message is built into one buffer here and handed over raw: streamed by nodemailer
+      // it reached the socket as many small writes (a system call each), the largest cost of a send.
+      const raw = await new MailComposer({
+        from: mail.from.name ? { name: mail.from.name, address: mail.from.address } : mail.from.address,
+        to: mail.to,
+        replyTo: mail.replyTo,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        messageId: mail.messageId,
+        attachments: mail.attachments,
+      })
+        .compile()
+        .build();
+      await slots.acquire();
+      let info;
       try {
-        const info = await transport.sendMail({
-          from: mail.from.name ? { name: mail.from.name, address: mail.from.address } : mail.from.address,
-          to: mail.to,
-          replyTo: mail.replyTo,
-          subject: mail.subject,
-          text: mail.text,
-          html: mail.html,
-          messageId: mail.messageId,
-          attachments: mail.attachments,
-        });
-        return { messageId: String(info.messageId ?? mail.messageId), response: String(info.response ?? '') };
+        info = await pool.sendMail({ envelope: { from: mail.from.address, to: [mail.to] }, raw });
       } finally {
-        transport.close();
+        slots.release();
       }
+      // A raw message's Message-ID is the one composed into it (nodemailer reports a made-up one).
+      return { messageId: mail.messageId, response: String(info.response ?? '') };
+    },
+    close() {
+      closed = true;
+      slots.refuseWaiting();
+      void transport?.then((t) => t.transport.close());
     },
   };
+}
+
+/**
+ * How long a message may wait for a free pooled connection before the attempt gives up (and is
+ * retried with the mail backoff). Bounding the wait keeps a claimed job's send well inside its
+ * 5-minute lease even when the server stalls: nodemailer would otherwise hold the queued message
+ * and might send it after the lease expired and another worker had claimed the job (a double send).
+ */
+const MAX_WAIT_MS = 60_000;
+
+function connectionsOf(smtpUrl: string): number {
+  const query = new URL(smtpUrl).searchParams;
+  if (query.get('pool') === 'false') return 1;
+  const n = Number(query.get('maxConnections'));
+  return Number.isInteger(n) && n > 0 ? n : SMTP_POOL.maxConnections;
+}
+
+/** At most `size` messages handed to nodemailer at once; the rest wait here, for at most `maxWaitMs`. */
+class Slots {
+  private busy = 0;
+  private readonly waiting: { grant: () => void; refuse: (e: Error) => void }[] = [];
+
+  constructor(
+    private readonly size: number,
+    private readonly maxWaitMs: number,
+  ) {}
+
+  acquire(): Promise<void> {
+    if (this.busy < this.size) {
+      this.busy += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const entry = {
+        grant: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        refuse: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(entry), 1);
+        reject(new Error(`no SMTP connection became free within ${this.maxWaitMs / 1000} s`));
+      }, this.maxWaitMs);
+      this.waiting.push(entry);
+    });
+  }
+
+  /** Hands the slot to the next waiting message, if any. */
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next.grant();
+    else this.busy -= 1;
+  }
+
+  refuseWaiting(): void {
+    for (const entry of this.waiting.splice(0)) entry.refuse(new Error('the mailer is closed'));
+  }
 }
