@@ -33,6 +33,7 @@ import {
   getCustomerPaymentMethod,
   insertAttempt,
   insertAttempts,
+  lockCheckoutSession,
   pendingAttemptOf,
   pendingAttemptsOfInvoices,
   savedPaymentMethod,
@@ -135,7 +136,7 @@ function attemptRow(
   ctx: Ctx,
   invoice: InvoiceRow,
   saved: SavedPaymentMethod,
-  resolved: ResolvedGateway,
+  resolved: Pick<ResolvedGateway, 'provider' | 'connectionId'>,
   paymentMethodId: string | null,
   checkoutSessionId: string | null,
 ): AttemptRow {
@@ -161,6 +162,34 @@ function attemptRow(
     created_at: ctx.now,
     updated_at: ctx.now,
   };
+}
+
+/**
+ * A payment taken on the provider's hosted checkout (Stripe Checkout, a Razorpay Payment Link),
+ * announced by its verified webhook, in the webhook's transaction: no attempt was in flight, so
+ * one is written for the session and settled at once with what the provider collected (applied to
+ * the invoice, any excess to customer advances, as for every gateway payment). The session row is
+ * locked first and must still be unpaid: a second event for the same payment (Stripe's
+ * `checkout.session.completed` and `payment_intent.succeeded`, Razorpay's `payment_link.paid` and
+ * `payment.captured`) finds it complete and changes nothing. Answers false when the event does
+ * not belong to an unpaid hosted session of this connection.
+ */
+export async function recordHostedCheckoutPayment(
+  ctx: Ctx,
+  input: { sessionId: string; provider: string; connectionId: string; gatewayPaymentId: string; amount: number; currency: string; paymentType: 'card' | 'upi' },
+): Promise<boolean> {
+  const session = await lockCheckoutSession(ctx.tx, ctx.tenantId, input.sessionId);
+  if (!session || session.status === 'complete' || session.gateway !== input.provider || session.connection_id !== input.connectionId) return false;
+  const invoice = await getInvoiceRow(ctx, session.invoice_id, true);
+  if (invoice.currency !== input.currency || input.amount <= 0) return false;
+  // One attempt in flight per invoice is a database fact; the provider redelivers after this 409.
+  if (await pendingAttemptOf(ctx.tx, ctx.tenantId, invoice.id))
+    throw errors.conflict('a payment attempt on this invoice is in progress; deliver the event again later', 'payment_in_progress');
+  const saved: SavedPaymentMethod = { type: 'card', brand: null, last4: null, reference: '', gatewayCustomerId: null, requiresPreDebitNotice: false };
+  const attempt = attemptRow(ctx, invoice, saved, { provider: session.gateway, connectionId: session.connection_id }, null, session.id);
+  await insertAttempt(ctx.tx, { ...attempt, amount: input.amount, pending_reason: 'gateway' });
+  await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: input.gatewayPaymentId, paymentType: input.paymentType });
+  return true;
 }
 
 function unknownFrom(error: unknown): ChargeOutcome {

@@ -194,6 +194,11 @@ export async function findCheckoutSession(tx: Tx, tenantId: string, id: string):
   return tx.selectFrom('checkout_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
+/** The session row locked for this transaction: two deliveries announcing its payment are applied one after the other. */
+export async function lockCheckoutSession(tx: Tx, tenantId: string, id: string): Promise<CheckoutSessionRow | undefined> {
+  return tx.selectFrom('checkout_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
 export async function completeCheckoutSession(tx: Tx, tenantId: string, id: string, now: Date): Promise<void> {
   await tx
     .updateTable('checkout_sessions')

@@ -1,0 +1,207 @@
+/**
+ * Hosted checkout handed over to the provider (DESIGN §11, docs/decisions/0195): Kosh's checkout
+ * link redirects to a Stripe Checkout Session / a Razorpay Payment Link on the local provider
+ * servers, whose hosted page takes the payment, POSTs the signed webhooks to Kosh's endpoint and
+ * sends the customer back to Kosh's return page. The invoice is paid once: the provider's two
+ * events for one payment, a double submission and a replayed delivery change nothing more.
+ *
+ * Driven twice: by plain HTTP (always), and in Chromium (playwright-core) when it is installed,
+ * keeping screenshots in test-output/.
+ */
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumSkipNote, hasChromium, launchChromium } from '../support/browser.js';
+import { createCustomer, createInvoice, gstinFor } from '../support/billing.js';
+import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { startRazorpayServer, type RazorpayServer } from '../support/razorpay-server.js';
+import { startStripeServer, type StripeServer } from '../support/stripe-server.js';
+import type { ProviderServer } from '../support/provider-server.js';
+
+let stripe: StripeServer;
+let razorpay: RazorpayServer;
+let t: TestKosh;
+let base: string;
+let tenant: Tenant;
+let browser: Browser | undefined;
+const connections: Record<'stripe' | 'razorpay', string> = { stripe: '', razorpay: '' };
+
+beforeAll(async () => {
+  stripe = await startStripeServer();
+  razorpay = await startRazorpayServer();
+  t = await startTestKosh({ env: { KOSH_STRIPE_API_BASE: stripe.url, KOSH_RAZORPAY_API_BASE: razorpay.url } });
+  await t.kosh.app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(t.kosh.app.server.address() as AddressInfo).port}`;
+  tenant = await t.registerTenant({ name: 'Acme Cloud', gstin: gstinFor('29') });
+  for (const [provider, credentials, currency] of [
+    ['stripe', { secret_key: stripe.secretKey, webhook_secret: stripe.webhookSecret }, 'USD'],
+    ['razorpay', { key_id: razorpay.keyId, key_secret: razorpay.keySecret, webhook_secret: razorpay.webhookSecret }, 'INR'],
+  ] as const) {
+    const res = await tenant.api('POST', '/v1/gateway-connections', { provider, credentials, currencies: [currency] });
+    expect(res.status, res.text).toBe(201);
+    connections[provider] = res.body.data.id;
+  }
+  const target = (provider: 'stripe' | 'razorpay') => ({
+    webhookUrl: `${base}/webhooks/gateways/${provider}/${connections[provider]}`,
+    now: () => t.clock.now(),
+  });
+  stripe.hostedCheckout = target('stripe');
+  razorpay.hostedCheckout = target('razorpay');
+  if (hasChromium) browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  await stripe?.close();
+  await razorpay?.close();
+});
+
+type Provider = 'stripe' | 'razorpay';
+const serverOf = (provider: Provider): ProviderServer => (provider === 'stripe' ? stripe : razorpay);
+
+/** An open invoice for the provider's currency and Kosh's checkout link for it (on the listening app). */
+async function invoiceAndLink(provider: Provider): Promise<{ invoice: { id: string; number: string; total: number }; link: string }> {
+  // INR: 350.00 + 9% CGST + 9% SGST = 413.00; USD: an export to a US customer, without GST.
+  const customer = await createCustomer(
+    tenant,
+    provider === 'stripe'
+      ? { name: 'Acme Inc', billing_address: { line1: '1 Congress Ave', city: 'Austin', country: 'US' } }
+      : { name: 'Riya Sharma', gstin: gstinFor('29', 'BBBBB2222B1Z') },
+  );
+  const invoice = await createInvoice(tenant, customer, [25_000, 10_000], provider === 'stripe' ? { currency: 'USD' } : {});
+  const res = await tenant.api('POST', `/v1/invoices/${invoice.id}/checkout-sessions`);
+  expect(res.status, res.text).toBe(201);
+  const url = new URL(res.body.data.url);
+  return { invoice, link: `${base}${url.pathname}${url.search}` };
+}
+
+/** What Kosh asked the provider for: one Checkout Session / Payment Link naming the invoice and the return page. */
+function expectHandoverRequest(provider: Provider, invoiceId: string, amount: number): void {
+  if (provider === 'stripe') {
+    const [created] = stripe.requestsTo('POST', '/v1/checkout/sessions').slice(-1);
+    expect(created!.headers['idempotency-key']).toMatch(/^kosh_chk_/);
+    expect(created!.body).toMatchObject({
+      mode: 'payment',
+      line_items: [{ quantity: '1', price_data: { currency: 'usd', unit_amount: String(amount) } }],
+      metadata: { invoice_id: invoiceId, tenant_id: tenant.tenantId },
+      payment_intent_data: { metadata: { invoice_id: invoiceId } },
+    });
+    const body = created!.body as { success_url: string; cancel_url: string; client_reference_id: string };
+    expect(body.success_url).toContain(`/checkout/${tenant.tenantId}/${body.client_reference_id}/return?token=`);
+    expect(body.cancel_url).toBe(`${body.success_url}&cancelled=1`);
+  } else {
+    const [created] = razorpay.requestsTo('POST', '/v1/payment_links').slice(-1);
+    expect(created!.headers.authorization).toBe(`Basic ${Buffer.from(`${razorpay.keyId}:${razorpay.keySecret}`).toString('base64')}`);
+    expect(created!.body).toMatchObject({ amount, currency: 'INR', accept_partial: false, callback_method: 'get', notes: { invoice_id: invoiceId } });
+    expect((created!.body as { callback_url: string }).callback_url).toContain('/return?token=');
+  }
+}
+
+/** The provider's id of the invoice's Checkout Session / Payment Link. */
+function referenceOf(provider: Provider, invoiceId: string): string {
+  if (provider === 'stripe')
+    return String([...stripe.checkoutSessions.values()].find((s) => (s.metadata as Record<string, string>).invoice_id === invoiceId)!.id);
+  return [...razorpay.paymentLinks.values()].find((l) => l.notes.invoice_id === invoiceId)!.id;
+}
+
+const deliveriesOf = (provider: Provider, reference: string) =>
+  (provider === 'stripe' ? stripe.hostedDeliveries : razorpay.hostedDeliveries).filter((d) => d.reference === reference);
+
+/** The invoice is paid exactly once, and the provider's deliveries were all accepted. */
+async function expectPaidOnce(provider: Provider, invoice: { id: string; total: number }): Promise<void> {
+  const reference = referenceOf(provider, invoice.id);
+  expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total, amount_due: 0 });
+  const payments = (await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data;
+  expect(payments).toHaveLength(1);
+  expect(payments[0]).toMatchObject({ gateway: provider, amount: invoice.total, payment_type: 'card' });
+  const deliveries = deliveriesOf(provider, reference);
+  expect(deliveries.length).toBeGreaterThanOrEqual(2);
+  expect(deliveries.every((d) => d.status === 200)).toBe(true);
+}
+
+/** The same delivery again (same event id), and the payment announced under a new event id: nothing more is paid. */
+async function replay(provider: Provider, invoice: { id: string; total: number }): Promise<void> {
+  const url = `/webhooks/gateways/${provider}/${connections[provider]}`;
+  const send = async (delivery: { rawBody: Buffer; headers: Record<string, string> }) => {
+    const res = await t.kosh.app.inject({ method: 'POST', url, headers: delivery.headers, payload: delivery.rawBody });
+    expect(res.statusCode, res.body).toBe(200);
+    return JSON.parse(res.body) as { duplicate: boolean; type: string };
+  };
+  const reference = referenceOf(provider, invoice.id);
+  const first = deliveriesOf(provider, reference)[0]!;
+  const at = t.clock.now();
+  if (provider === 'stripe') {
+    const session = stripe.checkoutSessions.get(reference)!;
+    expect(await send(stripe.webhook(first.type, session, { at, id: first.id }))).toMatchObject({ duplicate: true });
+    expect(await send(stripe.webhook('checkout.session.completed', session, { at }))).toMatchObject({ duplicate: false, type: 'payment.succeeded' });
+  } else {
+    const link = razorpay.paymentLinks.get(reference)!;
+    const payment = razorpay.payments.get((link.payments[0] as { payment_id: string }).payment_id)!;
+    expect(await send(razorpay.webhook(first.type, { payment }, { eventId: first.id }))).toMatchObject({ duplicate: true });
+    expect(await send(razorpay.webhook('payment_link.paid', { payment_link: link, payment }))).toMatchObject({ duplicate: false, type: 'payment.succeeded' });
+  }
+  expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data).toHaveLength(1);
+}
+
+describe.each(['stripe', 'razorpay'] as const)('checkout handed over to %s', (provider) => {
+  it('over HTTP: redirect, pay twice at once on the provider page, back to a paid invoice', async () => {
+    const { invoice, link } = await invoiceAndLink(provider);
+    const handover = await fetch(link, { redirect: 'manual' });
+    expect(handover.status).toBe(303);
+    const providerPage = handover.headers.get('location')!;
+    expect(providerPage.startsWith(serverOf(provider).url)).toBe(true);
+    expectHandoverRequest(provider, invoice.id, invoice.total);
+
+    const page = await (await fetch(providerPage)).text();
+    expect(page).toContain('id="provider-pay"');
+    const pay = () => fetch(providerPage, { method: 'POST', redirect: 'manual' });
+    const answers = await Promise.all([pay(), pay()]);
+    for (const a of answers) expect(a.status).toBe(303);
+    const back = answers[0]!.headers.get('location')!;
+    expect(new URL(back).pathname).toMatch(new RegExp(`^/checkout/${tenant.tenantId}/[0-9a-f-]+/return$`));
+    const returned = await fetch(`${base}${new URL(back).pathname}${new URL(back).search}`);
+    expect(returned.status).toBe(200);
+    expect(await returned.text()).toContain('data-paid');
+    await expectPaidOnce(provider, invoice);
+    await replay(provider, invoice);
+    // The link now shows the paid invoice instead of handing over again.
+    const again = await fetch(link, { redirect: 'manual' });
+    expect(again.status).toBe(200);
+    expect(await again.text()).toContain('data-paid');
+  });
+
+  it('comes back cancelled: the return page offers the provider again, nothing is paid', async () => {
+    const { invoice, link } = await invoiceAndLink(provider);
+    const providerPage = (await fetch(link, { redirect: 'manual' })).headers.get('location')!;
+    const cancelled = await fetch(`${link.replace('?token=', '/return?token=')}&cancelled=1`);
+    const html = await cancelled.text();
+    expect(html).toContain('data-cancelled');
+    expect(html).toContain(`href="${providerPage.replace(/&/g, '&amp;')}"`);
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data.status).toBe('open');
+  });
+});
+
+describe.skipIf(!hasChromium)(`checkout handed over, in Chromium${chromiumSkipNote('checkout hand-over')}`, () => {
+  it.each(['stripe', 'razorpay'] as const)('%s: Kosh link → provider page → double-click Pay → Kosh shows the invoice paid', async (provider) => {
+    const { invoice, link } = await invoiceAndLink(provider);
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(link);
+      expect(page.url().startsWith(serverOf(provider).url)).toBe(true);
+      expect(await page.locator('[data-provider]').innerText()).toBe(provider === 'stripe' ? 'Stripe' : 'Razorpay');
+      mkdirSync('test-output', { recursive: true });
+      await page.screenshot({ path: `test-output/checkout-${provider}-provider.png`, fullPage: true });
+      await Promise.all([page.waitForURL(/\/return\?/), page.dblclick('#provider-pay')]);
+      await page.locator('[data-paid]').waitFor();
+      expect(await page.locator('h1').innerText()).toBe(`Invoice ${invoice.number}`);
+      if (provider === 'razorpay') expect(await page.locator('[data-tax=cgst]').innerText()).toBe('INR 31.50');
+      await page.screenshot({ path: `test-output/checkout-${provider}-paid.png`, fullPage: true });
+    } finally {
+      await context.close();
+    }
+    await expectPaidOnce(provider, invoice);
+    await replay(provider, invoice);
+  });
+});
