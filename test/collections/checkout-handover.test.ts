@@ -196,6 +196,31 @@ describe.each(['stripe', 'razorpay'] as const)('checkout handed over to %s', (pr
   });
 });
 
+describe('checkout handed over while another attempt is in flight', () => {
+  it('answers the provider 409 payment_in_progress and records nothing, so the provider delivers again later', async () => {
+    const email = 'mandate@acme.example';
+    const created = await tenant.api('POST', '/v1/customers', {
+      email,
+      name: 'Asha Rao',
+      phone: '+919800000001',
+      billing_address: { state_code: '29', country: 'IN' },
+    });
+    const { tokenId } = razorpay.addToken({ email, contact: '+919800000001', method: 'card', network: 'Visa', last4: '1111' });
+    const pm = await tenant.api('POST', `/v1/customers/${created.body.data.id}/payment-methods`, { token: tokenId });
+    expect(pm.status, pm.text).toBe(201);
+    const invoice = await createInvoice(tenant, created.body.data.id, [10_000]);
+    // A mandate debit waits out its 24-hour notice as a pending attempt.
+    expect((await tenant.api('POST', `/v1/invoices/${invoice.id}/pay`, { payment_method_id: pm.body.data.id })).status).toBe(200);
+    const checkout = await tenant.api('POST', `/v1/invoices/${invoice.id}/checkout-sessions`);
+    const providerPage = (await fetch(checkout.body.data.url, { redirect: 'manual' })).headers.get('location')!;
+    expect((await fetch(providerPage, { method: 'POST', redirect: 'manual' })).status).toBe(303);
+    const paid = deliveriesOf('razorpay', referenceOf('razorpay', invoice.id)).find((d) => d.type === 'payment_link.paid')!;
+    expect(paid.status).toBe(409);
+    expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data).toHaveLength(0);
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}/payment-attempts`)).body.data.map((a: { status: string }) => a.status)).toEqual(['pending']);
+  });
+});
+
 describe.skipIf(!hasChromium)(`checkout handed over, in Chromium${chromiumSkipNote('checkout hand-over')}`, () => {
   it.each(['stripe', 'razorpay'] as const)('%s: Kosh link → provider page → double-click Pay → Kosh shows the invoice paid', async (provider) => {
     const { invoice, link } = await invoiceAndLink(provider);
