@@ -15,12 +15,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumSkipNote, hasChromium, launchChromium } from '../support/browser.js';
 import { createCustomer, createInvoice, gstinFor } from '../support/billing.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { startMailSink, type MailSink } from '../support/mail-sink.js';
 import { startRazorpayServer, type RazorpayServer } from '../support/razorpay-server.js';
 import { startStripeServer, type StripeServer } from '../support/stripe-server.js';
 import type { ProviderServer } from '../support/provider-server.js';
 
 let stripe: StripeServer;
 let razorpay: RazorpayServer;
+let sink: MailSink;
 let t: TestKosh;
 let base: string;
 let tenant: Tenant;
@@ -30,10 +32,11 @@ const connections: Record<'stripe' | 'razorpay', string> = { stripe: '', razorpa
 beforeAll(async () => {
   stripe = await startStripeServer();
   razorpay = await startRazorpayServer();
+  sink = await startMailSink();
   // The provider sends the browser back to Kosh's public URL: the app listens there.
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  t = await startTestKosh({ env: { KOSH_STRIPE_API_BASE: stripe.url, KOSH_RAZORPAY_API_BASE: razorpay.url, KOSH_PUBLIC_URL: base } });
+  t = await startTestKosh({ env: { KOSH_STRIPE_API_BASE: stripe.url, KOSH_RAZORPAY_API_BASE: razorpay.url, KOSH_PUBLIC_URL: base, SMTP_URL: sink.url } });
   await t.kosh.app.listen({ host: '127.0.0.1', port });
   tenant = await t.registerTenant({ name: 'Acme Cloud', gstin: gstinFor('29') });
   for (const [provider, credentials, currency] of [
@@ -57,6 +60,7 @@ afterAll(async () => {
   await t?.close();
   await stripe?.close();
   await razorpay?.close();
+  await sink?.close();
 });
 
 function freePort(): Promise<number> {
@@ -196,28 +200,113 @@ describe.each(['stripe', 'razorpay'] as const)('checkout handed over to %s', (pr
   });
 });
 
-describe('checkout handed over while another attempt is in flight', () => {
-  it('answers the provider 409 payment_in_progress and records nothing, so the provider delivers again later', async () => {
-    const email = 'mandate@acme.example';
+describe('checkout handed over while a mandate debit is scheduled (decision 0196)', () => {
+  const HOUR = 3_600_000;
+  let n = 0;
+  /** A customer with a Razorpay recurring token (a mandate: 24-hour pre-debit notice), an open invoice, and /pay on it: a debit scheduled. */
+  async function scheduledDebit(): Promise<{ customer: string; invoice: { id: string; number: string; total: number } }> {
+    const email = `mandate${++n}@acme.example`;
     const created = await tenant.api('POST', '/v1/customers', {
       email,
       name: 'Asha Rao',
       phone: '+919800000001',
       billing_address: { state_code: '29', country: 'IN' },
     });
-    const { tokenId } = razorpay.addToken({ email, contact: '+919800000001', method: 'card', network: 'Visa', last4: '1111' });
+    const { tokenId } = razorpay.addToken({ email, contact: '+919800000001', method: 'card', network: 'Visa', last4: '1111', outcome: { kind: 'pending' } });
     const pm = await tenant.api('POST', `/v1/customers/${created.body.data.id}/payment-methods`, { token: tokenId });
     expect(pm.status, pm.text).toBe(201);
     const invoice = await createInvoice(tenant, created.body.data.id, [10_000]);
-    // A mandate debit waits out its 24-hour notice as a pending attempt.
     expect((await tenant.api('POST', `/v1/invoices/${invoice.id}/pay`, { payment_method_id: pm.body.data.id })).status).toBe(200);
-    const checkout = await tenant.api('POST', `/v1/invoices/${invoice.id}/checkout-sessions`);
+    const [attempt] = await attemptsOf(invoice.id);
+    expect(attempt).toMatchObject({ status: 'pending' });
+    expect(new Date(attempt!.charge_after!).getTime()).toBe(t.clock.now().getTime() + 24 * HOUR);
+    return { customer: created.body.data.id, invoice };
+  }
+  const attemptsOf = async (invoiceId: string) =>
+    (await tenant.api('GET', `/v1/invoices/${invoiceId}/payment-attempts`)).body.data as {
+      status: string;
+      charge_after: string | null;
+      failure_code: string | null;
+      payment_id: string | null;
+    }[];
+  const debitsSent = () => razorpay.requests.filter((r) => r.method === 'POST' && (r.path === '/v1/payments/create/recurring' || r.path === '/v1/orders'));
+  /** The customer pays on the Payment Link page; the local server delivers its two signed webhooks to Kosh. */
+  async function payOnProviderPage(invoiceId: string): Promise<void> {
+    const checkout = await tenant.api('POST', `/v1/invoices/${invoiceId}/checkout-sessions`);
+    expect(checkout.status, checkout.text).toBe(201);
     const providerPage = (await fetch(checkout.body.data.url, { redirect: 'manual' })).headers.get('location')!;
+    expect(providerPage.startsWith(razorpay.url)).toBe(true);
     expect((await fetch(providerPage, { method: 'POST', redirect: 'manual' })).status).toBe(303);
-    const paid = deliveriesOf('razorpay', referenceOf('razorpay', invoice.id)).find((d) => d.type === 'payment_link.paid')!;
-    expect(paid.status).toBe(409);
+  }
+  const advances = async () =>
+    ((await tenant.api('GET', '/v1/ledger/trial-balance?currency=INR')).body.data.accounts.find((a: { code: number }) => a.code === 2310)?.credit ?? 0) as number;
+
+  it('in its notice wait: the hosted payment cancels the debit and pays the invoice once; past the notice nothing is sent to Razorpay', async () => {
+    const { invoice } = await scheduledDebit();
+    await payOnProviderPage(invoice.id);
+    const deliveries = deliveriesOf('razorpay', referenceOf('razorpay', invoice.id));
+    expect(deliveries.map((d) => d.status)).toEqual([200, 200]);
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total, amount_due: 0 });
+    const payments = (await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data;
+    expect(payments).toEqual([expect.objectContaining({ gateway: 'razorpay', amount: invoice.total, status: 'succeeded' })]);
+    const attempts = await attemptsOf(invoice.id);
+    expect(attempts.map((a) => a.status).sort()).toEqual(['canceled', 'succeeded']);
+    expect(attempts.find((a) => a.status === 'canceled')).toMatchObject({ failure_code: 'paid_by_checkout', payment_id: null });
+    expect(attempts.find((a) => a.status === 'succeeded')!.payment_id).toBe(payments[0].id);
+    await t.kosh.worker.drain();
+    const mails = sink.messages.filter((m) => m.subject.includes(`invoice ${invoice.number}`)).map((m) => m.subject);
+    expect(mails.some((s) => s.startsWith('Upcoming UPI AutoPay debit'))).toBe(true);
+    expect(mails).toContain(`UPI AutoPay debit for invoice ${invoice.number} canceled`);
+
+    // The day the debit was due: the worker's sweep and charge job find it canceled and send nothing.
+    razorpay.requests.length = 0;
+    t.clock.advance(25 * HOUR);
+    await t.kosh.worker.drain();
+    t.clock.advance(2 * HOUR);
+    await t.kosh.worker.drain();
+    expect(debitsSent()).toEqual([]);
+    expect((await attemptsOf(invoice.id)).map((a) => a.status).sort()).toEqual(['canceled', 'succeeded']);
+    expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data).toHaveLength(1);
+  });
+
+  it('already sent to Razorpay: 409 payment_in_progress; when both succeed, the redelivered hosted payment lands in customer advances', async () => {
+    const { invoice } = await scheduledDebit();
+    razorpay.requests.length = 0;
+    t.clock.advance(25 * HOUR);
+    await t.kosh.worker.drain();
+    expect(debitsSent().map((r) => r.path)).toEqual(['/v1/orders', '/v1/payments/create/recurring']);
+    expect((await attemptsOf(invoice.id)).map((a) => a.status)).toEqual(['pending']);
+
+    await payOnProviderPage(invoice.id);
+    const reference = referenceOf('razorpay', invoice.id);
+    // payment_link.paid names the session (payment.captured of a link payment carries no notes here: 200, nothing to apply).
+    expect(deliveriesOf('razorpay', reference).find((d) => d.type === 'payment_link.paid')!.status).toBe(409);
     expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data).toHaveLength(0);
-    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}/payment-attempts`)).body.data.map((a: { status: string }) => a.status)).toEqual(['pending']);
+    expect((await attemptsOf(invoice.id)).map((a) => a.status)).toEqual(['pending']);
+
+    // The bank answers the debit: it pays the invoice.
+    const order = (debitsSent()[1]!.body as { order_id: string }).order_id;
+    const debit = [...razorpay.payments.values()].find((p) => p.order_id === order)!;
+    const captured = razorpay.settlePayment(debit.id, 'captured');
+    const url = `/webhooks/gateways/razorpay/${connections.razorpay}`;
+    const deliver = async (d: { rawBody: Buffer; headers: Record<string, string> }) =>
+      (await t.kosh.app.inject({ method: 'POST', url, headers: { ...d.headers, 'content-type': 'application/json' }, payload: d.rawBody })).statusCode;
+    expect(await deliver(razorpay.webhook('payment.captured', { payment: captured }))).toBe(200);
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total });
+    const before = await advances();
+
+    // Razorpay redelivers the hosted payment's events (same ids): recorded once, all of it a customer advance.
+    const link = razorpay.paymentLinks.get(reference)!;
+    const hosted = razorpay.payments.get((link.payments[0] as { payment_id: string }).payment_id)!;
+    for (const d of deliveriesOf('razorpay', reference)) {
+      const entities = d.type === 'payment.captured' ? { payment: hosted } : { payment_link: link, payment: hosted };
+      expect(await deliver(razorpay.webhook(d.type, entities, { eventId: d.id }))).toBe(200);
+    }
+    const payments = (await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data as { gateway_payment_id: string; amount: number }[];
+    expect(payments.map((p) => p.gateway_payment_id).sort()).toEqual([debit.id, hosted.id].sort());
+    expect(payments.every((p) => p.amount === invoice.total)).toBe(true);
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total, amount_due: 0 });
+    expect((await advances()) - before).toBe(invoice.total);
   });
 });
 
