@@ -269,6 +269,18 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
     expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data).toHaveLength(1);
   });
 
+  it('due but not yet picked up by the sweep: still never sent, so still canceled', async () => {
+    const { invoice } = await scheduledDebit();
+    razorpay.requests.length = 0;
+    t.clock.advance(25 * HOUR);
+    await payOnProviderPage(invoice.id);
+    expect(deliveriesOf('razorpay', referenceOf('razorpay', invoice.id)).find((d) => d.type === 'payment_link.paid')!.status).toBe(200);
+    await t.kosh.worker.drain();
+    expect(debitsSent()).toEqual([]);
+    expect((await attemptsOf(invoice.id)).map((a) => a.status).sort()).toEqual(['canceled', 'succeeded']);
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: invoice.total });
+  });
+
   it('already sent to Razorpay: 409 payment_in_progress; when both succeed, the redelivered hosted payment lands in customer advances', async () => {
     const { invoice } = await scheduledDebit();
     razorpay.requests.length = 0;
