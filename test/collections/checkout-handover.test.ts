@@ -239,7 +239,8 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
     expect((await fetch(providerPage, { method: 'POST', redirect: 'manual' })).status).toBe(303);
   }
   const advances = async () =>
-    ((await tenant.api('GET', '/v1/ledger/trial-balance?currency=INR')).body.data.accounts.find((a: { code: number }) => a.code === 2310)?.credit ?? 0) as number;
+    ((await tenant.api('GET', '/v1/ledger/trial-balance?currency=INR')).body.data.accounts.find((a: { code: number }) => a.code === 2310)?.credit ??
+      0) as number;
 
   it('in its notice wait: the hosted payment cancels the debit and pays the invoice once; past the notice nothing is sent to Razorpay', async () => {
     const { invoice } = await scheduledDebit();
