@@ -14,7 +14,7 @@ import { createCheckoutSession, openCheckoutSession, prepareCheckout, submitChec
 import { getCustomer } from '../../modules/customers/index.js';
 import { getInvoice, invoiceSchema } from '../../modules/invoices/index.js';
 import { readSettings } from '../../modules/tenants/index.js';
-import { checkoutGonePage, checkoutPage } from '../../modules/collections/index.js';
+import { checkoutGonePage, checkoutPage, pendingAttemptOf } from '../../modules/collections/index.js';
 import {
   attachPaymentMethodBody,
   checkoutSessionSchema,
@@ -253,6 +253,13 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
           ? `Payment failed: ${invoice.last_payment_error.message}`
           : undefined;
       const error = request.query.error === 'card' ? 'Unknown card number. In test mode use 4242 4242 4242 4242.' : declined;
+      // Kosh's own card form cannot pay while a mandate debit waits out its notice (it would be a
+      // second attempt in flight); the customer is told why (docs/decisions/0196).
+      const scheduled = !session.redirect_url && invoice.status === 'open' ? await pendingAttemptOf(deps.db, session.tenant_id, invoice.id) : undefined;
+      const notice =
+        scheduled?.pending_reason === 'notice' && scheduled.charge_after
+          ? `A mandate debit of ${invoice.currency} ${(scheduled.amount / 100).toFixed(2)} for this invoice is scheduled on or after ${new Date(scheduled.charge_after).toISOString()}; a card can be used here once it has been made or has failed.`
+          : undefined;
       return page(
         200,
         checkoutPage({
@@ -260,6 +267,7 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
           sellerName: invoice.supplier?.name ?? (settings as { name?: string }).name ?? '',
           action: `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`,
           error,
+          notice,
           handover: session.redirect_url ? { provider: session.gateway, url: session.redirect_url, cancelled: request.query.cancelled === '1' } : undefined,
         }),
       );
