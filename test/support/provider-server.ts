@@ -18,7 +18,8 @@ export type RecordedRequest = {
   body: unknown;
 };
 
-export type ProviderAnswer = { status: number; body: unknown; headers?: Record<string, string> };
+/** `text`: sent as is (a hosted page, a redirect) instead of `body` as JSON. */
+export type ProviderAnswer = { status: number; body: unknown; headers?: Record<string, string>; text?: string };
 
 /**
  * A scripted fault for the requests it matches (method and a path prefix or pattern):
@@ -65,6 +66,11 @@ export async function startProviderServer(options: {
 
   const send = (res: ServerResponse, answer: ProviderAnswer) => {
     if (res.destroyed || res.writableEnded) return;
+    if (answer.text !== undefined) {
+      res.writeHead(answer.status, { 'content-type': 'text/html; charset=utf-8', ...(answer.headers ?? {}) });
+      res.end(answer.text);
+      return;
+    }
     res.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
     res.end(JSON.stringify(answer.body));
   };
@@ -146,4 +152,29 @@ export function providerIdFactory(): (prefix: string) => string {
       .slice(0, 9);
     return `${prefix}_${counter.toString(36).padStart(5, '0')}${random}`;
   };
+}
+
+/**
+ * Where a provider's hosted checkout page delivers its signed webhooks when the customer pays:
+ * Kosh's endpoint for the connection, and the clock the signature is dated by (Kosh's, in tests).
+ */
+export type HostedCheckoutTarget = { webhookUrl: string; now: () => Date };
+
+/** A minimal hosted payment page: what is paid for and one Pay button that POSTs back to the page. */
+export function hostedPayPage(provider: string, what: string, amount: string, paid: boolean): string {
+  const esc = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(provider)} checkout</title></head>
+<body><main><h1 data-provider>${esc(provider)}</h1><p data-what>${esc(what)}</p><p data-amount>${esc(amount)}</p>
+${paid ? '<p data-paid>Already paid.</p>' : ''}<form method="post"><button type="submit" id="provider-pay">Pay ${esc(amount)}</button></form></main></body></html>`;
+}
+
+/** POSTs signed webhook deliveries to Kosh, in order, as the provider does after a payment; answers their statuses. */
+export async function deliverWebhooks(target: HostedCheckoutTarget, deliveries: { rawBody: Buffer; headers: Record<string, string> }[]): Promise<number[]> {
+  const statuses: number[] = [];
+  for (const delivery of deliveries) {
+    const res = await fetch(target.webhookUrl, { method: 'POST', headers: delivery.headers, body: new Uint8Array(delivery.rawBody) });
+    await res.arrayBuffer();
+    statuses.push(res.status);
+  }
+  return statuses;
 }

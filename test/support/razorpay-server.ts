@@ -1,5 +1,14 @@
 import { createHmac } from 'node:crypto';
-import { providerIdFactory, startProviderServer, type ProviderAnswer, type ProviderServer, type RecordedRequest } from './provider-server.js';
+import {
+  deliverWebhooks,
+  hostedPayPage,
+  providerIdFactory,
+  startProviderServer,
+  type HostedCheckoutTarget,
+  type ProviderAnswer,
+  type ProviderServer,
+  type RecordedRequest,
+} from './provider-server.js';
 
 /**
  * A Razorpay-compatible API on 127.0.0.1, written from Razorpay's public API reference
@@ -10,7 +19,13 @@ import { providerIdFactory, startProviderServer, type ProviderAnswer, type Provi
  * Covered: customers (`fail_existing`), tokens of a customer, orders (filter by `receipt`,
  * `expand[]=payments`, paid at most once), recurring payments on saved tokens
  * (`/payments/create/recurring`), payments, refunds (full, partial, above what is left → 400),
- * Payment Links (`reference_id` unique, filter by it) and signed webhook deliveries.
+ * Payment Links (`reference_id` unique, filter by it) with a hosted page at their `short_url` (a
+ * Pay button: a captured card payment on an order of the link, `payment.captured` and
+ * `payment_link.paid` POSTed signed to `hostedCheckout.webhookUrl`, then the browser goes to
+ * `callback_url` with `razorpay_payment_id`, `razorpay_payment_link_id`,
+ * `razorpay_payment_link_reference_id`, `razorpay_payment_link_status` and `razorpay_signature`
+ * = HMAC-SHA256 of those four joined by `|` under key_secret; paying again re-sends the same
+ * events, as a redelivery) and signed webhook deliveries.
  * Razorpay does not make a `receipt` unique, and neither does this server: reusing one simply
  * creates a second order, so the adapter's look-before-create is what keeps a charge single.
  * Tokens are seeded with `addToken` (on Razorpay they come from a customer's first Checkout
@@ -127,6 +142,10 @@ export type RazorpayServer = ProviderServer & {
   }): { customerId: string; tokenId: string };
   /** A pending (mandate) payment reaching its final state, as the bank's answer arrives. */
   settlePayment(paymentId: string, status: 'captured' | 'failed'): Payment;
+  /** Where the hosted Payment Link page delivers its webhooks (unset: it delivers none). */
+  hostedCheckout: HostedCheckoutTarget | null;
+  /** What the hosted page delivered: the link, event and id, and Kosh's answer. */
+  hostedDeliveries: { reference: string; type: string; id: string; status: number }[];
   /** A delivery as Razorpay sends it: the raw body and its headers (signature, event id). */
   webhook(
     event: string,
@@ -206,7 +225,86 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
     return { ...order, payments: collection(items) };
   }
 
-  function handle(request: RecordedRequest): ProviderAnswer {
+  const hosted = { target: null as HostedCheckoutTarget | null, deliveries: [] as RazorpayServer['hostedDeliveries'] };
+  const linkEvents = new Map<string, { event: string; id: string; entities: Parameters<RazorpayServer['webhook']>[1] }[]>();
+
+  /** The hosted page at a link's `short_url`: GET shows it, POST pays it (once), delivers the events and goes to `callback_url`. */
+  async function hostedPage(request: RecordedRequest, short: string): Promise<ProviderAnswer> {
+    const link = paymentLinks.get(`plink_${short}`);
+    if (!link) return { status: 404, body: null, text: 'No such payment link' };
+    const amount = `${link.currency} ${(link.amount / 100).toFixed(2)}`;
+    if (request.method === 'GET') return { status: 200, body: null, text: hostedPayPage('Razorpay', link.description, amount, link.status === 'paid') };
+    if (link.status !== 'paid') {
+      const order: Order = {
+        id: newId('order'),
+        entity: 'order',
+        amount: link.amount,
+        amount_paid: 0,
+        amount_due: link.amount,
+        currency: link.currency,
+        receipt: null,
+        status: 'created',
+        attempts: 1,
+        notes: {},
+        created_at: now(),
+      };
+      orders.set(order.id, order);
+      const payment: Payment = {
+        id: newId('pay'),
+        entity: 'payment',
+        amount: link.amount,
+        currency: link.currency,
+        status: 'created',
+        order_id: order.id,
+        method: 'card',
+        amount_refunded: 0,
+        refund_status: null,
+        captured: false,
+        description: link.description,
+        email: link.customer.email ?? null,
+        contact: link.customer.contact ?? null,
+        customer_id: '',
+        token_id: '',
+        recurring: false,
+        notes: {},
+        error_code: null,
+        error_description: null,
+        error_source: null,
+        error_step: null,
+        error_reason: null,
+        created_at: now(),
+      };
+      payments.set(payment.id, payment);
+      capture(payment);
+      Object.assign(link, { status: 'paid', amount_paid: link.amount });
+      link.payments.push({ payment_id: payment.id, amount: payment.amount, method: payment.method, status: 'captured', created_at: payment.created_at });
+      linkEvents.set(link.id, [
+        { event: 'payment.captured', id: newId('evt'), entities: { payment: { ...payment } } },
+        { event: 'payment_link.paid', id: newId('evt'), entities: { payment_link: { ...link }, payment: { ...payment }, order: { ...order } } },
+      ]);
+    }
+    const events = linkEvents.get(link.id)!;
+    if (hosted.target) {
+      const statuses = await deliverWebhooks(
+        hosted.target,
+        events.map((e) => self.webhook(e.event, e.entities, { eventId: e.id })),
+      );
+      events.forEach((e, k) => hosted.deliveries.push({ reference: link.id, type: e.event, id: e.id, status: statuses[k]! }));
+    }
+    const paymentId = link.payments[0] ? (link.payments[0] as { payment_id: string }).payment_id : '';
+    const back = new URL(link.callback_url ?? `${baseUrl}/`);
+    const reference = link.reference_id ?? '';
+    back.searchParams.set('razorpay_payment_id', paymentId);
+    back.searchParams.set('razorpay_payment_link_id', link.id);
+    back.searchParams.set('razorpay_payment_link_reference_id', reference);
+    back.searchParams.set('razorpay_payment_link_status', link.status);
+    back.searchParams.set('razorpay_signature', createHmac('sha256', keySecret).update(`${link.id}|${reference}|${link.status}|${paymentId}`).digest('hex'));
+    return { status: 303, body: null, text: '', headers: { location: back.toString() } };
+  }
+
+  function handle(request: RecordedRequest): ProviderAnswer | Promise<ProviderAnswer> {
+    const page = request.path.match(/^\/i\/([^/]+)$/);
+    if (page) return hostedPage(request, page[1]!);
     const auth = request.headers.authorization ?? '';
     const expected = `Basic ${Buffer.from(`${keyId}:${keySecret}`).toString('base64')}`;
     if (auth !== expected) return error(401, 'The api key provided is invalid');
@@ -445,8 +543,15 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
   });
   baseUrl = server.url;
 
-  return {
+  const self: RazorpayServer = {
     ...server,
+    get hostedCheckout() {
+      return hosted.target;
+    },
+    set hostedCheckout(target) {
+      hosted.target = target;
+    },
+    hostedDeliveries: hosted.deliveries,
     keyId,
     keySecret,
     webhookSecret,
@@ -504,4 +609,5 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
       };
     },
   };
+  return self;
 }

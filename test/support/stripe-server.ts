@@ -1,5 +1,14 @@
 import { createHmac } from 'node:crypto';
-import { providerIdFactory, startProviderServer, type ProviderAnswer, type ProviderServer, type RecordedRequest } from './provider-server.js';
+import {
+  deliverWebhooks,
+  hostedPayPage,
+  providerIdFactory,
+  startProviderServer,
+  type HostedCheckoutTarget,
+  type ProviderAnswer,
+  type ProviderServer,
+  type RecordedRequest,
+} from './provider-server.js';
 
 /**
  * A Stripe-compatible API on 127.0.0.1, written from Stripe's public API reference
@@ -11,7 +20,11 @@ import { providerIdFactory, startProviderServer, type ProviderAnswer, type Provi
  *
  * Covered: customers, PaymentMethods (Stripe's test tokens and `pm_card_*` ids, attach),
  * PaymentIntents (create with confirm/off_session, retrieve, search by metadata), Refunds,
- * Checkout Sessions and signed webhook events (`Stripe-Signature: t=…,v1=…`). The test cards
+ * Checkout Sessions with a hosted page at their `url` (a Pay button: the session is paid with a
+ * succeeded PaymentIntent carrying `payment_intent_data.metadata`, `checkout.session.completed`
+ * and `payment_intent.succeeded` are POSTed signed to `hostedCheckout.webhookUrl`, then the
+ * browser goes to `success_url`; paying again re-sends the same events, as a redelivery) and
+ * signed webhook events (`Stripe-Signature: t=…,v1=…`). The test cards
  * behave as Stripe documents them: visa/mastercard succeed, `chargeDeclined` is declined
  * (`generic_decline`), `chargeDeclinedInsufficientFunds` is declined (`insufficient_funds`),
  * `authenticationRequired` needs 3-D Secure (declined off-session).
@@ -79,6 +92,10 @@ export type StripeServer = ProviderServer & {
   refundMode: 'succeeded' | 'pending';
   /** `false`: the Search API answers 400 `feature_not_enabled`, as for accounts without it. */
   searchAvailable: boolean;
+  /** Where the hosted checkout page delivers its webhooks (unset: it delivers none). */
+  hostedCheckout: HostedCheckoutTarget | null;
+  /** What the hosted page delivered: the session, event type and id, and Kosh's answer. */
+  hostedDeliveries: { reference: string; type: string; id: string; status: number }[];
   /** An event as Stripe delivers it: the raw body and `Stripe-Signature` for timestamp `at` (default now). */
   webhook(type: string, object: unknown, options?: { at?: Date; secret?: string; id?: string }): { rawBody: Buffer; headers: Record<string, string> };
 };
@@ -132,6 +149,10 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
   const idempotent = new Map<string, { fingerprint: string; answer: ProviderAnswer }>();
   const state = { refundMode: 'succeeded' as 'succeeded' | 'pending', searchAvailable: true };
   let baseUrl = '';
+  const hosted = { target: null as HostedCheckoutTarget | null, deliveries: [] as StripeServer['hostedDeliveries'] };
+  /** Per session: `payment_intent_data` as sent, and the events its payment produced. */
+  const sessionIntentData = new Map<string, { metadata: Record<string, string>; description: string | null }>();
+  const sessionEvents = new Map<string, { type: string; id: string; object: unknown }[]>();
 
   const publicMethod = ({ behaviour: _behaviour, ...method }: PaymentMethod) => method;
 
@@ -296,8 +317,58 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
       url: `${baseUrl}/c/pay/${id}`,
       expires_at: now() + 24 * 3600,
     };
+    const intentData = (body.payment_intent_data ?? {}) as { metadata?: unknown; description?: string };
+    const intentMetadata = metadataOf(intentData.metadata);
+    if (typeof intentMetadata === 'string') return invalid(intentMetadata, 'payment_intent_data[metadata]');
     checkoutSessions.set(id, session);
+    sessionIntentData.set(id, { metadata: intentMetadata, description: intentData.description ?? null });
     return { status: 200, body: session };
+  }
+
+  /** The hosted page at a session's `url`: GET shows it, POST pays (once) and delivers the events. */
+  async function hostedPage(request: RecordedRequest, id: string): Promise<ProviderAnswer> {
+    const session = checkoutSessions.get(id) as
+      { amount_total: number; currency: string; payment_status: string; status: string; success_url: string; metadata: Record<string, string> } | undefined;
+    if (!session) return { status: 404, body: null, text: 'No such checkout session' };
+    const amount = `${session.currency.toUpperCase()} ${(session.amount_total / 100).toFixed(2)}`;
+    if (request.method === 'GET') return { status: 200, body: null, text: hostedPayPage('Stripe', id, amount, session.payment_status === 'paid') };
+    if (session.payment_status !== 'paid') {
+      const data = sessionIntentData.get(id)!;
+      const intent: PaymentIntent = {
+        id: newId('pi'),
+        object: 'payment_intent',
+        amount: session.amount_total,
+        amount_received: session.amount_total,
+        currency: session.currency,
+        status: 'succeeded',
+        customer: null,
+        payment_method: paymentMethodFromTestName('visa')!.id,
+        description: data.description,
+        metadata: data.metadata,
+        last_payment_error: null,
+        latest_charge: newId('ch'),
+        cancellation_reason: null,
+        created: now(),
+        livemode: false,
+        amount_refunded: 0,
+      };
+      paymentIntents.set(intent.id, intent);
+      Object.assign(session, { status: 'complete', payment_status: 'paid', payment_intent: intent.id });
+      sessionEvents.set(id, [
+        { type: 'checkout.session.completed', id: newId('evt'), object: { ...session } },
+        { type: 'payment_intent.succeeded', id: newId('evt'), object: { ...intent } },
+      ]);
+    }
+    const events = sessionEvents.get(id)!;
+    if (hosted.target) {
+      const at = hosted.target.now();
+      const statuses = await deliverWebhooks(
+        hosted.target,
+        events.map((e) => webhook(e.type, e.object, { at, id: e.id })),
+      );
+      events.forEach((e, k) => hosted.deliveries.push({ reference: id, type: e.type, id: e.id, status: statuses[k]! }));
+    }
+    return { status: 303, body: null, text: '', headers: { location: session.success_url.replace('{CHECKOUT_SESSION_ID}', id) } };
   }
 
   function route(request: RecordedRequest): ProviderAnswer {
@@ -371,7 +442,9 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     return invalid(`Unrecognized request URL (${method}: ${path}).`, undefined, undefined, 404);
   }
 
-  function handle(request: RecordedRequest): ProviderAnswer {
+  function handle(request: RecordedRequest): ProviderAnswer | Promise<ProviderAnswer> {
+    const page = request.path.match(/^\/c\/pay\/([^/]+)$/);
+    if (page) return hostedPage(request, page[1]!);
     const auth = request.headers.authorization ?? '';
     if (auth !== `Bearer ${secretKey}`) {
       const given = auth.replace(/^Bearer /, '');
@@ -431,25 +504,34 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     set searchAvailable(available) {
       state.searchAvailable = available;
     },
-    webhook(type, object, webhookOptions = {}) {
-      const created = Math.floor((webhookOptions.at ?? new Date()).getTime() / 1000);
-      const rawBody = Buffer.from(
-        JSON.stringify({
-          id: webhookOptions.id ?? newId('evt'),
-          object: 'event',
-          api_version: '2026-10-28.endive',
-          created,
-          type,
-          data: { object },
-          livemode: false,
-          pending_webhooks: 1,
-          request: { id: null, idempotency_key: null },
-        }),
-      );
-      const signature = createHmac('sha256', webhookOptions.secret ?? webhookSecret)
-        .update(`${created}.${rawBody.toString('utf8')}`)
-        .digest('hex');
-      return { rawBody, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${created},v1=${signature}` } };
+    get hostedCheckout() {
+      return hosted.target;
     },
+    set hostedCheckout(target) {
+      hosted.target = target;
+    },
+    hostedDeliveries: hosted.deliveries,
+    webhook,
   };
+
+  function webhook(type: string, object: unknown, webhookOptions: { at?: Date; secret?: string; id?: string } = {}) {
+    const created = Math.floor((webhookOptions.at ?? new Date()).getTime() / 1000);
+    const rawBody = Buffer.from(
+      JSON.stringify({
+        id: webhookOptions.id ?? newId('evt'),
+        object: 'event',
+        api_version: '2026-10-28.endive',
+        created,
+        type,
+        data: { object },
+        livemode: false,
+        pending_webhooks: 1,
+        request: { id: null, idempotency_key: null },
+      }),
+    );
+    const signature = createHmac('sha256', webhookOptions.secret ?? webhookSecret)
+      .update(`${created}.${rawBody.toString('utf8')}`)
+      .digest('hex');
+    return { rawBody, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${created},v1=${signature}` } };
+  }
 }

@@ -5216,7 +5216,7 @@ export interface components {
             invoice_id: string;
             payment_method_id: string | null;
             /** @enum {string} */
-            status: "succeeded" | "failed" | "pending";
+            status: "succeeded" | "failed" | "pending" | "canceled";
             amount: number;
             currency: string;
             gateway: string;

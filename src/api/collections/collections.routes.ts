@@ -1,4 +1,5 @@
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { isKoshError } from '../../platform/errors.js';
@@ -13,7 +14,7 @@ import { createCheckoutSession, openCheckoutSession, prepareCheckout, submitChec
 import { getCustomer } from '../../modules/customers/index.js';
 import { getInvoice, invoiceSchema } from '../../modules/invoices/index.js';
 import { readSettings } from '../../modules/tenants/index.js';
-import { checkoutGonePage, checkoutPage } from '../../modules/collections/index.js';
+import { checkoutGonePage, checkoutPage, pendingAttemptOf } from '../../modules/collections/index.js';
 import {
   attachPaymentMethodBody,
   checkoutSessionSchema,
@@ -223,19 +224,28 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
   );
 
   const checkoutParams = z.object({ tenant_id: z.uuid(), session_id: z.uuid() });
-  const checkoutQuery = z.object({ token: z.string().max(200).optional(), error: z.string().max(40).optional() });
+  const checkoutQuery = z.object({ token: z.string().max(200).optional(), error: z.string().max(40).optional(), cancelled: z.string().max(1).optional() });
 
   app.register(async (plain) => {
     const scope = plain.withTypeProvider<ZodTypeProvider>();
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(String(body))));
     });
-    scope.get('/checkout/:tenant_id/:session_id', { schema: { hide: true, params: checkoutParams, querystring: checkoutQuery } }, async (request, reply) => {
+    /**
+     * The checkout link, and (`/return`) where the provider's hosted checkout sends the customer
+     * back: a session handed over to Stripe or Razorpay redirects there while open; on return it
+     * shows the invoice paid, cancelled, or waiting for the provider's webhook.
+     */
+    const showCheckout = async (
+      request: { params: z.infer<typeof checkoutParams>; query: z.infer<typeof checkoutQuery> },
+      reply: FastifyReply,
+      returned: boolean,
+    ) => {
       const read = { tx: deps.db, tenantId: request.params.tenant_id, now: deps.clock.now() };
       const session = await openCheckoutSession(read, request.params.session_id, request.query.token);
       const page = (status: number, html: string) => reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
       if (!session) return page(404, checkoutGonePage('This payment link is not valid or has expired.'));
-      if (session.redirect_url && session.status === 'open') return reply.redirect(session.redirect_url, 303);
+      if (session.redirect_url && session.status === 'open' && !returned) return reply.redirect(session.redirect_url, 303);
       const invoice = await getInvoice(read, session.invoice_id);
       const settings = await readSettings(read);
       const declined =
@@ -243,6 +253,13 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
           ? `Payment failed: ${invoice.last_payment_error.message}`
           : undefined;
       const error = request.query.error === 'card' ? 'Unknown card number. In test mode use 4242 4242 4242 4242.' : declined;
+      // Kosh's own card form cannot pay while a mandate debit waits out its notice (it would be a
+      // second attempt in flight); the customer is told why (docs/decisions/0196).
+      const scheduled = !session.redirect_url && invoice.status === 'open' ? await pendingAttemptOf(deps.db, session.tenant_id, invoice.id) : undefined;
+      const notice =
+        scheduled?.pending_reason === 'notice' && scheduled.charge_after
+          ? `A mandate debit of ${invoice.currency} ${(scheduled.amount / 100).toFixed(2)} for this invoice is scheduled on or after ${new Date(scheduled.charge_after).toISOString()}; a card can be used here once it has been made or has failed.`
+          : undefined;
       return page(
         200,
         checkoutPage({
@@ -250,9 +267,14 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
           sellerName: invoice.supplier?.name ?? (settings as { name?: string }).name ?? '',
           action: `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`,
           error,
+          notice,
+          handover: session.redirect_url ? { provider: session.gateway, url: session.redirect_url, cancelled: request.query.cancelled === '1' } : undefined,
         }),
       );
-    });
+    };
+    const checkoutRoute = { schema: { hide: true, params: checkoutParams, querystring: checkoutQuery } };
+    scope.get('/checkout/:tenant_id/:session_id', checkoutRoute, (request, reply) => showCheckout(request, reply, false));
+    scope.get('/checkout/:tenant_id/:session_id/return', checkoutRoute, (request, reply) => showCheckout(request, reply, true));
     scope.post(
       '/checkout/:tenant_id/:session_id',
       { schema: { hide: true, params: checkoutParams, querystring: checkoutQuery, body: z.object({ card_number: z.string().max(40).default('') }).loose() } },

@@ -16,7 +16,7 @@ import {
   type CollectionsEnv,
   type GatewayWebhookEvent,
 } from '../../modules/collections/index.js';
-import { recordChargeOutcome } from './collect-invoice-payment.js';
+import { recordChargeOutcome, recordHostedCheckoutPayment } from './collect-invoice-payment.js';
 import { recordRefundOutcome } from './refund-payment.js';
 
 /**
@@ -58,19 +58,23 @@ export async function receiveGatewayWebhook(
       received_at: now,
     });
     if (!fresh) return { received: true as const, duplicate: true, type: event.type };
-    await applyEvent(ctx, provider, event);
+    await applyEvent(ctx, provider, connection.id, event);
     return { received: true as const, duplicate: false, type: event.type };
   });
 }
 
-async function applyEvent(ctx: Ctx, provider: string, event: GatewayWebhookEvent): Promise<void> {
+async function applyEvent(ctx: Ctx, provider: string, connectionId: string, event: GatewayWebhookEvent): Promise<void> {
   switch (event.type) {
     case 'payment.succeeded':
     case 'payment.failed': {
       const hinted = event.metadata.attempt_id;
       const byMetadata = hinted && isUuid(hinted) && event.metadata.tenant_id === ctx.tenantId ? await findAttempt(ctx.tx, ctx.tenantId, hinted) : undefined;
       const attempt = byMetadata ?? (event.gatewayPaymentId ? await attemptByGatewayPaymentId(ctx.tx, ctx.tenantId, event.gatewayPaymentId) : undefined);
-      if (!attempt || attempt.status !== 'pending') return;
+      if (!attempt) {
+        if (event.type === 'payment.succeeded') await applyHostedCheckoutPayment(ctx, provider, connectionId, event);
+        return;
+      }
+      if (attempt.status !== 'pending') return;
       const paymentId = event.gatewayPaymentId ?? attempt.gateway_payment_id;
       if (event.type === 'payment.succeeded') {
         if (!paymentId) return;
@@ -115,4 +119,20 @@ async function applyEvent(ctx: Ctx, provider: string, event: GatewayWebhookEvent
     default:
       return;
   }
+}
+
+/** A payment on the provider's hosted checkout: the event names Kosh's checkout session in its metadata (see prepareCheckout). */
+async function applyHostedCheckoutPayment(ctx: Ctx, provider: string, connectionId: string, event: GatewayWebhookEvent): Promise<void> {
+  const sessionId = event.metadata.checkout_session_id;
+  if (!sessionId || !isUuid(sessionId) || event.metadata.tenant_id !== ctx.tenantId) return;
+  if (!event.gatewayPaymentId || event.amount === null || !event.currency) return;
+  await recordHostedCheckoutPayment(ctx, {
+    sessionId,
+    provider,
+    connectionId,
+    gatewayPaymentId: event.gatewayPaymentId,
+    amount: event.amount,
+    currency: event.currency.toUpperCase(),
+    paymentType: event.paymentType ?? 'card',
+  });
 }

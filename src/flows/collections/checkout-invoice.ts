@@ -49,25 +49,28 @@ export async function prepareCheckout(
   read: Ctx,
   env: CollectionsEnv,
   invoiceId: string,
-): Promise<{ id: string; gateway: string; connectionId: string | null; redirect: { url: string; reference: string } | null }> {
+): Promise<{ id: string; token: string; gateway: string; connectionId: string | null; redirect: { url: string; reference: string } | null }> {
   const invoice = await getInvoiceRow(read, invoiceId);
   assertPayable(invoice.status, invoice.amount_due);
   const resolved = await gatewayForCurrency(read, env, invoice.currency);
   const id = newId();
+  const token = randomBytes(24).toString('base64url');
   const customer = await getCustomer(read, invoice.customer_id);
-  const base = `${env.config.publicUrl}/checkout/${read.tenantId}/${id}`;
+  // The provider sends the customer back to Kosh's return page, which the link's token opens.
+  const back = `${env.config.publicUrl}/checkout/${read.tenantId}/${id}/return?token=${token}`;
   const outcome = await resolved.gateway.adapter.createCheckout(callContext(env, resolved, read.now), {
     idempotencyKey: `kosh_chk_${id}`,
     amount: invoice.amount_due,
     currency: invoice.currency,
     customer: { id: customer.id, email: customer.email, name: customer.name, phone: customer.phone },
     description: `Invoice ${invoice.number}`,
-    successUrl: `${base}/return`,
-    cancelUrl: `${base}/return`,
+    successUrl: back,
+    cancelUrl: `${back}&cancelled=1`,
     metadata: { tenant_id: read.tenantId, invoice_id: invoice.id, checkout_session_id: id },
   });
   return {
     id,
+    token,
     gateway: resolved.provider,
     connectionId: resolved.connectionId,
     redirect: outcome.kind === 'redirect' ? { url: outcome.url, reference: outcome.gatewayReference } : null,
@@ -87,7 +90,7 @@ export async function createCheckoutSession(
     tenant_id: ctx.tenantId,
     id: prepared.id,
     invoice_id: invoice.id,
-    token: randomBytes(24).toString('base64url'),
+    token: prepared.token,
     gateway: prepared.gateway,
     connection_id: prepared.connectionId,
     status: 'open',

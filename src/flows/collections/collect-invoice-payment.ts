@@ -19,6 +19,8 @@ import { Account, postEntries, type Posting } from '../../modules/ledger/index.j
 import { savePayments } from '../../modules/payments/index.js';
 import {
   callContext,
+  cancelNoticeAttempt,
+  claimNoticeAttempt,
   completeCheckoutSession,
   defaultPaymentMethod,
   defaultPaymentMethodsOf,
@@ -33,6 +35,7 @@ import {
   getCustomerPaymentMethod,
   insertAttempt,
   insertAttempts,
+  lockCheckoutSession,
   pendingAttemptOf,
   pendingAttemptsOfInvoices,
   savedPaymentMethod,
@@ -117,7 +120,7 @@ function attemptRow(
   ctx: Ctx,
   invoice: InvoiceRow,
   saved: SavedPaymentMethod,
-  resolved: ResolvedGateway,
+  resolved: Pick<ResolvedGateway, 'provider' | 'connectionId'>,
   paymentMethodId: string | null,
   checkoutSessionId: string | null,
 ): AttemptRow {
@@ -143,6 +146,62 @@ function attemptRow(
     created_at: ctx.now,
     updated_at: ctx.now,
   };
+}
+
+/**
+ * A payment taken on the provider's hosted checkout (Stripe Checkout, a Razorpay Payment Link),
+ * announced by its verified webhook, in the webhook's transaction: no attempt was in flight, so
+ * one is written for the session and settled at once with what the provider collected (applied to
+ * the invoice, any excess to customer advances, as for every gateway payment). The session row is
+ * locked first and must still be unpaid: a second event for the same payment (Stripe's
+ * `checkout.session.completed` and `payment_intent.succeeded`, Razorpay's `payment_link.paid` and
+ * `payment.captured`) finds it complete and changes nothing. Answers false when the event does
+ * not belong to an unpaid hosted session of this connection.
+ */
+export async function recordHostedCheckoutPayment(
+  ctx: Ctx,
+  input: { sessionId: string; provider: string; connectionId: string; gatewayPaymentId: string; amount: number; currency: string; paymentType: 'card' | 'upi' },
+): Promise<boolean> {
+  const session = await lockCheckoutSession(ctx.tx, ctx.tenantId, input.sessionId);
+  if (!session || session.status === 'complete' || session.gateway !== input.provider || session.connection_id !== input.connectionId) return false;
+  const invoice = await getInvoiceRow(ctx, session.invoice_id, true);
+  if (invoice.currency !== input.currency || input.amount <= 0) return false;
+  // A mandate debit still in its notice wait was never sent: it is canceled here, so the customer
+  // pays once. One already sent to the gateway stays in flight (one pending attempt per invoice is
+  // a database fact); the provider redelivers after this 409 (docs/decisions/0196).
+  await cancelNoticeDebit(ctx, invoice, 'paid_by_checkout', `the invoice was paid on the ${session.gateway} hosted checkout`);
+  if (await pendingAttemptOf(ctx.tx, ctx.tenantId, invoice.id))
+    throw errors.conflict('a payment attempt on this invoice is in progress; deliver the event again later', 'payment_in_progress');
+  const saved: SavedPaymentMethod = { type: 'card', brand: null, last4: null, reference: '', gatewayCustomerId: null, requiresPreDebitNotice: false };
+  const attempt = attemptRow(ctx, invoice, saved, { provider: session.gateway, connectionId: session.connection_id }, null, session.id);
+  await insertAttempt(ctx.tx, { ...attempt, amount: input.amount, pending_reason: 'gateway' });
+  await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: input.gatewayPaymentId, paymentType: input.paymentType });
+  return true;
+}
+
+/**
+ * Cancels the invoice's mandate debit that is still waiting out its pre-debit notice (never sent to
+ * the gateway), in the caller's transaction, and tells the customer the announced debit will not
+ * happen. The guarded UPDATE races the sweep's claim (claimNoticeAttempt) on the attempt row:
+ * whichever commits first wins, so a debit is either canceled or sent, never both. Answers the
+ * canceled attempt, if any.
+ */
+async function cancelNoticeDebit(ctx: Ctx, invoice: InvoiceRow, code: string, message: string): Promise<AttemptRow | undefined> {
+  const canceled = await cancelNoticeAttempt(ctx.tx, ctx.tenantId, invoice.id, { code, message }, ctx.now);
+  if (!canceled) return undefined;
+  const customer = await getCustomer(ctx, invoice.customer_id);
+  if (isDeliverableAddress(customer.email)) {
+    await enqueueMail(ctx.tx, ctx.now, {
+      tenantId: ctx.tenantId,
+      to: customer.email,
+      subject: `UPI AutoPay debit for invoice ${invoice.number} canceled`,
+      text:
+        `Dear ${customer.name ?? customer.email},\n\n` +
+        `The UPI AutoPay debit of ${formatAmount(canceled.amount, canceled.currency)} announced for invoice ${invoice.number} ` +
+        `will not be made: ${message}.\n`,
+    });
+  }
+  return canceled;
 }
 
 function unknownFrom(error: unknown): ChargeOutcome {
@@ -182,6 +241,9 @@ async function outcomeOf(env: CollectionsEnv, tenantId: string, attemptId: strin
     saved = { type: 'card', brand: null, last4: null, reference: '', gatewayCustomerId: null, requiresPreDebitNotice: false };
     resolved = await gatewayForCurrency(read, env, attempt.currency);
   }
+  // Leaving the notice wait for the gateway is committed first: a hosted payment canceling the
+  // debit meanwhile wins or loses this row, never both (cancelNoticeDebit).
+  if (attempt.pending_reason === 'notice' && !(await claimNoticeAttempt(env.db, tenantId, attempt.id, now))) return null;
   return askGateway(env, attempt, saved, resolved, now, fresh, blocked);
 }
 

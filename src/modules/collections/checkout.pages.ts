@@ -24,14 +24,16 @@ const STYLE = `
   label { display: block; font-weight: 600; margin: 10px 0 6px; }
   input { width: 100%; max-width: 320px; padding: 9px 10px; border: 1px solid #c8ced8; border-radius: 6px; font: inherit; }
   .row { display: flex; gap: 12px; } .row input { max-width: 150px; }
+  a.button { display: inline-block; padding: 10px 18px; border-radius: 6px; background: #2f5bd3; color: #fff; text-decoration: none; }
   button { margin-top: 16px; padding: 10px 18px; border: 0; border-radius: 6px; background: #2f5bd3; color: #fff; font: inherit; cursor: pointer; }
   .paid { background: #e5f4ec; color: #1f7a4d; border: 1px solid #b9e0c9; padding: 12px 14px; border-radius: 8px; }
   .error { background: #fdecea; color: #b42318; border: 1px solid #f5c2bd; padding: 10px 14px; border-radius: 8px; margin-bottom: 12px; }
 `;
 
-function layout(title: string, body: string): string {
+function layout(title: string, body: string, refreshSeconds?: number): string {
+  const refresh = refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">${refresh}
 <title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
 <body><main>${body}</main></body></html>
 `;
@@ -69,7 +71,21 @@ ${invoice.amount_paid + invoice.amount_credited > 0 ? `<tr><td colspan="3">Paid 
 </tbody></table>`;
 }
 
-export type CheckoutView = { invoice: Invoice; sellerName: string; action: string; error?: string; notice?: string };
+/** A session handed over to the provider's hosted checkout: the customer pays there, not on this page. */
+export type CheckoutHandover = { provider: string; url: string; cancelled: boolean };
+
+export type CheckoutView = { invoice: Invoice; sellerName: string; action: string; error?: string; notice?: string; handover?: CheckoutHandover };
+
+const providerNames: Record<string, string> = { stripe: 'Stripe', razorpay: 'Razorpay' };
+
+/** Back from the provider: paid shows the receipt; cancelled offers the provider's page again; otherwise it waits for the webhook. */
+function handoverSection(invoice: Invoice, handover: CheckoutHandover): string {
+  const name = escapeHtml(providerNames[handover.provider] ?? handover.provider);
+  const again = `<p><a class="button" id="pay" href="${escapeHtml(handover.url)}">Pay ${money(invoice.amount_due, invoice.currency)} with ${name}</a></p>`;
+  return handover.cancelled
+    ? `<section><h2>Payment</h2><div class="muted" role="status" data-cancelled>The payment was cancelled; nothing was charged.</div>${again}</section>`
+    : `<section><h2>Payment</h2><div class="muted" role="status" data-waiting>Waiting for ${name} to confirm the payment. This page refreshes by itself.</div>${again}</section>`;
+}
 
 export function checkoutPage(view: CheckoutView): string {
   const { invoice } = view;
@@ -80,7 +96,9 @@ export function checkoutPage(view: CheckoutView): string {
     ? `<section><div class="paid" role="status" data-paid>Paid — thank you. ${money(invoice.amount_paid, invoice.currency)} received.</div></section>`
     : invoice.status !== 'open' && invoice.status !== 'uncollectible'
       ? `<section><div class="error" role="alert">This invoice is ${escapeHtml(invoice.status)} and cannot be paid.</div></section>`
-      : `<section><h2>Pay by card</h2>
+      : view.handover
+        ? handoverSection(invoice, view.handover)
+        : `<section><h2>Pay by card</h2>
 ${view.error ? `<div class="error" role="alert">${escapeHtml(view.error)}</div>` : ''}${view.notice ? `<div class="muted" role="status">${escapeHtml(view.notice)}</div>` : ''}
 <form method="post" action="${escapeHtml(view.action)}">
 <label for="card_number">Card number</label><input id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" placeholder="4242 4242 4242 4242" required maxlength="23">
@@ -88,7 +106,8 @@ ${view.error ? `<div class="error" role="alert">${escapeHtml(view.error)}</div>`
 <button type="submit" id="pay">Pay ${money(invoice.amount_due, invoice.currency)}</button>
 <p class="muted">Test mode: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined.</p>
 </form></section>`;
-  return layout(`Invoice ${invoice.number ?? ''}`, header + summary + pay);
+  const waiting = !paid && view.handover && !view.handover.cancelled && (invoice.status === 'open' || invoice.status === 'uncollectible');
+  return layout(`Invoice ${invoice.number ?? ''}`, header + summary + pay, waiting ? 3 : undefined);
 }
 
 export function checkoutGonePage(message: string): string {

@@ -171,6 +171,45 @@ export async function finishAttempt(tx: Tx, tenantId: string, id: string, patch:
     .executeTakeFirst();
 }
 
+/**
+ * A mandate debit still waiting out its pre-debit notice leaves the wait for the gateway: the
+ * guarded `notice` → `charging` transition, committed before the call. Undefined: it was canceled
+ * (or claimed by someone else) meanwhile, and must not be sent.
+ */
+export async function claimNoticeAttempt(tx: Tx, tenantId: string, id: string, now: Date): Promise<AttemptRow | undefined> {
+  return tx
+    .updateTable('payment_attempts')
+    .set({ pending_reason: 'charging', updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('pending_reason', '=', 'notice')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Cancels the invoice's pending attempt if it has not been sent to the gateway (still `notice`):
+ * the guarded transition to `canceled`, with why. Undefined: none, or it is already in flight.
+ */
+export async function cancelNoticeAttempt(
+  tx: Tx,
+  tenantId: string,
+  invoiceId: string,
+  reason: { code: string; message: string },
+  now: Date,
+): Promise<AttemptRow | undefined> {
+  return tx
+    .updateTable('payment_attempts')
+    .set({ status: 'canceled', pending_reason: null, failure_code: reason.code, failure_message: reason.message, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', '=', invoiceId)
+    .where('status', '=', 'pending')
+    .where('pending_reason', '=', 'notice')
+    .returningAll()
+    .executeTakeFirst();
+}
+
 /** Pending attempts of every tenant whose time has come (the resolver's sweep). */
 export async function duePendingAttempts(tx: Tx, mode: Mode | null, before: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
   return tx
@@ -192,6 +231,11 @@ export async function insertCheckoutSession(tx: Tx, row: Insertable<CheckoutSess
 
 export async function findCheckoutSession(tx: Tx, tenantId: string, id: string): Promise<CheckoutSessionRow | undefined> {
   return tx.selectFrom('checkout_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** The session row locked for this transaction: two deliveries announcing its payment are applied one after the other. */
+export async function lockCheckoutSession(tx: Tx, tenantId: string, id: string): Promise<CheckoutSessionRow | undefined> {
+  return tx.selectFrom('checkout_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export async function completeCheckoutSession(tx: Tx, tenantId: string, id: string, now: Date): Promise<void> {

@@ -57,7 +57,7 @@ export const paymentAttemptSchema = z
     id: z.uuid(),
     invoice_id: z.uuid(),
     payment_method_id: z.uuid().nullable(),
-    status: z.enum(['succeeded', 'failed', 'pending']),
+    status: z.enum(['succeeded', 'failed', 'pending', 'canceled']),
     amount: z.int(),
     currency: z.string(),
     gateway: z.string(),

@@ -1,6 +1,6 @@
 import type { Json, NullableJson, Timestamp } from '../../platform/db/schema.js';
 
-export type AttemptStatus = 'pending' | 'succeeded' | 'failed';
+export type AttemptStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
 export type PendingReason = 'charging' | 'notice' | 'gateway' | 'unknown';
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 export type CollectionMethod = 'send_invoice' | 'charge_automatically';

@@ -469,6 +469,33 @@ describe('settlement', () => {
   });
 });
 
+describe('Kosh checkout page while a mandate debit is scheduled', () => {
+  it('says so, and its card form does not start a second attempt (docs/decisions/0196)', async () => {
+    const { customer } = await customerWith(acme, 'tok_upi_autopay');
+    const inv = await createInvoice(acme, customer, [1_000]);
+    expect((await pay(inv.id)).status).toBe(200);
+    const session = await acme.api('POST', `/v1/invoices/${inv.id}/checkout-sessions`);
+    expect(session.status, session.text).toBe(201);
+    const url = new URL(session.body.data.url);
+    const page = await t.kosh.app.inject({ method: 'GET', url: url.pathname + url.search });
+    expect(page.statusCode).toBe(200);
+    const chargeAfter = (await attempts(inv.id))[0].charge_after as string;
+    expect(page.body).toContain(`A mandate debit of INR ${(inv.total / 100).toFixed(2)} for this invoice is scheduled on or after ${chargeAfter}`);
+    const posted = await t.kosh.app.inject({
+      method: 'POST',
+      url: url.pathname + url.search,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'card_number=4242424242424242',
+    });
+    expect(posted.statusCode).toBe(303);
+    expect((await attempts(inv.id)).map((a: { status: string }) => a.status)).toEqual(['pending']);
+    // Without a scheduled debit the page has no such line.
+    const other = await createInvoice(acme, customer, [1_000]);
+    const plain = new URL((await acme.api('POST', `/v1/invoices/${other.id}/checkout-sessions`)).body.data.url);
+    expect((await t.kosh.app.inject({ method: 'GET', url: plain.pathname + plain.search })).body).not.toContain('mandate debit');
+  });
+});
+
 describe('routing', () => {
   it('answers 400 no_gateway_for_currency in live mode without a connection for the currency', async () => {
     const live = await startTestKosh({ env: { KOSH_MODE: 'live', KOSH_REGISTRATION: 'open' } });

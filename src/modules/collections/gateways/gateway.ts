@@ -105,6 +105,8 @@ export type GatewayWebhookEvent = {
   metadata: Record<string, string>;
   /** Saved payment method reference for mandate events. */
   paymentMethodReference: string | null;
+  /** How the customer paid, when the provider says (a hosted checkout payment has no saved method to tell). */
+  paymentType?: 'card' | 'upi';
 };
 
 export type VerifyWebhookInput = { rawBody: Buffer; headers: Record<string, string | string[] | undefined>; webhookSecret: string; now: Date };

@@ -114,11 +114,14 @@ function notesOf(value: Record<string, string> | unknown[] | undefined | null): 
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
 }
 
+/** Razorpay's payment `method` as Kosh's payment type (cards are cards; UPI and the rest are recorded as UPI). */
+const paymentTypeOf = (method: string): 'card' | 'upi' => (method === 'card' ? 'card' : 'upi');
+
 function outcomeOfPayment(payment: RazorpayPayment): ChargeOutcome {
   switch (payment.status) {
     case 'captured':
     case 'refunded':
-      return { status: 'succeeded', gatewayPaymentId: payment.id, paymentType: payment.method === 'card' ? 'card' : 'upi' };
+      return { status: 'succeeded', gatewayPaymentId: payment.id, paymentType: paymentTypeOf(payment.method) };
     case 'failed': {
       const reason = payment.error_reason && payment.error_reason !== 'NA' ? payment.error_reason : undefined;
       return {
@@ -303,6 +306,7 @@ function webhookEvent(eventId: string, hook: RazorpayWebhook): GatewayWebhookEve
     failureMessage: null,
     metadata: notesOf(refund?.notes ?? payment?.notes),
     paymentMethodReference: token?.id ?? payment?.token_id ?? null,
+    paymentType: payment ? paymentTypeOf(payment.method) : undefined,
   };
   switch (hook.event) {
     case 'payment.captured':

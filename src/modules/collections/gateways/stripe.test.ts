@@ -413,6 +413,25 @@ describe('stripe gateway', () => {
         paymentMethodReference: 'pm_W1',
       });
       expect(verify(server.webhook('customer.created', { id: 'cus_1' }, { at }), at).type).toBe('ignored');
+      // Checkout: a paid session is the payment (its metadata names Kosh's session); an unpaid one (a delayed method) waits.
+      const session = {
+        id: 'cs_W1',
+        object: 'checkout.session',
+        mode: 'payment',
+        amount_total: 41_300,
+        currency: 'usd',
+        metadata: { checkout_session_id: 'S1' },
+      };
+      expect(verify(server.webhook('checkout.session.completed', { ...session, payment_status: 'paid', payment_intent: 'pi_W9' }, { at }), at)).toMatchObject({
+        type: 'payment.succeeded',
+        gatewayPaymentId: 'pi_W9',
+        amount: 41_300,
+        currency: 'USD',
+        metadata: { checkout_session_id: 'S1' },
+      });
+      expect(verify(server.webhook('checkout.session.completed', { ...session, payment_status: 'unpaid', payment_intent: 'pi_W9' }, { at }), at).type).toBe(
+        'ignored',
+      );
     });
 
     it('throws on a stale timestamp, a wrong secret, a changed body or no signature', () => {

@@ -144,6 +144,22 @@ function webhookEvent(event: Stripe.Event): GatewayWebhookEvent {
         paymentMethodReference: idOf(intent.payment_method),
       };
     }
+    case 'checkout.session.completed':
+    case 'checkout.session.async_payment_succeeded': {
+      // Hosted checkout (docs/decisions/0195): `completed` with payment_status `paid` is the money;
+      // an `unpaid` completion (a delayed method) is settled by `async_payment_succeeded`.
+      const session = event.data.object;
+      if (session.mode !== 'payment' || session.payment_status !== 'paid') return base;
+      return {
+        ...base,
+        type: 'payment.succeeded',
+        gatewayPaymentId: idOf(session.payment_intent),
+        amount: session.amount_total,
+        currency: session.currency ? session.currency.toUpperCase() : null,
+        metadata: stringMetadata(session.metadata),
+        paymentType: 'card',
+      };
+    }
     case 'refund.created':
     case 'refund.updated':
     case 'refund.failed':
