@@ -258,6 +258,8 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
     const mails = sink.messages.filter((m) => m.subject.includes(`invoice ${invoice.number}`)).map((m) => m.subject);
     expect(mails.some((s) => s.startsWith('Upcoming UPI AutoPay debit'))).toBe(true);
     expect(mails).toContain(`UPI AutoPay debit for invoice ${invoice.number} canceled`);
+    const canceledMail = sink.messages.find((m) => m.subject === `UPI AutoPay debit for invoice ${invoice.number} canceled`)!;
+    expect(canceledMail.text).toContain('will not be made: the invoice was paid on the Razorpay checkout page');
 
     // The day the debit was due: the worker's sweep and charge job find it canceled and send nothing.
     razorpay.requests.length = 0;

@@ -5371,7 +5371,7 @@ export interface components {
         };
         EmailTemplate: {
             /** @enum {string} */
-            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
             subject: string;
             html: string;
             /** @description null: the text part is made from the HTML */
@@ -5384,7 +5384,7 @@ export interface components {
         };
         EmailTemplatePreview: {
             /** @enum {string} */
-            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
             subject: string;
             html: string;
             text: string;
@@ -16158,7 +16158,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
             };
             cookie?: never;
         };
@@ -16208,7 +16208,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
             };
             cookie?: never;
         };
@@ -16277,7 +16277,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
             };
             cookie?: never;
         };
@@ -16329,7 +16329,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
             };
             cookie?: never;
         };

@@ -21,6 +21,7 @@ const TEMPLATE_LABELS: Record<TemplateName, string> = {
   dunning_reminder: 'Dunning reminder',
   dunning_final_notice: 'Dunning final notice',
   mandate_pre_debit: 'UPI AutoPay pre-debit notice',
+  mandate_debit_canceled: 'UPI AutoPay debit canceled',
 };
 
 const NOTIFICATION_LABELS: Record<NotificationKind, string> = {

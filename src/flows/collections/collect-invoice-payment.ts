@@ -5,7 +5,7 @@ import { newId } from '../../platform/ids.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { findCustomers, getCustomer } from '../../modules/customers/index.js';
 import { getEntity } from '../../modules/entities/index.js';
-import { queuePreDebitNotice } from './pre-debit-notice.js';
+import { queueDebitCanceledNotice, queuePreDebitNotice } from './pre-debit-notice.js';
 import {
   applyPaymentsToInvoices,
   getInvoiceRow,
@@ -169,7 +169,7 @@ export async function recordHostedCheckoutPayment(
   // A mandate debit still in its notice wait was never sent: it is canceled here, so the customer
   // pays once. One already sent to the gateway stays in flight (one pending attempt per invoice is
   // a database fact); the provider redelivers after this 409 (docs/decisions/0196).
-  await cancelNoticeDebit(ctx, invoice, 'paid_by_checkout', `the invoice was paid on the ${session.gateway} hosted checkout`);
+  await cancelNoticeDebit(ctx, invoice, 'paid_by_checkout', `the invoice was paid on the ${GATEWAY_NAMES[session.gateway] ?? session.gateway} checkout page`);
   if (await pendingAttemptOf(ctx.tx, ctx.tenantId, invoice.id))
     throw errors.conflict('a payment attempt on this invoice is in progress; deliver the event again later', 'payment_in_progress');
   const saved: SavedPaymentMethod = { type: 'card', brand: null, last4: null, reference: '', gatewayCustomerId: null, requiresPreDebitNotice: false };
@@ -189,20 +189,12 @@ export async function recordHostedCheckoutPayment(
 async function cancelNoticeDebit(ctx: Ctx, invoice: InvoiceRow, code: string, message: string): Promise<AttemptRow | undefined> {
   const canceled = await cancelNoticeAttempt(ctx.tx, ctx.tenantId, invoice.id, { code, message }, ctx.now);
   if (!canceled) return undefined;
-  const customer = await getCustomer(ctx, invoice.customer_id);
-  if (isDeliverableAddress(customer.email)) {
-    await enqueueMail(ctx.tx, ctx.now, {
-      tenantId: ctx.tenantId,
-      to: customer.email,
-      subject: `UPI AutoPay debit for invoice ${invoice.number} canceled`,
-      text:
-        `Dear ${customer.name ?? customer.email},\n\n` +
-        `The UPI AutoPay debit of ${formatAmount(canceled.amount, canceled.currency)} announced for invoice ${invoice.number} ` +
-        `will not be made: ${message}.\n`,
-    });
-  }
+  await queueDebitCanceledNotice(ctx, invoice, canceled, message);
   return canceled;
 }
+
+/** How a customer knows each gateway. */
+const GATEWAY_NAMES: Record<string, string> = { razorpay: 'Razorpay', stripe: 'Stripe', test: 'test' };
 
 function unknownFrom(error: unknown): ChargeOutcome {
   return { status: 'unknown', reason: error instanceof Error ? error.message : String(error) };

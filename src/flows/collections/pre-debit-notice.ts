@@ -29,19 +29,42 @@ export async function queuePreDebitNotice(
   invoice: Pick<InvoiceRow, 'customer_id' | 'entity_id' | 'number'>,
   attempt: { amount: number; currency: string; charge_after: Date },
 ): Promise<boolean> {
+  const entity = await getEntity(ctx, invoice.entity_id);
+  return queueMandateMail(ctx, 'mandate_pre_debit', invoice, {
+    amount: formatMoney(attempt.amount, attempt.currency),
+    ...localDebitTime(attempt.charge_after, entity.time_zone),
+  });
+}
+
+/**
+ * The notice that an announced debit will not be made (docs/decisions/0196: the invoice was paid
+ * another way during the notice period), from the `mandate_debit_canceled` template, queued in the
+ * transaction that cancels the debit.
+ */
+export async function queueDebitCanceledNotice(
+  ctx: Ctx,
+  invoice: Pick<InvoiceRow, 'customer_id' | 'number'>,
+  attempt: { amount: number; currency: string },
+  reason: string,
+): Promise<boolean> {
+  return queueMandateMail(ctx, 'mandate_debit_canceled', invoice, { amount: formatMoney(attempt.amount, attempt.currency), reason });
+}
+
+async function queueMandateMail(
+  ctx: Ctx,
+  template: 'mandate_pre_debit' | 'mandate_debit_canceled',
+  invoice: Pick<InvoiceRow, 'customer_id' | 'number'>,
+  debit: Record<string, string>,
+): Promise<boolean> {
   const customer = await getCustomer(ctx, invoice.customer_id);
   const to = customer.email?.trim();
   if (!isDeliverableAddress(to)) return false;
-  const [tenant, entity, source] = await Promise.all([
-    getTenant(ctx),
-    getEntity(ctx, invoice.entity_id),
-    templateSource(ctx.tx, ctx.tenantId, 'mandate_pre_debit'),
-  ]);
+  const [tenant, source] = await Promise.all([getTenant(ctx), templateSource(ctx.tx, ctx.tenantId, template)]);
   const mail = renderTemplate(source, {
     tenant: { name: tenant.name },
     customer: { name: customer.name || to, email: to },
     invoice: { number: invoice.number ?? '' },
-    debit: { amount: formatMoney(attempt.amount, attempt.currency), ...localDebitTime(attempt.charge_after, entity.time_zone) },
+    debit,
   });
   await enqueueMail(ctx.tx, ctx.now, {
     tenantId: ctx.tenantId,

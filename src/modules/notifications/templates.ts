@@ -21,6 +21,7 @@ export const TEMPLATE_NAMES = [
   'dunning_reminder',
   'dunning_final_notice',
   'mandate_pre_debit',
+  'mandate_debit_canceled',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
@@ -88,6 +89,11 @@ export const SAMPLE_DATA: Record<TemplateName, Record<string, unknown>> = {
     ...common,
     invoice: { number: 'INV-000042' },
     debit: { amount: '₹11,800.00', date: '2026-04-16', not_before: '2026-04-16 14:30 (Asia/Kolkata)' },
+  },
+  mandate_debit_canceled: {
+    ...common,
+    invoice: { number: 'INV-000042' },
+    debit: { amount: '₹11,800.00', reason: 'the invoice was paid on the Razorpay checkout page' },
   },
 };
 
