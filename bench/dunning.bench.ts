@@ -13,7 +13,8 @@
  * LAST line: {"steps_per_s","executions","peak_rss_mb"}
  *   --n 50000   executions
  */
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../src/platform/db/schema.js';
 import { pino } from 'pino';
 import { createKosh } from '../src/app.js';
 import { runDueDunningSteps } from '../src/flows/dunning/run-dunning.js';
@@ -24,6 +25,7 @@ import { systemClock } from '../src/platform/clock.js';
 import { openTestDatabase } from '../test/support/database.js';
 import { startMailSink } from '../test/support/mail-sink.js';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -92,7 +94,8 @@ async function main() {
     const seconds = (performance.now() - started) / 1000;
     const { rows: check } = await sql<{ actions: number; mails: number; advanced: number }>`
       SELECT (SELECT count(*)::int FROM dunning_actions WHERE tenant_id = ${tenantId} AND outcome = 'succeeded') AS actions,
-             (SELECT count(*)::int FROM jobs WHERE kind = 'dunning.send_email') AS mails,
+             (SELECT coalesce(sum(CASE WHEN payload ? 'emails' THEN jsonb_array_length(payload->'emails') ELSE 1 END), 0)::int
+                FROM jobs WHERE kind = 'dunning.send_email') AS mails,
              (SELECT count(*)::int FROM dunning_executions WHERE tenant_id = ${tenantId} AND steps_done = 1 AND status = 'active') AS advanced`.execute(db);
     console.log(
       `step runner: ${steps} steps in ${seconds.toFixed(2)} s; ${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mail jobs queued, ${check[0]!.advanced} executions at step 2`,
@@ -101,8 +104,31 @@ async function main() {
 
     if (DELIVER) {
       const sendStarted = performance.now();
+      const cpuStarted = process.cpuUsage();
+      const pgCpuStarted = await backendCpuSeconds(db);
       kosh.worker.start();
-      while (sink.messages.length < N && performance.now() - sendStarted < 120_000) await new Promise((r) => setTimeout(r, 200));
+      // Step → outbox: when every e-mail of the run is a mail.send row (docs/decisions/0189).
+      let outboxSeconds = 0;
+      let outboxCpu = 0;
+      let outboxPgCpu = 0;
+      while (performance.now() - sendStarted < 600_000) {
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE kind = 'mail.send'`.execute(db);
+        if (rows[0]!.n >= N) {
+          outboxSeconds = (performance.now() - sendStarted) / 1000;
+          const cpu = process.cpuUsage(cpuStarted);
+          outboxCpu = (cpu.user + cpu.system) / 1e6;
+          outboxPgCpu = (await backendCpuSeconds(db)) - pgCpuStarted;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      if (outboxSeconds > 0) {
+        console.log(
+          `outbox: ${N} e-mails from step to outbox in ${outboxSeconds.toFixed(2)} s (${Math.round(N / outboxSeconds)}/s); ` +
+            `CPU per e-mail ${((outboxCpu * 1e3) / N).toFixed(2)} ms Node + ${((outboxPgCpu * 1e3) / N).toFixed(2)} ms PostgreSQL`,
+        );
+      }
+      while (sink.messages.length < N && performance.now() - sendStarted < 600_000) await new Promise((r) => setTimeout(r, 200));
       await kosh.worker.stop();
       const sendSeconds = (performance.now() - sendStarted) / 1000;
       if (sink.messages.length < N) {
@@ -122,6 +148,19 @@ async function main() {
     await database.close();
     await sink.close();
   }
+}
+
+/** CPU seconds of this database's server processes (PostgreSQL on this machine; 0 for PGlite, which runs in this process). */
+async function backendCpuSeconds(db: Kysely<DB>): Promise<number> {
+  if (!process.env.DATABASE_URL) return 0;
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(db);
+  let ticks = 0;
+  for (const { pid } of rows) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+  }
+  return ticks / 100;
 }
 
 main().catch((error) => {

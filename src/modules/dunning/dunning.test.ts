@@ -3,6 +3,7 @@ import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { runDueDunningSteps, scanOverdueInvoices } from '../../flows/dunning/run-dunning.js';
+import { DUNNING_EMAIL_JOB, sendDunningEmails } from '../../flows/dunning/dunning-mail.js';
 
 let sink: MailSink;
 let t: TestKosh;
@@ -222,6 +223,49 @@ describe('dunning an overdue invoice', () => {
     expect(sink.messages.filter((m) => m.envelope.to.includes(customer.email))).toHaveLength(0);
     const [execution] = await executionsOf(tenant, invoice.id);
     expect(execution.actions.map((a: { outcome: string; detail: string }) => [a.outcome, a.detail])).toEqual([['skipped', 'invoice is paid; no e-mail sent']]);
+  });
+
+  it('sends a batch of 30 due reminders from one job, each with its own working link, once even when the job runs twice', async () => {
+    // A second step keeps the executions active (a last step would exhaust them and mark the invoices uncollectible first).
+    const { tenant, customer: first } = await tenantWithCampaign([
+      { delay_hours: 0, channel: 'email' },
+      { delay_hours: 96, channel: 'email' },
+    ]);
+    const customers = [first];
+    for (let i = 1; i < 30; i += 1) customers.push((await ok(tenant, 'POST', '/v1/customers', { email: `batch-${i}-${first.id.slice(-6)}@dunning.test`, name: `Batch ${i}` })).data);
+    const invoices = [];
+    for (const c of customers) invoices.push(await overdueInvoice(tenant, c.id, 24));
+    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, secrets: t.kosh.deps.secrets };
+    t.clock.set(new Date(t.clock.now().getTime() + 25 * HOUR));
+    await scanOverdueInvoices(env.db, t.config.mode, t.clock.now());
+    await runDueDunningSteps(env, 1_000); // one runner batch: one e-mail job for the tenant's 30 steps
+    const jobs = await env.db.selectFrom('jobs').selectAll().where('kind', '=', DUNNING_EMAIL_JOB).where('tenant_id', '=', tenant.tenantId).execute();
+    expect(jobs).toHaveLength(1);
+    expect((jobs[0]!.payload as { emails: unknown[] }).emails).toHaveLength(30);
+    await sendDunningEmails(jobs[0]!, env);
+    await sendDunningEmails(jobs[0]!, env); // a rerun (the worker died after commit) sends nothing more
+    await t.kosh.worker.drain(); // the queued job runs a third time, and the outbox delivers
+    await t.kosh.worker.drain();
+
+    const addresses = new Set(customers.map((c) => c.email as string));
+    const mails = sink.messages.filter((m) => m.envelope.to.some((to) => addresses.has(to)));
+    expect(mails).toHaveLength(30);
+    expect(new Set(mails.map((m) => m.envelope.to[0])).size).toBe(30);
+    const links = mails.map((m) => /https?:\/\/[^/\s]+(\/checkout\/[^\s"<)]+)/.exec(m.text ?? '')?.[1]);
+    expect(new Set(links).size).toBe(30);
+    for (const [i, mail] of mails.entries()) {
+      const invoice = invoices[customers.findIndex((c) => c.email === mail.envelope.to[0])];
+      expect(mail.subject).toContain(invoice.number);
+      const page = await t.call({ method: 'GET', url: links[i]! });
+      expect(page.status).toBe(200);
+      expect(page.text).toContain(invoice.number);
+    }
+    for (const [i, invoice] of invoices.entries()) {
+      const [execution] = await executionsOf(tenant, invoice.id);
+      expect(execution.actions.map((a: { outcome: string; detail: string }) => [a.outcome, a.detail])).toEqual([
+        ['succeeded', `e-mailed ${customers[i].email} with a pay link`],
+      ]);
+    }
   });
 
   it('e-mails, raises the payment wall, and stops at once when the customer pays by bank transfer', async () => {
