@@ -4,11 +4,12 @@
  * Seeds one tenant whose default campaign e-mails at once and again after 3 days, N customers, N
  * overdue open invoices and N active executions whose first step is due (bulk SQL). Then runs the
  * step runner (what the `dunning.run_steps` job runs) and measures steps per second: each step
- * records the action, queues its e-mail job (dunning.send_email: the pay link, the rendering and
- * the outbox mail happen there, after commit — docs/decisions/0185) and moves the execution to its
- * next step, in batches of 100 per transaction. With --deliver, the worker then runs the e-mail
- * jobs (checkout session, Handlebars, outbox) and sends the mails to a local SMTP sink, and that
- * rate is printed too.
+ * records the action, adds its e-mail to the batch's one dunning.send_email job (the pay links, the
+ * rendering and the outbox mails happen there, after commit — docs/decisions/0185, 0189) and moves
+ * the execution to its next step, in batches of 100 per transaction. With --deliver, the worker
+ * then runs the e-mail jobs (checkout sessions, Handlebars, outbox, set-based per batch) and sends
+ * the mails to a local SMTP sink; the step-to-outbox rate (with the CPU per e-mail of Node and of
+ * the database's PostgreSQL backends) and the delivery rate are printed.
  * PostgreSQL when DATABASE_URL is set (a fresh database, dropped afterwards), else PGlite.
  * LAST line: {"steps_per_s","executions","peak_rss_mb"}
  *   --n 50000   executions
@@ -92,13 +93,14 @@ async function main() {
     const started = performance.now();
     const steps = await runDueDunningSteps(env);
     const seconds = (performance.now() - started) / 1000;
-    const { rows: check } = await sql<{ actions: number; mails: number; advanced: number }>`
+    const { rows: check } = await sql<{ actions: number; mails: number; jobs: number; advanced: number }>`
       SELECT (SELECT count(*)::int FROM dunning_actions WHERE tenant_id = ${tenantId} AND outcome = 'succeeded') AS actions,
              (SELECT coalesce(sum(CASE WHEN payload ? 'emails' THEN jsonb_array_length(payload->'emails') ELSE 1 END), 0)::int
                 FROM jobs WHERE kind = 'dunning.send_email') AS mails,
+             (SELECT count(*)::int FROM jobs WHERE kind = 'dunning.send_email') AS jobs,
              (SELECT count(*)::int FROM dunning_executions WHERE tenant_id = ${tenantId} AND steps_done = 1 AND status = 'active') AS advanced`.execute(db);
     console.log(
-      `step runner: ${steps} steps in ${seconds.toFixed(2)} s; ${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mail jobs queued, ${check[0]!.advanced} executions at step 2`,
+      `step runner: ${steps} steps in ${seconds.toFixed(2)} s; ${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mails queued in ${check[0]!.jobs} jobs, ${check[0]!.advanced} executions at step 2`,
     );
     if (check[0]!.actions !== N || check[0]!.mails !== N || check[0]!.advanced !== N) throw new Error('not every execution ran its step exactly once');
 

@@ -48,7 +48,13 @@ type CheckoutInvoice = Pick<InvoiceRow, 'id' | 'number' | 'currency' | 'amount_d
 type CheckoutCustomer = { id: string; email: string; name: string | null; phone: string | null };
 
 /** The gateway call for one invoice already read and checked (no transaction open). */
-async function askGateway(read: Ctx, env: CollectionsEnv, resolved: ResolvedGateway, invoice: CheckoutInvoice, customer: CheckoutCustomer): Promise<PreparedCheckout> {
+async function askGateway(
+  read: Ctx,
+  env: CollectionsEnv,
+  resolved: ResolvedGateway,
+  invoice: CheckoutInvoice,
+  customer: CheckoutCustomer,
+): Promise<PreparedCheckout> {
   const id = newId();
   const base = `${env.config.publicUrl}/checkout/${read.tenantId}/${id}`;
   const outcome = await resolved.gateway.adapter.createCheckout(callContext(env, resolved, read.now), {

@@ -87,6 +87,15 @@ type InvoiceFacts = { id: string; status: string; number: string | null; currenc
  */
 async function sendChunk(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'>, read: Ctx, emails: DunningEmail[], context: MailContext): Promise<void> {
   const { tenantId, now } = read;
+  // A rerun reads and asks nothing for the mails an earlier run sent (the transaction below checks again, under lock).
+  const stillWaiting = await lockAwaitingActions(
+    env.db,
+    tenantId,
+    emails.map((e) => e.action_id),
+    EMAIL_QUEUED,
+    false,
+  );
+  if (stillWaiting.size === 0) return;
   const { invoices, customers } = await invoicesAndCustomers(
     env.db,
     tenantId,
@@ -95,8 +104,11 @@ async function sendChunk(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'
   );
   const invoiceOf = new Map(invoices.map((i) => [i.id, i]));
   const customerOf = new Map(customers.map((c) => [c.id, c]));
-  // Only the e-mails that would go out now ask a gateway; one checkout per invoice even if two steps of it are in the chunk is not worth saving.
-  const wanted = emails.filter((e) => invoiceOf.get(e.invoice_id)?.status === 'open' && isDeliverableAddress(customerOf.get(e.customer_id)?.email?.trim()));
+  // Only the e-mails that would go out now ask a gateway.
+  const wanted = emails.filter(
+    (e) =>
+      stillWaiting.has(e.action_id) && invoiceOf.get(e.invoice_id)?.status === 'open' && isDeliverableAddress(customerOf.get(e.customer_id)?.email?.trim()),
+  );
   const checkouts = new Map<string, PreparedCheckout | Error>();
   const asked = await prepareCheckouts(
     read,

@@ -3,7 +3,14 @@ import { deferWrite } from '../../platform/db/pipeline.js';
 import { paginate, type ListResult } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import type { ActionOutcome, DunningActionsTable, DunningCampaignsTable, DunningExecutionsTable, DunningStepsTable, ExecutionStatus } from './dunning.tables.js';
+import type {
+  ActionOutcome,
+  DunningActionsTable,
+  DunningCampaignsTable,
+  DunningExecutionsTable,
+  DunningStepsTable,
+  ExecutionStatus,
+} from './dunning.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type CampaignRow = Selectable<DunningCampaignsTable>;
@@ -195,24 +202,24 @@ export async function insertActions(tx: Tx, rows: Insertable<DunningActionsTable
 /**
  * Locks those of `ids` still waiting on their follow-up job — outcome `succeeded` with a detail
  * that starts with `detailPrefix` (what the step wrote) — and returns their ids. A second run of
- * the job waits here for the first to commit, then finds them settled.
+ * the job waits here for the first to commit, then finds them settled. `lock: false` only reads
+ * (before a transaction, to skip work already done).
  */
-export async function lockAwaitingActions(tx: Tx, tenantId: string, ids: string[], detailPrefix: string): Promise<Set<string>> {
+export async function lockAwaitingActions(tx: Tx, tenantId: string, ids: string[], detailPrefix: string, lock = true): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await tx
+  let query = tx
     .selectFrom('dunning_actions')
     .select('id')
     .where('tenant_id', '=', tenantId)
     .where('id', 'in', ids)
     .where('outcome', '=', 'succeeded')
     .where('detail', 'like', `${detailPrefix.replace(/[\\%_]/g, '\\$&')}%`)
-    .orderBy('id')
-    .forUpdate()
-    .execute();
-  return new Set(rows.map((r) => r.id));
+    .orderBy('id');
+  if (lock) query = query.forUpdate();
+  return new Set((await query.execute()).map((r) => r.id));
 }
 
-/** How many follow-up jobs ended, in one UPDATE … FROM (VALUES …). */
+/** The outcomes of many follow-up jobs, in one UPDATE … FROM (VALUES …). */
 export async function settleActions(tx: Tx, tenantId: string, settled: { id: string; outcome: ActionOutcome; detail: string }[]): Promise<void> {
   if (settled.length === 0) return;
   const values = sql.join(settled.map((a) => sql`(${a.id}::uuid, ${a.outcome}::text, ${a.detail}::text)`));

@@ -232,7 +232,8 @@ describe('dunning an overdue invoice', () => {
       { delay_hours: 96, channel: 'email' },
     ]);
     const customers = [first];
-    for (let i = 1; i < 30; i += 1) customers.push((await ok(tenant, 'POST', '/v1/customers', { email: `batch-${i}-${first.id.slice(-6)}@dunning.test`, name: `Batch ${i}` })).data);
+    for (let i = 1; i < 30; i += 1)
+      customers.push((await ok(tenant, 'POST', '/v1/customers', { email: `batch-${i}-${first.id.slice(-6)}@dunning.test`, name: `Batch ${i}` })).data);
     const invoices = [];
     for (const c of customers) invoices.push(await overdueInvoice(tenant, c.id, 24));
     const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, secrets: t.kosh.deps.secrets };
