@@ -53,7 +53,7 @@ async function executionsOf(tenant: Tenant, invoiceId: string) {
 
 beforeAll(async () => {
   sink = await startMailSink();
-  t = await startTestKosh({ env: { SMTP_URL: sink.url, MAIL_FROM: 'Kosh Billing <billing@kosh.test>' } });
+  t = await startTestKosh({ env: { SMTP_URL: sink.url, MAIL_FROM: 'Kosh Billing <billing@kosh.test>', KOSH_RAZORPAY_API_BASE: 'http://127.0.0.1:9' } });
   t.clock.set(new Date('2026-04-01T09:00:00Z'));
 });
 
@@ -267,6 +267,41 @@ describe('dunning an overdue invoice', () => {
         ['succeeded', `e-mailed ${customers[i].email} with a pay link`],
       ]);
     }
+  });
+
+  it('sends the rest of a batch with their links when one invoice gets no checkout, and that one without a link, saying why', async () => {
+    const { tenant, customer: inr } = await tenantWithCampaign([
+      { delay_hours: 0, channel: 'email' },
+      { delay_hours: 96, channel: 'email' },
+    ]);
+    // USD goes to a Razorpay connection whose API refuses connections (KOSH_RAZORPAY_API_BASE below): its checkout fails.
+    await ok(tenant, 'POST', '/v1/gateway-connections', {
+      provider: 'razorpay',
+      credentials: { key_id: 'rzp_test_x', key_secret: 'secret', webhook_secret: 'whsec' },
+      currencies: ['USD'],
+    });
+    const usd = (await ok(tenant, 'POST', '/v1/customers', { email: `usd-${inr.id.slice(-6)}@dunning.test`, name: 'Dollar Payer' })).data;
+    const inrInvoice = await overdueInvoice(tenant, inr.id, 24);
+    const usdInvoice = (
+      await ok(tenant, 'POST', '/v1/invoices', {
+        customer_id: usd.id,
+        currency: 'USD',
+        exchange_rate: '83.5',
+        due_date: new Date(t.clock.now().getTime() + 24 * HOUR).toISOString(),
+        lines: [{ description: 'Service', quantity: 1, unit_amount: 10000, hsn_code: '998314' }],
+      })
+    ).data;
+    await advance(25);
+    const [inrMail] = sink.messages.filter((m) => m.envelope.to.includes(inr.email));
+    const [usdMail] = sink.messages.filter((m) => m.envelope.to.includes(usd.email));
+    expect(inrMail?.text).toMatch(/\/checkout\//);
+    expect(usdMail?.text).not.toMatch(/\/checkout\//);
+    expect(usdMail?.text).toContain('Please pay it at your earliest convenience');
+    expect((await executionsOf(tenant, inrInvoice.id))[0].actions[0].detail).toBe(`e-mailed ${inr.email} with a pay link`);
+    expect((await executionsOf(tenant, usdInvoice.id))[0].actions[0]).toMatchObject({
+      outcome: 'succeeded',
+      detail: expect.stringMatching(new RegExp(`^e-mailed ${usd.email} \\(no pay link: .+\\)$`)),
+    });
   });
 
   it('e-mails, raises the payment wall, and stops at once when the customer pays by bank transfer', async () => {
