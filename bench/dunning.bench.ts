@@ -5,10 +5,12 @@
  * Seeds one tenant whose default campaign e-mails at once and again after 3 days, N customers, N
  * overdue open invoices and N active executions whose first step is due (bulk SQL). Then, with
  * the app's worker running (as `kosh serve` runs it), runs the step runner (what the
- * `dunning.run_steps` job runs): each step records the action, queues its e-mail job and moves the
- * execution to its next step, in batches of 100 per transaction; the worker runs the e-mail jobs
- * (`dunning.send_email`: the checkout session behind the pay link, Handlebars, the outbox mail —
- * docs/decisions/0185) and drains the outbox over pooled SMTP connections to a local SMTP sink. The clock is frozen at the seeding instant, so no second step falls due.
+ * `dunning.run_steps` job runs): each step records the action, adds its e-mail to the batch's one
+ * e-mail job and moves the execution to its next step, in batches of 100 per transaction; the
+ * worker runs the e-mail jobs (`dunning.send_email`: the checkout sessions behind the pay links,
+ * Handlebars, the outbox mails, set-based per batch — docs/decisions/0185, 0189) and drains the
+ * outbox over pooled SMTP connections to a local SMTP sink. The clock is frozen at the seeding
+ * instant, so no second step falls due.
  *
  * The SMTP sink (the `smtp-server` package, as in the tests) runs in a CHILD PROCESS: it only
  * counts the messages it accepts (and Message-IDs seen twice), so neither its CPU nor its memory
@@ -178,13 +180,15 @@ async function main() {
     }
     const seconds = (performance.now() - started) / 1000;
     const stepCpu = process.cpuUsage(cpuBefore);
-    const { rows: check } = await sql<{ actions: number; mails: number; advanced: number }>`
+    const { rows: check } = await sql<{ actions: number; mails: number; jobs: number; advanced: number }>`
       SELECT (SELECT count(*)::int FROM dunning_actions WHERE tenant_id = ${tenantId} AND outcome = 'succeeded') AS actions,
-             (SELECT count(*)::int FROM jobs WHERE kind = 'dunning.send_email') AS mails,
+             (SELECT coalesce(sum(CASE WHEN payload ? 'emails' THEN jsonb_array_length(payload->'emails') ELSE 1 END), 0)::int
+                FROM jobs WHERE kind = 'dunning.send_email') AS mails,
+             (SELECT count(*)::int FROM jobs WHERE kind = 'dunning.send_email') AS jobs,
              (SELECT count(*)::int FROM dunning_executions WHERE tenant_id = ${tenantId} AND steps_done = 1 AND status = 'active') AS advanced`.execute(db);
     console.log(
       `step runner: ${steps} steps in ${seconds.toFixed(2)} s (${Math.round(steps / seconds)}/s${STEPS_ONLY ? '' : ', the worker delivering meanwhile'}); ` +
-        `${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mail jobs queued, ${check[0]!.advanced} executions at step 2`,
+        `${check[0]!.actions} e-mail actions, ${check[0]!.mails} e-mails in ${check[0]!.jobs} e-mail jobs, ${check[0]!.advanced} executions at step 2`,
     );
     if (check[0]!.actions !== N || check[0]!.advanced !== N) throw new Error('not every execution ran its step exactly once');
     if (STEPS_ONLY) {

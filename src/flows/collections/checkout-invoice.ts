@@ -3,12 +3,14 @@ import type { Ctx } from '../../platform/context.js';
 import { errors, isKoshError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { getCustomer } from '../../modules/customers/index.js';
-import { getInvoiceRow } from '../../modules/invoices/index.js';
+import { getInvoiceRow, type InvoiceRow } from '../../modules/invoices/index.js';
 import {
   callContext,
   findCheckoutSession,
   gatewayForCurrency,
   insertCheckoutSession,
+  insertCheckoutSessions,
+  type ResolvedGateway,
   testCardToken,
   type CheckoutSession,
   type CheckoutSessionRow,
@@ -40,22 +42,21 @@ function assertPayable(status: string, amountDue: number): void {
   }
 }
 
-/**
- * Step 1 of POST /v1/invoices/{id}/checkout-sessions, outside any transaction: checks the invoice
- * and asks the currency's gateway for a checkout (the test gateway: Kosh's own page; Razorpay and
- * Stripe: their hosted page, a network call — hence before the transaction).
- */
-export async function prepareCheckout(
+export type PreparedCheckout = { id: string; token: string; gateway: string; connectionId: string | null; redirect: { url: string; reference: string } | null };
+
+type CheckoutInvoice = Pick<InvoiceRow, 'id' | 'number' | 'currency' | 'amount_due'>;
+type CheckoutCustomer = { id: string; email: string; name: string | null; phone: string | null };
+
+/** The gateway call for one invoice already read and checked (no transaction open). */
+async function askGateway(
   read: Ctx,
   env: CollectionsEnv,
-  invoiceId: string,
-): Promise<{ id: string; token: string; gateway: string; connectionId: string | null; redirect: { url: string; reference: string } | null }> {
-  const invoice = await getInvoiceRow(read, invoiceId);
-  assertPayable(invoice.status, invoice.amount_due);
-  const resolved = await gatewayForCurrency(read, env, invoice.currency);
+  resolved: ResolvedGateway,
+  invoice: CheckoutInvoice,
+  customer: CheckoutCustomer,
+): Promise<PreparedCheckout> {
   const id = newId();
   const token = randomBytes(24).toString('base64url');
-  const customer = await getCustomer(read, invoice.customer_id);
   // The provider sends the customer back to Kosh's return page, which the link's token opens.
   const back = `${env.config.publicUrl}/checkout/${read.tenantId}/${id}/return?token=${token}`;
   const outcome = await resolved.gateway.adapter.createCheckout(callContext(env, resolved, read.now), {
@@ -77,19 +78,58 @@ export async function prepareCheckout(
   };
 }
 
-/** Step 2, in the action's transaction: the session row. */
-export async function createCheckoutSession(
-  ctx: Ctx,
-  env: CollectionsEnv,
-  invoiceId: string,
-  prepared: Awaited<ReturnType<typeof prepareCheckout>>,
-): Promise<CheckoutSession> {
-  const invoice = await getInvoiceRow(ctx, invoiceId, true);
+/**
+ * Step 1 of POST /v1/invoices/{id}/checkout-sessions, outside any transaction: checks the invoice
+ * and asks the currency's gateway for a checkout (the test gateway: Kosh's own page; Razorpay and
+ * Stripe: their hosted page, a network call — hence before the transaction).
+ */
+export async function prepareCheckout(read: Ctx, env: CollectionsEnv, invoiceId: string): Promise<PreparedCheckout> {
+  const invoice = await getInvoiceRow(read, invoiceId);
   assertPayable(invoice.status, invoice.amount_due);
-  const row: CheckoutSessionRow = {
+  const resolved = await gatewayForCurrency(read, env, invoice.currency);
+  return askGateway(read, env, resolved, invoice, await getCustomer(read, invoice.customer_id));
+}
+
+/** Gateway calls in flight at once for a batch: the test gateway answers in memory, Razorpay and Stripe over the network. */
+export const CHECKOUT_BATCH_CONCURRENCY = 8;
+
+/**
+ * Step 1 for many invoices the caller has read (docs/decisions/0189): the gateway of each currency
+ * is resolved once, and the gateways are asked with bounded concurrency, outside any transaction.
+ * Each invoice gets its prepared checkout or the error that kept it from one — one invoice's
+ * failure never stops the others.
+ */
+export async function prepareCheckouts(
+  read: Ctx,
+  env: CollectionsEnv,
+  items: { invoice: CheckoutInvoice & { status: string }; customer: CheckoutCustomer }[],
+  concurrency = CHECKOUT_BATCH_CONCURRENCY,
+): Promise<Map<string, PreparedCheckout | Error>> {
+  const gateways = new Map<string, Promise<ResolvedGateway>>();
+  const results = new Map<string, PreparedCheckout | Error>();
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const { invoice, customer } = items[next++]!;
+      try {
+        assertPayable(invoice.status, invoice.amount_due);
+        let resolved = gateways.get(invoice.currency);
+        if (!resolved) gateways.set(invoice.currency, (resolved = gatewayForCurrency(read, env, invoice.currency)));
+        results.set(invoice.id, await askGateway(read, env, await resolved, invoice, customer));
+      } catch (error) {
+        results.set(invoice.id, error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, lane));
+  return results;
+}
+
+function sessionRow(ctx: Ctx, invoiceId: string, prepared: PreparedCheckout): CheckoutSessionRow {
+  return {
     tenant_id: ctx.tenantId,
     id: prepared.id,
-    invoice_id: invoice.id,
+    invoice_id: invoiceId,
     token: prepared.token,
     gateway: prepared.gateway,
     connection_id: prepared.connectionId,
@@ -100,8 +140,31 @@ export async function createCheckoutSession(
     created_at: ctx.now,
     updated_at: ctx.now,
   };
+}
+
+/** Step 2, in the action's transaction: the session row. */
+export async function createCheckoutSession(ctx: Ctx, env: CollectionsEnv, invoiceId: string, prepared: PreparedCheckout): Promise<CheckoutSession> {
+  const invoice = await getInvoiceRow(ctx, invoiceId, true);
+  assertPayable(invoice.status, invoice.amount_due);
+  const row = sessionRow(ctx, invoice.id, prepared);
   await insertCheckoutSession(ctx.tx, row);
   return toSession(env, row);
+}
+
+/**
+ * Step 2 for many invoices, in the caller's transaction, which has locked and re-read them (they
+ * are passed in): one multi-row insert. An invoice no longer payable gets no session.
+ */
+export async function createCheckoutSessions(
+  ctx: Ctx,
+  env: CollectionsEnv,
+  items: { invoice: { id: string; status: string; amount_due: number }; prepared: PreparedCheckout }[],
+): Promise<Map<string, CheckoutSession>> {
+  const rows = items
+    .filter(({ invoice }) => (invoice.status === 'open' || invoice.status === 'uncollectible') && invoice.amount_due > 0)
+    .map(({ invoice, prepared }) => sessionRow(ctx, invoice.id, prepared));
+  await insertCheckoutSessions(ctx.tx, rows);
+  return new Map(rows.map((row) => [row.invoice_id, toSession(env, row)]));
 }
 
 /** The session behind a checkout link, when the link's token matches and it has not expired. */

@@ -1,6 +1,6 @@
 import type { KoshModule } from '../../app-deps.js';
 import { onEvent } from '../../platform/events/events.js';
-import { DUNNING_EMAIL_JOB, sendDunningEmail } from './dunning-mail.js';
+import { DUNNING_EMAIL_JOB, sendDunningEmails } from './dunning-mail.js';
 import { DUNNING_SMS_JOB, dunningOnInvoiceEvent, runDueDunningSteps, scanOverdueInvoices, sendDunningSms } from './run-dunning.js';
 
 export const DUNNING_STEPS_JOB = 'dunning.run_steps';
@@ -11,7 +11,7 @@ export const dunningWiring: KoshModule = {
   name: 'dunning',
   jobs: {
     [DUNNING_SMS_JOB]: sendDunningSms,
-    [DUNNING_EMAIL_JOB]: sendDunningEmail,
+    [DUNNING_EMAIL_JOB]: sendDunningEmails,
     [DUNNING_STEPS_JOB]: async (_job, env) => {
       const steps = await runDueDunningSteps(env);
       if (steps > 0) env.logger.info({ steps }, 'dunning steps');

@@ -37,7 +37,7 @@ import { isSmsNumber, renderTemplate, smsSenderOf } from '../../modules/notifica
 import { markInvoiceUncollectible } from '../../modules/invoices/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 import { cancelSubscription } from '../subscriptions/cancel-subscription.js';
-import { dunningEmailJob, markJobSent } from './dunning-mail.js';
+import { EMAIL_QUEUED, dunningEmailJob, markJobSent, type DunningEmail } from './dunning-mail.js';
 import type { Mode } from '../../platform/auth/tenant-mode.js';
 
 /**
@@ -94,8 +94,16 @@ export async function scanOverdueInvoices(db: Kysely<DB>, mode: Mode | null, now
   }
 }
 
-/** A step's outcome; `followUp` is the job (given the action's id) that does the side effect after commit. */
-type StepResult = { outcome: 'succeeded' | 'failed' | 'skipped'; detail: string; followUp?: (actionId: string) => JobSpec };
+/**
+ * A step's outcome; `followUp` is the job (given the action's id) that does the side effect after
+ * commit; `mail` is the step's e-mail, which joins the batch's one e-mail job (docs/decisions/0189).
+ */
+type StepResult = {
+  outcome: 'succeeded' | 'failed' | 'skipped';
+  detail: string;
+  followUp?: (actionId: string) => JobSpec;
+  mail?: Omit<DunningEmail, 'action_id'>;
+};
 
 /** What the steps of one tenant's part of a batch read, loaded once for the batch. */
 type BatchContext = {
@@ -108,12 +116,13 @@ type BatchContext = {
   retryHistory?: RetryHistorySample[];
   failureCodes?: Map<string, string>;
   /** The batch's writes, made set-based when the batch ends (flushBatch). */
-  pending: { actions: Parameters<typeof insertActions>[1]; jobs: JobSpec[]; moves: StepMove[] };
+  pending: { actions: Parameters<typeof insertActions>[1]; jobs: JobSpec[]; moves: StepMove[]; mails: DunningEmail[] };
 };
 
 async function flushBatch(ctx: Ctx, batch: BatchContext): Promise<void> {
   await insertActions(ctx.tx, batch.pending.actions);
-  await enqueueJobs(ctx.tx, ctx.now, batch.pending.jobs);
+  const mails = batch.pending.mails.length > 0 ? [dunningEmailJob(ctx.tenantId, batch.pending.mails)] : [];
+  await enqueueJobs(ctx.tx, ctx.now, [...batch.pending.jobs, ...mails]);
   await moveExecutionSteps(ctx.tx, ctx.tenantId, batch.pending.moves, ctx.now);
 }
 
@@ -136,27 +145,25 @@ async function loadBatchContext(ctx: Ctx, executions: ExecutionRow[]): Promise<B
     customers: new Map(related.customers.map((c) => [c.id, c])),
     tenantName: tenant.name,
     smsConfigured: sms !== undefined,
-    pending: { actions: [], jobs: [], moves: [] },
+    pending: { actions: [], jobs: [], moves: [], mails: [] },
   };
 }
 
-/** An `email` step queues the job that makes its pay link and sends it (dunning-mail.ts): nothing is rendered or asked of a gateway here. */
+/** An `email` step joins its batch's e-mail job, which makes the pay links and sends (dunning-mail.ts): nothing is rendered or asked of a gateway here. */
 function queueDunningEmail(env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): StepResult {
   if (!isMailConfigured(env.config)) return { outcome: 'skipped', detail: 'no SMTP server is configured' };
   const customer = batch.customers.get(execution.customer_id);
   if (!customer || !isDeliverableAddress(customer.email)) return { outcome: 'skipped', detail: 'the customer has no e-mail address' };
   return {
     outcome: 'succeeded',
-    detail: `e-mail queued to ${customer.email}`,
-    followUp: (actionId) =>
-      dunningEmailJob(execution.tenant_id, execution.id, step.id, {
-        action_id: actionId,
-        invoice_id: execution.invoice_id,
-        customer_id: execution.customer_id,
-        template_name: step.template_name,
-        subject: step.subject,
-        body: step.body,
-      }),
+    detail: `${EMAIL_QUEUED}${customer.email}`,
+    mail: {
+      invoice_id: execution.invoice_id,
+      customer_id: execution.customer_id,
+      template_name: step.template_name,
+      subject: step.subject,
+      body: step.body,
+    },
   };
 }
 
@@ -317,6 +324,7 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
     led_to_recovery: false,
   });
   if (result.followUp) batch.pending.jobs.push(result.followUp(actionId));
+  if (result.mail) batch.pending.mails.push({ ...result.mail, action_id: actionId });
   if (step.is_payment_wall) current = await raisePaymentWall(ctx, current);
   const next = steps[current.steps_done + 1];
   if (next) {

@@ -229,6 +229,11 @@ export async function insertCheckoutSession(tx: Tx, row: Insertable<CheckoutSess
   await tx.insertInto('checkout_sessions').values(row).execute();
 }
 
+/** Many sessions in one statement (the pay links of a batch of dunning e-mails). */
+export async function insertCheckoutSessions(tx: Tx, rows: Insertable<CheckoutSessionsTable>[]): Promise<void> {
+  if (rows.length > 0) await tx.insertInto('checkout_sessions').values(rows).execute();
+}
+
 export async function findCheckoutSession(tx: Tx, tenantId: string, id: string): Promise<CheckoutSessionRow | undefined> {
   return tx.selectFrom('checkout_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }

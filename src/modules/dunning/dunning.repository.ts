@@ -3,7 +3,14 @@ import { deferWrite } from '../../platform/db/pipeline.js';
 import { paginate, type ListResult } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
-import type { DunningActionsTable, DunningCampaignsTable, DunningExecutionsTable, DunningStepsTable, ExecutionStatus } from './dunning.tables.js';
+import type {
+  ActionOutcome,
+  DunningActionsTable,
+  DunningCampaignsTable,
+  DunningExecutionsTable,
+  DunningStepsTable,
+  ExecutionStatus,
+} from './dunning.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type CampaignRow = Selectable<DunningCampaignsTable>;
@@ -190,6 +197,35 @@ export async function insertAction(tx: Tx, row: Insertable<DunningActionsTable>)
 /** A batch's actions in one statement. */
 export async function insertActions(tx: Tx, rows: Insertable<DunningActionsTable>[]): Promise<void> {
   if (rows.length > 0) await deferWrite(tx, tx.insertInto('dunning_actions').values(rows));
+}
+
+/**
+ * Locks those of `ids` still waiting on their follow-up job — outcome `succeeded` with a detail
+ * that starts with `detailPrefix` (what the step wrote) — and returns their ids. A second run of
+ * the job waits here for the first to commit, then finds them settled. `lock: false` only reads
+ * (before a transaction, to skip work already done).
+ */
+export async function lockAwaitingActions(tx: Tx, tenantId: string, ids: string[], detailPrefix: string, lock = true): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  let query = tx
+    .selectFrom('dunning_actions')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .where('outcome', '=', 'succeeded')
+    .where('detail', 'like', `${detailPrefix.replace(/[\\%_]/g, '\\$&')}%`)
+    .orderBy('id');
+  if (lock) query = query.forUpdate();
+  return new Set((await query.execute()).map((r) => r.id));
+}
+
+/** The outcomes of many follow-up jobs, in one UPDATE … FROM (VALUES …). */
+export async function settleActions(tx: Tx, tenantId: string, settled: { id: string; outcome: ActionOutcome; detail: string }[]): Promise<void> {
+  if (settled.length === 0) return;
+  const values = sql.join(settled.map((a) => sql`(${a.id}::uuid, ${a.outcome}::text, ${a.detail}::text)`));
+  await sql`UPDATE dunning_actions a SET outcome = v.outcome, detail = v.detail
+              FROM (VALUES ${values}) AS v (id, outcome, detail)
+             WHERE a.tenant_id = ${tenantId} AND a.id = v.id`.execute(tx);
 }
 
 export type StepMove = { id: string; steps_done: number; next_step_at: Date; next_step_reason: string };

@@ -3,6 +3,7 @@ import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { runDueDunningSteps, scanOverdueInvoices } from '../../flows/dunning/run-dunning.js';
+import { DUNNING_EMAIL_JOB, sendDunningEmails } from '../../flows/dunning/dunning-mail.js';
 
 let sink: MailSink;
 let t: TestKosh;
@@ -52,7 +53,7 @@ async function executionsOf(tenant: Tenant, invoiceId: string) {
 
 beforeAll(async () => {
   sink = await startMailSink();
-  t = await startTestKosh({ env: { SMTP_URL: sink.url, MAIL_FROM: 'Kosh Billing <billing@kosh.test>' } });
+  t = await startTestKosh({ env: { SMTP_URL: sink.url, MAIL_FROM: 'Kosh Billing <billing@kosh.test>', KOSH_RAZORPAY_API_BASE: 'http://127.0.0.1:9' } });
   t.clock.set(new Date('2026-04-01T09:00:00Z'));
 });
 
@@ -224,6 +225,85 @@ describe('dunning an overdue invoice', () => {
     expect(execution.actions.map((a: { outcome: string; detail: string }) => [a.outcome, a.detail])).toEqual([['skipped', 'invoice is paid; no e-mail sent']]);
   });
 
+  it('sends a batch of 30 due reminders from one job, each with its own working link, once even when the job runs twice', async () => {
+    // A second step keeps the executions active (a last step would exhaust them and mark the invoices uncollectible first).
+    const { tenant, customer: first } = await tenantWithCampaign([
+      { delay_hours: 0, channel: 'email' },
+      { delay_hours: 96, channel: 'email' },
+    ]);
+    const customers = [first];
+    for (let i = 1; i < 30; i += 1)
+      customers.push((await ok(tenant, 'POST', '/v1/customers', { email: `batch-${i}-${first.id.slice(-6)}@dunning.test`, name: `Batch ${i}` })).data);
+    const invoices = [];
+    for (const c of customers) invoices.push(await overdueInvoice(tenant, c.id, 24));
+    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, secrets: t.kosh.deps.secrets };
+    t.clock.set(new Date(t.clock.now().getTime() + 25 * HOUR));
+    await scanOverdueInvoices(env.db, t.config.mode, t.clock.now());
+    await runDueDunningSteps(env, 1_000); // one runner batch: one e-mail job for the tenant's 30 steps
+    const jobs = await env.db.selectFrom('jobs').selectAll().where('kind', '=', DUNNING_EMAIL_JOB).where('tenant_id', '=', tenant.tenantId).execute();
+    expect(jobs).toHaveLength(1);
+    expect((jobs[0]!.payload as { emails: unknown[] }).emails).toHaveLength(30);
+    await sendDunningEmails(jobs[0]!, env);
+    await sendDunningEmails(jobs[0]!, env); // a rerun (the worker died after commit) sends nothing more
+    await t.kosh.worker.drain(); // the queued job runs a third time, and the outbox delivers
+    await t.kosh.worker.drain();
+
+    const addresses = new Set(customers.map((c) => c.email as string));
+    const mails = sink.messages.filter((m) => m.envelope.to.some((to) => addresses.has(to)));
+    expect(mails).toHaveLength(30);
+    expect(new Set(mails.map((m) => m.envelope.to[0])).size).toBe(30);
+    const links = mails.map((m) => /https?:\/\/[^/\s]+(\/checkout\/[^\s"<)]+)/.exec(m.text ?? '')?.[1]);
+    expect(new Set(links).size).toBe(30);
+    for (const [i, mail] of mails.entries()) {
+      const invoice = invoices[customers.findIndex((c) => c.email === mail.envelope.to[0])];
+      expect(mail.subject).toContain(invoice.number);
+      const page = await t.call({ method: 'GET', url: links[i]! });
+      expect(page.status).toBe(200);
+      expect(page.text).toContain(invoice.number);
+    }
+    for (const [i, invoice] of invoices.entries()) {
+      const [execution] = await executionsOf(tenant, invoice.id);
+      expect(execution.actions.map((a: { outcome: string; detail: string }) => [a.outcome, a.detail])).toEqual([
+        ['succeeded', `e-mailed ${customers[i].email} with a pay link`],
+      ]);
+    }
+  });
+
+  it('sends the rest of a batch with their links when one invoice gets no checkout, and that one without a link, saying why', async () => {
+    const { tenant, customer: inr } = await tenantWithCampaign([
+      { delay_hours: 0, channel: 'email' },
+      { delay_hours: 96, channel: 'email' },
+    ]);
+    // USD goes to a Razorpay connection whose API refuses connections (KOSH_RAZORPAY_API_BASE below): its checkout fails.
+    await ok(tenant, 'POST', '/v1/gateway-connections', {
+      provider: 'razorpay',
+      credentials: { key_id: 'rzp_test_x', key_secret: 'secret', webhook_secret: 'whsec' },
+      currencies: ['USD'],
+    });
+    const usd = (await ok(tenant, 'POST', '/v1/customers', { email: `usd-${inr.id.slice(-6)}@dunning.test`, name: 'Dollar Payer' })).data;
+    const inrInvoice = await overdueInvoice(tenant, inr.id, 24);
+    const usdInvoice = (
+      await ok(tenant, 'POST', '/v1/invoices', {
+        customer_id: usd.id,
+        currency: 'USD',
+        exchange_rate: '83.5',
+        due_date: new Date(t.clock.now().getTime() + 24 * HOUR).toISOString(),
+        lines: [{ description: 'Service', quantity: 1, unit_amount: 10000, hsn_code: '998314' }],
+      })
+    ).data;
+    await advance(25);
+    const [inrMail] = sink.messages.filter((m) => m.envelope.to.includes(inr.email));
+    const [usdMail] = sink.messages.filter((m) => m.envelope.to.includes(usd.email));
+    expect(inrMail?.text).toMatch(/\/checkout\//);
+    expect(usdMail?.text).not.toMatch(/\/checkout\//);
+    expect(usdMail?.text).toContain('Please pay it at your earliest convenience');
+    expect((await executionsOf(tenant, inrInvoice.id))[0].actions[0].detail).toBe(`e-mailed ${inr.email} with a pay link`);
+    expect((await executionsOf(tenant, usdInvoice.id))[0].actions[0]).toMatchObject({
+      outcome: 'succeeded',
+      detail: expect.stringMatching(new RegExp(`^e-mailed ${usd.email} \\(no pay link: .+\\)$`)),
+    });
+  });
+
   it('e-mails, raises the payment wall, and stops at once when the customer pays by bank transfer', async () => {
     const { tenant, campaign, customer } = await tenantWithCampaign([
       {
@@ -312,6 +392,12 @@ describe('dunning an overdue invoice', () => {
     const execution = (await executionsOf(tenant, first.id))[0];
     expect(execution.status).toBe('exhausted');
     expect((await ok(tenant, 'GET', `/v1/invoices/${first.id}`)).data.status).toBe('uncollectible');
+    // The campaign's last step is an e-mail: the run that queued it also exhausted the execution and
+    // marked the invoice uncollectible, and the e-mail still goes, with a link that pays the invoice.
+    expect(execution.actions[0]).toMatchObject({ channel: 'email', outcome: 'succeeded' });
+    expect(execution.actions[0].detail).toContain('with a pay link');
+    const mail = sink.messages.find((m) => m.envelope.to.includes(customer.email) && /\/checkout\//.test(m.text ?? ''));
+    expect(mail, "the last step's e-mail with its pay link").toBeDefined();
     await advance(1);
     expect((await ok(tenant, 'GET', `/v1/subscriptions/${subscription.id}`)).data.status).toBe('unpaid');
   });

@@ -14,6 +14,8 @@ export {
   claimDueExecutions,
   deferExecutionStep,
   insertActions,
+  lockAwaitingActions,
+  settleActions,
   moveExecutionSteps,
   type StepMove,
   invoicesAndCustomers,
