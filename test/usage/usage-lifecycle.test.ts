@@ -182,6 +182,26 @@ describe('one metric is metered by one subscription per customer', () => {
     const change = await acme.api('POST', `/v1/subscriptions/${plain.id}/change-plan`, { plan_id: first.id, prorate: false });
     expect(change.status, change.text).toBe(200);
   });
+  it('refuses (409) a metered price that would make two running subscriptions of one customer meter one metric; the plan stays as it was', async () => {
+    t.clock.set('2032-11-01T00:00:00Z');
+    const { metric: m, plan: metered } = await meteredPlan();
+    const flat = await plan([{ currency: 'INR', amount: 20_000 }]);
+    const customer = await createCustomer(acme);
+    await subscribe(acme, { customer_id: customer, plan_id: metered.id });
+    const plain = await subscribe(acme, { customer_id: customer, plan_id: flat.id });
+
+    const add = await acme.api('POST', `/v1/plans/${flat.id}/prices`, { currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 5 });
+    expect(add.status, add.text).toBe(409);
+    expect(add.body.error.reason).toBe('metric_already_metered');
+    expect(add.body.error.message).toContain(plain.id);
+    expect((await acme.api('GET', `/v1/plans/${flat.id}`)).body.data.prices.map((p: { billing_scheme: string }) => p.billing_scheme)).toEqual(['per_unit']);
+
+    // The same price on a plan whose subscribers meter nothing else is added.
+    const lone = await plan([{ currency: 'INR', amount: 20_000 }]);
+    await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: lone.id });
+    const fine = await acme.api('POST', `/v1/plans/${lone.id}/prices`, { currency: 'INR', billing_scheme: 'metered', metric_code: m.code, amount: 5 });
+    expect(fine.status, fine.text).toBe(201);
+  });
 });
 
 describe('pure usage plans (metered prices only)', () => {

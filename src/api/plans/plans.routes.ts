@@ -2,7 +2,8 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { createPlanBody, createPriceBody, listPlansQuery, planSchema, priceParams, updatePlanBody } from '../../modules/plans/index.js';
-import { addPrice, archivePrice, createPlan, getPlan, listPlans, updatePlan } from '../../modules/plans/index.js';
+import { archivePrice, createPlan, getPlan, listPlans, updatePlan } from '../../modules/plans/index.js';
+import { addPlanPrice } from '../../flows/plans/add-plan-price.js';
 
 export function registerPlanRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
@@ -67,7 +68,8 @@ export function registerPlanRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 201: dataEnvelope(planSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await addPrice(ctx, request.params.id, request.body) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await addPlanPrice(ctx, request.params.id, request.body) } })),
   );
   app.post(
     '/v1/plans/:id/prices/:price_id/archive',

@@ -2,6 +2,7 @@
 export {
   assertChargeable,
   assertMetricsMeteredOnce,
+  assertPlanMeteredOnce,
   createSubscriptionRecord,
   endSubscriptionNow,
   getSubscription,

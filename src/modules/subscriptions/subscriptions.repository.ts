@@ -101,6 +101,40 @@ export async function runningSubscriptionsOfCustomers(
     .execute();
 }
 
+/**
+ * A running (or paused) subscription of `planId` in `currency` whose customer has another running
+ * subscription metering `metricCode` in its currency — the pair a new metered price would make
+ * bill one event twice (decision 0190). Undefined when there is none.
+ */
+export async function subscriptionPairMeteringMetric(
+  tx: Tx,
+  tenantId: string,
+  planId: string,
+  metricCode: string,
+  currency: string,
+): Promise<{ mine: string; other: string } | undefined> {
+  const live = [...RENEWABLE_STATUSES, 'paused'] as const;
+  return tx
+    .selectFrom('subscriptions as mine')
+    .innerJoin('subscriptions as other', (join) =>
+      join.onRef('other.tenant_id', '=', 'mine.tenant_id').onRef('other.customer_id', '=', 'mine.customer_id').onRef('other.id', '<>', 'mine.id'),
+    )
+    .innerJoin('prices as p', (join) =>
+      join.onRef('p.tenant_id', '=', 'other.tenant_id').onRef('p.plan_id', '=', 'other.plan_id').onRef('p.currency', '=', 'other.currency'),
+    )
+    .select(['mine.id as mine', 'other.id as other'])
+    .where('mine.tenant_id', '=', tenantId)
+    .where('mine.plan_id', '=', planId)
+    .where('mine.currency', '=', currency)
+    .where('mine.status', 'in', live)
+    .where('other.status', 'in', live)
+    .where('p.billing_scheme', '=', 'metered')
+    .where('p.active', '=', true)
+    .where('p.metric_code', '=', metricCode)
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /** The tenant's past_due and unpaid subscriptions (the run checks whether they were paid). */
 export async function delinquentSubscriptionIds(tx: Tx, tenantId: string): Promise<{ id: string; status: SubscriptionStatus }[]> {
   return (

@@ -15,6 +15,7 @@ import {
   insertSubscription,
   listSubscriptionRows,
   runningSubscriptionsOfCustomers,
+  subscriptionPairMeteringMetric,
   type SubscriptionFilter,
   type SubscriptionRow,
 } from './subscriptions.repository.js';
@@ -162,6 +163,22 @@ export async function assertMetricsMeteredOnce(
         'metric_already_metered',
       );
     }
+  }
+}
+
+/**
+ * The same rule when a plan gains a metered price (POST /v1/plans/{id}/prices): refused (409
+ * `metric_already_metered`) when a customer with a running subscription of the plan has another
+ * running subscription metering that metric — both would bill every event. Called after the price
+ * is written, in the same transaction, so the 409 leaves the plan as it was.
+ */
+export async function assertPlanMeteredOnce(ctx: Ctx, planId: string, metricCode: string, currency: string): Promise<void> {
+  const pair = await subscriptionPairMeteringMetric(ctx.tx, ctx.tenantId, planId, metricCode, currency);
+  if (pair) {
+    throw errors.conflict(
+      `metric_code: subscription ${pair.mine} of this plan belongs to a customer whose subscription ${pair.other} already meters ${metricCode}; a metric is billed by one subscription per customer`,
+      'metric_already_metered',
+    );
   }
 }
 
