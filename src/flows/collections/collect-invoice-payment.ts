@@ -32,6 +32,7 @@ import {
   finishAttempts,
   gatewayForCurrency,
   gatewayOfPaymentMethod,
+  gatewayName,
   getCustomerPaymentMethod,
   insertAttempt,
   insertAttempts,
@@ -109,7 +110,7 @@ export async function startAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: str
   }
 
   const notice = saved.requiresPreDebitNotice;
-  const attempt = attemptRow(ctx, invoice, saved, resolved, paymentMethodId, options.checkout?.sessionId ?? null);
+  const attempt = attemptRow(ctx, invoice, notice, resolved, paymentMethodId, options.checkout?.sessionId ?? null);
   await insertAttempt(ctx.tx, attempt);
   if (notice) await queuePreDebitNotice(ctx, invoice, { amount: attempt.amount, currency: attempt.currency, charge_after: attempt.charge_after! });
   return attempt;
@@ -119,12 +120,11 @@ export async function startAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: str
 function attemptRow(
   ctx: Ctx,
   invoice: InvoiceRow,
-  saved: SavedPaymentMethod,
+  notice: boolean,
   resolved: Pick<ResolvedGateway, 'provider' | 'connectionId'>,
   paymentMethodId: string | null,
   checkoutSessionId: string | null,
 ): AttemptRow {
-  const notice = saved.requiresPreDebitNotice;
   return {
     tenant_id: ctx.tenantId,
     id: newId(),
@@ -169,11 +169,10 @@ export async function recordHostedCheckoutPayment(
   // A mandate debit still in its notice wait was never sent: it is canceled here, so the customer
   // pays once. One already sent to the gateway stays in flight (one pending attempt per invoice is
   // a database fact); the provider redelivers after this 409 (docs/decisions/0196).
-  await cancelNoticeDebit(ctx, invoice, 'paid_by_checkout', `the invoice was paid on the ${GATEWAY_NAMES[session.gateway] ?? session.gateway} checkout page`);
+  await cancelNoticeDebit(ctx, invoice, 'paid_by_checkout', `the invoice was paid on the ${gatewayName(session.gateway)} checkout page`);
   if (await pendingAttemptOf(ctx.tx, ctx.tenantId, invoice.id))
     throw errors.conflict('a payment attempt on this invoice is in progress; deliver the event again later', 'payment_in_progress');
-  const saved: SavedPaymentMethod = { type: 'card', brand: null, last4: null, reference: '', gatewayCustomerId: null, requiresPreDebitNotice: false };
-  const attempt = attemptRow(ctx, invoice, saved, { provider: session.gateway, connectionId: session.connection_id }, null, session.id);
+  const attempt = attemptRow(ctx, invoice, false, { provider: session.gateway, connectionId: session.connection_id }, null, session.id);
   await insertAttempt(ctx.tx, { ...attempt, amount: input.amount, pending_reason: 'gateway' });
   await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: input.gatewayPaymentId, paymentType: input.paymentType });
   return true;
@@ -192,9 +191,6 @@ async function cancelNoticeDebit(ctx: Ctx, invoice: InvoiceRow, code: string, me
   await queueDebitCanceledNotice(ctx, invoice, canceled, message);
   return canceled;
 }
-
-/** How a customer knows each gateway. */
-const GATEWAY_NAMES: Record<string, string> = { razorpay: 'Razorpay', stripe: 'Stripe', test: 'test' };
 
 function unknownFrom(error: unknown): ChargeOutcome {
   return { status: 'unknown', reason: error instanceof Error ? error.message : String(error) };
@@ -611,7 +607,7 @@ async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invoiceIds:
       cannot.push({ invoice, error: { code: error.reason ?? error.kind, message: error.message } });
       continue;
     }
-    const attempt = attemptRow(ctx, invoice, saved, resolved, pm.id, null);
+    const attempt = attemptRow(ctx, invoice, saved.requiresPreDebitNotice, resolved, pm.id, null);
     rows.push(attempt);
     const customer = customerOf.get(invoice.customer_id)!;
     out.push({

@@ -78,9 +78,14 @@ export type CheckoutView = { invoice: Invoice; sellerName: string; action: strin
 
 const providerNames: Record<string, string> = { stripe: 'Stripe', razorpay: 'Razorpay' };
 
+/** A gateway as customers know it (Stripe, Razorpay); the provider's code otherwise. */
+export function gatewayName(provider: string): string {
+  return providerNames[provider] ?? provider;
+}
+
 /** Back from the provider: paid shows the receipt; cancelled offers the provider's page again; otherwise it waits for the webhook. */
 function handoverSection(invoice: Invoice, handover: CheckoutHandover): string {
-  const name = escapeHtml(providerNames[handover.provider] ?? handover.provider);
+  const name = escapeHtml(gatewayName(handover.provider));
   const again = `<p><a class="button" id="pay" href="${escapeHtml(handover.url)}">Pay ${money(invoice.amount_due, invoice.currency)} with ${name}</a></p>`;
   return handover.cancelled
     ? `<section><h2>Payment</h2><div class="muted" role="status" data-cancelled>The payment was cancelled; nothing was charged.</div>${again}</section>`

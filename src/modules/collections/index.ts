@@ -14,4 +14,4 @@ export {
   type RefundOutcome,
   type SavedPaymentMethod,
 } from './gateways/gateway.js';
-export { checkoutGonePage, checkoutPage } from './checkout.pages.js';
+export { checkoutGonePage, checkoutPage, gatewayName } from './checkout.pages.js';
