@@ -85,7 +85,7 @@ type InvoiceFacts = { id: string; status: string; number: string | null; currenc
  * own end marked uncollectible (`exhausted_action: mark_unpaid`) — a campaign whose last step is
  * the final notice exhausts in the same run that queues that notice, and the notice must still go.
  */
-function stillOwed<I extends Pick<InvoiceFacts, 'status' | 'amount_due'>>(invoice: I | undefined): invoice is I {
+export function stillOwed<I extends Pick<InvoiceFacts, 'status' | 'amount_due'>>(invoice: I | undefined): invoice is I {
   return !!invoice && (invoice.status === 'open' || invoice.status === 'uncollectible') && invoice.amount_due > 0;
 }
 

@@ -1,7 +1,8 @@
 import type { KoshModule } from '../../app-deps.js';
 import { onEvent } from '../../platform/events/events.js';
 import { DUNNING_EMAIL_JOB, sendDunningEmails } from './dunning-mail.js';
-import { DUNNING_SMS_JOB, dunningOnInvoiceEvent, runDueDunningSteps, scanOverdueInvoices, sendDunningSms } from './run-dunning.js';
+import { DUNNING_SMS_JOB, sendDunningSms } from './dunning-sms.js';
+import { dunningOnInvoiceEvent, runDueDunningSteps, scanOverdueInvoices } from './run-dunning.js';
 
 export const DUNNING_STEPS_JOB = 'dunning.run_steps';
 export const DUNNING_OVERDUE_SCAN_JOB = 'dunning.scan_overdue';

@@ -3,7 +3,7 @@ import type { Ctx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { EventPayload } from '../../platform/events/events.js';
 import type { JobEnv } from '../../platform/jobs/jobs.js';
-import { enqueueJobs, type Job, type JobSpec } from '../../platform/jobs/jobs.js';
+import { enqueueJobs, type JobSpec } from '../../platform/jobs/jobs.js';
 import { newId } from '../../platform/ids.js';
 import { isDeliverableAddress, isMailConfigured } from '../../platform/mail/index.js';
 import { lastFailureCodes, successfulChargesSince } from '../../modules/collections/index.js';
@@ -13,7 +13,6 @@ import {
   campaignSteps,
   chooseRetryTime,
   claimDueExecutions,
-  deferExecutionStep,
   endExecution,
   insertActions,
   invoicesAndCustomers,
@@ -23,7 +22,6 @@ import {
   raisePaymentWall,
   recordAction,
   type StepMove,
-  settleAction,
   startExecution,
   stopExecutionOfInvoice,
   stopExecutionsOfInvoices,
@@ -33,11 +31,12 @@ import {
   type RetryHistorySample,
   type StepRow,
 } from '../../modules/dunning/index.js';
-import { isSmsNumber, renderTemplate, smsSenderOf } from '../../modules/notifications/index.js';
+import { isSmsNumber } from '../../modules/notifications/index.js';
 import { markInvoiceUncollectible } from '../../modules/invoices/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 import { cancelSubscription } from '../subscriptions/cancel-subscription.js';
-import { EMAIL_QUEUED, dunningEmailJob, markJobSent, type DunningEmail } from './dunning-mail.js';
+import { EMAIL_QUEUED, dunningEmailJob, type DunningEmail } from './dunning-mail.js';
+import { DEFAULT_SMS, dunningSmsJob } from './dunning-sms.js';
 import type { Mode } from '../../platform/auth/tenant-mode.js';
 
 /**
@@ -167,6 +166,31 @@ function queueDunningEmail(env: Pick<JobEnv, 'config'>, execution: ExecutionRow,
   };
 }
 
+/**
+ * An `sms` step queues the message (the provider is called by the job, never inside the step's
+ * transaction); the job makes the pay link, renders and sends, and settles the action with the
+ * provider's answer (dunning-sms.ts).
+ */
+function queueDunningSms(ctx: Ctx, execution: ExecutionRow, step: StepRow, batch: BatchContext): StepResult {
+  if (!batch.smsConfigured) return { outcome: 'skipped', detail: 'no SMS provider is configured' };
+  const customer = batch.customers.get(execution.customer_id);
+  if (!customer || !isSmsNumber(customer.phone)) return { outcome: 'skipped', detail: 'the customer has no mobile number in E.164 form' };
+  const to = customer.phone;
+  return {
+    outcome: 'succeeded',
+    detail: `SMS queued to ${to}`,
+    followUp: (actionId) =>
+      dunningSmsJob(ctx.tenantId, {
+        action_id: actionId,
+        to,
+        invoice_id: execution.invoice_id,
+        customer_id: execution.customer_id,
+        template: step.body || DEFAULT_SMS,
+        variables: variablesOf(execution, customer, batch),
+      }),
+  };
+}
+
 function variablesOf(execution: ExecutionRow, customer: DunnedCustomer, batch: BatchContext) {
   const invoice = batch.invoices.get(execution.invoice_id)!;
   return {
@@ -177,73 +201,7 @@ function variablesOf(execution: ExecutionRow, customer: DunnedCustomer, batch: B
       due_date: invoice.due_date ? invoice.due_date.toISOString().slice(0, 10) : null,
     },
     tenant: { name: batch.tenantName },
-    pay_url: null,
   };
-}
-
-export const DUNNING_SMS_JOB = 'dunning.send_sms';
-const DEFAULT_SMS = '{{tenant.name}}: invoice {{invoice.number}} for {{invoice.amount_due}} is unpaid. Please pay it at your earliest convenience.';
-/** SMS bodies are cut to what fits in ten segments. */
-const MAX_SMS_CHARS = 1_530;
-/** Transient provider failures are retried with the queue's backoff (1 s, 2 s, 4 s, 8 s). */
-const SMS_MAX_ATTEMPTS = 5;
-
-/**
- * An `sms` step queues the message (the provider is called by the job, never inside the step's
- * transaction); the job settles the action with the provider's answer.
- */
-function queueDunningSms(ctx: Ctx, execution: ExecutionRow, step: StepRow, batch: BatchContext): StepResult {
-  if (!batch.smsConfigured) return { outcome: 'skipped', detail: 'no SMS provider is configured' };
-  const customer = batch.customers.get(execution.customer_id);
-  if (!customer || !isSmsNumber(customer.phone)) return { outcome: 'skipped', detail: 'the customer has no mobile number in E.164 form' };
-  const body = renderTemplate({ subject: '', html: '', text: step.body || DEFAULT_SMS }, variablesOf(execution, customer, batch))
-    .text.replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, MAX_SMS_CHARS);
-  const to = customer.phone;
-  return {
-    outcome: 'succeeded',
-    detail: `SMS queued to ${to}`,
-    followUp: (actionId) => ({ kind: DUNNING_SMS_JOB, tenantId: ctx.tenantId, payload: { action_id: actionId, to, body }, maxAttempts: SMS_MAX_ATTEMPTS }),
-  };
-}
-
-/**
- * The SMS job: one provider call; the action records what the provider said. A transient failure
- * (unreachable, timeout, 5xx, 429) is retried by the job queue with backoff — the action says so
- * meanwhile — until the job's last attempt, which records it failed; a refusal (other 4xx) is
- * recorded failed at once with the provider's message. A rerun after success sends nothing.
- */
-export async function sendDunningSms(job: Job, env: Pick<JobEnv, 'db' | 'secrets' | 'config'>): Promise<void> {
-  const payload = job.payload as { action_id: string; to: string; body: string; sent?: boolean };
-  if (!job.tenant_id || payload.sent) return;
-  const sender = await smsSenderOf(env.db, job.tenant_id, env.secrets);
-  if (!sender) {
-    await settleAction(env.db, job.tenant_id, payload.action_id, 'skipped', 'no SMS provider is configured');
-    return;
-  }
-  const baseUrl = sender.providerName === 'msg91' ? env.config.msg91ApiBase : env.config.twilioApiBase;
-  const result = await sender.provider.send({ baseUrl, credentials: sender.credentials, sender: sender.sender }, { to: payload.to, body: payload.body });
-  if (!result.ok && result.retryable && job.attempts < job.max_attempts) {
-    await settleAction(
-      env.db,
-      job.tenant_id,
-      payload.action_id,
-      'succeeded',
-      `SMS to ${payload.to} not yet accepted (attempt ${job.attempts} of ${job.max_attempts}, retrying): ${result.error}`,
-    );
-    throw new Error(result.error);
-  }
-  await env.db.transaction().execute(async (tx) => {
-    await settleAction(
-      tx,
-      job.tenant_id!,
-      payload.action_id,
-      result.ok ? 'succeeded' : 'failed',
-      result.ok ? `SMS ${result.id} accepted by ${sender.providerName} for ${payload.to} (${result.status})` : result.error,
-    );
-    await markJobSent(tx, job.id);
-  });
 }
 
 async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
@@ -331,12 +289,8 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
     let at = new Date(Math.max(ctx.now.getTime(), current.started_at.getTime() + next.delay_hours * 3_600_000));
     let reason = '';
     if (next.channel === 'retry_payment') ({ at, reason } = await retryTiming(ctx, current, at, batch));
-    await deferExecutionStep(ctx.tx, ctx.tenantId, current.id, {
-      steps_done: current.steps_done + 1,
-      next_step_at: at,
-      next_step_reason: reason,
-      updated_at: ctx.now,
-    });
+    // Moved with the rest of the batch in one UPDATE (flushBatch); the runner holds the row.
+    batch.pending.moves.push({ id: current.id, steps_done: current.steps_done + 1, next_step_at: at, next_step_reason: reason });
     return;
   }
   await endExecution(ctx, { ...current, steps_done: current.steps_done + 1 }, 'exhausted');

@@ -243,14 +243,6 @@ export async function moveExecutionSteps(tx: Tx, tenantId: string, moves: StepMo
   );
 }
 
-/**
- * Moves a locked, active execution to its next step without waiting: the runner holds the row
- * (FOR UPDATE) and computed the new state itself.
- */
-export async function deferExecutionStep(tx: Tx, tenantId: string, id: string, patch: Updateable<DunningExecutionsTable>): Promise<void> {
-  await deferWrite(tx, tx.updateTable('dunning_executions').set(patch).where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '=', 'active'));
-}
-
 export type DunnedInvoice = {
   id: string;
   number: string | null;

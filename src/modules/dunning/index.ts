@@ -12,7 +12,6 @@ export {
 } from './dunning.service.js';
 export {
   claimDueExecutions,
-  deferExecutionStep,
   insertActions,
   lockAwaitingActions,
   settleActions,

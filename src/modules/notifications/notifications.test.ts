@@ -259,7 +259,7 @@ describe('customer notifications', () => {
 });
 
 describe('SMS for dunning', () => {
-  async function smsTenant(connect: { token?: string; body?: Record<string, unknown> } | null) {
+  async function smsTenant(connect: { token?: string; body?: Record<string, unknown> } | null, text = '{{tenant.name}}: pay {{invoice.number}} ({{invoice.amount_due}})') {
     const tenant = await t.registerTenant({ name: 'SMS Tenant' });
     if (connect?.body) {
       const created = await tenant.api('POST', '/v1/sms-connections', connect.body);
@@ -278,7 +278,7 @@ describe('SMS for dunning', () => {
     await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, {
       delay_hours: 0,
       channel: 'sms',
-      body: '{{tenant.name}}: pay {{invoice.number}} ({{invoice.amount_due}})',
+      body: text,
     });
     const customer = await createCustomer(tenant, { phone: '+919812345678' });
     const due = new Date(t.clock.now().getTime() - HOUR).toISOString();
@@ -334,7 +334,11 @@ describe('SMS for dunning', () => {
       recipients: [{ mobiles: '919812345678', content: `SMS Tenant: pay ${invoice.number} (INR 118.00)` }],
     });
     const message = msg91.messages.at(-1)!;
-    expect(action).toMatchObject({ channel: 'sms', outcome: 'succeeded', detail: `SMS ${message.request_id} accepted by msg91 for +919812345678 (accepted)` });
+    expect(action).toMatchObject({
+      channel: 'sms',
+      outcome: 'succeeded',
+      detail: `SMS ${message.request_id} accepted by msg91 for +919812345678 (accepted) with a pay link`,
+    });
     const listed = await tenant.api('GET', '/v1/sms-connections');
     expect(listed.body.data).toEqual([expect.objectContaining({ provider: 'msg91', sender: 'KOSHBL', account_sid: null, template_id: msg91.templateId })]);
     expect(listed.text).not.toContain(msg91.authKey);
@@ -367,6 +371,28 @@ describe('SMS for dunning', () => {
     }
     expect(msg91.requests.length - before).toBe(3);
     expect((await actionOf(tenant, invoice.id)).detail).toMatch(/^SMS [0-9a-f]{24} accepted by msg91 for \+919812345678/);
+  });
+
+  it('carries a pay link that opens the checkout of the invoice; a retried message keeps its one link', async () => {
+    twilio.fault({ method: 'POST', path: /Messages\.json$/, kind: 'status', status: 503, times: 1 });
+    const before = twilio.messages.length;
+    const attemptsBefore = twilio.requests.length;
+    const { tenant, invoice } = await smsTenant({}, 'Pay {{invoice.number}}: {{pay_url}}');
+    for (const seconds of [1, 2]) {
+      t.clock.set(new Date(t.clock.now().getTime() + seconds * 1_000));
+      await drain();
+    }
+    expect(twilio.requests.length - attemptsBefore).toBe(2);
+    const sent = twilio.messages.slice(before);
+    expect(sent).toHaveLength(1);
+    const link = /^Pay [^:]+: http:\/\/127\.0\.0\.1:9(\/checkout\/\S+)$/.exec(sent[0]!.body)?.[1];
+    expect(link, sent[0]!.body).toBeDefined();
+    const page = await t.call({ method: 'GET', url: link! });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(invoice.number);
+    const sessions = await t.kosh.deps.db.selectFrom('checkout_sessions').select('id').where('tenant_id', '=', tenant.tenantId).where('invoice_id', '=', invoice.id).execute();
+    expect(sessions).toHaveLength(1);
+    expect((await actionOf(tenant, invoice.id)).detail).toMatch(/^SMS SM[0-9a-f]{32} accepted by twilio for \+919812345678 \(queued\) with a pay link$/);
   });
 
   it('records a failure that stays transient as failed after the last attempt (Twilio 500)', async () => {

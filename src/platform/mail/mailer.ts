@@ -1,7 +1,8 @@
 // nodemailer loads with the first message, not at start-up.
 import type { createTransport as CreateTransport, Transporter } from 'nodemailer';
-import type Composer from 'nodemailer/lib/mail-composer';
+import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { buildMime as BuildMime } from './mime.js';
 
 /** One message as handed to the SMTP server. */
 export type OutgoingMail = {
@@ -61,33 +62,23 @@ export const SMTP_POOL = { pool: true, maxConnections: 8, maxMessages: 500 } as 
  * with the first message and lives until `close()`.
  */
 export function createSmtpMailer(smtpUrl: string, options: { maxWaitMs?: number } = {}): Mailer {
-  let transport: Promise<{ composer: typeof Composer; transport: Transporter }> | undefined;
+  let transport: Promise<{ buildMime: typeof BuildMime; transport: Transporter }> | undefined;
   let closed = false;
   const slots = new Slots(connectionsOf(smtpUrl), options.maxWaitMs ?? MAX_WAIT_MS);
   const open = async () => {
     const { createTransport } = (await import('nodemailer')) as { createTransport: typeof CreateTransport };
-    const { default: MailComposer } = (await import('nodemailer/lib/mail-composer')) as { default: typeof Composer };
-    return { composer: MailComposer, transport: createTransport({ url: smtpUrl, ...SMTP_POOL, ...TIMEOUTS }) };
+    const { buildMime } = await import('./mime.js');
+    return { buildMime, transport: createTransport({ url: smtpUrl, ...SMTP_POOL, ...TIMEOUTS }) };
   };
   return {
     async send(mail) {
       if (closed) throw new Error('the mailer is closed');
       transport ??= open();
-      const { composer: MailComposer, transport: pool } = await transport;
-      // The MIME message is built into one buffer here and handed over raw: streamed by nodemailer
-      // it reached the socket as many small writes (a system call each), the largest cost of a send.
-      const raw = await new MailComposer({
-        from: mail.from.name ? { name: mail.from.name, address: mail.from.address } : mail.from.address,
-        to: mail.to,
-        replyTo: mail.replyTo,
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-        messageId: mail.messageId,
-        attachments: mail.attachments,
-      })
-        .compile()
-        .build();
+      const { buildMime, transport: pool } = await transport;
+      // The MIME message is built into one buffer here (mime.ts) and handed over raw: streamed by
+      // nodemailer it reached the socket as many small writes (a system call each).
+      // Date: when the message leaves, on the real clock (receivers compare it with their own).
+      const raw = buildMime(mail, systemClock.now());
       await slots.acquire();
       let info;
       try {
