@@ -20,7 +20,8 @@
  *    "get_vs_bare", "raw_same_read_rps", "get_vs_raw", "ratio"}
  *   post_vs_raw = post / raw same work, get_vs_bare = get / bare insert, get_vs_raw = get / raw
  *   same read, ratio = post / bare insert (all from the same run)
- * BENCH_QUERIES=1 also counts the SQL statements one POST /v1/plans sends.
+ * BENCH_QUERIES=1 also counts the SQL statements one POST /v1/plans sends; BENCH_EXPLAIN=1 prints
+ * the list's page query with EXPLAIN (ANALYZE, BUFFERS) three times after the POST run, and stops.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -289,6 +290,14 @@ async function main() {
     const reads = await statementsOf(kosh, () => fetch(`${base}/v1/plans`, { headers }), 200);
     const pageStatement = (captured.page = reads.find((statement) => /from "plans"/.test(statement.text) && /\blimit\b/i.test(statement.text)));
     if (!pageStatement) throw new Error(`GET /v1/plans sent no page query: ${reads.map(oneLine).join(' | ')}`);
+    if (process.env.BENCH_EXPLAIN === '1') {
+      console.log(pageStatement.text, JSON.stringify(pageStatement.values));
+      for (let i = 0; i < 3; i++) {
+        const plan = await pool.query({ text: `EXPLAIN (ANALYZE, BUFFERS) ${pageStatement.text}`, values: pageStatement.values });
+        console.log(plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n'));
+      }
+      process.exit(0);
+    }
     const get = await measure('GET /v1/plans', () => ({ url: `${base}/v1/plans`, method: 'GET', headers }));
     const rawRead = await measure('raw same read', () => ({ url: `${bareBase}/raw-same-read`, method: 'GET' }));
     const bareInsert = await measure('bare insert', (phase) => ({
