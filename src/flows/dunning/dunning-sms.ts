@@ -37,8 +37,7 @@ export type DunningSms = {
 
 /** The payload: the message, then `pay_url` once the job made the link (null: none could be made), `sent` once the provider accepted it. A job queued before 0198 carries the rendered `body` instead. */
 type DunningSmsPayload =
-  | (DunningSms & { pay_url?: string | null; pay_note?: string; sent?: boolean })
-  | { action_id: string; to: string; body: string; sent?: boolean };
+  (DunningSms & { pay_url?: string | null; pay_note?: string; sent?: boolean }) | { action_id: string; to: string; body: string; sent?: boolean };
 
 export function dunningSmsJob(tenantId: string, sms: DunningSms): JobSpec {
   return { kind: DUNNING_SMS_JOB, tenantId, payload: sms, maxAttempts: SMS_MAX_ATTEMPTS };
@@ -110,7 +109,10 @@ export async function sendDunningSms(job: Job, env: SmsEnv): Promise<void> {
     }
     linkNote = ` ${url ? 'with a pay link' : `(${note})`}`;
     try {
-      body = renderTemplate({ subject: '', html: '', text: payload.template }, { ...payload.variables, pay_url: url }).text.replace(/\s+/g, ' ').trim().slice(0, MAX_SMS_CHARS);
+      body = renderTemplate({ subject: '', html: '', text: payload.template }, { ...payload.variables, pay_url: url })
+        .text.replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, MAX_SMS_CHARS);
     } catch (error) {
       await settleAction(env.db, tenantId, payload.action_id, 'failed', `the SMS could not be rendered: ${(error as Error).message}`);
       return;

@@ -203,3 +203,43 @@ export async function subscriptionIdsWithoutExternalIdAfter(tx: Tx, tenantId: st
   if (after !== null) q = q.where('id', '>', after);
   return (await q.orderBy('id').limit(limit).execute()).map((r) => r.id);
 }
+
+/** The metrics these plans meter: their active metered prices, per plan and currency. */
+export async function meteredMetricsOfPlans(
+  tx: Tx,
+  tenantId: string,
+  planIds: string[],
+): Promise<{ plan_id: string; currency: string; metric_code: string }[]> {
+  if (planIds.length === 0) return [];
+  const rows = await tx
+    .selectFrom('prices')
+    .select(['plan_id', 'currency', 'metric_code'])
+    .where('tenant_id', '=', tenantId)
+    .where('billing_scheme', '=', 'metered')
+    .where('active', '=', true)
+    .where(anyOf('plan_id', planIds, 'uuid'))
+    .execute();
+  return rows.filter((r): r is typeof r & { metric_code: string } => r.metric_code !== null);
+}
+
+/**
+ * The metrics that running (or paused) subscriptions of these customers already meter, each with
+ * the subscription (the rule of decision 0190: one metric is metered once per customer).
+ */
+export async function meteredMetricsOfCustomers(
+  tx: Tx,
+  tenantId: string,
+  customerIds: string[],
+  runningStatuses: readonly string[],
+): Promise<{ customer_id: string; subscription_id: string; metric_code: string }[]> {
+  if (customerIds.length === 0) return [];
+  const { rows } = await sql<{ customer_id: string; subscription_id: string; metric_code: string }>`
+    SELECT s.customer_id, s.id AS subscription_id, pr.metric_code
+      FROM subscriptions s
+      JOIN prices pr ON pr.tenant_id = s.tenant_id AND pr.plan_id = s.plan_id AND pr.currency = s.currency
+                    AND pr.billing_scheme = 'metered' AND pr.active AND pr.metric_code IS NOT NULL
+     WHERE s.tenant_id = ${tenantId} AND ${anyOf('s.customer_id', customerIds, 'uuid')}
+       AND s.status = ANY(${[...runningStatuses]}::text[])
+     ORDER BY s.created_at, s.id`.execute(tx);
+  return rows;
+}

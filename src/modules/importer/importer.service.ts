@@ -2,6 +2,7 @@ import type { Ctx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
 import type { BillingAddress } from '../customers/index.js';
+import { RENEWABLE_STATUSES, lockCustomersMetering } from '../subscriptions/index.js';
 import {
   existingSubscriptionExternalIds,
   findCustomersByEmails,
@@ -18,6 +19,8 @@ import {
   type PlanRef,
   type PriceInsert,
   type SubscriptionInsert,
+  meteredMetricsOfCustomers,
+  meteredMetricsOfPlans,
 } from './importer.repository.js';
 import type { CustomerRecord, FailedRow, PlanRecord, SubscriptionRecord } from './importer.schemas.js';
 
@@ -280,6 +283,9 @@ function pickPrice(plan: Pick<PlanRef, 'prices'>, baseCurrency: string): { id?: 
     : `plan_code: the plan has prices in ${plan.prices.map((p) => p.currency).join(', ')} and none in the tenant's base currency ${baseCurrency}`;
 }
 
+/** A dry run's stand-in for the id of a customer the file would create. */
+const IN_THIS_FILE = '(in this file)';
+
 export async function importSubscriptions(ctx: Ctx, batch: Valid<SubscriptionRecord>[], refs: SubscriptionReferences, dryRun: boolean): Promise<BatchResult> {
   // What is already there is skipped as it is, whatever the file now says it refers to.
   const existing = new Set(
@@ -314,7 +320,7 @@ export async function importSubscriptions(ctx: Ctx, batch: Valid<SubscriptionRec
     }
     let customerId = customers.get(email.toLowerCase()) ?? null;
     const fileCustomer = refs.fileCustomers.get(email.toLowerCase());
-    if (!customerId && dryRun && fileCustomer?.ok) customerId = '(in this file)';
+    if (!customerId && dryRun && fileCustomer?.ok) customerId = IN_THIS_FILE;
     if (!customerId) {
       problems.push(
         fileCustomer
@@ -337,9 +343,16 @@ export async function importSubscriptions(ctx: Ctx, batch: Valid<SubscriptionRec
     });
   }
 
-  if (dryRun) return { created: ready.length, skipped: existing.size, failed, failedKeys: [] };
-  const rows = new Map(ready.map((r) => [r.key, toSubscriptionRow(ctx, r.record, r)]));
-  const { created, refused } = await insertEach(ctx.tx, ready, (items) =>
+  const doubled = await doubleMetering(ctx, ready, dryRun);
+  for (const row of ready) {
+    const problem = doubled.get(row.key);
+    if (problem) failed.push(failure('subscription', row, problem));
+  }
+  const going = ready.filter((r) => !doubled.has(r.key));
+
+  if (dryRun) return { created: going.length, skipped: existing.size, failed, failedKeys: [] };
+  const rows = new Map(going.map((r) => [r.key, toSubscriptionRow(ctx, r.record, r)]));
+  const { created, refused } = await insertEach(ctx.tx, going, (items) =>
     insertNewSubscriptions(
       ctx.tx,
       items.map((r) => rows.get(r.key)!),
@@ -347,5 +360,45 @@ export async function importSubscriptions(ctx: Ctx, batch: Valid<SubscriptionRec
   );
   failed.push(...refused.map((r) => failure('subscription', r.item, r.error)));
   // A concurrent import may have created some since the check: ON CONFLICT skipped those too.
-  return { created: created.size, skipped: existing.size + ready.length - created.size - refused.length, failed, failedKeys: [] };
+  return { created: created.size, skipped: existing.size + going.length - created.size - refused.length, failed, failedKeys: [] };
+}
+
+const RUNNING_STATUSES: readonly string[] = [...RENEWABLE_STATUSES, 'paused'];
+
+/**
+ * One metric is metered once per customer (decision 0190), for imported subscriptions as for
+ * created ones: a running row whose plan meters, in its currency, a metric that a running
+ * subscription of the same customer already meters — in Kosh, or an earlier row of the file — is
+ * refused with the reason; the others go in. The customers' metering lock (the one subscription
+ * creation takes) is held to the end of the batch's transaction.
+ */
+async function doubleMetering(
+  ctx: Ctx,
+  ready: (Valid<SubscriptionRecord> & { customerId: string; plan: PlanRef; currency: string })[],
+  dryRun: boolean,
+): Promise<Map<string, string>> {
+  const refusedRows = new Map<string, string>();
+  const running = ready.filter((r) => RUNNING_STATUSES.includes(r.record.status) && r.plan.id);
+  const metered = await meteredMetricsOfPlans(ctx.tx, ctx.tenantId, [...new Set(running.map((r) => r.plan.id))]);
+  if (metered.length === 0) return refusedRows;
+  const metricsOf = (r: (typeof running)[number]) => metered.filter((m) => m.plan_id === r.plan.id && m.currency === r.currency).map((m) => m.metric_code);
+  const metering = running.filter((r) => metricsOf(r).length > 0);
+  // A dry run's customer that only the file holds has nothing in Kosh yet.
+  const known = [...new Set(metering.map((r) => r.customerId).filter((id) => id !== IN_THIS_FILE))];
+  if (!dryRun) await lockCustomersMetering(ctx, known);
+  const taken = new Map<string, string>(); // customer + metric → who meters it
+  for (const m of await meteredMetricsOfCustomers(ctx.tx, ctx.tenantId, known, RUNNING_STATUSES)) {
+    taken.set(`${m.customer_id} ${m.metric_code}`, `the customer's subscription ${m.subscription_id}`);
+  }
+  for (const row of metering) {
+    const customer = row.customerId === IN_THIS_FILE ? `file:${row.record.customer_email.toLowerCase()}` : row.customerId;
+    const metrics = metricsOf(row);
+    const clash = metrics.find((metric) => taken.has(`${customer} ${metric}`));
+    if (clash) {
+      refusedRows.set(row.key, `plan_code: ${taken.get(`${customer} ${clash}`)} already meters ${clash}; a metric is billed by one subscription per customer`);
+      continue;
+    }
+    for (const metric of metrics) taken.set(`${customer} ${metric}`, `subscription '${row.key}' of this file`);
+  }
+  return refusedRows;
 }

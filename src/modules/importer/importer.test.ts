@@ -285,6 +285,57 @@ describe('import', () => {
       expect(report).toEqual(cleanReport([0, 0, 1]));
       expect((await subscriptionsByExternalId(tenant))['legacy-1']).toMatchObject({ plan_id: plan.body.data.id, currency: 'INR' });
     });
+
+    it('refuses a row that would meter a metric the customer already has metered, in Kosh or earlier in the file (decision 0190)', async () => {
+      const tenant = await t.registerTenant();
+      const metric = await tenant.api('POST', '/v1/billable-metrics', { name: 'Calls', code: 'calls', aggregation: 'count' });
+      expect(metric.status, metric.text).toBe(201);
+      for (const code of ['api-a', 'api-b']) {
+        const plan = await tenant.api('POST', '/v1/plans', {
+          name: code,
+          code,
+          interval_unit: 'month',
+          prices: [
+            { amount: 100_000, currency: 'INR' },
+            { billing_scheme: 'metered', metric_code: 'calls', amount: 5, currency: 'INR' },
+          ],
+        });
+        expect(plan.status, plan.text).toBe(201);
+      }
+      const flat = await tenant.api('POST', '/v1/plans', { name: 'Flat', code: 'flat', interval_unit: 'month', prices: [{ amount: 9_900, currency: 'INR' }] });
+      expect(flat.status, flat.text).toBe(201);
+      const inKosh = await tenant.api('POST', '/v1/customers', { email: 'metered@customer.test' });
+      const existing = await tenant.api('POST', '/v1/subscriptions', {
+        customer_id: inKosh.body.data.id,
+        plan_id: (await tenant.api('GET', '/v1/plans?q=api-a')).body.data[0].id,
+      });
+      expect(existing.status, existing.text).toBe(201);
+      const period = { status: 'active', current_period_start: '2026-03-15T00:00:00Z', current_period_end: '2026-04-15T00:00:00Z' };
+      const document = {
+        customers: [{ email: 'new@customer.test' }],
+        subscriptions: [
+          { external_id: 'kosh-clash', customer_email: 'metered@customer.test', plan_code: 'api-b', ...period },
+          { external_id: 'flat-ok', customer_email: 'metered@customer.test', plan_code: 'flat', ...period },
+          { external_id: 'ended-ok', customer_email: 'metered@customer.test', plan_code: 'api-b', ...period, status: 'canceled' },
+          { external_id: 'first-ok', customer_email: 'new@customer.test', plan_code: 'api-a', ...period },
+          { external_id: 'file-clash', customer_email: 'new@customer.test', plan_code: 'api-b', ...period },
+        ],
+      };
+      const expected = [
+        [
+          'kosh-clash',
+          `plan_code: the customer's subscription ${existing.body.data.id} already meters calls; a metric is billed by one subscription per customer`,
+        ],
+        ['file-clash', "plan_code: subscription 'first-ok' of this file already meters calls; a metric is billed by one subscription per customer"],
+      ];
+      const dry = await importInto(tenant, documentSource(document), { dryRun: true });
+      expect(dry.failed.map((f) => [f.key, f.error])).toEqual(expected);
+      const report = await importInto(tenant, documentSource(document));
+      expect(report.failed.map((f) => [f.key, f.error])).toEqual(expected);
+      expect(report.created.subscriptions).toBe(3);
+      const imported = Object.values(await subscriptionsByExternalId(tenant)).filter((sub) => sub.external_id);
+      expect(imported.map((sub) => sub.external_id).sort()).toEqual(['ended-ok', 'first-ok', 'flat-ok']);
+    });
   });
 
   describe('atomicity', () => {

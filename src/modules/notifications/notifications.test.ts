@@ -259,7 +259,10 @@ describe('customer notifications', () => {
 });
 
 describe('SMS for dunning', () => {
-  async function smsTenant(connect: { token?: string; body?: Record<string, unknown> } | null, text = '{{tenant.name}}: pay {{invoice.number}} ({{invoice.amount_due}})') {
+  async function smsTenant(
+    connect: { token?: string; body?: Record<string, unknown> } | null,
+    text = '{{tenant.name}}: pay {{invoice.number}} ({{invoice.amount_due}})',
+  ) {
     const tenant = await t.registerTenant({ name: 'SMS Tenant' });
     if (connect?.body) {
       const created = await tenant.api('POST', '/v1/sms-connections', connect.body);
@@ -390,7 +393,12 @@ describe('SMS for dunning', () => {
     const page = await t.call({ method: 'GET', url: link! });
     expect(page.status).toBe(200);
     expect(page.text).toContain(invoice.number);
-    const sessions = await t.kosh.deps.db.selectFrom('checkout_sessions').select('id').where('tenant_id', '=', tenant.tenantId).where('invoice_id', '=', invoice.id).execute();
+    const sessions = await t.kosh.deps.db
+      .selectFrom('checkout_sessions')
+      .select('id')
+      .where('tenant_id', '=', tenant.tenantId)
+      .where('invoice_id', '=', invoice.id)
+      .execute();
     expect(sessions).toHaveLength(1);
     expect((await actionOf(tenant, invoice.id)).detail).toMatch(/^SMS SM[0-9a-f]{32} accepted by twilio for \+919812345678 \(queued\) with a pay link$/);
   });

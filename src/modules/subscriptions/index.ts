@@ -2,6 +2,7 @@
 export {
   assertChargeable,
   assertMetricsMeteredOnce,
+  lockCustomersMetering,
   assertPlanMeteredOnce,
   createSubscriptionRecord,
   endSubscriptionNow,

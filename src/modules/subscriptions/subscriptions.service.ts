@@ -151,7 +151,7 @@ export async function assertMetricsMeteredOnce(
   const metered = await pricesOfPlans(ctx.tx, ctx.tenantId, [subject.planId], { scope: 'metered', activeOnly: true });
   const codes = new Set(metered.filter((p) => p.currency === subject.currency).map((p) => p.metric_code));
   if (codes.size === 0) return;
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`metered:${ctx.tenantId}:${subject.customerId}`}, 0))`.execute(ctx.tx);
+  await lockCustomersMetering(ctx, [subject.customerId]);
   const others = (await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [subject.customerId])).filter((s) => s.id !== subject.except);
   if (others.length === 0) return;
   const theirs = await pricesOfPlans(ctx.tx, ctx.tenantId, [...new Set(others.map((s) => s.plan_id))], { scope: 'metered', activeOnly: true });
@@ -163,6 +163,17 @@ export async function assertMetricsMeteredOnce(
         'metric_already_metered',
       );
     }
+  }
+}
+
+/**
+ * Serializes, until the transaction ends, everything that starts metering for these customers
+ * (a new or changed subscription, an import): the lock is taken in id order, so two callers
+ * locking overlapping sets cannot deadlock.
+ */
+export async function lockCustomersMetering(ctx: Ctx, customerIds: string[]): Promise<void> {
+  for (const id of [...new Set(customerIds)].sort()) {
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`metered:${ctx.tenantId}:${id}`}, 0))`.execute(ctx.tx);
   }
 }
 

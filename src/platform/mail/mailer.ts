@@ -2,20 +2,10 @@
 import type { createTransport as CreateTransport, Transporter } from 'nodemailer';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { buildMime as BuildMime } from './mime.js';
+import type { buildMime as BuildMime, MimeMessage } from './mime.js';
 
 /** One message as handed to the SMTP server. */
-export type OutgoingMail = {
-  from: { name: string; address: string };
-  to: string;
-  replyTo?: string;
-  subject: string;
-  text: string;
-  html?: string;
-  /** `<id@domain>`; kept the same across retries so receivers can drop a duplicate. */
-  messageId: string;
-  attachments: { filename: string; contentType: string; content: Buffer }[];
-};
+export type OutgoingMail = MimeMessage;
 
 export type MailReceipt = { messageId: string; response: string };
 

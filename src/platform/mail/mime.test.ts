@@ -1,7 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
-import type { OutgoingMail } from './mailer.js';
-import { buildMime } from './mime.js';
+import { buildMime, type MimeMessage } from './mime.js';
 
 /**
  * buildMime's messages read back by mailparser (an independent MIME parser, the one the
@@ -10,7 +9,7 @@ import { buildMime } from './mime.js';
 
 const sentAt = new Date('2026-11-24T09:30:00Z');
 
-function mail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
+function mail(overrides: Partial<MimeMessage> = {}): MimeMessage {
   return {
     from: { name: 'Acme Pvt Ltd', address: 'billing@kosh.test' },
     to: 'asha@example.com',
@@ -24,9 +23,7 @@ function mail(overrides: Partial<OutgoingMail> = {}): OutgoingMail {
 
 describe('buildMime', () => {
   it('writes a text part and an HTML alternative with the headers a client shows', async () => {
-    const parsed = await simpleParser(
-      buildMime(mail({ html: '<p>Hello <b>Asha</b></p>', replyTo: 'accounts@acme.example' }), sentAt),
-    );
+    const parsed = await simpleParser(buildMime(mail({ html: '<p>Hello <b>Asha</b></p>', replyTo: 'accounts@acme.example' }), sentAt));
     expect(parsed.from?.value).toEqual([{ name: 'Acme Pvt Ltd', address: 'billing@kosh.test' }]);
     expect(parsed.to && !Array.isArray(parsed.to) ? parsed.to.value : []).toEqual([{ name: '', address: 'asha@example.com' }]);
     expect(parsed.replyTo?.value).toEqual([{ name: '', address: 'accounts@acme.example' }]);
@@ -62,10 +59,7 @@ describe('buildMime', () => {
   });
 
   it('cannot be made to carry an extra header through a name or a subject', async () => {
-    const raw = buildMime(
-      mail({ from: { name: 'Acme\r\nBcc: victim@example.com', address: 'billing@kosh.test' }, subject: 'Hi\r\nX-Injected: yes' }),
-      sentAt,
-    );
+    const raw = buildMime(mail({ from: { name: 'Acme\r\nBcc: victim@example.com', address: 'billing@kosh.test' }, subject: 'Hi\r\nX-Injected: yes' }), sentAt);
     const parsed = await simpleParser(raw);
     expect(parsed.headers.has('bcc')).toBe(false);
     expect(parsed.headers.has('x-injected')).toBe(false);

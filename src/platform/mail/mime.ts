@@ -3,10 +3,22 @@ import { domainToASCII } from 'node:url';
 import { wrap as wrapBase64 } from 'nodemailer/lib/base64';
 import { buildHeaderValue, encodeWord, encodeWords, foldLines } from 'nodemailer/lib/mime-funcs';
 import { encode as encodeQuotedPrintable, wrap as wrapQuotedPrintable } from 'nodemailer/lib/qp';
-import type { OutgoingMail } from './mailer.js';
+
+/** One message as handed to the SMTP server (the mailer's `OutgoingMail`). */
+export type MimeMessage = {
+  from: { name: string; address: string };
+  to: string;
+  replyTo?: string;
+  subject: string;
+  text: string;
+  html?: string;
+  /** `<id@domain>`; kept the same across retries so receivers can drop a duplicate. */
+  messageId: string;
+  attachments: { filename: string; contentType: string; content: Buffer }[];
+};
 
 /**
- * The MIME message of one OutgoingMail, built in one synchronous pass (RFC 5322, 2045–2047, 2231).
+ * The MIME message of one MimeMessage, built in one synchronous pass (RFC 5322, 2045–2047, 2231).
  *
  * Kosh's messages all have one shape: a text part, an optional HTML alternative, optional
  * attachments. nodemailer's MailComposer builds the same message through a tree of streams
@@ -20,11 +32,8 @@ import type { OutgoingMail } from './mailer.js';
  * - Header values from tenants (names, subjects) lose control characters first: a CR or LF in a
  *   business name must not start a header of its own.
  */
-export function buildMime(mail: OutgoingMail, date: Date): Buffer {
-  const lines: string[] = [
-    header('From', mailbox(mail.from.name, mail.from.address)),
-    header('To', address(mail.to)),
-  ];
+export function buildMime(mail: MimeMessage, date: Date): Buffer {
+  const lines: string[] = [header('From', mailbox(mail.from.name, mail.from.address)), header('To', address(mail.to))];
   if (mail.replyTo) lines.push(header('Reply-To', address(mail.replyTo)));
   lines.push(
     header('Subject', encodeWholeValue(oneLine(mail.subject), 'Q', 52, true)),
@@ -32,7 +41,10 @@ export function buildMime(mail: OutgoingMail, date: Date): Buffer {
     `Date: ${date.toUTCString().replace(/GMT/, '+0000')}`,
     'MIME-Version: 1.0',
   );
-  const alternative = mail.html === undefined ? textPart('text/plain', mail.text) : multipart('alternative', [textPart('text/plain', mail.text), textPart('text/html', mail.html)]);
+  const alternative =
+    mail.html === undefined
+      ? textPart('text/plain', mail.text)
+      : multipart('alternative', [textPart('text/plain', mail.text), textPart('text/html', mail.html)]);
   const root = mail.attachments.length === 0 ? alternative : multipart('mixed', [alternative, ...mail.attachments.map(attachmentPart)]);
   lines.push(...root.headers, '', root.body);
   return Buffer.from(lines.join('\r\n'), 'utf8');
@@ -48,7 +60,7 @@ function textPart(type: 'text/plain' | 'text/html', content: string): Part {
   };
 }
 
-function attachmentPart(attachment: OutgoingMail['attachments'][number]): Part {
+function attachmentPart(attachment: MimeMessage['attachments'][number]): Part {
   const filename = oneLine(attachment.filename);
   const type = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i.test(attachment.contentType) ? attachment.contentType : 'application/octet-stream';
   return {
