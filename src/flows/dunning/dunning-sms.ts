@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
 import type { Job, JobEnv, JobSpec } from '../../platform/jobs/jobs.js';
-import { invoicesAndCustomers, settleAction } from '../../modules/dunning/index.js';
+import { invoicesAndCustomers, settleAction, type DunnedCustomer, type DunnedInvoice } from '../../modules/dunning/index.js';
 import { getInvoiceRows } from '../../modules/invoices/index.js';
 import { renderTemplate, smsSenderOf } from '../../modules/notifications/index.js';
 import { createCheckoutSessions, prepareCheckouts } from '../collections/checkout-invoice.js';
@@ -46,16 +46,17 @@ export function dunningSmsJob(tenantId: string, sms: DunningSms): JobSpec {
 type SmsEnv = Pick<JobEnv, 'db' | 'secrets' | 'config' | 'clock'>;
 
 /**
- * The pay link of one message, made once: null when the invoice no longer asks for payment or no
- * checkout could be made (the note says why). Written into the job's payload with the session.
+ * The pay link of one message, made once: null when no checkout could be made (the note says
+ * why), or `owed: false` when the invoice was settled meanwhile. Written into the job's payload
+ * with the session.
  */
-async function payLinkOnce(job: Job, sms: DunningSms, env: SmsEnv): Promise<{ url: string | null; note: string; owed: boolean }> {
-  const tenantId = job.tenant_id!;
-  const read: Ctx = { tx: env.db, tenantId, now: env.clock.now() };
-  const { invoices, customers } = await invoicesAndCustomers(env.db, tenantId, [sms.invoice_id], [sms.customer_id]);
-  const invoice = invoices[0];
-  const customer = customers[0];
-  if (!stillOwed(invoice) || !customer) return { url: null, note: '', owed: false };
+async function payLinkOnce(
+  job: Job,
+  read: Ctx,
+  env: SmsEnv,
+  invoice: DunnedInvoice,
+  customer: DunnedCustomer,
+): Promise<{ url: string | null; note: string; owed: boolean }> {
   const prepared = (await prepareCheckouts(read, env, [{ invoice, customer }])).get(invoice.id);
   return env.db.transaction().execute(async (tx) => {
     const ctx: Ctx = { ...read, tx };
@@ -97,15 +98,17 @@ export async function sendDunningSms(job: Job, env: SmsEnv): Promise<void> {
   if ('body' in payload) {
     body = payload.body;
   } else {
+    const read: Ctx = { tx: env.db, tenantId, now: env.clock.now() };
+    const { invoices, customers } = await invoicesAndCustomers(env.db, tenantId, [payload.invoice_id], [payload.customer_id]);
+    const invoice = invoices[0];
     let url = payload.pay_url;
     let note = payload.pay_note ?? '';
-    if (url === undefined) {
-      const link = await payLinkOnce(job, payload, env);
-      if (!link.owed) {
-        await settleAction(env.db, tenantId, payload.action_id, 'skipped', 'the invoice is no longer owed; no SMS sent');
-        return;
-      }
-      ({ url, note } = link);
+    let owed = stillOwed(invoice) && customers[0] !== undefined;
+    // Made once: a retry (the provider failed the first time) sends the link the first attempt made.
+    if (owed && url === undefined) ({ url, note, owed } = await payLinkOnce(job, read, env, invoice!, customers[0]!));
+    if (!owed) {
+      await settleAction(env.db, tenantId, payload.action_id, 'skipped', 'the invoice is no longer owed; no SMS sent');
+      return;
     }
     linkNote = ` ${url ? 'with a pay link' : `(${note})`}`;
     try {

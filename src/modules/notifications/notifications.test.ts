@@ -403,6 +403,29 @@ describe('SMS for dunning', () => {
     expect((await actionOf(tenant, invoice.id)).detail).toMatch(/^SMS SM[0-9a-f]{32} accepted by twilio for \+919812345678 \(queued\) with a pay link$/);
   });
 
+  it('sends nothing on a retry once the invoice is paid', async () => {
+    // Refused until the payment below; smsTenant's clock moves let the job try once or twice.
+    twilio.fault({ method: 'POST', path: /Messages\.json$/, kind: 'status', status: 503, times: 3 });
+    const before = twilio.messages.length;
+    const { tenant, invoice } = await smsTenant({}, 'Pay {{invoice.number}}: {{pay_url}}');
+    expect((await actionOf(tenant, invoice.id)).detail).toMatch(/not yet accepted .*retrying/);
+    await ok(tenant, 'POST', '/v1/payments/offline', {
+      customer_id: invoice.customer_id,
+      invoice_id: invoice.id,
+      payment_type: 'bank_transfer',
+      amount: invoice.amount_due,
+    });
+    const attemptsAtPayment = twilio.requests.length;
+    for (const seconds of [1, 2, 4, 8]) {
+      t.clock.set(new Date(t.clock.now().getTime() + seconds * 1_000));
+      await drain();
+    }
+    twilio.clearFaults();
+    expect(twilio.requests.length).toBe(attemptsAtPayment);
+    expect(twilio.messages.slice(before)).toEqual([]);
+    expect(await actionOf(tenant, invoice.id)).toMatchObject({ outcome: 'skipped', detail: 'the invoice is no longer owed; no SMS sent' });
+  });
+
   it('records a failure that stays transient as failed after the last attempt (Twilio 500)', async () => {
     twilio.fault({ method: 'POST', path: /Messages\.json$/, kind: 'status', status: 500, times: 5 });
     const before = twilio.requests.length;
