@@ -2,7 +2,8 @@ import type { Ctx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { newId } from '../../platform/ids.js';
 import type { BillingAddress } from '../customers/index.js';
-import { RENEWABLE_STATUSES, lockCustomersMetering } from '../subscriptions/index.js';
+import { pricesOfPlans } from '../plans/index.js';
+import { RUNNING_STATUSES, lockCustomersMetering, runningSubscriptionsOfCustomers } from '../subscriptions/index.js';
 import {
   existingSubscriptionExternalIds,
   findCustomersByEmails,
@@ -19,8 +20,6 @@ import {
   type PlanRef,
   type PriceInsert,
   type SubscriptionInsert,
-  meteredMetricsOfCustomers,
-  meteredMetricsOfPlans,
 } from './importer.repository.js';
 import type { CustomerRecord, FailedRow, PlanRecord, SubscriptionRecord } from './importer.schemas.js';
 
@@ -363,8 +362,6 @@ export async function importSubscriptions(ctx: Ctx, batch: Valid<SubscriptionRec
   return { created: created.size, skipped: existing.size + going.length - created.size - refused.length, failed, failedKeys: [] };
 }
 
-const RUNNING_STATUSES: readonly string[] = [...RENEWABLE_STATUSES, 'paused'];
-
 /**
  * One metric is metered once per customer (decision 0190), for imported subscriptions as for
  * created ones: a running row whose plan meters, in its currency, a metric that a running
@@ -378,21 +375,26 @@ async function doubleMetering(
   dryRun: boolean,
 ): Promise<Map<string, string>> {
   const refusedRows = new Map<string, string>();
-  const running = ready.filter((r) => RUNNING_STATUSES.includes(r.record.status) && r.plan.id);
-  const metered = await meteredMetricsOfPlans(ctx.tx, ctx.tenantId, [...new Set(running.map((r) => r.plan.id))]);
+  const isRunning = (status: string) => (RUNNING_STATUSES as readonly string[]).includes(status);
+  const running = ready.filter((r) => isRunning(r.record.status) && r.plan.id);
+  const metered = await pricesOfPlans(ctx.tx, ctx.tenantId, [...new Set(running.map((r) => r.plan.id))], { scope: 'metered', activeOnly: true });
   if (metered.length === 0) return refusedRows;
-  const metricsOf = (r: (typeof running)[number]) => metered.filter((m) => m.plan_id === r.plan.id && m.currency === r.currency).map((m) => m.metric_code);
-  const metering = running.filter((r) => metricsOf(r).length > 0);
+  const metricsOf = (planId: string, currency: string) => metered.filter((p) => p.plan_id === planId && p.currency === currency).map((p) => p.metric_code!);
+  const metering = running.filter((r) => metricsOf(r.plan.id, r.currency).length > 0);
   // A dry run's customer that only the file holds has nothing in Kosh yet.
   const known = [...new Set(metering.map((r) => r.customerId).filter((id) => id !== IN_THIS_FILE))];
   if (!dryRun) await lockCustomersMetering(ctx, known);
+  const theirs = await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, known);
+  const seen = new Set(metered.map((p) => p.plan_id));
+  const more = [...new Set(theirs.map((s) => s.plan_id))].filter((id) => !seen.has(id));
+  metered.push(...(await pricesOfPlans(ctx.tx, ctx.tenantId, more, { scope: 'metered', activeOnly: true })));
   const taken = new Map<string, string>(); // customer + metric → who meters it
-  for (const m of await meteredMetricsOfCustomers(ctx.tx, ctx.tenantId, known, RUNNING_STATUSES)) {
-    taken.set(`${m.customer_id} ${m.metric_code}`, `the customer's subscription ${m.subscription_id}`);
+  for (const sub of theirs) {
+    for (const metric of metricsOf(sub.plan_id, sub.currency)) taken.set(`${sub.customer_id} ${metric}`, `the customer's subscription ${sub.id}`);
   }
   for (const row of metering) {
     const customer = row.customerId === IN_THIS_FILE ? `file:${row.record.customer_email.toLowerCase()}` : row.customerId;
-    const metrics = metricsOf(row);
+    const metrics = metricsOf(row.plan.id, row.currency);
     const clash = metrics.find((metric) => taken.has(`${customer} ${metric}`));
     if (clash) {
       refusedRows.set(row.key, `plan_code: ${taken.get(`${customer} ${clash}`)} already meters ${clash}; a metric is billed by one subscription per customer`);

@@ -33,6 +33,7 @@ export {
   trialsEndingBetween,
   updateSubscription,
   RENEWABLE_STATUSES,
+  RUNNING_STATUSES,
   runningSubscriptionsOfCustomers,
   type SubscriptionRow,
 } from './subscriptions.repository.js';

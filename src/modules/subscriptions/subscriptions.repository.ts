@@ -10,6 +10,8 @@ export type SubscriptionRow = Selectable<SubscriptionsTable>;
 
 /** The statuses the billing run renews (or ends) when their period is over. */
 export const RENEWABLE_STATUSES = ['active', 'trialing', 'past_due', 'unpaid'] as const satisfies readonly SubscriptionStatus[];
+/** Renewable or paused: a subscription that still meters usage (decision 0190). */
+export const RUNNING_STATUSES = [...RENEWABLE_STATUSES, 'paused'] as const satisfies readonly SubscriptionStatus[];
 
 export async function insertSubscription(tx: Tx, row: Insertable<SubscriptionsTable>): Promise<void> {
   await tx.insertInto('subscriptions').values(row).execute();
@@ -97,7 +99,7 @@ export async function runningSubscriptionsOfCustomers(
     .select(['id', 'customer_id', 'plan_id', 'currency', 'current_period_start', 'latest_invoice_id'])
     .where('tenant_id', '=', tenantId)
     .where('customer_id', 'in', customerIds)
-    .where('status', 'in', [...RENEWABLE_STATUSES, 'paused'])
+    .where('status', 'in', RUNNING_STATUSES)
     .execute();
 }
 
@@ -113,7 +115,7 @@ export async function subscriptionPairMeteringMetric(
   metricCode: string,
   currency: string,
 ): Promise<{ mine: string; other: string } | undefined> {
-  const live = [...RENEWABLE_STATUSES, 'paused'] as const;
+  const live = RUNNING_STATUSES;
   return tx
     .selectFrom('subscriptions as mine')
     .innerJoin('subscriptions as other', (join) =>
