@@ -4,7 +4,7 @@ import type { AppDeps } from './app-deps.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { openDatabase, type Database } from './platform/db/database.js';
-import { migrate } from './platform/db/migrate.js';
+import { migrateWhenReachable } from './platform/db/migrate.js';
 import { createHttpServer, type KoshApp } from './platform/http/server.js';
 import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
@@ -51,9 +51,11 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? pino({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
-  const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
+  const database =
+    options.database ??
+    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, timeouts: config.dbTimeouts }));
   try {
-    await migrate(database.pool, (line) => logger.info(line));
+    await migrateWhenReachable(database.pool, (line) => logger.info(line), config.dbStartupWaitMs);
   } catch (error) {
     if (!options.database) await database.close();
     throw error;

@@ -79,17 +79,26 @@ program
 
 program
   .command('migrate')
-  .description('Apply pending database migrations and exit')
-  .action(async () => {
-    const [{ loadConfig }, { openDatabase }, { migrate }] = await Promise.all([
+  .description('Apply pending database migrations and exit (with --status: list them, apply nothing)')
+  .option('--status', 'list every migration as applied, pending or unknown to this build; exit 1 when any is pending')
+  .action(async (options: { status?: boolean }) => {
+    const [{ loadConfig }, { openDatabase }, { migrateWhenReachable, migrationStatus }] = await Promise.all([
       import('../platform/config.js'),
       import('../platform/db/database.js'),
       import('../platform/db/migrate.js'),
     ]);
     const config = loadConfig();
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1, timeouts: config.dbTimeouts });
     try {
-      const applied = await migrate(database.pool, (line) => console.log(line));
+      if (options.status) {
+        const status = await migrationStatus(database.pool);
+        for (const m of status) console.log(`${m.state.padEnd(8)} ${m.version}_${m.name}${m.applied_at ? `  ${m.applied_at.toISOString()}` : ''}`);
+        const pending = status.filter((m) => m.state === 'pending').length;
+        console.log(pending ? `${pending} migration(s) pending` : 'database is up to date');
+        process.exitCode = pending ? 1 : 0;
+        return;
+      }
+      const applied = await migrateWhenReachable(database.pool, (line) => console.log(line), config.dbStartupWaitMs);
       console.log(applied.length ? `${applied.length} migration(s) applied` : 'database is up to date');
     } finally {
       await database.close();

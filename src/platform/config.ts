@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DatabaseTimeouts } from './db/database.js';
 
 /**
  * Every environment variable Kosh reads, in one place. The README's configuration table mirrors
@@ -31,6 +32,11 @@ const envSchema = z.object({
   KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
   KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
   KOSH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  KOSH_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  KOSH_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  KOSH_DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  KOSH_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  KOSH_DB_STARTUP_WAIT_MS: z.coerce.number().int().min(0).default(60_000),
   KOSH_API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   KOSH_LIST_COUNT_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -95,6 +101,10 @@ export type Config = {
   /** Most jobs the started worker runs at once (webhook deliveries, e-mail…). */
   workerConcurrency: number;
   dbPoolSize: number;
+  /** Limits on PostgreSQL server connections (platform/db/database.ts). */
+  dbTimeouts: DatabaseTimeouts;
+  /** How long start-up keeps retrying a database that refuses connections before giving up. */
+  dbStartupWaitMs: number;
   /** How long a verified API key is trusted without a database lookup (0: never). */
   apiKeyCacheMs: number;
   /** How long a list's total_count may be reused while this process writes nothing for the tenant (0: never). */
@@ -172,6 +182,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerPollMs: e.KOSH_WORKER_POLL_MS,
     workerConcurrency: e.KOSH_WORKER_CONCURRENCY,
     dbPoolSize: e.KOSH_DB_POOL_SIZE,
+    dbTimeouts: {
+      connectMs: e.KOSH_DB_CONNECT_TIMEOUT_MS,
+      statementMs: e.KOSH_DB_STATEMENT_TIMEOUT_MS,
+      lockMs: e.KOSH_DB_LOCK_TIMEOUT_MS,
+      idleInTransactionMs: e.KOSH_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
+    dbStartupWaitMs: e.KOSH_DB_STARTUP_WAIT_MS,
     apiKeyCacheMs: e.KOSH_API_KEY_CACHE_SECONDS * 1000,
     listCountCacheMs: e.KOSH_LIST_COUNT_CACHE_MS,
     logLevel: e.LOG_LEVEL,

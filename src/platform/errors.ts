@@ -19,6 +19,8 @@ export const errorCatalog = {
   failed_dependency: { status: 424, code: 'internal_error', message: 'a dependent step failed' },
   internal_error: { status: 500, code: 'internal_error', message: 'internal error' },
   unavailable: { status: 503, code: 'internal_error', message: 'service not available on this deployment' },
+  /** The database dropped, refused or timed out: nothing was committed; the request may be retried (Retry-After). */
+  database_unavailable: { status: 503, code: 'internal_error', message: 'the database is unavailable; retry the request shortly' },
 } as const;
 
 export type ErrorKind = keyof typeof errorCatalog;
@@ -39,6 +41,7 @@ export type ErrorReason =
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'rate_limited'
+  | 'database_unavailable'
   // idempotency
   | 'idempotency_key_in_use'
   | 'idempotency_key_reused'

@@ -43,19 +43,50 @@ export type DatabaseOptions = {
   poolSize?: number;
   /** A fresh embedded data directory starts as a copy of the build's template (default true). */
   template?: boolean;
+  /** Limits on the server's connections (defaults: DEFAULT_TIMEOUTS). */
+  timeouts?: Partial<DatabaseTimeouts>;
 };
+
+/**
+ * Nothing waits on the database for ever: a dropped network, a held lock or an exhausted pool
+ * turns into an error (answered 503, retryable) instead of a hung request.
+ */
+export type DatabaseTimeouts = {
+  /** Opening a connection, and waiting for a free one in the pool. */
+  connectMs: number;
+  /** One statement on the server (`statement_timeout`). */
+  statementMs: number;
+  /** Waiting for a row or table lock (`lock_timeout`). */
+  lockMs: number;
+  /** A transaction left open with nothing running (`idle_in_transaction_session_timeout`). */
+  idleInTransactionMs: number;
+};
+
+export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { connectMs: 10_000, statementMs: 30_000, lockMs: 10_000, idleInTransactionMs: 60_000 };
+
+/** Beyond the server's own limit, a statement whose answer never comes (a network black hole) is abandoned by the client. */
+const CLIENT_GRACE_MS = 5_000;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
+    const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
       types: typeOverrides,
       Client: PipeliningClient, // deferred writes share round trips (pipeline.ts)
+      connectionTimeoutMillis: timeouts.connectMs,
+      statement_timeout: timeouts.statementMs,
+      lock_timeout: timeouts.lockMs,
+      idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+      query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
     });
     // An idle connection the server drops (restart, failover, pg_terminate_backend) is reported as
     // a pool 'error' event; unhandled, that event kills the process. The pool has already discarded
-    // the client and the next query opens a fresh one, so there is nothing else to do.
+    // the client and the next query opens a fresh one, so there is nothing else to do. A connection
+    // that is checked out when it drops is handled by PipeliningClient itself.
     pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     registerPool(db, pool);

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { isDatabaseUnavailable } from './errors.js';
 
 export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../../migrations');
 
@@ -33,6 +34,10 @@ export async function migrate(pool: pg.Pool, log: (line: string) => void = () =>
   const client = await pool.connect();
   const applied: string[] = [];
   try {
+    // A migration (or the wait for another process's) may outlast the request limits of the
+    // connection; this session alone lifts them.
+    await client.query('SET statement_timeout = 0');
+    await client.query('SET lock_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version text PRIMARY KEY,
@@ -40,9 +45,17 @@ export async function migrate(pool: pg.Pool, log: (line: string) => void = () =>
       checksum text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const { rows } = await client.query<{ version: string; checksum: string }>('SELECT version, checksum FROM schema_migrations');
+    const { rows } = await client.query<{ version: string; name: string; checksum: string }>('SELECT version, name, checksum FROM schema_migrations');
     const done = new Map(rows.map((r) => [r.version, r.checksum]));
-    for (const m of readMigrations(dir)) {
+    const files = readMigrations(dir);
+    const known = new Set(files.map((m) => m.version));
+    const newer = rows.filter((r) => !known.has(r.version)).map((r) => `${r.version}_${r.name}`);
+    if (newer.length > 0) {
+      // Expand-then-contract keeps an older build working on a newer schema during a rolling
+      // upgrade; it is said, not refused.
+      log(`the database has migrations this build does not know (${newer.join(', ')}): a newer release migrated it; finish the upgrade`);
+    }
+    for (const m of files) {
       const recorded = done.get(m.version);
       if (recorded !== undefined) {
         if (recorded !== m.checksum) {
@@ -64,7 +77,47 @@ export async function migrate(pool: pg.Pool, log: (line: string) => void = () =>
     }
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    await client.query('RESET statement_timeout').catch(() => {});
+    await client.query('RESET lock_timeout').catch(() => {});
     client.release();
   }
   return applied;
+}
+
+/**
+ * `migrate`, retried while the database cannot be reached (a server still starting, a failover
+ * in progress) for up to `waitMs`; any other failure stops at once.
+ */
+export async function migrateWhenReachable(pool: pg.Pool, log: (line: string) => void, waitMs: number): Promise<string[]> {
+  const giveUpAt = Date.now() + waitMs;
+  for (let pause = 250; ; pause = Math.min(pause * 2, 5_000)) {
+    try {
+      return await migrate(pool, log);
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || Date.now() + pause > giveUpAt) throw error;
+      log(`database not reachable (${(error as Error).message}); retrying in ${pause} ms`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+export type MigrationStatus = { version: string; name: string; state: 'applied' | 'pending' | 'unknown'; applied_at: Date | null };
+
+/** Every migration of this build and of the database, in order: applied, pending, or unknown to this build. */
+export async function migrationStatus(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<MigrationStatus[]> {
+  const exists = await pool.query<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+  const rows = exists.rows[0]?.t
+    ? (await pool.query<{ version: string; name: string; applied_at: Date }>('SELECT version, name, applied_at FROM schema_migrations')).rows
+    : [];
+  const applied = new Map(rows.map((r) => [r.version, r]));
+  const files = readMigrations(dir);
+  const known = new Set(files.map((m) => m.version));
+  const status: MigrationStatus[] = files.map((m) => ({
+    version: m.version,
+    name: m.name,
+    state: applied.has(m.version) ? 'applied' : 'pending',
+    applied_at: applied.get(m.version)?.applied_at ?? null,
+  }));
+  for (const r of rows) if (!known.has(r.version)) status.push({ version: r.version, name: r.name, state: 'unknown', applied_at: r.applied_at });
+  return status.sort((a, b) => a.version.localeCompare(b.version));
 }

@@ -94,6 +94,12 @@ export class PipeliningClient extends pg.Client {
 
   constructor(config?: pg.ClientConfig) {
     super({ ...config, pipeline: true } as pg.ClientConfig);
+    // A connection that dies while checked out (the server restarts, fails over or terminates the
+    // backend) emits 'error' here, and the pool listens only while the client is idle: without
+    // this listener the event would kill the process. The statements in flight have already
+    // failed with the same error (their requests answer 503), the client is no longer queryable,
+    // and the pool discards it on release instead of handing it out again.
+    this.on('error', () => {});
   }
 
   // pg.Client.query has a dozen overloads; only the (text, values) promise form is ever deferred.

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { errorCatalog, KoshError, type ErrorDetail, type ErrorReason } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 
 /** The single place where any failure becomes the wire envelope of DESIGN §3. */
 export function toEnvelope(error: KoshError, requestId?: string) {
@@ -95,6 +96,12 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
       unexpected: false,
     };
   }
+  if (isDatabaseUnavailable(error)) {
+    return {
+      koshError: new KoshError('database_unavailable', undefined, { reason: 'database_unavailable', cause: error }),
+      unexpected: false,
+    };
+  }
   const pg = fe?.code ? PG_CLIENT_ERRORS[fe.code] : undefined;
   if (pg) return { koshError: new KoshError(pg.kind, pg.message, { cause: error }), unexpected: false };
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -111,6 +118,9 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   const { koshError, unexpected } = classifyError(error);
   if (unexpected) {
     request.log.error({ err: error }, 'request failed');
+  } else if (koshError.kind === 'database_unavailable') {
+    request.log.warn({ err: error }, 'database unavailable');
+    reply.header('retry-after', '1');
   } else {
     request.log.info({ code: koshError.kind, reason: koshError.reason, msg: koshError.message }, 'request refused');
   }

@@ -74,6 +74,8 @@ export type HttpDeps = {
 };
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** `/readyz` answers 503 when the database has not answered `SELECT 1` within this. */
+const READY_TIMEOUT_MS = 2_000;
 
 /** The authenticated tenant of a `/v1` request. */
 export function principalOf(request: FastifyRequest): Principal {
@@ -306,7 +308,12 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     try {
-      await sql`SELECT 1`.execute(deps.db);
+      // Answered within READY_TIMEOUT_MS whatever the database does: a load balancer's check must not hang.
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('database did not answer in time')), READY_TIMEOUT_MS);
+      });
+      await Promise.race([sql`SELECT 1`.execute(deps.db), timeout]).finally(() => clearTimeout(timer));
       return { status: 'ready', database: 'ok' };
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: 'unreachable' });
