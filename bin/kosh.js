@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Runs the compiled CLI (dist/, built by `npm run build`, which `npm install`/`npm ci` run through
-// `prepare`). When a source file is newer than the build — a checkout, an edit — it compiles
-// first, once, so `npx kosh …` always runs what src/ says. The same goes for the dashboard
-// (dashboard/ → dist/dashboard, a Vite build), which Kosh serves at /dashboard.
+// `prepare`). When a source file is newer than the build — a checkout, an edit — it runs src/
+// directly through tsx instead: a command never waits for a compile, and always runs what src/
+// says. `npm run build` refreshes dist/. The dashboard (dashboard/ → dist/dashboard, a Vite
+// build), which Kosh serves at /dashboard, is built by `kosh serve` when its sources changed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -104,13 +105,15 @@ if (process.argv[2] === '--build') {
 } else if (process.argv[2] === '--build-dashboard') {
   if (dashboardStale()) buildDashboard();
 } else {
-  if (stale()) {
-    process.stderr.write('kosh: compiling src/ to dist/ (once per change)…\n');
-    build();
-  }
   if (process.argv[2] === 'serve' && dashboardStale()) {
     process.stderr.write('kosh: building the dashboard (once per change)…\n');
     buildDashboard();
   }
-  await import(pathToFileURL(join(root, 'dist', 'cli', 'main.js')).href);
+  if (stale()) {
+    const { register } = await import('tsx/esm/api');
+    register();
+    await import(pathToFileURL(join(root, 'src', 'cli', 'main.ts')).href);
+  } else {
+    await import(pathToFileURL(join(root, 'dist', 'cli', 'main.js')).href);
+  }
 }

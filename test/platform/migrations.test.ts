@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openTestDatabase } from '../support/database.js';
-import { migrate, readMigrations } from '../../src/platform/db/migrate.js';
-import type { Database } from '../../src/platform/db/database.js';
+import pg from 'pg';
+import { openTestDatabase, onPostgresServer } from '../support/database.js';
+import { migrate, migrationStatus, readMigrations } from '../../src/platform/db/migrate.js';
+import { openDatabase, type Database } from '../../src/platform/db/database.js';
 
 /** DESIGN §2: numbered SQL files, applied once, recorded, never edited once landed. */
 
@@ -14,7 +15,8 @@ let dir: string;
 beforeAll(async () => {
   database = await openTestDatabase(); // already migrated with the real migrations/
 });
-afterAll(() => database?.close());
+let closed = false;
+afterAll(() => (closed ? undefined : database?.close()));
 // Test migrations live in a scratch directory, numbered far above the real ones.
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'kosh-migrations-'));
@@ -77,5 +79,57 @@ describe('migrations', () => {
     const [a, b] = await Promise.all([migrate(database.pool, () => {}, dir), migrate(database.pool, () => {}, dir)]);
     expect([...a, ...b].sort()).toEqual(['9931_raced', '9932_raced_too']);
     expect(await recorded('9931')).toBe(1);
+  });
+
+  it('lists every migration as applied, pending, or unknown to this build (kosh migrate --status)', async () => {
+    writeFileSync(join(dir, '9941_listed.sql'), 'CREATE TABLE status_listed (id int)');
+    const before = await migrationStatus(database.pool, dir);
+    expect(before.find((m) => m.version === '9941')).toEqual({ version: '9941', name: 'listed', state: 'pending', applied_at: null });
+    // The real migrations are not in the scratch directory: to this "build" they are unknown.
+    const real = new Set(readMigrations().map((m) => m.version));
+    expect(before.filter((m) => real.has(m.version)).every((m) => m.state === 'unknown')).toBe(true);
+    await migrate(database.pool, () => {}, dir);
+    const after = await migrationStatus(database.pool, dir);
+    expect(after.find((m) => m.version === '9941')).toMatchObject({ state: 'applied', applied_at: expect.any(Date) });
+    expect((await migrationStatus(database.pool)).filter((m) => real.has(m.version)).every((m) => m.state === 'applied')).toBe(true);
+  });
+
+  it('says so, and still starts, when the database holds migrations newer than this build', async () => {
+    writeFileSync(join(dir, '9951_known.sql'), 'CREATE TABLE newer_known (id int)');
+    const lines: string[] = [];
+    expect(await migrate(database.pool, (l) => lines.push(l), dir)).toEqual(['9951_known']);
+    expect(lines.some((l) => /migrations this build does not know \(0001_/.test(l))).toBe(true);
+  });
+});
+
+describe.skipIf(!onPostgresServer)('migrations from many processes at once (needs DATABASE_URL)', () => {
+  it('applies each migration exactly once when ten pools start on an empty database together', async () => {
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    const name = `kosh_mig_race_${process.pid}`;
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/${name}`;
+    const starters = await Promise.all(Array.from({ length: 10 }, () => openDatabase({ databaseUrl: url.toString(), poolSize: 1 })));
+    try {
+      const applied = await Promise.all(starters.map((s) => migrate(s.pool)));
+      expect(applied.flat().sort()).toEqual(readMigrations().map((m) => `${m.version}_${m.name}`));
+      const { rows } = await starters[0]!.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
+      expect(rows[0]!.n).toBe(readMigrations().length);
+    } finally {
+      await Promise.all(starters.map((s) => s.close()));
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  }, 120_000);
+});
+
+describe('closing a database', () => {
+  it('ends its pool even when only the pool was used (a command exits at once, not after the idle timeout)', async () => {
+    await database.pool.query('SELECT 1');
+    await database.close();
+    closed = true;
+    expect(database.pool.ending).toBe(true);
   });
 });

@@ -67,6 +67,15 @@ export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { connectMs: 10_000, statement
 /** Beyond the server's own limit, a statement whose answer never comes (a network black hole) is abandoned by the client. */
 const CLIENT_GRACE_MS = 5_000;
 
+/**
+ * Kysely ends the pool only if it ever used it: a command that used only the pool (kosh migrate)
+ * would otherwise wait out its idle connections' timers (10 s) before the process could exit.
+ */
+async function closePool(db: Kysely<DB>, pool: pg.Pool): Promise<void> {
+  await db.destroy();
+  if (!pool.ending) await pool.end();
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -94,9 +103,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       db,
       pool,
       kind: 'postgres',
-      close: async () => {
-        await db.destroy();
-      },
+      close: () => closePool(db, pool),
     };
   }
 
@@ -126,7 +133,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     pool,
     kind: 'pglite',
     close: async () => {
-      await db.destroy();
+      await closePool(db, pool);
       await pglite.close();
       releaseLock();
     },
