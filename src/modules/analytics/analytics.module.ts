@@ -9,8 +9,9 @@ export const analyticsModule: KoshModule = {
     // Hourly: today's snapshot is refreshed until the day ends; yesterday's is then final.
     [MRR_SNAPSHOT_JOB]: async (_job, env) => {
       const now = env.clock.now();
-      const totals = await snapshotAllTenants(env.db, env.config.mode, now);
-      env.logger.info({ day: dayOf(now), ...totals }, 'mrr snapshot');
+      const { failed, ...totals } = await snapshotAllTenants(env.db, env.config.mode, now);
+      for (const { tenantId, error } of failed) env.logger.error({ err: error, tenantId }, 'mrr snapshot of a tenant failed; the others went on');
+      env.logger.info({ day: dayOf(now), ...totals, failed: failed.length }, 'mrr snapshot');
     },
   },
   recurring: [{ kind: MRR_SNAPSHOT_JOB, everyMs: 3_600_000 }],

@@ -34,7 +34,15 @@ export async function takeMrrSnapshot(tx: Tx, tenantId: string, day: string, now
             / ((CASE s.interval_unit WHEN 'month' THEN 1 ELSE 12 END) * s.interval_count))::bigint
         ELSE 0 END AS mrr
       FROM subscriptions s
-      LEFT JOIN prices p ON p.tenant_id = s.tenant_id AND p.plan_id = s.plan_id AND p.currency = s.currency
+      -- One recurring price per subscription: its own, else the plan's newest active one in its
+      -- currency. Metered prices bill usage, not a recurring fee; a plan with a fixed and a
+      -- metered price (or an archived and a new price) must not count a subscription twice.
+      LEFT JOIN LATERAL (
+        SELECT pr.amount FROM prices pr
+        WHERE pr.tenant_id = s.tenant_id AND pr.plan_id = s.plan_id AND pr.currency = s.currency AND pr.metric_code IS NULL
+        ORDER BY (pr.id = s.price_id) DESC NULLS LAST, pr.active DESC, pr.created_at DESC
+        LIMIT 1
+      ) p ON true
       WHERE s.tenant_id = ${tenantId}
     ),
     base AS (

@@ -73,15 +73,24 @@ async function currencyOf(ctx: Ctx, currency: string | undefined): Promise<strin
   return currency ? checkCurrency(currency) : (await getTenant(ctx)).base_currency;
 }
 
-/** The snapshot job: today's MRR snapshot of every tenant, one transaction each. */
-export async function snapshotAllTenants(db: Kysely<DB>, mode: Mode | null, now: Date): Promise<{ tenants: number; subscriptions: number; movements: number }> {
+export type SnapshotTotals = { tenants: number; subscriptions: number; movements: number; failed: { tenantId: string; error: unknown }[] };
+
+/**
+ * The snapshot job: today's MRR snapshot of every tenant, one transaction each. One tenant's
+ * failure is reported and skipped, never a reason to leave the others without their snapshot.
+ */
+export async function snapshotAllTenants(db: Kysely<DB>, mode: Mode | null, now: Date): Promise<SnapshotTotals> {
   const day = dayOf(now);
-  const totals = { tenants: 0, subscriptions: 0, movements: 0 };
+  const totals: SnapshotTotals = { tenants: 0, subscriptions: 0, movements: 0, failed: [] };
   for (const tenantId of await tenantsWithSubscriptions(db, mode)) {
-    const result = await db.transaction().execute((tx) => takeMrrSnapshot(tx, tenantId, day, now));
-    totals.tenants += 1;
-    totals.subscriptions += result.subscriptions;
-    totals.movements += result.movements;
+    try {
+      const result = await db.transaction().execute((tx) => takeMrrSnapshot(tx, tenantId, day, now));
+      totals.tenants += 1;
+      totals.subscriptions += result.subscriptions;
+      totals.movements += result.movements;
+    } catch (error) {
+      totals.failed.push({ tenantId, error });
+    }
   }
   return totals;
 }
