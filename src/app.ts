@@ -14,6 +14,7 @@ import { flowModules } from './flows/flows.module.js';
 import { registerApiRoutes } from './api/routes.js';
 import { minimumRole } from './api/access.js';
 import { EVENT_TYPES } from './modules/events/index.js';
+import { tenantsServedBy } from './modules/tenants/index.js';
 import { createSecretBox, resolveSecretKey } from './platform/secrets/secrets.js';
 
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -22,6 +23,8 @@ export type Kosh = {
   app: KoshApp;
   worker: Worker;
   deps: AppDeps;
+  /** Starts the worker, saying what it runs (mode, concurrency, lease, job kinds) and warning when its mode has no tenants. */
+  startWorker(): Promise<void>;
   /** Stops the HTTP server (finishing in-flight requests), the worker, then the database. */
   close(): Promise<void>;
 };
@@ -97,6 +100,17 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     app,
     worker,
     deps,
+    async startWorker() {
+      const served = await tenantsServedBy(database.db, config.mode);
+      worker.start();
+      logger.info({ ...worker.describe(), tenants: served }, `worker started in ${config.mode} mode`);
+      if (served === 0) {
+        logger.warn(
+          { mode: config.mode },
+          `no tenant is in ${config.mode} mode: this worker runs only platform jobs until one registers (is KOSH_MODE the mode the tenants were created in?)`,
+        );
+      }
+    },
     async close() {
       await app.close();
       await worker.stop();

@@ -40,7 +40,7 @@ program
     const logger = pino({ level: config.logLevel });
     const kosh = await createKosh({ config, logger });
     const address = await kosh.app.listen({ port: config.port, host: config.host });
-    if (config.runWorker) kosh.worker.start();
+    if (config.runWorker) await kosh.startWorker();
     const local = address.replace('0.0.0.0', 'localhost');
     logger.info(
       {
@@ -69,7 +69,7 @@ program
     const config = loadConfig();
     const logger = pino({ level: config.logLevel });
     const kosh = await createKosh({ config, logger });
-    kosh.worker.start();
+    await kosh.startWorker();
     logger.info({ version: VERSION, database: config.databaseUrl ? 'postgresql' : 'embedded' }, `Kosh ${VERSION} worker running`);
     onShutdown(
       () => kosh.close(),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openTestDatabase, onPostgresServer } from '../support/database.js';
-import { ManualClock } from '../../src/platform/clock.js';
+import { ManualClock, systemClock } from '../../src/platform/clock.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import {
@@ -175,6 +175,41 @@ describe('jobs', () => {
 
       release();
       await hung;
+    });
+
+    it('renews the lease while a job runs, so a job that outlasts its lease is never started twice', async () => {
+      // Real time here: the lease is 300 ms and the job takes five times that.
+      const LEASE = 300;
+      await enqueueJob(database.db, systemClock.now(), { kind: 'test.slow' });
+      const runs: string[] = [];
+      const slow = new Worker({
+        env: { db: database.db, clock: systemClock, config, logger, secrets },
+        handlers: {
+          'test.slow': async () => {
+            runs.push('slow');
+            await sleep(5 * LEASE);
+          },
+        },
+        leaseMs: LEASE,
+      });
+      const other = new Worker({
+        env: { db: database.db, clock: systemClock, config, logger, secrets },
+        handlers: { 'test.slow': async () => void runs.push('other') },
+        leaseMs: LEASE,
+      });
+      const running = slow.runOnce();
+      await expect.poll(() => runs).toEqual(['slow']);
+      // Another worker keeps looking (expiring stale leases and claiming) all the while.
+      const deadline = Date.now() + 6 * LEASE;
+      let claimedByOther = 0;
+      while (Date.now() < deadline) {
+        claimedByOther += await other.runOnce();
+        await sleep(LEASE / 4);
+      }
+      await running;
+      expect(claimedByOther).toBe(0);
+      expect(runs).toEqual(['slow']);
+      expect(await rows('test.slow')).toEqual([expect.objectContaining({ state: 'done', attempts: 1 })]);
     });
   });
 

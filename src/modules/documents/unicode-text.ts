@@ -30,7 +30,7 @@ const FACES: Record<FontStyle, string[]> = {
   ],
 };
 
-type Face = { name: string; data: Buffer; font: Font };
+type Face = { name: string; font: Font };
 let faces: Record<FontStyle, Face[]> | null = null;
 // fontkit (and the Unicode tables it decompresses) loads with the first PDF, not at start-up.
 let openFont: ((data: Buffer) => Font) | null = null;
@@ -44,9 +44,8 @@ function loadFaces(): Record<FontStyle, Face[]> {
   if (!faces) {
     const load = (style: FontStyle) =>
       FACES[style].map((path, i) => {
-        const data = readFileSync(path);
         if (!openFont) throw new Error('prepareUnicodeFonts() must be awaited before a PDF is drawn');
-        return { name: `kosh-${style}-${i}`, data, font: openFont(data) };
+        return { name: `kosh-${style}-${i}`, font: openFont(readFileSync(path)) };
       });
     faces = { regular: load('regular'), bold: load('bold') };
   }
@@ -81,7 +80,10 @@ type TextOptions = PDFKit.Mixins.TextOptions;
  */
 export function useUnicodeFonts(doc: Doc): Doc {
   const all = loadFaces();
-  for (const style of ['regular', 'bold'] as const) for (const face of all[style]) doc.registerFont(face.name, face.data);
+  // The parsed fonts themselves, not their files: given a file, pdfkit decompresses and parses
+  // every WOFF again for each document (most of a PDF's CPU). Each document still embeds its own
+  // subset, which pdfkit makes per document from the shared font.
+  for (const style of ['regular', 'bold'] as const) for (const face of all[style]) doc.registerFont(face.name, face.font as unknown as Buffer);
   const setFont = doc.font.bind(doc);
   // The face in use. pdfkit measures words with widthOfString while it lays a run out, so the
   // measuring below must leave this face in place, not the style's first one.

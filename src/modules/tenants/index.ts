@@ -5,4 +5,4 @@ export type { NewApiKey, RegisterBody } from './tenants.schemas.js';
 export type { Tenant, TenantSettings } from './tenants.schemas.js';
 export type { SettingsRow } from './tenants.repository.js';
 export { apiKeySchema, createKeyBody, newApiKeySchema, registerBody, registerResponse, settingsSchema, updateSettingsBody } from './tenants.schemas.js';
-export { listApiKeys, revokeApiKey, updateSettings } from './tenants.service.js';
+export { tenantsServedBy, listApiKeys, revokeApiKey, updateSettings } from './tenants.service.js';

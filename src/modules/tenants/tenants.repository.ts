@@ -40,3 +40,13 @@ export async function findSettings(tx: Tx, tenantId: string, forUpdate = false):
 export async function updateSettingsRow(tx: Tx, tenantId: string, patch: Updateable<TenantSettingsTable>): Promise<SettingsRow> {
   return tx.updateTable('tenant_settings').set(patch).where('tenant_id', '=', tenantId).returningAll().executeTakeFirstOrThrow();
 }
+
+/** How many tenants a deployment of `mode` serves: a worker says so at start (a cross-tenant count, nothing else read). */
+export async function countTenantsInMode(db: Tx, mode: 'test' | 'live'): Promise<number> {
+  const row = await db
+    .selectFrom('tenants')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('mode', '=', mode)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,4 +1,5 @@
 import type { Ctx } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/schema.js';
 import { generateApiKey, type KeyMode } from '../../platform/auth/api-keys.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -6,6 +7,7 @@ import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { getPrimaryEntity, updateEntity } from '../entities/index.js';
 import type { ApiKey, NewApiKey, RegisterBody, Tenant, TenantSettings, UpdateSettingsBody } from './tenants.schemas.js';
 import {
+  countTenantsInMode,
   findSettings,
   findTenant,
   insertApiKey,
@@ -162,4 +164,9 @@ export async function updateSettings(ctx: Ctx, input: UpdateSettingsBody): Promi
     updated_at: ctx.now,
   });
   return toSettings(ctx, row);
+}
+
+/** How many tenants a deployment (and its worker) of `mode` serves. */
+export async function tenantsServedBy(db: Tx, mode: 'test' | 'live'): Promise<number> {
+  return countTenantsInMode(db, mode);
 }

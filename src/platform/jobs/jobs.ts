@@ -119,7 +119,14 @@ export class RetryJobAt extends Error {
   }
 }
 
-const LEASE_MS = 5 * 60_000;
+/**
+ * How long a claimed job is held before another worker may take it: short, so the jobs of a
+ * worker that died are picked up within a minute, and renewed every third of it while the job
+ * runs, so a job that runs longer than the lease is never started twice.
+ */
+export const DEFAULT_LEASE_MS = 60_000;
+/** A handler still running after this is taken for hung: its lease is no longer renewed. */
+export const MAX_HOLD_MS = 30 * 60_000;
 
 /** Exponential backoff: 1 s, 2 s, 4 s … capped at one hour. */
 export function backoffMs(attempts: number): number {
@@ -140,6 +147,8 @@ export type WorkerOptions = {
    * slow job (a hanging webhook receiver) never holds up the rest of its batch.
    */
   concurrency?: number;
+  /** How long a claim holds a job (renewed while it runs); DEFAULT_LEASE_MS. */
+  leaseMs?: number;
 };
 
 /**
@@ -158,6 +167,10 @@ export class Worker {
   private readonly pollMs: number;
   private readonly recurring: RecurringJob[];
   private readonly concurrency: number;
+  private readonly leaseMs: number;
+  /** Jobs this worker is running now: their leases are renewed until they finish. */
+  private readonly holding = new Map<string, number>();
+  private renewer: NodeJS.Timeout | undefined;
   private readonly lastSlot = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
@@ -187,6 +200,12 @@ export class Worker {
     this.pollMs = options.pollMs ?? 500;
     this.recurring = options.recurring ?? [];
     this.concurrency = Math.max(1, options.concurrency ?? 2 * this.batchSize);
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  /** The kinds this worker runs, and its limits: what it says when it starts. */
+  describe(): { mode: string; concurrency: number; lease_ms: number; kinds: string[] } {
+    return { mode: this.env.config.mode, concurrency: this.concurrency, lease_ms: this.leaseMs, kinds: Object.keys(this.handlers).sort() };
   }
 
   start(): void {
@@ -277,7 +296,7 @@ export class Worker {
       await deferWrite(tx, sql`SET LOCAL enable_seqscan = off`);
       const jobs = await sql<Job>`
         UPDATE jobs SET state = 'running', attempts = attempts + 1,
-               locked_until = ${new Date(now.getTime() + LEASE_MS)}, updated_at = ${now}
+               locked_until = ${new Date(now.getTime() + this.leaseMs)}, updated_at = ${now}
         WHERE id IN (
           SELECT id FROM jobs
           WHERE state = 'pending' AND run_at <= ${now}
@@ -320,6 +339,7 @@ export class Worker {
   private async runJob(job: Job): Promise<void> {
     const handler = this.handlers[job.kind];
     let outcome: void | typeof JOB_RECORDED_DONE;
+    this.hold(job.id);
     try {
       if (!handler) throw new Error(`no handler for job kind '${job.kind}'`);
       outcome = await handler(job, this.env);
@@ -327,9 +347,42 @@ export class Worker {
       await this.recordFailure(job, error);
       return;
     } finally {
+      this.release(job.id);
       countsChanged(job.tenant_id);
     }
     if (outcome !== JOB_RECORDED_DONE) await this.markDone.call(job.id);
+  }
+
+  private hold(jobId: string): void {
+    this.holding.set(jobId, performance.now());
+    this.renewer ??= setInterval(
+      () => {
+        this.renewLeases().catch((error) => this.env.logger.warn({ err: error }, 'renewing job leases failed; retried on the next tick'));
+      },
+      Math.max(10, Math.floor(this.leaseMs / 3)),
+    );
+  }
+
+  private release(jobId: string): void {
+    this.holding.delete(jobId);
+    if (this.holding.size === 0 && this.renewer) {
+      clearInterval(this.renewer);
+      this.renewer = undefined;
+    }
+  }
+
+  /** Extends the lease of every job this worker is running (one UPDATE for all of them), up to MAX_HOLD_MS. */
+  private async renewLeases(): Promise<void> {
+    const since = performance.now() - MAX_HOLD_MS;
+    const ids = [...this.holding].filter(([, heldFrom]) => heldFrom >= since).map(([id]) => id);
+    if (ids.length === 0) return;
+    const now = this.env.clock.now();
+    await this.env.db
+      .updateTable('jobs')
+      .set({ locked_until: new Date(now.getTime() + this.leaseMs) })
+      .where('id', 'in', ids)
+      .where('state', '=', 'running')
+      .execute();
   }
 
   private async recordFailure(job: Job, error: unknown): Promise<void> {
