@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   GatewayTokenNotFoundError,
@@ -83,12 +83,20 @@ export class TestGatewayJournal {
     this.reload();
   }
 
-  /** Reads entries another process appended since the last look. */
+  /** Reads the entries another process appended since the last look (only those bytes, not the whole file). */
   reload(): void {
     if (!this.file || !existsSync(this.file)) return;
-    const buf = readFileSync(this.file);
-    if (buf.length <= this.loadedBytes) return;
-    const text = buf.subarray(this.loadedBytes).toString('utf8');
+    const fd = openSync(this.file, 'r');
+    let buf: Buffer;
+    try {
+      const size = fstatSync(fd).size;
+      if (size <= this.loadedBytes) return;
+      buf = Buffer.alloc(size - this.loadedBytes);
+      readSync(fd, buf, 0, buf.length, this.loadedBytes);
+    } finally {
+      closeSync(fd);
+    }
+    const text = buf.toString('utf8');
     const complete = text.lastIndexOf('\n');
     if (complete === -1) return;
     for (const line of text.slice(0, complete).split('\n')) if (line) this.remember(JSON.parse(line) as JournalEntry);
