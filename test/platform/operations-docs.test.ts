@@ -35,3 +35,11 @@ describe('operations documents', () => {
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('(docs/operations.md)');
   });
 });
+
+describe('decision records', () => {
+  it('are all in the index, and the index is what `npm run docs:decisions` writes', async () => {
+    const { decisionsIndex } = await import('../../scripts/decisions-index.mjs');
+    const committed = readFileSync(join(ROOT, 'docs', 'decisions', 'README.md'), 'utf8');
+    expect(committed, 'run `npm run docs:decisions`').toBe(decisionsIndex());
+  });
+});
