@@ -141,6 +141,26 @@ describe('refunds', () => {
     });
   });
 
+  describe('a refund retried after the gateway refused it', () => {
+    it("pays the refused refund's note out again instead of crediting the invoice a second time", async () => {
+      const { invoice, card } = await teaAndServices('tok_refundFail');
+      const refused = await acme.api('POST', `/v1/payments/${card}/refunds`, { amount: 11_800, reason: 'First try' });
+      expect(refused.status, refused.text).toBe(201);
+      expect(refused.body.data.credit_note_issued).toBe(true);
+      await t.kosh.worker.drain();
+      const refundNote = await note(refused.body.data.credit_note_id);
+      expect(refundNote).toMatchObject({ refund_status: 'refund_failed', status: 'issued', balance: 11_800 });
+      const taxBefore = await tagged('invoice_id', invoice.id);
+
+      const retry = await acme.api('POST', `/v1/payments/${card}/refunds`, { amount: 11_800, reason: 'Second try' });
+      expect(retry.status, retry.text).toBe(201);
+      expect(retry.body.data).toMatchObject({ credit_note_issued: false, credit_notes: [{ credit_note_id: refundNote.id, amount: 11_800 }] });
+      expect(await notesOf(invoice.id), 'still one note').toHaveLength(1);
+      const taxAfter = await tagged('invoice_id', invoice.id);
+      expect({ cgst: taxAfter[2100], sgst: taxAfter[2110] }, 'no tax reversed by the retry').toEqual({ cgst: taxBefore[2100], sgst: taxBefore[2110] });
+    });
+  });
+
   describe('POST /v1/payments/{id}/refunds with lines', () => {
     it('credits the named lines and pays out; answers 400/409 for lines not of the invoice, above a line, or not adding up', async () => {
       const { invoice, services, tea, card } = await teaAndServices();
