@@ -16,6 +16,7 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   // Money and its records: finance.
   invoices: MONEY,
   payments: MONEY,
+  refunds: MONEY,
   'credit-notes': MONEY,
   subscriptions: MONEY,
   plans: MONEY,

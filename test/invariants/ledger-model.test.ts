@@ -34,6 +34,14 @@
  * offline payments + settled gateway payments; gateway clearing = unsettled gateway payments −
  * gateway refunds not failed; refunds payable = refunds of offline payments; and every payment's
  * refunds (not failed) never exceed it.
+ * Refunds by line and by a note's balance (DESIGN §20: `refund_lines` names lines of the payment's
+ * invoice, `refund_note` pays a note's unspent balance out through `POST /v1/credit-notes/{id}/refunds`,
+ * and a payment refund without lines pays the invoice's unspent credit out first) add:
+ *  15. output tax reversed never exceeds what was charged, per invoice line (the notes' lines), and
+ *      the ledger's tax reversals of an invoice are exactly its live notes' taxes: a refund itself
+ *      never touches output tax or revenue;
+ *  16. per customer, cash received − refunded = the ledger's money accounts tagged with the
+ *      customer (cash + gateway clearing − refunds payable).
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -139,6 +147,20 @@ const gatewayOp = fc.oneof(
   }),
   fc.record({ kind: fc.constant('gateway_settles' as const), hours: fc.integer({ min: 24, max: 96 }) }),
   fc.record({ kind: fc.constant('refund' as const), payment: fc.nat(), share: fc.integer({ min: 1, max: 100 }), whole: fc.boolean() }),
+  // A refund that credits named lines of the payment's invoice (one or two lines).
+  fc.record({
+    kind: fc.constant('refund_lines' as const),
+    payment: fc.nat(),
+    lines: fc.array(fc.nat(), { minLength: 1, maxLength: 2 }),
+    share: fc.integer({ min: 1, max: 100 }),
+  }),
+  // A note's unspent balance paid out, through a payment picked here or the note's own default.
+  fc.record({
+    kind: fc.constant('refund_note' as const),
+    note: fc.nat(),
+    payment: fc.option(fc.nat(), { nil: undefined }),
+    share: fc.integer({ min: 1, max: 100 }),
+  }),
 );
 type GatewayOp = typeof gatewayOp extends fc.Arbitrary<infer T> ? T : never;
 
@@ -174,7 +196,8 @@ async function newWorld(): Promise<World> {
 
 async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
   const api = w.tenant.api;
-  if (o.kind === 'charge' || o.kind === 'gateway_settles' || o.kind === 'refund') return gatewayStep(w, o);
+  if (o.kind === 'charge' || o.kind === 'gateway_settles' || o.kind === 'refund' || o.kind === 'refund_lines' || o.kind === 'refund_note')
+    return gatewayStep(w, o);
   switch (o.kind) {
     case 'invoice': {
       const customer = pick(w.customers, o.customer)!;
@@ -412,22 +435,66 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
       const res = await api('POST', `/v1/payments/${id}/refunds`, { ...(o.whole ? {} : { amount: part(Math.max(left, 1), o.share) }), reason: 'model' });
       // The gateway is asked by a job after the commit: pending → processed, or failed (credit given back).
       await t.kosh.worker.drain();
+      if (res.status === 201) await checkRefundNote(w, res.body.data, payment);
+      return res;
+    }
+    case 'refund_lines': {
+      const id = pick(w.payments, o.payment);
+      if (!id) return undefined;
+      const payment = (await api('GET', `/v1/payments/${id}`)).body.data;
+      if (!payment.invoice_id) return undefined;
+      const inv = (await api('GET', `/v1/invoices/${payment.invoice_id}`)).body.data;
+      const lines = [...new Set(o.lines.map((i) => pick(inv.lines as { id: string; total: number }[], i)!))];
+      const res = await api('POST', `/v1/payments/${id}/refunds`, {
+        reason: 'model lines',
+        lines: lines.map((l) => ({ invoice_line_id: l.id, amount: part(Math.max(l.total, 1), o.share) })),
+      });
+      await t.kosh.worker.drain();
       if (res.status === 201) {
-        const note = (await api('GET', `/v1/credit-notes/${res.body.data.credit_note_id}`)).body.data;
-        expect(note.type).toBe('refund');
-        // Under governance the note (and the refund) waits for approval: the approve op may decide it.
-        if (note.status === 'pending_approval') w.notes.push(note.id);
-        const expected =
-          note.status === 'pending_approval'
-            ? [payment.gateway ? 'pending' : 'manual_required']
-            : payment.gateway
-              ? ['processed', 'refund_failed']
-              : ['manual_required'];
-        expect(expected, `refund_status of a refund of a ${payment.gateway ?? 'offline'} payment (note ${note.status})`).toContain(note.refund_status);
+        expect(res.body.data.credit_note_issued, 'a refund by lines issues its own note').toBe(true);
+        await checkRefundNote(w, res.body.data, payment);
+      }
+      return res;
+    }
+    case 'refund_note': {
+      const noteId = pick(w.notes, o.note);
+      if (!noteId) return undefined;
+      const n = (await api('GET', `/v1/credit-notes/${noteId}`)).body.data;
+      const paymentId = o.payment === undefined ? undefined : pick(w.payments, o.payment);
+      const res = await api('POST', `/v1/credit-notes/${noteId}/refunds`, {
+        amount: part(Math.max(n.balance, 1), o.share),
+        ...(paymentId ? { payment_id: paymentId } : {}),
+        reason: 'model note',
+      });
+      await t.kosh.worker.drain();
+      if (res.status === 201) {
+        expect(res.body.data, 'a note refund issues no note').toMatchObject({ credit_note_issued: false, credit_notes: [{ credit_note_id: noteId }] });
+        const after = (await api('GET', `/v1/credit-notes/${noteId}`)).body.data;
+        const failed = (await api('GET', `/v1/refunds/${res.body.data.id}`)).body.data.status === 'failed';
+        expect(after.balance, "the note's balance falls by the refund (unless the gateway refused it)").toBe(
+          failed ? n.balance : n.balance - res.body.data.amount,
+        );
       }
       return res;
     }
   }
+}
+
+/** A payment refund's notes: its own refund note (whose refund_status follows the gateway), or notes it paid out. */
+async function checkRefundNote(w: World, refund: { credit_note_id: string; credit_note_issued: boolean }, payment: { gateway: string | null }): Promise<void> {
+  const note = (await w.tenant.api('GET', `/v1/credit-notes/${refund.credit_note_id}`)).body.data;
+  if (!refund.credit_note_issued) return;
+  expect(note.type).toBe('refund');
+  // Under governance the note (and the refund) waits for approval: the approve op may decide it; a
+  // refund the gateway refused leaves its note spendable: the other ops may apply or refund it.
+  w.notes.push(note.id);
+  const expected =
+    note.status === 'pending_approval'
+      ? [payment.gateway ? 'pending' : 'manual_required']
+      : payment.gateway
+        ? ['processed', 'refund_failed']
+        : ['manual_required'];
+  expect(expected, `refund_status of a refund of a ${payment.gateway ?? 'offline'} payment (note ${note.status})`).toContain(note.refund_status);
 }
 
 /** Check 3 with gateway payments and refunds: cash, gateway clearing and refunds payable per currency. */
@@ -485,6 +552,56 @@ async function checkGatewayMoney(tenantId: string): Promise<void> {
   expect(attempts.rows, 'a succeeded attempt has exactly its one payment, any other none').toEqual([]);
 }
 
+/** Checks 15 and 16: refunds by line and by a note's balance never reverse tax twice, and the customers' money ties out. */
+async function checkRefunds(tenantId: string): Promise<void> {
+  const db = t.database.db;
+  const overLine = await sql<{ id: string }>`
+    SELECT il.id FROM invoice_lines il
+    JOIN credit_note_lines cl ON cl.tenant_id = il.tenant_id AND cl.invoice_line_id = il.id
+    JOIN credit_notes n ON n.tenant_id = cl.tenant_id AND n.id = cl.credit_note_id AND n.status NOT IN ('void', 'rejected')
+    WHERE il.tenant_id = ${tenantId}
+    GROUP BY il.id, il.amount, il.cgst_amount, il.sgst_amount, il.igst_amount
+    HAVING sum(cl.subtotal) > il.amount OR sum(cl.cgst_amount) > il.cgst_amount
+        OR sum(cl.sgst_amount) > il.sgst_amount OR sum(cl.igst_amount) > il.igst_amount`.execute(db);
+  expect(overLine.rows, 'output tax reversed never exceeds what each invoice line charged').toEqual([]);
+  const reversals = await sql<{ id: string; booked: string; notes: string }>`
+    SELECT i.id,
+      (SELECT coalesce(sum(l.debit - l.credit), 0) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = i.tenant_id AND l.invoice_id = i.id AND l.account_code IN (2100, 2110, 2120)
+          AND e.kind IN ('credit_note.issued', 'credit_note.voided'))::text AS booked,
+      (SELECT coalesce(sum(n.tax_amount), 0) FROM credit_notes n
+        WHERE n.tenant_id = i.tenant_id AND n.invoice_id = i.id AND n.status NOT IN ('void', 'rejected', 'pending_approval'))::text AS notes
+    FROM invoices i WHERE i.tenant_id = ${tenantId}`.execute(db);
+  for (const r of reversals.rows) expect(Number(r.booked), `output tax reversed for invoice ${r.id} = its live notes' tax`).toBe(Number(r.notes));
+  const refundTouchesTax = await sql<{ entry_id: string }>`
+    SELECT l.entry_id FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    WHERE l.tenant_id = ${tenantId} AND e.kind LIKE 'refund.%' AND l.account_code NOT IN (2300, 1050, 2320)`.execute(db);
+  expect(refundTouchesTax.rows, 'a refund entry moves only customer credit and money: never tax or revenue').toEqual([]);
+
+  // Per customer and currency: payments received − refunds booked (not failed, not waiting for
+  // their own note's approval) = cash + gateway clearing − refunds payable tagged with the customer.
+  const money = await sql<{ customer_id: string; currency: string; ledger: string; paid: string; refunded: string }>`
+    WITH l AS (SELECT l.customer_id, e.currency, sum(l.debit - l.credit) AS net FROM journal_lines l
+               JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+               WHERE l.tenant_id = ${tenantId} AND l.account_code IN (1000, 1050, 2320) GROUP BY l.customer_id, e.currency),
+    p AS (SELECT customer_id, currency, sum(amount) AS paid FROM payments WHERE tenant_id = ${tenantId} GROUP BY customer_id, currency),
+    r AS (SELECT r.customer_id, r.currency, sum(r.amount) AS refunded FROM refunds r
+          JOIN credit_notes n ON n.tenant_id = r.tenant_id AND n.id = r.credit_note_id
+          WHERE r.tenant_id = ${tenantId} AND r.status <> 'failed' AND NOT (r.issued_credit_note AND n.status = 'pending_approval')
+          GROUP BY r.customer_id, r.currency),
+    k AS (SELECT customer_id, currency FROM l UNION SELECT customer_id, currency FROM p UNION SELECT customer_id, currency FROM r)
+    SELECT k.customer_id, k.currency,
+      coalesce((SELECT net FROM l WHERE l.customer_id IS NOT DISTINCT FROM k.customer_id AND l.currency = k.currency), 0)::text AS ledger,
+      coalesce((SELECT paid FROM p WHERE p.customer_id = k.customer_id AND p.currency = k.currency), 0)::text AS paid,
+      coalesce((SELECT refunded FROM r WHERE r.customer_id = k.customer_id AND r.currency = k.currency), 0)::text AS refunded
+    FROM k`.execute(db);
+  for (const m of money.rows) {
+    expect(Number(m.ledger), `customer ${m.customer_id}: cash received − refunded in ${m.currency} = the ledger's money tagged with the customer`).toBe(
+      Number(m.paid) - Number(m.refunded),
+    );
+  }
+}
+
 async function checkInvariants(tenantId: string): Promise<void> {
   const db = t.database.db;
   const unbalanced = await sql<{ entry_id: string }>`
@@ -506,6 +623,7 @@ async function checkInvariants(tenantId: string): Promise<void> {
   // Per currency: cash in rupees and cash in dollars are two balances, never one sum. Cash,
   // clearing and refunds are checkGatewayMoney's; here TDS receivable.
   await checkGatewayMoney(tenantId);
+  await checkRefunds(tenantId);
   const money = await sql<{ currency: string; tds: number; withheld: number }>`
     WITH c AS (SELECT DISTINCT currency FROM payments WHERE tenant_id = ${tenantId}
                UNION SELECT DISTINCT currency FROM journal_entries WHERE tenant_id = ${tenantId})
@@ -695,6 +813,44 @@ describe('the books tie out after every operation', () => {
     expect(invoices.some((i) => i.discount_amount > 0 && i.total === 0)).toBe(true);
     expect(invoices.some((i) => i.discount_amount > 0 && i.amount_tds > 0)).toBe(true);
     expect(invoices.filter((i) => i.billing_reason === 'subscription_update').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('refunds after a line note (issue #28 item 1), by lines and by a note balance, keep the invariants', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      // Services ₹1,000 at 18 % and tea ₹200 at 5 %, intra-state; part paid offline with TDS, the rest by card.
+      { kind: 'invoice', customer: 0, entity: 0, amounts: [100_000, 20_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      { kind: 'pay', invoice: 0, share: 36, tds: 20 },
+      { kind: 'charge', invoice: 0, fresh: false, amount: 1, token: 'tok_visa', then: undefined },
+      { kind: 'credit_line', invoice: 0, line: 1, share: 100, expires: false },
+      // The card payment refunded by the tea note's amount: pays the note out, issues nothing.
+      { kind: 'refund', payment: 1, share: 23, whole: false },
+      { kind: 'refund_lines', payment: 1, lines: [0], share: 10 },
+      // The tea line is credited in full already: refused (409).
+      { kind: 'refund_lines', payment: 0, lines: [1], share: 100 },
+      { kind: 'refund_note', note: 0, payment: undefined, share: 100 },
+      { kind: 'credit', customer: 0, invoice: 0, share: 5, expires: false },
+      { kind: 'refund_note', note: 2, payment: 0, share: 50 },
+      { kind: 'refund', payment: 1, share: 100, whole: true },
+      { kind: 'gateway_settles', hours: 72 },
+    ];
+    const statuses: number[] = [];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      statuses.push(res?.status ?? 0);
+      await checkBooks(world, o.kind);
+    }
+    expect(statuses.slice(0, 8)).toEqual([201, 201, 200, 201, 201, 201, 409, 201]);
+    const refunds = (await world.tenant.api('GET', '/v1/refunds?limit=100')).body.data as { credit_note_issued: boolean }[];
+    expect(
+      refunds.some((r) => !r.credit_note_issued),
+      'some refund paid a note out',
+    ).toBe(true);
+    expect(
+      refunds.some((r) => r.credit_note_issued),
+      'some refund issued its own note',
+    ).toBe(true);
   });
 
   it(

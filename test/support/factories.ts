@@ -195,6 +195,13 @@ export const factories: Record<string, Factory> = {
     );
   },
 
+  // A refund (offline, manual) of part of a fresh offline payment.
+  '/v1/refunds': async (tenant) => {
+    const payment = await factories['/v1/payments']!(tenant, {});
+    const res = await tenant.api('POST', `/v1/payments/${payment}/refunds`, { amount: 100, reason: 'factory refund' });
+    return createdId(res, '/v1/refunds');
+  },
+
   // An issued credit note for the customer of a fresh open invoice; that invoice is kept for the
   // apply body below.
   '/v1/credit-notes': async (tenant) => {
@@ -281,6 +288,7 @@ export const validBodies: Record<string, unknown> = {
   'PUT /v1/organizations/{id}/fx-rates/{currency}': { rate: '83.25' },
   'POST /v1/customers/{id}/payment-methods': { token: 'tok_visa' },
   'POST /v1/payments/{id}/refunds': { amount: 100, reason: 'factory refund' },
+  'POST /v1/credit-notes/{id}/refunds': { amount: 100 },
   // A getter: read when the body is sent, after the factory made the subscription and its owner's
   // second plan — so the owner's own call succeeds and only the subscription id decides the 404.
   'POST /v1/subscriptions/{id}/change-plan': {

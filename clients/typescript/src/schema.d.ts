@@ -2415,13 +2415,77 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List a payment's refunds (newest first)
+         * @description List a payment's refunds (newest first).
+         */
+        get: operations["listPaymentsRefunds"];
+        put?: never;
+        /**
+         * Refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left)
+         * @description Refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left).
+         */
+        post: operations["refundsPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-notes/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
         get?: never;
         put?: never;
         /**
-         * Refund a payment in full or in part (issues a refund credit note)
-         * @description Refund a payment in full or in part (issues a refund credit note).
+         * Pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note
+         * @description Pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note.
          */
-        post: operations["refundsPayment"];
+        post: operations["refundsCreditNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List refunds (newest first)
+         * @description List refunds (newest first).
+         */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a refund
+         * @description Get a refund.
+         */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5247,17 +5311,29 @@ export interface components {
             id: string;
             /** Format: uuid */
             tenant_id: string;
+            /** @description null: an offline refund of credit that names no payment */
+            payment_id: string | null;
+            invoice_id: string | null;
             /** Format: uuid */
-            payment_id: string;
-            /** Format: uuid */
-            invoice_id: string;
+            customer_id: string;
             amount: number;
             currency: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             reason: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out
+             */
             credit_note_id: string;
+            /** @description false: the refund paid out credit notes issued before and issued none */
+            credit_note_issued: boolean;
+            /** @description the notes whose balance the refund paid out, and how much of each */
+            credit_notes: {
+                /** Format: uuid */
+                credit_note_id: string;
+                amount: number;
+            }[];
             gateway: string | null;
             failure_code: string | null;
             failure_message: string | null;
@@ -17824,6 +17900,81 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    listPaymentsRefunds: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "amount": 49900,
+                     *           "currency": "INR",
+                     *           "status": "pending",
+                     *           "reason": "reason",
+                     *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "credit_note_issued": true,
+                     *           "credit_notes": [
+                     *             {
+                     *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "amount": 49900
+                     *             }
+                     *           ],
+                     *           "gateway": "gateway",
+                     *           "failure_code": "failure code",
+                     *           "failure_message": "failure message",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     refundsPayment: {
         parameters: {
             query?: never;
@@ -17840,18 +17991,32 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The refund a payment in full or in part (issues a refund credit note) request. */
+        /** @description The refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left) request. */
         requestBody: {
             content: {
                 /**
                  * @example {
                  *       "amount": 49900,
-                 *       "reason": "reason"
+                 *       "reason": "reason",
+                 *       "lines": [
+                 *         {
+                 *           "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount": 49900
+                 *         }
+                 *       ]
                  *     }
                  */
                 "application/json": {
+                    /** @description default: the sum of lines[], else what remains refundable on the payment; with lines it must equal their sum */
                     amount?: number;
                     reason: string;
+                    /** @description which lines of the payment's invoice the refund's credit note credits; omitted: the invoice's unspent credit notes are paid out first, else every line pro rata over what it has left */
+                    lines?: {
+                        /** Format: uuid */
+                        invoice_line_id: string;
+                        /** @description gross (with GST) refunded on this line, at most what the line has left to credit */
+                        amount: number;
+                    }[];
                 };
             };
         };
@@ -17869,11 +18034,19 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount": 49900,
                      *         "currency": "INR",
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "credit_note_issued": true,
+                     *         "credit_notes": [
+                     *           {
+                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "amount": 49900
+                     *           }
+                     *         ],
                      *         "gateway": "gateway",
                      *         "failure_code": "failure code",
                      *         "failure_message": "failure message",
@@ -17893,6 +18066,230 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    refundsCreditNote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "reason": ""
+                 *     }
+                 */
+                "application/json": {
+                    /** @description at most the note's unspent balance */
+                    amount: number;
+                    /**
+                     * Format: uuid
+                     * @description the payment whose gateway pays it back; default: a payment of the note's invoice with enough left to refund (card/UPI first), else an offline refund
+                     */
+                    payment_id?: string;
+                    /** @default  */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount": 49900,
+                     *         "currency": "INR",
+                     *         "status": "pending",
+                     *         "reason": "reason",
+                     *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "credit_note_issued": true,
+                     *         "credit_notes": [
+                     *           {
+                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "amount": 49900
+                     *           }
+                     *         ],
+                     *         "gateway": "gateway",
+                     *         "failure_code": "failure code",
+                     *         "failure_message": "failure message",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+                /** @description The payment id (query). */
+                payment_id?: string;
+                /** @description The invoice id (query). */
+                invoice_id?: string;
+                /** @description The status (query). */
+                status?: "pending" | "succeeded" | "failed";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "amount": 49900,
+                     *           "currency": "INR",
+                     *           "status": "pending",
+                     *           "reason": "reason",
+                     *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "credit_note_issued": true,
+                     *           "credit_notes": [
+                     *             {
+                     *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "amount": 49900
+                     *             }
+                     *           ],
+                     *           "gateway": "gateway",
+                     *           "failure_code": "failure code",
+                     *           "failure_message": "failure message",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount": 49900,
+                     *         "currency": "INR",
+                     *         "status": "pending",
+                     *         "reason": "reason",
+                     *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "credit_note_issued": true,
+                     *         "credit_notes": [
+                     *           {
+                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "amount": 49900
+                     *           }
+                     *         ],
+                     *         "gateway": "gateway",
+                     *         "failure_code": "failure code",
+                     *         "failure_message": "failure message",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -22421,11 +22818,19 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_note_issued": true,
+                 *           "credit_notes": [
+                 *             {
+                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "amount": 49900
+                 *             }
+                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",
@@ -22489,11 +22894,19 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_note_issued": true,
+                 *           "credit_notes": [
+                 *             {
+                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "amount": 49900
+                 *             }
+                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",
@@ -22557,11 +22970,19 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_note_issued": true,
+                 *           "credit_notes": [
+                 *             {
+                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "amount": 49900
+                 *             }
+                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",

@@ -3,11 +3,13 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { isKoshError } from '../../platform/errors.js';
-import { dataEnvelope, idParams, listEnvelope, listResponse } from '../../platform/http/envelope.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { runIdempotentAction, validateIdempotencyKey } from '../../platform/idempotency/idempotency.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { executeAttempt, startAttempt } from '../../flows/collections/collect-invoice-payment.js';
 import { createRefund } from '../../flows/collections/refund-payment.js';
+import { createCreditNoteRefund } from '../../flows/collections/refund-credit-note.js';
+import { getPayment } from '../../modules/payments/index.js';
 import { receiveGatewayWebhook } from '../../flows/collections/apply-gateway-webhook.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
 import { createCheckoutSession, openCheckoutSession, prepareCheckout, submitCheckout } from '../../flows/collections/checkout-invoice.js';
@@ -20,7 +22,9 @@ import {
   checkoutSessionSchema,
   connectionSchema,
   createConnectionBody,
+  createCreditNoteRefundBody,
   createRefundBody,
+  listRefundsQuery,
   customerPaymentMethodParams,
   payInvoiceBody,
   paymentAttemptSchema,
@@ -31,7 +35,9 @@ import {
   createConnection,
   deleteConnection,
   detachPaymentMethod,
+  getRefund,
   listAttempts,
+  listRefunds,
   listConnections,
   listPaymentMethods,
   makeDefaultPaymentMethod,
@@ -301,13 +307,14 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
     );
   });
 
-  // ---- Refunds -----------------------------------------------------------------------------
+  // ---- Refunds (DESIGN §11, §20) ----------------------------------------------------------
   app.post(
     '/v1/payments/:id/refunds',
     {
       schema: {
         tags: ['collections'],
-        summary: 'Refund a payment in full or in part (issues a refund credit note)',
+        summary:
+          "Refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left)",
         params: idParams,
         body: createRefundBody,
         response: { 201: dataEnvelope(refundSchema) },
@@ -315,6 +322,60 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
     },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createRefund(ctx, request.params.id, request.body) } })),
+  );
+  app.post(
+    '/v1/credit-notes/:id/refunds',
+    {
+      schema: {
+        tags: ['collections'],
+        summary: "Pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note",
+        params: idParams,
+        body: createCreditNoteRefundBody,
+        response: { 201: dataEnvelope(refundSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createCreditNoteRefund(ctx, request.params.id, request.body) } })),
+  );
+  app.get(
+    '/v1/refunds',
+    {
+      schema: {
+        tags: ['collections'],
+        summary: 'List refunds (newest first)',
+        querystring: listRefundsQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(refundSchema) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { refunds, total } = await listRefunds(readCtx(deps, request), request.query, page);
+      return listResponse(refunds, total, page);
+    },
+  );
+  app.get(
+    '/v1/refunds/:id',
+    { schema: { tags: ['collections'], summary: 'Get a refund', params: idParams, response: { 200: dataEnvelope(refundSchema) } } },
+    async (request) => ({ data: await getRefund(readCtx(deps, request), request.params.id) }),
+  );
+  app.get(
+    '/v1/payments/:id/refunds',
+    {
+      schema: {
+        tags: ['collections'],
+        summary: "List a payment's refunds (newest first)",
+        params: idParams,
+        querystring: z.object(paginationQuery()),
+        response: { 200: listEnvelope(refundSchema) },
+      },
+    },
+    async (request) => {
+      const ctx = readCtx(deps, request);
+      await getPayment(ctx, request.params.id);
+      const page = toPage(request.query);
+      const { refunds, total } = await listRefunds(ctx, { payment_id: request.params.id }, page);
+      return listResponse(refunds, total, page);
+    },
   );
 
   // ---- Inbound gateway webhooks ------------------------------------------------------------

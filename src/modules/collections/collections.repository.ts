@@ -1,6 +1,16 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
-import type { CheckoutSessionsTable, GatewayConnectionsTable, PaymentAttemptsTable, PaymentMethodsTable, RefundsTable } from './collections.tables.js';
+import type { Page } from '../../platform/http/envelope.js';
+import type {
+  CheckoutSessionsTable,
+  GatewayConnectionsTable,
+  PaymentAttemptsTable,
+  PaymentMethodsTable,
+  RefundCreditNotesTable,
+  RefundsTable,
+  RefundStatus,
+} from './collections.tables.js';
 import './collections.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
@@ -9,6 +19,7 @@ export type PaymentMethodRow = Selectable<PaymentMethodsTable>;
 export type AttemptRow = Selectable<PaymentAttemptsTable>;
 export type CheckoutSessionRow = Selectable<CheckoutSessionsTable>;
 export type RefundRow = Selectable<RefundsTable>;
+export type RefundSourceRow = Selectable<RefundCreditNotesTable>;
 
 // Gateway connections
 
@@ -283,6 +294,34 @@ export async function refundByGatewayId(tx: Tx, tenantId: string, gatewayRefundI
   return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('gateway_refund_id', '=', gatewayRefundId).executeTakeFirst();
 }
 
+export async function insertRefundSources(tx: Tx, rows: RefundSourceRow[]): Promise<void> {
+  if (rows.length > 0) await tx.insertInto('refund_credit_notes').values(rows).execute();
+}
+
+/** The notes each refund paid out of (by refund id). */
+export async function sourcesOfRefunds(tx: Tx, tenantId: string, refundIds: string[]): Promise<RefundSourceRow[]> {
+  if (refundIds.length === 0) return [];
+  return tx
+    .selectFrom('refund_credit_notes')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('refund_id', 'in', refundIds)
+    .orderBy('refund_id')
+    .orderBy('credit_note_id')
+    .execute();
+}
+
+export type RefundFilter = { payment_id?: string; customer_id?: string; invoice_id?: string; status?: RefundStatus };
+
+export async function listRefundRows(tx: Tx, tenantId: string, filter: RefundFilter, page: Page): Promise<{ rows: RefundRow[]; total: number }> {
+  let q = tx.selectFrom('refunds').where('tenant_id', '=', tenantId);
+  if (filter.payment_id) q = q.where('payment_id', '=', filter.payment_id);
+  if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
+  if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  return paginate<RefundRow>(tx, q, { tenantId, table: 'refunds', page });
+}
+
 export async function refundsOfPayment(tx: Tx, tenantId: string, paymentId: string): Promise<RefundRow[]> {
   return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('payment_id', '=', paymentId).orderBy('created_at').execute();
 }
@@ -295,8 +334,16 @@ export async function succeededRefundRows(tx: Tx, tenantId: string, after: { cre
   return query.orderBy('created_at').orderBy('id').limit(limit).execute();
 }
 
+/** The refund that issued this note (a refund note waiting for approval is decided with it). */
 export async function refundOfCreditNote(tx: Tx, tenantId: string, creditNoteId: string): Promise<RefundRow | undefined> {
-  return tx.selectFrom('refunds').selectAll().where('tenant_id', '=', tenantId).where('credit_note_id', '=', creditNoteId).forUpdate().executeTakeFirst();
+  return tx
+    .selectFrom('refunds')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('credit_note_id', '=', creditNoteId)
+    .where('issued_credit_note', '=', true)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export async function finishRefund(tx: Tx, tenantId: string, id: string, patch: Updateable<RefundsTable>): Promise<RefundRow | undefined> {

@@ -83,23 +83,65 @@ export const checkoutSessionSchema = z
   .meta({ id: 'CheckoutSession' });
 export type CheckoutSession = z.infer<typeof checkoutSessionSchema>;
 
+export const refundLineInput = z.object({
+  invoice_line_id: z.uuid(),
+  amount: fields.positiveMinorUnits().describe('gross (with GST) refunded on this line, at most what the line has left to credit'),
+});
+
 export const createRefundBody = z.object({
-  amount: fields.positiveMinorUnits().optional(),
+  amount: fields
+    .positiveMinorUnits()
+    .optional()
+    .describe('default: the sum of lines[], else what remains refundable on the payment; with lines it must equal their sum'),
   reason: fields.requiredText(500),
+  lines: z
+    .array(refundLineInput)
+    .min(1)
+    .max(500)
+    .optional()
+    .describe(
+      "which lines of the payment's invoice the refund's credit note credits; omitted: the invoice's unspent credit notes are paid out first, else every line pro rata over what it has left",
+    ),
 });
 export type CreateRefundBody = z.infer<typeof createRefundBody>;
+
+export const createCreditNoteRefundBody = z.object({
+  amount: fields.positiveMinorUnits().describe("at most the note's unspent balance"),
+  payment_id: z
+    .uuid()
+    .optional()
+    .describe(
+      "the payment whose gateway pays it back; default: a payment of the note's invoice with enough left to refund (card/UPI first), else an offline refund",
+    ),
+  reason: fields.text(500).default(''),
+});
+export type CreateCreditNoteRefundBody = z.infer<typeof createCreditNoteRefundBody>;
+
+export const refundStatus = z.enum(['pending', 'succeeded', 'failed']);
+
+export const listRefundsQuery = z.object({
+  customer_id: z.uuid().optional(),
+  payment_id: z.uuid().optional(),
+  invoice_id: z.uuid().optional(),
+  status: refundStatus.optional(),
+});
 
 export const refundSchema = z
   .object({
     id: z.uuid(),
     tenant_id: z.uuid(),
-    payment_id: z.uuid(),
-    invoice_id: z.uuid(),
+    payment_id: z.uuid().nullable().describe('null: an offline refund of credit that names no payment'),
+    invoice_id: z.uuid().nullable(),
+    customer_id: z.uuid(),
     amount: z.int(),
     currency: z.string(),
-    status: z.enum(['pending', 'succeeded', 'failed']),
+    status: refundStatus,
     reason: z.string(),
-    credit_note_id: z.uuid(),
+    credit_note_id: z.uuid().describe('the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out'),
+    credit_note_issued: z.boolean().describe('false: the refund paid out credit notes issued before and issued none'),
+    credit_notes: z
+      .array(z.object({ credit_note_id: z.uuid(), amount: z.int() }))
+      .describe('the notes whose balance the refund paid out, and how much of each'),
     gateway: z.string().nullable(),
     failure_code: z.string().nullable(),
     failure_message: z.string().nullable(),

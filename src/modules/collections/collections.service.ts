@@ -8,7 +8,7 @@ import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import type { GatewayCallContext, GatewayCredentials, SavedPaymentMethod } from './gateways/gateway.js';
 import { GATEWAY_TIMEOUT_MS, gatewayOf, gateways, type RegisteredGateway } from './gateways/registry.js';
-import type { AttachPaymentMethodBody, CreateConnectionBody, GatewayConnection, PaymentAttempt, PaymentMethod, Refund } from './collections.schemas.js';
+import type { AttachPaymentMethodBody, CreateConnectionBody, GatewayConnection, PaymentAttempt, PaymentMethod } from './collections.schemas.js';
 import {
   activePaymentMethods,
   attemptsOfInvoice,
@@ -27,7 +27,6 @@ import {
   type AttemptRow,
   type ConnectionRow,
   type PaymentMethodRow,
-  type RefundRow,
 } from './collections.repository.js';
 
 /** What collections needs besides a transaction: configuration (mode, base URLs) and the secret box. */
@@ -258,23 +257,4 @@ export function toAttempt(row: AttemptRow): PaymentAttempt {
 
 export async function listAttempts(ctx: Ctx, invoiceId: string): Promise<PaymentAttempt[]> {
   return (await attemptsOfInvoice(ctx.tx, ctx.tenantId, invoiceId)).map(toAttempt);
-}
-
-export function toRefund(row: RefundRow): Refund {
-  return {
-    id: row.id,
-    tenant_id: row.tenant_id,
-    payment_id: row.payment_id,
-    invoice_id: row.invoice_id,
-    amount: row.amount,
-    currency: row.currency,
-    status: row.status,
-    reason: row.reason,
-    credit_note_id: row.credit_note_id,
-    gateway: row.gateway,
-    failure_code: row.failure_code,
-    failure_message: row.failure_message,
-    created_at: toIso(row.created_at),
-    updated_at: toIso(row.updated_at),
-  };
 }

@@ -83,9 +83,13 @@ export interface GatewayEventsTable {
 export interface RefundsTable {
   tenant_id: string;
   id: string;
-  payment_id: string;
-  invoice_id: string;
+  /** null: an offline refund of a note's balance that names no payment (goodwill credit). */
+  payment_id: string | null;
+  invoice_id: string | null;
+  customer_id: string;
+  /** The note the refund issued, or (issued_credit_note false) the first note whose balance it paid out. */
   credit_note_id: string;
+  issued_credit_note: boolean;
   amount: number;
   currency: string;
   status: RefundStatus;
@@ -99,6 +103,14 @@ export interface RefundsTable {
   updated_at: Timestamp;
 }
 
+/** Which notes' balances a refund paid out, and how much of each (docs/decisions/0250). */
+export interface RefundCreditNotesTable {
+  tenant_id: string;
+  refund_id: string;
+  credit_note_id: string;
+  amount: number;
+}
+
 /** Stored on the invoice after a failed attempt (DESIGN §11 `last_payment_error`). */
 export type LastPaymentError = NullableJson<{ code: string; message: string }>;
 
@@ -110,5 +122,6 @@ declare module '../../platform/db/schema.js' {
     checkout_sessions: CheckoutSessionsTable;
     gateway_events: GatewayEventsTable;
     refunds: RefundsTable;
+    refund_credit_notes: RefundCreditNotesTable;
   }
 }

@@ -15,3 +15,4 @@ export {
   type SavedPaymentMethod,
 } from './gateways/gateway.js';
 export { checkoutGonePage, checkoutPage, gatewayName } from './checkout.pages.js';
+export * from './refunds.service.js';
