@@ -4,8 +4,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { isKoshError } from '../../platform/errors.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
-import { runIdempotentAction, validateIdempotencyKey } from '../../platform/idempotency/idempotency.js';
-import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { principalOf, readCtx, runAction, runTwoPhaseAction, type KoshApp } from '../../platform/http/server.js';
 import { executeAttempt, startAttempt } from '../../flows/collections/collect-invoice-payment.js';
 import { createRefund } from '../../flows/collections/refund-payment.js';
 import { createCreditNoteRefund } from '../../flows/collections/refund-credit-note.js';
@@ -172,24 +171,17 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: dataEnvelope(invoiceSchema) },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const tenantId = principalOf(request).tenantId;
-      const key = validateIdempotencyKey(request.headers['idempotency-key']);
-      // Transaction 1 commits the pending attempt (replayed as is under the same Idempotency-Key);
-      // the gateway call follows it; transaction 2 commits the outcome.
-      const started = await runIdempotentAction(
-        deps.db,
-        tenantId,
-        deps.clock.now(),
-        { key, method: request.method, url: request.url, body: request.body },
-        async (ctx) => {
-          const attempt = await startAttempt(ctx, env, request.params.id, { paymentMethodId: request.body?.payment_method_id });
-          return { status: 200, body: { attempt_id: attempt.id } };
+      // The pending attempt commits first (with its audit record); the gateway call follows it and
+      // commits the outcome; the answer is the invoice as it is then.
+      return runTwoPhaseAction(deps, request, reply, {
+        intent: async (ctx) => ({ attempt_id: (await startAttempt(ctx, env, request.params.id, { paymentMethodId: request.body?.payment_method_id })).id }),
+        call: async (intent, firstTime) => {
+          await executeAttempt(env, tenantId, intent.attempt_id, deps.clock.now(), firstTime);
         },
-      );
-      if (started.replayed) reply.header('idempotent-replayed', 'true');
-      await executeAttempt(env, tenantId, (started.body as { attempt_id: string }).attempt_id, deps.clock.now(), !started.replayed);
-      return reply.code(200).send({ data: await getInvoice(readCtx(deps, request), request.params.id) });
+        answer: async () => ({ status: 200, body: { data: await getInvoice(readCtx(deps, request), request.params.id) } }),
+      });
     },
   );
   app.get(

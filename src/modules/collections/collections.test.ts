@@ -146,6 +146,9 @@ describe('paying an invoice', () => {
     expect(await linesOf(attempt.payment_id, 'payment.recorded')).toEqual({ 1050: 118_000, 1100: -118_000 });
     expect(await eventTypes(inv.id)).toContain('invoice.paid');
     expect(await chargesOf(inv.id)).toHaveLength(1);
+    // Like every /v1 write, the payment leaves an audit record naming the key and the invoice.
+    const audit = await acme.api('GET', `/v1/audit-log?object_id=${inv.id}`);
+    expect(audit.body.data.map((entry: { action: string }) => entry.action)).toContain('invoice.pay');
     // Paying it again, or a void invoice, is a conflict.
     expect((await pay(inv.id)).status).toBe(409);
     const voided = await createInvoice(acme, customer, [1_000]);

@@ -88,6 +88,38 @@ export function principalOf(request: FastifyRequest): Principal {
  * ledger entries, events and jobs. Routes call this and nothing else to write.
  */
 export async function runAction(deps: HttpDeps, request: FastifyRequest, reply: FastifyReply, action: (ctx: Ctx) => Promise<ActionResult>) {
+  const outcome = await commitAction(deps, request, action);
+  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(outcome.status).send(outcome.body);
+}
+
+/**
+ * A mutation that calls a third party, in two phases: `intent` commits first exactly as an action
+ * does (idempotency record, audit record, events — and replayed as it was under the same
+ * Idempotency-Key), `call` then runs outside any transaction and commits the outcome in its own,
+ * and `answer` reads what the client is told. `call` learns whether this request committed the
+ * intent (false on a replay: the intent's call may already have run).
+ */
+export async function runTwoPhaseAction<Intent extends Record<string, unknown>>(
+  deps: HttpDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  phases: {
+    intent: (ctx: Ctx) => Promise<Intent>;
+    call: (intent: Intent, firstTime: boolean) => Promise<void>;
+    answer: (intent: Intent) => Promise<ActionResult>;
+  },
+) {
+  const committed = await commitAction(deps, request, async (ctx) => ({ status: 200, body: await phases.intent(ctx) }));
+  if (committed.replayed) reply.header('idempotent-replayed', 'true');
+  const intent = committed.body as Intent;
+  await phases.call(intent, !committed.replayed);
+  const answer = await phases.answer(intent);
+  return reply.code(answer.status).send(answer.body);
+}
+
+/** The action's transaction (with its idempotency and audit records), committed; its outcome not yet sent. */
+async function commitAction(deps: HttpDeps, request: FastifyRequest, action: (ctx: Ctx) => Promise<ActionResult>) {
   const principal = principalOf(request);
   const key = validateIdempotencyKey(request.headers['idempotency-key']);
   const audited = auditedAction(request, principal.actor, action);
@@ -105,8 +137,7 @@ export async function runAction(deps: HttpDeps, request: FastifyRequest, reply: 
   } finally {
     countsChanged(principal.tenantId);
   }
-  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-  return reply.code(outcome.status).send(outcome.body);
+  return outcome;
 }
 
 /**
