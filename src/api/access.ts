@@ -1,8 +1,8 @@
 import type { Role } from '../platform/auth/actor.js';
 
 /**
- * The role table (DESIGN §17, docs/decisions/0120-operators.md): the minimum role an operator
- * needs for each `/v1` route; API keys act with full rights. Every resource (the first path
+ * The role table (DESIGN §17, §21, docs/decisions/0120-operators.md, 0220): the minimum role an
+ * operator or an API key (keys carry a role) needs for each `/v1` route. Every resource (the first path
  * segment after `/v1/`) must be listed; a route under an unlisted resource has no decision, is
  * refused to every operator, and fails test/platform/access.test.ts. Reads default to `viewer`;
  * writes to the resource's `write` role; `overrides` (`METHOD /v1/pattern`) win over both.

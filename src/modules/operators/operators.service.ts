@@ -6,7 +6,7 @@ import QRCode from 'qrcode';
 import type { Ctx } from '../../platform/context.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
-import type { Actor, Role } from '../../platform/auth/actor.js';
+import { assertMayGrant, type Actor, type Role } from '../../platform/auth/actor.js';
 import type { UsersTable } from '../../platform/auth/auth.tables.js';
 import { hashToken, newSecret, parseTenantCredential, revokeSession, revokeUserSessions, startSession } from '../../platform/auth/sessions.js';
 import { appendAudit } from '../../platform/audit/audit.js';
@@ -112,13 +112,6 @@ function toInvitation(row: InvitationRow, now: Date): Invitation {
     expires_at: row.expires_at.toISOString(),
     created_at: row.created_at.toISOString(),
   };
-}
-
-/** Only an owner (or an API key) may make owners; an admin may not touch an owner. */
-function assertMayGrant(actor: Actor, role: Role): void {
-  if (role === 'owner' && actor.type === 'user' && actor.role !== 'owner') {
-    throw errors.forbidden('only an owner may make or change an owner', 'role_forbidden');
-  }
 }
 
 export async function inviteUser(ctx: Ctx, actor: Actor, input: { email: string; role: Role }, publicUrl: string): Promise<Invitation> {
