@@ -48,3 +48,14 @@ export async function newOperator(t: TestKosh, sink: MailSink, tenant: Tenant, e
 export function withKey(t: TestKosh, key: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown): Promise<ApiResponse> {
   return t.api(method, url, body, { authorization: `Bearer ${key}` });
 }
+
+/**
+ * Calls the API as a second actor of the tenant (a new finance key): under four eyes (decision
+ * 0221) a credit note waiting for approval is approved by someone other than who asked for it.
+ */
+export async function secondActor(tenant: Tenant): Promise<Tenant['api']> {
+  const created = await tenant.api('POST', '/v1/developer/keys', { name: 'second pair of eyes', role: 'finance' });
+  expect(created.status, created.text).toBe(201);
+  const key: string = created.body.data.key;
+  return (method, url, body, headers = {}) => tenant.testKosh.api(method, url, body, { authorization: `Bearer ${key}`, ...headers });
+}

@@ -88,7 +88,8 @@ export function principalOf(request: FastifyRequest): Principal {
 export async function runAction(deps: HttpDeps, request: FastifyRequest, reply: FastifyReply, action: (ctx: Ctx) => Promise<ActionResult>) {
   const principal = principalOf(request);
   const key = validateIdempotencyKey(request.headers['idempotency-key']);
-  const audited = auditedAction(request, principal.actor, action);
+  // The action knows who asked (four-eyes rules read it: decision 0221).
+  const audited = auditedAction(request, principal.actor, (ctx) => action({ ...ctx, actor: principal.actor }));
   const attempt = (speculate: boolean) =>
     runIdempotentAction(deps.db, principal.tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, audited, {
       speculate,
