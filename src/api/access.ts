@@ -65,7 +65,10 @@ export const ROUTE_OVERRIDES: Record<string, Role> = {
   'POST /v1/customers/:id/payment-methods/:pm_id/default': 'finance',
   // Re-sending events to webhook endpoints is the endpoints' business: admin.
   'POST /v1/events/:id/redeliver': 'admin',
-  // Who works here, and what they did, is shown to admins only.
+  // Who works here (e-mails, roles, two-factor status), and what they did, is shown to admins only
+  // (decision 0120). An operator reads their own record through GET /v1/auth/me.
+  'GET /v1/users': 'admin',
+  'GET /v1/users/:id': 'admin',
   'GET /v1/users/invitations': 'admin',
   'GET /v1/developer/keys': 'admin',
   'GET /v1/audit-log': 'admin',

@@ -89,3 +89,22 @@ describe('API keys', () => {
     });
   });
 });
+
+describe('the team', () => {
+  it('is shown to admins only: a viewer reads neither the list nor an operator, only itself', async () => {
+    const viewer = await newOperator(t, sink, acme, 'viewer@acme.test', 'viewer');
+    const list = await asOperator(t, viewer, 'GET', '/v1/users');
+    expect(list.status, list.text).toBe(403);
+    expect(list.body.error.reason).toBe('role_forbidden');
+    expect(list.text).not.toContain('founder@acme.test');
+    const one = await asOperator(t, viewer, 'GET', `/v1/users/${ownerId}`);
+    expect(one.status, one.text).toBe(403);
+    expect(one.text).not.toContain('founder@acme.test');
+    const me = await asOperator(t, viewer, 'GET', '/v1/auth/me');
+    expect(me.body.data.user).toMatchObject({ email: 'viewer@acme.test', role: 'viewer' });
+
+    const byAdmin = await asOperator(t, admin, 'GET', '/v1/users');
+    expect(byAdmin.status, byAdmin.text).toBe(200);
+    expect(byAdmin.body.data.map((u: { email: string }) => u.email)).toContain('founder@acme.test');
+  });
+});
