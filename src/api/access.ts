@@ -1,8 +1,8 @@
 import type { Role } from '../platform/auth/actor.js';
 
 /**
- * The role table (DESIGN §17, docs/decisions/0120-operators.md): the minimum role an operator
- * needs for each `/v1` route; API keys act with full rights. Every resource (the first path
+ * The role table (DESIGN §17, §21, docs/decisions/0120-operators.md, 0220): the minimum role an
+ * operator or an API key (keys carry a role) needs for each `/v1` route. Every resource (the first path
  * segment after `/v1/`) must be listed; a route under an unlisted resource has no decision, is
  * refused to every operator, and fails test/platform/access.test.ts. Reads default to `viewer`;
  * writes to the resource's `write` role; `overrides` (`METHOD /v1/pattern`) win over both.
@@ -66,7 +66,10 @@ export const ROUTE_OVERRIDES: Record<string, Role> = {
   'POST /v1/customers/:id/payment-methods/:pm_id/default': 'finance',
   // Re-sending events to webhook endpoints is the endpoints' business: admin.
   'POST /v1/events/:id/redeliver': 'admin',
-  // Who works here, and what they did, is shown to admins only.
+  // Who works here (e-mails, roles, two-factor status), and what they did, is shown to admins only
+  // (decision 0120). An operator reads their own record through GET /v1/auth/me.
+  'GET /v1/users': 'admin',
+  'GET /v1/users/:id': 'admin',
   'GET /v1/users/invitations': 'admin',
   'GET /v1/developer/keys': 'admin',
   'GET /v1/audit-log': 'admin',

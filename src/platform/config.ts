@@ -28,6 +28,7 @@ const envSchema = z.object({
   KOSH_RATE_LIMIT_PORTAL_LOGIN: z.coerce.number().int().min(0).default(30),
   KOSH_RATE_LIMIT_GIFT_CODE_FAILURES: z.coerce.number().int().min(0).default(20),
   KOSH_RATE_LIMIT_SIGN_IN_FAILURES: z.coerce.number().int().min(0).default(10),
+  KOSH_RATE_LIMIT_SIGN_IN_FAILURES_PER_EMAIL: z.coerce.number().int().min(0).default(50),
   KOSH_WORKER: z.enum(['on', 'off']).default('on'),
   KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
   KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
@@ -153,6 +154,8 @@ export type RateLimits = {
   giftCodeFailures: number;
   /** Failed operator sign-ins (wrong password, TOTP or recovery code) per e-mail and address. */
   signInFailures: number;
+  /** Failed operator sign-ins per e-mail from every address together (decision 0222). */
+  signInFailuresPerEmail: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -214,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       portalLogin: e.KOSH_RATE_LIMIT_PORTAL_LOGIN,
       giftCodeFailures: e.KOSH_RATE_LIMIT_GIFT_CODE_FAILURES,
       signInFailures: e.KOSH_RATE_LIMIT_SIGN_IN_FAILURES,
+      signInFailuresPerEmail: e.KOSH_RATE_LIMIT_SIGN_IN_FAILURES_PER_EMAIL,
     },
   };
 }

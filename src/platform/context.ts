@@ -1,3 +1,4 @@
+import type { Actor } from './auth/actor.js';
 import type { Tx } from './db/schema.js';
 
 /**
@@ -9,4 +10,6 @@ export type Ctx = {
   tx: Tx;
   tenantId: string;
   now: Date;
+  /** Who asked for the action (a `/v1` write's API key or operator); absent for the worker's own work. */
+  actor?: Actor;
 };

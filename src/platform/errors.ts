@@ -78,6 +78,7 @@ export type ErrorReason =
   | 'invalid_credentials'
   | 'totp_required'
   | 'role_forbidden'
+  | 'approval_requires_second_person'
   | 'session_required'
   | 'invitation_expired'
   | 'reset_token_expired'

@@ -49,6 +49,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinFor } from '../support/billing.js';
+import { secondActor } from '../support/operators.js';
 import { irpDocumentOf, validateIrpDocument } from '../../src/modules/einvoicing/index.js';
 import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
 
@@ -63,6 +64,8 @@ afterAll(() => t.close());
 
 type World = {
   tenant: Tenant;
+  /** A second key: four eyes (decision 0221) needs someone other than the requester to approve. */
+  approver: Tenant['api'];
   entities: string[];
   customers: string[];
   invoices: string[];
@@ -191,7 +194,8 @@ async function newWorld(): Promise<World> {
   ].entries()) {
     customers.push((await tenant.api('POST', '/v1/customers', { email: `c${i}@model.test`, ...body })).body.data.id);
   }
-  return { tenant, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0 };
+  const approver = await secondActor(tenant);
+  return { tenant, approver, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0 };
 }
 
 async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
@@ -282,13 +286,13 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       if (created.status === 201) w.notes.push(created.body.data.id);
       const voided = await api('POST', `/v1/invoices/${id}/void`);
       if (voided.status >= 500) return voided;
-      return created.status === 201 ? api('POST', `/v1/credit-notes/${created.body.data.id}/approve`) : voided;
+      return created.status === 201 ? w.approver('POST', `/v1/credit-notes/${created.body.data.id}/approve`) : voided;
     }
     case 'governance':
       return api('PATCH', '/v1/settings', { credit_note_approval_required: o.on });
     case 'approve': {
       const noteId = pick(w.notes, o.note);
-      return noteId ? api('POST', `/v1/credit-notes/${noteId}/${o.reject ? 'reject' : 'approve'}`) : undefined;
+      return noteId ? w.approver('POST', `/v1/credit-notes/${noteId}/${o.reject ? 'reject' : 'approve'}`) : undefined;
     }
     case 'credit_line': {
       const invoiceId = pick(w.invoices, o.invoice);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { createCustomer, createInvoice, gstinFor } from '../support/billing.js';
+import { secondActor } from '../support/operators.js';
 
 /**
  * Credit notes tied to an invoice, read through the ledger (docs/ledger.md): a void never
@@ -131,7 +132,7 @@ describe('credit notes tied to an invoice', () => {
       const customer = await interState();
       const j = await createInvoice(acme, customer, [100_000]);
       const pending = await withApproval(async () => (await note({ customer_id: customer, invoice_id: j.id, amount: 59_000 })).body.data);
-      const approved = await acme.api('POST', `/v1/credit-notes/${pending.id}/approve`);
+      const approved = await (await secondActor(acme))('POST', `/v1/credit-notes/${pending.id}/approve`);
       expect(approved.body.data).toMatchObject({ status: 'used', balance: 0 });
       expect(await get(`/v1/invoices/${j.id}`)).toMatchObject({ status: 'open', amount_credited: 59_000, amount_due: 59_000 });
     });

@@ -2866,8 +2866,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * E-mail a password reset link (valid 1 h); always 202, revealing nothing
-         * @description E-mail a password reset link (valid 1 h); always 202, revealing nothing.
+         * E-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way
+         * @description E-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way.
          */
         post: operations["createAuthPasswordReset"];
         delete?: never;
@@ -4685,6 +4685,11 @@ export interface components {
             name: string;
             /** @enum {string} */
             mode: "test" | "live";
+            /**
+             * @description what the key may do: the same role table as operators (decision 0220)
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "finance" | "support" | "viewer";
             prefix: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -4697,6 +4702,11 @@ export interface components {
             name: string;
             /** @enum {string} */
             mode: "test" | "live";
+            /**
+             * @description what the key may do: the same role table as operators (decision 0220)
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "finance" | "support" | "viewer";
             prefix: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -6421,7 +6431,7 @@ export interface operations {
                  *       "invoice_prefix": "INV-",
                  *       "owner": {
                  *         "email": "billing@acme.example",
-                 *         "password": "xxxxxxxxxx",
+                 *         "password": "xxxxxxxxxxxx",
                  *         "name": "Acme Pro"
                  *       }
                  *     }
@@ -6474,6 +6484,7 @@ export interface operations {
                      *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "name": "Acme Pro",
                      *           "mode": "test",
+                     *           "role": "owner",
                      *           "prefix": "prefix",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6528,6 +6539,7 @@ export interface operations {
                      *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "name": "Acme Pro",
                      *           "mode": "test",
+                     *           "role": "owner",
                      *           "prefix": "prefix",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6571,7 +6583,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Acme Pro",
-                 *       "mode": "test"
+                 *       "mode": "test",
+                 *       "role": "owner"
                  *     }
                  */
                 "application/json": {
@@ -6581,6 +6594,11 @@ export interface operations {
                      * @enum {string}
                      */
                     mode?: "test" | "live";
+                    /**
+                     * @description admin by default; at most the role of whoever creates the key (403 role_forbidden above it)
+                     * @enum {string}
+                     */
+                    role?: "owner" | "admin" | "finance" | "support" | "viewer";
                 } | null;
             };
         };
@@ -6597,6 +6615,7 @@ export interface operations {
                      *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "name": "Acme Pro",
                      *         "mode": "test",
+                     *         "role": "owner",
                      *         "prefix": "prefix",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6648,6 +6667,7 @@ export interface operations {
                      *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "name": "Acme Pro",
                      *         "mode": "test",
+                     *         "role": "owner",
                      *         "prefix": "prefix",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -19553,7 +19573,7 @@ export interface operations {
                  * @example {
                  *       "token": "token",
                  *       "name": "Acme Pro",
-                 *       "password": "xxxxxxxxxx"
+                 *       "password": "xxxxxxxxxxxx"
                  *     }
                  */
                 "application/json": {
@@ -19616,7 +19636,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The e-mail a password reset link (valid 1 h); always 202, revealing nothing request. */
+        /** @description The e-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way request. */
         requestBody: {
             content: {
                 /**
@@ -19681,7 +19701,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "token": "token",
-                 *       "password": "xxxxxxxxxx"
+                 *       "password": "xxxxxxxxxxxx"
                  *     }
                  */
                 "application/json": {

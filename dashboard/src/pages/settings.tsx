@@ -198,14 +198,17 @@ const ROLES: [Role, string][] = [
 
 function Team({ me }: { me: Me | null }) {
   const admin = can(me, 'admin');
-  const users = useLoad(async () => (await call<{ data: User[] }>('GET', '/v1/users?limit=100')).data, []);
+  // The team is shown to admins only (decision 0120; the server refuses the list to other roles).
+  const users = useLoad(async () => (admin ? (await call<{ data: User[] }>('GET', '/v1/users?limit=100')).data : []), [admin]);
   const invitations = useLoad(async () => (admin ? (await call<{ data: Invitation[] }>('GET', '/v1/users/invitations?limit=100')).data : []), [admin]);
   return (
     <>
       <section className="card">
         <h2>Team</h2>
         <ErrorNote error={users.error} />
-        {users.data ? (
+        {!admin ? (
+          <p>The team is shown to admins only.</p>
+        ) : users.data ? (
           <Table
             caption="Operators"
             columns={[

@@ -80,11 +80,20 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     windowMs: RATE_LIMIT_ABUSE_WINDOW_MS,
     what: 'sign-in requests from this address',
   });
+  const emailOf = (request: FastifyRequest) => String((request.body as { email?: unknown } | undefined)?.email ?? '').toLowerCase();
   const failures = limiter(app, {
     max: deps.config.rateLimits.signInFailures,
     windowMs: RATE_LIMIT_ABUSE_WINDOW_MS,
     what: 'failed sign-ins for this e-mail',
-    key: (request) => `signin:${String((request.body as { email?: unknown } | undefined)?.email ?? '').toLowerCase()}:${request.ip}`,
+    key: (request) => `signin:${emailOf(request)}:${request.ip}`,
+  });
+  // The same e-mail guessed from many addresses (decision 0222): a budget per account, however many
+  // addresses the guesses come from — larger, since reaching it also locks the operator out.
+  const accountFailures = limiter(app, {
+    max: deps.config.rateLimits.signInFailuresPerEmail,
+    windowMs: RATE_LIMIT_ABUSE_WINDOW_MS,
+    what: 'failed sign-ins for this e-mail',
+    key: (request) => `signin-account:${emailOf(request)}`,
   });
 
   app.post(
@@ -102,11 +111,15 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     async (request, reply) => {
       await publicRequests.hit(request, reply);
       await failures.assertOpen(request, reply);
+      await accountFailures.assertOpen(request, reply);
       try {
         const start = await signIn(deps.db, now(), deps.secrets, request.body, metaOf(request));
         return reply.header('set-cookie', cookiesFor(start)).send({ data: start.signedIn });
       } catch (error) {
-        if (isKoshError(error) && error.reason === 'invalid_credentials') await failures.fail(request);
+        if (isKoshError(error) && error.reason === 'invalid_credentials') {
+          await failures.fail(request);
+          await accountFailures.fail(request);
+        }
         throw error;
       }
     },
@@ -137,7 +150,7 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
       config: { public: true, audit: false },
       schema: {
         tags,
-        summary: 'E-mail a password reset link (valid 1 h); always 202, revealing nothing',
+        summary: 'E-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way',
         security: [],
         body: passwordResetBody,
         response: { 202: dataEnvelope(z.object({ message: z.string() })) },
@@ -145,7 +158,7 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       await publicRequests.hit(request, reply);
-      await requestPasswordReset(deps.db, now(), request.body, deps.config.publicUrl);
+      await requestPasswordReset(deps.db, now(), deps.config.mode, request.body);
       return reply.code(202).send({ data: { message: 'If that address belongs to an operator, a reset link is on its way.' } });
     },
   );

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { bearerToken } from '../../platform/auth/api-keys.js';
 import { errors } from '../../platform/errors.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse } from '../../platform/http/envelope.js';
-import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { registerTenant } from '../../flows/tenants/register-tenant.js';
 import {
   apiKeySchema,
@@ -74,7 +74,7 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
         // A key is always of its tenant's mode (a tenant lives in one mode; see decision 0030).
-        const created = await issueApiKey(ctx, { name: request.body?.name, mode: request.body?.mode });
+        const created = await issueApiKey(ctx, principalOf(request).actor, { name: request.body?.name, mode: request.body?.mode, role: request.body?.role });
         // The secret is shown once: a replay of this request answers the key without it.
         return { status: 201, body: { data: created }, replayBody: { data: { ...created, key: `${created.prefix}… (shown only once)` } } };
       }),
@@ -91,7 +91,10 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/developer/keys/:id',
     { schema: { tags: ['tenants'], summary: 'Revoke an API key', params: idParams, response: { 200: dataEnvelope(apiKeySchema) } } },
     async (request, reply) => {
-      const sent = await runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await revokeApiKey(ctx, request.params.id) } }));
+      const sent = await runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await revokeApiKey(ctx, principalOf(request).actor, request.params.id) },
+      }));
       forgetApiKey(request.params.id); // committed: no request of this process trusts the key any more
       return sent;
     },

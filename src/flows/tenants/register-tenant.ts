@@ -1,10 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import type { KeyMode } from '../../platform/auth/api-keys.js';
+import type { Actor } from '../../platform/auth/actor.js';
 import { createDefaultCampaign } from '../../modules/dunning/index.js';
 import { createEntity } from '../../modules/entities/index.js';
 import { createTenantRecord, issueApiKey, type NewApiKey, type RegisterBody, type Tenant } from '../../modules/tenants/index.js';
 import { createOwner, type OwnerInput, type User } from '../../modules/operators/index.js';
+
+const REGISTRATION: Actor = { type: 'system', id: null, label: 'registration' };
 
 /**
  * Registration: the tenant, its settings, its primary legal entity (ledger 1) and its first API key,
@@ -34,7 +37,8 @@ export async function registerTenant(
     );
     // A sensible dunning campaign from the start, which the tenant can edit or replace.
     await createDefaultCampaign(ctx);
-    const apiKey = await issueApiKey(ctx, { name: 'default', mode });
+    // The key registration answers is the tenant's founding credential: an owner key (decision 0220).
+    const apiKey = await issueApiKey(ctx, REGISTRATION, { name: 'default', mode, role: 'owner' });
     if (!input.owner) return { tenant, api_key: apiKey };
     return { tenant, api_key: apiKey, owner: await createOwner(ctx, input.owner) };
   });

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { createCustomer, createInvoice, gstinFor } from '../../../test/support/billing.js';
+import { secondActor } from '../../../test/support/operators.js';
 import { onPostgresServer } from '../../../test/support/database.js';
 import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js';
 import { signTestWebhook, TEST_SIGNATURE_HEADER, testGatewayJournal } from './index.js';
@@ -425,7 +426,7 @@ describe('refunds', () => {
       expect(await linesOf(heldNote.id, 'credit_note.issued')).toEqual({});
       expect((await acme.api('GET', `/v1/payments/${paymentId}`)).body.data.amount_refunded).toBe(20_000);
 
-      const approved = await acme.api('POST', `/v1/credit-notes/${heldNote.id}/approve`);
+      const approved = await (await secondActor(acme))('POST', `/v1/credit-notes/${heldNote.id}/approve`);
       expect(approved.status, approved.text).toBe(200);
       expect(approved.body.data).toMatchObject({ status: 'used', balance: 0 });
       expect(await linesOf(held.body.data.id, 'refund.created')).toEqual({ 2300: 20_000, 1050: -20_000 });

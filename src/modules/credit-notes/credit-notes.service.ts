@@ -292,6 +292,7 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     rejected_at: null,
     voided_at: null,
     expired_at: null,
+    ...requesterOf(ctx),
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -317,9 +318,30 @@ async function settleOwnInvoice(ctx: Ctx, note: CreditNoteRow): Promise<CreditNo
   return spendOn(ctx, note, invoice, Math.min(note.balance, invoice.amount_due));
 }
 
+/** The API key or operator asking for this action; the worker's own notes have no requester. */
+function requesterOf(ctx: Ctx): Pick<CreditNoteRow, 'requested_by_type' | 'requested_by_id'> {
+  const actor = ctx.actor;
+  if (!actor || actor.type === 'system') return { requested_by_type: null, requested_by_id: null };
+  return { requested_by_type: actor.type, requested_by_id: actor.id };
+}
+
+/**
+ * Four eyes (DESIGN §21, decision 0221): a note waiting for approval is approved by another actor
+ * than the one who asked for it — else one finance operator both requests a refund and sends the
+ * money. An operator and an API key are different actors.
+ */
+function assertSecondPerson(ctx: Ctx, note: CreditNoteRow): void {
+  const approver = requesterOf(ctx);
+  if (note.requested_by_id === null || approver.requested_by_id === null) return;
+  if (note.requested_by_type === approver.requested_by_type && note.requested_by_id === approver.requested_by_id) {
+    throw errors.conflict('the approval of a credit note needs someone other than who asked for it', 'approval_requires_second_person');
+  }
+}
+
 export async function approveCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow> {
   const current = await findCreditNote(ctx.tx, ctx.tenantId, id);
   if (!current) throw errors.notFound('credit note');
+  if (current.status === 'pending_approval') assertSecondPerson(ctx, current);
   if (current.invoice_id) {
     // Locked, so a void of the invoice cannot slip in between (it voids its pending notes).
     const invoice = await getInvoiceRow(ctx, current.invoice_id, true);

@@ -30,6 +30,9 @@ export interface CreditNotesTable {
   rejected_at: Timestamp | null;
   voided_at: Timestamp | null;
   expired_at: Timestamp | null;
+  /** Who asked for the note (migration 0221): its approval needs someone else. Null: the worker. */
+  requested_by_type: 'api_key' | 'user' | null;
+  requested_by_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { createCustomer, createInvoice, gstinFor } from '../../../test/support/billing.js';
+import { secondActor } from '../../../test/support/operators.js';
 
 let t: TestKosh;
 let acme: Tenant;
@@ -128,10 +129,11 @@ describe('credit notes', () => {
       expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/apply`, { invoice_id: '00000000-0000-7000-8000-000000000000', amount: 1 })).status).toBe(
         404,
       );
-      const approved = await acme.api('POST', `/v1/credit-notes/${pending.id}/approve`);
+      const approver = await secondActor(acme);
+      const approved = await approver('POST', `/v1/credit-notes/${pending.id}/approve`);
       expect(approved.body.data).toMatchObject({ status: 'issued' });
       expect(approved.body.data.number).toMatch(/^CN-/);
-      expect((await acme.api('POST', `/v1/credit-notes/${pending.id}/approve`)).status).toBe(409);
+      expect((await approver('POST', `/v1/credit-notes/${pending.id}/approve`)).status).toBe(409);
       const rejected = (await note({ amount: 1 })).body.data;
       expect((await acme.api('POST', `/v1/credit-notes/${rejected.id}/reject`)).body.data.status).toBe('rejected');
       await acme.api('PATCH', '/v1/settings', { credit_note_approval_required: false });

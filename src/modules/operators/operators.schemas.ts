@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
 import { ROLES } from '../../platform/auth/actor.js';
+import { MIN_PASSWORD_LENGTH } from './password-policy.js';
 
 export const roleField = z.enum(ROLES as unknown as ['viewer', 'support', 'finance', 'admin', 'owner']);
 const email = z
   .email()
   .max(254)
   .transform((v) => v.toLowerCase());
-/** At least 10 characters (NIST SP 800-63B: length, not composition rules), at most 200. */
-export const passwordField = z.string().min(10, 'must be at least 10 characters').max(200);
+/** At least 12 characters (NIST SP 800-63B: length, not composition rules), at most 200; the rest of the policy is password-policy.ts. */
+export const passwordField = z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`).max(200);
 
 export const userSchema = z
   .object({

@@ -6,7 +6,7 @@ import QRCode from 'qrcode';
 import type { Ctx } from '../../platform/context.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
-import type { Actor, Role } from '../../platform/auth/actor.js';
+import { assertMayGrant, type Actor, type Role } from '../../platform/auth/actor.js';
 import type { UsersTable } from '../../platform/auth/auth.tables.js';
 import { hashToken, newSecret, parseTenantCredential, revokeSession, revokeUserSessions, startSession } from '../../platform/auth/sessions.js';
 import { appendAudit } from '../../platform/audit/audit.js';
@@ -14,10 +14,12 @@ import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueMail } from '../../platform/mail/index.js';
+import { enqueueJob } from '../../platform/jobs/jobs.js';
 import { getTenant } from '../tenants/index.js';
 import type { Invitation, OwnerInput, SignedIn, SignInBody, UpdateUserBody, User } from './operators.schemas.js';
 import './operators.tables.js';
 import { invitationsPage, usersPage } from './operators.repository.js';
+import { assertAcceptablePassword } from './password-policy.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const RESET_TTL_MS = 60 * 60 * 1000;
@@ -86,6 +88,7 @@ async function insertUser(tx: Tx, now: Date, tenantId: string, input: { email: s
 
 /** The tenant's first owner, made at registration (POST /auth/register `owner`). */
 export async function createOwner(ctx: Ctx, input: OwnerInput): Promise<User> {
+  assertAcceptablePassword(input.password, input);
   return toUser(await insertUser(ctx.tx, ctx.now, ctx.tenantId, { ...input, role: 'owner' }));
 }
 
@@ -112,13 +115,6 @@ function toInvitation(row: InvitationRow, now: Date): Invitation {
     expires_at: row.expires_at.toISOString(),
     created_at: row.created_at.toISOString(),
   };
-}
-
-/** Only an owner (or an API key) may make owners; an admin may not touch an owner. */
-function assertMayGrant(actor: Actor, role: Role): void {
-  if (role === 'owner' && actor.type === 'user' && actor.role !== 'owner') {
-    throw errors.forbidden('only an owner may make or change an owner', 'role_forbidden');
-  }
 }
 
 export async function inviteUser(ctx: Ctx, actor: Actor, input: { email: string; role: Role }, publicUrl: string): Promise<Invitation> {
@@ -220,6 +216,7 @@ export async function acceptInvitation(
       .forUpdate()
       .executeTakeFirst();
     if (!invitation || invitationStatus(invitation, now) !== 'pending') throw expired();
+    assertAcceptablePassword(input.password, { email: invitation.email, name: input.name });
     await tx.updateTable('user_invitations').set({ accepted_at: now }).where('tenant_id', '=', invitation.tenant_id).where('id', '=', invitation.id).execute();
     const taken = await tx
       .selectFrom('users')
@@ -399,24 +396,66 @@ export async function disableTotp(ctx: Ctx, userId: string, password: string): P
   await ctx.tx.deleteFrom('user_recovery_codes').where('tenant_id', '=', ctx.tenantId).where('user_id', '=', userId).execute();
 }
 
-/** E-mails a reset link when the address is an operator's; says nothing either way. */
+/** Reset e-mails per operator per hour, whoever asks (decision 0223). */
+export const RESETS_PER_HOUR = 5;
+export const PASSWORD_RESET_JOB = 'operators.password_reset';
+
+/**
+ * A password reset request: the same one deferred INSERT (a job) whether or not the address is an
+ * operator's, so neither the answer nor its timing tells which (decision 0223). The job looks the
+ * address up and sends the link.
+ */
 export async function requestPasswordReset(
   db: Kysely<DB>,
   now: Date,
+  mode: 'test' | 'live',
+  input: { email: string; tenant_id?: string | undefined },
+): Promise<void> {
+  await enqueueJob(db, now, {
+    kind: PASSWORD_RESET_JOB,
+    mode,
+    maxAttempts: 3,
+    payload: { email: input.email, ...(input.tenant_id ? { tenant_id: input.tenant_id } : {}) },
+  });
+}
+
+/**
+ * The job: when the address is an operator's (of a tenant of this deployment's mode), a single-use
+ * link valid 1 hour, unless the operator already had RESETS_PER_HOUR links in the last hour. The
+ * operator's row is locked while counting, so two jobs cannot both take the last one.
+ */
+export async function sendPasswordReset(
+  db: Kysely<DB>,
+  now: Date,
+  mode: 'test' | 'live',
   input: { email: string; tenant_id?: string | undefined },
   publicUrl: string,
 ): Promise<void> {
-  let query = db.selectFrom('users').selectAll().where('email', '=', input.email);
-  if (input.tenant_id) query = query.where('tenant_id', '=', input.tenant_id);
+  let query = db
+    .selectFrom('users')
+    .innerJoin('tenants', 'tenants.id', 'users.tenant_id')
+    .selectAll('users')
+    .where('users.email', '=', input.email)
+    .where('tenants.mode', '=', mode);
+  if (input.tenant_id) query = query.where('users.tenant_id', '=', input.tenant_id);
   const user = (
     await query
-      .orderBy('last_sign_in_at', (ob) => ob.desc().nullsLast())
-      .orderBy('created_at', 'desc')
+      .orderBy('users.last_sign_in_at', (ob) => ob.desc().nullsLast())
+      .orderBy('users.created_at', 'desc')
       .limit(1)
       .execute()
   )[0];
   if (!user) return;
   await db.transaction().execute(async (tx) => {
+    await tx.selectFrom('users').select('id').where('tenant_id', '=', user.tenant_id).where('id', '=', user.id).forUpdate().execute();
+    const recent = await tx
+      .selectFrom('user_password_resets')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', user.tenant_id)
+      .where('user_id', '=', user.id)
+      .where('created_at', '>', new Date(now.getTime() - RESET_TTL_MS))
+      .executeTakeFirstOrThrow();
+    if (Number(recent.n) >= RESETS_PER_HOUR) return;
     const { token, hash } = newTenantToken(user.tenant_id);
     await tx
       .insertInto('user_password_resets')
@@ -459,6 +498,7 @@ export async function confirmPasswordReset(db: Kysely<DB>, now: Date, input: { t
     await tx.updateTable('user_password_resets').set({ used_at: now }).where('tenant_id', '=', reset.tenant_id).where('id', '=', reset.id).execute();
     const user = await findUser(tx, reset.tenant_id, reset.user_id);
     if (!user) throw expired();
+    assertAcceptablePassword(input.password, user);
     await tx
       .updateTable('users')
       .set({ password_hash: passwordHash, updated_at: now })

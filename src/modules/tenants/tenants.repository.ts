@@ -25,6 +25,10 @@ export async function listApiKeyRows(tx: Tx, tenantId: string): Promise<ApiKeyRo
   return tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
+export async function findApiKeyRow(tx: Tx, tenantId: string, id: string): Promise<ApiKeyRow | undefined> {
+  return tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
 export async function revokeApiKeyRow(tx: Tx, tenantId: string, id: string, now: Date): Promise<ApiKeyRow | undefined> {
   // Revoking twice keeps the first revocation time.
   await tx.updateTable('api_keys').set({ revoked_at: now }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();

@@ -38,12 +38,14 @@ export const tenantSchema = z
 export type Tenant = z.infer<typeof tenantSchema>;
 
 export const keyMode = z.enum(['test', 'live']);
+export const keyRole = z.enum(['owner', 'admin', 'finance', 'support', 'viewer']);
 
 export const apiKeySchema = z
   .object({
     id: z.uuid(),
     name: z.string(),
     mode: keyMode,
+    role: keyRole.describe('what the key may do: the same role table as operators (decision 0220)'),
     prefix: z.string(),
     created_at: fields.timestamp(),
     last_used_at: fields.timestamp().nullable(),
@@ -61,6 +63,7 @@ export const registerResponse = z.object({ data: z.object({ tenant: tenantSchema
 export const createKeyBody = z.object({
   name: fields.text(100).optional(),
   mode: keyMode.optional().describe("the tenant's mode (the default); the other mode is refused with 400"),
+  role: keyRole.optional().describe('admin by default; at most the role of whoever creates the key (403 role_forbidden above it)'),
 });
 
 export const settingsSchema = z

@@ -1,6 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { generateApiKey, type KeyMode } from '../../platform/auth/api-keys.js';
+import { assertMayGrant, type Actor, type Role } from '../../platform/auth/actor.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
@@ -8,6 +9,7 @@ import { getPrimaryEntity, updateEntity } from '../entities/index.js';
 import type { ApiKey, NewApiKey, RegisterBody, Tenant, TenantSettings, UpdateSettingsBody } from './tenants.schemas.js';
 import {
   countTenantsInMode,
+  findApiKeyRow,
   findSettings,
   findTenant,
   insertApiKey,
@@ -39,6 +41,7 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     id: row.id,
     name: row.name,
     mode: row.mode,
+    role: row.role,
     prefix: row.prefix,
     created_at: toIso(row.created_at),
     last_used_at: toIsoOrNull(row.last_used_at),
@@ -82,8 +85,16 @@ export async function getTenant(ctx: Ctx): Promise<Tenant> {
 /**
  * A new key; the secret is in the answer and nowhere else (only its hash is stored). Its mode is
  * the tenant's: asking for the other mode is a 400 (a test-mode tenant never holds an sk_live_ key).
+ * Its role is admin unless asked otherwise, and never above the role of `issuer` (decision 0220):
+ * a key minted by an admin cannot make its holder an owner.
  */
-export async function issueApiKey(ctx: Ctx, input: { name?: string; mode?: KeyMode }): Promise<NewApiKey> {
+export async function issueApiKey(
+  ctx: Ctx,
+  issuer: Actor,
+  input: { name?: string | undefined; mode?: KeyMode | undefined; role?: Role | undefined },
+): Promise<NewApiKey> {
+  const role = input.role ?? 'admin';
+  assertMayGrant(issuer, role);
   const tenant = await findTenant(ctx.tx, ctx.tenantId);
   if (!tenant) throw errors.notFound('tenant');
   if (input.mode !== undefined && input.mode !== tenant.mode) {
@@ -98,6 +109,7 @@ export async function issueApiKey(ctx: Ctx, input: { name?: string; mode?: KeyMo
     mode,
     prefix,
     key_hash: hash,
+    role,
     created_at: ctx.now,
     last_used_at: null,
     revoked_at: null,
@@ -110,7 +122,11 @@ export async function listApiKeys(ctx: Ctx): Promise<ApiKey[]> {
   return (await listApiKeyRows(ctx.tx, ctx.tenantId)).map(toApiKey);
 }
 
-export async function revokeApiKey(ctx: Ctx, id: string): Promise<ApiKey> {
+/** Revoking a key is changing who holds its role: an admin cannot revoke an owner's key. */
+export async function revokeApiKey(ctx: Ctx, revoker: Actor, id: string): Promise<ApiKey> {
+  const current = await findApiKeyRow(ctx.tx, ctx.tenantId, id);
+  if (!current) throw errors.notFound('API key');
+  assertMayGrant(revoker, current.role);
   const row = await revokeApiKeyRow(ctx.tx, ctx.tenantId, id, ctx.now);
   if (!row) throw errors.notFound('API key');
   return toApiKey(row);

@@ -46,6 +46,7 @@ describe('tenants', () => {
         id: expect.any(String),
         name: 'default',
         mode: 'test',
+        role: 'owner',
         prefix: apiKey.key.slice(0, 12),
         key: expect.stringMatching(KEY_SHAPE),
         created_at: '2026-04-01T00:00:00.000Z',
@@ -202,7 +203,7 @@ describe('tenants', () => {
       expect(res.body).toMatchObject({ object: 'list', total_count: 3, has_more: false });
       expect(res.body.data.map((k: { name: string }) => k.name)).toEqual(['', 'ci', 'default']);
       for (const k of res.body.data) {
-        expect(Object.keys(k).sort()).toEqual(['created_at', 'id', 'last_used_at', 'mode', 'name', 'prefix', 'revoked_at']);
+        expect(Object.keys(k).sort()).toEqual(['created_at', 'id', 'last_used_at', 'mode', 'name', 'prefix', 'revoked_at', 'role']);
       }
       expect(res.text).not.toContain(created.key);
       expect(res.text).not.toContain(acme.key);

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import './auth.tables.js';
 import { errors } from '../errors.js';
-import type { Actor } from './actor.js';
+import type { Actor, Role } from './actor.js';
 
 export type KeyMode = 'test' | 'live';
 
@@ -12,7 +12,7 @@ export type Principal = {
   /** The API key of the request; null when an operator's session authenticated it. */
   apiKeyId: string | null;
   mode: KeyMode;
-  /** Who acts: the key (full rights) or the signed-in operator and their role. */
+  /** Who acts: the key or the signed-in operator, and the role it acts with. */
   actor: Actor;
 };
 
@@ -50,7 +50,7 @@ const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
  */
 const verified = new Map<string, { row: KeyRow; checkedAt: number }>();
 const MAX_CACHED_KEYS = 10_000;
-type KeyRow = { id: string; tenant_id: string; name: string; prefix: string; mode: KeyMode; tenant_mode: KeyMode; last_used_at: Date | null };
+type KeyRow = { id: string; tenant_id: string; name: string; prefix: string; mode: KeyMode; role: Role; tenant_mode: KeyMode; last_used_at: Date | null };
 
 /** Bumped by every forgetApiKey: a lookup that started before a revocation must not cache its row. */
 let generation = 0;
@@ -91,6 +91,7 @@ export async function authenticateApiKey(db: Kysely<DB>, header: string | undefi
         'api_keys.name',
         'api_keys.prefix',
         'api_keys.mode',
+        'api_keys.role',
         'tenants.mode as tenant_mode',
         'api_keys.revoked_at',
         'api_keys.last_used_at',
@@ -121,5 +122,5 @@ export async function authenticateApiKey(db: Kysely<DB>, header: string | undefi
     throw errors.unauthorized('key_mode_mismatch', `this key belongs to a ${row.tenant_mode}-mode tenant; the deployment runs in ${deploymentMode} mode`);
   }
   const label = row.name ? `${row.name} (${row.prefix}…)` : `${row.prefix}…`;
-  return { tenantId: row.tenant_id, apiKeyId: row.id, mode: row.mode, actor: { type: 'api_key', id: row.id, label } };
+  return { tenantId: row.tenant_id, apiKeyId: row.id, mode: row.mode, actor: { type: 'api_key', id: row.id, label, role: row.role } };
 }

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Timestamp } from '../db/schema.js';
 
 export interface TenantsTable {
@@ -20,6 +21,8 @@ export interface ApiKeysTable {
   mode: 'test' | 'live';
   prefix: string;
   key_hash: string;
+  /** What the key may do: the role table of operators applies to it too (migration 0220). */
+  role: Generated<Role>;
   created_at: Timestamp;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;

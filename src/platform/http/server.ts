@@ -59,7 +59,7 @@ declare module 'fastify' {
 
 /**
  * The minimum role of each `/v1` route (src/api/access.ts): `undefined` when the table has no
- * decision, which refuses every operator (API keys act with full rights).
+ * decision, which refuses every operator and every API key.
  */
 export type AccessPolicy = (method: string, pattern: string) => Role | undefined;
 
@@ -122,7 +122,8 @@ export async function runTwoPhaseAction<Intent extends Record<string, unknown>>(
 async function commitAction(deps: HttpDeps, request: FastifyRequest, action: (ctx: Ctx) => Promise<ActionResult>) {
   const principal = principalOf(request);
   const key = validateIdempotencyKey(request.headers['idempotency-key']);
-  const audited = auditedAction(request, principal.actor, action);
+  // The action knows who asked (four-eyes rules read it: decision 0221).
+  const audited = auditedAction(request, principal.actor, (ctx) => action({ ...ctx, actor: principal.actor }));
   const attempt = (speculate: boolean) =>
     runIdempotentAction(deps.db, principal.tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, audited, {
       speculate,
@@ -280,11 +281,11 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
     }
     await v1PerKey.hit(request, reply);
-    // Roles (DESIGN §17): an operator needs the route's minimum role; an API key has every right.
+    // Roles (DESIGN §17, §21): an operator, and an API key alike, needs the route's minimum role.
     const actor = request.principal.actor;
-    if (actor.type === 'user' && pattern !== undefined) {
+    if (actor.type !== 'system' && pattern !== undefined) {
       const needed = options.access?.(request.method, pattern);
-      if (needed === undefined) throw errors.forbidden('no operator role may call this route (it has no entry in the role table)', 'role_forbidden');
+      if (needed === undefined) throw errors.forbidden('no role may call this route (it has no entry in the role table)', 'role_forbidden');
       if (!hasRole(actor.role, needed)) throw errors.forbidden(`this needs the ${needed} role or higher; you are ${actor.role}`, 'role_forbidden');
     }
   });
