@@ -62,8 +62,13 @@ export function toEinvoice(row: EinvoiceRow): Einvoice {
   };
 }
 
-/** Registered with the IRP: B2B supplies (the recipient has a GSTIN), exports and SEZ supplies. */
+/**
+ * Registered with the IRP: B2B supplies (the recipient has a GSTIN), exports and SEZ supplies —
+ * of a supplier registered for GST. A document without GST (tax_type '', an unregistered entity's)
+ * has no IRN (DESIGN §20).
+ */
 function isEinvoiceable(doc: { tax_type: string; igst_amount: number; customer_gstin: string | null | undefined }): boolean {
+  if (doc.tax_type === '') return false;
   return Boolean(doc.customer_gstin) || classifyZeroRatedSupply(doc) !== null;
 }
 
