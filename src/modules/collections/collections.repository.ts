@@ -1,6 +1,13 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
-import type { CheckoutSessionsTable, GatewayConnectionsTable, PaymentAttemptsTable, PaymentMethodsTable, RefundsTable } from './collections.tables.js';
+import type {
+  CheckoutSessionsTable,
+  GatewayConnectionsTable,
+  GatewayEventReview,
+  PaymentAttemptsTable,
+  PaymentMethodsTable,
+  RefundsTable,
+} from './collections.tables.js';
 import './collections.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
@@ -267,6 +274,16 @@ export async function recordGatewayEvent(
     .returning('id')
     .executeTakeFirst();
   return inserted !== undefined;
+}
+
+/** Keeps a received event for review instead of applying it (docs/decisions/0242): what was expected, what arrived. */
+export async function holdGatewayEventForReview(tx: Tx, tenantId: string, id: string, review: GatewayEventReview): Promise<void> {
+  await tx
+    .updateTable('gateway_events')
+    .set({ review: JSON.stringify(review) })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute();
 }
 
 // Refunds
