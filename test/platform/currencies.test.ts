@@ -74,7 +74,7 @@ describe('a KWD invoice in the Tally export', () => {
 
 describe('an unknown currency code', () => {
   const uuid = '00000000-0000-7000-8000-000000000000';
-  const cases: [string, string, string, unknown, string][] = [
+  const cases: [string, 'POST' | 'PUT', string, unknown, string][] = [
     [
       'a plan price',
       'POST',
