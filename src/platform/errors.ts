@@ -102,6 +102,8 @@ export type ErrorReason =
   | 'einvoice_not_failed'
   | 'einvoice_buyer_changes_supply'
   | 'invalid_einvoice_state'
+  // GST registration (DESIGN §20): an entity without a GSTIN files no returns and registers no IRNs
+  | 'entity_not_gst_registered'
   // accounting
   | 'provider_not_configured'
   | 'no_active_connection'

@@ -3,6 +3,7 @@
  * Rounding happens in exactly one place — `mulDivRoundHalfUp` — and uses BigInt inside so that
  * large amounts times basis points never lose precision.
  */
+import { currencyExponent } from './currencies.js';
 
 export const MAX_MINOR_UNITS = Number.MAX_SAFE_INTEGER;
 
@@ -38,21 +39,8 @@ export function sumMinorUnits(values: readonly number[]): number {
   return assertMinorUnits(total, 'sum');
 }
 
-/** Digits after the decimal point in a currency (2 for INR and USD, 0 for JPY, 3 for KWD). */
-export function currencyExponent(currency: string): number {
-  const known = exponents.get(currency);
-  if (known !== undefined) return known;
-  let exponent = 2;
-  try {
-    exponent = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-  // Building a NumberFormat costs ~50 µs; a dunning run formats thousands of amounts. Valid codes are few.
-  if (exponents.size < 1000) exponents.set(currency, exponent);
-  return exponent;
-}
-const exponents = new Map<string, number>();
+/** The ISO 4217 minor-unit digits live in one table (./currencies.ts); re-exported for the callers of money. */
+export { currencyExponent };
 
 /**
  * Exchange rates are decimal strings — units of the target currency per one (major) unit of the

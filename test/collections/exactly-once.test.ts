@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgresServer } from '../support/database.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
-import { createCustomer, createInvoice } from '../support/billing.js';
+import { createCustomer, createInvoice, gstinFor } from '../support/billing.js';
 
 /**
  * Exactly-once charging across a crash: a worker process charges a charge_automatically invoice
@@ -51,7 +51,7 @@ describe.skipIf(!onPostgresServer)('charging, killed between the gateway call an
     dir = mkdtempSync(join(tmpdir(), 'kosh-gw-'));
     journalFile = join(dir, 'journal.jsonl');
     t = await startTestKosh({ env: { KOSH_TEST_GATEWAY_JOURNAL: journalFile } });
-    acme = await t.registerTenant();
+    acme = await t.registerTenant({ gstin: gstinFor('29') }); // registered for GST: 500.00 + 18 % = 590.00
   });
   afterAll(async () => {
     await t?.close();

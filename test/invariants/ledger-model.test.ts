@@ -2,9 +2,10 @@
  * The invariant harness: random sequences of invoicing operations — create/finalize/void invoices,
  * partial and full payments with and without TDS, credit notes tied to invoices (whole or by
  * line, pending approval or issued) and standalone, applied/approved/voided/expired, voids of
- * invoices that carry notes — across two legal entities, several customers and two currencies
- * (INR, and USD for a customer abroad), through the public API. After every step the books must
- * tie out:
+ * invoices that carry notes — across three legal entities (two registered for GST, one without a
+ * GSTIN, which charges no GST), several customers and three currencies (INR; USD and KWD, a
+ * three-decimal currency, for customers abroad), through the public API. After every step the
+ * books must tie out:
  *   1. every journal entry balances;
  *   2. for each invoice, receivables in the ledger equal its amount_due (0 for drafts and voids);
  *   3. cash and TDS receivable in the ledger equal the payments recorded, per currency;
@@ -27,6 +28,8 @@
  *      taxable value per line and never below zero: each line's amount is quantity × unit_amount
  *      − discount_amount ≥ 0, the invoice's discount is its lines', and the finalization entry
  *      credits revenue with exactly the (net) subtotal.
+ *  15. an entity without a GSTIN is not registered for GST: nothing ever posts to CGST, SGST or
+ *      IGST payable in its ledger, and its invoices and credit notes carry no tax (DESIGN §20).
  * Gateway operations (collections, kept in their own arbitrary `gatewayOp` and step function
  * `gatewayStep` below): card charges through `POST /v1/invoices/{id}/pay` on the test gateway that
  * succeed or are declined, the gateway paying out (clearing → cash after T+2), and refunds of
@@ -181,7 +184,9 @@ async function newWorld(): Promise<World> {
     gstin: gstinFor('27', 'CCCCC3333C1Z'),
     address: { line1: '5 Marine Drive', city: 'Mumbai', postal_code: '400002' },
   });
-  const entities = [(await tenant.api('GET', '/v1/entities')).body.data[0].id, second.body.data.id];
+  // Not registered for GST (no GSTIN): it charges none, to anyone.
+  const unregistered = await tenant.api('POST', '/v1/entities', { name: 'Small Shop', invoice_prefix: 'UR-', state_code: '29' });
+  const entities = [(await tenant.api('GET', '/v1/entities')).body.data[0].id, second.body.data.id, unregistered.body.data.id];
   await tenant.api('PATCH', `/v1/entities/${entities[0]}`, { address: { line1: '1 MG Road', city: 'Bengaluru', postal_code: '560001' } });
   const customers: string[] = [];
   for (const [i, body] of [
@@ -191,11 +196,17 @@ async function newWorld(): Promise<World> {
     },
     { billing_address: { state_code: '27', country: 'IN' } },
     { billing_address: { line1: '1 Congress Ave', city: 'Austin', country: 'US' } },
+    { billing_address: { line1: 'Gulf Road', city: 'Kuwait City', country: 'KW' } },
   ].entries()) {
     customers.push((await tenant.api('POST', '/v1/customers', { email: `c${i}@model.test`, ...body })).body.data.id);
   }
   const approver = await secondActor(tenant);
   return { tenant, approver, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0 };
+}
+
+/** The currency a customer is invoiced in: USD in the US, KWD (three decimals) in Kuwait, else INR. */
+function currencyOf(w: World, customer: string): string {
+  return customer === w.customers[2] ? 'USD' : customer === w.customers[3] ? 'KWD' : 'INR';
 }
 
 async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
@@ -208,7 +219,7 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       const res = await api('POST', '/v1/invoices', {
         customer_id: customer,
         entity_id: pick(w.entities, o.entity),
-        currency: customer === w.customers[2] ? 'USD' : 'INR',
+        currency: currencyOf(w, customer),
         lines: o.amounts.map((unit_amount, i) => ({ description: 'x', unit_amount, hsn_code: o.hsn[i] })),
         auto_finalize: o.finalize,
       });
@@ -324,7 +335,7 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
     }
     case 'coupon_credit_tds': {
       const customer = pick(w.customers, o.customer)!;
-      const currency = customer === w.customers[2] ? 'USD' : 'INR';
+      const currency = currencyOf(w, customer);
       const coupon = await api('POST', '/v1/coupons', {
         code: `c${(w.coupons += 1)}`,
         duration: 'once',
@@ -397,7 +408,7 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
         const created = await api('POST', '/v1/invoices', {
           customer_id: customer,
           entity_id: pick(w.entities, o.invoice),
-          currency: customer === w.customers[2] ? 'USD' : 'INR',
+          currency: currencyOf(w, customer),
           lines: [{ description: 'card', unit_amount: o.amount }],
           auto_finalize: true,
         });
@@ -719,12 +730,26 @@ async function checkInvariants(tenantId: string): Promise<void> {
         OR sum(c.sgst_amount) > i.sgst_amount OR sum(c.igst_amount) > i.igst_amount`.execute(db);
   expect(overCredited.rows, 'credit notes never reverse more of a component than the invoice charged').toEqual([]);
 
+  const unregisteredTax = await sql<{ id: string }>`
+    SELECT l.entry_id AS id FROM journal_lines l
+    JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    JOIN legal_entities le ON le.tenant_id = e.tenant_id AND le.id = e.entity_id
+    WHERE l.tenant_id = ${tenantId} AND le.gstin IS NULL AND l.account_code IN (2100, 2110, 2120)
+    UNION ALL
+    SELECT i.id FROM invoices i JOIN legal_entities le ON le.tenant_id = i.tenant_id AND le.id = i.entity_id
+    WHERE i.tenant_id = ${tenantId} AND le.gstin IS NULL AND (i.tax_amount <> 0 OR i.tax_type <> '')
+    UNION ALL
+    SELECT c.id FROM credit_notes c JOIN legal_entities le ON le.tenant_id = c.tenant_id AND le.id = c.entity_id
+    WHERE c.tenant_id = ${tenantId} AND le.gstin IS NULL AND c.tax_amount <> 0`.execute(db);
+  expect(unregisteredTax.rows, 'an entity without a GSTIN posts and charges no GST').toEqual([]);
+
   const registrable = await sql<{ type: 'invoice' | 'credit_note'; id: string }>`
     SELECT 'invoice' AS type, id FROM invoices
-    WHERE tenant_id = ${tenantId} AND number IS NOT NULL AND (customer_details->>'gstin' IS NOT NULL OR tax_type = 'export')
+    WHERE tenant_id = ${tenantId} AND number IS NOT NULL AND tax_type <> '' AND (customer_details->>'gstin' IS NOT NULL OR tax_type = 'export')
     UNION ALL
     SELECT 'credit_note', c.id FROM credit_notes c JOIN invoices i ON i.tenant_id = c.tenant_id AND i.id = c.invoice_id
-    WHERE c.tenant_id = ${tenantId} AND c.number IS NOT NULL AND (i.customer_details->>'gstin' IS NOT NULL OR i.tax_type = 'export')`.execute(db);
+    WHERE c.tenant_id = ${tenantId} AND c.number IS NOT NULL AND i.tax_type <> ''
+      AND (i.customer_details->>'gstin' IS NOT NULL OR i.tax_type = 'export')`.execute(db);
   for (const doc of registrable.rows) {
     const document = await irpDocumentOf({ tx: db, tenantId, now: t.clock.now() }, doc.type, doc.id);
     expect(validateIrpDocument(document), `IRP document of ${doc.type} ${doc.id}`).toEqual([]);

@@ -3650,6 +3650,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.mismatch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.mismatch event
+         * @description Sent to every enabled webhook endpoint subscribed to `payment.mismatch` (see docs/events.md).
+         */
+        post: operations["onPaymentMismatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "refund.created": {
         parameters: {
             query?: never;
@@ -4531,6 +4551,7 @@ export interface components {
                 country?: string;
             } | null;
             lut: boolean;
+            export_refund_claim: boolean;
             time_zone: string;
             einvoicing: {
                 enabled: boolean;
@@ -6849,6 +6870,7 @@ export interface operations {
                      *             "country": "IN"
                      *           },
                      *           "lut": true,
+                     *           "export_refund_claim": true,
                      *           "time_zone": "time zone",
                      *           "einvoicing": {
                      *             "enabled": true,
@@ -6910,7 +6932,8 @@ export interface operations {
                  *         "postal_code": "postal code",
                  *         "country": "IN"
                  *       },
-                 *       "lut": true
+                 *       "lut": true,
+                 *       "export_refund_claim": true
                  *     }
                  */
                 "application/json": {
@@ -6930,6 +6953,8 @@ export interface operations {
                     };
                     /** @description has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST */
                     lut?: boolean;
+                    /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
+                    export_refund_claim?: boolean;
                 };
             };
         };
@@ -6962,6 +6987,7 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
+                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7026,6 +7052,7 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
+                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7083,6 +7110,7 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "lut": true,
+                 *       "export_refund_claim": true,
                  *       "time_zone": "time zone",
                  *       "einvoicing": {
                  *         "enabled": true,
@@ -7114,6 +7142,8 @@ export interface operations {
                     } | null;
                     /** @description has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST */
                     lut?: boolean;
+                    /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
+                    export_refund_claim?: boolean;
                     time_zone?: string;
                     einvoicing?: {
                         enabled: boolean;
@@ -7164,6 +7194,7 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
+                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -12588,7 +12619,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -21574,6 +21605,7 @@ export interface operations {
                  *             "country": "IN"
                  *           },
                  *           "lut": true,
+                 *           "export_refund_claim": true,
                  *           "time_zone": "time zone",
                  *           "einvoicing": {
                  *             "enabled": true,
@@ -22789,6 +22821,79 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "payment.recorded";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["OfflinePayment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentMismatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `payment.mismatch` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "payment.mismatch",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_type": "bank_transfer",
+                 *           "amount": 49900,
+                 *           "tds_amount": 49900,
+                 *           "currency": "INR",
+                 *           "reference_number": "reference number",
+                 *           "notes": "notes",
+                 *           "recorded_by": "recorded by",
+                 *           "recorded_at": "2026-04-01T00:00:00.000Z",
+                 *           "status": "status",
+                 *           "channel": "channel",
+                 *           "gateway": "gateway",
+                 *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount_refunded": 49900,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "payment.mismatch";
                     /** Format: date-time */
                     created_at: string;
                     /** Format: uuid */

@@ -1,5 +1,6 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
+import { emitEvent } from '../../platform/events/events.js';
 import { isUuid, newId } from '../../platform/ids.js';
 import {
   attemptByGatewayPaymentId,
@@ -9,11 +10,14 @@ import {
   findPaymentMethodByReference,
   gatewayOf,
   GatewayWebhookSignatureError,
+  holdGatewayEventForReview,
   openCredentials,
   recordGatewayEvent,
   refundByGatewayId,
   updatePaymentMethod,
+  type AttemptRow,
   type CollectionsEnv,
+  type GatewayEventReview,
   type GatewayWebhookEvent,
 } from '../../modules/collections/index.js';
 import { recordChargeOutcome, recordHostedCheckoutPayment } from './collect-invoice-payment.js';
@@ -24,7 +28,10 @@ import { recordRefundOutcome } from './refund-payment.js';
  * raw body with the connection's webhook secret (bad → 400, nothing written), then in ONE
  * transaction records the provider's event id (a duplicate delivery changes nothing more) and
  * applies it: payment succeeded/failed settles the pending attempt, refund succeeded/failed the
- * pending refund, mandate revoked retires the saved UPI mandate.
+ * pending refund, mandate revoked retires the saved UPI mandate. A signature proves who sent the
+ * event, not that the amount is right: a payment whose amount or currency differs from the attempt
+ * or checkout it names is not applied; the event is kept for review and `payment.mismatch` is
+ * emitted (DESIGN §20, docs/decisions/0242).
  */
 export async function receiveGatewayWebhook(
   env: CollectionsEnv,
@@ -48,9 +55,10 @@ export async function receiveGatewayWebhook(
   const tenantId = connection.tenant_id;
   return env.db.transaction().execute(async (tx) => {
     const ctx: Ctx = { tx, tenantId, now };
+    const received: Received = { id: newId(), provider, connectionId: connection.id };
     const fresh = await recordGatewayEvent(tx, {
       tenant_id: tenantId,
-      id: newId(),
+      id: received.id,
       connection_id: connection.id,
       provider,
       event_id: event.eventId,
@@ -58,12 +66,16 @@ export async function receiveGatewayWebhook(
       received_at: now,
     });
     if (!fresh) return { received: true as const, duplicate: true, type: event.type };
-    await applyEvent(ctx, provider, connection.id, event);
+    await applyEvent(ctx, received, event);
     return { received: true as const, duplicate: false, type: event.type };
   });
 }
 
-async function applyEvent(ctx: Ctx, provider: string, connectionId: string, event: GatewayWebhookEvent): Promise<void> {
+/** The stored row of the event being applied (`id`) and where it came from. */
+type Received = { id: string; provider: string; connectionId: string };
+
+async function applyEvent(ctx: Ctx, received: Received, event: GatewayWebhookEvent): Promise<void> {
+  const { provider } = received;
   switch (event.type) {
     case 'payment.succeeded':
     case 'payment.failed': {
@@ -71,13 +83,17 @@ async function applyEvent(ctx: Ctx, provider: string, connectionId: string, even
       const byMetadata = hinted && isUuid(hinted) && event.metadata.tenant_id === ctx.tenantId ? await findAttempt(ctx.tx, ctx.tenantId, hinted) : undefined;
       const attempt = byMetadata ?? (event.gatewayPaymentId ? await attemptByGatewayPaymentId(ctx.tx, ctx.tenantId, event.gatewayPaymentId) : undefined);
       if (!attempt) {
-        if (event.type === 'payment.succeeded') await applyHostedCheckoutPayment(ctx, provider, connectionId, event);
+        if (event.type === 'payment.succeeded') await applyHostedCheckoutPayment(ctx, received, event);
         return;
       }
       if (attempt.status !== 'pending') return;
       const paymentId = event.gatewayPaymentId ?? attempt.gateway_payment_id;
       if (event.type === 'payment.succeeded') {
         if (!paymentId) return;
+        if (event.amount !== attempt.amount || event.currency?.toUpperCase() !== attempt.currency) {
+          await holdForReview(ctx, received, event, { invoice_id: attempt.invoice_id, attempt_id: attempt.id, checkout_session_id: null }, attempt);
+          return;
+        }
         const pm = attempt.payment_method_id ? await findPaymentMethod(ctx.tx, ctx.tenantId, attempt.payment_method_id) : undefined;
         const upi = pm?.type === 'upi_mandate';
         await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: paymentId, paymentType: upi ? 'upi' : 'card' });
@@ -122,17 +138,53 @@ async function applyEvent(ctx: Ctx, provider: string, connectionId: string, even
 }
 
 /** A payment on the provider's hosted checkout: the event names Kosh's checkout session in its metadata (see prepareCheckout). */
-async function applyHostedCheckoutPayment(ctx: Ctx, provider: string, connectionId: string, event: GatewayWebhookEvent): Promise<void> {
+async function applyHostedCheckoutPayment(ctx: Ctx, received: Received, event: GatewayWebhookEvent): Promise<void> {
   const sessionId = event.metadata.checkout_session_id;
   if (!sessionId || !isUuid(sessionId) || event.metadata.tenant_id !== ctx.tenantId) return;
-  if (!event.gatewayPaymentId || event.amount === null || !event.currency) return;
-  await recordHostedCheckoutPayment(ctx, {
+  if (!event.gatewayPaymentId) return;
+  const outcome = await recordHostedCheckoutPayment(ctx, {
     sessionId,
-    provider,
-    connectionId,
+    provider: received.provider,
+    connectionId: received.connectionId,
     gatewayPaymentId: event.gatewayPaymentId,
     amount: event.amount,
-    currency: event.currency.toUpperCase(),
+    currency: event.currency?.toUpperCase() ?? null,
     paymentType: event.paymentType ?? 'card',
+  });
+  if (outcome.kind === 'mismatch') {
+    await holdForReview(ctx, received, event, { invoice_id: outcome.invoiceId, attempt_id: null, checkout_session_id: sessionId }, outcome.expected);
+  }
+}
+
+/**
+ * A payment event that is not what Kosh asked for: nothing is applied (the attempt stays pending,
+ * the session open), the stored event keeps what was expected and what arrived, and
+ * `payment.mismatch` tells the tenant to look (a gateway misconfiguration, a currency-converting
+ * checkout, or a forged amount under a leaked webhook secret).
+ */
+async function holdForReview(
+  ctx: Ctx,
+  received: Received,
+  event: GatewayWebhookEvent,
+  target: Pick<GatewayEventReview, 'invoice_id' | 'attempt_id' | 'checkout_session_id'>,
+  expected: Pick<AttemptRow, 'amount' | 'currency'>,
+): Promise<void> {
+  const currency = event.currency?.toUpperCase() ?? null;
+  const review: GatewayEventReview = {
+    reason: currency === expected.currency ? 'amount_mismatch' : 'currency_mismatch',
+    ...target,
+    gateway_payment_id: event.gatewayPaymentId,
+    expected: { amount: expected.amount, currency: expected.currency },
+    received: { amount: event.amount, currency },
+  };
+  await holdGatewayEventForReview(ctx.tx, ctx.tenantId, received.id, review);
+  await emitEvent(ctx, 'payment.mismatch', {
+    id: received.id,
+    object: 'gateway_event',
+    provider: received.provider,
+    connection_id: received.connectionId,
+    event_id: event.eventId,
+    ...review,
+    received_at: ctx.now.toISOString(),
   });
 }

@@ -42,7 +42,16 @@ function assertPayable(status: string, amountDue: number): void {
   }
 }
 
-export type PreparedCheckout = { id: string; token: string; gateway: string; connectionId: string | null; redirect: { url: string; reference: string } | null };
+/** `amount` and `currency`: what the provider was asked to collect; a payment event for the session must match them. */
+export type PreparedCheckout = {
+  id: string;
+  token: string;
+  gateway: string;
+  connectionId: string | null;
+  amount: number;
+  currency: string;
+  redirect: { url: string; reference: string } | null;
+};
 
 type CheckoutInvoice = Pick<InvoiceRow, 'id' | 'number' | 'currency' | 'amount_due'>;
 type CheckoutCustomer = { id: string; email: string; name: string | null; phone: string | null };
@@ -74,6 +83,8 @@ async function askGateway(
     token,
     gateway: resolved.provider,
     connectionId: resolved.connectionId,
+    amount: invoice.amount_due,
+    currency: invoice.currency,
     redirect: outcome.kind === 'redirect' ? { url: outcome.url, reference: outcome.gatewayReference } : null,
   };
 }
@@ -136,6 +147,8 @@ function sessionRow(ctx: Ctx, invoiceId: string, prepared: PreparedCheckout): Ch
     status: 'open',
     gateway_reference: prepared.redirect?.reference ?? null,
     redirect_url: prepared.redirect?.url ?? null,
+    amount: prepared.amount,
+    currency: prepared.currency,
     expires_at: new Date(ctx.now.getTime() + CHECKOUT_TTL_MS),
     created_at: ctx.now,
     updated_at: ctx.now,

@@ -148,24 +148,40 @@ function attemptRow(
   };
 }
 
+/** What a hosted-checkout payment event came to: applied, not this connection's unpaid session, or not what the session asked for. */
+export type HostedCheckoutOutcome =
+  { kind: 'applied' } | { kind: 'ignored' } | { kind: 'mismatch'; invoiceId: string; expected: { amount: number; currency: string } };
+
 /**
  * A payment taken on the provider's hosted checkout (Stripe Checkout, a Razorpay Payment Link),
  * announced by its verified webhook, in the webhook's transaction: no attempt was in flight, so
- * one is written for the session and settled at once with what the provider collected (applied to
- * the invoice, any excess to customer advances, as for every gateway payment). The session row is
- * locked first and must still be unpaid: a second event for the same payment (Stripe's
+ * one is written for the session and settled at once with what the provider collected. The session
+ * row is locked first and must still be unpaid: a second event for the same payment (Stripe's
  * `checkout.session.completed` and `payment_intent.succeeded`, Razorpay's `payment_link.paid` and
- * `payment.captured`) finds it complete and changes nothing. Answers false when the event does
- * not belong to an unpaid hosted session of this connection.
+ * `payment.captured`) finds it complete and changes nothing. The payment must be exactly what the
+ * session asked the provider for (amount and currency; a session older than migration 0240: the
+ * invoice's amount due): a signed event is believed about what happened, not about how much
+ * (DESIGN §20). Anything else is a `mismatch` and nothing is applied.
  */
 export async function recordHostedCheckoutPayment(
   ctx: Ctx,
-  input: { sessionId: string; provider: string; connectionId: string; gatewayPaymentId: string; amount: number; currency: string; paymentType: 'card' | 'upi' },
-): Promise<boolean> {
+  input: {
+    sessionId: string;
+    provider: string;
+    connectionId: string;
+    gatewayPaymentId: string;
+    amount: number | null;
+    currency: string | null;
+    paymentType: 'card' | 'upi';
+  },
+): Promise<HostedCheckoutOutcome> {
   const session = await lockCheckoutSession(ctx.tx, ctx.tenantId, input.sessionId);
-  if (!session || session.status === 'complete' || session.gateway !== input.provider || session.connection_id !== input.connectionId) return false;
+  if (!session || session.status === 'complete' || session.gateway !== input.provider || session.connection_id !== input.connectionId) {
+    return { kind: 'ignored' };
+  }
   const invoice = await getInvoiceRow(ctx, session.invoice_id, true);
-  if (invoice.currency !== input.currency || input.amount <= 0) return false;
+  const expected = { amount: session.amount ?? invoice.amount_due, currency: session.currency ?? invoice.currency };
+  if (input.amount !== expected.amount || input.currency !== expected.currency) return { kind: 'mismatch', invoiceId: invoice.id, expected };
   // A mandate debit still in its notice wait was never sent: it is canceled here, so the customer
   // pays once. One already sent to the gateway stays in flight (one pending attempt per invoice is
   // a database fact); the provider redelivers after this 409 (docs/decisions/0196).
@@ -173,9 +189,9 @@ export async function recordHostedCheckoutPayment(
   if (await pendingAttemptOf(ctx.tx, ctx.tenantId, invoice.id))
     throw errors.conflict('a payment attempt on this invoice is in progress; deliver the event again later', 'payment_in_progress');
   const attempt = attemptRow(ctx, invoice, false, { provider: session.gateway, connectionId: session.connection_id }, null, session.id);
-  await insertAttempt(ctx.tx, { ...attempt, amount: input.amount, pending_reason: 'gateway' });
+  await insertAttempt(ctx.tx, { ...attempt, amount: expected.amount, pending_reason: 'gateway' });
   await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: input.gatewayPaymentId, paymentType: input.paymentType });
-  return true;
+  return { kind: 'applied' };
 }
 
 /**

@@ -1,9 +1,7 @@
-/** Currencies whose minor unit is the major unit (ISO 4217 exponent 0) among those Kosh bills. */
-const ZERO_DECIMAL = new Set(['JPY', 'KRW', 'VND', 'CLP', 'ISK', 'UGX', 'XAF', 'XOF']);
+import { currencyExponent } from '../../platform/money.js';
 
-export function currencyExponent(currency: string): number {
-  return ZERO_DECIMAL.has(currency.toUpperCase()) ? 0 : 2;
-}
+// The minor-unit digits come from the one ISO 4217 table (platform/currencies.ts): a second table
+// here knew only zero-decimal codes, so a 12.345 KWD invoice (12345 fils) was exported as 123.45.
 
 /**
  * Minor units as the decimal string accounting software expects (`118000` INR → `"1180.00"`).

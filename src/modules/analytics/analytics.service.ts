@@ -1,6 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
+import { isKnownCurrency } from '../../platform/currencies.js';
 import { errors } from '../../platform/errors.js';
 import { toIsoOrNull } from '../../platform/time.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -61,11 +62,9 @@ export function monthRange(query: { from?: string; to?: string }, now: Date): Mo
   return { from: monthStart(from), toExclusive: monthStart(to + 1), months };
 }
 
-const KNOWN_CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
-
 export function checkCurrency(currency: string, field = 'currency'): string {
   const code = currency.toUpperCase();
-  if (!KNOWN_CURRENCIES.has(code)) throw errors.invalidField(field, `${currency} is not an ISO 4217 currency`);
+  if (!isKnownCurrency(code)) throw errors.invalidField(field, `${currency} is not an ISO 4217 currency`);
   return code;
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
+import { gstinFor } from '../../../test/support/billing.js';
 import { monthlyRecurringRevenue } from './mrr.js';
 
 /**
@@ -228,7 +229,7 @@ describe('analytics', () => {
 
 describe('GET /v1/analytics/invoice-aging', () => {
   it('buckets what is still due on open invoices by days past due, with the invoices behind each bucket', async () => {
-    const other = await t.registerTenant();
+    const other = await t.registerTenant({ gstin: gstinFor('29') }); // registered for GST: its invoices carry 18 %
     t.clock.set(new Date('2026-06-30T12:00:00Z'));
     const customer = (await other.api('POST', '/v1/customers', { email: 'aging@analytics.test', name: 'Aging' })).body.data.id;
     const invoice = async (amount: number, due: string) => {

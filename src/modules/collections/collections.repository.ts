@@ -5,6 +5,7 @@ import type { Page } from '../../platform/http/envelope.js';
 import type {
   CheckoutSessionsTable,
   GatewayConnectionsTable,
+  GatewayEventReview,
   PaymentAttemptsTable,
   PaymentMethodsTable,
   RefundCreditNotesTable,
@@ -278,6 +279,16 @@ export async function recordGatewayEvent(
     .returning('id')
     .executeTakeFirst();
   return inserted !== undefined;
+}
+
+/** Keeps a received event for review instead of applying it (docs/decisions/0242): what was expected, what arrived. */
+export async function holdGatewayEventForReview(tx: Tx, tenantId: string, id: string, review: GatewayEventReview): Promise<void> {
+  await tx
+    .updateTable('gateway_events')
+    .set({ review: JSON.stringify(review) })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute();
 }
 
 // Refunds

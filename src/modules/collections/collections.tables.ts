@@ -65,6 +65,9 @@ export interface CheckoutSessionsTable {
   status: 'open' | 'complete' | 'expired';
   gateway_reference: string | null;
   redirect_url: string | null;
+  /** What Kosh asked the provider to collect (null on sessions made before migration 0240). */
+  amount: number | null;
+  currency: string | null;
   expires_at: Timestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -78,7 +81,20 @@ export interface GatewayEventsTable {
   event_id: string;
   type: string;
   received_at: Timestamp;
+  /** Set when the event was kept for review instead of applied (a payment whose amount or currency did not match). */
+  review: NullableJson<GatewayEventReview>;
 }
+
+/** Why a gateway event was not applied, and what it carried (docs/decisions/0242). */
+export type GatewayEventReview = {
+  reason: 'amount_mismatch' | 'currency_mismatch';
+  invoice_id: string;
+  attempt_id: string | null;
+  checkout_session_id: string | null;
+  gateway_payment_id: string | null;
+  expected: { amount: number; currency: string };
+  received: { amount: number | null; currency: string | null };
+};
 
 export interface RefundsTable {
   tenant_id: string;

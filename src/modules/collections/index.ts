@@ -2,7 +2,7 @@
 export * from './collections.service.js';
 export * from './collections.repository.js';
 export * from './collections.schemas.js';
-export type { AttemptStatus, CollectionMethod, PendingReason } from './collections.tables.js';
+export type { AttemptStatus, CollectionMethod, GatewayEventReview, PendingReason } from './collections.tables.js';
 export { gateways, gatewayOf, GATEWAY_TIMEOUT_MS } from './gateways/registry.js';
 export { testCardToken, testGatewayJournal, signTestWebhook, TEST_SIGNATURE_HEADER } from './gateways/test.js';
 export {

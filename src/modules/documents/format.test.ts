@@ -40,9 +40,14 @@ describe('documents', () => {
       ['USD', 2],
       ['JPY', 0],
       ['BHD', 3],
-      ['XYZ', 2],
+      ['KWD', 3],
+      ['IQD', 3],
     ])('knows %s has %d decimals', (currency, digits) => {
       expect(currencyExponent(currency)).toBe(digits);
+    });
+
+    it('refuses a code outside ISO 4217 instead of guessing two decimals', () => {
+      expect(() => currencyExponent('XYZ')).toThrow(RangeError);
     });
   });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gstinFor } from '../../../test/support/billing.js';
 import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -27,7 +28,7 @@ async function tenantWithCampaign(
   steps: { delay_hours: number; channel: string; is_payment_wall?: boolean; subject?: string; body?: string; template_name?: string }[],
   extra: Record<string, unknown> = {},
 ) {
-  const tenant = await t.registerTenant();
+  const tenant = await t.registerTenant({ gstin: gstinFor('29') }); // registered for GST: ₹1,000.00 + 18 % = ₹1,180.00
   const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Test campaign', is_default: true, trigger_event: 'invoice_overdue', ...extra }))
     .data;
   for (const step of steps) await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, step);

@@ -62,8 +62,13 @@ export function toEinvoice(row: EinvoiceRow): Einvoice {
   };
 }
 
-/** Registered with the IRP: B2B supplies (the recipient has a GSTIN), exports and SEZ supplies. */
+/**
+ * Registered with the IRP: B2B supplies (the recipient has a GSTIN), exports and SEZ supplies —
+ * of a supplier registered for GST. A document without GST (tax_type '', an unregistered entity's)
+ * has no IRN (DESIGN §20).
+ */
 function isEinvoiceable(doc: { tax_type: string; igst_amount: number; customer_gstin: string | null | undefined }): boolean {
+  if (doc.tax_type === '') return false;
   return Boolean(doc.customer_gstin) || classifyZeroRatedSupply(doc) !== null;
 }
 
@@ -206,10 +211,11 @@ export function linesOfCreditNote(note: CreditNote, invoice: Invoice, inr: boole
       sgst = share(il.inr_sgst_amount ?? 0, nl.sgst_amount, il.sgst_amount);
       igst = share(il.inr_igst_amount ?? 0, nl.igst_amount, il.igst_amount);
     }
+    const quantity = il ? unitsCredited(il, nl.subtotal) : 1;
     return {
       description: text,
-      quantity: 1,
-      unit_amount: amount,
+      quantity,
+      unit_amount: amount / quantity,
       amount,
       hsn_code: nl.hsn_code,
       rate_bp: nl.tax_rate_bp,
@@ -219,6 +225,20 @@ export function linesOfCreditNote(note: CreditNote, invoice: Invoice, inr: boole
       total: amount + cgst + sgst + igst,
     };
   });
+}
+
+/**
+ * How many units of an invoice line a credit takes back: a credit that is exactly k of the line's
+ * units (k × its net value per unit, 1 ≤ k ≤ its quantity) is a return of k units — a goods return
+ * of 3 units goes to the IRP as quantity 3, not 1. Any other amount (a price reduction, a part of a
+ * unit) is one item of that value.
+ */
+function unitsCredited(line: { quantity: number; amount: number }, credited: number): number {
+  if (line.quantity <= 1 || line.amount <= 0 || credited <= 0) return 1;
+  const scaled = credited * line.quantity;
+  if (!Number.isSafeInteger(scaled) || scaled % line.amount !== 0) return 1;
+  const units = scaled / line.amount;
+  return units <= line.quantity ? units : 1;
 }
 
 /** Totals of IRP lines (summed in paise, so ValDtls equals the sum of its items exactly). */
@@ -269,6 +289,7 @@ export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDoc
       total: inr ? invoice.inr_total! : invoice.total,
       foreign: invoice.currency !== 'INR' ? { currency: invoice.currency, total: invoice.total, exchange_rate: invoice.exchange_rate } : null,
       problems: inrProblem(invoice),
+      refund_claim: entity.export_refund_claim,
     };
   }
   const note = await getCreditNote(ctx, documentId);
@@ -289,6 +310,7 @@ export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDoc
     ...totalsOf(lines),
     foreign: note.currency !== 'INR' ? { currency: note.currency, total: note.amount, exchange_rate: invoice.exchange_rate } : null,
     problems: inrProblem(invoice),
+    refund_claim: entity.export_refund_claim,
     original: { number: invoice.number ?? '', issued_at: new Date(invoice.issued_at ?? ctx.now) },
   };
 }

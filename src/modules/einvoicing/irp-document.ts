@@ -62,6 +62,8 @@ export type IrpSource = {
   problems?: EinvoiceError[];
   /** Customers' SEZ flag, once customers carry one (see classifyZeroRatedSupply). */
   customer_sez?: boolean | null;
+  /** The supplier claims back the IGST it paid on an export (the entity's `export_refund_claim`). */
+  refund_claim?: boolean;
 };
 
 export type IrpDocument = Record<string, unknown>;
@@ -155,7 +157,14 @@ export function buildIrpDocument(source: IrpSource): IrpDocument {
   }
   if (exported) {
     const country = (source.buyer.country_code ?? source.buyer.address?.country ?? '').toUpperCase();
-    document.ExpDtls = compact({ ForCur: source.foreign?.currency ?? source.currency, CntCode: /^[A-Z]{2}$/.test(country) ? country : undefined, RefClm: 'N' });
+    // RefClm: a refund of IGST is claimed only on an export that paid IGST (EXPWP), and only when
+    // the entity says it claims it; under LUT there is no IGST to claim back.
+    const refundClaimed = source.refund_claim === true && source.igst_amount > 0;
+    document.ExpDtls = compact({
+      ForCur: source.foreign?.currency ?? source.currency,
+      CntCode: /^[A-Z]{2}$/.test(country) ? country : undefined,
+      RefClm: refundClaimed ? 'Y' : 'N',
+    });
   }
   return document;
 }

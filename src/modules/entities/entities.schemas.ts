@@ -42,6 +42,10 @@ export const createEntityBody = z.object({
   gstin: gstinField().optional(),
   address: postalAddress.optional(),
   lut: z.boolean().optional().describe('has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST'),
+  export_refund_claim: z
+    .boolean()
+    .optional()
+    .describe('exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N)'),
 });
 export type CreateEntityBody = z.infer<typeof createEntityBody>;
 
@@ -89,6 +93,10 @@ export const updateEntityBody = z.object({
   gstin: gstinField().nullable().optional(),
   address: postalAddress.nullable().optional(),
   lut: z.boolean().optional().describe('has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST'),
+  export_refund_claim: z
+    .boolean()
+    .optional()
+    .describe('exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N)'),
   time_zone: timeZoneField.optional(),
   einvoicing: einvoicingSettings.optional(),
 });
@@ -108,6 +116,7 @@ export const entitySchema = z
     gstin: z.string().nullable(),
     address: postalAddressResponse.nullable(),
     lut: z.boolean(),
+    export_refund_claim: z.boolean(),
     time_zone: z.string(),
     einvoicing: z.object({ enabled: z.boolean(), provider: z.enum(['sandbox', 'nic', 'gsp']).nullable(), credentials_set: z.boolean() }),
     created_at: fields.timestamp(),

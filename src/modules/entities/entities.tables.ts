@@ -28,6 +28,8 @@ export interface LegalEntitiesTable {
   address: NullableJson<PostalAddress>;
   /** Has a Letter of Undertaking: exports and SEZ supplies go without payment of IGST. */
   lut: Generated<boolean>;
+  /** Exports with payment of IGST (no LUT): the refund of that IGST is claimed (e-invoice RefClm "Y"). */
+  export_refund_claim: Generated<boolean>;
   einvoicing_enabled: Generated<boolean>;
   einvoicing_provider: EinvoicingProvider | null;
   /** Sealed with platform/secrets under `tenant:<id>:einvoicing:<entity id>`; never answered. */

@@ -38,6 +38,7 @@ describe('entities', () => {
         gstin: gstin('27'),
         address: null,
         lut: true,
+        export_refund_claim: false,
         time_zone: 'Asia/Kolkata',
         einvoicing: { enabled: false, provider: null, credentials_set: false },
         created_at: '2026-04-01T00:00:00.000Z',

@@ -24,6 +24,7 @@ export const EVENT_TYPES = [
   'invoice.voided',
   'invoice.marked_uncollectible',
   'payment.recorded',
+  'payment.mismatch',
   'refund.created',
   'refund.succeeded',
   'refund.failed',

@@ -44,7 +44,11 @@ async function resolvePeriod(ctx: Ctx, entityId: string, period: string): Promis
   const year = Number(period.slice(2));
   const today = localDate(ctx.now, entity.time_zone);
   if (year > today.year || (year === today.year && month > today.month)) throw errors.invalidField('period', 'is in the future');
-  if (!entity.gstin) throw errors.invalidField('entity_id', 'the entity has no GSTIN; GST returns are filed per GSTIN');
+  // Not registered for GST (DESIGN §20): it charged no GST, so it has no return to file. A 409
+  // (the entity's state), not an empty return that could be mistaken for a nil filing.
+  if (!entity.gstin) {
+    throw errors.conflict('the entity has no GSTIN: it is not registered for GST, so it has no GST returns', 'entity_not_gst_registered');
+  }
   return { entity: entity as EntityRow & { gstin: string }, ...returnPeriodBounds({ month, year }, entity.time_zone) };
 }
 

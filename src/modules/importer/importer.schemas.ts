@@ -10,9 +10,8 @@ import type { Section } from './import-source.js';
 /** SPEC 4.17's statuses, which are exactly the subscription states Kosh has. */
 export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'paused', 'canceled', 'past_due', 'unpaid'] as const satisfies readonly SubscriptionStatus[];
 
-/** ISO 4217 codes as ICU knows them (fields.currency only checks the shape). */
-const ISO_CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
-const isoCurrency = () => fields.currency().refine((code) => ISO_CURRENCIES.has(code), 'is not an ISO 4217 currency code');
+/** fields.currency checks the code against the one ISO 4217 table (platform/currencies.ts). */
+const isoCurrency = () => fields.currency();
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 

@@ -159,7 +159,7 @@ function taxInvoice(
   field: (index: number | null, name: string) => string = apiField,
 ): InvoiceTax {
   const tax = computeInvoiceTax({
-    supplier: { country_code: entity.country_code, state_code: entity.state_code, lut: entity.lut },
+    supplier: { country_code: entity.country_code, gstin: entity.gstin, state_code: entity.state_code, lut: entity.lut },
     customer: { country_code: customerCountry(customer), state_code: customerStateCode(customer), gstin: customer.gstin, sez: customer.sez },
     lines,
     currency,

@@ -3,9 +3,12 @@ import { startMailSink, type MailSink, type ReceivedMail } from '../../../test/s
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { startTwilioServer, type TwilioServer } from '../../../test/support/twilio-server.js';
 import { startMsg91Server, type Msg91Server } from '../../../test/support/msg91-server.js';
-import { createCustomer, createInvoice } from '../../../test/support/billing.js';
+import { createCustomer, createInvoice, gstinFor } from '../../../test/support/billing.js';
 import { scanEndingTrials } from '../../flows/notifications/notify-customers.js';
 import { TEMPLATE_NAMES, msg91Provider, twilioProvider } from './index.js';
+
+/** The tenants are registered for GST, so their invoices carry 18 % (₹100.00 → INR 118.00). */
+const GSTIN = gstinFor('29');
 
 let sink: MailSink;
 let twilio: TwilioServer;
@@ -53,7 +56,7 @@ afterAll(async () => {
 
 describe('e-mail templates', () => {
   it('lists every default, overrides one, refuses a template that does not compile with its line, and resets', async () => {
-    const tenant = await t.registerTenant();
+    const tenant = await t.registerTenant({ gstin: GSTIN });
     const list = await ok(tenant, 'GET', '/v1/email-templates');
     expect(list.data.map((x: { name: string }) => x.name)).toEqual([...TEMPLATE_NAMES]);
     for (const template of list.data) {
@@ -85,7 +88,7 @@ describe('e-mail templates', () => {
   });
 
   it('previews with sample data or a real invoice, escapes HTML, and reports missing variables', async () => {
-    const tenant = await t.registerTenant({ name: 'Chai & Co <Ltd>' });
+    const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Chai & Co <Ltd>' });
     const sample = (await ok(tenant, 'POST', '/v1/email-templates/payment_failed/preview', {})).data;
     expect(sample.data_source).toBe('sample');
     expect(sample.subject).toBe('Payment failed for invoice INV-000042 from Chai & Co <Ltd>');
@@ -119,7 +122,7 @@ describe('e-mail templates', () => {
 
 describe('customer notifications', () => {
   it('are off until the tenant turns them on', async () => {
-    const tenant = await t.registerTenant();
+    const tenant = await t.registerTenant({ gstin: GSTIN });
     expect((await ok(tenant, 'GET', '/v1/notification-settings')).data).toEqual({
       invoice_finalized: false,
       payment_receipt: false,
@@ -138,7 +141,7 @@ describe('customer notifications', () => {
   });
 
   it('e-mails the finalized invoice with its PDF, once, even when the job runs again', async () => {
-    const tenant = await t.registerTenant({ name: 'Kaveri Cloud' });
+    const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Kaveri Cloud' });
     await ok(tenant, 'PATCH', '/v1/notification-settings', { invoice_finalized: true });
     const email = 'finalized@example.in';
     const customer = await createCustomer(tenant, { email, name: 'Ravi Kumar' });
@@ -172,7 +175,7 @@ describe('customer notifications', () => {
   });
 
   it("renders the tenant's own template", async () => {
-    const tenant = await t.registerTenant({ name: 'Override Ltd' });
+    const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Override Ltd' });
     await ok(tenant, 'PATCH', '/v1/notification-settings', { invoice_finalized: true });
     await ok(tenant, 'PUT', '/v1/email-templates/invoice_finalized', {
       subject: 'Your bill {{invoice.number}}',
@@ -191,7 +194,7 @@ describe('customer notifications', () => {
   });
 
   it('sends a receipt for a payment and a notice for an issued credit note', async () => {
-    const tenant = await t.registerTenant({ name: 'Receipts Inc' });
+    const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Receipts Inc' });
     await ok(tenant, 'PATCH', '/v1/notification-settings', { payment_receipt: true, credit_note_issued: true });
     const email = 'receipt@example.in';
     const customer = await createCustomer(tenant, { email });
@@ -214,7 +217,7 @@ describe('customer notifications', () => {
   });
 
   it('tells the customer a charge failed, with a hosted checkout link that pays the invoice', async () => {
-    const tenant = await t.registerTenant({ name: 'Declines Pvt Ltd' });
+    const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Declines Pvt Ltd' });
     await ok(tenant, 'PATCH', '/v1/notification-settings', { payment_failed: true });
     // Only this notice: the default dunning campaign's first e-mail is not the subject here.
     const campaigns = (await ok(tenant, 'GET', '/v1/dunning-campaigns')).data;
@@ -237,7 +240,7 @@ describe('customer notifications', () => {
   });
 
   it('warns of a trial ending in 3 days, once per trial end', async () => {
-    const tenant = await t.registerTenant({ name: 'Trials Co' });
+    const tenant = await t.registerTenant({ gstin: GSTIN, name: 'Trials Co' });
     await ok(tenant, 'PATCH', '/v1/notification-settings', { trial_ending: true });
     const email = 'trial@example.in';
     const customer = await createCustomer(tenant, { email, name: 'Tara' });
@@ -263,7 +266,7 @@ describe('SMS for dunning', () => {
     connect: { token?: string; body?: Record<string, unknown> } | null,
     text = '{{tenant.name}}: pay {{invoice.number}} ({{invoice.amount_due}})',
   ) {
-    const tenant = await t.registerTenant({ name: 'SMS Tenant' });
+    const tenant = await t.registerTenant({ gstin: GSTIN, name: 'SMS Tenant' });
     if (connect?.body) {
       const created = await tenant.api('POST', '/v1/sms-connections', connect.body);
       expect(created.status, created.text).toBe(201);
@@ -461,7 +464,7 @@ describe('SMS for dunning', () => {
   });
 
   it('refuses bad connection input and an unknown connection', async () => {
-    const tenant = await t.registerTenant();
+    const tenant = await t.registerTenant({ gstin: GSTIN });
     const bad = await tenant.api('POST', '/v1/sms-connections', { provider: 'twilio', sender: '12345', credentials: { account_sid: 'nope', auth_token: 'x' } });
     expect(bad.status).toBe(400);
     expect((await tenant.api('DELETE', '/v1/sms-connections/0195f1a2-0000-7000-8000-000000000000')).status).toBe(404);

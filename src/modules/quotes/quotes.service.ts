@@ -111,7 +111,7 @@ export async function createQuote(ctx: Ctx, input: CreateQuoteBody): Promise<Quo
     const settings = await readSettings(ctx);
     const draft = { line_items: lines } as QuoteRow;
     const tax = computeInvoiceTax({
-      supplier: { country_code: entity.country_code, state_code: entity.state_code, lut: entity.lut },
+      supplier: { country_code: entity.country_code, gstin: entity.gstin, state_code: entity.state_code, lut: entity.lut },
       customer: { country_code: customerCountry(customer), state_code: customerStateCode(customer), gstin: customer.gstin, sez: customer.sez },
       lines: invoiceLinesOfQuote(draft).map((l) => ({
         quantity: l.quantity,

@@ -1,15 +1,26 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isKoshError, KoshError } from '../../platform/errors.js';
-import { computeInvoiceTax, determineTaxRegime, lineNetAmount, splitTaxProRata, type GstCustomer, type GstSupplier, type TaxType } from './gst.js';
+import {
+  computeInvoiceTax,
+  determineTaxRegime,
+  lineNetAmount,
+  splitTaxProRata,
+  taxProviderOf,
+  type GstCustomer,
+  type GstSupplier,
+  type TaxType,
+} from './gst.js';
 import { DEFAULT_SAC_CODE, findGstRate, gstRateBasisPoints, resolveHsnCode } from './rates.js';
 import { GST_STATE_CODES, gstState } from './states.js';
 
-const karnataka: GstSupplier = { country_code: 'IN', state_code: '29' };
-const chandigarh: GstSupplier = { country_code: 'IN', state_code: '04' }; // UT without legislature
-const delhi: GstSupplier = { country_code: 'IN', state_code: '07' }; // UT with legislature: SGST
-const indiaNoState: GstSupplier = { country_code: 'IN', state_code: null };
-const usSupplier: GstSupplier = { country_code: 'US', state_code: null };
+const registration = (state: string) => `${state}AABCK1234M1ZK`;
+const karnataka: GstSupplier = { country_code: 'IN', gstin: registration('29'), state_code: '29' };
+const chandigarh: GstSupplier = { country_code: 'IN', gstin: registration('04'), state_code: '04' }; // UT without legislature
+const delhi: GstSupplier = { country_code: 'IN', gstin: registration('07'), state_code: '07' }; // UT with legislature: SGST
+const indiaNoState: GstSupplier = { country_code: 'IN', gstin: registration('29'), state_code: null };
+const usSupplier: GstSupplier = { country_code: 'US', gstin: null, state_code: null };
+const unregistered: GstSupplier = { country_code: 'IN', gstin: null, state_code: '29' };
 
 const inKA: GstCustomer = { country_code: 'IN', state_code: '29' };
 const inMH: GstCustomer = { country_code: 'IN', state_code: '27' };
@@ -411,6 +422,26 @@ const cases: Case[] = [
     totals: [100000, 0, 0, 0, 0, 100000],
   },
   {
+    name: 'an Indian supplier without a GSTIN is not registered: no GST, even inside its own state',
+    supplier: unregistered,
+    customer: inKA,
+    lines: [[1, 100000, '998314']],
+    type: '',
+    pos: null,
+    expected: [[100000, 0, 0, 0, 0]],
+    totals: [100000, 0, 0, 0, 0, 100000],
+  },
+  {
+    name: 'an unregistered Indian supplier charges no IGST to another state or a registered customer',
+    supplier: unregistered,
+    customer: { country_code: 'IN', gstin: gstin('27') },
+    lines: [[2, 59000, '998314']],
+    type: '',
+    pos: null,
+    expected: [[118000, 0, 0, 0, 0]],
+    totals: [118000, 0, 0, 0, 0, 118000],
+  },
+  {
     name: 'supplier outside India does not need a known HSN code',
     supplier: usSupplier,
     customer: usCustomer,
@@ -672,11 +703,22 @@ describe('GST', () => {
     });
 
     it.each([
-      ['supplier state', { country_code: 'IN', state_code: '00' }, inKA],
+      ['supplier state', { country_code: 'IN', gstin: registration('29'), state_code: '00' }, inKA],
       ['customer state', karnataka, { country_code: 'IN', state_code: '42' }],
       ['customer GSTIN state', karnataka, { country_code: 'IN', gstin: gstin('98') }],
     ])('throws RangeError for an unknown %s', (_what, supplier, customer) => {
       expect(() => determineTaxRegime(supplier, customer)).toThrow(RangeError);
+    });
+  });
+
+  describe('taxProviderOf', () => {
+    it.each([
+      ['an Indian entity with a GSTIN', karnataka, 'india_gst'],
+      ['an Indian entity without a GSTIN (unregistered)', unregistered, 'none'],
+      ['an Indian entity with a blank GSTIN', { ...unregistered, gstin: '  ' }, 'none'],
+      ['an entity outside India', usSupplier, 'none'],
+    ] as const)('%s charges %s', (_what, supplier, provider) => {
+      expect(taxProviderOf(supplier)).toBe(provider);
     });
   });
 
@@ -779,9 +821,10 @@ describe('GST', () => {
     const knownCodes = ['998314', '998313', '9983', '997331', '9992', '0902', '6904', '2402', '7108', '710231', '998599'];
     const state = fc.constantFrom(...GST_STATE_CODES);
     const supplier = fc.oneof(
-      { weight: 6, arbitrary: state.map((s): GstSupplier => ({ country_code: 'IN', state_code: s })) },
+      { weight: 6, arbitrary: state.map((s): GstSupplier => ({ country_code: 'IN', gstin: registration(s), state_code: s })) },
       { weight: 1, arbitrary: fc.constant(indiaNoState) },
       { weight: 1, arbitrary: fc.constant(usSupplier) },
+      { weight: 1, arbitrary: fc.constant(unregistered) },
     );
     const customer = fc.oneof(
       { weight: 4, arbitrary: state.map((s): GstCustomer => ({ country_code: 'IN', state_code: s })) },
@@ -850,7 +893,7 @@ describe('GST', () => {
         fc.property(supplier, customer, (s, c) => {
           const regime = determineTaxRegime(s, c);
           const customerState = c.gstin ? c.gstin.slice(0, 2) : (c.state_code ?? s.state_code ?? null);
-          if (s.country_code !== 'IN') {
+          if (s.country_code !== 'IN' || !s.gstin) {
             expect(regime).toEqual({ tax_type: '', place_of_supply: null, utgst: false, lut: false });
           } else if (!c.gstin && c.country_code !== 'IN') {
             expect(regime).toEqual({ tax_type: 'export', place_of_supply: null, utgst: false, lut: true });

@@ -2,7 +2,12 @@
  * The GST engine: splits invoice lines into CGST/SGST or IGST (DESIGN §6). Pure: no database.
  *
  * Decisions (each one a place where a wrong guess mis-taxes an invoice):
- * - No GST unless the supplying legal entity is in India: tax_type '' and every tax 0.
+ * - No GST unless the supplying legal entity is registered for GST in India (a GSTIN): tax_type ''
+ *   and every tax 0. An entity without a GSTIN is not registered, so it may not charge GST (CGST
+ *   Act 2017 s.32(1): a person who is not registered shall not collect tax; s.31: a tax invoice
+ *   is a registered person's document); an entity outside India
+ *   charges no GST. Which tax a supplier charges is its tax provider (`taxProviderOf`): `india_gst`
+ *   or `none` today (DESIGN §20).
  * - Place of supply (IGST Act s.12(2), services): the state in the customer's GSTIN (a registered
  *   recipient), else the billing-address state (an address on record), else — s.12(2)(b)(ii) — the
  *   supplier's own state, so an Indian customer with no known state is taxed intra-state. A GSTIN
@@ -35,8 +40,18 @@ import { gstState } from './states.js';
 
 export type TaxType = 'intra_state' | 'inter_state' | 'export' | 'sez' | '';
 
-/** `lut`: the entity has a Letter of Undertaking (default true). */
-export type GstSupplier = { country_code: string; state_code?: string | null; lut?: boolean };
+/** `lut`: the entity has a Letter of Undertaking (default true). `gstin`: its registration, null when unregistered. */
+export type GstSupplier = { country_code: string; gstin: string | null; state_code?: string | null; lut?: boolean };
+
+/**
+ * The tax regime a supplier charges under: India's GST for an entity registered in India (it has a
+ * GSTIN), else none. Other regimes (VAT, sales tax) would be further providers; none exists today.
+ */
+export type TaxProvider = 'india_gst' | 'none';
+
+export function taxProviderOf(supplier: Pick<GstSupplier, 'country_code' | 'gstin'>): TaxProvider {
+  return isIndia(supplier.country_code) && supplier.gstin?.trim() ? 'india_gst' : 'none';
+}
 export type GstCustomer = { country_code?: string | null; state_code?: string | null; gstin?: string | null; sez?: boolean };
 /** `hsn_code` is already resolved (see `resolveHsnCode`); `tax_rate_bp` overrides the code's rate. */
 /** `discount_amount` (a discount shown on the invoice) lowers the line's taxable value: amount = quantity × unit_amount − discount. */
@@ -85,7 +100,7 @@ function knownState(code: string, what: string): string {
 
 /** Which GST applies between these parties and where the supply takes place (decisions at the top). */
 export function determineTaxRegime(supplier: GstSupplier, customer: GstCustomer): TaxRegime {
-  if (!isIndia(supplier.country_code)) return { tax_type: '', place_of_supply: null, utgst: false, lut: false };
+  if (taxProviderOf(supplier) === 'none') return { tax_type: '', place_of_supply: null, utgst: false, lut: false };
 
   const lut = supplier.lut ?? true;
   const supplierState = supplier.state_code ? knownState(supplier.state_code, 'supplier state_code') : null;

@@ -6,6 +6,7 @@ export {
   determineTaxRegime,
   lineNetAmount,
   splitTaxProRata,
+  taxProviderOf,
   type GstCustomer,
   type GstLine,
   type GstLineInput,
@@ -13,6 +14,7 @@ export {
   type InvoiceTax,
   type TaxComponents,
   type TaxedAmounts,
+  type TaxProvider,
   type TaxRegime,
   type TaxType,
 } from './gst.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isKnownCurrency } from '../currencies.js';
 import { errors } from '../errors.js';
 
 /** `{ data: ... }` — the success envelope of DESIGN §3. */
@@ -90,11 +91,13 @@ export const fields = {
   requiredText: (max = 255) => z.string().trim().min(1).max(max),
   minorUnits: () => z.int().min(0).max(Number.MAX_SAFE_INTEGER),
   positiveMinorUnits: () => z.int().min(1).max(Number.MAX_SAFE_INTEGER),
+  /** An ISO 4217 code from the one table (platform/currencies.ts), upper-cased; anything else is a 400. */
   currency: () =>
     z
       .string()
       .regex(/^[A-Za-z]{3}$/, 'must be a 3-letter ISO 4217 code')
-      .transform((v) => v.toUpperCase()),
+      .transform((v) => v.toUpperCase())
+      .refine(isKnownCurrency, 'is not an ISO 4217 currency code'),
   metadata: () =>
     z
       .record(z.string().max(40), z.union([z.string().max(500), z.number(), z.boolean(), z.null()]))
