@@ -25,6 +25,7 @@ import { authenticateSession, cookiesOf, SESSION_COOKIE, type OperatorSession } 
 import { appendAudit, auditTargetOf, diffRows, readAuditedRow } from '../audit/audit.js';
 import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
+import { malformedTargetRefusal, rerouteFrameworkError } from './malformed-target.js';
 import { completeDocument } from './openapi.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
@@ -173,7 +174,7 @@ function assertSameSiteWrite(request: FastifyRequest, session: OperatorSession):
 }
 
 export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: KoshApp) => void | Promise<void>, options: HttpOptions = {}): Promise<KoshApp> {
-  const app = Fastify({
+  const app: KoshApp = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
@@ -185,15 +186,19 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     ajv: { customOptions: { coerceTypes: false } },
     routerOptions: { ignoreTrailingSlash: true },
     trustProxy: deps.config.trustProxy,
+    // Bad percent-encoding and over-long path parameters meet every hook and the envelope too.
+    frameworkErrors: rerouteFrameworkError(() => app, isV1Path),
   }).withTypeProvider<ZodTypeProvider>();
 
   setListCountCacheMs(deps.config.listCountCacheMs);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler(options.validateResponses ?? false));
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const refusal = malformedTargetRefusal(request);
+    if (refusal) return errorHandler(refusal, request, reply);
+    return reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id));
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
