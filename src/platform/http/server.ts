@@ -26,6 +26,7 @@ import { appendAudit, auditTargetOf, diffRows, readAuditedRow } from '../audit/a
 import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { malformedTargetRefusal, rerouteFrameworkError } from './malformed-target.js';
+import { assertBodyDepth } from './json-depth.js';
 import { completeDocument } from './openapi.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
@@ -260,6 +261,9 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       if (!hasRole(actor.role, needed)) throw errors.forbidden(`this needs the ${needed} role or higher; you are ${actor.role}`, 'role_forbidden');
     }
   });
+
+  // Before validation, the idempotency fingerprint or a handler walks the body recursively.
+  app.addHook('preValidation', async (request) => assertBodyDepth(request.body));
 
   // Graceful shutdown: a request still in flight when close() starts is answered with
   // `Connection: close`, so its keep-alive socket ends with it. Otherwise close() waits out the

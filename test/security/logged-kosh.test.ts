@@ -2,22 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLoggedKosh } from '../support/log-capture.js';
 
 /**
- * Targets the router itself refuses (bad percent-encoding, a path parameter over 100 characters)
+ * What a Kosh writes to its log and answers outside its routes. Targets the router itself refuses (bad percent-encoding, a path parameter over 100 characters)
  * are answered like every other mistake: the envelope with the request id, the security headers,
  * a log line, and — under /v1 — only after the API key.
  */
-describe('targets the router refuses', () => {
-  let t: Awaited<ReturnType<typeof startLoggedKosh>>;
-  let key: string;
-  beforeAll(async () => {
-    t = await startLoggedKosh();
-    const registered = await t.api('POST', '/auth/register', { name: 'Envelope Co', email: 'owner@envelope.test' });
-    key = registered.body.data.api_key.key;
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+let t: Awaited<ReturnType<typeof startLoggedKosh>>; // test mode, open registration (the default)
+let key: string;
+beforeAll(async () => {
+  t = await startLoggedKosh();
+  const registered = await t.api('POST', '/auth/register', { name: 'Envelope Co', email: 'owner@envelope.test' });
+  key = registered.body.data.api_key.key;
+});
+afterAll(async () => {
+  await t?.close();
+});
 
+describe('targets the router refuses', () => {
   const cases = [
     ['a path parameter over 100 characters', `/v1/customers/${'a'.repeat(120)}`, 'path_parameter_too_long'],
     ['malformed percent-encoding', '/v1/customers/%zz', 'malformed_url'],
@@ -54,5 +54,16 @@ describe('targets the router refuses', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.details).toEqual([{ field: 'params.id', message: 'must be a UUID' }]);
     expect((await t.api('GET', '/healthz')).status).toBe(200);
+  });
+});
+
+describe('start-up', () => {
+  it('warns that a test deployment with open registration reaches any address; a closed one does not', async () => {
+    const warnings = (lines: Record<string, unknown>[]) => lines.filter((l) => l.level === 40 && String(l.msg).includes('KOSH_REGISTRATION=open'));
+    expect(warnings(t.lines)).toHaveLength(1);
+    expect(String(warnings(t.lines)[0]!.msg)).toContain('any address');
+    const closed = await startLoggedKosh({ KOSH_REGISTRATION: 'admin', KOSH_ADMIN_TOKEN: 'a'.repeat(32) });
+    await closed.close();
+    expect(warnings(closed.lines)).toHaveLength(0);
   });
 });
