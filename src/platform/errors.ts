@@ -72,6 +72,7 @@ export type ErrorReason =
   | 'path_parameter_too_long'
   | 'json_too_deep'
   | 'template_invalid'
+  | 'template_over_limit'
   | 'oauth_binding_mismatch'
   // usage
   | 'metric_code_taken'
