@@ -7,7 +7,8 @@ import { KoshError } from '../errors.js';
  * path parameters over the router's 100-character limit. Fastify answers those itself, outside the
  * envelope, without request id, security headers, log line or authentication. Here the request is
  * routed again to a path no route matches (under `/v1` when the target was), so it meets every
- * hook like any other request; the not-found handler then answers the 400 recorded here.
+ * hook like any other request; the not-found handler then answers the 400 recorded here
+ * (decision 0232).
  */
 const refusals = new WeakMap<IncomingMessage, KoshError>();
 
