@@ -53,6 +53,13 @@ module.exports = {
       to: { path: '\\.(service|routes)\\.ts$|^src/(flows|api)/' },
     },
     {
+      name: 'one-template-sandbox',
+      comment: 'Tenant templates compile and render only in src/platform/templates (the sandbox of DESIGN §21).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/platform/templates/' },
+      to: { path: 'node_modules/handlebars/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: { pathNot: '\\.test\\.ts$' },

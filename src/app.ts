@@ -8,7 +8,7 @@ import { migrateWhenReachable } from './platform/db/migrate.js';
 import { createHttpServer, type KoshApp } from './platform/http/server.js';
 import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
-import { createMailOutbox } from './platform/mail/index.js';
+import { createMailOutbox, isMailConfigured } from './platform/mail/index.js';
 import { modules as domainModules } from './modules/registry.js';
 import { flowModules } from './flows/flows.module.js';
 import { registerApiRoutes } from './api/routes.js';
@@ -49,6 +49,20 @@ const platformJobs: JobHandlers = {
   },
 };
 
+/**
+ * Test mode is not a sandbox for recipients: invoices, reminders and receipts go to whatever
+ * address a customer carries. With open registration anyone on the network can make a tenant and
+ * have this server mail (or text) any address; say so at start-up, loudly (README says it too).
+ */
+function warnOpenTestDeployment(config: Config, logger: Logger): void {
+  if (config.mode !== 'test' || config.registration !== 'open') return;
+  logger.warn(
+    { mode: config.mode, registration: config.registration, smtp_configured: isMailConfigured(config) },
+    'KOSH_MODE=test with KOSH_REGISTRATION=open: anyone who can reach this server can register a tenant and make it send e-mail (and SMS) to any address. ' +
+      'Set KOSH_REGISTRATION=admin with KOSH_ADMIN_TOKEN unless this server is private.',
+  );
+}
+
 /** The composition root: opens storage, applies migrations, wires every module's routes and jobs. */
 export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   const config = options.config ?? loadConfig();
@@ -64,6 +78,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     throw error;
   }
 
+  warnOpenTestDeployment(config, logger);
   const secrets = createSecretBox(resolveSecretKey(config));
   const deps: AppDeps = { db: database.db, database, clock, config, logger, version: VERSION, secrets };
   const modules = [...domainModules, ...flowModules];

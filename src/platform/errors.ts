@@ -70,6 +70,13 @@ export type ErrorReason =
   | 'credit_lines_unavailable'
   | 'cross_site_request'
   | 'invalid_metrics_token'
+  // trust round 3 (DESIGN §21): targets, bodies and templates refused before they do harm
+  | 'malformed_url'
+  | 'path_parameter_too_long'
+  | 'json_too_deep'
+  | 'template_invalid'
+  | 'template_over_limit'
+  | 'oauth_binding_mismatch'
   // usage
   | 'metric_code_taken'
   | 'usage_period_closed'

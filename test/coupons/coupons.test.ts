@@ -86,6 +86,20 @@ describe('coupons', () => {
     it('accepts percent_off exactly 100', async () => {
       expect((await coupon({ percent_off: 100 })).percent_off).toBe(100);
     });
+
+    it("answers a plan id that does not exist, or is another tenant's, with 404 as a subscription does, and stores nothing", async () => {
+      const stranger = await t.registerTenant();
+      const theirs = await createPlan(stranger, { amount: 10_000 });
+      const missing = '01890a5d-ac96-774b-bcce-b302099a8057';
+      for (const planId of [missing, theirs.id]) {
+        const couponCode = code('ghost');
+        const res = await acme.api('POST', '/v1/coupons', { code: couponCode, percent_off: 5, duration: 'once', plan_ids: [monthly.id, planId] });
+        const subscription = await acme.api('POST', '/v1/subscriptions', { customer_id: await createCustomer(acme), plan_id: planId });
+        expect(res.status, res.text).toBe(404);
+        expect(res.body.error.code).toBe(subscription.body.error.code);
+        expect((await acme.api('GET', '/v1/coupons?limit=1000')).body.data.map((c: { code: string }) => c.code)).not.toContain(couponCode);
+      }
+    });
   });
 
   describe('redemption limits', () => {

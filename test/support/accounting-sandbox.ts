@@ -495,6 +495,13 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   return sandbox;
 }
 
+/** The browser binding a connect answer set, as the Cookie header its browser sends back. */
+export function bindingCookieOf(connect: ApiResponse): string {
+  const header = connect.headers['set-cookie'];
+  const first = (Array.isArray(header) ? header : [header ?? '']).find((c) => c.startsWith('kosh_oauth_')) ?? '';
+  return first.split(';')[0]!;
+}
+
 /**
  * The whole connect flow through Kosh's public API, as a browser would walk it: POST connect →
  * GET the provider's authorize URL (the OAuth server redirects with a code, QuickBooks adds
@@ -507,13 +514,14 @@ export async function connectThroughBrowser(
   options: { redirect_uri?: string; state?: string } = {},
 ): Promise<{ location: URL; callback: URL; connect: ApiResponse }> {
   const connect = await tenant.api('POST', `/v1/accounting/connect/${provider}`, {
-    redirect_uri: options.redirect_uri ?? 'https://app.example.com/settings/accounting',
+    redirect_uri: options.redirect_uri ?? `${t.config.publicUrl.replace(/\/$/, '')}/dashboard/settings/accounting`,
     state: options.state ?? 'csrf-123',
   });
   if (connect.status !== 200) throw new Error(`connect answered ${connect.status} ${connect.text}`);
   const authorize = await fetch(connect.body.auth_url, { redirect: 'manual' });
   const callback = new URL(authorize.headers.get('location')!);
-  const res = await t.call({ method: 'GET', url: `${callback.pathname}${callback.search}` });
+  // The same browser: it carries the binding cookie the connect answer set.
+  const res = await t.call({ method: 'GET', url: `${callback.pathname}${callback.search}`, headers: { cookie: bindingCookieOf(connect) } });
   if (res.status !== 302) throw new Error(`callback answered ${res.status} ${res.text}`);
   return { location: new URL(String(res.headers.location)), callback, connect };
 }

@@ -2090,8 +2090,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url
-         * @description Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url.
+         * Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403)
+         * @description Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403).
          */
         post: operations["createAccountingConnect"];
         delete?: never;
@@ -16818,7 +16818,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url request. */
+        /** @description The start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403) request. */
         requestBody: {
             content: {
                 /**
@@ -16830,7 +16830,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description where the browser lands after the provider (default: the dashboard)
+                     * @description where the browser lands after the provider (default: the dashboard); on KOSH_PUBLIC_URL's origin, else 400
                      */
                     redirect_uri?: string;
                     /** @description opaque; handed back on the redirect */

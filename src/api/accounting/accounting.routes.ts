@@ -19,6 +19,10 @@ import {
 } from '../../modules/accounting/index.js';
 import { completeConnect, disconnect, listConnections, startConnect, startSync, syncStatus, updateTaxMapping } from '../../modules/accounting/index.js';
 import { tallyExport } from '../../modules/accounting/index.js';
+import { bindingCookieName, callbackUrl } from '../../modules/accounting/index.js';
+import { cookiesOf } from '../../platform/auth/sessions.js';
+
+const callbackPath = (config: AppDeps['config'], provider: Parameters<typeof callbackUrl>[1]) => new URL(callbackUrl(config, provider)).pathname;
 
 const tags = ['accounting'];
 
@@ -28,14 +32,21 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
     {
       schema: {
         tags,
-        summary: 'Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url',
+        summary:
+          'Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403)',
         params: providerParams,
         body: connectBody.nullish(),
         response: { 200: connectResponse },
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: await startConnect(ctx, deps, request.params.provider, request.body ?? {}) })),
+      runAction(deps, request, reply, async (ctx) => {
+        const { answer, setCookie } = await startConnect(ctx, deps, request.params.provider, request.body ?? {});
+        // The browser binding (RFC 6749 §10.12): the callback must present it. A replayed answer
+        // (Idempotency-Key) sets no cookie: that browser starts again.
+        reply.header('set-cookie', setCookie);
+        return { status: 200, body: answer };
+      }),
   );
 
   // The provider's redirect: no API key (the single-use state names the tenant), hence public.
@@ -52,8 +63,17 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const { location } = await completeConnect(deps.db, deps, deps.clock.now(), request.params.provider, request.query);
-      return reply.code(302).header('location', location).header('cache-control', 'no-store').send();
+      const binding = cookiesOf(request.headers.cookie).get(bindingCookieName(request.params.provider));
+      const { location } = await completeConnect(deps.db, deps, deps.clock.now(), request.params.provider, request.query, binding);
+      return reply
+        .code(302)
+        .header('location', location)
+        .header('cache-control', 'no-store')
+        .header(
+          'set-cookie',
+          `${bindingCookieName(request.params.provider)}=; Path=${callbackPath(deps.config, request.params.provider)}; Max-Age=0; HttpOnly; SameSite=Lax`,
+        )
+        .send();
     },
   );
 

@@ -9,7 +9,7 @@ export const providerParams = z.object({ provider: accountingProvider });
 const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).max(2000);
 
 export const connectBody = z.object({
-  redirect_uri: httpUrl.optional().describe('where the browser lands after the provider (default: the dashboard)'),
+  redirect_uri: httpUrl.optional().describe("where the browser lands after the provider (default: the dashboard); on KOSH_PUBLIC_URL's origin, else 400"),
   state: z.string().max(500).optional().describe('opaque; handed back on the redirect'),
 });
 export type ConnectBody = z.infer<typeof connectBody>;

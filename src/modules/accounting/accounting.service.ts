@@ -30,7 +30,7 @@ import {
 import type { AccountingConnection, CallbackQuery, ConnectBody, SyncRun, TaxMappingBody } from './accounting.schemas.js';
 import type { AccountingProvider, TaxMapping } from './accounting.tables.js';
 import { transitionConnection } from './accounting.states.js';
-import { authorizeUrl, exchangeCode, newOAuthState, parseOAuthState, pkcePair } from './oauth.js';
+import { authorizeUrl, bindingCookie, bindingMatches, exchangeCode, newBrowserBinding, newOAuthState, parseOAuthState, pkcePair } from './oauth.js';
 import { adapters } from './providers/index.js';
 import { ProviderError } from './providers/http.js';
 
@@ -117,30 +117,46 @@ function toSyncRecord(row: SyncRecordRow) {
   };
 }
 
+/** `redirect_uri` lands on Kosh's own origin (KOSH_PUBLIC_URL), never elsewhere: no open redirect. */
+function landingUri(config: Config, requested: string | undefined): string {
+  const origin = new URL(config.publicUrl).origin;
+  if (requested === undefined) return `${config.publicUrl.replace(/\/$/, '')}/dashboard/settings/accounting`;
+  if (new URL(requested).origin !== origin) throw errors.invalidField('redirect_uri', `must be on ${origin} (KOSH_PUBLIC_URL)`);
+  return requested;
+}
+
 /**
  * SPEC 4.12: starts the authorization-code flow with PKCE. The state row (hash of the state,
- * sealed verifier, where to send the browser back) is what the callback consumes, once.
+ * sealed verifier, where to send the browser back, hash of the browser binding) is what the
+ * callback consumes, once. `setCookie` carries the binding to the browser that called.
  */
 export async function startConnect(ctx: Ctx, env: AccountingEnv, provider: AccountingProvider, input: ConnectBody) {
   const config = env.config.accounting[provider];
   if (!config.clientId || !config.clientSecret) {
     throw errors.unavailable(`${provider} is not configured on this deployment (set its client id and secret)`, 'provider_not_configured');
   }
+  const redirectUri = landingUri(env.config, input.redirect_uri);
   const id = newId();
   const { state, hash } = newOAuthState(ctx.tenantId);
   const { verifier, challenge } = pkcePair();
+  const { binding, hash: bindingHash } = newBrowserBinding();
   await insertOAuthState(ctx.tx, {
     tenant_id: ctx.tenantId,
     id,
     provider,
     state_hash: hash,
     code_verifier_sealed: env.secrets.seal(verifier, verifierAad(ctx.tenantId, id)),
-    redirect_uri: input.redirect_uri ?? `${env.config.publicUrl.replace(/\/$/, '')}/dashboard/settings/accounting`,
+    redirect_uri: redirectUri,
     client_state: input.state ?? null,
+    binding_hash: bindingHash,
     expires_at: new Date(ctx.now.getTime() + STATE_TTL_SECONDS * 1000),
     created_at: ctx.now,
   });
-  return { auth_url: authorizeUrl(adapters[provider], config, callbackUrl(env.config, provider), state, challenge), provider, expires_in: STATE_TTL_SECONDS };
+  const callback = callbackUrl(env.config, provider);
+  return {
+    answer: { auth_url: authorizeUrl(adapters[provider], config, callback, state, challenge), provider, expires_in: STATE_TTL_SECONDS },
+    setCookie: bindingCookie(provider, binding, env.config.publicUrl, new URL(callback).pathname),
+  };
 }
 
 /** Where the callback sends the browser: the caller's redirect_uri with the outcome and its state. */
@@ -163,6 +179,7 @@ export async function completeConnect(
   now: Date,
   provider: AccountingProvider,
   query: CallbackQuery,
+  binding: string | undefined,
 ): Promise<{ location: string }> {
   const parsed = query.state ? parseOAuthState(query.state) : null;
   if (!parsed) throw errors.validation('the state is missing or malformed', [{ field: 'state', message: 'unknown state' }], 'invalid_state');
@@ -173,6 +190,10 @@ export async function completeConnect(
       [{ field: 'state', message: 'unknown, used or expired' }],
       'invalid_state',
     );
+  // Another browser than the one that started (RFC 6749 §10.12): refused, nothing is exchanged.
+  if (!bindingMatches(stateRow.binding_hash, binding)) {
+    throw errors.forbidden('this connection was started in another browser; start it again from the dashboard', 'oauth_binding_mismatch');
+  }
   const back = (params: Record<string, string | null | undefined>) => ({
     location: landing(stateRow.redirect_uri, { ...params, state: stateRow.client_state }),
   });

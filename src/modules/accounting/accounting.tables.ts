@@ -24,6 +24,8 @@ export interface AccountingOAuthStatesTable {
   code_verifier_sealed: string;
   redirect_uri: string;
   client_state: string | null;
+  /** SHA-256 of the browser binding (the connect cookie); null on states made before it existed. */
+  binding_hash: string | null;
   expires_at: Timestamp;
   used_at: Timestamp | null;
   created_at: Timestamp;

@@ -4,6 +4,7 @@ import { RetryJobAt } from '../../platform/jobs/jobs.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support/harness.js';
 import { gstinFor } from '../../../test/support/billing.js';
 import {
+  bindingCookieOf,
   connectThroughBrowser,
   QBO_REALM,
   startAccountingSandbox,
@@ -94,7 +95,7 @@ afterAll(async () => {
 describe('accounting connections', () => {
   describe('POST /v1/accounting/connect/{provider}', () => {
     it('answers an authorization URL with PKCE S256, the provider scopes and a single-use state', async () => {
-      const res = await acme.api('POST', '/v1/accounting/connect/quickbooks', { redirect_uri: 'https://app.example.com/done', state: 'abc' });
+      const res = await acme.api('POST', '/v1/accounting/connect/quickbooks', { redirect_uri: 'https://kosh.example.com/dashboard/done', state: 'abc' });
       expect(res.status, res.text).toBe(200);
       expect(res.body).toMatchObject({ provider: 'quickbooks', expires_in: 600 });
       const url = new URL(res.body.auth_url);
@@ -129,16 +130,32 @@ describe('accounting connections', () => {
       const res = await acme.api('POST', '/v1/accounting/connect/xero', { redirect_uri: 'javascript:alert(1)' });
       expect(res.status).toBe(400);
     });
+
+    it.each(['https://evil.example/steal', 'http://kosh.example.com/dashboard', 'https://kosh.example.com.evil.example/x', 'https://kosh.example.com:8443/x'])(
+      'refuses a redirect_uri off KOSH_PUBLIC_URL’s origin (%s) with 400: no open redirect',
+      async (redirect_uri) => {
+        const res = await acme.api('POST', '/v1/accounting/connect/xero', { redirect_uri });
+        expect(res.status, res.text).toBe(400);
+        expect(res.body.error.details).toEqual([{ field: 'redirect_uri', message: 'must be on https://kosh.example.com (KOSH_PUBLIC_URL)' }]);
+      },
+    );
+
+    it('sets the browser binding as an HttpOnly, SameSite=Lax, Secure cookie scoped to the provider’s callback', async () => {
+      const res = await acme.api('POST', '/v1/accounting/connect/xero', {});
+      expect(String(res.headers['set-cookie'])).toMatch(
+        /^kosh_oauth_xero=[A-Za-z0-9_-]{43}; Path=\/v1\/accounting\/callback\/xero; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/,
+      );
+    });
   });
 
   describe('GET /v1/accounting/callback/{provider}', () => {
     it('exchanges the code with the PKCE verifier, stores the QuickBooks realm and redirects back with the caller’s state', async () => {
       const mark = sandbox.tokenRequests.length;
       const { location, callback } = await connectThroughBrowser(t, acme, 'quickbooks', {
-        redirect_uri: 'https://app.example.com/settings/accounting',
+        redirect_uri: 'https://kosh.example.com/dashboard/settings/accounting',
         state: 'csrf-123',
       });
-      expect(`${location.origin}${location.pathname}`).toBe('https://app.example.com/settings/accounting');
+      expect(`${location.origin}${location.pathname}`).toBe('https://kosh.example.com/dashboard/settings/accounting');
       expect(location.searchParams.get('state')).toBe('csrf-123');
       expect(location.searchParams.get('status')).toBe('connected');
       connections.quickbooks = location.searchParams.get('connection_id')!;
@@ -196,10 +213,34 @@ describe('accounting connections', () => {
       expect(await count()).toBe(before); // the xero one reconnected the same organisation
     });
 
+    it('refuses with 403 a callback from another browser than the one that started (RFC 6749 §10.12), and connects nothing', async () => {
+      const before = (await other.api('GET', '/v1/accounting/connections')).body.total_count;
+      const tokens = sandbox.tokenRequests.length;
+      const stranger = bindingCookieOf(await acme.api('POST', '/v1/accounting/connect/quickbooks', {})); // another flow's binding
+      for (const cookie of [undefined, stranger, 'kosh_oauth_quickbooks=forged']) {
+        // The attacker starts a connection for their tenant and sends the authorization link to a
+        // victim, whose browser consents at the provider and follows the redirect to Kosh.
+        const attacker = await other.api('POST', '/v1/accounting/connect/quickbooks', { state: 'lure' });
+        const consent = await fetch(attacker.body.auth_url, { redirect: 'manual' });
+        const callback = new URL(consent.headers.get('location')!);
+        const res = await t.call({ method: 'GET', url: `${callback.pathname}${callback.search}`, headers: cookie ? { cookie } : {} });
+        expect(res.status, res.text).toBe(403);
+        expect(res.body.error).toMatchObject({ code: 'unauthorized', reason: 'oauth_binding_mismatch' });
+        expect(res.body.error.request_id).toBe(res.headers['x-request-id']);
+        expect(res.headers.location).toBeUndefined();
+      }
+      expect(sandbox.tokenRequests.length).toBe(tokens); // no code was exchanged
+      expect((await other.api('GET', '/v1/accounting/connections')).body.total_count).toBe(before);
+    });
+
     it('sends the browser back with the provider’s error when the user declines, and stores nothing', async () => {
-      const res = await other.api('POST', '/v1/accounting/connect/xero', { redirect_uri: 'https://other.example.com/back', state: 's1' });
+      const res = await other.api('POST', '/v1/accounting/connect/xero', { redirect_uri: 'https://kosh.example.com/back', state: 's1' });
       const state = new URL(res.body.auth_url).searchParams.get('state')!;
-      const back = await t.call({ method: 'GET', url: `/v1/accounting/callback/xero?error=access_denied&state=${encodeURIComponent(state)}` });
+      const back = await t.call({
+        method: 'GET',
+        url: `/v1/accounting/callback/xero?error=access_denied&state=${encodeURIComponent(state)}`,
+        headers: { cookie: bindingCookieOf(res) },
+      });
       expect(back.status).toBe(302);
       const location = new URL(String(back.headers.location));
       expect(Object.fromEntries(location.searchParams)).toMatchObject({ error: 'access_denied', state: 's1' });

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { sameSecret } from '../../platform/auth/secrets-compare.js';
 import type { AccountingProviderConfig } from '../../platform/config.js';
 import { basicAuth, callProvider, ProviderError } from './providers/http.js';
 import type { AccountingAdapter, TokenSet } from './providers/provider.js';
@@ -26,6 +27,35 @@ export function newOAuthState(tenantId: string): { state: string; hash: string }
 export function parseOAuthState(state: string): { tenantId: string; hash: string } | null {
   const m = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([A-Za-z0-9_-]{43})$/.exec(state);
   return m ? { tenantId: m[1]!, hash: sha256(m[2]!) } : null;
+}
+
+/**
+ * RFC 6749 §10.12: the callback must come from the browser that started the flow, else a victim
+ * who consents connects their books to whoever sent them the link. Connect sets this random value
+ * as an HttpOnly cookie scoped to the provider's callback path; the state row keeps its hash.
+ */
+export const BINDING_TTL_SECONDS = 600;
+
+export function newBrowserBinding(): { binding: string; hash: string } {
+  const binding = randomBytes(32).toString('base64url');
+  return { binding, hash: sha256(binding) };
+}
+
+export function bindingCookieName(provider: string): string {
+  return `kosh_oauth_${provider}`;
+}
+
+/** The Set-Cookie of a connect answer; `Secure` where Kosh is served over https. */
+export function bindingCookie(provider: string, binding: string, publicUrl: string, callbackPath: string): string {
+  const secure = publicUrl.startsWith('https:') ? '; Secure' : '';
+  // SameSite=Lax: the provider's redirect is a top-level GET from another site, which Lax allows.
+  return `${bindingCookieName(provider)}=${binding}; Path=${callbackPath}; Max-Age=${BINDING_TTL_SECONDS}; HttpOnly; SameSite=Lax${secure}`;
+}
+
+/** Whether the callback's cookie is the one its state was bound to (constant time). */
+export function bindingMatches(storedHash: string | null, presented: string | undefined): boolean {
+  if (!storedHash || !presented || !/^[A-Za-z0-9_-]{43}$/.test(presented)) return false;
+  return sameSecret(sha256(presented), storedHash);
 }
 
 export function authorizeUrl(adapter: AccountingAdapter, config: AccountingProviderConfig, redirectUri: string, state: string, challenge: string): string {

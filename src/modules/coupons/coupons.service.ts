@@ -5,6 +5,7 @@ import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
+import { findPlan } from '../plans/index.js';
 import { addInterval } from '../subscriptions/index.js';
 import { applyDiscounts, type DiscountableLine, type DiscountRule } from './apply-discounts.js';
 import type { Coupon, CreateCouponBody, Discount, UpdateCouponBody } from './coupons.schemas.js';
@@ -73,7 +74,16 @@ export function toDiscount(row: DiscountRow, coupon: Pick<CouponRow, 'code'>): D
   };
 }
 
+/** A coupon names plans like a subscription does: a missing (or another tenant's) plan is a 404. */
+async function assertPlansExist(ctx: Ctx, planIds: readonly string[]): Promise<void> {
+  for (const planId of planIds) {
+    if (!(await findPlan(ctx.tx, ctx.tenantId, planId))) throw errors.notFound(`plan ${planId}`);
+  }
+}
+
 export async function createCoupon(ctx: Ctx, input: CreateCouponBody): Promise<Coupon> {
+  const planIds = [...new Set(input.plan_ids ?? [])];
+  await assertPlansExist(ctx, planIds);
   let row: CouponRow;
   try {
     row = await insertCoupon(ctx.tx, {
@@ -88,7 +98,7 @@ export async function createCoupon(ctx: Ctx, input: CreateCouponBody): Promise<C
       duration_in_months: input.duration_in_months ?? null,
       max_redemptions: input.max_redemptions ?? null,
       redeem_by: input.redeem_by ? new Date(input.redeem_by) : null,
-      plan_ids: JSON.stringify([...new Set(input.plan_ids ?? [])]),
+      plan_ids: JSON.stringify(planIds),
       active: true,
       metadata: JSON.stringify(input.metadata),
       created_at: ctx.now,

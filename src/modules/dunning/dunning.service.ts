@@ -38,6 +38,7 @@ import {
   type ExecutionRow,
   type StepRow,
 } from './dunning.repository.js';
+import { assertStepTemplates } from './templates.js';
 import type { CreateCampaignBody, CreateStepBody, UpdateCampaignBody, UpdateStepBody } from './dunning.schemas.js';
 import type { ActionOutcome, DunningTrigger, ExecutionStatus } from './dunning.tables.js';
 
@@ -156,6 +157,7 @@ export async function deleteCampaign(ctx: Ctx, id: string, cancelExecutions: boo
 }
 
 export async function addStep(ctx: Ctx, campaignId: string, input: CreateStepBody) {
+  assertStepTemplates(input);
   await campaignOrNotFound(ctx, campaignId, true);
   const order = await nextStepOrder(ctx.tx, ctx.tenantId, campaignId);
   return toStep(
@@ -179,6 +181,7 @@ async function stepOrNotFound(ctx: Ctx, campaignId: string, stepId: string): Pro
 }
 
 export async function updateStep(ctx: Ctx, campaignId: string, stepId: string, patch: UpdateStepBody) {
+  assertStepTemplates(patch);
   await stepOrNotFound(ctx, campaignId, stepId);
   return toStep(await updateStepRow(ctx.tx, ctx.tenantId, stepId, { ...patch, updated_at: ctx.now }));
 }

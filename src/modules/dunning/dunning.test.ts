@@ -144,6 +144,24 @@ describe('dunning campaigns', () => {
       },
     );
 
+    it.each([
+      ['a body that does not compile', { body: 'Hello {{customer.name}},\n{{#if pay_url}}Pay here' }, 'body'],
+      ['a body that calls log (forged log lines)', { body: '{{log "x\n{\\"level\\":60,\\"msg\\":\\"forged\\"}"}}' }, 'body'],
+      ['a subject with a partial', { subject: '{{> header}} Payment due' }, 'subject'],
+    ])('refuses a step with %s with 400 when it is added or changed, and keeps the step as it was', async (_what, template, field) => {
+      const tenant = await t.registerTenant();
+      const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'Templates' })).data;
+      const added = await tenant.api('POST', `/v1/dunning-campaigns/${campaign.id}/steps`, { delay_hours: 0, channel: 'email', ...template });
+      expect(added.status, added.text).toBe(400);
+      expect(added.body.error).toMatchObject({ code: 'validation_failed', reason: 'template_invalid', details: [{ field }] });
+      const step = (await ok(tenant, 'POST', `/v1/dunning-campaigns/${campaign.id}/steps`, { delay_hours: 0, channel: 'sms', body: 'Pay {{invoice.number}}' }))
+        .data;
+      const changed = await tenant.api('PATCH', `/v1/dunning-campaigns/${campaign.id}/steps/${step.id}`, template);
+      expect(changed.status, changed.text).toBe(400);
+      const steps = (await ok(tenant, 'GET', `/v1/dunning-campaigns/${campaign.id}`)).data.steps;
+      expect(steps.map((s: { body: string }) => s.body)).toEqual(['Pay {{invoice.number}}']);
+    });
+
     it('answers an unknown campaign or step with 404', async () => {
       const tenant = await t.registerTenant();
       const campaign = (await ok(tenant, 'POST', '/v1/dunning-campaigns', { name: 'X' })).data;

@@ -1,4 +1,4 @@
-import Handlebars from 'handlebars';
+import { assertTemplateCompiles, renderTemplateSource } from '../../platform/templates/sandbox.js';
 
 /**
  * Dunning e-mails are Handlebars templates: `{{…}}` is HTML-escaped in the HTML part, the text part
@@ -38,21 +38,10 @@ export type TemplateVariables = {
   pay_url: string | null;
 };
 
-const engine = Handlebars.create();
-
-/** Compiled templates by source and mode: compiling costs far more than rendering. */
-const compiled = new Map<string, Handlebars.TemplateDelegate>();
-const MAX_COMPILED = 500;
-
-function compile(source: string, escape: boolean): Handlebars.TemplateDelegate {
-  const key = `${escape ? 'h' : 't'}:${source}`;
-  let template = compiled.get(key);
-  if (!template) {
-    template = engine.compile(source, { noEscape: !escape, strict: false });
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
-    compiled.set(key, template);
-  }
-  return template;
+/** A step's own subject and body are templates: refused with 400 at save time when they do not compile. */
+export function assertStepTemplates(step: { subject?: string; body?: string }): void {
+  if (step.subject) assertTemplateCompiles('subject', step.subject);
+  if (step.body) assertTemplateCompiles('body', step.body);
 }
 
 export type RenderedMail = { subject: string; text: string; html: string };
@@ -61,15 +50,12 @@ export function renderDunningMail(step: { template_name: string; subject: string
   const base = DUNNING_TEMPLATES[step.template_name] ?? DUNNING_TEMPLATES.dunning_reminder!;
   const subjectSource = step.subject || base.subject;
   const bodySource = step.body || base.text;
-  const subject = compile(
-    subjectSource,
-    false,
-  )(vars)
+  const subject = renderTemplateSource(subjectSource, vars, { escape: false })
     .replace(/[\r\n]+/g, ' ')
     .trim();
-  const text = compile(bodySource, false)(vars);
+  const text = renderTemplateSource(bodySource, vars, { escape: false });
   // The HTML part is the same body, escaped by the engine, paragraphs from blank lines.
-  const escaped = compile(bodySource, true)(vars);
+  const escaped = renderTemplateSource(bodySource, vars, { escape: true });
   const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${escaped
     .split(/\n{2,}/)
     .map((p) => `<p>${p.replace(/\n/g, '<br>')}</p>`)

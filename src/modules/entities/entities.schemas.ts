@@ -34,8 +34,8 @@ const postalAddressResponse = z.object({
 });
 
 export const createEntityBody = z.object({
-  name: fields.requiredText(200),
-  legal_name: fields.requiredText(200).optional(),
+  name: fields.singleLineName(200),
+  legal_name: fields.singleLineName(200).optional(),
   invoice_prefix: invoicePrefix,
   country_code: countryCode.default('IN'),
   state_code: stateCodeField().optional(),
@@ -86,8 +86,8 @@ export type EinvoicingSettings = z.infer<typeof einvoicingSettings>;
 export type EinvoicingCredentials = NonNullable<EinvoicingSettings['credentials']>;
 
 export const updateEntityBody = z.object({
-  name: fields.requiredText(200).optional(),
-  legal_name: fields.requiredText(200).optional(),
+  name: fields.singleLineName(200).optional(),
+  legal_name: fields.singleLineName(200).optional(),
   invoice_prefix: invoicePrefix.optional(),
   state_code: stateCodeField().nullable().optional(),
   gstin: gstinField().nullable().optional(),

@@ -120,6 +120,32 @@ describe('e-mail templates', () => {
   });
 });
 
+describe('e-mail templates in the sandbox', () => {
+  const forged = '{{log "ok\n{\\"level\\":60,\\"msg\\":\\"forged\\"}" level="error"}}';
+
+  it('refuses a template that calls log, when saved and when previewed, with 400', async () => {
+    const tenant = await t.registerTenant();
+    for (const [method, url] of [
+      ['PUT', '/v1/email-templates/payment_receipt'],
+      ['POST', '/v1/email-templates/payment_receipt/preview'],
+    ] as const) {
+      const res = await tenant.api(method, url, { subject: 'Receipt', html: `<p>${forged}</p>` });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error).toMatchObject({ reason: 'template_invalid', details: [{ field: 'html' }] });
+    }
+    expect((await ok(tenant, 'GET', '/v1/email-templates/payment_receipt')).data.customized).toBe(false);
+  });
+
+  it('previews prototype properties as empty values', async () => {
+    const tenant = await t.registerTenant();
+    const res = await ok(tenant, 'POST', '/v1/email-templates/payment_receipt/preview', {
+      subject: 'R{{constructor.name}}{{customer.__proto__}}',
+      html: '<p>[{{customer.constructor}}]</p>',
+    });
+    expect(res.data).toMatchObject({ subject: 'R', html: '<p>[]</p>' });
+  });
+});
+
 describe('customer notifications', () => {
   it('are off until the tenant turns them on', async () => {
     const tenant = await t.registerTenant({ gstin: GSTIN });

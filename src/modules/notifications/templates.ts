@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Handlebars from 'handlebars';
-import { errors } from '../../platform/errors.js';
+import { assertTemplateCompiles, parseTemplate, renderTemplateSource } from '../../platform/templates/sandbox.js';
 
 /**
  * E-mail templates: Handlebars files shipped in templates/email/<name>/ (subject.hbs, html.hbs,
@@ -97,38 +96,8 @@ export const SAMPLE_DATA: Record<TemplateName, Record<string, unknown>> = {
   },
 };
 
-const engine = Handlebars.create();
-const compiled = new Map<string, Handlebars.TemplateDelegate>();
-const MAX_COMPILED = 500;
-
-function compile(source: string, escape: boolean): Handlebars.TemplateDelegate {
-  const key = `${escape ? 'h' : 't'}:${source}`;
-  let template = compiled.get(key);
-  if (!template) {
-    template = engine.compile(source, { noEscape: !escape, strict: false, knownHelpersOnly: true });
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
-    compiled.set(key, template);
-  }
-  return template;
-}
-
-/**
- * Refuses a template that does not parse, with the line of the error (400 `field: … line N …`).
- * Only the built-in helpers (if, unless, each, with) are known; partials are refused.
- */
-export function assertTemplateCompiles(field: string, source: string): void {
-  try {
-    const ast = engine.parse(source);
-    // Compile too: unknown helpers and partials are only refused at compile time.
-    engine.precompile(ast, { knownHelpersOnly: true });
-    if (/\{\{>/.test(source)) throw new Error('partials are not supported');
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const line = /line (\d+)/i.exec(message)?.[1];
-    const first = message.split('\n')[0]!.trim();
-    throw errors.invalidField(field, line ? `does not compile (line ${line}): ${first}` : `does not compile: ${first}`);
-  }
-}
+/** Save-time check of a template: the sandbox's (platform/templates), 400 with the line. */
+export { assertTemplateCompiles };
 
 type AstNode = { type: string; [key: string]: unknown };
 
@@ -168,7 +137,7 @@ function pathsOf(source: string): string[] {
       }
     }
   };
-  visit(engine.parse(source), false);
+  visit(parseTemplate(source), false);
   return [...found];
 }
 
@@ -216,8 +185,8 @@ export function htmlToText(html: string): string {
 }
 
 export function renderTemplate(source: TemplateSource, data: Record<string, unknown>): RenderedEmail {
-  const subject = compile(source.subject, false)(data).replace(/\s+/g, ' ').trim();
-  const html = compile(source.html, true)(data);
-  const text = source.text === null ? htmlToText(html) : compile(source.text, false)(data);
+  const subject = renderTemplateSource(source.subject, data, { escape: false }).replace(/\s+/g, ' ').trim();
+  const html = renderTemplateSource(source.html, data, { escape: true });
+  const text = source.text === null ? htmlToText(html) : renderTemplateSource(source.text, data, { escape: false });
   return { subject, html, text };
 }

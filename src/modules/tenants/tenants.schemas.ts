@@ -4,7 +4,7 @@ import { gstinField, sacCodeField, stateCodeField } from '../tax/index.js';
 import { countryCode } from '../entities/index.js';
 
 export const registerBody = z.object({
-  name: fields.requiredText(200),
+  name: fields.singleLineName(200),
   email: z.email().max(254),
   base_currency: fields.currency().default('INR'),
   data_region: z

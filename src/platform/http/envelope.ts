@@ -89,6 +89,17 @@ export const idParams = z.object({ id: z.uuid({ message: 'must be a UUID' }) });
 export const fields = {
   text: (max = 255) => z.string().max(max),
   requiredText: (max = 255) => z.string().trim().min(1).max(max),
+  /**
+   * A name shown on one line — in e-mail headers (From, Subject), PDFs, the dashboard: no control
+   * characters (CR/LF would make every e-mail carrying it fail), no line or paragraph separators.
+   */
+  singleLineName: (max = 200) =>
+    z
+      .string()
+      .trim()
+      .min(1)
+      .max(max)
+      .refine((v) => !CONTROL_CHARACTERS.test(v), 'must be one line without control characters'),
   minorUnits: () => z.int().min(0).max(Number.MAX_SAFE_INTEGER),
   positiveMinorUnits: () => z.int().min(1).max(Number.MAX_SAFE_INTEGER),
   /** An ISO 4217 code from the one table (platform/currencies.ts), upper-cased; anything else is a 400. */
@@ -110,6 +121,10 @@ export const fields = {
   instant: (message = 'must be an RFC 3339 date-time') =>
     z.iso.datetime({ offset: true, message }).refine(inInstantRange, 'must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z'),
 };
+
+// C0 and C1 controls (tab, CR and LF among them), DEL, and U+2028/U+2029.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 const MIN_INSTANT_MS = 0;
 const MAX_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);

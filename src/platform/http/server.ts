@@ -25,6 +25,8 @@ import { authenticateSession, cookiesOf, SESSION_COOKIE, type OperatorSession } 
 import { appendAudit, auditTargetOf, diffRows, readAuditedRow } from '../audit/audit.js';
 import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
+import { malformedTargetRefusal, rerouteFrameworkError } from './malformed-target.js';
+import { assertBodyDepth } from './json-depth.js';
 import { completeDocument } from './openapi.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
@@ -207,7 +209,7 @@ function assertSameSiteWrite(request: FastifyRequest, session: OperatorSession):
 }
 
 export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: KoshApp) => void | Promise<void>, options: HttpOptions = {}): Promise<KoshApp> {
-  const app = Fastify({
+  const app: KoshApp = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
@@ -219,15 +221,19 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     ajv: { customOptions: { coerceTypes: false } },
     routerOptions: { ignoreTrailingSlash: true },
     trustProxy: deps.config.trustProxy,
+    // Bad percent-encoding and over-long path parameters meet every hook and the envelope too.
+    frameworkErrors: rerouteFrameworkError(() => app, isV1Path),
   }).withTypeProvider<ZodTypeProvider>();
 
   setListCountCacheMs(deps.config.listCountCacheMs);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler(options.validateResponses ?? false));
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const refusal = malformedTargetRefusal(request);
+    if (refusal) return errorHandler(refusal, request, reply);
+    return reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id));
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -289,6 +295,9 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       if (!hasRole(actor.role, needed)) throw errors.forbidden(`this needs the ${needed} role or higher; you are ${actor.role}`, 'role_forbidden');
     }
   });
+
+  // Before validation, the idempotency fingerprint or a handler walks the body recursively.
+  app.addHook('preValidation', async (request) => assertBodyDepth(request.body));
 
   // Graceful shutdown: a request still in flight when close() starts is answered with
   // `Connection: close`, so its keep-alive socket ends with it. Otherwise close() waits out the
