@@ -98,6 +98,13 @@ export type ErrorReason =
   | 'einvoice_not_failed'
   | 'einvoice_buyer_changes_supply'
   | 'invalid_einvoice_state'
+  // periods and close (DESIGN §18)
+  | 'void_not_allowed'
+  | 'credit_note_time_barred'
+  | 'period_closed'
+  | 'period_open'
+  | 'period_has_drafts'
+  | 'return_already_filed'
   // accounting
   | 'provider_not_configured'
   | 'no_active_connection'

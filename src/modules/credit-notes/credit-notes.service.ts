@@ -9,6 +9,7 @@ import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } fro
 import { applyToInvoice, getInvoiceRow, linesOfInvoices, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry, type PostingLine } from '../ledger/index.js';
 import { splitTaxProRata, type TaxComponents } from '../tax/index.js';
+import { postingDate } from '../periods/index.js';
 import { readSettings } from '../tenants/index.js';
 import { allocateProRata, namedShares, splitLines, sumLines, type CreditedLine, type LineRemaining } from './credit-note-lines.js';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas.js';
@@ -120,7 +121,8 @@ async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promi
 /** pending_approval/new → issued: takes the entity's next credit-note number and books the credit. */
 async function issue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<CreditNoteRow> {
   const number = await takeDocumentNumber(ctx, entity, 'credit_note');
-  const issued = { ...row, number, issued_at: ctx.now };
+  // Dated in the first open period: a note never lands in a closed month (DESIGN §18).
+  const issued = { ...row, number, issued_at: await postingDate(ctx, entity.id) };
   await bookIssue(ctx, issued, entity);
   await emitEvent(ctx, 'credit_note.issued', toCreditNote(issued));
   return issued;
