@@ -164,6 +164,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/entities/{id}/periods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entity's reporting periods (calendar months in its time zone), newest first, with their close and GST filings
+         * @description The entity's reporting periods (calendar months in its time zone), newest first, with their close and GST filings.
+         */
+        get: operations["getEntitiesPeriod"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{id}/periods/{period}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a month that has begun (finance or above): later postings are dated in the first open month; 409 lists draft invoices made in it
+         * @description Close a month that has begun (finance or above): later postings are dated in the first open month; 409 lists draft invoices made in it.
+         */
+        post: operations["closeEntitiesPeriod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{id}/periods/{period}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a closed month (owner only; audited, with a reason). Returns marked filed keep their filed figures
+         * @description Reopen a closed month (owner only; audited, with a reason). Returns marked filed keep their filed figures.
+         */
+        post: operations["reopenEntitiesPeriod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gst/returns/gstr1/{period}/filed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that GSTR1 of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes
+         * @description Record that GSTR1 of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes.
+         */
+        post: operations["filedGstReturnsGstr1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gst/returns/gstr3b/{period}/filed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that GSTR3B of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes
+         * @description Record that GSTR3B of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes.
+         */
+        post: operations["filedGstReturnsGstr3b"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plans": {
         parameters: {
             query?: never;
@@ -722,8 +822,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes)
-         * @description Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes).
+         * Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes; cancels its IRN). Only while its tax period is open and any IRN is under 24 hours old; else 409 void_not_allowed: issue a credit note
+         * @description Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes; cancels its IRN). Only while its tax period is open and any IRN is under 24 hours old; else 409 void_not_allowed: issue a credit note.
          */
         post: operations["voidInvoice"];
         delete?: never;
@@ -2458,8 +2558,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409
-         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409.
+         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409
+         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409.
          */
         post: operations["createInvoicesEinvoiceCancel"];
         delete?: never;
@@ -2518,8 +2618,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409
-         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409.
+         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409
+         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409.
          */
         post: operations["createCreditNotesEinvoiceCancel"];
         delete?: never;
@@ -3846,6 +3946,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "period.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * period.closed event
+         * @description Sent to every enabled webhook endpoint subscribed to `period.closed` (see docs/events.md).
+         */
+        post: operations["onPeriodClosed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "period.reopened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * period.reopened event
+         * @description Sent to every enabled webhook endpoint subscribed to `period.reopened` (see docs/events.md).
+         */
+        post: operations["onPeriodReopened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "subscription.created": {
         parameters: {
             query?: never;
@@ -4521,6 +4661,31 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        Period: {
+            /** Format: uuid */
+            entity_id: string;
+            /** @description YYYY-MM, a calendar month in the entity time zone */
+            period: string;
+            /** @enum {string} */
+            status: "open" | "closed";
+            closed_at: string | null;
+            closed_by: string | null;
+            reopened_at: string | null;
+            reopened_by: string | null;
+            reopen_reason: string | null;
+            gst_filed: {
+                gstr1?: {
+                    /** @description RFC 3339 date-time in UTC */
+                    filed_at: string;
+                    arn: string | null;
+                };
+                gstr3b?: {
+                    /** @description RFC 3339 date-time in UTC */
+                    filed_at: string;
+                    arn: string | null;
+                };
+            };
+        };
         JournalLine: {
             /** Format: uuid */
             id: string;
@@ -4897,6 +5062,8 @@ export interface components {
             reason: string;
             type: string;
             refund_status: string;
+            /** @description false: a commercial credit that reversed no output tax */
+            tax_reversal: boolean;
             expires_at: string | null;
             issued_at: string | null;
             voided_at: string | null;
@@ -5583,6 +5750,63 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
+        Gstr1: {
+            gstin: string;
+            fp: string;
+            b2b: unknown[];
+            b2cl: unknown[];
+            b2cs: unknown[];
+            cdnr: unknown[];
+            cdnur: unknown[];
+            exp: unknown[];
+            hsn: {
+                data: unknown[];
+            };
+            doc_issue: {
+                doc_det: unknown[];
+            };
+        };
+        Gstr3b: {
+            gstin: string;
+            ret_period: string;
+            sup_details: {
+                osup_det: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_zero: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_nil_exmp: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                isup_rev: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_nongst: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+            };
+        };
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
@@ -6034,63 +6258,6 @@ export interface components {
             synced_at: string | null;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
-        };
-        Gstr1: {
-            gstin: string;
-            fp: string;
-            b2b: unknown[];
-            b2cl: unknown[];
-            b2cs: unknown[];
-            cdnr: unknown[];
-            cdnur: unknown[];
-            exp: unknown[];
-            hsn: {
-                data: unknown[];
-            };
-            doc_issue: {
-                doc_det: unknown[];
-            };
-        };
-        Gstr3b: {
-            gstin: string;
-            ret_period: string;
-            sup_details: {
-                osup_det: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-                osup_zero: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-                osup_nil_exmp: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-                isup_rev: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-                osup_nongst: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-            };
         };
         ReconciliationDiscrepancy: {
             type: string;
@@ -7197,6 +7364,368 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["ExchangeRate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getEntitiesPeriod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "period": "period",
+                     *           "status": "open",
+                     *           "closed_at": "2026-04-01T00:00:00.000Z",
+                     *           "closed_by": "closed by",
+                     *           "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *           "reopened_by": "reopened by",
+                     *           "reopen_reason": "reopen reason",
+                     *           "gst_filed": {
+                     *             "gstr1": {
+                     *               "filed_at": "2026-04-01T00:00:00.000Z",
+                     *               "arn": "arn"
+                     *             },
+                     *             "gstr3b": {
+                     *               "filed_at": "2026-04-01T00:00:00.000Z",
+                     *               "arn": "arn"
+                     *             }
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    closeEntitiesPeriod: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description YYYY-MM */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "period": "period",
+                     *         "status": "open",
+                     *         "closed_at": "2026-04-01T00:00:00.000Z",
+                     *         "closed_by": "closed by",
+                     *         "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *         "reopened_by": "reopened by",
+                     *         "reopen_reason": "reopen reason",
+                     *         "gst_filed": {
+                     *           "gstr1": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           },
+                     *           "gstr3b": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    reopenEntitiesPeriod: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description YYYY-MM */
+                period: string;
+            };
+            cookie?: never;
+        };
+        /** @description The reopen a closed month (owner only; audited, with a reason). Returns marked filed keep their filed figures request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "reason"
+                 *     }
+                 */
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "period": "period",
+                     *         "status": "open",
+                     *         "closed_at": "2026-04-01T00:00:00.000Z",
+                     *         "closed_by": "closed by",
+                     *         "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *         "reopened_by": "reopened by",
+                     *         "reopen_reason": "reopen reason",
+                     *         "gst_filed": {
+                     *           "gstr1": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           },
+                     *           "gstr3b": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    filedGstReturnsGstr1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description YYYY-MM */
+                period: string;
+            };
+            cookie?: never;
+        };
+        /** @description The record that GSTR1 of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "arn": "arn",
+                 *       "filed_at": "2026-04-01T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    entity_id: string;
+                    /** @description the acknowledgement reference number the GST portal gave */
+                    arn?: string;
+                    /**
+                     * Format: date-time
+                     * @description when it was filed (default: now); not in the future
+                     */
+                    filed_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "period": "period",
+                     *         "status": "open",
+                     *         "closed_at": "2026-04-01T00:00:00.000Z",
+                     *         "closed_by": "closed by",
+                     *         "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *         "reopened_by": "reopened by",
+                     *         "reopen_reason": "reopen reason",
+                     *         "gst_filed": {
+                     *           "gstr1": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           },
+                     *           "gstr3b": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    filedGstReturnsGstr3b: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description YYYY-MM */
+                period: string;
+            };
+            cookie?: never;
+        };
+        /** @description The record that GSTR3B of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "arn": "arn",
+                 *       "filed_at": "2026-04-01T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    entity_id: string;
+                    /** @description the acknowledgement reference number the GST portal gave */
+                    arn?: string;
+                    /**
+                     * Format: date-time
+                     * @description when it was filed (default: now); not in the future
+                     */
+                    filed_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "period": "period",
+                     *         "status": "open",
+                     *         "closed_at": "2026-04-01T00:00:00.000Z",
+                     *         "closed_by": "closed by",
+                     *         "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *         "reopened_by": "reopened by",
+                     *         "reopen_reason": "reopen reason",
+                     *         "gst_filed": {
+                     *           "gstr1": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           },
+                     *           "gstr3b": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"];
                     };
                 };
             };
@@ -9431,6 +9960,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "type": "type",
                      *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -10325,6 +10855,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "type": "type",
                      *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -10997,7 +11528,22 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description an optional body: how the invoice's IRN is canceled with it */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason_code": 1,
+                 *       "remarks": "remarks"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description NIC CnlRsn: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others (a number or "1"–"4") */
+                    reason_code?: number | ("1" | "2" | "3" | "4");
+                    remarks?: string;
+                } | null;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -11111,6 +11657,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -11886,6 +12433,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "type": "type",
                      *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -11958,7 +12506,8 @@ export interface operations {
                  *       "currency": "INR",
                  *       "reason": "",
                  *       "reference": "reference",
-                 *       "expires_at": "2026-04-01T00:00:00.000Z"
+                 *       "expires_at": "2026-04-01T00:00:00.000Z",
+                 *       "tax_reversal": true
                  *     }
                  */
                 "application/json": {
@@ -11981,6 +12530,8 @@ export interface operations {
                     reference?: string;
                     /** Format: date-time */
                     expires_at?: string;
+                    /** @description default true. false: a commercial credit — the customer balance changes, output tax does not (no tax reversed, not in GSTR-1, no IRN); the only way to credit a supply after 30 November following its financial year (CGST Act s.34(2)) */
+                    tax_reversal?: boolean;
                 };
             };
         };
@@ -12015,6 +12566,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12097,6 +12649,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12180,6 +12733,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12265,6 +12819,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12350,6 +12905,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12450,6 +13006,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12492,7 +13049,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -13425,6 +13982,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "type": "type",
                      *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -17969,7 +18527,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409 request. */
+        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409 request. */
         requestBody: {
             content: {
                 /**
@@ -17979,7 +18537,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    reason_code: number;
+                    /** @description NIC CnlRsn: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others (a number or "1"–"4") */
+                    reason_code: number | ("1" | "2" | "3" | "4");
                     remarks: string;
                 };
             };
@@ -18185,7 +18744,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409 request. */
+        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409 request. */
         requestBody: {
             content: {
                 /**
@@ -18195,7 +18754,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    reason_code: number;
+                    /** @description NIC CnlRsn: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others (a number or "1"–"4") */
+                    reason_code: number | ("1" | "2" | "3" | "4");
                     remarks: string;
                 };
             };
@@ -22642,6 +23202,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -22738,6 +23299,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -22834,6 +23396,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -22930,6 +23493,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23026,6 +23590,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23122,6 +23687,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23218,6 +23784,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23482,6 +24049,150 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPeriodClosed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `period.closed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "period.closed",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "period": "period",
+                 *           "status": "open",
+                 *           "closed_at": "2026-04-01T00:00:00.000Z",
+                 *           "closed_by": "closed by",
+                 *           "reopened_at": "2026-04-01T00:00:00.000Z",
+                 *           "reopened_by": "reopened by",
+                 *           "reopen_reason": "reopen reason",
+                 *           "gst_filed": {
+                 *             "gstr1": {
+                 *               "filed_at": "2026-04-01T00:00:00.000Z",
+                 *               "arn": "arn"
+                 *             },
+                 *             "gstr3b": {
+                 *               "filed_at": "2026-04-01T00:00:00.000Z",
+                 *               "arn": "arn"
+                 *             }
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "period.closed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Period"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPeriodReopened: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `period.reopened` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "period.reopened",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "period": "period",
+                 *           "status": "open",
+                 *           "closed_at": "2026-04-01T00:00:00.000Z",
+                 *           "closed_by": "closed by",
+                 *           "reopened_at": "2026-04-01T00:00:00.000Z",
+                 *           "reopened_by": "reopened by",
+                 *           "reopen_reason": "reopen reason",
+                 *           "gst_filed": {
+                 *             "gstr1": {
+                 *               "filed_at": "2026-04-01T00:00:00.000Z",
+                 *               "arn": "arn"
+                 *             },
+                 *             "gstr3b": {
+                 *               "filed_at": "2026-04-01T00:00:00.000Z",
+                 *               "arn": "arn"
+                 *             }
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "period.reopened";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Period"];
                     };
                 };
             };
