@@ -121,6 +121,20 @@ describe('voiding an invoice with an IRN', () => {
   });
 });
 
+describe('voiding an invoice whose IRN registration failed', () => {
+  it('voids it, and a retry then never registers the void invoice', async () => {
+    const noAddress = await acme.api('POST', '/v1/customers', { email: 'x@noaddr.test', name: 'No Address Ltd', gstin: gstin('33', 'AACCN9876D') });
+    const invoice = await issue(noAddress.body.data.id);
+    await t.kosh.worker.drain();
+    expect(await einvoiceOf(invoice.id)).toMatchObject({ status: 'failed' });
+    expect((await acme.api('POST', `/v1/invoices/${invoice.id}/void`)).status).toBe(200);
+    const retry = await acme.api('POST', `/v1/invoices/${invoice.id}/einvoice/retry`, { refresh_buyer: false });
+    expect(retry.status, retry.text).toBe(409);
+    expect(retry.body.error.reason).toBe('invoice_void');
+    expect(await einvoiceOf(invoice.id)).toMatchObject({ status: 'failed', irn: null });
+  });
+});
+
 describe('POST /v1/invoices/{id}/einvoice/cancel', () => {
   it('voids the invoice with its IRN: it leaves receivables and GSTR-1', async () => {
     t.clock.set('2027-02-03T06:00:00Z');
