@@ -73,6 +73,10 @@ export const ROUTE_OVERRIDES: Record<string, Role> = {
   'GET /v1/users/invitations': 'admin',
   'GET /v1/developer/keys': 'admin',
   'GET /v1/audit-log': 'admin',
+  // Periods (DESIGN §18): finance closes a month; only an owner reopens one.
+  'GET /v1/entities/:id/periods': 'viewer',
+  'POST /v1/entities/:id/periods/:period/close': 'finance',
+  'POST /v1/entities/:id/periods/:period/reopen': 'owner',
 };
 
 /** The minimum role for a route (its pattern, `/v1/invoices/:id/void`), or undefined when the table has none. */

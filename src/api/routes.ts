@@ -5,6 +5,7 @@ import { registerPlanRoutes } from './plans/plans.routes.js';
 import { registerUsageRoutes } from './usage/usage.routes.js';
 import { registerCouponRoutes } from './coupons/coupons.routes.js';
 import { registerEntityRoutes } from './entities/entities.routes.js';
+import { registerPeriodRoutes } from './periods/periods.routes.js';
 import { registerCustomerRoutes } from './customers/customers.routes.js';
 import { registerSubscriptionRoutes } from './subscriptions/subscriptions.routes.js';
 import { registerInvoiceRoutes } from './invoices/invoices.routes.js';
@@ -36,6 +37,7 @@ import { registerDashboardRoutes } from './dashboard/dashboard.routes.js';
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerTenantRoutes,
   registerEntityRoutes,
+  registerPeriodRoutes,
   registerPlanRoutes,
   registerUsageRoutes,
   registerCouponRoutes,

@@ -24,6 +24,7 @@ import { accountingModule } from './accounting/accounting.module.js';
 
 import { einvoicingModule } from './einvoicing/einvoicing.module.js';
 import { gstReturnsModule } from './gst-returns/gst-returns.module.js';
+import { periodsModule } from './periods/periods.module.js';
 
 import { financeModule } from './finance/finance.module.js';
 import { usageModule } from './usage/usage.module.js';
@@ -55,6 +56,7 @@ export const modules: KoshModule[] = [
   accountingModule,
   einvoicingModule,
   gstReturnsModule,
+  periodsModule,
   financeModule,
   operatorsModule,
 ];

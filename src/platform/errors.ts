@@ -111,6 +111,13 @@ export type ErrorReason =
   | 'invalid_einvoice_state'
   // GST registration (DESIGN §20): an entity without a GSTIN files no returns and registers no IRNs
   | 'entity_not_gst_registered'
+  // periods and close (DESIGN §18)
+  | 'void_not_allowed'
+  | 'credit_note_time_barred'
+  | 'period_closed'
+  | 'period_open'
+  | 'period_has_drafts'
+  | 'return_already_filed'
   // accounting
   | 'provider_not_configured'
   | 'no_active_connection'

@@ -305,6 +305,7 @@ export const validBodies: Record<string, unknown> = {
   'PATCH /v1/subscriptions/{id}': { quantity: 2, preview: true },
   'POST /v1/plans/{id}/prices': { amount: 1000, currency: 'INR' },
   'PUT /v1/entities/{id}/exchange-rates': { currency: 'USD', rate: '83.25' },
+  'POST /v1/entities/{id}/periods/{period}/reopen': { reason: 'Factory correction' },
   'POST /v1/invoices/{id}/tds': { tds_amount: 1 },
   // Same idea: the credit note's owner applies it to their own open invoice.
   'POST /v1/credit-notes/{id}/apply': {
@@ -318,6 +319,13 @@ export const validBodies: Record<string, unknown> = {
   'POST /v1/invoices/{id}/einvoice/retry': { refresh_buyer: false },
   'POST /v1/credit-notes/{id}/einvoice/retry': { refresh_buyer: false },
 };
+
+/**
+ * Path parameters that are values, not records (`{period}`, a month `YYYY-MM`): the security
+ * suite fills them with this value and judges tenant isolation on the route's other parameters
+ * (or its body's ids), as it does for enum parameters.
+ */
+export const pathValues: Record<string, string> = { period: '2026-03' };
 
 /**
  * Where SPEC prescribes another answer than 404 not_found for an id that does not exist in the

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
 import { generateApiKey } from '../../src/platform/auth/api-keys.js';
-import { factories, missingIdAnswers, validBodies } from './factories.js';
+import { factories, missingIdAnswers, pathValues, validBodies } from './factories.js';
 import { startTestKosh, withoutRequestId, type ApiResponse, type Tenant, type TestKosh } from './harness.js';
 
 /**
@@ -86,7 +86,7 @@ export function routesOf(doc: OpenApiDocument, prefix = '/v1/'): ApiRoute[] {
         path,
         pathParams: [...path.matchAll(/\{([^}]+)\}/g)]
           .map((m) => m[1]!)
-          .filter((name) => !op.parameters?.some((p) => p.in === 'path' && p.name === name && Array.isArray(p.schema?.enum))),
+          .filter((name) => !(name in pathValues) && !op.parameters?.some((p) => p.in === 'path' && p.name === name && Array.isArray(p.schema?.enum))),
         public: Array.isArray(op.security) && op.security.length === 0,
         bodySchema: resolveSchema(doc, op.requestBody?.content?.['application/json']?.schema),
         label: `${method} ${path}`,
@@ -151,7 +151,7 @@ export function randomIds(route: ApiRoute): Record<string, string> {
 }
 
 export function fillPath(path: string, ids: Record<string, string>): string {
-  return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? randomUUID()));
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? pathValues[name] ?? randomUUID()));
 }
 
 /**

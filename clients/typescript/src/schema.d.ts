@@ -164,6 +164,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/entities/{id}/periods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entity's reporting periods (calendar months in its time zone), newest first, with their close and GST filings
+         * @description The entity's reporting periods (calendar months in its time zone), newest first, with their close and GST filings.
+         */
+        get: operations["getEntitiesPeriod"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{id}/periods/{period}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a month that has begun (finance or above): later postings are dated in the first open month; 409 lists draft invoices made in it
+         * @description Close a month that has begun (finance or above): later postings are dated in the first open month; 409 lists draft invoices made in it.
+         */
+        post: operations["closeEntitiesPeriod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{id}/periods/{period}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a closed month (owner only; audited, with a reason). Returns marked filed keep their filed figures
+         * @description Reopen a closed month (owner only; audited, with a reason). Returns marked filed keep their filed figures.
+         */
+        post: operations["reopenEntitiesPeriod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gst/returns/gstr1/{period}/filed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that GSTR1 of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes
+         * @description Record that GSTR1 of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes.
+         */
+        post: operations["filedGstReturnsGstr1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gst/returns/gstr3b/{period}/filed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that GSTR3B of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes
+         * @description Record that GSTR3B of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes.
+         */
+        post: operations["filedGstReturnsGstr3b"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plans": {
         parameters: {
             query?: never;
@@ -722,8 +822,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes)
-         * @description Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes).
+         * Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes; cancels its IRN). Only while its tax period is open and any IRN is under 24 hours old; else 409 void_not_allowed: issue a credit note
+         * @description Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes; cancels its IRN). Only while its tax period is open and any IRN is under 24 hours old; else 409 void_not_allowed: issue a credit note.
          */
         post: operations["voidInvoice"];
         delete?: never;
@@ -2090,8 +2190,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403)
-         * @description Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403).
+         * Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url
+         * @description Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url.
          */
         post: operations["createAccountingConnect"];
         delete?: never;
@@ -2415,77 +2515,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List a payment's refunds (newest first)
-         * @description List a payment's refunds (newest first).
-         */
-        get: operations["listPaymentsRefunds"];
-        put?: never;
-        /**
-         * Refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left)
-         * @description Refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left).
-         */
-        post: operations["refundsPayment"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/credit-notes/{id}/refunds": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
         get?: never;
         put?: never;
         /**
-         * Pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note
-         * @description Pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note.
+         * Refund a payment in full or in part (issues a refund credit note)
+         * @description Refund a payment in full or in part (issues a refund credit note).
          */
-        post: operations["refundsCreditNote"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/refunds": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List refunds (newest first)
-         * @description List refunds (newest first).
-         */
-        get: operations["listRefunds"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/refunds/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a refund
-         * @description Get a refund.
-         */
-        get: operations["getRefund"];
-        put?: never;
-        post?: never;
+        post: operations["refundsPayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2522,8 +2558,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409
-         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409.
+         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409
+         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409.
          */
         post: operations["createInvoicesEinvoiceCancel"];
         delete?: never;
@@ -2582,8 +2618,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409
-         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409.
+         * Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409
+         * @description Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409.
          */
         post: operations["createCreditNotesEinvoiceCancel"];
         delete?: never;
@@ -2866,8 +2902,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * E-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way
-         * @description E-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way.
+         * E-mail a password reset link (valid 1 h); always 202, revealing nothing
+         * @description E-mail a password reset link (valid 1 h); always 202, revealing nothing.
          */
         post: operations["createAuthPasswordReset"];
         delete?: never;
@@ -3650,26 +3686,6 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "payment.mismatch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * payment.mismatch event
-         * @description Sent to every enabled webhook endpoint subscribed to `payment.mismatch` (see docs/events.md).
-         */
-        post: operations["onPaymentMismatch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "refund.created": {
         parameters: {
             query?: never;
@@ -3924,6 +3940,46 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `einvoice.canceled` (see docs/events.md).
          */
         post: operations["onEinvoiceCanceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "period.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * period.closed event
+         * @description Sent to every enabled webhook endpoint subscribed to `period.closed` (see docs/events.md).
+         */
+        post: operations["onPeriodClosed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "period.reopened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * period.reopened event
+         * @description Sent to every enabled webhook endpoint subscribed to `period.reopened` (see docs/events.md).
+         */
+        post: operations["onPeriodReopened"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4551,7 +4607,6 @@ export interface components {
                 country?: string;
             } | null;
             lut: boolean;
-            export_refund_claim: boolean;
             time_zone: string;
             einvoicing: {
                 enabled: boolean;
@@ -4605,6 +4660,31 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        Period: {
+            /** Format: uuid */
+            entity_id: string;
+            /** @description YYYY-MM, a calendar month in the entity time zone */
+            period: string;
+            /** @enum {string} */
+            status: "open" | "closed";
+            closed_at: string | null;
+            closed_by: string | null;
+            reopened_at: string | null;
+            reopened_by: string | null;
+            reopen_reason: string | null;
+            gst_filed: {
+                gstr1?: {
+                    /** @description RFC 3339 date-time in UTC */
+                    filed_at: string;
+                    arn: string | null;
+                };
+                gstr3b?: {
+                    /** @description RFC 3339 date-time in UTC */
+                    filed_at: string;
+                    arn: string | null;
+                };
+            };
         };
         JournalLine: {
             /** Format: uuid */
@@ -4706,11 +4786,6 @@ export interface components {
             name: string;
             /** @enum {string} */
             mode: "test" | "live";
-            /**
-             * @description what the key may do: the same role table as operators (decision 0220)
-             * @enum {string}
-             */
-            role: "owner" | "admin" | "finance" | "support" | "viewer";
             prefix: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -4723,11 +4798,6 @@ export interface components {
             name: string;
             /** @enum {string} */
             mode: "test" | "live";
-            /**
-             * @description what the key may do: the same role table as operators (decision 0220)
-             * @enum {string}
-             */
-            role: "owner" | "admin" | "finance" | "support" | "viewer";
             prefix: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -4992,6 +5062,8 @@ export interface components {
             reason: string;
             type: string;
             refund_status: string;
+            /** @description false: a commercial credit that reversed no output tax */
+            tax_reversal: boolean;
             expires_at: string | null;
             issued_at: string | null;
             voided_at: string | null;
@@ -5342,29 +5414,17 @@ export interface components {
             id: string;
             /** Format: uuid */
             tenant_id: string;
-            /** @description null: an offline refund of credit that names no payment */
-            payment_id: string | null;
-            invoice_id: string | null;
             /** Format: uuid */
-            customer_id: string;
+            payment_id: string;
+            /** Format: uuid */
+            invoice_id: string;
             amount: number;
             currency: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             reason: string;
-            /**
-             * Format: uuid
-             * @description the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out
-             */
+            /** Format: uuid */
             credit_note_id: string;
-            /** @description false: the refund paid out credit notes issued before and issued none */
-            credit_note_issued: boolean;
-            /** @description the notes whose balance the refund paid out, and how much of each */
-            credit_notes: {
-                /** Format: uuid */
-                credit_note_id: string;
-                amount: number;
-            }[];
             gateway: string | null;
             failure_code: string | null;
             failure_message: string | null;
@@ -5689,6 +5749,63 @@ export interface components {
             request_id: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
+        };
+        Gstr1: {
+            gstin: string;
+            fp: string;
+            b2b: unknown[];
+            b2cl: unknown[];
+            b2cs: unknown[];
+            cdnr: unknown[];
+            cdnur: unknown[];
+            exp: unknown[];
+            hsn: {
+                data: unknown[];
+            };
+            doc_issue: {
+                doc_det: unknown[];
+            };
+        };
+        Gstr3b: {
+            gstin: string;
+            ret_period: string;
+            sup_details: {
+                osup_det: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_zero: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_nil_exmp: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                isup_rev: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+                osup_nongst: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                    csamt: number;
+                };
+            };
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -6142,63 +6259,6 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
-        Gstr1: {
-            gstin: string;
-            fp: string;
-            b2b: unknown[];
-            b2cl: unknown[];
-            b2cs: unknown[];
-            cdnr: unknown[];
-            cdnur: unknown[];
-            exp: unknown[];
-            hsn: {
-                data: unknown[];
-            };
-            doc_issue: {
-                doc_det: unknown[];
-            };
-        };
-        Gstr3b: {
-            gstin: string;
-            ret_period: string;
-            sup_details: {
-                osup_det: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-                osup_zero: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-                osup_nil_exmp: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-                isup_rev: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-                osup_nongst: {
-                    txval: number;
-                    iamt: number;
-                    camt: number;
-                    samt: number;
-                    csamt: number;
-                };
-            };
-        };
         ReconciliationDiscrepancy: {
             type: string;
             invoice_id: string | null;
@@ -6452,7 +6512,7 @@ export interface operations {
                  *       "invoice_prefix": "INV-",
                  *       "owner": {
                  *         "email": "billing@acme.example",
-                 *         "password": "xxxxxxxxxxxx",
+                 *         "password": "xxxxxxxxxx",
                  *         "name": "Acme Pro"
                  *       }
                  *     }
@@ -6505,7 +6565,6 @@ export interface operations {
                      *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "name": "Acme Pro",
                      *           "mode": "test",
-                     *           "role": "owner",
                      *           "prefix": "prefix",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6560,7 +6619,6 @@ export interface operations {
                      *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "name": "Acme Pro",
                      *           "mode": "test",
-                     *           "role": "owner",
                      *           "prefix": "prefix",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6604,8 +6662,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Acme Pro",
-                 *       "mode": "test",
-                 *       "role": "owner"
+                 *       "mode": "test"
                  *     }
                  */
                 "application/json": {
@@ -6615,11 +6672,6 @@ export interface operations {
                      * @enum {string}
                      */
                     mode?: "test" | "live";
-                    /**
-                     * @description admin by default; at most the role of whoever creates the key (403 role_forbidden above it)
-                     * @enum {string}
-                     */
-                    role?: "owner" | "admin" | "finance" | "support" | "viewer";
                 } | null;
             };
         };
@@ -6636,7 +6688,6 @@ export interface operations {
                      *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "name": "Acme Pro",
                      *         "mode": "test",
-                     *         "role": "owner",
                      *         "prefix": "prefix",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6688,7 +6739,6 @@ export interface operations {
                      *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "name": "Acme Pro",
                      *         "mode": "test",
-                     *         "role": "owner",
                      *         "prefix": "prefix",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6870,7 +6920,6 @@ export interface operations {
                      *             "country": "IN"
                      *           },
                      *           "lut": true,
-                     *           "export_refund_claim": true,
                      *           "time_zone": "time zone",
                      *           "einvoicing": {
                      *             "enabled": true,
@@ -6932,8 +6981,7 @@ export interface operations {
                  *         "postal_code": "postal code",
                  *         "country": "IN"
                  *       },
-                 *       "lut": true,
-                 *       "export_refund_claim": true
+                 *       "lut": true
                  *     }
                  */
                 "application/json": {
@@ -6953,8 +7001,6 @@ export interface operations {
                     };
                     /** @description has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST */
                     lut?: boolean;
-                    /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
-                    export_refund_claim?: boolean;
                 };
             };
         };
@@ -6987,7 +7033,6 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
-                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7052,7 +7097,6 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
-                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7110,7 +7154,6 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "lut": true,
-                 *       "export_refund_claim": true,
                  *       "time_zone": "time zone",
                  *       "einvoicing": {
                  *         "enabled": true,
@@ -7142,8 +7185,6 @@ export interface operations {
                     } | null;
                     /** @description has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST */
                     lut?: boolean;
-                    /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
-                    export_refund_claim?: boolean;
                     time_zone?: string;
                     einvoicing?: {
                         enabled: boolean;
@@ -7194,7 +7235,6 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
-                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7324,6 +7364,368 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["ExchangeRate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getEntitiesPeriod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "period": "period",
+                     *           "status": "open",
+                     *           "closed_at": "2026-04-01T00:00:00.000Z",
+                     *           "closed_by": "closed by",
+                     *           "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *           "reopened_by": "reopened by",
+                     *           "reopen_reason": "reopen reason",
+                     *           "gst_filed": {
+                     *             "gstr1": {
+                     *               "filed_at": "2026-04-01T00:00:00.000Z",
+                     *               "arn": "arn"
+                     *             },
+                     *             "gstr3b": {
+                     *               "filed_at": "2026-04-01T00:00:00.000Z",
+                     *               "arn": "arn"
+                     *             }
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    closeEntitiesPeriod: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description YYYY-MM */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "period": "period",
+                     *         "status": "open",
+                     *         "closed_at": "2026-04-01T00:00:00.000Z",
+                     *         "closed_by": "closed by",
+                     *         "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *         "reopened_by": "reopened by",
+                     *         "reopen_reason": "reopen reason",
+                     *         "gst_filed": {
+                     *           "gstr1": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           },
+                     *           "gstr3b": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    reopenEntitiesPeriod: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description YYYY-MM */
+                period: string;
+            };
+            cookie?: never;
+        };
+        /** @description The reopen a closed month (owner only; audited, with a reason). Returns marked filed keep their filed figures request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "reason"
+                 *     }
+                 */
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "period": "period",
+                     *         "status": "open",
+                     *         "closed_at": "2026-04-01T00:00:00.000Z",
+                     *         "closed_by": "closed by",
+                     *         "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *         "reopened_by": "reopened by",
+                     *         "reopen_reason": "reopen reason",
+                     *         "gst_filed": {
+                     *           "gstr1": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           },
+                     *           "gstr3b": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    filedGstReturnsGstr1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description YYYY-MM */
+                period: string;
+            };
+            cookie?: never;
+        };
+        /** @description The record that GSTR1 of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "arn": "arn",
+                 *       "filed_at": "2026-04-01T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    entity_id: string;
+                    /** @description the acknowledgement reference number the GST portal gave */
+                    arn?: string;
+                    /**
+                     * Format: date-time
+                     * @description when it was filed (default: now); not in the future
+                     */
+                    filed_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "period": "period",
+                     *         "status": "open",
+                     *         "closed_at": "2026-04-01T00:00:00.000Z",
+                     *         "closed_by": "closed by",
+                     *         "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *         "reopened_by": "reopened by",
+                     *         "reopen_reason": "reopen reason",
+                     *         "gst_filed": {
+                     *           "gstr1": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           },
+                     *           "gstr3b": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    filedGstReturnsGstr3b: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description YYYY-MM */
+                period: string;
+            };
+            cookie?: never;
+        };
+        /** @description The record that GSTR3B of a month (YYYY-MM) was filed: its figures as generated now are kept and answered from then on, and the month closes request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "arn": "arn",
+                 *       "filed_at": "2026-04-01T00:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    entity_id: string;
+                    /** @description the acknowledgement reference number the GST portal gave */
+                    arn?: string;
+                    /**
+                     * Format: date-time
+                     * @description when it was filed (default: now); not in the future
+                     */
+                    filed_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "period": "period",
+                     *         "status": "open",
+                     *         "closed_at": "2026-04-01T00:00:00.000Z",
+                     *         "closed_by": "closed by",
+                     *         "reopened_at": "2026-04-01T00:00:00.000Z",
+                     *         "reopened_by": "reopened by",
+                     *         "reopen_reason": "reopen reason",
+                     *         "gst_filed": {
+                     *           "gstr1": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           },
+                     *           "gstr3b": {
+                     *             "filed_at": "2026-04-01T00:00:00.000Z",
+                     *             "arn": "arn"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Period"];
                     };
                 };
             };
@@ -9558,6 +9960,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "type": "type",
                      *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -10452,6 +10855,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "type": "type",
                      *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -11124,7 +11528,22 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description an optional body: how the invoice's IRN is canceled with it */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason_code": 1,
+                 *       "remarks": "remarks"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description NIC CnlRsn: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others (a number or "1"–"4") */
+                    reason_code?: number | ("1" | "2" | "3" | "4");
+                    remarks?: string;
+                } | null;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -11238,6 +11657,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -12013,6 +12433,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "type": "type",
                      *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12085,7 +12506,8 @@ export interface operations {
                  *       "currency": "INR",
                  *       "reason": "",
                  *       "reference": "reference",
-                 *       "expires_at": "2026-04-01T00:00:00.000Z"
+                 *       "expires_at": "2026-04-01T00:00:00.000Z",
+                 *       "tax_reversal": true
                  *     }
                  */
                 "application/json": {
@@ -12108,6 +12530,8 @@ export interface operations {
                     reference?: string;
                     /** Format: date-time */
                     expires_at?: string;
+                    /** @description default true. false: a commercial credit — the customer balance changes, output tax does not (no tax reversed, not in GSTR-1, no IRN); the only way to credit a supply after 30 November following its financial year (CGST Act s.34(2)) */
+                    tax_reversal?: boolean;
                 };
             };
         };
@@ -12142,6 +12566,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12224,6 +12649,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12307,6 +12733,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12392,6 +12819,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12477,6 +12905,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12577,6 +13006,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "type": "type",
                      *         "refund_status": "refund status",
+                     *         "tax_reversal": true,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12619,7 +13049,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -13552,6 +13982,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "type": "type",
                      *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -16818,7 +17249,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403) request. */
+        /** @description The start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url request. */
         requestBody: {
             content: {
                 /**
@@ -16830,7 +17261,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description where the browser lands after the provider (default: the dashboard); on KOSH_PUBLIC_URL's origin, else 400
+                     * @description where the browser lands after the provider (default: the dashboard)
                      */
                     redirect_uri?: string;
                     /** @description opaque; handed back on the redirect */
@@ -17951,81 +18382,6 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
-    listPaymentsRefunds: {
-        parameters: {
-            query?: {
-                /** @description 1..1000, default 50; larger values are capped */
-                limit?: number;
-                /** @description 1-based page number (offset paging); ignored with a cursor */
-                page?: number;
-                /** @description Cursor: the objects after this id, in list order */
-                starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
-                ending_before?: string;
-            };
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "amount": 49900,
-                     *           "currency": "INR",
-                     *           "status": "pending",
-                     *           "reason": "reason",
-                     *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "credit_note_issued": true,
-                     *           "credit_notes": [
-                     *             {
-                     *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *               "amount": 49900
-                     *             }
-                     *           ],
-                     *           "gateway": "gateway",
-                     *           "failure_code": "failure code",
-                     *           "failure_message": "failure message",
-                     *           "created_at": "2026-04-01T00:00:00.000Z",
-                     *           "updated_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ],
-                     *       "object": "list",
-                     *       "has_more": true,
-                     *       "total_count": 49900
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Refund"][];
-                        /** @enum {string} */
-                        object: "list";
-                        has_more: boolean;
-                        total_count: number;
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
     refundsPayment: {
         parameters: {
             query?: never;
@@ -18042,32 +18398,18 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left) request. */
+        /** @description The refund a payment in full or in part (issues a refund credit note) request. */
         requestBody: {
             content: {
                 /**
                  * @example {
                  *       "amount": 49900,
-                 *       "reason": "reason",
-                 *       "lines": [
-                 *         {
-                 *           "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "amount": 49900
-                 *         }
-                 *       ]
+                 *       "reason": "reason"
                  *     }
                  */
                 "application/json": {
-                    /** @description default: the sum of lines[], else what remains refundable on the payment; with lines it must equal their sum */
                     amount?: number;
                     reason: string;
-                    /** @description which lines of the payment's invoice the refund's credit note credits; omitted: the invoice's unspent credit notes are paid out first, else every line pro rata over what it has left */
-                    lines?: {
-                        /** Format: uuid */
-                        invoice_line_id: string;
-                        /** @description gross (with GST) refunded on this line, at most what the line has left to credit */
-                        amount: number;
-                    }[];
                 };
             };
         };
@@ -18085,19 +18427,11 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount": 49900,
                      *         "currency": "INR",
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "credit_note_issued": true,
-                     *         "credit_notes": [
-                     *           {
-                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "amount": 49900
-                     *           }
-                     *         ],
                      *         "gateway": "gateway",
                      *         "failure_code": "failure code",
                      *         "failure_message": "failure message",
@@ -18117,230 +18451,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    refundsCreditNote: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "amount": 49900,
-                 *       "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "reason": ""
-                 *     }
-                 */
-                "application/json": {
-                    /** @description at most the note's unspent balance */
-                    amount: number;
-                    /**
-                     * Format: uuid
-                     * @description the payment whose gateway pays it back; default: a payment of the note's invoice with enough left to refund (card/UPI first), else an offline refund
-                     */
-                    payment_id?: string;
-                    /** @default  */
-                    reason?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "amount": 49900,
-                     *         "currency": "INR",
-                     *         "status": "pending",
-                     *         "reason": "reason",
-                     *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "credit_note_issued": true,
-                     *         "credit_notes": [
-                     *           {
-                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "amount": 49900
-                     *           }
-                     *         ],
-                     *         "gateway": "gateway",
-                     *         "failure_code": "failure code",
-                     *         "failure_message": "failure message",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Refund"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    listRefunds: {
-        parameters: {
-            query?: {
-                /** @description The customer id (query). */
-                customer_id?: string;
-                /** @description The payment id (query). */
-                payment_id?: string;
-                /** @description The invoice id (query). */
-                invoice_id?: string;
-                /** @description The status (query). */
-                status?: "pending" | "succeeded" | "failed";
-                /** @description 1..1000, default 50; larger values are capped */
-                limit?: number;
-                /** @description 1-based page number (offset paging); ignored with a cursor */
-                page?: number;
-                /** @description Cursor: the objects after this id, in list order */
-                starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
-                ending_before?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "amount": 49900,
-                     *           "currency": "INR",
-                     *           "status": "pending",
-                     *           "reason": "reason",
-                     *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "credit_note_issued": true,
-                     *           "credit_notes": [
-                     *             {
-                     *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *               "amount": 49900
-                     *             }
-                     *           ],
-                     *           "gateway": "gateway",
-                     *           "failure_code": "failure code",
-                     *           "failure_message": "failure message",
-                     *           "created_at": "2026-04-01T00:00:00.000Z",
-                     *           "updated_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ],
-                     *       "object": "list",
-                     *       "has_more": true,
-                     *       "total_count": 49900
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Refund"][];
-                        /** @enum {string} */
-                        object: "list";
-                        has_more: boolean;
-                        total_count: number;
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getRefund: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "amount": 49900,
-                     *         "currency": "INR",
-                     *         "status": "pending",
-                     *         "reason": "reason",
-                     *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "credit_note_issued": true,
-                     *         "credit_notes": [
-                     *           {
-                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "amount": 49900
-                     *           }
-                     *         ],
-                     *         "gateway": "gateway",
-                     *         "failure_code": "failure code",
-                     *         "failure_message": "failure message",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Refund"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -18417,7 +18527,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409 request. */
+        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409 request. */
         requestBody: {
             content: {
                 /**
@@ -18427,7 +18537,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    reason_code: number;
+                    /** @description NIC CnlRsn: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others (a number or "1"–"4") */
+                    reason_code: number | ("1" | "2" | "3" | "4");
                     remarks: string;
                 };
             };
@@ -18633,7 +18744,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409 request. */
+        /** @description The cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409 request. */
         requestBody: {
             content: {
                 /**
@@ -18643,7 +18754,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    reason_code: number;
+                    /** @description NIC CnlRsn: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others (a number or "1"–"4") */
+                    reason_code: number | ("1" | "2" | "3" | "4");
                     remarks: string;
                 };
             };
@@ -19604,7 +19716,7 @@ export interface operations {
                  * @example {
                  *       "token": "token",
                  *       "name": "Acme Pro",
-                 *       "password": "xxxxxxxxxxxx"
+                 *       "password": "xxxxxxxxxx"
                  *     }
                  */
                 "application/json": {
@@ -19667,7 +19779,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The e-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way request. */
+        /** @description The e-mail a password reset link (valid 1 h); always 202, revealing nothing request. */
         requestBody: {
             content: {
                 /**
@@ -19732,7 +19844,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "token": "token",
-                 *       "password": "xxxxxxxxxxxx"
+                 *       "password": "xxxxxxxxxx"
                  *     }
                  */
                 "application/json": {
@@ -21605,7 +21717,6 @@ export interface operations {
                  *             "country": "IN"
                  *           },
                  *           "lut": true,
-                 *           "export_refund_claim": true,
                  *           "time_zone": "time zone",
                  *           "einvoicing": {
                  *             "enabled": true,
@@ -22848,79 +22959,6 @@ export interface operations {
             };
         };
     };
-    onPaymentMismatch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `payment.mismatch` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "payment.mismatch",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "payment_type": "bank_transfer",
-                 *           "amount": 49900,
-                 *           "tds_amount": 49900,
-                 *           "currency": "INR",
-                 *           "reference_number": "reference number",
-                 *           "notes": "notes",
-                 *           "recorded_by": "recorded by",
-                 *           "recorded_at": "2026-04-01T00:00:00.000Z",
-                 *           "status": "status",
-                 *           "channel": "channel",
-                 *           "gateway": "gateway",
-                 *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "amount_refunded": 49900,
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "payment.mismatch";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["OfflinePayment"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     onRefundCreated: {
         parameters: {
             query?: never;
@@ -22943,19 +22981,11 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "credit_note_issued": true,
-                 *           "credit_notes": [
-                 *             {
-                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "amount": 49900
-                 *             }
-                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",
@@ -23019,19 +23049,11 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "credit_note_issued": true,
-                 *           "credit_notes": [
-                 *             {
-                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "amount": 49900
-                 *             }
-                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",
@@ -23095,19 +23117,11 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "credit_note_issued": true,
-                 *           "credit_notes": [
-                 *             {
-                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "amount": 49900
-                 *             }
-                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",
@@ -23188,6 +23202,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23284,6 +23299,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23380,6 +23396,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23476,6 +23493,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23572,6 +23590,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23668,6 +23687,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23764,6 +23784,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "type": "type",
                  *           "refund_status": "refund status",
+                 *           "tax_reversal": true,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24028,6 +24049,150 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPeriodClosed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `period.closed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "period.closed",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "period": "period",
+                 *           "status": "open",
+                 *           "closed_at": "2026-04-01T00:00:00.000Z",
+                 *           "closed_by": "closed by",
+                 *           "reopened_at": "2026-04-01T00:00:00.000Z",
+                 *           "reopened_by": "reopened by",
+                 *           "reopen_reason": "reopen reason",
+                 *           "gst_filed": {
+                 *             "gstr1": {
+                 *               "filed_at": "2026-04-01T00:00:00.000Z",
+                 *               "arn": "arn"
+                 *             },
+                 *             "gstr3b": {
+                 *               "filed_at": "2026-04-01T00:00:00.000Z",
+                 *               "arn": "arn"
+                 *             }
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "period.closed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Period"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPeriodReopened: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `period.reopened` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "period.reopened",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "period": "period",
+                 *           "status": "open",
+                 *           "closed_at": "2026-04-01T00:00:00.000Z",
+                 *           "closed_by": "closed by",
+                 *           "reopened_at": "2026-04-01T00:00:00.000Z",
+                 *           "reopened_by": "reopened by",
+                 *           "reopen_reason": "reopen reason",
+                 *           "gst_filed": {
+                 *             "gstr1": {
+                 *               "filed_at": "2026-04-01T00:00:00.000Z",
+                 *               "arn": "arn"
+                 *             },
+                 *             "gstr3b": {
+                 *               "filed_at": "2026-04-01T00:00:00.000Z",
+                 *               "arn": "arn"
+                 *             }
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "period.reopened";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Period"];
                     };
                 };
             };

@@ -4,7 +4,8 @@ import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js'
 import type { EinvoiceDocumentType } from '../../modules/einvoicing/index.js';
 import { cancelEinvoiceBody, einvoiceSchema, retryEinvoiceBody } from '../../modules/einvoicing/index.js';
 import { retryEinvoiceOfDocument } from '../../flows/einvoicing/retry-einvoice.js';
-import { cancelEinvoice, getEinvoice } from '../../modules/einvoicing/index.js';
+import { cancelEinvoiceOfDocument } from '../../flows/einvoicing/cancel-einvoice.js';
+import { getEinvoice } from '../../modules/einvoicing/index.js';
 
 export function registerEinvoicingRoutes(app: KoshApp, deps: AppDeps): void {
   const resources: { prefix: string; type: EinvoiceDocumentType; tag: string }[] = [
@@ -29,7 +30,7 @@ export function registerEinvoicingRoutes(app: KoshApp, deps: AppDeps): void {
       {
         schema: {
           tags: [tag],
-          summary: 'Cancel the IRN within 24 hours of its generation (reason codes 1–4); else 409',
+          summary: "Cancel the IRN within 24 hours of its generation (reason codes 1–4); an invoice's cancel voids the invoice too; else 409",
           params: idParams,
           body: cancelEinvoiceBody,
           response: { 200: dataEnvelope(einvoiceSchema) },
@@ -38,7 +39,7 @@ export function registerEinvoicingRoutes(app: KoshApp, deps: AppDeps): void {
       (request, reply) =>
         runAction(deps, request, reply, async (ctx) => ({
           status: 200,
-          body: { data: await cancelEinvoice(ctx, type, request.params.id, request.body.reason_code, request.body.remarks) },
+          body: { data: await cancelEinvoiceOfDocument(ctx, type, request.params.id, request.body.reason_code, request.body.remarks) },
         })),
     );
 

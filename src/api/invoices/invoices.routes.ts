@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../app-deps.js';
-import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
+import { dataEnvelope, fields, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { createInvoice } from '../../flows/invoices/create-invoice.js';
 import { finalizeInvoiceWithCredit } from '../../flows/invoices/finalize-invoice.js';
@@ -7,8 +7,15 @@ import { voidInvoiceWithCreditNotes } from '../../flows/invoices/void-invoice.js
 import { recordCertifiedTds } from '../../flows/invoices/record-certified-tds.js';
 import { journalEntrySchema, listInvoiceJournalEntries } from '../../modules/ledger/index.js';
 import { z } from 'zod';
+import { irnCancelReasonCode } from '../../modules/einvoicing/index.js';
 import { createInvoiceBody, invoiceSchema, listInvoicesQuery, recordTdsBody } from '../../modules/invoices/index.js';
 import { getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from '../../modules/invoices/index.js';
+
+/** The IRN's cancellation, when the invoice has one (default: reason 4 others, "Invoice voided"). */
+const voidInvoiceBody = z
+  .object({ reason_code: irnCancelReasonCode.optional(), remarks: fields.requiredText(100).optional() })
+  .nullish()
+  .describe("an optional body: how the invoice's IRN is canceled with it");
 
 export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   const one = { 200: dataEnvelope(invoiceSchema) };
@@ -62,15 +69,22 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
     {
       schema: {
         tags: ['invoices'],
-        summary: 'Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes)',
+        summary:
+          'Void an invoice (keeps its number; reverses the ledger entry; voids its unspent credit notes; cancels its IRN). Only while its tax period is open and any IRN is under 24 hours old; else 409 void_not_allowed: issue a credit note',
         params: idParams,
+        body: voidInvoiceBody,
         response: one,
       },
     },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({
         status: 200,
-        body: { data: await renderInvoice(ctx, await voidInvoiceWithCreditNotes(ctx, request.params.id)) },
+        body: {
+          data: await renderInvoice(
+            ctx,
+            await voidInvoiceWithCreditNotes(ctx, request.params.id, { reasonCode: request.body?.reason_code, remarks: request.body?.remarks }),
+          ),
+        },
       })),
   );
   app.post(

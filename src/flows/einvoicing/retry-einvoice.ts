@@ -30,6 +30,10 @@ function supplyProblem(invoice: { tax_type: string; place_of_supply: string | nu
 export async function retryEinvoiceOfDocument(ctx: Ctx, type: EinvoiceDocumentType, documentId: string, refreshBuyer: boolean): Promise<Einvoice> {
   const current = await einvoiceOfDocumentForUpdate(ctx, type, documentId);
   if (!current || current.status !== 'failed') return retryEinvoice(ctx, type, documentId); // its 409
+  // A void invoice is never registered: the IRN would be live for a supply that no longer stands.
+  if (type === 'invoice' && (await getInvoice(ctx, documentId)).status === 'void') {
+    throw errors.conflict('the invoice is void: it is not registered with the IRP', 'invoice_void');
+  }
   if (refreshBuyer) {
     const invoiceId = type === 'invoice' ? documentId : (await getCreditNote(ctx, documentId)).invoice_id;
     if (!invoiceId) throw errors.conflict('the credit note adjusts no invoice', 'einvoice_not_failed');

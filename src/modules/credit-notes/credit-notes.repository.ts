@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -93,11 +93,13 @@ export async function creditedAgainstInvoice(
   tx: Tx,
   tenantId: string,
   invoiceId: string,
-): Promise<{ amount: number; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number }> {
+): Promise<{ amount: number; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number; commercial: number }> {
   const row = await tx
     .selectFrom('credit_notes')
     .select((eb) => [
       eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('amount'),
+      // Commercial credits (no tax reversal) take from the invoice's total but from no line.
+      sql<number>`coalesce(sum(amount) FILTER (WHERE NOT tax_reversal), 0)`.as('commercial'),
       eb.fn.coalesce(eb.fn.sum<number>('subtotal'), eb.lit(0)).as('subtotal'),
       eb.fn.coalesce(eb.fn.sum<number>('cgst_amount'), eb.lit(0)).as('cgst_amount'),
       eb.fn.coalesce(eb.fn.sum<number>('sgst_amount'), eb.lit(0)).as('sgst_amount'),
@@ -113,6 +115,7 @@ export async function creditedAgainstInvoice(
     cgst_amount: Number(row.cgst_amount),
     sgst_amount: Number(row.sgst_amount),
     igst_amount: Number(row.igst_amount),
+    commercial: Number(row.commercial),
   };
 }
 

@@ -23,6 +23,12 @@ export const createCreditNoteBody = z
     reason: fields.text(500).default(''),
     reference: fields.text(100).optional(),
     expires_at: fields.instant().optional(),
+    tax_reversal: z
+      .boolean()
+      .optional()
+      .describe(
+        'default true. false: a commercial credit — the customer balance changes, output tax does not (no tax reversed, not in GSTR-1, no IRN); the only way to credit a supply after 30 November following its financial year (CGST Act s.34(2))',
+      ),
   })
   .superRefine((body, ctx) => {
     if (body.amount === undefined && body.lines === undefined)
@@ -91,6 +97,7 @@ export const creditNoteSchema = z
     reason: z.string(),
     type: z.string(),
     refund_status: z.string(),
+    tax_reversal: z.boolean().describe('false: a commercial credit that reversed no output tax'),
     expires_at: fields.timestamp().nullable(),
     issued_at: fields.timestamp().nullable(),
     voided_at: fields.timestamp().nullable(),

@@ -9,6 +9,8 @@ import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } fro
 import { applyToInvoice, getInvoiceRow, linesOfInvoices, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry, type PostingLine } from '../ledger/index.js';
 import { splitTaxProRata, type TaxComponents } from '../tax/index.js';
+import { postingDate } from '../periods/index.js';
+import { assertTaxCreditInTime } from './credit-note-time-limit.js';
 import { readSettings } from '../tenants/index.js';
 import { allocateProRata, namedShares, splitLines, sumLines, type CreditedLine, type LineRemaining } from './credit-note-lines.js';
 import type { CreateCreditNoteBody, CreditNote } from './credit-notes.schemas.js';
@@ -53,6 +55,7 @@ export function toCreditNote(row: CreditNoteRow, lines?: CreditNoteLineRow[]): C
     reason: row.reason,
     type: row.type,
     refund_status: row.refund_status,
+    tax_reversal: row.tax_reversal,
     expires_at: toIsoOrNull(row.expires_at),
     issued_at: toIsoOrNull(row.issued_at),
     voided_at: toIsoOrNull(row.voided_at),
@@ -120,7 +123,8 @@ async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promi
 /** pending_approval/new → issued: takes the entity's next credit-note number and books the credit. */
 async function issue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<CreditNoteRow> {
   const number = await takeDocumentNumber(ctx, entity, 'credit_note');
-  const issued = { ...row, number, issued_at: ctx.now };
+  // Dated in the first open period: a note never lands in a closed month (DESIGN §18).
+  const issued = { ...row, number, issued_at: await postingDate(ctx, entity.id) };
   await bookIssue(ctx, issued, entity);
   await emitEvent(ctx, 'credit_note.issued', toCreditNote(issued));
   return issued;
@@ -148,7 +152,7 @@ async function splitCredit(ctx: Ctx, invoice: InvoiceRow, amount: number, reques
   const invoiceLines = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]);
   const perLine = await creditedPerInvoiceLine(ctx.tx, ctx.tenantId, invoice.id);
   const lineCredited = [...perLine.values()].reduce((sum, c) => sum + c.amount, 0);
-  if (lineCredited !== credited.amount || invoiceLines.reduce((sum, l) => sum + l.total, 0) !== invoice.total) {
+  if (lineCredited !== credited.amount - credited.commercial || invoiceLines.reduce((sum, l) => sum + l.total, 0) !== invoice.total) {
     if (requested) throw errors.conflict('the invoice was credited by notes without line detail: credit it without lines', 'credit_lines_unavailable');
     // Split against what the earlier notes left uncredited, component by component, so several
     // partial notes never together exceed any component of the invoice.
@@ -177,6 +181,19 @@ async function splitCredit(ctx: Ctx, invoice: InvoiceRow, amount: number, reques
   });
   const lines = splitLines(requested ? namedShares(left, requested) : allocateProRata(left, amount)).sort((a, b) => a.line.position - b.line.position);
   return { tax: sumLines(lines), lines };
+}
+
+/**
+ * A commercial credit on an invoice (`tax_reversal: false`): no tax breakdown, no lines, no GSTR-1
+ * entry, no IRN — the value of the supply for GST stays as invoiced. It still cannot credit more
+ * than the invoice has left.
+ */
+async function assertCommercialCredit(ctx: Ctx, invoice: InvoiceRow, amount: number, lines: CreateCreditNoteBody['lines']): Promise<void> {
+  if (lines) throw errors.invalidField('lines', 'a commercial credit (tax_reversal: false) credits no invoice lines; give amount');
+  const left = await creditableOnInvoice(ctx, invoice);
+  if (amount > left) {
+    throw errors.conflict(`credit of ${amount} exceeds what remains creditable on the invoice (${left} of ${invoice.total})`, 'amount_exceeds_invoice');
+  }
 }
 
 function noteLineRows(ctx: Ctx, note: CreditNoteRow, lines: CreditedLine[]): CreditNoteLineRow[] {
@@ -238,6 +255,7 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
   if (!Number.isSafeInteger(amount)) throw errors.invalidField('lines', 'the lines add up to more than the largest amount');
   let invoice: InvoiceRow | undefined;
   let entity: EntityRow;
+  const taxReversal = input.tax_reversal ?? true;
   let tax = { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
   let creditedLines: CreditedLine[] = [];
   let taxType = '';
@@ -250,14 +268,19 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
       throw errors.conflict(`cannot credit an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
     }
     if (input.currency && input.currency !== invoice.currency) throw errors.invalidField('currency', `the invoice is in ${invoice.currency}`);
-    const split = await splitCredit(ctx, invoice, amount, input.lines);
-    const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = split.tax;
-    tax = { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount };
-    creditedLines = split.lines;
-    taxType = invoice.tax_type;
-    hsnCode = creditedLines[0]?.line.hsn_code ?? (await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]))[0]?.hsn_code ?? '';
     currency = invoice.currency;
     entity = await entityOf(ctx, invoice.entity_id);
+    if (taxReversal) {
+      assertTaxCreditInTime(invoice, await postingDate(ctx, entity.id), entity.time_zone);
+      const split = await splitCredit(ctx, invoice, amount, input.lines);
+      const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = split.tax;
+      tax = { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount };
+      creditedLines = split.lines;
+      taxType = invoice.tax_type;
+      hsnCode = creditedLines[0]?.line.hsn_code ?? (await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]))[0]?.hsn_code ?? '';
+    } else {
+      await assertCommercialCredit(ctx, invoice, amount, input.lines);
+    }
   } else {
     currency = input.currency ?? 'INR';
     const primary = await findPrimaryEntity(ctx.tx, ctx.tenantId);
@@ -284,6 +307,7 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     ...tax,
     tax_type: taxType,
     hsn_code: hsnCode,
+    tax_reversal: taxReversal,
     balance: amount,
     reason: input.reason,
     expires_at: input.expires_at ? new Date(input.expires_at) : null,

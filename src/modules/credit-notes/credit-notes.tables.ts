@@ -22,6 +22,8 @@ export interface CreditNotesTable {
   igst_amount: number;
   tax_type: string;
   hsn_code: string;
+  /** false: a commercial credit — the customer's balance changes, output tax does not (s.34(2)). */
+  tax_reversal: boolean;
   balance: number;
   reason: string;
   expires_at: Timestamp | null;

@@ -22,9 +22,16 @@ export const einvoiceSchema = z
   })
   .meta({ id: 'Einvoice' });
 
-/** Reason codes of the IRP: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others. */
+/**
+ * Reason codes of the IRP: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others —
+ * as NIC writes them (`"1"`…`"4"`, a string) or as a number.
+ */
+export const irnCancelReasonCode = z
+  .union([z.int().min(1).max(4), z.enum(['1', '2', '3', '4']).transform(Number)])
+  .describe('NIC CnlRsn: 1 duplicate, 2 data entry mistake, 3 order cancelled, 4 others (a number or "1"–"4")');
+
 export const cancelEinvoiceBody = z.object({
-  reason_code: z.int().min(1).max(4),
+  reason_code: irnCancelReasonCode,
   remarks: fields.requiredText(100),
 });
 

@@ -438,6 +438,16 @@ export async function cancelEinvoice(ctx: Ctx, type: EinvoiceDocumentType, docum
   return toEinvoice(canceled);
 }
 
+/**
+ * An invoice's IRN as a void sees it (locked): none, or its status and whether the IRP still
+ * accepts its cancellation (24 hours from generation).
+ */
+export async function irnOfInvoiceForVoid(ctx: Ctx, invoiceId: string): Promise<{ status: EinvoiceRow['status']; cancelable: boolean } | null> {
+  const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, 'invoice', invoiceId, true);
+  if (!row) return null;
+  return { status: row.status, cancelable: row.status === 'generated' && ctx.now.getTime() - row.generated_at!.getTime() <= CANCEL_WINDOW_MS };
+}
+
 /** The record of a document, locked (the retry and its checks run on the current row). */
 export async function einvoiceOfDocumentForUpdate(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<Einvoice | null> {
   await ensureDocument(ctx, type, documentId);

@@ -4,5 +4,5 @@ export { computeIrn } from './irn.js';
 export { buildIrpDocument, validateIrpDocument, rupees, type IrpDocument, type IrpSource } from './irp-document.js';
 export { sandboxPublicKey } from './irp-sandbox.js';
 export { type EinvoiceDocumentType } from './einvoicing.tables.js';
-export { cancelEinvoiceBody, einvoiceSchema, retryEinvoiceBody } from './einvoicing.schemas.js';
-export { cancelEinvoice, einvoiceOfDocumentForUpdate, retryEinvoice } from './einvoicing.service.js';
+export { cancelEinvoiceBody, einvoiceSchema, irnCancelReasonCode, retryEinvoiceBody } from './einvoicing.schemas.js';
+export { cancelEinvoice, einvoiceOfDocumentForUpdate, irnOfInvoiceForVoid, retryEinvoice } from './einvoicing.service.js';

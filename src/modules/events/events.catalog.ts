@@ -38,6 +38,8 @@ export const EVENT_TYPES = [
   'einvoice.generated',
   'einvoice.failed',
   'einvoice.canceled',
+  'period.closed',
+  'period.reopened',
   'subscription.created',
   'subscription.renewed',
   'subscription.plan_changed',

@@ -1,6 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity, type EntityRow } from '../entities/index.js';
+import { filedReturn } from '../periods/index.js';
 import { gstRateBasisPoints, localDate, returnPeriodBounds } from '../tax/index.js';
 import {
   b2csSummary,
@@ -123,7 +124,13 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
 
 export type Gstr1Build = { entity: EntityRow & { gstin: string }; builder: Gstr1Builder; hsn: HsnRow[]; hsnCredits: HsnRow[] };
 
+/** `MMYYYY` → the period's `YYYY-MM`. */
+const monthOf = (period: string) => `${period.slice(2)}-${period.slice(0, 2)}`;
+
+/** A return marked filed answers the figures stored at filing: what was filed never changes (DESIGN §18). */
 export async function getGstr1(ctx: Ctx, entityId: string, period: string): Promise<Gstr1> {
+  const filed = await filedReturn(ctx, entityId, monthOf(period), 'gstr1');
+  if (filed) return filed as Gstr1;
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
   return builder.toJson(entity.gstin, period, hsn, hsnCredits) as Gstr1;
 }
@@ -139,6 +146,8 @@ export async function getGstr1Csv(ctx: Ctx, entityId: string, period: string): P
 }
 
 export async function getGstr3b(ctx: Ctx, entityId: string, period: string): Promise<Gstr3b> {
+  const filed = await filedReturn(ctx, entityId, monthOf(period), 'gstr3b');
+  if (filed) return filed as Gstr3b;
   const { entity, builder } = await buildGstr1(ctx, entityId, period);
   return builder.gstr3b(entity.gstin, period) as Gstr3b;
 }

@@ -26,6 +26,21 @@ export async function findInvoice(tx: Tx, tenantId: string, id: string, forUpdat
   return q.executeTakeFirst();
 }
 
+/** Draft invoices of an entity created in `[from, to)` (a period being closed lists them). */
+export async function draftInvoicesOfEntity(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date): Promise<{ id: string }[]> {
+  return tx
+    .selectFrom('invoices')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('entity_id', '=', entityId)
+    .where('status', '=', 'draft')
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .orderBy('created_at')
+    .limit(100)
+    .execute();
+}
+
 export async function linesOfInvoices(tx: Tx, tenantId: string, invoiceIds: string[]): Promise<InvoiceLineRow[]> {
   if (invoiceIds.length === 0) return [];
   return tx

@@ -505,13 +505,14 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
  * reversals and output taxes; Cr receivables). Once money has been applied, voiding would orphan
  * it: issue a credit note instead.
  */
-export async function voidInvoice(ctx: Ctx, id: string): Promise<InvoiceRow> {
+/** `voidedAt`: the void's date, in the first open period (DESIGN §18); its entry is dated there too. */
+export async function voidInvoice(ctx: Ctx, id: string, voidedAt: Date = ctx.now): Promise<InvoiceRow> {
   const current = await findInvoice(ctx.tx, ctx.tenantId, id, true);
   if (!current) throw errors.notFound('invoice');
   if (current.amount_paid > 0 || current.amount_credited > 0) {
     throw errors.conflict('cannot void an invoice with payments or credits applied; issue a credit note instead', 'invoice_has_payments');
   }
-  const row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'void', { voided_at: ctx.now, updated_at: ctx.now });
+  const row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'void', { voided_at: voidedAt, updated_at: ctx.now });
   if (current.status !== 'draft') {
     const entity = await resolveEntity(ctx, row.entity_id);
     await postEntry(ctx, {

@@ -3,6 +3,7 @@ import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { assertMinorUnits } from '../../platform/money.js';
 import { toIso } from '../../platform/time.js';
+import { postingDates } from '../periods/index.js';
 import { ACCOUNT_NAMES, type AccountCode } from './accounts.js';
 import type { JournalEntry } from './ledger.schemas.js';
 import { entriesOfInvoice, findEntry, insertEntries, linesOfEntries, type EntryRow, type LineRow } from './ledger.repository.js';
@@ -45,6 +46,9 @@ export async function postEntry(ctx: Ctx, posting: Posting): Promise<string | nu
  * INSERTs for the lot. The database checks each entry's balance at commit as always.
  */
 export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(string | null)[]> {
+  // Nothing posts into a closed period: a posting made while this month is closed is dated in
+  // the first open month after it (DESIGN §18).
+  const postedAt = await postingDates(ctx, [...new Set(postings.map((p) => p.entityId))]);
   const entries: Parameters<typeof insertEntries>[1] = [];
   const rows: Parameters<typeof insertEntries>[2] = [];
   const ids = postings.map((posting) => {
@@ -71,7 +75,7 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
       reference_id: posting.referenceId,
       currency: posting.currency,
       description: posting.description ?? '',
-      posted_at: ctx.now,
+      posted_at: postedAt.get(posting.entityId) ?? ctx.now,
     });
     for (const l of lines) {
       rows.push({

@@ -1,0 +1,5 @@
+import type { KoshModule } from '../../app-deps.js';
+
+export const periodsModule: KoshModule = {
+  name: 'periods',
+};
