@@ -34,14 +34,15 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
       schema: {
         tags,
         summary: 'Register a webhook endpoint (the signing secret is shown only in this answer)',
-        description: "`events` defaults to `['*']` (every type). In live mode the URL must be https and must not resolve to a private address.",
+        description:
+          "`events` defaults to `['*']` (every type). The URL must not resolve to a private, loopback or link-local address; in live mode it must be https.",
         body: createWebhookBody,
         response: { 201: dataEnvelope(webhookEndpointWithSecretSchema) },
       },
     },
     async (request, reply) => {
       // DNS is resolved here, before the transaction opens.
-      await assertWebhookUrlAllowed(request.body.url, deps.config.mode);
+      await assertWebhookUrlAllowed(request.body.url, deps.config);
       return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createWebhookEndpoint(ctx, request.body) } }));
     },
   );
@@ -81,7 +82,7 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      await assertWebhookUrlAllowed(request.body.url, deps.config.mode);
+      await assertWebhookUrlAllowed(request.body.url, deps.config);
       return runAction(deps, request, reply, async (ctx) => ({
         status: 200,
         body: { data: await updateWebhookEndpoint(ctx, request.params.id, request.body) },

@@ -1,7 +1,9 @@
+import type { Config } from '../../platform/config.js';
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import type { EventListener, EventPayload } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
+import { outboundPolicy, outboundUrlProblem } from '../../platform/http/outbound-guard.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
@@ -23,7 +25,6 @@ import {
 import type { CreateWebhookBody, Delivery, ListDeliveriesQuery, UpdateWebhookBody, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks.schemas.js';
 import { newSigningSecret } from './webhooks.signing.js';
 import { deliveryStatus } from './webhooks.states.js';
-import { liveModeUrlProblem } from './webhooks.url-safety.js';
 
 /** A tenant's endpoints are bounded, and with them the fan-out of every event. */
 export const MAX_ENDPOINTS_PER_TENANT = 20;
@@ -68,12 +69,12 @@ export function toDelivery(row: DeliveryRow): Delivery {
 }
 
 /**
- * Live mode refuses URLs that are not https or that reach a private address (SSRF). This resolves
- * DNS, so routes call it before the action's transaction opens, never inside it.
+ * The outbound guard refuses URLs that reach a private address (SSRF), and in live mode URLs that
+ * are not https. This resolves DNS, so routes call it before the action's transaction opens.
  */
-export async function assertWebhookUrlAllowed(url: string | undefined, mode: 'test' | 'live'): Promise<void> {
-  if (url === undefined || mode !== 'live') return;
-  const problem = await liveModeUrlProblem(new URL(url));
+export async function assertWebhookUrlAllowed(url: string | undefined, config: Pick<Config, 'mode' | 'outboundAllowPrivate'>): Promise<void> {
+  if (url === undefined) return;
+  const problem = await outboundUrlProblem(new URL(url), outboundPolicy(config));
   if (problem) throw errors.invalidField('url', problem);
 }
 
