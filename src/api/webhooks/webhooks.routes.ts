@@ -43,7 +43,12 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
     async (request, reply) => {
       // DNS is resolved here, before the transaction opens.
       await assertWebhookUrlAllowed(request.body.url, deps.config);
-      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createWebhookEndpoint(ctx, request.body) } }));
+      // The signing secret is shown once: a replay shows it again, stored sealed (DESIGN §21).
+      return runAction(deps, request, reply, async (ctx) => ({
+        status: 201,
+        body: { data: await createWebhookEndpoint(ctx, request.body) },
+        sealReplay: true,
+      }));
     },
   );
 
@@ -106,7 +111,8 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: dataEnvelope(webhookEndpointWithSecretSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await rotateWebhookSecret(ctx, request.params.id) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await rotateWebhookSecret(ctx, request.params.id) }, sealReplay: true })),
   );
 
   app.get(

@@ -93,6 +93,7 @@ export async function runAction(deps: HttpDeps, request: FastifyRequest, reply: 
   const attempt = (speculate: boolean) =>
     runIdempotentAction(deps.db, principal.tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, audited, {
       speculate,
+      secrets: deps.secrets,
     });
   let outcome;
   try {

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+
+/**
+ * Secrets shown once stay out of the database in plain text (DESIGN §21, issue #29 item 9): a
+ * stored idempotent replay of a webhook signing secret or an organization's join code is sealed.
+ */
+let t: TestKosh;
+let acme: Tenant;
+
+beforeAll(async () => {
+  t = await startTestKosh();
+  acme = await t.registerTenant({ name: 'Acme Secrets' });
+});
+afterAll(() => t?.close());
+
+async function storedReplay(key: string): Promise<string> {
+  const row = await t.database.db
+    .selectFrom('idempotency_keys')
+    .select('response')
+    .where('tenant_id', '=', acme.tenantId)
+    .where('key', '=', key)
+    .executeTakeFirstOrThrow();
+  return JSON.stringify(row.response);
+}
+
+describe('stored idempotent replays of secrets shown once', () => {
+  it.each([
+    ['a webhook signing secret', 'POST', '/v1/webhooks', { url: 'https://hooks.acme.example/kosh', enabled: false }, (d: Record<string, string>) => d.secret],
+    ['a rotated webhook signing secret', 'POST', 'rotate', undefined, (d: Record<string, string>) => d.secret],
+    ["an organization's join code", 'POST', '/v1/organizations', { name: 'Acme Group', reporting_currency: 'INR' }, (d: Record<string, string>) => d.join_code],
+  ] as const)('are sealed: %s (the replay still shows it)', async (label, method, path, body, secretOf) => {
+    let url: string = path;
+    if (path === 'rotate') {
+      const created = await acme.api('POST', '/v1/webhooks', { url: 'https://hooks.acme.example/rotate', enabled: false });
+      url = `/v1/webhooks/${created.body.data.id}/rotate-secret`;
+    }
+    const key = `seal-${label.replace(/\W+/g, '-')}`;
+    const first = await acme.api(method, url, body, { 'idempotency-key': key });
+    expect(first.status, first.text).toBeLessThan(300);
+    const secret = secretOf(first.body.data);
+    expect(secret).toEqual(expect.any(String));
+    const stored = await storedReplay(key);
+    expect(stored).not.toContain(secret);
+    expect(stored).toMatch(/"\$sealed":"v1\./);
+    const again = await acme.api(method, url, body, { 'idempotency-key': key });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+});
