@@ -1,9 +1,12 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, createInvoice } from '../support/billing.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 
 /**
  * Secrets shown once stay out of the database in plain text (DESIGN §21, issue #29 item 9): a
- * stored idempotent replay of a webhook signing secret or an organization's join code is sealed.
+ * stored idempotent replay of a webhook signing secret or an organization's join code is sealed;
+ * a checkout link's token is kept as its SHA-256 only.
  */
 let t: TestKosh;
 let acme: Tenant;
@@ -46,5 +49,29 @@ describe('stored idempotent replays of secrets shown once', () => {
     const again = await acme.api(method, url, body, { 'idempotency-key': key });
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
+  });
+});
+
+describe('checkout links', () => {
+  it('keep only the SHA-256 of their token, and the link still opens (a wrong token does not)', async () => {
+    const invoice = await createInvoice(acme, await createCustomer(acme), [5_000]);
+    const res = await acme.api('POST', `/v1/invoices/${invoice.id}/checkout-sessions`);
+    expect(res.status, res.text).toBe(201);
+    const url = new URL(res.body.data.url);
+    const token = url.searchParams.get('token')!;
+    const row = await t.database.db
+      .selectFrom('checkout_sessions')
+      .selectAll()
+      .where('tenant_id', '=', acme.tenantId)
+      .where('id', '=', res.body.data.id)
+      .executeTakeFirstOrThrow();
+    expect(row.token).toBeNull();
+    expect(row.token_hash).toBe(createHash('sha256').update(token).digest('hex'));
+    expect(JSON.stringify(row)).not.toContain(token);
+    const page = await t.call({ method: 'GET', url: url.pathname + url.search });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`?token=${token}`);
+    const wrong = await t.call({ method: 'GET', url: `${url.pathname}?token=${token.slice(1)}x` });
+    expect(wrong.status).toBe(404);
   });
 });
