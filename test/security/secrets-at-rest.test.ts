@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, createInvoice } from '../support/billing.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { endpointRow } from '../support/webhooks.js';
+import { insertEndpoint } from '../../src/modules/webhooks/webhooks.repository.js';
 
 /**
  * Secrets shown once stay out of the database in plain text (DESIGN §21, issue #29 item 9): a
@@ -73,5 +76,38 @@ describe('checkout links', () => {
     expect(page.text).toContain(`?token=${token}`);
     const wrong = await t.call({ method: 'GET', url: `${url.pathname}?token=${token.slice(1)}x` });
     expect(wrong.status).toBe(404);
+  });
+});
+
+describe('webhook signing secrets', () => {
+  it('are stored sealed, and deliveries are still signed with them (and with a secret stored before sealing)', async () => {
+    const receiver = await startWebhookReceiver({ now: () => t.clock.now() });
+    const tenant = await t.registerTenant({ name: 'Sealed Hooks' });
+    try {
+      const created = await tenant.api('POST', '/v1/webhooks', { url: receiver.url, events: ['plan.created'] });
+      expect(created.status, created.text).toBe(201);
+      const rotated = await tenant.api('POST', `/v1/webhooks/${created.body.data.id}/rotate-secret`);
+      const secret = rotated.body.data.secret as string;
+      const row = await t.database.db
+        .selectFrom('webhook_endpoints')
+        .select(['secret', 'previous_secret'])
+        .where('tenant_id', '=', tenant.tenantId)
+        .where('id', '=', created.body.data.id)
+        .executeTakeFirstOrThrow();
+      expect(row.secret).toMatch(/^v1\./);
+      expect(row.previous_secret).toMatch(/^v1\./);
+      expect(JSON.stringify(row)).not.toContain(secret.slice(6));
+      expect(JSON.stringify(row)).not.toContain(created.body.data.secret.slice(6));
+      // One endpoint saved before sealing, its secret in plain text.
+      const legacy = endpointRow(tenant.tenantId, t.clock.now(), { url: receiver.url, events: ['plan.created'] });
+      await insertEndpoint(t.database.db, legacy);
+      receiver.setSecrets([secret, legacy.secret]);
+      expect((await tenant.api('POST', '/v1/plans', { name: 'Sealed', interval_unit: 'month', amount: 100, currency: 'INR' })).status).toBe(201);
+      await t.kosh.worker.drain();
+      expect(receiver.count()).toBe(2);
+      expect(receiver.verifiedCount()).toBe(2);
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -46,7 +46,7 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
       // The signing secret is shown once: a replay shows it again, stored sealed (DESIGN §21).
       return runAction(deps, request, reply, async (ctx) => ({
         status: 201,
-        body: { data: await createWebhookEndpoint(ctx, request.body) },
+        body: { data: await createWebhookEndpoint(ctx, deps.secrets, request.body) },
         sealReplay: true,
       }));
     },
@@ -112,7 +112,11 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await rotateWebhookSecret(ctx, request.params.id) }, sealReplay: true })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await rotateWebhookSecret(ctx, deps.secrets, request.params.id) },
+        sealReplay: true,
+      })),
   );
 
   app.get(

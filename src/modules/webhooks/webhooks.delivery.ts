@@ -14,7 +14,7 @@ import {
   type RecordedAttempt,
 } from './webhooks.repository.js';
 import { postJson } from './webhooks.http.js';
-import { signatureHeader } from './webhooks.signing.js';
+import { openSigningSecret, signatureHeader } from './webhooks.signing.js';
 import { isFinished, recordAttempt, type AttemptOutcome } from './webhooks.states.js';
 
 export const DELIVER_JOB = 'webhooks.deliver';
@@ -176,9 +176,15 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
 
   const body = eventBody(target);
   const timestamp = Math.floor(now.getTime() / 1000);
-  const secrets = [target.secret];
-  if (target.previous_secret && target.previous_secret_expires_at && target.previous_secret_expires_at > now) {
-    secrets.push(target.previous_secret);
+  const open = (stored: string) => openSigningSecret(env.secrets, target.tenant_id, target.webhook_endpoint_id, stored);
+  const secrets: string[] = [];
+  try {
+    secrets.push(open(target.secret));
+    if (target.previous_secret && target.previous_secret_expires_at && target.previous_secret_expires_at > now) {
+      secrets.push(open(target.previous_secret));
+    }
+  } catch {
+    return { ok: false, statusCode: null, error: 'the signing secret could not be opened (was KOSH_SECRET_KEY changed?); rotate it' };
   }
   // webhook-id is the event id: stable across retries and redeliveries, so receivers can dedupe.
   const signature = signatureHeader(secrets, target.event_id, timestamp, body);
