@@ -59,7 +59,13 @@ async function runReceivers(count: number): Promise<void> {
 /** A forked extra worker process: the same app on the same database, only its worker running. */
 async function runWorker(databaseUrl: string, concurrency: number, pollMs: number): Promise<void> {
   const kosh = await createKosh({
-    config: loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', KOSH_WORKER_CONCURRENCY: String(concurrency), KOSH_WORKER_POLL_MS: String(pollMs) }),
+    config: loadConfig({
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'silent',
+      KOSH_OUTBOUND_ALLOW_PRIVATE: '1',
+      KOSH_WORKER_CONCURRENCY: String(concurrency),
+      KOSH_WORKER_POLL_MS: String(pollMs),
+    }),
     logger: pino({ level: 'silent' }),
   });
   process.on('message', (message: { start?: true; stop?: true }) => {
@@ -99,7 +105,12 @@ async function main(): Promise<void> {
     }),
   );
   const kosh = await createKosh({
-    config: loadConfig({ LOG_LEVEL: 'silent', KOSH_WORKER_CONCURRENCY: String(CONCURRENCY), KOSH_WORKER_POLL_MS: String(POLL_MS) }),
+    config: loadConfig({
+      LOG_LEVEL: 'silent',
+      KOSH_OUTBOUND_ALLOW_PRIVATE: '1',
+      KOSH_WORKER_CONCURRENCY: String(CONCURRENCY),
+      KOSH_WORKER_POLL_MS: String(POLL_MS),
+    }),
     database,
     logger: pino({ level: 'silent' }),
   });

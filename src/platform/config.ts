@@ -72,6 +72,9 @@ const envSchema = z.object({
   KOSH_TEST_GATEWAY_JOURNAL: z.string().optional(),
   KOSH_IRP_NIC_URL: z.string().default('https://einv-apisandbox.nic.in'),
   KOSH_IRP_GSP_URL: z.string().optional(),
+  // Lets a test-mode deployment send tenant-influenced requests (webhooks) to private and loopback
+  // addresses, for tests and local development; refused in live mode (decision 0210).
+  KOSH_OUTBOUND_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
   KOSH_IRP_PUBLIC_KEY: z.string().optional(),
 });
 
@@ -133,6 +136,8 @@ export type Config = {
   /** Base URL of the NIC e-invoice API (IRP), and of a GSP exposing the same API. */
   irpNicUrl: string;
   irpGspUrl: string | undefined;
+  /** Tenant-influenced requests (webhooks) may reach private addresses: test deployments only. */
+  outboundAllowPrivate: boolean;
   /** The IRP's RSA public key (PEM) encrypting the app key at authentication. */
   irpPublicKey: string | undefined;
 };
@@ -168,6 +173,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.KOSH_MODE === 'live' && !e.KOSH_PUBLIC_URL) {
     // Sign-in links and checkout URLs are built from it; a guessed localhost URL would be wrong.
     throw new Error('Invalid configuration: KOSH_PUBLIC_URL: required in live mode (the https address customers reach Kosh at)');
+  }
+  if (e.KOSH_MODE === 'live' && e.KOSH_OUTBOUND_ALLOW_PRIVATE === '1') {
+    throw new Error(
+      'Invalid configuration: KOSH_OUTBOUND_ALLOW_PRIVATE: not allowed in live mode (requests to tenant URLs never reach private addresses there)',
+    );
   }
   const test = e.KOSH_MODE === 'test';
   return {
@@ -206,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     testGatewayJournal: e.KOSH_TEST_GATEWAY_JOURNAL || undefined,
     irpNicUrl: e.KOSH_IRP_NIC_URL,
     irpGspUrl: e.KOSH_IRP_GSP_URL || undefined,
+    outboundAllowPrivate: e.KOSH_OUTBOUND_ALLOW_PRIVATE === '1',
     irpPublicKey: e.KOSH_IRP_PUBLIC_KEY?.replace(/\\n/g, '\n') || undefined,
     metricsToken: e.KOSH_METRICS_TOKEN || undefined,
     trustProxy: e.KOSH_TRUST_PROXY === 'on',

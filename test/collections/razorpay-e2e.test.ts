@@ -111,6 +111,7 @@ describe('razorpay through the API', () => {
     const captured = server.settlePayment(paymentId, 'captured');
     const first = await deliver('payment.captured', { payment: captured }, 'evt_rzp_captured_1');
     expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toMatchObject({ duplicate: false });
     expect((await deliver('payment.captured', { payment: captured }, 'evt_rzp_captured_1')).statusCode).toBe(200);
     expect((await tenant.api('GET', `/v1/invoices/${inv.id}`)).body.data).toMatchObject({ status: 'paid', amount_due: 0 });
     const payments = (await tenant.api('GET', `/v1/payments?invoice_id=${inv.id}`)).body.data;
@@ -161,5 +162,33 @@ describe('razorpay through the API', () => {
     t.clock.advance(2 * HOUR);
     await t.kosh.worker.drain();
     expect(sent('POST', '/v1/payments/create/recurring')).toHaveLength(1);
+  });
+});
+
+describe('razorpay webhook deduplication', () => {
+  it('applies a signed body once, whatever X-Razorpay-Event-Id (unsigned) comes with it', async () => {
+    const { customer, pm } = await customerWithToken({ kind: 'pending' }, 7);
+    const inv = await invoice(customer, 30_000);
+    expect((await tenant.api('POST', `/v1/invoices/${inv.id}/pay`, { payment_method_id: pm })).status).toBe(200);
+    t.clock.advance(25 * HOUR);
+    await t.kosh.worker.drain();
+    const [debit] = sent('POST', '/v1/payments/create/recurring').slice(-1);
+    const paymentId = [...server.payments.values()].find((p) => p.order_id === (debit!.body as { order_id: string }).order_id)!.id;
+    const failed = server.settlePayment(paymentId, 'failed');
+    const delivery = server.webhook('payment.failed', { payment: failed }, { eventId: 'evt_rzp_once' });
+    const post = (eventId: string) =>
+      t.kosh.app.inject({
+        method: 'POST',
+        url: `/webhooks/gateways/razorpay/${connection}`,
+        headers: { ...delivery.headers, 'x-razorpay-event-id': eventId },
+        payload: delivery.rawBody,
+      });
+    const once = await post('evt_rzp_once');
+    expect(once.statusCode, once.body).toBe(200);
+    expect(once.json()).toMatchObject({ duplicate: false, type: 'payment.failed' });
+    const replayed = await post('evt_rzp_replayed_with_a_new_header');
+    expect(replayed.statusCode).toBe(200);
+    expect(replayed.json()).toMatchObject({ duplicate: true });
+    expect((await attemptsOf(inv.id)).filter((a) => a.status === 'failed')).toHaveLength(1);
   });
 });

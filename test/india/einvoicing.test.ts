@@ -3,7 +3,7 @@ import { createHash, createVerify } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { pdfText } from '../support/pdf-text.js';
-import { startNicIrp } from '../support/nic-irp.js';
+import { HTML_ANSWER, startNicIrp } from '../support/nic-irp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
@@ -41,8 +41,12 @@ async function invoiceFor(customerId: string, amount = 100_000) {
   return res.body.data as { id: string; number: string; total: number };
 }
 
+let nic: Awaited<ReturnType<typeof startNicIrp>>;
+
 beforeAll(async () => {
-  t = await startTestKosh({});
+  nic = await startNicIrp({ username: 'nic_user', password: 'nic-pass', clientId: 'cid', clientSecret: 'csecret', now: () => t.clock.now() });
+  // The IRP's address is the deployment's (DESIGN §21), never a tenant's.
+  t = await startTestKosh({ env: { KOSH_IRP_NIC_URL: nic.url } });
   t.clock.set('2026-03-31T18:00:00Z'); // 23:30 on 31 March in India
   acme = await t.registerTenant({ state_code: '29', gstin: SUPPLIER });
   entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
@@ -54,7 +58,10 @@ beforeAll(async () => {
   });
   buyerId = buyer.body.data.id;
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await nic.close();
+});
 
 describe('e-invoicing', () => {
   describe('settings (PATCH /v1/entities/{id})', () => {
@@ -63,6 +70,25 @@ describe('e-invoicing', () => {
       const res = await acme.api('PATCH', `/v1/entities/${other.body.data.id}`, { einvoicing: { enabled: true, provider: 'sandbox' } });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('validation_failed');
+    });
+
+    it.each([
+      'http://[::ffff:127.0.0.1]:8080/',
+      'http://2130706433/',
+      'http://0177.0.0.1/',
+      'http://0x7f.1/',
+      'http://169.254.169.254/latest/meta-data/',
+      'file:///etc/passwd',
+      'gopher://127.0.0.1:6379/_INFO',
+      'data:text/plain,hello',
+      'https://gsp.example.com/',
+    ])("refuses a tenant's IRP base_url %s with 400: the address is the deployment's", async (baseUrl) => {
+      const res = await acme.api('PATCH', `/v1/entities/${entityId}`, {
+        einvoicing: { enabled: true, provider: 'gsp', credentials: { username: 'u', password: 'p', client_id: 'c', client_secret: 's', base_url: baseUrl } },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+      expect(res.body.error.details).toEqual([{ field: 'einvoicing.credentials.base_url', message: expect.stringMatching(/set by the deployment/) }]);
     });
 
     it('turns the sandbox on and never answers credentials', async () => {
@@ -257,12 +283,10 @@ type SentDocument = {
 
 describe('the nic provider (against a local NIC-compatible IRP)', () => {
   const NIC_SUPPLIER = gstin('27', 'AAFCN1111N');
-  let nic: Awaited<ReturnType<typeof startNicIrp>>;
   let tenant: Tenant;
   let customerId: string;
 
   beforeAll(async () => {
-    nic = await startNicIrp({ username: 'nic_user', password: 'nic-pass', clientId: 'cid', clientSecret: 'csecret', now: () => t.clock.now() });
     tenant = await t.registerTenant({ state_code: '27', gstin: NIC_SUPPLIER });
     const entity = (await tenant.api('GET', '/v1/entities')).body.data[0].id;
     const res = await tenant.api('PATCH', `/v1/entities/${entity}`, {
@@ -270,7 +294,7 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
       einvoicing: {
         enabled: true,
         provider: 'nic',
-        credentials: { username: 'nic_user', password: 'nic-pass', client_id: 'cid', client_secret: 'csecret', base_url: nic.url, public_key: nic.publicKey },
+        credentials: { username: 'nic_user', password: 'nic-pass', client_id: 'cid', client_secret: 'csecret', public_key: nic.publicKey },
       },
     });
     expect(res.status).toBe(200);
@@ -283,8 +307,6 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
       })
     ).body.data.id;
   });
-  afterAll(() => nic.close());
-
   const issue = async () =>
     (
       await tenant.api('POST', '/v1/invoices', {
@@ -344,6 +366,20 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
     expect(e).toMatchObject({ status: 'generated', errors: [] });
   });
 
+  it("stores Kosh's words, never the text of an answer that is not the IRP's JSON", async () => {
+    nic.setDown('html');
+    const invoice = await issue();
+    await t.kosh.worker.drain();
+    nic.setDown(false);
+    const e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
+    expect(e).toMatchObject({ status: 'pending', errors: [{ code: 'irp.unavailable', message: 'the IRP answered HTTP 200 without JSON' }] });
+    expect(JSON.stringify(e)).not.toContain('Router admin');
+    expect(JSON.stringify(e)).not.toContain(HTML_ANSWER.slice(0, 6));
+    t.clock.advance(5 * 60_000);
+    await t.kosh.worker.drain();
+    expect((await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data).toMatchObject({ status: 'generated', errors: [] });
+  });
+
   it('never sends a document that fails the schema', async () => {
     const noAddress = (await tenant.api('POST', '/v1/customers', { email: 'bare@kar.test', name: 'Bare Ltd', gstin: gstin('29', 'AABCK3333K') })).body.data.id;
     const invoice = (
@@ -384,7 +420,8 @@ describe('the nic provider (against a local NIC-compatible IRP)', () => {
     ).body.data;
     await t.kosh.worker.drain();
     let e = (await tenant.api('GET', `/v1/invoices/${invoice.id}/einvoice`)).body.data;
-    expect(e).toMatchObject({ status: 'failed', errors: [{ code: 'irp.3028' }] });
+    // Kosh's words, not the IRP's text ("GSTIN - … is not present in taxpayer master").
+    expect(e).toMatchObject({ status: 'failed', errors: [{ code: 'irp.3028', message: 'the IRP refused the request (IRP error 3028)' }] });
     // A GSTIN of another state would turn IGST into CGST/SGST: not a resubmission.
     expect((await tenant.api('PATCH', `/v1/customers/${buyer}`, { gstin: gstin('27', 'AABCK5555K') })).status).toBe(200);
     const moved = await tenant.api('POST', `/v1/invoices/${invoice.id}/einvoice/retry`, {});

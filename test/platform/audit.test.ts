@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
 import { appendAudit } from '../../src/platform/audit/audit.js';
 import { startMailSink, type MailSink } from '../support/mail-sink.js';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../support/harness.js';
@@ -103,6 +104,22 @@ describe('audit log', () => {
     const rows = await t.database.db.selectFrom('audit_log').select('changes').where('tenant_id', '=', acme.tenantId).execute();
     const text = JSON.stringify(rows);
     expect(text).not.toMatch(/argon2|password_hash|totp_secret|key_hash/);
+  });
+
+  it("never holds sealed credentials (an entity's IRP user name and password)", async () => {
+    const entity = (await acme.api('GET', '/v1/entities')).body.data[0];
+    const first14 = '29AAECA1234F1Z';
+    const res = await acme.api('PATCH', `/v1/entities/${entity.id}`, {
+      state_code: '29',
+      gstin: first14 + gstinCheckCharacter(first14),
+      address: { line1: '1 Residency Road', city: 'Bengaluru', postal_code: '560025' },
+      einvoicing: { enabled: true, provider: 'nic', credentials: { username: 'irp_user', password: 'irp-password' } },
+    });
+    expect(res.status, res.text).toBe(200);
+    const [entry] = await auditOf(`object_id=${entity.id}`);
+    expect(entry!.action).toBe('entity.update');
+    expect(entry!.changes).toHaveProperty('einvoicing_provider');
+    expect(JSON.stringify(entry!.changes)).not.toMatch(/credentials|"v1\./);
   });
 
   it('rolls the record back with an action that fails', async () => {

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/platform/config.js';
 import { generateApiKey } from '../../src/platform/auth/api-keys.js';
 import { enqueueJob } from '../../src/platform/jobs/jobs.js';
 import { newId } from '../../src/platform/ids.js';
-import { isForbiddenAddress } from '../../src/modules/webhooks/webhooks.url-safety.js';
+import { isForbiddenAddress } from '../../src/platform/http/outbound-guard.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
 import { envelopeProblem, fetchOpenApi, fillPath, randomIds, routesOf, validBodyFor, type ApiRoute } from '../support/security.js';
 import { startTestKosh, toResponse, type Tenant, type TestKosh } from '../support/harness.js';

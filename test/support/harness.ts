@@ -59,7 +59,16 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
   const clock = options.clock ?? new ManualClock('2026-04-01T00:00:00Z');
   // Live mode requires KOSH_PUBLIC_URL; tests that do not care about it get a placeholder.
   const liveDefaults = options.env?.KOSH_MODE === 'live' ? { KOSH_PUBLIC_URL: 'https://kosh.example' } : {};
-  const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_SECRET_KEY: randomBytes(32).toString('base64'), ...liveDefaults, ...options.env });
+  // Test receivers listen on loopback: a test deployment may reach them (decision 0210).
+  const testDefaults = options.env?.KOSH_MODE === 'live' ? {} : { KOSH_OUTBOUND_ALLOW_PRIVATE: '1' };
+  const config = loadConfig({
+    KOSH_MODE: 'test',
+    LOG_LEVEL: 'silent',
+    KOSH_SECRET_KEY: randomBytes(32).toString('base64'),
+    ...liveDefaults,
+    ...testDefaults,
+    ...options.env,
+  });
   const kosh = await createKosh({ config, clock, database, validateResponses: true, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
 
   const call = async (opts: InjectOptions) => toResponse(await kosh.app.inject(opts));

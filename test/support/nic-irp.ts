@@ -14,6 +14,9 @@ import type { AddressInfo } from 'node:net';
  * (`deactivate`) with 3028 (GSTIN not present in the taxpayer master).
  */
 
+/** What the IRP answers in `setDown('html')`: text that must never reach a stored record. */
+export const HTML_ANSWER = '<html><title>Router admin</title><body>internal-only page</body></html>';
+
 export type NicRequest = { method: string; path: string; headers: IncomingHttpHeaders; payload: unknown };
 
 const aesEncrypt = (key: Buffer, data: Buffer) => {
@@ -46,7 +49,7 @@ export async function startNicIrp(options: { username: string; password: string;
   const sessions = new Map<string, Buffer>();
   const registry = new Map<string, { Irn: string; AckNo: number; AckDt: string; SignedInvoice: string; SignedQRCode: string }>();
   const requests: NicRequest[] = [];
-  let down = false;
+  let down: boolean | 'html' = false;
   const inactive = new Set<string>();
   let ackCounter = 112010000000000;
 
@@ -65,6 +68,7 @@ export async function startNicIrp(options: { username: string; password: string;
       const answer = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       };
+      if (down === 'html') return void res.writeHead(200, { 'content-type': 'text/html' }).end(HTML_ANSWER);
       if (down) return answer(503, { message: 'Service Unavailable' });
       const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { Data?: string }) : {};
       if (req.headers.client_id !== options.clientId || req.headers.client_secret !== options.clientSecret)
@@ -149,7 +153,8 @@ export async function startNicIrp(options: { username: string; password: string;
     deactivate(gstin: string) {
       inactive.add(gstin);
     },
-    setDown(value: boolean) {
+    /** true: 503; 'html': 200 with an HTML page (what a wrong address would answer). */
+    setDown(value: boolean | 'html') {
       down = value;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -145,7 +145,8 @@ export type RazorpayServer = ProviderServer & {
   /** Where the hosted Payment Link page delivers its webhooks (unset: it delivers none). */
   hostedCheckout: HostedCheckoutTarget | null;
   /** What the hosted page delivered: the link, event and id, and Kosh's answer. */
-  hostedDeliveries: { reference: string; type: string; id: string; status: number }[];
+  /** Each hosted-page delivery, with what was sent (a redelivery sends those same bytes). */
+  hostedDeliveries: { reference: string; type: string; id: string; status: number; sent: { rawBody: Buffer; headers: Record<string, string> } }[];
   /** A delivery as Razorpay sends it: the raw body and its headers (signature, event id). */
   webhook(
     event: string,
@@ -285,11 +286,9 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
     }
     const events = linkEvents.get(link.id)!;
     if (hosted.target) {
-      const statuses = await deliverWebhooks(
-        hosted.target,
-        events.map((e) => self.webhook(e.event, e.entities, { eventId: e.id })),
-      );
-      events.forEach((e, k) => hosted.deliveries.push({ reference: link.id, type: e.event, id: e.id, status: statuses[k]! }));
+      const sent = events.map((e) => self.webhook(e.event, e.entities, { eventId: e.id }));
+      const statuses = await deliverWebhooks(hosted.target, sent);
+      events.forEach((e, k) => hosted.deliveries.push({ reference: link.id, type: e.event, id: e.id, status: statuses[k]!, sent: sent[k]! }));
     }
     const paymentId = link.payments[0] ? (link.payments[0] as { payment_id: string }).payment_id : '';
     const back = new URL(link.callback_url ?? `${baseUrl}/`);

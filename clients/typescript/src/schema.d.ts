@@ -1211,7 +1211,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint (the signing secret is shown only in this answer)
-         * @description `events` defaults to `['*']` (every type). In live mode the URL must be https and must not resolve to a private address.
+         * @description `events` defaults to `['*']` (every type). The URL must not resolve to a private, loopback or link-local address; in live mode it must be https.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -7163,7 +7163,6 @@ export interface operations {
                  *           "password": "password",
                  *           "client_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "client_secret": "client secret",
-                 *           "base_url": "https://acme.example/",
                  *           "public_key": "public key"
                  *         }
                  *       }
@@ -7198,8 +7197,8 @@ export interface operations {
                             password: string;
                             client_id?: string;
                             client_secret?: string;
-                            /** Format: uri */
-                            base_url?: string;
+                            /** @description refused (400): the IRP address is set by the deployment */
+                            base_url?: unknown;
                             public_key?: string;
                         };
                     };

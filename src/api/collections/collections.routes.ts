@@ -263,7 +263,7 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
         checkoutPage({
           invoice,
           sellerName: invoice.supplier?.name ?? (settings as { name?: string }).name ?? '',
-          action: `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`,
+          action: `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(request.query.token ?? '')}`,
           error,
           notice,
           handover: session.redirect_url ? { provider: session.gateway, url: session.redirect_url, cancelled: request.query.cancelled === '1' } : undefined,
@@ -286,7 +286,7 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
             .headers(PAGE_HEADERS)
             .type('text/html; charset=utf-8')
             .send(checkoutGonePage('This payment link is not valid or has expired.'));
-        const back = `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(session.token)}`;
+        const back = `/checkout/${session.tenant_id}/${session.id}?token=${encodeURIComponent(request.query.token ?? '')}`;
         let result;
         try {
           result = await submitCheckout(env, session, request.body.card_number, now);

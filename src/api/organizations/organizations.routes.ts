@@ -41,7 +41,9 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 201: dataEnvelope(organizationSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createOrganization(ctx, request.body) } })),
+    // The join code is shown once: a replay shows it again, stored sealed (DESIGN §21).
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createOrganization(ctx, request.body) }, sealReplay: true })),
   );
 
   app.get(
@@ -62,7 +64,8 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
     '/v1/organizations/:id/join-code',
     { schema: { tags, summary: 'Replace the join code (the old one stops working)', params: idParams, response: { 200: dataEnvelope(organizationSchema) } } },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await rotateJoinCode(ctx, request.params.id) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await rotateJoinCode(ctx, request.params.id) }, sealReplay: true })),
   );
 
   app.post(

@@ -34,15 +34,21 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
       schema: {
         tags,
         summary: 'Register a webhook endpoint (the signing secret is shown only in this answer)',
-        description: "`events` defaults to `['*']` (every type). In live mode the URL must be https and must not resolve to a private address.",
+        description:
+          "`events` defaults to `['*']` (every type). The URL must not resolve to a private, loopback or link-local address; in live mode it must be https.",
         body: createWebhookBody,
         response: { 201: dataEnvelope(webhookEndpointWithSecretSchema) },
       },
     },
     async (request, reply) => {
       // DNS is resolved here, before the transaction opens.
-      await assertWebhookUrlAllowed(request.body.url, deps.config.mode);
-      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createWebhookEndpoint(ctx, request.body) } }));
+      await assertWebhookUrlAllowed(request.body.url, deps.config);
+      // The signing secret is shown once: a replay shows it again, stored sealed (DESIGN §21).
+      return runAction(deps, request, reply, async (ctx) => ({
+        status: 201,
+        body: { data: await createWebhookEndpoint(ctx, deps.secrets, request.body) },
+        sealReplay: true,
+      }));
     },
   );
 
@@ -81,7 +87,7 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      await assertWebhookUrlAllowed(request.body.url, deps.config.mode);
+      await assertWebhookUrlAllowed(request.body.url, deps.config);
       return runAction(deps, request, reply, async (ctx) => ({
         status: 200,
         body: { data: await updateWebhookEndpoint(ctx, request.params.id, request.body) },
@@ -105,7 +111,12 @@ export function registerWebhookRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: dataEnvelope(webhookEndpointWithSecretSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await rotateWebhookSecret(ctx, request.params.id) } })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await rotateWebhookSecret(ctx, deps.secrets, request.params.id) },
+        sealReplay: true,
+      })),
   );
 
   app.get(

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Ctx } from '../../platform/context.js';
 import { errors, isKoshError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -21,15 +21,21 @@ import { chargeAndCommit, startAttempt } from './collect-invoice-payment.js';
 /** How long a hosted checkout link stays usable. */
 export const CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
 
-export function checkoutUrl(env: CollectionsEnv, row: Pick<CheckoutSessionRow, 'tenant_id' | 'id' | 'token'>): string {
-  return `${env.config.publicUrl}/checkout/${row.tenant_id}/${row.id}?token=${row.token}`;
+export function checkoutUrl(env: CollectionsEnv, row: Pick<CheckoutSessionRow, 'tenant_id' | 'id'>, token: string): string {
+  return `${env.config.publicUrl}/checkout/${row.tenant_id}/${row.id}?token=${token}`;
 }
 
-function toSession(env: CollectionsEnv, row: CheckoutSessionRow): CheckoutSession {
+/** The stored form of a link's token: its SHA-256, so the table never holds a usable link. */
+function checkoutTokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** The answer to the call that made the session: the only time its token (in `url`) is known. */
+function toSession(env: CollectionsEnv, row: CheckoutSessionRow, token: string): CheckoutSession {
   return {
     id: row.id,
     invoice_id: row.invoice_id,
-    url: checkoutUrl(env, row),
+    url: checkoutUrl(env, row, token),
     status: row.status,
     expires_at: row.expires_at.toISOString(),
     created_at: row.created_at.toISOString(),
@@ -141,7 +147,8 @@ function sessionRow(ctx: Ctx, invoiceId: string, prepared: PreparedCheckout): Ch
     tenant_id: ctx.tenantId,
     id: prepared.id,
     invoice_id: invoiceId,
-    token: prepared.token,
+    token: null,
+    token_hash: checkoutTokenHash(prepared.token),
     gateway: prepared.gateway,
     connection_id: prepared.connectionId,
     status: 'open',
@@ -161,7 +168,7 @@ export async function createCheckoutSession(ctx: Ctx, env: CollectionsEnv, invoi
   assertPayable(invoice.status, invoice.amount_due);
   const row = sessionRow(ctx, invoice.id, prepared);
   await insertCheckoutSession(ctx.tx, row);
-  return toSession(env, row);
+  return toSession(env, row, prepared.token);
 }
 
 /**
@@ -173,19 +180,25 @@ export async function createCheckoutSessions(
   env: CollectionsEnv,
   items: { invoice: { id: string; status: string; amount_due: number }; prepared: PreparedCheckout }[],
 ): Promise<Map<string, CheckoutSession>> {
-  const rows = items
+  const made = items
     .filter(({ invoice }) => (invoice.status === 'open' || invoice.status === 'uncollectible') && invoice.amount_due > 0)
-    .map(({ invoice, prepared }) => sessionRow(ctx, invoice.id, prepared));
-  await insertCheckoutSessions(ctx.tx, rows);
-  return new Map(rows.map((row) => [row.invoice_id, toSession(env, row)]));
+    .map(({ invoice, prepared }) => ({ row: sessionRow(ctx, invoice.id, prepared), token: prepared.token }));
+  await insertCheckoutSessions(
+    ctx.tx,
+    made.map((m) => m.row),
+  );
+  return new Map(made.map(({ row, token }) => [row.invoice_id, toSession(env, row, token)]));
 }
 
 /** The session behind a checkout link, when the link's token matches and it has not expired. */
 export async function openCheckoutSession(read: Ctx, sessionId: string, token: unknown): Promise<CheckoutSessionRow | null> {
   const row = await findCheckoutSession(read.tx, read.tenantId, sessionId);
   if (!row || typeof token !== 'string') return null;
-  const a = Buffer.from(row.token);
-  const b = Buffer.from(token);
+  // Compared as hashes (equal length); a session made before migration 0212 by its plain token.
+  const stored = row.token_hash ?? (row.token !== null ? checkoutTokenHash(row.token) : null);
+  if (stored === null) return null;
+  const a = Buffer.from(stored);
+  const b = Buffer.from(checkoutTokenHash(token));
   if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
   if (row.expires_at <= read.now && row.status === 'open') return null;
   return row;

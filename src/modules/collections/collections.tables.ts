@@ -59,7 +59,10 @@ export interface CheckoutSessionsTable {
   tenant_id: string;
   id: string;
   invoice_id: string;
-  token: string;
+  /** Sessions made before migration 0212 only: newer ones keep `token_hash`. */
+  token: string | null;
+  /** SHA-256 (hex) of the link's token. */
+  token_hash: string | null;
   gateway: string;
   connection_id: string | null;
   status: 'open' | 'complete' | 'expired';

@@ -4,7 +4,7 @@ import { einvoicingCredentialsAad, findEntity, type EinvoicingCredentials, type 
 import type { EinvoiceDocumentType } from './einvoicing.tables.js';
 import { findEinvoice, findEinvoiceOfDocument, updateEinvoiceRow, type EinvoiceRow } from './einvoicing.repository.js';
 import { failEinvoice, prepareSubmission, recordRegistration } from './einvoicing.service.js';
-import { DUPLICATE_IRN, IrpRejection, type IrpClient, type IrpRegistration } from './irp-client.js';
+import { DUPLICATE_IRN, IrpRejection, IrpUnavailable, type IrpClient, type IrpRegistration } from './irp-client.js';
 import type { IrpDocument } from './irp-document.js';
 import { createNicIrp } from './irp-nic.js';
 import { createSandboxIrp } from './irp-sandbox.js';
@@ -12,17 +12,30 @@ import { createSandboxIrp } from './irp-sandbox.js';
 /** Retries while the IRP is unreachable: 5 min, 15 min, 1 h, 6 h, 24 h; then the record fails. */
 export const SUBMISSION_RETRY_DELAYS_MS = [5 * 60_000, 15 * 60_000, 60 * 60_000, 6 * 60 * 60_000, 24 * 60 * 60_000];
 
-/** The IRP client of an entity's provider (`sandbox` built in; `nic`; `gsp` = the NIC API at the GSP's URL). */
+/**
+ * The IRP client of an entity's provider (`sandbox` built in; `nic`; `gsp` = the NIC API at the
+ * GSP's URL). The address is the deployment's only (KOSH_IRP_NIC_URL, KOSH_IRP_GSP_URL): a
+ * `base_url` sealed into older credentials is ignored (decision 0211).
+ */
 export function irpClientFor(entity: EntityRow, env: JobEnv): IrpClient {
   const provider = entity.einvoicing_provider ?? 'sandbox';
   if (provider === 'sandbox') return createSandboxIrp(env.config, () => env.clock.now());
   if (!entity.einvoicing_credentials) throw new IrpRejection('credentials', `the ${provider} provider needs the IRP credentials`);
-  const credentials = env.secrets.openJson<EinvoicingCredentials>(entity.einvoicing_credentials, einvoicingCredentialsAad(entity.tenant_id, entity.id));
-  const baseUrl = credentials.base_url ?? (provider === 'gsp' ? env.config.irpGspUrl : env.config.irpNicUrl);
-  if (!baseUrl) throw new IrpRejection('configuration', "no GSP base URL: set KOSH_IRP_GSP_URL or the credentials' base_url");
+  const { base_url: _ignored, ...credentials } = env.secrets.openJson<EinvoicingCredentials & { base_url?: unknown }>(
+    entity.einvoicing_credentials,
+    einvoicingCredentialsAad(entity.tenant_id, entity.id),
+  );
+  const baseUrl = provider === 'gsp' ? env.config.irpGspUrl : env.config.irpNicUrl;
+  if (!baseUrl) throw new IrpRejection('configuration', 'no GSP address is configured for this deployment (KOSH_IRP_GSP_URL)');
   const publicKey = credentials.public_key ?? env.config.irpPublicKey;
   if (!publicKey) throw new IrpRejection('configuration', "no IRP public key: set KOSH_IRP_PUBLIC_KEY or the credentials' public_key");
   return createNicIrp({ baseUrl, gstin: entity.gstin ?? '', credentials, publicKey });
+}
+
+/** What the IRP (or the network) said, in full, for operators: the log, never the record. */
+function logIrpFailure(env: JobEnv, tenantId: string, einvoiceId: string, error: unknown): void {
+  const detail = error instanceof IrpRejection || error instanceof IrpUnavailable ? error.detail : (error as Error)?.message;
+  env.logger.warn({ tenant_id: tenantId, einvoice_id: einvoiceId, error: (error as Error)?.message, detail }, 'IRP call failed');
 }
 
 type Prepared = { row: EinvoiceRow; entity: EntityRow; document: IrpDocument };
@@ -66,6 +79,7 @@ export const submitEinvoice: JobHandler = async (job: Job, env: JobEnv) => {
   } catch (error) {
     if (error instanceof IrpRejection) refusal = error;
     else transient = error as Error;
+    logIrpFailure(env, tenantId, row.id, error);
   }
   const retry = await env.db.transaction().execute(async (tx): Promise<RetryJobAt | null> => {
     const ctx = { tx, tenantId, now: env.clock.now() };
@@ -77,7 +91,8 @@ export const submitEinvoice: JobHandler = async (job: Job, env: JobEnv) => {
       await failEinvoice(ctx, current, [{ code: `irp.${refusal.code}`, message: refusal.message }], document);
     } else {
       const attempts = current.attempts + 1;
-      const message = transient?.message ?? 'IRP unreachable';
+      // Kosh's words only: a raw error could carry what the other side answered.
+      const message = transient instanceof IrpUnavailable ? transient.message : 'the IRP could not be reached';
       if (attempts > SUBMISSION_RETRY_DELAYS_MS.length) {
         await failEinvoice(
           ctx,
@@ -112,6 +127,7 @@ export const cancelEinvoiceAtIrp: JobHandler = async (job: Job, env: JobEnv) => 
   try {
     await irpClientFor(entity, env).cancel(row.irn, row.cancel_reason_code ?? 4, row.cancel_remarks ?? '');
   } catch (error) {
+    logIrpFailure(env, tenantId, id, error);
     if (!(error instanceof IrpRejection)) throw error; // unreachable: the worker's backoff retries
     await updateEinvoiceRow(env.db, tenantId, id, {
       errors: JSON.stringify([{ code: `irp.${error.code}`, message: `the IRP refused the cancellation: ${error.message}` }]),

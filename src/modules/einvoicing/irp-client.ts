@@ -18,7 +18,23 @@ export type IrpRegistration = {
 export class IrpRejection extends Error {
   constructor(
     readonly code: string,
+    /** Kosh's words: stored and answered. */
     message: string,
+    /** The IRP's own text, for the log only: never stored (DESIGN §21). */
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The IRP could not be reached, failed (5xx) or answered something unreadable: retried. The
+ * message is Kosh's words; what the other side said goes to the log only (`detail`).
+ */
+export class IrpUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly detail?: string,
   ) {
     super(message);
   }

@@ -1,6 +1,6 @@
 import { constants, createCipheriv, createDecipheriv, publicEncrypt, randomBytes } from 'node:crypto';
 import type { EinvoicingCredentials } from '../entities/index.js';
-import { IrpRejection, type IrpClient, type IrpDocumentRef, type IrpRegistration } from './irp-client.js';
+import { IrpRejection, IrpUnavailable, type IrpClient, type IrpDocumentRef, type IrpRegistration } from './irp-client.js';
 import type { IrpDocument } from './irp-document.js';
 
 /**
@@ -49,8 +49,17 @@ function refusal(answer: NicAnswer): IrpRejection {
       details = [{ ErrorCode: 'unknown', ErrorMessage: String(details) }];
     }
   }
-  const first = details?.[0];
-  return new IrpRejection(String(first?.ErrorCode ?? 'unknown'), details?.map((d) => `${d.ErrorCode}: ${d.ErrorMessage}`).join('; ') || 'refused by the IRP');
+  const codes = (details ?? []).map((d) => irpErrorCode(d.ErrorCode));
+  const raw = details?.map((d) => `${d.ErrorCode}: ${d.ErrorMessage}`).join('; ') || undefined;
+  // The IRP's own text is logged, never stored: Kosh words the refusal (DESIGN §21).
+  const summary = codes.length ? `the IRP refused the request (IRP error ${[...new Set(codes)].join(', ')})` : 'the IRP refused the request';
+  return new IrpRejection(codes[0] ?? 'unknown', summary, raw);
+}
+
+/** An IRP error code as stored: NIC's codes are short numbers; anything else is `unknown`. */
+function irpErrorCode(value: unknown): string {
+  const code = String(value ?? '');
+  return /^[A-Za-z0-9_-]{1,16}$/.test(code) ? code : 'unknown';
 }
 
 type NicRegistration = { AckNo: number | string; AckDt: string; Irn: string; SignedInvoice: string; SignedQRCode: string };
@@ -72,15 +81,29 @@ export function createNicIrp(options: NicOptions): IrpClient {
   let session: Session | null = null;
 
   async function call(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<NicAnswer> {
-    const response = await http(`${base}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    // 5xx and non-JSON answers are the IRP being down: thrown as ordinary errors, retried.
-    if (response.status >= 500) throw new Error(`IRP answered ${response.status}`);
-    return (await response.json()) as NicAnswer;
+    let response: Response;
+    let text: string;
+    try {
+      response = await http(`${base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+        // The credentials travel in headers: never re-sent wherever a redirect points.
+        redirect: 'error',
+      });
+      text = await response.text();
+    } catch (error) {
+      const e = error as Error & { cause?: { code?: string; message?: string } };
+      throw new IrpUnavailable('the IRP could not be reached', e.cause?.code ?? e.cause?.message ?? e.message);
+    }
+    // 5xx and non-JSON answers are the IRP being down: retried.
+    if (response.status >= 500) throw new IrpUnavailable(`the IRP answered HTTP ${response.status}`, text.slice(0, 500));
+    try {
+      return JSON.parse(text) as NicAnswer;
+    } catch {
+      throw new IrpUnavailable(`the IRP answered HTTP ${response.status} without JSON`, text.slice(0, 500));
+    }
   }
 
   async function authenticate(): Promise<Session> {

@@ -75,8 +75,14 @@ export const einvoicingSettings = z.object({
       password: fields.text(200),
       client_id: fields.text(200).optional(),
       client_secret: fields.text(200).optional(),
-      /** The GSP's or NIC's base URL; defaults to the configured one. */
-      base_url: z.url().max(500).optional(),
+      /**
+       * Refused: the IRP's and GSP's addresses come from the deployment (KOSH_IRP_NIC_URL,
+       * KOSH_IRP_GSP_URL), never from a tenant (DESIGN §21, decision 0211).
+       */
+      base_url: z
+        .never({ error: 'is not accepted: the IRP address is set by the deployment (KOSH_IRP_NIC_URL or KOSH_IRP_GSP_URL); choose the provider by name' })
+        .optional()
+        .describe('refused (400): the IRP address is set by the deployment'),
       /** The IRP's RSA public key (PEM) that encrypts the app key at authentication. */
       public_key: fields.text(4000).optional(),
     })

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { Coalescer } from '../../platform/coalesce.js';
 import type { DB } from '../../platform/db/schema.js';
+import { outboundLookup, outboundPolicy, outboundUrlProblem } from '../../platform/http/outbound-guard.js';
 import { enqueueJob, RetryJobAt, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
 import { toEvent, type EventRow } from '../events/index.js';
 import {
@@ -13,9 +14,8 @@ import {
   type RecordedAttempt,
 } from './webhooks.repository.js';
 import { postJson } from './webhooks.http.js';
-import { signatureHeader } from './webhooks.signing.js';
+import { openSigningSecret, signatureHeader } from './webhooks.signing.js';
 import { isFinished, recordAttempt, type AttemptOutcome } from './webhooks.states.js';
-import { liveModeUrlProblem, publicOnlyLookup } from './webhooks.url-safety.js';
 
 export const DELIVER_JOB = 'webhooks.deliver';
 
@@ -169,17 +169,22 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
   } catch {
     return { ok: false, statusCode: null, error: 'endpoint URL is not valid' };
   }
-  if (env.config.mode === 'live') {
-    // Again at every attempt: DNS may now answer with a private address (rebinding).
-    const problem = await liveModeUrlProblem(url);
-    if (problem) return { ok: false, statusCode: null, error: `refused: ${problem}` };
-  }
+  // Again at every attempt: DNS may now answer with a private address (rebinding).
+  const policy = outboundPolicy(env.config);
+  const problem = await outboundUrlProblem(url, policy);
+  if (problem) return { ok: false, statusCode: null, error: `refused: ${problem}` };
 
   const body = eventBody(target);
   const timestamp = Math.floor(now.getTime() / 1000);
-  const secrets = [target.secret];
-  if (target.previous_secret && target.previous_secret_expires_at && target.previous_secret_expires_at > now) {
-    secrets.push(target.previous_secret);
+  const open = (stored: string) => openSigningSecret(env.secrets, target.tenant_id, target.webhook_endpoint_id, stored);
+  const secrets: string[] = [];
+  try {
+    secrets.push(open(target.secret));
+    if (target.previous_secret && target.previous_secret_expires_at && target.previous_secret_expires_at > now) {
+      secrets.push(open(target.previous_secret));
+    }
+  } catch {
+    return { ok: false, statusCode: null, error: 'the signing secret could not be opened (was KOSH_SECRET_KEY changed?); rotate it' };
   }
   // webhook-id is the event id: stable across retries and redeliveries, so receivers can dedupe.
   const signature = signatureHeader(secrets, target.event_id, timestamp, body);
@@ -196,8 +201,8 @@ async function attemptDelivery(target: DeliveryTarget, env: JobEnv, now: Date): 
         'x-kosh-delivery-id': target.id,
       },
       body,
-      // In live mode the connection itself refuses private addresses (rebinding after the check).
-      { timeoutMs: ATTEMPT_TIMEOUT_MS, maxAnswerBytes: MAX_ANSWER_BYTES, lookup: env.config.mode === 'live' ? publicOnlyLookup : undefined },
+      // The connection itself refuses private addresses (rebinding after the check).
+      { timeoutMs: ATTEMPT_TIMEOUT_MS, maxAnswerBytes: MAX_ANSWER_BYTES, lookup: outboundLookup(policy) },
     );
     const status = answer.status;
     if (status >= 200 && status < 300) return { ok: true, statusCode: status };

@@ -4,8 +4,8 @@ import { isEventType } from '../events/index.js';
 import { DELIVERY_STATUSES, MAX_ATTEMPTS } from './webhooks.states.js';
 
 /**
- * Shape checks every mode shares: absolute http(s) URL with a host and no credentials. Live mode
- * adds https and the address rules (webhooks.url-safety.ts) before the action runs.
+ * Shape checks every mode shares: absolute http(s) URL with a host and no credentials. The outbound
+ * guard (platform/http/outbound-guard.ts) adds the address rules, and https in live mode, before the action runs.
  */
 export const webhookUrl = z
   .string()

@@ -1,7 +1,10 @@
+import type { Config } from '../../platform/config.js';
 import type { Ctx } from '../../platform/context.js';
+import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { errors } from '../../platform/errors.js';
 import type { EventListener, EventPayload } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
+import { outboundPolicy, outboundUrlProblem } from '../../platform/http/outbound-guard.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
@@ -21,9 +24,8 @@ import {
   type EndpointRow,
 } from './webhooks.repository.js';
 import type { CreateWebhookBody, Delivery, ListDeliveriesQuery, UpdateWebhookBody, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks.schemas.js';
-import { newSigningSecret } from './webhooks.signing.js';
+import { newSigningSecret, sealSigningSecret } from './webhooks.signing.js';
 import { deliveryStatus } from './webhooks.states.js';
-import { liveModeUrlProblem } from './webhooks.url-safety.js';
 
 /** A tenant's endpoints are bounded, and with them the fan-out of every event. */
 export const MAX_ENDPOINTS_PER_TENANT = 20;
@@ -45,8 +47,9 @@ export function toEndpoint(row: EndpointRow, now: Date): WebhookEndpoint {
   };
 }
 
-function withSecret(row: EndpointRow, now: Date): WebhookEndpointWithSecret {
-  return { ...toEndpoint(row, now), secret: row.secret };
+/** The answer that shows the signing secret: only when it is made (the row holds it sealed). */
+function withSecret(row: EndpointRow, now: Date, secret: string): WebhookEndpointWithSecret {
+  return { ...toEndpoint(row, now), secret };
 }
 
 export function toDelivery(row: DeliveryRow): Delivery {
@@ -68,34 +71,36 @@ export function toDelivery(row: DeliveryRow): Delivery {
 }
 
 /**
- * Live mode refuses URLs that are not https or that reach a private address (SSRF). This resolves
- * DNS, so routes call it before the action's transaction opens, never inside it.
+ * The outbound guard refuses URLs that reach a private address (SSRF), and in live mode URLs that
+ * are not https. This resolves DNS, so routes call it before the action's transaction opens.
  */
-export async function assertWebhookUrlAllowed(url: string | undefined, mode: 'test' | 'live'): Promise<void> {
-  if (url === undefined || mode !== 'live') return;
-  const problem = await liveModeUrlProblem(new URL(url));
+export async function assertWebhookUrlAllowed(url: string | undefined, config: Pick<Config, 'mode' | 'outboundAllowPrivate'>): Promise<void> {
+  if (url === undefined) return;
+  const problem = await outboundUrlProblem(new URL(url), outboundPolicy(config));
   if (problem) throw errors.invalidField('url', problem);
 }
 
-export async function createWebhookEndpoint(ctx: Ctx, input: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
+export async function createWebhookEndpoint(ctx: Ctx, box: SecretBox, input: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
   if ((await countLiveEndpoints(ctx.tx, ctx.tenantId)) >= MAX_ENDPOINTS_PER_TENANT) {
     throw errors.conflict(`a tenant has at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints`, 'webhook_endpoint_limit');
   }
+  const id = newId();
+  const secret = newSigningSecret();
   const row = await insertEndpoint(ctx.tx, {
     tenant_id: ctx.tenantId,
-    id: newId(),
+    id,
     url: input.url,
     description: input.description ?? null,
     events: JSON.stringify(input.events),
     enabled: input.enabled,
-    secret: newSigningSecret(),
+    secret: sealSigningSecret(box, ctx.tenantId, id, secret),
     previous_secret: null,
     previous_secret_expires_at: null,
     created_at: ctx.now,
     updated_at: ctx.now,
     deleted_at: null,
   });
-  return withSecret(row, ctx.now);
+  return withSecret(row, ctx.now, secret);
 }
 
 async function requireEndpoint(ctx: Ctx, id: string): Promise<EndpointRow> {
@@ -140,16 +145,18 @@ export async function deleteWebhookEndpoint(ctx: Ctx, id: string): Promise<{ id:
  * A new secret signs from now on; the current one keeps signing too for 24 h, so receivers can
  * switch over without missing a delivery. Rotating again within the overlap drops the oldest.
  */
-export async function rotateWebhookSecret(ctx: Ctx, id: string): Promise<WebhookEndpointWithSecret> {
+export async function rotateWebhookSecret(ctx: Ctx, box: SecretBox, id: string): Promise<WebhookEndpointWithSecret> {
   const current = await requireEndpoint(ctx, id);
+  const secret = newSigningSecret();
   const row = await updateEndpoint(ctx.tx, ctx.tenantId, id, {
-    secret: newSigningSecret(),
+    secret: sealSigningSecret(box, ctx.tenantId, id, secret),
+    // Kept as stored (sealed, or plain from before sealing): opened when signing.
     previous_secret: current.secret,
     previous_secret_expires_at: new Date(ctx.now.getTime() + PREVIOUS_SECRET_TTL_MS),
     updated_at: ctx.now,
   });
   if (!row) throw errors.notFound('webhook endpoint');
-  return withSecret(row, ctx.now);
+  return withSecret(row, ctx.now, secret);
 }
 
 function deliveriesPage(query: ListDeliveriesQuery): Page {

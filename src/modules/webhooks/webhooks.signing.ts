@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import type { SecretBox } from '../../platform/secrets/secrets.js';
 
 /**
  * Standard Webhooks signing (https://www.standardwebhooks.com): the signed content is
@@ -22,4 +23,19 @@ export function sign(secret: string, msgId: string, timestampSeconds: number, bo
 /** The `webhook-signature` (and `X-Service-Signature`) value: one signature per live secret. */
 export function signatureHeader(secrets: string[], msgId: string, timestampSeconds: number, body: string): string {
   return secrets.map((secret) => sign(secret, msgId, timestampSeconds, body)).join(' ');
+}
+
+/**
+ * Signing secrets are stored sealed (DESIGN §21): they must stay readable to sign, so they are
+ * sealed under KOSH_SECRET_KEY, bound to their endpoint. A secret stored before sealing (plain
+ * `whsec_…`) is still read as it is.
+ */
+const secretAad = (tenantId: string, endpointId: string) => `tenant:${tenantId}:webhook_endpoint:${endpointId}`;
+
+export function sealSigningSecret(box: SecretBox, tenantId: string, endpointId: string, secret: string): string {
+  return box.seal(secret, secretAad(tenantId, endpointId));
+}
+
+export function openSigningSecret(box: SecretBox, tenantId: string, endpointId: string, stored: string): string {
+  return stored.startsWith(SECRET_PREFIX) ? stored : box.open(stored, secretAad(tenantId, endpointId));
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { newSigningSecret, sign, signatureHeader } from './webhooks.signing.js';
 import { deliveryStatus, recordAttempt, retryGapMs } from './webhooks.states.js';
-import { isForbiddenAddress, publicOnlyLookup } from './webhooks.url-safety.js';
+import { isForbiddenAddress, publicOnlyLookup } from '../../platform/http/outbound-guard.js';
 import { postJson } from './webhooks.http.js';
 
 const T = new Date('2026-04-01T00:00:00Z');

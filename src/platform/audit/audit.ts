@@ -84,7 +84,14 @@ const OBJECT_TYPE_OF_RESOURCE: Record<string, string> = {
 };
 
 /** Columns never copied into the log (hashes and sealed secrets), nor compared (bookkeeping). */
-const HIDDEN_COLUMN = /(^|_)(hash|secret|token)(_|$)|password|^totp_|_sealed$|^sealed_/;
+const HIDDEN_COLUMN = /(^|_)(hash|secret|token|credentials)(_|$)|password|^totp_|_sealed$|^sealed_/;
+/** A value sealed by platform/secrets (`v1.<iv>.<tag>.<ciphertext>`), whatever its column is called. */
+const SEALED_VALUE = /^v1\.[\w-]{16}\.[\w-]{22}\.[\w-]*$/;
+
+/** Audit `changes` never hold secrets (DESIGN §21): hidden by the column's name or by the value's shape. */
+function isHidden(column: string, value: unknown): boolean {
+  return HIDDEN_COLUMN.test(column) || (typeof value === 'string' && SEALED_VALUE.test(value));
+}
 const IGNORED_COLUMNS = new Set(['tenant_id', 'id', 'updated_at', 'created_at', 'last_used_at', 'version', 'lock_version']);
 
 const VERBS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'update', DELETE: 'delete' };
@@ -142,7 +149,7 @@ export async function readAuditedRow(tx: Tx, table: string, tenantId: string, id
   const row = result.rows[0];
   if (!row) return undefined;
   const shown: Record<string, unknown> = {};
-  for (const [column, value] of Object.entries(row)) if (!HIDDEN_COLUMN.test(column)) shown[column] = comparable(value);
+  for (const [column, value] of Object.entries(row)) if (!isHidden(column, value)) shown[column] = comparable(value);
   return shown;
 }
 

@@ -264,7 +264,8 @@ export function exampleOf(schema: Schema | undefined, resolve: Resolver, field?:
     case 'object': {
       const out: Json = {};
       const props = (schema.properties ?? {}) as Record<string, Schema>;
-      for (const [k, v] of Object.entries(props)) out[k] = exampleOf(v, resolve, k, depth + 1);
+      // A property that accepts nothing (`z.never()`: a field refused by name) has no example.
+      for (const [k, v] of Object.entries(props)) if (!('not' in v)) out[k] = exampleOf(v, resolve, k, depth + 1);
       return out;
     }
     case 'array': {

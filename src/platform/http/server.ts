@@ -32,6 +32,7 @@ import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
 import { responseSerializerCompiler } from './serializer.js';
 import { registerMetrics } from './metrics.js';
+import { serializeRequest } from './request-log.js';
 import { limiter, registerRateLimits } from './rate-limits.js';
 import { sameSecret } from '../auth/secrets-compare.js';
 import { pendingJobCount } from '../jobs/jobs.js';
@@ -129,6 +130,7 @@ async function commitAction(deps: HttpDeps, request: FastifyRequest, action: (ct
   const attempt = (speculate: boolean) =>
     runIdempotentAction(deps.db, principal.tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, audited, {
       speculate,
+      secrets: deps.secrets,
     });
   let outcome;
   try {
@@ -210,7 +212,8 @@ function assertSameSiteWrite(request: FastifyRequest, session: OperatorSession):
 
 export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: KoshApp) => void | Promise<void>, options: HttpOptions = {}): Promise<KoshApp> {
   const app: KoshApp = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Request lines never carry magic-link, checkout or OAuth tokens from the query string.
+    loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
     requestIdHeader: false,

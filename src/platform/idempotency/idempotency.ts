@@ -5,6 +5,7 @@ import type { Ctx } from '../context.js';
 import { errors } from '../errors.js';
 import { allowSpeculation } from '../db/speculation.js';
 import { deferWrite } from '../db/pipeline.js';
+import type { SecretBox } from '../secrets/secrets.js';
 import './idempotency.tables.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -32,7 +33,30 @@ export type ActionResult = {
   body: unknown;
   /** What a replay answers, when it must differ from `body` (a secret shown once is not kept). */
   replayBody?: unknown;
+  /**
+   * The answer holds a secret shown once that a replay must still show (a webhook signing
+   * secret, a join code): it is stored sealed (platform/secrets), never in plain text.
+   */
+  sealReplay?: boolean;
 };
+
+/** A stored response sealed under the key's own associated data: `{ "$sealed": "v1.…" }`. */
+type SealedResponse = { $sealed: string };
+const replayAad = (tenantId: string, key: string) => `tenant:${tenantId}:idempotency:${key}`;
+
+function storedResponse(result: ActionResult, tenantId: string, key: string, secrets: SecretBox | undefined): string {
+  const body = result.replayBody ?? result.body;
+  if (!result.sealReplay) return JSON.stringify(body);
+  if (!secrets) throw new Error('a replay to seal needs the secret box');
+  return JSON.stringify({ $sealed: secrets.sealJson(body, replayAad(tenantId, key)) } satisfies SealedResponse);
+}
+
+function replayedResponse(stored: unknown, tenantId: string, key: string, secrets: SecretBox | undefined): unknown {
+  const sealed = stored && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Partial<SealedResponse>).$sealed : undefined;
+  if (typeof sealed !== 'string') return stored;
+  if (!secrets) throw new Error('a sealed replay needs the secret box');
+  return secrets.openJson(sealed, replayAad(tenantId, key));
+}
 export type ActionOutcome = ActionResult & { replayed: boolean };
 
 export type IdempotentRequest = {
@@ -86,7 +110,7 @@ export async function runIdempotentAction(
   now: Date,
   request: IdempotentRequest,
   action: (ctx: Ctx) => Promise<ActionResult>,
-  options: { speculate?: boolean } = {},
+  options: { speculate?: boolean; secrets?: SecretBox } = {},
 ): Promise<ActionOutcome> {
   const key = request.key;
   if (key === undefined) {
@@ -119,7 +143,7 @@ export async function runIdempotentAction(
         const record = {
           fingerprint: print,
           status_code: result.status,
-          response: JSON.stringify(result.replayBody ?? result.body),
+          response: storedResponse(result, tenantId, key, options.secrets),
           created_at: now,
           expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         };
@@ -148,7 +172,7 @@ export async function runIdempotentAction(
       if (stored.fingerprint !== print) {
         throw errors.unprocessable('this Idempotency-Key was already used with a different request', 'idempotency_key_reused');
       }
-      return { status: stored.status_code, body: stored.response, replayed: true };
+      return { status: stored.status_code, body: replayedResponse(stored.response, tenantId, key, options.secrets), replayed: true };
     }
   }
 }

@@ -426,13 +426,21 @@ describe('razorpay gateway', () => {
       const payment = server.payments.get((paid as { gatewayPaymentId: string }).gatewayPaymentId)!;
       const event = verify(server.webhook('payment.captured', { payment }, { eventId: 'evt_captured_1' }));
       expect(event).toMatchObject({
-        eventId: 'evt_captured_1',
+        eventId: expect.stringMatching(new RegExp(`^payment\\.captured:${payment.id}:[0-9a-f]{64}$`)),
         type: 'payment.succeeded',
         gatewayPaymentId: payment.id,
         amount: payment.amount,
         currency: 'INR',
       });
       expect(event.metadata.attempt_id).toBe(payment.notes.attempt_id);
+    });
+
+    it('keys deduplication on the signed body, not on the unsigned X-Razorpay-Event-Id', () => {
+      const delivery = server.webhook('payment.captured', { payment: { id: 'pay_D1', amount: 100, currency: 'INR', notes: {} } }, { eventId: 'evt_a' });
+      const again = verify({ rawBody: delivery.rawBody, headers: { ...delivery.headers, 'x-razorpay-event-id': 'evt_b' } });
+      expect(again.eventId).toBe(verify(delivery).eventId);
+      const other = server.webhook('payment.captured', { payment: { id: 'pay_D2', amount: 100, currency: 'INR', notes: {} } }, { eventId: 'evt_a' });
+      expect(verify(other).eventId).not.toBe(verify(delivery).eventId);
     });
 
     it('maps failures, refunds and cancelled mandates', async () => {

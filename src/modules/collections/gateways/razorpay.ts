@@ -280,6 +280,17 @@ export function razorpaySignature(rawBody: Buffer | string, secret: string): str
   return createHmac('sha256', secret).update(rawBody).digest('hex');
 }
 
+/**
+ * The deduplication key of a delivery, from what the signature covers only: the event, its
+ * entity's id and the SHA-256 of the signed body. `X-Razorpay-Event-Id` is not signed, so a
+ * replayed body under a fresh header would be applied again (issue #29 item 10).
+ */
+function signedEventId(hook: RazorpayWebhook, rawBody: Buffer): string {
+  const p = hook.payload;
+  const entityId = p.refund?.entity?.id ?? p.payment?.entity?.id ?? p.payment_link?.entity?.id ?? p.token?.entity?.id ?? '';
+  return `${hook.event}:${String(entityId).slice(0, 100)}:${createHash('sha256').update(rawBody).digest('hex')}`;
+}
+
 type RazorpayWebhook = {
   event: string;
   created_at?: number;
@@ -466,8 +477,6 @@ export const razorpayAdapter: GatewayAdapter = {
     if (!hook || typeof hook.event !== 'string' || typeof hook.payload !== 'object' || hook.payload === null) {
       throw new GatewayWebhookSignatureError('signed body is not a Razorpay event');
     }
-    // Razorpay names each delivery's event in X-Razorpay-Event-Id (the same id on redelivery).
-    const eventId = header(input.headers, 'x-razorpay-event-id') ?? `${hook.event}:${createHash('sha256').update(input.rawBody).digest('hex')}`;
-    return webhookEvent(eventId, hook);
+    return webhookEvent(signedEventId(hook, input.rawBody), hook);
   },
 };

@@ -1,13 +1,33 @@
 import dns, { type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import type { Config } from '../config.js';
 
 /**
- * SSRF protection for live mode (DESIGN §7): a webhook URL must be https and must not reach a
- * private, loopback, link-local, CGNAT, multicast, reserved or cloud-metadata address. Checked at
- * registration and again before every attempt, since DNS may answer differently later (rebinding).
- * Test mode allows http and any address, so local receivers work.
+ * The one outbound guard (DESIGN §21): every request Kosh makes to a URL a tenant influenced (today
+ * the webhook endpoints; third parties' base URLs come from the deployment's configuration only)
+ * is checked here. http(s) only (https only in live mode); no private, loopback, link-local,
+ * CGNAT, multicast, reserved, unspecified or cloud-metadata address, however it is spelled.
+ * Checked when the URL is saved and again before every request, and the socket's own DNS lookup
+ * (`outboundLookup`) refuses the same addresses, so the address connected to is the address
+ * checked (DNS rebinding). Redirects are never followed by the callers (node:http does not).
+ *
+ * Integer, octal and hex IPv4 spellings (`2130706433`, `0177.0.0.1`, `0x7f.1`) need no parsing
+ * here: the WHATWG URL parser already turns them into dotted quads (tested).
+ *
+ * `KOSH_OUTBOUND_ALLOW_PRIVATE=1` (test-mode deployments only; decision 0210) lifts the address
+ * rule so tests and developers can deliver to receivers on loopback.
  */
+export type OutboundPolicy = {
+  /** Only https (live mode). */
+  httpsOnly: boolean;
+  /** Private and loopback addresses allowed (KOSH_OUTBOUND_ALLOW_PRIVATE in a test deployment). */
+  allowPrivate: boolean;
+};
+
+export function outboundPolicy(config: Pick<Config, 'mode' | 'outboundAllowPrivate'>): OutboundPolicy {
+  return { httpsOnly: config.mode === 'live', allowPrivate: config.mode !== 'live' && config.outboundAllowPrivate };
+}
 
 const forbidden = new BlockList();
 for (const [net, prefix] of [
@@ -109,11 +129,13 @@ async function resolveAll(host: string): Promise<string[]> {
 }
 
 /**
- * Why `url` may not be called in live mode, or null when it may. Every address the host resolves
+ * Why `url` may not be called under `policy`, or null when it may. Every address the host resolves
  * to must be public: one private answer is enough to refuse.
  */
-export async function liveModeUrlProblem(url: URL): Promise<string | null> {
-  if (url.protocol !== 'https:') return 'must use https in live mode';
+export async function outboundUrlProblem(url: URL, policy: OutboundPolicy): Promise<string | null> {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http(s) URL';
+  if (policy.httpsOnly && url.protocol !== 'https:') return 'must use https in live mode';
+  if (policy.allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) {
     return isForbiddenAddress(host) ? `${host} is a private, loopback, link-local or reserved address` : null;
@@ -132,10 +154,10 @@ export async function liveModeUrlProblem(url: URL): Promise<string | null> {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * The live-mode sender's DNS lookup, given to the socket itself: the addresses the connection is
- * made to are the ones checked, so a name that answers publicly to the pre-attempt check and
- * privately a moment later (DNS rebinding) still cannot reach inside. One forbidden answer
- * refuses the connection (`EADDRFORBIDDEN`).
+ * The DNS lookup given to the socket itself: the addresses the connection is made to are the ones
+ * checked, so a name that answers publicly to the pre-request check and privately a moment later
+ * (DNS rebinding) still cannot reach inside. One forbidden answer refuses the connection
+ * (`EADDRFORBIDDEN`). A literal IP host never reaches a lookup: `outboundUrlProblem` judges it.
  */
 export function publicOnlyLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
   dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
@@ -151,4 +173,9 @@ export function publicOnlyLookup(hostname: string, options: dns.LookupOptions, c
     if (options.all) return callback(null, addresses);
     return callback(null, addresses[0]!.address, addresses[0]!.family);
   });
+}
+
+/** The socket lookup for `policy`: the checking one, or the system's when private addresses are allowed. */
+export function outboundLookup(policy: OutboundPolicy): typeof publicOnlyLookup | undefined {
+  return policy.allowPrivate ? undefined : publicOnlyLookup;
 }
