@@ -2190,8 +2190,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url
-         * @description Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url.
+         * Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403)
+         * @description Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403).
          */
         post: operations["createAccountingConnect"];
         delete?: never;
@@ -2515,13 +2515,77 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List a payment's refunds (newest first)
+         * @description List a payment's refunds (newest first).
+         */
+        get: operations["listPaymentsRefunds"];
+        put?: never;
+        /**
+         * Refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left)
+         * @description Refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left).
+         */
+        post: operations["refundsPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-notes/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
         get?: never;
         put?: never;
         /**
-         * Refund a payment in full or in part (issues a refund credit note)
-         * @description Refund a payment in full or in part (issues a refund credit note).
+         * Pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note
+         * @description Pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note.
          */
-        post: operations["refundsPayment"];
+        post: operations["refundsCreditNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List refunds (newest first)
+         * @description List refunds (newest first).
+         */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a refund
+         * @description Get a refund.
+         */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2902,8 +2966,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * E-mail a password reset link (valid 1 h); always 202, revealing nothing
-         * @description E-mail a password reset link (valid 1 h); always 202, revealing nothing.
+         * E-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way
+         * @description E-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way.
          */
         post: operations["createAuthPasswordReset"];
         delete?: never;
@@ -3680,6 +3744,26 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `payment.recorded` (see docs/events.md).
          */
         post: operations["onPaymentRecorded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.mismatch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.mismatch event
+         * @description Sent to every enabled webhook endpoint subscribed to `payment.mismatch` (see docs/events.md).
+         */
+        post: operations["onPaymentMismatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4607,6 +4691,7 @@ export interface components {
                 country?: string;
             } | null;
             lut: boolean;
+            export_refund_claim: boolean;
             time_zone: string;
             einvoicing: {
                 enabled: boolean;
@@ -4786,6 +4871,11 @@ export interface components {
             name: string;
             /** @enum {string} */
             mode: "test" | "live";
+            /**
+             * @description what the key may do: the same role table as operators (decision 0220)
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "finance" | "support" | "viewer";
             prefix: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -4798,6 +4888,11 @@ export interface components {
             name: string;
             /** @enum {string} */
             mode: "test" | "live";
+            /**
+             * @description what the key may do: the same role table as operators (decision 0220)
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "finance" | "support" | "viewer";
             prefix: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -5414,17 +5509,29 @@ export interface components {
             id: string;
             /** Format: uuid */
             tenant_id: string;
+            /** @description null: an offline refund of credit that names no payment */
+            payment_id: string | null;
+            invoice_id: string | null;
             /** Format: uuid */
-            payment_id: string;
-            /** Format: uuid */
-            invoice_id: string;
+            customer_id: string;
             amount: number;
             currency: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             reason: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out
+             */
             credit_note_id: string;
+            /** @description false: the refund paid out credit notes issued before and issued none */
+            credit_note_issued: boolean;
+            /** @description the notes whose balance the refund paid out, and how much of each */
+            credit_notes: {
+                /** Format: uuid */
+                credit_note_id: string;
+                amount: number;
+            }[];
             gateway: string | null;
             failure_code: string | null;
             failure_message: string | null;
@@ -6512,7 +6619,7 @@ export interface operations {
                  *       "invoice_prefix": "INV-",
                  *       "owner": {
                  *         "email": "billing@acme.example",
-                 *         "password": "xxxxxxxxxx",
+                 *         "password": "xxxxxxxxxxxx",
                  *         "name": "Acme Pro"
                  *       }
                  *     }
@@ -6565,6 +6672,7 @@ export interface operations {
                      *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "name": "Acme Pro",
                      *           "mode": "test",
+                     *           "role": "owner",
                      *           "prefix": "prefix",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6619,6 +6727,7 @@ export interface operations {
                      *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "name": "Acme Pro",
                      *           "mode": "test",
+                     *           "role": "owner",
                      *           "prefix": "prefix",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6662,7 +6771,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Acme Pro",
-                 *       "mode": "test"
+                 *       "mode": "test",
+                 *       "role": "owner"
                  *     }
                  */
                 "application/json": {
@@ -6672,6 +6782,11 @@ export interface operations {
                      * @enum {string}
                      */
                     mode?: "test" | "live";
+                    /**
+                     * @description admin by default; at most the role of whoever creates the key (403 role_forbidden above it)
+                     * @enum {string}
+                     */
+                    role?: "owner" | "admin" | "finance" | "support" | "viewer";
                 } | null;
             };
         };
@@ -6688,6 +6803,7 @@ export interface operations {
                      *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "name": "Acme Pro",
                      *         "mode": "test",
+                     *         "role": "owner",
                      *         "prefix": "prefix",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6739,6 +6855,7 @@ export interface operations {
                      *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "name": "Acme Pro",
                      *         "mode": "test",
+                     *         "role": "owner",
                      *         "prefix": "prefix",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "last_used_at": "2026-04-01T00:00:00.000Z",
@@ -6920,6 +7037,7 @@ export interface operations {
                      *             "country": "IN"
                      *           },
                      *           "lut": true,
+                     *           "export_refund_claim": true,
                      *           "time_zone": "time zone",
                      *           "einvoicing": {
                      *             "enabled": true,
@@ -6981,7 +7099,8 @@ export interface operations {
                  *         "postal_code": "postal code",
                  *         "country": "IN"
                  *       },
-                 *       "lut": true
+                 *       "lut": true,
+                 *       "export_refund_claim": true
                  *     }
                  */
                 "application/json": {
@@ -7001,6 +7120,8 @@ export interface operations {
                     };
                     /** @description has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST */
                     lut?: boolean;
+                    /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
+                    export_refund_claim?: boolean;
                 };
             };
         };
@@ -7033,6 +7154,7 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
+                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7097,6 +7219,7 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
+                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7154,6 +7277,7 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "lut": true,
+                 *       "export_refund_claim": true,
                  *       "time_zone": "time zone",
                  *       "einvoicing": {
                  *         "enabled": true,
@@ -7184,6 +7308,8 @@ export interface operations {
                     } | null;
                     /** @description has a Letter of Undertaking: exports and SEZ supplies without IGST (default true); false charges IGST */
                     lut?: boolean;
+                    /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
+                    export_refund_claim?: boolean;
                     time_zone?: string;
                     einvoicing?: {
                         enabled: boolean;
@@ -7234,6 +7360,7 @@ export interface operations {
                      *           "country": "IN"
                      *         },
                      *         "lut": true,
+                     *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -13048,7 +13175,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -17248,7 +17375,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url request. */
+        /** @description The start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403) request. */
         requestBody: {
             content: {
                 /**
@@ -17260,7 +17387,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uri
-                     * @description where the browser lands after the provider (default: the dashboard)
+                     * @description where the browser lands after the provider (default: the dashboard); on KOSH_PUBLIC_URL's origin, else 400
                      */
                     redirect_uri?: string;
                     /** @description opaque; handed back on the redirect */
@@ -18381,6 +18508,81 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    listPaymentsRefunds: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "amount": 49900,
+                     *           "currency": "INR",
+                     *           "status": "pending",
+                     *           "reason": "reason",
+                     *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "credit_note_issued": true,
+                     *           "credit_notes": [
+                     *             {
+                     *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "amount": 49900
+                     *             }
+                     *           ],
+                     *           "gateway": "gateway",
+                     *           "failure_code": "failure code",
+                     *           "failure_message": "failure message",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     refundsPayment: {
         parameters: {
             query?: never;
@@ -18397,18 +18599,32 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The refund a payment in full or in part (issues a refund credit note) request. */
+        /** @description The refund a payment in full or in part: pays out the invoice's unspent credit notes first, else issues a refund credit note (on the named lines, or pro rata over what each line has left) request. */
         requestBody: {
             content: {
                 /**
                  * @example {
                  *       "amount": 49900,
-                 *       "reason": "reason"
+                 *       "reason": "reason",
+                 *       "lines": [
+                 *         {
+                 *           "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount": 49900
+                 *         }
+                 *       ]
                  *     }
                  */
                 "application/json": {
+                    /** @description default: the sum of lines[], else what remains refundable on the payment; with lines it must equal their sum */
                     amount?: number;
                     reason: string;
+                    /** @description which lines of the payment's invoice the refund's credit note credits; omitted: the invoice's unspent credit notes are paid out first, else every line pro rata over what it has left */
+                    lines?: {
+                        /** Format: uuid */
+                        invoice_line_id: string;
+                        /** @description gross (with GST) refunded on this line, at most what the line has left to credit */
+                        amount: number;
+                    }[];
                 };
             };
         };
@@ -18426,11 +18642,19 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount": 49900,
                      *         "currency": "INR",
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "credit_note_issued": true,
+                     *         "credit_notes": [
+                     *           {
+                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "amount": 49900
+                     *           }
+                     *         ],
                      *         "gateway": "gateway",
                      *         "failure_code": "failure code",
                      *         "failure_message": "failure message",
@@ -18450,6 +18674,230 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    refundsCreditNote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "reason": ""
+                 *     }
+                 */
+                "application/json": {
+                    /** @description at most the note's unspent balance */
+                    amount: number;
+                    /**
+                     * Format: uuid
+                     * @description the payment whose gateway pays it back; default: a payment of the note's invoice with enough left to refund (card/UPI first), else an offline refund
+                     */
+                    payment_id?: string;
+                    /** @default  */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount": 49900,
+                     *         "currency": "INR",
+                     *         "status": "pending",
+                     *         "reason": "reason",
+                     *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "credit_note_issued": true,
+                     *         "credit_notes": [
+                     *           {
+                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "amount": 49900
+                     *           }
+                     *         ],
+                     *         "gateway": "gateway",
+                     *         "failure_code": "failure code",
+                     *         "failure_message": "failure message",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+                /** @description The payment id (query). */
+                payment_id?: string;
+                /** @description The invoice id (query). */
+                invoice_id?: string;
+                /** @description The status (query). */
+                status?: "pending" | "succeeded" | "failed";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "amount": 49900,
+                     *           "currency": "INR",
+                     *           "status": "pending",
+                     *           "reason": "reason",
+                     *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "credit_note_issued": true,
+                     *           "credit_notes": [
+                     *             {
+                     *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "amount": 49900
+                     *             }
+                     *           ],
+                     *           "gateway": "gateway",
+                     *           "failure_code": "failure code",
+                     *           "failure_message": "failure message",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount": 49900,
+                     *         "currency": "INR",
+                     *         "status": "pending",
+                     *         "reason": "reason",
+                     *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "credit_note_issued": true,
+                     *         "credit_notes": [
+                     *           {
+                     *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "amount": 49900
+                     *           }
+                     *         ],
+                     *         "gateway": "gateway",
+                     *         "failure_code": "failure code",
+                     *         "failure_message": "failure message",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -19715,7 +20163,7 @@ export interface operations {
                  * @example {
                  *       "token": "token",
                  *       "name": "Acme Pro",
-                 *       "password": "xxxxxxxxxx"
+                 *       "password": "xxxxxxxxxxxx"
                  *     }
                  */
                 "application/json": {
@@ -19778,7 +20226,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The e-mail a password reset link (valid 1 h); always 202, revealing nothing request. */
+        /** @description The e-mail a password reset link (valid 1 h; at most 5 an hour per operator); always 202, the same work either way request. */
         requestBody: {
             content: {
                 /**
@@ -19843,7 +20291,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "token": "token",
-                 *       "password": "xxxxxxxxxx"
+                 *       "password": "xxxxxxxxxxxx"
                  *     }
                  */
                 "application/json": {
@@ -21716,6 +22164,7 @@ export interface operations {
                  *             "country": "IN"
                  *           },
                  *           "lut": true,
+                 *           "export_refund_claim": true,
                  *           "time_zone": "time zone",
                  *           "einvoicing": {
                  *             "enabled": true,
@@ -22958,6 +23407,79 @@ export interface operations {
             };
         };
     };
+    onPaymentMismatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `payment.mismatch` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "payment.mismatch",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_type": "bank_transfer",
+                 *           "amount": 49900,
+                 *           "tds_amount": 49900,
+                 *           "currency": "INR",
+                 *           "reference_number": "reference number",
+                 *           "notes": "notes",
+                 *           "recorded_by": "recorded by",
+                 *           "recorded_at": "2026-04-01T00:00:00.000Z",
+                 *           "status": "status",
+                 *           "channel": "channel",
+                 *           "gateway": "gateway",
+                 *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount_refunded": 49900,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "payment.mismatch";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["OfflinePayment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     onRefundCreated: {
         parameters: {
             query?: never;
@@ -22980,11 +23502,19 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_note_issued": true,
+                 *           "credit_notes": [
+                 *             {
+                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "amount": 49900
+                 *             }
+                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",
@@ -23048,11 +23578,19 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_note_issued": true,
+                 *           "credit_notes": [
+                 *             {
+                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "amount": 49900
+                 *             }
+                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",
@@ -23116,11 +23654,19 @@ export interface operations {
                  *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount": 49900,
                  *           "currency": "INR",
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_note_issued": true,
+                 *           "credit_notes": [
+                 *             {
+                 *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "amount": 49900
+                 *             }
+                 *           ],
                  *           "gateway": "gateway",
                  *           "failure_code": "failure code",
                  *           "failure_message": "failure message",
