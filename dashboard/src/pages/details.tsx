@@ -74,7 +74,12 @@ export function InvoiceDetail({ id }: { id: string }) {
             {inv.status === 'draft' && can(me, 'money') ? act('Finalize', async () => unwrap(await kosh.POST('/v1/invoices/{id}/finalize', path))) : null}
             {inv.status === 'open' && can(me, 'send') ? act('Send by e-mail', async () => unwrap(await kosh.POST('/v1/invoices/{id}/send', path))) : null}
             {(inv.status === 'open' || inv.status === 'draft') && can(me, 'money')
-              ? act('Void', async () => unwrap(await kosh.POST('/v1/invoices/{id}/void', path)), 'Void this invoice? This cannot be undone.', true)
+              ? act(
+                  'Void',
+                  async () => unwrap(await kosh.POST('/v1/invoices/{id}/void', { ...path, body: {} })),
+                  'Void this invoice? This cannot be undone.',
+                  true,
+                )
               : null}
             {inv.status === 'open' && can(me, 'money')
               ? act(
