@@ -35,6 +35,9 @@ describe('operator passwords', () => {
   it.each([
     ['aaaaaaaaaa', 'at least 12 characters'],
     ['password12', 'at least 12 characters'],
+    ['qwertyuiop12', 'most common passwords'],
+    ['password1234!', 'most common passwords'],
+    ['iloveyou2026', 'most common passwords'],
     ['aaaaaaaaaaaaaaaa', 'repeated'],
     ['abcabcabcabcabc', 'repeated'],
     ['Asha Rao 2026!', 'your name or e-mail address'],

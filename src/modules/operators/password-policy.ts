@@ -1,3 +1,4 @@
+import { dictionary } from '@zxcvbn-ts/language-common';
 import { errors } from '../../platform/errors.js';
 
 /**
@@ -9,11 +10,10 @@ export const MIN_PASSWORD_LENGTH = 12;
 
 /**
  * Common passwords, lower-case. The list is a maintained package's, never one kept by hand here:
- * `@zxcvbn-ts/language-common` (its `dictionary.passwords`, ~30 000 entries from breach corpora).
- * Until the package is installed the list is empty and the other rules still hold; adding it is
- * this one line: `const COMMON_PASSWORDS: Iterable<string> = (await import('@zxcvbn-ts/language-common')).dictionary.passwords;`
+ * `@zxcvbn-ts/language-common` (its `passwords-common` dictionary, ~49 000 entries from breach
+ * corpora, most common first).
  */
-const COMMON_PASSWORDS: Iterable<string> = [];
+const COMMON_PASSWORDS: Iterable<string> = dictionary['passwords-common'] as string[];
 
 const common = new Set(Array.from(COMMON_PASSWORDS, (p) => p.toLowerCase()));
 
