@@ -13,7 +13,16 @@ import type { Database } from '../../src/platform/db/database.js';
  * The tables that are not tenant-owned: global lookup and system tables that may become Citus
  * reference (or coordinator-local) tables. Adding a name here is a design decision; write it down.
  */
-const GLOBAL_TABLES = ['tenants', 'api_keys', 'jobs', 'schema_migrations', 'organizations', 'organization_fx_rates'];
+const GLOBAL_TABLES = [
+  'tenants',
+  'api_keys',
+  'jobs',
+  'schema_migrations',
+  'organizations',
+  'organization_fx_rates',
+  // Shared rate-limit counters (decision 0270): keyed by budget and client, not by tenant; coordinator-local.
+  'rate_limit_counters',
+];
 
 type Rule =
   | 'tenant_id_missing'

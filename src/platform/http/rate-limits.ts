@@ -1,6 +1,8 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
+import type { Database } from '../db/database.js';
+import { SharedCounters, type BudgetOptions, type RateLimitStore } from './rate-limit-store.js';
 
 /** The window of the abuse budgets (failed admin tokens, portal sign-in e-mails, wrong gift codes). */
 export const RATE_LIMIT_ABUSE_WINDOW_MS = 15 * 60_000;
@@ -34,24 +36,52 @@ function refuse(reply: FastifyReply, outcome: Outcome, what: string): never {
   throw errors.rateLimited(`too many ${what}; retry in ${seconds} s`, 'rate_limited');
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The shared budgets' counters (PostgreSQL only); every encapsulated context sees the root's. */
+    rateLimitCounters?: SharedCounters;
+  }
+}
+
 /**
- * Registers @fastify/rate-limit (in-memory store, one per budget, per process) without any global
- * limit; budgets are made with `limiter()` and checked where the request's key is known.
+ * Registers @fastify/rate-limit without any global limit; budgets are made with `limiter()` and
+ * checked where the request's key is known. On a PostgreSQL server the budgets are held in the
+ * database, shared by every process (decision 0270); the embedded database (one process) keeps
+ * them in memory.
  */
-export async function registerRateLimits(app: FastifyInstance): Promise<void> {
-  await app.register(rateLimit, { global: false });
+export async function registerRateLimits(app: FastifyInstance, database?: Pick<Database, 'db' | 'kind'>): Promise<void> {
+  if (database?.kind !== 'postgres') {
+    await app.register(rateLimit, { global: false });
+    return;
+  }
+  const counters = new SharedCounters(database.db);
+  app.decorate('rateLimitCounters', counters);
+  app.addHook('onClose', async () => counters.close());
+  // The plugin makes its store with `new`; a constructor returning an object answers that object.
+  const Store = function SharedStore(): RateLimitStore {
+    return counters.store({});
+  } as unknown as NonNullable<Parameters<typeof rateLimit>[1]>['store'];
+  await app.register(rateLimit, { global: false, store: Store });
 }
 
 /**
  * A budget of `max` per `windowMs` keyed by `key` (default: the client address, IPv6 by /64).
  * `max` 0 turns it off. `what` names the requests in the 429 message ("requests", "wrong gift codes").
+ * `batched`: counted on every request, so shared across processes within a flush interval rather
+ * than exactly (decision 0270); the abuse budgets are exact.
  */
-export function limiter(app: FastifyInstance, options: { max: number; windowMs: number; what: string; key?: (request: FastifyRequest) => string }): Limiter {
+export function limiter(
+  app: FastifyInstance,
+  options: { max: number; windowMs: number; what: string; key?: (request: FastifyRequest) => string; batched?: boolean },
+): Limiter {
   if (options.max <= 0) return open;
+  const counters = app.rateLimitCounters;
+  const budget: BudgetOptions = counters ? { budget: counters.name(options.what), batched: options.batched === true } : {};
   const check = app.createRateLimit({
     max: options.max,
     timeWindow: options.windowMs,
     ...(options.key ? { keyGenerator: options.key } : {}),
+    ...budget,
   }) as Check;
   return {
     async hit(request, reply) {

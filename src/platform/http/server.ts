@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { DB } from '../db/schema.js';
+import type { Database } from '../db/database.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/secrets.js';
@@ -74,6 +75,8 @@ export type HttpDeps = {
   version: string;
   /** Seals and opens third parties' secrets (platform/secrets). */
   secrets: SecretBox;
+  /** Which database: on a PostgreSQL server rate-limit budgets are held there, shared by all processes. */
+  database?: Pick<Database, 'kind'>;
 };
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -252,13 +255,14 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     referrerPolicy: { policy: 'no-referrer' },
   });
 
-  await registerRateLimits(app);
+  await registerRateLimits(app, { db: deps.db, kind: deps.database?.kind ?? 'pglite' });
   const { perIp, perKey } = deps.config.rateLimits;
-  const v1PerIp = limiter(app, { max: perIp, windowMs: 60_000, what: 'requests from this address' });
+  const v1PerIp = limiter(app, { max: perIp, windowMs: 60_000, what: 'requests from this address', batched: true });
   const v1PerKey = limiter(app, {
     max: perKey,
     windowMs: 60_000,
     what: 'requests with this API key',
+    batched: true,
     key: (request) => `key:${request.principal?.actor.id ?? ''}`,
   });
 
