@@ -57,13 +57,13 @@ async function paymentsOf(invoiceId: string) {
   return (await tenant.api('GET', `/v1/payments?invoice_id=${invoiceId}`)).body.data as { amount: number; currency: string }[];
 }
 
-/** The `payment.mismatch` events about an invoice, in the order of the provider's event ids. */
+/** The `payment.mismatch` events about an invoice, ordered by reason. */
 async function mismatchesOf(invoiceId: string) {
   const events = (await tenant.api('GET', '/v1/events?type=payment.mismatch&limit=100')).body.data as { data: { object: Record<string, unknown> } }[];
   return events
     .map((e) => e.data.object)
     .filter((o) => o.invoice_id === invoiceId)
-    .sort((a, b) => String(a.event_id).localeCompare(String(b.event_id)));
+    .sort((a, b) => String(a.reason).localeCompare(String(b.reason)));
 }
 
 async function reviewedEvents(connectionId: string) {
@@ -95,11 +95,16 @@ describe('a signed payment webhook whose amount or currency is not what Kosh ask
     const [attempt] = (await tenant.api('GET', `/v1/invoices/${invoice.id}/payment-attempts`)).body.data;
     expect(attempt.status).toBe('pending');
     expect(await mismatchesOf(invoice.id)).toEqual([
-      expect.objectContaining({ event_id: 'evt_short', reason: 'amount_mismatch', received: { amount: 100_000, currency: 'INR' } }),
+      // Razorpay events are known by what the signature covers (event, payment id, body hash), not by the unsigned event-id header.
+      expect.objectContaining({
+        event_id: expect.stringMatching(/^payment\.captured:/),
+        reason: 'amount_mismatch',
+        received: { amount: 100_000, currency: 'INR' },
+      }),
       expect.objectContaining({
         object: 'gateway_event',
         provider: 'razorpay',
-        event_id: 'evt_usd',
+        event_id: expect.stringMatching(/^payment\.captured:/),
         reason: 'currency_mismatch',
         attempt_id: attempt.id,
         gateway_payment_id: paymentId,
@@ -107,10 +112,7 @@ describe('a signed payment webhook whose amount or currency is not what Kosh ask
         received: { amount: 10_000, currency: 'USD' },
       }),
     ]);
-    expect((await reviewedEvents(connections.razorpay)).map((r) => [r.event_id, r.review.reason])).toEqual([
-      ['evt_short', 'amount_mismatch'],
-      ['evt_usd', 'currency_mismatch'],
-    ]);
+    expect((await reviewedEvents(connections.razorpay)).map((r) => r.review.reason).sort()).toEqual(['amount_mismatch', 'currency_mismatch']);
 
     await deliver('razorpay', razorpay.webhook('payment.captured', { payment: captured }, { eventId: 'evt_right' }));
     expect(await invoiceNow(invoice.id)).toMatchObject({ status: 'paid', amount_paid: 118_000, amount_due: 0 });
