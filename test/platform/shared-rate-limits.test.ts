@@ -7,6 +7,7 @@ import { createKosh, type Kosh } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { RATE_LIMIT_ABUSE_WINDOW_MS } from '../../src/platform/http/rate-limits.js';
 import { onPostgresServer } from '../support/database.js';
+import { awayFromWindowEnd } from '../support/rate-limits.js';
 import { startTestKosh, toResponse, type TestKosh } from '../support/harness.js';
 
 /**
@@ -21,12 +22,6 @@ const env = {
   KOSH_REGISTRATION: 'admin',
   KOSH_ADMIN_TOKEN: ADMIN,
 };
-
-/** Budgets count in windows aligned to their length: a test starts well inside one. */
-async function awayFromWindowEnd(windowMs: number): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < 5_000) await sleep(left + 50);
-}
 
 describe.skipIf(!onPostgresServer)('rate-limit budgets shared by two processes', () => {
   let one: TestKosh;

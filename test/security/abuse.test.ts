@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
 import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../support/harness.js';
+import { awayFromWindowEnds } from '../support/rate-limits.js';
 
 /**
  * Rate limits (429 with Retry-After, RateLimit-* and the envelope), the portal's e-mail cap and
@@ -38,6 +39,7 @@ describe('rate limits', () => {
     tenant = await t.registerTenant({}, { authorization: `Bearer ${ADMIN_TOKEN}` });
   });
   afterAll(() => t?.close());
+  beforeEach(() => awayFromWindowEnds());
 
   const call = (ip: string, opts: InjectOptions) => t.call({ ...opts, ...from(ip) });
 
