@@ -37,9 +37,10 @@ const gstr3b = async (period: string) => {
 };
 
 beforeAll(async () => {
-  t = await startTestKosh({});
-  t.clock.set('2025-12-01T06:00:00Z'); // 11:30 on 1 December in India
   nic = await startNicIrp({ username: 'nic_user', password: 'nic-pass', clientId: 'cid', clientSecret: 'csecret', now: () => t.clock.now() });
+  // The IRP's address is the deployment's (decision 0211), never a tenant's.
+  t = await startTestKosh({ env: { KOSH_IRP_NIC_URL: nic.url } });
+  t.clock.set('2025-12-01T06:00:00Z'); // 11:30 on 1 December in India
   acme = await t.registerTenant({ state_code: '27', gstin: SUPPLIER });
   entityId = (await acme.api('GET', '/v1/entities')).body.data[0].id;
   const patched = await acme.api('PATCH', `/v1/entities/${entityId}`, {
@@ -47,7 +48,7 @@ beforeAll(async () => {
     einvoicing: {
       enabled: true,
       provider: 'nic',
-      credentials: { username: 'nic_user', password: 'nic-pass', client_id: 'cid', client_secret: 'csecret', base_url: nic.url, public_key: nic.publicKey },
+      credentials: { username: 'nic_user', password: 'nic-pass', client_id: 'cid', client_secret: 'csecret', public_key: nic.publicKey },
     },
   });
   expect(patched.status, patched.text).toBe(200);
