@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../../../test/support/browser.js';
+import { gstinFor } from '../../../test/support/billing.js';
 import { type Tenant, type TestKosh } from '../../../test/support/harness.js';
 
 /**
@@ -21,7 +22,8 @@ beforeAll(async () => {
   if (!hasChromium) return;
   ({ t, browser, base } = await startBrowserKosh());
   t.clock.set(new Date('2026-04-01T09:00:00Z'));
-  acme = await t.registerTenant({ name: 'Acme Cloud' });
+  // A GST-registered supplier: its invoices carry GST.
+  acme = await t.registerTenant({ name: 'Acme Cloud', gstin: gstinFor('29') });
 });
 afterAll(async () => {
   await browser?.close();

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../../../test/support/browser.js';
+import { gstinFor } from '../../../test/support/billing.js';
 import { type Tenant, type TestKosh } from '../../../test/support/harness.js';
 
 /**
@@ -19,7 +20,8 @@ let acme: Tenant;
 beforeAll(async () => {
   if (!hasChromium) return;
   ({ t, browser, base } = await startBrowserKosh());
-  acme = await t.registerTenant({ name: 'Acme Cloud' });
+  // A GST-registered supplier: its invoices carry GST.
+  acme = await t.registerTenant({ name: 'Acme Cloud', gstin: gstinFor('29') });
 });
 afterAll(async () => {
   await browser?.close();
