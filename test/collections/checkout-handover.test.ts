@@ -339,8 +339,11 @@ describe.skipIf(!hasChromium)(`checkout handed over, in Chromium${chromiumSkipNo
       expect(await page.locator('[data-provider]').innerText()).toBe(provider === 'stripe' ? 'Stripe' : 'Razorpay');
       mkdirSync('test-output', { recursive: true });
       await page.screenshot({ path: `test-output/checkout-${provider}-provider.png`, fullPage: true });
-      await Promise.all([page.waitForURL(/\/return\?/), page.dblclick('#provider-pay')]);
+      // The double click submits twice: the first navigation may be aborted by the second, so
+      // wait for where the page lands (a locator waits across navigations), not for one of them.
+      await page.dblclick('#provider-pay');
       await page.locator('[data-paid]').waitFor();
+      expect(page.url()).toMatch(/\/return\?/);
       expect(await page.locator('h1').innerText()).toBe(`Invoice ${invoice.number}`);
       if (provider === 'razorpay') expect(await page.locator('[data-tax=cgst]').innerText()).toBe('INR 31.50');
       await page.screenshot({ path: `test-output/checkout-${provider}-paid.png`, fullPage: true });
