@@ -15,4 +15,4 @@ export {
   type SavedPaymentMethod,
 } from './gateways/gateway.js';
 export { checkoutGonePage, checkoutPage, gatewayName } from './checkout.pages.js';
-export * from './refunds.service.js';
+export { getRefund, listRefunds, renderRefund, toRefund } from './refunds.service.js';
