@@ -47,6 +47,14 @@ module.exports = {
       to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/index\\.ts$' },
     },
     {
+      name: 'module-index-exports-no-repository',
+      comment:
+        "A module's index.ts offers operations and types (issue #27): it re-exports a repository's types only, never its functions. The repository is the module's private access to its own tables.",
+      severity: 'error',
+      from: { path: '^src/modules/[^/]+/index\\.ts$' },
+      to: { path: '\\.repository\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'repositories-call-nothing-above',
       severity: 'error',
       from: { path: '\\.repository\\.ts$' },

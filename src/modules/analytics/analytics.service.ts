@@ -243,3 +243,9 @@ export async function listAgingBucket(ctx: Ctx, query: { currency?: string; buck
     total,
   };
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { mrrOnDay } from './analytics.repository.js';

@@ -1,5 +1,5 @@
 /** The public face of analytics: what organizations use to consolidate. */
-export { mrrOnDay } from './analytics.repository.js';
+
 export { checkCurrency, dayOf } from './analytics.service.js';
 export {
   agingInvoiceSchema,
@@ -15,3 +15,4 @@ export {
   waterfallSchema,
 } from './analytics.schemas.js';
 export { getChurn, getCohorts, getInvoiceAging, getMrr, getWaterfall, listAgingBucket, listWaterfallBucket, snapshotTenant } from './analytics.service.js';
+export { mrrOnDay } from './analytics.service.js';

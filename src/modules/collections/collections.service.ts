@@ -258,3 +258,49 @@ export function toAttempt(row: AttemptRow): PaymentAttempt {
 export async function listAttempts(ctx: Ctx, invoiceId: string): Promise<PaymentAttempt[]> {
   return (await attemptsOfInvoice(ctx.tx, ctx.tenantId, invoiceId)).map(toAttempt);
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export {
+  insertConnection,
+  listConnectionRows,
+  findConnection,
+  findPaymentMethod,
+  findPaymentMethodByReference,
+  defaultPaymentMethod,
+  clearDefault,
+  updatePaymentMethod,
+  insertAttempt,
+  findAttempt,
+  pendingAttemptOf,
+  attemptByGatewayPaymentId,
+  finishAttempt,
+  claimNoticeAttempt,
+  cancelNoticeAttempt,
+  duePendingAttempts,
+  insertCheckoutSession,
+  insertCheckoutSessions,
+  findCheckoutSession,
+  lockCheckoutSession,
+  completeCheckoutSession,
+  recordGatewayEvent,
+  holdGatewayEventForReview,
+  insertRefund,
+  findRefund,
+  refundByGatewayId,
+  insertRefundSources,
+  sourcesOfRefunds,
+  succeededRefundRows,
+  refundOfCreditNote,
+  finishRefund,
+  findConnectionById,
+  insertAttempts,
+  pendingAttemptsOfInvoices,
+  findAttempts,
+  defaultPaymentMethodsOf,
+  finishAttempts,
+  successfulChargesSince,
+  lastFailureCodes,
+} from './collections.repository.js';

@@ -303,3 +303,9 @@ export async function removeSubscriptionDiscount(ctx: Ctx, subscriptionId: strin
   if (!ended) throw errors.notFound('discount');
   return ended;
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { findCoupon } from './coupons.repository.js';

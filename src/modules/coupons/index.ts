@@ -17,7 +17,7 @@ export {
   type DiscountInForce,
   type RedemptionTarget,
 } from './coupons.service.js';
-export { findCoupon, type CouponRow, type DiscountRow } from './coupons.repository.js';
+export type { CouponRow, DiscountRow } from './coupons.repository.js';
 export {
   applyDiscountBody,
   couponReference,
@@ -30,3 +30,4 @@ export {
   type Coupon,
   type Discount,
 } from './coupons.schemas.js';
+export { findCoupon } from './coupons.service.js';

@@ -594,3 +594,9 @@ export async function creditableOnInvoice(ctx: Ctx, invoice: InvoiceRow): Promis
   const credited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
   return Math.max(0, invoice.total - credited.amount);
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { customersWithSpendableCredit } from './credit-notes.repository.js';

@@ -14,7 +14,8 @@ export {
   creditableOnInvoice,
 } from './credit-notes.service.js';
 export { payOutCreditBalance, restoreCreditBalance, unspentCreditOfInvoice } from './credit-note-refunds.js';
-export { customersWithSpendableCredit, type CreditNoteRow } from './credit-notes.repository.js';
+export type { CreditNoteRow } from './credit-notes.repository.js';
 export { creditNoteSchema, type CreditNote } from './credit-notes.schemas.js';
 export { applyCreditNoteBody, createCreditNoteBody, expandQuery, listCreditNotesQuery } from './credit-notes.schemas.js';
 export { approveCreditNote, rejectCreditNote, voidCreditNote } from './credit-notes.service.js';
+export { customersWithSpendableCredit } from './credit-notes.service.js';

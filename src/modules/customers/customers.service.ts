@@ -178,3 +178,9 @@ export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomer
   await emitEvent(ctx, 'customer.updated', updated);
   return updated;
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { customerRefs } from './customers.repository.js';

@@ -12,8 +12,9 @@ export {
   toCustomer,
 } from './customers.service.js';
 export type { CustomerRow } from './customers.repository.js';
-export { customerRefs } from './customers.repository.js';
+
 export { createCustomerBody, type CreateCustomerBody, type Customer } from './customers.schemas.js';
 export type { BillingAddress } from './customers.tables.js';
 export { customerSchema, listCustomersQuery, updateCustomerBody } from './customers.schemas.js';
 export { updateCustomer } from './customers.service.js';
+export { customerRefs } from './customers.service.js';

@@ -428,3 +428,17 @@ export async function listCollections(ctx: Ctx, page: Page) {
     total,
   };
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export {
+  claimDueExecutions,
+  insertActions,
+  lockAwaitingActions,
+  settleActions,
+  moveExecutionSteps,
+  invoicesAndCustomers,
+  overdueInvoicesWithoutDunning,
+} from './dunning.repository.js';

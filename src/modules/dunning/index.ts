@@ -10,20 +10,7 @@ export {
   stopExecutionOfInvoice,
   stopExecutionsOfInvoices,
 } from './dunning.service.js';
-export {
-  claimDueExecutions,
-  insertActions,
-  lockAwaitingActions,
-  settleActions,
-  moveExecutionSteps,
-  type StepMove,
-  invoicesAndCustomers,
-  overdueInvoicesWithoutDunning,
-  type DunnedCustomer,
-  type DunnedInvoice,
-  type ExecutionRow,
-  type StepRow,
-} from './dunning.repository.js';
+export type { StepMove, DunnedCustomer, DunnedInvoice, ExecutionRow, StepRow } from './dunning.repository.js';
 export {
   chooseRetryTime,
   paymentRetrier,
@@ -63,4 +50,13 @@ export {
   listExecutions,
   updateCampaign,
   updateStep,
+} from './dunning.service.js';
+export {
+  claimDueExecutions,
+  insertActions,
+  lockAwaitingActions,
+  settleActions,
+  moveExecutionSteps,
+  invoicesAndCustomers,
+  overdueInvoicesWithoutDunning,
 } from './dunning.service.js';

@@ -222,3 +222,9 @@ export async function invoiceExchangeRate(
   const row = await findExchangeRate(ctx.tx, ctx.tenantId, entity.id, currency, at);
   return row ? { rate: row.rate, source: 'entity_rate_table' } : null;
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { findEntity, findPrimaryEntity } from './entities.repository.js';

@@ -10,10 +10,11 @@ export {
   einvoicingCredentialsAad,
   type InvoiceExchangeRate,
 } from './entities.service.js';
-export { findEntity, findPrimaryEntity, type EntityRow } from './entities.repository.js';
+export type { EntityRow } from './entities.repository.js';
 export { countryCode, exchangeRateField, postalAddress, type LegalEntity, type EinvoicingCredentials } from './entities.schemas.js';
 export type { EinvoicingProvider } from './entities.tables.js';
 export type { PostalAddress } from './entities.tables.js';
 export { takeDocumentNumber, takeDocumentNumbers, formatDocumentNumber, MAX_DOCUMENT_NUMBER_LENGTH, type DocumentKind } from './numbering.js';
 export { createEntityBody, entitySchema, exchangeRateSchema, putExchangeRateBody, updateEntityBody } from './entities.schemas.js';
 export { listEntities, listExchangeRates, putExchangeRate } from './entities.service.js';
+export { findEntity, findPrimaryEntity } from './entities.service.js';

@@ -33,3 +33,9 @@ export async function listEvents(ctx: Ctx, query: ListEventsQuery, page: Page): 
   const { rows, total } = await listEventRows(ctx.tx, ctx.tenantId, { type: query.type, objectId: query.object_id, createdGte, createdLte }, page);
   return { events: rows.map(toEvent), total };
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { findEventRow } from './events.repository.js';

@@ -3,6 +3,7 @@
 export { EVENT_TYPES, isEventType, type EventType } from './events.catalog.js';
 export { eventType, type Event } from './events.schemas.js';
 export { getEvent, toEvent } from './events.service.js';
-export { findEventRow, type EventRow } from './events.repository.js';
+export type { EventRow } from './events.repository.js';
 export { eventSchema, listEventsQuery } from './events.schemas.js';
 export { listEvents } from './events.service.js';
+export { findEventRow } from './events.service.js';

@@ -607,3 +607,15 @@ export async function listInvoices(ctx: Ctx, filter: InvoiceFilter, page: Page):
   for (const l of lines) byInvoice.set(l.invoice_id, [...(byInvoice.get(l.invoice_id) ?? []), l]);
   return { invoices: rows.map((r) => toInvoice(r, byInvoice.get(r.id) ?? [])), total };
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export {
+  draftInvoicesOfEntity,
+  insertTdsCertificate,
+  linesOfInvoices,
+  unsettledSubscriptionInvoices,
+  tenantsWithOverdueSubscriptionInvoices,
+} from './invoices.repository.js';

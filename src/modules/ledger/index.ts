@@ -1,9 +1,9 @@
 /** The public face of the ledger: posting entries and reading them back. */
 export { Account, ACCOUNT_NAMES, type AccountCode } from './accounts.js';
 export { postEntry, postEntries, getJournalEntry, listInvoiceJournalEntries, type Posting, type PostingLine } from './ledger.service.js';
-export { accountBalance, trialBalanceRows, type TrialBalanceRow } from './ledger.repository.js';
+export type { TrialBalanceRow } from './ledger.repository.js';
 export { journalEntrySchema, type JournalEntry } from './ledger.schemas.js';
-export { accountTotals, listEntries, exportPage, type EntryFilter, type ExportRow } from './ledger.reports.repository.js';
+export type { EntryFilter, ExportRow } from './ledger.reports.repository.js';
 export { toJournalEntries } from './ledger.service.js';
 export { syncSecondaryLedger } from './ledger.jobs.js';
 export {
@@ -18,4 +18,4 @@ export {
   type SecondaryTransfer,
   type CreateTransferResult,
 } from './secondary-ledger.js';
-export { PostgresSecondaryLedger } from './secondary-ledger.repository.js';
+export { trialBalanceRows, accountTotals, listEntries, exportPage, PostgresSecondaryLedger } from './ledger.service.js';

@@ -149,3 +149,11 @@ export async function getJournalEntry(ctx: Ctx, id: string): Promise<JournalEntr
 export async function listInvoiceJournalEntries(ctx: Ctx, invoiceId: string): Promise<JournalEntry[]> {
   return withLines(ctx, await entriesOfInvoice(ctx.tx, ctx.tenantId, invoiceId));
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { trialBalanceRows } from './ledger.repository.js';
+export { accountTotals, listEntries, exportPage } from './ledger.reports.repository.js';
+export { PostgresSecondaryLedger } from './secondary-ledger.repository.js';

@@ -66,3 +66,9 @@ export async function listPayments(
   const { rows, total } = await listPaymentRows(ctx.tx, ctx.tenantId, filter, page);
   return { payments: rows.map(toPayment), total };
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { findPayment, findPaymentForUpdate, addRefunded, unsettledGatewayPayments, markPaymentSettled } from './payments.repository.js';

@@ -220,3 +220,9 @@ export async function archivePrice(ctx: Ctx, planId: string, priceId: string): P
   );
   return result;
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { findPlan, findPrice, pricesOfPlans } from './plans.repository.js';

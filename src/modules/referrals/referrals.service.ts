@@ -162,3 +162,9 @@ export async function recordReferralReward(ctx: Ctx, referral: ReferralRow, cred
   await emitEvent(ctx, 'referral.completed', toReferral(row));
   return row;
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { referredWithPendingReferral } from './referrals.repository.js';

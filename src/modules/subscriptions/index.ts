@@ -24,19 +24,7 @@ export {
   type PlanPrice,
   type SubscriptionRecordInput,
 } from './subscriptions.service.js';
-export {
-  claimDueSubscriptions,
-  delinquentSubscriptionIds,
-  findSubscriptionByExternalId,
-  tenantsWithDelinquentSubscriptions,
-  tenantsWithDueSubscriptions,
-  trialsEndingBetween,
-  updateSubscription,
-  RENEWABLE_STATUSES,
-  RUNNING_STATUSES,
-  runningSubscriptionsOfCustomers,
-  type SubscriptionRow,
-} from './subscriptions.repository.js';
+export type { SubscriptionRow } from './subscriptions.repository.js';
 export {
   advanceSubscriptionPeriods,
   canTransition,
@@ -63,3 +51,13 @@ export { addInterval, daysBetween, periodBoundary, prorate, prorateByDays } from
 export { subscriptionUsageSchema } from './subscriptions.schemas.js';
 export { subscriptionUpdateSchema, updateSubscriptionBody } from './subscriptions.schemas.js';
 export { cancelSubscriptionBody, canceledSubscriptionSchema, changePlanBody, createSubscriptionBody, listSubscriptionsQuery } from './subscriptions.schemas.js';
+export {
+  claimDueSubscriptions,
+  delinquentSubscriptionIds,
+  tenantsWithDelinquentSubscriptions,
+  tenantsWithDueSubscriptions,
+  trialsEndingBetween,
+  updateSubscription,
+  RUNNING_STATUSES,
+  runningSubscriptionsOfCustomers,
+} from './subscriptions.service.js';

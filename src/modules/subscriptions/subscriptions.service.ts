@@ -359,3 +359,18 @@ export async function lockForTransition(
   if (!row || !allowed(row)) throw refuseTransition(row, event);
   return row;
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export {
+  claimDueSubscriptions,
+  delinquentSubscriptionIds,
+  tenantsWithDelinquentSubscriptions,
+  tenantsWithDueSubscriptions,
+  trialsEndingBetween,
+  updateSubscription,
+  RUNNING_STATUSES,
+  runningSubscriptionsOfCustomers,
+} from './subscriptions.repository.js';

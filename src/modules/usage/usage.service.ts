@@ -99,3 +99,9 @@ export function billableQuantity(aggregate: string): number {
   if (!Number.isSafeInteger(q)) throw new RangeError(`usage quantity ${aggregate} is too large to bill`);
   return q;
 }
+
+/**
+ * Reads and writes of this module's own tables that flows and other modules call; the repository
+ * itself is private to the module (index.ts exports operations and types only).
+ */
+export { aggregateUsage, insertEvents, metricsByCodes } from './usage.repository.js';
