@@ -106,6 +106,29 @@ program
   });
 
 program
+  .command('backup')
+  .description('Back up the embedded database to a file (consistent while kosh serve runs); for PostgreSQL use pg_dump (docs/operations.md)')
+  .requiredOption('--out <file>', 'where to write the backup (a gzipped tar of the data directory)')
+  .action(async (options: { out: string }) => {
+    const [{ loadConfig }, { backupEmbedded }] = await Promise.all([import('../platform/config.js'), import('../platform/db/backup.js')]);
+    const config = loadConfig();
+    if (config.databaseUrl) fail('DATABASE_URL is set: back up PostgreSQL with pg_dump or pg_basebackup (docs/operations.md, "Backups")');
+    const { bytes, via } = await backupEmbedded(config.dataDir, options.out);
+    console.log(`backed up ${config.dataDir} to ${options.out} (${bytes} bytes${via === 'server' ? ', taken by the running server' : ''})`);
+  });
+
+program
+  .command('restore <file>')
+  .description('Replace the embedded database with a backup made by kosh backup (stop the server first; the current data is kept beside it)')
+  .action(async (file: string) => {
+    const [{ loadConfig }, { restoreEmbedded }] = await Promise.all([import('../platform/config.js'), import('../platform/db/backup.js')]);
+    const config = loadConfig();
+    if (config.databaseUrl) fail('DATABASE_URL is set: restore PostgreSQL with pg_restore (docs/operations.md, "Backups")');
+    const { keptAs } = await restoreEmbedded(config.dataDir, file);
+    console.log(`restored ${config.dataDir} from ${file}${keptAs ? `; the previous database is kept in ${keptAs}` : ''}`);
+  });
+
+program
   .command('openapi')
   .description('Print the OpenAPI document (the one GET /openapi.json serves) and exit')
   .action(async () => {

@@ -43,6 +43,8 @@ export type DatabaseOptions = {
   poolSize?: number;
   /** A fresh embedded data directory starts as a copy of the build's template (default true). */
   template?: boolean;
+  /** The embedded database answers `kosh backup` on `<dataDir>/kosh.sock` (default true). */
+  serveBackups?: boolean;
   /** Limits on the server's connections (defaults: DEFAULT_TIMEOUTS). */
   timeouts?: Partial<DatabaseTimeouts>;
 };
@@ -128,11 +130,18 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, types: typeOverrides, Client: PipeliningClient });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   registerPool(db, pool);
+  // `kosh backup` asks the process holding the data directory for a consistent archive (backup.ts).
+  let stopBackups: () => Promise<void> = async () => {};
+  if (!inMemory && options.serveBackups !== false) {
+    const { dumpEmbedded, serveBackups } = await import('./backup.js');
+    stopBackups = await serveBackups(dataDir, () => dumpEmbedded(pglite, pool)).catch(() => async () => {});
+  }
   return {
     db,
     pool,
     kind: 'pglite',
     close: async () => {
+      await stopBackups();
       await closePool(db, pool);
       await pglite.close();
       releaseLock();
