@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
-import { enqueueJobs, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
+import { enqueueJobs, noteOnJob, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
 import { isDeliverableAddress, isMailConfigured, mailJobSpec } from '../../platform/mail/index.js';
 import { formatMoney } from '../../modules/documents/index.js';
 import { invoicesAndCustomers, lockAwaitingActions, renderDunningMail, settleActions, type DunnedCustomer } from '../../modules/dunning/index.js';
@@ -219,9 +218,5 @@ export async function sendDunningEmails(job: Job, env: Pick<JobEnv, 'db' | 'conf
 
 /** In the transaction that sent: a rerun of the job (the worker died after commit) sends nothing. */
 export async function markJobSent(tx: Tx, jobId: string): Promise<void> {
-  await tx
-    .updateTable('jobs')
-    .set({ payload: sql`payload || '{"sent": true}'::jsonb` })
-    .where('id', '=', jobId)
-    .execute();
+  await noteOnJob(tx, jobId, { sent: true });
 }

@@ -1,6 +1,5 @@
-import { sql } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
-import type { Job, JobEnv, JobSpec } from '../../platform/jobs/jobs.js';
+import { noteOnJob, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
 import { invoicesAndCustomers, settleAction, type DunnedCustomer, type DunnedInvoice } from '../../modules/dunning/index.js';
 import { getInvoiceRows } from '../../modules/invoices/index.js';
 import { renderTemplate, smsSenderOf } from '../../modules/notifications/index.js';
@@ -68,11 +67,7 @@ async function payLinkOnce(
       url = (await createCheckoutSessions(ctx, env, [{ invoice: locked, prepared }])).get(locked.id)?.url ?? null;
       if (url) note = 'with a pay link';
     }
-    await tx
-      .updateTable('jobs')
-      .set({ payload: sql`payload || ${JSON.stringify({ pay_url: url, pay_note: note })}::jsonb` })
-      .where('id', '=', job.id)
-      .execute();
+    await noteOnJob(tx, job.id, { pay_url: url, pay_note: note });
     return { url, note, owed: true };
   });
 }

@@ -1,4 +1,4 @@
-import type { Timestamp } from '../../platform/db/schema.js';
+import type { Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 export type CreditNoteStatus = 'pending_approval' | 'issued' | 'used' | 'void' | 'rejected' | 'expired';
 
@@ -73,3 +73,8 @@ declare module '../../platform/db/schema.js' {
     credit_note_lines: CreditNoteLinesTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
+export const creditNotesTableAccess: TableAccess = {
+  credit_notes: { read: ['finance', 'gst-returns'] },
+};

@@ -1,4 +1,4 @@
-import type { Json, NullableJson, Timestamp } from '../../platform/db/schema.js';
+import type { Json, NullableJson, Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 /** As stored: every key present, absent parts null, country always set (default IN). */
 export type BillingAddress = {
@@ -31,3 +31,8 @@ declare module '../../platform/db/schema.js' {
     customers: CustomersTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
+export const customersTableAccess: TableAccess = {
+  customers: { read: ['dunning', 'importer'], write: ['importer'] },
+};

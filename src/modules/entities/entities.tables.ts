@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { NullableJson, Timestamp } from '../../platform/db/schema.js';
+import type { NullableJson, Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 export type PostalAddress = {
   line1?: string;
@@ -58,3 +58,8 @@ declare module '../../platform/db/schema.js' {
     entity_exchange_rates: EntityExchangeRatesTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
+export const entitiesTableAccess: TableAccess = {
+  legal_entities: { read: ['dunning', 'einvoicing'] },
+};

@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { Json, NullableJson, Timestamp } from '../../platform/db/schema.js';
+import type { Json, NullableJson, Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 export type InvoiceStatus = 'draft' | 'open' | 'paid' | 'void' | 'uncollectible';
 
@@ -120,3 +120,9 @@ declare module '../../platform/db/schema.js' {
     invoice_tds_certificates: InvoiceTdsCertificatesTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
+export const invoicesTableAccess: TableAccess = {
+  invoices: { read: ['analytics', 'dunning', 'finance', 'gst-returns'] },
+  invoice_lines: { read: ['gst-returns'] },
+};

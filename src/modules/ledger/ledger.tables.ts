@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { Timestamp } from '../../platform/db/schema.js';
+import type { Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 export interface JournalEntriesTable {
   tenant_id: string;
@@ -74,3 +74,12 @@ declare module '../../platform/db/schema.js' {
     tb_transfers: TbTransfersTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
+export const ledgerTableAccess: TableAccess = {
+  journal_entries: { read: ['finance'] },
+  journal_lines: { read: ['finance'] },
+  tb_accounts: { read: ['finance'] },
+  tb_outbox: { read: ['finance'] },
+  tb_transfers: { read: ['finance'] },
+};

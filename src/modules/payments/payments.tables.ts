@@ -1,4 +1,4 @@
-import type { Timestamp } from '../../platform/db/schema.js';
+import type { Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 export type PaymentType = 'bank_transfer' | 'cash' | 'cheque' | 'card' | 'upi';
 
@@ -34,3 +34,8 @@ declare module '../../platform/db/schema.js' {
     payments: PaymentsTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
+export const paymentsTableAccess: TableAccess = {
+  payments: { read: ['finance'] },
+};

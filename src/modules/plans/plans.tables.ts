@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { Json, Timestamp } from '../../platform/db/schema.js';
+import type { Json, Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 export type IntervalUnit = 'day' | 'week' | 'month' | 'year';
 
@@ -53,3 +53,9 @@ declare module '../../platform/db/schema.js' {
     prices: PricesTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
+export const plansTableAccess: TableAccess = {
+  plans: { read: ['importer'], write: ['importer'] },
+  prices: { read: ['analytics', 'importer', 'subscriptions'], write: ['importer'] },
+};

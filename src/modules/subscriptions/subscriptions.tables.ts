@@ -1,4 +1,4 @@
-import type { Json, Timestamp } from '../../platform/db/schema.js';
+import type { Json, Timestamp, TableAccess } from '../../platform/db/schema.js';
 import type { IntervalUnit } from '../plans/index.js';
 
 export type SubscriptionStatus = 'active' | 'trialing' | 'paused' | 'canceled' | 'past_due' | 'unpaid';
@@ -42,3 +42,8 @@ declare module '../../platform/db/schema.js' {
     subscriptions: SubscriptionsTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess); everything else goes through this module's operations. */
+export const subscriptionsTableAccess: TableAccess = {
+  subscriptions: { read: ['analytics', 'importer'], write: ['importer'] },
+};

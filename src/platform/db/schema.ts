@@ -22,3 +22,12 @@ export type Timestamp = Date;
  */
 export type Json<T> = ColumnType<T, string, string>;
 export type NullableJson<T> = ColumnType<T | null, string | null, string | null>;
+
+/**
+ * The modules other than a table's owner that use it directly, declared by the owner in its
+ * `<domain>.tables.ts` (`export const <domain>TableAccess`). `read`: read models — reports and joins
+ * that read the rows in their own queries, never changing them; `write`: bulk loaders that insert
+ * rows in the owner's shape. Anything not declared goes through the owner's operations
+ * (test/platform/table-ownership.test.ts reads every module's SQL and checks).
+ */
+export type TableAccess = { [T in keyof Tables]?: { read?: readonly string[]; write?: readonly string[] } };

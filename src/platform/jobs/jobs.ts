@@ -67,6 +67,25 @@ export async function enqueueJobs(tx: Tx, now: Date, specs: JobSpec[]): Promise<
   );
 }
 
+/**
+ * Notes on a running job what it has already done, in the caller's transaction (`sent: true`, a pay
+ * link it made): a rerun after a crash reads them from `job.payload` and does not do it twice. The
+ * queue's one way for a handler to change its job row; the keys are merged into the payload.
+ */
+export async function noteOnJob(tx: Tx, jobId: string, notes: Record<string, unknown>): Promise<void> {
+  await tx
+    .updateTable('jobs')
+    .set({ payload: sql`payload || ${JSON.stringify(notes)}::jsonb` })
+    .where('id', '=', jobId)
+    .execute();
+}
+
+/** A job's payload, its row locked until the caller's transaction ends (a handler's rerun check). */
+export async function lockJobPayload(tx: Tx, jobId: string): Promise<unknown> {
+  const row = await tx.selectFrom('jobs').select('payload').where('id', '=', jobId).forUpdate().executeTakeFirst();
+  return row?.payload;
+}
+
 /** How long a finished job is kept for inspection before the hourly purge deletes it. */
 export const FINISHED_JOB_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const PURGE_BATCH = 5_000;

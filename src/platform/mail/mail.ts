@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Ctx } from '../context.js';
 import type { Tx } from '../db/schema.js';
 import { errors } from '../errors.js';
-import { enqueueJob, JOB_RECORDED_DONE, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
+import { enqueueJob, JOB_RECORDED_DONE, lockJobPayload, noteOnJob, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
 import { toIso } from '../time.js';
 import { Coalescer } from '../coalesce.js';
 import { createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer } from './mailer.js';
@@ -208,14 +208,9 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, re
     const accepted = delivery;
     try {
       await env.db.transaction().execute(async (tx) => {
-        const current = await tx.selectFrom('jobs').select('payload').where('id', '=', job.id).forUpdate().executeTakeFirst();
-        if ((current?.payload as MailPayload | undefined)?.on_sent_done) return;
+        if (((await lockJobPayload(tx, job.id)) as MailPayload | undefined)?.on_sent_done) return;
         await hook(ctxFor(job, env, tx), onSent.params, accepted);
-        await tx
-          .updateTable('jobs')
-          .set({ payload: sql`payload || '{"on_sent_done": true}'::jsonb` })
-          .where('id', '=', job.id)
-          .execute();
+        await noteOnJob(tx, job.id, { on_sent_done: true });
       });
     } catch (error) {
       throw retryAfter(job, env, `the mail was delivered but its '${onSent.hook}' hook failed: ${messageOf(error)}`);
