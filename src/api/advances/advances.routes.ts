@@ -1,0 +1,50 @@
+import type { AppDeps } from '../../app-deps.js';
+import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
+import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { advanceSchema, getAdvance, listAdvances, listAdvancesQuery, refundAdvance, refundAdvanceBody } from '../../modules/advances/index.js';
+
+/** Customer advances: receipt vouchers (rule 50), their uses, and refund vouchers (rule 51). */
+export function registerAdvanceRoutes(app: KoshApp, deps: AppDeps): void {
+  app.get(
+    '/v1/advances',
+    {
+      schema: {
+        tags: ['advances'],
+        summary: 'List customer advances (money received before any invoice), newest first',
+        querystring: listAdvancesQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(advanceSchema) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { advances, total } = await listAdvances(readCtx(deps, request), request.query, page);
+      return listResponse(advances, total, page);
+    },
+  );
+  app.get(
+    '/v1/advances/:id',
+    {
+      schema: {
+        tags: ['advances'],
+        summary: 'Get an advance: its receipt voucher and every use',
+        params: idParams,
+        response: { 200: dataEnvelope(advanceSchema) },
+      },
+    },
+    async (request) => ({ data: await getAdvance(readCtx(deps, request), request.params.id) }),
+  );
+  app.post(
+    '/v1/advances/:id/refunds',
+    {
+      schema: {
+        tags: ['advances'],
+        summary: "Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable)",
+        params: idParams,
+        body: refundAdvanceBody,
+        response: { 201: dataEnvelope(advanceSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await refundAdvance(ctx, request.params.id, request.body) } })),
+  );
+}
