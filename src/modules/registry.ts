@@ -30,6 +30,7 @@ import { financeModule } from './finance/finance.module.js';
 import { usageModule } from './usage/usage.module.js';
 import { operatorsModule } from './operators/operators.module.js';
 import { advancesModule } from './advances/advances.module.js';
+import { balancesModule } from './balances/balances.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -61,4 +62,5 @@ export const modules: KoshModule[] = [
   financeModule,
   operatorsModule,
   advancesModule,
+  balancesModule,
 ];

@@ -1,6 +1,13 @@
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import {
+  balanceTransactionSchema,
+  balanceTransactionsQuery,
+  customerBalance,
+  customerBalanceSchema,
+  listBalanceTransactions,
+} from '../../modules/balances/index.js';
 import { advanceSchema, getAdvance, listAdvances, listAdvancesQuery, refundAdvance, refundAdvanceBody } from '../../modules/advances/index.js';
 
 /** Customer advances: receipt vouchers (rule 50), their uses, and refund vouchers (rule 51). */
@@ -46,5 +53,34 @@ export function registerAdvanceRoutes(app: KoshApp, deps: AppDeps): void {
     },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await refundAdvance(ctx, request.params.id, request.body) } })),
+  );
+  app.get(
+    '/v1/customers/:id/balance',
+    {
+      schema: {
+        tags: ['customers'],
+        summary: 'What the customer can spend, per currency and source (advances, credit notes)',
+        params: idParams,
+        response: { 200: dataEnvelope(customerBalanceSchema) },
+      },
+    },
+    async (request) => ({ data: await customerBalance(readCtx(deps, request), request.params.id) }),
+  );
+  app.get(
+    '/v1/customers/:id/balance-transactions',
+    {
+      schema: {
+        tags: ['customers'],
+        summary: "Every movement of the customer's balance with its document, newest first",
+        params: idParams,
+        querystring: balanceTransactionsQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(balanceTransactionSchema) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { transactions, total } = await listBalanceTransactions(readCtx(deps, request), request.params.id, request.query, page);
+      return listResponse(transactions, total, page);
+    },
   );
 }
