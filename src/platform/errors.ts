@@ -111,6 +111,8 @@ export type ErrorReason =
   | 'invalid_einvoice_state'
   // GST registration (DESIGN §20): an entity without a GSTIN files no returns and registers no IRNs
   | 'entity_not_gst_registered'
+  // an export in a financial year without an LUT, the entity set to refuse it (decision 0282)
+  | 'lut_missing'
   // periods and close (DESIGN §18)
   | 'void_not_allowed'
   | 'credit_note_time_barred'

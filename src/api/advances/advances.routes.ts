@@ -8,6 +8,7 @@ import {
   customerBalanceSchema,
   listBalanceTransactions,
 } from '../../modules/balances/index.js';
+import { listLuts, lutListSchema, lutParams, lutSchema, putLut, putLutBody } from '../../modules/entities/index.js';
 import { advanceSchema, getAdvance, listAdvances, listAdvancesQuery, refundAdvance, refundAdvanceBody } from '../../modules/advances/index.js';
 
 /** Customer advances: receipt vouchers (rule 50), their uses, and refund vouchers (rule 51). */
@@ -82,5 +83,38 @@ export function registerAdvanceRoutes(app: KoshApp, deps: AppDeps): void {
       const { transactions, total } = await listBalanceTransactions(readCtx(deps, request), request.params.id, request.query, page);
       return listResponse(transactions, total, page);
     },
+  );
+}
+
+/** Letters of Undertaking per financial year (decision 0282). */
+export function registerLutRoutes(app: KoshApp, deps: AppDeps): void {
+  app.get(
+    '/v1/entities/:id/luts',
+    {
+      schema: {
+        tags: ['entities'],
+        summary: "The entity's Letters of Undertaking per financial year, and whether one is in force now",
+        params: idParams,
+        response: { 200: dataEnvelope(lutListSchema) },
+      },
+    },
+    async (request) => ({ data: await listLuts(readCtx(deps, request), request.params.id) }),
+  );
+  app.put(
+    '/v1/entities/:id/luts/:financial_year',
+    {
+      schema: {
+        tags: ['entities'],
+        summary: "Record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year)",
+        params: lutParams,
+        body: putLutBody,
+        response: { 200: dataEnvelope(lutSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await putLut(ctx, request.params.id, request.params.financial_year, request.body.arn) },
+      })),
   );
 }

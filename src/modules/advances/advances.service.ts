@@ -5,7 +5,7 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
 import { customerCountry, customerStateCode, type Customer } from '../customers/index.js';
-import { findEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
+import { entityAt, findEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
 import { applyToInvoice, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry } from '../ledger/index.js';
 import { DEFAULT_SAC_CODE, determineTaxRegime, gstRateBasisPoints } from '../tax/index.js';
@@ -100,7 +100,8 @@ export type ReceiveAdvanceInput = {
  */
 export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Promise<Advance> {
   const { customer } = input;
-  const entity = await getEntity(ctx, input.entityId);
+  // Its LUT in force today (decision 0282); an export advance without one pays IGST, as the export will.
+  const entity = await entityAt(ctx, await getEntity(ctx, input.entityId), ctx.now);
   const hsnCode = input.hsnCode ?? DEFAULT_SAC_CODE;
   const regime = determineTaxRegime(
     { country_code: entity.country_code, gstin: entity.gstin, state_code: entity.state_code, lut: entity.lut },
