@@ -18,6 +18,7 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   payments: MONEY,
   refunds: MONEY,
   'credit-notes': MONEY,
+  advances: MONEY,
   subscriptions: MONEY,
   plans: MONEY,
   gifts: MONEY,

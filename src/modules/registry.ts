@@ -29,6 +29,8 @@ import { periodsModule } from './periods/periods.module.js';
 import { financeModule } from './finance/finance.module.js';
 import { usageModule } from './usage/usage.module.js';
 import { operatorsModule } from './operators/operators.module.js';
+import { advancesModule } from './advances/advances.module.js';
+import { balancesModule } from './balances/balances.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -59,4 +61,6 @@ export const modules: KoshModule[] = [
   periodsModule,
   financeModule,
   operatorsModule,
+  advancesModule,
+  balancesModule,
 ];

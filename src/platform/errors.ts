@@ -111,6 +111,8 @@ export type ErrorReason =
   | 'invalid_einvoice_state'
   // GST registration (DESIGN §20): an entity without a GSTIN files no returns and registers no IRNs
   | 'entity_not_gst_registered'
+  // an export in a financial year without an LUT, the entity set to refuse it (decision 0282)
+  | 'lut_missing'
   // periods and close (DESIGN §18)
   | 'void_not_allowed'
   | 'credit_note_time_barred'
@@ -124,7 +126,7 @@ export type ErrorReason =
   // a gateway's own refusal code (`gateway_card_declined`), an accounting connection's state (`connection_reconnect_required`)
   | `${'gateway' | 'connection'}_${string}`
   // `<record>_<status or condition>` (the guarded transitions' refusals, e.g. gift_canceled, invoice_void)
-  | `${'gift' | 'quote' | 'referral' | 'credit_note' | 'invoice' | 'subscription' | 'coupon' | 'price' | 'plan'}_${string}`
+  | `${'gift' | 'quote' | 'referral' | 'credit_note' | 'invoice' | 'subscription' | 'coupon' | 'price' | 'plan' | 'advance'}_${string}`
   // Fastify's own client errors, lower-cased (fst_err_…)
   | `fst_${string}`;
 

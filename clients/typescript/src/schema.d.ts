@@ -812,6 +812,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/{id}/apply-balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B)
+         * @description Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B).
+         */
+        post: operations["applyBalanceInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices/{id}/void": {
         parameters: {
             query?: never;
@@ -3228,6 +3248,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/advances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List customer advances (money received before any invoice), newest first
+         * @description List customer advances (money received before any invoice), newest first.
+         */
+        get: operations["listAdvances"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/advances/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an advance: its receipt voucher and every use
+         * @description Get an advance: its receipt voucher and every use.
+         */
+        get: operations["getAdvance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/advances/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable)
+         * @description Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable).
+         */
+        post: operations["refundsAdvance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the customer can spend, per currency and source (advances, credit notes)
+         * @description What the customer can spend, per currency and source (advances, credit notes).
+         */
+        get: operations["getCustomersBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/balance-transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every movement of the customer's balance with its document, newest first
+         * @description Every movement of the customer's balance with its document, newest first.
+         */
+        get: operations["listCustomersBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{id}/luts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entity's Letters of Undertaking per financial year, and whether one is in force now
+         * @description The entity's Letters of Undertaking per financial year, and whether one is in force now.
+         */
+        get: operations["getEntitiesLut"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{id}/luts/{financial_year}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year)
+         * @description Record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year).
+         */
+        put: operations["replaceEntitiesLut"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/login": {
         parameters: {
             query?: never;
@@ -3300,6 +3460,46 @@ export interface paths {
          * @description The customer's invoices (drafts excluded).
          */
         get: operations["portalListInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's balance per currency and source (advances, credit notes)
+         * @description The customer's balance per currency and source (advances, credit notes).
+         */
+        get: operations["getPortalApiBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/balance-transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every movement of the customer's balance with its document, newest first
+         * @description Every movement of the customer's balance with its document, newest first.
+         */
+        get: operations["listPortalApiBalanceTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3764,6 +3964,66 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `payment.mismatch` (see docs/events.md).
          */
         post: operations["onPaymentMismatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "advance.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * advance.received event
+         * @description Sent to every enabled webhook endpoint subscribed to `advance.received` (see docs/events.md).
+         */
+        post: operations["onAdvanceReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "advance.applied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * advance.applied event
+         * @description Sent to every enabled webhook endpoint subscribed to `advance.applied` (see docs/events.md).
+         */
+        post: operations["onAdvanceApplied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "advance.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * advance.refunded event
+         * @description Sent to every enabled webhook endpoint subscribed to `advance.refunded` (see docs/events.md).
+         */
+        post: operations["onAdvanceRefunded"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4692,6 +4952,8 @@ export interface components {
             } | null;
             lut: boolean;
             export_refund_claim: boolean;
+            /** @enum {string} */
+            lut_missing: "charge_igst" | "refuse";
             time_zone: string;
             einvoicing: {
                 enabled: boolean;
@@ -4717,6 +4979,27 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        EntityLut: {
+            /** Format: uuid */
+            entity_id: string;
+            financial_year: string;
+            arn: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        EntityLuts: {
+            /** Format: uuid */
+            entity_id: string;
+            lut: boolean;
+            /** @enum {string} */
+            lut_missing: "charge_igst" | "refuse";
+            current_financial_year: string;
+            /** @description exports dated now go without IGST */
+            in_force: boolean;
+            luts: components["schemas"]["EntityLut"][];
         };
         BillingAddress: {
             line1: string | null;
@@ -5568,6 +5851,65 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        AdvanceMovement: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "applied" | "refunded";
+            invoice_id: string | null;
+            refund_voucher_number: string | null;
+            amount: number;
+            /** @description taxable value */
+            subtotal: number;
+            cgst_amount: number;
+            /** @description SGST, or UTGST when utgst is true */
+            sgst_amount: number;
+            igst_amount: number;
+            reason: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        Advance: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "advance";
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            /** Format: uuid */
+            payment_id: string;
+            receipt_voucher_number: string;
+            currency: string;
+            /** @description received, GST included */
+            amount: number;
+            /** @description taxable value */
+            subtotal: number;
+            cgst_amount: number;
+            /** @description SGST, or UTGST when utgst is true */
+            sgst_amount: number;
+            igst_amount: number;
+            tax_amount: number;
+            /** @description the GST rate the advance was taxed at, in basis points (0: no GST) */
+            rate_bp: number;
+            hsn_code: string;
+            /** @description intra_state, inter_state, export, sez, or '' (no GST: an entity without a GSTIN) */
+            tax_type: string;
+            place_of_supply: string | null;
+            utgst: boolean;
+            /** @description not yet applied or refunded */
+            balance: number;
+            /** @description the GST on the balance: adjusted when applied, reversed when refunded */
+            tax_open: number;
+            movements: components["schemas"]["AdvanceMovement"][];
+            /** @description RFC 3339 date-time in UTC */
+            received_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
         Coupon: {
             /** Format: uuid */
             id: string;
@@ -5872,6 +6214,10 @@ export interface components {
             doc_issue: {
                 doc_det: unknown[];
             };
+            /** @description table 11A: tax on advances received (gstr1-advances.ts) */
+            at?: unknown[];
+            /** @description table 11B: advances adjusted or refunded */
+            txpd?: unknown[];
         };
         Gstr3b: {
             gstin: string;
@@ -6073,6 +6419,50 @@ export interface components {
             session_expires_at: string;
             /** @description send it as the X-CSRF-Token header (or csrf_token form field) on every portal write */
             csrf_token: string;
+        };
+        CustomerBalance: {
+            /** @constant */
+            object: "customer_balance";
+            /** Format: uuid */
+            customer_id: string;
+            balances: {
+                currency: string;
+                /** @description what the customer can spend in this currency: the sum of the sources */
+                available: number;
+                /** @description per source (advances, credit_notes); every source is present, 0 when empty */
+                sources: {
+                    [key: string]: number;
+                };
+            }[];
+        };
+        BalanceTransaction: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "balance_transaction";
+            /** Format: uuid */
+            customer_id: string;
+            currency: string;
+            /** @description advances | credit_notes */
+            source: string;
+            /**
+             * Format: uuid
+             * @description the advance or credit note whose balance moved
+             */
+            source_id: string;
+            /** @description advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided */
+            type: string;
+            /** @description positive adds to the balance, negative takes from it */
+            amount: number;
+            document: {
+                /** @description receipt_voucher, refund_voucher, invoice, credit_note, refund */
+                type: string;
+                /** Format: uuid */
+                id: string;
+                number: string | null;
+            };
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
         };
         ImportComparison: {
             /** @description true only when there are no issues */
@@ -7038,6 +7428,7 @@ export interface operations {
                      *           },
                      *           "lut": true,
                      *           "export_refund_claim": true,
+                     *           "lut_missing": "charge_igst",
                      *           "time_zone": "time zone",
                      *           "einvoicing": {
                      *             "enabled": true,
@@ -7100,7 +7491,8 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "lut": true,
-                 *       "export_refund_claim": true
+                 *       "export_refund_claim": true,
+                 *       "lut_missing": "charge_igst"
                  *     }
                  */
                 "application/json": {
@@ -7122,6 +7514,11 @@ export interface operations {
                     lut?: boolean;
                     /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
                     export_refund_claim?: boolean;
+                    /**
+                     * @description once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)
+                     * @enum {string}
+                     */
+                    lut_missing?: "charge_igst" | "refuse";
                 };
             };
         };
@@ -7155,6 +7552,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
+                     *         "lut_missing": "charge_igst",
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7220,6 +7618,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
+                     *         "lut_missing": "charge_igst",
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -7278,6 +7677,7 @@ export interface operations {
                  *       },
                  *       "lut": true,
                  *       "export_refund_claim": true,
+                 *       "lut_missing": "charge_igst",
                  *       "time_zone": "time zone",
                  *       "einvoicing": {
                  *         "enabled": true,
@@ -7310,6 +7710,11 @@ export interface operations {
                     lut?: boolean;
                     /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
                     export_refund_claim?: boolean;
+                    /**
+                     * @description once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)
+                     * @enum {string}
+                     */
+                    lut_missing?: "charge_igst" | "refuse";
                     time_zone?: string;
                     einvoicing?: {
                         enabled: boolean;
@@ -7361,6 +7766,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
+                     *         "lut_missing": "charge_igst",
                      *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
@@ -11638,6 +12044,140 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    applyBalanceInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "number": "number",
+                     *         "status": "draft",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "billing_reason": "billing reason",
+                     *         "currency": "INR",
+                     *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
+                     *         "tax_amount": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_type": "tax type",
+                     *         "utgst": true,
+                     *         "lut": true,
+                     *         "place_of_supply": "place of supply",
+                     *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
+                     *         "amount_paid": 49900,
+                     *         "amount_tds": 49900,
+                     *         "amount_credited": 49900,
+                     *         "amount_due": 49900,
+                     *         "period_start": "period start",
+                     *         "period_end": "period end",
+                     *         "issued_at": "2026-04-01T00:00:00.000Z",
+                     *         "due_date": "due date",
+                     *         "paid_at": "2026-04-01T00:00:00.000Z",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *         "supplier": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "customer_details": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "memo": "memo",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "description": "description",
+                     *             "quantity": 1,
+                     *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
+                     *             "amount": 49900,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "period_start": "period start",
+                     *             "period_end": "period end"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     voidInvoice: {
         parameters: {
             query?: never;
@@ -12256,7 +12796,9 @@ export interface operations {
                  *       "currency": "INR",
                  *       "reference_number": "reference number",
                  *       "notes": "notes",
-                 *       "recorded_by": "recorded by"
+                 *       "recorded_by": "recorded by",
+                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "hsn_code": "998314"
                  *     }
                  */
                 "application/json": {
@@ -12273,6 +12815,13 @@ export interface operations {
                     reference_number?: string;
                     notes?: string;
                     recorded_by?: string;
+                    /**
+                     * Format: uuid
+                     * @description without invoice_id (an advance): the entity that received it; default the primary one
+                     */
+                    entity_id?: string;
+                    /** @description without invoice_id (an advance): the SAC/HSN of the supply it is for; default 998314 (services at 18 %). Goods codes: no GST on the advance */
+                    hsn_code?: string;
                 };
             };
         };
@@ -13175,7 +13724,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -19389,7 +19938,13 @@ export interface operations {
                      *           "doc_det": [
                      *             {}
                      *           ]
-                     *         }
+                     *         },
+                     *         "at": [
+                     *           {}
+                     *         ],
+                     *         "txpd": [
+                     *           {}
+                     *         ]
                      *       }
                      *     }
                      */
@@ -21017,6 +21572,494 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    listAdvances: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "advance",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "receipt_voucher_number": "receipt voucher number",
+                     *           "currency": "INR",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "rate_bp": 1,
+                     *           "hsn_code": "998314",
+                     *           "tax_type": "tax type",
+                     *           "place_of_supply": "place of supply",
+                     *           "utgst": true,
+                     *           "balance": 49900,
+                     *           "tax_open": 1,
+                     *           "movements": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "kind": "applied",
+                     *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "refund_voucher_number": "refund voucher number",
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "reason": "reason",
+                     *               "created_at": "2026-04-01T00:00:00.000Z"
+                     *             }
+                     *           ],
+                     *           "received_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Advance"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAdvance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "advance",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "receipt_voucher_number": "receipt voucher number",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "subtotal": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_amount": 49900,
+                     *         "rate_bp": 1,
+                     *         "hsn_code": "998314",
+                     *         "tax_type": "tax type",
+                     *         "place_of_supply": "place of supply",
+                     *         "utgst": true,
+                     *         "balance": 49900,
+                     *         "tax_open": 1,
+                     *         "movements": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "kind": "applied",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "refund_voucher_number": "refund voucher number",
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "reason": "reason",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "received_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Advance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    refundsAdvance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "reason": ""
+                 *     }
+                 */
+                "application/json": {
+                    /** @description default: the whole balance */
+                    amount?: number;
+                    /** @default  */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "advance",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "receipt_voucher_number": "receipt voucher number",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "subtotal": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_amount": 49900,
+                     *         "rate_bp": 1,
+                     *         "hsn_code": "998314",
+                     *         "tax_type": "tax type",
+                     *         "place_of_supply": "place of supply",
+                     *         "utgst": true,
+                     *         "balance": 49900,
+                     *         "tax_open": 1,
+                     *         "movements": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "kind": "applied",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "refund_voucher_number": "refund voucher number",
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "reason": "reason",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "received_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Advance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCustomersBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "customer_balance",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "balances": [
+                     *           {
+                     *             "currency": "INR",
+                     *             "available": 1,
+                     *             "sources": {}
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerBalance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listCustomersBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description The currency (query). */
+                currency?: string;
+                /** @description The source (query). */
+                source?: "advances" | "credit_notes";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "balance_transaction",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "currency": "INR",
+                     *           "source": "source",
+                     *           "source_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "type": "type",
+                     *           "amount": 49900,
+                     *           "document": {
+                     *             "type": "type",
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number"
+                     *           },
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BalanceTransaction"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getEntitiesLut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "lut": true,
+                     *         "lut_missing": "charge_igst",
+                     *         "current_financial_year": "current financial year",
+                     *         "in_force": true,
+                     *         "luts": [
+                     *           {
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "financial_year": "financial year",
+                     *             "arn": "arn",
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EntityLuts"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceEntitiesLut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The financial year (path). */
+                financial_year: string;
+            };
+            cookie?: never;
+        };
+        /** @description The record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "arn": "arn"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the ARN the GST portal gave the LUT (FORM GST RFD-11) */
+                    arn: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "financial_year": "financial year",
+                     *         "arn": "arn",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EntityLut"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     portalLogin: {
         parameters: {
             query?: never;
@@ -21349,6 +22392,112 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["Invoice"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getPortalApiBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "customer_balance",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "balances": [
+                     *           {
+                     *             "currency": "INR",
+                     *             "available": 1,
+                     *             "sources": {}
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerBalance"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listPortalApiBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description The currency (query). */
+                currency?: string;
+                /** @description The source (query). */
+                source?: "advances" | "credit_notes";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "balance_transaction",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "currency": "INR",
+                     *           "source": "source",
+                     *           "source_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "type": "type",
+                     *           "amount": 49900,
+                     *           "document": {
+                     *             "type": "type",
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number"
+                     *           },
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BalanceTransaction"][];
                         /** @enum {string} */
                         object: "list";
                         has_more: boolean;
@@ -22165,6 +23314,7 @@ export interface operations {
                  *           },
                  *           "lut": true,
                  *           "export_refund_claim": true,
+                 *           "lut_missing": "charge_igst",
                  *           "time_zone": "time zone",
                  *           "einvoicing": {
                  *             "enabled": true,
@@ -23459,6 +24609,282 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["OfflinePayment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAdvanceReceived: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `advance.received` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "advance.received",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "advance",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "receipt_voucher_number": "receipt voucher number",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "subtotal": 49900,
+                 *           "cgst_amount": 49900,
+                 *           "sgst_amount": 49900,
+                 *           "igst_amount": 49900,
+                 *           "tax_amount": 49900,
+                 *           "rate_bp": 1,
+                 *           "hsn_code": "998314",
+                 *           "tax_type": "tax type",
+                 *           "place_of_supply": "place of supply",
+                 *           "utgst": true,
+                 *           "balance": 49900,
+                 *           "tax_open": 1,
+                 *           "movements": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "kind": "applied",
+                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "refund_voucher_number": "refund voucher number",
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "reason": "reason",
+                 *               "created_at": "2026-04-01T00:00:00.000Z"
+                 *             }
+                 *           ],
+                 *           "received_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "advance.received";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Advance"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAdvanceApplied: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `advance.applied` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "advance.applied",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "advance",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "receipt_voucher_number": "receipt voucher number",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "subtotal": 49900,
+                 *           "cgst_amount": 49900,
+                 *           "sgst_amount": 49900,
+                 *           "igst_amount": 49900,
+                 *           "tax_amount": 49900,
+                 *           "rate_bp": 1,
+                 *           "hsn_code": "998314",
+                 *           "tax_type": "tax type",
+                 *           "place_of_supply": "place of supply",
+                 *           "utgst": true,
+                 *           "balance": 49900,
+                 *           "tax_open": 1,
+                 *           "movements": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "kind": "applied",
+                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "refund_voucher_number": "refund voucher number",
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "reason": "reason",
+                 *               "created_at": "2026-04-01T00:00:00.000Z"
+                 *             }
+                 *           ],
+                 *           "received_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "advance.applied";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Advance"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAdvanceRefunded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `advance.refunded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "advance.refunded",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "advance",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "receipt_voucher_number": "receipt voucher number",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "subtotal": 49900,
+                 *           "cgst_amount": 49900,
+                 *           "sgst_amount": 49900,
+                 *           "igst_amount": 49900,
+                 *           "tax_amount": 49900,
+                 *           "rate_bp": 1,
+                 *           "hsn_code": "998314",
+                 *           "tax_type": "tax type",
+                 *           "place_of_supply": "place of supply",
+                 *           "utgst": true,
+                 *           "balance": 49900,
+                 *           "tax_open": 1,
+                 *           "movements": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "kind": "applied",
+                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "refund_voucher_number": "refund voucher number",
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "reason": "reason",
+                 *               "created_at": "2026-04-01T00:00:00.000Z"
+                 *             }
+                 *           ],
+                 *           "received_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "advance.refunded";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Advance"];
                     };
                 };
             };

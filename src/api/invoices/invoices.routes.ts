@@ -2,7 +2,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, fields, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { createInvoice } from '../../flows/invoices/create-invoice.js';
-import { finalizeInvoiceWithCredit } from '../../flows/invoices/finalize-invoice.js';
+import { applyCustomerBalance, finalizeInvoiceWithCredit } from '../../flows/invoices/finalize-invoice.js';
 import { voidInvoiceWithCreditNotes } from '../../flows/invoices/void-invoice.js';
 import { recordCertifiedTds } from '../../flows/invoices/record-certified-tds.js';
 import { journalEntrySchema, listInvoiceJournalEntries } from '../../modules/ledger/index.js';
@@ -62,6 +62,22 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
       runAction(deps, request, reply, async (ctx) => {
         const row = await finalizeInvoiceWithCredit(ctx, request.params.id);
         return { status: 200, body: { data: await renderInvoice(ctx, await getInvoiceRow(ctx, row.id)) } };
+      }),
+  );
+  app.post(
+    '/v1/invoices/:id/apply-balance',
+    {
+      schema: {
+        tags: ['invoices'],
+        summary: "Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B)",
+        params: idParams,
+        response: one,
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        const row = await applyCustomerBalance(ctx, request.params.id);
+        return { status: 200, body: { data: await renderInvoice(ctx, row) } };
       }),
   );
   app.post(

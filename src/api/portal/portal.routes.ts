@@ -41,6 +41,13 @@ import {
   type PortalSession,
 } from '../../modules/portal/index.js';
 import { parseCookies, parseCredential, sameToken, SESSION_COOKIE } from '../../modules/portal/index.js';
+import {
+  balanceTransactionSchema,
+  balanceTransactionsQuery,
+  customerBalance,
+  customerBalanceSchema,
+  listBalanceTransactions,
+} from '../../modules/balances/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -229,6 +236,39 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
         const page = toPage(request.query);
         const { invoices, total } = await portalInvoices(ctxOf(session(request)), session(request).customerId, page);
         return listResponse(invoices, total, page);
+      },
+    );
+
+    portal.get(
+      '/portal/api/balance',
+      {
+        preHandler: requireSession,
+        schema: {
+          tags: ['portal'],
+          summary: "The customer's balance per currency and source (advances, credit notes)",
+          security: [],
+          response: { 200: dataEnvelope(customerBalanceSchema) },
+        },
+      },
+      async (request) => ({ data: await customerBalance(ctxOf(session(request)), session(request).customerId) }),
+    );
+
+    portal.get(
+      '/portal/api/balance-transactions',
+      {
+        preHandler: requireSession,
+        schema: {
+          tags: ['portal'],
+          summary: "Every movement of the customer's balance with its document, newest first",
+          security: [],
+          querystring: balanceTransactionsQuery.extend(paginationQuery()),
+          response: { 200: listEnvelope(balanceTransactionSchema) },
+        },
+      },
+      async (request) => {
+        const page = toPage(request.query);
+        const { transactions, total } = await listBalanceTransactions(ctxOf(session(request)), session(request).customerId, request.query, page);
+        return listResponse(transactions, total, page);
       },
     );
 

@@ -5,6 +5,7 @@ import { newId } from '../../platform/ids.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { findCustomers, getCustomer } from '../../modules/customers/index.js';
 import { getEntity } from '../../modules/entities/index.js';
+import { receiveAdvance } from '../../modules/advances/index.js';
 import { queueDebitCanceledNotice, queuePreDebitNotice } from './pre-debit-notice.js';
 import {
   applyPaymentsToInvoices,
@@ -470,6 +471,19 @@ async function recordGatewayPayments(
     ctx,
     [...appliedTo].map(([id, paid]) => ({ id, paid })),
   );
+  // What an invoice no longer needed (it was paid another way meanwhile) is the customer's
+  // advance: a receipt voucher with its GST, applicable to the next invoice or refundable.
+  for (const [k, attempt] of attempts.entries()) {
+    const rest = attempt.amount - (postings[k]!.lines.find((l) => l.account === Account.RECEIVABLES)?.credit ?? 0);
+    if (rest <= 0) continue;
+    await receiveAdvance(ctx, {
+      paymentId: attempt.payment_id!,
+      entityId: invoices.get(attempt.invoice_id)!.entity_id,
+      customer: await getCustomer(ctx, attempt.customer_id),
+      currency: attempt.currency,
+      amount: rest,
+    });
+  }
   // Paid, but nothing applied (the invoice was settled another way): its old error still goes.
   for (const invoice of invoices.values())
     if (!appliedTo.has(invoice.id) && invoice.last_payment_error && attempts.some((a) => a.invoice_id === invoice.id))

@@ -3,6 +3,7 @@ import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { getCustomer } from '../../modules/customers/index.js';
+import { receiveAdvance } from '../../modules/advances/index.js';
 import { getEntity, getPrimaryEntity } from '../../modules/entities/index.js';
 import { applyToInvoice, assertTdsAllowed, getInvoiceRow } from '../../modules/invoices/index.js';
 import { Account, postEntry } from '../../modules/ledger/index.js';
@@ -11,14 +12,19 @@ import { savePayment, type Payment, type RecordOfflinePaymentBody } from '../../
 /**
  * SPEC 4.4: records money received outside any gateway. With an invoice, the payment and any TDS
  * the customer withheld settle its balance (Dr cash + Dr TDS receivable; Cr receivables); without
- * one, the money is a customer advance (Dr cash; Cr customer advances). One transaction.
+ * one, the money is a customer advance (Dr cash; Cr customer advances) with its receipt voucher
+ * and the GST it carries (receiveAdvance, decision 0280). One transaction.
  */
 export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePaymentBody): Promise<Payment> {
   const customer = await getCustomer(ctx, input.customer_id);
   if (input.tds_amount > 0 && !input.invoice_id) {
     throw errors.invalidField('tds_amount', 'TDS can only be recorded against an invoice (give invoice_id)');
   }
+  if (input.invoice_id && (input.entity_id || input.hsn_code)) {
+    throw errors.invalidField(input.entity_id ? 'entity_id' : 'hsn_code', 'entity_id and hsn_code describe an advance: give them only without invoice_id');
+  }
   const id = newId();
+  let entity: Awaited<ReturnType<typeof getPrimaryEntity>> | undefined;
   if (input.invoice_id) {
     // Lock the invoice first so concurrent payments on it queue up and see each other's effect.
     const invoice = await getInvoiceRow(ctx, input.invoice_id, true);
@@ -56,7 +62,7 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
       ],
     });
   } else {
-    const entity = await getPrimaryEntity(ctx);
+    entity = input.entity_id ? await getEntity(ctx, input.entity_id) : await getPrimaryEntity(ctx);
     const ledger = { ledgerId: entity.tb_ledger_id, entityId: entity.id };
     await postEntry(ctx, {
       ...ledger,
@@ -90,5 +96,7 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
     updated_at: ctx.now,
   });
   await emitEvent(ctx, 'payment.recorded', payment);
+  if (entity)
+    await receiveAdvance(ctx, { paymentId: id, entityId: entity.id, customer, currency: input.currency, amount: input.amount, hsnCode: input.hsn_code });
   return payment;
 }

@@ -1,9 +1,10 @@
 import type { Ctx } from '../../platform/context.js';
 import { emitEvent, emitEvents } from '../../platform/events/events.js';
+import { applyAdvances, customersWithOpenAdvances } from '../../modules/advances/index.js';
 import { applyAvailableCredit, customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
 import { recordInvoiceDiscounts, subscriptionDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
 import { findCustomers, type Customer } from '../../modules/customers/index.js';
-import { issueInvoices, type DraftInvoiceInput, type InvoiceRow } from '../../modules/invoices/index.js';
+import { getInvoiceRow, issueInvoices, type DraftInvoiceInput, type InvoiceRow } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
 import {
   advanceSubscriptionPeriods,
@@ -183,7 +184,15 @@ export async function settleSubscriptionInvoices(
     invoices.map((i) => i.customer_id),
     ctx.now,
   );
-  for (const invoice of invoices) if (holdingCredit.has(invoice.customer_id)) await applyAvailableCredit(ctx, invoice);
+  const holdingAdvances = await customersWithOpenAdvances(
+    ctx.tx,
+    ctx.tenantId,
+    invoices.map((i) => i.customer_id),
+  );
+  for (const invoice of invoices) {
+    if (holdingCredit.has(invoice.customer_id)) await applyAvailableCredit(ctx, invoice);
+    if (holdingAdvances.has(invoice.customer_id)) await applyAdvances(ctx, await getInvoiceRow(ctx, invoice.id));
+  }
   // charge_automatically invoices: one charge job for the batch; it reads each balance (after credit) when it runs.
   await scheduleAutomaticCharges(ctx, invoices);
   return invoices;

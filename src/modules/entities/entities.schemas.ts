@@ -46,6 +46,10 @@ export const createEntityBody = z.object({
     .boolean()
     .optional()
     .describe('exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N)'),
+  lut_missing: z
+    .enum(['charge_igst', 'refuse'])
+    .optional()
+    .describe('once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)'),
 });
 export type CreateEntityBody = z.infer<typeof createEntityBody>;
 
@@ -103,6 +107,10 @@ export const updateEntityBody = z.object({
     .boolean()
     .optional()
     .describe('exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N)'),
+  lut_missing: z
+    .enum(['charge_igst', 'refuse'])
+    .optional()
+    .describe('once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)'),
   time_zone: timeZoneField.optional(),
   einvoicing: einvoicingSettings.optional(),
 });
@@ -123,6 +131,7 @@ export const entitySchema = z
     address: postalAddressResponse.nullable(),
     lut: z.boolean(),
     export_refund_claim: z.boolean(),
+    lut_missing: z.enum(['charge_igst', 'refuse']),
     time_zone: z.string(),
     einvoicing: z.object({ enabled: z.boolean(), provider: z.enum(['sandbox', 'nic', 'gsp']).nullable(), credentials_set: z.boolean() }),
     created_at: fields.timestamp(),
@@ -157,3 +166,27 @@ export const exchangeRateSchema = z
   })
   .meta({ id: 'ExchangeRate' });
 export type ExchangeRate = z.infer<typeof exchangeRateSchema>;
+
+export const putLutBody = z.object({
+  arn: fields.requiredText(30).describe('the ARN the GST portal gave the LUT (FORM GST RFD-11)'),
+});
+export const lutParams = z.object({
+  id: z.uuid({ message: 'must be a UUID' }),
+  financial_year: z
+    .string()
+    .regex(/^[0-9]{4}-[0-9]{2}$/, 'must be a financial year such as 2026-27')
+    .refine((v) => (Number(v.slice(0, 4)) + 1) % 100 === Number(v.slice(5)), 'the two years must follow each other, e.g. 2026-27'),
+});
+export const lutSchema = z
+  .object({ entity_id: z.uuid(), financial_year: z.string(), arn: z.string(), created_at: fields.timestamp(), updated_at: fields.timestamp() })
+  .meta({ id: 'EntityLut' });
+export const lutListSchema = z
+  .object({
+    entity_id: z.uuid(),
+    lut: z.boolean(),
+    lut_missing: z.enum(['charge_igst', 'refuse']),
+    current_financial_year: z.string(),
+    in_force: z.boolean().describe('exports dated now go without IGST'),
+    luts: z.array(lutSchema),
+  })
+  .meta({ id: 'EntityLuts' });

@@ -30,6 +30,8 @@ export interface LegalEntitiesTable {
   lut: Generated<boolean>;
   /** Exports with payment of IGST (no LUT): the refund of that IGST is claimed (e-invoice RefClm "Y"). */
   export_refund_claim: Generated<boolean>;
+  /** An export dated in a financial year with no LUT recorded (entity_luts): charge IGST, or refuse the invoice. */
+  lut_missing: Generated<'charge_igst' | 'refuse'>;
   einvoicing_enabled: Generated<boolean>;
   einvoicing_provider: EinvoicingProvider | null;
   /** Sealed with platform/secrets under `tenant:<id>:einvoicing:<entity id>`; never answered. */
@@ -52,8 +54,19 @@ export interface EntityExchangeRatesTable {
   updated_at: Timestamp;
 }
 
+/** One financial year's Letter of Undertaking (FORM GST RFD-11) and its ARN (migrations/0282). */
+export interface EntityLutsTable {
+  tenant_id: string;
+  entity_id: string;
+  financial_year: string;
+  arn: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
+    entity_luts: EntityLutsTable;
     legal_entities: LegalEntitiesTable;
     entity_exchange_rates: EntityExchangeRatesTable;
   }

@@ -18,3 +18,5 @@ export { takeDocumentNumber, takeDocumentNumbers, formatDocumentNumber, MAX_DOCU
 export { createEntityBody, entitySchema, exchangeRateSchema, putExchangeRateBody, updateEntityBody } from './entities.schemas.js';
 export { listEntities, listExchangeRates, putExchangeRate } from './entities.service.js';
 export { findEntity, findPrimaryEntity } from './entities.service.js';
+export { entityAt, lutMissing, lutState, listLuts, putLut, type LutState } from './luts.js';
+export { lutListSchema, lutParams, lutSchema, putLutBody } from './entities.schemas.js';

@@ -3,13 +3,17 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import type { EntityRow } from './entities.repository.js';
 
-export type DocumentKind = 'invoice' | 'credit_note' | 'quote';
+export type DocumentKind = 'invoice' | 'credit_note' | 'quote' | 'receipt_voucher' | 'refund_voucher';
+
+/** Receipt vouchers (CGST Rules, rule 50) and refund vouchers (rule 51): one series each per entity. */
+const VOUCHER_PREFIX = { receipt_voucher: 'RV-', refund_voucher: 'RFV-' } as const;
 
 /** GST (Rule 46(b)) allows at most 16 characters in a document number. */
 export const MAX_DOCUMENT_NUMBER_LENGTH = 16;
 const MIN_SEQUENCE_DIGITS = 6;
 
 export function prefixFor(entity: Pick<EntityRow, 'invoice_prefix' | 'credit_note_prefix' | 'quote_prefix'>, kind: DocumentKind): string {
+  if (kind === 'receipt_voucher' || kind === 'refund_voucher') return VOUCHER_PREFIX[kind];
   return kind === 'invoice' ? entity.invoice_prefix : kind === 'credit_note' ? entity.credit_note_prefix : entity.quote_prefix;
 }
 

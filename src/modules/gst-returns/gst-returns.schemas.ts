@@ -22,6 +22,8 @@ export const gstr1Schema = z
     exp: z.array(z.unknown()),
     hsn: z.object({ data: z.array(z.unknown()) }),
     doc_issue: z.object({ doc_det: z.array(z.unknown()) }),
+    at: z.array(z.unknown()).optional().describe('table 11A: tax on advances received (gstr1-advances.ts)'),
+    txpd: z.array(z.unknown()).optional().describe('table 11B: advances adjusted or refunded'),
   })
   .meta({ id: 'Gstr1' });
 

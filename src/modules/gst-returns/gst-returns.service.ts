@@ -14,7 +14,8 @@ import {
   type HsnRow,
   type Keyset,
 } from './gst-returns.repository.js';
-import { countsInReturn, Gstr1Builder } from './gstr1.js';
+import { countsInReturn, Gstr1Builder, rupees } from './gstr1.js';
+import { advanceSections, advancesNetOfAdjustments } from './gstr1-advances.js';
 import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
 
 /** Invoices read per keyset page: bounded memory per round trip, few round trips. */
@@ -132,7 +133,13 @@ export async function getGstr1(ctx: Ctx, entityId: string, period: string): Prom
   const filed = await filedReturn(ctx, entityId, monthOf(period), 'gstr1');
   if (filed) return filed as Gstr1;
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
-  return builder.toJson(entity.gstin, period, hsn, hsnCredits) as Gstr1;
+  return { ...builder.toJson(entity.gstin, period, hsn, hsnCredits), ...(await advancesOfPeriod(ctx, entityId, period)) } as Gstr1;
+}
+
+/** Tables 11A/11B (gstr1-advances.ts) of the month. */
+async function advancesOfPeriod(ctx: Ctx, entityId: string, period: string) {
+  const { entity, from, to } = await resolvePeriod(ctx, entityId, period);
+  return advanceSections(ctx.tx, ctx.tenantId, entity.id, from, to);
 }
 
 function csvLine(cells: readonly string[]): string {
@@ -149,7 +156,19 @@ export async function getGstr3b(ctx: Ctx, entityId: string, period: string): Pro
   const filed = await filedReturn(ctx, entityId, monthOf(period), 'gstr3b');
   if (filed) return filed as Gstr3b;
   const { entity, builder } = await buildGstr1(ctx, entityId, period);
-  return builder.gstr3b(entity.gstin, period) as Gstr3b;
+  const table = builder.gstr3b(entity.gstin, period) as Gstr3b;
+  // 3.1(a) includes the tax on advances of the month net of the advances adjusted (table 11).
+  const net = advancesNetOfAdjustments(await advancesOfPeriod(ctx, entityId, period));
+  const det = table.sup_details.osup_det;
+  const plus = (a: number, b: number) => rupees(Math.round(a * 100) + b);
+  table.sup_details.osup_det = {
+    ...det,
+    txval: plus(det.txval, net.ad_amt),
+    iamt: plus(det.iamt, net.iamt),
+    camt: plus(det.camt, net.camt),
+    samt: plus(det.samt, net.samt),
+  };
+  return table;
 }
 
 export async function getGstr3bCsv(ctx: Ctx, entityId: string, period: string): Promise<string> {

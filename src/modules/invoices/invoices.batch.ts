@@ -1,7 +1,15 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvents } from '../../platform/events/events.js';
-import { findEntity, findPrimaryEntity, invoiceExchangeRate, takeDocumentNumbers, type EntityRow, type InvoiceExchangeRate } from '../entities/index.js';
+import {
+  entityAt,
+  findEntity,
+  findPrimaryEntity,
+  invoiceExchangeRate,
+  takeDocumentNumbers,
+  type EntityRow,
+  type InvoiceExchangeRate,
+} from '../entities/index.js';
 import { postEntries, type Posting } from '../ledger/index.js';
 import { readSettings } from '../tenants/index.js';
 import { insertInvoices, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
@@ -28,6 +36,7 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
     if (!entity) {
       entity = (id ? await findEntity(ctx.tx, ctx.tenantId, id) : await findPrimaryEntity(ctx.tx, ctx.tenantId)) ?? undefined;
       if (!entity) throw errors.notFound('entity');
+      entity = await entityAt(ctx, entity, ctx.now); // its LUT in force on this date (decision 0282)
       entities.set(key, entity);
     }
     return entity;

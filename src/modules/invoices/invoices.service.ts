@@ -5,7 +5,17 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { customerCountry, customerStateCode, getCustomer, type Customer } from '../customers/index.js';
-import { findEntity, findPrimaryEntity, invoiceExchangeRate, takeDocumentNumber, type EntityRow, type InvoiceExchangeRate } from '../entities/index.js';
+import {
+  entityAt,
+  findEntity,
+  findPrimaryEntity,
+  invoiceExchangeRate,
+  lutMissing,
+  takeDocumentNumber,
+  type EntityRow,
+  type InvoiceExchangeRate,
+  type LutState,
+} from '../entities/index.js';
 import { Account, postEntry, type Posting } from '../ledger/index.js';
 import { findPlan, pricesOfPlans } from '../plans/index.js';
 import { computeInvoiceTax, resolveHsnCode, type GstLine, type InvoiceTax } from '../tax/index.js';
@@ -144,14 +154,15 @@ export type DraftInvoiceInput = {
 async function resolveEntity(ctx: Ctx, entityId: string | undefined): Promise<EntityRow> {
   const entity = entityId ? await findEntity(ctx.tx, ctx.tenantId, entityId) : await findPrimaryEntity(ctx.tx, ctx.tenantId);
   if (!entity) throw errors.notFound('entity');
-  return entity;
+  // Whether its LUT is in force on this date (per financial year: decision 0282).
+  return entityAt(ctx, entity, ctx.now);
 }
 
 const apiField = (index: number | null, name: string) => (index === null ? name : `lines.${index}.${name}`);
 
 /** The tax of an invoice between these parties now: GST per line, and the INR amounts (rule 34). */
 function taxInvoice(
-  entity: EntityRow,
+  entity: EntityRow & { lut_refuse?: LutState | null },
   customer: Customer,
   currency: string,
   lines: readonly { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null; discount_amount?: number }[],
@@ -166,6 +177,7 @@ function taxInvoice(
     exchangeRate: rate?.rate ?? null,
     field,
   });
+  if (entity.lut_refuse && (tax.tax_type === 'export' || tax.tax_type === 'sez')) throw lutMissing({ id: entity.id, lut_refuse: entity.lut_refuse });
   if (tax.tax_type !== '' && tax.inr === null && tax.tax_amount > 0) {
     throw errors.invalidField(
       'exchange_rate',

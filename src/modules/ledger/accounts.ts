@@ -12,6 +12,11 @@ export const Account = {
   RECEIVABLES: 1100,
   /** Tax the customer deducted at source (TDS) and will certify to us; settles the invoice. */
   TDS_RECEIVABLE: 1200,
+  /**
+   * GST paid on customer advances not yet adjusted against an invoice or refunded (receipt
+   * vouchers, CGST Rules rule 50): an asset until the invoice's own tax takes its place.
+   */
+  ADVANCE_TAX: 1300,
   /** Output tax payable to the government. */
   CGST_PAYABLE: 2100,
   /** SGST, or UTGST for supplies within a union territory without legislature. */
@@ -39,6 +44,7 @@ export const ACCOUNT_NAMES: Record<AccountCode, string> = {
   [Account.GATEWAY_CLEARING]: 'Gateway clearing',
   [Account.RECEIVABLES]: 'Accounts receivable',
   [Account.TDS_RECEIVABLE]: 'TDS receivable',
+  [Account.ADVANCE_TAX]: 'GST paid on advances',
   [Account.CGST_PAYABLE]: 'CGST output tax payable',
   [Account.SGST_PAYABLE]: 'SGST/UTGST output tax payable',
   [Account.IGST_PAYABLE]: 'IGST output tax payable',

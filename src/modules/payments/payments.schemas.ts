@@ -14,6 +14,11 @@ export const recordOfflinePaymentBody = z.object({
   reference_number: fields.text(100).optional(),
   notes: z.string().max(500, 'at most 500 characters').optional(),
   recorded_by: fields.text(200).optional(),
+  entity_id: z.uuid().optional().describe('without invoice_id (an advance): the entity that received it; default the primary one'),
+  hsn_code: z
+    .string()
+    .optional()
+    .describe('without invoice_id (an advance): the SAC/HSN of the supply it is for; default 998314 (services at 18 %). Goods codes: no GST on the advance'),
 });
 export type RecordOfflinePaymentBody = z.infer<typeof recordOfflinePaymentBody>;
 

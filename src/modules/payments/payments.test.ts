@@ -51,15 +51,19 @@ describe('offline payments', () => {
     });
 
     it('records a payment without an invoice as a customer advance', async () => {
-      const res = await pay({ amount: 7_500, payment_type: 'cash' });
+      // Its own customer: an advance pays the customer's next invoices (decision 0280).
+      const other = await createCustomer(acme, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
+      const res = await acme.api('POST', '/v1/payments/offline', { customer_id: other, payment_type: 'cash', amount: 7_500 });
       expect(res.status).toBe(201);
       expect(res.body.data.invoice_id).toBeNull();
+      const advances = (await acme.api('GET', `/v1/advances?customer_id=${other}`)).body.data;
+      expect(advances).toMatchObject([{ payment_id: res.body.data.id, amount: 7_500, balance: 7_500 }]);
     });
 
     it('defaults the currency to INR and lists payments newest first', async () => {
       const list = await acme.api('GET', `/v1/payments?customer_id=${customer}`);
-      expect(list.body.total_count).toBe(3);
-      expect(list.body.data[0].amount).toBe(7_500);
+      expect(list.body.total_count).toBe(2);
+      expect(list.body.data[0]).toMatchObject({ amount: 58_000, currency: 'INR' });
       const one = await acme.api('GET', `/v1/payments/${list.body.data[0].id}`);
       expect(one.body.data.id).toBe(list.body.data[0].id);
     });

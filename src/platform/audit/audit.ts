@@ -59,6 +59,7 @@ const TABLE_OF_RESOURCE: Record<string, string> = {
   invoices: 'invoices',
   subscriptions: 'subscriptions',
   'credit-notes': 'credit_notes',
+  advances: 'customer_advances',
   plans: 'plans',
   payments: 'payments',
   entities: 'legal_entities',

@@ -1,0 +1,50 @@
+import { mulDivRoundHalfUp } from '../../platform/money.js';
+import { splitTaxProRata, type TaxRegime } from '../tax/index.js';
+
+export type AdvanceTax = { subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number; tax_amount: number };
+
+/**
+ * The GST contained in a tax-inclusive advance of `gross` at `rateBp` under `regime`
+ * (docs/decisions/0280). The taxable value is gross × 10000 ÷ (10000 + rate), rounded half-up;
+ * CGST and SGST are each round(value × rate ÷ 20000) (equal by construction, as on invoices),
+ * IGST round(value × rate ÷ 10000); the taxable value is then what is left, so value + tax = gross
+ * exactly. No GST: an unregistered supplier (tax_type ''), goods (rate 0: Notification
+ * 66/2017-Central Tax), and a zero-rated supply under LUT.
+ * Example: 11,800.00 at 18 % intra-state → value 10,000.00, CGST 900.00, SGST 900.00.
+ */
+export function taxOfAdvance(gross: number, rateBp: number, regime: TaxRegime): AdvanceTax {
+  const zeroRated = (regime.tax_type === 'export' || regime.tax_type === 'sez') && regime.lut;
+  if (regime.tax_type === '' || rateBp <= 0 || zeroRated) return { subtotal: gross, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
+  const value = mulDivRoundHalfUp(gross, 10_000, 10_000 + rateBp);
+  let cgst = 0;
+  let igst = 0;
+  if (regime.tax_type === 'intra_state') cgst = mulDivRoundHalfUp(value, rateBp, 20_000);
+  else igst = mulDivRoundHalfUp(value, rateBp, 10_000);
+  const tax = 2 * cgst + igst;
+  return { subtotal: gross - tax, cgst_amount: cgst, sgst_amount: cgst, igst_amount: igst, tax_amount: tax };
+}
+
+/**
+ * The share of an advance's open value and tax that `amount` of its balance carries: pro rata
+ * (splitTaxProRata), and all of it when the amount is the whole balance — so the adjustments and
+ * refunds of an advance add up to its voucher's tax exactly, never more.
+ */
+export function shareOfOpen(
+  open: { balance: number; open_subtotal: number; open_cgst: number; open_sgst: number; open_igst: number },
+  amount: number,
+): AdvanceTax {
+  if (amount === open.balance) {
+    return {
+      subtotal: open.open_subtotal,
+      cgst_amount: open.open_cgst,
+      sgst_amount: open.open_sgst,
+      igst_amount: open.open_igst,
+      tax_amount: open.open_cgst + open.open_sgst + open.open_igst,
+    };
+  }
+  const part = splitTaxProRata(
+    { subtotal: open.open_subtotal, cgst_amount: open.open_cgst, sgst_amount: open.open_sgst, igst_amount: open.open_igst, total: open.balance },
+    amount,
+  );
+  return { subtotal: part.subtotal, cgst_amount: part.cgst_amount, sgst_amount: part.sgst_amount, igst_amount: part.igst_amount, tax_amount: part.tax_amount };
+}

@@ -1,0 +1,5 @@
+import type { KoshModule } from '../../app-deps.js';
+
+export const advancesModule: KoshModule = {
+  name: 'advances',
+};

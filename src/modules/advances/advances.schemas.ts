@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { fields } from '../../platform/http/envelope.js';
+
+const tax = {
+  subtotal: z.int().describe('taxable value'),
+  cgst_amount: z.int(),
+  sgst_amount: z.int().describe('SGST, or UTGST when utgst is true'),
+  igst_amount: z.int(),
+};
+
+/** One use of an advance: applied to an invoice (GSTR-1 11B), or refunded (a refund voucher, rule 51). */
+export const advanceMovementSchema = z
+  .object({
+    id: z.uuid(),
+    kind: z.enum(['applied', 'refunded']),
+    invoice_id: z.uuid().nullable(),
+    refund_voucher_number: z.string().nullable(),
+    amount: z.int(),
+    ...tax,
+    reason: z.string(),
+    created_at: fields.timestamp(),
+  })
+  .meta({ id: 'AdvanceMovement' });
+
+/** A customer advance and its receipt voucher (CGST Rules, rule 50). */
+export const advanceSchema = z
+  .object({
+    id: z.uuid(),
+    object: z.literal('advance'),
+    customer_id: z.uuid(),
+    entity_id: z.uuid(),
+    payment_id: z.uuid(),
+    receipt_voucher_number: z.string(),
+    currency: z.string(),
+    amount: z.int().describe('received, GST included'),
+    ...tax,
+    tax_amount: z.int(),
+    rate_bp: z.int().describe('the GST rate the advance was taxed at, in basis points (0: no GST)'),
+    hsn_code: z.string(),
+    tax_type: z.string().describe("intra_state, inter_state, export, sez, or '' (no GST: an entity without a GSTIN)"),
+    place_of_supply: z.string().nullable(),
+    utgst: z.boolean(),
+    balance: z.int().describe('not yet applied or refunded'),
+    tax_open: z.int().describe('the GST on the balance: adjusted when applied, reversed when refunded'),
+    movements: z.array(advanceMovementSchema),
+    received_at: fields.timestamp(),
+    created_at: fields.timestamp(),
+    updated_at: fields.timestamp(),
+  })
+  .meta({ id: 'Advance' });
+export type Advance = z.infer<typeof advanceSchema>;
+
+export const listAdvancesQuery = z.object({ customer_id: z.uuid().optional() });
+
+export const refundAdvanceBody = z.object({
+  amount: fields.positiveMinorUnits().optional().describe('default: the whole balance'),
+  reason: fields.text(500).default(''),
+});
+export type RefundAdvanceBody = z.infer<typeof refundAdvanceBody>;

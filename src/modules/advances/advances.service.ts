@@ -1,0 +1,319 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { emitEvent } from '../../platform/events/events.js';
+import type { Page } from '../../platform/http/envelope.js';
+import { newId } from '../../platform/ids.js';
+import { toIso } from '../../platform/time.js';
+import { customerCountry, customerStateCode, type Customer } from '../customers/index.js';
+import { entityAt, findEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
+import { applyToInvoice, type InvoiceRow } from '../invoices/index.js';
+import { Account, postEntry } from '../ledger/index.js';
+import { DEFAULT_SAC_CODE, determineTaxRegime, gstRateBasisPoints } from '../tax/index.js';
+import { shareOfOpen, taxOfAdvance, type AdvanceTax } from './advance-tax.js';
+import type { Advance } from './advances.schemas.js';
+import {
+  customersWithOpenAdvances,
+  findAdvance,
+  insertAdvance,
+  insertMovement,
+  listAdvanceRows,
+  movementsOf,
+  openAdvancesForUpdate,
+  takeFromAdvance,
+  type AdvanceRow,
+  type MovementRow,
+} from './advances.repository.js';
+
+export function toAdvance(row: AdvanceRow, movements: MovementRow[]): Advance {
+  return {
+    id: row.id,
+    object: 'advance',
+    customer_id: row.customer_id,
+    entity_id: row.entity_id,
+    payment_id: row.payment_id,
+    receipt_voucher_number: row.number,
+    currency: row.currency,
+    amount: Number(row.amount),
+    subtotal: Number(row.subtotal),
+    cgst_amount: Number(row.cgst_amount),
+    sgst_amount: Number(row.sgst_amount),
+    igst_amount: Number(row.igst_amount),
+    tax_amount: Number(row.tax_amount),
+    rate_bp: row.rate_bp,
+    hsn_code: row.hsn_code,
+    tax_type: row.tax_type,
+    place_of_supply: row.place_of_supply,
+    utgst: row.utgst,
+    balance: Number(row.balance),
+    tax_open: Number(row.open_cgst) + Number(row.open_sgst) + Number(row.open_igst),
+    movements: movements.map((m) => ({
+      id: m.id,
+      kind: m.kind,
+      invoice_id: m.invoice_id,
+      refund_voucher_number: m.number,
+      amount: Number(m.amount),
+      subtotal: Number(m.subtotal),
+      cgst_amount: Number(m.cgst_amount),
+      sgst_amount: Number(m.sgst_amount),
+      igst_amount: Number(m.igst_amount),
+      reason: m.reason,
+      created_at: toIso(m.created_at),
+    })),
+    received_at: toIso(row.received_at),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+/**
+ * The rate an advance is taxed at (docs/decisions/0280): services (a SAC, chapter 99) at their
+ * rate — Kosh bills services, so with no code given the default SAC at 18 %, which is also rule
+ * 50's rate when the rate cannot be determined; goods at 0 (no GST on advances for goods:
+ * Notification 66/2017-Central Tax).
+ */
+function advanceRate(hsnCode: string): number {
+  const rate = gstRateBasisPoints(hsnCode);
+  return hsnCode.startsWith('99') ? rate : 0;
+}
+
+async function getEntity(ctx: Ctx, id: string): Promise<EntityRow> {
+  const entity = await findEntity(ctx.tx, ctx.tenantId, id);
+  if (!entity) throw errors.notFound('entity');
+  return entity;
+}
+
+export type ReceiveAdvanceInput = {
+  paymentId: string;
+  entityId: string;
+  customer: Customer;
+  currency: string;
+  amount: number;
+  hsnCode?: string | undefined;
+};
+
+/**
+ * Books money received before any invoice as an advance with its receipt voucher (rule 50), in
+ * the caller's transaction. The money itself is the payment's entry (Dr cash or gateway clearing /
+ * Cr 2310 customer advances); this adds the GST the advance carries, payable now (CGST Act
+ * s.13(2)): `advance.received` Dr 1300 GST paid on advances / Cr 2100+2110 or 2120. An entity
+ * without a GSTIN charges none, so the voucher carries no tax and nothing is posted.
+ */
+export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Promise<Advance> {
+  const { customer } = input;
+  // Its LUT in force today (decision 0282); an export advance without one pays IGST, as the export will.
+  const entity = await entityAt(ctx, await getEntity(ctx, input.entityId), ctx.now);
+  const hsnCode = input.hsnCode ?? DEFAULT_SAC_CODE;
+  const regime = determineTaxRegime(
+    { country_code: entity.country_code, gstin: entity.gstin, state_code: entity.state_code, lut: entity.lut },
+    { country_code: customerCountry(customer), state_code: customerStateCode(customer), gstin: customer.gstin, sez: customer.sez },
+  );
+  const rate = regime.tax_type === '' ? 0 : advanceRate(hsnCode);
+  const tax = taxOfAdvance(input.amount, rate, regime);
+  const id = newId();
+  const number = await takeDocumentNumber(ctx, entity, 'receipt_voucher');
+  const row: AdvanceRow = {
+    tenant_id: ctx.tenantId,
+    id,
+    entity_id: entity.id,
+    customer_id: customer.id,
+    payment_id: input.paymentId,
+    number,
+    currency: input.currency,
+    amount: input.amount,
+    ...tax,
+    rate_bp: tax.tax_amount > 0 ? rate : 0,
+    hsn_code: hsnCode,
+    tax_type: regime.tax_type,
+    place_of_supply: regime.place_of_supply,
+    utgst: regime.utgst,
+    balance: input.amount,
+    open_subtotal: tax.subtotal,
+    open_cgst: tax.cgst_amount,
+    open_sgst: tax.sgst_amount,
+    open_igst: tax.igst_amount,
+    received_at: ctx.now,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  await insertAdvance(ctx.tx, row);
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'advance.received',
+    referenceType: 'advance',
+    referenceId: id,
+    currency: input.currency,
+    description: `GST on advance, receipt voucher ${number}`,
+    lines: [
+      { account: Account.ADVANCE_TAX, debit: tax.tax_amount, customerId: customer.id },
+      { account: Account.CGST_PAYABLE, credit: tax.cgst_amount, customerId: customer.id },
+      { account: Account.SGST_PAYABLE, credit: tax.sgst_amount, customerId: customer.id },
+      { account: Account.IGST_PAYABLE, credit: tax.igst_amount, customerId: customer.id },
+    ],
+  });
+  const advance = toAdvance(row, []);
+  await emitEvent(ctx, 'advance.received', advance);
+  return advance;
+}
+
+/** The tax lines that move an advance's GST back out of 1300 (an adjustment or a refund voucher). */
+function taxReleaseLines(part: AdvanceTax, customerId: string) {
+  return [
+    { account: Account.CGST_PAYABLE, debit: part.cgst_amount, customerId },
+    { account: Account.SGST_PAYABLE, debit: part.sgst_amount, customerId },
+    { account: Account.IGST_PAYABLE, debit: part.igst_amount, customerId },
+    { account: Account.ADVANCE_TAX, credit: part.tax_amount, customerId },
+  ] as const;
+}
+
+/**
+ * Spends the customer's advances (same entity and currency, oldest first) on an open invoice, in
+ * the caller's transaction; answers how much was applied. Each application settles the invoice as
+ * a payment and adjusts the advance's GST (GSTR-1 11B): `advance.applied` Dr 2310 / Cr 1100 (the
+ * invoice) for the amount, and Dr 2100+2110 or 2120 / Cr 1300 for the tax that amount carried on
+ * the receipt voucher — the invoice charged its own GST, so the tax paid early is taken back and
+ * the supply is taxed once.
+ */
+export async function applyAdvances(ctx: Ctx, invoice: InvoiceRow): Promise<number> {
+  let due = invoice.amount_due;
+  if (due <= 0 || (invoice.status !== 'open' && invoice.status !== 'uncollectible')) return 0;
+  const advances = await openAdvancesForUpdate(ctx.tx, ctx.tenantId, {
+    customerId: invoice.customer_id,
+    entityId: invoice.entity_id,
+    currency: invoice.currency,
+  });
+  if (advances.length === 0) return 0;
+  const entity = await getEntity(ctx, invoice.entity_id);
+  for (const advance of advances) {
+    if (due <= 0) break;
+    const amount = Math.min(Number(advance.balance), due);
+    const part = shareOfOpen(numeric(advance), amount);
+    const after = await takeFromAdvance(ctx.tx, ctx.tenantId, advance.id, { amount, ...part }, ctx.now);
+    if (!after) throw errors.conflict('the advance changed meanwhile; try again', 'advance_changed');
+    const movementId = newId();
+    await insertMovement(ctx.tx, {
+      tenant_id: ctx.tenantId,
+      id: movementId,
+      advance_id: advance.id,
+      kind: 'applied',
+      invoice_id: invoice.id,
+      number: null,
+      amount,
+      subtotal: part.subtotal,
+      cgst_amount: part.cgst_amount,
+      sgst_amount: part.sgst_amount,
+      igst_amount: part.igst_amount,
+      reason: '',
+      created_at: ctx.now,
+    });
+    await applyToInvoice(ctx, invoice.id, { paid: amount });
+    await postEntry(ctx, {
+      ledgerId: entity.tb_ledger_id,
+      entityId: entity.id,
+      kind: 'advance.applied',
+      referenceType: 'advance_movement',
+      referenceId: movementId,
+      currency: invoice.currency,
+      description: `Advance ${advance.number} applied to invoice ${invoice.number}`,
+      lines: [
+        { account: Account.CUSTOMER_ADVANCES, debit: amount, customerId: invoice.customer_id },
+        { account: Account.RECEIVABLES, credit: amount, customerId: invoice.customer_id, invoiceId: invoice.id },
+        ...taxReleaseLines(part, invoice.customer_id),
+      ],
+    });
+    due -= amount;
+    const movements = await movementsOf(ctx.tx, ctx.tenantId, [advance.id]);
+    await emitEvent(ctx, 'advance.applied', { ...toAdvance(after, movements), applied_amount: amount, applied_invoice_id: invoice.id });
+  }
+  return invoice.amount_due - due;
+}
+
+/** Bigint columns may come back as strings from some drivers: the numbers shareOfOpen works on. */
+function numeric(a: AdvanceRow) {
+  return {
+    balance: Number(a.balance),
+    open_subtotal: Number(a.open_subtotal),
+    open_cgst: Number(a.open_cgst),
+    open_sgst: Number(a.open_sgst),
+    open_igst: Number(a.open_igst),
+  };
+}
+
+/**
+ * Pays (part of) an advance back with a refund voucher (rule 51): `advance.refunded` Dr 2310 /
+ * Cr 2320 refunds payable (paid out by hand, as offline refunds are) for the amount, and Dr
+ * 2100+2110 or 2120 / Cr 1300 for the GST that amount carried — no supply was made, so the tax
+ * paid on it is reversed.
+ */
+export async function refundAdvance(ctx: Ctx, id: string, input: { amount?: number | undefined; reason: string }): Promise<Advance> {
+  const advance = await findAdvance(ctx.tx, ctx.tenantId, id, true);
+  if (!advance) throw errors.notFound('advance');
+  const balance = Number(advance.balance);
+  if (balance === 0) throw errors.conflict('the advance has nothing left to refund', 'advance_exhausted');
+  const amount = input.amount ?? balance;
+  if (amount > balance) throw errors.invalidField('amount', `exceeds the advance's balance of ${balance}`);
+  const part = shareOfOpen(numeric(advance), amount);
+  const entity = await getEntity(ctx, advance.entity_id);
+  const number = await takeDocumentNumber(ctx, entity, 'refund_voucher');
+  const after = await takeFromAdvance(ctx.tx, ctx.tenantId, id, { amount, ...part }, ctx.now);
+  if (!after) throw errors.conflict('the advance changed meanwhile; try again', 'advance_changed');
+  const movementId = newId();
+  await insertMovement(ctx.tx, {
+    tenant_id: ctx.tenantId,
+    id: movementId,
+    advance_id: id,
+    kind: 'refunded',
+    invoice_id: null,
+    number,
+    amount,
+    subtotal: part.subtotal,
+    cgst_amount: part.cgst_amount,
+    sgst_amount: part.sgst_amount,
+    igst_amount: part.igst_amount,
+    reason: input.reason,
+    created_at: ctx.now,
+  });
+  await postEntry(ctx, {
+    ledgerId: entity.tb_ledger_id,
+    entityId: entity.id,
+    kind: 'advance.refunded',
+    referenceType: 'advance_movement',
+    referenceId: movementId,
+    currency: advance.currency,
+    description: `Refund voucher ${number} for advance ${advance.number}`,
+    lines: [
+      { account: Account.CUSTOMER_ADVANCES, debit: amount, customerId: advance.customer_id },
+      { account: Account.REFUNDS_PAYABLE, credit: amount, customerId: advance.customer_id },
+      ...taxReleaseLines(part, advance.customer_id),
+    ],
+  });
+  const result = toAdvance(after, await movementsOf(ctx.tx, ctx.tenantId, [id]));
+  await emitEvent(ctx, 'advance.refunded', { ...result, refunded_amount: amount, refund_voucher_number: number });
+  return result;
+}
+
+export async function getAdvance(ctx: Ctx, id: string): Promise<Advance> {
+  const row = await findAdvance(ctx.tx, ctx.tenantId, id);
+  if (!row) throw errors.notFound('advance');
+  return toAdvance(row, await movementsOf(ctx.tx, ctx.tenantId, [id]));
+}
+
+export async function listAdvances(ctx: Ctx, filter: { customer_id?: string | undefined }, page: Page): Promise<{ advances: Advance[]; total: number }> {
+  const { rows, total } = await listAdvanceRows(ctx.tx, ctx.tenantId, filter.customer_id ? { customer_id: filter.customer_id } : {}, page);
+  const movements = await movementsOf(
+    ctx.tx,
+    ctx.tenantId,
+    rows.map((r) => r.id),
+  );
+  return {
+    advances: rows.map((r) =>
+      toAdvance(
+        r,
+        movements.filter((m) => m.advance_id === r.id),
+      ),
+    ),
+    total,
+  };
+}
+
+export { customersWithOpenAdvances };

@@ -1,0 +1,55 @@
+import type { Timestamp } from '../../platform/db/schema.js';
+
+/** A customer advance and its receipt voucher (CGST Rules, rule 50): migrations/0280. */
+export interface CustomerAdvancesTable {
+  tenant_id: string;
+  id: string;
+  entity_id: string;
+  customer_id: string;
+  payment_id: string;
+  number: string;
+  currency: string;
+  amount: number;
+  subtotal: number;
+  cgst_amount: number;
+  sgst_amount: number;
+  igst_amount: number;
+  tax_amount: number;
+  rate_bp: number;
+  hsn_code: string;
+  tax_type: string;
+  place_of_supply: string | null;
+  utgst: boolean;
+  balance: number;
+  open_subtotal: number;
+  open_cgst: number;
+  open_sgst: number;
+  open_igst: number;
+  received_at: Timestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An advance applied to an invoice (GSTR-1 11B) or refunded (a refund voucher, rule 51). */
+export interface AdvanceMovementsTable {
+  tenant_id: string;
+  id: string;
+  advance_id: string;
+  kind: 'applied' | 'refunded';
+  invoice_id: string | null;
+  number: string | null;
+  amount: number;
+  subtotal: number;
+  cgst_amount: number;
+  sgst_amount: number;
+  igst_amount: number;
+  reason: string;
+  created_at: Timestamp;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Tables {
+    customer_advances: CustomerAdvancesTable;
+    advance_movements: AdvanceMovementsTable;
+  }
+}
