@@ -3,7 +3,8 @@ import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { getCustomer } from '../../modules/customers/index.js';
-import { getEntity, getPrimaryEntity } from '../../modules/entities/index.js';
+import { getEntity, getPrimaryEntity, transactionRate, type TransactionRate } from '../../modules/entities/index.js';
+import { convertMinorUnits } from '../../platform/money.js';
 import { applyToInvoice, assertTdsAllowed, getInvoiceRow } from '../../modules/invoices/index.js';
 import { Account, postEntry } from '../../modules/ledger/index.js';
 import { savePayment, type Payment, type RecordOfflinePaymentBody } from '../../modules/payments/index.js';
@@ -19,6 +20,8 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
     throw errors.invalidField('tds_amount', 'TDS can only be recorded against an invoice (give invoice_id)');
   }
   const id = newId();
+  let rate: TransactionRate;
+  let entityCurrency: string;
   if (input.invoice_id) {
     // Lock the invoice first so concurrent payments on it queue up and see each other's effect.
     const invoice = await getInvoiceRow(ctx, input.invoice_id, true);
@@ -42,6 +45,10 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
     await applyToInvoice(ctx, invoice.id, { paid: input.amount, tds: input.tds_amount });
     const entity = await getEntity(ctx, invoice.entity_id);
     const ledger = { ledgerId: entity.tb_ledger_id, entityId: entity.id };
+    entityCurrency = entity.functional_currency;
+    rate = await transactionRate(ctx, entity, input.currency, input.exchange_rate, ctx.now, invoice.exchange_rate);
+    // Cash at the payment's rate; the receivable leaves at the invoice's: the difference is a
+    // realized exchange gain or loss (Ind AS 21.28).
     await postEntry(ctx, {
       ...ledger,
       kind: 'payment.recorded',
@@ -49,6 +56,8 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
       referenceId: id,
       currency: input.currency,
       description: `Offline ${input.payment_type} payment for invoice ${invoice.number}`,
+      rate: rate.rate,
+      exchangeDifference: 'realized',
       lines: [
         { account: Account.CASH, debit: input.amount, customerId: customer.id },
         { account: Account.TDS_RECEIVABLE, debit: input.tds_amount, customerId: customer.id, invoiceId: invoice.id },
@@ -58,6 +67,8 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
   } else {
     const entity = await getPrimaryEntity(ctx);
     const ledger = { ledgerId: entity.tb_ledger_id, entityId: entity.id };
+    entityCurrency = entity.functional_currency;
+    rate = await transactionRate(ctx, entity, input.currency, input.exchange_rate, ctx.now, null);
     await postEntry(ctx, {
       ...ledger,
       kind: 'payment.recorded',
@@ -65,6 +76,7 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
       referenceId: id,
       currency: input.currency,
       description: `Offline ${input.payment_type} payment (advance)`,
+      rate: rate.rate,
       lines: [
         { account: Account.CASH, debit: input.amount, customerId: customer.id },
         { account: Account.CUSTOMER_ADVANCES, credit: input.amount, customerId: customer.id },
@@ -86,6 +98,9 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
     notes: input.notes ?? '',
     recorded_by: input.recorded_by ?? '',
     recorded_at: ctx.now,
+    exchange_rate: rate.rate,
+    exchange_rate_source: rate.source,
+    functional_amount: rate.rate === null ? null : convertMinorUnits(input.amount, input.currency, entityCurrency, rate.rate),
     created_at: ctx.now,
     updated_at: ctx.now,
   });

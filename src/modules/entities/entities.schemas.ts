@@ -124,6 +124,7 @@ export const entitySchema = z
     lut: z.boolean(),
     export_refund_claim: z.boolean(),
     time_zone: z.string(),
+    functional_currency: z.string().describe('the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it'),
     einvoicing: z.object({ enabled: z.boolean(), provider: z.enum(['sandbox', 'nic', 'gsp']).nullable(), credentials_set: z.boolean() }),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),

@@ -7,10 +7,13 @@ export {
   updateEntity,
   toEntity,
   invoiceExchangeRate,
+  entityRateAt,
+  transactionRate,
+  type TransactionRate,
   einvoicingCredentialsAad,
   type InvoiceExchangeRate,
 } from './entities.service.js';
-export { findEntity, findPrimaryEntity, type EntityRow } from './entities.repository.js';
+export { findEntity, findPrimaryEntity, functionalCurrencies, type EntityRow } from './entities.repository.js';
 export { countryCode, exchangeRateField, postalAddress, type LegalEntity, type EinvoicingCredentials } from './entities.schemas.js';
 export type { EinvoicingProvider } from './entities.tables.js';
 export type { PostalAddress } from './entities.tables.js';

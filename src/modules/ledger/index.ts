@@ -3,7 +3,7 @@ export { Account, ACCOUNT_NAMES, type AccountCode } from './accounts.js';
 export { postEntry, postEntries, getJournalEntry, listInvoiceJournalEntries, type Posting, type PostingLine } from './ledger.service.js';
 export { accountBalance, trialBalanceRows, type TrialBalanceRow } from './ledger.repository.js';
 export { journalEntrySchema, type JournalEntry } from './ledger.schemas.js';
-export { accountTotals, listEntries, exportPage, type EntryFilter, type ExportRow } from './ledger.reports.repository.js';
+export { accountTotals, functionalAccountTotals, listEntries, exportPage, type EntryFilter, type ExportRow } from './ledger.reports.repository.js';
 export { toJournalEntries } from './ledger.service.js';
 export { syncSecondaryLedger } from './ledger.jobs.js';
 export {

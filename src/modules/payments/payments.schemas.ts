@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
+import { exchangeRateField } from '../entities/index.js';
 
 export const paymentType = z.enum(['bank_transfer', 'cash', 'cheque']);
 
@@ -14,6 +15,9 @@ export const recordOfflinePaymentBody = z.object({
   reference_number: fields.text(100).optional(),
   notes: z.string().max(500, 'at most 500 characters').optional(),
   recorded_by: fields.text(200).optional(),
+  exchange_rate: exchangeRateField()
+    .optional()
+    .describe("functional currency (INR) per one unit of `currency` on the payment's date; default the entity's rate table, else the invoice's rate"),
 });
 export type RecordOfflinePaymentBody = z.infer<typeof recordOfflinePaymentBody>;
 
@@ -42,6 +46,9 @@ export const paymentSchema = z
     gateway: z.string().nullable(),
     gateway_payment_id: z.string().nullable(),
     amount_refunded: z.int(),
+    exchange_rate: z.string().nullable().describe("the entity's functional currency per one unit of `currency` on the payment's date"),
+    exchange_rate_source: z.enum(['functional_currency', 'request', 'entity_rate_table', 'invoice']).nullable(),
+    functional_amount: z.int().nullable().describe('the amount in the functional currency (INR) at that rate'),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })
