@@ -149,7 +149,13 @@ describe('functional-currency books of an Indian entity', () => {
     const invoice = created.body.data;
     expect(invoice).toMatchObject({ tax_type: 'export', total: 10_000, exchange_rate: '83', exchange_rate_source: 'entity_rate_table', inr_total: 830_000 });
     // Paid the same day at the table's ₹83.00: cash ₹8,300.00, no difference.
-    const paid = await acme.api('POST', '/v1/payments/offline', { customer_id: abroad, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: 10_000, currency: 'USD' });
+    const paid = await acme.api('POST', '/v1/payments/offline', {
+      customer_id: abroad,
+      invoice_id: invoice.id,
+      payment_type: 'bank_transfer',
+      amount: 10_000,
+      currency: 'USD',
+    });
     expect(paid.status, paid.text).toBe(201);
     expect(paid.body.data).toMatchObject({ exchange_rate: '83', exchange_rate_source: 'entity_rate_table', functional_amount: 830_000 });
 

@@ -101,7 +101,9 @@ export const creditNoteSchema = z
     exchange_rate: z
       .string()
       .nullable()
-      .describe("the entity's functional currency (INR in India) per one unit of the note's currency: its invoice's rate, or the entity's rate of the issue date"),
+      .describe(
+        "the entity's functional currency (INR in India) per one unit of the note's currency: its invoice's rate, or the entity's rate of the issue date",
+      ),
     inr_subtotal: z.int().nullable(),
     inr_cgst_amount: z.int().nullable(),
     inr_sgst_amount: z.int().nullable(),

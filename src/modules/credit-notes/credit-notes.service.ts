@@ -141,7 +141,14 @@ export function creditNoteInr(
       t.igst_amount += v.igst_amount;
       t.tax_amount += v.tax_amount;
     }
-    return { inr_subtotal: t.subtotal, inr_cgst_amount: t.cgst_amount, inr_sgst_amount: t.sgst_amount, inr_igst_amount: t.igst_amount, inr_tax_amount: t.tax_amount, inr_total: t.subtotal + t.tax_amount };
+    return {
+      inr_subtotal: t.subtotal,
+      inr_cgst_amount: t.cgst_amount,
+      inr_sgst_amount: t.sgst_amount,
+      inr_igst_amount: t.igst_amount,
+      inr_tax_amount: t.tax_amount,
+      inr_total: t.subtotal + t.tax_amount,
+    };
   }
   const [cgst, sgst, igst] = [inr(note.cgst_amount), inr(note.sgst_amount), inr(note.igst_amount)];
   return {
@@ -373,7 +380,15 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     updated_at: ctx.now,
   };
   if (rate && entity.country_code === 'IN' && entity.functional_currency === 'INR') {
-    Object.assign(row, creditNoteInr(row, rate, creditedLines.map((l) => ({ rate_bp: l.line.rate_bp, subtotal: l.split.subtotal })), invoice && taxReversal ? invoice : null));
+    Object.assign(
+      row,
+      creditNoteInr(
+        row,
+        rate,
+        creditedLines.map((l) => ({ rate_bp: l.line.rate_bp, subtotal: l.split.subtotal })),
+        invoice && taxReversal ? invoice : null,
+      ),
+    );
   }
   let final = pending ? row : await issue(ctx, row, entity);
   // A refund note's credit is paid out as money at once (the refund's entry spends it), never spendable.

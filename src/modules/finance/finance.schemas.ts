@@ -70,7 +70,9 @@ export const trialBalanceQuery = z.object({
   basis: z
     .enum(['transaction', 'functional'])
     .optional()
-    .describe("transaction (default): one transaction currency's amounts; functional: every entry in the entity's functional currency (INR), each account with its transaction-currency balances beside"),
+    .describe(
+      "transaction (default): one transaction currency's amounts; functional: every entry in the entity's functional currency (INR), each account with its transaction-currency balances beside",
+    ),
 });
 
 export const trialBalanceSchema = z

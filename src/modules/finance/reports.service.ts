@@ -82,7 +82,16 @@ export async function trialBalance(
   });
   const total_debit = accounts.reduce((a, r) => a + r.debit, 0);
   const total_credit = accounts.reduce((a, r) => a + r.credit, 0);
-  return { entity_id: entity.id, currency, as_of: toIso(asOf), basis: 'transaction' as const, accounts, total_debit, total_credit, balanced: total_debit === total_credit };
+  return {
+    entity_id: entity.id,
+    currency,
+    as_of: toIso(asOf),
+    basis: 'transaction' as const,
+    accounts,
+    total_debit,
+    total_credit,
+    balanced: total_debit === total_credit,
+  };
 }
 
 /**

@@ -32,7 +32,10 @@ export async function functionalAccountTotals(
   tx: Tx,
   tenantId: string,
   filter: { entityId: string; asOf?: Date },
-): Promise<{ rows: { account_code: number; currency: string; debit: number; credit: number; functional_debit: number; functional_credit: number }[]; unvalued: number }> {
+): Promise<{
+  rows: { account_code: number; currency: string; debit: number; credit: number; functional_debit: number; functional_credit: number }[];
+  unvalued: number;
+}> {
   let q = tx
     .selectFrom('journal_lines as l')
     .innerJoin('journal_entries as e', (join) => join.onRef('e.tenant_id', '=', 'l.tenant_id').onRef('e.id', '=', 'l.entry_id'))
@@ -127,7 +130,17 @@ export async function exportPage(
     .selectFrom('journal_entries as e')
     .innerJoin('journal_lines as l', (join) => join.onRef('l.tenant_id', '=', 'e.tenant_id').onRef('l.entry_id', '=', 'e.id'))
     .selectAll('e')
-    .select(['l.id as line_id', 'l.account_code', 'l.debit', 'l.credit', 'l.functional_debit', 'l.functional_credit', 'l.customer_id', 'l.invoice_id', 'l.credit_note_id'])
+    .select([
+      'l.id as line_id',
+      'l.account_code',
+      'l.debit',
+      'l.credit',
+      'l.functional_debit',
+      'l.functional_credit',
+      'l.customer_id',
+      'l.invoice_id',
+      'l.credit_note_id',
+    ])
     .where('e.tenant_id', '=', tenantId);
   if (f.from) q = q.where('e.posted_at', '>=', f.from);
   if (f.to) q = q.where('e.posted_at', '<', f.to);

@@ -103,7 +103,13 @@ export async function carriedBalances(tx: Tx, tenantId: string, keys: CarriedKey
       ]),
     )
     .where('journal_lines.account_code', 'in', [...new Set(keys.map((k) => k.account))])
-    .groupBy(['journal_entries.ledger_id', 'journal_entries.currency', 'journal_lines.account_code', 'journal_lines.invoice_id', 'journal_lines.credit_note_id'])
+    .groupBy([
+      'journal_entries.ledger_id',
+      'journal_entries.currency',
+      'journal_lines.account_code',
+      'journal_lines.invoice_id',
+      'journal_lines.credit_note_id',
+    ])
     .execute();
   for (const k of keys) {
     const key = carriedKey(k);

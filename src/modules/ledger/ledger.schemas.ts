@@ -27,7 +27,10 @@ export const journalEntrySchema = z
     reference_id: z.uuid(),
     currency: z.string(),
     functional_currency: z.string().nullable().describe("the entity's functional currency (INR for an Indian entity)"),
-    exchange_rate: z.string().nullable().describe('functional currency per one unit of `currency` for the lines valued at the transaction rate; null in the functional currency'),
+    exchange_rate: z
+      .string()
+      .nullable()
+      .describe('functional currency per one unit of `currency` for the lines valued at the transaction rate; null in the functional currency'),
     description: z.string(),
     posted_at: fields.timestamp(),
     lines: z.array(journalLineSchema),

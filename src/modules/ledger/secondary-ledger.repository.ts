@@ -129,6 +129,8 @@ export async function feedEntries(tx: Tx, tenantId: string, entryIds: string[]):
   const lines = await sql<FeedLine>`
     SELECT l.id, l.entry_id, l.account_code, l.debit, l.credit
     FROM unnest(${entryIds}::uuid[]) AS p(id)
-    JOIN LATERAL (SELECT * FROM journal_lines x WHERE x.tenant_id = ${tenantId} AND x.entry_id = p.id AND (x.debit <> 0 OR x.credit <> 0) OFFSET 0) l ON true`.execute(tx);
+    JOIN LATERAL (SELECT * FROM journal_lines x WHERE x.tenant_id = ${tenantId} AND x.entry_id = p.id AND (x.debit <> 0 OR x.credit <> 0) OFFSET 0) l ON true`.execute(
+    tx,
+  );
   return { entries: entries.rows, lines: lines.rows };
 }

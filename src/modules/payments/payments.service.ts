@@ -32,7 +32,8 @@ export function toPayment(row: PaymentRow): Payment {
   };
 }
 
-type GatewayFields = 'gateway' | 'gateway_payment_id' | 'attempt_id' | 'amount_refunded' | 'settled_at' | 'exchange_rate' | 'exchange_rate_source' | 'functional_amount';
+type GatewayFields =
+  'gateway' | 'gateway_payment_id' | 'attempt_id' | 'amount_refunded' | 'settled_at' | 'exchange_rate' | 'exchange_rate_source' | 'functional_amount';
 
 /** Inserts a payment; offline payments leave the gateway fields out. */
 export async function savePayment(ctx: Ctx, input: Omit<PaymentRow, GatewayFields> & Partial<Pick<PaymentRow, GatewayFields>>): Promise<Payment> {
