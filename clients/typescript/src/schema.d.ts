@@ -4693,6 +4693,8 @@ export interface components {
             lut: boolean;
             export_refund_claim: boolean;
             time_zone: string;
+            /** @description the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it */
+            functional_currency: string;
             einvoicing: {
                 enabled: boolean;
                 provider: ("sandbox" | "nic" | "gsp") | null;
@@ -4778,6 +4780,9 @@ export interface components {
             account_name: string;
             debit: number;
             credit: number;
+            /** @description the line's value in the entity's functional currency (null: a foreign entry booked without a known rate) */
+            functional_debit: number | null;
+            functional_credit: number | null;
             customer_id: string | null;
             invoice_id: string | null;
             credit_note_id: string | null;
@@ -4795,6 +4800,10 @@ export interface components {
             /** Format: uuid */
             reference_id: string;
             currency: string;
+            /** @description the entity's functional currency (INR for an Indian entity) */
+            functional_currency: string | null;
+            /** @description functional currency per one unit of `currency` for the lines valued at the transaction rate; null in the functional currency */
+            exchange_rate: string | null;
             description: string;
             /** @description RFC 3339 date-time in UTC */
             posted_at: string;
@@ -5159,6 +5168,14 @@ export interface components {
             refund_status: string;
             /** @description false: a commercial credit that reversed no output tax */
             tax_reversal: boolean;
+            /** @description the entity's functional currency (INR in India) per one unit of the note's currency: its invoice's rate, or the entity's rate of the issue date */
+            exchange_rate: string | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            inr_tax_amount: number | null;
+            inr_total: number | null;
             expires_at: string | null;
             issued_at: string | null;
             voided_at: string | null;
@@ -5563,6 +5580,11 @@ export interface components {
             gateway: string | null;
             gateway_payment_id: string | null;
             amount_refunded: number;
+            /** @description the entity's functional currency per one unit of `currency` on the payment's date */
+            exchange_rate: string | null;
+            exchange_rate_source: ("functional_currency" | "request" | "entity_rate_table" | "invoice") | null;
+            /** @description the amount in the functional currency (INR) at that rate */
+            functional_amount: number | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6420,16 +6442,25 @@ export interface components {
             currency: string;
             /** @description RFC 3339 date-time in UTC */
             as_of: string;
+            /** @enum {string} */
+            basis: "transaction" | "functional";
             accounts: {
                 code: number;
                 name: string;
                 debit: number;
                 credit: number;
                 balance: number;
+                /** @description functional basis: the net (debit − credit) in each transaction currency */
+                transaction_balances?: {
+                    currency: string;
+                    balance: number;
+                }[];
             }[];
             total_debit: number;
             total_credit: number;
             balanced: boolean;
+            /** @description functional basis: foreign entries booked without a known rate (not in the totals) */
+            unvalued_entries?: number;
         };
         LedgerAccount: {
             code: number;
@@ -7039,6 +7070,7 @@ export interface operations {
                      *           "lut": true,
                      *           "export_refund_claim": true,
                      *           "time_zone": "time zone",
+                     *           "functional_currency": "functional currency",
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -7156,6 +7188,7 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "functional_currency": "functional currency",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7221,6 +7254,7 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "functional_currency": "functional currency",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7362,6 +7396,7 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "functional_currency": "functional currency",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -10087,6 +10122,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -10982,6 +11024,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12105,6 +12154,8 @@ export interface operations {
                      *           "reference_type": "reference type",
                      *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "currency": "INR",
+                     *           "functional_currency": "functional currency",
+                     *           "exchange_rate": "exchange rate",
                      *           "description": "description",
                      *           "posted_at": "2026-04-01T00:00:00.000Z",
                      *           "lines": [
@@ -12114,6 +12165,8 @@ export interface operations {
                      *               "account_name": "account name",
                      *               "debit": 1,
                      *               "credit": 1,
+                     *               "functional_debit": 1,
+                     *               "functional_credit": 1,
                      *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -12256,7 +12309,8 @@ export interface operations {
                  *       "currency": "INR",
                  *       "reference_number": "reference number",
                  *       "notes": "notes",
-                 *       "recorded_by": "recorded by"
+                 *       "recorded_by": "recorded by",
+                 *       "exchange_rate": "998314"
                  *     }
                  */
                 "application/json": {
@@ -12273,6 +12327,8 @@ export interface operations {
                     reference_number?: string;
                     notes?: string;
                     recorded_by?: string;
+                    /** @description functional currency (INR) per one unit of `currency` on the payment's date; default the entity's rate table, else the invoice's rate */
+                    exchange_rate?: string;
                 };
             };
         };
@@ -12303,6 +12359,9 @@ export interface operations {
                      *         "gateway": "gateway",
                      *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount_refunded": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "functional_currency",
+                     *         "functional_amount": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12370,6 +12429,9 @@ export interface operations {
                      *           "gateway": "gateway",
                      *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "amount_refunded": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "functional_currency",
+                     *           "functional_amount": 49900,
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -12431,6 +12493,9 @@ export interface operations {
                      *         "gateway": "gateway",
                      *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount_refunded": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "functional_currency",
+                     *         "functional_amount": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12476,6 +12541,8 @@ export interface operations {
                      *         "reference_type": "reference type",
                      *         "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "currency": "INR",
+                     *         "functional_currency": "functional currency",
+                     *         "exchange_rate": "exchange rate",
                      *         "description": "description",
                      *         "posted_at": "2026-04-01T00:00:00.000Z",
                      *         "lines": [
@@ -12485,6 +12552,8 @@ export interface operations {
                      *             "account_name": "account name",
                      *             "debit": 1,
                      *             "credit": 1,
+                     *             "functional_debit": 1,
+                     *             "functional_credit": 1,
                      *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -12560,6 +12629,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12693,6 +12769,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12776,6 +12859,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12860,6 +12950,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12946,6 +13043,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13032,6 +13136,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13133,6 +13244,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14109,6 +14227,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -19905,6 +20030,8 @@ export interface operations {
                 currency?: string;
                 /** @description The as of (query). */
                 as_of?: string;
+                /** @description transaction (default): one transaction currency's amounts; functional: every entry in the entity's functional currency (INR), each account with its transaction-currency balances beside */
+                basis?: "transaction" | "functional";
             };
             header?: never;
             path?: never;
@@ -19924,18 +20051,26 @@ export interface operations {
                      *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "currency": "INR",
                      *         "as_of": "as of",
+                     *         "basis": "transaction",
                      *         "accounts": [
                      *           {
                      *             "code": 1,
                      *             "name": "Acme Pro",
                      *             "debit": 1,
                      *             "credit": 1,
-                     *             "balance": 49900
+                     *             "balance": 49900,
+                     *             "transaction_balances": [
+                     *               {
+                     *                 "currency": "INR",
+                     *                 "balance": 49900
+                     *               }
+                     *             ]
                      *           }
                      *         ],
                      *         "total_debit": 49900,
                      *         "total_credit": 49900,
-                     *         "balanced": true
+                     *         "balanced": true,
+                     *         "unvalued_entries": 1
                      *       }
                      *     }
                      */
@@ -19999,6 +20134,8 @@ export interface operations {
                      *           "reference_type": "reference type",
                      *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "currency": "INR",
+                     *           "functional_currency": "functional currency",
+                     *           "exchange_rate": "exchange rate",
                      *           "description": "description",
                      *           "posted_at": "2026-04-01T00:00:00.000Z",
                      *           "lines": [
@@ -20008,6 +20145,8 @@ export interface operations {
                      *               "account_name": "account name",
                      *               "debit": 1,
                      *               "credit": 1,
+                     *               "functional_debit": 1,
+                     *               "functional_credit": 1,
                      *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -22166,6 +22305,7 @@ export interface operations {
                  *           "lut": true,
                  *           "export_refund_claim": true,
                  *           "time_zone": "time zone",
+                 *           "functional_currency": "functional currency",
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
@@ -23369,6 +23509,9 @@ export interface operations {
                  *           "gateway": "gateway",
                  *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount_refunded": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "functional_currency",
+                 *           "functional_amount": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -23442,6 +23585,9 @@ export interface operations {
                  *           "gateway": "gateway",
                  *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount_refunded": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "functional_currency",
+                 *           "functional_amount": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -23748,6 +23894,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23845,6 +23998,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -23942,6 +24102,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24039,6 +24206,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24136,6 +24310,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24233,6 +24414,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24330,6 +24518,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
