@@ -45,6 +45,18 @@
  *      never touches output tax or revenue;
  *  16. per customer, cash received − refunded = the ledger's money accounts tagged with the
  *      customer (cash + gateway clearing − refunds payable).
+ * Functional-currency books (DESIGN §19, decision 0290): every entity has USD and KWD rates from
+ * the start, and `fx_rate` moves a rate (up or down to 5 %) at the current instant, while
+ * `time_passes` moves the clock across month ends. After every step (checkFunctionalBooks):
+ *  17. every entry balances in INR too, and none is left unvalued; each entity's functional trial
+ *      balance balances;
+ *  18. each foreign invoice's finalization books its receivable at its INR value: `inr_total`, or
+ *      `total` × its `exchange_rate` rounded half-up once where GST determines no INR amounts;
+ *  19. money lines (cash, gateway clearing, refunds payable) are worth their amount × the entry's
+ *      rate, rounded half-up; a settled invoice's receivable and a spent note's credit are 0 in
+ *      INR as in their currency — so what is left between the money at its day's rate and the
+ *      documents at theirs is exactly the realized exchange gain/loss line (4300) or rounding
+ *      (4390), the only lines without a transaction-currency amount.
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -55,6 +67,7 @@ import { gstinFor } from '../support/billing.js';
 import { secondActor } from '../support/operators.js';
 import { irpDocumentOf, validateIrpDocument } from '../../src/modules/einvoicing/index.js';
 import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
+import { convertMinorUnits } from '../../src/platform/money.js';
 
 const RUNS = Number(process.env.KOSH_INVARIANT_RUNS ?? 4);
 const STEPS = Number(process.env.KOSH_INVARIANT_STEPS ?? 18);
@@ -121,6 +134,8 @@ const offlineOp = fc.oneof(
   // Goodwill credit in the second currency.
   fc.record({ kind: fc.constant('credit_usd' as const), share: fc.integer({ min: 1, max: 100 }) }),
   fc.record({ kind: fc.constant('time_passes' as const), days: fc.integer({ min: 1, max: 60 }) }),
+  // The dollar or the dinar moves: a new rate for every entity from now on (± up to 5 %).
+  fc.record({ kind: fc.constant('fx_rate' as const), currency: fc.constantFrom('USD', 'KWD'), permille: fc.integer({ min: -50, max: 50 }) }),
   // A coupon on one invoice, then a credit note on it and a payment of the rest with TDS.
   fc.record({
     kind: fc.constant('coupon_credit_tds' as const),
@@ -176,6 +191,8 @@ type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 const pick = <T>(list: T[], i: number): T | undefined => (list.length ? list[i % list.length] : undefined);
 const part = (amount: number, share: number) => Math.max(1, Math.floor((amount * share) / 100));
 
+const BASE_RATES: Record<string, string> = { USD: '83.25', KWD: '270.5' };
+
 async function newWorld(): Promise<World> {
   const tenant = await t.registerTenant({ gstin: gstinFor('29') });
   const second = await tenant.api('POST', '/v1/entities', {
@@ -199,6 +216,10 @@ async function newWorld(): Promise<World> {
     { billing_address: { line1: 'Gulf Road', city: 'Kuwait City', country: 'KW' } },
   ].entries()) {
     customers.push((await tenant.api('POST', '/v1/customers', { email: `c${i}@model.test`, ...body })).body.data.id);
+  }
+  // Every entity knows a rate for the foreign currencies it invoices in (DESIGN §19).
+  for (const entity of entities) {
+    for (const [currency, rate] of Object.entries(BASE_RATES)) await tenant.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency, rate });
   }
   const approver = await secondActor(tenant);
   return { tenant, approver, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0 };
@@ -323,6 +344,13 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       const res = await api('POST', '/v1/credit-notes', { customer_id: w.customers[2], amount: part(10_000, o.share), currency: 'USD' });
       if (res.status === 201) w.notes.push(res.body.data.id);
       return res;
+    }
+    case 'fx_rate': {
+      // e.g. USD 83.25 moved by +12 ‰: 84.249 (three decimals are enough here).
+      const rate = ((Number(BASE_RATES[o.currency]) * (1000 + o.permille)) / 1000).toFixed(3);
+      let last: ApiResponse | undefined;
+      for (const entity of w.entities) last = await api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency: o.currency, rate });
+      return last;
     }
     case 'time_passes': {
       t.clock.advanceDays(o.days);
@@ -617,7 +645,63 @@ async function checkRefunds(tenantId: string): Promise<void> {
   }
 }
 
+/** Invariants 17–19: the INR books (see the top). */
+async function checkFunctionalBooks(tenantId: string): Promise<void> {
+  const db = t.database.db;
+  const unbalanced = await sql<{ entry_id: string; unvalued: number; difference: number }>`
+    SELECT entry_id, count(*) FILTER (WHERE functional_debit IS NULL)::int AS unvalued,
+           (coalesce(sum(functional_debit), 0) - coalesce(sum(functional_credit), 0))::bigint AS difference
+    FROM journal_lines WHERE tenant_id = ${tenantId}
+    GROUP BY entry_id HAVING count(*) FILTER (WHERE functional_debit IS NULL) > 0 OR sum(functional_debit) <> sum(functional_credit)`.execute(db);
+  expect(unbalanced.rows, 'every entry is valued and balances in INR').toEqual([]);
+
+  const finalized = await sql<{ id: string; currency: string; total: number; exchange_rate: string; inr_total: number | null; booked: number }>`
+    SELECT i.id, i.currency, i.total, i.exchange_rate, i.inr_total,
+           (SELECT sum(l.functional_debit) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+             WHERE l.tenant_id = i.tenant_id AND e.kind = 'invoice.finalized' AND e.reference_id = i.id AND l.account_code = 1100)::bigint AS booked
+    FROM invoices i WHERE i.tenant_id = ${tenantId} AND i.status <> 'draft' AND i.currency <> 'INR' AND i.total > 0`.execute(db);
+  for (const r of finalized.rows) {
+    expect(r.exchange_rate, `invoice ${r.id} has a rate`).not.toBeNull();
+    const value = r.inr_total === null ? convertMinorUnits(Number(r.total), r.currency, 'INR', r.exchange_rate) : Number(r.inr_total);
+    expect(Number(r.booked), `receivable of ${r.currency} invoice ${r.id} in INR`).toBe(value);
+  }
+
+  const money = await sql<{ id: string; currency: string; exchange_rate: string; amount: number; functional: number }>`
+    SELECT l.id, e.currency, e.exchange_rate, (l.debit + l.credit)::bigint AS amount,
+           (l.functional_debit + l.functional_credit)::bigint AS functional
+    FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    WHERE l.tenant_id = ${tenantId} AND e.currency <> e.functional_currency AND l.account_code IN (1000, 1050, 2320)`.execute(db);
+  for (const r of money.rows) {
+    expect(Number(r.functional), `money line ${r.id}: ${r.amount} ${r.currency} at ${r.exchange_rate}`).toBe(
+      convertMinorUnits(Number(r.amount), r.currency, 'INR', r.exchange_rate),
+    );
+  }
+
+  const settled = await sql<{ id: string; kind: string; amount: number; functional: number }>`
+    SELECT i.id, 'invoice' AS kind,
+           coalesce((SELECT sum(l.debit) - sum(l.credit) FROM journal_lines l WHERE l.tenant_id = i.tenant_id AND l.invoice_id = i.id AND l.account_code = 1100), 0)::bigint AS amount,
+           coalesce((SELECT sum(l.functional_debit) - sum(l.functional_credit) FROM journal_lines l WHERE l.tenant_id = i.tenant_id AND l.invoice_id = i.id AND l.account_code = 1100), 0)::bigint AS functional
+    FROM invoices i WHERE i.tenant_id = ${tenantId} AND i.status IN ('paid', 'void')
+    UNION ALL
+    SELECT n.id, 'credit note',
+           coalesce((SELECT sum(l.credit) - sum(l.debit) FROM journal_lines l WHERE l.tenant_id = n.tenant_id AND l.credit_note_id = n.id AND l.account_code = 2300), 0)::bigint,
+           coalesce((SELECT sum(l.functional_credit) - sum(l.functional_debit) FROM journal_lines l WHERE l.tenant_id = n.tenant_id AND l.credit_note_id = n.id AND l.account_code = 2300), 0)::bigint
+    FROM credit_notes n WHERE n.tenant_id = ${tenantId} AND n.balance = 0 AND n.status <> 'pending_approval'`.execute(db);
+  for (const r of settled.rows) {
+    expect({ amount: Number(r.amount), functional: Number(r.functional) }, `${r.kind} ${r.id} settled: nothing left in either currency`).toEqual({
+      amount: 0,
+      functional: 0,
+    });
+  }
+
+  const exchangeOnly = await sql<{ id: string; account_code: number }>`
+    SELECT l.id, l.account_code FROM journal_lines l
+    WHERE l.tenant_id = ${tenantId} AND l.debit = 0 AND l.credit = 0 AND l.account_code NOT IN (4300, 4390, 2100, 2110, 2120)`.execute(db);
+  expect(exchangeOnly.rows, 'only exchange differences (and INR paise of tax) have no transaction amount').toEqual([]);
+}
+
 async function checkInvariants(tenantId: string): Promise<void> {
+  await checkFunctionalBooks(tenantId);
   const db = t.database.db;
   const unbalanced = await sql<{ entry_id: string }>`
     SELECT entry_id FROM journal_lines WHERE tenant_id = ${tenantId}
@@ -779,6 +863,10 @@ async function checkInvariants(tenantId: string): Promise<void> {
  */
 async function checkBooks(w: World, after: string): Promise<void> {
   await checkInvariants(w.tenant.tenantId);
+  for (const entity of w.entities) {
+    const tb = (await w.tenant.api('GET', `/v1/ledger/trial-balance?entity_id=${entity}&basis=functional`)).body.data;
+    expect({ balanced: tb.balanced, unvalued: tb.unvalued_entries }, `INR trial balance of ${entity} after ${after}`).toEqual({ balanced: true, unvalued: 0 });
+  }
   const run = await reconcileTenant(t, w.tenant);
   expect(run.discrepancies, `reconciliation after ${after}`).toEqual([]);
   expect(run.total_discrepancies, `reconciliation after ${after}`).toBe(0);

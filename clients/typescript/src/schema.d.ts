@@ -4955,6 +4955,8 @@ export interface components {
             /** @enum {string} */
             lut_missing: "charge_igst" | "refuse";
             time_zone: string;
+            /** @description the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it */
+            functional_currency: string;
             einvoicing: {
                 enabled: boolean;
                 provider: ("sandbox" | "nic" | "gsp") | null;
@@ -5061,6 +5063,9 @@ export interface components {
             account_name: string;
             debit: number;
             credit: number;
+            /** @description the line's value in the entity's functional currency (null: a foreign entry booked without a known rate) */
+            functional_debit: number | null;
+            functional_credit: number | null;
             customer_id: string | null;
             invoice_id: string | null;
             credit_note_id: string | null;
@@ -5078,6 +5083,10 @@ export interface components {
             /** Format: uuid */
             reference_id: string;
             currency: string;
+            /** @description the entity's functional currency (INR for an Indian entity) */
+            functional_currency: string | null;
+            /** @description functional currency per one unit of `currency` for the lines valued at the transaction rate; null in the functional currency */
+            exchange_rate: string | null;
             description: string;
             /** @description RFC 3339 date-time in UTC */
             posted_at: string;
@@ -5442,6 +5451,14 @@ export interface components {
             refund_status: string;
             /** @description false: a commercial credit that reversed no output tax */
             tax_reversal: boolean;
+            /** @description the entity's functional currency (INR in India) per one unit of the note's currency: its invoice's rate, or the entity's rate of the issue date */
+            exchange_rate: string | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            inr_tax_amount: number | null;
+            inr_total: number | null;
             expires_at: string | null;
             issued_at: string | null;
             voided_at: string | null;
@@ -5846,6 +5863,11 @@ export interface components {
             gateway: string | null;
             gateway_payment_id: string | null;
             amount_refunded: number;
+            /** @description the entity's functional currency per one unit of `currency` on the payment's date */
+            exchange_rate: string | null;
+            exchange_rate_source: ("functional_currency" | "request" | "entity_rate_table" | "invoice") | null;
+            /** @description the amount in the functional currency (INR) at that rate */
+            functional_amount: number | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6810,16 +6832,25 @@ export interface components {
             currency: string;
             /** @description RFC 3339 date-time in UTC */
             as_of: string;
+            /** @enum {string} */
+            basis: "transaction" | "functional";
             accounts: {
                 code: number;
                 name: string;
                 debit: number;
                 credit: number;
                 balance: number;
+                /** @description functional basis: the net (debit − credit) in each transaction currency */
+                transaction_balances?: {
+                    currency: string;
+                    balance: number;
+                }[];
             }[];
             total_debit: number;
             total_credit: number;
             balanced: boolean;
+            /** @description functional basis: foreign entries booked without a known rate (not in the totals) */
+            unvalued_entries?: number;
         };
         LedgerAccount: {
             code: number;
@@ -7430,6 +7461,7 @@ export interface operations {
                      *           "export_refund_claim": true,
                      *           "lut_missing": "charge_igst",
                      *           "time_zone": "time zone",
+                     *           "functional_currency": "functional currency",
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -7554,6 +7586,7 @@ export interface operations {
                      *         "export_refund_claim": true,
                      *         "lut_missing": "charge_igst",
                      *         "time_zone": "time zone",
+                     *         "functional_currency": "functional currency",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7620,6 +7653,7 @@ export interface operations {
                      *         "export_refund_claim": true,
                      *         "lut_missing": "charge_igst",
                      *         "time_zone": "time zone",
+                     *         "functional_currency": "functional currency",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7768,6 +7802,7 @@ export interface operations {
                      *         "export_refund_claim": true,
                      *         "lut_missing": "charge_igst",
                      *         "time_zone": "time zone",
+                     *         "functional_currency": "functional currency",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -10493,6 +10528,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -11388,6 +11430,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12645,6 +12694,8 @@ export interface operations {
                      *           "reference_type": "reference type",
                      *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "currency": "INR",
+                     *           "functional_currency": "functional currency",
+                     *           "exchange_rate": "exchange rate",
                      *           "description": "description",
                      *           "posted_at": "2026-04-01T00:00:00.000Z",
                      *           "lines": [
@@ -12654,6 +12705,8 @@ export interface operations {
                      *               "account_name": "account name",
                      *               "debit": 1,
                      *               "credit": 1,
+                     *               "functional_debit": 1,
+                     *               "functional_credit": 1,
                      *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -12798,7 +12851,8 @@ export interface operations {
                  *       "notes": "notes",
                  *       "recorded_by": "recorded by",
                  *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "hsn_code": "998314"
+                 *       "hsn_code": "998314",
+                 *       "exchange_rate": "998314"
                  *     }
                  */
                 "application/json": {
@@ -12822,6 +12876,8 @@ export interface operations {
                     entity_id?: string;
                     /** @description without invoice_id (an advance): the SAC/HSN of the supply it is for; default 998314 (services at 18 %). Goods codes: no GST on the advance */
                     hsn_code?: string;
+                    /** @description functional currency (INR) per one unit of `currency` on the payment's date; default the entity's rate table, else the invoice's rate */
+                    exchange_rate?: string;
                 };
             };
         };
@@ -12852,6 +12908,9 @@ export interface operations {
                      *         "gateway": "gateway",
                      *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount_refunded": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "functional_currency",
+                     *         "functional_amount": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12919,6 +12978,9 @@ export interface operations {
                      *           "gateway": "gateway",
                      *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "amount_refunded": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "functional_currency",
+                     *           "functional_amount": 49900,
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -12980,6 +13042,9 @@ export interface operations {
                      *         "gateway": "gateway",
                      *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount_refunded": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "functional_currency",
+                     *         "functional_amount": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -13025,6 +13090,8 @@ export interface operations {
                      *         "reference_type": "reference type",
                      *         "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "currency": "INR",
+                     *         "functional_currency": "functional currency",
+                     *         "exchange_rate": "exchange rate",
                      *         "description": "description",
                      *         "posted_at": "2026-04-01T00:00:00.000Z",
                      *         "lines": [
@@ -13034,6 +13101,8 @@ export interface operations {
                      *             "account_name": "account name",
                      *             "debit": 1,
                      *             "credit": 1,
+                     *             "functional_debit": 1,
+                     *             "functional_credit": 1,
                      *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -13109,6 +13178,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13242,6 +13318,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13325,6 +13408,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13409,6 +13499,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13495,6 +13592,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13581,6 +13685,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13682,6 +13793,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14658,6 +14776,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -20460,6 +20585,8 @@ export interface operations {
                 currency?: string;
                 /** @description The as of (query). */
                 as_of?: string;
+                /** @description transaction (default): one transaction currency's amounts; functional: every entry in the entity's functional currency (INR), each account with its transaction-currency balances beside */
+                basis?: "transaction" | "functional";
             };
             header?: never;
             path?: never;
@@ -20479,18 +20606,26 @@ export interface operations {
                      *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "currency": "INR",
                      *         "as_of": "as of",
+                     *         "basis": "transaction",
                      *         "accounts": [
                      *           {
                      *             "code": 1,
                      *             "name": "Acme Pro",
                      *             "debit": 1,
                      *             "credit": 1,
-                     *             "balance": 49900
+                     *             "balance": 49900,
+                     *             "transaction_balances": [
+                     *               {
+                     *                 "currency": "INR",
+                     *                 "balance": 49900
+                     *               }
+                     *             ]
                      *           }
                      *         ],
                      *         "total_debit": 49900,
                      *         "total_credit": 49900,
-                     *         "balanced": true
+                     *         "balanced": true,
+                     *         "unvalued_entries": 1
                      *       }
                      *     }
                      */
@@ -20554,6 +20689,8 @@ export interface operations {
                      *           "reference_type": "reference type",
                      *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "currency": "INR",
+                     *           "functional_currency": "functional currency",
+                     *           "exchange_rate": "exchange rate",
                      *           "description": "description",
                      *           "posted_at": "2026-04-01T00:00:00.000Z",
                      *           "lines": [
@@ -20563,6 +20700,8 @@ export interface operations {
                      *               "account_name": "account name",
                      *               "debit": 1,
                      *               "credit": 1,
+                     *               "functional_debit": 1,
+                     *               "functional_credit": 1,
                      *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -23316,6 +23455,7 @@ export interface operations {
                  *           "export_refund_claim": true,
                  *           "lut_missing": "charge_igst",
                  *           "time_zone": "time zone",
+                 *           "functional_currency": "functional currency",
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
@@ -24519,6 +24659,9 @@ export interface operations {
                  *           "gateway": "gateway",
                  *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount_refunded": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "functional_currency",
+                 *           "functional_amount": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -24592,6 +24735,9 @@ export interface operations {
                  *           "gateway": "gateway",
                  *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount_refunded": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "functional_currency",
+                 *           "functional_amount": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -25174,6 +25320,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -25271,6 +25424,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -25368,6 +25528,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -25465,6 +25632,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -25562,6 +25736,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -25659,6 +25840,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -25756,6 +25944,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",

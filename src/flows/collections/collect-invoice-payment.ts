@@ -4,8 +4,9 @@ import { emitEvents, type EventType } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { findCustomers, getCustomer } from '../../modules/customers/index.js';
-import { getEntity } from '../../modules/entities/index.js';
 import { receiveAdvance } from '../../modules/advances/index.js';
+import { getEntity, transactionRate, type TransactionRate } from '../../modules/entities/index.js';
+import { convertMinorUnits } from '../../platform/money.js';
 import { queueDebitCanceledNotice, queuePreDebitNotice } from './pre-debit-notice.js';
 import {
   applyPaymentsToInvoices,
@@ -419,6 +420,7 @@ async function recordGatewayPayments(
   const owed = new Map<string, number>();
   for (const invoice of invoices.values()) owed.set(invoice.id, payable(invoice) ? invoice.amount_due : 0);
   const appliedTo = new Map<string, number>();
+  const rates = new Map<string, TransactionRate>();
   const postings: Posting[] = [];
   const payments: Parameters<typeof savePayments>[1] = [];
   for (const attempt of attempts) {
@@ -429,6 +431,10 @@ async function recordGatewayPayments(
     owed.set(invoice.id, owed.get(invoice.id)! - applied);
     if (applied > 0) appliedTo.set(invoice.id, (appliedTo.get(invoice.id) ?? 0) + applied);
     const paymentId = attempt.payment_id!;
+    // Money captured at the rate of its date (the entity's table, else the invoice's own rate).
+    const rateKey = `${entity.id}:${attempt.currency}:${invoice.exchange_rate}`;
+    if (!rates.has(rateKey)) rates.set(rateKey, await transactionRate(ctx, entity, attempt.currency, null, ctx.now, invoice.exchange_rate));
+    const rate = rates.get(rateKey)!;
     postings.push({
       ledgerId: entity.tb_ledger_id,
       entityId: entity.id,
@@ -437,6 +443,8 @@ async function recordGatewayPayments(
       referenceId: paymentId,
       currency: attempt.currency,
       description: `${outcome.paymentType === 'upi' ? 'UPI' : 'Card'} payment through ${attempt.gateway} for invoice ${invoice.number}`,
+      rate: rate.rate,
+      exchangeDifference: 'realized',
       lines: [
         { account: Account.GATEWAY_CLEARING, debit: attempt.amount, customerId: attempt.customer_id },
         { account: Account.RECEIVABLES, credit: applied, customerId: attempt.customer_id, invoiceId: invoice.id },
@@ -461,6 +469,9 @@ async function recordGatewayPayments(
       gateway: attempt.gateway,
       gateway_payment_id: outcome.gatewayPaymentId,
       attempt_id: attempt.id,
+      exchange_rate: rate.rate,
+      exchange_rate_source: rate.source,
+      functional_amount: rate.rate === null ? null : convertMinorUnits(attempt.amount, attempt.currency, entity.functional_currency, rate.rate),
       created_at: ctx.now,
       updated_at: ctx.now,
     });

@@ -13,7 +13,7 @@ import {
   setCreditNoteRefundStatus,
   unspentCreditOfInvoice,
 } from '../../modules/credit-notes/index.js';
-import { getEntity } from '../../modules/entities/index.js';
+import { getEntity, transactionRate } from '../../modules/entities/index.js';
 import { getInvoiceRow } from '../../modules/invoices/index.js';
 import { Account, postEntry, type PostingLine } from '../../modules/ledger/index.js';
 import { addRefunded, findPayment, findPaymentForUpdate, type PaymentRow } from '../../modules/payments/index.js';
@@ -45,6 +45,9 @@ export const EXECUTE_REFUND_JOB = 'collections.execute_refund';
 async function book(ctx: Ctx, refund: RefundRow, kind: string, description: string, lines: PostingLine[]): Promise<void> {
   const note = await getCreditNote(ctx, refund.credit_note_id);
   const entity = await getEntity(ctx, note.entity_id!);
+  // Money paid out at the rate of its date; the notes' credit leaves at the rate it was booked at:
+  // the difference is a realized exchange gain or loss (DESIGN §19).
+  const rate = await transactionRate(ctx, entity, refund.currency, null, ctx.now, note.exchange_rate);
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,
@@ -53,6 +56,8 @@ async function book(ctx: Ctx, refund: RefundRow, kind: string, description: stri
     referenceId: refund.id,
     currency: refund.currency,
     description,
+    rate: rate.rate,
+    exchangeDifference: 'realized',
     lines,
   });
 }

@@ -33,6 +33,8 @@ export async function settleGatewayPayments(env: CollectionsEnv, now: Date, limi
         referenceId: payment.id,
         currency: payment.currency,
         description: `Settlement of ${payment.gateway} payment ${payment.gateway_payment_id}`,
+        // Clearing holds the payment at its capture rate; the payout moves that value to cash.
+        rate: payment.exchange_rate,
         lines: [
           { account: Account.CASH, debit: payment.amount, customerId: payment.customer_id },
           { account: Account.GATEWAY_CLEARING, credit: payment.amount, customerId: payment.customer_id },

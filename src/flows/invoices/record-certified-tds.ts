@@ -1,7 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { getEntity } from '../../modules/entities/index.js';
+import { getEntity, transactionRate } from '../../modules/entities/index.js';
 import { applyToInvoice, assertTdsAllowed, getInvoiceRow, insertTdsCertificate, type InvoiceRow } from '../../modules/invoices/index.js';
 import { Account, postEntry } from '../../modules/ledger/index.js';
 
@@ -25,6 +25,8 @@ export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: Cer
   const row = await applyToInvoice(ctx, invoice.id, { tds: input.tds_amount });
   const entity = await getEntity(ctx, invoice.entity_id);
   const id = newId();
+  // The TDS at the certificate's date rate; the receivable leaves at the invoice's (DESIGN §19).
+  const rate = await transactionRate(ctx, entity, invoice.currency, null, ctx.now, invoice.exchange_rate);
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,
@@ -33,6 +35,8 @@ export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: Cer
     referenceId: id,
     currency: invoice.currency,
     description: `TDS certified for invoice ${invoice.number}${input.certificate_number ? ` (certificate ${input.certificate_number})` : ''}`,
+    rate: rate.rate,
+    exchangeDifference: 'realized',
     lines: [
       { account: Account.TDS_RECEIVABLE, debit: input.tds_amount, customerId: invoice.customer_id, invoiceId: invoice.id },
       { account: Account.RECEIVABLES, credit: input.tds_amount, customerId: invoice.customer_id, invoiceId: invoice.id },

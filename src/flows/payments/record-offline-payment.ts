@@ -4,7 +4,8 @@ import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { receiveAdvance } from '../../modules/advances/index.js';
-import { getEntity, getPrimaryEntity } from '../../modules/entities/index.js';
+import { getEntity, getPrimaryEntity, transactionRate, type TransactionRate } from '../../modules/entities/index.js';
+import { convertMinorUnits } from '../../platform/money.js';
 import { applyToInvoice, assertTdsAllowed, getInvoiceRow } from '../../modules/invoices/index.js';
 import { Account, postEntry } from '../../modules/ledger/index.js';
 import { savePayment, type Payment, type RecordOfflinePaymentBody } from '../../modules/payments/index.js';
@@ -25,6 +26,8 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
   }
   const id = newId();
   let entity: Awaited<ReturnType<typeof getPrimaryEntity>> | undefined;
+  let rate: TransactionRate;
+  let entityCurrency: string;
   if (input.invoice_id) {
     // Lock the invoice first so concurrent payments on it queue up and see each other's effect.
     const invoice = await getInvoiceRow(ctx, input.invoice_id, true);
@@ -48,6 +51,10 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
     await applyToInvoice(ctx, invoice.id, { paid: input.amount, tds: input.tds_amount });
     const entity = await getEntity(ctx, invoice.entity_id);
     const ledger = { ledgerId: entity.tb_ledger_id, entityId: entity.id };
+    entityCurrency = entity.functional_currency;
+    rate = await transactionRate(ctx, entity, input.currency, input.exchange_rate, ctx.now, invoice.exchange_rate);
+    // Cash at the payment's rate; the receivable leaves at the invoice's: the difference is a
+    // realized exchange gain or loss (Ind AS 21.28).
     await postEntry(ctx, {
       ...ledger,
       kind: 'payment.recorded',
@@ -55,6 +62,8 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
       referenceId: id,
       currency: input.currency,
       description: `Offline ${input.payment_type} payment for invoice ${invoice.number}`,
+      rate: rate.rate,
+      exchangeDifference: 'realized',
       lines: [
         { account: Account.CASH, debit: input.amount, customerId: customer.id },
         { account: Account.TDS_RECEIVABLE, debit: input.tds_amount, customerId: customer.id, invoiceId: invoice.id },
@@ -64,6 +73,8 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
   } else {
     entity = input.entity_id ? await getEntity(ctx, input.entity_id) : await getPrimaryEntity(ctx);
     const ledger = { ledgerId: entity.tb_ledger_id, entityId: entity.id };
+    entityCurrency = entity.functional_currency;
+    rate = await transactionRate(ctx, entity, input.currency, input.exchange_rate, ctx.now, null);
     await postEntry(ctx, {
       ...ledger,
       kind: 'payment.recorded',
@@ -71,6 +82,7 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
       referenceId: id,
       currency: input.currency,
       description: `Offline ${input.payment_type} payment (advance)`,
+      rate: rate.rate,
       lines: [
         { account: Account.CASH, debit: input.amount, customerId: customer.id },
         { account: Account.CUSTOMER_ADVANCES, credit: input.amount, customerId: customer.id },
@@ -92,6 +104,9 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
     notes: input.notes ?? '',
     recorded_by: input.recorded_by ?? '',
     recorded_at: ctx.now,
+    exchange_rate: rate.rate,
+    exchange_rate_source: rate.source,
+    functional_amount: rate.rate === null ? null : convertMinorUnits(input.amount, input.currency, entityCurrency, rate.rate),
     created_at: ctx.now,
     updated_at: ctx.now,
   });

@@ -98,6 +98,18 @@ export const creditNoteSchema = z
     type: z.string(),
     refund_status: z.string(),
     tax_reversal: z.boolean().describe('false: a commercial credit that reversed no output tax'),
+    exchange_rate: z
+      .string()
+      .nullable()
+      .describe(
+        "the entity's functional currency (INR in India) per one unit of the note's currency: its invoice's rate, or the entity's rate of the issue date",
+      ),
+    inr_subtotal: z.int().nullable(),
+    inr_cgst_amount: z.int().nullable(),
+    inr_sgst_amount: z.int().nullable(),
+    inr_igst_amount: z.int().nullable(),
+    inr_tax_amount: z.int().nullable(),
+    inr_total: z.int().nullable(),
     expires_at: fields.timestamp().nullable(),
     issued_at: fields.timestamp().nullable(),
     voided_at: fields.timestamp().nullable(),

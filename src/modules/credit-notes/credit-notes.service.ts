@@ -5,10 +5,11 @@ import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { getCustomer } from '../customers/index.js';
-import { findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
+import { convertMinorUnits, mulDivRoundHalfUp } from '../../platform/money.js';
+import { entityRateAt, findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
 import { applyToInvoice, getInvoiceRow, linesOfInvoices, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry, type PostingLine } from '../ledger/index.js';
-import { splitTaxProRata, type TaxComponents } from '../tax/index.js';
+import { splitTaxProRata, taxOfValue, type TaxComponents } from '../tax/index.js';
 import { postingDate } from '../periods/index.js';
 import { assertTaxCreditInTime } from './credit-note-time-limit.js';
 import { readSettings } from '../tenants/index.js';
@@ -31,6 +32,8 @@ import {
 } from './credit-notes.repository.js';
 import { spendCreditBalance, transitionCreditNote } from './credit-notes.states.js';
 import type { CreditNoteStatus } from './credit-notes.tables.js';
+
+const noInr = { inr_subtotal: null, inr_cgst_amount: null, inr_sgst_amount: null, inr_igst_amount: null, inr_tax_amount: null, inr_total: null };
 
 export function toCreditNote(row: CreditNoteRow, lines?: CreditNoteLineRow[]): CreditNote {
   const note: CreditNote = {
@@ -56,6 +59,13 @@ export function toCreditNote(row: CreditNoteRow, lines?: CreditNoteLineRow[]): C
     type: row.type,
     refund_status: row.refund_status,
     tax_reversal: row.tax_reversal,
+    exchange_rate: row.exchange_rate,
+    inr_subtotal: row.inr_subtotal,
+    inr_cgst_amount: row.inr_cgst_amount,
+    inr_sgst_amount: row.inr_sgst_amount,
+    inr_igst_amount: row.inr_igst_amount,
+    inr_tax_amount: row.inr_tax_amount,
+    inr_total: row.inr_total,
     expires_at: toIsoOrNull(row.expires_at),
     issued_at: toIsoOrNull(row.issued_at),
     voided_at: toIsoOrNull(row.voided_at),
@@ -98,13 +108,57 @@ async function entityOf(ctx: Ctx, id: string): Promise<EntityRow> {
 function issueLines(row: CreditNoteRow): PostingLine[] {
   const revenuePart = row.tax_amount > 0 || row.subtotal > 0 ? row.subtotal : row.amount;
   const tags = { creditNoteId: row.id, invoiceId: row.invoice_id };
+  // In the functional books the note is worth its INR amounts (rule 34), when it has them.
+  const inr = row.inr_total === null ? null : row;
   return [
-    { account: Account.REVENUE_REVERSALS, debit: revenuePart, ...tags },
-    { account: Account.CGST_PAYABLE, debit: row.cgst_amount, ...tags },
-    { account: Account.SGST_PAYABLE, debit: row.sgst_amount, ...tags },
-    { account: Account.IGST_PAYABLE, debit: row.igst_amount, ...tags },
-    { account: Account.CUSTOMER_CREDIT, credit: row.amount, creditNoteId: row.id, customerId: row.customer_id },
+    { account: Account.REVENUE_REVERSALS, debit: revenuePart, ...tags, functional: inr ? inr.inr_total! - inr.inr_tax_amount! : undefined },
+    { account: Account.CGST_PAYABLE, debit: row.cgst_amount, ...tags, functional: inr?.inr_cgst_amount ?? undefined },
+    { account: Account.SGST_PAYABLE, debit: row.sgst_amount, ...tags, functional: inr?.inr_sgst_amount ?? undefined },
+    { account: Account.IGST_PAYABLE, debit: row.igst_amount, ...tags, functional: inr?.inr_igst_amount ?? undefined },
+    { account: Account.CUSTOMER_CREDIT, credit: row.amount, creditNoteId: row.id, customerId: row.customer_id, functional: inr?.inr_total ?? undefined },
   ];
+}
+
+/**
+ * The note's value in INR (CGST Rules, rule 34) at `rate` — its invoice's, so the tax it reverses
+ * is the tax the invoice declared: each credited line's taxable value converted, and its GST
+ * computed on that as the invoice's was; a note without lines converts each component.
+ */
+export function creditNoteInr(
+  note: Pick<CreditNoteRow, 'currency' | 'amount' | 'subtotal' | 'cgst_amount' | 'sgst_amount' | 'igst_amount' | 'tax_amount'>,
+  rate: string,
+  lines: { rate_bp: number; subtotal: number }[],
+  invoice: Pick<InvoiceRow, 'tax_type' | 'lut'> | null,
+): Pick<CreditNoteRow, 'inr_subtotal' | 'inr_cgst_amount' | 'inr_sgst_amount' | 'inr_igst_amount' | 'inr_tax_amount' | 'inr_total'> {
+  const inr = (amount: number) => convertMinorUnits(amount, note.currency, 'INR', rate);
+  if (lines.length > 0 && invoice) {
+    const t = { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
+    for (const l of lines) {
+      const v = taxOfValue(inr(l.subtotal), l.rate_bp, invoice.tax_type, invoice.lut);
+      t.subtotal += v.subtotal;
+      t.cgst_amount += v.cgst_amount;
+      t.sgst_amount += v.sgst_amount;
+      t.igst_amount += v.igst_amount;
+      t.tax_amount += v.tax_amount;
+    }
+    return {
+      inr_subtotal: t.subtotal,
+      inr_cgst_amount: t.cgst_amount,
+      inr_sgst_amount: t.sgst_amount,
+      inr_igst_amount: t.igst_amount,
+      inr_tax_amount: t.tax_amount,
+      inr_total: t.subtotal + t.tax_amount,
+    };
+  }
+  const [cgst, sgst, igst] = [inr(note.cgst_amount), inr(note.sgst_amount), inr(note.igst_amount)];
+  return {
+    inr_subtotal: inr(note.subtotal),
+    inr_cgst_amount: cgst,
+    inr_sgst_amount: sgst,
+    inr_igst_amount: igst,
+    inr_tax_amount: cgst + sgst + igst,
+    inr_total: inr(note.amount),
+  };
 }
 
 async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<void> {
@@ -116,6 +170,7 @@ async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promi
     referenceId: row.id,
     currency: row.currency,
     description: `Credit note ${row.number}`,
+    rate: row.exchange_rate,
     lines: issueLines(row),
   });
 }
@@ -287,6 +342,8 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     if (!primary) throw errors.notFound('entity');
     entity = primary;
   }
+  // The rate the note is valued at (DESIGN §19): its invoice's; a note on no invoice, the entity's of today.
+  const rate = invoice ? invoice.exchange_rate : await entityRateAt(ctx, entity.id, entity.functional_currency, currency, ctx.now);
   const settings = await readSettings(ctx);
   // Governance applies to refund notes too (docs/decisions/0140): under it the note, and the
   // refund with it, wait for approval; nothing is booked and no money moves until then.
@@ -308,6 +365,8 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     tax_type: taxType,
     hsn_code: hsnCode,
     tax_reversal: taxReversal,
+    exchange_rate: rate,
+    ...noInr,
     balance: amount,
     reason: input.reason,
     expires_at: input.expires_at ? new Date(input.expires_at) : null,
@@ -320,6 +379,17 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     created_at: ctx.now,
     updated_at: ctx.now,
   };
+  if (rate && entity.country_code === 'IN' && entity.functional_currency === 'INR') {
+    Object.assign(
+      row,
+      creditNoteInr(
+        row,
+        rate,
+        creditedLines.map((l) => ({ rate_bp: l.line.rate_bp, subtotal: l.split.subtotal })),
+        invoice && taxReversal ? invoice : null,
+      ),
+    );
+  }
   let final = pending ? row : await issue(ctx, row, entity);
   // A refund note's credit is paid out as money at once (the refund's entry spends it), never spendable.
   if (refund && !pending) final = { ...final, status: 'used', balance: 0 };
@@ -409,7 +479,8 @@ export async function voidCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRo
     referenceId: row.id,
     currency: row.currency,
     description: `Void of credit note ${row.number}`,
-    // The exact mirror of the issue entry.
+    rate: row.exchange_rate,
+    // The exact mirror of the issue entry, in both currencies.
     lines: issueLines(row).map((l) => ({ ...l, debit: l.credit, credit: l.debit })),
   });
   await emitEvent(ctx, 'credit_note.voided', toCreditNote(row));
@@ -483,6 +554,10 @@ async function spendOn(ctx: Ctx, note: CreditNoteRow, invoice: InvoiceRow, amoun
     referenceId: applicationId,
     currency: note.currency,
     description: `Credit note ${note.number} applied to invoice ${invoice.number}`,
+    // Both sides leave their document's carried value; a note and an invoice booked at different
+    // rates leave a realized exchange difference.
+    exchangeDifference: 'realized',
+    rate: note.exchange_rate,
     lines: [
       { account: Account.CUSTOMER_CREDIT, debit: amount, creditNoteId: id, customerId: note.customer_id },
       { account: Account.RECEIVABLES, credit: amount, invoiceId: invoice.id, customerId: note.customer_id },
@@ -548,16 +623,24 @@ export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNote
     referenceId: row.id,
     currency: row.currency,
     description: `Expiry of credit note ${row.number}`,
+    rate: row.exchange_rate,
     lines: [
       { account: Account.CUSTOMER_CREDIT, debit: current.balance, creditNoteId: row.id, customerId: row.customer_id },
-      { account: Account.CGST_PAYABLE, credit: owed.cgst_amount, ...tags },
-      { account: Account.SGST_PAYABLE, credit: owed.sgst_amount, ...tags },
-      { account: Account.IGST_PAYABLE, credit: owed.igst_amount, ...tags },
+      // In INR, the same share of the tax the note reversed in INR.
+      { account: Account.CGST_PAYABLE, credit: owed.cgst_amount, ...tags, functional: inrShare(current, current.inr_cgst_amount, owed.cgst_amount) },
+      { account: Account.SGST_PAYABLE, credit: owed.sgst_amount, ...tags, functional: inrShare(current, current.inr_sgst_amount, owed.sgst_amount) },
+      { account: Account.IGST_PAYABLE, credit: owed.igst_amount, ...tags, functional: inrShare(current, current.inr_igst_amount, owed.igst_amount) },
       { account: Account.EXPIRED_CREDIT_INCOME, credit: current.balance - owed.tax_amount, creditNoteId: row.id },
     ],
   });
   await emitEvent(ctx, 'credit_note.expired', { ...toCreditNote(row), expired_balance: current.balance, tax_owed_again: owed.tax_amount });
   return row;
+}
+
+/** The INR tax an expiring balance puts back: the balance's share of what the note reversed in INR. */
+function inrShare(note: CreditNoteRow, inrTax: number | null, owed: number): number | undefined {
+  if (inrTax === null || owed === 0) return undefined;
+  return note.balance === note.amount ? inrTax : mulDivRoundHalfUp(inrTax, note.balance, note.amount);
 }
 
 export async function getCreditNote(ctx: Ctx, id: string, expandCustomer = false): Promise<CreditNote> {

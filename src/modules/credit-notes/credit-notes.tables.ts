@@ -24,6 +24,18 @@ export interface CreditNotesTable {
   hsn_code: string;
   /** false: a commercial credit — the customer's balance changes, output tax does not (s.34(2)). */
   tax_reversal: boolean;
+  /**
+   * Functional currency (INR for an Indian entity) per one unit of the note's currency: its
+   * invoice's rate, or the entity's of the issue date for a note on no invoice (DESIGN §19).
+   */
+  exchange_rate: string | null;
+  /** The note's INR values (CGST Rules, rule 34), as its invoice has them; null outside India. */
+  inr_subtotal: number | null;
+  inr_cgst_amount: number | null;
+  inr_sgst_amount: number | null;
+  inr_igst_amount: number | null;
+  inr_tax_amount: number | null;
+  inr_total: number | null;
   balance: number;
   reason: string;
   expires_at: Timestamp | null;

@@ -11,6 +11,12 @@ export async function insertEntity(tx: Tx, row: Insertable<LegalEntitiesTable>):
   await tx.insertInto('legal_entities').values(row).execute();
 }
 
+/** The tenant's base currency: the functional currency of its entities outside India. */
+export async function tenantBaseCurrency(tx: Tx, tenantId: string): Promise<string> {
+  const row = await tx.selectFrom('tenants').select('base_currency').where('id', '=', tenantId).executeTakeFirst();
+  return row?.base_currency ?? 'INR';
+}
+
 export async function findEntity(tx: Tx, tenantId: string, id: string): Promise<EntityRow | undefined> {
   return tx.selectFrom('legal_entities').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
@@ -68,6 +74,18 @@ export async function findExchangeRate(tx: Tx, tenantId: string, entityId: strin
     .orderBy('effective_from', 'desc')
     .limit(1)
     .executeTakeFirst();
+}
+
+/** Each entity's functional currency (DESIGN §19), by id. */
+export async function functionalCurrencies(tx: Tx, tenantId: string, entityIds: string[]): Promise<Map<string, string>> {
+  if (entityIds.length === 0) return new Map();
+  const rows = await tx
+    .selectFrom('legal_entities')
+    .select(['id', 'functional_currency'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', entityIds)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.functional_currency]));
 }
 
 export async function listExchangeRateRows(tx: Tx, tenantId: string, entityId: string): Promise<ExchangeRateRow[]> {

@@ -133,6 +133,7 @@ export const entitySchema = z
     export_refund_claim: z.boolean(),
     lut_missing: z.enum(['charge_igst', 'refuse']),
     time_zone: z.string(),
+    functional_currency: z.string().describe('the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it'),
     einvoicing: z.object({ enabled: z.boolean(), provider: z.enum(['sandbox', 'nic', 'gsp']).nullable(), credentials_set: z.boolean() }),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),

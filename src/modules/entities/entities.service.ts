@@ -18,6 +18,7 @@ import {
   listEntityRows,
   nextLedgerId,
   prefixTaken,
+  tenantBaseCurrency,
   updateEntityRow,
   type EntityRow,
 } from './entities.repository.js';
@@ -39,6 +40,7 @@ export function toEntity(row: EntityRow): LegalEntity {
     export_refund_claim: row.export_refund_claim,
     lut_missing: row.lut_missing,
     time_zone: row.time_zone,
+    functional_currency: row.functional_currency,
     einvoicing: { enabled: row.einvoicing_enabled, provider: row.einvoicing_provider, credentials_set: row.einvoicing_credentials !== null },
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
@@ -89,6 +91,8 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     einvoicing_credentials: null,
     // Indian entities date their documents in India; elsewhere UTC until PATCHed.
     time_zone: input.country_code === 'IN' ? 'Asia/Kolkata' : 'UTC',
+    // Indian books are kept in rupees (GST is an INR liability); elsewhere the tenant's base currency.
+    functional_currency: input.country_code === 'IN' ? 'INR' : await tenantBaseCurrency(ctx.tx, ctx.tenantId),
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -208,9 +212,11 @@ export async function listExchangeRates(ctx: Ctx, entityId: string): Promise<Exc
 export type InvoiceExchangeRate = { rate: string; source: 'invoice_currency' | 'request' | 'entity_rate_table' } | null;
 
 /**
- * The INR rate an Indian entity's invoice uses (CGST Rules, rule 34): 1 for INR, else the rate the
- * request gave, else the entity's rate in force at `at`; null when none is known. Entities outside
- * India determine no INR amounts.
+ * The rate an invoice uses: functional currency per one unit of its currency. For an Indian entity
+ * that is INR, the rate GST is determined at (CGST Rules, rule 34): 1 for INR, else the rate the
+ * request gave, else the entity's rate in force at `at`; null when none is known. An entity
+ * outside India uses the same sources for its own functional currency (DESIGN §19), and none
+ * for an invoice in it.
  */
 export async function invoiceExchangeRate(
   ctx: Ctx,
@@ -219,8 +225,8 @@ export async function invoiceExchangeRate(
   given: string | null | undefined,
   at: Date,
 ): Promise<InvoiceExchangeRate> {
-  if (entity.country_code !== 'IN') return null;
-  if (currency === 'INR') return { rate: '1', source: 'invoice_currency' };
+  if (entity.country_code === 'IN' && currency === 'INR') return { rate: '1', source: 'invoice_currency' };
+  if (currency === entity.functional_currency) return null;
   if (given) return { rate: canonicalExchangeRate(given), source: 'request' };
   const row = await findExchangeRate(ctx.tx, ctx.tenantId, entity.id, currency, at);
   return row ? { rate: row.rate, source: 'entity_rate_table' } : null;
@@ -230,4 +236,37 @@ export async function invoiceExchangeRate(
  * Reads and writes of this module's own tables that flows and other modules call; the repository
  * itself is private to the module (index.ts exports operations and types only).
  */
-export { findEntity, findPrimaryEntity } from './entities.repository.js';
+export { findEntity, findPrimaryEntity, functionalCurrencies } from './entities.repository.js';
+
+/**
+ * The entity's rate for `currency` at `at` (functional currency per one unit): '1' for its own
+ * functional currency, else its rate table's, else null.
+ */
+export async function entityRateAt(ctx: Ctx, entityId: string, functionalCurrency: string, currency: string, at: Date): Promise<string | null> {
+  if (currency === functionalCurrency) return '1';
+  const row = await findExchangeRate(ctx.tx, ctx.tenantId, entityId, currency, at);
+  return row?.rate ?? null;
+}
+
+export type TransactionRate = { rate: string | null; source: 'functional_currency' | 'request' | 'entity_rate_table' | 'invoice' | null };
+
+/**
+ * The rate of money moving on a date (a payment, a refund — Ind AS 21.21: the spot rate of the
+ * transaction's date): 1 in the functional currency, else the rate the request gave, else the
+ * entity's rate table at `at`, else `fallback` (the document's own rate: then no exchange
+ * difference arises), else none.
+ */
+export async function transactionRate(
+  ctx: Ctx,
+  entity: Pick<EntityRow, 'id' | 'functional_currency'>,
+  currency: string,
+  given: string | null | undefined,
+  at: Date,
+  fallback: string | null,
+): Promise<TransactionRate> {
+  if (currency === entity.functional_currency) return { rate: '1', source: 'functional_currency' };
+  if (given) return { rate: canonicalExchangeRate(given), source: 'request' };
+  const row = await findExchangeRate(ctx.tx, ctx.tenantId, entity.id, currency, at);
+  if (row) return { rate: row.rate, source: 'entity_rate_table' };
+  return fallback ? { rate: fallback, source: 'invoice' } : { rate: null, source: null };
+}

@@ -38,6 +38,8 @@ export interface LegalEntitiesTable {
   einvoicing_credentials: string | null;
   /** IANA zone in which the entity's documents are dated (GST periods, financial years). */
   time_zone: Generated<string>;
+  /** The currency its books are kept in (DESIGN §19): INR for an Indian entity. */
+  functional_currency: string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -7,6 +7,9 @@ export {
   updateEntity,
   toEntity,
   invoiceExchangeRate,
+  entityRateAt,
+  transactionRate,
+  type TransactionRate,
   einvoicingCredentialsAad,
   type InvoiceExchangeRate,
 } from './entities.service.js';
@@ -17,6 +20,6 @@ export type { PostalAddress } from './entities.tables.js';
 export { takeDocumentNumber, takeDocumentNumbers, formatDocumentNumber, MAX_DOCUMENT_NUMBER_LENGTH, type DocumentKind } from './numbering.js';
 export { createEntityBody, entitySchema, exchangeRateSchema, putExchangeRateBody, updateEntityBody } from './entities.schemas.js';
 export { listEntities, listExchangeRates, putExchangeRate } from './entities.service.js';
-export { findEntity, findPrimaryEntity } from './entities.service.js';
+export { findEntity, findPrimaryEntity, functionalCurrencies } from './entities.service.js';
 export { entityAt, lutMissing, lutState, listLuts, putLut, type LutState } from './luts.js';
 export { lutListSchema, lutParams, lutSchema, putLutBody } from './entities.schemas.js';

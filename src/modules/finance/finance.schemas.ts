@@ -67,6 +67,12 @@ export const trialBalanceQuery = z.object({
   entity_id: z.uuid().optional(),
   currency: fields.currency().optional(),
   as_of: dateOrTime.optional(),
+  basis: z
+    .enum(['transaction', 'functional'])
+    .optional()
+    .describe(
+      "transaction (default): one transaction currency's amounts; functional: every entry in the entity's functional currency (INR), each account with its transaction-currency balances beside",
+    ),
 });
 
 export const trialBalanceSchema = z
@@ -74,10 +80,24 @@ export const trialBalanceSchema = z
     entity_id: z.uuid(),
     currency: z.string(),
     as_of: fields.timestamp(),
-    accounts: z.array(z.object({ code: z.int(), name: z.string(), debit: z.int(), credit: z.int(), balance: z.int() })),
+    basis: z.enum(['transaction', 'functional']),
+    accounts: z.array(
+      z.object({
+        code: z.int(),
+        name: z.string(),
+        debit: z.int(),
+        credit: z.int(),
+        balance: z.int(),
+        transaction_balances: z
+          .array(z.object({ currency: z.string(), balance: z.int() }))
+          .optional()
+          .describe('functional basis: the net (debit − credit) in each transaction currency'),
+      }),
+    ),
     total_debit: z.int(),
     total_credit: z.int(),
     balanced: z.boolean(),
+    unvalued_entries: z.int().optional().describe('functional basis: foreign entries booked without a known rate (not in the totals)'),
   })
   .meta({ id: 'TrialBalance' });
 

@@ -8,6 +8,7 @@ import {
   ACCOUNT_NAMES,
   accountTotals,
   exportPage,
+  functionalAccountTotals,
   listEntries,
   toJournalEntries,
   type AccountCode,
@@ -64,12 +65,16 @@ async function resolveEntity(ctx: Ctx, entityId: string | undefined) {
  * Trial balance of one entity × currency as of an instant: each account's net balance in the
  * debit or the credit column, and the two totals (equal when the books balance).
  */
-export async function trialBalance(ctx: Ctx, query: { entity_id?: string | undefined; currency?: string | undefined; as_of?: string | undefined }) {
+export async function trialBalance(
+  ctx: Ctx,
+  query: { entity_id?: string | undefined; currency?: string | undefined; as_of?: string | undefined; basis?: 'transaction' | 'functional' | undefined },
+) {
   const entity = await resolveEntity(ctx, query.entity_id);
-  const currency = query.currency ?? (await getTenant(ctx)).base_currency;
   const end = parseBound(query.as_of, 'as_of', 'end');
   // A date means the whole day: up to its last millisecond.
   const asOf = end ? (query.as_of && /^\d{4}-\d{2}-\d{2}$/.test(query.as_of) ? new Date(end.getTime() - 1) : end) : ctx.now;
+  if (query.basis === 'functional') return functionalTrialBalance(ctx, entity, query.currency, asOf);
+  const currency = query.currency ?? (await getTenant(ctx)).base_currency;
   const rows = await accountTotals(ctx.tx, ctx.tenantId, { entityId: entity.id, currency, asOf });
   const accounts = rows.map((r) => {
     const balance = r.debit - r.credit;
@@ -77,7 +82,55 @@ export async function trialBalance(ctx: Ctx, query: { entity_id?: string | undef
   });
   const total_debit = accounts.reduce((a, r) => a + r.debit, 0);
   const total_credit = accounts.reduce((a, r) => a + r.credit, 0);
-  return { entity_id: entity.id, currency, as_of: toIso(asOf), accounts, total_debit, total_credit, balanced: total_debit === total_credit };
+  return {
+    entity_id: entity.id,
+    currency,
+    as_of: toIso(asOf),
+    basis: 'transaction' as const,
+    accounts,
+    total_debit,
+    total_credit,
+    balanced: total_debit === total_credit,
+  };
+}
+
+/**
+ * The trial balance in the entity's functional currency (DESIGN §19): every entry, whatever its
+ * currency, at its functional amounts — each account with its transaction-currency nets beside.
+ */
+async function functionalTrialBalance(ctx: Ctx, entity: { id: string; functional_currency: string }, currency: string | undefined, asOf: Date) {
+  if (currency !== undefined && currency !== entity.functional_currency) {
+    throw errors.invalidField('currency', `the functional basis is in the entity's functional currency ${entity.functional_currency}`);
+  }
+  const { rows, unvalued } = await functionalAccountTotals(ctx.tx, ctx.tenantId, { entityId: entity.id, asOf });
+  const byAccount = new Map<number, { balance: number; transaction_balances: { currency: string; balance: number }[] }>();
+  for (const r of rows) {
+    const a = byAccount.get(r.account_code) ?? { balance: 0, transaction_balances: [] };
+    a.balance += r.functional_debit - r.functional_credit;
+    if (r.debit !== 0 || r.credit !== 0) a.transaction_balances.push({ currency: r.currency, balance: r.debit - r.credit });
+    byAccount.set(r.account_code, a);
+  }
+  const accounts = [...byAccount.entries()].map(([code, a]) => ({
+    code,
+    name: accountName(code),
+    debit: Math.max(a.balance, 0),
+    credit: Math.max(-a.balance, 0),
+    balance: a.balance,
+    transaction_balances: a.transaction_balances,
+  }));
+  const total_debit = accounts.reduce((a, r) => a + r.debit, 0);
+  const total_credit = accounts.reduce((a, r) => a + r.credit, 0);
+  return {
+    entity_id: entity.id,
+    currency: entity.functional_currency,
+    as_of: toIso(asOf),
+    basis: 'functional' as const,
+    accounts,
+    total_debit,
+    total_credit,
+    balanced: total_debit === total_credit,
+    unvalued_entries: unvalued,
+  };
 }
 
 export type JournalQuery = {
@@ -108,8 +161,9 @@ export async function listJournalEntries(ctx: Ctx, query: JournalQuery, page: Pa
   return { entries: await toJournalEntries(ctx, entries), total };
 }
 
+// The functional columns come last, so readers of the older columns keep their positions.
 const CSV_HEADER =
-  'posted_at,entry_id,entity_id,ledger_id,currency,kind,reference_type,reference_id,description,line_id,account_code,account_name,debit,credit,customer_id,invoice_id,credit_note_id\n';
+  'posted_at,entry_id,entity_id,ledger_id,currency,kind,reference_type,reference_id,description,line_id,account_code,account_name,debit,credit,customer_id,invoice_id,credit_note_id,functional_currency,exchange_rate,functional_debit,functional_credit\n';
 
 function csvField(value: unknown): string {
   const s = value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value);
@@ -153,6 +207,10 @@ export function exportGeneralLedger(ctx: Ctx, query: Omit<JournalQuery, 'kind' |
           r.customer_id,
           r.invoice_id,
           r.credit_note_id,
+          r.functional_currency,
+          r.exchange_rate,
+          r.functional_debit,
+          r.functional_credit,
         ]
           .map(csvField)
           .join(',');

@@ -52,6 +52,8 @@ type InvoiceEvent = {
   subscription_id: string | null;
   currency: string;
   subtotal: number;
+  /** Functional currency per unit of `currency` (DESIGN §19): the deferral is valued at the invoice's rate. */
+  exchange_rate?: string | null;
   lines: { id: string; amount: number; period_start: string | null; period_end: string | null }[];
 };
 
@@ -101,9 +103,10 @@ async function deferInvoices(ctx: Ctx, invoices: InvoiceEvent[]): Promise<void> 
       referenceId: inv.id,
       currency: inv.currency,
       description: 'Revenue of service periods deferred',
+      rate: inv.exchange_rate ?? null,
       lines: [
         { account: Account.REVENUE, debit: total, invoiceId: inv.id },
-        { account: Account.DEFERRED_REVENUE, credit: total, invoiceId: inv.id, customerId: inv.customer_id },
+        { account: Account.DEFERRED_REVENUE, credit: total, invoiceId: inv.id, customerId: inv.customer_id, mirror: true },
       ],
     });
     for (const p of parts) {
@@ -159,7 +162,7 @@ async function releaseFromSchedules(
     });
     lines.push(
       { account: Account.DEFERRED_REVENUE, debit: take, invoiceId: s.invoice_id, customerId: s.customer_id, creditNoteId: reference.creditNoteId ?? null },
-      { account: Account.REVENUE_REVERSALS, credit: take, invoiceId: s.invoice_id, creditNoteId: reference.creditNoteId ?? null },
+      { account: Account.REVENUE_REVERSALS, credit: take, invoiceId: s.invoice_id, creditNoteId: reference.creditNoteId ?? null, mirror: true },
     );
   }
   if (taken > 0) {
@@ -225,7 +228,7 @@ async function recognizeRemainder(ctx: Ctx, schedules: ScheduleRow[]): Promise<v
     group.rows.push(s);
     group.lines.push(
       { account: Account.DEFERRED_REVENUE, debit: rest, invoiceId: s.invoice_id, customerId: s.customer_id },
-      { account: Account.REVENUE, credit: rest, invoiceId: s.invoice_id },
+      { account: Account.REVENUE, credit: rest, invoiceId: s.invoice_id, mirror: true },
     );
     byLedger.set(key, group);
   }
@@ -342,7 +345,7 @@ export async function recognizeSchedules(ctx: Ctx, scheduleIds: string[]): Promi
       const g = groups.get(key) ?? { ledgerId: s.ledger_id, entityId: s.entity_id, currency: s.currency, postedAt, lines: [] };
       g.lines.push(
         { account: Account.DEFERRED_REVENUE, debit: part, invoiceId: s.invoice_id, customerId: s.customer_id },
-        { account: Account.REVENUE, credit: part, invoiceId: s.invoice_id },
+        { account: Account.REVENUE, credit: part, invoiceId: s.invoice_id, mirror: true },
       );
       groups.set(key, g);
     }

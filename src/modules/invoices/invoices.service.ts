@@ -200,8 +200,10 @@ function invoiceTaxColumns(tax: InvoiceTax, rate: InvoiceExchangeRate) {
     lut: tax.lut,
     place_of_supply: tax.place_of_supply,
     total: tax.total,
-    exchange_rate: tax.inr ? tax.exchange_rate : null,
-    exchange_rate_source: tax.inr && rate ? rate.source : null,
+    // The rate is kept whenever the invoice is in another currency than the entity's books (DESIGN
+    // §19), even when GST determines no INR amounts (an entity without a GSTIN, or outside India).
+    exchange_rate: tax.inr ? tax.exchange_rate : rate && rate.source !== 'invoice_currency' ? rate.rate : null,
+    exchange_rate_source: (tax.inr || rate?.source !== 'invoice_currency') && rate ? rate.source : null,
     inr_subtotal: tax.inr?.subtotal ?? null,
     inr_cgst_amount: tax.inr?.cgst_amount ?? null,
     inr_sgst_amount: tax.inr?.sgst_amount ?? null,
@@ -331,13 +333,34 @@ export function finalizationPosting(row: InvoiceRow, entity: EntityRow, number: 
     referenceId: row.id,
     currency: row.currency,
     description: `Invoice ${number}`,
+    rate: row.exchange_rate,
     lines: [
-      { account: Account.RECEIVABLES, debit: row.total, customerId: row.customer_id, invoiceId: row.id },
-      { account: Account.REVENUE, credit: row.subtotal, invoiceId: row.id },
-      { account: Account.CGST_PAYABLE, credit: row.cgst_amount, invoiceId: row.id },
-      { account: Account.SGST_PAYABLE, credit: row.sgst_amount, invoiceId: row.id },
-      { account: Account.IGST_PAYABLE, credit: row.igst_amount, invoiceId: row.id },
+      { account: Account.RECEIVABLES, debit: row.total, customerId: row.customer_id, invoiceId: row.id, functional: row.inr_total ?? undefined },
+      { account: Account.REVENUE, credit: row.subtotal, invoiceId: row.id, functional: row.inr_subtotal ?? undefined },
+      { account: Account.CGST_PAYABLE, credit: row.cgst_amount, invoiceId: row.id, functional: row.inr_cgst_amount ?? undefined },
+      { account: Account.SGST_PAYABLE, credit: row.sgst_amount, invoiceId: row.id, functional: row.inr_sgst_amount ?? undefined },
+      { account: Account.IGST_PAYABLE, credit: row.igst_amount, invoiceId: row.id, functional: row.inr_igst_amount ?? undefined },
     ],
+  };
+}
+
+/**
+ * The void's entry: the exact mirror of the finalization entry, in both currencies (the invoice's
+ * INR amounts, or its rate).
+ */
+function voidPosting(row: InvoiceRow, entity: EntityRow): Posting {
+  const booked = finalizationPosting(row, entity, row.number ?? '');
+  return {
+    ...booked,
+    kind: 'invoice.voided',
+    description: `Void of invoice ${row.number}`,
+    // Reversals and taxes first, the receivable last, as the entry has always been laid out.
+    lines: [...booked.lines.slice(1), booked.lines[0]!].map((l) => ({
+      ...l,
+      account: l.account === Account.REVENUE ? Account.REVENUE_REVERSALS : l.account,
+      debit: l.credit,
+      credit: l.debit,
+    })),
   };
 }
 
@@ -527,22 +550,7 @@ export async function voidInvoice(ctx: Ctx, id: string, voidedAt: Date = ctx.now
   const row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'void', { voided_at: voidedAt, updated_at: ctx.now });
   if (current.status !== 'draft') {
     const entity = await resolveEntity(ctx, row.entity_id);
-    await postEntry(ctx, {
-      ledgerId: entity.tb_ledger_id,
-      entityId: entity.id,
-      kind: 'invoice.voided',
-      referenceType: 'invoice',
-      referenceId: row.id,
-      currency: row.currency,
-      description: `Void of invoice ${row.number}`,
-      lines: [
-        { account: Account.REVENUE_REVERSALS, debit: row.subtotal, invoiceId: row.id },
-        { account: Account.CGST_PAYABLE, debit: row.cgst_amount, invoiceId: row.id },
-        { account: Account.SGST_PAYABLE, debit: row.sgst_amount, invoiceId: row.id },
-        { account: Account.IGST_PAYABLE, debit: row.igst_amount, invoiceId: row.id },
-        { account: Account.RECEIVABLES, credit: row.total, customerId: row.customer_id, invoiceId: row.id },
-      ],
-    });
+    await postEntry(ctx, voidPosting(row, entity));
   }
   await emitEvent(ctx, 'invoice.voided', await loadInvoice(ctx, row));
   return row;

@@ -33,6 +33,12 @@ export const Account = {
   REVENUE: 4000,
   /** Written-off expired credit: the liability released to income. */
   EXPIRED_CREDIT_INCOME: 4100,
+  /** Realized exchange gain (credit) or loss (debit): foreign balances settled at another rate (Ind AS 21.28). */
+  EXCHANGE_GAIN_LOSS: 4300,
+  /** Unrealized exchange gain/loss: month-end revaluation of open foreign receivables, reversed the next day. */
+  UNREALIZED_EXCHANGE: 4310,
+  /** Paise left over by converting the lines of a foreign entry one by one (DESIGN §19's rounding account). */
+  EXCHANGE_ROUNDING: 4390,
   /** Contra-revenue: voided invoices and credit notes. */
   REVENUE_REVERSALS: 4900,
 } as const;
@@ -54,5 +60,8 @@ export const ACCOUNT_NAMES: Record<AccountCode, string> = {
   [Account.DEFERRED_REVENUE]: 'Deferred revenue',
   [Account.REVENUE]: 'Revenue',
   [Account.EXPIRED_CREDIT_INCOME]: 'Expired credit income',
+  [Account.EXCHANGE_GAIN_LOSS]: 'Realized exchange gain/loss',
+  [Account.UNREALIZED_EXCHANGE]: 'Unrealized exchange gain/loss',
+  [Account.EXCHANGE_ROUNDING]: 'Exchange rounding differences',
   [Account.REVENUE_REVERSALS]: 'Revenue reversals',
 };

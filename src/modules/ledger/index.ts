@@ -18,4 +18,4 @@ export {
   type SecondaryTransfer,
   type CreateTransferResult,
 } from './secondary-ledger.js';
-export { trialBalanceRows, accountTotals, listEntries, exportPage, PostgresSecondaryLedger } from './ledger.service.js';
+export { trialBalanceRows, accountTotals, functionalAccountTotals, listEntries, exportPage, PostgresSecondaryLedger } from './ledger.service.js';

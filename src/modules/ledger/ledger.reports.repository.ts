@@ -23,6 +23,56 @@ export async function accountTotals(
   return rows.map((r) => ({ account_code: r.account_code, debit: Number(r.debit), credit: Number(r.credit) }));
 }
 
+/**
+ * Functional-currency totals per account of one entity (every transaction currency), posted at or
+ * before asOf, with each transaction currency's own net beside them, and the entries that carry
+ * no functional amounts (foreign entries booked without a known rate).
+ */
+export async function functionalAccountTotals(
+  tx: Tx,
+  tenantId: string,
+  filter: { entityId: string; asOf?: Date },
+): Promise<{
+  rows: { account_code: number; currency: string; debit: number; credit: number; functional_debit: number; functional_credit: number }[];
+  unvalued: number;
+}> {
+  let q = tx
+    .selectFrom('journal_lines as l')
+    .innerJoin('journal_entries as e', (join) => join.onRef('e.tenant_id', '=', 'l.tenant_id').onRef('e.id', '=', 'l.entry_id'))
+    .select((eb) => [
+      'l.account_code',
+      'e.currency',
+      eb.fn.sum<number>('l.debit').as('debit'),
+      eb.fn.sum<number>('l.credit').as('credit'),
+      eb.fn.coalesce(eb.fn.sum<number>('l.functional_debit'), eb.lit(0)).as('functional_debit'),
+      eb.fn.coalesce(eb.fn.sum<number>('l.functional_credit'), eb.lit(0)).as('functional_credit'),
+    ])
+    .where('l.tenant_id', '=', tenantId)
+    .where('e.entity_id', '=', filter.entityId);
+  if (filter.asOf) q = q.where('e.posted_at', '<=', filter.asOf);
+  const rows = await q.groupBy(['l.account_code', 'e.currency']).orderBy('l.account_code').orderBy('e.currency').execute();
+  let u = tx
+    .selectFrom('journal_lines as l')
+    .innerJoin('journal_entries as e', (join) => join.onRef('e.tenant_id', '=', 'l.tenant_id').onRef('e.id', '=', 'l.entry_id'))
+    .select(sql<number>`count(DISTINCT e.id)`.as('n'))
+    .where('l.tenant_id', '=', tenantId)
+    .where('e.entity_id', '=', filter.entityId)
+    .where('l.functional_debit', 'is', null);
+  if (filter.asOf) u = u.where('e.posted_at', '<=', filter.asOf);
+  const unvalued = await u.executeTakeFirstOrThrow();
+  return {
+    rows: rows.map((r) => ({
+      account_code: r.account_code,
+      currency: r.currency,
+      debit: Number(r.debit),
+      credit: Number(r.credit),
+      functional_debit: Number(r.functional_debit),
+      functional_credit: Number(r.functional_credit),
+    })),
+    unvalued: Number(unvalued.n),
+  };
+}
+
 export type EntryFilter = {
   from?: Date;
   to?: Date;
@@ -80,7 +130,17 @@ export async function exportPage(
     .selectFrom('journal_entries as e')
     .innerJoin('journal_lines as l', (join) => join.onRef('l.tenant_id', '=', 'e.tenant_id').onRef('l.entry_id', '=', 'e.id'))
     .selectAll('e')
-    .select(['l.id as line_id', 'l.account_code', 'l.debit', 'l.credit', 'l.customer_id', 'l.invoice_id', 'l.credit_note_id'])
+    .select([
+      'l.id as line_id',
+      'l.account_code',
+      'l.debit',
+      'l.credit',
+      'l.functional_debit',
+      'l.functional_credit',
+      'l.customer_id',
+      'l.invoice_id',
+      'l.credit_note_id',
+    ])
     .where('e.tenant_id', '=', tenantId);
   if (f.from) q = q.where('e.posted_at', '>=', f.from);
   if (f.to) q = q.where('e.posted_at', '<', f.to);

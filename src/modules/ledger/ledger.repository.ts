@@ -65,6 +65,70 @@ export async function accountBalance(
   return Number(row.debit) - Number(row.credit);
 }
 
+/** A document's balance on an account carried at its booking rate (receivable, note credit, deferred revenue). */
+export type CarriedKey = { ledgerId: number; currency: string; account: number; tag: 'invoiceId' | 'creditNoteId'; id: string };
+export const carriedKey = (k: CarriedKey) => `${k.ledgerId}:${k.currency}:${k.account}:${k.tag}:${k.id}`;
+
+/**
+ * Each key's balance on its normal side, in the transaction currency and in functional amounts,
+ * over the lines that carry functional amounts (one statement for the lot).
+ */
+export async function carriedBalances(tx: Tx, tenantId: string, keys: CarriedKey[]): Promise<Map<string, { amount: number; functional: number }>> {
+  const out = new Map<string, { amount: number; functional: number }>();
+  if (keys.length === 0) return out;
+  const invoiceIds = [...new Set(keys.filter((k) => k.tag === 'invoiceId').map((k) => k.id))];
+  const noteIds = [...new Set(keys.filter((k) => k.tag === 'creditNoteId').map((k) => k.id))];
+  const rows = await tx
+    .selectFrom('journal_lines')
+    .innerJoin('journal_entries', (join) =>
+      join.onRef('journal_entries.tenant_id', '=', 'journal_lines.tenant_id').onRef('journal_entries.id', '=', 'journal_lines.entry_id'),
+    )
+    .select((eb) => [
+      'journal_entries.ledger_id',
+      'journal_entries.currency',
+      'journal_lines.account_code',
+      'journal_lines.invoice_id',
+      'journal_lines.credit_note_id',
+      eb.fn.sum<number>('journal_lines.debit').as('debit'),
+      eb.fn.sum<number>('journal_lines.credit').as('credit'),
+      eb.fn.sum<number>('journal_lines.functional_debit').as('functional_debit'),
+      eb.fn.sum<number>('journal_lines.functional_credit').as('functional_credit'),
+    ])
+    .where('journal_lines.tenant_id', '=', tenantId)
+    .where('journal_lines.functional_debit', 'is not', null)
+    .where((eb) =>
+      eb.or([
+        ...(invoiceIds.length ? [eb('journal_lines.invoice_id', 'in', invoiceIds)] : []),
+        ...(noteIds.length ? [eb('journal_lines.credit_note_id', 'in', noteIds)] : []),
+      ]),
+    )
+    .where('journal_lines.account_code', 'in', [...new Set(keys.map((k) => k.account))])
+    .groupBy([
+      'journal_entries.ledger_id',
+      'journal_entries.currency',
+      'journal_lines.account_code',
+      'journal_lines.invoice_id',
+      'journal_lines.credit_note_id',
+    ])
+    .execute();
+  for (const k of keys) {
+    const key = carriedKey(k);
+    if (out.has(key)) continue;
+    let amount = 0;
+    let functional = 0;
+    for (const r of rows) {
+      if (r.ledger_id !== k.ledgerId || r.currency !== k.currency || r.account_code !== k.account) continue;
+      if ((k.tag === 'invoiceId' ? r.invoice_id : r.credit_note_id) !== k.id) continue;
+      amount += Number(r.debit) - Number(r.credit);
+      functional += Number(r.functional_debit) - Number(r.functional_credit);
+    }
+    // Debit-normal (receivables) positive as is; credit-normal balances turned positive.
+    const sign = k.account === 1100 ? 1 : -1;
+    out.set(key, { amount: sign * amount, functional: sign * functional });
+  }
+  return out;
+}
+
 /** One row per ledger (entity) × currency × account: one ledger per entity and currency. */
 export type TrialBalanceRow = { ledger_id: number; currency: string; account_code: number; debit: number; credit: number };
 

@@ -8,6 +8,8 @@ export const journalLineSchema = z
     account_name: z.string(),
     debit: z.int(),
     credit: z.int(),
+    functional_debit: z.int().nullable().describe("the line's value in the entity's functional currency (null: a foreign entry booked without a known rate)"),
+    functional_credit: z.int().nullable(),
     customer_id: z.uuid().nullable(),
     invoice_id: z.uuid().nullable(),
     credit_note_id: z.uuid().nullable(),
@@ -24,6 +26,11 @@ export const journalEntrySchema = z
     reference_type: z.string(),
     reference_id: z.uuid(),
     currency: z.string(),
+    functional_currency: z.string().nullable().describe("the entity's functional currency (INR for an Indian entity)"),
+    exchange_rate: z
+      .string()
+      .nullable()
+      .describe('functional currency per one unit of `currency` for the lines valued at the transaction rate; null in the functional currency'),
     description: z.string(),
     posted_at: fields.timestamp(),
     lines: z.array(journalLineSchema),

@@ -1,12 +1,23 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { assertMinorUnits } from '../../platform/money.js';
+import { assertMinorUnits, convertMinorUnits, mulDivRoundHalfUp } from '../../platform/money.js';
+import { entityRateAt, functionalCurrencies } from '../entities/index.js';
 import { toIso } from '../../platform/time.js';
 import { postingDates } from '../periods/index.js';
-import { ACCOUNT_NAMES, type AccountCode } from './accounts.js';
+import { Account, ACCOUNT_NAMES, type AccountCode } from './accounts.js';
 import type { JournalEntry } from './ledger.schemas.js';
-import { entriesOfInvoice, findEntry, insertEntries, linesOfEntries, type EntryRow, type LineRow } from './ledger.repository.js';
+import {
+  carriedBalances,
+  carriedKey,
+  entriesOfInvoice,
+  findEntry,
+  insertEntries,
+  linesOfEntries,
+  type CarriedKey,
+  type EntryRow,
+  type LineRow,
+} from './ledger.repository.js';
 
 export type PostingLine = {
   account: AccountCode;
@@ -15,6 +26,15 @@ export type PostingLine = {
   customerId?: string | null;
   invoiceId?: string | null;
   creditNoteId?: string | null;
+  /**
+   * The line's value in the entity's functional currency when the caller knows it (an invoice's
+   * INR amounts, CGST Rules rule 34). Otherwise a line that reduces a document's carried balance
+   * takes its share of that balance's functional value, and any other line is valued at the
+   * posting's rate (DESIGN §19).
+   */
+  functional?: number;
+  /** Takes the functional value of the line just before it (the other half of a pair of equal amounts). */
+  mirror?: boolean;
 };
 
 export type Posting = {
@@ -28,6 +48,17 @@ export type Posting = {
   currency: string;
   description?: string;
   lines: PostingLine[];
+  /**
+   * Functional currency per one unit of `currency` for the lines valued at the transaction's rate
+   * (a payment's rate of its date). Default: the entity's rate table at the posting date.
+   */
+  rate?: string | null;
+  /**
+   * Where a difference between the functional debits and credits goes: `realized` exchange gain
+   * or loss (the entry settles a foreign balance at another rate: a receipt, a refund, credit
+   * applied), else `rounding` (amounts converted line by line).
+   */
+  exchangeDifference?: 'realized' | 'rounding';
 };
 
 /**
@@ -48,12 +79,17 @@ export async function postEntry(ctx: Ctx, posting: Posting): Promise<string | nu
 export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(string | null)[]> {
   // Nothing posts into a closed period: a posting made while this month is closed is dated in
   // the first open month after it (DESIGN §18).
-  const postedAt = await postingDates(ctx, [...new Set(postings.map((p) => p.entityId))]);
+  const entityIds = [...new Set(postings.map((p) => p.entityId))];
+  const postedAt = await postingDates(ctx, entityIds);
+  const functional = await functionalCurrencies(ctx.tx, ctx.tenantId, entityIds);
+  const valuation = await valuationOf(ctx, postings, functional, postedAt);
   const entries: Parameters<typeof insertEntries>[1] = [];
   const rows: Parameters<typeof insertEntries>[2] = [];
   const ids = postings.map((posting) => {
-    const lines = posting.lines.filter((l) => (l.debit ?? 0) !== 0 || (l.credit ?? 0) !== 0);
-    if (lines.length === 0) return null;
+    // A line of no amount is dropped, unless it has a functional value of its own (an INR tax of a
+    // few paise on a foreign amount too small to carry any).
+    const lines = posting.lines.filter((l) => (l.debit ?? 0) !== 0 || (l.credit ?? 0) !== 0 || (l.functional ?? 0) !== 0);
+    if (lines.every((l) => (l.debit ?? 0) === 0 && (l.credit ?? 0) === 0)) return null;
     let debits = 0;
     let credits = 0;
     for (const l of lines) {
@@ -65,6 +101,8 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
     }
     if (debits !== credits) throw new Error(`unbalanced posting ${posting.kind} ${posting.referenceId}: debits ${debits} ≠ credits ${credits}`);
     const id = newId();
+    const functionalCurrency = functional.get(posting.entityId) ?? posting.currency;
+    const valued = valuation.value(posting, lines, functionalCurrency);
     entries.push({
       tenant_id: ctx.tenantId,
       id,
@@ -76,8 +114,11 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
       currency: posting.currency,
       description: posting.description ?? '',
       posted_at: postedAt.get(posting.entityId) ?? ctx.now,
+      functional_currency: functionalCurrency,
+      exchange_rate: valued.rate,
     });
-    for (const l of lines) {
+    for (const [i, l] of valued.lines.entries()) {
+      const value = valued.values?.[i] ?? null;
       rows.push({
         tenant_id: ctx.tenantId,
         id: newId(),
@@ -85,6 +126,8 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
         account_code: l.account,
         debit: l.debit ?? 0,
         credit: l.credit ?? 0,
+        functional_debit: value === null ? null : value.side === 'debit' ? value.amount : 0,
+        functional_credit: value === null ? null : value.side === 'credit' ? value.amount : 0,
         customer_id: l.customerId ?? null,
         invoice_id: l.invoiceId ?? null,
         credit_note_id: l.creditNoteId ?? null,
@@ -94,6 +137,91 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
   });
   await insertEntries(ctx.tx, entries, rows);
   return ids;
+}
+
+/** Accounts whose balances are carried per document at the rate they were booked at. */
+const CARRIED: Record<number, { side: 'debit' | 'credit'; tag: 'invoiceId' | 'creditNoteId' }> = {
+  [Account.RECEIVABLES]: { side: 'debit', tag: 'invoiceId' },
+  [Account.CUSTOMER_CREDIT]: { side: 'credit', tag: 'creditNoteId' },
+  [Account.DEFERRED_REVENUE]: { side: 'credit', tag: 'invoiceId' },
+};
+
+type LineValue = { amount: number; side: 'debit' | 'credit' };
+
+/** A line's side: the one with an amount, or — a zero line kept for its functional value — the one named. */
+const sideOf = (l: PostingLine): 'debit' | 'credit' => ((l.debit ?? 0) > 0 || ((l.credit ?? 0) === 0 && l.debit !== undefined) ? 'debit' : 'credit');
+
+/**
+ * Values the lines of foreign-currency postings in the functional currency (DESIGN §19, decision
+ * 0290): a line the caller valued keeps its value; a line that reduces a document's carried balance
+ * (a receivable, a note's credit, deferred revenue) takes the share of that balance's functional
+ * value it removes — all of it when the balance reaches zero — so a settled document leaves
+ * nothing behind in either currency; any other line is converted at the posting's rate. What is
+ * left between functional debits and credits is one more line, with no transaction-currency
+ * amount, on realized exchange gain/loss or on rounding. A posting that needs a rate nobody
+ * knows is booked unvalued (null functional amounts).
+ */
+async function valuationOf(ctx: Ctx, postings: Posting[], functional: Map<string, string>, postedAt: Map<string, Date>) {
+  const foreign = postings.filter((p) => p.currency !== (functional.get(p.entityId) ?? p.currency));
+  const keys: CarriedKey[] = [];
+  for (const p of foreign) {
+    for (const l of p.lines) {
+      const carried = CARRIED[l.account];
+      const id = carried ? l[carried.tag] : null;
+      if (carried && id) keys.push({ ledgerId: p.ledgerId, currency: p.currency, account: l.account, tag: carried.tag, id });
+    }
+  }
+  const balances = await carriedBalances(ctx.tx, ctx.tenantId, keys);
+  const rates = new Map<string, string | null>();
+  for (const p of foreign) {
+    const key = `${p.entityId}:${p.currency}`;
+    if (p.rate || rates.has(key)) continue;
+    rates.set(key, await entityRateAt(ctx, p.entityId, functional.get(p.entityId)!, p.currency, postedAt.get(p.entityId) ?? ctx.now));
+  }
+  return {
+    value(posting: Posting, lines: PostingLine[], functionalCurrency: string): { lines: PostingLine[]; values: LineValue[] | null; rate: string | null } {
+      if (posting.currency === functionalCurrency) {
+        lines = lines.filter((l) => (l.debit ?? 0) !== 0 || (l.credit ?? 0) !== 0);
+        return { lines, values: lines.map((l) => ({ amount: (l.debit ?? 0) + (l.credit ?? 0), side: sideOf(l) })), rate: null };
+      }
+      const rate = posting.rate ?? rates.get(`${posting.entityId}:${posting.currency}`) ?? null;
+      const atRate = (amount: number) => (rate === null ? null : convertMinorUnits(amount, posting.currency, functionalCurrency, rate));
+      const values: (LineValue | null)[] = [];
+      for (const l of lines) {
+        const side = sideOf(l);
+        const amount = (l.debit ?? 0) + (l.credit ?? 0);
+        const carried = CARRIED[l.account];
+        const id = carried ? l[carried.tag] : null;
+        const key = carried && id ? carriedKey({ ledgerId: posting.ledgerId, currency: posting.currency, account: l.account, tag: carried.tag, id }) : null;
+        let value: number | null = l.functional ?? (l.mirror && values.length > 0 ? (values[values.length - 1]?.amount ?? null) : null);
+        if (value === null && key && side !== carried!.side) {
+          // Reduces the document's balance: its share of the balance's functional value.
+          const balance = balances.get(key) ?? { amount: 0, functional: 0 };
+          if (balance.amount <= 0) value = atRate(amount);
+          else if (amount >= balance.amount) {
+            const rest = atRate(amount - balance.amount);
+            value = rest === null ? null : balance.functional + rest;
+          } else value = mulDivRoundHalfUp(balance.functional, amount, balance.amount);
+        }
+        if (value === null) value = atRate(amount);
+        values.push(value === null ? null : { amount: value, side });
+        if (key && value !== null) {
+          // The next line on the same document (in this entry or a later one) sees this one.
+          const sign = side === carried!.side ? 1 : -1;
+          const b = balances.get(key) ?? { amount: 0, functional: 0 };
+          balances.set(key, { amount: b.amount + sign * amount, functional: b.functional + sign * value });
+        }
+      }
+      if (values.some((v) => v === null)) return { lines, values: null, rate: null };
+      const valued = values as LineValue[];
+      const difference = valued.reduce((sum, v) => sum + (v.side === 'debit' ? v.amount : -v.amount), 0);
+      if (difference === 0) return { lines, values: valued, rate };
+      const account = posting.exchangeDifference === 'realized' ? Account.EXCHANGE_GAIN_LOSS : Account.EXCHANGE_ROUNDING;
+      // Debits worth more than credits: a gain (credit); less: a loss (debit).
+      const side = difference > 0 ? 'credit' : 'debit';
+      return { lines: [...lines, { account }], values: [...valued, { amount: Math.abs(difference), side }], rate };
+    },
+  };
 }
 
 function toJournalEntry(entry: EntryRow, lines: LineRow[]): JournalEntry {
@@ -106,6 +234,8 @@ function toJournalEntry(entry: EntryRow, lines: LineRow[]): JournalEntry {
     reference_type: entry.reference_type,
     reference_id: entry.reference_id,
     currency: entry.currency,
+    functional_currency: entry.functional_currency,
+    exchange_rate: entry.exchange_rate,
     description: entry.description,
     posted_at: toIso(entry.posted_at),
     lines: lines.map((l) => ({
@@ -114,6 +244,8 @@ function toJournalEntry(entry: EntryRow, lines: LineRow[]): JournalEntry {
       account_name: ACCOUNT_NAMES[l.account_code as AccountCode] ?? `account ${l.account_code}`,
       debit: l.debit,
       credit: l.credit,
+      functional_debit: l.functional_debit === null ? null : Number(l.functional_debit),
+      functional_credit: l.functional_credit === null ? null : Number(l.functional_credit),
       customer_id: l.customer_id,
       invoice_id: l.invoice_id,
       credit_note_id: l.credit_note_id,
@@ -155,5 +287,5 @@ export async function listInvoiceJournalEntries(ctx: Ctx, invoiceId: string): Pr
  * itself is private to the module (index.ts exports operations and types only).
  */
 export { trialBalanceRows } from './ledger.repository.js';
-export { accountTotals, listEntries, exportPage } from './ledger.reports.repository.js';
+export { accountTotals, functionalAccountTotals, listEntries, exportPage } from './ledger.reports.repository.js';
 export { PostgresSecondaryLedger } from './secondary-ledger.repository.js';

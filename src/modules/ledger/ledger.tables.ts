@@ -12,6 +12,10 @@ export interface JournalEntriesTable {
   currency: string;
   description: string;
   posted_at: Timestamp;
+  /** The entity's functional currency (DESIGN §19); null only on entries booked before it was kept. */
+  functional_currency: string | null;
+  /** Functional currency per one unit of `currency` for the lines valued at the transaction's rate. */
+  exchange_rate: string | null;
 }
 
 export interface JournalLinesTable {
@@ -21,6 +25,9 @@ export interface JournalLinesTable {
   account_code: number;
   debit: number;
   credit: number;
+  /** The line's value in the functional currency; null on foreign entries booked before it was kept, or unvalued. */
+  functional_debit: number | null;
+  functional_credit: number | null;
   customer_id: string | null;
   invoice_id: string | null;
   credit_note_id: string | null;

@@ -118,6 +118,8 @@ export async function tenantsWithOutbox(tx: Tx, mode: Mode | null, limit: number
 
 export async function feedEntries(tx: Tx, tenantId: string, entryIds: string[]): Promise<{ entries: FeedEntry[]; lines: FeedLine[] }> {
   if (entryIds.length === 0) return { entries: [], lines: [] };
+  // A line with no transaction-currency amount (an exchange difference, valued only in the
+  // functional currency) has no transfer: the secondary ledger is kept per transaction currency.
   // Index probes per entry (unnest + LATERAL … OFFSET 0 as a planner fence): a plain IN list let
   // the planner scan every line of the tenant for each page.
   const entries = await sql<FeedEntry>`
@@ -127,6 +129,8 @@ export async function feedEntries(tx: Tx, tenantId: string, entryIds: string[]):
   const lines = await sql<FeedLine>`
     SELECT l.id, l.entry_id, l.account_code, l.debit, l.credit
     FROM unnest(${entryIds}::uuid[]) AS p(id)
-    JOIN LATERAL (SELECT * FROM journal_lines x WHERE x.tenant_id = ${tenantId} AND x.entry_id = p.id OFFSET 0) l ON true`.execute(tx);
+    JOIN LATERAL (SELECT * FROM journal_lines x WHERE x.tenant_id = ${tenantId} AND x.entry_id = p.id AND (x.debit <> 0 OR x.credit <> 0) OFFSET 0) l ON true`.execute(
+    tx,
+  );
   return { entries: entries.rows, lines: lines.rows };
 }

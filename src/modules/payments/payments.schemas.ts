@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
+import { exchangeRateField } from '../entities/index.js';
 
 export const paymentType = z.enum(['bank_transfer', 'cash', 'cheque']);
 
@@ -19,6 +20,9 @@ export const recordOfflinePaymentBody = z.object({
     .string()
     .optional()
     .describe('without invoice_id (an advance): the SAC/HSN of the supply it is for; default 998314 (services at 18 %). Goods codes: no GST on the advance'),
+  exchange_rate: exchangeRateField()
+    .optional()
+    .describe("functional currency (INR) per one unit of `currency` on the payment's date; default the entity's rate table, else the invoice's rate"),
 });
 export type RecordOfflinePaymentBody = z.infer<typeof recordOfflinePaymentBody>;
 
@@ -47,6 +51,9 @@ export const paymentSchema = z
     gateway: z.string().nullable(),
     gateway_payment_id: z.string().nullable(),
     amount_refunded: z.int(),
+    exchange_rate: z.string().nullable().describe("the entity's functional currency per one unit of `currency` on the payment's date"),
+    exchange_rate_source: z.enum(['functional_currency', 'request', 'entity_rate_table', 'invoice']).nullable(),
+    functional_amount: z.int().nullable().describe('the amount in the functional currency (INR) at that rate'),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

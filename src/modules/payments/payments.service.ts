@@ -24,16 +24,30 @@ export function toPayment(row: PaymentRow): Payment {
     gateway: row.gateway ?? null,
     gateway_payment_id: row.gateway_payment_id ?? null,
     amount_refunded: row.amount_refunded ?? 0,
+    exchange_rate: row.exchange_rate ?? null,
+    exchange_rate_source: row.exchange_rate_source ?? null,
+    functional_amount: row.functional_amount ?? null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
 }
 
-type GatewayFields = 'gateway' | 'gateway_payment_id' | 'attempt_id' | 'amount_refunded' | 'settled_at';
+type GatewayFields =
+  'gateway' | 'gateway_payment_id' | 'attempt_id' | 'amount_refunded' | 'settled_at' | 'exchange_rate' | 'exchange_rate_source' | 'functional_amount';
 
 /** Inserts a payment; offline payments leave the gateway fields out. */
 export async function savePayment(ctx: Ctx, input: Omit<PaymentRow, GatewayFields> & Partial<Pick<PaymentRow, GatewayFields>>): Promise<Payment> {
-  const row: PaymentRow = { gateway: null, gateway_payment_id: null, attempt_id: null, amount_refunded: 0, settled_at: null, ...input };
+  const row: PaymentRow = {
+    gateway: null,
+    gateway_payment_id: null,
+    attempt_id: null,
+    amount_refunded: 0,
+    settled_at: null,
+    exchange_rate: null,
+    exchange_rate_source: null,
+    functional_amount: null,
+    ...input,
+  };
   await insertPayment(ctx.tx, row);
   return toPayment(row);
 }
@@ -46,6 +60,9 @@ export async function savePayments(ctx: Ctx, inputs: (Omit<PaymentRow, GatewayFi
     attempt_id: null,
     amount_refunded: 0,
     settled_at: null,
+    exchange_rate: null,
+    exchange_rate_source: null,
+    functional_amount: null,
     ...input,
   }));
   await insertPayments(ctx.tx, rows);

@@ -25,6 +25,10 @@ export interface PaymentsTable {
   amount_refunded: number;
   /** When the gateway settled it (clearing → cash); null for offline payments and until then. */
   settled_at: Timestamp | null;
+  /** Functional currency per one unit of `currency` on the payment's date, where it came from, and the amount in it (DESIGN §19). */
+  exchange_rate: string | null;
+  exchange_rate_source: 'functional_currency' | 'request' | 'entity_rate_table' | 'invoice' | null;
+  functional_amount: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -6,6 +6,7 @@ export {
   determineTaxRegime,
   lineNetAmount,
   splitTaxProRata,
+  taxOfValue,
   taxProviderOf,
   type GstCustomer,
   type GstLine,
