@@ -5,7 +5,7 @@ import { systemClock, type Clock } from './platform/clock.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import { migrateWhenReachable } from './platform/db/migrate.js';
-import { createHttpServer, type KoshApp } from './platform/http/server.js';
+import { createHttpServer, type HttpOptions, type KoshApp } from './platform/http/server.js';
 import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
 import { purgeExpiredIdempotencyKeys } from './platform/idempotency/idempotency.js';
 import { createMailOutbox, isMailConfigured } from './platform/mail/index.js';
@@ -37,6 +37,8 @@ export type KoshOptions = {
   database?: Database;
   /** Check every response against its schema, refusing unlisted fields (the test harness does). */
   validateResponses?: boolean;
+  /** Called for every answer whose status the route's OpenAPI operation does not list (the test harness fails on it). */
+  onUndocumentedStatus?: HttpOptions['onUndocumentedStatus'];
 };
 
 /** Platform maintenance that runs on the same queue as everything else. */
@@ -89,7 +91,12 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     (http) => {
       registerApiRoutes(http, deps);
     },
-    { eventTypes: EVENT_TYPES, validateResponses: options.validateResponses ?? false, access: minimumRole },
+    {
+      eventTypes: EVENT_TYPES,
+      validateResponses: options.validateResponses ?? false,
+      access: minimumRole,
+      ...(options.onUndocumentedStatus ? { onUndocumentedStatus: options.onUndocumentedStatus } : {}),
+    },
   );
   await app.ready();
 

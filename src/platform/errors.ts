@@ -12,6 +12,8 @@ export const errorCatalog = {
   /** A link that existed once and no longer works (an expired or used invitation or reset link). */
   gone: { status: 410, code: 'not_found', message: 'this link has expired or was already used' },
   conflict: { status: 409, code: 'conflict', message: 'conflict' },
+  /** The path exists but not with this method; answered with the `Allow` header. */
+  method_not_allowed: { status: 405, code: 'validation_failed', message: 'method not allowed' },
   payload_too_large: { status: 413, code: 'validation_failed', message: 'request body too large' },
   unprocessable: { status: 422, code: 'validation_failed', message: 'validation failed' },
   /** Over a request budget (platform/http/rate-limits); answered with Retry-After and RateLimit-* headers. */
@@ -38,6 +40,8 @@ export type ErrorReason =
   | 'csrf_token_invalid'
   | 'registration_closed'
   | 'malformed_json'
+  | 'prototype_key'
+  | 'method_not_allowed'
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'rate_limited'

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { pino } from 'pino';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createKosh, type Kosh } from '../../src/app.js';
+import type { UndocumentedAnswer } from '../../src/platform/http/server.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig, type Config } from '../../src/platform/config.js';
 import type { Database } from '../../src/platform/db/database.js';
@@ -33,8 +35,25 @@ export type TestKosh = {
   api: (method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiResponse>;
   /** Registers through `POST /auth/register`; `headers` for an admin-only deployment's token. */
   registerTenant: (overrides?: Record<string, unknown>, headers?: Record<string, string>) => Promise<Tenant>;
+  /** Answers so far whose status their route's OpenAPI operation does not list (close() fails on them). */
+  undocumentedStatuses: () => UndocumentedAnswer[];
   close: () => Promise<void>;
 };
+
+/** The failure a test file gets when a route answered a status its operation does not list. */
+export function undocumentedStatusMessage(answers: UndocumentedAnswer[]): string {
+  const lines = answers.map(
+    (a) =>
+      `  ${a.method} ${a.path} answered ${a.status}${a.code ? ` (${a.code}${a.reason ? `/${a.reason}` : ''}: ${a.message ?? ''})` : ''}; ` +
+      `its operation lists ${a.listed.join(', ')}`,
+  );
+  return [
+    'Routes answered statuses their OpenAPI operations do not list:',
+    ...lines,
+    "Declare the error kind in the route's schema, e.g. `errors: ['not_found']` (kinds: src/platform/errors.ts;",
+    'framework statuses: src/platform/http/route-errors.ts; CONTRIBUTING.md "Errors a route raises").',
+  ].join('\n');
+}
 
 /** An answer's text without its (per-request) `request_id`: two refusals compare equal. */
 export function withoutRequestId(text: string): string {
@@ -69,7 +88,26 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
     ...testDefaults,
     ...options.env,
   });
-  const kosh = await createKosh({ config, clock, database, validateResponses: true, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  // Every answer is checked against the route's OpenAPI operation: a status it does not list fails
+  // the test file when it closes (KOSH_CHECK_STATUSES=0 turns the check off while investigating).
+  const undocumented = new Map<string, UndocumentedAnswer>();
+  const checkStatuses = process.env.KOSH_CHECK_STATUSES !== '0';
+  const kosh = await createKosh({
+    config,
+    clock,
+    database,
+    validateResponses: true,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    ...(checkStatuses
+      ? {
+          onUndocumentedStatus: (answer: UndocumentedAnswer) => {
+            undocumented.set(`${answer.method} ${answer.path} ${answer.status}`, answer);
+            // KOSH_UNDOCUMENTED_LOG=<file>: every such answer of a run, one JSON line each.
+            if (process.env.KOSH_UNDOCUMENTED_LOG) appendFileSync(process.env.KOSH_UNDOCUMENTED_LOG, `${JSON.stringify(answer)}\n`);
+          },
+        }
+      : {}),
+  });
 
   const call = async (opts: InjectOptions) => toResponse(await kosh.app.inject(opts));
   const api: TestKosh['api'] = (method, url, body, headers = {}) =>
@@ -101,9 +139,11 @@ export async function startTestKosh(options: { env?: Record<string, string>; clo
     call,
     api,
     registerTenant,
+    undocumentedStatuses: () => [...undocumented.values()],
     close: async () => {
       await kosh.close();
       await database.close();
+      if (undocumented.size) throw new Error(undocumentedStatusMessage([...undocumented.values()]));
     },
   };
   return testKosh;

@@ -31,6 +31,7 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/accounting/connect/:provider',
     {
       schema: {
+        errors: ['unavailable'],
         tags,
         summary:
           'Start connecting QuickBooks, Xero or Zoho Books (OAuth authorization code with PKCE); redirect the browser to auth_url. Sets a cookie binding the flow to this browser: the callback refuses another (403)',
@@ -55,6 +56,7 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
     {
       config: { public: true },
       schema: {
+        errors: ['forbidden', 'unauthorized'],
         tags,
         summary: 'OAuth callback: exchanges the code, stores the connection, redirects to redirect_uri with the caller’s state',
         security: [],
@@ -119,6 +121,7 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/accounting/sync',
     {
       schema: {
+        errors: ['not_found'],
         tags,
         summary: 'Queue a sync of customers, invoices, payments and credit notes',
         body: syncBody.nullish(),
@@ -147,12 +150,25 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/accounting/export/tally',
-    { schema: { tags, summary: 'Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed', querystring: tallyExportQuery } },
+    {
+      schema: {
+        tags,
+        summary: 'Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed',
+        querystring: tallyExportQuery,
+        response: {
+          200: {
+            description: 'Tally XML (an ENVELOPE of vouchers to import), sent as an attachment',
+            content: { 'application/xml': { schema: z.string().meta({ description: 'Tally XML' }) } },
+          },
+        },
+      },
+    },
     async (request, reply) => {
       const ctx = readCtx(deps, request);
       const { from, to } = request.query;
       reply.type('application/xml; charset=utf-8').header('content-disposition', `attachment; filename="kosh-tally-${from}-${to}.xml"`);
-      return reply.send(Readable.from(tallyExport(ctx, from, to)));
+      // Streamed: the document's string is the concatenation of the stream's chunks.
+      return reply.send(Readable.from(tallyExport(ctx, from, to)) as unknown as string);
     },
   );
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
-import { sendCsv, wantsCsv } from '../../platform/http/csv.js';
+import { jsonOrCsv, sendCsv, wantsCsv } from '../../platform/http/csv.js';
 import { dataEnvelope, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { errors } from '../../platform/errors.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
@@ -38,7 +38,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
         tags,
         summary: 'MRR at the end of each month, normalized by interval (from daily snapshots)',
         querystring: rangeQuery,
-        response: { 200: dataEnvelope(mrrSchema) },
+        response: { 200: jsonOrCsv(dataEnvelope(mrrSchema)) },
       },
     },
     async (request, reply) => {
@@ -62,7 +62,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
         tags,
         summary: 'MRR waterfall per month (new, expansion, contraction, churned, reactivated); with bucket and month, the subscriptions behind one bucket',
         querystring: waterfallQuery.extend(paginationQuery()),
-        response: { 200: z.union([dataEnvelope(waterfallSchema), listEnvelope(movementSchema)]) },
+        response: { 200: jsonOrCsv(z.union([dataEnvelope(waterfallSchema), listEnvelope(movementSchema)])) },
       },
     },
     async (request, reply) => {
@@ -104,7 +104,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
         tags,
         summary: 'Logo churn, revenue churn and net revenue retention per month',
         querystring: rangeQuery,
-        response: { 200: dataEnvelope(churnSchema) },
+        response: { 200: jsonOrCsv(dataEnvelope(churnSchema)) },
       },
     },
     async (request, reply) => {
@@ -135,7 +135,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
         tags,
         summary: 'Retention by signup cohort (the month a customer first paid)',
         querystring: rangeQuery,
-        response: { 200: dataEnvelope(cohortsSchema) },
+        response: { 200: jsonOrCsv(dataEnvelope(cohortsSchema)) },
       },
     },
     async (request, reply) => {
@@ -160,7 +160,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
         tags,
         summary: 'Amounts still due on open invoices by days past due; with bucket, the invoices behind it',
         querystring: agingQuery.extend(paginationQuery()),
-        response: { 200: z.union([dataEnvelope(agingSchema), listEnvelope(agingInvoiceSchema)]) },
+        response: { 200: jsonOrCsv(z.union([dataEnvelope(agingSchema), listEnvelope(agingInvoiceSchema)])) },
       },
     },
     async (request, reply) => {

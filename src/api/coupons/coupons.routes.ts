@@ -10,6 +10,7 @@ export function registerCouponRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/coupons',
     {
       schema: {
+        errors: ['not_found'],
         tags,
         summary: 'Create a coupon (percent_off or amount_off + currency; once, repeating or forever)',
         body: createCouponBody,

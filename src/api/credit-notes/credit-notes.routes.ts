@@ -19,6 +19,7 @@ export function registerCreditNoteRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/credit-notes',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['credit notes'],
         summary: 'Create a credit note (issued, or pending approval under governance)',
         body: createCreditNoteBody,

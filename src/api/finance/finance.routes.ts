@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { csvText } from '../../platform/http/csv.js';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
@@ -129,11 +130,20 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
   app.get(
     '/v1/ledger/export',
     {
-      schema: { tags: ['ledger'], summary: 'General-ledger export: one CSV row per journal line, streamed', querystring: exportQuery, produces: ['text/csv'] },
+      schema: {
+        tags: ['ledger'],
+        summary: 'General-ledger export: one CSV row per journal line, streamed',
+        querystring: exportQuery,
+        response: { 200: { description: 'The general ledger, one row per journal line', content: { 'text/csv': { schema: csvText } } } },
+      },
     },
     async (request, reply) => {
       const stream = exportGeneralLedger(readCtx(deps, request), request.query);
-      return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="general-ledger.csv"').send(stream);
+      // Streamed: the document's string is the concatenation of the stream's chunks.
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', 'attachment; filename="general-ledger.csv"')
+        .send(stream as unknown as string);
     },
   );
 }

@@ -12,6 +12,7 @@ export function registerGiftRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/gifts',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['gifts'],
         summary: 'Buy a gift: the gift code and its purchase invoice (finalized, open)',
         body: createGiftBody,

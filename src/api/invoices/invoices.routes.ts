@@ -23,6 +23,7 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/invoices',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['invoices'],
         summary: 'Create an invoice (finalized at once unless auto_finalize is false)',
         body: createInvoiceBody,

@@ -67,6 +67,8 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : null,
     requestId: request.id,
   });
+  /** The OpenAPI security of the routes that act on the signed-in operator: the session cookie only. */
+  const operatorOnly = [{ operatorSession: [] }];
   /** The signed-in operator; an API key has no session to act on. */
   const operatorOf = (request: FastifyRequest) => {
     const actor = principalOf(request).actor;
@@ -101,6 +103,7 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     {
       config: { public: true, audit: false },
       schema: {
+        errors: ['unauthorized'],
         tags,
         summary: 'Sign in with e-mail and password (and TOTP code); sets the kosh_session and kosh_csrf cookies',
         security: [],
@@ -130,6 +133,7 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     {
       config: { public: true, audit: false },
       schema: {
+        errors: ['gone', 'conflict'],
         tags,
         summary: 'Accept an invitation: creates the operator and signs in (410 when expired or used)',
         security: [],
@@ -168,6 +172,7 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     {
       config: { public: true, audit: false },
       schema: {
+        errors: ['gone'],
         tags,
         summary: 'Set a new password with the e-mailed token; signs out every session (410 when expired or used)',
         security: [],
@@ -184,7 +189,14 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/auth/me',
-    { schema: { tags, summary: 'The signed-in operator, their tenant and the CSRF token', response: { 200: dataEnvelope(signedInSchema) } } },
+    {
+      schema: {
+        security: operatorOnly,
+        tags,
+        summary: 'The signed-in operator, their tenant and the CSRF token',
+        response: { 200: dataEnvelope(signedInSchema) },
+      },
+    },
     async (request) => {
       const operator = operatorOf(request);
       return { data: await me(readCtx(deps, request), operator.id, operator.csrfToken) };
@@ -193,7 +205,10 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.post(
     '/v1/auth/sign-out',
-    { config: { audit: { action: 'user.sign_out', objectType: 'user' } }, schema: { tags, summary: 'End this session', response: { 204: noContent } } },
+    {
+      config: { audit: { action: 'user.sign_out', objectType: 'user' } },
+      schema: { security: operatorOnly, tags, summary: 'End this session', response: { 204: noContent } },
+    },
     (request, reply) => {
       const operator = operatorOf(request);
       reply.header('set-cookie', clearedCookies);
@@ -208,7 +223,7 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/auth/sign-out-everywhere',
     {
       config: { audit: { action: 'user.sign_out_everywhere', objectType: 'user' } },
-      schema: { tags, summary: 'End every session of the signed-in operator', response: { 204: noContent } },
+      schema: { security: operatorOnly, tags, summary: 'End every session of the signed-in operator', response: { 204: noContent } },
     },
     (request, reply) => {
       const operator = operatorOf(request);
@@ -224,7 +239,12 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/auth/totp/setup',
     {
       config: { audit: { action: 'user.totp_setup', objectType: 'user' } },
-      schema: { tags, summary: 'Start TOTP: a new secret, its otpauth:// URL and QR code (SVG)', response: { 200: dataEnvelope(totpSetupSchema) } },
+      schema: {
+        security: operatorOnly,
+        tags,
+        summary: 'Start TOTP: a new secret, its otpauth:// URL and QR code (SVG)',
+        response: { 200: dataEnvelope(totpSetupSchema) },
+      },
     },
     (request, reply) => {
       const operator = operatorOf(request);
@@ -241,6 +261,7 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     {
       config: { audit: { action: 'user.totp_enable', objectType: 'user' } },
       schema: {
+        security: operatorOnly,
         tags,
         summary: 'Turn TOTP on with a code from the app; answers 10 single-use recovery codes (shown once)',
         body: totpEnableBody,
@@ -261,7 +282,7 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/auth/totp/disable',
     {
       config: { audit: { action: 'user.totp_disable', objectType: 'user' } },
-      schema: { tags, summary: 'Turn TOTP off (needs the password)', body: totpDisableBody, response: { 204: noContent } },
+      schema: { security: operatorOnly, tags, summary: 'Turn TOTP off (needs the password)', body: totpDisableBody, response: { 204: noContent } },
     },
     (request, reply) => {
       const operator = operatorOf(request);

@@ -10,6 +10,7 @@ export function registerPaymentRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/payments/offline',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['payments'],
         summary: 'Record an offline payment (bank transfer, cash, cheque), optionally with TDS',
         body: recordOfflinePaymentBody,
@@ -31,6 +32,23 @@ export function registerPaymentRoutes(app: KoshApp, deps: AppDeps): void {
     async (request) => {
       const page = toPage(request.query);
       const { payments, total } = await listPayments(readCtx(deps, request), request.query, page);
+      return listResponse(payments, total, page);
+    },
+  );
+  // A static path: the router prefers it to `/:id`, so it is not read as a payment id.
+  app.get(
+    '/v1/payments/offline',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'List offline payments (bank transfer, cash, cheque recorded through POST /v1/payments/offline)',
+        querystring: listPaymentsQuery.extend(paginationQuery()),
+        response: { 200: listEnvelope(paymentSchema) },
+      },
+    },
+    async (request) => {
+      const page = toPage(request.query);
+      const { payments, total } = await listPayments(readCtx(deps, request), { ...request.query, channel: 'offline' }, page);
       return listResponse(payments, total, page);
     },
   );

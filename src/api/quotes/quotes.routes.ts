@@ -11,6 +11,7 @@ export function registerQuoteRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/quotes',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['quotes'],
         summary: 'Create a quote (status draft; amounts and tax computed by the server)',
         body: createQuoteBody,

@@ -7,7 +7,15 @@ import { cancelReferral, createReferral, getReferral, listReferrals, toReferral 
 export function registerReferralRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
     '/v1/referrals',
-    { schema: { tags: ['referrals'], summary: 'Create a pending referral', body: createReferralBody, response: { 201: dataEnvelope(referralSchema) } } },
+    {
+      schema: {
+        errors: ['not_found'],
+        tags: ['referrals'],
+        summary: 'Create a pending referral',
+        body: createReferralBody,
+        response: { 201: dataEnvelope(referralSchema) },
+      },
+    },
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: toReferral(await createReferral(ctx, request.body)) } })),
   );
 

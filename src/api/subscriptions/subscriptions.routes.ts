@@ -32,6 +32,7 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/subscriptions',
     {
       schema: {
+        errors: ['not_found'],
         tags,
         summary: 'Create a subscription (trialing, or active with its first invoice finalized)',
         body: createSubscriptionBody,
@@ -134,6 +135,7 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/subscriptions/:id/upcoming-invoice',
     {
       schema: {
+        errors: ['conflict'],
         tags,
         summary: 'The invoice the next renewal would issue now (usage so far, next fixed fee, GST), computed without writing',
         params: idParams,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
-import { errors, type KoshError } from '../../platform/errors.js';
+import { errors, KoshError } from '../../platform/errors.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { recordUsageEvents } from '../../flows/usage/record-usage-events.js';
@@ -18,7 +18,8 @@ import {
 } from '../../modules/usage/index.js';
 
 function refusalError(refusal: EventRefusal): KoshError {
-  if (refusal.status === 404) return errors.notFound(refusal.error.replace(/ not found$/, ''));
+  // The refusal's words are already a sentence ("no customer with external_id 'x'"): not wrapped again.
+  if (refusal.status === 404) return new KoshError('not_found', refusal.error);
   if (refusal.status === 409) return errors.conflict(refusal.error, 'usage_period_closed');
   return errors.validation(refusal.error);
 }
@@ -60,6 +61,7 @@ export function registerUsageRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/usage/events',
     {
       schema: {
+        errors: ['not_found'],
         tags,
         summary: 'Record one usage event (a repeated transaction_id is a duplicate, not an error)',
         body: usageEventBody,

@@ -43,6 +43,11 @@ export const createCouponBody = z
     if (body.duration !== 'repeating' && body.duration_in_months !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['duration_in_months'], message: 'only with duration repeating' });
     }
+  })
+  .meta({
+    examples: [
+      { code: 'LAUNCH20', name: 'Launch offer: 20% off for 3 months', percent_off: 20, duration: 'repeating', duration_in_months: 3, max_redemptions: 100 },
+    ],
   });
 export type CreateCouponBody = z.infer<typeof createCouponBody>;
 

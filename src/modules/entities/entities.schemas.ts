@@ -148,11 +148,13 @@ export const exchangeRateField = () =>
     .regex(EXCHANGE_RATE_PATTERN, 'must be a decimal string such as "83.2575" (at most 9 digits before the point and 6 after)')
     .refine((v) => /[1-9]/.test(v), 'must be greater than zero');
 
-export const putExchangeRateBody = z.object({
-  currency: fields.currency().refine((c) => c !== 'INR', 'INR is the base currency; its rate is 1'),
-  rate: exchangeRateField().describe('INR per one unit of the currency'),
-  effective_from: z.iso.datetime({ offset: true }).optional().describe('defaults to now; the rate applies to invoices finalized from then on'),
-});
+export const putExchangeRateBody = z
+  .object({
+    currency: fields.currency().refine((c) => c !== 'INR', 'INR is the base currency; its rate is 1'),
+    rate: exchangeRateField().describe('INR per one unit of the currency'),
+    effective_from: z.iso.datetime({ offset: true }).optional().describe('defaults to now; the rate applies to invoices finalized from then on'),
+  })
+  .meta({ examples: [{ currency: 'USD', rate: '83.2575', effective_from: '2026-04-01T00:00:00.000Z' }] });
 export type PutExchangeRateBody = z.infer<typeof putExchangeRateBody>;
 
 export const exchangeRateSchema = z

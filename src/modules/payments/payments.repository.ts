@@ -19,10 +19,11 @@ export async function findPayment(tx: Tx, tenantId: string, id: string): Promise
 export async function listPaymentRows(
   tx: Tx,
   tenantId: string,
-  filter: { customer_id?: string; invoice_id?: string },
+  filter: { customer_id?: string; invoice_id?: string; channel?: string },
   page: Page,
 ): Promise<{ rows: PaymentRow[]; total: number }> {
   let q = tx.selectFrom('payments').where('tenant_id', '=', tenantId);
+  if (filter.channel) q = q.where('channel', '=', filter.channel);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   if (filter.invoice_id) q = q.where('invoice_id', '=', filter.invoice_id);
   return paginate<PaymentRow>(tx, q, { tenantId, table: 'payments', page });

@@ -77,7 +77,7 @@ export async function getPayment(ctx: Ctx, id: string): Promise<Payment> {
 
 export async function listPayments(
   ctx: Ctx,
-  filter: { customer_id?: string; invoice_id?: string },
+  filter: { customer_id?: string; invoice_id?: string; channel?: 'offline' },
   page: Page,
 ): Promise<{ payments: Payment[]; total: number }> {
   const { rows, total } = await listPaymentRows(ctx.tx, ctx.tenantId, filter, page);

@@ -110,6 +110,20 @@ export const createPlanBody = z
       ctx.addIssue({ code: 'custom', path: ['prices'], message: 'a plan has at most one metered price per metric and currency' });
     }
     // Metered prices alone in a currency make a pure usage plan (decision 0190): billed in arrears only.
+  })
+  .meta({
+    examples: [
+      {
+        name: 'Pro',
+        code: 'pro-monthly',
+        description: 'Pro plan, billed monthly',
+        interval_unit: 'month',
+        amount: 49900,
+        currency: 'INR',
+        hsn_code: '998314',
+        features: ['api_access'],
+      },
+    ],
   });
 
 export type CreatePlanBody = z.infer<typeof createPlanBody>;
@@ -133,7 +147,8 @@ export const createPriceBody = priceFields
         'archive the active price it replaces (same currency; for a metered price, same metric) — true, the default; false refuses with 409 when there is one',
       ),
   })
-  .superRefine(checkPrice);
+  .superRefine(checkPrice)
+  .meta({ examples: [{ amount: 59900, currency: 'INR', billing_scheme: 'per_unit', hsn_code: '998314', replace: true }] });
 export type CreatePriceBody = z.infer<typeof createPriceBody>;
 
 export const priceParams = z.object({ id: z.uuid(), price_id: z.uuid() });

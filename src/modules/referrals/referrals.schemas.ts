@@ -10,7 +10,12 @@ export const createReferralBody = z
     reward_amount: fields.minorUnits().optional().describe('minor units; defaults to the tenant setting referral_reward_amount'),
     currency: fields.currency().optional().describe("defaults to the tenant's base currency"),
   })
-  .refine((b) => b.referrer_id !== b.referred_id, { path: ['referred_id'], message: 'a customer cannot refer themselves' });
+  .refine((b) => b.referrer_id !== b.referred_id, { path: ['referred_id'], message: 'a customer cannot refer themselves' })
+  .meta({
+    examples: [
+      { referrer_id: '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77', referred_id: '0196f0c2-7d2a-7e4b-8f10-5b1d9c3e2a88', reward_amount: 50000, currency: 'INR' },
+    ],
+  });
 export type CreateReferralBody = z.infer<typeof createReferralBody>;
 
 export const MAX_REFERRALS_PAGE = 250;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
-import { isEventType } from '../events/index.js';
+import { EVENT_TYPES } from '../events/index.js';
 import { DELIVERY_STATUSES, MAX_ATTEMPTS } from './webhooks.states.js';
 
 /**
@@ -28,29 +28,33 @@ export const webhookUrl = z
 /** `'*'` (every type) or documented event types only: a typo would otherwise never match anything. */
 export const eventFilter = z
   .array(
-    z
-      .string()
-      .max(100)
-      .refine((v) => v === '*' || isEventType(v), { message: "unknown event type (see docs/events.md), or '*' for all" }),
+    // An enum, so the OpenAPI document lists the types (GET /v1/events/types serves them too).
+    z.enum(['*', ...EVENT_TYPES], { error: "unknown event type (see docs/events.md and GET /v1/events/types), or '*' for all" }),
   )
   .min(1, "must list at least one event type, or '*' for all")
   .max(100)
   .transform((types) => (types.includes('*') ? ['*'] : [...new Set(types)]));
 
-export const createWebhookBody = z.object({
-  url: webhookUrl,
-  events: eventFilter.default(['*']),
-  description: fields.text(500).optional(),
-  enabled: z.boolean().default(true),
-});
+export const createWebhookBody = z
+  .object({
+    url: webhookUrl,
+    events: eventFilter.default(['*']),
+    description: fields.text(500).optional(),
+    enabled: z.boolean().default(true),
+  })
+  .meta({
+    examples: [{ url: 'https://acme.example/webhooks/kosh', events: ['invoice.finalized', 'invoice.paid'], description: 'Billing events for the ERP' }],
+  });
 export type CreateWebhookBody = z.infer<typeof createWebhookBody>;
 
-export const updateWebhookBody = z.object({
-  url: webhookUrl.optional(),
-  events: eventFilter.optional(),
-  description: fields.text(500).nullable().optional(),
-  enabled: z.boolean().optional(),
-});
+export const updateWebhookBody = z
+  .object({
+    url: webhookUrl.optional(),
+    events: eventFilter.optional(),
+    description: fields.text(500).nullable().optional(),
+    enabled: z.boolean().optional(),
+  })
+  .meta({ examples: [{ events: ['*'], enabled: true }] });
 export type UpdateWebhookBody = z.infer<typeof updateWebhookBody>;
 
 export const webhookEndpointSchema = z

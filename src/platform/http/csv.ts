@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { stringify } from 'csv-stringify/sync';
 
 /** Whether the caller asked for CSV: `?format=csv` or `Accept: text/csv`. */
@@ -16,4 +17,18 @@ export function sendCsv(reply: FastifyReply, filename: string, columns: string[]
     .type('text/csv; charset=utf-8')
     .header('content-disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`)
     .send(body);
+}
+
+/** A CSV (or other text download) body in the OpenAPI document. */
+export const csvText = z.string().meta({ description: 'CSV (RFC 4180), a header row first; sent as an attachment' });
+
+/**
+ * The 200 of a report that answers JSON, or CSV with `?format=csv` (or `Accept: text/csv`): both
+ * content types in the OpenAPI document.
+ */
+export function jsonOrCsv<T extends z.ZodType>(json: T) {
+  return {
+    description: 'The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`)',
+    content: { 'application/json': { schema: json }, 'text/csv': { schema: csvText } },
+  };
 }

@@ -4,9 +4,9 @@
  * without doing anything:
  *   - `operationId` from method + path (`GET /v1/plans` → `listPlans`, `POST /v1/invoices/{id}/finalize`
  *     → `finalizeInvoice`), or the override in OPERATION_IDS;
- *   - the error responses (all with the `Error` schema): 400 when the operation takes input
- *     (body, query, path, Idempotency-Key), 401 on authenticated paths, 404 with a path id, 409 and
- *     422 on /v1 mutations, 429 when rate limiting is installed; a route may declare more itself;
+ *   - the error responses (all with the `Error` schema): exactly the statuses of
+ *     platform/http/route-errors.ts — the kinds the route declares (`errors: [...]` in its schema)
+ *     and what the framework answers on every route of its shape — passed here as `x-kosh-errors`;
  *   - the `Idempotency-Key` header on every /v1 mutation;
  *   - a description and an example on every request body and response (the route's own example
  *     if it has one, else one generated from the schema);
@@ -69,29 +69,31 @@ const STATUS_TEXT: Record<string, string> = {
   '204': 'No content',
   '400': 'The request is invalid: a field, the query, a path id or the Idempotency-Key header',
   '401': 'No valid API key (or portal session)',
-  '403': 'The key may not do this',
+  '403': "The key's or operator's role does not allow this, or a write with the session cookie lacks its X-CSRF-Token or is cross-site",
   '404': 'No such object in this tenant',
   '409': 'The object is not in a state that allows this, a unique value is taken, or the Idempotency-Key is in use',
+  '410': 'The link has expired or was already used',
   '413': 'The request body is larger than 1 MiB',
-  '422': 'The request is well-formed but breaks a business rule',
+  '422': 'The request is well-formed but breaks a business rule, or the Idempotency-Key was used with another body',
   '424': 'A step this depends on failed',
   '429': 'Too many requests: slow down and retry after the Retry-After header',
   '500': 'Internal error',
-  '503': 'Not available on this deployment',
+  '503': 'The database is unavailable (retry after Retry-After), or the service is not configured on this deployment',
 };
 
 const ERROR_CODES: Record<string, { code: string; reason?: string; message: string }> = {
   '400': { code: 'validation_failed', message: 'validation failed: amount: must be greater than 0' },
   '401': { code: 'unauthorized', reason: 'invalid_api_key', message: 'missing or invalid API key or session' },
-  '403': { code: 'unauthorized', message: 'not allowed' },
+  '403': { code: 'unauthorized', reason: 'role_forbidden', message: 'this needs the admin role or higher; you are viewer' },
   '404': { code: 'not_found', message: 'plan not found' },
   '409': { code: 'conflict', reason: 'invalid_state', message: 'the object is not in a state that allows this' },
+  '410': { code: 'not_found', reason: 'invitation_expired', message: 'this link has expired or was already used' },
   '413': { code: 'validation_failed', reason: 'payload_too_large', message: 'request body exceeds the 1 MiB limit' },
   '422': { code: 'validation_failed', message: 'the request breaks a business rule' },
   '424': { code: 'internal_error', message: 'a dependent step failed' },
   '429': { code: 'rate_limited', reason: 'rate_limited', message: 'too many requests' },
   '500': { code: 'internal_error', message: 'internal error' },
-  '503': { code: 'internal_error', message: 'service not available on this deployment' },
+  '503': { code: 'internal_error', reason: 'database_unavailable', message: 'the database is unavailable; retry the request shortly' },
 };
 
 const RESPONSE_NAMES: Record<string, string> = {
@@ -100,6 +102,7 @@ const RESPONSE_NAMES: Record<string, string> = {
   '403': 'Forbidden',
   '404': 'NotFound',
   '409': 'Conflict',
+  '410': 'Gone',
   '413': 'PayloadTooLarge',
   '422': 'UnprocessableEntity',
   '424': 'FailedDependency',
@@ -113,8 +116,6 @@ export type OpenApiOptions = {
   serverUrl: string;
   /** Every event type (the events catalog); each gets a `webhooks` entry. */
   eventTypes: readonly string[];
-  /** True when a rate limiter answers 429 on the API. */
-  rateLimited: () => boolean;
   /** Tag descriptions; a tag without one gets a generic description. */
   tagDescriptions?: Record<string, string>;
 };
@@ -180,6 +181,7 @@ const FIELD_EXAMPLES: Array<[RegExp, unknown]> = [
   [/^state_code$/, '27'],
   [/^phone$/, '+919800000000'],
   [/^country$/, 'IN'],
+  [/^time_zone$/, 'Asia/Kolkata'],
   [/(^|_)(at|on)$/, '2026-04-01T00:00:00.000Z'],
   [/^(id|.*_id)$/, '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77'],
   [/amount|total|subtotal|balance/, 49900],
@@ -358,7 +360,7 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
       in: 'header',
       required: false,
       description:
-        'Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.',
+        'Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).',
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
       example: '6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55',
     },
@@ -367,7 +369,6 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
   components.responses = responses;
 
   const usedTags = new Set<string>();
-  const rateLimited = options.rateLimited();
   const seenIds = new Map<string, string>();
 
   for (const [path, item] of Object.entries(paths)) {
@@ -405,19 +406,11 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
       if (!isV1 && !op.security && (path.startsWith('/auth/') || path === '/portal/api/login')) op.security = [];
       if (path.startsWith('/portal/') && path !== '/portal/api/login') op.security = [{ portalSession: [] }];
 
-      // errors
-      const takesInput = Boolean(op.requestBody) || parameters.length > 0;
-      const statuses = new Set<string>();
-      if (takesInput) statuses.add('400');
-      if (isV1 || (path.startsWith('/portal/') && path !== '/portal/api/login')) statuses.add('401');
-      if (path.includes('{')) statuses.add('404');
-      if (isV1 && MUTATING.has(method)) {
-        statuses.add('409');
-        statuses.add('422');
-      }
-      if (op.requestBody) statuses.add('413');
-      if (rateLimited) statuses.add('429');
-      if (statuses.size === 0) statuses.add('400');
+      // errors: what the route declares plus what the framework answers on its shape (platform/http/route-errors.ts)
+      const declared = (op['x-kosh-errors'] as Record<string, string[]> | undefined) ?? {};
+      delete op['x-kosh-errors'];
+      const statuses = new Set(Object.keys(declared));
+      for (const status of Object.keys(opResponses)) if (/^[45]/.test(status) && !statuses.has(status)) delete opResponses[status];
       for (const status of statuses) {
         if (!opResponses[status]) opResponses[status] = { $ref: `#/components/responses/${RESPONSE_NAMES[status]}` };
       }

@@ -29,6 +29,7 @@ import { errorHandler, toEnvelope } from './error-handler.js';
 import { malformedTargetRefusal, rerouteFrameworkError } from './malformed-target.js';
 import { assertBodyDepth } from './json-depth.js';
 import { completeDocument } from './openapi.js';
+import { documentsStatus, errorStatuses, openApiPath, successStatuses, type RouteShape } from './route-errors.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
 import { responseSerializerCompiler } from './serializer.js';
@@ -193,7 +194,15 @@ export type HttpOptions = {
   validateResponses?: boolean;
   /** The role table (src/api/access.ts); without one, operators may call nothing. */
   access?: AccessPolicy;
+  /**
+   * Called for every answer whose status the route's OpenAPI operation does not list
+   * (platform/http/route-errors.ts); the test harness turns every test into a check of the document.
+   */
+  onUndocumentedStatus?: (answer: UndocumentedAnswer) => void;
 };
+
+/** An answer whose status its route's operation does not list. */
+export type UndocumentedAnswer = { method: string; path: string; status: number; listed: number[]; code?: string; reason?: string; message?: string };
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -235,9 +244,22 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler(options.validateResponses ?? false));
   app.setErrorHandler(errorHandler);
+  // Every route's pattern and methods: a path served with other methods answers 405 with `Allow`.
+  const served: { method: string; pattern: RegExp }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD' && method !== 'OPTIONS') served.push({ method, pattern: patternRegExp(route.url) });
+  });
   app.setNotFoundHandler((request, reply) => {
     const refusal = malformedTargetRefusal(request);
     if (refusal) return errorHandler(refusal, request, reply);
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = [...new Set(served.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    if (allowed.length) {
+      if (allowed.includes('GET')) allowed.push('HEAD');
+      reply.header('allow', allowed.join(', '));
+      const message = `${request.method} is not allowed on ${path}; it answers ${allowed.join(', ')}`;
+      return errorHandler(new KoshError('method_not_allowed', message, { reason: 'method_not_allowed' }), request, reply);
+    }
     return reply.code(404).send(toEnvelope(new KoshError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`), request.id));
   });
   app.addHook('onRequest', async (request, reply) => {
@@ -301,6 +323,8 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       if (needed === undefined) throw errors.forbidden('no role may call this route (it has no entry in the role table)', 'role_forbidden');
       if (!hasRole(actor.role, needed)) throw errors.forbidden(`this needs the ${needed} role or higher; you are ${actor.role}`, 'role_forbidden');
     }
+    // A malformed Idempotency-Key is refused on every /v1 write, also on those that store nothing (previews).
+    if (!SAFE_METHODS.has(request.method)) validateIdempotencyKey(request.headers['idempotency-key']);
   });
 
   // Before validation, the idempotency fingerprint or a handler walks the body recursively.
@@ -317,6 +341,26 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     if (closing) reply.header('connection', 'close');
   });
 
+  const report = options.onUndocumentedStatus;
+  if (report) {
+    app.addHook('onSend', async (request, reply, payload) => {
+      const route = request.routeOptions;
+      if (route.url === undefined || request.method === 'HEAD' || request.method === 'OPTIONS') return payload;
+      const shape = routeShapeOf({ method: request.method, url: route.url, schema: route.schema, config: route.config });
+      const rateLimited = app.hasDecorator('rateLimit');
+      if (documentsStatus(shape, reply.statusCode, { rateLimited }) !== false) return payload;
+      let error: { code?: string; reason?: string; message?: string } = {};
+      try {
+        error = (JSON.parse(String(payload)) as { error?: typeof error }).error ?? {};
+      } catch {
+        // not an envelope
+      }
+      const listed = [...successStatuses(shape), ...errorStatuses(shape, { rateLimited }).keys()].sort((a, b) => a - b);
+      report({ method: request.method, path: openApiPath(route.url), status: reply.statusCode, listed, ...error });
+      return payload;
+    });
+  }
+
   const metrics = registerMetrics(app, () => pendingJobCount(deps.db));
 
   await app.register(swagger, {
@@ -328,16 +372,34 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
         version: deps.version,
       },
       components: {
-        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' },
+          operatorSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: SESSION_COOKIE,
+            description:
+              'The dashboard operator session set by POST /v1/auth/sign-in (used when no Authorization header is sent). A write with it also needs the X-CSRF-Token header equal to the kosh_csrf cookie, and is refused when the browser says it is cross-site. The operator routes (/v1/auth/me, sign-out, TOTP) take only this.',
+          },
+        },
       },
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { operatorSession: [] }],
     },
-    transform: jsonSchemaTransform,
+    // The route's error statuses (its own declarations and the framework's) go to completeDocument.
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      const schema = out.schema as Record<string, unknown>;
+      delete schema.errors;
+      if (!schema.hide) {
+        const statuses = errorStatuses(routeShapeOf(input.route), { rateLimited: app.hasDecorator('rateLimit') });
+        schema['x-kosh-errors'] = Object.fromEntries(statuses);
+      }
+      return out;
+    },
     transformObject: (input) =>
       completeDocument(jsonSchemaTransformObject(input) as Record<string, unknown>, {
         serverUrl: deps.config.publicUrl,
         eventTypes: options.eventTypes ?? [],
-        rateLimited: () => app.hasDecorator('rateLimit'),
       }) as ReturnType<typeof jsonSchemaTransformObject>,
   });
   // staticCSP: the documentation pages get a policy listing their own scripts (by hash). Swagger UI
@@ -389,6 +451,24 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
 
   await registerRoutes(app);
   return app;
+}
+
+/** A route pattern (`/v1/plans/:id`, `/dashboard/*`) as a regular expression over request paths. */
+function patternRegExp(url: string): RegExp {
+  const source = url
+    .split(/(:[A-Za-z_][A-Za-z0-9_]*|\*)/)
+    .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source.replace(/\/$/, '')}/?$`);
+}
+
+function routeShapeOf(route: { method: string | string[]; url: string; schema?: unknown; config?: unknown }): RouteShape {
+  return {
+    method: Array.isArray(route.method) ? String(route.method[0]) : route.method,
+    url: route.url,
+    schema: route.schema as RouteShape['schema'],
+    config: route.config as RouteShape['config'],
+  };
 }
 
 /** Whether a matched route (its pattern, e.g. `/v1/plans/:id`) is under `/v1`. Unmatched: no. */
