@@ -28,6 +28,7 @@ import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-key
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { malformedTargetRefusal, rerouteFrameworkError } from './malformed-target.js';
 import { assertBodyDepth } from './json-depth.js';
+import { acceptEmptyJsonBodies } from './json-body.js';
 import { completeDocument } from './openapi.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
@@ -235,6 +236,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler(options.validateResponses ?? false));
   app.setErrorHandler(errorHandler);
+  acceptEmptyJsonBodies(app);
   app.setNotFoundHandler((request, reply) => {
     const refusal = malformedTargetRefusal(request);
     if (refusal) return errorHandler(refusal, request, reply);
