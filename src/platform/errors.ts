@@ -156,7 +156,7 @@ export class KoshError extends Error {
 
 export const errors = {
   validation: (message: string, details?: ErrorDetail[], reason?: ErrorReason) => new KoshError('validation_failed', message, { details, reason }),
-  invalidField: (field: string, message: string) => new KoshError('validation_failed', `${field}: ${message}`, { details: [{ field, message }] }),
+  invalidField: (field: string, message: string) => new KoshError('validation_failed', fieldSentence(field, message), { details: [{ field, message }] }),
   unauthorized: (reason: ErrorReason, message?: string) => new KoshError('unauthorized', message, { reason }),
   forbidden: (message: string, reason?: ErrorReason) => new KoshError('forbidden', message, { reason }),
   /** Missing and foreign-tenant records answer exactly alike. */
@@ -170,4 +170,13 @@ export const errors = {
 
 export function isKoshError(error: unknown): error is KoshError {
   return error instanceof KoshError;
+}
+
+/**
+ * A field's complaint as one plain sentence, the field its subject: `currency is required`,
+ * `from must be a date like 2026-04-01`. A message that does not read on from the field's name
+ * keeps the colon (`ending_before: give starting_after or ending_before, not both`).
+ */
+export function fieldSentence(field: string, message: string): string {
+  return /^(must|is|are|has|have|may|cannot|can|does|do|needs|exceeds|should|was|were|not)\b/.test(message) ? `${field} ${message}` : `${field}: ${message}`;
 }

@@ -2824,8 +2824,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The latest reconciliation run with its discrepancies
-         * @description The latest reconciliation run with its discrepancies.
+         * The latest reconciliation run with its discrepancies (the empty report, status not_run, before the first run)
+         * @description The latest reconciliation run with its discrepancies (the empty report, status not_run, before the first run).
          */
         get: operations["getFinanceReconciliation"];
         put?: never;
@@ -6807,6 +6807,37 @@ export interface components {
             completed_at: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
+            invoices_checked: number;
+            paid_invoices_checked: number;
+            total_discrepancies: number;
+            discrepancy_count: number;
+            tb_compared: boolean;
+            tb_accounts_checked: number;
+            tb_transfers_checked: number;
+            checked: {
+                invoices: number;
+                payments: number;
+                credit_notes: number;
+                journal_entries: number;
+                transfers: number;
+                accounts: number;
+            };
+            discrepancies_truncated: boolean;
+            failure: string | null;
+            discrepancies?: components["schemas"]["ReconciliationDiscrepancy"][];
+        };
+        ReconciliationReport: {
+            id: string | null;
+            /** Format: uuid */
+            tenant_id: string;
+            entity_id: string | null;
+            /** @enum {string} */
+            status: "running" | "completed" | "failed" | "not_run";
+            run_by: string | null;
+            run_at: string | null;
+            started_at: string | null;
+            completed_at: string | null;
+            created_at: string | null;
             invoices_checked: number;
             paid_invoices_checked: number;
             total_discrepancies: number;
@@ -11681,7 +11712,8 @@ export interface operations {
                 "application/json": {
                     /** Format: uuid */
                     customer_id: string;
-                    currency: string;
+                    /** @description ISO 4217; defaults to the invoicing entity's currency (INR for an Indian entity, else the tenant's base currency) */
+                    currency?: string;
                     /** Format: uuid */
                     entity_id?: string;
                     /** Format: date-time */
@@ -20483,7 +20515,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: components["schemas"]["ReconciliationRun"];
+                        data: components["schemas"]["ReconciliationReport"];
                     };
                 };
             };

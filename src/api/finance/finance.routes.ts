@@ -9,6 +9,7 @@ import {
   journalEntriesQuery,
   ledgerAccountSchema,
   reconciliationRunSchema,
+  reconciliationReportSchema,
   revenueQuery,
   revenueSchema,
   startRunBody,
@@ -70,7 +71,11 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
   app.get(
     '/v1/finance/reconciliation',
     {
-      schema: { tags: ['finance'], summary: 'The latest reconciliation run with its discrepancies', response: { 200: dataEnvelope(reconciliationRunSchema) } },
+      schema: {
+        tags: ['finance'],
+        summary: 'The latest reconciliation run with its discrepancies (the empty report, status not_run, before the first run)',
+        response: { 200: dataEnvelope(reconciliationReportSchema) },
+      },
     },
     async (request) => ({ data: await getLatestRun(readCtx(deps, request)) }),
   );

@@ -1,10 +1,11 @@
 import type { KoshModule } from '../../app-deps.js';
 import { onEvent } from '../../platform/events/events.js';
+import { DUNNING_STEPS_JOB } from '../../modules/dunning/index.js';
 import { DUNNING_EMAIL_JOB, sendDunningEmails } from './dunning-mail.js';
 import { DUNNING_SMS_JOB, sendDunningSms } from './dunning-sms.js';
 import { dunningOnInvoiceEvent, runDueDunningSteps, scanOverdueInvoices } from './run-dunning.js';
 
-export const DUNNING_STEPS_JOB = 'dunning.run_steps';
+export { DUNNING_STEPS_JOB };
 export const DUNNING_OVERDUE_SCAN_JOB = 'dunning.scan_overdue';
 
 /** Dunning's jobs and listener: they act across modules (invoices, collections, mail), so they live with the flows. */

@@ -16,6 +16,7 @@ import {
   endExecution,
   insertActions,
   invoicesAndCustomers,
+  liftWallOfInvoices,
   moveExecutionSteps,
   overdueInvoicesWithoutDunning,
   paymentRetrier,
@@ -53,9 +54,14 @@ export async function dunningOnInvoiceEvent(ctx: Ctx, event: EventPayload): Prom
       return;
     case 'invoice.paid':
       await stopExecutionOfInvoice(ctx, object.id, 'recovered');
+      await liftWallOfInvoices(ctx, [object.id], 'recovered');
       return;
     case 'invoice.voided':
+      await stopExecutionOfInvoice(ctx, object.id, 'canceled');
+      await liftWallOfInvoices(ctx, [object.id], 'canceled');
+      return;
     case 'invoice.marked_uncollectible':
+      // Written off is still unpaid: an exhausted campaign's wall stays (its own mark_unpaid lands here).
       await stopExecutionOfInvoice(ctx, object.id, 'canceled');
       return;
   }
@@ -73,7 +79,10 @@ dunningOnInvoiceEvent.batch = async (ctx: Ctx, events: EventPayload[]): Promise<
     return;
   }
   const paid = acts.map((e) => (e.data.object as { id?: unknown }).id).filter((id): id is string => typeof id === 'string');
-  if (paid.length > 0) await stopExecutionsOfInvoices(ctx, paid, 'recovered');
+  if (paid.length > 0) {
+    await stopExecutionsOfInvoices(ctx, paid, 'recovered');
+    await liftWallOfInvoices(ctx, paid, 'recovered');
+  }
 };
 
 /** Starts dunning every overdue open invoice that was never dunned (trigger `invoice_overdue`). */

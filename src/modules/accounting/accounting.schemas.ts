@@ -118,15 +118,16 @@ export const syncStatusResponse = z.object({
 /** A calendar date: `2026-02-30` is refused, not rolled over into March. */
 const isoDate = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD')
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date like 2026-04-01')
   .refine((d) => {
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(d)) return true; // the pattern's own message says it
     const t = Date.parse(`${d}T00:00:00Z`);
     return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === d;
-  }, 'not a calendar date');
+  }, 'is not a calendar date');
 export const tallyExportQuery = z
   .object({ from: isoDate, to: isoDate })
   .refine((q) => q.from <= q.to, { path: ['to'], message: 'must not be before from' })
-  .refine((q) => Date.parse(`${q.to}T00:00:00Z`) - Date.parse(`${q.from}T00:00:00Z`) <= 400 * 86_400_000, {
+  .refine((q) => !(Date.parse(`${q.to}T00:00:00Z`) - Date.parse(`${q.from}T00:00:00Z`) > 400 * 86_400_000), {
     path: ['to'],
     message: 'the range is at most 400 days',
   });

@@ -325,14 +325,31 @@ export async function overdueInvoicesWithoutDunning(tx: Tx, mode: Mode | null, n
 }
 
 export async function wallOfCustomer(tx: Tx, tenantId: string, customerId: string): Promise<{ invoice_id: string; payment_wall_since: Date | null }[]> {
+  return (
+    tx
+      .selectFrom('dunning_executions')
+      .select(['invoice_id', 'payment_wall_since'])
+      .where('tenant_id', '=', tenantId)
+      .where('customer_id', '=', customerId)
+      // An exhausted campaign's wall stands until the invoice is paid, voided or credited to zero.
+      .where('status', 'in', ['active', 'exhausted'])
+      .where('payment_wall_active', '=', true)
+      .orderBy('payment_wall_since')
+      .execute()
+  );
+}
+
+/** Lowers the walls that exhausted executions of these invoices left standing; the rows lowered. */
+export async function liftExhaustedWalls(tx: Tx, tenantId: string, invoiceIds: string[], now: Date): Promise<ExecutionRow[]> {
+  if (invoiceIds.length === 0) return [];
   return tx
-    .selectFrom('dunning_executions')
-    .select(['invoice_id', 'payment_wall_since'])
+    .updateTable('dunning_executions')
+    .set({ payment_wall_active: false, updated_at: now })
     .where('tenant_id', '=', tenantId)
-    .where('customer_id', '=', customerId)
-    .where('status', '=', 'active')
+    .where('invoice_id', 'in', invoiceIds)
+    .where('status', '=', 'exhausted')
     .where('payment_wall_active', '=', true)
-    .orderBy('payment_wall_since')
+    .returningAll()
     .execute();
 }
 

@@ -4,6 +4,7 @@ import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
+import { enqueueJob } from '../../platform/jobs/jobs.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { findCustomer } from '../customers/index.js';
 import {
@@ -34,6 +35,7 @@ import {
   updateCampaignRow,
   updateStepRow,
   wallOfCustomer,
+  liftExhaustedWalls,
   type CampaignRow,
   type ExecutionRow,
   type StepRow,
@@ -43,6 +45,9 @@ import type { CreateCampaignBody, CreateStepBody, UpdateCampaignBody, UpdateStep
 import type { ActionOutcome, DunningTrigger, ExecutionStatus } from './dunning.tables.js';
 
 const HOUR_MS = 3_600_000;
+
+/** The job that runs due dunning steps (every minute, and at once when an execution starts with a step due). */
+export const DUNNING_STEPS_JOB = 'dunning.run_steps';
 
 function toStep(row: StepRow) {
   return {
@@ -254,6 +259,15 @@ export async function startExecution(ctx: Ctx, invoice: { id: string; customer_i
     created_at: ctx.now,
     updated_at: ctx.now,
   });
+  // A first step due now runs within seconds, not at the next minute's sweep: one job per tenant and second.
+  if (row && steps[0]!.delay_hours === 0) {
+    await enqueueJob(ctx.tx, ctx.now, {
+      kind: DUNNING_STEPS_JOB,
+      tenantId: ctx.tenantId,
+      uniqueKey: `${DUNNING_STEPS_JOB}:${ctx.tenantId}:${Math.floor(ctx.now.getTime() / 1000)}`,
+      maxAttempts: 3,
+    });
+  }
   return row ?? null;
 }
 
@@ -299,19 +313,24 @@ export async function raisePaymentWall(ctx: Ctx, execution: ExecutionRow): Promi
   return row;
 }
 
-/** Ends an execution (guarded: only an active one); lifting its payment wall when it had one. */
+/**
+ * Ends an execution (guarded: only an active one), lifting its payment wall when it had one —
+ * except when the campaign gave up (`exhausted`): the invoice is still unpaid, so the wall stays
+ * until it is paid, voided or credited to zero (DESIGN §12; liftWallOfInvoice).
+ */
 export async function endExecution(ctx: Ctx, execution: ExecutionRow, status: Exclude<ExecutionStatus, 'active'>): Promise<ExecutionRow> {
+  const keepsWall = status === 'exhausted' && execution.payment_wall_active;
   const row = await updateActiveExecution(ctx.tx, ctx.tenantId, execution.id, {
     status,
     steps_done: execution.steps_done,
     next_step_at: null,
     ended_at: ctx.now,
-    payment_wall_active: false,
+    payment_wall_active: keepsWall,
     updated_at: ctx.now,
   });
   if (!row) return execution;
   if (status === 'recovered') await markLastActionRecovering(ctx.tx, ctx.tenantId, execution.id);
-  if (execution.payment_wall_active) {
+  if (execution.payment_wall_active && !keepsWall) {
     await emitEvent(ctx, 'dunning.payment_wall_lifted', { id: row.id, customer_id: row.customer_id, invoice_id: row.invoice_id, reason: status });
   }
   return row;
@@ -322,6 +341,16 @@ export async function stopExecutionOfInvoice(ctx: Ctx, invoiceId: string, status
   const execution = await activeExecutionOfInvoice(ctx.tx, ctx.tenantId, invoiceId, true);
   if (!execution) return null;
   return endExecution(ctx, execution, status);
+}
+
+/**
+ * The invoice was paid (or credited to zero) or voided after its campaign gave up: the wall its
+ * exhausted execution left standing comes down.
+ */
+export async function liftWallOfInvoices(ctx: Ctx, invoiceIds: string[], reason: 'recovered' | 'canceled'): Promise<void> {
+  for (const row of await liftExhaustedWalls(ctx.tx, ctx.tenantId, invoiceIds, ctx.now)) {
+    await emitEvent(ctx, 'dunning.payment_wall_lifted', { id: row.id, customer_id: row.customer_id, invoice_id: row.invoice_id, reason });
+  }
 }
 
 /** stopExecutionOfInvoice for many invoices (a batch of payments): one read, then only the executions found are ended. */

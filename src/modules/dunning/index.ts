@@ -2,7 +2,9 @@
 export {
   campaignSteps,
   createDefaultCampaign,
+  DUNNING_STEPS_JOB,
   endExecution,
+  liftWallOfInvoices,
   raisePaymentWall,
   recordAction,
   settleAction,

@@ -53,6 +53,22 @@ export const reconciliationRunSchema = z
 
 export type ReconciliationRun = z.infer<typeof reconciliationRunSchema>;
 
+/**
+ * `GET /v1/finance/reconciliation`: the latest run, or — on a tenant that has never run one — the
+ * empty report (`status: not_run`, no id or times, nothing checked, no discrepancies).
+ */
+export const reconciliationReportSchema = reconciliationRunSchema
+  .extend({
+    id: z.uuid().nullable(),
+    status: z.enum(['running', 'completed', 'failed', 'not_run']),
+    run_at: fields.timestamp().nullable(),
+    started_at: fields.timestamp().nullable(),
+    created_at: fields.timestamp().nullable(),
+  })
+  .meta({ id: 'ReconciliationReport' });
+
+export type ReconciliationReport = z.infer<typeof reconciliationReportSchema>;
+
 export const startRunBody = z.object({ entity_id: z.uuid().optional() }).optional().default({});
 
 /** A date (YYYY-MM-DD, the whole day) or an RFC 3339 date-time. */
@@ -60,7 +76,7 @@ const dateOrTime = z
   .string()
   .refine(
     (v) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
-    'must be a date (YYYY-MM-DD) or an RFC 3339 date-time',
+    'must be a date like 2026-04-01 or an RFC 3339 date-time like 2026-04-01T09:30:00Z',
   );
 
 export const trialBalanceQuery = z.object({

@@ -7,6 +7,7 @@ export {
   journalEntriesQuery,
   ledgerAccountSchema,
   reconciliationRunSchema,
+  reconciliationReportSchema,
   revenueQuery,
   revenueSchema,
   startRunBody,

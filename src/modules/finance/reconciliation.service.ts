@@ -9,7 +9,7 @@ import { enqueueJob } from '../../platform/jobs/jobs.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { findEntity } from '../entities/index.js';
 import { accountId, CONTROL_ACCOUNT_CODE, ledgerNumber, ledgerParts } from '../ledger/index.js';
-import type { Discrepancy, ReconciliationRun } from './finance.schemas.js';
+import type { Discrepancy, ReconciliationReport, ReconciliationRun } from './finance.schemas.js';
 import {
   ALL_ENTITIES_SCOPE,
   creditNotePage,
@@ -148,10 +148,36 @@ export async function getRun(ctx: Ctx, id: string): Promise<ReconciliationRun> {
   return toRun(row, await discrepanciesOf(ctx.tx, ctx.tenantId, id));
 }
 
-export async function getLatestRun(ctx: Ctx): Promise<ReconciliationRun> {
+/** The latest run with its discrepancies; a tenant that never ran one gets the empty report. */
+export async function getLatestRun(ctx: Ctx): Promise<ReconciliationReport> {
   const row = await latestRun(ctx.tx, ctx.tenantId);
-  if (!row) throw errors.notFound('reconciliation run');
+  if (!row) return emptyReport(ctx.tenantId);
   return toRun(row, await discrepanciesOf(ctx.tx, ctx.tenantId, row.id));
+}
+
+function emptyReport(tenantId: string): ReconciliationReport {
+  return {
+    id: null,
+    tenant_id: tenantId,
+    entity_id: null,
+    status: 'not_run',
+    run_by: null,
+    run_at: null,
+    started_at: null,
+    completed_at: null,
+    created_at: null,
+    invoices_checked: 0,
+    paid_invoices_checked: 0,
+    total_discrepancies: 0,
+    discrepancy_count: 0,
+    tb_compared: false,
+    tb_accounts_checked: 0,
+    tb_transfers_checked: 0,
+    checked: { invoices: 0, payments: 0, credit_notes: 0, journal_entries: 0, transfers: 0, accounts: 0 },
+    discrepancies_truncated: false,
+    failure: null,
+    discrepancies: [],
+  };
 }
 
 export async function listReconciliationRuns(ctx: Ctx, page: Page) {

@@ -20,12 +20,12 @@ export {
 } from './invoices.service.js';
 export type { InvoiceRow, InvoiceLineRow } from './invoices.repository.js';
 
-export { invoiceSchema, upcomingInvoiceSchema, type CreateInvoiceBody, type Invoice } from './invoices.schemas.js';
+export { invoiceSchema, upcomingInvoiceSchema, type CreateInvoiceBody, type CreateInvoiceRequest, type Invoice } from './invoices.schemas.js';
 export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 
 export { issueInvoices } from './invoices.batch.js';
 export { createInvoiceBody, listInvoicesQuery, recordTdsBody } from './invoices.schemas.js';
-export { createInvoiceFromApi, resolveApiLines } from './invoices.service.js';
+export { createInvoiceFromApi, resolveApiLines, withInvoiceCurrency } from './invoices.service.js';
 export { applyPaymentsToInvoices, getInvoiceRows, renderInvoices, setLastPaymentErrors } from './invoices.collect.js';
 export {
   draftInvoicesOfEntity,

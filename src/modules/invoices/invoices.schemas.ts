@@ -31,7 +31,10 @@ export type InvoiceLineInput = z.infer<typeof lineInput>;
 
 export const createInvoiceBody = z.object({
   customer_id: z.uuid(),
-  currency: fields.currency(),
+  currency: fields
+    .currency()
+    .optional()
+    .describe("ISO 4217; defaults to the invoicing entity's currency (INR for an Indian entity, else the tenant's base currency)"),
   entity_id: z.uuid().optional(),
   due_date: fields.instant().optional(),
   lines: z.array(lineInput).min(1).max(500),
@@ -50,7 +53,9 @@ export const createInvoiceBody = z.object({
     .optional()
     .describe("a coupon's id or code: its discount lowers the lines' taxable value before GST (plan-restricted coupons: only those plans' lines)"),
 });
-export type CreateInvoiceBody = z.infer<typeof createInvoiceBody>;
+export type CreateInvoiceRequest = z.infer<typeof createInvoiceBody>;
+/** A create request with its currency decided (defaultInvoiceCurrency). */
+export type CreateInvoiceBody = CreateInvoiceRequest & { currency: string };
 
 export const recordTdsBody = z.object({
   tds_amount: fields.positiveMinorUnits(),

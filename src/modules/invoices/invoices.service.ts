@@ -19,8 +19,8 @@ import {
 import { Account, postEntry, type Posting } from '../ledger/index.js';
 import { findPlan, pricesOfPlans } from '../plans/index.js';
 import { computeInvoiceTax, resolveHsnCode, type GstLine, type InvoiceTax } from '../tax/index.js';
-import { readSettings } from '../tenants/index.js';
-import type { CreateInvoiceBody, Invoice } from './invoices.schemas.js';
+import { getTenant, readSettings } from '../tenants/index.js';
+import type { CreateInvoiceBody, CreateInvoiceRequest, Invoice } from './invoices.schemas.js';
 import {
   findInvoice,
   insertInvoice,
@@ -422,6 +422,16 @@ export async function resolveApiLines(ctx: Ctx, input: CreateInvoiceBody): Promi
     });
   }
   return lines;
+}
+
+/**
+ * A create request's currency: the one it names, else its entity's — INR for an Indian entity
+ * (its functional currency, DESIGN §19), else the tenant's base currency.
+ */
+export async function withInvoiceCurrency(ctx: Ctx, input: CreateInvoiceRequest): Promise<CreateInvoiceBody> {
+  if (input.currency !== undefined) return { ...input, currency: input.currency };
+  const entity = await resolveEntity(ctx, input.entity_id);
+  return { ...input, currency: entity.country_code === 'IN' ? 'INR' : (await getTenant(ctx)).base_currency };
 }
 
 /** POST /v1/invoices as a draft; `lines` when the caller resolved (and discounted) them already. */

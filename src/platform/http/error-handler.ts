@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { errorCatalog, KoshError, type ErrorDetail, type ErrorReason } from '../errors.js';
+import { errorCatalog, fieldSentence, KoshError, type ErrorDetail, type ErrorReason } from '../errors.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 
 /** The single place where any failure becomes the wire envelope of DESIGN §3. */
@@ -37,7 +37,34 @@ function fieldOf(context: string | undefined, instancePath: string): string {
   return prefix ? `${prefix}.${path}` : path;
 }
 
-type Issue = { keyword?: string; code?: string; message?: string; values?: unknown[]; params?: { values?: unknown[]; errors?: Issue[][] }; errors?: Issue[][] };
+/** How a message names the field: `currency`, `from` (a query parameter), `idempotency-key header`. */
+function labelOf(context: string | undefined, instancePath: string): string {
+  const path = instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (context === 'headers') return path ? `${path} header` : 'headers';
+  if (context === 'params' || context === 'querystring') return path || (context === 'params' ? 'path' : 'query');
+  return path || 'body';
+}
+
+type Issue = {
+  keyword?: string;
+  code?: string;
+  message?: string;
+  values?: unknown[];
+  params?: {
+    values?: unknown[];
+    errors?: Issue[][];
+    expected?: string;
+    origin?: string;
+    minimum?: number | bigint;
+    maximum?: number | bigint;
+    inclusive?: boolean;
+    exact?: boolean;
+    format?: string;
+    keys?: string[];
+    divisor?: number;
+  };
+  errors?: Issue[][];
+};
 
 /** The allowed values behind an enum, literal or union-of-literals issue (empty when not one). */
 function allowedValues(issue: Issue): unknown[] {
@@ -50,13 +77,85 @@ function allowedValues(issue: Issue): unknown[] {
   return [];
 }
 
-/** `must be one of: a, b, c` for an unknown enum value; the schema's own words are kept before it. */
-function messageOf(issue: Issue): string {
+const TYPE_WORDS: Record<string, string> = {
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+  date: 'a date',
+  bigint: 'a whole number',
+};
+
+const FORMAT_WORDS: Record<string, string> = {
+  uuid: 'must be a UUID',
+  email: 'must be an e-mail address',
+  url: 'must be a URL',
+  datetime: 'must be a date-time like 2026-04-01T09:30:00Z',
+  date: 'must be a date like 2026-04-01',
+  time: 'must be a time like 09:30:00',
+  e164: 'must be a phone number in E.164 form, like +919876543210',
+};
+
+const SIZE_UNITS: Record<string, string> = { string: 'characters', array: 'items', set: 'items', map: 'entries', file: 'bytes' };
+
+/** Zod's own English (`Invalid input: expected string, received undefined`) in plain words; null when unknown. */
+function plainWords(issue: Issue, message: string, root: boolean): string | null {
+  const code = issue.keyword ?? issue.code;
+  const p = issue.params ?? {};
+  switch (code) {
+    case 'invalid_type':
+      // A missing body reaches the schema as null (an empty JSON body is no body).
+      if (/received undefined$/.test(message) || (root && /received null$/.test(message))) return 'is required';
+      return p.expected && TYPE_WORDS[p.expected] ? `must be ${TYPE_WORDS[p.expected]}` : null;
+    case 'too_small':
+    case 'too_big': {
+      const bound = code === 'too_small' ? p.minimum : p.maximum;
+      if (bound === undefined) return null;
+      const unit = p.origin ? SIZE_UNITS[p.origin] : undefined;
+      if (code === 'too_small' && unit && Number(bound) === 1 && p.inclusive !== false) return 'must not be empty';
+      const exact = p.exact
+        ? 'exactly'
+        : code === 'too_small'
+          ? p.inclusive === false
+            ? 'more than'
+            : 'at least'
+          : p.inclusive === false
+            ? 'less than'
+            : 'at most';
+      if (unit) return `must have ${exact} ${String(bound)} ${unit}`;
+      const verb = code === 'too_small' && p.inclusive === false ? 'greater than' : code === 'too_big' && p.inclusive === false ? 'less than' : exact;
+      return `must be ${verb} ${String(bound)}`;
+    }
+    case 'invalid_format':
+      return p.format && FORMAT_WORDS[p.format] ? FORMAT_WORDS[p.format]! : null;
+    case 'not_multiple_of':
+      return p.divisor !== undefined ? `must be a multiple of ${p.divisor}` : null;
+    case 'unrecognized_keys':
+      return p.keys?.length ? `has ${p.keys.length === 1 ? 'a field' : 'fields'} it does not take: ${p.keys.join(', ')}` : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * The one place a schema's complaint becomes words: the schema's own message when it wrote one
+ * (`must be a 3-letter ISO 4217 code`); Zod's defaults in plain words (`is required`, `must be a
+ * whole number`); an unknown enum value lists what is allowed (`must be one of: a, b, c`).
+ */
+function messageOf(issue: Issue, instancePath: string): string {
   const message = issue.message ?? 'invalid';
   const values = allowedValues(issue).filter((v) => typeof v === 'string' || typeof v === 'number');
-  if (values.length === 0 || values.length > 60) return message;
-  const list = `must be one of: ${values.join(', ')}`;
-  return /^Invalid (option|input)/.test(message) ? list : `${message} (${list})`;
+  const zodDefault = /^(Invalid|Too (big|small)|Unrecognized)/.test(message);
+  if (values.length > 0 && values.length <= 60) {
+    const list = `must be one of: ${values.join(', ')}`;
+    if (/received undefined$/.test(message)) return `is required (${list})`;
+    return zodDefault ? list : `${message} (${list})`;
+  }
+  if (!zodDefault) return message;
+  return plainWords(issue, message, instancePath === '/' || instancePath === '') ?? message;
 }
 
 /** Maps anything thrown during a request to a KoshError. Unknown causes become a 500. */
@@ -68,10 +167,11 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   if (hasZodFastifySchemaValidationErrors(fe)) {
     const details: ErrorDetail[] = fe.validation.map((v) => ({
       field: fieldOf(fe.validationContext, v.instancePath),
-      message: messageOf(v as Issue),
+      message: messageOf(v as Issue, v.instancePath),
     }));
-    const summary = details.map((d) => `${d.field}: ${d.message}`).join('; ');
-    return { koshError: new KoshError('validation_failed', `validation failed: ${summary}`, { details }), unexpected: false };
+    // `currency is required; status must be one of: draft, open`: each field named as a sentence's subject.
+    const summary = fe.validation.map((v, i) => fieldSentence(labelOf(fe.validationContext, v.instancePath), details[i]!.message)).join('; ');
+    return { koshError: new KoshError('validation_failed', summary, { details }), unexpected: false };
   }
   if (fe && typeof fe === 'object' && 'validation' in fe && Array.isArray(fe.validation)) {
     return { koshError: new KoshError('validation_failed', fe.message), unexpected: false };

@@ -28,6 +28,7 @@ import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-key
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { malformedTargetRefusal, rerouteFrameworkError } from './malformed-target.js';
 import { assertBodyDepth } from './json-depth.js';
+import { acceptEmptyJsonBodies } from './json-body.js';
 import { completeDocument } from './openapi.js';
 import { documentsStatus, errorStatuses, openApiPath, successStatuses, type RouteShape } from './route-errors.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
@@ -249,6 +250,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) if (method !== 'HEAD' && method !== 'OPTIONS') served.push({ method, pattern: patternRegExp(route.url) });
   });
+  acceptEmptyJsonBodies(app);
   app.setNotFoundHandler((request, reply) => {
     const refusal = malformedTargetRefusal(request);
     if (refusal) return errorHandler(refusal, request, reply);
