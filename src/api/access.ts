@@ -32,6 +32,7 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   imports: MONEY,
   analytics: MONEY,
   events: MONEY,
+  'credit-grants': MONEY,
   // Pricing and what it bills: coupons, billable metrics and the usage recorded against them.
   coupons: MONEY,
   'billable-metrics': MONEY,
@@ -64,6 +65,8 @@ export const ROUTE_OVERRIDES: Record<string, Role> = {
   'POST /v1/customers/:id/payment-methods': 'finance',
   'DELETE /v1/customers/:id/payment-methods/:pm_id': 'finance',
   'POST /v1/customers/:id/payment-methods/:pm_id/default': 'finance',
+  // Prepaid credit is money.
+  'POST /v1/customers/:id/credit-grants': 'finance',
   // Re-sending events to webhook endpoints is the endpoints' business: admin.
   'POST /v1/events/:id/redeliver': 'admin',
   // Who works here (e-mails, roles, two-factor status), and what they did, is shown to admins only

@@ -32,6 +32,7 @@ import { registerFinanceRoutes } from './finance/finance.routes.js';
 import { registerOperatorRoutes } from './operators/operators.routes.js';
 import { registerAuditRoutes } from './audit/audit.routes.js';
 import { registerDashboardRoutes } from './dashboard/dashboard.routes.js';
+import { registerCreditRoutes } from './credits/credits.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
@@ -67,6 +68,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerOperatorRoutes,
   registerAuditRoutes,
   registerDashboardRoutes,
+  registerCreditRoutes,
 ];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {

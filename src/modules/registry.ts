@@ -29,6 +29,7 @@ import { periodsModule } from './periods/periods.module.js';
 import { financeModule } from './finance/finance.module.js';
 import { usageModule } from './usage/usage.module.js';
 import { operatorsModule } from './operators/operators.module.js';
+import { creditsModule } from './credits/credits.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -59,4 +60,5 @@ export const modules: KoshModule[] = [
   periodsModule,
   financeModule,
   operatorsModule,
+  creditsModule,
 ];
