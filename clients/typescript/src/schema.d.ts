@@ -3228,6 +3228,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{id}/credit-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's credit grants, newest first, and the balance spendable now per currency
+         * @description A customer's credit grants, newest first, and the balance spendable now per currency.
+         */
+        get: operations["getCustomersCreditGrant"];
+        put?: never;
+        /**
+         * Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid)
+         * @description Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid).
+         */
+        post: operations["creditGrantsCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a credit grant
+         * @description Get a credit grant.
+         */
+        get: operations["getCreditGrant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-grants/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it)
+         * @description Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it).
+         */
+        post: operations["voidCreditGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/login": {
         parameters: {
             query?: never;
@@ -3964,6 +4028,106 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `credit_note.expired` (see docs/events.md).
          */
         post: operations["onCreditNoteExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.created` (see docs/events.md).
+         */
+        post: operations["onCreditGrantCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.activated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.activated event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.activated` (see docs/events.md).
+         */
+        post: operations["onCreditGrantActivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.drawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.drawn event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.drawn` (see docs/events.md).
+         */
+        post: operations["onCreditGrantDrawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.expired event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.expired` (see docs/events.md).
+         */
+        post: operations["onCreditGrantExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.voided event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.voided` (see docs/events.md).
+         */
+        post: operations["onCreditGrantVoided"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5563,6 +5727,39 @@ export interface components {
             gateway: string | null;
             gateway_payment_id: string | null;
             amount_refunded: number;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        CreditGrant: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            /** @enum {string} */
+            category: "paid" | "promotional";
+            /** @enum {string} */
+            status: "pending" | "active" | "depleted" | "expired" | "voided";
+            name: string | null;
+            currency: string;
+            amount: number;
+            /** @description what is left to draw, minor units */
+            remaining: number;
+            /** @description a paid grant: the GST its top-up invoice charged (settled with each draw, never charged again); 0 for promotional */
+            tax_amount: number;
+            priority: number;
+            expires_at: string | null;
+            applies_to: {
+                plan_ids?: string[];
+                price_types?: ("fixed" | "usage" | "one_off")[];
+            } | null;
+            /** @description a paid grant: its top-up invoice; the grant is spendable once it is paid */
+            invoice_id: string | null;
+            voided_at: string | null;
+            expired_at: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -13175,7 +13372,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -21017,6 +21214,320 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    getCustomersCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "category": "paid",
+                     *           "status": "pending",
+                     *           "name": "Acme Pro",
+                     *           "currency": "INR",
+                     *           "amount": 49900,
+                     *           "remaining": 1,
+                     *           "tax_amount": 49900,
+                     *           "priority": 1,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "applies_to": {
+                     *             "plan_ids": [
+                     *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *             ],
+                     *             "price_types": [
+                     *               "fixed"
+                     *             ]
+                     *           },
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "expired_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "balances": [
+                     *         {
+                     *           "currency": "INR",
+                     *           "paid": 1,
+                     *           "promotional": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"][];
+                        /** @description spendable now (active, unexpired), per currency and category */
+                        balances: {
+                            currency: string;
+                            paid: number;
+                            promotional: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    creditGrantsCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "category": "paid",
+                 *       "priority": 50,
+                 *       "expires_at": "2026-04-01T00:00:00.000Z",
+                 *       "applies_to": {
+                 *         "plan_ids": [
+                 *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *         ],
+                 *         "price_types": [
+                 *           "fixed"
+                 *         ]
+                 *       },
+                 *       "name": "Acme Pro"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description minor units; for a paid grant the taxable value bought (GST is charged on top in its top-up invoice) */
+                    amount: number;
+                    currency: string;
+                    /** @enum {string} */
+                    category: "paid" | "promotional";
+                    /**
+                     * @description lower is drawn first
+                     * @default 50
+                     */
+                    priority?: number;
+                    /** Format: date-time */
+                    expires_at?: string;
+                    applies_to?: {
+                        plan_ids?: string[];
+                        /** @description fixed: a plan's recurring fee; usage: a metered price; one_off: a line without a price */
+                        price_types?: ("fixed" | "usage" | "one_off")[];
+                    };
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    voidCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     portalLogin: {
         parameters: {
             query?: never;
@@ -24366,6 +24877,401 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["CreditNote"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantActivated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.activated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.activated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.activated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantDrawn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.drawn` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.drawn",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.drawn";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantExpired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.expired` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.expired",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.expired";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantVoided: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.voided` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.voided",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.voided";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
                     };
                 };
             };
