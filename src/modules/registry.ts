@@ -30,6 +30,7 @@ import { financeModule } from './finance/finance.module.js';
 import { usageModule } from './usage/usage.module.js';
 import { operatorsModule } from './operators/operators.module.js';
 import { creditsModule } from './credits/credits.module.js';
+import { entitlementsModule } from './entitlements/entitlements.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -61,4 +62,5 @@ export const modules: KoshModule[] = [
   financeModule,
   operatorsModule,
   creditsModule,
+  entitlementsModule,
 ];

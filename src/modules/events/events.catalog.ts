@@ -40,6 +40,8 @@ export const EVENT_TYPES = [
   'credit_grant.drawn',
   'credit_grant.expired',
   'credit_grant.voided',
+  'feature.created',
+  'entitlements.updated',
   'einvoice.generated',
   'einvoice.failed',
   'einvoice.canceled',
