@@ -33,6 +33,8 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   imports: MONEY,
   analytics: MONEY,
   events: MONEY,
+  'credit-grants': MONEY,
+  features: MONEY,
   // Pricing and what it bills: coupons, billable metrics and the usage recorded against them.
   coupons: MONEY,
   'billable-metrics': MONEY,
@@ -65,6 +67,11 @@ export const ROUTE_OVERRIDES: Record<string, Role> = {
   'POST /v1/customers/:id/payment-methods': 'finance',
   'DELETE /v1/customers/:id/payment-methods/:pm_id': 'finance',
   'POST /v1/customers/:id/payment-methods/:pm_id/default': 'finance',
+  // Prepaid credit is money.
+  'POST /v1/customers/:id/credit-grants': 'finance',
+  // What plans and subscriptions grant is pricing: finance.
+  'PUT /v1/plans/:id/entitlements': 'finance',
+  'PUT /v1/subscriptions/:id/entitlements': 'finance',
   // Re-sending events to webhook endpoints is the endpoints' business: admin.
   'POST /v1/events/:id/redeliver': 'admin',
   // Who works here (e-mails, roles, two-factor status), and what they did, is shown to admins only

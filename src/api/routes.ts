@@ -33,6 +33,8 @@ import { registerOperatorRoutes } from './operators/operators.routes.js';
 import { registerAuditRoutes } from './audit/audit.routes.js';
 import { registerDashboardRoutes } from './dashboard/dashboard.routes.js';
 import { registerAdvanceRoutes, registerLutRoutes } from './advances/advances.routes.js';
+import { registerCreditRoutes } from './credits/credits.routes.js';
+import { registerEntitlementRoutes } from './entitlements/entitlements.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
@@ -70,6 +72,8 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerDashboardRoutes,
   registerAdvanceRoutes,
   registerLutRoutes,
+  registerCreditRoutes,
+  registerEntitlementRoutes,
 ];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {

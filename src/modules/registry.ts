@@ -31,6 +31,8 @@ import { usageModule } from './usage/usage.module.js';
 import { operatorsModule } from './operators/operators.module.js';
 import { advancesModule } from './advances/advances.module.js';
 import { balancesModule } from './balances/balances.module.js';
+import { creditsModule } from './credits/credits.module.js';
+import { entitlementsModule } from './entitlements/entitlements.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -63,4 +65,6 @@ export const modules: KoshModule[] = [
   operatorsModule,
   advancesModule,
   balancesModule,
+  creditsModule,
+  entitlementsModule,
 ];

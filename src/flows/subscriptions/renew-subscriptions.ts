@@ -1,10 +1,11 @@
 import type { Ctx } from '../../platform/context.js';
 import { emitEvent, emitEvents } from '../../platform/events/events.js';
-import { applyAdvances, customersWithOpenAdvances } from '../../modules/advances/index.js';
-import { applyAvailableCredit, customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
+import { customersWithOpenAdvances } from '../../modules/advances/index.js';
+import { customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
+import { customersHoldingGrants, recordPromotionalDraws } from '../../modules/credits/index.js';
 import { recordInvoiceDiscounts, subscriptionDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
 import { findCustomers, type Customer } from '../../modules/customers/index.js';
-import { getInvoiceRow, issueInvoices, type DraftInvoiceInput, type InvoiceRow } from '../../modules/invoices/index.js';
+import { issueInvoices, type DraftInvoiceInput, type InvoiceRow } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
 import {
   advanceSubscriptionPeriods,
@@ -17,6 +18,7 @@ import {
 import { computeRenewalLines, type RenewalSubject } from './compute-renewal-lines.js';
 import { discountSubscriptionLines } from './invoice-subscription-period.js';
 import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
+import { discountInputsWithGrants, spendCredit } from '../invoices/finalize-invoice.js';
 
 export type RenewalOutcome = {
   renewed: SubscriptionRow[];
@@ -176,23 +178,33 @@ export async function settleSubscriptionInvoices(
   inputs: DraftInvoiceInput[],
   discountsApplied: { inForce: DiscountInForce; amount: number }[][],
 ): Promise<InvoiceRow[]> {
-  const invoices = await issueInvoices(ctx, inputs);
-  for (const [i, invoice] of invoices.entries()) await recordInvoiceDiscounts(ctx, invoice.id, discountsApplied[i]!);
+  // Credit grants (DESIGN §23), only for the customers who hold some: promotional ones on the
+  // lines before GST, then paid ones like a payment once issued — as finalizeInvoiceWithCredit does.
+  const holdingGrants = await customersHoldingGrants(
+    ctx,
+    inputs.map((i) => i.customer.id),
+  );
+  const promotional = holdingGrants.size > 0 ? await discountInputsWithGrants(ctx, inputs, holdingGrants) : { inputs, draws: [] };
+  const issued = await issueInvoices(ctx, promotional.inputs);
+  for (const [i, invoice] of issued.entries()) await recordInvoiceDiscounts(ctx, invoice.id, discountsApplied[i]!);
+  await recordPromotionalDraws(
+    ctx,
+    issued.map((invoice, i) => ({ invoiceId: invoice.id, draws: promotional.draws[i]?.draws ?? [] })),
+  );
   const holdingCredit = await customersWithSpendableCredit(
     ctx.tx,
     ctx.tenantId,
-    invoices.map((i) => i.customer_id),
+    issued.map((i) => i.customer_id),
     ctx.now,
   );
   const holdingAdvances = await customersWithOpenAdvances(
     ctx.tx,
     ctx.tenantId,
-    invoices.map((i) => i.customer_id),
+    issued.map((i) => i.customer_id),
   );
-  for (const invoice of invoices) {
-    if (holdingCredit.has(invoice.customer_id)) await applyAvailableCredit(ctx, invoice);
-    if (holdingAdvances.has(invoice.customer_id)) await applyAdvances(ctx, await getInvoiceRow(ctx, invoice.id));
-  }
+  const spending = issued.filter((i) => holdingGrants.has(i.customer_id) || holdingCredit.has(i.customer_id) || holdingAdvances.has(i.customer_id));
+  const spent = new Map((await spendCredit(ctx, spending)).map((row) => [row.id, row]));
+  const invoices = issued.map((row) => spent.get(row.id) ?? row);
   // charge_automatically invoices: one charge job for the batch; it reads each balance (after credit) when it runs.
   await scheduleAutomaticCharges(ctx, invoices);
   return invoices;

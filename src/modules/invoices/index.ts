@@ -4,6 +4,8 @@ export {
   assertTdsAllowed,
   correctCustomerDetails,
   createDraftInvoice,
+  CREDIT_TOP_UP_REASON,
+  discountDraftLines,
   customerSnapshot,
   finalizeInvoice,
   getInvoice,

@@ -20,6 +20,24 @@ export async function updateInvoiceLineTax(tx: Tx, tenantId: string, lineId: str
   await deferWrite(tx, tx.updateTable('invoice_lines').set(patch).where('tenant_id', '=', tenantId).where('id', '=', lineId));
 }
 
+/** Adds discounts to a draft's lines and their sum to the draft's discount (discountDraftLines). */
+export async function addDraftLineDiscounts(
+  tx: Tx,
+  tenantId: string,
+  invoiceId: string,
+  discounts: { lineId: string; amount: number }[],
+  now: Date,
+): Promise<void> {
+  const items = JSON.stringify(discounts.map((d) => ({ id: d.lineId, amount: d.amount })));
+  await sql`
+    UPDATE invoice_lines l SET discount_amount = l.discount_amount + v.amount
+    FROM jsonb_to_recordset(${items}::jsonb) AS v(id uuid, amount bigint)
+    WHERE l.tenant_id = ${tenantId} AND l.invoice_id = ${invoiceId} AND l.id = v.id`.execute(tx);
+  const total = discounts.reduce((sum, d) => sum + d.amount, 0);
+  await sql`UPDATE invoices SET discount_amount = discount_amount + ${total}, updated_at = ${now}
+    WHERE tenant_id = ${tenantId} AND id = ${invoiceId} AND status = 'draft'`.execute(tx);
+}
+
 export async function findInvoice(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<InvoiceRow | undefined> {
   let q = tx.selectFrom('invoices').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   if (forUpdate) q = q.forUpdate();

@@ -22,6 +22,7 @@ import { computeInvoiceTax, resolveHsnCode, type GstLine, type InvoiceTax } from
 import { getTenant, readSettings } from '../tenants/index.js';
 import type { CreateInvoiceBody, CreateInvoiceRequest, Invoice } from './invoices.schemas.js';
 import {
+  addDraftLineDiscounts,
   findInvoice,
   insertInvoice,
   linesOfInvoices,
@@ -323,7 +324,18 @@ function lineTaxChanged(before: InvoiceLineRow, after: InvoiceLineRow): boolean 
   return keys.some((k) => before[k] !== after[k]);
 }
 
-/** The finalization entry: Dr receivables (total); Cr revenue (subtotal) and each output tax. */
+/** The billing reason of an invoice that sells prepaid credit (a paid credit grant, DESIGN §23). */
+export const CREDIT_TOP_UP_REASON = 'credit_top_up';
+
+/**
+ * Where an invoice's taxable value is credited: revenue, except for a prepaid-credit top-up,
+ * which is an advance for services not yet supplied — a liability (2330) until drawn down.
+ */
+function valueAccountOf(row: InvoiceRow): typeof Account.REVENUE | typeof Account.PREPAID_CREDIT {
+  return row.billing_reason === CREDIT_TOP_UP_REASON ? Account.PREPAID_CREDIT : Account.REVENUE;
+}
+
+/** The finalization entry: Dr receivables (total); Cr revenue (subtotal; prepaid credit for a top-up) and each output tax. */
 export function finalizationPosting(row: InvoiceRow, entity: EntityRow, number: string): Posting {
   return {
     ledgerId: entity.tb_ledger_id,
@@ -336,7 +348,7 @@ export function finalizationPosting(row: InvoiceRow, entity: EntityRow, number: 
     rate: row.exchange_rate,
     lines: [
       { account: Account.RECEIVABLES, debit: row.total, customerId: row.customer_id, invoiceId: row.id, functional: row.inr_total ?? undefined },
-      { account: Account.REVENUE, credit: row.subtotal, invoiceId: row.id, functional: row.inr_subtotal ?? undefined },
+      { account: valueAccountOf(row), credit: row.subtotal, invoiceId: row.id, functional: row.inr_subtotal ?? undefined },
       { account: Account.CGST_PAYABLE, credit: row.cgst_amount, invoiceId: row.id, functional: row.inr_cgst_amount ?? undefined },
       { account: Account.SGST_PAYABLE, credit: row.sgst_amount, invoiceId: row.id, functional: row.inr_sgst_amount ?? undefined },
       { account: Account.IGST_PAYABLE, credit: row.igst_amount, invoiceId: row.id, functional: row.inr_igst_amount ?? undefined },
@@ -543,6 +555,18 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
     await emitEvent(ctx, 'invoice.paid', toInvoice(row, lines));
   }
   return row;
+}
+
+/**
+ * Takes discounts off a draft's lines before GST (a promotional credit grant, DESIGN §23): each
+ * line's discount grows by its amount and the invoice's discount by their sum. Finalization then
+ * computes GST on the lowered taxable value. Never below zero: the caller allocates at most each
+ * line's amount.
+ */
+export async function discountDraftLines(ctx: Ctx, invoiceId: string, discounts: { lineId: string; amount: number }[]): Promise<void> {
+  const positive = discounts.filter((d) => d.amount > 0);
+  if (positive.length === 0) return;
+  await addDraftLineDiscounts(ctx.tx, ctx.tenantId, invoiceId, positive, ctx.now);
 }
 
 /**

@@ -28,6 +28,8 @@ export const Account = {
   CUSTOMER_ADVANCES: 2310,
   /** Refunds owed to customers who paid offline, until someone pays them out by hand. */
   REFUNDS_PAYABLE: 2320,
+  /** Prepaid credit sold (paid credit grants, DESIGN §23): the taxable value of top-ups not yet drawn down, expired or voided. */
+  PREPAID_CREDIT: 2330,
   /** Invoiced revenue of service periods not yet delivered (Ind AS 115 / ASC 606 contract liability). */
   DEFERRED_REVENUE: 2400,
   REVENUE: 4000,
@@ -57,6 +59,7 @@ export const ACCOUNT_NAMES: Record<AccountCode, string> = {
   [Account.CUSTOMER_CREDIT]: 'Customer credit (credit notes)',
   [Account.CUSTOMER_ADVANCES]: 'Customer advances (unapplied payments)',
   [Account.REFUNDS_PAYABLE]: 'Refunds payable',
+  [Account.PREPAID_CREDIT]: 'Prepaid credit (paid credit grants)',
   [Account.DEFERRED_REVENUE]: 'Deferred revenue',
   [Account.REVENUE]: 'Revenue',
   [Account.EXPIRED_CREDIT_INCOME]: 'Expired credit income',

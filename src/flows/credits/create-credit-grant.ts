@@ -1,0 +1,57 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import {
+  createPromotionalGrant,
+  getCreditGrantRow,
+  insertPaidGrant,
+  voidPromotionalGrant,
+  type CreateCreditGrantBody,
+  type CreditGrantRow,
+} from '../../modules/credits/index.js';
+import { getCustomer } from '../../modules/customers/index.js';
+import { createDraftInvoice, CREDIT_TOP_UP_REASON, finalizeInvoice } from '../../modules/invoices/index.js';
+import { voidInvoiceWithCreditNotes } from '../invoices/void-invoice.js';
+
+/**
+ * Grants credit to a customer. Promotional: spendable at once (a discount before GST when drawn).
+ * Paid: sold — a top-up tax invoice for `amount` (GST on top, as for any supply of the tenant's
+ * service) is finalized and left open, and the grant waits for it to be paid (DESIGN §23). The
+ * top-up's own finalization never draws credit: credit cannot buy credit.
+ */
+export async function createCreditGrant(
+  ctx: Ctx,
+  customerId: string,
+  body: CreateCreditGrantBody,
+  options: { collectionMethod?: 'send_invoice' | 'charge_automatically' } = {},
+): Promise<CreditGrantRow> {
+  if (body.category === 'promotional') return createPromotionalGrant(ctx, customerId, body);
+  const customer = await getCustomer(ctx, customerId);
+  const draft = await createDraftInvoice(ctx, {
+    customer,
+    currency: body.currency,
+    billingReason: CREDIT_TOP_UP_REASON,
+    collectionMethod: options.collectionMethod,
+    lines: [{ description: body.name ? `Prepaid credit: ${body.name}` : 'Prepaid credit', quantity: 1, unit_amount: body.amount }],
+    field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'amount' : name),
+  });
+  const invoice = await finalizeInvoice(ctx, draft.id);
+  return insertPaidGrant(ctx, body, invoice);
+}
+
+/**
+ * Voids a grant's unspent balance. Promotional: at once. Paid, top-up still unpaid: its invoice is
+ * voided (the grant follows, in the same transaction). Paid and paid for: refused — it is the
+ * customer's money; it is drawn down or expires.
+ */
+export async function voidCreditGrant(ctx: Ctx, id: string): Promise<CreditGrantRow> {
+  const grant = await getCreditGrantRow(ctx, id);
+  if (grant.category === 'promotional') return voidPromotionalGrant(ctx, grant);
+  if (grant.status !== 'pending' || !grant.invoice_id) {
+    throw errors.conflict(
+      `cannot void a paid credit grant whose status is ${grant.status}: the customer paid for it; it is drawn down by invoices or expires`,
+      `credit_grant_${grant.status}`,
+    );
+  }
+  await voidInvoiceWithCreditNotes(ctx, grant.invoice_id);
+  return getCreditGrantRow(ctx, id);
+}

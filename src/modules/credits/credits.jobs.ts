@@ -1,0 +1,37 @@
+import type { Ctx } from '../../platform/context.js';
+import type { EventPayload } from '../../platform/events/events.js';
+import type { JobHandler } from '../../platform/jobs/jobs.js';
+import { CREDIT_TOP_UP_REASON } from '../invoices/index.js';
+import { grantsDueForExpiry } from './credits.repository.js';
+import { activateGrantOfInvoice, expireCreditGrant, voidGrantOfInvoice } from './credits.service.js';
+
+export const EXPIRE_GRANTS_JOB = 'credit_grants.expire';
+
+/**
+ * Expires every active grant whose expires_at has passed, each in its own transaction. Re-running
+ * is harmless: the guarded transition expires a grant once.
+ */
+export const expireDueCreditGrants: JobHandler = async (_job, env) => {
+  const now = env.clock.now();
+  for (;;) {
+    const due = await grantsDueForExpiry(env.db, env.config.mode, now, 200);
+    if (due.length === 0) return;
+    for (const { tenant_id, id } of due) {
+      await env.db.transaction().execute((tx) => expireCreditGrant({ tx, tenantId: tenant_id, now }, id));
+    }
+    if (due.length < 200) return;
+  }
+};
+
+/**
+ * Inside the emitting transaction: a top-up invoice paid makes its grant spendable; one voided
+ * unpaid voids it. Only top-up invoices are looked at (their billing_reason), so other payments
+ * cost nothing here.
+ */
+export async function followTopUpInvoices(ctx: Ctx, event: EventPayload): Promise<void> {
+  if (event.type !== 'invoice.paid' && event.type !== 'invoice.voided') return;
+  const invoice = event.data.object as { id?: unknown; billing_reason?: unknown };
+  if (invoice.billing_reason !== CREDIT_TOP_UP_REASON || typeof invoice.id !== 'string') return;
+  if (event.type === 'invoice.paid') await activateGrantOfInvoice(ctx, invoice.id);
+  else await voidGrantOfInvoice(ctx, invoice.id);
+}

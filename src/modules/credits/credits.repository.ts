@@ -1,0 +1,122 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
+import type { Tx } from '../../platform/db/schema.js';
+import type { CreditGrantMovementsTable, CreditGrantsTable } from './credits.tables.js';
+import './credits.tables.js';
+
+export type CreditGrantRow = Selectable<CreditGrantsTable>;
+export type CreditMovementRow = Selectable<CreditGrantMovementsTable>;
+
+export async function insertCreditGrant(tx: Tx, row: Insertable<CreditGrantsTable>): Promise<CreditGrantRow> {
+  return tx.insertInto('credit_grants').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function insertMovements(tx: Tx, rows: Insertable<CreditGrantMovementsTable>[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.insertInto('credit_grant_movements').values(rows).execute();
+}
+
+export async function findCreditGrant(tx: Tx, tenantId: string, id: string): Promise<CreditGrantRow | undefined> {
+  return tx.selectFrom('credit_grants').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findGrantOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<CreditGrantRow | undefined> {
+  return tx.selectFrom('credit_grants').selectAll().where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId).executeTakeFirst();
+}
+
+export async function listGrantsOfCustomer(tx: Tx, tenantId: string, customerId: string): Promise<CreditGrantRow[]> {
+  return tx
+    .selectFrom('credit_grants')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function movementsOfCustomer(tx: Tx, tenantId: string, customerId: string): Promise<CreditMovementRow[]> {
+  return tx
+    .selectFrom('credit_grant_movements')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/**
+ * The spendable grants of these customers, locked in id order (one order for the single and the
+ * batch path, so two finalizing transactions never deadlock on them): a concurrent draw waits here
+ * and then reads the balance the other left.
+ */
+export async function lockSpendableGrants(
+  tx: Tx,
+  tenantId: string,
+  customerIds: string[],
+  category: 'paid' | 'promotional',
+  now: Date,
+): Promise<CreditGrantRow[]> {
+  if (customerIds.length === 0) return [];
+  return tx
+    .selectFrom('credit_grants')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', customerIds)
+    .where('category', '=', category)
+    .where('status', '=', 'active')
+    .where('remaining', '>', 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/**
+ * Takes `amount` off a grant's balance; the last of it moves the grant to depleted. Guarded by the
+ * balance, so no race can overspend: zero rows means the grant had less than that left.
+ */
+export async function drawFromGrant(tx: Tx, tenantId: string, id: string, amount: number, now: Date): Promise<CreditGrantRow | undefined> {
+  return tx
+    .updateTable('credit_grants')
+    .set({
+      remaining: sql`remaining - ${amount}`,
+      status: sql`CASE WHEN remaining = ${amount} THEN 'depleted' ELSE status END`,
+      updated_at: now,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .where('remaining', '>=', amount)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function grantsDueForExpiry(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {
+  return tx
+    .selectFrom('credit_grants')
+    .select(['tenant_id', 'id'])
+    .where(inMode(mode))
+    .where('status', '=', 'active')
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Which of these customers hold a spendable grant (the billing run asks before drawing). */
+export async function customersWithGrants(tx: Tx, tenantId: string, customerIds: string[], now: Date): Promise<Set<string>> {
+  if (customerIds.length === 0) return new Set();
+  const rows = await tx
+    .selectFrom('credit_grants')
+    .select('customer_id')
+    .distinct()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', customerIds)
+    .where('status', '=', 'active')
+    .where('remaining', '>', 0)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .execute();
+  return new Set(rows.map((r) => r.customer_id));
+}

@@ -1,0 +1,19 @@
+/** The public face of prepaid credit grants (DESIGN §23): what the finalizing flows and routes use. */
+export {
+  createPromotionalGrant,
+  customersHoldingGrants,
+  drawPaidCredit,
+  drawPromotionalCredit,
+  getCreditGrantRow,
+  insertPaidGrant,
+  listCreditGrantMovements,
+  listCreditGrants,
+  paidCreditBalance,
+  recordPromotionalDraws,
+  toCreditGrant,
+  voidPromotionalGrant,
+  type DrawLine,
+  type PromotionalDraws,
+} from './credits.service.js';
+export type { CreditGrantRow } from './credits.repository.js';
+export { createCreditGrantBody, creditGrantListSchema, creditGrantSchema, type CreateCreditGrantBody, type CreditGrant } from './credits.schemas.js';

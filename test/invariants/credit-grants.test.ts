@@ -1,0 +1,219 @@
+/**
+ * The invariant harness for prepaid credit (DESIGN §23): random histories of paid grants (top-up
+ * invoices paid, left unpaid, or voided), promotional grants (with priorities, expiries and
+ * applies_to), invoices that draw them down (single finalizations with one to three lines),
+ * partial payments, grant voids and time passing (expiries), through the public API. After every
+ * step the books must tie out:
+ *   1. prepaid liability (2330), per top-up invoice, equals its grant's unspent balance while the
+ *      grant is pending or active, and 0 once it is depleted, expired or voided; in total, 2330 is
+ *      the sum of the unspent paid grants;
+ *   2. promotional credit never appears as a liability: every 2330 line is tagged with a top-up
+ *      invoice (the paid grant it belongs to);
+ *   3. output tax on a top-up is never charged again on its draw-down: the draws of a grant adjust
+ *      at most the tax its top-up charged (exactly all of it once depleted), so the top-up's own
+ *      output-tax accounts never go negative and equal its tax less what the draws adjusted;
+ *   4. receivables per invoice equal its amount_due; a grant's remaining stays within 0..amount;
+ *   5. a promotional draw lowers taxable value: each invoice's revenue is its subtotal, and its
+ *      discount is the promotional draws recorded on it.
+ * Runs a modest count in `npm test`; KOSH_INVARIANT_RUNS for a longer hunt.
+ */
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { createCustomer, gstinFor } from '../support/billing.js';
+
+const RUNS = Number(process.env.KOSH_INVARIANT_RUNS ?? 4);
+const STEPS = Number(process.env.KOSH_INVARIANT_STEPS ?? 14);
+
+let t: TestKosh;
+let acme: Tenant;
+beforeAll(async () => {
+  t = await startTestKosh();
+  acme = await t.registerTenant({ gstin: gstinFor('29') });
+});
+afterAll(() => t.close());
+
+type World = { customer: string; grants: string[]; invoices: string[] };
+
+const op = fc.oneof(
+  fc.record({
+    kind: fc.constant('paid' as const),
+    amount: fc.integer({ min: 1, max: 500_000 }),
+    pay: fc.boolean(),
+    expires: fc.boolean(),
+    priority: fc.integer({ min: 0, max: 100 }),
+  }),
+  fc.record({
+    kind: fc.constant('promotional' as const),
+    amount: fc.integer({ min: 1, max: 200_000 }),
+    expires: fc.boolean(),
+    priority: fc.integer({ min: 0, max: 100 }),
+    oneOffOnly: fc.boolean(),
+  }),
+  fc.record({ kind: fc.constant('invoice' as const), amounts: fc.array(fc.integer({ min: 1, max: 300_000 }), { minLength: 1, maxLength: 3 }) }),
+  fc.record({ kind: fc.constant('pay_top_up' as const), grant: fc.nat() }),
+  fc.record({ kind: fc.constant('pay' as const), invoice: fc.nat(), share: fc.integer({ min: 1, max: 100 }) }),
+  fc.record({ kind: fc.constant('void' as const), grant: fc.nat() }),
+  fc.record({ kind: fc.constant('time_passes' as const), days: fc.integer({ min: 1, max: 20 }) }),
+);
+type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
+
+const pick = <T>(list: T[], n: number): T | undefined => (list.length === 0 ? undefined : list[n % list.length]);
+
+async function step(w: World, o: Op) {
+  const inDays = (d: number) => new Date(t.clock.now().getTime() + d * 86_400_000).toISOString();
+  switch (o.kind) {
+    case 'paid': {
+      const res = await acme.api('POST', `/v1/customers/${w.customer}/credit-grants`, {
+        category: 'paid',
+        currency: 'INR',
+        amount: o.amount,
+        priority: o.priority,
+        ...(o.expires ? { expires_at: inDays(10) } : {}),
+      });
+      if (res.status === 201) {
+        w.grants.push(res.body.data.id);
+        if (o.pay) await payInFull(res.body.data.invoice_id);
+      }
+      return res;
+    }
+    case 'promotional': {
+      const res = await acme.api('POST', `/v1/customers/${w.customer}/credit-grants`, {
+        category: 'promotional',
+        currency: 'INR',
+        amount: o.amount,
+        priority: o.priority,
+        ...(o.expires ? { expires_at: inDays(10) } : {}),
+        ...(o.oneOffOnly ? { applies_to: { price_types: ['one_off'] } } : {}),
+      });
+      if (res.status === 201) w.grants.push(res.body.data.id);
+      return res;
+    }
+    case 'invoice': {
+      const res = await acme.api('POST', '/v1/invoices', {
+        customer_id: w.customer,
+        currency: 'INR',
+        lines: o.amounts.map((unit_amount, i) => ({ description: `Line ${i + 1}`, unit_amount })),
+      });
+      if (res.status === 201) w.invoices.push(res.body.data.id);
+      return res;
+    }
+    case 'pay_top_up': {
+      const id = pick(w.grants, o.grant);
+      if (!id) return null;
+      const grant = (await acme.api('GET', `/v1/credit-grants/${id}`)).body.data;
+      if (!grant.invoice_id) return null;
+      return payInFull(grant.invoice_id);
+    }
+    case 'pay': {
+      const id = pick(w.invoices, o.invoice);
+      if (!id) return null;
+      const invoice = (await acme.api('GET', `/v1/invoices/${id}`)).body.data;
+      const amount = Math.max(1, Math.floor((invoice.amount_due * o.share) / 100));
+      return acme.api('POST', '/v1/payments/offline', { customer_id: w.customer, invoice_id: id, amount, payment_type: 'bank_transfer' });
+    }
+    case 'void': {
+      const id = pick(w.grants, o.grant);
+      return id ? acme.api('POST', `/v1/credit-grants/${id}/void`) : null;
+    }
+    case 'time_passes':
+      t.clock.advanceDays(o.days);
+      await t.kosh.worker.drain();
+      return null;
+  }
+}
+
+async function payInFull(invoiceId: string) {
+  const invoice = (await acme.api('GET', `/v1/invoices/${invoiceId}`)).body.data;
+  if (invoice.status !== 'open') return null;
+  return acme.api('POST', '/v1/payments/offline', {
+    customer_id: invoice.customer_id,
+    invoice_id: invoiceId,
+    amount: invoice.amount_due,
+    payment_type: 'bank_transfer',
+  });
+}
+
+type Net = { invoice_id: string | null; account_code: number; net: number };
+
+async function checkBooks(w: World, after: string) {
+  const db = t.database.db;
+  const lines = (
+    await sql<Net>`
+      SELECT l.invoice_id, l.account_code, sum(l.credit - l.debit)::bigint AS net FROM journal_lines l
+      WHERE l.tenant_id = ${acme.tenantId} AND (l.customer_id = ${w.customer} OR l.invoice_id IN (SELECT id FROM invoices WHERE tenant_id = ${acme.tenantId} AND customer_id = ${w.customer}))
+      GROUP BY l.invoice_id, l.account_code`.execute(db)
+  ).rows.map((r) => ({ ...r, net: Number(r.net) }));
+  const net = (code: number, invoiceId: string | null) =>
+    lines.filter((l) => l.account_code === code && l.invoice_id === invoiceId).reduce((s, l) => s + l.net, 0);
+  const grants = await db.selectFrom('credit_grants').selectAll().where('tenant_id', '=', acme.tenantId).where('customer_id', '=', w.customer).execute();
+  const movements = await db
+    .selectFrom('credit_grant_movements')
+    .selectAll()
+    .where('tenant_id', '=', acme.tenantId)
+    .where('customer_id', '=', w.customer)
+    .execute();
+  const invoices = await db.selectFrom('invoices').selectAll().where('tenant_id', '=', acme.tenantId).where('customer_id', '=', w.customer).execute();
+  const topUps = new Set(grants.filter((g) => g.category === 'paid').map((g) => g.invoice_id));
+  const ctx = `after ${after}`;
+
+  // 1 and 2: prepaid liability per top-up, and nothing else in 2330.
+  let liability = 0;
+  for (const g of grants) {
+    expect(g.remaining, ctx).toBeGreaterThanOrEqual(0);
+    expect(g.remaining, ctx).toBeLessThanOrEqual(g.amount);
+    if (g.category !== 'paid') continue;
+    const unspent = g.status === 'pending' || g.status === 'active' ? g.remaining : 0;
+    expect(net(2330, g.invoice_id), `${ctx}: 2330 of grant ${g.id} (${g.status})`).toBe(unspent);
+    liability += unspent;
+  }
+  for (const l of lines) if (l.account_code === 2330) expect(topUps.has(l.invoice_id), `${ctx}: a 2330 line not of a top-up`).toBe(true);
+  expect(
+    lines.filter((l) => l.account_code === 2330).reduce((s, l) => s + l.net, 0),
+    ctx,
+  ).toBe(liability);
+
+  // 3: a top-up's tax is adjusted at most once, in full when depleted.
+  for (const g of grants) {
+    if (g.category !== 'paid') continue;
+    const invoice = invoices.find((i) => i.id === g.invoice_id)!;
+    const adjusted = movements.filter((m) => m.grant_id === g.id && m.kind === 'drawn').reduce((s, m) => s + m.tax_amount, 0);
+    const tax = g.cgst_amount + g.sgst_amount + g.igst_amount;
+    expect(adjusted, ctx).toBeLessThanOrEqual(tax);
+    if (g.status === 'depleted') expect(adjusted, ctx).toBe(tax);
+    const owed = invoice.status === 'void' ? 0 : tax - adjusted;
+    expect(net(2100, g.invoice_id) + net(2110, g.invoice_id) + net(2120, g.invoice_id), `${ctx}: output tax of top-up ${invoice.number}`).toBe(owed);
+  }
+
+  // 4 and 5: receivables, revenue and promotional discounts per invoice.
+  for (const i of invoices) {
+    expect(0 - net(1100, i.id), `${ctx}: receivables of ${i.number}`).toBe(i.status === 'void' || i.status === 'draft' ? 0 : i.amount_due);
+    if (topUps.has(i.id) || i.status === 'void') continue;
+    expect(net(4000, i.id), `${ctx}: revenue of ${i.number}`).toBe(i.subtotal);
+    const promotional = movements
+      .filter((m) => m.invoice_id === i.id && m.kind === 'drawn' && grants.find((g) => g.id === m.grant_id)?.category === 'promotional')
+      .reduce((s, m) => s + m.amount, 0);
+    expect(i.discount_amount, `${ctx}: discount of ${i.number}`).toBe(promotional);
+  }
+}
+
+describe('prepaid credit invariants', () => {
+  it(
+    `hold over ${RUNS} random histories of ${STEPS} steps`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: STEPS }), async (ops) => {
+          const world: World = { customer: await createCustomer(acme), grants: [], invoices: [] };
+          for (const o of ops) {
+            const res = await step(world, o);
+            if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+            await checkBooks(world, o.kind);
+          }
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    Math.max(60_000, RUNS * STEPS * 2_000),
+  );
+});
