@@ -6,6 +6,7 @@ import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
 import { gstinStateCode } from '../tax/index.js';
 import { canonicalExchangeRate } from '../../platform/money.js';
+import { FY_PLACEHOLDER } from './numbering.js';
 import type { CreateEntityBody, EinvoicingCredentials, ExchangeRate, LegalEntity, PutExchangeRateBody, UpdateEntityBody } from './entities.schemas.js';
 import {
   findEntity,
@@ -38,6 +39,8 @@ export function toEntity(row: EntityRow): LegalEntity {
     lut: row.lut,
     export_refund_claim: row.export_refund_claim,
     time_zone: row.time_zone,
+    aato_band: row.aato_band,
+    number_series_reset: row.number_series_reset,
     einvoicing: { enabled: row.einvoicing_enabled, provider: row.einvoicing_provider, credentials_set: row.einvoicing_credentials !== null },
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
@@ -59,6 +62,21 @@ function resolveTaxIdentity(country: string, stateCode: string | null | undefine
 
 async function lockLedgerAllocation(ctx: Ctx): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`entities:${ctx.tenantId}`}, 0))`.execute(ctx.tx);
+}
+
+/**
+ * A series that restarts every financial year repeats its numbers across years: Rule 46(b) wants
+ * them unique within a year only, but Kosh keeps every number of an entity unique, so the prefix
+ * must carry the year (`{FY}`) — decision 0364.
+ */
+function assertSeriesReset(reset: 'never' | 'financial_year', invoicePrefix: string): 'never' | 'financial_year' {
+  if (reset === 'financial_year' && !invoicePrefix.includes(FY_PLACEHOLDER)) {
+    throw errors.invalidField(
+      'invoice_prefix',
+      'a series that restarts every financial year needs {FY} in its prefix (e.g. INV/{FY}/), so the numbers of different years stay distinct',
+    );
+  }
+  return reset;
 }
 
 export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: { primary?: boolean } = {}): Promise<LegalEntity> {
@@ -87,6 +105,8 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     einvoicing_credentials: null,
     // Indian entities date their documents in India; elsewhere UTC until PATCHed.
     time_zone: input.country_code === 'IN' ? 'Asia/Kolkata' : 'UTC',
+    aato_band: input.aato_band ?? 'up_to_5_crore',
+    number_series_reset: assertSeriesReset(input.number_series_reset ?? 'never', input.invoice_prefix),
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -159,6 +179,12 @@ export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody
     ...(input.lut !== undefined ? { lut: input.lut } : {}),
     ...(input.export_refund_claim !== undefined ? { export_refund_claim: input.export_refund_claim } : {}),
     ...(input.time_zone !== undefined ? { time_zone: input.time_zone } : {}),
+    ...(input.aato_band !== undefined ? { aato_band: input.aato_band } : {}),
+    ...(input.number_series_reset !== undefined || input.invoice_prefix !== undefined
+      ? {
+          number_series_reset: assertSeriesReset(input.number_series_reset ?? current.number_series_reset, input.invoice_prefix ?? current.invoice_prefix),
+        }
+      : {}),
     ...tax,
     ...einvoicing,
     updated_at: ctx.now,
