@@ -124,6 +124,8 @@ export type ErrorReason =
   | 'period_open'
   | 'period_has_drafts'
   | 'return_already_filed'
+  // India 2025–26 (DESIGN §25)
+  | 'irn_reporting_limit_passed'
   // accounting
   | 'provider_not_configured'
   | 'no_active_connection'

@@ -4606,6 +4606,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "einvoice.report_due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * einvoice.report_due event
+         * @description Sent to every enabled webhook endpoint subscribed to `einvoice.report_due` (see docs/events.md).
+         */
+        post: operations["onEinvoiceReportDue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "period.closed": {
         parameters: {
             query?: never;
@@ -5273,6 +5293,16 @@ export interface components {
             time_zone: string;
             /** @description the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it */
             functional_currency: string;
+            /**
+             * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+             * @enum {string}
+             */
+            aato_band: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+            /**
+             * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+             * @enum {string}
+             */
+            number_series_reset: "never" | "financial_year";
             einvoicing: {
                 enabled: boolean;
                 provider: ("sandbox" | "nic" | "gsp") | null;
@@ -5811,6 +5841,8 @@ export interface components {
             canceled_at: string | null;
             cancel_reason_code: number | null;
             cancel_remarks: string | null;
+            /** @description the last day (entity's zone) the IRP accepts the document: 30 days from its date for an entity with turnover of ₹10 crore or more; null otherwise */
+            irn_report_by: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6636,7 +6668,7 @@ export interface components {
              * @description the event type, as in `events` of a webhook endpoint and `type` of an event
              * @enum {string}
              */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
             /** @description the kind of object in the event's data.object (the type's prefix) */
             object: string;
         };
@@ -7947,6 +7979,8 @@ export interface operations {
                      *           "lut_missing": "charge_igst",
                      *           "time_zone": "Asia/Kolkata",
                      *           "functional_currency": "functional currency",
+                     *           "aato_band": "up_to_5_crore",
+                     *           "number_series_reset": "never",
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -8011,7 +8045,9 @@ export interface operations {
                  *       },
                  *       "lut": true,
                  *       "export_refund_claim": true,
-                 *       "lut_missing": "charge_igst"
+                 *       "lut_missing": "charge_igst",
+                 *       "aato_band": "up_to_5_crore",
+                 *       "number_series_reset": "never"
                  *     }
                  */
                 "application/json": {
@@ -8038,6 +8074,16 @@ export interface operations {
                      * @enum {string}
                      */
                     lut_missing?: "charge_igst" | "refuse";
+                    /**
+                     * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+                     * @enum {string}
+                     */
+                    aato_band?: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+                    /**
+                     * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+                     * @enum {string}
+                     */
+                    number_series_reset?: "never" | "financial_year";
                 };
             };
         };
@@ -8074,6 +8120,8 @@ export interface operations {
                      *         "lut_missing": "charge_igst",
                      *         "time_zone": "Asia/Kolkata",
                      *         "functional_currency": "functional currency",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -8143,6 +8191,8 @@ export interface operations {
                      *         "lut_missing": "charge_igst",
                      *         "time_zone": "Asia/Kolkata",
                      *         "functional_currency": "functional currency",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -8214,7 +8264,9 @@ export interface operations {
                  *           "client_secret": "client secret",
                  *           "public_key": "public key"
                  *         }
-                 *       }
+                 *       },
+                 *       "aato_band": "up_to_5_crore",
+                 *       "number_series_reset": "never"
                  *     }
                  */
                 "application/json": {
@@ -8258,6 +8310,16 @@ export interface operations {
                             public_key?: string;
                         };
                     };
+                    /**
+                     * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+                     * @enum {string}
+                     */
+                    aato_band?: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+                    /**
+                     * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+                     * @enum {string}
+                     */
+                    number_series_reset?: "never" | "financial_year";
                 };
             };
         };
@@ -8294,6 +8356,8 @@ export interface operations {
                      *         "lut_missing": "charge_igst",
                      *         "time_zone": "Asia/Kolkata",
                      *         "functional_currency": "functional currency",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -14559,7 +14623,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -14792,7 +14856,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -14971,7 +15035,7 @@ export interface operations {
                  */
                 "application/json": {
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -20587,6 +20651,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20667,6 +20732,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20748,6 +20814,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20810,6 +20877,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20890,6 +20958,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20971,6 +21040,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -25188,6 +25258,8 @@ export interface operations {
                  *           "lut_missing": "charge_igst",
                  *           "time_zone": "Asia/Kolkata",
                  *           "functional_currency": "functional currency",
+                 *           "aato_band": "up_to_5_crore",
+                 *           "number_series_reset": "never",
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
@@ -28290,6 +28362,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -28366,6 +28439,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -28442,6 +28516,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -28453,6 +28528,83 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "einvoice.canceled";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEinvoiceReportDue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `einvoice.report_due` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "einvoice.report_due",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "document_type": "invoice",
+                 *           "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "provider": "provider",
+                 *           "status": "pending",
+                 *           "irn": "irn",
+                 *           "ack_no": "ack no",
+                 *           "ack_date": "ack date",
+                 *           "signed_qr_code": "signed qr code",
+                 *           "errors": [
+                 *             {
+                 *               "code": "acme-pro",
+                 *               "message": "message",
+                 *               "field": "field"
+                 *             }
+                 *           ],
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "cancel_reason_code": 1,
+                 *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "einvoice.report_due";
                     /** Format: date-time */
                     created_at: string;
                     /** Format: uuid */

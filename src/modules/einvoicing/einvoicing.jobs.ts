@@ -2,8 +2,10 @@ import type { Job, JobEnv, JobHandler } from '../../platform/jobs/jobs.js';
 import { RetryJobAt } from '../../platform/jobs/jobs.js';
 import { einvoicingCredentialsAad, findEntity, type EinvoicingCredentials, type EntityRow } from '../entities/index.js';
 import type { EinvoiceDocumentType } from './einvoicing.tables.js';
-import { findEinvoice, findEinvoiceOfDocument, updateEinvoiceRow, type EinvoiceRow } from './einvoicing.repository.js';
-import { failEinvoice, prepareSubmission, recordRegistration } from './einvoicing.service.js';
+import { einvoicesDueForReportAlert, findEinvoice, findEinvoiceOfDocument, updateEinvoiceRow, type EinvoiceRow } from './einvoicing.repository.js';
+import { failEinvoice, prepareSubmission, recordRegistration, toEinvoice } from './einvoicing.service.js';
+import { REPORT_ALERT_DAYS } from './report-limit.js';
+import { emitEvent } from '../../platform/events/events.js';
 import { DUPLICATE_IRN, IrpRejection, IrpUnavailable, type IrpClient, type IrpRegistration } from './irp-client.js';
 import type { IrpDocument } from './irp-document.js';
 import { createNicIrp } from './irp-nic.js';
@@ -133,5 +135,29 @@ export const cancelEinvoiceAtIrp: JobHandler = async (job: Job, env: JobEnv) => 
       errors: JSON.stringify([{ code: `irp.${error.code}`, message: `the IRP refused the cancellation: ${error.message}` }]),
       updated_at: env.clock.now(),
     });
+  }
+};
+
+/**
+ * The IRP's 30-day limit approaching (decision 0363): for every unreported document (pending or
+ * failed) whose last reportable day is 5 days away, then 1, `einvoice.report_due` is emitted once
+ * per threshold — with `days_left` and `irn_report_by` — in the same transaction that records it.
+ */
+export const alertIrpReportLimits: JobHandler = async (_job, env) => {
+  const now = env.clock.now();
+  for (const days of [...REPORT_ALERT_DAYS].sort((a, b) => b - a)) {
+    for (;;) {
+      const due = await einvoicesDueForReportAlert(env.db, env.config.mode, now, days, 200);
+      for (const row of due) {
+        await env.db.transaction().execute(async (tx) => {
+          const ctx = { tx, tenantId: row.tenant_id, now };
+          const entity = await findEntity(tx, row.tenant_id, row.entity_id);
+          await updateEinvoiceRow(tx, row.tenant_id, row.id, { report_alerted_days: days, updated_at: now });
+          const einvoice = toEinvoice({ ...row, report_alerted_days: days }, entity?.time_zone);
+          await emitEvent(ctx, 'einvoice.report_due', { ...einvoice, days_left: days });
+        });
+      }
+      if (due.length < 200) break;
+    }
   }
 };

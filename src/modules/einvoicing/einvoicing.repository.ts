@@ -1,6 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Tx } from '../../platform/db/schema.js';
+import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 import type { EinvoiceDocumentType, EinvoicesTable } from './einvoicing.tables.js';
 import './einvoicing.tables.js';
 
@@ -60,4 +61,23 @@ export async function entitiesWithEinvoicing(tx: Tx, tenantId: string, entityIds
     .where('einvoicing_enabled', '=', true)
     .execute();
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Records still unreported (pending or failed) whose IRP limit is near: the next alert of
+ * `days` is due once `now` is within days + 1 of the deadline (the last day minus `days`).
+ */
+export async function einvoicesDueForReportAlert(tx: Tx, mode: Mode | null, now: Date, days: number, limit: number): Promise<EinvoiceRow[]> {
+  return tx
+    .selectFrom('einvoices')
+    .selectAll()
+    .where(inMode(mode))
+    .where('status', 'in', ['pending', 'failed'])
+    .where('report_deadline', 'is not', null)
+    .where('report_deadline', '>', now)
+    .where('report_deadline', '<=', new Date(now.getTime() + (days + 1) * 86_400_000))
+    .where((eb) => eb.or([eb('report_alerted_days', 'is', null), eb('report_alerted_days', '>', days)]))
+    .orderBy('report_deadline')
+    .limit(limit)
+    .execute();
 }

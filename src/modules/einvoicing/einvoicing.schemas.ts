@@ -17,6 +17,10 @@ export const einvoiceSchema = z
     canceled_at: fields.timestamp().nullable(),
     cancel_reason_code: z.int().nullable(),
     cancel_remarks: z.string().nullable(),
+    irn_report_by: z
+      .string()
+      .nullable()
+      .describe("the last day (entity's zone) the IRP accepts the document: 30 days from its date for an entity with turnover of ₹10 crore or more; null otherwise"),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

@@ -11,6 +11,7 @@ import { customerCountry, customerStateCode, getCustomer } from '../customers/in
 import { findEntity, type EntityRow } from '../entities/index.js';
 import { getInvoice, type Invoice, type PartySnapshot } from '../invoices/index.js';
 import { classifyZeroRatedSupply, gstRateBasisPoints } from '../tax/index.js';
+import { lastReportableDay, reportDeadline } from './report-limit.js';
 import type { EinvoiceDocumentType, EinvoiceError } from './einvoicing.tables.js';
 import { einvoicesOfDocuments, entitiesWithEinvoicing, findEinvoiceOfDocument, insertPendingEinvoice, type EinvoiceRow } from './einvoicing.repository.js';
 import { transitionEinvoice } from './einvoicing.states.js';
@@ -37,11 +38,13 @@ export type Einvoice = {
   canceled_at: string | null;
   cancel_reason_code: number | null;
   cancel_remarks: string | null;
+  irn_report_by: string | null;
   created_at: string;
   updated_at: string;
 };
 
-export function toEinvoice(row: EinvoiceRow): Einvoice {
+/** The record as answered; `timeZone` dates the last reportable day (the entity's zone). */
+export function toEinvoice(row: EinvoiceRow, timeZone = 'Asia/Kolkata'): Einvoice {
   return {
     id: row.id,
     document_type: row.document_type,
@@ -57,6 +60,7 @@ export function toEinvoice(row: EinvoiceRow): Einvoice {
     canceled_at: toIsoOrNull(row.canceled_at),
     cancel_reason_code: row.cancel_reason_code,
     cancel_remarks: row.cancel_remarks,
+    irn_report_by: row.report_deadline ? lastReportableDay(row.report_deadline, timeZone) : null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -72,7 +76,9 @@ function isEinvoiceable(doc: { tax_type: string; igst_amount: number; customer_g
   return Boolean(doc.customer_gstin) || classifyZeroRatedSupply(doc) !== null;
 }
 
-async function queueSubmission(ctx: Ctx, entity: { id: string; provider: string }, type: EinvoiceDocumentType, documentId: string): Promise<void> {
+type QueuingEntity = { id: string; provider: string; aato_band: string; time_zone: string };
+
+async function queueSubmission(ctx: Ctx, entity: QueuingEntity, type: EinvoiceDocumentType, documentId: string, documentDate: Date): Promise<void> {
   const id = newId();
   await insertPendingEinvoice(ctx.tx, {
     tenant_id: ctx.tenantId,
@@ -85,6 +91,8 @@ async function queueSubmission(ctx: Ctx, entity: { id: string; provider: string 
     errors: '[]',
     document: null,
     attempts: 0,
+    report_deadline: reportDeadline(documentDate, entity.aato_band, entity.time_zone),
+    report_alerted_days: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   });
@@ -98,8 +106,15 @@ async function queueSubmission(ctx: Ctx, entity: { id: string; provider: string 
   });
 }
 
-type InvoiceObject = { id: string; entity_id: string; tax_type: string; igst_amount: number; customer_details: PartySnapshot | null };
-type CreditNoteObject = { id: string; entity_id: string | null; invoice_id: string | null; tax_type: string; igst_amount: number };
+type InvoiceObject = {
+  id: string;
+  entity_id: string;
+  tax_type: string;
+  igst_amount: number;
+  customer_details: PartySnapshot | null;
+  issued_at: string | null;
+};
+type CreditNoteObject = { id: string; entity_id: string | null; invoice_id: string | null; tax_type: string; igst_amount: number; issued_at: string | null };
 
 /**
  * Listener on `invoice.finalized` and `credit_note.issued` (in the finalizing transaction, so the
@@ -121,17 +136,25 @@ export async function queueEinvoicesOfEvents(ctx: Ctx, events: EventPayload[]): 
   if (invoices.length === 0 && notes.length === 0) return;
   const enabled = await entitiesWithEinvoicing(ctx.tx, ctx.tenantId, [...new Set([...invoices, ...notes].map((d) => d.entity_id!))]);
   if (enabled.size === 0) return;
-  const providers = new Map<string, string>();
-  for (const entityId of enabled) providers.set(entityId, (await findEntity(ctx.tx, ctx.tenantId, entityId))?.einvoicing_provider ?? 'sandbox');
+  const providers = new Map<string, QueuingEntity>();
+  for (const entityId of enabled) {
+    const entity = await findEntity(ctx.tx, ctx.tenantId, entityId);
+    providers.set(entityId, {
+      id: entityId,
+      provider: entity?.einvoicing_provider ?? 'sandbox',
+      aato_band: entity?.aato_band ?? 'up_to_5_crore',
+      time_zone: entity?.time_zone ?? 'Asia/Kolkata',
+    });
+  }
+  const dated = (issuedAt: string | null) => (issuedAt ? new Date(issuedAt) : ctx.now);
   for (const invoice of invoices) {
-    if (enabled.has(invoice.entity_id))
-      await queueSubmission(ctx, { id: invoice.entity_id, provider: providers.get(invoice.entity_id)! }, 'invoice', invoice.id);
+    if (enabled.has(invoice.entity_id)) await queueSubmission(ctx, providers.get(invoice.entity_id)!, 'invoice', invoice.id, dated(invoice.issued_at));
   }
   for (const note of notes) {
     if (!enabled.has(note.entity_id!)) continue;
     const original = await getInvoice(ctx, note.invoice_id!);
     if (!isEinvoiceable({ ...note, customer_gstin: original.customer_details?.gstin })) continue;
-    await queueSubmission(ctx, { id: note.entity_id!, provider: providers.get(note.entity_id!)! }, 'credit_note', note.id);
+    await queueSubmission(ctx, providers.get(note.entity_id!)!, 'credit_note', note.id, dated(note.issued_at));
   }
 }
 
@@ -184,7 +207,11 @@ export function linesOfCreditNote(note: CreditNote, invoice: Invoice, inr: boole
       inr ? share((invoice[`inr_${field}`] as number | null) ?? 0, v, invoice[field]) : v;
     const amount = scale(note.subtotal, 'subtotal');
     const [cgst, sgst, igst] = [scale(note.cgst_amount, 'cgst_amount'), scale(note.sgst_amount, 'sgst_amount'), scale(note.igst_amount, 'igst_amount')];
-    const rateBp = note.subtotal > 0 ? gstRateBasisPoints(hsn) : 0;
+    // The invoice's rate (a credit note keeps its invoice's rates): its line of that HSN, else the
+    // rate in force on the invoice's date.
+    const invoiceLine = invoice.lines.find((l) => l.hsn_code === hsn);
+    const rateBp =
+      note.subtotal > 0 ? (invoiceLine?.tax_rate_bp ?? gstRateBasisPoints(hsn, null, undefined, invoice.issued_at ? new Date(invoice.issued_at) : undefined)) : 0;
     return [
       {
         description,
@@ -346,11 +373,27 @@ async function partyOfCustomer(ctx: Ctx, customerId: string): Promise<PartySnaps
   };
 }
 
+function reportLimitMessage(row: EinvoiceRow, timeZone: string): string {
+  return `the IRP accepts a document of an entity with turnover of ₹10 crore or more only within 30 days of its date; the last day for this one was ${lastReportableDay(row.report_deadline!, timeZone)}, so Kosh does not send it (the IRP would refuse it)`;
+}
+
+/** A submission after the IRP's 30-day limit: 409 `irn_reporting_limit_passed`, never sent. */
+function assertReportable(row: EinvoiceRow, now: Date): void {
+  if (row.report_deadline && now >= row.report_deadline) {
+    throw errors.conflict(reportLimitMessage(row, 'Asia/Kolkata'), 'irn_reporting_limit_passed');
+  }
+}
+
 /**
  * Builds and checks the document. A document that fails the schema is never sent: the record
  * turns `failed` with the schema's errors, and `einvoice.failed` is emitted.
  */
 export async function prepareSubmission(ctx: Ctx, row: EinvoiceRow, entity: EntityRow): Promise<IrpDocument | null> {
+  if (row.report_deadline && ctx.now >= row.report_deadline) {
+    // Never sent to fail at the IRP: Kosh refuses it itself (decision 0363).
+    await failEinvoice(ctx, row, [{ code: 'irp.reporting_limit', message: reportLimitMessage(row, entity.time_zone) }]);
+    return null;
+  }
   const source = await irpSourceOf(ctx, entity, row.document_type, row.document_id);
   const document = buildIrpDocument(source);
   const problems = [...(source.problems ?? []), ...validateIrpDocument(document)];
@@ -399,7 +442,8 @@ export async function getEinvoice(ctx: Ctx, type: EinvoiceDocumentType, document
   await ensureDocument(ctx, type, documentId);
   const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, type, documentId);
   if (!row) throw errors.notFound('einvoice');
-  return toEinvoice(row);
+  const entity = await findEntity(ctx.tx, ctx.tenantId, row.entity_id);
+  return toEinvoice(row, entity?.time_zone);
 }
 
 /** The IRN records of several documents (PDFs, GST returns). */
@@ -469,6 +513,7 @@ export async function retryEinvoice(ctx: Ctx, type: EinvoiceDocumentType, docume
   if (!row || row.status !== 'failed') {
     throw errors.conflict(`the e-invoice is ${row?.status ?? 'not requested'}; only a failed registration can be resubmitted`, 'einvoice_not_failed');
   }
+  assertReportable(row, ctx.now);
   const pending = await transitionEinvoice(ctx.tx, ctx.tenantId, row.id, 'retry', { attempts: 0, updated_at: ctx.now });
   await enqueueJob(ctx.tx, ctx.now, {
     kind: SUBMIT_JOB,

@@ -26,6 +26,10 @@ export interface EinvoicesTable {
   canceled_at: Timestamp | null;
   cancel_reason_code: number | null;
   cancel_remarks: string | null;
+  /** The IRP's 30-day limit (report-limit.ts): the document is refused from this instant; null when no limit applies. */
+  report_deadline: Timestamp | null;
+  /** The smallest "days before" alert sent (5, then 1). */
+  report_alerted_days: number | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -5,5 +5,6 @@ import { createHash } from 'node:crypto';
  * type (INV|CRN|DBN) + document number, concatenated as they are.
  */
 export function computeIrn(gstin: string, financialYear: string, type: 'INV' | 'CRN' | 'DBN', number: string): string {
-  return createHash('sha256').update(`${gstin}${financialYear}${type}${number}`, 'utf8').digest('hex');
+  // The IRP upper-cases document numbers before hashing (GSTN advisory, from 1 June 2025).
+  return createHash('sha256').update(`${gstin}${financialYear}${type}${number.toUpperCase()}`, 'utf8').digest('hex');
 }

@@ -3,8 +3,27 @@ import { fields } from '../../platform/http/envelope.js';
 import { EXCHANGE_RATE_PATTERN } from '../../platform/money.js';
 import { gstinField, stateCodeField } from '../tax/index.js';
 
-/** Uppercase letters, digits, "/" and "-", at most 9, so `{prefix}{sequence}` fits GST's 16 characters. */
-export const invoicePrefix = z.string().regex(/^[A-Z0-9/-]{1,9}$/, 'must be 1 to 9 uppercase letters, digits, "/" or "-"');
+/**
+ * Rule 46(b): a number of at most 16 characters — letters, digits, "-" and "/" — unique in a
+ * financial year. Uppercase only: numbers are case-insensitive (GSTR-1; the IRP from 1 June 2025).
+ * `{FY}` writes the financial year (`INV/{FY}/` → `INV/25-26/`). At most 14 characters once
+ * written, leaving at least 2 for the sequence (decision 0364).
+ */
+export const invoicePrefix = z
+  .string()
+  .max(20)
+  .regex(
+    /^([A-Z0-9/-]|\{FY\})+$/,
+    'must be uppercase letters, digits, "/" or "-" (document numbers are case-insensitive), optionally with {FY} for the financial year',
+  )
+  .refine((p) => p.replaceAll('{FY}', '25-26').length <= 14, 'must be at most 14 characters ({FY} counts 5) so a number fits Rule 46(b)\'s 16');
+
+export const aatoBand = z
+  .enum(['up_to_5_crore', 'above_5_crore', '10_crore_or_more'])
+  .describe('aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore');
+export const numberSeriesReset = z
+  .enum(['never', 'financial_year'])
+  .describe('financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)');
 
 export const countryCode = z
   .string()
@@ -50,6 +69,8 @@ export const createEntityBody = z.object({
     .enum(['charge_igst', 'refuse'])
     .optional()
     .describe('once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)'),
+  aato_band: aatoBand.optional(),
+  number_series_reset: numberSeriesReset.optional(),
 });
 export type CreateEntityBody = z.infer<typeof createEntityBody>;
 
@@ -113,6 +134,8 @@ export const updateEntityBody = z.object({
     .describe('once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)'),
   time_zone: timeZoneField.optional(),
   einvoicing: einvoicingSettings.optional(),
+  aato_band: aatoBand.optional(),
+  number_series_reset: numberSeriesReset.optional(),
 });
 export type UpdateEntityBody = z.infer<typeof updateEntityBody>;
 
@@ -134,6 +157,8 @@ export const entitySchema = z
     lut_missing: z.enum(['charge_igst', 'refuse']),
     time_zone: z.string(),
     functional_currency: z.string().describe('the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it'),
+    aato_band: aatoBand,
+    number_series_reset: numberSeriesReset,
     einvoicing: z.object({ enabled: z.boolean(), provider: z.enum(['sandbox', 'nic', 'gsp']).nullable(), credentials_set: z.boolean() }),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),

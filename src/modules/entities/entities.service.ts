@@ -6,6 +6,7 @@ import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
 import { gstinStateCode } from '../tax/index.js';
 import { canonicalExchangeRate } from '../../platform/money.js';
+import { FY_PLACEHOLDER } from './numbering.js';
 import type { CreateEntityBody, EinvoicingCredentials, ExchangeRate, LegalEntity, PutExchangeRateBody, UpdateEntityBody } from './entities.schemas.js';
 import {
   findEntity,
@@ -41,6 +42,8 @@ export function toEntity(row: EntityRow): LegalEntity {
     lut_missing: row.lut_missing,
     time_zone: row.time_zone,
     functional_currency: row.functional_currency,
+    aato_band: row.aato_band,
+    number_series_reset: row.number_series_reset,
     einvoicing: { enabled: row.einvoicing_enabled, provider: row.einvoicing_provider, credentials_set: row.einvoicing_credentials !== null },
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
@@ -62,6 +65,21 @@ function resolveTaxIdentity(country: string, stateCode: string | null | undefine
 
 async function lockLedgerAllocation(ctx: Ctx): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`entities:${ctx.tenantId}`}, 0))`.execute(ctx.tx);
+}
+
+/**
+ * A series that restarts every financial year repeats its numbers across years: Rule 46(b) wants
+ * them unique within a year only, but Kosh keeps every number of an entity unique, so the prefix
+ * must carry the year (`{FY}`) — decision 0364.
+ */
+function assertSeriesReset(reset: 'never' | 'financial_year', invoicePrefix: string): 'never' | 'financial_year' {
+  if (reset === 'financial_year' && !invoicePrefix.includes(FY_PLACEHOLDER)) {
+    throw errors.invalidField(
+      'invoice_prefix',
+      'a series that restarts every financial year needs {FY} in its prefix (e.g. INV/{FY}/), so the numbers of different years stay distinct',
+    );
+  }
+  return reset;
 }
 
 export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: { primary?: boolean } = {}): Promise<LegalEntity> {
@@ -93,6 +111,8 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     time_zone: input.country_code === 'IN' ? 'Asia/Kolkata' : 'UTC',
     // Indian books are kept in rupees (GST is an INR liability); elsewhere the tenant's base currency.
     functional_currency: input.country_code === 'IN' ? 'INR' : await tenantBaseCurrency(ctx.tx, ctx.tenantId),
+    aato_band: input.aato_band ?? 'up_to_5_crore',
+    number_series_reset: assertSeriesReset(input.number_series_reset ?? 'never', input.invoice_prefix),
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -166,6 +186,12 @@ export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody
     ...(input.export_refund_claim !== undefined ? { export_refund_claim: input.export_refund_claim } : {}),
     ...(input.lut_missing !== undefined ? { lut_missing: input.lut_missing } : {}),
     ...(input.time_zone !== undefined ? { time_zone: input.time_zone } : {}),
+    ...(input.aato_band !== undefined ? { aato_band: input.aato_band } : {}),
+    ...(input.number_series_reset !== undefined || input.invoice_prefix !== undefined
+      ? {
+          number_series_reset: assertSeriesReset(input.number_series_reset ?? current.number_series_reset, input.invoice_prefix ?? current.invoice_prefix),
+        }
+      : {}),
     ...tax,
     ...einvoicing,
     updated_at: ctx.now,

@@ -10,6 +10,8 @@ export type PostalAddress = {
   country?: string;
 };
 
+export type AatoBand = 'up_to_5_crore' | 'above_5_crore' | '10_crore_or_more';
+
 export type EinvoicingProvider = 'sandbox' | 'nic' | 'gsp';
 
 export interface LegalEntitiesTable {
@@ -40,6 +42,10 @@ export interface LegalEntitiesTable {
   time_zone: Generated<string>;
   /** The currency its books are kept in (DESIGN §19): INR for an Indian entity. */
   functional_currency: string;
+  /** Aggregate annual turnover band (decisions 0361, 0363): 6-digit HSN above ₹5 crore, the IRP's 30-day limit from ₹10 crore. */
+  aato_band: Generated<AatoBand>;
+  /** Whether the document series restart every financial year (decision 0364). */
+  number_series_reset: Generated<'never' | 'financial_year'>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -48,6 +48,7 @@ export const EVENT_TYPES = [
   'einvoice.generated',
   'einvoice.failed',
   'einvoice.canceled',
+  'einvoice.report_due',
   'period.closed',
   'period.reopened',
   'subscription.created',

@@ -57,12 +57,13 @@ async function resolvePeriod(ctx: Ctx, entityId: string, period: string): Promis
 /** A credited line's own rate; a note without lines: its HSN's rate (0 for an export under LUT). */
 function rateOfNote(row: CreditNoteRow): number {
   if (row.rate_bp !== null) return row.rate_bp;
-  return row.tax_type === 'export' && row.igst_amount === 0 ? 0 : rateOfHsn(row.hsn_code);
+  return row.tax_type === 'export' && row.igst_amount === 0 ? 0 : rateOfHsn(row.hsn_code, row.invoice_issued_at);
 }
 
-function rateOfHsn(hsn: string): number {
+/** The rate of the note's invoice: the one in force on the invoice's date (a note keeps its invoice's rates). */
+function rateOfHsn(hsn: string, invoiceDate: Date | null): number {
   try {
-    return gstRateBasisPoints(hsn);
+    return gstRateBasisPoints(hsn, null, undefined, invoiceDate ?? undefined);
   } catch {
     return 1800;
   }

@@ -18,7 +18,7 @@ import {
 } from '../entities/index.js';
 import { Account, postEntry, type Posting } from '../ledger/index.js';
 import { findPlan, pricesOfPlans } from '../plans/index.js';
-import { computeInvoiceTax, resolveHsnCode, type GstLine, type InvoiceTax } from '../tax/index.js';
+import { computeInvoiceTax, resolveHsnCode, type GstLine, type GstLineInput, type InvoiceTax } from '../tax/index.js';
 import { getTenant, readSettings } from '../tenants/index.js';
 import type { CreateInvoiceBody, CreateInvoiceRequest, Invoice } from './invoices.schemas.js';
 import {
@@ -166,9 +166,10 @@ function taxInvoice(
   entity: EntityRow & { lut_refuse?: LutState | null },
   customer: Customer,
   currency: string,
-  lines: readonly { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null; discount_amount?: number }[],
+  lines: readonly GstLineInput[],
   rate: InvoiceExchangeRate,
   field: (index: number | null, name: string) => string = apiField,
+  invoiceDate?: Date,
 ): InvoiceTax {
   const tax = computeInvoiceTax({
     supplier: { country_code: entity.country_code, gstin: entity.gstin, state_code: entity.state_code, lut: entity.lut },
@@ -177,6 +178,7 @@ function taxInvoice(
     currency,
     exchangeRate: rate?.rate ?? null,
     field,
+    invoiceDate,
   });
   if (entity.lut_refuse && (tax.tax_type === 'export' || tax.tax_type === 'sez')) throw lutMissing({ id: entity.id, lut_refuse: entity.lut_refuse });
   if (tax.tax_type !== '' && tax.inr === null && tax.tax_amount > 0) {
@@ -249,8 +251,10 @@ export function buildDraftInvoice(
     hsn_code: resolveHsnCode(l.hsn_code, null, sacCode),
     tax_rate_bp: l.tax_rate_bp ?? null,
     discount_amount: l.discount_amount ?? 0,
+    supply_date: l.period_end ?? null,
   }));
-  const tax = taxInvoice(entity, input.customer, input.currency, taxLines, rate, input.field);
+  // Dated now (the invoice's date when issued at once; finalizing a draft computes it again then).
+  const tax = taxInvoice(entity, input.customer, input.currency, taxLines, rate, input.field, ctx.now);
   const id = newId();
   const row: InvoiceRow = {
     tenant_id: ctx.tenantId,
@@ -528,8 +532,11 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
       hsn_code: l.hsn_code,
       tax_rate_bp: l.explicit_rate_bp,
       discount_amount: l.discount_amount,
+      supply_date: l.period_end,
     })),
     rate,
+    apiField,
+    ctx.now,
   );
   const lines = drafted.map((l, i) => ({ ...l, ...lineTaxColumns(tax.lines[i]!) }));
   for (const [i, line] of lines.entries()) {

@@ -35,6 +35,7 @@
 import { errors } from '../../platform/errors.js';
 import { assertMinorUnits, convertMinorUnits, MAX_MINOR_UNITS, mulDivRoundHalfUp, sumMinorUnits } from '../../platform/money.js';
 import { gstinStateCode } from './gstin.js';
+import { timeOfSupplyForRate } from './rate-changes.js';
 import { gstRateBasisPoints } from './rates.js';
 import { gstState } from './states.js';
 
@@ -55,7 +56,15 @@ export function taxProviderOf(supplier: Pick<GstSupplier, 'country_code' | 'gsti
 export type GstCustomer = { country_code?: string | null; state_code?: string | null; gstin?: string | null; sez?: boolean };
 /** `hsn_code` is already resolved (see `resolveHsnCode`); `tax_rate_bp` overrides the code's rate. */
 /** `discount_amount` (a discount shown on the invoice) lowers the line's taxable value: amount = quantity × unit_amount − discount. */
-export type GstLineInput = { quantity: number; unit_amount: number; hsn_code: string; tax_rate_bp?: number | null; discount_amount?: number };
+export type GstLineInput = {
+  quantity: number;
+  unit_amount: number;
+  hsn_code: string;
+  tax_rate_bp?: number | null;
+  discount_amount?: number;
+  /** When the line's goods or services are supplied (a service period's end); the invoice date when not given. */
+  supply_date?: Date | null;
+};
 
 /** The INR amounts of a line (CGST Rules, rule 34): value converted, tax computed on it. */
 export type InrLine = { amount: number; cgst_amount: number; sgst_amount: number; igst_amount: number; tax_amount: number; total: number };
@@ -180,6 +189,13 @@ export type ComputeInvoiceTaxInput = {
   currency?: string;
   exchangeRate?: string | null;
   /**
+   * The invoice's date: a line takes the rate in force at its time of supply (CGST s.14 across a
+   * rate change, timeOfSupplyForRate). Without it, today's tables apply.
+   */
+  invoiceDate?: Date;
+  /** The date a payment was received before the invoice (an advance), if any. */
+  paymentDate?: Date;
+  /**
    * Names a request field in validation errors: `field(i, 'unit_amount')` for line i, and
    * `field(null, 'lines')` for the whole invoice. Defaults to the bare name.
    */
@@ -219,7 +235,10 @@ export function computeInvoiceTax(input: ComputeInvoiceTaxInput): InvoiceTax {
       throw new RangeError(`discount_amount must be an integer between 0 and the line amount ${gross}, got ${discount}`);
     }
     const amount = gross - discount;
-    const codeRate = regime.tax_type === '' ? 0 : gstRateBasisPoints(line.hsn_code, line.tax_rate_bp, (name) => field(i, name));
+    const rateDate = input.invoiceDate
+      ? timeOfSupplyForRate(line.hsn_code, { supply: line.supply_date ?? null, invoice: input.invoiceDate, payment: input.paymentDate })
+      : undefined;
+    const codeRate = regime.tax_type === '' ? 0 : gstRateBasisPoints(line.hsn_code, line.tax_rate_bp, (name) => field(i, name), rateDate);
     const appliedRate = zeroRated ? 0 : codeRate;
     const tax = taxOf(amount, appliedRate, regime);
     const total = checkedSum([amount, tax.tax_amount], field(i, 'unit_amount'), 'the line total with tax');

@@ -31,3 +31,4 @@ export {
   type LocalDate,
   type ZeroRatedSupply,
 } from './gst-periods.js';
+export { RATE_CHANGES, SEPT_2025_CHANGE, rateDate, rateInForce, timeOfSupplyForRate, type RateChange } from './rate-changes.js';

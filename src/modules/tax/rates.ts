@@ -1,4 +1,5 @@
 import { errors } from '../../platform/errors.js';
+import { rateInForce } from './rate-changes.js';
 import { findSacRate } from './sac.js';
 
 /**
@@ -30,6 +31,9 @@ export const GST_RATES: readonly GstRateEntry[] = [
   { code: '710231', rate_bp: 25, description: 'Diamonds, non-industrial, unworked or simply sawn' },
   { code: '6904', rate_bp: 1200, description: 'Ceramic building bricks' },
   { code: '2402', rate_bp: 2800, description: 'Cigars, cheroots, cigarettes (cess not included)' },
+  // Changed on 22 September 2025 (rate-changes.ts has the earlier rates).
+  { code: '8415', rate_bp: 1800, description: 'Air-conditioning machines' },
+  { code: '2201', rate_bp: 500, description: 'Waters, including mineral and aerated waters, not sweetened' },
 ];
 
 /** The SAC used when neither the line, the plan nor the tenant names one (DESIGN §6). */
@@ -44,7 +48,19 @@ const RATE_BY_CODE = new Map(GST_RATES.map((entry) => [entry.code, entry.rate_bp
 /** What the tables say about a code: a rate, "conditional" (no single rate), or nothing. */
 export type CodeRate = { kind: 'rate'; rate_bp: number } | { kind: 'conditional'; description: string; source: string } | { kind: 'unknown' };
 
-export function lookupGstCode(code: string): CodeRate {
+/**
+ * What the tables say about a code on `date` (the time of supply; now when not given): the rate in
+ * force then (rate-changes.ts walks back through the dated changes).
+ */
+export function lookupGstCode(code: string, date?: Date): CodeRate {
+  const now = lookupCurrentCode(code);
+  if (!date || now.kind === 'unknown') return now;
+  const rate = rateInForce(code, now.kind === 'rate' ? now.rate_bp : null, date);
+  if (rate === null) return now.kind === 'conditional' ? now : { kind: 'conditional', description: `HSN/SAC ${code} on that date`, source: 'rate-changes.ts' };
+  return { kind: 'rate', rate_bp: rate };
+}
+
+function lookupCurrentCode(code: string): CodeRate {
   if (!HSN_FORMAT.test(code)) return { kind: 'unknown' };
   if (code.startsWith('99')) {
     const sac = findSacRate(code);
@@ -65,20 +81,26 @@ export function lookupGstCode(code: string): CodeRate {
  * whose rate depends on more than the code. A goods code inherits its heading's rate (an 8-digit
  * tariff item its 6- or 4-digit heading's) unless listed itself.
  */
-export function findGstRate(code: string): number | undefined {
-  const found = lookupGstCode(code);
+export function findGstRate(code: string, date?: Date): number | undefined {
+  const found = lookupGstCode(code, date);
   return found.kind === 'rate' ? found.rate_bp : undefined;
 }
 
 /**
  * The rate a line is taxed at: `explicitRate` (the line's or plan's `tax_rate_bp`) when given,
  * else the code's rate; a 400 when the code is malformed, unknown, or has no single rate.
- * `field(name)` names the request field in the error (`lines.0.hsn_code`).
+ * `field(name)` names the request field in the error (`lines.0.hsn_code`). `date`: the time of
+ * supply whose rate applies (timeOfSupplyForRate); the rate in force now when not given.
  */
-export function gstRateBasisPoints(code: string, explicitRate?: number | null, field: (name: string) => string = (name) => name): number {
+export function gstRateBasisPoints(
+  code: string,
+  explicitRate?: number | null,
+  field: (name: string) => string = (name) => name,
+  date?: Date,
+): number {
   if (!HSN_FORMAT.test(code)) throw errors.invalidField(field('hsn_code'), `"${code}" is not a 4, 6 or 8 digit HSN/SAC code`);
   if (explicitRate !== undefined && explicitRate !== null) return explicitRate;
-  const found = lookupGstCode(code);
+  const found = lookupGstCode(code, date);
   if (found.kind === 'rate') return found.rate_bp;
   if (found.kind === 'conditional') {
     throw errors.invalidField(field('tax_rate_bp'), `SAC ${code} (${found.description}) has no single GST rate (${found.source}); give tax_rate_bp`);
