@@ -1,4 +1,4 @@
-import type { Timestamp } from '../../platform/db/schema.js';
+import type { Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 /** A customer advance and its receipt voucher (CGST Rules, rule 50): migrations/0280. */
 export interface CustomerAdvancesTable {
@@ -53,3 +53,9 @@ declare module '../../platform/db/schema.js' {
     advance_movements: AdvanceMovementsTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess): GSTR-1 tables 11A/11B read them as a report. */
+export const advancesTableAccess: TableAccess = {
+  customer_advances: { read: ['gst-returns'] },
+  advance_movements: { read: ['gst-returns'] },
+};
