@@ -109,6 +109,8 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     recurring,
     pollMs: config.workerPollMs,
     concurrency: config.workerConcurrency,
+    tenantConcurrency: config.workerTenantConcurrency,
+    groupConcurrency: config.workerEndpointConcurrency,
   });
 
   return {

@@ -32,6 +32,9 @@ const envSchema = z.object({
   KOSH_WORKER: z.enum(['on', 'off']).default('on'),
   KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
   KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
+  KOSH_USAGE_RETENTION_MONTHS: z.coerce.number().int().min(3).max(1200).optional(),
+  KOSH_WORKER_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
+  KOSH_WORKER_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   KOSH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   KOSH_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   KOSH_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
@@ -104,6 +107,12 @@ export type Config = {
   workerPollMs: number;
   /** Most jobs the started worker runs at once (webhook deliveries, e-mail…). */
   workerConcurrency: number;
+  /** Most running jobs of one tenant across all workers; undefined: half of workerConcurrency. */
+  workerTenantConcurrency: number | undefined;
+  /** Months of usage events kept (whole months dropped by the worker); undefined keeps them all. */
+  usageRetentionMonths: number | undefined;
+  /** Most running deliveries to one webhook endpoint across all workers; undefined: a quarter of workerConcurrency. */
+  workerEndpointConcurrency: number | undefined;
   dbPoolSize: number;
   /** Limits on PostgreSQL server connections (platform/db/database.ts). */
   dbTimeouts: DatabaseTimeouts;
@@ -194,6 +203,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runWorker: e.KOSH_WORKER === 'on',
     workerPollMs: e.KOSH_WORKER_POLL_MS,
     workerConcurrency: e.KOSH_WORKER_CONCURRENCY,
+    workerTenantConcurrency: e.KOSH_WORKER_TENANT_CONCURRENCY,
+    usageRetentionMonths: e.KOSH_USAGE_RETENTION_MONTHS,
+    workerEndpointConcurrency: e.KOSH_WORKER_ENDPOINT_CONCURRENCY,
     dbPoolSize: e.KOSH_DB_POOL_SIZE,
     dbTimeouts: {
       connectMs: e.KOSH_DB_CONNECT_TIMEOUT_MS,

@@ -36,7 +36,7 @@ import { registerMetrics } from './metrics.js';
 import { serializeRequest } from './request-log.js';
 import { limiter, registerRateLimits } from './rate-limits.js';
 import { sameSecret } from '../auth/secrets-compare.js';
-import { pendingJobCount } from '../jobs/jobs.js';
+import { jobBacklog, pendingJobCount } from '../jobs/jobs.js';
 import { runIdempotentAction, validateIdempotencyKey, type ActionResult } from '../idempotency/idempotency.js';
 import type { Ctx } from '../context.js';
 
@@ -317,7 +317,11 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     if (closing) reply.header('connection', 'close');
   });
 
-  const metrics = registerMetrics(app, () => pendingJobCount(deps.db));
+  const metrics = registerMetrics(
+    app,
+    () => pendingJobCount(deps.db),
+    () => jobBacklog(deps.db, deps.clock.now()),
+  );
 
   await app.register(swagger, {
     openapi: {
@@ -361,8 +365,11 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('database did not answer in time')), READY_TIMEOUT_MS);
       });
-      await Promise.race([sql`SELECT 1`.execute(deps.db), timeout]).finally(() => clearTimeout(timer));
-      return { status: 'ready', database: 'ok' };
+      // The queue's backlog rides along (decision 0321): the process is ready whatever it says.
+      const jobs = await Promise.race([sql`SELECT 1`.execute(deps.db).then(() => jobBacklog(deps.db, deps.clock.now())), timeout]).finally(() =>
+        clearTimeout(timer),
+      );
+      return { status: 'ready', database: 'ok', jobs };
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: 'unreachable' });
     }
