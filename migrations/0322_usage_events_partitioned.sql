@@ -11,6 +11,8 @@
 -- The existing rows are copied once (this migration's run time grows with the table); the
 -- previous release's insert (ON CONFLICT DO NOTHING) still works on the new table.
 
+-- contract: the table is renamed only to be copied into a new usage_events with the same columns;
+-- the previous release reads and writes the name usage_events, which exists again below.
 ALTER TABLE usage_events RENAME TO usage_events_before_partitioning;
 ALTER INDEX usage_events_aggregation RENAME TO usage_events_before_partitioning_aggregation;
 ALTER TABLE usage_events_before_partitioning RENAME CONSTRAINT usage_events_pkey TO usage_events_before_partitioning_pkey;
@@ -56,4 +58,5 @@ END $$;
 
 INSERT INTO usage_events SELECT tenant_id, transaction_id, customer_id, metric_id, ts, value, value_key, properties, created_at FROM usage_events_before_partitioning;
 INSERT INTO usage_event_keys SELECT tenant_id, transaction_id, ts FROM usage_events_before_partitioning;
+-- contract: the copy made above; no release has ever used this name.
 DROP TABLE usage_events_before_partitioning;

@@ -9,6 +9,7 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: z.string().optional(),
+  DATABASE_READ_URL: z.string().optional(),
   KOSH_DATA_DIR: z.string().default('./.kosh'),
   KOSH_MODE: z.enum(['test', 'live']).default('test'),
   KOSH_REGISTRATION: z.enum(['open', 'admin']).optional(),
@@ -97,6 +98,8 @@ export type Config = {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** A streaming replica for reports, exports and analytics (decision 0324); unset: the primary. */
+  readDatabaseUrl: string | undefined;
   dataDir: string;
   mode: 'test' | 'live';
   /** `open`: anyone may register a tenant; `admin`: registration needs KOSH_ADMIN_TOKEN. */
@@ -193,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL || undefined,
+    readDatabaseUrl: e.DATABASE_READ_URL || undefined,
     dataDir: e.KOSH_DATA_DIR,
     mode: e.KOSH_MODE,
     // Open registration is the friendly default for a test-mode deployment; a live deployment

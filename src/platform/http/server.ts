@@ -77,6 +77,8 @@ export type HttpDeps = {
   secrets: SecretBox;
   /** Which database: on a PostgreSQL server rate-limit budgets are held there, shared by all processes. */
   database?: Pick<Database, 'kind'>;
+  /** Where reports read (a replica under DATABASE_READ_URL); `db` when absent. */
+  readDb?: Kysely<DB>;
 };
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -181,6 +183,15 @@ function auditedAction(request: FastifyRequest, actor: Principal['actor'], actio
 /** A read in the caller's tenant. Reads need no transaction; `tx` is the pool. */
 export function readCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
   return { tx: deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
+}
+
+/**
+ * For reports, exports and analytics only: reads from the replica when DATABASE_READ_URL is set
+ * (decision 0324), so they may lag the primary by the replication delay. Never for a read that
+ * decides a write.
+ */
+export function reportCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
+  return { tx: deps.readDb ?? deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
 }
 
 export type HttpOptions = {
