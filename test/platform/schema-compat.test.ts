@@ -12,6 +12,15 @@ import { describe, expect, it } from 'vitest';
  */
 const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));
 const FIRST_CHECKED = 271;
+/**
+ * Landed before this check, with what they break during a rolling upgrade (they cannot be edited):
+ * the upgrade notes must say so.
+ */
+const LANDED_BEFORE_THE_CHECK: Record<string, string> = {
+  // legal_entities.functional_currency SET NOT NULL without a default: the previous release's
+  // entity creation fails until every process runs the new release.
+  '0290_functional_currency.sql': 'makes a column NOT NULL',
+};
 
 const CONTRACTING: [RegExp, string][] = [
   [/\bDROP\s+COLUMN\b/i, 'drops a column'],
@@ -66,7 +75,9 @@ describe('migrations are expand-then-contract', () => {
   it('every contracting statement since the rule carries a "-- contract:" reason', () => {
     const files = readdirSync(MIGRATIONS).filter((f) => /^\d{4}_.*\.sql$/.test(f) && Number(f.slice(0, 4)) >= FIRST_CHECKED);
     expect(files.length).toBeGreaterThan(0);
-    const violations = files.flatMap((f) => contractViolations(f, readFileSync(join(MIGRATIONS, f), 'utf8')));
+    const violations = files
+      .flatMap((f) => contractViolations(f, readFileSync(join(MIGRATIONS, f), 'utf8')))
+      .filter((v) => !Object.entries(LANDED_BEFORE_THE_CHECK).some(([file, what]) => v.startsWith(`${file}: ${what} `)));
     expect(violations).toEqual([]);
   });
 
