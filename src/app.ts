@@ -72,7 +72,13 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   const clock = options.clock ?? systemClock;
   const database =
     options.database ??
-    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, timeouts: config.dbTimeouts }));
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      readUrl: config.readDatabaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.dbPoolSize,
+      timeouts: config.dbTimeouts,
+    }));
   try {
     await migrateWhenReachable(database.pool, (line) => logger.info(line), config.dbStartupWaitMs);
   } catch (error) {
@@ -82,7 +88,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
 
   warnOpenTestDeployment(config, logger);
   const secrets = createSecretBox(resolveSecretKey(config));
-  const deps: AppDeps = { db: database.db, database, clock, config, logger, version: VERSION, secrets };
+  const deps: AppDeps = { db: database.db, readDb: database.readDb, database, clock, config, logger, version: VERSION, secrets };
   const modules = [...domainModules, ...flowModules];
   for (const m of modules) m.init?.(deps);
 
@@ -116,6 +122,8 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     recurring,
     pollMs: config.workerPollMs,
     concurrency: config.workerConcurrency,
+    tenantConcurrency: config.workerTenantConcurrency,
+    groupConcurrency: config.workerEndpointConcurrency,
   });
 
   return {

@@ -9,6 +9,7 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: z.string().optional(),
+  DATABASE_READ_URL: z.string().optional(),
   KOSH_DATA_DIR: z.string().default('./.kosh'),
   KOSH_MODE: z.enum(['test', 'live']).default('test'),
   KOSH_REGISTRATION: z.enum(['open', 'admin']).optional(),
@@ -32,6 +33,9 @@ const envSchema = z.object({
   KOSH_WORKER: z.enum(['on', 'off']).default('on'),
   KOSH_WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
   KOSH_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(40),
+  KOSH_USAGE_RETENTION_MONTHS: z.coerce.number().int().min(3).max(1200).optional(),
+  KOSH_WORKER_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
+  KOSH_WORKER_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   KOSH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   KOSH_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   KOSH_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
@@ -94,6 +98,8 @@ export type Config = {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** A streaming replica for reports, exports and analytics (decision 0324); unset: the primary. */
+  readDatabaseUrl: string | undefined;
   dataDir: string;
   mode: 'test' | 'live';
   /** `open`: anyone may register a tenant; `admin`: registration needs KOSH_ADMIN_TOKEN. */
@@ -104,6 +110,12 @@ export type Config = {
   workerPollMs: number;
   /** Most jobs the started worker runs at once (webhook deliveries, e-mail…). */
   workerConcurrency: number;
+  /** Most running jobs of one tenant across all workers; undefined: half of workerConcurrency. */
+  workerTenantConcurrency: number | undefined;
+  /** Months of usage events kept (whole months dropped by the worker); undefined keeps them all. */
+  usageRetentionMonths: number | undefined;
+  /** Most running deliveries to one webhook endpoint across all workers; undefined: a quarter of workerConcurrency. */
+  workerEndpointConcurrency: number | undefined;
   dbPoolSize: number;
   /** Limits on PostgreSQL server connections (platform/db/database.ts). */
   dbTimeouts: DatabaseTimeouts;
@@ -184,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL || undefined,
+    readDatabaseUrl: e.DATABASE_READ_URL || undefined,
     dataDir: e.KOSH_DATA_DIR,
     mode: e.KOSH_MODE,
     // Open registration is the friendly default for a test-mode deployment; a live deployment
@@ -194,6 +207,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runWorker: e.KOSH_WORKER === 'on',
     workerPollMs: e.KOSH_WORKER_POLL_MS,
     workerConcurrency: e.KOSH_WORKER_CONCURRENCY,
+    workerTenantConcurrency: e.KOSH_WORKER_TENANT_CONCURRENCY,
+    usageRetentionMonths: e.KOSH_USAGE_RETENTION_MONTHS,
+    workerEndpointConcurrency: e.KOSH_WORKER_ENDPOINT_CONCURRENCY,
     dbPoolSize: e.KOSH_DB_POOL_SIZE,
     dbTimeouts: {
       connectMs: e.KOSH_DB_CONNECT_TIMEOUT_MS,

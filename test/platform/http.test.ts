@@ -32,7 +32,9 @@ describe('system endpoints', () => {
   it('GET /readyz answers ready when the database answers', async () => {
     const res = await t.api('GET', '/readyz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ready', database: 'ok' });
+    expect(res.body).toMatchObject({ status: 'ready', database: 'ok' });
+    // The job backlog per priority class rides along (decision 0321).
+    expect(res.body.jobs.classes.map((c: { priority: string }) => c.priority)).toEqual(['money', 'notices', 'deliveries', 'background']);
   });
 
   it('GET /version answers the package version', async () => {

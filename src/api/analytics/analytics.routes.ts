@@ -3,7 +3,7 @@ import type { AppDeps } from '../../app-deps.js';
 import { jsonOrCsv, sendCsv, wantsCsv } from '../../platform/http/csv.js';
 import { dataEnvelope, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { errors } from '../../platform/errors.js';
-import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { reportCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import {
   agingInvoiceSchema,
   agingQuery,
@@ -42,7 +42,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const report = await getMrr(readCtx(deps, request), request.query);
+      const report = await getMrr(reportCtx(deps, request), request.query);
       if (wantsCsv(request)) {
         return sendCsv(
           reply,
@@ -66,7 +66,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const ctx = readCtx(deps, request);
+      const ctx = reportCtx(deps, request);
       const q = request.query;
       if (q.bucket !== undefined || q.month !== undefined) {
         if (!q.bucket) throw errors.invalidField('bucket', 'is required with month');
@@ -108,7 +108,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const report = await getChurn(readCtx(deps, request), request.query);
+      const report = await getChurn(reportCtx(deps, request), request.query);
       if (wantsCsv(request)) {
         const columns = [
           'month',
@@ -139,7 +139,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const report = await getCohorts(readCtx(deps, request), request.query);
+      const report = await getCohorts(reportCtx(deps, request), request.query);
       if (wantsCsv(request)) {
         const rows = report.cohorts.flatMap((c) => c.months.map((m) => ({ cohort: c.cohort, cohort_customers: c.customers, cohort_mrr: c.mrr, ...m })));
         return sendCsv(
@@ -164,7 +164,7 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const ctx = readCtx(deps, request);
+      const ctx = reportCtx(deps, request);
       const q = request.query;
       if (q.bucket) {
         const page = toPage(q);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { csvText } from '../../platform/http/csv.js';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
-import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
+import { principalOf, readCtx, reportCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { journalEntrySchema } from '../../modules/ledger/index.js';
 import {
   exportQuery,
@@ -92,7 +92,7 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
     },
     async (request) => {
       const { from, to } = rangeOf(request.query);
-      return { data: await revenueReport(readCtx(deps, request), { from, to, currency: request.query.currency }) };
+      return { data: await revenueReport(reportCtx(deps, request), { from, to, currency: request.query.currency }) };
     },
   );
 
@@ -112,7 +112,7 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: dataEnvelope(trialBalanceSchema) },
       },
     },
-    async (request) => ({ data: await trialBalance(readCtx(deps, request), request.query) }),
+    async (request) => ({ data: await trialBalance(reportCtx(deps, request), request.query) }),
   );
 
   app.get(
@@ -127,7 +127,7 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
     },
     async (request) => {
       const page = toPage(request.query);
-      const { entries, total } = await listJournalEntries(readCtx(deps, request), request.query, page);
+      const { entries, total } = await listJournalEntries(reportCtx(deps, request), request.query, page);
       return listResponse(entries, total, page);
     },
   );
@@ -143,7 +143,7 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const stream = exportGeneralLedger(readCtx(deps, request), request.query);
+      const stream = exportGeneralLedger(reportCtx(deps, request), request.query);
       // Streamed: the document's string is the concatenation of the stream's chunks.
       return reply
         .type('text/csv; charset=utf-8')

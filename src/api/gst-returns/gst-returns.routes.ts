@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope } from '../../platform/http/envelope.js';
-import { readCtx, type KoshApp } from '../../platform/http/server.js';
+import { reportCtx, type KoshApp } from '../../platform/http/server.js';
 import { csvResponse, gstr1Schema, gstr3bSchema, returnQuery } from '../../modules/gst-returns/index.js';
 import { getGstr1, getGstr1Csv, getGstr3b, getGstr3bCsv } from '../../modules/gst-returns/index.js';
 
@@ -22,7 +22,7 @@ export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const { entity_id, period, format } = request.query;
-      const ctx = readCtx(deps, request);
+      const ctx = reportCtx(deps, request);
       if (format === 'csv') return csv(reply, `GSTR1-${period}`, await getGstr1Csv(ctx, entity_id, period));
       return { data: await getGstr1(ctx, entity_id, period) };
     },
@@ -44,7 +44,7 @@ export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
     },
     async (request, reply) => {
       const { entity_id, period, format } = request.query;
-      const ctx = readCtx(deps, request);
+      const ctx = reportCtx(deps, request);
       if (format === 'csv') return csv(reply, `GSTR3B-${period}`, await getGstr3bCsv(ctx, entity_id, period));
       return { data: await getGstr3b(ctx, entity_id, period) };
     },

@@ -38,17 +38,30 @@ export type EventInsert = {
 };
 
 /**
- * Stores a batch in ONE statement: the rows travel as one JSON parameter (json_to_recordset), a
- * transaction_id already stored (or repeated within the batch) is skipped by ON CONFLICT DO
- * NOTHING. Answers how many rows were inserted; the rest were duplicates.
+ * Stores a batch in ONE statement: the rows travel as one JSON parameter (json_to_recordset). The
+ * key table `usage_event_keys` takes each (tenant, transaction_id) once whatever its timestamp; an
+ * event whose key is already there (or repeated earlier in the batch) is skipped. The events table
+ * is partitioned by month (migration 0322), so its own key includes `ts` and cannot deduplicate.
+ * Answers how many rows were inserted; the rest were duplicates.
  */
 export async function insertEvents(tx: Tx, tenantId: string, events: EventInsert[], now: Date): Promise<number> {
   if (events.length === 0) return 0;
   const result = await sql`
+    WITH e AS (
+      SELECT DISTINCT ON (e.transaction_id) e.*
+        FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(events)}::jsonb)
+            AS (transaction_id text, customer_id uuid, metric_id uuid, ts timestamptz, value numeric, value_key text, properties jsonb))
+          WITH ORDINALITY AS e(transaction_id, customer_id, metric_id, ts, value, value_key, properties, n)
+        ORDER BY e.transaction_id, e.n
+    ), fresh AS (
+      INSERT INTO usage_event_keys (tenant_id, transaction_id, ts)
+      SELECT ${tenantId}::uuid, e.transaction_id, e.ts FROM e
+      ON CONFLICT DO NOTHING
+      RETURNING transaction_id
+    )
     INSERT INTO usage_events (tenant_id, transaction_id, customer_id, metric_id, ts, value, value_key, properties, created_at)
     SELECT ${tenantId}::uuid, e.transaction_id, e.customer_id, e.metric_id, e.ts, e.value, e.value_key, COALESCE(e.properties, '{}'::jsonb), ${now}::timestamptz
-      FROM jsonb_to_recordset(${JSON.stringify(events)}::jsonb)
-        AS e(transaction_id text, customer_id uuid, metric_id uuid, ts timestamptz, value numeric, value_key text, properties jsonb)
+      FROM e JOIN fresh USING (transaction_id)
     ON CONFLICT DO NOTHING`.execute(tx);
   return Number(result.numAffectedRows ?? 0);
 }

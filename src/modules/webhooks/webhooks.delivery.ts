@@ -38,8 +38,17 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * re-run for every retry (RetryJobAt), so it allows far more runs than a delivery has attempts;
  * the delivery row, not the job, counts attempts.
  */
-export function deliveryJob(tenantId: string, deliveryId: string, runAt: Date): JobSpec {
-  return { kind: DELIVER_JOB, tenantId, payload: { delivery_id: deliveryId }, runAt, uniqueKey: `${DELIVER_JOB}:${deliveryId}`, maxAttempts: 1000 };
+export function deliveryJob(tenantId: string, deliveryId: string, runAt: Date, endpointId: string): JobSpec {
+  return {
+    kind: DELIVER_JOB,
+    tenantId,
+    payload: { delivery_id: deliveryId },
+    runAt,
+    uniqueKey: `${DELIVER_JOB}:${deliveryId}`,
+    maxAttempts: 1000,
+    // An endpoint that never answers holds only its group's share of the worker slots.
+    concurrencyKey: `webhook_endpoint:${endpointId}`,
+  };
 }
 
 const inFlight = new Map<string, number>();
@@ -142,7 +151,7 @@ async function releaseSuccessor(env: JobEnv, finished: DeliveryTarget): Promise<
   const now = env.clock.now();
   await env.db.transaction().execute(async (tx) => {
     const next = await releaseNextWaiting(tx, finished.tenant_id, finished.webhook_endpoint_id, finished.object_id!, now);
-    if (next) await enqueueJob(tx, now, deliveryJob(finished.tenant_id, next, now));
+    if (next) await enqueueJob(tx, now, deliveryJob(finished.tenant_id, next, now, finished.webhook_endpoint_id));
   });
 }
 

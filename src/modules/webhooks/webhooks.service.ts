@@ -225,7 +225,7 @@ export async function createDeliveries(ctx: Ctx, events: DeliverableEvent[]): Pr
   await enqueueJobs(
     ctx.tx,
     ctx.now,
-    rows.filter((r) => r.next_retry_at !== null).map((r) => deliveryJob(ctx.tenantId, r.id, ctx.now)),
+    rows.filter((r) => r.next_retry_at !== null).map((r) => deliveryJob(ctx.tenantId, r.id, ctx.now, r.webhook_endpoint_id)),
   );
   return rows;
 }

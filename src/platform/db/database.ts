@@ -12,6 +12,11 @@ export type DatabaseKind = 'pglite' | 'postgres';
 
 export type Database = {
   db: Kysely<DB>;
+  /**
+   * Reports, exports and analytics read here: a streaming replica when DATABASE_READ_URL is set
+   * (decision 0324), else the same as `db`. Never for money writes or read-then-write paths.
+   */
+  readDb: Kysely<DB>;
   pool: pg.Pool;
   kind: DatabaseKind;
   close(): Promise<void>;
@@ -38,6 +43,8 @@ const typeOverrides = {
 export type DatabaseOptions = {
   /** PostgreSQL server; when absent, the embedded PGlite database is used. */
   databaseUrl?: string;
+  /** A read replica of that server for reports and analytics (DATABASE_READ_URL). */
+  readUrl?: string;
   /** Embedded data directory, or `memory://` for a throwaway in-memory database. */
   dataDir?: string;
   poolSize?: number;
@@ -78,34 +85,50 @@ async function closePool(db: Kysely<DB>, pool: pg.Pool): Promise<void> {
   if (!pool.ending) await pool.end();
 }
 
+function serverPool(connectionString: string, max: number, timeouts: DatabaseTimeouts): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    types: typeOverrides,
+    Client: PipeliningClient, // deferred writes share round trips (pipeline.ts)
+    connectionTimeoutMillis: timeouts.connectMs,
+    statement_timeout: timeouts.statementMs,
+    lock_timeout: timeouts.lockMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+    query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  // An idle connection the server drops (restart, failover, pg_terminate_backend) is reported as
+  // a pool 'error' event; unhandled, that event kills the process. The pool has already discarded
+  // the client and the next query opens a fresh one, so there is nothing else to do. A connection
+  // that is checked out when it drops is handled by PipeliningClient itself.
+  pool.on('error', () => {});
+  return pool;
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-    const pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
-      types: typeOverrides,
-      Client: PipeliningClient, // deferred writes share round trips (pipeline.ts)
-      connectionTimeoutMillis: timeouts.connectMs,
-      statement_timeout: timeouts.statementMs,
-      lock_timeout: timeouts.lockMs,
-      idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
-      query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-    });
-    // An idle connection the server drops (restart, failover, pg_terminate_backend) is reported as
-    // a pool 'error' event; unhandled, that event kills the process. The pool has already discarded
-    // the client and the next query opens a fresh one, so there is nothing else to do. A connection
-    // that is checked out when it drops is handled by PipeliningClient itself.
-    pool.on('error', () => {});
+    const pool = serverPool(options.databaseUrl, options.poolSize ?? 10, timeouts);
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     registerPool(db, pool);
+    let readDb = db;
+    let readPool: pg.Pool | undefined;
+    if (options.readUrl) {
+      readPool = serverPool(options.readUrl, options.poolSize ?? 10, timeouts);
+      readDb = new Kysely<DB>({ dialect: new PostgresDialect({ pool: readPool }) });
+      registerPool(readDb, readPool);
+    }
     return {
       db,
+      readDb,
       pool,
       kind: 'postgres',
-      close: () => closePool(db, pool),
+      close: async () => {
+        await closePool(db, pool);
+        if (readPool) await closePool(readDb, readPool);
+      },
     };
   }
 
@@ -138,6 +161,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
   return {
     db,
+    readDb: db,
     pool,
     kind: 'pglite',
     close: async () => {

@@ -27,10 +27,37 @@ export function readMigrations(dir = MIGRATIONS_DIR): MigrationFile[] {
 }
 
 /**
+ * The usual start: every migration of this build is recorded, unchanged. Checked with one plain
+ * statement — no session settings, no advisory lock — so a process starting behind a
+ * transaction-mode pooler (PgBouncer) leaves nothing behind on a shared server connection. Only
+ * when something is pending does `migrate` take its session (run `kosh migrate` directly against
+ * PostgreSQL for that).
+ */
+async function upToDate(pool: pg.Pool, log: (line: string) => void, dir: string): Promise<boolean> {
+  let rows: { version: string; name: string; checksum: string }[];
+  try {
+    rows = (await pool.query<{ version: string; name: string; checksum: string }>('SELECT version, name, checksum FROM schema_migrations')).rows;
+  } catch (error) {
+    if ((error as { code?: string }).code === '42P01') return false; // no table yet: a new database
+    throw error;
+  }
+  const done = new Map(rows.map((r) => [r.version, r.checksum]));
+  const files = readMigrations(dir);
+  if (!files.every((m) => done.get(m.version) === m.checksum)) return false;
+  const known = new Set(files.map((m) => m.version));
+  const newer = rows.filter((r) => !known.has(r.version)).map((r) => `${r.version}_${r.name}`);
+  if (newer.length > 0) {
+    log(`the database has migrations this build does not know (${newer.join(', ')}): a newer release migrated it; finish the upgrade`);
+  }
+  return true;
+}
+
+/**
  * Applies every numbered migration not yet recorded, each in its own transaction. A recorded
  * migration whose file changed is refused: migrations are never edited once landed.
  */
 export async function migrate(pool: pg.Pool, log: (line: string) => void = () => {}, dir = MIGRATIONS_DIR): Promise<string[]> {
+  if (await upToDate(pool, log, dir)) return [];
   const client = await pool.connect();
   const applied: string[] = [];
   try {

@@ -1,11 +1,12 @@
 import client from 'prom-client';
 import type { FastifyInstance } from 'fastify';
+import type { JobBacklog } from '../jobs/jobs.js';
 
 /**
  * Prometheus metrics (one registry per app instance, so tests can run several apps in a process):
  * requests by route and status, latency histograms, and the job-queue depth read at scrape time.
  */
-export function registerMetrics(app: FastifyInstance, queueDepth: () => Promise<number>): client.Registry {
+export function registerMetrics(app: FastifyInstance, queueDepth: () => Promise<number>, backlog?: () => Promise<JobBacklog>): client.Registry {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const requests = new client.Counter({
@@ -33,6 +34,46 @@ export function registerMetrics(app: FastifyInstance, queueDepth: () => Promise<
       }
     },
   });
+
+  if (backlog) {
+    // One query at scrape time feeds the three gauges below.
+    let reading: Promise<JobBacklog | null> | null = null;
+    const read = () => {
+      reading ??= backlog()
+        .catch(() => null)
+        .finally(() => setTimeout(() => (reading = null), 0));
+      return reading;
+    };
+    new client.Gauge({
+      name: 'kosh_job_backlog',
+      help: 'Jobs due and not yet claimed, by priority class (money, notices, deliveries, background)',
+      labelNames: ['priority'] as const,
+      registers: [registry],
+      async collect() {
+        const b = await read();
+        for (const c of b?.classes ?? []) this.set({ priority: c.priority }, c.due);
+      },
+    });
+    new client.Gauge({
+      name: 'kosh_job_oldest_due_seconds',
+      help: 'How long the oldest due, unclaimed job of each priority class has waited',
+      labelNames: ['priority'] as const,
+      registers: [registry],
+      async collect() {
+        const b = await read();
+        for (const c of b?.classes ?? []) this.set({ priority: c.priority }, c.oldest_due_seconds);
+      },
+    });
+    new client.Gauge({
+      name: 'kosh_jobs_running',
+      help: 'Jobs claimed and running, all workers together',
+      registers: [registry],
+      async collect() {
+        const b = await read();
+        if (b) this.set(b.running);
+      },
+    });
+  }
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -38,7 +38,7 @@ import { registerMetrics } from './metrics.js';
 import { serializeRequest } from './request-log.js';
 import { limiter, registerRateLimits } from './rate-limits.js';
 import { sameSecret } from '../auth/secrets-compare.js';
-import { pendingJobCount } from '../jobs/jobs.js';
+import { jobBacklog, pendingJobCount } from '../jobs/jobs.js';
 import { runIdempotentAction, validateIdempotencyKey, type ActionResult } from '../idempotency/idempotency.js';
 import type { Ctx } from '../context.js';
 
@@ -79,6 +79,8 @@ export type HttpDeps = {
   secrets: SecretBox;
   /** Which database: on a PostgreSQL server rate-limit budgets are held there, shared by all processes. */
   database?: Pick<Database, 'kind'>;
+  /** Where reports read (a replica under DATABASE_READ_URL); `db` when absent. */
+  readDb?: Kysely<DB>;
 };
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -183,6 +185,15 @@ function auditedAction(request: FastifyRequest, actor: Principal['actor'], actio
 /** A read in the caller's tenant. Reads need no transaction; `tx` is the pool. */
 export function readCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
   return { tx: deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
+}
+
+/**
+ * For reports, exports and analytics only: reads from the replica when DATABASE_READ_URL is set
+ * (decision 0324), so they may lag the primary by the replication delay. Never for a read that
+ * decides a write.
+ */
+export function reportCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
+  return { tx: deps.readDb ?? deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
 }
 
 export type HttpOptions = {
@@ -363,7 +374,11 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     });
   }
 
-  const metrics = registerMetrics(app, () => pendingJobCount(deps.db));
+  const metrics = registerMetrics(
+    app,
+    () => pendingJobCount(deps.db),
+    () => jobBacklog(deps.db, deps.clock.now()),
+  );
 
   await app.register(swagger, {
     openapi: {
@@ -425,8 +440,11 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('database did not answer in time')), READY_TIMEOUT_MS);
       });
-      await Promise.race([sql`SELECT 1`.execute(deps.db), timeout]).finally(() => clearTimeout(timer));
-      return { status: 'ready', database: 'ok' };
+      // The queue's backlog rides along (decision 0321): the process is ready whatever it says.
+      const jobs = await Promise.race([sql`SELECT 1`.execute(deps.db).then(() => jobBacklog(deps.db, deps.clock.now())), timeout]).finally(() =>
+        clearTimeout(timer),
+      );
+      return { status: 'ready', database: 'ok', jobs };
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: 'unreachable' });
     }

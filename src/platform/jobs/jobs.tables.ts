@@ -16,6 +16,10 @@ export interface JobsTable {
   locked_until: Timestamp | null;
   last_error: string | null;
   unique_key: string | null;
+  /** Priority class (priorities.ts): 0 money, 1 notices, 2 deliveries, 3 background. */
+  priority: number;
+  /** A group whose running jobs are capped together (a webhook endpoint), or null. */
+  concurrency_key: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

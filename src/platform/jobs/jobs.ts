@@ -11,6 +11,7 @@ import { newId } from '../ids.js';
 import { Coalescer } from '../coalesce.js';
 import type { JobsTable } from './jobs.tables.js';
 import './jobs.tables.js';
+import { JOB_PRIORITY_CLASSES, jobPriority } from './priorities.js';
 
 export type Job = Selectable<JobsTable>;
 
@@ -25,6 +26,11 @@ export type JobSpec = {
   maxAttempts?: number;
   /** A job without a tenant may still belong to one mode (a recurring sweep of that mode's tenants). */
   mode?: 'test' | 'live';
+  /**
+   * Jobs with the same key run at most `groupConcurrency` at a time across all workers (a webhook
+   * endpoint that never answers holds only that many slots).
+   */
+  concurrencyKey?: string;
 };
 
 function jobRow(now: Date, spec: JobSpec) {
@@ -41,6 +47,8 @@ function jobRow(now: Date, spec: JobSpec) {
     max_attempts: spec.maxAttempts ?? 8,
     run_at: spec.runAt ?? now,
     unique_key: spec.uniqueKey ?? null,
+    priority: jobPriority(spec.kind),
+    concurrency_key: spec.concurrencyKey ?? null,
     created_at: now,
     updated_at: now,
   };
@@ -54,17 +62,22 @@ export async function enqueueJob(tx: Tx, now: Date, spec: JobSpec): Promise<void
   await enqueueJobs(tx, now, [spec]);
 }
 
-/** Several jobs in one statement (same rules as enqueueJob). */
+const ENQUEUE_CHUNK = 4_000;
+
+/** Several jobs in one statement per 4 000 (same rules as enqueueJob). */
 export async function enqueueJobs(tx: Tx, now: Date, specs: JobSpec[]): Promise<void> {
   if (specs.length === 0) return;
   const rows = specs.map((spec) => jobRow(now, spec));
-  await deferWrite(
-    tx,
-    tx
-      .insertInto('jobs')
-      .values(rows)
-      .onConflict((oc) => oc.column('unique_key').doNothing()),
-  );
+  // A statement carries at most 65 535 parameters (15 a row).
+  for (let i = 0; i < rows.length; i += ENQUEUE_CHUNK) {
+    await deferWrite(
+      tx,
+      tx
+        .insertInto('jobs')
+        .values(rows.slice(i, i + ENQUEUE_CHUNK))
+        .onConflict((oc) => oc.column('unique_key').doNothing()),
+    );
+  }
 }
 
 /**
@@ -168,6 +181,10 @@ export type WorkerOptions = {
   concurrency?: number;
   /** How long a claim holds a job (renewed while it runs); DEFAULT_LEASE_MS. */
   leaseMs?: number;
+  /** Most jobs of one tenant running at once, across all workers (default: half of `concurrency`). */
+  tenantConcurrency?: number;
+  /** Most jobs of one concurrency group (a webhook endpoint) running at once, across all workers (default: a quarter of `concurrency`). */
+  groupConcurrency?: number;
 };
 
 /**
@@ -187,6 +204,8 @@ export class Worker {
   private readonly recurring: RecurringJob[];
   private readonly concurrency: number;
   private readonly leaseMs: number;
+  private readonly tenantConcurrency: number;
+  private readonly groupConcurrency: number;
   /** Jobs this worker is running now: their leases are renewed until they finish. */
   private readonly holding = new Map<string, number>();
   private renewer: NodeJS.Timeout | undefined;
@@ -220,11 +239,20 @@ export class Worker {
     this.recurring = options.recurring ?? [];
     this.concurrency = Math.max(1, options.concurrency ?? 2 * this.batchSize);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.tenantConcurrency = Math.max(1, options.tenantConcurrency ?? Math.floor(this.concurrency / 2));
+    this.groupConcurrency = Math.max(1, options.groupConcurrency ?? Math.floor(this.concurrency / 4));
   }
 
   /** The kinds this worker runs, and its limits: what it says when it starts. */
-  describe(): { mode: string; concurrency: number; lease_ms: number; kinds: string[] } {
-    return { mode: this.env.config.mode, concurrency: this.concurrency, lease_ms: this.leaseMs, kinds: Object.keys(this.handlers).sort() };
+  describe(): { mode: string; concurrency: number; tenant_concurrency: number; group_concurrency: number; lease_ms: number; kinds: string[] } {
+    return {
+      mode: this.env.config.mode,
+      concurrency: this.concurrency,
+      tenant_concurrency: this.tenantConcurrency,
+      group_concurrency: this.groupConcurrency,
+      lease_ms: this.leaseMs,
+      kinds: Object.keys(this.handlers).sort(),
+    };
   }
 
   start(): void {
@@ -305,25 +333,59 @@ export class Worker {
       .execute();
   }
 
+  /**
+   * Claims up to `limit` due jobs: the lowest priority class first, then the earliest due, and
+   * never more running jobs of one tenant than `tenantConcurrency`, nor of one concurrency group
+   * (a webhook endpoint) than `groupConcurrency`, counting what every worker runs (decision 0321).
+   * Tenants and groups at their cap are left out of the scan, so their backlog cannot crowd out
+   * anyone else's jobs; a candidate window of a few claims' worth is ranked per tenant and per
+   * group so one claim cannot overshoot a cap either.
+   */
   private async claim(now: Date, limit: number): Promise<Job[]> {
-    // The claim must follow the jobs_due index and stop at LIMIT. With the statistics of a small
-    // or empty `jobs` table (a burst of thousands of mails before autovacuum analyses it),
-    // PostgreSQL planned it as a bitmap scan over every queued job plus a sort: tens of ms a
-    // claim at 30 000 queued instead of 0.2 ms. The planner is told so for this transaction only.
+    // The candidate scan must follow the jobs_due_by_priority index and stop at its LIMIT. With the
+    // statistics of a small or empty `jobs` table (a burst of thousands of mails before autovacuum
+    // analyses it), PostgreSQL planned such a scan as a bitmap scan over every queued job plus a
+    // sort: tens of ms a claim at 30 000 queued instead of 0.2 ms. The planner is told so for this
+    // transaction only.
     return this.env.db.transaction().execute(async (tx) => {
       await deferWrite(tx, sql`SET LOCAL enable_bitmapscan = off`);
       await deferWrite(tx, sql`SET LOCAL enable_seqscan = off`);
       const jobs = await sql<Job>`
+        WITH running AS (
+          SELECT tenant_id, concurrency_key FROM jobs WHERE state = 'running' AND locked_until > ${now}
+        ), tenants_running AS (
+          SELECT tenant_id, count(*) AS n FROM running WHERE tenant_id IS NOT NULL GROUP BY tenant_id
+        ), groups_running AS (
+          SELECT concurrency_key, count(*) AS n FROM running WHERE concurrency_key IS NOT NULL GROUP BY concurrency_key
+        ), candidates AS (
+          SELECT id, tenant_id, concurrency_key, priority, run_at FROM jobs
+          WHERE state = 'pending' AND run_at <= ${now}
+            -- A deployment's worker runs its own mode's jobs and the platform's (no tenant, no mode).
+            AND (mode = ${this.env.config.mode} OR mode IS NULL)
+            AND (tenant_id IS NULL OR tenant_id NOT IN (SELECT tenant_id FROM tenants_running WHERE n >= ${this.tenantConcurrency}))
+            AND (concurrency_key IS NULL OR concurrency_key NOT IN (SELECT concurrency_key FROM groups_running WHERE n >= ${this.groupConcurrency}))
+          -- (priority, run_at) alone: it follows the index and stops at LIMIT. A tie-break on id
+          -- made PostgreSQL read and sort every job due at the same instant (a batch of thousands).
+          ORDER BY priority, run_at
+          LIMIT ${limit * 4}
+        ), ranked AS (
+          SELECT c.id, c.tenant_id, c.concurrency_key,
+                 coalesce(t.n, 0) + row_number() OVER (PARTITION BY c.tenant_id ORDER BY c.priority, c.run_at) AS tenant_slot,
+                 coalesce(g.n, 0) + row_number() OVER (PARTITION BY c.concurrency_key ORDER BY c.priority, c.run_at) AS group_slot
+          FROM candidates c
+          LEFT JOIN tenants_running t ON t.tenant_id = c.tenant_id
+          LEFT JOIN groups_running g ON g.concurrency_key = c.concurrency_key
+        )
         UPDATE jobs SET state = 'running', attempts = attempts + 1,
                locked_until = ${new Date(now.getTime() + this.leaseMs)}, updated_at = ${now}
         WHERE id IN (
           SELECT id FROM jobs
           WHERE state = 'pending' AND run_at <= ${now}
-            -- A deployment's worker runs its own mode's jobs and the platform's (no tenant, no mode).
-            AND (mode = ${this.env.config.mode} OR mode IS NULL)
-          -- run_at alone: it follows the jobs_due index and stops at LIMIT. A tie-break on id
-          -- made PostgreSQL read and sort every job due at the same instant (a batch of thousands).
-          ORDER BY run_at
+            AND id IN (
+              SELECT id FROM ranked
+              WHERE (tenant_id IS NULL OR tenant_slot <= ${this.tenantConcurrency})
+                AND (concurrency_key IS NULL OR group_slot <= ${this.groupConcurrency}))
+          ORDER BY priority, run_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED)
         RETURNING *`.execute(tx);
@@ -423,6 +485,34 @@ export class Worker {
       .where('id', '=', job.id)
       .execute();
   }
+}
+
+export type JobBacklog = {
+  /** Per priority class: jobs due now and not yet claimed, and how long the oldest of them has waited. */
+  classes: { priority: (typeof JOB_PRIORITY_CLASSES)[number]; due: number; oldest_due_seconds: number }[];
+  /** Jobs claimed and running (lease not expired), all workers together. */
+  running: number;
+};
+
+/**
+ * The queue's backlog as /metrics and /readyz report it: what is due and waiting per priority
+ * class, and for how long. A growing `oldest_due_seconds` in the money class is the signal to add
+ * workers (docs/operations.md, "Monitoring").
+ */
+export async function jobBacklog(db: Kysely<DB>, now: Date): Promise<JobBacklog> {
+  const { rows } = await sql<{ priority: number; due: number; oldest: Date | null }>`
+    SELECT priority, count(*)::int AS due, min(run_at) AS oldest FROM jobs
+    WHERE state = 'pending' AND run_at <= ${now} GROUP BY priority`.execute(db);
+  const running = await sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE state = 'running' AND locked_until > ${now}`.execute(db);
+  const byPriority = new Map(rows.map((r) => [r.priority, r]));
+  return {
+    classes: JOB_PRIORITY_CLASSES.map((name, priority) => {
+      const row = byPriority.get(priority);
+      const oldest = row?.oldest ? new Date(row.oldest).getTime() : null;
+      return { priority: name, due: row?.due ?? 0, oldest_due_seconds: oldest === null ? 0 : Math.max(0, Math.round((now.getTime() - oldest) / 1000)) };
+    }),
+    running: running.rows[0]?.n ?? 0,
+  };
 }
 
 export async function pendingJobCount(db: Kysely<DB>): Promise<number> {
