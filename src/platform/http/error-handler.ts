@@ -59,6 +59,23 @@ function messageOf(issue: Issue): string {
   return /^Invalid (option|input)/.test(message) ? list : `${message} (${list})`;
 }
 
+/** Fastify's complaints about a request body it could not parse (size, JSON, media type), in plain words. */
+function bodyParseError(fe: (FastifyError & { code?: string }) | undefined): KoshError | undefined {
+  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new KoshError('payload_too_large', 'request body exceeds the 1 MiB limit', { reason: 'payload_too_large' });
+  }
+  if (fe?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe?.name === 'SyntaxError') {
+    return new KoshError('validation_failed', 'request body is not valid JSON', { reason: 'malformed_json' });
+  }
+  if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return new KoshError('validation_failed', 'request body is empty but Content-Type is application/json', { reason: 'malformed_json' });
+  }
+  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new KoshError('validation_failed', 'unsupported Content-Type; send application/json', { reason: 'unsupported_media_type' });
+  }
+  return undefined;
+}
+
 /** Maps anything thrown during a request to a KoshError. Unknown causes become a 500. */
 export function classifyError(error: unknown): { koshError: KoshError; unexpected: boolean } {
   if (error instanceof KoshError) return { koshError: error, unexpected: error.status >= 500 };
@@ -78,24 +95,8 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   if (isResponseSerializationErrorSafe(fe)) {
     return { koshError: new KoshError('internal_error', undefined, { cause: error }), unexpected: true };
   }
-  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return { koshError: new KoshError('payload_too_large', 'request body exceeds the 1 MiB limit', { reason: 'payload_too_large' }), unexpected: false };
-  }
-  if (fe?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe?.name === 'SyntaxError') {
-    return { koshError: new KoshError('validation_failed', 'request body is not valid JSON', { reason: 'malformed_json' }), unexpected: false };
-  }
-  if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-    return {
-      koshError: new KoshError('validation_failed', 'request body is empty but Content-Type is application/json', { reason: 'malformed_json' }),
-      unexpected: false,
-    };
-  }
-  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return {
-      koshError: new KoshError('validation_failed', 'unsupported Content-Type; send application/json', { reason: 'unsupported_media_type' }),
-      unexpected: false,
-    };
-  }
+  const unreadableBody = bodyParseError(fe);
+  if (unreadableBody) return { koshError: unreadableBody, unexpected: false };
   if (isDatabaseUnavailable(error)) {
     return {
       koshError: new KoshError('database_unavailable', undefined, { reason: 'database_unavailable', cause: error }),
