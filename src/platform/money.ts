@@ -98,3 +98,30 @@ export function convertMinorUnits(amount: number, from: string, to: string, rate
   }
   return Number(result);
 }
+
+// ── How an amount reads (documents, mails, pages): pure string work on the integer, never a float ──
+
+/** 1234567 → "12,34,567" (Indian lakh/crore grouping) or "1,234,567". */
+function groupDigits(digits: string, indian: boolean): string {
+  if (!indian) return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  if (digits.length <= 3) return digits;
+  return `${digits.slice(0, -3).replace(/\B(?=(\d{2})+(?!\d))/g, ',')},${digits.slice(-3)}`;
+}
+
+/** 12345678 paise → "1,23,456.78"; INR uses Indian grouping, other currencies groups of three. */
+export function formatAmount(minor: number, currency: string): string {
+  assertMinorUnits(minor);
+  const exponent = currencyExponent(currency);
+  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
+  const whole = groupDigits(digits.slice(0, digits.length - exponent), currency === 'INR');
+  const fraction = exponent > 0 ? `.${digits.slice(digits.length - exponent)}` : '';
+  return `${minor < 0 ? '-' : ''}${whole}${fraction}`;
+}
+
+/**
+ * "INR 1,23,456.78". The currency code, not "₹": the PDF's standard fonts (Helvetica) have no
+ * rupee glyph, and a code reads the same in every mail client and text extractor.
+ */
+export function formatMoney(minor: number, currency: string): string {
+  return `${currency} ${formatAmount(minor, currency)}`;
+}

@@ -74,6 +74,7 @@ export async function receiveGatewayWebhook(
 /** The stored row of the event being applied (`id`) and where it came from. */
 type Received = { id: string; provider: string; connectionId: string };
 
+// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 async function applyEvent(ctx: Ctx, received: Received, event: GatewayWebhookEvent): Promise<void> {
   const { provider } = received;
   switch (event.type) {

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { sameSecret } from '../../platform/auth/secrets-compare.js';
 import type { Ctx } from '../../platform/context.js';
 import { errors, isKoshError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -197,9 +198,7 @@ export async function openCheckoutSession(read: Ctx, sessionId: string, token: u
   // Compared as hashes (equal length); a session made before migration 0212 by its plain token.
   const stored = row.token_hash ?? (row.token !== null ? checkoutTokenHash(row.token) : null);
   if (stored === null) return null;
-  const a = Buffer.from(stored);
-  const b = Buffer.from(checkoutTokenHash(token));
-  if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
+  if (!sameSecret(stored, checkoutTokenHash(token))) return null;
   if (row.expires_at <= read.now && row.status === 'open') return null;
   return row;
 }

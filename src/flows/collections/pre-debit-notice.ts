@@ -1,7 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { enqueueMail, isDeliverableAddress } from '../../platform/mail/index.js';
 import { getCustomer } from '../../modules/customers/index.js';
-import { formatMoney } from '../../modules/documents/index.js';
+import { formatMoney } from '../../platform/money.js';
 import { getEntity } from '../../modules/entities/index.js';
 import type { InvoiceRow } from '../../modules/invoices/index.js';
 import { renderTemplate, templateSource } from '../../modules/notifications/index.js';

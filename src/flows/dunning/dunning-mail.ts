@@ -2,7 +2,7 @@ import type { Ctx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { enqueueJobs, noteOnJob, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
 import { isDeliverableAddress, isMailConfigured, mailJobSpec } from '../../platform/mail/index.js';
-import { formatMoney } from '../../modules/documents/index.js';
+import { formatMoney } from '../../platform/money.js';
 import { invoicesAndCustomers, lockAwaitingActions, renderDunningMail, settleActions, type DunnedCustomer } from '../../modules/dunning/index.js';
 import { getInvoiceRows } from '../../modules/invoices/index.js';
 import { isTemplateName, renderTemplate, templateSource, type TemplateName } from '../../modules/notifications/index.js';

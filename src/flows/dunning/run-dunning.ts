@@ -7,7 +7,7 @@ import { enqueueJobs, type JobSpec } from '../../platform/jobs/jobs.js';
 import { newId } from '../../platform/ids.js';
 import { isDeliverableAddress, isMailConfigured } from '../../platform/mail/index.js';
 import { lastFailureCodes, successfulChargesSince } from '../../modules/collections/index.js';
-import { formatMoney } from '../../modules/documents/index.js';
+import { formatMoney } from '../../platform/money.js';
 import {
   SMART_RETRY_HISTORY_DAYS,
   campaignSteps,

@@ -4,7 +4,8 @@ import { errors, isKoshError } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { enqueueMail, isDeliverableAddress, isMailConfigured, type MailSentHook } from '../../platform/mail/index.js';
 import { findCustomer } from '../../modules/customers/index.js';
-import { INVOICE_PDF_ATTACHMENT, formatDate, formatMoney, invoiceHeading } from '../../modules/documents/index.js';
+import { INVOICE_PDF_ATTACHMENT, formatDate, invoiceHeading } from '../../modules/documents/index.js';
+import { formatMoney } from '../../platform/money.js';
 import { getInvoice, type Invoice } from '../../modules/invoices/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 

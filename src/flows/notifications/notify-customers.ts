@@ -3,7 +3,8 @@ import type { EventListener, EventPayload } from '../../platform/events/events.j
 import { enqueueJobs, type Job, type JobEnv } from '../../platform/jobs/jobs.js';
 import { enqueueMail, isDeliverableAddress, isMailConfigured, type MailAttachmentSpec } from '../../platform/mail/index.js';
 import { findCustomer } from '../../modules/customers/index.js';
-import { INVOICE_PDF_ATTACHMENT, formatMoney } from '../../modules/documents/index.js';
+import { INVOICE_PDF_ATTACHMENT } from '../../modules/documents/index.js';
+import { formatMoney } from '../../platform/money.js';
 import { findEventRow } from '../../modules/events/index.js';
 import { getInvoiceRow } from '../../modules/invoices/index.js';
 import {

@@ -1,6 +1,6 @@
 import type { Ctx } from '../../platform/context.js';
 import { findCustomer } from '../../modules/customers/index.js';
-import { formatMoney } from '../../modules/documents/index.js';
+import { formatMoney } from '../../platform/money.js';
 import { getInvoice } from '../../modules/invoices/index.js';
 import {
   SAMPLE_DATA,

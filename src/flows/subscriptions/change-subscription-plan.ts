@@ -36,6 +36,35 @@ export type PlanChangeResult = {
   proration: PlanChange['proration'];
 };
 
+type ChargedPlan = { interval_unit: SubscriptionRow['interval_unit']; interval_count: number };
+type ChargedPrice = Parameters<typeof proratedFixedCharge>[0];
+
+/**
+ * What the new plan charges at the change: on the same interval, the rest of the current period
+ * pro rata (`sameInterval` gives the days left of the days in it); on another interval, a whole
+ * first period starting now, which also moves the schedule (`patch`).
+ */
+function newPlanCharge(
+  now: Date,
+  row: SubscriptionRow,
+  plan: ChargedPlan,
+  price: ChargedPrice | null,
+  sameInterval: { remaining: number; total: number } | null,
+): { period: { start: Date; end: Date }; unitAmount: number; amount: number; patch: Partial<SubscriptionPatch> } {
+  if (sameInterval) {
+    const charge = price ? proratedFixedCharge(price, row.quantity, sameInterval.remaining, sameInterval.total) : null;
+    return { period: { start: now, end: row.current_period_end }, unitAmount: charge?.unitAmount ?? 0, amount: charge?.amount ?? 0, patch: {} };
+  }
+  const period = periodOf({ billing_anchor: now, interval_unit: plan.interval_unit, interval_count: plan.interval_count }, 0);
+  const charge = price ? proratedFixedCharge(price, row.quantity, 1, 1) : null;
+  return {
+    period,
+    unitAmount: charge?.unitAmount ?? 0,
+    amount: charge?.amount ?? 0,
+    patch: { billing_anchor: now, period_index: 0, current_period_start: period.start, current_period_end: period.end },
+  };
+}
+
 /**
  * POST /v1/subscriptions/{id}/change-plan: an immediate change (docs/subscriptions.md, "Plan
  * changes"). With `prorate` (the default):
@@ -91,19 +120,11 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     unusedValue = credit.unusedValue;
     creditCapped = credit.capped;
     const customer = await getCustomer(ctx, row.customer_id);
-    if (sameInterval) {
-      chargePeriod = { start: ctx.now, end: row.current_period_end };
-      const charge = price ? proratedFixedCharge(price, row.quantity, remaining, total) : null;
-      newCharge = charge?.unitAmount ?? 0;
-      newChargeTotal = charge?.amount ?? 0;
-    } else {
-      const period = periodOf({ billing_anchor: ctx.now, interval_unit: plan.interval_unit, interval_count: plan.interval_count }, 0);
-      chargePeriod = period;
-      const charge = price ? proratedFixedCharge(price, row.quantity, 1, 1) : null;
-      newCharge = charge?.unitAmount ?? 0;
-      newChargeTotal = charge?.amount ?? 0;
-      Object.assign(patch, { billing_anchor: ctx.now, period_index: 0, current_period_start: period.start, current_period_end: period.end });
-    }
+    const charge = newPlanCharge(ctx.now, row, plan, price, sameInterval ? { remaining, total } : null);
+    chargePeriod = charge.period;
+    newCharge = charge.unitAmount;
+    newChargeTotal = charge.amount;
+    Object.assign(patch, charge.patch);
     // A pure usage plan (no fixed price) charges nothing now: its usage is billed at the period's end.
     if (price && newCharge > 0) {
       invoice = await invoiceSubscriptionPeriod(ctx, {

@@ -1,4 +1,5 @@
-import { formatMoney } from '../documents/index.js';
+import { escapeHtml } from '../../platform/html.js';
+import { formatMoney } from '../../platform/money.js';
 import type { Invoice } from '../invoices/index.js';
 
 /**
@@ -6,9 +7,6 @@ import type { Invoice } from '../invoices/index.js';
  * test gateway), as plain HTML that POSTs and redirects — no JavaScript. Every value goes through
  * `escapeHtml`.
  */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 const STYLE = `
   * { box-sizing: border-box; }

@@ -6,6 +6,7 @@ import type {
   CheckoutSessionsTable,
   GatewayConnectionsTable,
   GatewayEventReview,
+  AttemptStatus,
   PaymentAttemptsTable,
   PaymentMethodsTable,
   RefundCreditNotesTable,
@@ -13,6 +14,8 @@ import type {
   RefundStatus,
 } from './collections.tables.js';
 import './collections.tables.js';
+import { statusesBefore } from '../../platform/db/transition.js';
+import { attemptTransitions, checkoutSessionTransitions, refundTransitions } from './collections.states.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type ConnectionRow = Selectable<GatewayConnectionsTable>;
@@ -178,7 +181,7 @@ export async function finishAttempt(tx: Tx, tenantId: string, id: string, patch:
     .set(patch)
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
-    .where('status', '=', 'pending')
+    .where('status', 'in', statusesBefore(attemptTransitions, (patch.status as AttemptStatus | undefined) ?? 'pending'))
     .returningAll()
     .executeTakeFirst();
 }
@@ -194,7 +197,7 @@ export async function claimNoticeAttempt(tx: Tx, tenantId: string, id: string, n
     .set({ pending_reason: 'charging', updated_at: now })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
-    .where('status', '=', 'pending')
+    .where('status', 'in', attemptTransitions.record.from)
     .where('pending_reason', '=', 'notice')
     .returningAll()
     .executeTakeFirst();
@@ -216,7 +219,7 @@ export async function cancelNoticeAttempt(
     .set({ status: 'canceled', pending_reason: null, failure_code: reason.code, failure_message: reason.message, updated_at: now })
     .where('tenant_id', '=', tenantId)
     .where('invoice_id', '=', invoiceId)
-    .where('status', '=', 'pending')
+    .where('status', 'in', attemptTransitions.cancel.from)
     .where('pending_reason', '=', 'notice')
     .returningAll()
     .executeTakeFirst();
@@ -258,10 +261,10 @@ export async function lockCheckoutSession(tx: Tx, tenantId: string, id: string):
 export async function completeCheckoutSession(tx: Tx, tenantId: string, id: string, now: Date): Promise<void> {
   await tx
     .updateTable('checkout_sessions')
-    .set({ status: 'complete', updated_at: now })
+    .set({ status: checkoutSessionTransitions.complete.to, updated_at: now })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
-    .where('status', '=', 'open')
+    .where('status', 'in', checkoutSessionTransitions.complete.from)
     .execute();
 }
 
@@ -363,7 +366,7 @@ export async function finishRefund(tx: Tx, tenantId: string, id: string, patch: 
     .set(patch)
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
-    .where('status', '=', 'pending')
+    .where('status', 'in', statusesBefore(refundTransitions, (patch.status as RefundStatus | undefined) ?? 'pending'))
     .returningAll()
     .executeTakeFirst();
 }
@@ -425,6 +428,9 @@ export type AttemptFinish = {
   failure_message: string | null;
 };
 
+/** What succeed and fail leave from (both `pending`). */
+const FINISHABLE_ATTEMPT = [...new Set([...attemptTransitions.succeed.from, ...attemptTransitions.fail.from])];
+
 /**
  * finishAttempt for many attempts in one statement: the guarded transition out of `pending`. The
  * rows answered are the attempts this call finished; one missing was settled by someone else.
@@ -437,7 +443,7 @@ export async function finishAttempts(tx: Tx, tenantId: string, finishes: Attempt
       failure_code = v.failure_code, failure_message = v.failure_message, updated_at = ${now}
     FROM jsonb_to_recordset(${JSON.stringify(finishes)}::jsonb)
       AS v(id uuid, status text, gateway_payment_id text, payment_id uuid, failure_code text, failure_message text)
-    WHERE a.tenant_id = ${tenantId} AND a.id = v.id AND a.status = 'pending'
+    WHERE a.tenant_id = ${tenantId} AND a.id = v.id AND a.status IN (${sql.join(FINISHABLE_ATTEMPT)})
     RETURNING a.*`.execute(tx);
   return rows;
 }

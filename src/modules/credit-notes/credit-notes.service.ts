@@ -301,6 +301,7 @@ export async function markRefundNoteUnpaid(ctx: Ctx, id: string): Promise<void> 
     .execute();
 }
 
+// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, refund?: RefundNoteOptions): Promise<CreditNoteRow> {
   const customer = await getCustomer(ctx, input.customer_id);
   const amount = input.lines ? input.lines.reduce((sum, l) => sum + l.amount, 0) : input.amount!;

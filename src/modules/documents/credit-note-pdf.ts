@@ -66,6 +66,7 @@ function rowsOf(note: CreditNote): Row[] {
 }
 
 /** A GST credit note (CGST Rules, rule 53): supplier, recipient, original invoice, reason, lines and tax. */
+// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export async function renderCreditNotePdf(input: CreditNoteDocument): Promise<Buffer> {
   const { note, invoice, timeZone } = input;
   const gstApplies = note.tax_type !== '';

@@ -291,6 +291,7 @@ export function collectPdf(doc: Doc): Promise<Buffer> {
  * Renders the invoice. A draft has no number or parties yet: callers pass a preview with the live
  * parties filled in, and the page is marked DRAFT; a void invoice is marked VOID.
  */
+// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions = {}): Promise<Buffer> {
   const heading = invoiceHeading(invoice);
   const gstApplies = invoice.tax_type !== '';

@@ -212,6 +212,7 @@ class Findings {
  * has its transfer with the same amount and accounts; every account's posted totals equal the
  * journal's). Entries still waiting in the feed's outbox are left out of the second pass.
  */
+// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export async function reconcile(tx: Tx, tenantId: string, entityId: string | null): Promise<{ counts: RunCounts; findings: Findings }> {
   const f = new Findings();
   const counts: RunCounts = { invoices: 0, paidInvoices: 0, payments: 0, creditNotes: 0, entries: 0, transfers: 0, accounts: 0 };

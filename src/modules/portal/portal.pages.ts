@@ -1,4 +1,6 @@
-import { formatDate, formatMoney } from '../documents/index.js';
+import { escapeHtml } from '../../platform/html.js';
+import { formatDate } from '../documents/index.js';
+import { formatMoney } from '../../platform/money.js';
 import type { PaymentMethod } from '../collections/index.js';
 import type { Invoice } from '../invoices/index.js';
 import type { Subscription } from '../subscriptions/index.js';
@@ -9,10 +11,6 @@ import type { PortalProfile } from './portal.service.js';
  * without JavaScript. Every value from the database or the request goes through `escapeHtml`.
  */
 const TIME_ZONE = 'Asia/Kolkata';
-
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 const STYLE = `
   :root { color-scheme: light; --ink: #1d2330; --muted: #5d6675; --line: #e3e6eb; --accent: #2f5bd3; --ok: #1f7a4d; --bad: #b42318; }

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { sameSecret } from '../../platform/auth/secrets-compare.js';
 import { isUuid } from '../../platform/ids.js';
 
 /**
@@ -45,10 +46,7 @@ export function csrfTokenFor(secret: string): string {
 }
 
 export function sameToken(expected: string, given: unknown): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return typeof given === 'string' && sameSecret(expected, given);
 }
 
 /** `Cookie:` header → name → value: the platform's parser (first occurrence wins; values are not decoded). */

@@ -59,3 +59,11 @@ export async function transition<Row extends { status: string }>(tx: Tx, spec: T
     errors.conflict(`cannot ${spec.event} a ${spec.noun.replace(/_/g, ' ')} whose status is ${current.status}`, `${spec.noun}_${current.status}` as ErrorReason)
   );
 }
+
+/** The statuses a record may be in for an update that leaves it in `to` (the union of the `from` of every event into `to`). */
+export function statusesBefore<Status extends string>(transitions: Transitions<Status>, to: Status): Status[] {
+  const from = new Set<Status>();
+  for (const t of Object.values(transitions)) if (t.to === to) for (const s of t.from) from.add(s);
+  if (from.size === 0) throw new Error(`no transition leads to status ${to}`);
+  return [...from];
+}

@@ -158,6 +158,31 @@ function messageOf(issue: Issue, instancePath: string): string {
   return plainWords(issue, message, instancePath === '/' || instancePath === '') ?? message;
 }
 
+/** Fastify's complaints about a request body it could not parse (size, JSON, media type), in plain words. */
+function bodyParseError(fe: (FastifyError & { code?: string }) | undefined): KoshError | undefined {
+  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new KoshError('payload_too_large', 'request body exceeds the 1 MiB limit', { reason: 'payload_too_large' });
+  }
+  // secure-json-parse refuses prototype keys (they could poison objects built from the body).
+  if (fe?.name === 'SyntaxError' && /forbidden prototype property/i.test(fe.message ?? '')) {
+    return new KoshError(
+      'validation_failed',
+      'request body contains a "__proto__" or "constructor.prototype" key, which is refused (it could alter JavaScript objects); rename or remove it',
+      { reason: 'prototype_key' },
+    );
+  }
+  if (fe?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe?.name === 'SyntaxError') {
+    return new KoshError('validation_failed', 'request body is not valid JSON', { reason: 'malformed_json' });
+  }
+  if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return new KoshError('validation_failed', 'request body is empty but Content-Type is application/json', { reason: 'malformed_json' });
+  }
+  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new KoshError('validation_failed', 'unsupported Content-Type; send application/json', { reason: 'unsupported_media_type' });
+  }
+  return undefined;
+}
+
 /** Maps anything thrown during a request to a KoshError. Unknown causes become a 500. */
 export function classifyError(error: unknown): { koshError: KoshError; unexpected: boolean } {
   // A 503 from the catalog (`unavailable`: a provider not configured here) is an expected answer.
@@ -179,35 +204,8 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   if (isResponseSerializationErrorSafe(fe)) {
     return { koshError: new KoshError('internal_error', undefined, { cause: error }), unexpected: true };
   }
-  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return { koshError: new KoshError('payload_too_large', 'request body exceeds the 1 MiB limit', { reason: 'payload_too_large' }), unexpected: false };
-  }
-  // secure-json-parse refuses prototype keys (they could poison objects built from the body).
-  if (fe?.name === 'SyntaxError' && /forbidden prototype property/i.test(fe.message ?? '')) {
-    return {
-      koshError: new KoshError(
-        'validation_failed',
-        'request body contains a "__proto__" or "constructor.prototype" key, which is refused (it could alter JavaScript objects); rename or remove it',
-        { reason: 'prototype_key' },
-      ),
-      unexpected: false,
-    };
-  }
-  if (fe?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe?.name === 'SyntaxError') {
-    return { koshError: new KoshError('validation_failed', 'request body is not valid JSON', { reason: 'malformed_json' }), unexpected: false };
-  }
-  if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-    return {
-      koshError: new KoshError('validation_failed', 'request body is empty but Content-Type is application/json', { reason: 'malformed_json' }),
-      unexpected: false,
-    };
-  }
-  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return {
-      koshError: new KoshError('validation_failed', 'unsupported Content-Type; send application/json', { reason: 'unsupported_media_type' }),
-      unexpected: false,
-    };
-  }
+  const unreadableBody = bodyParseError(fe);
+  if (unreadableBody) return { koshError: unreadableBody, unexpected: false };
   if (isDatabaseUnavailable(error)) {
     return {
       koshError: new KoshError('database_unavailable', undefined, { reason: 'database_unavailable', cause: error }),

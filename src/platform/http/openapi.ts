@@ -243,6 +243,7 @@ function numberExample(schema: Schema, field: string | undefined, integer: boole
 }
 
 /** A value that validates against `schema` (best effort), realistic where the field name tells. */
+// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export function exampleOf(schema: Schema | undefined, resolve: Resolver, field?: string, depth = 0): unknown {
   if (!schema || depth > 12) return null;
   if (typeof schema.$ref === 'string') return exampleOf(resolve(schema.$ref), resolve, field, depth + 1);
@@ -335,6 +336,7 @@ function errorResponse(status: string): Json {
   };
 }
 
+// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export function completeDocument(doc: Json, options: OpenApiOptions): Json {
   const components = ((doc.components as Json | undefined) ?? {}) as Json;
   doc.components = components;

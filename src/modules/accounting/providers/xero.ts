@@ -63,6 +63,7 @@ const COLLECTION: Record<SyncDoc['type'], { path: string; key: string; id: strin
   refund: { path: 'Payments', key: 'Payments', id: 'PaymentID', method: 'PUT' },
 };
 
+// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export function xeroBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unknown> {
   switch (item.type) {
     case 'customer': {
