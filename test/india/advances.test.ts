@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { createCustomer, createInvoice, gstinFor } from '../support/billing.js';
+import { signTestWebhook, TEST_SIGNATURE_HEADER } from '../../src/modules/collections/index.js';
 
 /**
  * Customer advances (DESIGN §20, issue #28 item 2, decision 0280): money received before any
@@ -169,6 +170,53 @@ describe('customer advances', () => {
     const inv = await createInvoice(acme, local, [1_000]);
     const both = await pay(local, { amount: 1, invoice_id: inv.id, entity_id: shop.body.data.id });
     expect(both.status).toBe(400);
+  });
+});
+
+describe('gateway money an invoice no longer needed', () => {
+  it('becomes an advance with its receipt voucher and GST', async () => {
+    const tenant = await t.registerTenant({ gstin: gstinFor('29') });
+    const secret = 'whsec_advances';
+    const conn = await tenant.api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: secret }, currencies: ['INR'] });
+    expect(conn.status, conn.text).toBe(201);
+    const customer = await createCustomer(tenant, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
+    const pm = await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_pending' });
+    // ₹3,000 + 18 % = ₹3,540: a card charge is pending when the customer pays the invoice by bank transfer.
+    const inv = await createInvoice(tenant, customer, [300_000], { auto_finalize: true });
+    expect((await tenant.api('POST', `/v1/invoices/${inv.id}/pay`, { payment_method_id: pm.body.data.id })).body.data.status).toBe('open');
+    const attempt = (await t.database.db
+      .selectFrom('payment_attempts')
+      .select(['gateway_payment_id'])
+      .where('tenant_id', '=', tenant.tenantId)
+      .where('invoice_id', '=', inv.id)
+      .executeTakeFirstOrThrow())!;
+    const bank = await tenant.api('POST', '/v1/payments/offline', {
+      customer_id: customer,
+      invoice_id: inv.id,
+      payment_type: 'bank_transfer',
+      amount: 354_000,
+    });
+    expect(bank.status, bank.text).toBe(201);
+    // Then the card charge succeeds: the ₹3,540 is the customer's advance — value 3,000.00, CGST 270.00, SGST 270.00.
+    const body = JSON.stringify({
+      id: 'evt_late',
+      type: 'payment.succeeded',
+      data: { payment_id: attempt.gateway_payment_id, amount: 354_000, currency: 'INR' },
+    });
+    const hook = await t.call({
+      method: 'POST',
+      url: `/webhooks/gateways/test/${conn.body.data.id}`,
+      headers: { 'content-type': 'application/json', [TEST_SIGNATURE_HEADER]: signTestWebhook(body, secret, t.clock.now()) },
+      payload: body,
+    });
+    expect(hook.status, hook.text).toBe(200);
+    await t.kosh.worker.drain();
+    const card = ((await tenant.api('GET', `/v1/payments?invoice_id=${inv.id}`)).body.data as { id: string; channel: string }[]).find(
+      (p) => p.channel === 'gateway',
+    );
+    expect(card).toBeDefined();
+    const [advance] = (await tenant.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
+    expect(advance).toMatchObject({ payment_id: card!.id, amount: 354_000, subtotal: 300_000, cgst_amount: 27_000, sgst_amount: 27_000, balance: 354_000 });
   });
 });
 

@@ -57,6 +57,15 @@
  *      INR as in their currency — so what is left between the money at its day's rate and the
  *      documents at theirs is exactly the realized exchange gain/loss line (4300) or rounding
  *      (4390), the only lines without a transaction-currency amount.
+ * Customer advances (DESIGN §20, decision 0280: `advance` an offline payment without an invoice,
+ * `apply_balance`, `advance_refund`) and a gateway webhook announcing the wrong amount or currency
+ * (`mismatch`, decision 0242) add:
+ *  20. each advance's balance is its amount less its uses, its open value and tax are what its
+ *      receipt voucher carried less what its uses took, and the uses never take more tax than the
+ *      voucher carried;
+ *  21. per customer and currency, customer advances (2310) = the advances' balances and GST paid on
+ *      advances (1300) = the tax on those balances; refunds payable include refund vouchers;
+ *  22. a mismatched webhook applies nothing: the invoice stays open with no payment of it.
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -66,6 +75,7 @@ import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../
 import { gstinFor } from '../support/billing.js';
 import { secondActor } from '../support/operators.js';
 import { irpDocumentOf, validateIrpDocument } from '../../src/modules/einvoicing/index.js';
+import { signTestWebhook, TEST_SIGNATURE_HEADER } from '../../src/modules/collections/index.js';
 import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
 import { convertMinorUnits } from '../../src/platform/money.js';
 
@@ -93,6 +103,10 @@ type World = {
   plan?: string;
   subscription?: string;
   coupons: number;
+  /** Customer advances (receipt vouchers). */
+  advances: string[];
+  /** A test-gateway connection with a webhook secret, for the mismatch op. */
+  hooks?: { connection: string; secret: string };
 };
 
 const offlineOp = fc.oneof(
@@ -150,6 +164,16 @@ const offlineOp = fc.oneof(
   }),
   // Seats on a subscription (with or without a forever coupon), prorated or not.
   fc.record({ kind: fc.constant('seats' as const), quantity: fc.integer({ min: 1, max: 6 }), prorate: fc.boolean(), coupon: fc.boolean() }),
+  // Money before any invoice: an advance (services, or goods: no GST) for any entity, the unregistered one too.
+  fc.record({
+    kind: fc.constant('advance' as const),
+    customer: fc.nat(),
+    entity: fc.nat(),
+    amount: fc.oneof(fc.integer({ min: 1, max: 999 }), fc.integer({ min: 1_000, max: 3_000_000 })),
+    goods: fc.boolean(),
+  }),
+  fc.record({ kind: fc.constant('apply_balance' as const), invoice: fc.nat() }),
+  fc.record({ kind: fc.constant('advance_refund' as const), advance: fc.nat(), share: fc.integer({ min: 1, max: 100 }), whole: fc.boolean() }),
 );
 
 // ── Collections: gateway payments and refunds ────────────────────────────────────────────────
@@ -181,6 +205,13 @@ const gatewayOp = fc.oneof(
     note: fc.nat(),
     payment: fc.option(fc.nat(), { nil: undefined }),
     share: fc.integer({ min: 1, max: 100 }),
+  }),
+  // A signed webhook for a pending charge announcing the wrong amount or currency; then, maybe, the right one.
+  fc.record({
+    kind: fc.constant('mismatch' as const),
+    amount: fc.integer({ min: 100, max: 500_000 }),
+    wrong: fc.constantFrom('amount', 'currency'),
+    then: fc.boolean(),
   }),
 );
 type GatewayOp = typeof gatewayOp extends fc.Arbitrary<infer T> ? T : never;
@@ -222,7 +253,7 @@ async function newWorld(): Promise<World> {
     for (const [currency, rate] of Object.entries(BASE_RATES)) await tenant.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency, rate });
   }
   const approver = await secondActor(tenant);
-  return { tenant, approver, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0 };
+  return { tenant, approver, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0, advances: [] };
 }
 
 /** The currency a customer is invoiced in: USD in the US, KWD (three decimals) in Kuwait, else INR. */
@@ -232,7 +263,14 @@ function currencyOf(w: World, customer: string): string {
 
 async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
   const api = w.tenant.api;
-  if (o.kind === 'charge' || o.kind === 'gateway_settles' || o.kind === 'refund' || o.kind === 'refund_lines' || o.kind === 'refund_note')
+  if (
+    o.kind === 'charge' ||
+    o.kind === 'gateway_settles' ||
+    o.kind === 'refund' ||
+    o.kind === 'refund_lines' ||
+    o.kind === 'refund_note' ||
+    o.kind === 'mismatch'
+  )
     return gatewayStep(w, o);
   switch (o.kind) {
     case 'invoice': {
@@ -397,6 +435,33 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
         tds_amount: tds,
       });
     }
+    case 'advance': {
+      const customer = pick(w.customers, o.customer)!;
+      const res = await api('POST', '/v1/payments/offline', {
+        customer_id: customer,
+        entity_id: pick(w.entities, o.entity),
+        payment_type: 'bank_transfer',
+        currency: currencyOf(w, customer),
+        amount: o.amount,
+        ...(o.goods ? { hsn_code: '0902' } : {}),
+      });
+      if (res.status === 201) {
+        w.payments.push(res.body.data.id);
+        const made = (await api('GET', `/v1/advances?customer_id=${customer}&limit=1000`)).body.data as { id: string; payment_id: string }[];
+        for (const a of made) if (a.payment_id === res.body.data.id) w.advances.push(a.id);
+      }
+      return res;
+    }
+    case 'apply_balance': {
+      const id = pick(w.invoices, o.invoice);
+      return id ? api('POST', `/v1/invoices/${id}/apply-balance`) : undefined;
+    }
+    case 'advance_refund': {
+      const id = pick(w.advances, o.advance);
+      if (!id) return undefined;
+      const a = (await api('GET', `/v1/advances/${id}`)).body.data;
+      return api('POST', `/v1/advances/${id}/refunds`, { ...(o.whole ? {} : { amount: part(Math.max(a.balance, 1), o.share) }), reason: 'model' });
+    }
     case 'seats': {
       if (!w.plan) {
         const plan = await api('POST', '/v1/plans', { name: 'Seat', code: 'seat', interval_unit: 'month', amount: 99_900, currency: 'INR' });
@@ -499,6 +564,63 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
       }
       return res;
     }
+    case 'mismatch': {
+      // An INR invoice of the primary entity, a pending card charge, then a signed webhook with the wrong figures.
+      if (!w.hooks) {
+        const secret = 'whsec_model';
+        const conn = await api('POST', '/v1/gateway-connections', { provider: 'test', credentials: { webhook_secret: secret }, currencies: ['INR'] });
+        if (conn.status !== 201) return conn;
+        w.hooks = { connection: conn.body.data.id, secret };
+      }
+      const customer = w.customers[0]!;
+      const created = await api('POST', '/v1/invoices', {
+        customer_id: customer,
+        entity_id: w.entities[0],
+        currency: 'INR',
+        lines: [{ description: 'pending', unit_amount: o.amount }],
+        auto_finalize: true,
+      });
+      if (created.status !== 201) return created;
+      const id = created.body.data.id as string;
+      w.invoices.push(id);
+      if (created.body.data.amount_due === 0) return created; // paid by the customer's balance
+      const key = `${customer}:tok_pending`;
+      if (!w.cards.has(key)) {
+        const saved = await api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_pending', set_default: false });
+        if (saved.status !== 201) return saved;
+        w.cards.set(key, saved.body.data.id);
+      }
+      const paid = await api('POST', `/v1/invoices/${id}/pay`, { payment_method_id: w.cards.get(key) });
+      if (paid.status !== 200) return paid;
+      const attempt = (await t.database.db
+        .selectFrom('payment_attempts')
+        .select(['gateway_payment_id', 'amount', 'currency'])
+        .where('tenant_id', '=', w.tenant.tenantId)
+        .where('invoice_id', '=', id)
+        .where('status', '=', 'pending')
+        .executeTakeFirst())!;
+      if (!attempt?.gateway_payment_id) return paid;
+      const send = async (amount: number, currency: string, event: string) => {
+        const body = JSON.stringify({ id: event, type: 'payment.succeeded', data: { payment_id: attempt.gateway_payment_id, amount, currency } });
+        return t.call({
+          method: 'POST',
+          url: `/webhooks/gateways/test/${w.hooks!.connection}`,
+          headers: { 'content-type': 'application/json', [TEST_SIGNATURE_HEADER]: signTestWebhook(body, w.hooks!.secret, t.clock.now()) },
+          payload: body,
+        });
+      };
+      const wrong = await send(o.wrong === 'amount' ? attempt.amount + 1 : attempt.amount, o.wrong === 'amount' ? attempt.currency : 'USD', `evt_bad_${id}`);
+      if (wrong.status >= 500) return wrong;
+      await t.kosh.worker.drain();
+      const after = (await api('GET', `/v1/invoices/${id}`)).body.data;
+      expect(after.status, 'a mismatched webhook pays nothing').toBe('open');
+      expect((await api('GET', `/v1/payments?invoice_id=${id}`)).body.data, 'a mismatched webhook records no payment').toEqual([]);
+      if (!o.then) return wrong;
+      const right = await send(attempt.amount, attempt.currency, `evt_ok_${id}`);
+      await t.kosh.worker.drain();
+      for (const p of (await api('GET', `/v1/payments?invoice_id=${id}`)).body.data as { id: string }[]) if (!w.payments.includes(p.id)) w.payments.push(p.id);
+      return right;
+    }
     case 'refund_note': {
       const noteId = pick(w.notes, o.note);
       if (!noteId) return undefined;
@@ -570,14 +692,16 @@ async function checkGatewayMoney(tenantId: string): Promise<void> {
       (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency AND gateway IS NOT NULL AND settled_at IS NOT NULL)::bigint AS settled,
       (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency AND gateway IS NOT NULL AND settled_at IS NULL)::bigint AS unsettled,
       (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NOT NULL)::bigint AS refunded,
-      (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NULL)::bigint AS manual
+      (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NULL)::bigint
+      + (SELECT coalesce(sum(m.amount), 0) FROM advance_movements m JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
+         WHERE m.tenant_id = ${tenantId} AND m.kind = 'refunded' AND a.currency = c.currency)::bigint AS manual
     FROM c`.execute(db);
   for (const m of money.rows) {
     expect(Number(m.cash), `cash in ${m.currency} = offline payments + settled gateway payments`).toBe(Number(m.offline) + Number(m.settled));
     expect(Number(m.clearing), `gateway clearing in ${m.currency} = unsettled gateway payments − gateway refunds not failed`).toBe(
       Number(m.unsettled) - Number(m.refunded),
     );
-    expect(Number(m.payable), `refunds payable in ${m.currency} = refunds of offline payments`).toBe(Number(m.manual));
+    expect(Number(m.payable), `refunds payable in ${m.currency} = refunds of offline payments + refund vouchers of advances`).toBe(Number(m.manual));
   }
   const overRefunded = await sql<{ id: string }>`
     SELECT p.id FROM payments p
@@ -631,12 +755,16 @@ async function checkRefunds(tenantId: string): Promise<void> {
     r AS (SELECT r.customer_id, r.currency, sum(r.amount) AS refunded FROM refunds r
           JOIN credit_notes n ON n.tenant_id = r.tenant_id AND n.id = r.credit_note_id
           WHERE r.tenant_id = ${tenantId} AND r.status <> 'failed' AND NOT (r.issued_credit_note AND n.status = 'pending_approval')
-          GROUP BY r.customer_id, r.currency),
+          GROUP BY r.customer_id, r.currency
+          UNION ALL
+          SELECT a.customer_id, a.currency, sum(m.amount) FROM advance_movements m
+          JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
+          WHERE m.tenant_id = ${tenantId} AND m.kind = 'refunded' GROUP BY a.customer_id, a.currency),
     k AS (SELECT customer_id, currency FROM l UNION SELECT customer_id, currency FROM p UNION SELECT customer_id, currency FROM r)
     SELECT k.customer_id, k.currency,
       coalesce((SELECT net FROM l WHERE l.customer_id IS NOT DISTINCT FROM k.customer_id AND l.currency = k.currency), 0)::text AS ledger,
       coalesce((SELECT paid FROM p WHERE p.customer_id = k.customer_id AND p.currency = k.currency), 0)::text AS paid,
-      coalesce((SELECT refunded FROM r WHERE r.customer_id = k.customer_id AND r.currency = k.currency), 0)::text AS refunded
+      coalesce((SELECT sum(refunded) FROM r WHERE r.customer_id = k.customer_id AND r.currency = k.currency), 0)::text AS refunded
     FROM k`.execute(db);
   for (const m of money.rows) {
     expect(Number(m.ledger), `customer ${m.customer_id}: cash received − refunded in ${m.currency} = the ledger's money tagged with the customer`).toBe(
@@ -700,6 +828,50 @@ async function checkFunctionalBooks(tenantId: string): Promise<void> {
   expect(exchangeOnly.rows, 'only exchange differences (and INR paise of tax) have no transaction amount').toEqual([]);
 }
 
+/** Checks 20 and 21: each advance adds up, and 2310 and 1300 per customer are the advances' balances and open tax. */
+async function checkAdvances(tenantId: string): Promise<void> {
+  const db = t.database.db;
+  const inconsistent = await sql<{ id: string }>`
+    SELECT a.id FROM customer_advances a
+    LEFT JOIN advance_movements m ON m.tenant_id = a.tenant_id AND m.advance_id = a.id
+    WHERE a.tenant_id = ${tenantId}
+    GROUP BY a.id, a.amount, a.balance, a.subtotal, a.cgst_amount, a.sgst_amount, a.igst_amount, a.open_subtotal, a.open_cgst, a.open_sgst, a.open_igst
+    HAVING a.balance <> a.amount - coalesce(sum(m.amount), 0)
+        OR a.open_subtotal <> a.subtotal - coalesce(sum(m.subtotal), 0)
+        OR a.open_cgst <> a.cgst_amount - coalesce(sum(m.cgst_amount), 0)
+        OR a.open_sgst <> a.sgst_amount - coalesce(sum(m.sgst_amount), 0)
+        OR a.open_igst <> a.igst_amount - coalesce(sum(m.igst_amount), 0)
+        OR a.open_cgst < 0 OR a.open_sgst < 0 OR a.open_igst < 0 OR a.open_subtotal < 0
+        OR (a.balance = 0 AND a.open_cgst + a.open_sgst + a.open_igst <> 0)`.execute(db);
+  expect(inconsistent.rows, "an advance's balance, value and tax are its voucher's less its uses, never below zero").toEqual([]);
+  const ledger = await sql<{ customer_id: string; currency: string; advances: string; tax: string; balance: string; open_tax: string }>`
+    WITH l AS (SELECT l.customer_id, e.currency,
+                 sum(l.credit - l.debit) FILTER (WHERE l.account_code = 2310) AS advances,
+                 sum(l.debit - l.credit) FILTER (WHERE l.account_code = 1300) AS tax
+               FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+               WHERE l.tenant_id = ${tenantId} AND l.account_code IN (2310, 1300) GROUP BY l.customer_id, e.currency),
+    a AS (SELECT customer_id, currency, sum(balance) AS balance, sum(open_cgst + open_sgst + open_igst) AS open_tax
+          FROM customer_advances WHERE tenant_id = ${tenantId} GROUP BY customer_id, currency),
+    k AS (SELECT customer_id, currency FROM l UNION SELECT customer_id, currency FROM a)
+    SELECT k.customer_id, k.currency,
+      coalesce((SELECT advances FROM l WHERE l.customer_id IS NOT DISTINCT FROM k.customer_id AND l.currency = k.currency), 0)::text AS advances,
+      coalesce((SELECT tax FROM l WHERE l.customer_id IS NOT DISTINCT FROM k.customer_id AND l.currency = k.currency), 0)::text AS tax,
+      coalesce((SELECT balance FROM a WHERE a.customer_id = k.customer_id AND a.currency = k.currency), 0)::text AS balance,
+      coalesce((SELECT open_tax FROM a WHERE a.customer_id = k.customer_id AND a.currency = k.currency), 0)::text AS open_tax
+    FROM k`.execute(db);
+  for (const r of ledger.rows) {
+    expect(Number(r.advances), `customer ${r.customer_id}: customer advances (2310) in ${r.currency} = the advances' balances`).toBe(Number(r.balance));
+    expect(Number(r.tax), `customer ${r.customer_id}: GST paid on advances (1300) in ${r.currency} = the tax on their balances`).toBe(Number(r.open_tax));
+  }
+  // The statement and the balance agree with the records (decision 0281).
+  const statement = await sql<{ customer_id: string }>`
+    SELECT c.id AS customer_id FROM customers c
+    WHERE c.tenant_id = ${tenantId} AND
+      coalesce((SELECT sum(amount) FROM customer_balance_transactions v WHERE v.tenant_id = c.tenant_id AND v.customer_id = c.id AND v.source = 'advances'), 0)
+        <> coalesce((SELECT sum(balance) FROM customer_advances a WHERE a.tenant_id = c.tenant_id AND a.customer_id = c.id), 0)`.execute(db);
+  expect(statement.rows, "the balance statement's advances add up to the advances' balances").toEqual([]);
+}
+
 async function checkInvariants(tenantId: string): Promise<void> {
   await checkFunctionalBooks(tenantId);
   const db = t.database.db;
@@ -723,6 +895,7 @@ async function checkInvariants(tenantId: string): Promise<void> {
   // clearing and refunds are checkGatewayMoney's; here TDS receivable.
   await checkGatewayMoney(tenantId);
   await checkRefunds(tenantId);
+  await checkAdvances(tenantId);
   const money = await sql<{ currency: string; tds: number; withheld: number }>`
     WITH c AS (SELECT DISTINCT currency FROM payments WHERE tenant_id = ${tenantId}
                UNION SELECT DISTINCT currency FROM journal_entries WHERE tenant_id = ${tenantId})
@@ -969,6 +1142,43 @@ describe('the books tie out after every operation', () => {
       'some refund issued its own note',
     ).toBe(true);
   });
+
+  it('advances (received, applied, refunded; unregistered entity; KWD) and a mismatched webhook keep the invariants', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      // ₹11,800 advance to the primary entity (intra-state, GST 1,800), then an invoice that takes part of it.
+      { kind: 'advance', customer: 0, entity: 0, amount: 1_180_000, goods: false },
+      { kind: 'invoice', customer: 0, entity: 0, amounts: [500_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      // A draft finalized later also takes from it; apply-balance on a paid one is refused.
+      { kind: 'invoice', customer: 0, entity: 0, amounts: [1_000_000], hsn: ['998314', '0902', '6904'], finalize: false },
+      { kind: 'advance', customer: 0, entity: 0, amount: 3_333, goods: false },
+      { kind: 'finalize', invoice: 1 },
+      { kind: 'apply_balance', invoice: 0 },
+      // The unregistered entity (no GST), a goods advance (no GST), a KWD advance from Kuwait (export under LUT).
+      { kind: 'advance', customer: 1, entity: 2, amount: 50_000, goods: false },
+      { kind: 'advance', customer: 1, entity: 1, amount: 21_000, goods: true },
+      { kind: 'advance', customer: 3, entity: 0, amount: 12_345, goods: false },
+      { kind: 'advance_refund', advance: 2, share: 40, whole: false },
+      { kind: 'advance_refund', advance: 2, share: 100, whole: true },
+      { kind: 'advance_refund', advance: 1, share: 100, whole: true },
+      { kind: 'invoice', customer: 3, entity: 0, amounts: [10_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      { kind: 'mismatch', amount: 20_000, wrong: 'amount', then: true },
+      { kind: 'mismatch', amount: 7_000, wrong: 'currency', then: false },
+      { kind: 'refund', payment: 0, share: 50, whole: false },
+    ];
+    const statuses: number[] = [];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      statuses.push(res?.status ?? 0);
+      await checkBooks(world, o.kind);
+    }
+    expect(world.advances.length, 'five advances were received').toBe(5);
+    const advances = await Promise.all(world.advances.map(async (id) => (await world.tenant.api('GET', `/v1/advances/${id}`)).body.data));
+    expect(advances.map((a) => a.tax_amount > 0)).toEqual([true, true, false, false, false]);
+    expect(advances[0].movements.length, 'the first advance paid two invoices').toBeGreaterThanOrEqual(2);
+    expect(statuses[5], 'apply-balance on a paid invoice').toBe(409);
+  }, 600_000);
 
   it(
     `holds the ledger invariants over ${RUNS} random histories of ${STEPS} steps`,

@@ -134,7 +134,11 @@ export async function startRefund(ctx: Ctx, start: RefundStart): Promise<Refund>
 export async function createRefund(ctx: Ctx, paymentId: string, input: CreateRefundBody): Promise<Refund> {
   const payment = await findPaymentForUpdate(ctx.tx, ctx.tenantId, paymentId);
   if (!payment) throw errors.notFound('payment');
-  if (!payment.invoice_id) throw errors.invalidField('payment', 'only payments applied to an invoice can be refunded');
+  if (!payment.invoice_id)
+    throw errors.invalidField(
+      'payment',
+      'only payments applied to an invoice can be refunded; a payment without an invoice is an advance: POST /v1/advances/{id}/refunds',
+    );
   const linesTotal = input.lines?.reduce((sum, l) => sum + l.amount, 0);
   if (linesTotal !== undefined && input.amount !== undefined && input.amount !== linesTotal) {
     throw errors.invalidField('amount', `must equal the sum of lines[].amount (${linesTotal})`);

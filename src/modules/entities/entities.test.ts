@@ -39,6 +39,7 @@ describe('entities', () => {
         address: null,
         lut: true,
         export_refund_claim: false,
+        lut_missing: 'charge_igst',
         time_zone: 'Asia/Kolkata',
         einvoicing: { enabled: false, provider: null, credentials_set: false },
         created_at: '2026-04-01T00:00:00.000Z',
