@@ -18,7 +18,7 @@ import {
   taxMappingBody,
 } from '../../modules/accounting/index.js';
 import { completeConnect, disconnect, listConnections, startConnect, startSync, syncStatus, updateTaxMapping } from '../../modules/accounting/index.js';
-import { tallyExport } from '../../modules/accounting/index.js';
+import { tallyEntity, tallyExport } from '../../modules/accounting/index.js';
 import { bindingCookieName, callbackUrl } from '../../modules/accounting/index.js';
 import { cookiesOf } from '../../platform/auth/sessions.js';
 
@@ -147,12 +147,19 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.get(
     '/v1/accounting/export/tally',
-    { schema: { tags, summary: 'Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed', querystring: tallyExportQuery } },
+    {
+      schema: {
+        tags,
+        summary: "Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed",
+        querystring: tallyExportQuery,
+      },
+    },
     async (request, reply) => {
       const ctx = readCtx(deps, request);
       const { from, to } = request.query;
+      const entity = await tallyEntity(ctx, request.query.entity_id);
       reply.type('application/xml; charset=utf-8').header('content-disposition', `attachment; filename="kosh-tally-${from}-${to}.xml"`);
-      return reply.send(Readable.from(tallyExport(ctx, from, to)));
+      return reply.send(Readable.from(tallyExport(ctx, from, to, entity)));
     },
   );
 }
