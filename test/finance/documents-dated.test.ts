@@ -70,4 +70,22 @@ describe('documents dated in the first open period', () => {
     const entries = (await acme.api('GET', '/v1/ledger/journal-entries?kind=credit_note.expired')).body.data;
     expect(entries.map((e: { posted_at: string }) => e.posted_at)).toEqual([MAY_FIRST_IST]);
   });
+
+  it("reads report dates as calendar days in the entity's zone: 30 April 18:30 UTC is 1 May in India", async () => {
+    // The invoice above was booked at 1 May 00:00 IST = 30 April 18:30 UTC.
+    const kinds = async (q: string) =>
+      ((await acme.api('GET', `/v1/ledger/journal-entries?entity_id=${entityId}&kind=invoice.finalized&${q}`)).body.data as { posted_at: string }[]).map(
+        (e) => e.posted_at,
+      );
+    expect(await kinds('from=2026-05-01&to=2026-05-01')).toEqual([MAY_FIRST_IST]);
+    expect(await kinds('from=2026-04-01&to=2026-04-30')).toEqual([]);
+    const receivable = async (asOf: string) => {
+      const tb = (await acme.api('GET', `/v1/ledger/trial-balance?entity_id=${entityId}&currency=INR&as_of=${asOf}`)).body.data;
+      return tb.accounts.find((a: { code: number }) => a.code === 1100)?.balance ?? 0;
+    };
+    expect(await receivable('2026-04-30')).toBe(0); // April's books, closed before the invoice
+    expect(await receivable('2026-05-01')).toBe(11_800); // ₹100.00 + 18 % GST
+    const csv = (await acme.api('GET', `/v1/ledger/export?entity_id=${entityId}&from=2026-04-01&to=2026-04-30`)).text;
+    expect(csv).not.toContain('invoice.finalized');
+  });
 });

@@ -15,7 +15,7 @@ import {
   trialBalanceSchema,
 } from '../../modules/finance/index.js';
 import { getLatestRun, getRun, listReconciliationRuns, requestRun } from '../../modules/finance/index.js';
-import { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf, trialBalance } from '../../modules/finance/index.js';
+import { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf, reportZone, trialBalance } from '../../modules/finance/index.js';
 import { revenueReport } from '../../modules/finance/index.js';
 
 export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
@@ -85,8 +85,9 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request) => {
-      const { from, to } = rangeOf(request.query);
-      return { data: await revenueReport(readCtx(deps, request), { from, to, currency: request.query.currency }) };
+      const ctx = readCtx(deps, request);
+      const { from, to } = rangeOf(request.query, await reportZone(ctx, undefined));
+      return { data: await revenueReport(ctx, { from, to, currency: request.query.currency }) };
     },
   );
 
@@ -132,7 +133,8 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
       schema: { tags: ['ledger'], summary: 'General-ledger export: one CSV row per journal line, streamed', querystring: exportQuery, produces: ['text/csv'] },
     },
     async (request, reply) => {
-      const stream = exportGeneralLedger(readCtx(deps, request), request.query);
+      const ctx = readCtx(deps, request);
+      const stream = exportGeneralLedger(ctx, request.query, await reportZone(ctx, request.query.entity_id));
       return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="general-ledger.csv"').send(stream);
     },
   );
