@@ -1,3 +1,4 @@
+import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
@@ -187,5 +188,49 @@ describe('functional-currency books of an Indian entity', () => {
     expect(header).toMatch(/,functional_currency,exchange_rate,functional_debit,functional_credit$/);
     const gainRow = rows.find((r) => r.includes(',4300,') && r.includes('payment.recorded'))!;
     expect(gainRow.endsWith(',INR,84.1,0,90270')).toBe(true);
+  });
+
+  it('exports the entity to Tally in rupees, one voucher per entry, summing per ledger to the INR trial balance', async () => {
+    const res = await acme.api('GET', `/v1/accounting/export/tally?from=2026-04-01&to=2026-04-30&entity_id=${entityId}`);
+    expect(res.status, res.text).toBe(200);
+    const doc = new XMLParser({
+      ignoreAttributes: false,
+      parseTagValue: false,
+      isArray: (name) => ['TALLYMESSAGE', 'ALLLEDGERENTRIES.LIST'].includes(name),
+    }).parse(res.text);
+    const messages = doc.ENVELOPE.BODY.IMPORTDATA.REQUESTDATA.TALLYMESSAGE as Record<string, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const vouchers = messages.filter((m) => m.VOUCHER).map((m) => m.VOUCHER);
+    const paise = (amount: string) => Math.round(Number(amount) * 100);
+    // The dollar receipt: Bank Dr ₹89,314.20; the party Cr ₹88,411.50; Exchange Gain/Loss Cr ₹902.70.
+    const receipt = vouchers.find((v) => v.VOUCHERTYPENAME === 'Receipt' && String(v.NARRATION).includes('@ 84.1 INR'))!;
+    const byLedger = Object.fromEntries(receipt['ALLLEDGERENTRIES.LIST'].map((e: { LEDGERNAME: string; AMOUNT: string }) => [e.LEDGERNAME, e.AMOUNT]));
+    expect(byLedger).toEqual({ Bank: '-89314.20', 'mh@example.in': '88411.50', 'Exchange Gain/Loss': '902.70' });
+    expect(receipt.NARRATION).toContain('(USD 1062.00 @ 84.1 INR)');
+    // The refund is a Payment voucher at ₹82.50: Refunds Payable Cr ₹4,125.00, the gain ₹25.00.
+    const payment = vouchers.find((v) => v.VOUCHERTYPENAME === 'Payment')!;
+    expect(Object.fromEntries(payment['ALLLEDGERENTRIES.LIST'].map((e: { LEDGERNAME: string; AMOUNT: string }) => [e.LEDGERNAME, e.AMOUNT]))).toEqual({
+      'us@example.com': '-4150.00',
+      'Refunds Payable': '4125.00',
+      'Exchange Gain/Loss': '25.00',
+    });
+    // Tax ledgers are GST duty heads.
+    const igst = messages.find((m) => m.LEDGER?.['@_NAME'] === 'Output IGST')!.LEDGER;
+    expect(igst).toMatchObject({ TAXTYPE: 'GST', GSTDUTYHEAD: 'Integrated Tax' });
+
+    // Summed per ledger (Tally signs a debit negative), the file is the INR trial balance: parties
+    // hold receivables, credit and advances; Sales holds revenue and its reversals.
+    const sums = new Map<string, number>();
+    for (const v of vouchers) {
+      for (const e of v['ALLLEDGERENTRIES.LIST'] as { LEDGERNAME: string; AMOUNT: string }[])
+        sums.set(e.LEDGERNAME, (sums.get(e.LEDGERNAME) ?? 0) - paise(e.AMOUNT));
+    }
+    const { balance } = await functionalTrialBalance();
+    const parties = (sums.get('mh@example.in') ?? 0) + (sums.get('us@example.com') ?? 0);
+    expect(parties).toBe(balance(1100) + balance(2300) + balance(2310));
+    expect(sums.get('Sales')).toBe(balance(4000) + balance(4900));
+    expect(sums.get('Bank')).toBe(balance(1000));
+    expect(sums.get('Output IGST')).toBe(balance(2120));
+    expect(sums.get('Refunds Payable')).toBe(balance(2320));
+    expect(sums.get('Exchange Gain/Loss')).toBe(balance(4300));
   });
 });

@@ -51,7 +51,7 @@ describe('the ISO 4217 table', () => {
 });
 
 describe('a KWD invoice in the Tally export', () => {
-  it('carries 12.345, not 123.45', async () => {
+  it('carries 12.345 KWD at ₹270 as ₹3,333.15, with 12.345 KWD and the rate in the narration', async () => {
     const customer = await createCustomer(tenant, { name: 'Gulf Trading', billing_address: { city: 'Kuwait City', country: 'KW' } });
     const res = await tenant.api('POST', '/v1/invoices', {
       customer_id: customer,
@@ -68,7 +68,10 @@ describe('a KWD invoice in the Tally export', () => {
     const messages = doc.ENVELOPE.BODY.IMPORTDATA.REQUESTDATA.TALLYMESSAGE as { VOUCHER?: Record<string, unknown> }[];
     const voucher = messages.map((m) => m.VOUCHER).find((v) => v?.VOUCHERNUMBER === res.body.data.number)!;
     const amounts = (voucher['ALLLEDGERENTRIES.LIST'] as { LEDGERNAME: string; AMOUNT: string }[]).map((e) => e.AMOUNT).sort();
-    expect(amounts).toEqual(['-12.345', '12.345']);
+    // The books are in rupees (DESIGN §19): 12.345 KWD × 270 = ₹3,333.15; the dinar amount (three
+    // decimals, not 123.45) and the rate stand in the narration.
+    expect(amounts).toEqual(['-3333.15', '3333.15']);
+    expect(voucher.NARRATION).toContain('(KWD 12.345 @ 270 INR)');
   });
 });
 

@@ -2372,8 +2372,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed
-         * @description Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed.
+         * Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed
+         * @description Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed.
          */
         get: operations["getAccountingExportTally"];
         put?: never;
@@ -19503,6 +19503,8 @@ export interface operations {
                 from: string;
                 /** @description The to (query). */
                 to: string;
+                /** @description the legal entity whose books the file holds (default: the primary); dates are in the entity's time zone */
+                entity_id?: string;
             };
             header?: never;
             path?: never;

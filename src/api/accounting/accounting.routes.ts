@@ -18,7 +18,7 @@ import {
   taxMappingBody,
 } from '../../modules/accounting/index.js';
 import { completeConnect, disconnect, listConnections, startConnect, startSync, syncStatus, updateTaxMapping } from '../../modules/accounting/index.js';
-import { tallyExport } from '../../modules/accounting/index.js';
+import { tallyEntity, tallyExport } from '../../modules/accounting/index.js';
 import { bindingCookieName, callbackUrl } from '../../modules/accounting/index.js';
 import { cookiesOf } from '../../platform/auth/sessions.js';
 
@@ -153,7 +153,7 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
     {
       schema: {
         tags,
-        summary: 'Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed',
+        summary: "Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed",
         querystring: tallyExportQuery,
         response: {
           200: {
@@ -166,9 +166,10 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
     async (request, reply) => {
       const ctx = readCtx(deps, request);
       const { from, to } = request.query;
+      const entity = await tallyEntity(ctx, request.query.entity_id);
       reply.type('application/xml; charset=utf-8').header('content-disposition', `attachment; filename="kosh-tally-${from}-${to}.xml"`);
       // Streamed: the document's string is the concatenation of the stream's chunks.
-      return reply.send(Readable.from(tallyExport(ctx, from, to)) as unknown as string);
+      return reply.send(Readable.from(tallyExport(ctx, from, to, entity)) as unknown as string);
     },
   );
 }

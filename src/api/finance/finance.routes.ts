@@ -17,7 +17,7 @@ import {
   trialBalanceSchema,
 } from '../../modules/finance/index.js';
 import { getLatestRun, getRun, listReconciliationRuns, requestRun } from '../../modules/finance/index.js';
-import { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf, trialBalance } from '../../modules/finance/index.js';
+import { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf, reportZone, trialBalance } from '../../modules/finance/index.js';
 import { revenueReport } from '../../modules/finance/index.js';
 
 export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
@@ -91,8 +91,9 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request) => {
-      const { from, to } = rangeOf(request.query);
-      return { data: await revenueReport(reportCtx(deps, request), { from, to, currency: request.query.currency }) };
+      const ctx = reportCtx(deps, request);
+      const { from, to } = rangeOf(request.query, await reportZone(ctx, undefined));
+      return { data: await revenueReport(ctx, { from, to, currency: request.query.currency }) };
     },
   );
 
@@ -143,7 +144,8 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const stream = exportGeneralLedger(reportCtx(deps, request), request.query);
+      const ctx = reportCtx(deps, request);
+      const stream = exportGeneralLedger(ctx, request.query, await reportZone(ctx, request.query.entity_id));
       // Streamed: the document's string is the concatenation of the stream's chunks.
       return reply
         .type('text/csv; charset=utf-8')

@@ -125,7 +125,11 @@ const isoDate = z
     return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === d;
   }, 'is not a calendar date');
 export const tallyExportQuery = z
-  .object({ from: isoDate, to: isoDate })
+  .object({
+    from: isoDate,
+    to: isoDate,
+    entity_id: z.uuid().optional().describe("the legal entity whose books the file holds (default: the primary); dates are in the entity's time zone"),
+  })
   .refine((q) => q.from <= q.to, { path: ['to'], message: 'must not be before from' })
   .refine((q) => !(Date.parse(`${q.to}T00:00:00Z`) - Date.parse(`${q.from}T00:00:00Z`) > 400 * 86_400_000), {
     path: ['to'],

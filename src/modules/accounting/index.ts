@@ -18,6 +18,6 @@ export {
   taxMappingBody,
 } from './accounting.schemas.js';
 export { completeConnect, disconnect, listConnections, startConnect, startSync, syncStatus, updateTaxMapping } from './accounting.service.js';
-export { tallyExport } from './tally.js';
+export { tallyEntity, tallyExport } from './tally.js';
 export { callbackUrl } from './accounting.service.js';
 export { bindingCookieName } from './oauth.js';

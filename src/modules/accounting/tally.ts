@@ -1,30 +1,82 @@
 import type { Ctx } from '../../platform/context.js';
-import { listCreditNotes, type CreditNote } from '../credit-notes/index.js';
+import { errors } from '../../platform/errors.js';
+import { getCreditNote } from '../credit-notes/index.js';
 import { customerStateCode, findCustomers, type Customer } from '../customers/index.js';
-import { listInvoices, type Invoice } from '../invoices/index.js';
-import { listPayments, type Payment } from '../payments/index.js';
-import { gstState } from '../tax/index.js';
+import { findEntity, findPrimaryEntity, type EntityRow } from '../entities/index.js';
+import { getInvoiceRows, type InvoiceRow } from '../invoices/index.js';
+import { ACCOUNT_NAMES, exportPage, type AccountCode, type ExportRow } from '../ledger/index.js';
+import { gstState, startOfLocalDay } from '../tax/index.js';
 import { majorUnitsText } from './amounts.js';
-import { INDIA_TIME, localDate } from './dates.js';
+import { localDate } from './dates.js';
 
 /**
  * Tally XML for TallyPrime's import (Gateway of Tally → Import → Transactions, or a POST to its
- * XML port): one ENVELOPE whose TALLYMESSAGEs carry the ledgers the vouchers use, then Sales,
- * Receipt and Credit Note vouchers. Tally signs amounts from the ledger's side: a debit is
- * negative with ISDEEMEDPOSITIVE Yes, a credit positive with No; a voucher balances when its
- * amounts sum to zero. Each voucher has a REMOTEID (`kosh-<id>`), so importing the same range
- * twice alters the vouchers instead of duplicating them.
+ * XML port), one legal entity per file: the ledgers the vouchers use, then **one voucher per
+ * journal entry** Kosh posted in the range — Sales, Receipt, Credit Note, Contra (a gateway payout),
+ * Payment (a refund) and Journal (everything else: voids, TDS certified later, credit applied,
+ * expiries, exchange differences, revenue deferral). Amounts are the entries' functional-currency
+ * (INR) amounts (DESIGN §19); a foreign entry's currency amount and rate are in the narration.
+ * So the export, summed per ledger, is the entity's functional trial balance over the range.
+ * Tally signs amounts from the ledger's side: a debit is negative with ISDEEMEDPOSITIVE Yes, a
+ * credit positive with No; a voucher balances when its amounts sum to zero. Each voucher has a
+ * REMOTEID (`kosh-<document id>` for the document's own voucher, else `kosh-<entry id>`), so
+ * importing the same range twice alters the vouchers instead of duplicating them.
  */
 export const TALLY_LEDGERS = {
   sales: { name: 'Sales', parent: 'Sales Accounts' },
-  cgst: { name: 'Output CGST', parent: 'Duties & Taxes' },
-  sgst: { name: 'Output SGST', parent: 'Duties & Taxes' },
-  igst: { name: 'Output IGST', parent: 'Duties & Taxes' },
+  cgst: { name: 'Output CGST', parent: 'Duties & Taxes', dutyHead: 'Central Tax' },
+  sgst: { name: 'Output SGST', parent: 'Duties & Taxes', dutyHead: 'State Tax' },
+  utgst: { name: 'Output UTGST', parent: 'Duties & Taxes', dutyHead: 'UT Tax' },
+  igst: { name: 'Output IGST', parent: 'Duties & Taxes', dutyHead: 'Integrated Tax' },
   tds: { name: 'TDS Receivable', parent: 'Current Assets' },
   bank: { name: 'Bank', parent: 'Bank Accounts' },
+  clearing: { name: 'Gateway Clearing', parent: 'Current Assets' },
+  refunds: { name: 'Refunds Payable', parent: 'Current Liabilities' },
+  deferred: { name: 'Deferred Revenue', parent: 'Current Liabilities' },
+  expired: { name: 'Expired Credit Income', parent: 'Indirect Incomes' },
+  exchange: { name: 'Exchange Gain/Loss', parent: 'Indirect Incomes' },
+  unrealized: { name: 'Unrealized Exchange Gain/Loss', parent: 'Indirect Incomes' },
+  rounding: { name: 'Exchange Rounding', parent: 'Indirect Expenses' },
 } as const;
 
-const PAGE_SIZE = 200;
+type TallyLedger = { name: string; parent: string; dutyHead?: string };
+
+/** The Tally ledger of each account; the party's own ledger holds receivables, credit and advances. */
+const LEDGER_OF: Partial<Record<number, TallyLedger>> = {
+  1000: TALLY_LEDGERS.bank,
+  1050: TALLY_LEDGERS.clearing,
+  1200: TALLY_LEDGERS.tds,
+  2100: TALLY_LEDGERS.cgst,
+  2110: TALLY_LEDGERS.sgst,
+  2120: TALLY_LEDGERS.igst,
+  2320: TALLY_LEDGERS.refunds,
+  2400: TALLY_LEDGERS.deferred,
+  // Sales returns are booked against the sales ledger, as Tally's credit notes do.
+  4000: TALLY_LEDGERS.sales,
+  4900: TALLY_LEDGERS.sales,
+  4100: TALLY_LEDGERS.expired,
+  4300: TALLY_LEDGERS.exchange,
+  4310: TALLY_LEDGERS.unrealized,
+  4390: TALLY_LEDGERS.rounding,
+};
+const PARTY_ACCOUNTS = new Set([1100, 2300, 2310]);
+
+/** An account no fixed ledger names (one a later chart adds): its own ledger, by its chart name. */
+function otherLedger(code: number): TallyLedger {
+  const name = ACCOUNT_NAMES[code as AccountCode] ?? `Account ${code}`;
+  const parent = code < 2000 ? 'Current Assets' : code < 4000 ? 'Current Liabilities' : 'Indirect Incomes';
+  return { name, parent };
+}
+
+const VOUCHER_TYPE: Record<string, 'Sales' | 'Receipt' | 'Credit Note' | 'Contra' | 'Payment'> = {
+  'invoice.finalized': 'Sales',
+  'payment.recorded': 'Receipt',
+  'credit_note.issued': 'Credit Note',
+  'payment.settled': 'Contra',
+  'refund.created': 'Payment',
+};
+
+const PAGE_SIZE = 2_000;
 
 export function xmlEscape(value: string): string {
   return (
@@ -39,9 +91,9 @@ function tag(name: string, value: string): string {
   return `<${name}>${xmlEscape(value)}</${name}>`;
 }
 
-/** Tally books are Indian books: dates (and the export's range) are India dates. */
-function tallyDate(iso: string): string {
-  return localDate(iso, INDIA_TIME).replace(/-/g, '');
+/** A voucher's date: the entry's date in the entity's zone. */
+function tallyDate(iso: string, timeZone: string): string {
+  return localDate(iso, timeZone).replace(/-/g, '');
 }
 
 export function partyLedgerName(customer: Pick<Customer, 'name' | 'email'>): string {
@@ -60,18 +112,18 @@ function entry(e: Entry, currency: string, bill?: { name: string; type: 'New Ref
 }
 
 function voucher(
-  type: 'Sales' | 'Receipt' | 'Credit Note',
+  type: string,
   remoteId: string,
-  fields: { date: string; number: string; party: string; reference?: string; narration: string; placeOfSupply?: string | null },
+  fields: { date: string; number: string; party?: string; reference?: string; narration: string; placeOfSupply?: string | null },
   entries: string[],
 ): string {
   const state = gstState(fields.placeOfSupply ?? null);
   return (
     `<TALLYMESSAGE xmlns:UDF="TallyUDF"><VOUCHER REMOTEID="${xmlEscape(remoteId)}" VCHTYPE="${type}" ACTION="Create" OBJVIEW="Accounting Voucher View">` +
-    tag('DATE', tallyDate(fields.date)) +
+    tag('DATE', fields.date) +
     tag('VOUCHERTYPENAME', type) +
     tag('VOUCHERNUMBER', fields.number) +
-    tag('PARTYLEDGERNAME', fields.party) +
+    (fields.party ? tag('PARTYLEDGERNAME', fields.party) : '') +
     (fields.reference ? tag('REFERENCE', fields.reference) : '') +
     (state ? tag('PLACEOFSUPPLY', state.name) : '') +
     tag('NARRATION', fields.narration) +
@@ -85,149 +137,168 @@ function ledgerMaster(name: string, parent: string, extra = ''): string {
   return `<TALLYMESSAGE xmlns:UDF="TallyUDF"><LEDGER NAME="${xmlEscape(name)}" ACTION="Create">${tag('NAME', name)}${tag('PARENT', parent)}${extra}</LEDGER></TALLYMESSAGE>`;
 }
 
+/** Tax ledgers are GST duty heads, so Tally's GST reports read them. */
+function fixedLedgerMaster(l: TallyLedger): string {
+  return ledgerMaster(l.name, l.parent, l.dutyHead ? tag('TAXTYPE', 'GST') + tag('GSTDUTYHEAD', l.dutyHead) : '');
+}
+
 function customerMaster(customer: Customer): string {
   const state = gstState(customerStateCode(customer));
+  const country = customer.billing_address?.country && customer.billing_address.country !== 'IN' ? customer.billing_address.country : 'India';
   const extra =
     tag('ISBILLWISEON', 'Yes') +
     (customer.gstin ? tag('PARTYGSTIN', customer.gstin) + tag('GSTREGISTRATIONTYPE', 'Regular') : tag('GSTREGISTRATIONTYPE', 'Unregistered/Consumer')) +
     (state ? tag('LEDSTATENAME', state.name) : '') +
-    tag('COUNTRYNAME', customer.billing_address?.country === 'IN' || !customer.billing_address ? 'India' : customer.billing_address.country) +
+    tag('COUNTRYNAME', country) +
     tag('EMAIL', customer.email);
   return ledgerMaster(partyLedgerName(customer), 'Sundry Debtors', extra);
 }
 
-export function salesVoucher(invoice: Invoice, party: string): string {
-  const c = invoice.currency;
-  const entries = [
-    entry({ ledger: party, debit: invoice.total }, c, { name: invoice.number!, type: 'New Ref' }),
-    entry({ ledger: TALLY_LEDGERS.sales.name, credit: invoice.subtotal }, c),
-  ];
-  if (invoice.cgst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.cgst.name, credit: invoice.cgst_amount }, c));
-  if (invoice.sgst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.sgst.name, credit: invoice.sgst_amount }, c));
-  if (invoice.igst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.igst.name, credit: invoice.igst_amount }, c));
-  return voucher(
-    'Sales',
-    `kosh-${invoice.id}`,
-    {
-      date: invoice.issued_at ?? invoice.created_at,
-      number: invoice.number!,
-      party,
-      narration: `Invoice ${invoice.number}`,
-      placeOfSupply: invoice.place_of_supply,
-    },
-    entries,
-  );
+/** The entity a Tally file is for: the one named, else the primary (404 for another tenant's or an unknown id). */
+export async function tallyEntity(ctx: Ctx, entityId: string | undefined): Promise<EntityRow> {
+  const entity = entityId ? await findEntity(ctx.tx, ctx.tenantId, entityId) : await findPrimaryEntity(ctx.tx, ctx.tenantId);
+  if (!entity) throw errors.notFound('entity');
+  return entity;
 }
 
-export function receiptVoucher(payment: Payment, party: string, invoiceNumber: string | undefined): string {
-  const c = payment.currency;
-  const entries: string[] = [];
-  if (payment.amount) entries.push(entry({ ledger: TALLY_LEDGERS.bank.name, debit: payment.amount }, c));
-  if (payment.tds_amount) entries.push(entry({ ledger: TALLY_LEDGERS.tds.name, debit: payment.tds_amount }, c));
-  entries.push(entry({ ledger: party, credit: payment.amount + payment.tds_amount }, c, invoiceNumber ? { name: invoiceNumber, type: 'Agst Ref' } : undefined));
-  const number = payment.reference_number || payment.id.slice(0, 18);
-  return voucher(
-    'Receipt',
-    `kosh-${payment.id}`,
-    {
-      date: payment.recorded_at,
-      number,
-      party,
-      reference: invoiceNumber,
-      narration: `Payment ${number}${payment.tds_amount ? ` (TDS ${majorUnitsText(payment.tds_amount, c)})` : ''}`,
-    },
-    entries,
-  );
-}
+/** The entry's lines as Tally ledger entries: INR amounts, one per ledger (a ledger on both sides nets). */
+type Posted = { ledger: TallyLedger | { party: string | null }; net: number; invoiceId: string | null };
 
-export function creditNoteVoucher(note: CreditNote, party: string, invoiceNumber: string | undefined, placeOfSupply: string | null): string {
-  const c = note.currency;
-  const net = note.subtotal > 0 ? note.subtotal : note.amount;
-  const entries = [entry({ ledger: TALLY_LEDGERS.sales.name, debit: net }, c)];
-  if (note.cgst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.cgst.name, debit: note.cgst_amount }, c));
-  if (note.sgst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.sgst.name, debit: note.sgst_amount }, c));
-  if (note.igst_amount) entries.push(entry({ ledger: TALLY_LEDGERS.igst.name, debit: note.igst_amount }, c));
-  entries.unshift(entry({ ledger: party, credit: note.amount }, c, invoiceNumber ? { name: invoiceNumber, type: 'Agst Ref' } : undefined));
-  return voucher(
-    'Credit Note',
-    `kosh-${note.id}`,
-    {
-      date: note.issued_at ?? note.created_at,
-      number: note.number!,
-      party,
-      reference: invoiceNumber,
-      narration: note.reason || `Credit note ${note.number}`,
-      placeOfSupply,
-    },
-    entries,
-  );
-}
-
-function inRange(iso: string | null, from: string, to: string): boolean {
-  if (!iso) return false;
-  const d = localDate(iso, INDIA_TIME);
-  return d >= from && d <= to;
-}
-
-/** Pages through a list, yielding only items in the date range. */
-async function* inPages<T>(fetchPage: (page: { limit: number; page: number; offset: number }) => Promise<{ items: T[]; total: number }>): AsyncGenerator<T[]> {
-  for (let n = 1; ; n++) {
-    const { items, total } = await fetchPage({ limit: PAGE_SIZE, page: n, offset: (n - 1) * PAGE_SIZE });
-    yield items;
-    if (n * PAGE_SIZE >= total || items.length === 0) return;
-  }
+function ledgerKey(l: Posted['ledger']): string {
+  return 'party' in l ? `party:${l.party ?? ''}` : `ledger:${l.name}`;
 }
 
 /**
- * The export, produced page by page (a large range never sits in memory whole): ledger masters
- * of the fixed ledgers, then per page of documents the customers first seen there and the
- * vouchers. Dates are India dates, `from` and `to` inclusive.
+ * The export, page by page (a large range never sits in memory whole): the fixed ledgers, then for
+ * each page of journal lines the customers first seen there and one voucher per entry. `from` and
+ * `to` are inclusive dates in the entity's zone.
  */
-export async function* tallyExport(ctx: Ctx, from: string, to: string): AsyncGenerator<string> {
+export async function* tallyExport(ctx: Ctx, from: string, to: string, entity: EntityRow): AsyncGenerator<string> {
   yield (
     '<?xml version="1.0" encoding="UTF-8"?>\n<ENVELOPE><HEADER><TALLYREQUEST>Import Data</TALLYREQUEST></HEADER><BODY><IMPORTDATA>' +
     '<REQUESTDESC><REPORTNAME>Vouchers</REPORTNAME></REQUESTDESC><REQUESTDATA>\n'
   );
-  for (const l of Object.values(TALLY_LEDGERS)) yield ledgerMaster(l.name, l.parent) + '\n';
+  for (const l of Object.values(TALLY_LEDGERS)) yield fixedLedgerMaster(l) + '\n';
+  const zone = entity.time_zone;
+  const [fy, fm, fd] = from.split('-').map(Number) as [number, number, number];
+  const [ty, tm, td] = to.split('-').map(Number) as [number, number, number];
+  const filter = { entityId: entity.id, from: startOfLocalDay(fy, fm, fd, zone), to: startOfLocalDay(ty, tm, td + 1, zone) };
 
   const parties = new Map<string, Customer>();
-  const invoiceNumbers = new Map<string, string>();
-  async function* partiesOf(customerIds: string[]): AsyncGenerator<string> {
-    const missing = [...new Set(customerIds)].filter((id) => !parties.has(id));
-    if (missing.length === 0) return;
-    for (const c of await findCustomers(ctx.tx, ctx.tenantId, missing)) {
+  const others = new Set<number>();
+  const invoices = new Map<string, InvoiceRow>();
+  const party = (customerId: string | null) => {
+    const c = customerId ? parties.get(customerId) : undefined;
+    return c ? partyLedgerName(c) : 'Sundry Debtors (no customer)';
+  };
+
+  let after: { postedAt: Date; entryId: string; lineId: string } | null = null;
+  let pending: ExportRow[] = [];
+  for (;;) {
+    const page: ExportRow[] = await exportPage(ctx.tx, ctx.tenantId, filter, after, PAGE_SIZE);
+    const done = page.length < PAGE_SIZE;
+    const rows = [...pending, ...page];
+    // The last entry of a full page may go on in the next one: keep it back.
+    const lastId = rows.at(-1)?.id;
+    pending = done ? [] : rows.filter((r) => r.id === lastId);
+    const complete = done ? rows : rows.filter((r) => r.id !== lastId);
+
+    const customerIds = [...new Set(complete.map((r) => r.customer_id).filter((id): id is string => id !== null && !parties.has(id)))];
+    for (const c of customerIds.length ? await findCustomers(ctx.tx, ctx.tenantId, customerIds) : []) {
       parties.set(c.id, c);
       yield customerMaster(c) + '\n';
     }
-  }
-  const party = (customerId: string) => {
-    const c = parties.get(customerId);
-    return c ? partyLedgerName(c) : customerId;
-  };
+    const invoiceIds = [...new Set(complete.map((r) => r.invoice_id).filter((id): id is string => id !== null && !invoices.has(id)))];
+    for (const inv of invoiceIds.length ? await getInvoiceRows(ctx, invoiceIds) : []) invoices.set(inv.id, inv);
 
-  for await (const page of inPages((p) =>
-    listInvoices(ctx, { statuses: ['open', 'paid', 'uncollectible'] }, p).then((r) => ({ items: r.invoices, total: r.total })),
-  )) {
-    for (const inv of page) if (inv.number) invoiceNumbers.set(inv.id, inv.number);
-    const selected = page.filter((inv) => inv.number && inRange(inv.issued_at, from, to));
-    yield* partiesOf(selected.map((inv) => inv.customer_id));
-    for (const inv of selected) yield salesVoucher(inv, party(inv.customer_id)) + '\n';
-  }
-  for await (const page of inPages((p) => listPayments(ctx, {}, p).then((r) => ({ items: r.payments, total: r.total })))) {
-    const selected = page.filter((p) => inRange(p.recorded_at, from, to) && p.amount + p.tds_amount > 0);
-    yield* partiesOf(selected.map((p) => p.customer_id));
-    for (const p of selected) yield receiptVoucher(p, party(p.customer_id), p.invoice_id ? invoiceNumbers.get(p.invoice_id) : undefined) + '\n';
-  }
-  for await (const page of inPages((p) => listCreditNotes(ctx, {}, p).then((r) => ({ items: r.notes, total: r.total })))) {
-    const selected = page.filter((n) => n.number && ['issued', 'used', 'expired'].includes(n.status) && inRange(n.issued_at, from, to));
-    yield* partiesOf(selected.map((n) => n.customer_id));
-    for (const n of selected) {
-      const customer = parties.get(n.customer_id);
-      yield (
-        creditNoteVoucher(n, party(n.customer_id), n.invoice_id ? invoiceNumbers.get(n.invoice_id) : undefined, customer ? customerStateCode(customer) : null) +
-        '\n'
-      );
+    for (let i = 0; i < complete.length;) {
+      let j = i;
+      while (j < complete.length && complete[j]!.id === complete[i]!.id) j += 1;
+      const lines = complete.slice(i, j);
+      i = j;
+      for (const l of lines) {
+        if (!LEDGER_OF[l.account_code] && !PARTY_ACCOUNTS.has(l.account_code) && !others.has(l.account_code)) {
+          others.add(l.account_code);
+          const o = otherLedger(l.account_code);
+          yield ledgerMaster(o.name, o.parent) + '\n';
+        }
+      }
+      const v = await entryVoucher(ctx, lines, zone, invoices, party);
+      if (v) yield v + '\n';
     }
+    if (done) break;
+    const last = page.at(-1)!;
+    after = { postedAt: last.posted_at, entryId: last.id, lineId: last.line_id };
   }
   yield '</REQUESTDATA></IMPORTDATA></BODY></ENVELOPE>\n';
+}
+
+/** One journal entry as one voucher (null when its lines net to nothing per ledger, e.g. credit applied within one party). */
+async function entryVoucher(
+  ctx: Ctx,
+  lines: ExportRow[],
+  zone: string,
+  invoices: Map<string, InvoiceRow>,
+  party: (customerId: string | null) => string,
+): Promise<string | null> {
+  const e = lines[0]!;
+  const currency = e.functional_currency ?? e.currency;
+  const valued = lines.every((l) => l.functional_debit !== null && l.functional_credit !== null);
+  const posted = new Map<string, Posted>();
+  for (const l of lines) {
+    const invoice = l.invoice_id ? invoices.get(l.invoice_id) : undefined;
+    let ledger: Posted['ledger'];
+    if (PARTY_ACCOUNTS.has(l.account_code)) ledger = { party: party(l.customer_id) };
+    else if (l.account_code === 2110 && invoice?.utgst) ledger = TALLY_LEDGERS.utgst;
+    else ledger = LEDGER_OF[l.account_code] ?? otherLedger(l.account_code);
+    // INR amounts; an entry booked without a rate keeps its own currency's (named in the narration).
+    const net = valued ? Number(l.functional_debit) - Number(l.functional_credit) : Number(l.debit) - Number(l.credit);
+    const key = ledgerKey(ledger);
+    const p = posted.get(key) ?? { ledger, net: 0, invoiceId: null };
+    p.net += net;
+    p.invoiceId = p.invoiceId ?? (PARTY_ACCOUNTS.has(l.account_code) ? l.invoice_id : null);
+    posted.set(key, p);
+  }
+  const kept = [...posted.values()].filter((p) => p.net !== 0);
+  if (kept.length === 0) return null;
+  const type = VOUCHER_TYPE[e.kind] ?? 'Journal';
+  const documentInvoice = e.reference_type === 'invoice' ? invoices.get(e.reference_id) : undefined;
+  const ownInvoice = kept.map((p) => p.invoiceId).find((id) => id !== null);
+  const billInvoice = ownInvoice ? invoices.get(ownInvoice) : undefined;
+  const entries = kept.map((p) => {
+    const name = 'party' in p.ledger ? p.ledger.party! : p.ledger.name;
+    const amount = p.net > 0 ? { ledger: name, debit: p.net } : { ledger: name, credit: -p.net };
+    const bill =
+      'party' in p.ledger && billInvoice?.number
+        ? { name: billInvoice.number, type: type === 'Sales' ? ('New Ref' as const) : ('Agst Ref' as const) }
+        : undefined;
+    return entry(amount, currency, bill);
+  });
+  let number = e.reference_id.slice(0, 18);
+  let reference: string | undefined;
+  if (documentInvoice?.number) number = documentInvoice.number;
+  if (e.reference_type === 'credit_note') number = (await getCreditNote(ctx, e.reference_id)).number ?? number;
+  if (billInvoice?.number && billInvoice.id !== documentInvoice?.id) reference = billInvoice.number;
+  const foreign = e.currency !== currency || !valued;
+  const amountText = majorUnitsText(
+    lines.reduce((sum, l) => sum + Number(l.debit), 0),
+    e.currency,
+  );
+  const narration = `${e.description}${foreign ? ` (${e.currency} ${amountText}${e.exchange_rate ? ` @ ${e.exchange_rate} ${currency}` : ', not valued'})` : ''}`;
+  const partyName = kept.map((p) => ('party' in p.ledger ? p.ledger.party! : null)).find((n) => n !== null) ?? undefined;
+  // A document's own voucher keeps the document's id (re-importing alters it); others the entry's.
+  const ownVoucher = e.kind === 'invoice.finalized' || e.kind === 'payment.recorded' || e.kind === 'credit_note.issued';
+  return voucher(
+    type,
+    `kosh-${ownVoucher ? e.reference_id : e.id}`,
+    {
+      date: tallyDate(e.posted_at.toISOString(), zone),
+      number,
+      party: partyName,
+      reference,
+      narration,
+      placeOfSupply: billInvoice?.place_of_supply ?? null,
+    },
+    entries,
+  );
 }

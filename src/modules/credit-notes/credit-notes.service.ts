@@ -470,7 +470,10 @@ export async function rejectCreditNote(ctx: Ctx, id: string): Promise<CreditNote
 
 /** Void while unspent: the issue entry is reversed in full. */
 export async function voidCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow> {
-  const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'void', { balance: 0, voided_at: ctx.now, updated_at: ctx.now }, { unspentOnly: true });
+  // Dated in the first open period, as its entry is (DESIGN §18).
+  const note = await findCreditNote(ctx.tx, ctx.tenantId, id);
+  const voidedAt = note ? await postingDate(ctx, note.entity_id) : ctx.now;
+  const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'void', { balance: 0, voided_at: voidedAt, updated_at: ctx.now }, { unspentOnly: true });
   const entity = await entityOf(ctx, row.entity_id);
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
@@ -600,7 +603,12 @@ export async function applyAvailableCredit(ctx: Ctx, invoice: InvoiceRow): Promi
 export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow | null> {
   const current = await findCreditNote(ctx.tx, ctx.tenantId, id);
   if (!current || current.status !== 'issued' || !current.expires_at || current.expires_at > ctx.now) return null;
-  const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'expire', { balance: 0, expired_at: ctx.now, updated_at: ctx.now });
+  const row = await transitionCreditNote(ctx.tx, ctx.tenantId, id, 'expire', {
+    balance: 0,
+    // Dated in the first open period, as its entry is (DESIGN §18).
+    expired_at: await postingDate(ctx, current.entity_id),
+    updated_at: ctx.now,
+  });
   const entity = await entityOf(ctx, row.entity_id);
   const owed =
     current.invoice_id && current.tax_amount > 0

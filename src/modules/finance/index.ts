@@ -15,4 +15,4 @@ export {
   trialBalanceSchema,
 } from './finance.schemas.js';
 export { getLatestRun, getRun, listReconciliationRuns, requestRun } from './reconciliation.service.js';
-export { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf } from './reports.service.js';
+export { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf, reportZone } from './reports.service.js';

@@ -4,6 +4,7 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { toIso } from '../../platform/time.js';
 import { findEntity, findPrimaryEntity } from '../entities/index.js';
+import { startOfLocalDay } from '../tax/index.js';
 import {
   ACCOUNT_NAMES,
   accountTotals,
@@ -17,21 +18,32 @@ import {
 } from '../ledger/index.js';
 import { getTenant } from '../tenants/index.js';
 
-/** Parses a query bound: a date means the start of that day (`start`) or the start of the next (`end`, exclusive). */
-export function parseBound(value: string | undefined, field: string, side: 'start' | 'end'): Date | null {
+/**
+ * Parses a query bound: a date is a calendar day in `timeZone` (the entity's, DESIGN §18) and
+ * means the start of that day (`start`) or the start of the next (`end`, exclusive); a date-time
+ * is that instant.
+ */
+export function parseBound(value: string | undefined, field: string, side: 'start' | 'end', timeZone = 'UTC'): Date | null {
   if (value === undefined) return null;
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
   const d = new Date(dateOnly ? `${value}T00:00:00Z` : value);
   if (Number.isNaN(d.getTime()) || (dateOnly && d.toISOString().slice(0, 10) !== value))
     throw errors.invalidField(field, 'must be a date (YYYY-MM-DD) or an RFC 3339 date-time');
-  return dateOnly && side === 'end' ? new Date(d.getTime() + 86_400_000) : d;
+  if (!dateOnly) return d;
+  return startOfLocalDay(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate() + (side === 'end' ? 1 : 0), timeZone);
 }
 
-export function rangeOf(query: { from?: string | undefined; to?: string | undefined }): { from: Date | null; to: Date | null } {
-  const from = parseBound(query.from, 'from', 'start');
-  const to = parseBound(query.to, 'to', 'end');
+export function rangeOf(query: { from?: string | undefined; to?: string | undefined }, timeZone = 'UTC'): { from: Date | null; to: Date | null } {
+  const from = parseBound(query.from, 'from', 'start', timeZone);
+  const to = parseBound(query.to, 'to', 'end', timeZone);
   if (from && to && from > to) throw errors.invalidField('to', 'must not be before from');
   return { from, to };
+}
+
+/** The time zone a report's dates are read in: the entity's named, else the primary entity's (DESIGN §18). */
+export async function reportZone(ctx: Ctx, entityId: string | undefined): Promise<string> {
+  const entity = entityId ? await findEntity(ctx.tx, ctx.tenantId, entityId) : await findPrimaryEntity(ctx.tx, ctx.tenantId);
+  return entity?.time_zone ?? 'UTC';
 }
 
 type AccountType = 'asset' | 'liability' | 'revenue' | 'contra_revenue';
@@ -70,7 +82,7 @@ export async function trialBalance(
   query: { entity_id?: string | undefined; currency?: string | undefined; as_of?: string | undefined; basis?: 'transaction' | 'functional' | undefined },
 ) {
   const entity = await resolveEntity(ctx, query.entity_id);
-  const end = parseBound(query.as_of, 'as_of', 'end');
+  const end = parseBound(query.as_of, 'as_of', 'end', entity.time_zone);
   // A date means the whole day: up to its last millisecond.
   const asOf = end ? (query.as_of && /^\d{4}-\d{2}-\d{2}$/.test(query.as_of) ? new Date(end.getTime() - 1) : end) : ctx.now;
   if (query.basis === 'functional') return functionalTrialBalance(ctx, entity, query.currency, asOf);
@@ -143,8 +155,8 @@ export type JournalQuery = {
   invoice_id?: string | undefined;
 };
 
-function filterOf(query: JournalQuery): EntryFilter {
-  const { from, to } = rangeOf(query);
+function filterOf(query: JournalQuery, timeZone: string): EntryFilter {
+  const { from, to } = rangeOf(query, timeZone);
   return {
     ...(from ? { from } : {}),
     ...(to ? { to } : {}),
@@ -157,7 +169,7 @@ function filterOf(query: JournalQuery): EntryFilter {
 }
 
 export async function listJournalEntries(ctx: Ctx, query: JournalQuery, page: Page): Promise<{ entries: JournalEntry[]; total: number }> {
-  const { entries, total } = await listEntries(ctx.tx, ctx.tenantId, filterOf(query), page);
+  const { entries, total } = await listEntries(ctx.tx, ctx.tenantId, filterOf(query, await reportZone(ctx, query.entity_id)), page);
   return { entries: await toJournalEntries(ctx, entries), total };
 }
 
@@ -179,8 +191,8 @@ export const EXPORT_PAGE = 2_000;
  * read in keyset pages as the client consumes the stream. Validation happens before the first
  * byte, so a bad query is still a 400.
  */
-export function exportGeneralLedger(ctx: Ctx, query: Omit<JournalQuery, 'kind' | 'account_code' | 'invoice_id'>): Readable {
-  const filter = filterOf(query);
+export function exportGeneralLedger(ctx: Ctx, query: Omit<JournalQuery, 'kind' | 'account_code' | 'invoice_id'>, timeZone = 'UTC'): Readable {
+  const filter = filterOf(query, timeZone);
   async function* rows(): AsyncGenerator<string> {
     yield CSV_HEADER;
     let after: { postedAt: Date; entryId: string; lineId: string } | null = null;

@@ -11,6 +11,7 @@ import {
   type InvoiceExchangeRate,
 } from '../entities/index.js';
 import { postEntries, type Posting } from '../ledger/index.js';
+import { postingDates } from '../periods/index.js';
 import { readSettings } from '../tenants/index.js';
 import { insertInvoices, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
 import { buildDraftInvoice, customerSnapshot, entitySnapshot, finalizationPosting, toInvoice, type DraftInvoiceInput } from './invoices.service.js';
@@ -53,6 +54,9 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
     rateOf.push(rates.get(key)!);
   }
 
+  // Dated in each entity's first open period (DESIGN §18): a closed month gets no new invoice.
+  const issuedAt = await postingDates(ctx, [...new Set(resolved.map((e) => e.id))]);
+
   // Numbers per entity, in input order.
   const numbers = new Map<string, string[]>();
   for (const entity of new Set(resolved)) {
@@ -80,7 +84,7 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
       ...draft,
       number,
       status: 'open',
-      issued_at: ctx.now,
+      issued_at: issuedAt.get(entity.id) ?? ctx.now,
       due_date: input.dueDate ?? new Date(ctx.now.getTime() + settings.invoice_due_days * DAY_MS),
       supplier: entitySnapshot(entity),
       customer_details: customerSnapshot(input.customer),

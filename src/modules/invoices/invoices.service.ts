@@ -17,6 +17,7 @@ import {
   type LutState,
 } from '../entities/index.js';
 import { Account, postEntry, type Posting } from '../ledger/index.js';
+import { postingDate } from '../periods/index.js';
 import { findPlan, pricesOfPlans } from '../plans/index.js';
 import { computeInvoiceTax, resolveHsnCode, type GstLine, type GstLineInput, type InvoiceTax } from '../tax/index.js';
 import { getTenant, readSettings } from '../tenants/index.js';
@@ -542,6 +543,9 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
   for (const [i, line] of lines.entries()) {
     if (lineTaxChanged(drafted[i]!, line)) await updateInvoiceLineTax(ctx.tx, ctx.tenantId, line.id, lineTaxColumns(tax.lines[i]!));
   }
+  // Dated in the first open period (DESIGN §18): finalized while its month is closed, the invoice
+  // is the next open month's document (its entry is posted there too).
+  const issuedAt = await postingDate(ctx, entity.id);
   // Numbers are taken here, not at draft time, so abandoned drafts leave no gaps. The counter row
   // stays locked until commit, so everything that can be read is read above, before it.
   const number = await takeDocumentNumber(ctx, entity, 'invoice');
@@ -549,7 +553,7 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
     ...invoiceTaxColumns(tax, rate),
     amount_due: tax.total,
     number,
-    issued_at: ctx.now,
+    issued_at: issuedAt,
     due_date: draft.due_date ?? new Date(ctx.now.getTime() + settings.invoice_due_days * DAY_MS),
     supplier: JSON.stringify(entitySnapshot(entity)),
     customer_details: JSON.stringify(customerSnapshot(customer)),
