@@ -24,6 +24,7 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/finance/reconciliation/runs',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['finance'],
         summary: 'Start a reconciliation run (billing → journal → secondary ledger); it runs in the job queue',
         body: startRunBody,
@@ -101,6 +102,7 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/ledger/trial-balance',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['ledger'],
         summary: 'Trial balance of one entity × currency as of a date',
         querystring: trialBalanceQuery,

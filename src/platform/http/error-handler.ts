@@ -82,17 +82,6 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return { koshError: new KoshError('payload_too_large', 'request body exceeds the 1 MiB limit', { reason: 'payload_too_large' }), unexpected: false };
   }
-  // secure-json-parse refuses prototype keys (they could poison objects built from the body).
-  if (fe?.name === 'SyntaxError' && /forbidden prototype property/i.test(fe.message ?? '')) {
-    return {
-      koshError: new KoshError(
-        'validation_failed',
-        'request body contains a "__proto__" or "constructor.prototype" key, which is refused (it could alter JavaScript objects); rename or remove it',
-        { reason: 'prototype_key' },
-      ),
-      unexpected: false,
-    };
-  }
   if (fe?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe?.name === 'SyntaxError') {
     return { koshError: new KoshError('validation_failed', 'request body is not valid JSON', { reason: 'malformed_json' }), unexpected: false };
   }
