@@ -959,7 +959,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List offline payments (bank transfer, cash, cheque recorded through POST /v1/payments/offline)
+         * @description List offline payments (bank transfer, cash, cheque recorded through POST /v1/payments/offline).
+         */
+        get: operations["listPaymentsOffline"];
         put?: never;
         /**
          * Record an offline payment (bank transfer, cash, cheque), optionally with TDS
@@ -1168,6 +1172,26 @@ export interface paths {
          * @description Filters: `type`, `object_id`, `created[gte]` and `created[lte]` (inclusive RFC 3339 bounds).
          */
         get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the event types (what a webhook endpoint may subscribe to)
+         * @description List the event types (what a webhook endpoint may subscribe to).
+         */
+        get: operations["getEventsType"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5914,6 +5938,15 @@ export interface components {
                 };
             };
         };
+        EventType: {
+            /**
+             * @description the event type, as in `events` of a webhook endpoint and `type` of an event
+             * @enum {string}
+             */
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+            /** @description the kind of object in the event's data.object (the type's prefix) */
+            object: string;
+        };
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
@@ -6508,6 +6541,25 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The database is unavailable (retry after Retry-After), or the service is not configured on this deployment */
+        Unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "internal_error",
+                 *         "reason": "database_unavailable",
+                 *         "message": "the database is unavailable; retry the request shortly",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description No valid API key (or portal session) */
         Unauthorized: {
             headers: {
@@ -6520,6 +6572,25 @@ export interface components {
                  *         "code": "unauthorized",
                  *         "reason": "invalid_api_key",
                  *         "message": "missing or invalid API key or session",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key's or operator's role does not allow this, or a write with the session cookie lacks its X-CSRF-Token or is cross-site */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "unauthorized",
+                 *         "reason": "role_forbidden",
+                 *         "message": "this needs the admin role or higher; you are viewer",
                  *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *       }
                  *     }
@@ -6546,7 +6617,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request is well-formed but breaks a business rule */
+        /** @description The request is well-formed but breaks a business rule, or the Idempotency-Key was used with another body */
         UnprocessableEntity: {
             headers: {
                 [name: string]: unknown;
@@ -6582,10 +6653,29 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The link has expired or was already used */
+        Gone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "not_found",
+                 *         "reason": "invitation_expired",
+                 *         "message": "this link has expired or was already used",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
-         * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+         * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
          * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
          */
         IdempotencyKey: string;
@@ -6703,6 +6793,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listApiKeys: {
@@ -6748,8 +6839,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createApiKey: {
@@ -6757,7 +6851,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6819,10 +6913,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     revokeApiKey: {
@@ -6830,7 +6926,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6870,10 +6966,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSettings: {
@@ -6912,8 +7011,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateSettings: {
@@ -6921,7 +7023,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6984,10 +7086,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEntities: {
@@ -6997,9 +7101,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -7038,7 +7142,7 @@ export interface operations {
                      *           },
                      *           "lut": true,
                      *           "export_refund_claim": true,
-                     *           "time_zone": "time zone",
+                     *           "time_zone": "Asia/Kolkata",
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -7064,7 +7168,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createEntity: {
@@ -7072,7 +7178,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7155,7 +7261,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "time zone",
+                     *         "time_zone": "Asia/Kolkata",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7173,10 +7279,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEntity: {
@@ -7220,7 +7328,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "time zone",
+                     *         "time_zone": "Asia/Kolkata",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7238,8 +7346,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateEntity: {
@@ -7247,7 +7357,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7278,7 +7388,7 @@ export interface operations {
                  *       },
                  *       "lut": true,
                  *       "export_refund_claim": true,
-                 *       "time_zone": "time zone",
+                 *       "time_zone": "Asia/Kolkata",
                  *       "einvoicing": {
                  *         "enabled": true,
                  *         "provider": "sandbox",
@@ -7361,7 +7471,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "time zone",
+                     *         "time_zone": "Asia/Kolkata",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7379,11 +7489,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEntitiesExchangeRate: {
@@ -7426,8 +7538,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     replaceEntitiesExchangeRate: {
@@ -7435,7 +7549,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7451,8 +7565,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "currency": "INR",
-                 *       "rate": "998314",
+                 *       "currency": "USD",
+                 *       "rate": "83.2575",
                  *       "effective_from": "2026-04-01T00:00:00.000Z"
                  *     }
                  */
@@ -7495,11 +7609,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEntitiesPeriod: {
@@ -7553,8 +7669,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     closeEntitiesPeriod: {
@@ -7562,7 +7680,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7614,10 +7732,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     reopenEntitiesPeriod: {
@@ -7625,7 +7746,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7689,11 +7810,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     filedGstReturnsGstr1: {
@@ -7701,7 +7824,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7773,11 +7896,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     filedGstReturnsGstr3b: {
@@ -7785,7 +7910,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7857,11 +7982,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listPlans: {
@@ -7877,9 +8004,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -7958,7 +8085,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createPlan: {
@@ -7966,7 +8095,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7979,37 +8108,16 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Acme Pro",
-                 *       "code": "acme-pro",
-                 *       "description": "description",
-                 *       "interval_unit": "day",
-                 *       "interval": "day",
-                 *       "interval_count": 1,
-                 *       "trial_days": 0,
+                 *       "name": "Pro",
+                 *       "code": "pro-monthly",
+                 *       "description": "Pro plan, billed monthly",
+                 *       "interval_unit": "month",
                  *       "amount": 49900,
                  *       "currency": "INR",
-                 *       "prices": [
-                 *         {
-                 *           "amount": 49900,
-                 *           "currency": "INR",
-                 *           "billing_scheme": "per_unit",
-                 *           "tiers_mode": "graduated",
-                 *           "tiers": [
-                 *             {
-                 *               "up_to": 1,
-                 *               "unit_amount": 49900,
-                 *               "flat_amount": 49900
-                 *             }
-                 *           ],
-                 *           "package_size": 1,
-                 *           "metric_code": "metric code",
-                 *           "hsn_code": "998314"
-                 *         }
-                 *       ],
-                 *       "hsn_code": "",
-                 *       "tax_rate_bp": 1,
-                 *       "features": [],
-                 *       "metadata": {}
+                 *       "hsn_code": "998314",
+                 *       "features": [
+                 *         "api_access"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -8124,10 +8232,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPlan: {
@@ -8203,8 +8313,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updatePlan: {
@@ -8212,7 +8324,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8311,11 +8423,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     pricesPlan: {
@@ -8323,7 +8437,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8339,19 +8453,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "amount": 49900,
+                 *       "amount": 59900,
                  *       "currency": "INR",
                  *       "billing_scheme": "per_unit",
-                 *       "tiers_mode": "graduated",
-                 *       "tiers": [
-                 *         {
-                 *           "up_to": 1,
-                 *           "unit_amount": 49900,
-                 *           "flat_amount": 49900
-                 *         }
-                 *       ],
-                 *       "package_size": 1,
-                 *       "metric_code": "metric code",
                  *       "hsn_code": "998314",
                  *       "replace": true
                  *     }
@@ -8448,11 +8552,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     archivePlansPrice: {
@@ -8460,7 +8566,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8536,10 +8642,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listBillableMetrics: {
@@ -8549,9 +8658,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -8595,7 +8704,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createBillableMetric: {
@@ -8603,7 +8714,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8658,10 +8769,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getBillableMetric: {
@@ -8702,8 +8815,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createUsageEvent: {
@@ -8711,7 +8826,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8772,10 +8887,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createUsageEventsBatch: {
@@ -8783,7 +8901,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8836,10 +8954,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCoupons: {
@@ -8851,9 +8971,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -8911,7 +9031,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCoupon: {
@@ -8919,7 +9041,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8932,19 +9054,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "acme-pro",
-                 *       "name": "Acme Pro",
-                 *       "percent_off": 1,
-                 *       "amount_off": 49900,
-                 *       "currency": "INR",
-                 *       "duration": "once",
-                 *       "duration_in_months": 1,
-                 *       "max_redemptions": 1,
-                 *       "redeem_by": "2026-04-01T00:00:00.000Z",
-                 *       "plan_ids": [
-                 *         "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *       ],
-                 *       "metadata": {}
+                 *       "code": "LAUNCH20",
+                 *       "name": "Launch offer: 20% off for 3 months",
+                 *       "percent_off": 20,
+                 *       "duration": "repeating",
+                 *       "duration_in_months": 3,
+                 *       "max_redemptions": 100
                  *     }
                  */
                 "application/json": {
@@ -9008,10 +9123,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCoupon: {
@@ -9066,8 +9184,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateCoupon: {
@@ -9075,7 +9195,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9146,11 +9266,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCustomers: {
@@ -9164,9 +9286,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -9222,7 +9344,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCustomer: {
@@ -9230,7 +9354,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9322,10 +9446,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCustomer: {
@@ -9378,8 +9504,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     putCustomer: {
@@ -9387,7 +9515,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9481,11 +9609,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateCustomer: {
@@ -9493,7 +9623,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9587,11 +9717,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listSubscriptions: {
@@ -9607,9 +9739,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -9670,7 +9802,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createSubscription: {
@@ -9678,7 +9812,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9829,10 +9963,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSubscription: {
@@ -9890,8 +10027,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateSubscription: {
@@ -9899,7 +10038,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10133,11 +10272,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     discountSubscription: {
@@ -10145,7 +10286,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10266,11 +10407,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteSubscriptionsDiscount: {
@@ -10278,7 +10421,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10321,10 +10464,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSubscriptionsUsage: {
@@ -10367,8 +10513,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSubscriptionsUpcomingInvoice: {
@@ -10493,8 +10641,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     cancelSubscription: {
@@ -10502,7 +10653,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10585,11 +10736,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     pauseSubscription: {
@@ -10597,7 +10750,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10653,10 +10806,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     resumeSubscription: {
@@ -10664,7 +10820,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10720,10 +10876,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     reactivateSubscription: {
@@ -10731,7 +10890,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10787,10 +10946,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     changeSubscriptionPlan: {
@@ -10798,7 +10960,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11026,11 +11188,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listInvoices: {
@@ -11050,9 +11214,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -11180,7 +11344,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createInvoice: {
@@ -11188,7 +11354,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11372,10 +11538,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getInvoice: {
@@ -11500,8 +11669,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     finalizeInvoice: {
@@ -11509,7 +11680,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11632,10 +11803,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     voidInvoice: {
@@ -11643,7 +11817,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11781,11 +11955,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     markUncollectibleInvoice: {
@@ -11793,7 +11969,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11916,10 +12092,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     tdsInvoice: {
@@ -11927,7 +12106,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12068,11 +12247,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listInvoiceJournalEntries: {
@@ -12130,8 +12311,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     sendInvoice: {
@@ -12139,7 +12322,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12168,10 +12351,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getInvoicePdf: {
@@ -12198,8 +12384,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNotesPdf: {
@@ -12226,8 +12414,84 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listPaymentsOffline: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+                /** @description The invoice id (query). */
+                invoice_id?: string;
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_type": "bank_transfer",
+                     *           "amount": 49900,
+                     *           "tds_amount": 49900,
+                     *           "currency": "INR",
+                     *           "reference_number": "reference number",
+                     *           "notes": "notes",
+                     *           "recorded_by": "recorded by",
+                     *           "recorded_at": "2026-04-01T00:00:00.000Z",
+                     *           "status": "status",
+                     *           "channel": "channel",
+                     *           "gateway": "gateway",
+                     *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "amount_refunded": 49900,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["OfflinePayment"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     recordOfflinePayment: {
@@ -12235,7 +12499,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12315,10 +12579,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listPayments: {
@@ -12332,9 +12599,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -12390,7 +12657,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPayment: {
@@ -12443,8 +12712,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getJournalEntry: {
@@ -12500,8 +12771,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCreditNotes: {
@@ -12517,9 +12790,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -12599,7 +12872,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNote: {
@@ -12607,7 +12882,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12724,10 +12999,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNote: {
@@ -12807,8 +13085,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     approveCreditNote: {
@@ -12816,7 +13096,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12891,10 +13171,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     rejectCreditNote: {
@@ -12902,7 +13185,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12977,10 +13260,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     voidCreditNote: {
@@ -12988,7 +13274,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13063,10 +13349,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     applyCreditNote: {
@@ -13074,7 +13363,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13164,11 +13453,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEvents: {
@@ -13186,9 +13477,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -13232,7 +13523,46 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEventsType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "type": "plan.created",
+                     *           "object": "object"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EventType"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEvent: {
@@ -13273,8 +13603,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listWebhookEndpoints: {
@@ -13284,9 +13616,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -13334,7 +13666,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -13342,7 +13676,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13357,15 +13691,15 @@ export interface operations {
                  * @example {
                  *       "url": "https://acme.example/webhooks/kosh",
                  *       "events": [
-                 *         "event"
+                 *         "invoice.finalized",
+                 *         "invoice.paid"
                  *       ],
-                 *       "description": "description",
-                 *       "enabled": true
+                 *       "description": "Billing events for the ERP"
                  *     }
                  */
                 "application/json": {
                     url: string;
-                    events?: string[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -13404,10 +13738,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -13452,8 +13788,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteWebhookEndpoint: {
@@ -13461,7 +13799,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13500,10 +13838,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -13511,7 +13852,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13527,17 +13868,15 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://acme.example/webhooks/kosh",
                  *       "events": [
-                 *         "event"
+                 *         "*"
                  *       ],
-                 *       "description": "description",
                  *       "enabled": true
                  *     }
                  */
                 "application/json": {
                     url?: string;
-                    events?: string[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -13574,11 +13913,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -13586,7 +13927,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13630,10 +13971,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listWebhookEndpointDeliveries: {
@@ -13698,8 +14042,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEventDeliveries: {
@@ -13764,8 +14110,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     redeliverEvent: {
@@ -13773,7 +14121,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13827,10 +14175,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listGifts: {
@@ -13844,9 +14195,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -13901,7 +14252,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createGift: {
@@ -13909,7 +14262,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13980,10 +14333,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getGift: {
@@ -14035,8 +14391,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     cancelGift: {
@@ -14044,7 +14402,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14146,10 +14504,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listReferrals: {
@@ -14236,7 +14597,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createReferral: {
@@ -14244,7 +14607,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14258,8 +14621,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "referrer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "referred_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "reward_amount": 49900,
+                 *       "referred_id": "0196f0c2-7d2a-7e4b-8f10-5b1d9c3e2a88",
+                 *       "reward_amount": 50000,
                  *       "currency": "INR"
                  *     }
                  */
@@ -14313,10 +14676,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getReferral: {
@@ -14368,8 +14734,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     cancelReferral: {
@@ -14377,7 +14745,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14427,10 +14795,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listQuotes: {
@@ -14444,9 +14815,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -14516,7 +14887,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createQuote: {
@@ -14524,7 +14897,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14538,24 +14911,17 @@ export interface operations {
                 /**
                  * @example {
                  *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "line_items": [
                  *         {
-                 *           "description": "description",
-                 *           "quantity": 1,
-                 *           "unit_price": 1,
-                 *           "unit_amount": 49900,
-                 *           "amount": 49900,
+                 *           "description": "Implementation services",
+                 *           "quantity": 2,
+                 *           "unit_amount": 1500000,
                  *           "hsn_code": "998314"
                  *         }
                  *       ],
                  *       "currency": "INR",
-                 *       "valid_until": "2026-04-01T00:00:00.000Z",
-                 *       "expires_at": "2026-04-01T00:00:00.000Z",
-                 *       "notes": "",
-                 *       "terms": "",
-                 *       "tax_amount": 49900,
-                 *       "discount_amount": 0
+                 *       "valid_until": "2026-04-30T23:59:59.000Z",
+                 *       "notes": "Valid for 30 days"
                  *     }
                  */
                 "application/json": {
@@ -14647,10 +15013,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getQuote: {
@@ -14717,8 +15086,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     acceptQuote: {
@@ -14726,7 +15097,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14791,10 +15162,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     declineQuote: {
@@ -14802,7 +15176,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14867,10 +15241,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createPortalSession: {
@@ -14878,7 +15255,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14913,10 +15290,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     compareImport: {
@@ -14924,7 +15304,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15008,10 +15388,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsMrr: {
@@ -15032,7 +15414,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15059,11 +15441,15 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["MrrSeries"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsMrrWaterfall: {
@@ -15085,9 +15471,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -15096,7 +15482,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15140,11 +15526,15 @@ export interface operations {
                         has_more: boolean;
                         total_count: number;
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsChurn: {
@@ -15165,7 +15555,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15197,11 +15587,15 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ChurnReport"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsCohort: {
@@ -15222,7 +15616,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15255,11 +15649,15 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["CohortReport"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsInvoiceAging: {
@@ -15275,9 +15673,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -15286,7 +15684,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15317,11 +15715,15 @@ export interface operations {
                         has_more: boolean;
                         total_count: number;
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAnalyticsSnapshot: {
@@ -15329,7 +15731,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15361,9 +15763,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizations: {
@@ -15407,8 +15812,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createOrganization: {
@@ -15416,7 +15824,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15465,10 +15873,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getOrganization: {
@@ -15508,8 +15918,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     joinCodeOrganization: {
@@ -15517,7 +15929,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15555,10 +15967,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizationsTenants: {
@@ -15568,9 +15983,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -15618,8 +16033,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     tenantsOrganization: {
@@ -15627,7 +16044,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15680,11 +16097,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteOrganizationsTenant: {
@@ -15692,7 +16111,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15734,10 +16153,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     replaceOrganizationsFxRate: {
@@ -15745,7 +16167,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15799,11 +16221,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizationsFxRates: {
@@ -15850,8 +16274,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getOrganizationsAnalyticsMrr: {
@@ -15871,7 +16297,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15914,12 +16340,16 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ConsolidatedMrr"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listDunningCampaigns: {
@@ -15986,8 +16416,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createDunningCampaign: {
@@ -15995,7 +16428,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16093,10 +16526,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getDunningCampaign: {
@@ -16159,8 +16594,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteDunningCampaign: {
@@ -16171,7 +16608,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16232,10 +16669,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateDunningCampaign: {
@@ -16243,7 +16683,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16332,11 +16772,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     stepsDunningCampaign: {
@@ -16344,7 +16786,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16414,11 +16856,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteDunningCampaignsStep: {
@@ -16426,7 +16870,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16471,10 +16915,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateDunningCampaignsStep: {
@@ -16482,7 +16929,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16550,11 +16997,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listDunningExecutions: {
@@ -16568,9 +17017,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -16628,7 +17077,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCustomersAccess: {
@@ -16668,8 +17119,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsDunningOverview: {
@@ -16722,7 +17175,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCollections: {
@@ -16732,9 +17187,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -16785,7 +17240,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEmailTemplates: {
@@ -16832,8 +17289,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEmailTemplate: {
@@ -16876,8 +17336,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     replaceEmailTemplate: {
@@ -16885,7 +17347,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16942,11 +17404,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteEmailTemplate: {
@@ -16954,7 +17418,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16995,10 +17459,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     previewEmailTemplate: {
@@ -17006,7 +17473,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17069,11 +17536,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getNotificationSetting: {
@@ -17107,8 +17576,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateNotificationSetting: {
@@ -17116,7 +17588,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17170,10 +17642,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listSmsConnections: {
@@ -17217,8 +17691,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createSmsConnection: {
@@ -17226,7 +17703,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17303,10 +17780,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteSmsConnection: {
@@ -17314,7 +17793,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17353,10 +17832,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAccountingConnect: {
@@ -17364,7 +17846,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17419,11 +17901,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAccountingCallback: {
@@ -17458,8 +17942,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listAccountingConnections: {
@@ -17469,9 +17955,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -17529,7 +18015,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteAccountingConnection: {
@@ -17537,7 +18025,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17576,10 +18064,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     replaceAccountingConnectionsTaxMapping: {
@@ -17587,7 +18078,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17667,11 +18158,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAccountingSync: {
@@ -17679,7 +18172,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17738,10 +18231,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listAccountingSyncStatus: {
@@ -17757,9 +18253,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -17824,7 +18320,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAccountingExportTally: {
@@ -17841,16 +18340,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description Tally XML (an ENVELOPE of vouchers to import), sent as an attachment */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example text */
+                    "application/xml": string;
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listGatewayConnections: {
@@ -17900,8 +18404,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createGatewayConnection: {
@@ -17909,7 +18416,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17972,10 +18479,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteGatewayConnection: {
@@ -17983,7 +18492,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18022,10 +18531,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCustomersPaymentMethods: {
@@ -18078,8 +18590,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     paymentMethodsCustomer: {
@@ -18087,7 +18601,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18144,11 +18658,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteCustomersPaymentMethod: {
@@ -18156,7 +18672,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18197,10 +18713,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     defaultCustomersPaymentMethod: {
@@ -18208,7 +18727,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18252,10 +18771,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     payInvoice: {
@@ -18263,7 +18785,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18395,11 +18917,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listInvoicesPaymentAttempts: {
@@ -18455,8 +18979,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     checkoutSessionsInvoice: {
@@ -18464,7 +18990,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18502,10 +19028,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listPaymentsRefunds: {
@@ -18515,9 +19044,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -18579,8 +19108,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     refundsPayment: {
@@ -18588,7 +19119,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18670,11 +19201,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     refundsCreditNote: {
@@ -18682,7 +19215,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18758,11 +19291,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listRefunds: {
@@ -18780,9 +19315,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -18841,7 +19376,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getRefund: {
@@ -18897,8 +19434,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getInvoicesEinvoice: {
@@ -18954,8 +19493,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createInvoicesEinvoiceCancel: {
@@ -18963,7 +19504,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19032,11 +19573,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createInvoicesEinvoiceRetry: {
@@ -19044,7 +19587,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19111,11 +19654,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNotesEinvoice: {
@@ -19171,8 +19716,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNotesEinvoiceCancel: {
@@ -19180,7 +19727,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19249,11 +19796,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNotesEinvoiceRetry: {
@@ -19261,7 +19810,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19328,11 +19877,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getGstGstr1: {
@@ -19402,7 +19953,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getGstGstr3b: {
@@ -19481,7 +20034,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listFinanceReconciliationRuns: {
@@ -19491,9 +20046,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -19571,7 +20126,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createFinanceReconciliationRun: {
@@ -19579,7 +20136,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19658,10 +20215,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceReconciliationRun: {
@@ -19736,8 +20296,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceReconciliation: {
@@ -19807,8 +20369,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceRevenue: {
@@ -19857,7 +20422,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerAccount: {
@@ -19892,8 +20459,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerTrialBalance: {
@@ -19946,7 +20516,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listLedgerJournalEntries: {
@@ -19970,9 +20543,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -20031,7 +20604,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerExport: {
@@ -20052,16 +20627,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The general ledger, one row per journal line */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example text */
+                    "text/csv": string;
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignIn: {
@@ -20069,7 +20649,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20137,10 +20717,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthInvitationsAccept: {
@@ -20148,7 +20727,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20206,11 +20785,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthPasswordReset: {
@@ -20218,7 +20797,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20265,11 +20844,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthPasswordResetConfirm: {
@@ -20277,7 +20854,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20309,11 +20886,10 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAuthMe: {
@@ -20356,8 +20932,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignOut: {
@@ -20365,7 +20944,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20384,9 +20963,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignOutEverywhere: {
@@ -20394,7 +20976,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20413,9 +20995,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpSetup: {
@@ -20423,7 +21008,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20459,9 +21044,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpEnable: {
@@ -20469,7 +21057,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20515,10 +21103,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpDisable: {
@@ -20526,7 +21116,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20557,10 +21147,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listUsersInvitations: {
@@ -20570,9 +21162,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -20615,7 +21207,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createUsersInvitation: {
@@ -20623,7 +21217,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20674,10 +21268,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteUsersInvitation: {
@@ -20685,7 +21281,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20723,10 +21319,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listUsers: {
@@ -20736,9 +21335,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -20782,7 +21381,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getUser: {
@@ -20823,8 +21424,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteUser: {
@@ -20832,7 +21435,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20871,10 +21474,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateUser: {
@@ -20882,7 +21488,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20936,11 +21542,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listAuditLog: {
@@ -20962,9 +21570,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -21014,7 +21622,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalLogin: {
@@ -21065,6 +21675,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalGetProfile: {
@@ -21104,8 +21715,10 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalListSubscriptions: {
@@ -21115,9 +21728,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -21219,6 +21832,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalListInvoices: {
@@ -21228,9 +21842,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -21359,6 +21973,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalGetInvoicePdf: {
@@ -21387,6 +22002,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalRedeemGift: {
@@ -21455,6 +22071,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalLogout: {
@@ -21487,8 +22104,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     onPlanCreated: {
@@ -22165,7 +22785,7 @@ export interface operations {
                  *           },
                  *           "lut": true,
                  *           "export_refund_claim": true,
-                 *           "time_zone": "time zone",
+                 *           "time_zone": "Asia/Kolkata",
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
