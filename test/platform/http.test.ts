@@ -85,10 +85,11 @@ describe('error envelope', () => {
     expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'no route for GET /nope' } });
   });
 
-  it('answers an unknown method on a known path with the 404 envelope', async () => {
+  it('answers an unknown method on a known path with 405 and Allow, in the envelope', async () => {
     const res = await acme.api('DELETE', '/v1/plans');
-    expect(res.status).toBe(404);
-    expect(res.body.error.code).toBe('not_found');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST, GET, HEAD');
+    expect(res.body.error).toMatchObject({ code: 'validation_failed', reason: 'method_not_allowed' });
   });
 
   it('asks for a key before saying whether a /v1 route exists', async () => {

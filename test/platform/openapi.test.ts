@@ -59,12 +59,76 @@ describe('openapi document', () => {
     expect(
       failing((o) => errorsOf(o).some((s) => resolve(o.op.responses[s])?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/Error')),
     ).toEqual([]);
-    expect(failing((o) => o.path.startsWith('/v1/') && !o.op.responses['401'])).toEqual([]);
+    const authenticated = (o: (typeof operations)[number]) => o.path.startsWith('/v1/') && !(Array.isArray(o.op.security) && o.op.security.length === 0);
+    expect(failing((o) => authenticated(o) && !o.op.responses['401'])).toEqual([]);
+    // Every authenticated /v1 route can refuse the role, a session write's CSRF token or a cross-site write.
+    expect(failing((o) => authenticated(o) && !o.op.responses['403'])).toEqual([]);
+    // Any route may find the database unavailable.
+    expect(failing((o) => !o.op.responses['503'])).toEqual([]);
     expect(failing((o) => o.path.includes('{') && !o.op.responses['404'])).toEqual([]);
     expect(failing((o) => Boolean(o.op.requestBody) && !o.op.responses['400'])).toEqual([]);
-    expect(failing((o) => o.path.startsWith('/v1/') && o.method !== 'get' && !(o.op.responses['409'] && o.op.responses['422']))).toEqual([]);
+    expect(failing((o) => authenticated(o) && o.method !== 'get' && !(o.op.responses['409'] && o.op.responses['422']))).toEqual([]);
     const error = doc.components.schemas.Error;
     expect(Object.keys(error.properties.error.properties)).toEqual(expect.arrayContaining(['code', 'message', 'reason', 'request_id', 'details']));
+  });
+
+  it('lists the errors routes declare: ids in a body or query, token links, providers, states', () => {
+    const lists = (key: string, status: string) => {
+      const [method, path] = key.split(' ');
+      return Boolean(doc.paths[path!]?.[method!.toLowerCase()]?.responses?.[status]);
+    };
+    const bodyIds = ['POST /v1/invoices', 'POST /v1/subscriptions', 'POST /v1/payments/offline', 'POST /v1/credit-notes', 'POST /v1/gifts', 'POST /v1/quotes'];
+    const queryIds = ['GET /v1/ledger/trial-balance', 'GET /v1/accounting/sync-status'];
+    expect([...bodyIds, ...queryIds].filter((key) => !lists(key, '404'))).toEqual([]);
+    expect(['POST /v1/auth/invitations/accept', 'POST /v1/auth/password-reset/confirm'].filter((key) => !lists(key, '410'))).toEqual([]);
+    expect(lists('POST /v1/accounting/connect/{provider}', '503')).toBe(true);
+    expect(lists('GET /v1/subscriptions/{id}/upcoming-invoice', '409')).toBe(true);
+    // Not guessed: a list without a path id or a declared lookup does not claim a 404.
+    expect(lists('GET /v1/plans', '404')).toBe(false);
+    expect(doc.components.responses.UnprocessableEntity.description).toMatch(/Idempotency-Key was used with another body/);
+    expect(doc.components.parameters.IdempotencyKey.description).toMatch(/another body is a 422/);
+  });
+
+  it('documents the operator session cookie, and the routes that take only it', () => {
+    expect(doc.components.securitySchemes.operatorSession).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'kosh_session' });
+    expect(doc.security).toEqual([{ apiKey: [] }, { operatorSession: [] }]);
+    for (const key of [
+      'get /v1/auth/me',
+      'post /v1/auth/sign-out',
+      'post /v1/auth/sign-out-everywhere',
+      'post /v1/auth/totp/setup',
+      'post /v1/auth/totp/enable',
+      'post /v1/auth/totp/disable',
+    ]) {
+      const [method, path] = key.split(' ');
+      expect(doc.paths[path!][method!].security, key).toEqual([{ operatorSession: [] }]);
+    }
+  });
+
+  it('gives CSV and XML answers their content types', () => {
+    for (const path of [
+      '/v1/analytics/mrr',
+      '/v1/analytics/mrr/waterfall',
+      '/v1/analytics/churn',
+      '/v1/analytics/cohorts',
+      '/v1/analytics/invoice-aging',
+      '/v1/organizations/{id}/analytics/mrr',
+    ]) {
+      expect(Object.keys(doc.paths[path].get.responses['200'].content), path).toEqual(['application/json', 'text/csv']);
+    }
+    expect(Object.keys(doc.paths['/v1/ledger/export'].get.responses['200'].content)).toEqual(['text/csv']);
+    expect(Object.keys(doc.paths['/v1/accounting/export/tally'].get.responses['200'].content)).toEqual(['application/xml']);
+  });
+
+  it('links create operations to the operations that take the created id, and lists event types as an enum', () => {
+    expect(doc.paths['/v1/plans'].post.responses['201'].links.getPlan).toEqual({
+      operationId: 'getPlan',
+      parameters: { id: '$response.body#/data/id' },
+      description: expect.any(String),
+    });
+    expect(doc.paths['/v1/webhooks'].post.responses['201'].links).toHaveProperty('deleteWebhookEndpoint');
+    const events = resolve(doc.paths['/v1/webhooks'].post.requestBody.content['application/json'].schema)!.properties.events;
+    expect(events.items.enum).toEqual(['*', ...EVENT_TYPES]);
   });
 
   it('puts the Idempotency-Key header on every mutating /v1 operation', () => {

@@ -812,26 +812,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/invoices/{id}/apply-balance": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B)
-         * @description Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B).
-         */
-        post: operations["applyBalanceInvoice"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/invoices/{id}/void": {
         parameters: {
             query?: never;
@@ -2372,8 +2352,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed
-         * @description Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed.
+         * Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed
+         * @description Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed.
          */
         get: operations["getAccountingExportTally"];
         put?: never;
@@ -2848,8 +2828,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The latest reconciliation run with its discrepancies (the empty report, status not_run, before the first run)
-         * @description The latest reconciliation run with its discrepancies (the empty report, status not_run, before the first run).
+         * The latest reconciliation run with its discrepancies
+         * @description The latest reconciliation run with its discrepancies.
          */
         get: operations["getFinanceReconciliation"];
         put?: never;
@@ -3272,298 +3252,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/advances": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List customer advances (money received before any invoice), newest first
-         * @description List customer advances (money received before any invoice), newest first.
-         */
-        get: operations["listAdvances"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/advances/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an advance: its receipt voucher and every use
-         * @description Get an advance: its receipt voucher and every use.
-         */
-        get: operations["getAdvance"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/advances/{id}/refunds": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable)
-         * @description Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable).
-         */
-        post: operations["refundsAdvance"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/customers/{id}/balance": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * What the customer can spend, per currency and source (advances, credit notes)
-         * @description What the customer can spend, per currency and source (advances, credit notes).
-         */
-        get: operations["getCustomersBalance"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/customers/{id}/balance-transactions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Every movement of the customer's balance with its document, newest first
-         * @description Every movement of the customer's balance with its document, newest first.
-         */
-        get: operations["listCustomersBalanceTransactions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/entities/{id}/luts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The entity's Letters of Undertaking per financial year, and whether one is in force now
-         * @description The entity's Letters of Undertaking per financial year, and whether one is in force now.
-         */
-        get: operations["getEntitiesLut"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/entities/{id}/luts/{financial_year}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year)
-         * @description Record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year).
-         */
-        put: operations["replaceEntitiesLut"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/customers/{id}/credit-grants": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A customer's credit grants, newest first, and the balance spendable now per currency
-         * @description A customer's credit grants, newest first, and the balance spendable now per currency.
-         */
-        get: operations["getCustomersCreditGrant"];
-        put?: never;
-        /**
-         * Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid)
-         * @description Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid).
-         */
-        post: operations["creditGrantsCustomer"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/credit-grants/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a credit grant
-         * @description Get a credit grant.
-         */
-        get: operations["getCreditGrant"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/credit-grants/{id}/void": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it)
-         * @description Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it).
-         */
-        post: operations["voidCreditGrant"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/features": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List features
-         * @description List features.
-         */
-        get: operations["getFeature"];
-        put?: never;
-        /**
-         * Create a feature (boolean, quantity or enum)
-         * @description Create a feature (boolean, quantity or enum).
-         */
-        post: operations["createFeature"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/plans/{id}/entitlements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A plan's entitlements
-         * @description A plan's entitlements.
-         */
-        get: operations["getPlansEntitlement"];
-        /**
-         * Set a plan's entitlements (replaces them all)
-         * @description Set a plan's entitlements (replaces them all).
-         */
-        put: operations["replacePlansEntitlement"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/subscriptions/{id}/entitlements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Set a subscription's entitlement overrides (replaces them all; they win over its plan's)
-         * @description Set a subscription's entitlement overrides (replaces them all; they win over its plan's).
-         */
-        put: operations["replaceSubscriptionsEntitlement"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/customers/{id}/entitlements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change
-         * @description What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change.
-         */
-        get: operations["getCustomersEntitlement"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/portal/api/login": {
         parameters: {
             query?: never;
@@ -3636,46 +3324,6 @@ export interface paths {
          * @description The customer's invoices (drafts excluded).
          */
         get: operations["portalListInvoices"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/api/balance": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The customer's balance per currency and source (advances, credit notes)
-         * @description The customer's balance per currency and source (advances, credit notes).
-         */
-        get: operations["getPortalApiBalance"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/portal/api/balance-transactions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Every movement of the customer's balance with its document, newest first
-         * @description Every movement of the customer's balance with its document, newest first.
-         */
-        get: operations["listPortalApiBalanceTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4146,66 +3794,6 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "advance.received": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * advance.received event
-         * @description Sent to every enabled webhook endpoint subscribed to `advance.received` (see docs/events.md).
-         */
-        post: operations["onAdvanceReceived"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "advance.applied": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * advance.applied event
-         * @description Sent to every enabled webhook endpoint subscribed to `advance.applied` (see docs/events.md).
-         */
-        post: operations["onAdvanceApplied"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "advance.refunded": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * advance.refunded event
-         * @description Sent to every enabled webhook endpoint subscribed to `advance.refunded` (see docs/events.md).
-         */
-        post: operations["onAdvanceRefunded"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "refund.created": {
         parameters: {
             query?: never;
@@ -4406,146 +3994,6 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "credit_grant.created": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.created event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.created` (see docs/events.md).
-         */
-        post: operations["onCreditGrantCreated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "credit_grant.activated": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.activated event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.activated` (see docs/events.md).
-         */
-        post: operations["onCreditGrantActivated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "credit_grant.drawn": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.drawn event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.drawn` (see docs/events.md).
-         */
-        post: operations["onCreditGrantDrawn"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "credit_grant.expired": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.expired event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.expired` (see docs/events.md).
-         */
-        post: operations["onCreditGrantExpired"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "credit_grant.voided": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.voided event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.voided` (see docs/events.md).
-         */
-        post: operations["onCreditGrantVoided"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "feature.created": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * feature.created event
-         * @description Sent to every enabled webhook endpoint subscribed to `feature.created` (see docs/events.md).
-         */
-        post: operations["onFeatureCreated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "entitlements.updated": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * entitlements.updated event
-         * @description Sent to every enabled webhook endpoint subscribed to `entitlements.updated` (see docs/events.md).
-         */
-        post: operations["onEntitlementsUpdated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "einvoice.generated": {
         parameters: {
             query?: never;
@@ -4600,26 +4048,6 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `einvoice.canceled` (see docs/events.md).
          */
         post: operations["onEinvoiceCanceled"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "einvoice.report_due": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * einvoice.report_due event
-         * @description Sent to every enabled webhook endpoint subscribed to `einvoice.report_due` (see docs/events.md).
-         */
-        post: operations["onEinvoiceReportDue"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5288,21 +4716,7 @@ export interface components {
             } | null;
             lut: boolean;
             export_refund_claim: boolean;
-            /** @enum {string} */
-            lut_missing: "charge_igst" | "refuse";
             time_zone: string;
-            /** @description the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it */
-            functional_currency: string;
-            /**
-             * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
-             * @enum {string}
-             */
-            aato_band: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
-            /**
-             * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
-             * @enum {string}
-             */
-            number_series_reset: "never" | "financial_year";
             einvoicing: {
                 enabled: boolean;
                 provider: ("sandbox" | "nic" | "gsp") | null;
@@ -5327,27 +4741,6 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
-        };
-        EntityLut: {
-            /** Format: uuid */
-            entity_id: string;
-            financial_year: string;
-            arn: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        EntityLuts: {
-            /** Format: uuid */
-            entity_id: string;
-            lut: boolean;
-            /** @enum {string} */
-            lut_missing: "charge_igst" | "refuse";
-            current_financial_year: string;
-            /** @description exports dated now go without IGST */
-            in_force: boolean;
-            luts: components["schemas"]["EntityLut"][];
         };
         BillingAddress: {
             line1: string | null;
@@ -5409,9 +4802,6 @@ export interface components {
             account_name: string;
             debit: number;
             credit: number;
-            /** @description the line's value in the entity's functional currency (null: a foreign entry booked without a known rate) */
-            functional_debit: number | null;
-            functional_credit: number | null;
             customer_id: string | null;
             invoice_id: string | null;
             credit_note_id: string | null;
@@ -5429,10 +4819,6 @@ export interface components {
             /** Format: uuid */
             reference_id: string;
             currency: string;
-            /** @description the entity's functional currency (INR for an Indian entity) */
-            functional_currency: string | null;
-            /** @description functional currency per one unit of `currency` for the lines valued at the transaction rate; null in the functional currency */
-            exchange_rate: string | null;
             description: string;
             /** @description RFC 3339 date-time in UTC */
             posted_at: string;
@@ -5797,14 +5183,6 @@ export interface components {
             refund_status: string;
             /** @description false: a commercial credit that reversed no output tax */
             tax_reversal: boolean;
-            /** @description the entity's functional currency (INR in India) per one unit of the note's currency: its invoice's rate, or the entity's rate of the issue date */
-            exchange_rate: string | null;
-            inr_subtotal: number | null;
-            inr_cgst_amount: number | null;
-            inr_sgst_amount: number | null;
-            inr_igst_amount: number | null;
-            inr_tax_amount: number | null;
-            inr_total: number | null;
             expires_at: string | null;
             issued_at: string | null;
             voided_at: string | null;
@@ -5841,8 +5219,6 @@ export interface components {
             canceled_at: string | null;
             cancel_reason_code: number | null;
             cancel_remarks: string | null;
-            /** @description the last day (entity's zone) the IRP accepts the document: 30 days from its date for an entity with turnover of ₹10 crore or more; null otherwise */
-            irn_report_by: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6211,103 +5587,6 @@ export interface components {
             gateway: string | null;
             gateway_payment_id: string | null;
             amount_refunded: number;
-            /** @description the entity's functional currency per one unit of `currency` on the payment's date */
-            exchange_rate: string | null;
-            exchange_rate_source: ("functional_currency" | "request" | "entity_rate_table" | "invoice") | null;
-            /** @description the amount in the functional currency (INR) at that rate */
-            functional_amount: number | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        AdvanceMovement: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            kind: "applied" | "refunded";
-            invoice_id: string | null;
-            refund_voucher_number: string | null;
-            amount: number;
-            /** @description taxable value */
-            subtotal: number;
-            cgst_amount: number;
-            /** @description SGST, or UTGST when utgst is true */
-            sgst_amount: number;
-            igst_amount: number;
-            reason: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        Advance: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "advance";
-            /** Format: uuid */
-            customer_id: string;
-            /** Format: uuid */
-            entity_id: string;
-            /** Format: uuid */
-            payment_id: string;
-            receipt_voucher_number: string;
-            currency: string;
-            /** @description received, GST included */
-            amount: number;
-            /** @description taxable value */
-            subtotal: number;
-            cgst_amount: number;
-            /** @description SGST, or UTGST when utgst is true */
-            sgst_amount: number;
-            igst_amount: number;
-            tax_amount: number;
-            /** @description the GST rate the advance was taxed at, in basis points (0: no GST) */
-            rate_bp: number;
-            hsn_code: string;
-            /** @description intra_state, inter_state, export, sez, or '' (no GST: an entity without a GSTIN) */
-            tax_type: string;
-            place_of_supply: string | null;
-            utgst: boolean;
-            /** @description not yet applied or refunded */
-            balance: number;
-            /** @description the GST on the balance: adjusted when applied, reversed when refunded */
-            tax_open: number;
-            movements: components["schemas"]["AdvanceMovement"][];
-            /** @description RFC 3339 date-time in UTC */
-            received_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        CreditGrant: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            customer_id: string;
-            /** Format: uuid */
-            entity_id: string;
-            /** @enum {string} */
-            category: "paid" | "promotional";
-            /** @enum {string} */
-            status: "pending" | "active" | "depleted" | "expired" | "voided";
-            name: string | null;
-            currency: string;
-            amount: number;
-            /** @description what is left to draw, minor units */
-            remaining: number;
-            /** @description a paid grant: the GST its top-up invoice charged (settled with each draw, never charged again); 0 for promotional */
-            tax_amount: number;
-            priority: number;
-            expires_at: string | null;
-            applies_to: {
-                plan_ids?: string[];
-                price_types?: ("fixed" | "usage" | "one_off")[];
-            } | null;
-            /** @description a paid grant: its top-up invoice; the grant is spendable once it is paid */
-            invoice_id: string | null;
-            voided_at: string | null;
-            expired_at: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6617,10 +5896,6 @@ export interface components {
             doc_issue: {
                 doc_det: unknown[];
             };
-            /** @description table 11A: tax on advances received (gstr1-advances.ts) */
-            at?: unknown[];
-            /** @description table 11B: advances adjusted or refunded */
-            txpd?: unknown[];
         };
         Gstr3b: {
             gstin: string;
@@ -6668,7 +5943,7 @@ export interface components {
              * @description the event type, as in `events` of a webhook endpoint and `type` of an event
              * @enum {string}
              */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
             /** @description the kind of object in the event's data.object (the type's prefix) */
             object: string;
         };
@@ -6831,50 +6106,6 @@ export interface components {
             session_expires_at: string;
             /** @description send it as the X-CSRF-Token header (or csrf_token form field) on every portal write */
             csrf_token: string;
-        };
-        CustomerBalance: {
-            /** @constant */
-            object: "customer_balance";
-            /** Format: uuid */
-            customer_id: string;
-            balances: {
-                currency: string;
-                /** @description what the customer can spend in this currency: the sum of the sources */
-                available: number;
-                /** @description per source (advances, credit_notes); every source is present, 0 when empty */
-                sources: {
-                    [key: string]: number;
-                };
-            }[];
-        };
-        BalanceTransaction: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "balance_transaction";
-            /** Format: uuid */
-            customer_id: string;
-            currency: string;
-            /** @description advances | credit_notes */
-            source: string;
-            /**
-             * Format: uuid
-             * @description the advance or credit note whose balance moved
-             */
-            source_id: string;
-            /** @description advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided */
-            type: string;
-            /** @description positive adds to the balance, negative takes from it */
-            amount: number;
-            document: {
-                /** @description receipt_voucher, refund_voucher, invoice, credit_note, refund */
-                type: string;
-                /** Format: uuid */
-                id: string;
-                number: string | null;
-            };
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
         };
         ImportComparison: {
             /** @description true only when there are no issues */
@@ -7216,62 +6447,22 @@ export interface components {
             failure: string | null;
             discrepancies?: components["schemas"]["ReconciliationDiscrepancy"][];
         };
-        ReconciliationReport: {
-            id: string | null;
-            /** Format: uuid */
-            tenant_id: string;
-            entity_id: string | null;
-            /** @enum {string} */
-            status: "running" | "completed" | "failed" | "not_run";
-            run_by: string | null;
-            run_at: string | null;
-            started_at: string | null;
-            completed_at: string | null;
-            created_at: string | null;
-            invoices_checked: number;
-            paid_invoices_checked: number;
-            total_discrepancies: number;
-            discrepancy_count: number;
-            tb_compared: boolean;
-            tb_accounts_checked: number;
-            tb_transfers_checked: number;
-            checked: {
-                invoices: number;
-                payments: number;
-                credit_notes: number;
-                journal_entries: number;
-                transfers: number;
-                accounts: number;
-            };
-            discrepancies_truncated: boolean;
-            failure: string | null;
-            discrepancies?: components["schemas"]["ReconciliationDiscrepancy"][];
-        };
         TrialBalance: {
             /** Format: uuid */
             entity_id: string;
             currency: string;
             /** @description RFC 3339 date-time in UTC */
             as_of: string;
-            /** @enum {string} */
-            basis: "transaction" | "functional";
             accounts: {
                 code: number;
                 name: string;
                 debit: number;
                 credit: number;
                 balance: number;
-                /** @description functional basis: the net (debit − credit) in each transaction currency */
-                transaction_balances?: {
-                    currency: string;
-                    balance: number;
-                }[];
             }[];
             total_debit: number;
             total_credit: number;
             balanced: boolean;
-            /** @description functional basis: foreign entries booked without a known rate (not in the totals) */
-            unvalued_entries?: number;
         };
         LedgerAccount: {
             code: number;
@@ -7291,31 +6482,6 @@ export interface components {
                 month: string;
                 recognized: number;
             }[];
-        };
-        Feature: {
-            /** Format: uuid */
-            id: string;
-            key: string;
-            name: string;
-            /** @enum {string} */
-            type: "boolean" | "quantity" | "enum";
-            values: string[] | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        CustomerEntitlements: {
-            /** Format: uuid */
-            customer_id: string;
-            features: {
-                [key: string]: boolean | number | string | null;
-            };
-            /** @description true behind the payment wall (dunning) or a blocking alert */
-            blocked: boolean;
-            blocked_reason: ("payment_wall" | "alert") | null;
-            /** @description the blocking alert, when an alert blocks */
-            blocked_by: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            as_of: string;
         };
     };
     responses: {
@@ -7935,9 +7101,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -7976,11 +7142,7 @@ export interface operations {
                      *           },
                      *           "lut": true,
                      *           "export_refund_claim": true,
-                     *           "lut_missing": "charge_igst",
                      *           "time_zone": "Asia/Kolkata",
-                     *           "functional_currency": "functional currency",
-                     *           "aato_band": "up_to_5_crore",
-                     *           "number_series_reset": "never",
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -8044,10 +7206,7 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "lut": true,
-                 *       "export_refund_claim": true,
-                 *       "lut_missing": "charge_igst",
-                 *       "aato_band": "up_to_5_crore",
-                 *       "number_series_reset": "never"
+                 *       "export_refund_claim": true
                  *     }
                  */
                 "application/json": {
@@ -8069,21 +7228,6 @@ export interface operations {
                     lut?: boolean;
                     /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
                     export_refund_claim?: boolean;
-                    /**
-                     * @description once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)
-                     * @enum {string}
-                     */
-                    lut_missing?: "charge_igst" | "refuse";
-                    /**
-                     * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
-                     * @enum {string}
-                     */
-                    aato_band?: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
-                    /**
-                     * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
-                     * @enum {string}
-                     */
-                    number_series_reset?: "never" | "financial_year";
                 };
             };
         };
@@ -8117,11 +7261,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "lut_missing": "charge_igst",
                      *         "time_zone": "Asia/Kolkata",
-                     *         "functional_currency": "functional currency",
-                     *         "aato_band": "up_to_5_crore",
-                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -8188,11 +7328,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "lut_missing": "charge_igst",
                      *         "time_zone": "Asia/Kolkata",
-                     *         "functional_currency": "functional currency",
-                     *         "aato_band": "up_to_5_crore",
-                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -8252,7 +7388,6 @@ export interface operations {
                  *       },
                  *       "lut": true,
                  *       "export_refund_claim": true,
-                 *       "lut_missing": "charge_igst",
                  *       "time_zone": "Asia/Kolkata",
                  *       "einvoicing": {
                  *         "enabled": true,
@@ -8264,9 +7399,7 @@ export interface operations {
                  *           "client_secret": "client secret",
                  *           "public_key": "public key"
                  *         }
-                 *       },
-                 *       "aato_band": "up_to_5_crore",
-                 *       "number_series_reset": "never"
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -8287,11 +7420,6 @@ export interface operations {
                     lut?: boolean;
                     /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
                     export_refund_claim?: boolean;
-                    /**
-                     * @description once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)
-                     * @enum {string}
-                     */
-                    lut_missing?: "charge_igst" | "refuse";
                     time_zone?: string;
                     einvoicing?: {
                         enabled: boolean;
@@ -8310,16 +7438,6 @@ export interface operations {
                             public_key?: string;
                         };
                     };
-                    /**
-                     * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
-                     * @enum {string}
-                     */
-                    aato_band?: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
-                    /**
-                     * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
-                     * @enum {string}
-                     */
-                    number_series_reset?: "never" | "financial_year";
                 };
             };
         };
@@ -8353,11 +7471,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "lut_missing": "charge_igst",
                      *         "time_zone": "Asia/Kolkata",
-                     *         "functional_currency": "functional currency",
-                     *         "aato_band": "up_to_5_crore",
-                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -8451,8 +7565,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "currency": "INR",
-                 *       "rate": "998314",
+                 *       "currency": "USD",
+                 *       "rate": "83.2575",
                  *       "effective_from": "2026-04-01T00:00:00.000Z"
                  *     }
                  */
@@ -8890,9 +8004,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -8994,37 +8108,16 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Acme Pro",
-                 *       "code": "acme-pro",
-                 *       "description": "description",
-                 *       "interval_unit": "day",
-                 *       "interval": "day",
-                 *       "interval_count": 1,
-                 *       "trial_days": 0,
+                 *       "name": "Pro",
+                 *       "code": "pro-monthly",
+                 *       "description": "Pro plan, billed monthly",
+                 *       "interval_unit": "month",
                  *       "amount": 49900,
                  *       "currency": "INR",
-                 *       "prices": [
-                 *         {
-                 *           "amount": 49900,
-                 *           "currency": "INR",
-                 *           "billing_scheme": "per_unit",
-                 *           "tiers_mode": "graduated",
-                 *           "tiers": [
-                 *             {
-                 *               "up_to": 1,
-                 *               "unit_amount": 49900,
-                 *               "flat_amount": 49900
-                 *             }
-                 *           ],
-                 *           "package_size": 1,
-                 *           "metric_code": "metric code",
-                 *           "hsn_code": "998314"
-                 *         }
-                 *       ],
-                 *       "hsn_code": "",
-                 *       "tax_rate_bp": 1,
-                 *       "features": [],
-                 *       "metadata": {}
+                 *       "hsn_code": "998314",
+                 *       "features": [
+                 *         "api_access"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -9360,19 +8453,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "amount": 49900,
+                 *       "amount": 59900,
                  *       "currency": "INR",
                  *       "billing_scheme": "per_unit",
-                 *       "tiers_mode": "graduated",
-                 *       "tiers": [
-                 *         {
-                 *           "up_to": 1,
-                 *           "unit_amount": 49900,
-                 *           "flat_amount": 49900
-                 *         }
-                 *       ],
-                 *       "package_size": 1,
-                 *       "metric_code": "metric code",
                  *       "hsn_code": "998314",
                  *       "replace": true
                  *     }
@@ -9575,9 +8658,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -9888,9 +8971,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -9971,19 +9054,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "acme-pro",
-                 *       "name": "Acme Pro",
-                 *       "percent_off": 1,
-                 *       "amount_off": 49900,
-                 *       "currency": "INR",
-                 *       "duration": "once",
-                 *       "duration_in_months": 1,
-                 *       "max_redemptions": 1,
-                 *       "redeem_by": "2026-04-01T00:00:00.000Z",
-                 *       "plan_ids": [
-                 *         "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *       ],
-                 *       "metadata": {}
+                 *       "code": "LAUNCH20",
+                 *       "name": "Launch offer: 20% off for 3 months",
+                 *       "percent_off": 20,
+                 *       "duration": "repeating",
+                 *       "duration_in_months": 3,
+                 *       "max_redemptions": 100
                  *     }
                  */
                 "application/json": {
@@ -10210,9 +9286,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -10663,9 +9739,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -11150,13 +10226,6 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
-                     *           "exchange_rate": "exchange rate",
-                     *           "inr_subtotal": 49900,
-                     *           "inr_cgst_amount": 49900,
-                     *           "inr_sgst_amount": 49900,
-                     *           "inr_igst_amount": 49900,
-                     *           "inr_tax_amount": 49900,
-                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12075,13 +11144,6 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
-                     *           "exchange_rate": "exchange rate",
-                     *           "inr_subtotal": 49900,
-                     *           "inr_cgst_amount": 49900,
-                     *           "inr_sgst_amount": 49900,
-                     *           "inr_igst_amount": 49900,
-                     *           "inr_tax_amount": 49900,
-                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12152,9 +11214,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -12330,8 +11392,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uuid */
                     customer_id: string;
-                    /** @description ISO 4217; defaults to the invoicing entity's currency (INR for an Indian entity, else the tenant's base currency) */
-                    currency?: string;
+                    currency: string;
                     /** Format: uuid */
                     entity_id?: string;
                     /** Format: date-time */
@@ -12615,143 +11676,6 @@ export interface operations {
         };
     };
     finalizeInvoice: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "number": "number",
-                     *         "status": "draft",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "billing_reason": "billing reason",
-                     *         "currency": "INR",
-                     *         "subtotal": 49900,
-                     *         "discount_amount": 49900,
-                     *         "tax_amount": 49900,
-                     *         "cgst_amount": 49900,
-                     *         "sgst_amount": 49900,
-                     *         "igst_amount": 49900,
-                     *         "tax_type": "tax type",
-                     *         "utgst": true,
-                     *         "lut": true,
-                     *         "place_of_supply": "place of supply",
-                     *         "total": 49900,
-                     *         "exchange_rate": "exchange rate",
-                     *         "exchange_rate_source": "invoice_currency",
-                     *         "inr_subtotal": 49900,
-                     *         "inr_cgst_amount": 49900,
-                     *         "inr_sgst_amount": 49900,
-                     *         "inr_igst_amount": 49900,
-                     *         "inr_tax_amount": 49900,
-                     *         "inr_total": 49900,
-                     *         "amount_paid": 49900,
-                     *         "amount_tds": 49900,
-                     *         "amount_credited": 49900,
-                     *         "amount_due": 49900,
-                     *         "period_start": "period start",
-                     *         "period_end": "period end",
-                     *         "issued_at": "2026-04-01T00:00:00.000Z",
-                     *         "due_date": "due date",
-                     *         "paid_at": "2026-04-01T00:00:00.000Z",
-                     *         "voided_at": "2026-04-01T00:00:00.000Z",
-                     *         "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
-                     *         "supplier": {
-                     *           "name": "Acme Pro",
-                     *           "legal_name": "Acme Pro",
-                     *           "email": "billing@acme.example",
-                     *           "gstin": "27AAPFU0939F1ZV",
-                     *           "state_code": "27",
-                     *           "country_code": "country code",
-                     *           "address": {}
-                     *         },
-                     *         "customer_details": {
-                     *           "name": "Acme Pro",
-                     *           "legal_name": "Acme Pro",
-                     *           "email": "billing@acme.example",
-                     *           "gstin": "27AAPFU0939F1ZV",
-                     *           "state_code": "27",
-                     *           "country_code": "country code",
-                     *           "address": {}
-                     *         },
-                     *         "memo": "memo",
-                     *         "metadata": {},
-                     *         "collection_method": "send_invoice",
-                     *         "last_payment_error": {
-                     *           "code": "acme-pro",
-                     *           "message": "message"
-                     *         },
-                     *         "lines": [
-                     *           {
-                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "position": 1,
-                     *             "description": "description",
-                     *             "quantity": 1,
-                     *             "unit_amount": 49900,
-                     *             "discount_amount": 49900,
-                     *             "amount": 49900,
-                     *             "hsn_code": "998314",
-                     *             "tax_rate_bp": 1,
-                     *             "cgst_amount": 49900,
-                     *             "sgst_amount": 49900,
-                     *             "igst_amount": 49900,
-                     *             "tax_amount": 49900,
-                     *             "total": 49900,
-                     *             "inr_amount": 49900,
-                     *             "inr_cgst_amount": 49900,
-                     *             "inr_sgst_amount": 49900,
-                     *             "inr_igst_amount": 49900,
-                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "period_start": "period start",
-                     *             "period_end": "period end"
-                     *           }
-                     *         ],
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Invoice"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    applyBalanceInvoice: {
         parameters: {
             query?: never;
             header?: {
@@ -13362,8 +12286,6 @@ export interface operations {
                      *           "reference_type": "reference type",
                      *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "currency": "INR",
-                     *           "functional_currency": "functional currency",
-                     *           "exchange_rate": "exchange rate",
                      *           "description": "description",
                      *           "posted_at": "2026-04-01T00:00:00.000Z",
                      *           "lines": [
@@ -13373,8 +12295,6 @@ export interface operations {
                      *               "account_name": "account name",
                      *               "debit": 1,
                      *               "credit": 1,
-                     *               "functional_debit": 1,
-                     *               "functional_credit": 1,
                      *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -13511,9 +12431,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -13549,9 +12469,6 @@ export interface operations {
                      *           "gateway": "gateway",
                      *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "amount_refunded": 49900,
-                     *           "exchange_rate": "exchange rate",
-                     *           "exchange_rate_source": "functional_currency",
-                     *           "functional_amount": 49900,
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -13603,10 +12520,7 @@ export interface operations {
                  *       "currency": "INR",
                  *       "reference_number": "reference number",
                  *       "notes": "notes",
-                 *       "recorded_by": "recorded by",
-                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "hsn_code": "998314",
-                 *       "exchange_rate": "998314"
+                 *       "recorded_by": "recorded by"
                  *     }
                  */
                 "application/json": {
@@ -13623,15 +12537,6 @@ export interface operations {
                     reference_number?: string;
                     notes?: string;
                     recorded_by?: string;
-                    /**
-                     * Format: uuid
-                     * @description without invoice_id (an advance): the entity that received it; default the primary one
-                     */
-                    entity_id?: string;
-                    /** @description without invoice_id (an advance): the SAC/HSN of the supply it is for; default 998314 (services at 18 %). Goods codes: no GST on the advance */
-                    hsn_code?: string;
-                    /** @description functional currency (INR) per one unit of `currency` on the payment's date; default the entity's rate table, else the invoice's rate */
-                    exchange_rate?: string;
                 };
             };
         };
@@ -13662,9 +12567,6 @@ export interface operations {
                      *         "gateway": "gateway",
                      *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount_refunded": 49900,
-                     *         "exchange_rate": "exchange rate",
-                     *         "exchange_rate_source": "functional_currency",
-                     *         "functional_amount": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -13697,9 +12599,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -13735,9 +12637,6 @@ export interface operations {
                      *           "gateway": "gateway",
                      *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "amount_refunded": 49900,
-                     *           "exchange_rate": "exchange rate",
-                     *           "exchange_rate_source": "functional_currency",
-                     *           "functional_amount": 49900,
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -13801,9 +12700,6 @@ export interface operations {
                      *         "gateway": "gateway",
                      *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount_refunded": 49900,
-                     *         "exchange_rate": "exchange rate",
-                     *         "exchange_rate_source": "functional_currency",
-                     *         "functional_amount": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -13851,8 +12747,6 @@ export interface operations {
                      *         "reference_type": "reference type",
                      *         "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "currency": "INR",
-                     *         "functional_currency": "functional currency",
-                     *         "exchange_rate": "exchange rate",
                      *         "description": "description",
                      *         "posted_at": "2026-04-01T00:00:00.000Z",
                      *         "lines": [
@@ -13862,8 +12756,6 @@ export interface operations {
                      *             "account_name": "account name",
                      *             "debit": 1,
                      *             "credit": 1,
-                     *             "functional_debit": 1,
-                     *             "functional_credit": 1,
                      *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -13898,9 +12790,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -13941,13 +12833,6 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
-                     *           "exchange_rate": "exchange rate",
-                     *           "inr_subtotal": 49900,
-                     *           "inr_cgst_amount": 49900,
-                     *           "inr_sgst_amount": 49900,
-                     *           "inr_igst_amount": 49900,
-                     *           "inr_tax_amount": 49900,
-                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14083,13 +12968,6 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
-                     *         "exchange_rate": "exchange rate",
-                     *         "inr_subtotal": 49900,
-                     *         "inr_cgst_amount": 49900,
-                     *         "inr_sgst_amount": 49900,
-                     *         "inr_igst_amount": 49900,
-                     *         "inr_tax_amount": 49900,
-                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14176,13 +13054,6 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
-                     *         "exchange_rate": "exchange rate",
-                     *         "inr_subtotal": 49900,
-                     *         "inr_cgst_amount": 49900,
-                     *         "inr_sgst_amount": 49900,
-                     *         "inr_igst_amount": 49900,
-                     *         "inr_tax_amount": 49900,
-                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14269,13 +13140,6 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
-                     *         "exchange_rate": "exchange rate",
-                     *         "inr_subtotal": 49900,
-                     *         "inr_cgst_amount": 49900,
-                     *         "inr_sgst_amount": 49900,
-                     *         "inr_igst_amount": 49900,
-                     *         "inr_tax_amount": 49900,
-                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14365,13 +13229,6 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
-                     *         "exchange_rate": "exchange rate",
-                     *         "inr_subtotal": 49900,
-                     *         "inr_cgst_amount": 49900,
-                     *         "inr_sgst_amount": 49900,
-                     *         "inr_igst_amount": 49900,
-                     *         "inr_tax_amount": 49900,
-                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14461,13 +13318,6 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
-                     *         "exchange_rate": "exchange rate",
-                     *         "inr_subtotal": 49900,
-                     *         "inr_cgst_amount": 49900,
-                     *         "inr_sgst_amount": 49900,
-                     *         "inr_igst_amount": 49900,
-                     *         "inr_tax_amount": 49900,
-                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14572,13 +13422,6 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
-                     *         "exchange_rate": "exchange rate",
-                     *         "inr_subtotal": 49900,
-                     *         "inr_cgst_amount": 49900,
-                     *         "inr_sgst_amount": 49900,
-                     *         "inr_igst_amount": 49900,
-                     *         "inr_tax_amount": 49900,
-                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14623,7 +13466,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -14634,9 +13477,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -14773,9 +13616,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -14848,15 +13691,15 @@ export interface operations {
                  * @example {
                  *       "url": "https://acme.example/webhooks/kosh",
                  *       "events": [
-                 *         "*"
+                 *         "invoice.finalized",
+                 *         "invoice.paid"
                  *       ],
-                 *       "description": "description",
-                 *       "enabled": true
+                 *       "description": "Billing events for the ERP"
                  *     }
                  */
                 "application/json": {
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -15025,17 +13868,15 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://acme.example/webhooks/kosh",
                  *       "events": [
                  *         "*"
                  *       ],
-                 *       "description": "description",
                  *       "enabled": true
                  *     }
                  */
                 "application/json": {
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -15354,9 +14195,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -15626,13 +14467,6 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
-                     *           "exchange_rate": "exchange rate",
-                     *           "inr_subtotal": 49900,
-                     *           "inr_cgst_amount": 49900,
-                     *           "inr_sgst_amount": 49900,
-                     *           "inr_igst_amount": 49900,
-                     *           "inr_tax_amount": 49900,
-                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -15787,8 +14621,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "referrer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "referred_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "reward_amount": 49900,
+                 *       "referred_id": "0196f0c2-7d2a-7e4b-8f10-5b1d9c3e2a88",
+                 *       "reward_amount": 50000,
                  *       "currency": "INR"
                  *     }
                  */
@@ -15981,9 +14815,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -16077,24 +14911,17 @@ export interface operations {
                 /**
                  * @example {
                  *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "line_items": [
                  *         {
-                 *           "description": "description",
-                 *           "quantity": 1,
-                 *           "unit_price": 1,
-                 *           "unit_amount": 49900,
-                 *           "amount": 49900,
+                 *           "description": "Implementation services",
+                 *           "quantity": 2,
+                 *           "unit_amount": 1500000,
                  *           "hsn_code": "998314"
                  *         }
                  *       ],
                  *       "currency": "INR",
-                 *       "valid_until": "2026-04-01T00:00:00.000Z",
-                 *       "expires_at": "2026-04-01T00:00:00.000Z",
-                 *       "notes": "",
-                 *       "terms": "",
-                 *       "tax_amount": 49900,
-                 *       "discount_amount": 0
+                 *       "valid_until": "2026-04-30T23:59:59.000Z",
+                 *       "notes": "Valid for 30 days"
                  *     }
                  */
                 "application/json": {
@@ -16644,9 +15471,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -16846,9 +15673,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -17156,9 +15983,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -17470,7 +16297,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -17513,6 +16340,8 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ConsolidatedMrr"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -18188,9 +17017,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -18358,9 +17187,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -19126,9 +17955,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -19424,9 +18253,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -19492,6 +18321,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };
@@ -19503,8 +18333,6 @@ export interface operations {
                 from: string;
                 /** @description The to (query). */
                 to: string;
-                /** @description the legal entity whose books the file holds (default: the primary); dates are in the entity's time zone */
-                entity_id?: string;
             };
             header?: never;
             path?: never;
@@ -20216,9 +19044,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -20487,9 +19315,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -20653,7 +19481,6 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
-                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20734,7 +19561,6 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
-                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20816,7 +19642,6 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
-                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20879,7 +19704,6 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
-                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -20960,7 +19784,6 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
-                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -21042,7 +19865,6 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
-                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -21118,13 +19940,7 @@ export interface operations {
                      *           "doc_det": [
                      *             {}
                      *           ]
-                     *         },
-                     *         "at": [
-                     *           {}
-                     *         ],
-                     *         "txpd": [
-                     *           {}
-                     *         ]
+                     *         }
                      *       }
                      *     }
                      */
@@ -21230,9 +20046,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -21400,6 +20216,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
@@ -21548,7 +20365,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: components["schemas"]["ReconciliationReport"];
+                        data: components["schemas"]["ReconciliationRun"];
                     };
                 };
             };
@@ -21658,8 +20475,6 @@ export interface operations {
                 currency?: string;
                 /** @description The as of (query). */
                 as_of?: string;
-                /** @description transaction (default): one transaction currency's amounts; functional: every entry in the entity's functional currency (INR), each account with its transaction-currency balances beside */
-                basis?: "transaction" | "functional";
             };
             header?: never;
             path?: never;
@@ -21679,26 +20494,18 @@ export interface operations {
                      *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "currency": "INR",
                      *         "as_of": "as of",
-                     *         "basis": "transaction",
                      *         "accounts": [
                      *           {
                      *             "code": 1,
                      *             "name": "Acme Pro",
                      *             "debit": 1,
                      *             "credit": 1,
-                     *             "balance": 49900,
-                     *             "transaction_balances": [
-                     *               {
-                     *                 "currency": "INR",
-                     *                 "balance": 49900
-                     *               }
-                     *             ]
+                     *             "balance": 49900
                      *           }
                      *         ],
                      *         "total_debit": 49900,
                      *         "total_credit": 49900,
-                     *         "balanced": true,
-                     *         "unvalued_entries": 1
+                     *         "balanced": true
                      *       }
                      *     }
                      */
@@ -21710,6 +20517,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };
@@ -21735,9 +20543,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -21764,8 +20572,6 @@ export interface operations {
                      *           "reference_type": "reference type",
                      *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "currency": "INR",
-                     *           "functional_currency": "functional currency",
-                     *           "exchange_rate": "exchange rate",
                      *           "description": "description",
                      *           "posted_at": "2026-04-01T00:00:00.000Z",
                      *           "lines": [
@@ -21775,8 +20581,6 @@ export interface operations {
                      *               "account_name": "account name",
                      *               "debit": 1,
                      *               "credit": 1,
-                     *               "functional_debit": 1,
-                     *               "functional_credit": 1,
                      *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -22358,9 +21162,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -22531,9 +21335,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -22766,9 +21570,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -22819,1173 +21623,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    listAdvances: {
-        parameters: {
-            query?: {
-                /** @description The customer id (query). */
-                customer_id?: string;
-                /** @description 1..1000, default 50; larger values are capped */
-                limit?: number;
-                /** @description 1-based page number (offset paging); ignored with a cursor */
-                page?: number;
-                /** @description Cursor: the objects after this id, in list order */
-                starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
-                ending_before?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "object": "advance",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "receipt_voucher_number": "receipt voucher number",
-                     *           "currency": "INR",
-                     *           "amount": 49900,
-                     *           "subtotal": 49900,
-                     *           "cgst_amount": 49900,
-                     *           "sgst_amount": 49900,
-                     *           "igst_amount": 49900,
-                     *           "tax_amount": 49900,
-                     *           "rate_bp": 1,
-                     *           "hsn_code": "998314",
-                     *           "tax_type": "tax type",
-                     *           "place_of_supply": "place of supply",
-                     *           "utgst": true,
-                     *           "balance": 49900,
-                     *           "tax_open": 1,
-                     *           "movements": [
-                     *             {
-                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *               "kind": "applied",
-                     *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *               "refund_voucher_number": "refund voucher number",
-                     *               "amount": 49900,
-                     *               "subtotal": 49900,
-                     *               "cgst_amount": 49900,
-                     *               "sgst_amount": 49900,
-                     *               "igst_amount": 49900,
-                     *               "reason": "reason",
-                     *               "created_at": "2026-04-01T00:00:00.000Z"
-                     *             }
-                     *           ],
-                     *           "received_at": "2026-04-01T00:00:00.000Z",
-                     *           "created_at": "2026-04-01T00:00:00.000Z",
-                     *           "updated_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ],
-                     *       "object": "list",
-                     *       "has_more": true,
-                     *       "total_count": 49900
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Advance"][];
-                        /** @enum {string} */
-                        object: "list";
-                        has_more: boolean;
-                        total_count: number;
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getAdvance: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "object": "advance",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "receipt_voucher_number": "receipt voucher number",
-                     *         "currency": "INR",
-                     *         "amount": 49900,
-                     *         "subtotal": 49900,
-                     *         "cgst_amount": 49900,
-                     *         "sgst_amount": 49900,
-                     *         "igst_amount": 49900,
-                     *         "tax_amount": 49900,
-                     *         "rate_bp": 1,
-                     *         "hsn_code": "998314",
-                     *         "tax_type": "tax type",
-                     *         "place_of_supply": "place of supply",
-                     *         "utgst": true,
-                     *         "balance": 49900,
-                     *         "tax_open": 1,
-                     *         "movements": [
-                     *           {
-                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "kind": "applied",
-                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "refund_voucher_number": "refund voucher number",
-                     *             "amount": 49900,
-                     *             "subtotal": 49900,
-                     *             "cgst_amount": 49900,
-                     *             "sgst_amount": 49900,
-                     *             "igst_amount": 49900,
-                     *             "reason": "reason",
-                     *             "created_at": "2026-04-01T00:00:00.000Z"
-                     *           }
-                     *         ],
-                     *         "received_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Advance"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    refundsAdvance: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "amount": 49900,
-                 *       "reason": ""
-                 *     }
-                 */
-                "application/json": {
-                    /** @description default: the whole balance */
-                    amount?: number;
-                    /** @default  */
-                    reason?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "object": "advance",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "receipt_voucher_number": "receipt voucher number",
-                     *         "currency": "INR",
-                     *         "amount": 49900,
-                     *         "subtotal": 49900,
-                     *         "cgst_amount": 49900,
-                     *         "sgst_amount": 49900,
-                     *         "igst_amount": 49900,
-                     *         "tax_amount": 49900,
-                     *         "rate_bp": 1,
-                     *         "hsn_code": "998314",
-                     *         "tax_type": "tax type",
-                     *         "place_of_supply": "place of supply",
-                     *         "utgst": true,
-                     *         "balance": 49900,
-                     *         "tax_open": 1,
-                     *         "movements": [
-                     *           {
-                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "kind": "applied",
-                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "refund_voucher_number": "refund voucher number",
-                     *             "amount": 49900,
-                     *             "subtotal": 49900,
-                     *             "cgst_amount": 49900,
-                     *             "sgst_amount": 49900,
-                     *             "igst_amount": 49900,
-                     *             "reason": "reason",
-                     *             "created_at": "2026-04-01T00:00:00.000Z"
-                     *           }
-                     *         ],
-                     *         "received_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Advance"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getCustomersBalance: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "object": "customer_balance",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "balances": [
-                     *           {
-                     *             "currency": "INR",
-                     *             "available": 1,
-                     *             "sources": {}
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CustomerBalance"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    listCustomersBalanceTransactions: {
-        parameters: {
-            query?: {
-                /** @description The currency (query). */
-                currency?: string;
-                /** @description The source (query). */
-                source?: "advances" | "credit_notes";
-                /** @description 1..1000, default 50; larger values are capped */
-                limit?: number;
-                /** @description 1-based page number (offset paging); ignored with a cursor */
-                page?: number;
-                /** @description Cursor: the objects after this id, in list order */
-                starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
-                ending_before?: string;
-            };
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "object": "balance_transaction",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "currency": "INR",
-                     *           "source": "source",
-                     *           "source_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "type": "type",
-                     *           "amount": 49900,
-                     *           "document": {
-                     *             "type": "type",
-                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "number": "number"
-                     *           },
-                     *           "created_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ],
-                     *       "object": "list",
-                     *       "has_more": true,
-                     *       "total_count": 49900
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["BalanceTransaction"][];
-                        /** @enum {string} */
-                        object: "list";
-                        has_more: boolean;
-                        total_count: number;
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getEntitiesLut: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "lut": true,
-                     *         "lut_missing": "charge_igst",
-                     *         "current_financial_year": "current financial year",
-                     *         "in_force": true,
-                     *         "luts": [
-                     *           {
-                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "financial_year": "financial year",
-                     *             "arn": "arn",
-                     *             "created_at": "2026-04-01T00:00:00.000Z",
-                     *             "updated_at": "2026-04-01T00:00:00.000Z"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["EntityLuts"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    replaceEntitiesLut: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-                /** @description The financial year (path). */
-                financial_year: string;
-            };
-            cookie?: never;
-        };
-        /** @description The record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "arn": "arn"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description the ARN the GST portal gave the LUT (FORM GST RFD-11) */
-                    arn: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "financial_year": "financial year",
-                     *         "arn": "arn",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["EntityLut"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getCustomersCreditGrant: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "category": "paid",
-                     *           "status": "pending",
-                     *           "name": "Acme Pro",
-                     *           "currency": "INR",
-                     *           "amount": 49900,
-                     *           "remaining": 1,
-                     *           "tax_amount": 49900,
-                     *           "priority": 1,
-                     *           "expires_at": "2026-04-01T00:00:00.000Z",
-                     *           "applies_to": {
-                     *             "plan_ids": [
-                     *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *             ],
-                     *             "price_types": [
-                     *               "fixed"
-                     *             ]
-                     *           },
-                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "voided_at": "2026-04-01T00:00:00.000Z",
-                     *           "expired_at": "2026-04-01T00:00:00.000Z",
-                     *           "created_at": "2026-04-01T00:00:00.000Z",
-                     *           "updated_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ],
-                     *       "balances": [
-                     *         {
-                     *           "currency": "INR",
-                     *           "paid": 1,
-                     *           "promotional": 1
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CreditGrant"][];
-                        /** @description spendable now (active, unexpired), per currency and category */
-                        balances: {
-                            currency: string;
-                            paid: number;
-                            promotional: number;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    creditGrantsCustomer: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "amount": 49900,
-                 *       "currency": "INR",
-                 *       "category": "paid",
-                 *       "priority": 50,
-                 *       "expires_at": "2026-04-01T00:00:00.000Z",
-                 *       "applies_to": {
-                 *         "plan_ids": [
-                 *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *         ],
-                 *         "price_types": [
-                 *           "fixed"
-                 *         ]
-                 *       },
-                 *       "name": "Acme Pro"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description minor units; for a paid grant the taxable value bought (GST is charged on top in its top-up invoice) */
-                    amount: number;
-                    currency: string;
-                    /** @enum {string} */
-                    category: "paid" | "promotional";
-                    /**
-                     * @description lower is drawn first
-                     * @default 50
-                     */
-                    priority?: number;
-                    /** Format: date-time */
-                    expires_at?: string;
-                    applies_to?: {
-                        plan_ids?: string[];
-                        /** @description fixed: a plan's recurring fee; usage: a metered price; one_off: a line without a price */
-                        price_types?: ("fixed" | "usage" | "one_off")[];
-                    };
-                    name?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "category": "paid",
-                     *         "status": "pending",
-                     *         "name": "Acme Pro",
-                     *         "currency": "INR",
-                     *         "amount": 49900,
-                     *         "remaining": 1,
-                     *         "tax_amount": 49900,
-                     *         "priority": 1,
-                     *         "expires_at": "2026-04-01T00:00:00.000Z",
-                     *         "applies_to": {
-                     *           "plan_ids": [
-                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *           ],
-                     *           "price_types": [
-                     *             "fixed"
-                     *           ]
-                     *         },
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "voided_at": "2026-04-01T00:00:00.000Z",
-                     *         "expired_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getCreditGrant: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "category": "paid",
-                     *         "status": "pending",
-                     *         "name": "Acme Pro",
-                     *         "currency": "INR",
-                     *         "amount": 49900,
-                     *         "remaining": 1,
-                     *         "tax_amount": 49900,
-                     *         "priority": 1,
-                     *         "expires_at": "2026-04-01T00:00:00.000Z",
-                     *         "applies_to": {
-                     *           "plan_ids": [
-                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *           ],
-                     *           "price_types": [
-                     *             "fixed"
-                     *           ]
-                     *         },
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "voided_at": "2026-04-01T00:00:00.000Z",
-                     *         "expired_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    voidCreditGrant: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "category": "paid",
-                     *         "status": "pending",
-                     *         "name": "Acme Pro",
-                     *         "currency": "INR",
-                     *         "amount": 49900,
-                     *         "remaining": 1,
-                     *         "tax_amount": 49900,
-                     *         "priority": 1,
-                     *         "expires_at": "2026-04-01T00:00:00.000Z",
-                     *         "applies_to": {
-                     *           "plan_ids": [
-                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *           ],
-                     *           "price_types": [
-                     *             "fixed"
-                     *           ]
-                     *         },
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "voided_at": "2026-04-01T00:00:00.000Z",
-                     *         "expired_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getFeature: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "key": "key",
-                     *           "name": "Acme Pro",
-                     *           "type": "boolean",
-                     *           "values": [
-                     *             "value"
-                     *           ],
-                     *           "created_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Feature"][];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    createFeature: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The create a feature (boolean, quantity or enum) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "key": "998314",
-                 *       "name": "Acme Pro",
-                 *       "type": "boolean",
-                 *       "values": [
-                 *         "value"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    key: string;
-                    name: string;
-                    /** @enum {string} */
-                    type: "boolean" | "quantity" | "enum";
-                    /** @description an enum feature: its allowed values */
-                    values?: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "key": "key",
-                     *         "name": "Acme Pro",
-                     *         "type": "boolean",
-                     *         "values": [
-                     *           "value"
-                     *         ],
-                     *         "created_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Feature"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getPlansEntitlement: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "feature_key": "feature key",
-                     *           "value": true
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: {
-                            feature_key: string;
-                            value: boolean | number | string | null;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    replacePlansEntitlement: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The set a plan's entitlements (replaces them all) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example [
-                 *       {
-                 *         "feature_key": "feature key",
-                 *         "value": true
-                 *       }
-                 *     ]
-                 */
-                "application/json": {
-                    feature_key: string;
-                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
-                    value: boolean | number | string | null;
-                }[];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "feature_key": "feature key",
-                     *           "value": true
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: {
-                            feature_key: string;
-                            value: boolean | number | string | null;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    replaceSubscriptionsEntitlement: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The set a subscription's entitlement overrides (replaces them all; they win over its plan's) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example [
-                 *       {
-                 *         "feature_key": "feature key",
-                 *         "value": true
-                 *       }
-                 *     ]
-                 */
-                "application/json": {
-                    feature_key: string;
-                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
-                    value: boolean | number | string | null;
-                }[];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "feature_key": "feature key",
-                     *           "value": true
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: {
-                            feature_key: string;
-                            value: boolean | number | string | null;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getCustomersEntitlement: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "features": {},
-                     *         "blocked": true,
-                     *         "blocked_reason": "payment_wall",
-                     *         "blocked_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "as_of": "as of"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CustomerEntitlements"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };
@@ -24091,9 +21728,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -24205,9 +21842,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -24326,115 +21963,6 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["Invoice"][];
-                        /** @enum {string} */
-                        object: "list";
-                        has_more: boolean;
-                        total_count: number;
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getPortalApiBalance: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "object": "customer_balance",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "balances": [
-                     *           {
-                     *             "currency": "INR",
-                     *             "available": 1,
-                     *             "sources": {}
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CustomerBalance"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    listPortalApiBalanceTransactions: {
-        parameters: {
-            query?: {
-                /** @description The currency (query). */
-                currency?: string;
-                /** @description The source (query). */
-                source?: "advances" | "credit_notes";
-                /** @description 1..1000, default 50; larger values are capped */
-                limit?: number;
-                /** @description 1-based page number (offset paging); ignored with a cursor */
-                page?: number;
-                /** @description Cursor: the objects after this id, in list order */
-                starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
-                ending_before?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "object": "balance_transaction",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "currency": "INR",
-                     *           "source": "source",
-                     *           "source_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "type": "type",
-                     *           "amount": 49900,
-                     *           "document": {
-                     *             "type": "type",
-                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *             "number": "number"
-                     *           },
-                     *           "created_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ],
-                     *       "object": "list",
-                     *       "has_more": true,
-                     *       "total_count": 49900
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["BalanceTransaction"][];
                         /** @enum {string} */
                         object: "list";
                         has_more: boolean;
@@ -25257,11 +22785,7 @@ export interface operations {
                  *           },
                  *           "lut": true,
                  *           "export_refund_claim": true,
-                 *           "lut_missing": "charge_igst",
                  *           "time_zone": "Asia/Kolkata",
-                 *           "functional_currency": "functional currency",
-                 *           "aato_band": "up_to_5_crore",
-                 *           "number_series_reset": "never",
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
@@ -26465,9 +23989,6 @@ export interface operations {
                  *           "gateway": "gateway",
                  *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount_refunded": 49900,
-                 *           "exchange_rate": "exchange rate",
-                 *           "exchange_rate_source": "functional_currency",
-                 *           "functional_amount": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -26541,9 +24062,6 @@ export interface operations {
                  *           "gateway": "gateway",
                  *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount_refunded": 49900,
-                 *           "exchange_rate": "exchange rate",
-                 *           "exchange_rate_source": "functional_currency",
-                 *           "functional_amount": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -26561,282 +24079,6 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["OfflinePayment"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onAdvanceReceived: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `advance.received` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "advance.received",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "object": "advance",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "receipt_voucher_number": "receipt voucher number",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "subtotal": 49900,
-                 *           "cgst_amount": 49900,
-                 *           "sgst_amount": 49900,
-                 *           "igst_amount": 49900,
-                 *           "tax_amount": 49900,
-                 *           "rate_bp": 1,
-                 *           "hsn_code": "998314",
-                 *           "tax_type": "tax type",
-                 *           "place_of_supply": "place of supply",
-                 *           "utgst": true,
-                 *           "balance": 49900,
-                 *           "tax_open": 1,
-                 *           "movements": [
-                 *             {
-                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "kind": "applied",
-                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "refund_voucher_number": "refund voucher number",
-                 *               "amount": 49900,
-                 *               "subtotal": 49900,
-                 *               "cgst_amount": 49900,
-                 *               "sgst_amount": 49900,
-                 *               "igst_amount": 49900,
-                 *               "reason": "reason",
-                 *               "created_at": "2026-04-01T00:00:00.000Z"
-                 *             }
-                 *           ],
-                 *           "received_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "advance.received";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["Advance"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onAdvanceApplied: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `advance.applied` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "advance.applied",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "object": "advance",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "receipt_voucher_number": "receipt voucher number",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "subtotal": 49900,
-                 *           "cgst_amount": 49900,
-                 *           "sgst_amount": 49900,
-                 *           "igst_amount": 49900,
-                 *           "tax_amount": 49900,
-                 *           "rate_bp": 1,
-                 *           "hsn_code": "998314",
-                 *           "tax_type": "tax type",
-                 *           "place_of_supply": "place of supply",
-                 *           "utgst": true,
-                 *           "balance": 49900,
-                 *           "tax_open": 1,
-                 *           "movements": [
-                 *             {
-                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "kind": "applied",
-                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "refund_voucher_number": "refund voucher number",
-                 *               "amount": 49900,
-                 *               "subtotal": 49900,
-                 *               "cgst_amount": 49900,
-                 *               "sgst_amount": 49900,
-                 *               "igst_amount": 49900,
-                 *               "reason": "reason",
-                 *               "created_at": "2026-04-01T00:00:00.000Z"
-                 *             }
-                 *           ],
-                 *           "received_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "advance.applied";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["Advance"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onAdvanceRefunded: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `advance.refunded` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "advance.refunded",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "object": "advance",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "receipt_voucher_number": "receipt voucher number",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "subtotal": 49900,
-                 *           "cgst_amount": 49900,
-                 *           "sgst_amount": 49900,
-                 *           "igst_amount": 49900,
-                 *           "tax_amount": 49900,
-                 *           "rate_bp": 1,
-                 *           "hsn_code": "998314",
-                 *           "tax_type": "tax type",
-                 *           "place_of_supply": "place of supply",
-                 *           "utgst": true,
-                 *           "balance": 49900,
-                 *           "tax_open": 1,
-                 *           "movements": [
-                 *             {
-                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "kind": "applied",
-                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *               "refund_voucher_number": "refund voucher number",
-                 *               "amount": 49900,
-                 *               "subtotal": 49900,
-                 *               "cgst_amount": 49900,
-                 *               "sgst_amount": 49900,
-                 *               "igst_amount": 49900,
-                 *               "reason": "reason",
-                 *               "created_at": "2026-04-01T00:00:00.000Z"
-                 *             }
-                 *           ],
-                 *           "received_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "advance.refunded";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["Advance"];
                     };
                 };
             };
@@ -27126,13 +24368,6 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
-                 *           "exchange_rate": "exchange rate",
-                 *           "inr_subtotal": 49900,
-                 *           "inr_cgst_amount": 49900,
-                 *           "inr_sgst_amount": 49900,
-                 *           "inr_igst_amount": 49900,
-                 *           "inr_tax_amount": 49900,
-                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -27230,13 +24465,6 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
-                 *           "exchange_rate": "exchange rate",
-                 *           "inr_subtotal": 49900,
-                 *           "inr_cgst_amount": 49900,
-                 *           "inr_sgst_amount": 49900,
-                 *           "inr_igst_amount": 49900,
-                 *           "inr_tax_amount": 49900,
-                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -27334,13 +24562,6 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
-                 *           "exchange_rate": "exchange rate",
-                 *           "inr_subtotal": 49900,
-                 *           "inr_cgst_amount": 49900,
-                 *           "inr_sgst_amount": 49900,
-                 *           "inr_igst_amount": 49900,
-                 *           "inr_tax_amount": 49900,
-                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -27438,13 +24659,6 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
-                 *           "exchange_rate": "exchange rate",
-                 *           "inr_subtotal": 49900,
-                 *           "inr_cgst_amount": 49900,
-                 *           "inr_sgst_amount": 49900,
-                 *           "inr_igst_amount": 49900,
-                 *           "inr_tax_amount": 49900,
-                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -27542,13 +24756,6 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
-                 *           "exchange_rate": "exchange rate",
-                 *           "inr_subtotal": 49900,
-                 *           "inr_cgst_amount": 49900,
-                 *           "inr_sgst_amount": 49900,
-                 *           "inr_igst_amount": 49900,
-                 *           "inr_tax_amount": 49900,
-                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -27646,13 +24853,6 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
-                 *           "exchange_rate": "exchange rate",
-                 *           "inr_subtotal": 49900,
-                 *           "inr_cgst_amount": 49900,
-                 *           "inr_sgst_amount": 49900,
-                 *           "inr_igst_amount": 49900,
-                 *           "inr_tax_amount": 49900,
-                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -27750,13 +24950,6 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
-                 *           "exchange_rate": "exchange rate",
-                 *           "inr_subtotal": 49900,
-                 *           "inr_cgst_amount": 49900,
-                 *           "inr_sgst_amount": 49900,
-                 *           "inr_igst_amount": 49900,
-                 *           "inr_tax_amount": 49900,
-                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -27793,518 +24986,6 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["CreditNote"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantCreated: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.created` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.created",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.created";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantActivated: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.activated` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.activated",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.activated";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantDrawn: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.drawn` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.drawn",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.drawn";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantExpired: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.expired` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.expired",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.expired";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantVoided: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.voided` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.voided",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.voided";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onFeatureCreated: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `feature.created` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "feature.created",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "key": "key",
-                 *           "name": "Acme Pro",
-                 *           "type": "boolean",
-                 *           "values": [
-                 *             "value"
-                 *           ],
-                 *           "created_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "feature.created";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["Feature"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onEntitlementsUpdated: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `entitlements.updated` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "entitlements.updated",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {}
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "entitlements.updated";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: {
-                            [key: string]: unknown;
-                        };
                     };
                 };
             };
@@ -28364,7 +25045,6 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
-                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -28441,7 +25121,6 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
-                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -28518,7 +25197,6 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
-                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -28530,83 +25208,6 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "einvoice.canceled";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["Einvoice"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onEinvoiceReportDue: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `einvoice.report_due` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "einvoice.report_due",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "document_type": "invoice",
-                 *           "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "provider": "provider",
-                 *           "status": "pending",
-                 *           "irn": "irn",
-                 *           "ack_no": "ack no",
-                 *           "ack_date": "ack date",
-                 *           "signed_qr_code": "signed qr code",
-                 *           "errors": [
-                 *             {
-                 *               "code": "acme-pro",
-                 *               "message": "message",
-                 *               "field": "field"
-                 *             }
-                 *           ],
-                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
-                 *           "cancel_reason_code": 1,
-                 *           "cancel_remarks": "cancel remarks",
-                 *           "irn_report_by": "irn report by",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "einvoice.report_due";
                     /** Format: date-time */
                     created_at: string;
                     /** Format: uuid */

@@ -135,6 +135,7 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/accounting/sync-status',
     {
       schema: {
+        errors: ['not_found'],
         tags,
         summary: 'Per-record sync status (external id, last error) and the latest run of each connection',
         querystring: syncStatusQuery.extend(paginationQuery()),

@@ -25,6 +25,7 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/finance/reconciliation/runs',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['finance'],
         summary: 'Start a reconciliation run (billing → journal → secondary ledger); it runs in the job queue',
         body: startRunBody,
@@ -107,6 +108,7 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/ledger/trial-balance',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['ledger'],
         summary: 'Trial balance of one entity × currency as of a date',
         querystring: trialBalanceQuery,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
-import { sendCsv, wantsCsv } from '../../platform/http/csv.js';
+import { jsonOrCsv, sendCsv, wantsCsv } from '../../platform/http/csv.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import {
@@ -150,7 +150,7 @@ export function registerOrganizationRoutes(app: KoshApp, deps: AppDeps): void {
         summary: 'Consolidated MRR in the reporting currency, per member tenant and in total (SPEC 4.16)',
         params: idParams,
         querystring: consolidatedQuery.extend({ format: z.enum(['json', 'csv']).optional() }),
-        response: { 200: dataEnvelope(consolidatedMrrSchema) },
+        response: { 200: jsonOrCsv(dataEnvelope(consolidatedMrrSchema)) },
       },
     },
     async (request, reply) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { bodyExample, fields } from '../../platform/http/envelope.js';
 
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -44,11 +44,16 @@ export const createCouponBody = z
       ctx.addIssue({ code: 'custom', path: ['duration_in_months'], message: 'only with duration repeating' });
     }
   })
-  .meta({
-    examples: [
-      { code: 'LAUNCH20', name: 'Launch offer: 20% off for 3 months', percent_off: 20, duration: 'repeating', duration_in_months: 3, max_redemptions: 100 },
-    ],
-  });
+  .meta(
+    bodyExample({
+      code: 'LAUNCH20',
+      name: 'Launch offer: 20% off for 3 months',
+      percent_off: 20,
+      duration: 'repeating',
+      duration_in_months: 3,
+      max_redemptions: 100,
+    }),
+  );
 export type CreateCouponBody = z.infer<typeof createCouponBody>;
 
 export const updateCouponBody = z.object({

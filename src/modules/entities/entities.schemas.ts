@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { bodyExample, fields } from '../../platform/http/envelope.js';
 import { EXCHANGE_RATE_PATTERN } from '../../platform/money.js';
 import { gstinField, stateCodeField } from '../tax/index.js';
 
@@ -179,7 +179,7 @@ export const putExchangeRateBody = z
     rate: exchangeRateField().describe('INR per one unit of the currency'),
     effective_from: z.iso.datetime({ offset: true }).optional().describe('defaults to now; the rate applies to invoices finalized from then on'),
   })
-  .meta({ examples: [{ currency: 'USD', rate: '83.2575', effective_from: '2026-04-01T00:00:00.000Z' }] });
+  .meta(bodyExample({ currency: 'USD', rate: '83.2575', effective_from: '2026-04-01T00:00:00.000Z' }));
 export type PutExchangeRateBody = z.infer<typeof putExchangeRateBody>;
 
 export const exchangeRateSchema = z

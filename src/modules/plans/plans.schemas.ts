@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { bodyExample, fields } from '../../platform/http/envelope.js';
 import { tierProblems } from './pricing.js';
 
 export const intervalUnit = z.enum(['day', 'week', 'month', 'year']);
@@ -111,20 +111,18 @@ export const createPlanBody = z
     }
     // Metered prices alone in a currency make a pure usage plan (decision 0190): billed in arrears only.
   })
-  .meta({
-    examples: [
-      {
-        name: 'Pro',
-        code: 'pro-monthly',
-        description: 'Pro plan, billed monthly',
-        interval_unit: 'month',
-        amount: 49900,
-        currency: 'INR',
-        hsn_code: '998314',
-        features: ['api_access'],
-      },
-    ],
-  });
+  .meta(
+    bodyExample({
+      name: 'Pro',
+      code: 'pro-monthly',
+      description: 'Pro plan, billed monthly',
+      interval_unit: 'month',
+      amount: 49900,
+      currency: 'INR',
+      hsn_code: '998314',
+      features: ['api_access'],
+    }),
+  );
 
 export type CreatePlanBody = z.infer<typeof createPlanBody>;
 
@@ -148,7 +146,7 @@ export const createPriceBody = priceFields
       ),
   })
   .superRefine(checkPrice)
-  .meta({ examples: [{ amount: 59900, currency: 'INR', billing_scheme: 'per_unit', hsn_code: '998314', replace: true }] });
+  .meta(bodyExample({ amount: 59900, currency: 'INR', billing_scheme: 'per_unit', hsn_code: '998314', replace: true }));
 export type CreatePriceBody = z.infer<typeof createPriceBody>;
 
 export const priceParams = z.object({ id: z.uuid(), price_id: z.uuid() });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { bodyExample, fields } from '../../platform/http/envelope.js';
 
 export const quoteStatus = z.enum(['draft', 'accepted', 'declined', 'expired']);
 
@@ -54,17 +54,15 @@ export const createQuoteBody = z
       ctx.addIssue({ code: 'custom', path: ['expires_at'], message: 'valid_until and expires_at disagree' });
     }
   })
-  .meta({
-    examples: [
-      {
-        customer_id: '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77',
-        line_items: [{ description: 'Implementation services', quantity: 2, unit_amount: 1500000, hsn_code: '998314' }],
-        currency: 'INR',
-        valid_until: '2026-04-30T23:59:59.000Z',
-        notes: 'Valid for 30 days',
-      },
-    ],
-  });
+  .meta(
+    bodyExample({
+      customer_id: '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77',
+      line_items: [{ description: 'Implementation services', quantity: 2, unit_amount: 1500000, hsn_code: '998314' }],
+      currency: 'INR',
+      valid_until: '2026-04-30T23:59:59.000Z',
+      notes: 'Valid for 30 days',
+    }),
+  );
 export type CreateQuoteBody = z.infer<typeof createQuoteBody>;
 
 export const listQuotesQuery = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { bodyExample, fields } from '../../platform/http/envelope.js';
 
 export const referralStatus = z.enum(['pending', 'completed', 'expired', 'canceled']);
 
@@ -11,11 +11,14 @@ export const createReferralBody = z
     currency: fields.currency().optional().describe("defaults to the tenant's base currency"),
   })
   .refine((b) => b.referrer_id !== b.referred_id, { path: ['referred_id'], message: 'a customer cannot refer themselves' })
-  .meta({
-    examples: [
-      { referrer_id: '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77', referred_id: '0196f0c2-7d2a-7e4b-8f10-5b1d9c3e2a88', reward_amount: 50000, currency: 'INR' },
-    ],
-  });
+  .meta(
+    bodyExample({
+      referrer_id: '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77',
+      referred_id: '0196f0c2-7d2a-7e4b-8f10-5b1d9c3e2a88',
+      reward_amount: 50000,
+      currency: 'INR',
+    }),
+  );
 export type CreateReferralBody = z.infer<typeof createReferralBody>;
 
 export const MAX_REFERRALS_PAGE = 250;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { bodyExample, fields } from '../../platform/http/envelope.js';
 import { EVENT_TYPES } from '../events/index.js';
 import { DELIVERY_STATUSES, MAX_ATTEMPTS } from './webhooks.states.js';
 
@@ -42,9 +42,7 @@ export const createWebhookBody = z
     description: fields.text(500).optional(),
     enabled: z.boolean().default(true),
   })
-  .meta({
-    examples: [{ url: 'https://acme.example/webhooks/kosh', events: ['invoice.finalized', 'invoice.paid'], description: 'Billing events for the ERP' }],
-  });
+  .meta(bodyExample({ url: 'https://acme.example/webhooks/kosh', events: ['invoice.finalized', 'invoice.paid'], description: 'Billing events for the ERP' }));
 export type CreateWebhookBody = z.infer<typeof createWebhookBody>;
 
 export const updateWebhookBody = z
@@ -54,7 +52,7 @@ export const updateWebhookBody = z
     description: fields.text(500).nullable().optional(),
     enabled: z.boolean().optional(),
   })
-  .meta({ examples: [{ events: ['*'], enabled: true }] });
+  .meta(bodyExample({ events: ['*'], enabled: true }));
 export type UpdateWebhookBody = z.infer<typeof updateWebhookBody>;
 
 export const webhookEndpointSchema = z

@@ -53,8 +53,14 @@ export function paginationQuery(maxLimit = MAX_LIST_LIMIT, defaultLimit = DEFAUL
       .transform((v) => Math.min(v, maxLimit))
       .describe(`1..${maxLimit}, default ${defaultLimit}; larger values are capped`),
     page: z.coerce.number().int().min(1).max(1_000_000).default(1).describe('1-based page number (offset paging); ignored with a cursor'),
-    starting_after: z.uuid({ message: 'must be the id of an object in this list' }).optional().describe('Cursor: the objects after this id, in list order'),
-    ending_before: z.uuid({ message: 'must be the id of an object in this list' }).optional().describe('Cursor: the objects before this id, in list order'),
+    starting_after: z
+      .uuid({ message: 'must be the id of an object in this list' })
+      .optional()
+      .describe('Cursor: the objects after this id, in list order; not together with ending_before (400)'),
+    ending_before: z
+      .uuid({ message: 'must be the id of an object in this list' })
+      .optional()
+      .describe('Cursor: the objects before this id, in list order; not together with starting_after (400)'),
   };
 }
 
@@ -133,4 +139,17 @@ const MAX_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 export function inInstantRange(value: string | Date): boolean {
   const ms = typeof value === 'string' ? Date.parse(value) : value.getTime();
   return Number.isFinite(ms) && ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
+}
+
+/** The JSON Schema keyword that carries a request body's hand-written example (see `bodyExample`). */
+export const REQUEST_EXAMPLE_KEY = 'x-request-example';
+
+/**
+ * A request body's example for the OpenAPI document: `.meta(bodyExample({ … }))` on the body
+ * schema. (zod drops `examples` from the input schema of a body with defaults or transforms; this
+ * keyword survives, and platform/http/openapi.ts moves it to the media type's `example`.)
+ * test/platform/openapi-examples.test.ts sends every example to a fresh tenant.
+ */
+export function bodyExample(example: Record<string, unknown>): Record<string, unknown> {
+  return { [REQUEST_EXAMPLE_KEY]: example };
 }

@@ -15,6 +15,8 @@
  * `test/platform/openapi.test.ts` fails naming any operation that still lacks one of these.
  */
 
+import { REQUEST_EXAMPLE_KEY } from './envelope.js';
+
 type Json = Record<string, unknown>;
 type Schema = Json;
 
@@ -431,9 +433,34 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
       if (body) {
         if (!body.description)
           body.description = `The ${String((op.summary as string | undefined) ?? 'request').replace(/^\w/, (c) => c.toLowerCase())} request.`;
+        for (const media of Object.values((body.content ?? {}) as Record<string, Json>)) {
+          const schema = media.schema as Schema | undefined;
+          if (schema && REQUEST_EXAMPLE_KEY in schema) {
+            media.example = schema[REQUEST_EXAMPLE_KEY];
+            delete schema[REQUEST_EXAMPLE_KEY];
+          }
+        }
         addMediaExamples(body.content as Json | undefined, resolve);
       }
     }
+  }
+
+  // links: a create operation's answer names the object the get, update and delete operations take.
+  for (const [path, item] of Object.entries(paths)) {
+    const created = ((item.post as Json | undefined)?.responses as Record<string, Json> | undefined)?.['201'];
+    const one = paths[`${path}/{id}`];
+    if (!created || !one || created.$ref) continue;
+    const links: Json = {};
+    for (const method of ['get', 'patch', 'put', 'delete'] as const) {
+      const target = one[method] as Json | undefined;
+      if (!target?.operationId) continue;
+      links[target.operationId as string] = {
+        operationId: target.operationId,
+        parameters: { id: '$response.body#/data/id' },
+        description: `The \`id\` in the answer is the \`id\` parameter of ${method.toUpperCase()} ${path}/{id}.`,
+      };
+    }
+    if (Object.keys(links).length) created.links = links;
   }
 
   // webhooks: one per event type, the payload being the Event with its object schema.
