@@ -2048,6 +2048,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/dunning/weights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dunning weights (SPEC 4.16): the expected reward of each retry action per context, learned from this tenant's retries
+         * @description A context is the failure code × amount band × payment method type of the invoice a retry is for. Each action's weight is the posterior mean chance that a retry run that way recovers the invoice (Thompson sampling chooses the next retry by drawing from these posteriors; docs/decisions/0310).
+         */
+        get: operations["getAnalyticsDunningWeight"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections": {
         parameters: {
             query?: never;
@@ -5800,6 +5820,35 @@ export interface components {
                 attempts: number;
                 successes: number;
                 success_rate: number;
+            }[];
+        };
+        DunningWeights: {
+            /** @constant */
+            algorithm: "thompson_sampling";
+            /** @description the retry actions: the step's own time, the hour history chose (decision 0131), 09:00 or 19:00 on the entity's clock */
+            actions: ("as_scheduled" | "learned_hour" | "morning" | "evening")[];
+            contexts: {
+                /** @description failure code | amount band | payment method type */
+                key: string;
+                context: {
+                    failure_code: string;
+                    amount_band: string;
+                    method_type: string;
+                };
+                /** @enum {string} */
+                best_action: "as_scheduled" | "learned_hour" | "morning" | "evening";
+                updated_at: string;
+                weights: {
+                    /** @enum {string} */
+                    action: "as_scheduled" | "learned_hour" | "morning" | "evening";
+                    attempts: number;
+                    successes: number;
+                    failures: number;
+                    /** @description the posterior mean chance that a retry of this action recovers the invoice */
+                    expected_reward: number;
+                    alpha: number;
+                    beta: number;
+                }[];
             }[];
         };
         CollectionItem: {
@@ -17178,6 +17227,63 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getAnalyticsDunningWeight: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "algorithm": "thompson_sampling",
+                     *         "actions": [
+                     *           "as_scheduled"
+                     *         ],
+                     *         "contexts": [
+                     *           {
+                     *             "key": "key",
+                     *             "context": {
+                     *               "failure_code": "failure code",
+                     *               "amount_band": "amount band",
+                     *               "method_type": "method type"
+                     *             },
+                     *             "best_action": "as_scheduled",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z",
+                     *             "weights": [
+                     *               {
+                     *                 "action": "as_scheduled",
+                     *                 "attempts": 1,
+                     *                 "successes": 1,
+                     *                 "failures": 1,
+                     *                 "expected_reward": 1,
+                     *                 "alpha": 1,
+                     *                 "beta": 1
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningWeights"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listCollections: {

@@ -13,6 +13,7 @@ import {
   listExecutionsQuery,
   overviewQuery,
   overviewSchema,
+  weightsSchema,
   stepParams,
   stepSchema,
   updateCampaignBody,
@@ -25,6 +26,7 @@ import {
   deleteCampaign,
   deleteStep,
   dunningOverview,
+  dunningWeights,
   getCampaign,
   listCampaigns,
   listCollections,
@@ -147,6 +149,20 @@ export function registerDunningRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     async (request) => ({ data: await dunningOverview(readCtx(deps, request), request.query) }),
+  );
+
+  app.get(
+    '/v1/analytics/dunning/weights',
+    {
+      schema: {
+        tags,
+        summary: "Dunning weights (SPEC 4.16): the expected reward of each retry action per context, learned from this tenant's retries",
+        description:
+          "A context is the failure code × amount band × payment method type of the invoice a retry is for. Each action's weight is the posterior mean chance that a retry run that way recovers the invoice (Thompson sampling chooses the next retry by drawing from these posteriors; docs/decisions/0310).",
+        response: { 200: dataEnvelope(weightsSchema) },
+      },
+    },
+    async (request) => ({ data: await dunningWeights(readCtx(deps, request)) }),
   );
 
   app.get(

@@ -6,10 +6,19 @@ import type { JobEnv } from '../../platform/jobs/jobs.js';
 import { enqueueJobs, type JobSpec } from '../../platform/jobs/jobs.js';
 import { newId } from '../../platform/ids.js';
 import { isDeliverableAddress, isMailConfigured } from '../../platform/mail/index.js';
-import { lastFailureCodes, successfulChargesSince } from '../../modules/collections/index.js';
+import { defaultPaymentMethodsOf, lastFailureCodes, successfulChargesSince } from '../../modules/collections/index.js';
 import { formatMoney } from '../../platform/money.js';
 import {
   SMART_RETRY_HISTORY_DAYS,
+  armTime,
+  chooseArm,
+  contextKey,
+  learnRetryOutcome,
+  retryArmStatsOf,
+  retryContext,
+  seedOf,
+  seededRandom,
+  type ArmStats,
   campaignSteps,
   chooseRetryTime,
   claimDueExecutions,
@@ -50,9 +59,12 @@ export async function dunningOnInvoiceEvent(ctx: Ctx, event: EventPayload): Prom
   if (typeof object.id !== 'string') return;
   switch (event.type) {
     case 'invoice.payment_failed':
+      // A bandit retry that was followed by another failed charge: a failure of its arm (decision 0310).
+      await learnRetryOutcome(ctx, [object.id], false);
       if (typeof object.customer_id === 'string') await startExecution(ctx, { id: object.id, customer_id: object.customer_id }, 'payment_failed');
       return;
     case 'invoice.paid':
+      await learnRetryOutcome(ctx, [object.id], true);
       await stopExecutionOfInvoice(ctx, object.id, 'recovered');
       await liftWallOfInvoices(ctx, [object.id], 'recovered');
       return;
@@ -80,6 +92,7 @@ dunningOnInvoiceEvent.batch = async (ctx: Ctx, events: EventPayload[]): Promise<
   }
   const paid = acts.map((e) => (e.data.object as { id?: unknown }).id).filter((id): id is string => typeof id === 'string');
   if (paid.length > 0) {
+    await learnRetryOutcome(ctx, paid, true);
     await stopExecutionsOfInvoices(ctx, paid, 'recovered');
     await liftWallOfInvoices(ctx, paid, 'recovered');
   }
@@ -123,6 +136,9 @@ type BatchContext = {
   /** Read when a retry is first scheduled in the batch. */
   retryHistory?: RetryHistorySample[];
   failureCodes?: Map<string, string>;
+  /** The tenant's dunning weights and its customers' default payment method types (decision 0310). */
+  armStats?: ArmStats[];
+  methodTypes?: Map<string, string>;
   /** The batch's writes, made set-based when the batch ends (flushBatch). */
   pending: { actions: Parameters<typeof insertActions>[1]; jobs: JobSpec[]; moves: StepMove[]; mails: DunningEmail[] };
 };
@@ -229,20 +245,42 @@ async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: Executi
   }
 }
 
-/** Smart retry timing (docs/decisions/0131): the tenant's history is read once per batch. */
-async function retryTiming(ctx: Ctx, execution: ExecutionRow, base: Date, batch: BatchContext): Promise<{ at: Date; reason: string }> {
+type RetryChoice = { at: Date; reason: string; arm: string; context: string };
+
+/**
+ * When the next retry runs (docs/decisions/0310): Thompson sampling over the retry actions in the
+ * invoice's context (failure code × amount band × payment method type), from the tenant's dunning
+ * weights; one action is the hour history chose (docs/decisions/0131). The draw is seeded by the
+ * execution and step, so a re-run of the batch chooses the same. The tenant's history, weights
+ * and method types are read once per batch.
+ */
+async function retryTiming(ctx: Ctx, execution: ExecutionRow, base: Date, stepsDone: number, batch: BatchContext): Promise<RetryChoice> {
   if (!batch.retryHistory) {
     const since = new Date(ctx.now.getTime() - SMART_RETRY_HISTORY_DAYS * 24 * 3_600_000);
-    const [history, codes] = await Promise.all([
+    const [history, codes, stats, methods] = await Promise.all([
       successfulChargesSince(ctx.tx, ctx.tenantId, since),
       lastFailureCodes(ctx.tx, ctx.tenantId, [...batch.invoices.keys()]),
+      retryArmStatsOf(ctx),
+      defaultPaymentMethodsOf(ctx.tx, ctx.tenantId, [...batch.customers.keys()]),
     ]);
     batch.retryHistory = history;
     batch.failureCodes = codes;
+    batch.armStats = stats;
+    batch.methodTypes = new Map(methods.map((m) => [m.customer_id, m.type]));
   }
+  const invoice = batch.invoices.get(execution.invoice_id)!;
   // Hours and weekdays on the clock of the invoice's legal entity (docs/decisions/0131).
-  const timeZone = batch.invoices.get(execution.invoice_id)?.time_zone ?? 'UTC';
-  return chooseRetryTime(base, batch.failureCodes!.get(execution.invoice_id) ?? null, batch.retryHistory, timeZone);
+  const timeZone = invoice.time_zone ?? 'UTC';
+  const failureCode = batch.failureCodes!.get(execution.invoice_id) ?? null;
+  const learned = chooseRetryTime(base, failureCode, batch.retryHistory, timeZone);
+  const context = retryContext(failureCode, invoice.amount_due, invoice.currency, batch.methodTypes!.get(execution.customer_id) ?? null);
+  const key = contextKey(context);
+  const choice = chooseArm(batch.armStats!, key, seededRandom(seedOf(`${execution.id}:${stepsDone}`)));
+  const at = armTime(choice.arm, base, learned.at, timeZone);
+  const chosen = choice.posteriors.find((p) => p.arm === choice.arm)!;
+  const tried = `${chosen.successes} of ${chosen.successes + chosen.failures} such retries in ${key} recovered the invoice`;
+  const why = `retry ${choice.arm} at ${at.toISOString()}: Thompson sampling drew ${choice.draws[choice.arm].toFixed(3)} for it, the highest (${tried}; expected ${chosen.expected_reward.toFixed(3)})`;
+  return { at, reason: choice.arm === 'learned_hour' ? `${why}; ${learned.reason}` : why, arm: choice.arm, context: key };
 }
 
 /** After the last step: what the campaign says happens to the invoice's subscription. */
@@ -276,8 +314,10 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
     return;
   }
   const result = await runStep(ctx, env, current, step, batch);
-  // A retry whose time smart timing chose says why.
-  const detail = step.channel === 'retry_payment' && current.next_step_reason ? `${result.detail} (${current.next_step_reason})` : result.detail;
+  // A retry whose time the bandit chose says why, and carries its arm until its outcome is learned.
+  const retry = step.channel === 'retry_payment';
+  const detail = retry && current.next_step_reason ? `${result.detail} (${current.next_step_reason})` : result.detail;
+  const learns = retry && result.outcome === 'succeeded' && current.next_retry_arm !== null;
   const actionId = newId();
   batch.pending.actions.push({
     tenant_id: ctx.tenantId,
@@ -289,17 +329,26 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
     outcome: result.outcome,
     detail,
     led_to_recovery: false,
+    retry_arm: learns ? current.next_retry_arm : null,
+    retry_context: learns ? current.next_retry_context : null,
+    retry_learned: false,
   });
   if (result.followUp) batch.pending.jobs.push(result.followUp(actionId));
   if (result.mail) batch.pending.mails.push({ ...result.mail, action_id: actionId });
   if (step.is_payment_wall) current = await raisePaymentWall(ctx, current);
   const next = steps[current.steps_done + 1];
   if (next) {
-    let at = new Date(Math.max(ctx.now.getTime(), current.started_at.getTime() + next.delay_hours * 3_600_000));
-    let reason = '';
-    if (next.channel === 'retry_payment') ({ at, reason } = await retryTiming(ctx, current, at, batch));
+    const scheduled = new Date(Math.max(ctx.now.getTime(), current.started_at.getTime() + next.delay_hours * 3_600_000));
+    const choice = next.channel === 'retry_payment' ? await retryTiming(ctx, current, scheduled, current.steps_done + 1, batch) : null;
     // Moved with the rest of the batch in one UPDATE (flushBatch); the runner holds the row.
-    batch.pending.moves.push({ id: current.id, steps_done: current.steps_done + 1, next_step_at: at, next_step_reason: reason });
+    batch.pending.moves.push({
+      id: current.id,
+      steps_done: current.steps_done + 1,
+      next_step_at: choice?.at ?? scheduled,
+      next_step_reason: choice?.reason ?? '',
+      next_retry_arm: choice?.arm ?? null,
+      next_retry_context: choice?.context ?? null,
+    });
     return;
   }
   await endExecution(ctx, { ...current, steps_done: current.steps_done + 1 }, 'exhausted');

@@ -228,17 +228,31 @@ export async function settleActions(tx: Tx, tenantId: string, settled: { id: str
              WHERE a.tenant_id = ${tenantId} AND a.id = v.id`.execute(tx);
 }
 
-export type StepMove = { id: string; steps_done: number; next_step_at: Date; next_step_reason: string };
+export type StepMove = {
+  id: string;
+  steps_done: number;
+  next_step_at: Date;
+  next_step_reason: string;
+  /** The bandit's arm and context for a next step that retries the charge (docs/decisions/0310). */
+  next_retry_arm: string | null;
+  next_retry_context: string | null;
+};
 
 /** A batch's executions moved to their next steps in one UPDATE … FROM (VALUES …) (active ones only). */
 export async function moveExecutionSteps(tx: Tx, tenantId: string, moves: StepMove[], now: Date): Promise<void> {
   if (moves.length === 0) return;
-  const values = sql.join(moves.map((m) => sql`(${m.id}::uuid, ${m.steps_done}::int, ${m.next_step_at}::timestamptz, ${m.next_step_reason}::text)`));
+  const values = sql.join(
+    moves.map(
+      (m) =>
+        sql`(${m.id}::uuid, ${m.steps_done}::int, ${m.next_step_at}::timestamptz, ${m.next_step_reason}::text, ${m.next_retry_arm}::text, ${m.next_retry_context}::text)`,
+    ),
+  );
   await deferWrite(
     tx,
     sql`UPDATE dunning_executions e
-           SET steps_done = v.steps_done, next_step_at = v.next_step_at, next_step_reason = v.next_step_reason, updated_at = ${now}
-          FROM (VALUES ${values}) AS v (id, steps_done, next_step_at, next_step_reason)
+           SET steps_done = v.steps_done, next_step_at = v.next_step_at, next_step_reason = v.next_step_reason,
+               next_retry_arm = v.next_retry_arm, next_retry_context = v.next_retry_context, updated_at = ${now}
+          FROM (VALUES ${values}) AS v (id, steps_done, next_step_at, next_step_reason, next_retry_arm, next_retry_context)
          WHERE e.tenant_id = ${tenantId} AND e.id = v.id AND e.status = 'active'`,
   );
 }
@@ -351,6 +365,71 @@ export async function liftExhaustedWalls(tx: Tx, tenantId: string, invoiceIds: s
     .where('payment_wall_active', '=', true)
     .returningAll()
     .execute();
+}
+
+/** The tenant's dunning weights: every context × arm it has outcomes for. */
+export async function retryArmStats(
+  tx: Tx,
+  tenantId: string,
+): Promise<{ context: string; arm: string; successes: number; failures: number; updated_at: Date }[]> {
+  return tx
+    .selectFrom('dunning_retry_arms')
+    .select(['context', 'arm', 'successes', 'failures', 'updated_at'])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('context')
+    .orderBy('arm')
+    .execute();
+}
+
+/**
+ * The bandit retries of these invoices' executions whose outcome is not learned yet: all are
+ * marked learned; the latest of each execution is returned (the one the outcome belongs to).
+ */
+export async function takeUnlearnedRetries(tx: Tx, tenantId: string, invoiceIds: string[]): Promise<{ context: string; arm: string }[]> {
+  if (invoiceIds.length === 0) return [];
+  const rows = await tx
+    .selectFrom('dunning_actions as a')
+    .innerJoin('dunning_executions as e', (j) => j.onRef('e.tenant_id', '=', 'a.tenant_id').onRef('e.id', '=', 'a.execution_id'))
+    .select(['a.id', 'a.execution_id', 'a.retry_arm', 'a.retry_context', 'a.executed_at'])
+    .where('a.tenant_id', '=', tenantId)
+    .where('e.invoice_id', 'in', invoiceIds)
+    .where('a.retry_arm', 'is not', null)
+    .where('a.retry_learned', '=', false)
+    .orderBy('a.executed_at', 'desc')
+    .orderBy('a.id', 'desc')
+    .forUpdate()
+    .execute();
+  if (rows.length === 0) return [];
+  await tx
+    .updateTable('dunning_actions')
+    .set({ retry_learned: true })
+    .where('tenant_id', '=', tenantId)
+    .where(
+      'id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .execute();
+  const latest = new Map<string, { context: string; arm: string }>();
+  for (const r of rows) if (!latest.has(r.execution_id)) latest.set(r.execution_id, { context: r.retry_context!, arm: r.retry_arm! });
+  return [...latest.values()];
+}
+
+/** Adds outcomes to the tenant's dunning weights (one row per context × arm). */
+export async function addRetryOutcomes(tx: Tx, tenantId: string, outcomes: { context: string; arm: string; success: boolean }[], now: Date): Promise<void> {
+  for (const o of outcomes) {
+    await tx
+      .insertInto('dunning_retry_arms')
+      .values({ tenant_id: tenantId, context: o.context, arm: o.arm, successes: o.success ? 1 : 0, failures: o.success ? 0 : 1, updated_at: now })
+      .onConflict((oc) =>
+        oc.columns(['tenant_id', 'context', 'arm']).doUpdateSet({
+          successes: sql`dunning_retry_arms.successes + excluded.successes`,
+          failures: sql`dunning_retry_arms.failures + excluded.failures`,
+          updated_at: now,
+        }),
+      )
+      .execute();
+  }
 }
 
 export type OverviewRow = { step_id: string | null; channel: string; attempts: number; successes: number };

@@ -136,6 +136,36 @@ export const overviewSchema = z
   })
   .meta({ id: 'DunningOverview' });
 
+const retryAction = z.enum(['as_scheduled', 'learned_hour', 'morning', 'evening']);
+
+export const weightsSchema = z
+  .object({
+    algorithm: z.literal('thompson_sampling'),
+    actions: z
+      .array(retryAction)
+      .describe("the retry actions: the step's own time, the hour history chose (decision 0131), 09:00 or 19:00 on the entity's clock"),
+    contexts: z.array(
+      z.object({
+        key: z.string().describe('failure code | amount band | payment method type'),
+        context: z.object({ failure_code: z.string(), amount_band: z.string(), method_type: z.string() }),
+        best_action: retryAction,
+        updated_at: z.string(),
+        weights: z.array(
+          z.object({
+            action: retryAction,
+            attempts: z.int(),
+            successes: z.int(),
+            failures: z.int(),
+            expected_reward: z.number().describe('the posterior mean chance that a retry of this action recovers the invoice'),
+            alpha: z.number(),
+            beta: z.number(),
+          }),
+        ),
+      }),
+    ),
+  })
+  .meta({ id: 'DunningWeights' });
+
 export const collectionItemSchema = z
   .object({
     invoice_id: z.uuid().describe('The invoice (the cursor for starting_after / ending_before)'),

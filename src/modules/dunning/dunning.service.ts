@@ -36,11 +36,15 @@ import {
   updateStepRow,
   wallOfCustomer,
   liftExhaustedWalls,
+  addRetryOutcomes,
+  retryArmStats,
+  takeUnlearnedRetries,
   type CampaignRow,
   type ExecutionRow,
   type StepRow,
 } from './dunning.repository.js';
 import { assertStepTemplates } from './templates.js';
+import { parseContextKey, posteriors, RETRY_ARMS } from './bandit.js';
 import type { CreateCampaignBody, CreateStepBody, UpdateCampaignBody, UpdateStepBody } from './dunning.schemas.js';
 import type { ActionOutcome, DunningTrigger, ExecutionStatus } from './dunning.tables.js';
 
@@ -363,6 +367,62 @@ export async function stopExecutionsOfInvoices(ctx: Ctx, invoiceIds: string[], s
 export async function campaignSteps(ctx: Ctx, campaignId: string): Promise<{ campaign: CampaignRow | undefined; steps: StepRow[] }> {
   const [campaign, steps] = await Promise.all([findCampaign(ctx.tx, ctx.tenantId, campaignId), stepsOfCampaigns(ctx.tx, ctx.tenantId, [campaignId])]);
   return { campaign, steps };
+}
+
+/* ── dunning weights (docs/decisions/0310) ───────────────────────────────────────────────── */
+
+/**
+ * What a bandit retry of these invoices led to: the invoice paid (success) or another failed
+ * charge (failure). Learned once per retry, in the transaction of the event that tells it.
+ */
+export async function learnRetryOutcome(ctx: Ctx, invoiceIds: string[], success: boolean): Promise<void> {
+  const retries = await takeUnlearnedRetries(ctx.tx, ctx.tenantId, invoiceIds);
+  if (retries.length > 0)
+    await addRetryOutcomes(
+      ctx.tx,
+      ctx.tenantId,
+      retries.map((r) => ({ ...r, success })),
+      ctx.now,
+    );
+}
+
+/** The tenant's dunning weights as the bandit reads them. */
+export async function retryArmStatsOf(ctx: Ctx) {
+  return (await retryArmStats(ctx.tx, ctx.tenantId)).map((r) => ({ context: r.context, arm: r.arm, successes: r.successes, failures: r.failures }));
+}
+
+/**
+ * `GET /v1/analytics/dunning/weights`: per context the expected reward (posterior mean chance of
+ * recovery) of every retry action, as the next retry in that context would weigh them.
+ */
+export async function dunningWeights(ctx: Ctx) {
+  const rows = await retryArmStats(ctx.tx, ctx.tenantId);
+  const stats = rows.map((r) => ({ context: r.context, arm: r.arm, successes: r.successes, failures: r.failures }));
+  const keys = [...new Set(rows.map((r) => r.context))];
+  return {
+    algorithm: 'thompson_sampling' as const,
+    actions: [...RETRY_ARMS],
+    contexts: keys.map((key) => {
+      const arms = posteriors(stats, key);
+      const best = arms.reduce((a, b) => (b.expected_reward > a.expected_reward ? b : a));
+      const updated = rows.filter((r) => r.context === key).reduce((a, r) => (r.updated_at > a ? r.updated_at : a), new Date(0));
+      return {
+        key,
+        context: parseContextKey(key),
+        best_action: best.arm,
+        updated_at: toIso(updated),
+        weights: arms.map((a) => ({
+          action: a.arm,
+          attempts: a.successes + a.failures,
+          successes: a.successes,
+          failures: a.failures,
+          expected_reward: Math.round(a.expected_reward * 10_000) / 10_000,
+          alpha: Math.round(a.alpha * 10_000) / 10_000,
+          beta: Math.round(a.beta * 10_000) / 10_000,
+        })),
+      };
+    }),
+  };
 }
 
 /* ── reads: access, overview, collections ───────────────────────────────────────────────── */

@@ -49,6 +49,9 @@ export interface DunningExecutionsTable {
   next_step_at: Timestamp | null;
   /** Why the next step runs at next_step_at (smart retry timing), '' when it is the step's delay. */
   next_step_reason: Generated<string>;
+  /** The arm and context Thompson sampling chose for the next retry (docs/decisions/0310); null when none. */
+  next_retry_arm: Generated<string | null>;
+  next_retry_context: Generated<string | null>;
   wall_at: Timestamp | null;
   payment_wall_active: boolean;
   payment_wall_since: Timestamp | null;
@@ -68,6 +71,19 @@ export interface DunningActionsTable {
   outcome: ActionOutcome;
   detail: string;
   led_to_recovery: boolean;
+  /** A retry chosen by the bandit: its arm and context, and whether its outcome was learned. */
+  retry_arm: Generated<string | null>;
+  retry_context: Generated<string | null>;
+  retry_learned: Generated<boolean>;
+}
+
+export interface DunningRetryArmsTable {
+  tenant_id: string;
+  context: string;
+  arm: string;
+  successes: number;
+  failures: number;
+  updated_at: Timestamp;
 }
 
 declare module '../../platform/db/schema.js' {
@@ -76,5 +92,6 @@ declare module '../../platform/db/schema.js' {
     dunning_steps: DunningStepsTable;
     dunning_executions: DunningExecutionsTable;
     dunning_actions: DunningActionsTable;
+    dunning_retry_arms: DunningRetryArmsTable;
   }
 }

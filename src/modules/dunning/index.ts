@@ -4,6 +4,8 @@ export {
   createDefaultCampaign,
   DUNNING_STEPS_JOB,
   endExecution,
+  learnRetryOutcome,
+  retryArmStatsOf,
   liftWallOfInvoices,
   raisePaymentWall,
   recordAction,
@@ -23,6 +25,7 @@ export {
   type RetryHistorySample,
 } from './retry.js';
 export { renderDunningMail } from './templates.js';
+export { armTime, chooseArm, contextKey, retryContext, seedOf, seededRandom, RETRY_ARMS, type ArmStats, type RetryArm } from './bandit.js';
 export {
   accessSchema,
   campaignSchema,
@@ -34,6 +37,7 @@ export {
   listExecutionsQuery,
   overviewQuery,
   overviewSchema,
+  weightsSchema,
   stepParams,
   stepSchema,
   updateCampaignBody,
@@ -46,6 +50,7 @@ export {
   deleteCampaign,
   deleteStep,
   dunningOverview,
+  dunningWeights,
   getCampaign,
   listCampaigns,
   listCollections,

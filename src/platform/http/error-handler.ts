@@ -145,8 +145,13 @@ function plainWords(issue: Issue, message: string, root: boolean): string | null
  * (`must be a 3-letter ISO 4217 code`); Zod's defaults in plain words (`is required`, `must be a
  * whole number`); an unknown enum value lists what is allowed (`must be one of: a, b, c`).
  */
-function messageOf(issue: Issue, instancePath: string): string {
+function messageOf(issue: Issue, instancePath: string, missing: boolean): string {
   const message = issue.message ?? 'invalid';
+  // Absent from the request: whatever the schema's message for a wrong value, it is missing.
+  if (missing && (issue.keyword ?? issue.code) === 'invalid_type') {
+    const values = allowedValues(issue).filter((v) => typeof v === 'string' || typeof v === 'number');
+    return values.length > 0 && values.length <= 60 ? `is required (must be one of: ${values.join(', ')})` : 'is required';
+  }
   const values = allowedValues(issue).filter((v) => typeof v === 'string' || typeof v === 'number');
   const zodDefault = /^(Invalid|Too (big|small)|Unrecognized)/.test(message);
   if (values.length > 0 && values.length <= 60) {
@@ -183,8 +188,24 @@ function bodyParseError(fe: (FastifyError & { code?: string }) | undefined): Kos
   return undefined;
 }
 
+/** The part of the request a validation context names (body, querystring, params, headers). */
+export type RequestParts = { body?: unknown; query?: unknown; params?: unknown; headers?: unknown };
+
+/** Whether the value at a validation issue's path is absent from the request (undefined, or a missing body). */
+function isMissing(parts: RequestParts | undefined, context: string | undefined, instancePath: string): boolean {
+  if (!parts) return false;
+  let value: unknown = context === 'querystring' ? parts.query : context === 'params' ? parts.params : context === 'headers' ? parts.headers : parts.body;
+  const path = instancePath.replace(/^\//, '');
+  if (path === '') return value === undefined || value === null;
+  for (const key of path.split('/')) {
+    if (value === null || typeof value !== 'object') return false;
+    value = Object.prototype.hasOwnProperty.call(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+  }
+  return value === undefined;
+}
+
 /** Maps anything thrown during a request to a KoshError. Unknown causes become a 500. */
-export function classifyError(error: unknown): { koshError: KoshError; unexpected: boolean } {
+export function classifyError(error: unknown, request?: RequestParts): { koshError: KoshError; unexpected: boolean } {
   // A 503 from the catalog (`unavailable`: a provider not configured here) is an expected answer.
   if (error instanceof KoshError) return { koshError: error, unexpected: error.status >= 500 && error.kind !== 'unavailable' };
   const fe = error as FastifyError & { validationContext?: string; code?: string };
@@ -192,7 +213,7 @@ export function classifyError(error: unknown): { koshError: KoshError; unexpecte
   if (hasZodFastifySchemaValidationErrors(fe)) {
     const details: ErrorDetail[] = fe.validation.map((v) => ({
       field: fieldOf(fe.validationContext, v.instancePath),
-      message: messageOf(v as Issue, v.instancePath),
+      message: messageOf(v as Issue, v.instancePath, isMissing(request, fe.validationContext, v.instancePath)),
     }));
     // `currency is required; status must be one of: draft, open`: each field named as a sentence's subject.
     const summary = fe.validation.map((v, i) => fieldSentence(labelOf(fe.validationContext, v.instancePath), details[i]!.message)).join('; ');
@@ -225,7 +246,7 @@ function isResponseSerializationErrorSafe(e: unknown): boolean {
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const { koshError, unexpected } = classifyError(error);
+  const { koshError, unexpected } = classifyError(error, request);
   if (unexpected) {
     request.log.error({ err: error }, 'request failed');
   } else if (koshError.kind === 'database_unavailable') {
