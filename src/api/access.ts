@@ -34,6 +34,7 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   events: MONEY,
   'credit-grants': MONEY,
   features: MONEY,
+  alerts: MONEY,
   // Pricing and what it bills: coupons, billable metrics and the usage recorded against them.
   coupons: MONEY,
   'billable-metrics': MONEY,

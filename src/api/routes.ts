@@ -34,6 +34,7 @@ import { registerAuditRoutes } from './audit/audit.routes.js';
 import { registerDashboardRoutes } from './dashboard/dashboard.routes.js';
 import { registerCreditRoutes } from './credits/credits.routes.js';
 import { registerEntitlementRoutes } from './entitlements/entitlements.routes.js';
+import { registerAlertRoutes } from './alerts/alerts.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
@@ -71,6 +72,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerDashboardRoutes,
   registerCreditRoutes,
   registerEntitlementRoutes,
+  registerAlertRoutes,
 ];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {

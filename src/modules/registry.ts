@@ -31,6 +31,7 @@ import { usageModule } from './usage/usage.module.js';
 import { operatorsModule } from './operators/operators.module.js';
 import { creditsModule } from './credits/credits.module.js';
 import { entitlementsModule } from './entitlements/entitlements.module.js';
+import { alertsModule } from './alerts/alerts.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -63,4 +64,5 @@ export const modules: KoshModule[] = [
   operatorsModule,
   creditsModule,
   entitlementsModule,
+  alertsModule,
 ];

@@ -120,3 +120,24 @@ export async function customersWithGrants(tx: Tx, tenantId: string, customerIds:
     .execute();
   return new Set(rows.map((r) => r.customer_id));
 }
+
+/** Spendable paid credit per customer and currency (active, unexpired grants). */
+export async function paidBalancesOf(
+  tx: Tx,
+  tenantId: string,
+  customerIds: string[],
+  now: Date,
+): Promise<{ customer_id: string; currency: string; balance: number }[]> {
+  if (customerIds.length === 0) return [];
+  const rows = await tx
+    .selectFrom('credit_grants')
+    .select(['customer_id', 'currency', (eb) => eb.fn.sum<string>('remaining').as('balance')])
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', customerIds)
+    .where('category', '=', 'paid')
+    .where('status', '=', 'active')
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .groupBy(['customer_id', 'currency'])
+    .execute();
+  return rows.map((r) => ({ customer_id: r.customer_id, currency: r.currency, balance: Number(r.balance) }));
+}

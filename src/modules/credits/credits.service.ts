@@ -19,6 +19,7 @@ import {
   lockSpendableGrants,
   movementsOfCustomer,
   customersWithGrants,
+  paidBalancesOf,
   type CreditGrantRow,
 } from './credits.repository.js';
 import type { CreateCreditGrantBody, CreditGrant } from './credits.schemas.js';
@@ -441,4 +442,10 @@ export async function drawPaidCredit(ctx: Ctx, invoices: InvoiceRow[]): Promise<
 /** Which of these customers hold a spendable grant (the billing run draws only for them). */
 export async function customersHoldingGrants(ctx: Ctx, customerIds: string[]): Promise<Set<string>> {
   return customersWithGrants(ctx.tx, ctx.tenantId, customerIds, ctx.now);
+}
+
+/** Spendable paid credit by `customer/currency` (the credit_balance_below alerts and auto top-up read it). */
+export async function paidCreditBalances(ctx: Ctx, customerIds: string[]): Promise<Map<string, number>> {
+  const rows = await paidBalancesOf(ctx.tx, ctx.tenantId, customerIds, ctx.now);
+  return new Map(rows.map((r) => [`${r.customer_id}/${r.currency}`, r.balance]));
 }

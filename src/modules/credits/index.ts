@@ -9,6 +9,7 @@ export {
   listCreditGrantMovements,
   listCreditGrants,
   paidCreditBalance,
+  paidCreditBalances,
   recordPromotionalDraws,
   toCreditGrant,
   voidPromotionalGrant,

@@ -21,7 +21,7 @@ export {
   type DraftInvoiceInput,
 } from './invoices.service.js';
 export type { InvoiceRow, InvoiceLineRow } from './invoices.repository.js';
-export { draftInvoicesOfEntity, insertTdsCertificate, linesOfInvoices } from './invoices.repository.js';
+export { draftInvoicesOfEntity, insertTdsCertificate, invoicedSince, linesOfInvoices } from './invoices.repository.js';
 export { invoiceSchema, upcomingInvoiceSchema, type CreateInvoiceBody, type Invoice } from './invoices.schemas.js';
 export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 export { unsettledSubscriptionInvoices, tenantsWithOverdueSubscriptionInvoices } from './invoices.repository.js';
