@@ -3292,6 +3292,162 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{id}/auto-top-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's auto top-up
+         * @description The customer's auto top-up.
+         */
+        get: operations["getCustomersAutoTopUp"];
+        /**
+         * Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged
+         * @description Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged.
+         */
+        put: operations["replaceCustomersAutoTopUp"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List features
+         * @description List features.
+         */
+        get: operations["getFeature"];
+        put?: never;
+        /**
+         * Create a feature (boolean, quantity or enum)
+         * @description Create a feature (boolean, quantity or enum).
+         */
+        post: operations["createFeature"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plans/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A plan's entitlements
+         * @description A plan's entitlements.
+         */
+        get: operations["getPlansEntitlement"];
+        /**
+         * Set a plan's entitlements (replaces them all)
+         * @description Set a plan's entitlements (replaces them all).
+         */
+        put: operations["replacePlansEntitlement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a subscription's entitlement overrides (replaces them all; they win over its plan's)
+         * @description Set a subscription's entitlement overrides (replaces them all; they win over its plan's).
+         */
+        put: operations["replaceSubscriptionsEntitlement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change
+         * @description What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change.
+         */
+        get: operations["getCustomersEntitlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List alerts (newest first, up to 1000)
+         * @description List alerts (newest first, up to 1000).
+         */
+        get: operations["getAlert"];
+        put?: never;
+        /**
+         * Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period)
+         * @description Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period).
+         */
+        post: operations["createAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alerts/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive an alert: it stops watching and lifts its block now
+         * @description Archive an alert: it stops watching and lifts its block now.
+         */
+        post: operations["archiveAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/login": {
         parameters: {
             query?: never;
@@ -4128,6 +4284,66 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.voided` (see docs/events.md).
          */
         post: operations["onCreditGrantVoided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "feature.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * feature.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `feature.created` (see docs/events.md).
+         */
+        post: operations["onFeatureCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "entitlements.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * entitlements.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `entitlements.updated` (see docs/events.md).
+         */
+        post: operations["onEntitlementsUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.triggered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.triggered event
+         * @description Sent to every enabled webhook endpoint subscribed to `alert.triggered` (see docs/events.md).
+         */
+        post: operations["onAlertTriggered"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5765,6 +5981,45 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        AutoTopUp: {
+            /** Format: uuid */
+            customer_id: string;
+            enabled: boolean;
+            currency: string;
+            threshold: number;
+            amount: number;
+            payment_method_id: string | null;
+            /** @description the open top-up invoice an auto top-up created; none other is created meanwhile */
+            in_flight_invoice_id: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        BillableMetric: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            code: string;
+            name: string;
+            /** @enum {string} */
+            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+            field: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        UsageIngestResult: {
+            accepted: number;
+            duplicates: number;
+            rejected: {
+                index: number;
+                error: string;
+            }[];
+        };
+        UsageEventAccepted: {
+            transaction_id: string;
+            /** @description true when this transaction_id was already recorded (nothing changed) */
+            duplicate: boolean;
+        };
         Coupon: {
             /** Format: uuid */
             id: string;
@@ -5813,32 +6068,6 @@ export interface components {
             end: string | null;
             invoices_discounted: number;
             ended_at: string | null;
-        };
-        BillableMetric: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            code: string;
-            name: string;
-            /** @enum {string} */
-            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
-            field: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        UsageIngestResult: {
-            accepted: number;
-            duplicates: number;
-            rejected: {
-                index: number;
-                error: string;
-            }[];
-        };
-        UsageEventAccepted: {
-            transaction_id: string;
-            /** @description true when this transaction_id was already recorded (nothing changed) */
-            duplicate: boolean;
         };
         EmailTemplate: {
             /** @enum {string} */
@@ -6053,6 +6282,27 @@ export interface components {
             request_id: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
+        };
+        Alert: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            customer_id: string;
+            subscription_id: string | null;
+            /** @enum {string} */
+            type: "usage_threshold" | "spend_threshold" | "credit_balance_below";
+            metric_code: string | null;
+            currency: string | null;
+            threshold: number;
+            /** @enum {string} */
+            action: "notify" | "block";
+            recurring: boolean;
+            /** @enum {string} */
+            status: "active" | "archived";
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
         };
         Gstr1: {
             gstin: string;
@@ -6646,6 +6896,31 @@ export interface components {
                 month: string;
                 recognized: number;
             }[];
+        };
+        Feature: {
+            /** Format: uuid */
+            id: string;
+            key: string;
+            name: string;
+            /** @enum {string} */
+            type: "boolean" | "quantity" | "enum";
+            values: string[] | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        CustomerEntitlements: {
+            /** Format: uuid */
+            customer_id: string;
+            features: {
+                [key: string]: boolean | number | string | null;
+            };
+            /** @description true behind the payment wall (dunning) or a blocking alert */
+            blocked: boolean;
+            blocked_reason: ("payment_wall" | "alert") | null;
+            /** @description the blocking alert, when an alert blocks */
+            blocked_by: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            as_of: string;
         };
     };
     responses: {
@@ -13372,7 +13647,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -21528,6 +21803,648 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    getCustomersAutoTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "enabled": true,
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "amount": 49900,
+                     *         "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AutoTopUp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceCustomersAutoTopUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "threshold": 1,
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *     }
+                 */
+                "application/json": {
+                    enabled: boolean;
+                    /** @description a top-up is bought when the spendable paid credit falls below this */
+                    threshold: number;
+                    /** @description the credit bought each time (GST on top, in its top-up invoice) */
+                    amount: number;
+                    currency: string;
+                    /** @description one of the customer's active payment methods; the charge uses the customer's default method */
+                    payment_method_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "enabled": true,
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "amount": 49900,
+                     *         "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AutoTopUp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getFeature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "key": "key",
+                     *           "name": "Acme Pro",
+                     *           "type": "boolean",
+                     *           "values": [
+                     *             "value"
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Feature"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createFeature: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a feature (boolean, quantity or enum) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "998314",
+                 *       "name": "Acme Pro",
+                 *       "type": "boolean",
+                 *       "values": [
+                 *         "value"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    key: string;
+                    name: string;
+                    /** @enum {string} */
+                    type: "boolean" | "quantity" | "enum";
+                    /** @description an enum feature: its allowed values */
+                    values?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "key": "key",
+                     *         "name": "Acme Pro",
+                     *         "type": "boolean",
+                     *         "values": [
+                     *           "value"
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Feature"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getPlansEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replacePlansEntitlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set a plan's entitlements (replaces them all) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "feature_key": "feature key",
+                 *         "value": true
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    feature_key: string;
+                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
+                    value: boolean | number | string | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceSubscriptionsEntitlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set a subscription's entitlement overrides (replaces them all; they win over its plan's) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "feature_key": "feature key",
+                 *         "value": true
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    feature_key: string;
+                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
+                    value: boolean | number | string | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCustomersEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "features": {},
+                     *         "blocked": true,
+                     *         "blocked_reason": "payment_wall",
+                     *         "blocked_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "as_of": "as of"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerEntitlements"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAlert: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "type": "usage_threshold",
+                     *           "metric_code": "metric code",
+                     *           "currency": "INR",
+                     *           "threshold": 1,
+                     *           "action": "notify",
+                     *           "recurring": true,
+                     *           "status": "active",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "usage_threshold",
+                 *       "metric_code": "metric code",
+                 *       "currency": "INR",
+                 *       "threshold": 1,
+                 *       "action": "notify",
+                 *       "recurring": true
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    customer_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description the subscription's customer and current period; else the customer's running subscription's period, else the calendar month (UTC)
+                     */
+                    subscription_id?: string;
+                    /** @enum {string} */
+                    type: "usage_threshold" | "spend_threshold" | "credit_balance_below";
+                    /** @description usage_threshold: the billable metric */
+                    metric_code?: string;
+                    /** @description spend_threshold and credit_balance_below: the currency (default: the tenant's base currency) */
+                    currency?: string;
+                    /** @description usage: a quantity; spend and credit: minor units */
+                    threshold: number;
+                    /**
+                     * @default notify
+                     * @enum {string}
+                     */
+                    action?: "notify" | "block";
+                    /** @default true */
+                    recurring?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "type": "usage_threshold",
+                     *         "metric_code": "metric code",
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "action": "notify",
+                     *         "recurring": true,
+                     *         "status": "active",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    archiveAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "type": "usage_threshold",
+                     *         "metric_code": "metric code",
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "action": "notify",
+                     *         "recurring": true,
+                     *         "status": "active",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     portalLogin: {
         parameters: {
             query?: never;
@@ -25272,6 +26189,189 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onFeatureCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `feature.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "feature.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "key": "key",
+                 *           "name": "Acme Pro",
+                 *           "type": "boolean",
+                 *           "values": [
+                 *             "value"
+                 *           ],
+                 *           "created_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "feature.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Feature"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEntitlementsUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `entitlements.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "entitlements.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "entitlements.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAlertTriggered: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `alert.triggered` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "alert.triggered",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "type": "usage_threshold",
+                 *           "metric_code": "metric code",
+                 *           "currency": "INR",
+                 *           "threshold": 1,
+                 *           "action": "notify",
+                 *           "recurring": true,
+                 *           "status": "active",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "alert.triggered";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Alert"];
                     };
                 };
             };
