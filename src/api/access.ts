@@ -35,6 +35,7 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   events: MONEY,
   'credit-grants': MONEY,
   features: MONEY,
+  alerts: MONEY,
   // Pricing and what it bills: coupons, billable metrics and the usage recorded against them.
   coupons: MONEY,
   'billable-metrics': MONEY,
@@ -69,6 +70,7 @@ export const ROUTE_OVERRIDES: Record<string, Role> = {
   'POST /v1/customers/:id/payment-methods/:pm_id/default': 'finance',
   // Prepaid credit is money.
   'POST /v1/customers/:id/credit-grants': 'finance',
+  'PUT /v1/customers/:id/auto-top-up': 'finance',
   // What plans and subscriptions grant is pricing: finance.
   'PUT /v1/plans/:id/entitlements': 'finance',
   'PUT /v1/subscriptions/:id/entitlements': 'finance',

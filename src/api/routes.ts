@@ -35,6 +35,7 @@ import { registerDashboardRoutes } from './dashboard/dashboard.routes.js';
 import { registerAdvanceRoutes, registerLutRoutes } from './advances/advances.routes.js';
 import { registerCreditRoutes } from './credits/credits.routes.js';
 import { registerEntitlementRoutes } from './entitlements/entitlements.routes.js';
+import { registerAlertRoutes } from './alerts/alerts.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
@@ -74,6 +75,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerLutRoutes,
   registerCreditRoutes,
   registerEntitlementRoutes,
+  registerAlertRoutes,
 ];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {

@@ -7,6 +7,7 @@ import { BILLING_RUN_JOB, billingRunJob } from './subscriptions/billing-run.job.
 import { collectionsWiring } from './collections/collections.wiring.js';
 import { dunningWiring } from './dunning/dunning.wiring.js';
 import { notificationsWiring } from './notifications/notifications.wiring.js';
+import { autoTopUpListener } from './credits/auto-top-up.js';
 
 /**
  * The flows' own wiring: jobs and listeners that act across modules. Modules never import flows,
@@ -19,6 +20,8 @@ export const flowsModule: KoshModule = {
   init: () => {
     // Completion runs inside the paying transaction (invoice.paid), so it commits with the payment.
     onEvent(completeReferralOnPayment);
+    // A paid-credit balance lowered below a customer's auto top-up threshold sells a top-up in the same transaction.
+    onEvent(autoTopUpListener);
     // invoice.sent is recorded once the SMTP server has accepted the invoice mail.
     onMailSent(INVOICE_SENT_HOOK, recordInvoiceSent);
   },

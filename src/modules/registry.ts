@@ -33,6 +33,7 @@ import { advancesModule } from './advances/advances.module.js';
 import { balancesModule } from './balances/balances.module.js';
 import { creditsModule } from './credits/credits.module.js';
 import { entitlementsModule } from './entitlements/entitlements.module.js';
+import { alertsModule } from './alerts/alerts.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -67,4 +68,5 @@ export const modules: KoshModule[] = [
   balancesModule,
   creditsModule,
   entitlementsModule,
+  alertsModule,
 ];

@@ -1,7 +1,8 @@
 /**
  * The invariant harness for prepaid credit (DESIGN §23): random histories of paid grants (top-up
  * invoices paid, left unpaid, or voided), promotional grants (with priorities, expiries and
- * applies_to), invoices that draw them down (single finalizations with one to three lines),
+ * applies_to), auto top-ups (a paid grant sold when a draw leaves the balance below a threshold),
+ * invoices that draw them down (single finalizations with one to three lines),
  * partial payments, grant voids and time passing (expiries), through the public API. After every
  * step the books must tie out:
  *   1. prepaid liability (2330), per top-up invoice, equals its grant's unspent balance while the
@@ -56,6 +57,7 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('pay' as const), invoice: fc.nat(), share: fc.integer({ min: 1, max: 100 }) }),
   fc.record({ kind: fc.constant('void' as const), grant: fc.nat() }),
   fc.record({ kind: fc.constant('time_passes' as const), days: fc.integer({ min: 1, max: 20 }) }),
+  fc.record({ kind: fc.constant('auto_top_up' as const), threshold: fc.integer({ min: 1, max: 200_000 }), amount: fc.integer({ min: 1, max: 300_000 }) }),
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
@@ -117,6 +119,8 @@ async function step(w: World, o: Op) {
       const id = pick(w.grants, o.grant);
       return id ? acme.api('POST', `/v1/credit-grants/${id}/void`) : null;
     }
+    case 'auto_top_up':
+      return acme.api('PUT', `/v1/customers/${w.customer}/auto-top-up`, { enabled: true, threshold: o.threshold, amount: o.amount, currency: 'INR' });
     case 'time_passes':
       t.clock.advanceDays(o.days);
       await t.kosh.worker.drain();
@@ -186,6 +190,10 @@ async function checkBooks(w: World, after: string) {
     expect(net(2100, g.invoice_id) + net(2110, g.invoice_id) + net(2120, g.invoice_id), `${ctx}: output tax of top-up ${invoice.number}`).toBe(owed);
   }
 
+  // Never two auto top-ups in flight: at most one unpaid auto top-up invoice.
+  const inFlight = grants.filter((g) => g.name === 'Auto top-up' && g.status === 'pending');
+  expect(inFlight.length, `${ctx}: auto top-ups in flight`).toBeLessThanOrEqual(1);
+
   // 4 and 5: receivables, revenue and promotional discounts per invoice.
   for (const i of invoices) {
     expect(0 - net(1100, i.id), `${ctx}: receivables of ${i.number}`).toBe(i.status === 'void' || i.status === 'draft' ? 0 : i.amount_due);
@@ -207,6 +215,8 @@ describe('prepaid credit invariants', () => {
           const world: World = { customer: await createCustomer(acme), grants: [], invoices: [] };
           for (const o of ops) {
             const res = await step(world, o);
+            // Auto top-ups create grants the history did not ask for: pick among all of them.
+            world.grants = (await acme.api('GET', `/v1/customers/${world.customer}/credit-grants`)).body.data.map((g: { id: string }) => g.id);
             if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
             await checkBooks(world, o.kind);
           }

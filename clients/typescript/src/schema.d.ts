@@ -959,11 +959,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List offline payments (bank transfer, cash, cheque recorded through POST /v1/payments/offline)
-         * @description List offline payments (bank transfer, cash, cheque recorded through POST /v1/payments/offline).
-         */
-        get: operations["listPaymentsOffline"];
+        get?: never;
         put?: never;
         /**
          * Record an offline payment (bank transfer, cash, cheque), optionally with TDS
@@ -1172,26 +1168,6 @@ export interface paths {
          * @description Filters: `type`, `object_id`, `created[gte]` and `created[lte]` (inclusive RFC 3339 bounds).
          */
         get: operations["listEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/events/types": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the event types (what a webhook endpoint may subscribe to)
-         * @description List the event types (what a webhook endpoint may subscribe to).
-         */
-        get: operations["getEventsType"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2040,26 +2016,6 @@ export interface paths {
          * @description Dunning results over a period (SPEC 4.14, both shapes).
          */
         get: operations["getAnalyticsDunningOverview"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/analytics/dunning/weights": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Dunning weights (SPEC 4.16): the expected reward of each retry action per context, learned from this tenant's retries
-         * @description A context is the failure code × amount band × payment method type of the invoice a retry is for. Each action's weight is the posterior mean chance that a retry run that way recovers the invoice (Thompson sampling chooses the next retry by drawing from these posteriors; docs/decisions/0310).
-         */
-        get: operations["getAnalyticsDunningWeight"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3272,6 +3228,226 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{id}/credit-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's credit grants, newest first, and the balance spendable now per currency
+         * @description A customer's credit grants, newest first, and the balance spendable now per currency.
+         */
+        get: operations["getCustomersCreditGrant"];
+        put?: never;
+        /**
+         * Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid)
+         * @description Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid).
+         */
+        post: operations["creditGrantsCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a credit grant
+         * @description Get a credit grant.
+         */
+        get: operations["getCreditGrant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-grants/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it)
+         * @description Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it).
+         */
+        post: operations["voidCreditGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/auto-top-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's auto top-up
+         * @description The customer's auto top-up.
+         */
+        get: operations["getCustomersAutoTopUp"];
+        /**
+         * Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged
+         * @description Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged.
+         */
+        put: operations["replaceCustomersAutoTopUp"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List features
+         * @description List features.
+         */
+        get: operations["getFeature"];
+        put?: never;
+        /**
+         * Create a feature (boolean, quantity or enum)
+         * @description Create a feature (boolean, quantity or enum).
+         */
+        post: operations["createFeature"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plans/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A plan's entitlements
+         * @description A plan's entitlements.
+         */
+        get: operations["getPlansEntitlement"];
+        /**
+         * Set a plan's entitlements (replaces them all)
+         * @description Set a plan's entitlements (replaces them all).
+         */
+        put: operations["replacePlansEntitlement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a subscription's entitlement overrides (replaces them all; they win over its plan's)
+         * @description Set a subscription's entitlement overrides (replaces them all; they win over its plan's).
+         */
+        put: operations["replaceSubscriptionsEntitlement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change
+         * @description What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change.
+         */
+        get: operations["getCustomersEntitlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List alerts (newest first, up to 1000)
+         * @description List alerts (newest first, up to 1000).
+         */
+        get: operations["getAlert"];
+        put?: never;
+        /**
+         * Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period)
+         * @description Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period).
+         */
+        post: operations["createAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alerts/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive an alert: it stops watching and lifts its block now
+         * @description Archive an alert: it stops watching and lifts its block now.
+         */
+        post: operations["archiveAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/login": {
         parameters: {
             query?: never;
@@ -4008,6 +4184,166 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `credit_note.expired` (see docs/events.md).
          */
         post: operations["onCreditNoteExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.created` (see docs/events.md).
+         */
+        post: operations["onCreditGrantCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.activated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.activated event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.activated` (see docs/events.md).
+         */
+        post: operations["onCreditGrantActivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.drawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.drawn event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.drawn` (see docs/events.md).
+         */
+        post: operations["onCreditGrantDrawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.expired event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.expired` (see docs/events.md).
+         */
+        post: operations["onCreditGrantExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.voided event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.voided` (see docs/events.md).
+         */
+        post: operations["onCreditGrantVoided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "feature.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * feature.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `feature.created` (see docs/events.md).
+         */
+        post: operations["onFeatureCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "entitlements.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * entitlements.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `entitlements.updated` (see docs/events.md).
+         */
+        post: operations["onEntitlementsUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.triggered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.triggered event
+         * @description Sent to every enabled webhook endpoint subscribed to `alert.triggered` (see docs/events.md).
+         */
+        post: operations["onAlertTriggered"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5612,6 +5948,78 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        CreditGrant: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            /** @enum {string} */
+            category: "paid" | "promotional";
+            /** @enum {string} */
+            status: "pending" | "active" | "depleted" | "expired" | "voided";
+            name: string | null;
+            currency: string;
+            amount: number;
+            /** @description what is left to draw, minor units */
+            remaining: number;
+            /** @description a paid grant: the GST its top-up invoice charged (settled with each draw, never charged again); 0 for promotional */
+            tax_amount: number;
+            priority: number;
+            expires_at: string | null;
+            applies_to: {
+                plan_ids?: string[];
+                price_types?: ("fixed" | "usage" | "one_off")[];
+            } | null;
+            /** @description a paid grant: its top-up invoice; the grant is spendable once it is paid */
+            invoice_id: string | null;
+            voided_at: string | null;
+            expired_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        AutoTopUp: {
+            /** Format: uuid */
+            customer_id: string;
+            enabled: boolean;
+            currency: string;
+            threshold: number;
+            amount: number;
+            payment_method_id: string | null;
+            /** @description the open top-up invoice an auto top-up created; none other is created meanwhile */
+            in_flight_invoice_id: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        BillableMetric: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            code: string;
+            name: string;
+            /** @enum {string} */
+            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+            field: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        UsageIngestResult: {
+            accepted: number;
+            duplicates: number;
+            rejected: {
+                index: number;
+                error: string;
+            }[];
+        };
+        UsageEventAccepted: {
+            transaction_id: string;
+            /** @description true when this transaction_id was already recorded (nothing changed) */
+            duplicate: boolean;
+        };
         Coupon: {
             /** Format: uuid */
             id: string;
@@ -5660,32 +6068,6 @@ export interface components {
             end: string | null;
             invoices_discounted: number;
             ended_at: string | null;
-        };
-        BillableMetric: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            code: string;
-            name: string;
-            /** @enum {string} */
-            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
-            field: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        UsageIngestResult: {
-            accepted: number;
-            duplicates: number;
-            rejected: {
-                index: number;
-                error: string;
-            }[];
-        };
-        UsageEventAccepted: {
-            transaction_id: string;
-            /** @description true when this transaction_id was already recorded (nothing changed) */
-            duplicate: boolean;
         };
         EmailTemplate: {
             /** @enum {string} */
@@ -5822,35 +6204,6 @@ export interface components {
                 success_rate: number;
             }[];
         };
-        DunningWeights: {
-            /** @constant */
-            algorithm: "thompson_sampling";
-            /** @description the retry actions: the step's own time, the hour history chose (decision 0131), 09:00 or 19:00 on the entity's clock */
-            actions: ("as_scheduled" | "learned_hour" | "morning" | "evening")[];
-            contexts: {
-                /** @description failure code | amount band | payment method type */
-                key: string;
-                context: {
-                    failure_code: string;
-                    amount_band: string;
-                    method_type: string;
-                };
-                /** @enum {string} */
-                best_action: "as_scheduled" | "learned_hour" | "morning" | "evening";
-                updated_at: string;
-                weights: {
-                    /** @enum {string} */
-                    action: "as_scheduled" | "learned_hour" | "morning" | "evening";
-                    attempts: number;
-                    successes: number;
-                    failures: number;
-                    /** @description the posterior mean chance that a retry of this action recovers the invoice */
-                    expected_reward: number;
-                    alpha: number;
-                    beta: number;
-                }[];
-            }[];
-        };
         CollectionItem: {
             /**
              * Format: uuid
@@ -5930,6 +6283,27 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
+        Alert: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            customer_id: string;
+            subscription_id: string | null;
+            /** @enum {string} */
+            type: "usage_threshold" | "spend_threshold" | "credit_balance_below";
+            metric_code: string | null;
+            currency: string | null;
+            threshold: number;
+            /** @enum {string} */
+            action: "notify" | "block";
+            recurring: boolean;
+            /** @enum {string} */
+            status: "active" | "archived";
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
         Gstr1: {
             gstin: string;
             fp: string;
@@ -5986,15 +6360,6 @@ export interface components {
                     csamt: number;
                 };
             };
-        };
-        EventType: {
-            /**
-             * @description the event type, as in `events` of a webhook endpoint and `type` of an event
-             * @enum {string}
-             */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
-            /** @description the kind of object in the event's data.object (the type's prefix) */
-            object: string;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -6532,6 +6897,31 @@ export interface components {
                 recognized: number;
             }[];
         };
+        Feature: {
+            /** Format: uuid */
+            id: string;
+            key: string;
+            name: string;
+            /** @enum {string} */
+            type: "boolean" | "quantity" | "enum";
+            values: string[] | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        CustomerEntitlements: {
+            /** Format: uuid */
+            customer_id: string;
+            features: {
+                [key: string]: boolean | number | string | null;
+            };
+            /** @description true behind the payment wall (dunning) or a blocking alert */
+            blocked: boolean;
+            blocked_reason: ("payment_wall" | "alert") | null;
+            /** @description the blocking alert, when an alert blocks */
+            blocked_by: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            as_of: string;
+        };
     };
     responses: {
         /** @description The request is invalid: a field, the query, a path id or the Idempotency-Key header */
@@ -6590,25 +6980,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The database is unavailable (retry after Retry-After), or the service is not configured on this deployment */
-        Unavailable: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "internal_error",
-                 *         "reason": "database_unavailable",
-                 *         "message": "the database is unavailable; retry the request shortly",
-                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description No valid API key (or portal session) */
         Unauthorized: {
             headers: {
@@ -6621,25 +6992,6 @@ export interface components {
                  *         "code": "unauthorized",
                  *         "reason": "invalid_api_key",
                  *         "message": "missing or invalid API key or session",
-                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The key's or operator's role does not allow this, or a write with the session cookie lacks its X-CSRF-Token or is cross-site */
-        Forbidden: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "unauthorized",
-                 *         "reason": "role_forbidden",
-                 *         "message": "this needs the admin role or higher; you are viewer",
                  *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *       }
                  *     }
@@ -6666,7 +7018,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request is well-formed but breaks a business rule, or the Idempotency-Key was used with another body */
+        /** @description The request is well-formed but breaks a business rule */
         UnprocessableEntity: {
             headers: {
                 [name: string]: unknown;
@@ -6702,29 +7054,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The link has expired or was already used */
-        Gone: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "not_found",
-                 *         "reason": "invitation_expired",
-                 *         "message": "this link has expired or was already used",
-                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
     };
     parameters: {
         /**
-         * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+         * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
          * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
          */
         IdempotencyKey: string;
@@ -6842,7 +7175,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listApiKeys: {
@@ -6888,11 +7220,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createApiKey: {
@@ -6900,7 +7229,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6962,12 +7291,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     revokeApiKey: {
@@ -6975,7 +7302,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7015,13 +7342,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getSettings: {
@@ -7060,11 +7384,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateSettings: {
@@ -7072,7 +7393,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7135,12 +7456,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listEntities: {
@@ -7150,9 +7469,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -7191,7 +7510,7 @@ export interface operations {
                      *           },
                      *           "lut": true,
                      *           "export_refund_claim": true,
-                     *           "time_zone": "Asia/Kolkata",
+                     *           "time_zone": "time zone",
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -7217,9 +7536,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createEntity: {
@@ -7227,7 +7544,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7310,7 +7627,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "Asia/Kolkata",
+                     *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7328,12 +7645,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getEntity: {
@@ -7377,7 +7692,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "Asia/Kolkata",
+                     *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7395,10 +7710,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateEntity: {
@@ -7406,7 +7719,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7437,7 +7750,7 @@ export interface operations {
                  *       },
                  *       "lut": true,
                  *       "export_refund_claim": true,
-                 *       "time_zone": "Asia/Kolkata",
+                 *       "time_zone": "time zone",
                  *       "einvoicing": {
                  *         "enabled": true,
                  *         "provider": "sandbox",
@@ -7520,7 +7833,7 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "Asia/Kolkata",
+                     *         "time_zone": "time zone",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7538,13 +7851,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getEntitiesExchangeRate: {
@@ -7587,10 +7898,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     replaceEntitiesExchangeRate: {
@@ -7598,7 +7907,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7614,8 +7923,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "currency": "USD",
-                 *       "rate": "83.2575",
+                 *       "currency": "INR",
+                 *       "rate": "998314",
                  *       "effective_from": "2026-04-01T00:00:00.000Z"
                  *     }
                  */
@@ -7658,13 +7967,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getEntitiesPeriod: {
@@ -7718,10 +8025,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     closeEntitiesPeriod: {
@@ -7729,7 +8034,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7781,13 +8086,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     reopenEntitiesPeriod: {
@@ -7795,7 +8097,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7859,13 +8161,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     filedGstReturnsGstr1: {
@@ -7873,7 +8173,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7945,13 +8245,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     filedGstReturnsGstr3b: {
@@ -7959,7 +8257,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8031,13 +8329,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listPlans: {
@@ -8053,9 +8349,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -8134,9 +8430,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createPlan: {
@@ -8144,7 +8438,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8157,16 +8451,37 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Pro",
-                 *       "code": "pro-monthly",
-                 *       "description": "Pro plan, billed monthly",
-                 *       "interval_unit": "month",
+                 *       "name": "Acme Pro",
+                 *       "code": "acme-pro",
+                 *       "description": "description",
+                 *       "interval_unit": "day",
+                 *       "interval": "day",
+                 *       "interval_count": 1,
+                 *       "trial_days": 0,
                  *       "amount": 49900,
                  *       "currency": "INR",
-                 *       "hsn_code": "998314",
-                 *       "features": [
-                 *         "api_access"
-                 *       ]
+                 *       "prices": [
+                 *         {
+                 *           "amount": 49900,
+                 *           "currency": "INR",
+                 *           "billing_scheme": "per_unit",
+                 *           "tiers_mode": "graduated",
+                 *           "tiers": [
+                 *             {
+                 *               "up_to": 1,
+                 *               "unit_amount": 49900,
+                 *               "flat_amount": 49900
+                 *             }
+                 *           ],
+                 *           "package_size": 1,
+                 *           "metric_code": "metric code",
+                 *           "hsn_code": "998314"
+                 *         }
+                 *       ],
+                 *       "hsn_code": "",
+                 *       "tax_rate_bp": 1,
+                 *       "features": [],
+                 *       "metadata": {}
                  *     }
                  */
                 "application/json": {
@@ -8281,12 +8596,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getPlan: {
@@ -8362,10 +8675,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updatePlan: {
@@ -8373,7 +8684,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8472,13 +8783,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     pricesPlan: {
@@ -8486,7 +8795,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8502,9 +8811,19 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "amount": 59900,
+                 *       "amount": 49900,
                  *       "currency": "INR",
                  *       "billing_scheme": "per_unit",
+                 *       "tiers_mode": "graduated",
+                 *       "tiers": [
+                 *         {
+                 *           "up_to": 1,
+                 *           "unit_amount": 49900,
+                 *           "flat_amount": 49900
+                 *         }
+                 *       ],
+                 *       "package_size": 1,
+                 *       "metric_code": "metric code",
                  *       "hsn_code": "998314",
                  *       "replace": true
                  *     }
@@ -8601,13 +8920,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     archivePlansPrice: {
@@ -8615,7 +8932,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8691,13 +9008,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listBillableMetrics: {
@@ -8707,9 +9021,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -8753,9 +9067,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createBillableMetric: {
@@ -8763,7 +9075,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8818,12 +9130,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getBillableMetric: {
@@ -8864,10 +9174,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createUsageEvent: {
@@ -8875,7 +9183,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8936,13 +9244,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createUsageEventsBatch: {
@@ -8950,7 +9255,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9003,12 +9308,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listCoupons: {
@@ -9020,9 +9323,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -9080,9 +9383,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createCoupon: {
@@ -9090,7 +9391,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9103,12 +9404,19 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "LAUNCH20",
-                 *       "name": "Launch offer: 20% off for 3 months",
-                 *       "percent_off": 20,
-                 *       "duration": "repeating",
-                 *       "duration_in_months": 3,
-                 *       "max_redemptions": 100
+                 *       "code": "acme-pro",
+                 *       "name": "Acme Pro",
+                 *       "percent_off": 1,
+                 *       "amount_off": 49900,
+                 *       "currency": "INR",
+                 *       "duration": "once",
+                 *       "duration_in_months": 1,
+                 *       "max_redemptions": 1,
+                 *       "redeem_by": "2026-04-01T00:00:00.000Z",
+                 *       "plan_ids": [
+                 *         "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       ],
+                 *       "metadata": {}
                  *     }
                  */
                 "application/json": {
@@ -9172,13 +9480,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getCoupon: {
@@ -9233,10 +9538,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateCoupon: {
@@ -9244,7 +9547,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9315,13 +9618,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listCustomers: {
@@ -9335,9 +9636,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -9393,9 +9694,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createCustomer: {
@@ -9403,7 +9702,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9495,12 +9794,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getCustomer: {
@@ -9553,10 +9850,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     putCustomer: {
@@ -9564,7 +9859,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9658,13 +9953,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateCustomer: {
@@ -9672,7 +9965,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9766,13 +10059,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listSubscriptions: {
@@ -9788,9 +10079,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -9851,9 +10142,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createSubscription: {
@@ -9861,7 +10150,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10012,13 +10301,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getSubscription: {
@@ -10076,10 +10362,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateSubscription: {
@@ -10087,7 +10371,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10321,13 +10605,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     discountSubscription: {
@@ -10335,7 +10617,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10456,13 +10738,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteSubscriptionsDiscount: {
@@ -10470,7 +10750,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10513,13 +10793,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getSubscriptionsUsage: {
@@ -10562,10 +10839,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getSubscriptionsUpcomingInvoice: {
@@ -10690,11 +10965,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     cancelSubscription: {
@@ -10702,7 +10974,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10785,13 +11057,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     pauseSubscription: {
@@ -10799,7 +11069,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10855,13 +11125,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     resumeSubscription: {
@@ -10869,7 +11136,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10925,13 +11192,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     reactivateSubscription: {
@@ -10939,7 +11203,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10995,13 +11259,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     changeSubscriptionPlan: {
@@ -11009,7 +11270,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11237,13 +11498,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listInvoices: {
@@ -11263,9 +11522,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -11393,9 +11652,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createInvoice: {
@@ -11403,7 +11660,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11587,13 +11844,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getInvoice: {
@@ -11718,10 +11972,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     finalizeInvoice: {
@@ -11729,7 +11981,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11852,13 +12104,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     voidInvoice: {
@@ -11866,7 +12115,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12004,13 +12253,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     markUncollectibleInvoice: {
@@ -12018,7 +12265,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12141,13 +12388,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     tdsInvoice: {
@@ -12155,7 +12399,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12296,13 +12540,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listInvoiceJournalEntries: {
@@ -12360,10 +12602,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     sendInvoice: {
@@ -12371,7 +12611,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12400,13 +12640,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getInvoicePdf: {
@@ -12433,10 +12670,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNotesPdf: {
@@ -12463,84 +12698,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    listPaymentsOffline: {
-        parameters: {
-            query?: {
-                /** @description The customer id (query). */
-                customer_id?: string;
-                /** @description The invoice id (query). */
-                invoice_id?: string;
-                /** @description 1..1000, default 50; larger values are capped */
-                limit?: number;
-                /** @description 1-based page number (offset paging); ignored with a cursor */
-                page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
-                starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
-                ending_before?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "payment_type": "bank_transfer",
-                     *           "amount": 49900,
-                     *           "tds_amount": 49900,
-                     *           "currency": "INR",
-                     *           "reference_number": "reference number",
-                     *           "notes": "notes",
-                     *           "recorded_by": "recorded by",
-                     *           "recorded_at": "2026-04-01T00:00:00.000Z",
-                     *           "status": "status",
-                     *           "channel": "channel",
-                     *           "gateway": "gateway",
-                     *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "amount_refunded": 49900,
-                     *           "created_at": "2026-04-01T00:00:00.000Z",
-                     *           "updated_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ],
-                     *       "object": "list",
-                     *       "has_more": true,
-                     *       "total_count": 49900
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["OfflinePayment"][];
-                        /** @enum {string} */
-                        object: "list";
-                        has_more: boolean;
-                        total_count: number;
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     recordOfflinePayment: {
@@ -12548,7 +12707,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12628,13 +12787,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listPayments: {
@@ -12648,9 +12804,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -12706,9 +12862,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getPayment: {
@@ -12761,10 +12915,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getJournalEntry: {
@@ -12820,10 +12972,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listCreditNotes: {
@@ -12839,9 +12989,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -12921,9 +13071,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNote: {
@@ -12931,7 +13079,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13048,13 +13196,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNote: {
@@ -13134,10 +13279,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     approveCreditNote: {
@@ -13145,7 +13288,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13220,13 +13363,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     rejectCreditNote: {
@@ -13234,7 +13374,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13309,13 +13449,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     voidCreditNote: {
@@ -13323,7 +13460,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13398,13 +13535,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     applyCreditNote: {
@@ -13412,7 +13546,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13502,20 +13636,18 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listEvents: {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -13526,9 +13658,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -13572,46 +13704,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getEventsType: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "type": "plan.created",
-                     *           "object": "object"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["EventType"][];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getEvent: {
@@ -13652,10 +13745,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listWebhookEndpoints: {
@@ -13665,9 +13756,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -13715,9 +13806,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -13725,7 +13814,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13740,15 +13829,15 @@ export interface operations {
                  * @example {
                  *       "url": "https://acme.example/webhooks/kosh",
                  *       "events": [
-                 *         "invoice.finalized",
-                 *         "invoice.paid"
+                 *         "event"
                  *       ],
-                 *       "description": "Billing events for the ERP"
+                 *       "description": "description",
+                 *       "enabled": true
                  *     }
                  */
                 "application/json": {
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: string[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -13787,12 +13876,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -13837,10 +13924,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteWebhookEndpoint: {
@@ -13848,7 +13933,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13887,13 +13972,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -13901,7 +13983,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13917,15 +13999,17 @@ export interface operations {
             content: {
                 /**
                  * @example {
+                 *       "url": "https://acme.example/webhooks/kosh",
                  *       "events": [
-                 *         "*"
+                 *         "event"
                  *       ],
+                 *       "description": "description",
                  *       "enabled": true
                  *     }
                  */
                 "application/json": {
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: string[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -13962,13 +14046,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -13976,7 +14058,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14020,13 +14102,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listWebhookEndpointDeliveries: {
@@ -14091,10 +14170,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listEventDeliveries: {
@@ -14159,10 +14236,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     redeliverEvent: {
@@ -14170,7 +14245,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14224,13 +14299,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listGifts: {
@@ -14244,9 +14316,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -14301,9 +14373,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createGift: {
@@ -14311,7 +14381,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14382,13 +14452,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getGift: {
@@ -14440,10 +14507,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     cancelGift: {
@@ -14451,7 +14516,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14553,13 +14618,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listReferrals: {
@@ -14646,9 +14708,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createReferral: {
@@ -14656,7 +14716,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14670,8 +14730,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "referrer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "referred_id": "0196f0c2-7d2a-7e4b-8f10-5b1d9c3e2a88",
-                 *       "reward_amount": 50000,
+                 *       "referred_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "reward_amount": 49900,
                  *       "currency": "INR"
                  *     }
                  */
@@ -14725,13 +14785,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getReferral: {
@@ -14783,10 +14840,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     cancelReferral: {
@@ -14794,7 +14849,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14844,13 +14899,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listQuotes: {
@@ -14864,9 +14916,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -14936,9 +14988,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createQuote: {
@@ -14946,7 +14996,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14960,17 +15010,24 @@ export interface operations {
                 /**
                  * @example {
                  *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "line_items": [
                  *         {
-                 *           "description": "Implementation services",
-                 *           "quantity": 2,
-                 *           "unit_amount": 1500000,
+                 *           "description": "description",
+                 *           "quantity": 1,
+                 *           "unit_price": 1,
+                 *           "unit_amount": 49900,
+                 *           "amount": 49900,
                  *           "hsn_code": "998314"
                  *         }
                  *       ],
                  *       "currency": "INR",
-                 *       "valid_until": "2026-04-30T23:59:59.000Z",
-                 *       "notes": "Valid for 30 days"
+                 *       "valid_until": "2026-04-01T00:00:00.000Z",
+                 *       "expires_at": "2026-04-01T00:00:00.000Z",
+                 *       "notes": "",
+                 *       "terms": "",
+                 *       "tax_amount": 49900,
+                 *       "discount_amount": 0
                  *     }
                  */
                 "application/json": {
@@ -15062,13 +15119,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getQuote: {
@@ -15135,10 +15189,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     acceptQuote: {
@@ -15146,7 +15198,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15211,13 +15263,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     declineQuote: {
@@ -15225,7 +15274,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15290,13 +15339,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createPortalSession: {
@@ -15304,7 +15350,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15339,13 +15385,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     compareImport: {
@@ -15353,7 +15396,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15437,12 +15480,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsMrr: {
@@ -15463,7 +15504,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15490,15 +15531,11 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["MrrSeries"];
                     };
-                    /** @example text */
-                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsMrrWaterfall: {
@@ -15520,9 +15557,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -15531,7 +15568,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15575,15 +15612,11 @@ export interface operations {
                         has_more: boolean;
                         total_count: number;
                     };
-                    /** @example text */
-                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsChurn: {
@@ -15604,7 +15637,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15636,15 +15669,11 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ChurnReport"];
                     };
-                    /** @example text */
-                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsCohort: {
@@ -15665,7 +15694,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15698,15 +15727,11 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["CohortReport"];
                     };
-                    /** @example text */
-                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsInvoiceAging: {
@@ -15722,9 +15747,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -15733,7 +15758,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15764,15 +15789,11 @@ export interface operations {
                         has_more: boolean;
                         total_count: number;
                     };
-                    /** @example text */
-                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAnalyticsSnapshot: {
@@ -15780,7 +15801,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15812,12 +15833,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizations: {
@@ -15861,11 +15879,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createOrganization: {
@@ -15873,7 +15888,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15922,12 +15937,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getOrganization: {
@@ -15967,10 +15980,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     joinCodeOrganization: {
@@ -15978,7 +15989,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16016,13 +16027,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizationsTenants: {
@@ -16032,9 +16040,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -16082,10 +16090,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     tenantsOrganization: {
@@ -16093,7 +16099,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16146,13 +16152,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteOrganizationsTenant: {
@@ -16160,7 +16164,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16202,13 +16206,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     replaceOrganizationsFxRate: {
@@ -16216,7 +16217,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16270,13 +16271,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizationsFxRates: {
@@ -16323,10 +16322,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getOrganizationsAnalyticsMrr: {
@@ -16346,7 +16343,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -16389,16 +16386,12 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ConsolidatedMrr"];
                     };
-                    /** @example text */
-                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listDunningCampaigns: {
@@ -16465,11 +16458,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createDunningCampaign: {
@@ -16477,7 +16467,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16575,12 +16565,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getDunningCampaign: {
@@ -16643,10 +16631,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteDunningCampaign: {
@@ -16657,7 +16643,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16718,13 +16704,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateDunningCampaign: {
@@ -16732,7 +16715,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16821,13 +16804,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     stepsDunningCampaign: {
@@ -16835,7 +16816,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16905,13 +16886,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteDunningCampaignsStep: {
@@ -16919,7 +16898,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16964,13 +16943,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateDunningCampaignsStep: {
@@ -16978,7 +16954,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17046,13 +17022,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listDunningExecutions: {
@@ -17066,9 +17040,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -17126,9 +17100,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getCustomersAccess: {
@@ -17168,10 +17140,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsDunningOverview: {
@@ -17224,65 +17194,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    getAnalyticsDunningWeight: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "algorithm": "thompson_sampling",
-                     *         "actions": [
-                     *           "as_scheduled"
-                     *         ],
-                     *         "contexts": [
-                     *           {
-                     *             "key": "key",
-                     *             "context": {
-                     *               "failure_code": "failure code",
-                     *               "amount_band": "amount band",
-                     *               "method_type": "method type"
-                     *             },
-                     *             "best_action": "as_scheduled",
-                     *             "updated_at": "2026-04-01T00:00:00.000Z",
-                     *             "weights": [
-                     *               {
-                     *                 "action": "as_scheduled",
-                     *                 "attempts": 1,
-                     *                 "successes": 1,
-                     *                 "failures": 1,
-                     *                 "expected_reward": 1,
-                     *                 "alpha": 1,
-                     *                 "beta": 1
-                     *               }
-                     *             ]
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["DunningWeights"];
-                    };
-                };
-            };
-            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -17293,9 +17204,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -17346,9 +17257,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listEmailTemplates: {
@@ -17395,11 +17304,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getEmailTemplate: {
@@ -17442,10 +17348,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     replaceEmailTemplate: {
@@ -17453,7 +17357,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17510,13 +17414,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteEmailTemplate: {
@@ -17524,7 +17426,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17565,13 +17467,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     previewEmailTemplate: {
@@ -17579,7 +17478,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17642,13 +17541,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getNotificationSetting: {
@@ -17682,11 +17579,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateNotificationSetting: {
@@ -17694,7 +17588,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17748,12 +17642,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listSmsConnections: {
@@ -17797,11 +17689,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createSmsConnection: {
@@ -17809,7 +17698,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17886,12 +17775,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteSmsConnection: {
@@ -17899,7 +17786,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17938,13 +17825,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAccountingConnect: {
@@ -17952,7 +17836,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18007,13 +17891,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAccountingCallback: {
@@ -18048,10 +17930,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listAccountingConnections: {
@@ -18061,9 +17941,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -18121,9 +18001,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteAccountingConnection: {
@@ -18131,7 +18009,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18170,13 +18048,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     replaceAccountingConnectionsTaxMapping: {
@@ -18184,7 +18059,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18264,13 +18139,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAccountingSync: {
@@ -18278,7 +18151,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18337,13 +18210,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listAccountingSyncStatus: {
@@ -18359,9 +18229,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -18426,10 +18296,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAccountingExportTally: {
@@ -18446,21 +18313,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tally XML (an ENVELOPE of vouchers to import), sent as an attachment */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    /** @example text */
-                    "application/xml": string;
-                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listGatewayConnections: {
@@ -18510,11 +18372,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createGatewayConnection: {
@@ -18522,7 +18381,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18585,12 +18444,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteGatewayConnection: {
@@ -18598,7 +18455,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18637,13 +18494,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listCustomersPaymentMethods: {
@@ -18696,10 +18550,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     paymentMethodsCustomer: {
@@ -18707,7 +18559,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18764,13 +18616,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteCustomersPaymentMethod: {
@@ -18778,7 +18628,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18819,13 +18669,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     defaultCustomersPaymentMethod: {
@@ -18833,7 +18680,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18877,13 +18724,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     payInvoice: {
@@ -18891,7 +18735,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19023,13 +18867,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listInvoicesPaymentAttempts: {
@@ -19085,10 +18927,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     checkoutSessionsInvoice: {
@@ -19096,7 +18936,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19134,13 +18974,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listPaymentsRefunds: {
@@ -19150,9 +18987,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -19214,10 +19051,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     refundsPayment: {
@@ -19225,7 +19060,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19307,13 +19142,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     refundsCreditNote: {
@@ -19321,7 +19154,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19397,13 +19230,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listRefunds: {
@@ -19421,9 +19252,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -19482,9 +19313,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getRefund: {
@@ -19540,10 +19369,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getInvoicesEinvoice: {
@@ -19599,10 +19426,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createInvoicesEinvoiceCancel: {
@@ -19610,7 +19435,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19679,13 +19504,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createInvoicesEinvoiceRetry: {
@@ -19693,7 +19516,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19760,13 +19583,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNotesEinvoice: {
@@ -19822,10 +19643,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNotesEinvoiceCancel: {
@@ -19833,7 +19652,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19902,13 +19721,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNotesEinvoiceRetry: {
@@ -19916,7 +19733,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19983,13 +19800,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getGstGstr1: {
@@ -20059,9 +19874,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getGstGstr3b: {
@@ -20140,9 +19953,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listFinanceReconciliationRuns: {
@@ -20152,9 +19963,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -20232,9 +20043,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createFinanceReconciliationRun: {
@@ -20242,7 +20051,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20321,13 +20130,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceReconciliationRun: {
@@ -20402,10 +20208,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceReconciliation: {
@@ -20475,11 +20279,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceRevenue: {
@@ -20528,9 +20329,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerAccount: {
@@ -20565,11 +20364,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerTrialBalance: {
@@ -20622,10 +20418,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listLedgerJournalEntries: {
@@ -20649,9 +20442,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -20710,9 +20503,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerExport: {
@@ -20733,21 +20524,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The general ledger, one row per journal line */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    /** @example text */
-                    "text/csv": string;
-                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignIn: {
@@ -20755,7 +20541,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20823,9 +20609,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthInvitationsAccept: {
@@ -20833,7 +20620,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20891,11 +20678,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
-            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthPasswordReset: {
@@ -20903,7 +20690,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20950,9 +20737,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthPasswordResetConfirm: {
@@ -20960,7 +20749,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20992,10 +20781,11 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            410: components["responses"]["Gone"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getAuthMe: {
@@ -21038,11 +20828,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignOut: {
@@ -21050,7 +20837,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21069,12 +20856,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignOutEverywhere: {
@@ -21082,7 +20866,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21101,12 +20885,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpSetup: {
@@ -21114,7 +20895,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21150,12 +20931,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpEnable: {
@@ -21163,7 +20941,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21209,12 +20987,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpDisable: {
@@ -21222,7 +20998,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21253,12 +21029,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listUsersInvitations: {
@@ -21268,9 +21042,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -21313,9 +21087,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     createUsersInvitation: {
@@ -21323,7 +21095,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21374,12 +21146,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteUsersInvitation: {
@@ -21387,7 +21157,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21425,13 +21195,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listUsers: {
@@ -21441,9 +21208,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -21487,9 +21254,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     getUser: {
@@ -21530,10 +21295,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     deleteUser: {
@@ -21541,7 +21304,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21580,13 +21343,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     updateUser: {
@@ -21594,7 +21354,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21648,13 +21408,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     listAuditLog: {
@@ -21676,9 +21434,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -21728,9 +21486,963 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCustomersCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "category": "paid",
+                     *           "status": "pending",
+                     *           "name": "Acme Pro",
+                     *           "currency": "INR",
+                     *           "amount": 49900,
+                     *           "remaining": 1,
+                     *           "tax_amount": 49900,
+                     *           "priority": 1,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "applies_to": {
+                     *             "plan_ids": [
+                     *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *             ],
+                     *             "price_types": [
+                     *               "fixed"
+                     *             ]
+                     *           },
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "expired_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "balances": [
+                     *         {
+                     *           "currency": "INR",
+                     *           "paid": 1,
+                     *           "promotional": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"][];
+                        /** @description spendable now (active, unexpired), per currency and category */
+                        balances: {
+                            currency: string;
+                            paid: number;
+                            promotional: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    creditGrantsCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "category": "paid",
+                 *       "priority": 50,
+                 *       "expires_at": "2026-04-01T00:00:00.000Z",
+                 *       "applies_to": {
+                 *         "plan_ids": [
+                 *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *         ],
+                 *         "price_types": [
+                 *           "fixed"
+                 *         ]
+                 *       },
+                 *       "name": "Acme Pro"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description minor units; for a paid grant the taxable value bought (GST is charged on top in its top-up invoice) */
+                    amount: number;
+                    currency: string;
+                    /** @enum {string} */
+                    category: "paid" | "promotional";
+                    /**
+                     * @description lower is drawn first
+                     * @default 50
+                     */
+                    priority?: number;
+                    /** Format: date-time */
+                    expires_at?: string;
+                    applies_to?: {
+                        plan_ids?: string[];
+                        /** @description fixed: a plan's recurring fee; usage: a metered price; one_off: a line without a price */
+                        price_types?: ("fixed" | "usage" | "one_off")[];
+                    };
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    voidCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCustomersAutoTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "enabled": true,
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "amount": 49900,
+                     *         "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AutoTopUp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceCustomersAutoTopUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "threshold": 1,
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *     }
+                 */
+                "application/json": {
+                    enabled: boolean;
+                    /** @description a top-up is bought when the spendable paid credit falls below this */
+                    threshold: number;
+                    /** @description the credit bought each time (GST on top, in its top-up invoice) */
+                    amount: number;
+                    currency: string;
+                    /** @description one of the customer's active payment methods; the charge uses the customer's default method */
+                    payment_method_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "enabled": true,
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "amount": 49900,
+                     *         "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AutoTopUp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getFeature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "key": "key",
+                     *           "name": "Acme Pro",
+                     *           "type": "boolean",
+                     *           "values": [
+                     *             "value"
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Feature"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createFeature: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a feature (boolean, quantity or enum) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "998314",
+                 *       "name": "Acme Pro",
+                 *       "type": "boolean",
+                 *       "values": [
+                 *         "value"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    key: string;
+                    name: string;
+                    /** @enum {string} */
+                    type: "boolean" | "quantity" | "enum";
+                    /** @description an enum feature: its allowed values */
+                    values?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "key": "key",
+                     *         "name": "Acme Pro",
+                     *         "type": "boolean",
+                     *         "values": [
+                     *           "value"
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Feature"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getPlansEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replacePlansEntitlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set a plan's entitlements (replaces them all) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "feature_key": "feature key",
+                 *         "value": true
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    feature_key: string;
+                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
+                    value: boolean | number | string | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    replaceSubscriptionsEntitlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set a subscription's entitlement overrides (replaces them all; they win over its plan's) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "feature_key": "feature key",
+                 *         "value": true
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    feature_key: string;
+                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
+                    value: boolean | number | string | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getCustomersEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "features": {},
+                     *         "blocked": true,
+                     *         "blocked_reason": "payment_wall",
+                     *         "blocked_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "as_of": "as of"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerEntitlements"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getAlert: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "type": "usage_threshold",
+                     *           "metric_code": "metric code",
+                     *           "currency": "INR",
+                     *           "threshold": 1,
+                     *           "action": "notify",
+                     *           "recurring": true,
+                     *           "status": "active",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "usage_threshold",
+                 *       "metric_code": "metric code",
+                 *       "currency": "INR",
+                 *       "threshold": 1,
+                 *       "action": "notify",
+                 *       "recurring": true
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    customer_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description the subscription's customer and current period; else the customer's running subscription's period, else the calendar month (UTC)
+                     */
+                    subscription_id?: string;
+                    /** @enum {string} */
+                    type: "usage_threshold" | "spend_threshold" | "credit_balance_below";
+                    /** @description usage_threshold: the billable metric */
+                    metric_code?: string;
+                    /** @description spend_threshold and credit_balance_below: the currency (default: the tenant's base currency) */
+                    currency?: string;
+                    /** @description usage: a quantity; spend and credit: minor units */
+                    threshold: number;
+                    /**
+                     * @default notify
+                     * @enum {string}
+                     */
+                    action?: "notify" | "block";
+                    /** @default true */
+                    recurring?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "type": "usage_threshold",
+                     *         "metric_code": "metric code",
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "action": "notify",
+                     *         "recurring": true,
+                     *         "status": "active",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    archiveAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "type": "usage_threshold",
+                     *         "metric_code": "metric code",
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "action": "notify",
+                     *         "recurring": true,
+                     *         "status": "active",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     portalLogin: {
@@ -21781,7 +22493,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     portalGetProfile: {
@@ -21821,10 +22532,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     portalListSubscriptions: {
@@ -21834,9 +22543,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -21938,7 +22647,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     portalListInvoices: {
@@ -21948,9 +22656,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                /** @description Cursor: the objects after this id, in list order */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                /** @description Cursor: the objects before this id, in list order */
                 ending_before?: string;
             };
             header?: never;
@@ -22079,7 +22787,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     portalGetInvoicePdf: {
@@ -22108,7 +22815,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     portalRedeemGift: {
@@ -22177,7 +22883,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     portalLogout: {
@@ -22210,11 +22915,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["Unavailable"];
         };
     };
     onPlanCreated: {
@@ -22891,7 +23593,7 @@ export interface operations {
                  *           },
                  *           "lut": true,
                  *           "export_refund_claim": true,
-                 *           "time_zone": "Asia/Kolkata",
+                 *           "time_zone": "time zone",
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
@@ -25092,6 +25794,584 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["CreditNote"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantActivated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.activated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.activated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.activated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantDrawn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.drawn` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.drawn",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.drawn";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantExpired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.expired` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.expired",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.expired";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantVoided: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.voided` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.voided",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.voided";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onFeatureCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `feature.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "feature.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "key": "key",
+                 *           "name": "Acme Pro",
+                 *           "type": "boolean",
+                 *           "values": [
+                 *             "value"
+                 *           ],
+                 *           "created_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "feature.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Feature"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEntitlementsUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `entitlements.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "entitlements.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "entitlements.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAlertTriggered: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `alert.triggered` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "alert.triggered",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "type": "usage_threshold",
+                 *           "metric_code": "metric code",
+                 *           "currency": "INR",
+                 *           "threshold": 1,
+                 *           "action": "notify",
+                 *           "recurring": true,
+                 *           "status": "active",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "alert.triggered";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Alert"];
                     };
                 };
             };

@@ -2,7 +2,12 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { createCreditGrant, voidCreditGrant } from '../../flows/credits/create-credit-grant.js';
+import { setAutoTopUp } from '../../flows/credits/auto-top-up.js';
 import {
+  autoTopUpSchema,
+  getAutoTopUp,
+  putAutoTopUpBody,
+  toAutoTopUp,
   createCreditGrantBody,
   creditGrantListSchema,
   creditGrantSchema,
@@ -65,5 +70,26 @@ export function registerCreditRoutes(app: KoshApp, deps: AppDeps): void {
     },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toCreditGrant(await voidCreditGrant(ctx, request.params.id)) } })),
+  );
+
+  app.put(
+    '/v1/customers/:id/auto-top-up',
+    {
+      schema: {
+        tags: ['credit-grants'],
+        summary: "Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged",
+        params: idParams,
+        body: putAutoTopUpBody,
+        response: { 200: dataEnvelope(autoTopUpSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toAutoTopUp(await setAutoTopUp(ctx, request.params.id, request.body)) } })),
+  );
+
+  app.get(
+    '/v1/customers/:id/auto-top-up',
+    { schema: { tags: ['credit-grants'], summary: "The customer's auto top-up", params: idParams, response: { 200: dataEnvelope(autoTopUpSchema) } } },
+    async (request) => ({ data: toAutoTopUp(await getAutoTopUp(readCtx(deps, request), request.params.id)) }),
   );
 }

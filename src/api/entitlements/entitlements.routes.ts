@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
+import { blockingAlert } from '../../modules/alerts/index.js';
 import { dataEnvelope, idParams } from '../../platform/http/envelope.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import {
@@ -104,7 +105,7 @@ export function registerEntitlementRoutes(app: KoshApp, deps: AppDeps): void {
     },
     async (request) => {
       const ctx = readCtx(deps, request);
-      return { data: await cache.get(ctx, request.params.id, () => computeCustomerEntitlements(ctx, request.params.id)) };
+      return { data: await cache.get(ctx, request.params.id, () => computeCustomerEntitlements(ctx, request.params.id, blockingAlert)) };
     },
   );
 }

@@ -1,4 +1,5 @@
 import type { Ctx } from '../../platform/context.js';
+import { evaluateAlerts } from '../../modules/alerts/index.js';
 import { customerRefs } from '../../modules/customers/index.js';
 import { getInvoiceRow } from '../../modules/invoices/index.js';
 import { pricesOfPlans } from '../../modules/plans/index.js';
@@ -93,6 +94,8 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
     } else storable.push(item.row);
   }
   const inserted = await insertEvents(ctx.tx, ctx.tenantId, storable, ctx.now);
+  // Usage alerts of the batch's customers, once per batch in its transaction (DESIGN §23).
+  if (inserted > 0) await evaluateAlerts(ctx, [...new Set(storable.map((r) => r.customer_id))], ['usage_threshold']);
   refusals.sort((a, b) => a.index - b.index);
   return {
     accepted: inserted,

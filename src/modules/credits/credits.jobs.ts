@@ -3,7 +3,7 @@ import type { EventPayload } from '../../platform/events/events.js';
 import type { JobHandler } from '../../platform/jobs/jobs.js';
 import { CREDIT_TOP_UP_REASON } from '../invoices/index.js';
 import { grantsDueForExpiry } from './credits.repository.js';
-import { activateGrantOfInvoice, expireCreditGrant, voidGrantOfInvoice } from './credits.service.js';
+import { activateGrantOfInvoice, expireCreditGrant, releaseAutoTopUp, voidGrantOfInvoice } from './credits.service.js';
 
 export const EXPIRE_GRANTS_JOB = 'credit_grants.expire';
 
@@ -30,8 +30,9 @@ export const expireDueCreditGrants: JobHandler = async (_job, env) => {
  */
 export async function followTopUpInvoices(ctx: Ctx, event: EventPayload): Promise<void> {
   if (event.type !== 'invoice.paid' && event.type !== 'invoice.voided') return;
-  const invoice = event.data.object as { id?: unknown; billing_reason?: unknown };
+  const invoice = event.data.object as { id?: unknown; billing_reason?: unknown; customer_id?: unknown };
   if (invoice.billing_reason !== CREDIT_TOP_UP_REASON || typeof invoice.id !== 'string') return;
+  if (typeof invoice.customer_id === 'string') await releaseAutoTopUp(ctx, invoice.customer_id, invoice.id);
   if (event.type === 'invoice.paid') await activateGrantOfInvoice(ctx, invoice.id);
   else await voidGrantOfInvoice(ctx, invoice.id);
 }

@@ -1,11 +1,12 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 import type { Tx } from '../../platform/db/schema.js';
-import type { CreditGrantMovementsTable, CreditGrantsTable } from './credits.tables.js';
+import type { AutoTopUpsTable, CreditGrantMovementsTable, CreditGrantsTable } from './credits.tables.js';
 import './credits.tables.js';
 
 export type CreditGrantRow = Selectable<CreditGrantsTable>;
 export type CreditMovementRow = Selectable<CreditGrantMovementsTable>;
+export type AutoTopUpRow = Selectable<AutoTopUpsTable>;
 
 export async function insertCreditGrant(tx: Tx, row: Insertable<CreditGrantsTable>): Promise<CreditGrantRow> {
   return tx.insertInto('credit_grants').values(row).returningAll().executeTakeFirstOrThrow();
@@ -119,4 +120,85 @@ export async function customersWithGrants(tx: Tx, tenantId: string, customerIds:
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .execute();
   return new Set(rows.map((r) => r.customer_id));
+}
+
+/** Spendable paid credit per customer and currency (active, unexpired grants). */
+export async function paidBalancesOf(
+  tx: Tx,
+  tenantId: string,
+  customerIds: string[],
+  now: Date,
+): Promise<{ customer_id: string; currency: string; balance: number }[]> {
+  if (customerIds.length === 0) return [];
+  const rows = await tx
+    .selectFrom('credit_grants')
+    .select(['customer_id', 'currency', (eb) => eb.fn.sum<string>('remaining').as('balance')])
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', customerIds)
+    .where('category', '=', 'paid')
+    .where('status', '=', 'active')
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .groupBy(['customer_id', 'currency'])
+    .execute();
+  return rows.map((r) => ({ customer_id: r.customer_id, currency: r.currency, balance: Number(r.balance) }));
+}
+
+export async function upsertAutoTopUp(tx: Tx, row: AutoTopUpRow): Promise<AutoTopUpRow> {
+  return tx
+    .insertInto('auto_top_ups')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['tenant_id', 'customer_id']).doUpdateSet({
+        enabled: row.enabled,
+        currency: row.currency,
+        threshold: row.threshold,
+        amount: row.amount,
+        payment_method_id: row.payment_method_id,
+        updated_at: row.updated_at,
+      }),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findAutoTopUp(tx: Tx, tenantId: string, customerId: string): Promise<AutoTopUpRow | undefined> {
+  return tx.selectFrom('auto_top_ups').selectAll().where('tenant_id', '=', tenantId).where('customer_id', '=', customerId).executeTakeFirst();
+}
+
+export async function enabledAutoTopUps(tx: Tx, tenantId: string, customerIds: string[]): Promise<AutoTopUpRow[]> {
+  if (customerIds.length === 0) return [];
+  return tx
+    .selectFrom('auto_top_ups')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', customerIds)
+    .where('enabled', '=', true)
+    .where('in_flight_invoice_id', 'is', null)
+    .execute();
+}
+
+/**
+ * Claims the customer's auto top-up: marks it in flight (with a placeholder, replaced by the
+ * invoice id) only if none is. The row lock makes a concurrent claim wait, then find it taken.
+ */
+export async function claimAutoTopUp(tx: Tx, tenantId: string, customerId: string, placeholder: string): Promise<AutoTopUpRow | undefined> {
+  return tx
+    .updateTable('auto_top_ups')
+    .set({ in_flight_invoice_id: placeholder })
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .where('enabled', '=', true)
+    .where('in_flight_invoice_id', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function setInFlightInvoice(tx: Tx, tenantId: string, customerId: string, invoiceId: string | null, expected: string): Promise<void> {
+  await tx
+    .updateTable('auto_top_ups')
+    .set({ in_flight_invoice_id: invoiceId })
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .where('in_flight_invoice_id', '=', expected)
+    .execute();
 }

@@ -55,3 +55,26 @@ export const creditGrantListSchema = z.object({
     .array(z.object({ currency: z.string(), paid: z.int(), promotional: z.int() }))
     .describe('spendable now (active, unexpired), per currency and category'),
 });
+
+export const putAutoTopUpBody = z
+  .object({
+    enabled: z.boolean(),
+    threshold: fields.positiveMinorUnits().describe('a top-up is bought when the spendable paid credit falls below this'),
+    amount: fields.positiveMinorUnits().describe('the credit bought each time (GST on top, in its top-up invoice)'),
+    currency: fields.currency(),
+    payment_method_id: z.uuid().nullable().optional().describe("one of the customer's active payment methods; the charge uses the customer's default method"),
+  })
+  .strict();
+
+export const autoTopUpSchema = z
+  .object({
+    customer_id: z.uuid(),
+    enabled: z.boolean(),
+    currency: z.string(),
+    threshold: z.int(),
+    amount: z.int(),
+    payment_method_id: z.uuid().nullable(),
+    in_flight_invoice_id: z.string().nullable().describe('the open top-up invoice an auto top-up created; none other is created meanwhile'),
+    updated_at: fields.timestamp(),
+  })
+  .meta({ id: 'AutoTopUp' });

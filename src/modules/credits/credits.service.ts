@@ -19,6 +19,13 @@ import {
   lockSpendableGrants,
   movementsOfCustomer,
   customersWithGrants,
+  paidBalancesOf,
+  upsertAutoTopUp,
+  findAutoTopUp,
+  enabledAutoTopUps,
+  claimAutoTopUp,
+  setInFlightInvoice,
+  type AutoTopUpRow,
   type CreditGrantRow,
 } from './credits.repository.js';
 import type { CreateCreditGrantBody, CreditGrant } from './credits.schemas.js';
@@ -441,4 +448,77 @@ export async function drawPaidCredit(ctx: Ctx, invoices: InvoiceRow[]): Promise<
 /** Which of these customers hold a spendable grant (the billing run draws only for them). */
 export async function customersHoldingGrants(ctx: Ctx, customerIds: string[]): Promise<Set<string>> {
   return customersWithGrants(ctx.tx, ctx.tenantId, customerIds, ctx.now);
+}
+
+/** Spendable paid credit by `customer/currency` (the credit_balance_below alerts and auto top-up read it). */
+export async function paidCreditBalances(ctx: Ctx, customerIds: string[]): Promise<Map<string, number>> {
+  const rows = await paidBalancesOf(ctx.tx, ctx.tenantId, customerIds, ctx.now);
+  return new Map(rows.map((r) => [`${r.customer_id}/${r.currency}`, r.balance]));
+}
+
+// ── Auto top-up ─────────────────────────────────────────────────────────────────────────────
+
+export function toAutoTopUp(row: AutoTopUpRow) {
+  return {
+    customer_id: row.customer_id,
+    enabled: row.enabled,
+    currency: row.currency,
+    threshold: row.threshold,
+    amount: row.amount,
+    payment_method_id: row.payment_method_id,
+    in_flight_invoice_id: row.in_flight_invoice_id,
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+export async function saveAutoTopUp(
+  ctx: Ctx,
+  customerId: string,
+  body: { enabled: boolean; threshold: number; amount: number; currency: string; payment_method_id?: string | null },
+): Promise<AutoTopUpRow> {
+  await getCustomer(ctx, customerId);
+  return upsertAutoTopUp(ctx.tx, {
+    tenant_id: ctx.tenantId,
+    customer_id: customerId,
+    enabled: body.enabled,
+    currency: body.currency,
+    threshold: body.threshold,
+    amount: body.amount,
+    payment_method_id: body.payment_method_id ?? null,
+    in_flight_invoice_id: null,
+    updated_at: ctx.now,
+  });
+}
+
+export async function getAutoTopUp(ctx: Ctx, customerId: string): Promise<AutoTopUpRow> {
+  await getCustomer(ctx, customerId);
+  const row = await findAutoTopUp(ctx.tx, ctx.tenantId, customerId);
+  if (!row) throw errors.notFound('auto top-up');
+  return row;
+}
+
+/** The customers whose paid balance is below their enabled auto top-up's threshold, with none in flight. */
+export async function autoTopUpsDue(ctx: Ctx, customerIds: string[]): Promise<AutoTopUpRow[]> {
+  const settings = await enabledAutoTopUps(ctx.tx, ctx.tenantId, customerIds);
+  if (settings.length === 0) return [];
+  const balances = await paidCreditBalances(
+    ctx,
+    settings.map((s) => s.customer_id),
+  );
+  return settings.filter((s) => (balances.get(`${s.customer_id}/${s.currency}`) ?? 0) < s.threshold);
+}
+
+/** Claims the customer's auto top-up for one run (none in flight), or answers undefined. */
+export async function claimAutoTopUpRow(ctx: Ctx, customerId: string, placeholder: string): Promise<AutoTopUpRow | undefined> {
+  return claimAutoTopUp(ctx.tx, ctx.tenantId, customerId, placeholder);
+}
+
+/** Records the top-up invoice the claimed run created (replacing its placeholder). */
+export async function recordAutoTopUpInvoice(ctx: Ctx, customerId: string, placeholder: string, invoiceId: string): Promise<void> {
+  await setInFlightInvoice(ctx.tx, ctx.tenantId, customerId, invoiceId, placeholder);
+}
+
+/** A top-up invoice paid or voided: its customer's auto top-up may run again. */
+export async function releaseAutoTopUp(ctx: Ctx, customerId: string, invoiceId: string): Promise<void> {
+  await setInFlightInvoice(ctx.tx, ctx.tenantId, customerId, null, invoiceId);
 }

@@ -46,8 +46,22 @@ export interface CreditGrantMovementsTable {
   created_at: Timestamp;
 }
 
+export interface AutoTopUpsTable {
+  tenant_id: string;
+  customer_id: string;
+  enabled: boolean;
+  currency: string;
+  threshold: number;
+  amount: number;
+  payment_method_id: string | null;
+  /** The open top-up invoice an auto top-up created: none other is created while it is set. */
+  in_flight_invoice_id: string | null;
+  updated_at: Timestamp;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
+    auto_top_ups: AutoTopUpsTable;
     credit_grants: CreditGrantsTable;
     credit_grant_movements: CreditGrantMovementsTable;
   }

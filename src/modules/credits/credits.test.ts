@@ -241,6 +241,49 @@ describe('credit grants', () => {
     });
   });
 
+  describe('auto top-up', () => {
+    it('sells one top-up when the paid balance falls below the threshold, never two in flight', async () => {
+      const customer = await createCustomer(acme);
+      const first = await grantOk(customer, { category: 'paid', amount: 10_000 });
+      await pay(acme, await getInvoice(first.invoice_id));
+      const put = await acme.api('PUT', `/v1/customers/${customer}/auto-top-up`, { enabled: true, threshold: 5_000, amount: 20_000, currency: 'INR' });
+      expect(put.status, put.text).toBe(200);
+      expect(put.body.data).toMatchObject({ enabled: true, threshold: 5_000, amount: 20_000, in_flight_invoice_id: null });
+
+      // 6 000 + 1 080 GST, settled by 6 000 of credit + 1 080 of its top-up GST: 4 000 left < 5 000.
+      await createInvoice(acme, customer, [6_000]);
+      const grants = (await acme.api('GET', `/v1/customers/${customer}/credit-grants`)).body.data;
+      const auto = grants.find((g: { name: string | null }) => g.name === 'Auto top-up');
+      expect(auto).toMatchObject({ category: 'paid', status: 'pending', amount: 20_000, tax_amount: 3_600 });
+      // 20 000 + 3 600 GST, charged automatically.
+      expect(await getInvoice(auto.invoice_id)).toMatchObject({ total: 23_600, collection_method: 'charge_automatically', status: 'open' });
+      expect((await acme.api('GET', `/v1/customers/${customer}/auto-top-up`)).body.data.in_flight_invoice_id).toBe(auto.invoice_id);
+
+      // Another draw (1 000 + 180: 3 000 left) while the first top-up is unpaid: no second one.
+      await createInvoice(acme, customer, [1_000]);
+      const after = (await acme.api('GET', `/v1/customers/${customer}/credit-grants`)).body.data;
+      expect(after.filter((g: { name: string | null }) => g.name === 'Auto top-up')).toHaveLength(1);
+
+      // Paid: the grant is spendable and the auto top-up may run again.
+      await pay(acme, await getInvoice(auto.invoice_id));
+      expect((await acme.api('GET', `/v1/customers/${customer}/auto-top-up`)).body.data.in_flight_invoice_id).toBeNull();
+      expect((await acme.api('GET', `/v1/customers/${customer}/credit-grants`)).body.balances).toEqual([{ currency: 'INR', paid: 23_000, promotional: 0 }]);
+    });
+
+    it('refuses bad settings', async () => {
+      const customer = await createCustomer(acme);
+      const body = { enabled: true, threshold: 5_000, amount: 20_000, currency: 'INR' };
+      expect((await acme.api('PUT', `/v1/customers/${customer}/auto-top-up`, { ...body, amount: 0 })).status).toBe(400);
+      expect((await acme.api('PUT', `/v1/customers/${customer}/auto-top-up`, { ...body, threshold: -1 })).status).toBe(400);
+      expect(
+        (await acme.api('PUT', `/v1/customers/${customer}/auto-top-up`, { ...body, payment_method_id: '00000000-0000-7000-8000-000000000000' })).status,
+      ).toBe(404);
+      expect((await acme.api('GET', `/v1/customers/${customer}/auto-top-up`)).status).toBe(404);
+      const other = await t.registerTenant();
+      expect((await acme.api('PUT', `/v1/customers/${await createCustomer(other)}/auto-top-up`, body)).status).toBe(404);
+    });
+  });
+
   describe('bad input', () => {
     it.each([
       ['a zero amount', { category: 'promotional', amount: 0 }, 'amount'],

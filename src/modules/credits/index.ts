@@ -9,11 +9,19 @@ export {
   listCreditGrantMovements,
   listCreditGrants,
   paidCreditBalance,
+  paidCreditBalances,
   recordPromotionalDraws,
   toCreditGrant,
   voidPromotionalGrant,
+  autoTopUpsDue,
+  claimAutoTopUpRow,
+  getAutoTopUp,
+  saveAutoTopUp,
+  recordAutoTopUpInvoice,
+  toAutoTopUp,
   type DrawLine,
   type PromotionalDraws,
 } from './credits.service.js';
 export type { CreditGrantRow } from './credits.repository.js';
 export { createCreditGrantBody, creditGrantListSchema, creditGrantSchema, type CreateCreditGrantBody, type CreditGrant } from './credits.schemas.js';
+export { putAutoTopUpBody, autoTopUpSchema } from './credits.schemas.js';

@@ -15,7 +15,7 @@ const MAX_ENTRIES = 200_000;
  * and a change committed anywhere is seen within that time. Works the same on PGlite.
  */
 export class EntitlementCache {
-  private readonly entries = new Map<string, { version: number; value: CustomerEntitlements }>();
+  private readonly entries = new Map<string, { version: number; value: CustomerEntitlements; at: number }>();
   private readonly versions = new Map<string, { version: number; checkedAt: number }>();
   private readonly reading = new Map<string, Promise<number>>();
 
@@ -40,10 +40,11 @@ export class EntitlementCache {
     const version = await this.version(ctx.tenantId);
     const key = `${ctx.tenantId}:${customerId}`;
     const hit = this.entries.get(key);
-    if (hit && hit.version === version) return hit.value;
+    // An alert's block ends with its period, which no change marks: such an answer lives a second at most.
+    if (hit && hit.version === version && (hit.value.blocked_reason !== 'alert' || performance.now() - hit.at < 1_000)) return hit.value;
     const value = await compute();
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(key, { version, value });
+    this.entries.set(key, { version, value, at: performance.now() });
     return value;
   }
 

@@ -45,6 +45,7 @@ export const EVENT_TYPES = [
   'credit_grant.voided',
   'feature.created',
   'entitlements.updated',
+  'alert.triggered',
   'einvoice.generated',
   'einvoice.failed',
   'einvoice.canceled',

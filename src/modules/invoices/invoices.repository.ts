@@ -178,3 +178,20 @@ export async function updateLastPaymentErrors(
     RETURNING i.*`.execute(tx);
   return rows;
 }
+
+/**
+ * What each customer was invoiced (totals of finalized invoices, not void, top-ups of prepaid
+ * credit aside) in a currency since a moment: the spend_threshold alerts read it.
+ */
+export async function invoicedSince(tx: Tx, tenantId: string, items: { customerId: string; currency: string; since: Date }[]): Promise<number[]> {
+  if (items.length === 0) return [];
+  const { rows } = await sql<{ i: number; spent: string | null }>`
+    SELECT v.i, (SELECT sum(total) FROM invoices
+                  WHERE tenant_id = ${tenantId} AND customer_id = v.c AND currency = v.cur AND issued_at >= v.s
+                    AND status IN ('open', 'paid', 'uncollectible') AND billing_reason <> 'credit_top_up') AS spent
+    FROM jsonb_to_recordset(${JSON.stringify(items.map((x, i) => ({ i, c: x.customerId, cur: x.currency, s: x.since.toISOString() })))}::jsonb)
+      AS v(i int, c uuid, cur text, s timestamptz)`.execute(tx);
+  const out = items.map(() => 0);
+  for (const r of rows) out[r.i] = Number(r.spent ?? 0);
+  return out;
+}

@@ -680,6 +680,7 @@ export async function listInvoices(ctx: Ctx, filter: InvoiceFilter, page: Page):
 export {
   draftInvoicesOfEntity,
   insertTdsCertificate,
+  invoicedSince,
   linesOfInvoices,
   unsettledSubscriptionInvoices,
   tenantsWithOverdueSubscriptionInvoices,

@@ -1,0 +1,80 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import type { AlertsTable, AlertType } from './alerts.tables.js';
+import './alerts.tables.js';
+
+export type AlertRow = Selectable<AlertsTable>;
+
+export async function insertAlert(tx: Tx, row: Insertable<AlertsTable>): Promise<AlertRow> {
+  return tx.insertInto('alerts').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findAlert(tx: Tx, tenantId: string, id: string): Promise<AlertRow | undefined> {
+  return tx.selectFrom('alerts').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listAlertRows(tx: Tx, tenantId: string, customerId?: string): Promise<AlertRow[]> {
+  let q = tx.selectFrom('alerts').selectAll().where('tenant_id', '=', tenantId);
+  if (customerId) q = q.where('customer_id', '=', customerId);
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1000).execute();
+}
+
+export async function activeAlertsOf(tx: Tx, tenantId: string, customerIds: string[], types: readonly AlertType[]): Promise<AlertRow[]> {
+  if (customerIds.length === 0) return [];
+  return tx
+    .selectFrom('alerts')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', 'in', customerIds)
+    .where('status', '=', 'active')
+    .where('type', 'in', [...types])
+    .orderBy('id')
+    .execute();
+}
+
+/** Once per alert and period: the row is new, or the insert does nothing (and answers nothing). */
+export async function insertTrigger(tx: Tx, tenantId: string, alertId: string, periodStart: Date, value: number, now: Date): Promise<boolean> {
+  const row = await tx
+    .insertInto('alert_triggers')
+    .values({ tenant_id: tenantId, alert_id: alertId, period_start: periodStart, value, triggered_at: now, cleared_at: null })
+    .onConflict((oc) => oc.columns(['tenant_id', 'alert_id', 'period_start']).doNothing())
+    .returning('alert_id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The uncleared triggers of these block alerts for these periods. */
+export async function liveTriggers(tx: Tx, tenantId: string, items: { alertId: string; periodStart: Date }[]): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const rows = await tx
+    .selectFrom('alert_triggers')
+    .select(['alert_id', 'period_start'])
+    .where('tenant_id', '=', tenantId)
+    .where(
+      'alert_id',
+      'in',
+      items.map((i) => i.alertId),
+    )
+    .where('cleared_at', 'is', null)
+    .execute();
+  const wanted = new Set(items.map((i) => `${i.alertId}/${i.periodStart.getTime()}`));
+  return new Set(rows.filter((r) => wanted.has(`${r.alert_id}/${r.period_start.getTime()}`)).map((r) => r.alert_id));
+}
+
+export async function archiveAlertRow(tx: Tx, tenantId: string, id: string, now: Date): Promise<AlertRow | undefined> {
+  await tx
+    .updateTable('alert_triggers')
+    .set({ cleared_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('alert_id', '=', id)
+    .where('cleared_at', 'is', null)
+    .execute();
+  return tx
+    .updateTable('alerts')
+    .set({ status: 'archived', updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .returningAll()
+    .executeTakeFirst();
+}

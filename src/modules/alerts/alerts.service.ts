@@ -1,0 +1,176 @@
+import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
+import { emitEvent } from '../../platform/events/events.js';
+import { newId } from '../../platform/ids.js';
+import { toIso } from '../../platform/time.js';
+import { paidCreditBalances } from '../credits/index.js';
+import { getCustomer } from '../customers/index.js';
+import { invoicedSince } from '../invoices/index.js';
+import { getSubscriptionRow, runningSubscriptionsOfCustomers } from '../subscriptions/index.js';
+import { getTenant } from '../tenants/index.js';
+import { aggregateUsage, billableQuantity, metricsByCodes } from '../usage/index.js';
+import { activeAlertsOf, archiveAlertRow, findAlert, insertAlert, insertTrigger, listAlertRows, liveTriggers, type AlertRow } from './alerts.repository.js';
+import type { CreateAlertBody } from './alerts.schemas.js';
+import type { AlertType } from './alerts.tables.js';
+
+export function toAlert(row: AlertRow) {
+  return {
+    id: row.id,
+    customer_id: row.customer_id,
+    subscription_id: row.subscription_id,
+    type: row.type,
+    metric_code: row.metric_code,
+    currency: row.currency,
+    threshold: row.threshold,
+    action: row.action,
+    recurring: row.recurring,
+    status: row.status,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+export async function createAlert(ctx: Ctx, body: CreateAlertBody): Promise<AlertRow> {
+  let customerId = body.customer_id;
+  if (body.subscription_id) {
+    const sub = await getSubscriptionRow(ctx, body.subscription_id);
+    if (customerId && customerId !== sub.customer_id) throw errors.invalidField('customer_id', 'is not the subscription’s customer');
+    customerId = sub.customer_id;
+  }
+  if (!customerId) throw errors.invalidField('customer_id', 'give customer_id or subscription_id');
+  await getCustomer(ctx, customerId);
+  if (body.type === 'usage_threshold') {
+    if (!body.metric_code) throw errors.invalidField('metric_code', 'a usage_threshold alert needs the billable metric it watches');
+    if ((await metricsByCodes(ctx.tx, ctx.tenantId, [body.metric_code])).length === 0)
+      throw errors.invalidField('metric_code', `no billable metric has the code ${body.metric_code}`);
+    if (body.currency) throw errors.invalidField('currency', 'a usage_threshold alert counts a quantity, not money');
+  } else if (body.metric_code) throw errors.invalidField('metric_code', `a ${body.type} alert watches money, not a metric`);
+  const currency = body.type === 'usage_threshold' ? null : (body.currency ?? (await getTenant(ctx)).base_currency);
+  const row = await insertAlert(ctx.tx, {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    customer_id: customerId,
+    subscription_id: body.subscription_id ?? null,
+    type: body.type,
+    metric_code: body.metric_code ?? null,
+    currency,
+    threshold: body.threshold,
+    action: body.action,
+    recurring: body.recurring,
+    status: 'active',
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
+  // It may already be crossed.
+  await evaluateAlerts(ctx, [customerId], [row.type]);
+  return row;
+}
+
+export async function listAlerts(ctx: Ctx, customerId?: string): Promise<AlertRow[]> {
+  return listAlertRows(ctx.tx, ctx.tenantId, customerId);
+}
+
+/** Archives an alert: it stops watching, and a block it put on the customer is lifted now (a change). */
+export async function archiveAlert(ctx: Ctx, id: string): Promise<AlertRow> {
+  const current = await findAlert(ctx.tx, ctx.tenantId, id);
+  if (!current) throw errors.notFound('alert');
+  const row = await archiveAlertRow(ctx.tx, ctx.tenantId, id, ctx.now);
+  if (!row) throw errors.conflict('the alert is already archived', 'alert_archived');
+  return row;
+}
+
+const MONTH_START = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+
+/** Each alert's current period start: its subscription's, else the customer's first running one's, else the UTC month; a one-off alert has one period. */
+async function periodsOf(ctx: Ctx, alerts: AlertRow[]): Promise<Map<string, Date>> {
+  const subs = await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [...new Set(alerts.map((a) => a.customer_id))]);
+  const out = new Map<string, Date>();
+  for (const a of alerts) {
+    const sub = a.subscription_id
+      ? subs.find((s) => s.id === a.subscription_id)
+      : subs.filter((s) => s.customer_id === a.customer_id).sort((x, y) => (x.id < y.id ? -1 : 1))[0];
+    out.set(a.id, a.recurring ? (sub?.current_period_start ?? MONTH_START(ctx.now)) : new Date(0));
+  }
+  return out;
+}
+
+/** Whether each alert is crossed now, with the value measured. */
+async function measure(ctx: Ctx, alerts: AlertRow[], periods: Map<string, Date>): Promise<Map<string, { crossed: boolean; value: number }>> {
+  const out = new Map<string, { crossed: boolean; value: number }>();
+  const usage = alerts.filter((a) => a.type === 'usage_threshold');
+  const quantities = await aggregateUsage(
+    ctx.tx,
+    ctx.tenantId,
+    usage.map((a) => ({
+      key: a.id,
+      customer_id: a.customer_id,
+      metric_code: a.metric_code!,
+      start: a.recurring ? periods.get(a.id)! : new Date(0),
+      end: new Date('9999-12-31T23:59:59Z'),
+    })),
+  );
+  for (const a of usage) {
+    const value = billableQuantity(quantities.get(a.id)?.quantity ?? '0');
+    out.set(a.id, { crossed: value >= a.threshold, value });
+  }
+  const spend = alerts.filter((a) => a.type === 'spend_threshold');
+  const spent = await invoicedSince(
+    ctx.tx,
+    ctx.tenantId,
+    spend.map((a) => ({ customerId: a.customer_id, currency: a.currency!, since: a.recurring ? periods.get(a.id)! : new Date(0) })),
+  );
+  spend.forEach((a, i) => out.set(a.id, { crossed: spent[i]! >= a.threshold, value: spent[i]! }));
+  const credit = alerts.filter((a) => a.type === 'credit_balance_below');
+  if (credit.length > 0) {
+    const balances = await paidCreditBalances(ctx, [...new Set(credit.map((a) => a.customer_id))]);
+    for (const a of credit) {
+      const value = balances.get(`${a.customer_id}/${a.currency}`) ?? 0;
+      out.set(a.id, { crossed: value < a.threshold, value });
+    }
+  }
+  return out;
+}
+
+/**
+ * Evaluates the customers' active alerts of these types in the caller's transaction (ingestion:
+ * once per batch; invoice and grant changes: once per event batch). A crossed alert triggers once
+ * per period: the trigger row is inserted or nothing happens, and only a new row emits
+ * `alert.triggered` (which also moves the entitlement version, so a block shows at once).
+ */
+export async function evaluateAlerts(ctx: Ctx, customerIds: string[], types: readonly AlertType[]): Promise<number> {
+  const alerts = await activeAlertsOf(ctx.tx, ctx.tenantId, customerIds, types);
+  if (alerts.length === 0) return 0;
+  const periods = await periodsOf(ctx, alerts);
+  const measured = await measure(ctx, alerts, periods);
+  let triggered = 0;
+  for (const a of alerts) {
+    const m = measured.get(a.id)!;
+    if (!m.crossed) continue;
+    if (!(await insertTrigger(ctx.tx, ctx.tenantId, a.id, periods.get(a.id)!, m.value, ctx.now))) continue;
+    triggered += 1;
+    await emitEvent(ctx, 'alert.triggered', { ...toAlert(a), value: m.value, period_start: toIso(periods.get(a.id)!) });
+  }
+  return triggered;
+}
+
+/**
+ * The block alert that blocks the customer now, or null: triggered in its current period, not
+ * archived since — and for credit_balance_below, still below (a top-up lifts it).
+ */
+export async function blockingAlert(ctx: Ctx, customerId: string): Promise<string | null> {
+  const alerts = (await activeAlertsOf(ctx.tx, ctx.tenantId, [customerId], ['usage_threshold', 'spend_threshold', 'credit_balance_below'])).filter(
+    (a) => a.action === 'block',
+  );
+  if (alerts.length === 0) return null;
+  const periods = await periodsOf(ctx, alerts);
+  const live = await liveTriggers(
+    ctx.tx,
+    ctx.tenantId,
+    alerts.map((a) => ({ alertId: a.id, periodStart: periods.get(a.id)! })),
+  );
+  const candidates = alerts.filter((a) => live.has(a.id));
+  if (candidates.length === 0) return null;
+  const credit = candidates.filter((a) => a.type === 'credit_balance_below');
+  const measured = credit.length > 0 ? await measure(ctx, credit, periods) : new Map<string, { crossed: boolean }>();
+  return candidates.find((a) => a.type !== 'credit_balance_below' || measured.get(a.id)?.crossed)?.id ?? null;
+}
