@@ -45,6 +45,8 @@
  *      never touches output tax or revenue;
  *  16. per customer, cash received − refunded = the ledger's money accounts tagged with the
  *      customer (cash + gateway clearing − refunds payable).
+ *  17. every GST-registered entity's GSTR-1 of the month conforms to the committed GSTN
+ *      offline-tool schema (src/modules/gst-returns/gstr1-schema.json, decision 0361).
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -54,6 +56,8 @@ import { startTestKosh, type ApiResponse, type Tenant, type TestKosh } from '../
 import { gstinFor } from '../support/billing.js';
 import { secondActor } from '../support/operators.js';
 import { irpDocumentOf, validateIrpDocument } from '../../src/modules/einvoicing/index.js';
+import { getGstr1, validateGstr1 } from '../../src/modules/gst-returns/index.js';
+import { localDate } from '../../src/modules/tax/index.js';
 import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
 
 const RUNS = Number(process.env.KOSH_INVARIANT_RUNS ?? 4);
@@ -753,6 +757,15 @@ async function checkInvariants(tenantId: string): Promise<void> {
   for (const doc of registrable.rows) {
     const document = await irpDocumentOf({ tx: db, tenantId, now: t.clock.now() }, doc.type, doc.id);
     expect(validateIrpDocument(document), `IRP document of ${doc.type} ${doc.id}`).toEqual([]);
+  }
+
+  const registered = await sql<{ id: string; time_zone: string }>`
+    SELECT id, time_zone FROM legal_entities WHERE tenant_id = ${tenantId} AND gstin IS NOT NULL`.execute(db);
+  for (const entity of registered.rows) {
+    const today = localDate(t.clock.now(), entity.time_zone);
+    const period = `${String(today.month).padStart(2, '0')}${today.year}`;
+    const gstr1 = await getGstr1({ tx: db, tenantId, now: t.clock.now() }, entity.id, period);
+    expect(validateGstr1(gstr1), `GSTR-1 ${period} of entity ${entity.id}`).toEqual([]);
   }
 
   for (const [table, kind] of [

@@ -3,3 +3,4 @@ export { buildGstr1, getGstr1, getGstr1Csv, getGstr3b } from './gst-returns.serv
 export { b2clLimitPaise, rupees as gstRupees } from './gstr1.js';
 export { csvResponse, gstr1Schema, gstr3bSchema, returnQuery } from './gst-returns.schemas.js';
 export { getGstr3bCsv } from './gst-returns.service.js';
+export { validateGstr1 } from './gstr1-schema.js';
