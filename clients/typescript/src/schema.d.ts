@@ -4030,6 +4030,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "einvoice.report_due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * einvoice.report_due event
+         * @description Sent to every enabled webhook endpoint subscribed to `einvoice.report_due` (see docs/events.md).
+         */
+        post: operations["onEinvoiceReportDue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "period.closed": {
         parameters: {
             query?: never;
@@ -4693,6 +4713,16 @@ export interface components {
             lut: boolean;
             export_refund_claim: boolean;
             time_zone: string;
+            /**
+             * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+             * @enum {string}
+             */
+            aato_band: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+            /**
+             * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+             * @enum {string}
+             */
+            number_series_reset: "never" | "financial_year";
             einvoicing: {
                 enabled: boolean;
                 provider: ("sandbox" | "nic" | "gsp") | null;
@@ -5195,6 +5225,8 @@ export interface components {
             canceled_at: string | null;
             cancel_reason_code: number | null;
             cancel_remarks: string | null;
+            /** @description the last day (entity's zone) the IRP accepts the document: 30 days from its date for an entity with turnover of ₹10 crore or more; null otherwise */
+            irn_report_by: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -5866,8 +5898,16 @@ export interface components {
             cdnr: unknown[];
             cdnur: unknown[];
             exp: unknown[];
+            /** @description the GSTN offline-tool format version */
+            version: string;
+            /** @description table 8: nil-rated, exempt and non-GST supplies */
+            nil: {
+                inv: unknown[];
+            };
+            /** @description table 12, B2B and B2C tabs (Phase III) */
             hsn: {
-                data: unknown[];
+                hsn_b2b: unknown[];
+                hsn_b2c: unknown[];
             };
             doc_issue: {
                 doc_det: unknown[];
@@ -5911,6 +5951,24 @@ export interface components {
                     camt: number;
                     samt: number;
                     csamt: number;
+                };
+            };
+            /** @description per 3.1 row: the earlier months' net reduction taken off this month (never below 0) */
+            carried_in?: {
+                [key: string]: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                };
+            };
+            /** @description per 3.1 row: the net reduction this month could not show (3.1 is never negative), carried to the next month */
+            carry_forward?: {
+                [key: string]: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
                 };
             };
         };
@@ -7039,6 +7097,8 @@ export interface operations {
                      *           "lut": true,
                      *           "export_refund_claim": true,
                      *           "time_zone": "time zone",
+                     *           "aato_band": "up_to_5_crore",
+                     *           "number_series_reset": "never",
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -7100,7 +7160,9 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "lut": true,
-                 *       "export_refund_claim": true
+                 *       "export_refund_claim": true,
+                 *       "aato_band": "up_to_5_crore",
+                 *       "number_series_reset": "never"
                  *     }
                  */
                 "application/json": {
@@ -7122,6 +7184,16 @@ export interface operations {
                     lut?: boolean;
                     /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
                     export_refund_claim?: boolean;
+                    /**
+                     * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+                     * @enum {string}
+                     */
+                    aato_band?: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+                    /**
+                     * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+                     * @enum {string}
+                     */
+                    number_series_reset?: "never" | "financial_year";
                 };
             };
         };
@@ -7156,6 +7228,8 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7221,6 +7295,8 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7289,7 +7365,9 @@ export interface operations {
                  *           "client_secret": "client secret",
                  *           "public_key": "public key"
                  *         }
-                 *       }
+                 *       },
+                 *       "aato_band": "up_to_5_crore",
+                 *       "number_series_reset": "never"
                  *     }
                  */
                 "application/json": {
@@ -7328,6 +7406,16 @@ export interface operations {
                             public_key?: string;
                         };
                     };
+                    /**
+                     * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+                     * @enum {string}
+                     */
+                    aato_band?: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+                    /**
+                     * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+                     * @enum {string}
+                     */
+                    number_series_reset?: "never" | "financial_year";
                 };
             };
         };
@@ -7362,6 +7450,8 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -13175,7 +13265,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -18942,6 +19032,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19020,6 +19111,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19099,6 +19191,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19159,6 +19252,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19237,6 +19331,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19316,6 +19411,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19380,8 +19476,17 @@ export interface operations {
                      *         "exp": [
                      *           {}
                      *         ],
+                     *         "version": "version",
+                     *         "nil": {
+                     *           "inv": [
+                     *             {}
+                     *           ]
+                     *         },
                      *         "hsn": {
-                     *           "data": [
+                     *           "hsn_b2b": [
+                     *             {}
+                     *           ],
+                     *           "hsn_b2c": [
                      *             {}
                      *           ]
                      *         },
@@ -19468,7 +19573,9 @@ export interface operations {
                      *             "samt": 1,
                      *             "csamt": 1
                      *           }
-                     *         }
+                     *         },
+                     *         "carried_in": {},
+                     *         "carry_forward": {}
                      *       }
                      *     }
                      */
@@ -22166,6 +22273,8 @@ export interface operations {
                  *           "lut": true,
                  *           "export_refund_claim": true,
                  *           "time_zone": "time zone",
+                 *           "aato_band": "up_to_5_crore",
+                 *           "number_series_reset": "never",
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
@@ -24425,6 +24534,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -24501,6 +24611,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -24577,6 +24688,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -24588,6 +24700,83 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "einvoice.canceled";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEinvoiceReportDue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `einvoice.report_due` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "einvoice.report_due",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "document_type": "invoice",
+                 *           "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "provider": "provider",
+                 *           "status": "pending",
+                 *           "irn": "irn",
+                 *           "ack_no": "ack no",
+                 *           "ack_date": "ack date",
+                 *           "signed_qr_code": "signed qr code",
+                 *           "errors": [
+                 *             {
+                 *               "code": "acme-pro",
+                 *               "message": "message",
+                 *               "field": "field"
+                 *             }
+                 *           ],
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "cancel_reason_code": 1,
+                 *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "einvoice.report_due";
                     /** Format: date-time */
                     created_at: string;
                     /** Format: uuid */
