@@ -2752,6 +2752,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gst/gstr1a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GSTR-1A of an entity for a return period (MMYYYY): corrections after its GSTR-1 is marked filed, until its GSTR-3B is
+         * @description GSTR-1A of an entity for a return period (MMYYYY): corrections after its GSTR-1 is marked filed, until its GSTR-3B is.
+         */
+        get: operations["getGstGstr1a"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/finance/reconciliation/runs": {
         parameters: {
             query?: never;
@@ -5904,6 +5924,10 @@ export interface components {
             nil: {
                 inv: unknown[];
             };
+            /** @description amended B2B invoices of filed months (oinum, oidt) */
+            b2ba?: unknown[];
+            /** @description amended credit notes to registered persons of filed months (ont_num, ont_dt) */
+            cdnra?: unknown[];
             /** @description table 12, B2B and B2C tabs (Phase III) */
             hsn: {
                 hsn_b2b: unknown[];
@@ -5912,6 +5936,16 @@ export interface components {
             doc_issue: {
                 doc_det: unknown[];
             };
+        };
+        Gstr1a: {
+            gstin: string;
+            fp: string;
+            version: string;
+            b2b: unknown[];
+            b2cl: unknown[];
+            exp: unknown[];
+            cdnr: unknown[];
+            cdnur: unknown[];
         };
         Gstr3b: {
             gstin: string;
@@ -19482,6 +19516,12 @@ export interface operations {
                      *             {}
                      *           ]
                      *         },
+                     *         "b2ba": [
+                     *           {}
+                     *         ],
+                     *         "cdnra": [
+                     *           {}
+                     *         ],
                      *         "hsn": {
                      *           "hsn_b2b": [
                      *             {}
@@ -19584,6 +19624,60 @@ export interface operations {
                     };
                     /** @example text */
                     "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getGstGstr1a: {
+        parameters: {
+            query: {
+                /** @description The entity id (query). */
+                entity_id: string;
+                /** @description The period (query). */
+                period: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GSTR-1A */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "gstin": "27AAPFU0939F1ZV",
+                     *         "fp": "fp",
+                     *         "version": "version",
+                     *         "b2b": [
+                     *           {}
+                     *         ],
+                     *         "b2cl": [
+                     *           {}
+                     *         ],
+                     *         "exp": [
+                     *           {}
+                     *         ],
+                     *         "cdnr": [
+                     *           {}
+                     *         ],
+                     *         "cdnur": [
+                     *           {}
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Gstr1a"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
