@@ -126,6 +126,8 @@ export type ErrorReason =
   | 'return_already_filed'
   // India 2025–26 (DESIGN §25)
   | 'irn_reporting_limit_passed'
+  | 'gstr1_not_filed'
+  | 'gstr1a_closed'
   // accounting
   | 'provider_not_configured'
   | 'no_active_connection'

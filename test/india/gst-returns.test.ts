@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
+import { validateGstr1 } from '../../src/modules/gst-returns/index.js';
 
 const gstin = (state: string, pan: string) => {
   const first14 = `${state}${pan}1Z`;
@@ -82,8 +83,13 @@ afterAll(() => t.close());
 const gstr1 = async () => {
   const res = await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=042026`);
   expect(res.status).toBe(200);
+  // Every return conforms to the committed offline-tool schema (decision 0361).
+  expect(validateGstr1(res.body.data)).toEqual([]);
   return res.body.data;
 };
+
+/** Table 12's two tabs as one list (the totals below are over both). */
+const hsnRows = (r: { hsn: { hsn_b2b: unknown[]; hsn_b2c: unknown[] } }) => [...r.hsn.hsn_b2b, ...r.hsn.hsn_b2c] as Record<string, number & string>[];
 
 const item = (num: number, txval: number, rt: number, taxes: { iamt?: number; camt?: number; samt?: number }) => ({
   num,
@@ -174,7 +180,7 @@ describe('GST returns', () => {
 
     it("hsn: one row per code and rate, net of credit notes, equal to the sections' totals", async () => {
       const r = await gstr1();
-      const rows = r.hsn.data.filter((h: { hsn_sc: string }) => h.hsn_sc === '998314');
+      const rows = hsnRows(r).filter((h) => h.hsn_sc === '998314');
       const sum = (k: string) => Math.round(rows.reduce((s: number, h: Record<string, number>) => s + h[k]! * 100, 0)) / 100;
       // Invoices 10,000 + 20,000 + 1,000 + 50,000 + 2,00,000 + 2,00,000 + 30,000 = 5,11,000,
       // less credit notes 2,000 + 10,000 + 100 + 3,000.
@@ -300,7 +306,8 @@ describe('GSTR-1 in rupees, credit notes per rate', () => {
     expect(r.cdnur).toEqual([
       expect.objectContaining({ typ: 'EXPWOP', val: 20_000, itms: [{ num: 1, itm_det: expect.objectContaining({ txval: 20_000, rt: 0 }) }] }),
     ]);
-    const hsn = Object.fromEntries(r.hsn.data.map((h: { hsn_sc: string; rt: number; txval: number }) => [`${h.hsn_sc}@${h.rt}`, h.txval]));
+    expect(validateGstr1(r)).toEqual([]);
+    const hsn = Object.fromEntries(hsnRows(r).map((h) => [`${h.hsn_sc}@${h.rt}`, h.txval]));
     expect(hsn).toEqual({ '998314@18': 900, '998314@0': 60_000, '0902@5': 1_800 });
     const b3 = (await west.api('GET', `/v1/gst/gstr3b?entity_id=${westEntity}&period=032026`)).body.data.sup_details;
     expect(b3.osup_zero).toMatchObject({ txval: 60_000, iamt: 0 });

@@ -66,6 +66,8 @@
  *  21. per customer and currency, customer advances (2310) = the advances' balances and GST paid on
  *      advances (1300) = the tax on those balances; refunds payable include refund vouchers;
  *  22. a mismatched webhook applies nothing: the invoice stays open with no payment of it.
+ *  23. every GST-registered entity's GSTR-1 of the month conforms to the committed GSTN
+ *      offline-tool schema (src/modules/gst-returns/gstr1-schema.json, decision 0361).
  * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
  */
 import fc from 'fast-check';
@@ -76,6 +78,8 @@ import { gstinFor } from '../support/billing.js';
 import { secondActor } from '../support/operators.js';
 import { irpDocumentOf, validateIrpDocument } from '../../src/modules/einvoicing/index.js';
 import { signTestWebhook, TEST_SIGNATURE_HEADER } from '../../src/modules/collections/index.js';
+import { getGstr1, validateGstr1 } from '../../src/modules/gst-returns/index.js';
+import { localDate } from '../../src/modules/tax/index.js';
 import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
 import { convertMinorUnits } from '../../src/platform/money.js';
 
@@ -1010,6 +1014,15 @@ async function checkInvariants(tenantId: string): Promise<void> {
   for (const doc of registrable.rows) {
     const document = await irpDocumentOf({ tx: db, tenantId, now: t.clock.now() }, doc.type, doc.id);
     expect(validateIrpDocument(document), `IRP document of ${doc.type} ${doc.id}`).toEqual([]);
+  }
+
+  const registered = await sql<{ id: string; time_zone: string }>`
+    SELECT id, time_zone FROM legal_entities WHERE tenant_id = ${tenantId} AND gstin IS NOT NULL`.execute(db);
+  for (const entity of registered.rows) {
+    const today = localDate(t.clock.now(), entity.time_zone);
+    const period = `${String(today.month).padStart(2, '0')}${today.year}`;
+    const gstr1 = await getGstr1({ tx: db, tenantId, now: t.clock.now() }, entity.id, period);
+    expect(validateGstr1(gstr1), `GSTR-1 ${period} of entity ${entity.id}`).toEqual([]);
   }
 
   for (const [table, kind] of [

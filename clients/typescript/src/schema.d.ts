@@ -2752,6 +2752,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gst/gstr1a": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GSTR-1A of an entity for a return period (MMYYYY): corrections after its GSTR-1 is marked filed, until its GSTR-3B is
+         * @description GSTR-1A of an entity for a return period (MMYYYY): corrections after its GSTR-1 is marked filed, until its GSTR-3B is.
+         */
+        get: operations["getGstGstr1a"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/finance/reconciliation/runs": {
         parameters: {
             query?: never;
@@ -3222,226 +3242,6 @@ export interface paths {
         get: operations["listAuditLog"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/customers/{id}/credit-grants": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A customer's credit grants, newest first, and the balance spendable now per currency
-         * @description A customer's credit grants, newest first, and the balance spendable now per currency.
-         */
-        get: operations["getCustomersCreditGrant"];
-        put?: never;
-        /**
-         * Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid)
-         * @description Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid).
-         */
-        post: operations["creditGrantsCustomer"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/credit-grants/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a credit grant
-         * @description Get a credit grant.
-         */
-        get: operations["getCreditGrant"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/credit-grants/{id}/void": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it)
-         * @description Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it).
-         */
-        post: operations["voidCreditGrant"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/customers/{id}/auto-top-up": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The customer's auto top-up
-         * @description The customer's auto top-up.
-         */
-        get: operations["getCustomersAutoTopUp"];
-        /**
-         * Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged
-         * @description Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged.
-         */
-        put: operations["replaceCustomersAutoTopUp"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/features": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List features
-         * @description List features.
-         */
-        get: operations["getFeature"];
-        put?: never;
-        /**
-         * Create a feature (boolean, quantity or enum)
-         * @description Create a feature (boolean, quantity or enum).
-         */
-        post: operations["createFeature"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/plans/{id}/entitlements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A plan's entitlements
-         * @description A plan's entitlements.
-         */
-        get: operations["getPlansEntitlement"];
-        /**
-         * Set a plan's entitlements (replaces them all)
-         * @description Set a plan's entitlements (replaces them all).
-         */
-        put: operations["replacePlansEntitlement"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/subscriptions/{id}/entitlements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Set a subscription's entitlement overrides (replaces them all; they win over its plan's)
-         * @description Set a subscription's entitlement overrides (replaces them all; they win over its plan's).
-         */
-        put: operations["replaceSubscriptionsEntitlement"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/customers/{id}/entitlements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change
-         * @description What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change.
-         */
-        get: operations["getCustomersEntitlement"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/alerts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List alerts (newest first, up to 1000)
-         * @description List alerts (newest first, up to 1000).
-         */
-        get: operations["getAlert"];
-        put?: never;
-        /**
-         * Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period)
-         * @description Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period).
-         */
-        post: operations["createAlert"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/alerts/{id}/archive": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Archive an alert: it stops watching and lifts its block now
-         * @description Archive an alert: it stops watching and lifts its block now.
-         */
-        post: operations["archiveAlert"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4190,166 +3990,6 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
-    "credit_grant.created": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.created event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.created` (see docs/events.md).
-         */
-        post: operations["onCreditGrantCreated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "credit_grant.activated": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.activated event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.activated` (see docs/events.md).
-         */
-        post: operations["onCreditGrantActivated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "credit_grant.drawn": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.drawn event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.drawn` (see docs/events.md).
-         */
-        post: operations["onCreditGrantDrawn"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "credit_grant.expired": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.expired event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.expired` (see docs/events.md).
-         */
-        post: operations["onCreditGrantExpired"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "credit_grant.voided": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * credit_grant.voided event
-         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.voided` (see docs/events.md).
-         */
-        post: operations["onCreditGrantVoided"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "feature.created": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * feature.created event
-         * @description Sent to every enabled webhook endpoint subscribed to `feature.created` (see docs/events.md).
-         */
-        post: operations["onFeatureCreated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "entitlements.updated": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * entitlements.updated event
-         * @description Sent to every enabled webhook endpoint subscribed to `entitlements.updated` (see docs/events.md).
-         */
-        post: operations["onEntitlementsUpdated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "alert.triggered": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * alert.triggered event
-         * @description Sent to every enabled webhook endpoint subscribed to `alert.triggered` (see docs/events.md).
-         */
-        post: operations["onAlertTriggered"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "einvoice.generated": {
         parameters: {
             query?: never;
@@ -4404,6 +4044,26 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `einvoice.canceled` (see docs/events.md).
          */
         post: operations["onEinvoiceCanceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "einvoice.report_due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * einvoice.report_due event
+         * @description Sent to every enabled webhook endpoint subscribed to `einvoice.report_due` (see docs/events.md).
+         */
+        post: operations["onEinvoiceReportDue"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5073,6 +4733,16 @@ export interface components {
             lut: boolean;
             export_refund_claim: boolean;
             time_zone: string;
+            /**
+             * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+             * @enum {string}
+             */
+            aato_band: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+            /**
+             * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+             * @enum {string}
+             */
+            number_series_reset: "never" | "financial_year";
             einvoicing: {
                 enabled: boolean;
                 provider: ("sandbox" | "nic" | "gsp") | null;
@@ -5575,6 +5245,8 @@ export interface components {
             canceled_at: string | null;
             cancel_reason_code: number | null;
             cancel_remarks: string | null;
+            /** @description the last day (entity's zone) the IRP accepts the document: 30 days from its date for an entity with turnover of ₹10 crore or more; null otherwise */
+            irn_report_by: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -5948,78 +5620,6 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
-        CreditGrant: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            customer_id: string;
-            /** Format: uuid */
-            entity_id: string;
-            /** @enum {string} */
-            category: "paid" | "promotional";
-            /** @enum {string} */
-            status: "pending" | "active" | "depleted" | "expired" | "voided";
-            name: string | null;
-            currency: string;
-            amount: number;
-            /** @description what is left to draw, minor units */
-            remaining: number;
-            /** @description a paid grant: the GST its top-up invoice charged (settled with each draw, never charged again); 0 for promotional */
-            tax_amount: number;
-            priority: number;
-            expires_at: string | null;
-            applies_to: {
-                plan_ids?: string[];
-                price_types?: ("fixed" | "usage" | "one_off")[];
-            } | null;
-            /** @description a paid grant: its top-up invoice; the grant is spendable once it is paid */
-            invoice_id: string | null;
-            voided_at: string | null;
-            expired_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        AutoTopUp: {
-            /** Format: uuid */
-            customer_id: string;
-            enabled: boolean;
-            currency: string;
-            threshold: number;
-            amount: number;
-            payment_method_id: string | null;
-            /** @description the open top-up invoice an auto top-up created; none other is created meanwhile */
-            in_flight_invoice_id: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        BillableMetric: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            code: string;
-            name: string;
-            /** @enum {string} */
-            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
-            field: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        UsageIngestResult: {
-            accepted: number;
-            duplicates: number;
-            rejected: {
-                index: number;
-                error: string;
-            }[];
-        };
-        UsageEventAccepted: {
-            transaction_id: string;
-            /** @description true when this transaction_id was already recorded (nothing changed) */
-            duplicate: boolean;
-        };
         Coupon: {
             /** Format: uuid */
             id: string;
@@ -6068,6 +5668,32 @@ export interface components {
             end: string | null;
             invoices_discounted: number;
             ended_at: string | null;
+        };
+        BillableMetric: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            code: string;
+            name: string;
+            /** @enum {string} */
+            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+            field: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        UsageIngestResult: {
+            accepted: number;
+            duplicates: number;
+            rejected: {
+                index: number;
+                error: string;
+            }[];
+        };
+        UsageEventAccepted: {
+            transaction_id: string;
+            /** @description true when this transaction_id was already recorded (nothing changed) */
+            duplicate: boolean;
         };
         EmailTemplate: {
             /** @enum {string} */
@@ -6283,27 +5909,6 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
-        Alert: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            customer_id: string;
-            subscription_id: string | null;
-            /** @enum {string} */
-            type: "usage_threshold" | "spend_threshold" | "credit_balance_below";
-            metric_code: string | null;
-            currency: string | null;
-            threshold: number;
-            /** @enum {string} */
-            action: "notify" | "block";
-            recurring: boolean;
-            /** @enum {string} */
-            status: "active" | "archived";
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
         Gstr1: {
             gstin: string;
             fp: string;
@@ -6313,12 +5918,34 @@ export interface components {
             cdnr: unknown[];
             cdnur: unknown[];
             exp: unknown[];
+            /** @description the GSTN offline-tool format version */
+            version: string;
+            /** @description table 8: nil-rated, exempt and non-GST supplies */
+            nil: {
+                inv: unknown[];
+            };
+            /** @description amended B2B invoices of filed months (oinum, oidt) */
+            b2ba?: unknown[];
+            /** @description amended credit notes to registered persons of filed months (ont_num, ont_dt) */
+            cdnra?: unknown[];
+            /** @description table 12, B2B and B2C tabs (Phase III) */
             hsn: {
-                data: unknown[];
+                hsn_b2b: unknown[];
+                hsn_b2c: unknown[];
             };
             doc_issue: {
                 doc_det: unknown[];
             };
+        };
+        Gstr1a: {
+            gstin: string;
+            fp: string;
+            version: string;
+            b2b: unknown[];
+            b2cl: unknown[];
+            exp: unknown[];
+            cdnr: unknown[];
+            cdnur: unknown[];
         };
         Gstr3b: {
             gstin: string;
@@ -6358,6 +5985,24 @@ export interface components {
                     camt: number;
                     samt: number;
                     csamt: number;
+                };
+            };
+            /** @description per 3.1 row: the earlier months' net reduction taken off this month (never below 0) */
+            carried_in?: {
+                [key: string]: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
+                };
+            };
+            /** @description per 3.1 row: the net reduction this month could not show (3.1 is never negative), carried to the next month */
+            carry_forward?: {
+                [key: string]: {
+                    txval: number;
+                    iamt: number;
+                    camt: number;
+                    samt: number;
                 };
             };
         };
@@ -6896,31 +6541,6 @@ export interface components {
                 month: string;
                 recognized: number;
             }[];
-        };
-        Feature: {
-            /** Format: uuid */
-            id: string;
-            key: string;
-            name: string;
-            /** @enum {string} */
-            type: "boolean" | "quantity" | "enum";
-            values: string[] | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        CustomerEntitlements: {
-            /** Format: uuid */
-            customer_id: string;
-            features: {
-                [key: string]: boolean | number | string | null;
-            };
-            /** @description true behind the payment wall (dunning) or a blocking alert */
-            blocked: boolean;
-            blocked_reason: ("payment_wall" | "alert") | null;
-            /** @description the blocking alert, when an alert blocks */
-            blocked_by: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            as_of: string;
         };
     };
     responses: {
@@ -7511,6 +7131,8 @@ export interface operations {
                      *           "lut": true,
                      *           "export_refund_claim": true,
                      *           "time_zone": "time zone",
+                     *           "aato_band": "up_to_5_crore",
+                     *           "number_series_reset": "never",
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -7572,7 +7194,9 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "lut": true,
-                 *       "export_refund_claim": true
+                 *       "export_refund_claim": true,
+                 *       "aato_band": "up_to_5_crore",
+                 *       "number_series_reset": "never"
                  *     }
                  */
                 "application/json": {
@@ -7594,6 +7218,16 @@ export interface operations {
                     lut?: boolean;
                     /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
                     export_refund_claim?: boolean;
+                    /**
+                     * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+                     * @enum {string}
+                     */
+                    aato_band?: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+                    /**
+                     * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+                     * @enum {string}
+                     */
+                    number_series_reset?: "never" | "financial_year";
                 };
             };
         };
@@ -7628,6 +7262,8 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7693,6 +7329,8 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -7761,7 +7399,9 @@ export interface operations {
                  *           "client_secret": "client secret",
                  *           "public_key": "public key"
                  *         }
-                 *       }
+                 *       },
+                 *       "aato_band": "up_to_5_crore",
+                 *       "number_series_reset": "never"
                  *     }
                  */
                 "application/json": {
@@ -7800,6 +7440,16 @@ export interface operations {
                             public_key?: string;
                         };
                     };
+                    /**
+                     * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
+                     * @enum {string}
+                     */
+                    aato_band?: "up_to_5_crore" | "above_5_crore" | "10_crore_or_more";
+                    /**
+                     * @description financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)
+                     * @enum {string}
+                     */
+                    number_series_reset?: "never" | "financial_year";
                 };
             };
         };
@@ -7834,6 +7484,8 @@ export interface operations {
                      *         "lut": true,
                      *         "export_refund_claim": true,
                      *         "time_zone": "time zone",
+                     *         "aato_band": "up_to_5_crore",
+                     *         "number_series_reset": "never",
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -13647,7 +13299,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -19414,6 +19066,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19492,6 +19145,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19571,6 +19225,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19631,6 +19286,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19709,6 +19365,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19788,6 +19445,7 @@ export interface operations {
                      *         "canceled_at": "2026-04-01T00:00:00.000Z",
                      *         "cancel_reason_code": 1,
                      *         "cancel_remarks": "cancel remarks",
+                     *         "irn_report_by": "irn report by",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -19852,8 +19510,23 @@ export interface operations {
                      *         "exp": [
                      *           {}
                      *         ],
+                     *         "version": "version",
+                     *         "nil": {
+                     *           "inv": [
+                     *             {}
+                     *           ]
+                     *         },
+                     *         "b2ba": [
+                     *           {}
+                     *         ],
+                     *         "cdnra": [
+                     *           {}
+                     *         ],
                      *         "hsn": {
-                     *           "data": [
+                     *           "hsn_b2b": [
+                     *             {}
+                     *           ],
+                     *           "hsn_b2c": [
                      *             {}
                      *           ]
                      *         },
@@ -19940,7 +19613,9 @@ export interface operations {
                      *             "samt": 1,
                      *             "csamt": 1
                      *           }
-                     *         }
+                     *         },
+                     *         "carried_in": {},
+                     *         "carry_forward": {}
                      *       }
                      *     }
                      */
@@ -19949,6 +19624,60 @@ export interface operations {
                     };
                     /** @example text */
                     "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getGstGstr1a: {
+        parameters: {
+            query: {
+                /** @description The entity id (query). */
+                entity_id: string;
+                /** @description The period (query). */
+                period: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GSTR-1A */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "gstin": "27AAPFU0939F1ZV",
+                     *         "fp": "fp",
+                     *         "version": "version",
+                     *         "b2b": [
+                     *           {}
+                     *         ],
+                     *         "b2cl": [
+                     *           {}
+                     *         ],
+                     *         "exp": [
+                     *           {}
+                     *         ],
+                     *         "cdnr": [
+                     *           {}
+                     *         ],
+                     *         "cdnur": [
+                     *           {}
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Gstr1a"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -21489,962 +21218,6 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
-    getCustomersCreditGrant: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "category": "paid",
-                     *           "status": "pending",
-                     *           "name": "Acme Pro",
-                     *           "currency": "INR",
-                     *           "amount": 49900,
-                     *           "remaining": 1,
-                     *           "tax_amount": 49900,
-                     *           "priority": 1,
-                     *           "expires_at": "2026-04-01T00:00:00.000Z",
-                     *           "applies_to": {
-                     *             "plan_ids": [
-                     *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *             ],
-                     *             "price_types": [
-                     *               "fixed"
-                     *             ]
-                     *           },
-                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "voided_at": "2026-04-01T00:00:00.000Z",
-                     *           "expired_at": "2026-04-01T00:00:00.000Z",
-                     *           "created_at": "2026-04-01T00:00:00.000Z",
-                     *           "updated_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ],
-                     *       "balances": [
-                     *         {
-                     *           "currency": "INR",
-                     *           "paid": 1,
-                     *           "promotional": 1
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CreditGrant"][];
-                        /** @description spendable now (active, unexpired), per currency and category */
-                        balances: {
-                            currency: string;
-                            paid: number;
-                            promotional: number;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    creditGrantsCustomer: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "amount": 49900,
-                 *       "currency": "INR",
-                 *       "category": "paid",
-                 *       "priority": 50,
-                 *       "expires_at": "2026-04-01T00:00:00.000Z",
-                 *       "applies_to": {
-                 *         "plan_ids": [
-                 *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *         ],
-                 *         "price_types": [
-                 *           "fixed"
-                 *         ]
-                 *       },
-                 *       "name": "Acme Pro"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description minor units; for a paid grant the taxable value bought (GST is charged on top in its top-up invoice) */
-                    amount: number;
-                    currency: string;
-                    /** @enum {string} */
-                    category: "paid" | "promotional";
-                    /**
-                     * @description lower is drawn first
-                     * @default 50
-                     */
-                    priority?: number;
-                    /** Format: date-time */
-                    expires_at?: string;
-                    applies_to?: {
-                        plan_ids?: string[];
-                        /** @description fixed: a plan's recurring fee; usage: a metered price; one_off: a line without a price */
-                        price_types?: ("fixed" | "usage" | "one_off")[];
-                    };
-                    name?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "category": "paid",
-                     *         "status": "pending",
-                     *         "name": "Acme Pro",
-                     *         "currency": "INR",
-                     *         "amount": 49900,
-                     *         "remaining": 1,
-                     *         "tax_amount": 49900,
-                     *         "priority": 1,
-                     *         "expires_at": "2026-04-01T00:00:00.000Z",
-                     *         "applies_to": {
-                     *           "plan_ids": [
-                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *           ],
-                     *           "price_types": [
-                     *             "fixed"
-                     *           ]
-                     *         },
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "voided_at": "2026-04-01T00:00:00.000Z",
-                     *         "expired_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getCreditGrant: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "category": "paid",
-                     *         "status": "pending",
-                     *         "name": "Acme Pro",
-                     *         "currency": "INR",
-                     *         "amount": 49900,
-                     *         "remaining": 1,
-                     *         "tax_amount": 49900,
-                     *         "priority": 1,
-                     *         "expires_at": "2026-04-01T00:00:00.000Z",
-                     *         "applies_to": {
-                     *           "plan_ids": [
-                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *           ],
-                     *           "price_types": [
-                     *             "fixed"
-                     *           ]
-                     *         },
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "voided_at": "2026-04-01T00:00:00.000Z",
-                     *         "expired_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    voidCreditGrant: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "category": "paid",
-                     *         "status": "pending",
-                     *         "name": "Acme Pro",
-                     *         "currency": "INR",
-                     *         "amount": 49900,
-                     *         "remaining": 1,
-                     *         "tax_amount": 49900,
-                     *         "priority": 1,
-                     *         "expires_at": "2026-04-01T00:00:00.000Z",
-                     *         "applies_to": {
-                     *           "plan_ids": [
-                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                     *           ],
-                     *           "price_types": [
-                     *             "fixed"
-                     *           ]
-                     *         },
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "voided_at": "2026-04-01T00:00:00.000Z",
-                     *         "expired_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getCustomersAutoTopUp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "enabled": true,
-                     *         "currency": "INR",
-                     *         "threshold": 1,
-                     *         "amount": 49900,
-                     *         "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["AutoTopUp"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    replaceCustomersAutoTopUp: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "enabled": true,
-                 *       "threshold": 1,
-                 *       "amount": 49900,
-                 *       "currency": "INR",
-                 *       "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *     }
-                 */
-                "application/json": {
-                    enabled: boolean;
-                    /** @description a top-up is bought when the spendable paid credit falls below this */
-                    threshold: number;
-                    /** @description the credit bought each time (GST on top, in its top-up invoice) */
-                    amount: number;
-                    currency: string;
-                    /** @description one of the customer's active payment methods; the charge uses the customer's default method */
-                    payment_method_id?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "enabled": true,
-                     *         "currency": "INR",
-                     *         "threshold": 1,
-                     *         "amount": 49900,
-                     *         "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["AutoTopUp"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getFeature: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "key": "key",
-                     *           "name": "Acme Pro",
-                     *           "type": "boolean",
-                     *           "values": [
-                     *             "value"
-                     *           ],
-                     *           "created_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Feature"][];
-                    };
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    createFeature: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The create a feature (boolean, quantity or enum) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "key": "998314",
-                 *       "name": "Acme Pro",
-                 *       "type": "boolean",
-                 *       "values": [
-                 *         "value"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    key: string;
-                    name: string;
-                    /** @enum {string} */
-                    type: "boolean" | "quantity" | "enum";
-                    /** @description an enum feature: its allowed values */
-                    values?: string[];
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "key": "key",
-                     *         "name": "Acme Pro",
-                     *         "type": "boolean",
-                     *         "values": [
-                     *           "value"
-                     *         ],
-                     *         "created_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Feature"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getPlansEntitlement: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "feature_key": "feature key",
-                     *           "value": true
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: {
-                            feature_key: string;
-                            value: boolean | number | string | null;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    replacePlansEntitlement: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The set a plan's entitlements (replaces them all) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example [
-                 *       {
-                 *         "feature_key": "feature key",
-                 *         "value": true
-                 *       }
-                 *     ]
-                 */
-                "application/json": {
-                    feature_key: string;
-                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
-                    value: boolean | number | string | null;
-                }[];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "feature_key": "feature key",
-                     *           "value": true
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: {
-                            feature_key: string;
-                            value: boolean | number | string | null;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    replaceSubscriptionsEntitlement: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description The set a subscription's entitlement overrides (replaces them all; they win over its plan's) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example [
-                 *       {
-                 *         "feature_key": "feature key",
-                 *         "value": true
-                 *       }
-                 *     ]
-                 */
-                "application/json": {
-                    feature_key: string;
-                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
-                    value: boolean | number | string | null;
-                }[];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "feature_key": "feature key",
-                     *           "value": true
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: {
-                            feature_key: string;
-                            value: boolean | number | string | null;
-                        }[];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getCustomersEntitlement: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "features": {},
-                     *         "blocked": true,
-                     *         "blocked_reason": "payment_wall",
-                     *         "blocked_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "as_of": "as of"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["CustomerEntitlements"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    getAlert: {
-        parameters: {
-            query?: {
-                /** @description The customer id (query). */
-                customer_id?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *           "type": "usage_threshold",
-                     *           "metric_code": "metric code",
-                     *           "currency": "INR",
-                     *           "threshold": 1,
-                     *           "action": "notify",
-                     *           "recurring": true,
-                     *           "status": "active",
-                     *           "created_at": "2026-04-01T00:00:00.000Z",
-                     *           "updated_at": "2026-04-01T00:00:00.000Z"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Alert"][];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    createAlert: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period) request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "usage_threshold",
-                 *       "metric_code": "metric code",
-                 *       "currency": "INR",
-                 *       "threshold": 1,
-                 *       "action": "notify",
-                 *       "recurring": true
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    customer_id?: string;
-                    /**
-                     * Format: uuid
-                     * @description the subscription's customer and current period; else the customer's running subscription's period, else the calendar month (UTC)
-                     */
-                    subscription_id?: string;
-                    /** @enum {string} */
-                    type: "usage_threshold" | "spend_threshold" | "credit_balance_below";
-                    /** @description usage_threshold: the billable metric */
-                    metric_code?: string;
-                    /** @description spend_threshold and credit_balance_below: the currency (default: the tenant's base currency) */
-                    currency?: string;
-                    /** @description usage: a quantity; spend and credit: minor units */
-                    threshold: number;
-                    /**
-                     * @default notify
-                     * @enum {string}
-                     */
-                    action?: "notify" | "block";
-                    /** @default true */
-                    recurring?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "type": "usage_threshold",
-                     *         "metric_code": "metric code",
-                     *         "currency": "INR",
-                     *         "threshold": 1,
-                     *         "action": "notify",
-                     *         "recurring": true,
-                     *         "status": "active",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Alert"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    archiveAlert: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /** @description The id (path). */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "type": "usage_threshold",
-                     *         "metric_code": "metric code",
-                     *         "currency": "INR",
-                     *         "threshold": 1,
-                     *         "action": "notify",
-                     *         "recurring": true,
-                     *         "status": "active",
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["Alert"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
     portalLogin: {
         parameters: {
             query?: never;
@@ -23594,6 +22367,8 @@ export interface operations {
                  *           "lut": true,
                  *           "export_refund_claim": true,
                  *           "time_zone": "time zone",
+                 *           "aato_band": "up_to_5_crore",
+                 *           "number_series_reset": "never",
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
@@ -25815,584 +24590,6 @@ export interface operations {
             };
         };
     };
-    onCreditGrantCreated: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.created` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.created",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.created";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantActivated: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.activated` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.activated",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.activated";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantDrawn: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.drawn` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.drawn",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.drawn";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantExpired: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.expired` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.expired",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.expired";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onCreditGrantVoided: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `credit_grant.voided` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "credit_grant.voided",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "category": "paid",
-                 *           "status": "pending",
-                 *           "name": "Acme Pro",
-                 *           "currency": "INR",
-                 *           "amount": 49900,
-                 *           "remaining": 1,
-                 *           "tax_amount": 49900,
-                 *           "priority": 1,
-                 *           "expires_at": "2026-04-01T00:00:00.000Z",
-                 *           "applies_to": {
-                 *             "plan_ids": [
-                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *             ],
-                 *             "price_types": [
-                 *               "fixed"
-                 *             ]
-                 *           },
-                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "voided_at": "2026-04-01T00:00:00.000Z",
-                 *           "expired_at": "2026-04-01T00:00:00.000Z",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "credit_grant.voided";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["CreditGrant"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onFeatureCreated: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `feature.created` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "feature.created",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "key": "key",
-                 *           "name": "Acme Pro",
-                 *           "type": "boolean",
-                 *           "values": [
-                 *             "value"
-                 *           ],
-                 *           "created_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "feature.created";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["Feature"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onEntitlementsUpdated: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `entitlements.updated` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "entitlements.updated",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {}
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "entitlements.updated";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    onAlertTriggered: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The `alert.triggered` event. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "type": "alert.triggered",
-                 *       "created_at": "2026-04-01T00:00:00.000Z",
-                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "data": {
-                 *         "object": {
-                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *           "type": "usage_threshold",
-                 *           "metric_code": "metric code",
-                 *           "currency": "INR",
-                 *           "threshold": 1,
-                 *           "action": "notify",
-                 *           "recurring": true,
-                 *           "status": "active",
-                 *           "created_at": "2026-04-01T00:00:00.000Z",
-                 *           "updated_at": "2026-04-01T00:00:00.000Z"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    id: string;
-                    /** @constant */
-                    type: "alert.triggered";
-                    /** Format: date-time */
-                    created_at: string;
-                    /** Format: uuid */
-                    tenant_id: string;
-                    data: {
-                        object: components["schemas"]["Alert"];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Refused: the delivery is retried with back-off. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     onEinvoiceGenerated: {
         parameters: {
             query?: never;
@@ -26431,6 +24628,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -26507,6 +24705,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -26583,6 +24782,7 @@ export interface operations {
                  *           "canceled_at": "2026-04-01T00:00:00.000Z",
                  *           "cancel_reason_code": 1,
                  *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -26594,6 +24794,83 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "einvoice.canceled";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Einvoice"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEinvoiceReportDue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `einvoice.report_due` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "einvoice.report_due",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "document_type": "invoice",
+                 *           "document_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "provider": "provider",
+                 *           "status": "pending",
+                 *           "irn": "irn",
+                 *           "ack_no": "ack no",
+                 *           "ack_date": "ack date",
+                 *           "signed_qr_code": "signed qr code",
+                 *           "errors": [
+                 *             {
+                 *               "code": "acme-pro",
+                 *               "message": "message",
+                 *               "field": "field"
+                 *             }
+                 *           ],
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "cancel_reason_code": 1,
+                 *           "cancel_remarks": "cancel remarks",
+                 *           "irn_report_by": "irn report by",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "einvoice.report_due";
                     /** Format: date-time */
                     created_at: string;
                     /** Format: uuid */

@@ -2,8 +2,8 @@ import type { FastifyReply } from 'fastify';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope } from '../../platform/http/envelope.js';
 import { reportCtx, type KoshApp } from '../../platform/http/server.js';
-import { csvResponse, gstr1Schema, gstr3bSchema, returnQuery } from '../../modules/gst-returns/index.js';
-import { getGstr1, getGstr1Csv, getGstr3b, getGstr3bCsv } from '../../modules/gst-returns/index.js';
+import { csvResponse, gstr1aQuery, gstr1aSchema, gstr1Schema, gstr3bSchema, returnQuery } from '../../modules/gst-returns/index.js';
+import { getGstr1, getGstr1a, getGstr1Csv, getGstr3b, getGstr3bCsv } from '../../modules/gst-returns/index.js';
 
 export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
   const csv = (reply: unknown, name: string, body: string) =>
@@ -47,6 +47,21 @@ export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
       const ctx = reportCtx(deps, request);
       if (format === 'csv') return csv(reply, `GSTR3B-${period}`, await getGstr3bCsv(ctx, entity_id, period));
       return { data: await getGstr3b(ctx, entity_id, period) };
+    },
+  );
+  app.get(
+    '/v1/gst/gstr1a',
+    {
+      schema: {
+        tags: ['gst'],
+        summary: 'GSTR-1A of an entity for a return period (MMYYYY): corrections after its GSTR-1 is marked filed, until its GSTR-3B is',
+        querystring: gstr1aQuery,
+        response: { 200: { description: 'GSTR-1A', content: { 'application/json': { schema: dataEnvelope(gstr1aSchema) } } } },
+      },
+    },
+    async (request) => {
+      const { entity_id, period } = request.query;
+      return { data: await getGstr1a(reportCtx(deps, request), entity_id, period) };
     },
   );
 }

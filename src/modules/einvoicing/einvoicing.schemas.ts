@@ -20,7 +20,9 @@ export const einvoiceSchema = z
     irn_report_by: z
       .string()
       .nullable()
-      .describe("the last day (entity's zone) the IRP accepts the document: 30 days from its date for an entity with turnover of ₹10 crore or more; null otherwise"),
+      .describe(
+        "the last day (entity's zone) the IRP accepts the document: 30 days from its date for an entity with turnover of ₹10 crore or more; null otherwise",
+      ),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

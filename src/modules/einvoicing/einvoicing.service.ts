@@ -211,7 +211,9 @@ export function linesOfCreditNote(note: CreditNote, invoice: Invoice, inr: boole
     // rate in force on the invoice's date.
     const invoiceLine = invoice.lines.find((l) => l.hsn_code === hsn);
     const rateBp =
-      note.subtotal > 0 ? (invoiceLine?.tax_rate_bp ?? gstRateBasisPoints(hsn, null, undefined, invoice.issued_at ? new Date(invoice.issued_at) : undefined)) : 0;
+      note.subtotal > 0
+        ? (invoiceLine?.tax_rate_bp ?? gstRateBasisPoints(hsn, null, undefined, invoice.issued_at ? new Date(invoice.issued_at) : undefined))
+        : 0;
     return [
       {
         description,

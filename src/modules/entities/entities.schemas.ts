@@ -16,7 +16,7 @@ export const invoicePrefix = z
     /^([A-Z0-9/-]|\{FY\})+$/,
     'must be uppercase letters, digits, "/" or "-" (document numbers are case-insensitive), optionally with {FY} for the financial year',
   )
-  .refine((p) => p.replaceAll('{FY}', '25-26').length <= 14, 'must be at most 14 characters ({FY} counts 5) so a number fits Rule 46(b)\'s 16');
+  .refine((p) => p.replaceAll('{FY}', '25-26').length <= 14, "must be at most 14 characters ({FY} counts 5) so a number fits Rule 46(b)'s 16");
 
 export const aatoBand = z
   .enum(['up_to_5_crore', 'above_5_crore', '10_crore_or_more'])

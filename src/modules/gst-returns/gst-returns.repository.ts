@@ -13,6 +13,8 @@ export type InvoiceRateRow = {
   total: number;
   ctin: string | null;
   rate_bp: number;
+  /** Every line of the invoice at this rate is a service (SAC, chapter 99): 0 % is exempt, not nil-rated. */
+  service: boolean;
   txval: number;
   iamt: number;
   camt: number;
@@ -46,12 +48,12 @@ export async function invoiceRatePage(
       LIMIT ${limit}
     )
     SELECT p.id, p.number, p.issued_at, p.status, p.tax_type, p.place_of_supply, p.currency, p.total, p.ctin,
-           l.rate_bp, l.txval, l.iamt, l.camt, l.samt
+           l.rate_bp, l.service, l.txval, l.iamt, l.camt, l.samt
     FROM page p
     -- Per invoice, through the (tenant_id, invoice_id, position) key: a page never scans the
     -- month's lines.
     CROSS JOIN LATERAL (
-      SELECT rate_bp, sum(coalesce(inr_amount, amount))::bigint AS txval, sum(coalesce(inr_igst_amount, igst_amount))::bigint AS iamt,
+      SELECT rate_bp, bool_and(hsn_code LIKE '99%') AS service, sum(coalesce(inr_amount, amount))::bigint AS txval, sum(coalesce(inr_igst_amount, igst_amount))::bigint AS iamt,
              sum(coalesce(inr_cgst_amount, cgst_amount))::bigint AS camt, sum(coalesce(inr_sgst_amount, sgst_amount))::bigint AS samt
       FROM invoice_lines
       WHERE tenant_id = ${tenantId} AND invoice_id = p.id
@@ -77,7 +79,7 @@ export async function listedInvoiceRates(tx: Tx, tenantId: string, entityId: str
   const { rows } = await sql<InvoiceRateRow>`
     SELECT i.id, i.number, i.issued_at, i.status, i.tax_type, i.place_of_supply, i.currency,
            coalesce(i.inr_total, i.total) AS total, i.customer_details->>'gstin' AS ctin, l.rate_bp,
-           sum(coalesce(l.inr_amount, l.amount))::bigint AS txval, sum(coalesce(l.inr_igst_amount, l.igst_amount))::bigint AS iamt,
+           bool_and(l.hsn_code LIKE '99%') AS service, sum(coalesce(l.inr_amount, l.amount))::bigint AS txval, sum(coalesce(l.inr_igst_amount, l.igst_amount))::bigint AS iamt,
            sum(coalesce(l.inr_cgst_amount, l.cgst_amount))::bigint AS camt, sum(coalesce(l.inr_sgst_amount, l.sgst_amount))::bigint AS samt
     FROM invoices i
     JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id
@@ -92,6 +94,8 @@ export type B2csRow = {
   sply_ty: 'INTRA' | 'INTER';
   pos: string | null;
   rate_bp: number;
+  /** SAC lines (services): at 0 % they are exempt; goods at 0 % are nil-rated. */
+  service: boolean;
   txval: number;
   iamt: number;
   camt: number;
@@ -108,13 +112,13 @@ export async function b2csSummary(tx: Tx, tenantId: string, entityId: string, fr
         AND i.number IS NOT NULL AND i.status <> 'void' AND i.tax_type <> '' AND ${isB2cs}
     )
     SELECT CASE WHEN d.tax_type = 'intra_state' THEN 'INTRA' ELSE 'INTER' END AS sply_ty, d.place_of_supply AS pos, l.rate_bp,
-           sum(coalesce(l.inr_amount, l.amount))::bigint AS txval, sum(coalesce(l.inr_igst_amount, l.igst_amount))::bigint AS iamt,
+           (l.hsn_code LIKE '99%') AS service, sum(coalesce(l.inr_amount, l.amount))::bigint AS txval, sum(coalesce(l.inr_igst_amount, l.igst_amount))::bigint AS iamt,
            sum(coalesce(l.inr_cgst_amount, l.cgst_amount))::bigint AS camt, sum(coalesce(l.inr_sgst_amount, l.sgst_amount))::bigint AS samt,
            (SELECT count(*) FROM docs)::bigint AS invoices
     FROM docs d
     JOIN invoice_lines l ON l.tenant_id = d.tenant_id AND l.invoice_id = d.id
-    GROUP BY 1, 2, 3
-    ORDER BY 1, 2, 3`.execute(tx);
+    GROUP BY 1, 2, 3, 4
+    ORDER BY 1, 2, 3, 4`.execute(tx);
   return rows;
 }
 
@@ -146,20 +150,21 @@ export async function documentSeries(
   return rows;
 }
 
-export type HsnRow = { hsn_code: string; rate_bp: number; qty: number; txval: number; iamt: number; camt: number; samt: number };
+/** `b2b`: supplies to registered persons (B2B, SEZ) — GSTR-1 table 12's B2B tab; else its B2C tab (B2CL, B2CS, exports). */
+export type HsnRow = { b2b: boolean; hsn_code: string; rate_bp: number; qty: number; txval: number; iamt: number; camt: number; samt: number };
 
 /** The HSN summary of the period's (not void) invoices, summed in SQL (in rupees: a foreign-currency line's INR values). */
 export async function invoiceHsnSummary(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date): Promise<HsnRow[]> {
   const { rows } = await sql<HsnRow>`
-    SELECT l.hsn_code, l.rate_bp, sum(l.quantity)::bigint AS qty, sum(coalesce(l.inr_amount, l.amount))::bigint AS txval,
+    SELECT (nullif(i.customer_details->>'gstin', '') IS NOT NULL AND i.tax_type <> 'export') AS b2b, l.hsn_code, l.rate_bp, sum(l.quantity)::bigint AS qty, sum(coalesce(l.inr_amount, l.amount))::bigint AS txval,
            sum(coalesce(l.inr_igst_amount, l.igst_amount))::bigint AS iamt, sum(coalesce(l.inr_cgst_amount, l.cgst_amount))::bigint AS camt,
            sum(coalesce(l.inr_sgst_amount, l.sgst_amount))::bigint AS samt
     FROM invoices i
     JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id
     WHERE i.tenant_id = ${tenantId} AND i.entity_id = ${entityId}
       AND i.issued_at >= ${from} AND i.issued_at < ${to} AND i.number IS NOT NULL AND i.status <> 'void' AND i.tax_type <> ''
-    GROUP BY l.hsn_code, l.rate_bp
-    ORDER BY l.hsn_code, l.rate_bp`.execute(tx);
+    GROUP BY 1, l.hsn_code, l.rate_bp
+    ORDER BY 1 DESC, l.hsn_code, l.rate_bp`.execute(tx);
   return rows;
 }
 

@@ -20,21 +20,49 @@ export const gstr1Schema = z
     cdnr: z.array(z.unknown()),
     cdnur: z.array(z.unknown()),
     exp: z.array(z.unknown()),
-    hsn: z.object({ data: z.array(z.unknown()) }),
+    version: z.string().describe('the GSTN offline-tool format version'),
+    nil: z.object({ inv: z.array(z.unknown()) }).describe('table 8: nil-rated, exempt and non-GST supplies'),
+    b2ba: z.array(z.unknown()).optional().describe('amended B2B invoices of filed months (oinum, oidt)'),
+    cdnra: z.array(z.unknown()).optional().describe('amended credit notes to registered persons of filed months (ont_num, ont_dt)'),
+    hsn: z.object({ hsn_b2b: z.array(z.unknown()), hsn_b2c: z.array(z.unknown()) }).describe('table 12, B2B and B2C tabs (Phase III)'),
     doc_issue: z.object({ doc_det: z.array(z.unknown()) }),
     at: z.array(z.unknown()).optional().describe('table 11A: tax on advances received (gstr1-advances.ts)'),
     txpd: z.array(z.unknown()).optional().describe('table 11B: advances adjusted or refunded'),
   })
   .meta({ id: 'Gstr1' });
 
+export const gstr1aSchema = z
+  .object({
+    gstin: z.string(),
+    fp: z.string(),
+    version: z.string(),
+    b2b: z.array(z.unknown()),
+    b2cl: z.array(z.unknown()),
+    exp: z.array(z.unknown()),
+    cdnr: z.array(z.unknown()),
+    cdnur: z.array(z.unknown()),
+  })
+  .meta({ id: 'Gstr1a' });
+
+export const gstr1aQuery = returnQuery.omit({ format: true });
+
 export const gstr3bSchema = z
   .object({
     gstin: z.string(),
     ret_period: z.string(),
     sup_details: z.object({ osup_det: amounts, osup_zero: amounts, osup_nil_exmp: amounts, isup_rev: amounts, osup_nongst: amounts }),
+    carried_in: z
+      .record(z.string(), z.object({ txval: z.number(), iamt: z.number(), camt: z.number(), samt: z.number() }))
+      .optional()
+      .describe("per 3.1 row: the earlier months' net reduction taken off this month (never below 0)"),
+    carry_forward: z
+      .record(z.string(), z.object({ txval: z.number(), iamt: z.number(), camt: z.number(), samt: z.number() }))
+      .optional()
+      .describe('per 3.1 row: the net reduction this month could not show (3.1 is never negative), carried to the next month'),
   })
   .meta({ id: 'Gstr3b' });
 
 export const csvResponse = z.string().meta({ description: 'CSV (format=csv)' });
 export type Gstr1 = z.infer<typeof gstr1Schema>;
 export type Gstr3b = z.infer<typeof gstr3bSchema>;
+export type Gstr1a = z.infer<typeof gstr1aSchema>;

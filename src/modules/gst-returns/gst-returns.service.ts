@@ -14,9 +14,10 @@ import {
   type HsnRow,
   type Keyset,
 } from './gst-returns.repository.js';
-import { countsInReturn, Gstr1Builder, rupees } from './gstr1.js';
+import { carryFromJson, countsInReturn, Gstr1Builder, GSTR1_FORMAT_VERSION, rupees, type Table31Carry } from './gstr1.js';
 import { advanceSections, advancesNetOfAdjustments } from './gstr1-advances.js';
-import type { Gstr1, Gstr3b } from './gst-returns.schemas.js';
+import { amendmentSections, applyAmendments, changedDocuments, gstr1aSections, listedDocuments } from './amendments.js';
+import type { Gstr1, Gstr1a, Gstr3b } from './gst-returns.schemas.js';
 
 /** Invoices read per keyset page: bounded memory per round trip, few round trips. */
 const PAGE = 5_000;
@@ -111,8 +112,9 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
   for (const n of notes) {
     if (!countsInReturn(n)) continue;
     const rate = rateOfNote(n);
-    const key = `${n.hsn_code}|${rate}`;
-    const entry = credits.get(key) ?? { hsn_code: n.hsn_code, rate_bp: rate, qty: 0, txval: 0, iamt: 0, camt: 0, samt: 0 };
+    const b2b = Boolean(n.ctin) && n.tax_type !== 'export';
+    const key = `${b2b}|${n.hsn_code}|${rate}`;
+    const entry = credits.get(key) ?? { b2b, hsn_code: n.hsn_code, rate_bp: rate, qty: 0, txval: 0, iamt: 0, camt: 0, samt: 0 };
     entry.txval += n.subtotal;
     entry.iamt += n.igst_amount;
     entry.camt += n.cgst_amount;
@@ -133,6 +135,13 @@ const monthOf = (period: string) => `${period.slice(2)}-${period.slice(0, 2)}`;
 export async function getGstr1(ctx: Ctx, entityId: string, period: string): Promise<Gstr1> {
   const filed = await filedReturn(ctx, entityId, monthOf(period), 'gstr1');
   if (filed) return filed as Gstr1;
+  if (!ctx.tx.isTransaction) {
+    return ctx.tx
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute((tx) => getGstr1({ ...ctx, tx }, entityId, period));
+  }
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
   return { ...builder.toJson(entity.gstin, period, hsn, hsnCredits), ...(await advancesOfPeriod(ctx, entityId, period)) } as Gstr1;
 }
@@ -153,11 +162,48 @@ export async function getGstr1Csv(ctx: Ctx, entityId: string, period: string): P
   return [CSV_HEADER, ...builder.csv!].map(csvLine).join('\n') + '\n';
 }
 
+/** How many unfiled months back a 3B looks for a carried reduction (a year). */
+const CARRY_LOOKBACK = 12;
+
+const previousPeriod = (period: string) => {
+  const month = Number(period.slice(0, 2));
+  const year = Number(period.slice(2));
+  return month === 1 ? `12${year - 1}` : `${String(month - 1).padStart(2, '0')}${year}`;
+};
+
+/**
+ * The reduction the month before `period` carried forward (decision 0362): a filed 3B's stored
+ * carry; an unfiled month's computed from its own figures and its predecessor's carry, looking
+ * back at most a year of unfiled months.
+ */
+async function carryInto(ctx: Ctx, entity: EntityRow & { gstin: string }, period: string, depth = 0): Promise<Table31Carry> {
+  if (depth >= CARRY_LOOKBACK) return {};
+  const before = previousPeriod(period);
+  if (monthOf(before) < monthOf(periodOfCreation(entity))) return {};
+  const filed = await filedReturn(ctx, entity.id, monthOf(before), 'gstr3b');
+  if (filed) return carryFromJson(filed);
+  const { builder } = await buildGstr1(ctx, entity.id, before);
+  return builder.table31Net(await carryInto(ctx, entity, before, depth + 1)).carry;
+}
+
+/** `MMYYYY` of the entity's creation (no return before it). */
+function periodOfCreation(entity: EntityRow): string {
+  const d = localDate(entity.created_at, entity.time_zone);
+  return `${String(d.month).padStart(2, '0')}${d.year}`;
+}
+
 export async function getGstr3b(ctx: Ctx, entityId: string, period: string): Promise<Gstr3b> {
   const filed = await filedReturn(ctx, entityId, monthOf(period), 'gstr3b');
   if (filed) return filed as Gstr3b;
+  if (!ctx.tx.isTransaction) {
+    return ctx.tx
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute((tx) => getGstr3b({ ...ctx, tx }, entityId, period));
+  }
   const { entity, builder } = await buildGstr1(ctx, entityId, period);
-  const table = builder.gstr3b(entity.gstin, period) as Gstr3b;
+  const table = builder.gstr3b(entity.gstin, period, await carryInto(ctx, entity, period)) as Gstr3b;
   // 3.1(a) includes the tax on advances of the month net of the advances adjusted (table 11).
   const net = advancesNetOfAdjustments(await advancesOfPeriod(ctx, entityId, period));
   const det = table.sup_details.osup_det;

@@ -22,6 +22,17 @@ export function b2clLimitPaise(issuedAt: Date): number {
   return issuedAt >= B2CL_LIMIT_CHANGE ? 1_00_000_00 : 2_50_000_00;
 }
 
+/**
+ * The GSTN offline tool's format the JSON follows (Phase III: HSN summary in B2B and B2C tables,
+ * table 13 mandatory; decision 0361). Not confirmed from GSTN's own schema download; configurable
+ * where the return is built.
+ */
+export const GSTR1_FORMAT_VERSION = 'GST3.2.3';
+
+/** Table 8 rows: supply type × nil-rated, exempt and non-GST values. */
+export type NilSupplyType = 'INTRB2B' | 'INTRAB2B' | 'INTRB2C' | 'INTRAB2C';
+type NilRow = { nil_amt: number; expt_amt: number; ngsup_amt: number };
+
 export type Amounts = { txval: number; iamt: number; camt: number; samt: number };
 const zero = (): Amounts => ({ txval: 0, iamt: 0, camt: 0, samt: 0 });
 function add(into: Amounts, a: Amounts, sign = 1): void {
@@ -31,7 +42,7 @@ function add(into: Amounts, a: Amounts, sign = 1): void {
   into.samt += sign * a.samt;
 }
 
-type Item = { rate_bp: number } & Amounts;
+type Item = { rate_bp: number; service?: boolean } & Amounts;
 type Doc = {
   id: string;
   number: string;
@@ -83,6 +94,29 @@ export function countsInReturn(note: Pick<CreditNoteRow, 'status' | 'tax_type'>)
   return note.status !== 'void' && note.status !== 'pending_approval' && note.status !== 'rejected' && note.tax_type !== '';
 }
 
+export const TABLE31_ROWS = ['osup_det', 'osup_zero', 'osup_nil_exmp'] as const;
+export type Table31Row = (typeof TABLE31_ROWS)[number];
+/** A net reduction carried between months, per 3.1 row, in paise (positive = to be taken off). */
+export type Table31Carry = Partial<Record<Table31Row, Amounts>>;
+
+function carryOut(carry: Table31Carry): Record<string, { txval: number; iamt: number; camt: number; samt: number }> {
+  return Object.fromEntries(
+    Object.entries(carry).map(([row, a]) => [row, { txval: rupees(a.txval), iamt: rupees(a.iamt), camt: rupees(a.camt), samt: rupees(a.samt) }]),
+  );
+}
+
+/** A stored 3B's carry (rupees) back to paise. */
+export function carryFromJson(json: unknown): Table31Carry {
+  const raw = (json as { carry_forward?: Record<string, Record<string, number>> } | null)?.carry_forward ?? {};
+  const paise = (v: number | undefined) => Math.round((v ?? 0) * 100);
+  const carry: Table31Carry = {};
+  for (const row of TABLE31_ROWS) {
+    const a = raw[row];
+    if (a) carry[row] = { txval: paise(a.txval), iamt: paise(a.iamt), camt: paise(a.camt), samt: paise(a.samt) };
+  }
+  return carry;
+}
+
 export type Gstr1Totals = Record<'b2b' | 'b2cl' | 'b2cs' | 'exp' | 'cdnr' | 'cdnur', Amounts & { count: number }>;
 
 /** Accumulates a month of documents into GSTR-1's sections. Feed invoice pages, then credit notes. */
@@ -93,6 +127,8 @@ export class Gstr1Builder {
   private readonly exp = new Map<'WPAY' | 'WOPAY', unknown[]>();
   private readonly cdnr = new Map<string, unknown[]>();
   private readonly cdnur: unknown[] = [];
+  /** Table 8 (nil-rated, exempt, non-GST), in paise, per supply type. */
+  private readonly nil = new Map<NilSupplyType, NilRow>();
   private readonly invoiceSeries = new Map<string, Series>();
   private readonly noteSeries = new Map<string, Series>();
   readonly totals: Gstr1Totals = {
@@ -138,7 +174,7 @@ export class Gstr1Builder {
           items: [],
         };
       }
-      doc.items.push({ rate_bp: row.rate_bp, txval: row.txval, iamt: row.iamt, camt: row.camt, samt: row.samt });
+      doc.items.push({ rate_bp: row.rate_bp, service: row.service, txval: row.txval, iamt: row.iamt, camt: row.camt, samt: row.samt });
     }
     if (doc) this.addInvoice(doc);
   }
@@ -177,6 +213,12 @@ export class Gstr1Builder {
     this.totals.b2cs.count += invoices;
     for (const row of rows) {
       const amounts = { txval: Number(row.txval), iamt: Number(row.iamt), camt: Number(row.camt), samt: Number(row.samt) };
+      if (row.rate_bp === 0) {
+        this.addNil(row.sply_ty === 'INTRA' ? 'INTRAB2C' : 'INTRB2C', row.service, amounts.txval);
+        add(this.table31.osup_nil_exmp, amounts);
+        this.nilTotal += amounts.txval;
+        continue;
+      }
       const key = `${row.sply_ty}|${row.pos}|${row.rate_bp}`;
       const entry = this.b2cs.get(key) ?? { sply_ty: row.sply_ty, pos: row.pos ?? '', rate_bp: row.rate_bp, ...zero() };
       add(entry, amounts);
@@ -193,6 +235,53 @@ export class Gstr1Builder {
       map.set(r.prefix, { prefix: r.prefix, first: r.first, last: r.last, firstSeq: 0, lastSeq: 0, total: Number(r.total), cancelled: Number(r.cancelled) });
     }
   }
+
+  /**
+   * A 0 % line of a domestic supply goes to table 8, not to b2b/b2cs at rate 0: services (SAC,
+   * chapter 99) as exempt (12/2017-CT(Rate) exempts them), goods as nil-rated.
+   */
+  private addNil(type: NilSupplyType, service: boolean, txval: number): void {
+    const row = this.nil.get(type) ?? { nil_amt: 0, expt_amt: 0, ngsup_amt: 0 };
+    if (service) row.expt_amt += txval;
+    else row.nil_amt += txval;
+    this.nil.set(type, row);
+  }
+
+  private static nilType(taxType: string, registered: boolean): NilSupplyType {
+    const inter = taxType !== 'intra_state';
+    return registered ? (inter ? 'INTRB2B' : 'INTRAB2B') : inter ? 'INTRB2C' : 'INTRAB2C';
+  }
+
+  /** Splits off a document's 0 % items (domestic, not zero-rated) into table 8; answers the taxed ones. */
+  private splitNil(doc: Doc, registered: boolean, sign = 1): Item[] {
+    const taxed = doc.items.filter((i) => i.rate_bp !== 0);
+    for (const item of doc.items) {
+      if (item.rate_bp !== 0) continue;
+      this.addNil(Gstr1Builder.nilType(doc.tax_type, registered), item.service ?? true, sign * item.txval);
+      add(this.table31.osup_nil_exmp, item, sign);
+      this.nilTotal += sign * item.txval;
+      if (this.csv) {
+        const at = gstnOfflineDate(doc.issued_at, this.timeZone);
+        this.csv.push([
+          'nil',
+          doc.ctin ?? '',
+          doc.number,
+          at,
+          doc.place_of_supply ?? '',
+          '0',
+          ((sign * item.txval) / 100).toFixed(2),
+          '0.00',
+          '0.00',
+          '0.00',
+          (doc.total / 100).toFixed(2),
+        ]);
+      }
+    }
+    return taxed;
+  }
+
+  /** Table 8's taxable value in all (paise), for the sums the harness checks. */
+  nilTotal = 0;
 
   private addInvoice(doc: Doc): void {
     if (this.trackInvoiceSeries) trackSeries(this.invoiceSeries, doc.number, doc.status === 'void');
@@ -212,6 +301,11 @@ export class Gstr1Builder {
       this.exp.set(typ, list);
       this.count('exp', doc, 1, true);
       return;
+    }
+    if (!zeroRated) {
+      const taxed = this.splitNil(doc, Boolean(doc.ctin));
+      if (taxed.length === 0) return;
+      doc = { ...doc, items: taxed };
     }
     if (doc.ctin) {
       const list = this.b2b.get(doc.ctin) ?? [];
@@ -241,6 +335,9 @@ export class Gstr1Builder {
   }
 
   private addB2cs(doc: Doc, sign: number): void {
+    const taxed = this.splitNil(doc, false, sign);
+    if (taxed.length === 0) return; // only 0 % lines: table 8 alone
+    doc = { ...doc, items: taxed };
     for (const item of doc.items) {
       const sply = supplyKind(doc.tax_type);
       const key = `${sply}|${doc.place_of_supply}|${item.rate_bp}`;
@@ -263,7 +360,7 @@ export class Gstr1Builder {
       for (; i < rows.length && rows[i]!.id === note.id; i++) {
         const r = rows[i]!;
         const rate = rateOf(r);
-        const item = byRate.get(rate) ?? { rate_bp: rate, ...zero() };
+        const item = byRate.get(rate) ?? { rate_bp: rate, service: r.hsn_code.startsWith('99'), ...zero() };
         add(item, { txval: r.subtotal, iamt: r.igst_amount, camt: r.cgst_amount, samt: r.sgst_amount });
         byRate.set(rate, item);
       }
@@ -293,8 +390,16 @@ export class Gstr1Builder {
     const base = { ntty: 'C', nt_num: note.number, nt_dt: ntDt, val: rupees(note.amount) };
     const zeroRated = classifyZeroRatedSupply({ tax_type: note.tax_type, igst_amount: igst });
     if (note.ctin && zeroRated?.kind !== 'export') {
+      if (!zeroRated) {
+        // A note's 0 % items reduce table 8 (as its invoice's did).
+        const taxed = this.splitNil(doc, true, -1);
+        if (taxed.length === 0) return;
+        doc.items = taxed;
+      }
       const list = this.cdnr.get(note.ctin) ?? [];
-      list.push({ ...base, pos: note.place_of_supply ?? note.ctin.slice(0, 2), rchrg: 'N', inv_typ: 'R', itms: numberedItems(doc.items) });
+      // A note to an SEZ unit carries the SEZ type of its supply (SEWP with IGST, SEWOP under LUT).
+      const invTyp = zeroRated?.kind === 'sez' ? (zeroRated.withPayment ? 'SEWP' : 'SEWOP') : 'R';
+      list.push({ ...base, pos: note.place_of_supply ?? note.ctin.slice(0, 2), rchrg: 'N', inv_typ: invTyp, itms: numberedItems(doc.items) });
       this.cdnr.set(note.ctin, list);
       this.count('cdnr', doc, 1, zeroRated?.kind === 'sez');
     } else if (zeroRated?.kind === 'export') {
@@ -313,40 +418,103 @@ export class Gstr1Builder {
     }
   }
 
-  gstr3b(gstin: string, period: string): Record<string, unknown> {
+  /**
+   * GSTR-3B table 3.1 (decision 0362). A row's value or tax never goes below zero: when a month's
+   * credit notes exceed its supplies, the row shows 0 and the net reduction is carried forward to
+   * the next month's same row (`carried_in` reduces it there, still not below 0), and the return
+   * reports what it carried (`carry_forward`) and took in (`carried_in`).
+   */
+  gstr3b(gstin: string, period: string, carriedIn: Table31Carry = {}): Record<string, unknown> {
     const out = (a: Amounts) => ({ txval: rupees(a.txval), iamt: rupees(a.iamt), camt: rupees(a.camt), samt: rupees(a.samt), csamt: 0 });
     const none = { txval: 0, iamt: 0, camt: 0, samt: 0, csamt: 0 };
+    const { reported, carry } = this.table31Net(carriedIn);
     return {
       gstin,
       ret_period: period,
       sup_details: {
-        osup_det: out(this.table31.osup_det),
-        osup_zero: out(this.table31.osup_zero),
-        osup_nil_exmp: out(this.table31.osup_nil_exmp),
+        osup_det: out(reported.osup_det),
+        osup_zero: out(reported.osup_zero),
+        osup_nil_exmp: out(reported.osup_nil_exmp),
         isup_rev: none,
         osup_nongst: none,
       },
+      carried_in: carryOut(carriedIn),
+      carry_forward: carryOut(carry),
     };
   }
 
-  /** The offline tool's JSON (`hsn` from the SQL summary; credit notes reduce it). */
+  /** 3.1 after the carry taken in, clamped at zero per row and head, and what is carried on. */
+  table31Net(carriedIn: Table31Carry = {}): { reported: Record<Table31Row, Amounts>; carry: Table31Carry } {
+    const reported = {} as Record<Table31Row, Amounts>;
+    const carry: Table31Carry = {};
+    for (const row of TABLE31_ROWS) {
+      const net = { ...this.table31[row] };
+      const inCarry = carriedIn[row];
+      if (inCarry) add(net, inCarry, -1);
+      const shown = zero();
+      const left = zero();
+      for (const k of ['txval', 'iamt', 'camt', 'samt'] as const) {
+        shown[k] = Math.max(0, net[k]);
+        left[k] = Math.max(0, -net[k]);
+      }
+      reported[row] = shown;
+      if (left.txval || left.iamt || left.camt || left.samt) carry[row] = left;
+    }
+    return { reported, carry };
+  }
+
+  /** Table 8 as the offline tool writes it (supply types with no value left out). */
+  nilSection(): { inv: { sply_ty: NilSupplyType; nil_amt: number; expt_amt: number; ngsup_amt: number }[] } {
+    const order: NilSupplyType[] = ['INTRB2B', 'INTRAB2B', 'INTRB2C', 'INTRAB2C'];
+    return {
+      inv: order
+        .filter((t) => this.nil.has(t))
+        .map((t) => {
+          const r = this.nil.get(t)!;
+          return { sply_ty: t, nil_amt: rupees(r.nil_amt), expt_amt: rupees(r.expt_amt), ngsup_amt: rupees(r.ngsup_amt) };
+        }),
+    };
+  }
+
+  /**
+   * The offline tool's JSON (`hsn` from the SQL summary; credit notes reduce it). Table 12 in two
+   * tabs (Phase III, from the May 2025 period): `hsn_b2b` for supplies to registered persons,
+   * `hsn_b2c` for the rest. Above ₹5 crore of turnover table 12 wants 6-digit HSN: the invoices
+   * of such an entity already carry them (invoices.service refuses shorter codes).
+   */
   toJson(gstin: string, period: string, hsn: HsnRow[], hsnCredits: HsnRow[]): Record<string, unknown> {
     const hsnMap = new Map<string, HsnRow>();
-    for (const row of hsn) hsnMap.set(`${row.hsn_code}|${row.rate_bp}`, { ...row });
+    for (const row of hsn) hsnMap.set(`${row.b2b}|${row.hsn_code}|${row.rate_bp}`, { ...row });
     for (const row of hsnCredits) {
-      const key = `${row.hsn_code}|${row.rate_bp}`;
-      const entry = hsnMap.get(key) ?? { hsn_code: row.hsn_code, rate_bp: row.rate_bp, qty: 0, txval: 0, iamt: 0, camt: 0, samt: 0 };
+      const key = `${row.b2b}|${row.hsn_code}|${row.rate_bp}`;
+      const entry = hsnMap.get(key) ?? { b2b: row.b2b, hsn_code: row.hsn_code, rate_bp: row.rate_bp, qty: 0, txval: 0, iamt: 0, camt: 0, samt: 0 };
       entry.txval -= row.txval;
       entry.iamt -= row.iamt;
       entry.camt -= row.camt;
       entry.samt -= row.samt;
       hsnMap.set(key, entry);
     }
+    const hsnTab = (b2b: boolean) =>
+      [...hsnMap.values()]
+        .filter((h) => h.b2b === b2b)
+        .map((h, i) => ({
+          num: i + 1,
+          hsn_sc: h.hsn_code,
+          uqc: h.hsn_code.startsWith('99') ? 'NA' : 'NOS',
+          qty: h.hsn_code.startsWith('99') ? 0 : Number(h.qty),
+          rt: h.rate_bp / 100,
+          txval: rupees(h.txval),
+          iamt: rupees(h.iamt),
+          camt: rupees(h.camt),
+          samt: rupees(h.samt),
+          csamt: 0,
+        }));
     const docs = (series: Map<string, Series>) =>
       [...series.values()].map((s, i) => ({ num: i + 1, from: s.first, to: s.last, totnum: s.total, cancel: s.cancelled, net_issue: s.total - s.cancelled }));
     return {
       gstin,
       fp: period,
+      version: GSTR1_FORMAT_VERSION,
       b2b: [...this.b2b].map(([ctin, inv]) => ({ ctin, inv })),
       b2cl: [...this.b2cl].map(([pos, inv]) => ({ pos, inv })),
       b2cs: [...this.b2cs.values()].map((e) => ({
@@ -363,20 +531,8 @@ export class Gstr1Builder {
       cdnr: [...this.cdnr].map(([ctin, nt]) => ({ ctin, nt })),
       cdnur: this.cdnur,
       exp: [...this.exp].map(([exp_typ, inv]) => ({ exp_typ, inv })),
-      hsn: {
-        data: [...hsnMap.values()].map((h, i) => ({
-          num: i + 1,
-          hsn_sc: h.hsn_code,
-          uqc: h.hsn_code.startsWith('99') ? 'NA' : 'NOS',
-          qty: h.hsn_code.startsWith('99') ? 0 : h.qty,
-          rt: h.rate_bp / 100,
-          txval: rupees(h.txval),
-          iamt: rupees(h.iamt),
-          camt: rupees(h.camt),
-          samt: rupees(h.samt),
-          csamt: 0,
-        })),
-      },
+      nil: this.nilSection(),
+      hsn: { hsn_b2b: hsnTab(true), hsn_b2c: hsnTab(false) },
       doc_issue: {
         doc_det: [
           { doc_num: 1, doc_typ: 'Invoices for outward supply', docs: docs(this.invoiceSeries) },

@@ -182,6 +182,18 @@ function taxInvoice(
     invoiceDate,
   });
   if (entity.lut_refuse && (tax.tax_type === 'export' || tax.tax_type === 'sez')) throw lutMissing({ id: entity.id, lut_refuse: entity.lut_refuse });
+  // Notification 78/2020-Central Tax: above ₹5 crore of turnover an invoice carries 6-digit HSN
+  // (GSTR-1 table 12 the same, decision 0361).
+  if (tax.tax_type !== '' && entity.aato_band !== 'up_to_5_crore') {
+    lines.forEach((l, i) => {
+      if (l.hsn_code.length < 6) {
+        throw errors.invalidField(
+          field(i, 'hsn_code'),
+          `HSN/SAC ${l.hsn_code} has ${l.hsn_code.length} digits: an entity with turnover above ₹5 crore gives at least 6 (Notification 78/2020-Central Tax)`,
+        );
+      }
+    });
+  }
   if (tax.tax_type !== '' && tax.inr === null && tax.tax_amount > 0) {
     throw errors.invalidField(
       'exchange_rate',

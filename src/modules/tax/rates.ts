@@ -92,12 +92,7 @@ export function findGstRate(code: string, date?: Date): number | undefined {
  * `field(name)` names the request field in the error (`lines.0.hsn_code`). `date`: the time of
  * supply whose rate applies (timeOfSupplyForRate); the rate in force now when not given.
  */
-export function gstRateBasisPoints(
-  code: string,
-  explicitRate?: number | null,
-  field: (name: string) => string = (name) => name,
-  date?: Date,
-): number {
+export function gstRateBasisPoints(code: string, explicitRate?: number | null, field: (name: string) => string = (name) => name, date?: Date): number {
   if (!HSN_FORMAT.test(code)) throw errors.invalidField(field('hsn_code'), `"${code}" is not a 4, 6 or 8 digit HSN/SAC code`);
   if (explicitRate !== undefined && explicitRate !== null) return explicitRate;
   const found = lookupGstCode(code, date);
