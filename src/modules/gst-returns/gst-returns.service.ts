@@ -143,13 +143,82 @@ export async function getGstr1(ctx: Ctx, entityId: string, period: string): Prom
       .execute((tx) => getGstr1({ ...ctx, tx }, entityId, period));
   }
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
-  return { ...builder.toJson(entity.gstin, period, hsn, hsnCredits), ...(await advancesOfPeriod(ctx, entityId, period)) } as Gstr1;
+  const json = builder.toJson(entity.gstin, period, hsn, hsnCredits);
+  Object.assign(json, await advancesOfPeriod(ctx, entityId, period));
+  const { b2ba, cdnra } = await amendmentsFor(ctx, entity, period);
+  if (b2ba.length > 0) json.b2ba = b2ba;
+  if (cdnra.length > 0) json.cdnra = cdnra;
+  return json as Gstr1;
 }
 
 /** Tables 11A/11B (gstr1-advances.ts) of the month. */
 async function advancesOfPeriod(ctx: Ctx, entityId: string, period: string) {
   const { entity, from, to } = await resolvePeriod(ctx, entityId, period);
   return advanceSections(ctx.tx, ctx.tenantId, entity.id, from, to);
+}
+
+/** A month's listed documents as they are now (a fresh build, whatever was filed). */
+async function currentDocuments(ctx: Ctx, entityId: string, period: string) {
+  const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
+  return listedDocuments(builder.toJson(entity.gstin, period, hsn, hsnCredits));
+}
+
+/** Amendments look back this many filed months (s.37(3): corrections until 30 November of the next year). */
+const AMENDMENT_LOOKBACK = 20;
+
+/**
+ * The amendment sections of an unfiled GSTR-1 (decision 0365): for each earlier month in the run
+ * of filed GSTR-1s just before it whose GSTR-3B is filed too (GSTR-1A closed), the B2B invoices and
+ * registered credit notes that now read differently from what was filed — the month's filed
+ * return with the amendments the later filed returns declared.
+ */
+async function amendmentsFor(ctx: Ctx, entity: EntityRow & { gstin: string }, period: string): Promise<{ b2ba: unknown[]; cdnra: unknown[] }> {
+  const filedAfter: Record<string, unknown>[] = [];
+  const changed: ReturnType<typeof changedDocuments> = [];
+  let p = period;
+  for (let i = 0; i < AMENDMENT_LOOKBACK; i++) {
+    p = previousPeriod(p);
+    if (monthOf(p) < monthOf(periodOfCreation(entity))) break;
+    const filed = (await filedReturn(ctx, entity.id, monthOf(p), 'gstr1')) as Record<string, unknown> | null;
+    if (!filed) break;
+    if (await filedReturn(ctx, entity.id, monthOf(p), 'gstr3b')) {
+      const known = listedDocuments(filed);
+      // The later filed returns' amendments, oldest first.
+      for (const later of [...filedAfter].reverse()) applyAmendments(known, later);
+      changed.push(...changedDocuments(known, await currentDocuments(ctx, entity.id, p)));
+    }
+    filedAfter.push(filed);
+  }
+  return amendmentSections(changed);
+}
+
+/**
+ * GSTR-1A of a month (DESIGN §25, decision 0365): after its GSTR-1 is marked filed and until its
+ * GSTR-3B is, the documents that now read differently from the filed GSTR-1 (or were missed),
+ * as they now are. 409 before the GSTR-1 is filed (correct GSTR-1 itself) and after the GSTR-3B
+ * is (the next GSTR-1's amendment sections carry the correction).
+ */
+export async function getGstr1a(ctx: Ctx, entityId: string, period: string): Promise<Gstr1a> {
+  if (!ctx.tx.isTransaction) {
+    return ctx.tx
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute((tx) => getGstr1a({ ...ctx, tx }, entityId, period));
+  }
+  const { entity } = await resolvePeriod(ctx, entityId, period);
+  const filed = (await filedReturn(ctx, entity.id, monthOf(period), 'gstr1')) as Record<string, unknown> | null;
+  if (!filed) {
+    throw errors.conflict(`the GSTR-1 of ${period} is not marked filed: its corrections go into GSTR-1 itself`, 'gstr1_not_filed');
+  }
+  if (await filedReturn(ctx, entity.id, monthOf(period), 'gstr3b')) {
+    throw errors.conflict(
+      `the GSTR-3B of ${period} is filed, which closes GSTR-1A: corrections appear in the next GSTR-1's amendment sections (b2ba, cdnra)`,
+      'gstr1a_closed',
+    );
+  }
+  const changed = changedDocuments(listedDocuments(filed), await currentDocuments(ctx, entity.id, period));
+  return { gstin: entity.gstin, fp: period, version: GSTR1_FORMAT_VERSION, ...gstr1aSections(changed) } as Gstr1a;
 }
 
 function csvLine(cells: readonly string[]): string {
