@@ -166,7 +166,10 @@ describe('POST /v1/gst/returns/{gstr1|gstr3b}/{period}/filed', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toMatchObject({ period: '2027-02', status: 'closed', gst_filed: { gstr3b: { filed_at: filedAt, arn: 'AA2902270012345' } } });
     const filed = (await acme.api('GET', `/v1/gst/gstr3b?entity_id=${entityId}&period=022027`)).body.data;
-    expect(filed.sup_details.osup_det.txval).toBe(2000);
+    // January had only the ₹118 note (₹100 taxable) and no sales: 3.1 never goes negative, so its
+    // ₹100 reduction is carried into February (decision 0362): ₹2,000 − ₹100.
+    expect(filed.sup_details.osup_det.txval).toBe(1900);
+    expect(filed.carried_in.osup_det.txval).toBe(100);
     expect((await acme.api('POST', '/v1/gst/returns/gstr3b/2027-02/filed', { entity_id: entityId })).status).toBe(409);
 
     // The owner reopens February and an invoice and a credit note land in it: the filed GSTR-3B
@@ -177,7 +180,7 @@ describe('POST /v1/gst/returns/{gstr1|gstr3b}/{period}/filed', () => {
     expect(note.body.data.issued_at).toBe('2027-02-20T06:00:00.000Z');
     expect((await acme.api('GET', `/v1/gst/gstr3b?entity_id=${entityId}&period=022027`)).body.data).toEqual(filed);
     const csv = await acme.api('GET', `/v1/gst/gstr3b?entity_id=${entityId}&period=022027&format=csv`);
-    expect(csv.text).toContain('2000.00');
+    expect(csv.text).toContain('1900.00');
   });
 
   it('marks GSTR-1 filed separately, with the month already closed', async () => {

@@ -224,6 +224,9 @@ describe('GST returns', () => {
       expect(res.body.data).toEqual({
         gstin: SUPPLIER,
         ret_period: '042026',
+        // Nothing carried either way (decision 0362): April's supplies exceed its notes.
+        carried_in: {},
+        carry_forward: {},
         sup_details: {
           osup_det: { txval: 468900, iamt: 46440, camt: 18981, samt: 18981, csamt: 0 },
           osup_zero: { txval: 27000, iamt: 0, camt: 0, samt: 0, csamt: 0 },

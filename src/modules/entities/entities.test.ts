@@ -41,6 +41,8 @@ describe('entities', () => {
         export_refund_claim: false,
         lut_missing: 'charge_igst',
         time_zone: 'Asia/Kolkata',
+        aato_band: 'up_to_5_crore',
+        number_series_reset: 'never',
         einvoicing: { enabled: false, provider: null, credentials_set: false },
         created_at: '2026-04-01T00:00:00.000Z',
         updated_at: '2026-04-01T00:00:00.000Z',
@@ -66,7 +68,9 @@ describe('entities', () => {
 
     it.each([
       ['a lower-case prefix', { invoice_prefix: 'inv-' }, 'invoice_prefix'],
-      ['a prefix over 9 characters', { invoice_prefix: 'ABCDEFGHIJ' }, 'invoice_prefix'],
+      // Rule 46(b): 16 characters with at least 2 sequence digits (decision 0364; 10 are fine: INV/25-26/).
+      ['a prefix over 14 characters', { invoice_prefix: 'ABCDEFGHIJKLMNO' }, 'invoice_prefix'],
+      ['a lowercase prefix (numbers are case-insensitive)', { invoice_prefix: 'inv-' }, 'invoice_prefix'],
       ['a prefix with an underscore', { invoice_prefix: 'INV_' }, 'invoice_prefix'],
       ['a prefix with a space', { invoice_prefix: 'IN V' }, 'invoice_prefix'],
       ['an empty prefix', { invoice_prefix: '' }, 'invoice_prefix'],
