@@ -27,7 +27,8 @@ async function recording<T>(work: () => Promise<T>): Promise<{ result: T; statem
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-    if (text !== undefined) statements.push(text);
+    // The shared rate-limit budgets flush their counters on a timer (decision 0270), not for the request.
+    if (text !== undefined && !/\brate_limit_counters\b/.test(text)) statements.push(text);
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   try {

@@ -63,29 +63,31 @@ const COLLECTION: Record<SyncDoc['type'], { path: string; key: string; id: strin
   refund: { path: 'Payments', key: 'Payments', id: 'PaymentID', method: 'PUT' },
 };
 
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
+/** A customer as a Xero contact: name with e-mail (Xero names are unique), GSTIN, phone, postal address. */
+function xeroContact(c: Extract<SyncDoc, { type: 'customer' }>['doc']): Record<string, unknown> {
+  return {
+    Name: `${c.name} (${c.email})`.slice(0, 255),
+    EmailAddress: c.email,
+    ...(c.gstin ? { TaxNumber: c.gstin } : {}),
+    ...(c.phone ? { Phones: [{ PhoneType: 'DEFAULT', PhoneNumber: c.phone }] } : {}),
+    Addresses: [
+      {
+        AddressType: 'POBOX',
+        AddressLine1: c.address?.line1 ?? undefined,
+        AddressLine2: c.address?.line2 ?? undefined,
+        City: c.address?.city ?? undefined,
+        Region: gstState(c.place_of_supply)?.name ?? c.address?.state_code ?? undefined,
+        PostalCode: c.address?.postal_code ?? undefined,
+        Country: c.country,
+      },
+    ],
+  };
+}
+
 export function xeroBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unknown> {
   switch (item.type) {
-    case 'customer': {
-      const c = item.doc;
-      return {
-        Name: `${c.name} (${c.email})`.slice(0, 255),
-        EmailAddress: c.email,
-        ...(c.gstin ? { TaxNumber: c.gstin } : {}),
-        ...(c.phone ? { Phones: [{ PhoneType: 'DEFAULT', PhoneNumber: c.phone }] } : {}),
-        Addresses: [
-          {
-            AddressType: 'POBOX',
-            AddressLine1: c.address?.line1 ?? undefined,
-            AddressLine2: c.address?.line2 ?? undefined,
-            City: c.address?.city ?? undefined,
-            Region: gstState(c.place_of_supply)?.name ?? c.address?.state_code ?? undefined,
-            PostalCode: c.address?.postal_code ?? undefined,
-            Country: c.country,
-          },
-        ],
-      };
-    }
+    case 'customer':
+      return xeroContact(item.doc);
     case 'invoice': {
       const d = item.doc;
       return {
