@@ -7,9 +7,9 @@ import { toIso, toIsoOrNull } from '../../platform/time.js';
 import { getCustomer } from '../customers/index.js';
 import { convertMinorUnits, mulDivRoundHalfUp } from '../../platform/money.js';
 import { entityRateAt, findEntity, findPrimaryEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
-import { applyToInvoice, getInvoiceRow, linesOfInvoices, type InvoiceRow } from '../invoices/index.js';
+import { applyToInvoice, getInvoiceRow, linesOfInvoices, type InvoiceLineRow, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry, type PostingLine } from '../ledger/index.js';
-import { splitTaxProRata, taxOfValue, type TaxComponents } from '../tax/index.js';
+import { splitTaxProRata, type TaxComponents } from '../tax/index.js';
 import { postingDate } from '../periods/index.js';
 import { assertTaxCreditInTime } from './credit-note-time-limit.js';
 import { readSettings } from '../tenants/index.js';
@@ -120,44 +120,63 @@ function issueLines(row: CreditNoteRow): PostingLine[] {
 }
 
 /**
- * The note's value in INR (CGST Rules, rule 34) at `rate` — its invoice's, so the tax it reverses
- * is the tax the invoice declared: each credited line's taxable value converted, and its GST
- * computed on that as the invoice's was; a note without lines converts each component.
+ * The note's value in INR (CGST Rules, rule 34), at its invoice's rate — computed as the GST
+ * returns declare it, so the output tax the ledger reverses is the tax GSTR-1/3B show: each credited
+ * line takes the share of that invoice line's INR values it takes of the line (all of them for a
+ * whole line); a note without lines the same share of the invoice's INR values; a note on no
+ * invoice (or a commercial credit) converts its amounts at `rate`.
  */
 export function creditNoteInr(
   note: Pick<CreditNoteRow, 'currency' | 'amount' | 'subtotal' | 'cgst_amount' | 'sgst_amount' | 'igst_amount' | 'tax_amount'>,
   rate: string,
-  lines: { rate_bp: number; subtotal: number }[],
-  invoice: Pick<InvoiceRow, 'tax_type' | 'lut'> | null,
+  credited: { invoice_line_id: string; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number }[],
+  invoice: (InvoiceRow & { lines: InvoiceLineRow[] }) | null,
 ): Pick<CreditNoteRow, 'inr_subtotal' | 'inr_cgst_amount' | 'inr_sgst_amount' | 'inr_igst_amount' | 'inr_tax_amount' | 'inr_total'> {
-  const inr = (amount: number) => convertMinorUnits(amount, note.currency, 'INR', rate);
-  if (lines.length > 0 && invoice) {
-    const t = { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
-    for (const l of lines) {
-      const v = taxOfValue(inr(l.subtotal), l.rate_bp, invoice.tax_type, invoice.lut);
-      t.subtotal += v.subtotal;
-      t.cgst_amount += v.cgst_amount;
-      t.sgst_amount += v.sgst_amount;
-      t.igst_amount += v.igst_amount;
-      t.tax_amount += v.tax_amount;
+  const share = (value: number, part: number, whole: number) => (whole > 0 ? mulDivRoundHalfUp(value, part, whole) : 0);
+  let t: { subtotal: number; cgst: number; sgst: number; igst: number };
+  if (invoice && invoice.inr_subtotal !== null && credited.length > 0) {
+    t = { subtotal: 0, cgst: 0, sgst: 0, igst: 0 };
+    for (const c of credited) {
+      const il = invoice.lines.find((l) => l.id === c.invoice_line_id);
+      if (!il || il.inr_amount === null) {
+        t.subtotal += c.subtotal;
+        t.cgst += c.cgst_amount;
+        t.sgst += c.sgst_amount;
+        t.igst += c.igst_amount;
+        continue;
+      }
+      t.subtotal += share(il.inr_amount, c.subtotal, il.amount);
+      t.cgst += share(il.inr_cgst_amount ?? 0, c.cgst_amount, il.cgst_amount);
+      t.sgst += share(il.inr_sgst_amount ?? 0, c.sgst_amount, il.sgst_amount);
+      t.igst += share(il.inr_igst_amount ?? 0, c.igst_amount, il.igst_amount);
     }
+  } else if (invoice && invoice.inr_subtotal !== null && note.tax_amount + note.subtotal > 0) {
+    t = {
+      subtotal: share(invoice.inr_subtotal, note.subtotal, invoice.subtotal),
+      cgst: share(invoice.inr_cgst_amount ?? 0, note.cgst_amount, invoice.cgst_amount),
+      sgst: share(invoice.inr_sgst_amount ?? 0, note.sgst_amount, invoice.sgst_amount),
+      igst: share(invoice.inr_igst_amount ?? 0, note.igst_amount, invoice.igst_amount),
+    };
+  } else {
+    const inr = (amount: number) => convertMinorUnits(amount, note.currency, 'INR', rate);
+    const [cgst, sgst, igst] = [inr(note.cgst_amount), inr(note.sgst_amount), inr(note.igst_amount)];
     return {
-      inr_subtotal: t.subtotal,
-      inr_cgst_amount: t.cgst_amount,
-      inr_sgst_amount: t.sgst_amount,
-      inr_igst_amount: t.igst_amount,
-      inr_tax_amount: t.tax_amount,
-      inr_total: t.subtotal + t.tax_amount,
+      inr_subtotal: inr(note.subtotal),
+      inr_cgst_amount: cgst,
+      inr_sgst_amount: sgst,
+      inr_igst_amount: igst,
+      inr_tax_amount: cgst + sgst + igst,
+      inr_total: inr(note.amount),
     };
   }
-  const [cgst, sgst, igst] = [inr(note.cgst_amount), inr(note.sgst_amount), inr(note.igst_amount)];
+  const tax = t.cgst + t.sgst + t.igst;
   return {
-    inr_subtotal: inr(note.subtotal),
-    inr_cgst_amount: cgst,
-    inr_sgst_amount: sgst,
-    inr_igst_amount: igst,
-    inr_tax_amount: cgst + sgst + igst,
-    inr_total: inr(note.amount),
+    inr_subtotal: t.subtotal,
+    inr_cgst_amount: t.cgst,
+    inr_sgst_amount: t.sgst,
+    inr_igst_amount: t.igst,
+    inr_tax_amount: tax,
+    inr_total: t.subtotal + tax,
   };
 }
 
@@ -381,15 +400,9 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     updated_at: ctx.now,
   };
   if (rate && entity.country_code === 'IN' && entity.functional_currency === 'INR') {
-    Object.assign(
-      row,
-      creditNoteInr(
-        row,
-        rate,
-        creditedLines.map((l) => ({ rate_bp: l.line.rate_bp, subtotal: l.split.subtotal })),
-        invoice && taxReversal ? invoice : null,
-      ),
-    );
+    const withLines = invoice && taxReversal ? { ...invoice, lines: await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]) } : null;
+    const credited = creditedLines.map((l) => ({ invoice_line_id: l.line.invoice_line_id, ...l.split }));
+    Object.assign(row, creditNoteInr(row, rate, credited, withLines));
   }
   let final = pending ? row : await issue(ctx, row, entity);
   // A refund note's credit is paid out as money at once (the refund's entry spends it), never spendable.

@@ -160,15 +160,6 @@ function taxOf(amount: number, rate: number, regime: TaxRegime): Omit<InrLine, '
   return { cgst_amount: cgst, sgst_amount: sgst, igst_amount: igst, tax_amount: cgst + sgst + igst };
 }
 
-/**
- * The GST of a taxable value at a rate under an invoice's tax type (a credited line's INR tax:
- * the same formula the invoice's INR tax came from).
- */
-export function taxOfValue(amount: number, rateBp: number, taxType: string, lut: boolean): Omit<TaxComponents, 'total'> {
-  const t = taxOf(amount, rateBp, { tax_type: taxType as TaxRegime['tax_type'], place_of_supply: null, utgst: false, lut });
-  return { subtotal: amount, ...t };
-}
-
 const TOO_LARGE = `exceeds the largest amount Kosh holds (${MAX_MINOR_UNITS} minor units)`;
 
 /** a + b, or a 400 naming `field` when the sum is beyond 2^53 − 1. */

@@ -6,7 +6,6 @@ export {
   determineTaxRegime,
   lineNetAmount,
   splitTaxProRata,
-  taxOfValue,
   taxProviderOf,
   type GstCustomer,
   type GstLine,
