@@ -15,6 +15,8 @@
  * `test/platform/openapi.test.ts` fails naming any operation that still lacks one of these.
  */
 
+import { orderTags } from './docs-intro.js';
+
 type Json = Record<string, unknown>;
 type Schema = Json;
 
@@ -527,7 +529,7 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
   }
 
   const descriptions = options.tagDescriptions ?? {};
-  doc.tags = [...usedTags].sort().map((name) => ({ name, description: descriptions[name] ?? `Operations on ${name.replace(/[-_]/g, ' ')}.` }));
+  doc.tags = orderTags(usedTags).map((name) => ({ name, description: descriptions[name] ?? `Operations on ${name.replace(/[-_]/g, ' ')}.` }));
   return doc;
 }
 
