@@ -279,6 +279,8 @@ async function retryTiming(ctx: Ctx, execution: ExecutionRow, base: Date, stepsD
   const at = armTime(choice.arm, base, learned.at, timeZone);
   const chosen = choice.posteriors.find((p) => p.arm === choice.arm)!;
   const tried = `${chosen.successes} of ${chosen.successes + chosen.failures} such retries in ${key} recovered the invoice`;
+  // Before the tenant's first outcome: decision 0131's time and words.
+  if (choice.coldStart) return { at, reason: learned.reason, arm: choice.arm, context: key };
   const why = `retry ${choice.arm} at ${at.toISOString()}: Thompson sampling drew ${choice.draws[choice.arm].toFixed(3)} for it, the highest (${tried}; expected ${chosen.expected_reward.toFixed(3)})`;
   return { at, reason: choice.arm === 'learned_hour' ? `${why}; ${learned.reason}` : why, arm: choice.arm, context: key };
 }

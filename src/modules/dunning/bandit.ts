@@ -127,16 +127,27 @@ export function posteriors(stats: ArmStats[], context: string): ArmPosterior[] {
   });
 }
 
-/** Thompson sampling: one draw from every arm's posterior; the highest draw wins (ties: the earlier arm). */
-export function chooseArm(stats: ArmStats[], context: string, random: Random): { arm: RetryArm; draws: Record<RetryArm, number>; posteriors: ArmPosterior[] } {
+/**
+ * Thompson sampling: one draw from every arm's posterior; the highest draw wins (ties: the earlier
+ * arm). A tenant with no outcome yet (cold start) retries at `learned_hour` — where decision 0131
+ * puts it, the step's delay without history — until its first retry's outcome is known.
+ */
+export function chooseArm(
+  stats: ArmStats[],
+  context: string,
+  random: Random,
+): { arm: RetryArm; draws: Record<RetryArm, number>; posteriors: ArmPosterior[]; coldStart: boolean } {
   const arms = posteriors(stats, context);
+  if (!stats.some((s) => s.successes + s.failures > 0)) {
+    return { arm: 'learned_hour', draws: { as_scheduled: 0, learned_hour: 0, morning: 0, evening: 0 }, posteriors: arms, coldStart: true };
+  }
   const draws = {} as Record<RetryArm, number>;
   let best = arms[0]!;
   for (const posterior of arms) {
     draws[posterior.arm] = sampleBeta(posterior.alpha, posterior.beta, random);
     if (draws[posterior.arm] > draws[best.arm]) best = posterior;
   }
-  return { arm: best.arm, draws, posteriors: arms };
+  return { arm: best.arm, draws, posteriors: arms, coldStart: false };
 }
 
 /**

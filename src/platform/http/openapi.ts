@@ -16,6 +16,7 @@
  */
 
 import { REQUEST_EXAMPLE_KEY } from './envelope.js';
+import { orderTags } from './docs-intro.js';
 
 type Json = Record<string, unknown>;
 type Schema = Json;
@@ -549,7 +550,7 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
   }
 
   const descriptions = options.tagDescriptions ?? {};
-  doc.tags = [...usedTags].sort().map((name) => ({ name, description: descriptions[name] ?? `Operations on ${name.replace(/[-_]/g, ' ')}.` }));
+  doc.tags = orderTags(usedTags).map((name) => ({ name, description: descriptions[name] ?? `Operations on ${name.replace(/[-_]/g, ' ')}.` }));
   return doc;
 }
 

@@ -31,6 +31,7 @@ import { assertBodyDepth } from './json-depth.js';
 import { acceptEmptyJsonBodies } from './json-body.js';
 import { completeDocument } from './openapi.js';
 import { documentsStatus, errorStatuses, openApiPath, successStatuses, type RouteShape } from './route-errors.js';
+import { API_INTRODUCTION, frontDoor } from './docs-intro.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
 import { responseSerializerCompiler } from './serializer.js';
@@ -399,7 +400,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       openapi: '3.1.0',
       info: {
         title: 'Kosh API',
-        description: 'Multi-tenant subscription billing with a double-entry ledger and India GST.',
+        description: API_INTRODUCTION,
         version: deps.version,
       },
       components: {
@@ -447,6 +448,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/', { schema: { hide: true } }, async () => frontDoor(deps.version));
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     try {
       // Answered within READY_TIMEOUT_MS whatever the database does: a load balancer's check must not hang.
