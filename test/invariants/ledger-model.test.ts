@@ -590,7 +590,9 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
       if (!o.then) return wrong;
       const right = await send(attempt.amount, attempt.currency, `evt_ok_${id}`);
       await t.kosh.worker.drain();
-      for (const p of (await api('GET', `/v1/payments?invoice_id=${id}`)).body.data as { id: string }[]) if (!w.payments.includes(p.id)) w.payments.push(p.id);
+      // The right webhook pays the invoice once. Its payment is not offered to the refund ops: a
+      // tok_pending card's refunds also wait for a webhook, which the model does not send.
+      expect((await api('GET', `/v1/payments?invoice_id=${id}`)).body.data.length, 'the right webhook pays once').toBe(1);
       return right;
     }
     case 'refund_note': {
