@@ -622,7 +622,9 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
       if (!o.then) return wrong;
       const right = await send(attempt.amount, attempt.currency, `evt_ok_${id}`);
       await t.kosh.worker.drain();
-      for (const p of (await api('GET', `/v1/payments?invoice_id=${id}`)).body.data as { id: string }[]) if (!w.payments.includes(p.id)) w.payments.push(p.id);
+      // The right webhook pays the invoice once. Its payment is not offered to the refund ops: a
+      // tok_pending card's refunds also wait for a webhook, which the model does not send.
+      expect((await api('GET', `/v1/payments?invoice_id=${id}`)).body.data.length, 'the right webhook pays once').toBe(1);
       return right;
     }
     case 'refund_note': {
@@ -1209,6 +1211,6 @@ describe('the books tie out after every operation', () => {
         { numRuns: RUNS },
       );
     },
-    Math.max(60_000, RUNS * STEPS * 2_000),
+    Math.max(60_000, RUNS * STEPS * 10_000),
   ); // a long hunt is long; it is never cut short by the default timeout
 });
