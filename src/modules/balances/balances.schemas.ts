@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
 
 /**
- * Where a customer's spendable balance comes from. One more source (prepaid credit grants, DESIGN
- * §23) is one more name here and one more branch of the view (migrations/0281).
+ * Where a customer's spendable balance comes from: advances and credit notes (DESIGN §20), paid and
+ * promotional credit grants (DESIGN §23). Each is one branch of the view (migrations/0281, 0395).
  */
-export const BALANCE_SOURCES = ['advances', 'credit_notes'] as const;
+export const BALANCE_SOURCES = ['advances', 'credit_notes', 'prepaid_credit', 'promotional_credit'] as const;
 export type BalanceSource = (typeof BALANCE_SOURCES)[number];
 
 export const customerBalanceSchema = z
@@ -30,15 +30,15 @@ export const balanceTransactionSchema = z
     customer_id: z.uuid(),
     currency: z.string(),
     source: z.string().describe(BALANCE_SOURCES.join(' | ')),
-    source_id: z.uuid().describe('the advance or credit note whose balance moved'),
+    source_id: z.uuid().describe('the advance, credit note or credit grant whose balance moved'),
     type: z
       .string()
       .describe(
-        'advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided',
+        'advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided, credit_granted, credit_drawn, credit_expired, credit_voided',
       ),
     amount: z.int().describe('positive adds to the balance, negative takes from it'),
     document: z.object({
-      type: z.string().describe('receipt_voucher, refund_voucher, invoice, credit_note, refund'),
+      type: z.string().describe('receipt_voucher, refund_voucher, invoice, credit_note, refund, credit_grant'),
       id: z.uuid(),
       number: z.string().nullable(),
     }),

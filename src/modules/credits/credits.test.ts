@@ -223,6 +223,53 @@ describe('credit grants', () => {
       expect(refused.body.error.reason).toBe('credit_grant_active');
     });
 
+    it("appears in the customer's balance and its statement: granted when spendable, drawn by invoices", async () => {
+      const customer = await createCustomer(acme);
+      // A paid grant of 20 000 (top-up 23 600 with GST) and a promotional one of 3 000.
+      const paid = await grantOk(customer, { category: 'paid', amount: 20_000 });
+      const promo = await grantOk(customer, { category: 'promotional', amount: 3_000 });
+      const before = await acme.api('GET', `/v1/customers/${customer}/balance`);
+      // The paid grant is not spendable until its top-up is paid: only the promotional 3 000 shows.
+      expect(before.body.data.balances).toEqual([
+        { currency: 'INR', available: 3_000, sources: { advances: 0, credit_notes: 0, prepaid_credit: 0, promotional_credit: 3_000 } },
+      ]);
+      const topUp = await getInvoice(paid.invoice_id);
+      await pay(acme, topUp);
+      // 10 000 of service: the promotional 3 000 comes off before GST (7 000 + 1 260 = 8 260), and
+      // the paid grant settles 7 000 of credit with its 1 260 of GST already charged.
+      const invoice = await createInvoice(acme, customer, [10_000]);
+      expect(invoice).toMatchObject({ subtotal: 7_000, total: 8_260, amount_due: 0, status: 'paid' });
+      const after = await acme.api('GET', `/v1/customers/${customer}/balance`);
+      expect(after.body.data.balances).toEqual([
+        { currency: 'INR', available: 13_000, sources: { advances: 0, credit_notes: 0, prepaid_credit: 13_000, promotional_credit: 0 } },
+      ]);
+      const statement = await acme.api('GET', `/v1/customers/${customer}/balance-transactions?limit=10`);
+      expect(statement.status, statement.text).toBe(200);
+      const rows = statement.body.data.map((r: { source: string; type: string; amount: number; document: { type: string; id: string } }) => [
+        r.source,
+        r.type,
+        r.amount,
+        r.document.type,
+        r.document.id,
+      ]);
+      expect(rows).toEqual(
+        expect.arrayContaining([
+          ['promotional_credit', 'credit_granted', 3_000, 'credit_grant', promo.id],
+          ['promotional_credit', 'credit_drawn', -3_000, 'invoice', invoice.id],
+          ['prepaid_credit', 'credit_granted', 20_000, 'invoice', topUp.id],
+          ['prepaid_credit', 'credit_drawn', -7_000, 'invoice', invoice.id],
+        ]),
+      );
+      expect(rows).toHaveLength(4);
+
+      // A paid grant voided with its unpaid top-up was never spendable: no row, no balance.
+      const other = await createCustomer(acme);
+      const pending = await grantOk(other, { category: 'paid', amount: 5_000 });
+      expect((await acme.api('POST', `/v1/credit-grants/${pending.id}/void`)).status).toBe(200);
+      const none = await acme.api('GET', `/v1/customers/${other}/balance-transactions`);
+      expect(none.body.data).toEqual([]);
+    });
+
     it('never overspends under 30 concurrent finalizations', async () => {
       const customer = await createCustomer(acme);
       const paid = await grantOk(customer, { category: 'paid', amount: 100_000 });
