@@ -56,12 +56,11 @@ export type ReconciliationRun = z.infer<typeof reconciliationRunSchema>;
 export const startRunBody = z.object({ entity_id: z.uuid().optional() }).optional().default({});
 
 /** A date (YYYY-MM-DD, the whole day) or an RFC 3339 date-time. */
+const DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 const dateOrTime = z
   .string()
-  .refine(
-    (v) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
-    'must be a date (YYYY-MM-DD) or an RFC 3339 date-time',
-  );
+  .regex(DATE_OR_TIME, 'must be a date (YYYY-MM-DD) or an RFC 3339 date-time')
+  .refine((v) => !Number.isNaN(Date.parse(v)), 'must be a date (YYYY-MM-DD) or an RFC 3339 date-time');
 
 export const trialBalanceQuery = z.object({
   entity_id: z.uuid().optional(),
