@@ -170,6 +170,23 @@ describe('Idempotency-Key', () => {
   });
 });
 
+describe('schemas as tight as the server', () => {
+  it('refuses a month or currency the document refuses', async () => {
+    const month = await acme.api('GET', '/v1/analytics/mrr?from=2026-13');
+    expect(month.status).toBe(400);
+    expect(month.body.error.message).toBe('validation failed: querystring.from: must be a month YYYY-MM (or a date YYYY-MM-DD)');
+    const currency = await acme.api('GET', '/v1/analytics/mrr?currency=rupees');
+    expect(currency.status).toBe(400);
+    expect((await acme.api('GET', '/v1/analytics/mrr?from=2026-03&currency=inr')).status).toBe(200);
+  });
+
+  it('refuses both cursors at once', async () => {
+    const res = await acme.api('GET', `/v1/plans?starting_after=${randomUUID()}&ending_before=${randomUUID()}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('give starting_after or ending_before, not both');
+  });
+});
+
 describe('refusals in plain words', () => {
   it('says what a __proto__ key is', async () => {
     const res = await acme.testKosh.call({

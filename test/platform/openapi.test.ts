@@ -131,6 +131,21 @@ describe('openapi document', () => {
     expect(events.items.enum).toEqual(['*', ...EVENT_TYPES]);
   });
 
+  it('gives dates, months and currencies in queries a pattern, and webhook URLs a format', () => {
+    const loose: string[] = [];
+    for (const o of operations) {
+      for (const p of (o.op.parameters ?? []) as Json[]) {
+        const param = resolve(p)!;
+        const schema = param.schema ?? {};
+        if (param.in !== 'query' || schema.type !== 'string' || schema.enum || schema.format || schema.pattern) continue;
+        if (/^(from|to|month|start_date|end_date|as_of|currency)$/.test(param.name)) loose.push(`${o.key} ${param.name}`);
+      }
+    }
+    expect(loose).toEqual([]);
+    const url = resolve(doc.paths['/v1/webhooks'].post.requestBody.content['application/json'].schema)!.properties.url;
+    expect(url.format).toBe('uri');
+  });
+
   it('puts the Idempotency-Key header on every mutating /v1 operation', () => {
     const hasKey = (op: Json) => (op.parameters ?? []).some((p: Json) => resolve(p)?.name === 'Idempotency-Key' && resolve(p)?.in === 'header');
     expect(failing((o) => o.path.startsWith('/v1/') && o.method !== 'get' && !hasKey(o.op))).toEqual([]);

@@ -299,6 +299,7 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       {
         preHandler: [requireSession, requireSameOrigin],
         schema: {
+          errors: ['unprocessable'],
           tags: ['portal'],
           summary: 'Redeem a gift code (SPEC 4.9): the gift subscription, active for its months',
           security: [],

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 
-const month = z.string().describe('YYYY-MM (a date YYYY-MM-DD is taken as its month)');
-const currency = z.string().max(8).optional().describe('ISO 4217; default the tenant base currency');
+const month = z
+  .string()
+  .regex(/^\d{4}-(0[1-9]|1[0-2])(-\d{2})?$/, 'must be a month YYYY-MM (or a date YYYY-MM-DD)')
+  .describe('YYYY-MM (a date YYYY-MM-DD is taken as its month)');
+const currency = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 code')
+  .optional()
+  .describe('ISO 4217; default the tenant base currency');
 const format = z.enum(['json', 'csv']).optional().describe('csv answers the table as text/csv (so does Accept: text/csv)');
 
 export const rangeQuery = z.object({ currency, from: month.max(10).optional(), to: month.max(10).optional(), format });

@@ -54,8 +54,18 @@ export const stepParams = z.object({ id: z.uuid({ message: 'must be a UUID' }), 
 export const deleteCampaignQuery = z.object({ cancel_executions: z.enum(['true', 'false']).optional() });
 export const listExecutionsQuery = z.object({ invoice_id: z.uuid().optional(), status: z.enum(['active', 'recovered', 'exhausted', 'canceled']).optional() });
 export const overviewQuery = z.object({
-  start_date: z.string().max(30).optional().describe('ISO 8601 date; default 30 days ago'),
-  end_date: z.string().max(30).optional().describe('ISO 8601 date; default today'),
+  start_date: z
+    .string()
+    .max(30)
+    .regex(/^\d{4}-\d{2}-\d{2}/, 'must be a date YYYY-MM-DD')
+    .optional()
+    .describe('ISO 8601 date; default 30 days ago'),
+  end_date: z
+    .string()
+    .max(30)
+    .regex(/^\d{4}-\d{2}-\d{2}/, 'must be a date YYYY-MM-DD')
+    .optional()
+    .describe('ISO 8601 date; default today'),
 });
 
 export const stepSchema = z

@@ -72,12 +72,11 @@ export type ReconciliationReport = z.infer<typeof reconciliationReportSchema>;
 export const startRunBody = z.object({ entity_id: z.uuid().optional() }).optional().default({});
 
 /** A date (YYYY-MM-DD, the whole day) or an RFC 3339 date-time. */
+const DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 const dateOrTime = z
   .string()
-  .refine(
-    (v) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
-    'must be a date like 2026-04-01 or an RFC 3339 date-time like 2026-04-01T09:30:00Z',
-  );
+  .regex(DATE_OR_TIME, 'must be a date like 2026-04-01 or an RFC 3339 date-time like 2026-04-01T09:30:00Z')
+  .refine((v) => !Number.isNaN(Date.parse(v)), 'must be a date like 2026-04-01 or an RFC 3339 date-time like 2026-04-01T09:30:00Z');
 
 export const trialBalanceQuery = z.object({
   entity_id: z.uuid().optional(),

@@ -23,7 +23,8 @@ export const webhookUrl = z
     if (url.protocol !== 'https:' && url.protocol !== 'http:') ctx.addIssue({ code: 'custom', message: 'must use http or https' });
     else if (!url.hostname) ctx.addIssue({ code: 'custom', message: 'must name a host' });
     if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not carry a user name or password' });
-  });
+  })
+  .meta({ format: 'uri' });
 
 /** `'*'` (every type) or documented event types only: a typo would otherwise never match anything. */
 export const eventFilter = z

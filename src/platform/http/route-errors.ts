@@ -72,6 +72,10 @@ export function frameworkErrors(route: RouteShape, options: { rateLimited: boole
       out.push({ status: 422, kind: 'unprocessable', why: 'the Idempotency-Key was used with another body' });
     }
   }
+  // The portal's writes with its session cookie: the same double-submit and cross-site rules.
+  if (route.url.startsWith('/portal/') && !isAnonymous(route) && MUTATING.has(method)) {
+    out.push({ status: 403, kind: 'forbidden', why: 'a portal write lacks its X-CSRF-Token or is cross-site' });
+  }
   if (route.url.includes(':')) out.push({ status: 404, kind: 'not_found', why: 'no object with this id in the tenant' });
   if (MUTATING.has(method)) out.push({ status: 413, kind: 'payload_too_large', why: 'the body is larger than 1 MiB' });
   if (options.rateLimited) out.push({ status: 429, kind: 'rate_limited', why: 'too many requests: retry after Retry-After' });
