@@ -597,7 +597,7 @@ class KoshClient(Transport):
         """List customers, newest first (GET /v1/customers)"""
         return self._request("GET", "/v1/customers", query={"q": q, "email": email, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
-    def list_customers_balance_transactions(self, id: str, *, currency: Optional[str] = None, source: Optional[Literal["advances", "credit_notes"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListCustomersBalanceTransactionsResponse":
+    def list_customers_balance_transactions(self, id: str, *, currency: Optional[str] = None, source: Optional[Literal["advances", "credit_notes", "prepaid_credit", "promotional_credit"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListCustomersBalanceTransactionsResponse":
         """Every movement of the customer's balance with its document, newest first (GET /v1/customers/{id}/balance-transactions)"""
         return self._request("GET", f"/v1/customers/{_quote(id)}/balance-transactions", query={"currency": currency, "source": source, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
@@ -685,7 +685,7 @@ class KoshClient(Transport):
         """List plans (GET /v1/plans)"""
         return self._request("GET", "/v1/plans", query={"q": q, "currency": currency, "interval_unit": interval_unit, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
-    def list_portal_api_balance_transactions(self, *, currency: Optional[str] = None, source: Optional[Literal["advances", "credit_notes"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListPortalApiBalanceTransactionsResponse":
+    def list_portal_api_balance_transactions(self, *, currency: Optional[str] = None, source: Optional[Literal["advances", "credit_notes", "prepaid_credit", "promotional_credit"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListPortalApiBalanceTransactionsResponse":
         """Every movement of the customer's balance with its document, newest first (GET /portal/api/balance-transactions)"""
         return self._request("GET", "/portal/api/balance-transactions", query={"currency": currency, "source": source, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 

@@ -7072,7 +7072,7 @@ export interface components {
                 currency: string;
                 /** @description what the customer can spend in this currency: the sum of the sources */
                 available: number;
-                /** @description per source (advances, credit_notes); every source is present, 0 when empty */
+                /** @description per source (advances, credit_notes, prepaid_credit, promotional_credit); every source is present, 0 when empty */
                 sources: {
                     [key: string]: number;
                 };
@@ -7086,19 +7086,19 @@ export interface components {
             /** Format: uuid */
             customer_id: string;
             currency: string;
-            /** @description advances | credit_notes */
+            /** @description advances | credit_notes | prepaid_credit | promotional_credit */
             source: string;
             /**
              * Format: uuid
-             * @description the advance or credit note whose balance moved
+             * @description the advance, credit note or credit grant whose balance moved
              */
             source_id: string;
-            /** @description advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided */
+            /** @description advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided, credit_granted, credit_drawn, credit_expired, credit_voided */
             type: string;
             /** @description positive adds to the balance, negative takes from it */
             amount: number;
             document: {
-                /** @description receipt_voucher, refund_voucher, invoice, credit_note, refund */
+                /** @description receipt_voucher, refund_voucher, invoice, credit_note, refund, credit_grant */
                 type: string;
                 /** Format: uuid */
                 id: string;
@@ -23465,7 +23465,7 @@ export interface operations {
                 /** @description The currency (query). */
                 currency?: string;
                 /** @description The source (query). */
-                source?: "advances" | "credit_notes";
+                source?: "advances" | "credit_notes" | "prepaid_credit" | "promotional_credit";
                 /** @description 1..1000, default 50; larger values are capped */
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
@@ -25034,7 +25034,7 @@ export interface operations {
                 /** @description The currency (query). */
                 currency?: string;
                 /** @description The source (query). */
-                source?: "advances" | "credit_notes";
+                source?: "advances" | "credit_notes" | "prepaid_credit" | "promotional_credit";
                 /** @description 1..1000, default 50; larger values are capped */
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
