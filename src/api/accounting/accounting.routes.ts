@@ -156,6 +156,7 @@ export function registerAccountingRoutes(app: KoshApp, deps: AppDeps): void {
         tags,
         summary: "Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed",
         querystring: tallyExportQuery,
+        errors: ['not_found'],
         response: {
           200: {
             description: 'Tally XML (an ENVELOPE of vouchers to import), sent as an attachment',

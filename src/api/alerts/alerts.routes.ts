@@ -12,6 +12,7 @@ export function registerAlertRoutes(app: KoshApp, deps: AppDeps): void {
         tags: ['alerts'],
         summary: 'Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period)',
         body: createAlertBody,
+        errors: ['not_found'],
         response: { 201: dataEnvelope(alertSchema) },
       },
     },

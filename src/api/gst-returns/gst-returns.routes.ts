@@ -15,6 +15,7 @@ export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
         tags: ['gst'],
         summary: "GSTR-1 of an entity for a return period (MMYYYY), as the GSTN offline tool's JSON or (format=csv) a CSV",
         querystring: returnQuery,
+        errors: ['not_found', 'conflict'],
         response: {
           200: { description: 'GSTR-1', content: { 'application/json': { schema: dataEnvelope(gstr1Schema) }, 'text/csv': { schema: csvResponse } } },
         },
@@ -34,6 +35,7 @@ export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
         tags: ['gst'],
         summary: 'GSTR-3B table 3.1 totals of an entity for a return period (MMYYYY)',
         querystring: returnQuery,
+        errors: ['not_found', 'conflict'],
         response: {
           200: {
             description: 'GSTR-3B table 3.1',
@@ -56,6 +58,7 @@ export function registerGstReturnRoutes(app: KoshApp, deps: AppDeps): void {
         tags: ['gst'],
         summary: 'GSTR-1A of an entity for a return period (MMYYYY): corrections after its GSTR-1 is marked filed, until its GSTR-3B is',
         querystring: gstr1aQuery,
+        errors: ['not_found', 'conflict'],
         response: { 200: { description: 'GSTR-1A', content: { 'application/json': { schema: dataEnvelope(gstr1aSchema) } } } },
       },
     },

@@ -203,7 +203,8 @@ export const lutParams = z.object({
   financial_year: z
     .string()
     .regex(/^[0-9]{4}-[0-9]{2}$/, 'must be a financial year such as 2026-27')
-    .refine((v) => (Number(v.slice(0, 4)) + 1) % 100 === Number(v.slice(5)), 'the two years must follow each other, e.g. 2026-27'),
+    .refine((v) => (Number(v.slice(0, 4)) + 1) % 100 === Number(v.slice(5)), 'the two years must follow each other, e.g. 2026-27')
+    .meta({ example: '2026-27' }),
 });
 export const lutSchema = z
   .object({ entity_id: z.uuid(), financial_year: z.string(), arn: z.string(), created_at: fields.timestamp(), updated_at: fields.timestamp() })

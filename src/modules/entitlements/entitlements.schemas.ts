@@ -10,7 +10,8 @@ export const createFeatureBody = z
     type: featureType,
     values: z.array(z.string().min(1).max(64)).min(1).max(50).optional().describe('an enum feature: its allowed values'),
   })
-  .strict();
+  .strict()
+  .meta({ examples: [{ key: 'support_tier', name: 'Support tier', type: 'enum', values: ['standard', 'priority'] }] });
 export type CreateFeatureBody = z.infer<typeof createFeatureBody>;
 
 export const featureValue = z.union([z.boolean(), z.int().min(0).max(Number.MAX_SAFE_INTEGER), z.string().max(64), z.null()]);

@@ -2,7 +2,10 @@ import { z } from 'zod';
 
 export const returnQuery = z.object({
   entity_id: z.uuid(),
-  period: z.string().regex(/^(0[1-9]|1[0-2])20[0-9]{2}$/, 'must be MMYYYY, e.g. 042026'),
+  period: z
+    .string()
+    .regex(/^(0[1-9]|1[0-2])20[0-9]{2}$/, 'must be MMYYYY, e.g. 042026')
+    .meta({ example: '042026' }),
   format: z.enum(['json', 'csv']).default('json'),
 });
 export type ReturnQuery = z.infer<typeof returnQuery>;
