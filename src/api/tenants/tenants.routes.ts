@@ -47,6 +47,7 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
         tags: ['tenants'],
         summary: 'Register a tenant; answers its first API key (shown only here)',
         security: [],
+        errors: ['unauthorized', 'forbidden'],
         body: registerBody.extend({
           owner: ownerBody.optional().describe("The tenant's first operator (role owner), who can then sign in to the dashboard"),
         }),
