@@ -17,6 +17,10 @@ class KoshClient(Transport):
         """Accept a quote: creates and finalizes its invoice (invoice_id) (POST /v1/quotes/{id}/accept)"""
         return self._request("POST", f"/v1/quotes/{_quote(id)}/accept", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def apply_balance_invoice(self, id: str, *, idempotency_key: Optional[str] = None) -> "ApplyBalanceInvoiceResponse":
+        """Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B) (POST /v1/invoices/{id}/apply-balance)"""
+        return self._request("POST", f"/v1/invoices/{_quote(id)}/apply-balance", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def apply_credit_note(self, id: str, body: "ApplyCreditNoteBody", *, idempotency_key: Optional[str] = None) -> "ApplyCreditNoteResponse":
         """Spend credit on an open invoice of the same customer (POST /v1/credit-notes/{id}/apply)"""
         return self._request("POST", f"/v1/credit-notes/{_quote(id)}/apply", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -24,6 +28,10 @@ class KoshClient(Transport):
     def approve_credit_note(self, id: str, *, idempotency_key: Optional[str] = None) -> "ApproveCreditNoteResponse":
         """Approve a pending credit note (issues it) (POST /v1/credit-notes/{id}/approve)"""
         return self._request("POST", f"/v1/credit-notes/{_quote(id)}/approve", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def archive_alert(self, id: str, *, idempotency_key: Optional[str] = None) -> "ArchiveAlertResponse":
+        """Archive an alert: it stops watching and lifts its block now (POST /v1/alerts/{id}/archive)"""
+        return self._request("POST", f"/v1/alerts/{_quote(id)}/archive", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def archive_plans_price(self, id: str, price_id: str, *, idempotency_key: Optional[str] = None) -> "ArchivePlansPriceResponse":
         """Archive a price: no new subscriptions use it; running subscriptions keep it (POST /v1/plans/{id}/prices/{price_id}/archive)"""
@@ -64,6 +72,10 @@ class KoshClient(Transport):
     def create_accounting_sync(self, body: Optional["CreateAccountingSyncBody0"], *, idempotency_key: Optional[str] = None) -> "CreateAccountingSyncResponse":
         """Queue a sync of customers, invoices, payments and credit notes (POST /v1/accounting/sync)"""
         return self._request("POST", "/v1/accounting/sync", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def create_alert(self, body: "CreateAlertBody", *, idempotency_key: Optional[str] = None) -> "CreateAlertResponse":
+        """Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period) (POST /v1/alerts)"""
+        return self._request("POST", "/v1/alerts", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def create_analytics_snapshot(self, *, idempotency_key: Optional[str] = None) -> "CreateAnalyticsSnapshotResponse":
         """Take today's MRR snapshot now (the daily job does this on its own; past days never change) (POST /v1/analytics/snapshots)"""
@@ -141,6 +153,10 @@ class KoshClient(Transport):
         """Create a legal entity with its own ledger and invoice series (POST /v1/entities)"""
         return self._request("POST", "/v1/entities", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def create_feature(self, body: "CreateFeatureBody", *, idempotency_key: Optional[str] = None) -> "CreateFeatureResponse":
+        """Create a feature (boolean, quantity or enum) (POST /v1/features)"""
+        return self._request("POST", "/v1/features", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def create_finance_reconciliation_run(self, body: "CreateFinanceReconciliationRunBody", *, idempotency_key: Optional[str] = None) -> "CreateFinanceReconciliationRunResponse":
         """Start a reconciliation run (billing → journal → secondary ledger); it runs in the job queue (POST /v1/finance/reconciliation/runs)"""
         return self._request("POST", "/v1/finance/reconciliation/runs", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -209,6 +225,10 @@ class KoshClient(Transport):
         """Register a webhook endpoint (the signing secret is shown only in this answer) (POST /v1/webhooks)"""
         return self._request("POST", "/v1/webhooks", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def credit_grants_customer(self, id: str, body: "CreditGrantsCustomerBody", *, idempotency_key: Optional[str] = None) -> "CreditGrantsCustomerResponse":
+        """Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid) (POST /v1/customers/{id}/credit-grants)"""
+        return self._request("POST", f"/v1/customers/{_quote(id)}/credit-grants", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def decline_quote(self, id: str, *, idempotency_key: Optional[str] = None) -> "DeclineQuoteResponse":
         """Decline a quote (POST /v1/quotes/{id}/decline)"""
         return self._request("POST", f"/v1/quotes/{_quote(id)}/decline", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -224,6 +244,10 @@ class KoshClient(Transport):
     def delete_customers_payment_method(self, id: str, pm_id: str, *, idempotency_key: Optional[str] = None) -> "DeleteCustomersPaymentMethodResponse":
         """Remove a saved payment method (DELETE /v1/customers/{id}/payment-methods/{pm_id})"""
         return self._request("DELETE", f"/v1/customers/{_quote(id)}/payment-methods/{_quote(pm_id)}", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def delete_customers_pending_charge(self, id: str, charge_id: str, *, idempotency_key: Optional[str] = None) -> "DeleteCustomersPendingChargeResponse":
+        """Delete a one-off charge while it is pending (409 once an invoice took it) (DELETE /v1/customers/{id}/pending-charges/{charge_id})"""
+        return self._request("DELETE", f"/v1/customers/{_quote(id)}/pending-charges/{_quote(charge_id)}", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def delete_dunning_campaign(self, id: str, *, cancel_executions: Optional[Literal["true", "false"]] = None, idempotency_key: Optional[str] = None) -> "DeleteDunningCampaignResponse":
         """Delete a campaign; one dunning invoices needs ?cancel_executions=true (one with history is deactivated instead) (DELETE /v1/dunning-campaigns/{id})"""
@@ -285,9 +309,17 @@ class KoshClient(Transport):
         """OAuth callback: exchanges the code, stores the connection, redirects to redirect_uri with the caller’s state (GET /v1/accounting/callback/{provider})"""
         return self._request("GET", f"/v1/accounting/callback/{_quote(provider)}", query={"code": code, "state": state, "realmId": realm_id, "error": error, "error_description": error_description}, expect="none")  # type: ignore[no-any-return]
 
-    def get_accounting_export_tally(self, *, from_: Optional[str] = None, to: Optional[str] = None) -> None:
-        """Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed (GET /v1/accounting/export/tally)"""
-        return self._request("GET", "/v1/accounting/export/tally", query={"from": from_, "to": to}, expect="none")  # type: ignore[no-any-return]
+    def get_accounting_export_tally(self, *, from_: Optional[str] = None, to: Optional[str] = None, entity_id: Optional[str] = None) -> None:
+        """Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed (GET /v1/accounting/export/tally)"""
+        return self._request("GET", "/v1/accounting/export/tally", query={"from": from_, "to": to, "entity_id": entity_id}, expect="none")  # type: ignore[no-any-return]
+
+    def get_advance(self, id: str) -> "GetAdvanceResponse":
+        """Get an advance: its receipt voucher and every use (GET /v1/advances/{id})"""
+        return self._request("GET", f"/v1/advances/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
+
+    def get_alert(self, *, customer_id: Optional[str] = None) -> "GetAlertResponse":
+        """List alerts (newest first, up to 1000) (GET /v1/alerts)"""
+        return self._request("GET", "/v1/alerts", query={"customer_id": customer_id}, expect="json")  # type: ignore[no-any-return]
 
     def get_analytics_churn(self, *, currency: Optional[str] = None, from_: Optional[str] = None, to: Optional[str] = None, format: Optional[Literal["json", "csv"]] = None) -> "GetAnalyticsChurnResponse":
         """Logo churn, revenue churn and net revenue retention per month (GET /v1/analytics/churn)"""
@@ -329,6 +361,10 @@ class KoshClient(Transport):
         """Get a coupon (GET /v1/coupons/{id})"""
         return self._request("GET", f"/v1/coupons/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
 
+    def get_credit_grant(self, id: str) -> "GetCreditGrantResponse":
+        """Get a credit grant (GET /v1/credit-grants/{id})"""
+        return self._request("GET", f"/v1/credit-grants/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
+
     def get_credit_note(self, id: str, *, expand: Optional[Union[Literal["customer"], List[Literal["customer"]]]] = None) -> "GetCreditNoteResponse":
         """Get a credit note (expand=customer embeds the customer) (GET /v1/credit-notes/{id})"""
         return self._request("GET", f"/v1/credit-notes/{_quote(id)}", query={"expand": expand}, expect="json")  # type: ignore[no-any-return]
@@ -349,6 +385,26 @@ class KoshClient(Transport):
         """Whether a payment wall blocks the customer (DESIGN §12) (GET /v1/customers/{id}/access)"""
         return self._request("GET", f"/v1/customers/{_quote(id)}/access", expect="json")  # type: ignore[no-any-return]
 
+    def get_customers_auto_top_up(self, id: str) -> "GetCustomersAutoTopUpResponse":
+        """The customer's auto top-up (GET /v1/customers/{id}/auto-top-up)"""
+        return self._request("GET", f"/v1/customers/{_quote(id)}/auto-top-up", expect="json")  # type: ignore[no-any-return]
+
+    def get_customers_balance(self, id: str) -> "GetCustomersBalanceResponse":
+        """What the customer can spend, per currency and source (advances, credit notes) (GET /v1/customers/{id}/balance)"""
+        return self._request("GET", f"/v1/customers/{_quote(id)}/balance", expect="json")  # type: ignore[no-any-return]
+
+    def get_customers_credit_grant(self, id: str) -> "GetCustomersCreditGrantResponse":
+        """A customer's credit grants, newest first, and the balance spendable now per currency (GET /v1/customers/{id}/credit-grants)"""
+        return self._request("GET", f"/v1/customers/{_quote(id)}/credit-grants", expect="json")  # type: ignore[no-any-return]
+
+    def get_customers_entitlement(self, id: str) -> "GetCustomersEntitlementResponse":
+        """What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change (GET /v1/customers/{id}/entitlements)"""
+        return self._request("GET", f"/v1/customers/{_quote(id)}/entitlements", expect="json")  # type: ignore[no-any-return]
+
+    def get_customers_pending_charge(self, id: str, *, status: Optional[Literal["pending", "invoiced"]] = None) -> "GetCustomersPendingChargeResponse":
+        """List a customer's one-off charges, oldest first (up to 1000): pending, and invoiced with the invoice that took them (GET /v1/customers/{id}/pending-charges)"""
+        return self._request("GET", f"/v1/customers/{_quote(id)}/pending-charges", query={"status": status}, expect="json")  # type: ignore[no-any-return]
+
     def get_dunning_campaign(self, id: str) -> "GetDunningCampaignResponse":
         """Get a dunning campaign (GET /v1/dunning-campaigns/{id})"""
         return self._request("GET", f"/v1/dunning-campaigns/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
@@ -361,6 +417,10 @@ class KoshClient(Transport):
         """The entity's exchange rates, newest first per currency (GET /v1/entities/{id}/exchange-rates)"""
         return self._request("GET", f"/v1/entities/{_quote(id)}/exchange-rates", expect="json")  # type: ignore[no-any-return]
 
+    def get_entities_lut(self, id: str) -> "GetEntitiesLutResponse":
+        """The entity's Letters of Undertaking per financial year, and whether one is in force now (GET /v1/entities/{id}/luts)"""
+        return self._request("GET", f"/v1/entities/{_quote(id)}/luts", expect="json")  # type: ignore[no-any-return]
+
     def get_entities_period(self, id: str) -> "GetEntitiesPeriodResponse":
         """The entity's reporting periods (calendar months in its time zone), newest first, with their close and GST filings (GET /v1/entities/{id}/periods)"""
         return self._request("GET", f"/v1/entities/{_quote(id)}/periods", expect="json")  # type: ignore[no-any-return]
@@ -372,6 +432,14 @@ class KoshClient(Transport):
     def get_event(self, id: str) -> "GetEventResponse":
         """Get an event (the snapshot stored when it was emitted) (GET /v1/events/{id})"""
         return self._request("GET", f"/v1/events/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
+
+    def get_events_type(self) -> "GetEventsTypeResponse":
+        """List the event types (what a webhook endpoint may subscribe to) (GET /v1/events/types)"""
+        return self._request("GET", "/v1/events/types", expect="json")  # type: ignore[no-any-return]
+
+    def get_feature(self) -> "GetFeatureResponse":
+        """List features (GET /v1/features)"""
+        return self._request("GET", "/v1/features", expect="json")  # type: ignore[no-any-return]
 
     def get_finance_reconciliation(self) -> "GetFinanceReconciliationResponse":
         """The latest reconciliation run with its discrepancies (the empty report, status not_run, before the first run) (GET /v1/finance/reconciliation)"""
@@ -392,6 +460,10 @@ class KoshClient(Transport):
     def get_gst_gstr1(self, *, entity_id: Optional[str] = None, period: Optional[str] = None, format: Optional[Literal["json", "csv"]] = None) -> "GetGstGstr1Response":
         """GSTR-1 of an entity for a return period (MMYYYY), as the GSTN offline tool's JSON or (format=csv) a CSV (GET /v1/gst/gstr1)"""
         return self._request("GET", "/v1/gst/gstr1", query={"entity_id": entity_id, "period": period, "format": format}, expect="json")  # type: ignore[no-any-return]
+
+    def get_gst_gstr1a(self, *, entity_id: Optional[str] = None, period: Optional[str] = None) -> "GetGstGstr1aResponse":
+        """GSTR-1A of an entity for a return period (MMYYYY): corrections after its GSTR-1 is marked filed, until its GSTR-3B is (GET /v1/gst/gstr1a)"""
+        return self._request("GET", "/v1/gst/gstr1a", query={"entity_id": entity_id, "period": period}, expect="json")  # type: ignore[no-any-return]
 
     def get_gst_gstr3b(self, *, entity_id: Optional[str] = None, period: Optional[str] = None, format: Optional[Literal["json", "csv"]] = None) -> "GetGstGstr3bResponse":
         """GSTR-3B table 3.1 totals of an entity for a return period (MMYYYY) (GET /v1/gst/gstr3b)"""
@@ -417,13 +489,13 @@ class KoshClient(Transport):
         """The chart of accounts (GET /v1/ledger/accounts)"""
         return self._request("GET", "/v1/ledger/accounts", expect="json")  # type: ignore[no-any-return]
 
-    def get_ledger_export(self, *, from_: Optional[str] = None, to: Optional[str] = None, entity_id: Optional[str] = None, currency: Optional[str] = None) -> None:
+    def get_ledger_export(self, *, from_: Optional[str] = None, to: Optional[str] = None, entity_id: Optional[str] = None, currency: Optional[str] = None) -> str:
         """General-ledger export: one CSV row per journal line, streamed (GET /v1/ledger/export)"""
-        return self._request("GET", "/v1/ledger/export", query={"from": from_, "to": to, "entity_id": entity_id, "currency": currency}, expect="none")  # type: ignore[no-any-return]
+        return self._request("GET", "/v1/ledger/export", query={"from": from_, "to": to, "entity_id": entity_id, "currency": currency}, expect="text")  # type: ignore[no-any-return]
 
-    def get_ledger_trial_balance(self, *, entity_id: Optional[str] = None, currency: Optional[str] = None, as_of: Optional[str] = None) -> "GetLedgerTrialBalanceResponse":
+    def get_ledger_trial_balance(self, *, entity_id: Optional[str] = None, currency: Optional[str] = None, as_of: Optional[str] = None, basis: Optional[Literal["transaction", "functional"]] = None) -> "GetLedgerTrialBalanceResponse":
         """Trial balance of one entity × currency as of a date (GET /v1/ledger/trial-balance)"""
-        return self._request("GET", "/v1/ledger/trial-balance", query={"entity_id": entity_id, "currency": currency, "as_of": as_of}, expect="json")  # type: ignore[no-any-return]
+        return self._request("GET", "/v1/ledger/trial-balance", query={"entity_id": entity_id, "currency": currency, "as_of": as_of, "basis": basis}, expect="json")  # type: ignore[no-any-return]
 
     def get_notification_setting(self) -> "GetNotificationSettingResponse":
         """Which customer notifications are sent (GET /v1/notification-settings)"""
@@ -444,6 +516,14 @@ class KoshClient(Transport):
     def get_plan(self, id: str) -> "GetPlanResponse":
         """Get a plan (GET /v1/plans/{id})"""
         return self._request("GET", f"/v1/plans/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
+
+    def get_plans_entitlement(self, id: str) -> "GetPlansEntitlementResponse":
+        """A plan's entitlements (GET /v1/plans/{id}/entitlements)"""
+        return self._request("GET", f"/v1/plans/{_quote(id)}/entitlements", expect="json")  # type: ignore[no-any-return]
+
+    def get_portal_api_balance(self) -> "GetPortalApiBalanceResponse":
+        """The customer's balance per currency and source (advances, credit notes) (GET /portal/api/balance)"""
+        return self._request("GET", "/portal/api/balance", expect="json")  # type: ignore[no-any-return]
 
     def get_quote(self, id: str) -> "GetQuoteResponse":
         """Get a quote (GET /v1/quotes/{id})"""
@@ -493,6 +573,10 @@ class KoshClient(Transport):
         """Per-record sync status (external id, last error) and the latest run of each connection (GET /v1/accounting/sync-status)"""
         return self._request("GET", "/v1/accounting/sync-status", query={"connection_id": connection_id, "status": status, "record_type": record_type, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
+    def list_advances(self, *, customer_id: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListAdvancesResponse":
+        """List customer advances (money received before any invoice), newest first (GET /v1/advances)"""
+        return self._request("GET", "/v1/advances", query={"customer_id": customer_id, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
+
     def list_api_keys(self) -> "ListApiKeysResponse":
         """List API keys (never their secrets) (GET /v1/developer/keys)"""
         return self._request("GET", "/v1/developer/keys", expect="json")  # type: ignore[no-any-return]
@@ -521,6 +605,10 @@ class KoshClient(Transport):
         """List customers, newest first (GET /v1/customers)"""
         return self._request("GET", "/v1/customers", query={"q": q, "email": email, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
+    def list_customers_balance_transactions(self, id: str, *, currency: Optional[str] = None, source: Optional[Literal["advances", "credit_notes"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListCustomersBalanceTransactionsResponse":
+        """Every movement of the customer's balance with its document, newest first (GET /v1/customers/{id}/balance-transactions)"""
+        return self._request("GET", f"/v1/customers/{_quote(id)}/balance-transactions", query={"currency": currency, "source": source, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
+
     def list_customers_payment_methods(self, id: str) -> "ListCustomersPaymentMethodsResponse":
         """List a customer's payment methods (GET /v1/customers/{id}/payment-methods)"""
         return self._request("GET", f"/v1/customers/{_quote(id)}/payment-methods", expect="json")  # type: ignore[no-any-return]
@@ -545,7 +633,7 @@ class KoshClient(Transport):
         """List an event's deliveries, newest first (GET /v1/events/{id}/deliveries)"""
         return self._request("GET", f"/v1/events/{_quote(id)}/deliveries", query={"status": status, "limit": limit, "offset": offset, "page": page}, expect="json")  # type: ignore[no-any-return]
 
-    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
+    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
         """List events, newest first (GET /v1/events)"""
         return self._request("GET", "/v1/events", query={"type": type, "object_id": object_id, "created[gte]": created_gte, "created[lte]": created_lte, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
@@ -593,6 +681,10 @@ class KoshClient(Transport):
         """List payments (GET /v1/payments)"""
         return self._request("GET", "/v1/payments", query={"customer_id": customer_id, "invoice_id": invoice_id, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
+    def list_payments_offline(self, *, customer_id: Optional[str] = None, invoice_id: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListPaymentsOfflineResponse":
+        """List offline payments (bank transfer, cash, cheque recorded through POST /v1/payments/offline) (GET /v1/payments/offline)"""
+        return self._request("GET", "/v1/payments/offline", query={"customer_id": customer_id, "invoice_id": invoice_id, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
+
     def list_payments_refunds(self, id: str, *, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListPaymentsRefundsResponse":
         """List a payment's refunds (newest first) (GET /v1/payments/{id}/refunds)"""
         return self._request("GET", f"/v1/payments/{_quote(id)}/refunds", query={"limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
@@ -600,6 +692,10 @@ class KoshClient(Transport):
     def list_plans(self, *, q: Optional[str] = None, currency: Optional[str] = None, interval_unit: Optional[Literal["day", "week", "month", "year"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListPlansResponse":
         """List plans (GET /v1/plans)"""
         return self._request("GET", "/v1/plans", query={"q": q, "currency": currency, "interval_unit": interval_unit, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
+
+    def list_portal_api_balance_transactions(self, *, currency: Optional[str] = None, source: Optional[Literal["advances", "credit_notes"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListPortalApiBalanceTransactionsResponse":
+        """Every movement of the customer's balance with its document, newest first (GET /portal/api/balance-transactions)"""
+        return self._request("GET", "/portal/api/balance-transactions", query={"currency": currency, "source": source, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
     def list_quotes(self, *, status: Optional[Literal["draft", "accepted", "declined", "expired"]] = None, customer_id: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListQuotesResponse":
         """List quotes (GET /v1/quotes)"""
@@ -653,6 +749,10 @@ class KoshClient(Transport):
         """Save a payment method from a gateway token (the first becomes the customer's default) (POST /v1/customers/{id}/payment-methods)"""
         return self._request("POST", f"/v1/customers/{_quote(id)}/payment-methods", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def pending_charges_customer(self, id: str, body: "PendingChargesCustomerBody", *, idempotency_key: Optional[str] = None) -> "PendingChargesCustomerResponse":
+        """Add a one-off charge to the customer's (or one subscription's) next invoice, as its own line taxed by its own HSN/SAC (POST /v1/customers/{id}/pending-charges)"""
+        return self._request("POST", f"/v1/customers/{_quote(id)}/pending-charges", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def portal_get_invoice_pdf(self, id: str) -> bytes:
         """One of the customer's invoices as a PDF (GET /portal/api/invoices/{id}/pdf)"""
         return self._request("GET", f"/portal/api/invoices/{_quote(id)}/pdf", expect="bytes")  # type: ignore[no-any-return]
@@ -705,6 +805,10 @@ class KoshClient(Transport):
         """Send an event again: a fresh delivery to every enabled endpoint subscribed to its type (POST /v1/events/{id}/redeliver)"""
         return self._request("POST", f"/v1/events/{_quote(id)}/redeliver", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def refunds_advance(self, id: str, body: "RefundsAdvanceBody", *, idempotency_key: Optional[str] = None) -> "RefundsAdvanceResponse":
+        """Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable) (POST /v1/advances/{id}/refunds)"""
+        return self._request("POST", f"/v1/advances/{_quote(id)}/refunds", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def refunds_credit_note(self, id: str, body: "RefundsCreditNoteBody", *, idempotency_key: Optional[str] = None) -> "RefundsCreditNoteResponse":
         """Pay out a credit note's unspent balance (through the original payment's gateway, or offline) without a new credit note (POST /v1/credit-notes/{id}/refunds)"""
         return self._request("POST", f"/v1/credit-notes/{_quote(id)}/refunds", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -729,6 +833,10 @@ class KoshClient(Transport):
         """Map GST classes and accounts to the provider’s tax codes and accounts (merged over the India defaults) (PUT /v1/accounting/connections/{id}/tax-mapping)"""
         return self._request("PUT", f"/v1/accounting/connections/{_quote(id)}/tax-mapping", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def replace_customers_auto_top_up(self, id: str, body: "ReplaceCustomersAutoTopUpBody", *, idempotency_key: Optional[str] = None) -> "ReplaceCustomersAutoTopUpResponse":
+        """Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged (PUT /v1/customers/{id}/auto-top-up)"""
+        return self._request("PUT", f"/v1/customers/{_quote(id)}/auto-top-up", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def replace_email_template(self, name: str, body: "ReplaceEmailTemplateBody", *, idempotency_key: Optional[str] = None) -> "ReplaceEmailTemplateResponse":
         """Override an e-mail template (Handlebars; 400 with the line when it does not compile) (PUT /v1/email-templates/{name})"""
         return self._request("PUT", f"/v1/email-templates/{_quote(name)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -737,9 +845,21 @@ class KoshClient(Transport):
         """Set the entity's INR exchange rate for a currency (used for the INR amounts of its foreign-currency invoices) (PUT /v1/entities/{id}/exchange-rates)"""
         return self._request("PUT", f"/v1/entities/{_quote(id)}/exchange-rates", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def replace_entities_lut(self, id: str, financial_year: str, body: "ReplaceEntitiesLutBody", *, idempotency_key: Optional[str] = None) -> "ReplaceEntitiesLutResponse":
+        """Record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year) (PUT /v1/entities/{id}/luts/{financial_year})"""
+        return self._request("PUT", f"/v1/entities/{_quote(id)}/luts/{_quote(financial_year)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def replace_organizations_fx_rate(self, id: str, currency: str, body: "ReplaceOrganizationsFxRateBody", *, idempotency_key: Optional[str] = None) -> "ReplaceOrganizationsFxRateResponse":
         """Set the rate of a currency into the reporting currency, in force from a date (PUT /v1/organizations/{id}/fx-rates/{currency})"""
         return self._request("PUT", f"/v1/organizations/{_quote(id)}/fx-rates/{_quote(currency)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def replace_plans_entitlement(self, id: str, body: List["ReplacePlansEntitlementBodyItem"], *, idempotency_key: Optional[str] = None) -> "ReplacePlansEntitlementResponse":
+        """Set a plan's entitlements (replaces them all) (PUT /v1/plans/{id}/entitlements)"""
+        return self._request("PUT", f"/v1/plans/{_quote(id)}/entitlements", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def replace_subscriptions_entitlement(self, id: str, body: List["ReplaceSubscriptionsEntitlementBodyItem"], *, idempotency_key: Optional[str] = None) -> "ReplaceSubscriptionsEntitlementResponse":
+        """Set a subscription's entitlement overrides (replaces them all; they win over its plan's) (PUT /v1/subscriptions/{id}/entitlements)"""
+        return self._request("PUT", f"/v1/subscriptions/{_quote(id)}/entitlements", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def resume_subscription(self, id: str, *, idempotency_key: Optional[str] = None) -> "ResumeSubscriptionResponse":
         """Resume a paused subscription (a lapsed period restarts now, invoiced) (POST /v1/subscriptions/{id}/resume)"""
@@ -812,6 +932,10 @@ class KoshClient(Transport):
     def update_webhook_endpoint(self, id: str, body: "UpdateWebhookEndpointBody", *, idempotency_key: Optional[str] = None) -> "UpdateWebhookEndpointResponse":
         """Update a webhook endpoint: url, events, description, enabled (PATCH /v1/webhooks/{id})"""
         return self._request("PATCH", f"/v1/webhooks/{_quote(id)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def void_credit_grant(self, id: str, *, idempotency_key: Optional[str] = None) -> "VoidCreditGrantResponse":
+        """Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it) (POST /v1/credit-grants/{id}/void)"""
+        return self._request("POST", f"/v1/credit-grants/{_quote(id)}/void", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def void_credit_note(self, id: str, *, idempotency_key: Optional[str] = None) -> "VoidCreditNoteResponse":
         """Void an unspent credit note (POST /v1/credit-notes/{id}/void)"""

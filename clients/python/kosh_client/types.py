@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, Union
 
-__all__ = ["Error", "LegalEntity", "ExchangeRate", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "Event", "Referral", "SendInvoiceResponse", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "Coupon", "Discount", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "User", "SignedIn", "Invitation", "AuditEntry", "Gstr1", "Gstr3b", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "ErrorError", "LegalEntityAddress0", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "RefundCreditNotesItem", "UsageIngestResultRejectedItem", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileTenant", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "AcceptQuoteResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAnalyticsChurnResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetDunningCampaignResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetUserResponse", "GetWebhookEndpointResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ResumeSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "CancelGiftResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionResponseData", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "ListReferralsResponseMeta", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "CreatePlanBodyPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials"]
+__all__ = ["Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "Event", "Referral", "SendInvoiceResponse", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "AdvanceMovement", "Advance", "Coupon", "Discount", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1", "Gstr1a", "Gstr3b", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "CustomerBalance", "BalanceTransaction", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "Feature", "CustomerEntitlements", "ErrorError", "LegalEntityAddress0", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "RefundCreditNotesItem", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Nil", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileTenant", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "AcceptQuoteResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteCustomersPendingChargeResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetCustomersPendingChargeResponse", "GetDunningCampaignResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetUserResponse", "GetWebhookEndpointResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PendingChargesCustomerBody", "PendingChargesCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ResumeSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "TrialBalanceAccountsItemTransactionBalancesItem", "CancelGiftResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteCustomersPendingChargeResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetCustomersPendingChargeResponseDataItem", "GetPlansEntitlementResponseDataItem", "ListReferralsResponseMeta", "PendingChargesCustomerResponseData", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "CreatePlanBodyPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials"]
 
 Error = TypedDict(
     "Error",
@@ -29,7 +29,11 @@ LegalEntity = TypedDict(
         "address": Optional["LegalEntityAddress0"],
         "lut": bool,
         "export_refund_claim": bool,
+        "lut_missing": Literal["charge_igst", "refuse"],
         "time_zone": str,
+        "functional_currency": str,
+        "aato_band": Literal["up_to_5_crore", "above_5_crore", "10_crore_or_more"],
+        "number_series_reset": Literal["never", "financial_year"],
         "einvoicing": "LegalEntityEinvoicing",
         "created_at": str,
         "updated_at": str,
@@ -46,6 +50,29 @@ ExchangeRate = TypedDict(
         "effective_from": str,
         "created_at": str,
         "updated_at": str,
+    },
+)
+
+EntityLut = TypedDict(
+    "EntityLut",
+    {
+        "entity_id": str,
+        "financial_year": str,
+        "arn": str,
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+EntityLuts = TypedDict(
+    "EntityLuts",
+    {
+        "entity_id": str,
+        "lut": bool,
+        "lut_missing": Literal["charge_igst", "refuse"],
+        "current_financial_year": str,
+        "in_force": bool,
+        "luts": List["EntityLut"],
     },
 )
 
@@ -102,6 +129,8 @@ JournalLine = TypedDict(
         "account_name": str,
         "debit": int,
         "credit": int,
+        "functional_debit": Optional[int],
+        "functional_credit": Optional[int],
         "customer_id": Optional[str],
         "invoice_id": Optional[str],
         "credit_note_id": Optional[str],
@@ -119,6 +148,8 @@ JournalEntry = TypedDict(
         "reference_type": str,
         "reference_id": str,
         "currency": str,
+        "functional_currency": Optional[str],
+        "exchange_rate": Optional[str],
         "description": str,
         "posted_at": str,
         "lines": List["JournalLine"],
@@ -405,6 +436,13 @@ CreditNote = TypedDict(
         "type": str,
         "refund_status": str,
         "tax_reversal": bool,
+        "exchange_rate": Optional[str],
+        "inr_subtotal": Optional[int],
+        "inr_cgst_amount": Optional[int],
+        "inr_sgst_amount": Optional[int],
+        "inr_igst_amount": Optional[int],
+        "inr_tax_amount": Optional[int],
+        "inr_total": Optional[int],
         "expires_at": Optional[str],
         "issued_at": Optional[str],
         "voided_at": Optional[str],
@@ -432,6 +470,7 @@ Einvoice = TypedDict(
         "canceled_at": Optional[str],
         "cancel_reason_code": Optional[int],
         "cancel_remarks": Optional[str],
+        "irn_report_by": Optional[str],
         "created_at": str,
         "updated_at": str,
     },
@@ -698,6 +737,124 @@ OfflinePayment = TypedDict(
         "gateway": Optional[str],
         "gateway_payment_id": Optional[str],
         "amount_refunded": int,
+        "exchange_rate": Optional[str],
+        "exchange_rate_source": Optional[Literal["functional_currency", "request", "entity_rate_table", "invoice"]],
+        "functional_amount": Optional[int],
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+CreditGrant = TypedDict(
+    "CreditGrant",
+    {
+        "id": str,
+        "customer_id": str,
+        "entity_id": str,
+        "category": Literal["paid", "promotional"],
+        "status": Literal["pending", "active", "depleted", "expired", "voided"],
+        "name": Optional[str],
+        "currency": str,
+        "amount": int,
+        "remaining": int,
+        "tax_amount": int,
+        "priority": int,
+        "expires_at": Optional[str],
+        "applies_to": Optional["CreditGrantAppliesTo0"],
+        "invoice_id": Optional[str],
+        "voided_at": Optional[str],
+        "expired_at": Optional[str],
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+AutoTopUp = TypedDict(
+    "AutoTopUp",
+    {
+        "customer_id": str,
+        "enabled": bool,
+        "currency": str,
+        "threshold": int,
+        "amount": int,
+        "payment_method_id": Optional[str],
+        "in_flight_invoice_id": Optional[str],
+        "updated_at": str,
+    },
+)
+
+BillableMetric = TypedDict(
+    "BillableMetric",
+    {
+        "id": str,
+        "tenant_id": str,
+        "code": str,
+        "name": str,
+        "aggregation": Literal["count", "sum", "max", "unique_count", "latest"],
+        "field": Optional[str],
+        "created_at": str,
+    },
+)
+
+UsageIngestResult = TypedDict(
+    "UsageIngestResult",
+    {
+        "accepted": int,
+        "duplicates": int,
+        "rejected": List["UsageIngestResultRejectedItem"],
+    },
+)
+
+UsageEventAccepted = TypedDict(
+    "UsageEventAccepted",
+    {
+        "transaction_id": str,
+        "duplicate": bool,
+    },
+)
+
+AdvanceMovement = TypedDict(
+    "AdvanceMovement",
+    {
+        "id": str,
+        "kind": Literal["applied", "refunded"],
+        "invoice_id": Optional[str],
+        "refund_voucher_number": Optional[str],
+        "amount": int,
+        "subtotal": int,
+        "cgst_amount": int,
+        "sgst_amount": int,
+        "igst_amount": int,
+        "reason": str,
+        "created_at": str,
+    },
+)
+
+Advance = TypedDict(
+    "Advance",
+    {
+        "id": str,
+        "object": Literal["advance"],
+        "customer_id": str,
+        "entity_id": str,
+        "payment_id": str,
+        "receipt_voucher_number": str,
+        "currency": str,
+        "amount": int,
+        "subtotal": int,
+        "cgst_amount": int,
+        "sgst_amount": int,
+        "igst_amount": int,
+        "tax_amount": int,
+        "rate_bp": int,
+        "hsn_code": str,
+        "tax_type": str,
+        "place_of_supply": Optional[str],
+        "utgst": bool,
+        "balance": int,
+        "tax_open": int,
+        "movements": List["AdvanceMovement"],
+        "received_at": str,
         "created_at": str,
         "updated_at": str,
     },
@@ -742,36 +899,6 @@ Discount = TypedDict(
         "end": Optional[str],
         "invoices_discounted": int,
         "ended_at": Optional[str],
-    },
-)
-
-BillableMetric = TypedDict(
-    "BillableMetric",
-    {
-        "id": str,
-        "tenant_id": str,
-        "code": str,
-        "name": str,
-        "aggregation": Literal["count", "sum", "max", "unique_count", "latest"],
-        "field": Optional[str],
-        "created_at": str,
-    },
-)
-
-UsageIngestResult = TypedDict(
-    "UsageIngestResult",
-    {
-        "accepted": int,
-        "duplicates": int,
-        "rejected": List["UsageIngestResultRejectedItem"],
-    },
-)
-
-UsageEventAccepted = TypedDict(
-    "UsageEventAccepted",
-    {
-        "transaction_id": str,
-        "duplicate": bool,
     },
 )
 
@@ -975,6 +1102,24 @@ AuditEntry = TypedDict(
     },
 )
 
+Alert = TypedDict(
+    "Alert",
+    {
+        "id": str,
+        "customer_id": str,
+        "subscription_id": Optional[str],
+        "type": Literal["usage_threshold", "spend_threshold", "credit_balance_below"],
+        "metric_code": Optional[str],
+        "currency": Optional[str],
+        "threshold": int,
+        "action": Literal["notify", "block"],
+        "recurring": bool,
+        "status": Literal["active", "archived"],
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
 Gstr1 = TypedDict(
     "Gstr1",
     {
@@ -986,8 +1131,28 @@ Gstr1 = TypedDict(
         "cdnr": List[Any],
         "cdnur": List[Any],
         "exp": List[Any],
+        "version": str,
+        "nil": "Gstr1Nil",
+        "b2ba": NotRequired[List[Any]],
+        "cdnra": NotRequired[List[Any]],
         "hsn": "Gstr1Hsn",
         "doc_issue": "Gstr1DocIssue",
+        "at": NotRequired[List[Any]],
+        "txpd": NotRequired[List[Any]],
+    },
+)
+
+Gstr1a = TypedDict(
+    "Gstr1a",
+    {
+        "gstin": str,
+        "fp": str,
+        "version": str,
+        "b2b": List[Any],
+        "b2cl": List[Any],
+        "exp": List[Any],
+        "cdnr": List[Any],
+        "cdnur": List[Any],
     },
 )
 
@@ -997,6 +1162,16 @@ Gstr3b = TypedDict(
         "gstin": str,
         "ret_period": str,
         "sup_details": "Gstr3bSupDetails",
+        "carried_in": NotRequired[Dict[str, "Gstr3bCarriedInValue"]],
+        "carry_forward": NotRequired[Dict[str, "Gstr3bCarryForwardValue"]],
+    },
+)
+
+EventType = TypedDict(
+    "EventType",
+    {
+        "type": Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"],
+        "object": str,
     },
 )
 
@@ -1119,6 +1294,31 @@ PortalProfile = TypedDict(
         "tenant": "PortalProfileTenant",
         "session_expires_at": str,
         "csrf_token": str,
+    },
+)
+
+CustomerBalance = TypedDict(
+    "CustomerBalance",
+    {
+        "object": Literal["customer_balance"],
+        "customer_id": str,
+        "balances": List["CustomerBalanceBalancesItem"],
+    },
+)
+
+BalanceTransaction = TypedDict(
+    "BalanceTransaction",
+    {
+        "id": str,
+        "object": Literal["balance_transaction"],
+        "customer_id": str,
+        "currency": str,
+        "source": str,
+        "source_id": str,
+        "type": str,
+        "amount": int,
+        "document": "BalanceTransactionDocument",
+        "created_at": str,
     },
 )
 
@@ -1397,10 +1597,12 @@ TrialBalance = TypedDict(
         "entity_id": str,
         "currency": str,
         "as_of": str,
+        "basis": Literal["transaction", "functional"],
         "accounts": List["TrialBalanceAccountsItem"],
         "total_debit": int,
         "total_credit": int,
         "balanced": bool,
+        "unvalued_entries": NotRequired[int],
     },
 )
 
@@ -1423,6 +1625,30 @@ RevenueReport = TypedDict(
         "recognized_total": int,
         "deferred_total": int,
         "months": List["RevenueReportMonthsItem"],
+    },
+)
+
+Feature = TypedDict(
+    "Feature",
+    {
+        "id": str,
+        "key": str,
+        "name": str,
+        "type": Literal["boolean", "quantity", "enum"],
+        "values": Optional[List[str]],
+        "created_at": str,
+    },
+)
+
+CustomerEntitlements = TypedDict(
+    "CustomerEntitlements",
+    {
+        "customer_id": str,
+        "features": Dict[str, Optional[Union[bool, int, str]]],
+        "blocked": bool,
+        "blocked_reason": Optional[Literal["payment_wall", "alert"]],
+        "blocked_by": Optional[str],
+        "as_of": str,
     },
 )
 
@@ -1622,6 +1848,14 @@ RefundCreditNotesItem = TypedDict(
     },
 )
 
+CreditGrantAppliesTo0 = TypedDict(
+    "CreditGrantAppliesTo0",
+    {
+        "plan_ids": NotRequired[List[str]],
+        "price_types": NotRequired[List[Literal["fixed", "usage", "one_off"]]],
+    },
+)
+
 UsageIngestResultRejectedItem = TypedDict(
     "UsageIngestResultRejectedItem",
     {
@@ -1706,10 +1940,20 @@ AuditEntryChangesValue = TypedDict(
     },
 )
 
+# table 8: nil-rated, exempt and non-GST supplies
+Gstr1Nil = TypedDict(
+    "Gstr1Nil",
+    {
+        "inv": List[Any],
+    },
+)
+
+# table 12, B2B and B2C tabs (Phase III)
 Gstr1Hsn = TypedDict(
     "Gstr1Hsn",
     {
-        "data": List[Any],
+        "hsn_b2b": List[Any],
+        "hsn_b2c": List[Any],
     },
 )
 
@@ -1728,6 +1972,26 @@ Gstr3bSupDetails = TypedDict(
         "osup_nil_exmp": "Gstr3bSupDetailsOsupNilExmp",
         "isup_rev": "Gstr3bSupDetailsIsupRev",
         "osup_nongst": "Gstr3bSupDetailsOsupNongst",
+    },
+)
+
+Gstr3bCarriedInValue = TypedDict(
+    "Gstr3bCarriedInValue",
+    {
+        "txval": float,
+        "iamt": float,
+        "camt": float,
+        "samt": float,
+    },
+)
+
+Gstr3bCarryForwardValue = TypedDict(
+    "Gstr3bCarryForwardValue",
+    {
+        "txval": float,
+        "iamt": float,
+        "camt": float,
+        "samt": float,
     },
 )
 
@@ -1758,6 +2022,24 @@ PortalProfileTenant = TypedDict(
     {
         "id": str,
         "name": str,
+    },
+)
+
+CustomerBalanceBalancesItem = TypedDict(
+    "CustomerBalanceBalancesItem",
+    {
+        "currency": str,
+        "available": int,
+        "sources": Dict[str, int],
+    },
+)
+
+BalanceTransactionDocument = TypedDict(
+    "BalanceTransactionDocument",
+    {
+        "type": str,
+        "id": str,
+        "number": Optional[str],
     },
 )
 
@@ -1902,6 +2184,7 @@ TrialBalanceAccountsItem = TypedDict(
         "debit": int,
         "credit": int,
         "balance": int,
+        "transaction_balances": NotRequired[List["TrialBalanceAccountsItemTransactionBalancesItem"]],
     },
 )
 
@@ -1917,6 +2200,13 @@ AcceptQuoteResponse = TypedDict(
     "AcceptQuoteResponse",
     {
         "data": "Quote",
+    },
+)
+
+ApplyBalanceInvoiceResponse = TypedDict(
+    "ApplyBalanceInvoiceResponse",
+    {
+        "data": "Invoice",
     },
 )
 
@@ -1939,6 +2229,13 @@ ApproveCreditNoteResponse = TypedDict(
     "ApproveCreditNoteResponse",
     {
         "data": "CreditNote",
+    },
+)
+
+ArchiveAlertResponse = TypedDict(
+    "ArchiveAlertResponse",
+    {
+        "data": "Alert",
     },
 )
 
@@ -2052,6 +2349,27 @@ CreateAccountingSyncResponse = TypedDict(
     "CreateAccountingSyncResponse",
     {
         "data": List["AccountingSyncRun"],
+    },
+)
+
+CreateAlertBody = TypedDict(
+    "CreateAlertBody",
+    {
+        "customer_id": NotRequired[str],
+        "subscription_id": NotRequired[str],
+        "type": Literal["usage_threshold", "spend_threshold", "credit_balance_below"],
+        "metric_code": NotRequired[str],
+        "currency": NotRequired[str],
+        "threshold": int,
+        "action": NotRequired[Literal["notify", "block"]],
+        "recurring": NotRequired[bool],
+    },
+)
+
+CreateAlertResponse = TypedDict(
+    "CreateAlertResponse",
+    {
+        "data": "Alert",
     },
 )
 
@@ -2309,6 +2627,9 @@ CreateEntityBody = TypedDict(
         "address": NotRequired["CreateEntityBodyAddress"],
         "lut": NotRequired[bool],
         "export_refund_claim": NotRequired[bool],
+        "lut_missing": NotRequired[Literal["charge_igst", "refuse"]],
+        "aato_band": NotRequired[Literal["up_to_5_crore", "above_5_crore", "10_crore_or_more"]],
+        "number_series_reset": NotRequired[Literal["never", "financial_year"]],
     },
 )
 
@@ -2316,6 +2637,23 @@ CreateEntityResponse = TypedDict(
     "CreateEntityResponse",
     {
         "data": "LegalEntity",
+    },
+)
+
+CreateFeatureBody = TypedDict(
+    "CreateFeatureBody",
+    {
+        "key": str,
+        "name": str,
+        "type": Literal["boolean", "quantity", "enum"],
+        "values": NotRequired[List[str]],
+    },
+)
+
+CreateFeatureResponse = TypedDict(
+    "CreateFeatureResponse",
+    {
+        "data": "Feature",
     },
 )
 
@@ -2381,6 +2719,7 @@ CreateInvoiceBody = TypedDict(
         "memo": NotRequired[str],
         "metadata": NotRequired[Dict[str, Optional[Union[str, float, bool]]]],
         "coupon": NotRequired[str],
+        "include_pending_charges": NotRequired[bool],
     },
 )
 
@@ -2609,7 +2948,7 @@ CreateWebhookEndpointBody = TypedDict(
     "CreateWebhookEndpointBody",
     {
         "url": str,
-        "events": NotRequired[List[str]],
+        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]]],
         "description": NotRequired[str],
         "enabled": NotRequired[bool],
     },
@@ -2619,6 +2958,26 @@ CreateWebhookEndpointResponse = TypedDict(
     "CreateWebhookEndpointResponse",
     {
         "data": "WebhookEndpointWithSecret",
+    },
+)
+
+CreditGrantsCustomerBody = TypedDict(
+    "CreditGrantsCustomerBody",
+    {
+        "amount": int,
+        "currency": str,
+        "category": Literal["paid", "promotional"],
+        "priority": NotRequired[int],
+        "expires_at": NotRequired[str],
+        "applies_to": NotRequired["CreditGrantsCustomerBodyAppliesTo"],
+        "name": NotRequired[str],
+    },
+)
+
+CreditGrantsCustomerResponse = TypedDict(
+    "CreditGrantsCustomerResponse",
+    {
+        "data": "CreditGrant",
     },
 )
 
@@ -2647,6 +3006,13 @@ DeleteCustomersPaymentMethodResponse = TypedDict(
     "DeleteCustomersPaymentMethodResponse",
     {
         "data": "DeleteCustomersPaymentMethodResponseData",
+    },
+)
+
+DeleteCustomersPendingChargeResponse = TypedDict(
+    "DeleteCustomersPendingChargeResponse",
+    {
+        "data": "DeleteCustomersPendingChargeResponseData",
     },
 )
 
@@ -2773,6 +3139,20 @@ FinalizeInvoiceResponse = TypedDict(
     },
 )
 
+GetAdvanceResponse = TypedDict(
+    "GetAdvanceResponse",
+    {
+        "data": "Advance",
+    },
+)
+
+GetAlertResponse = TypedDict(
+    "GetAlertResponse",
+    {
+        "data": List["Alert"],
+    },
+)
+
 GetAnalyticsChurnResponse = TypedDict(
     "GetAnalyticsChurnResponse",
     {
@@ -2863,6 +3243,13 @@ GetCouponResponse = TypedDict(
     },
 )
 
+GetCreditGrantResponse = TypedDict(
+    "GetCreditGrantResponse",
+    {
+        "data": "CreditGrant",
+    },
+)
+
 GetCreditNoteResponse = TypedDict(
     "GetCreditNoteResponse",
     {
@@ -2891,6 +3278,42 @@ GetCustomersAccessResponse = TypedDict(
     },
 )
 
+GetCustomersAutoTopUpResponse = TypedDict(
+    "GetCustomersAutoTopUpResponse",
+    {
+        "data": "AutoTopUp",
+    },
+)
+
+GetCustomersBalanceResponse = TypedDict(
+    "GetCustomersBalanceResponse",
+    {
+        "data": "CustomerBalance",
+    },
+)
+
+GetCustomersCreditGrantResponse = TypedDict(
+    "GetCustomersCreditGrantResponse",
+    {
+        "data": List["CreditGrant"],
+        "balances": List["GetCustomersCreditGrantResponseBalancesItem"],
+    },
+)
+
+GetCustomersEntitlementResponse = TypedDict(
+    "GetCustomersEntitlementResponse",
+    {
+        "data": "CustomerEntitlements",
+    },
+)
+
+GetCustomersPendingChargeResponse = TypedDict(
+    "GetCustomersPendingChargeResponse",
+    {
+        "data": List["GetCustomersPendingChargeResponseDataItem"],
+    },
+)
+
 GetDunningCampaignResponse = TypedDict(
     "GetDunningCampaignResponse",
     {
@@ -2912,6 +3335,13 @@ GetEntitiesExchangeRateResponse = TypedDict(
     },
 )
 
+GetEntitiesLutResponse = TypedDict(
+    "GetEntitiesLutResponse",
+    {
+        "data": "EntityLuts",
+    },
+)
+
 GetEntitiesPeriodResponse = TypedDict(
     "GetEntitiesPeriodResponse",
     {
@@ -2930,6 +3360,20 @@ GetEventResponse = TypedDict(
     "GetEventResponse",
     {
         "data": "Event",
+    },
+)
+
+GetEventsTypeResponse = TypedDict(
+    "GetEventsTypeResponse",
+    {
+        "data": List["EventType"],
+    },
+)
+
+GetFeatureResponse = TypedDict(
+    "GetFeatureResponse",
+    {
+        "data": List["Feature"],
     },
 )
 
@@ -2965,6 +3409,13 @@ GetGstGstr1Response = TypedDict(
     "GetGstGstr1Response",
     {
         "data": "Gstr1",
+    },
+)
+
+GetGstGstr1aResponse = TypedDict(
+    "GetGstGstr1aResponse",
+    {
+        "data": "Gstr1a",
     },
 )
 
@@ -3042,6 +3493,20 @@ GetPlanResponse = TypedDict(
     "GetPlanResponse",
     {
         "data": "Plan",
+    },
+)
+
+GetPlansEntitlementResponse = TypedDict(
+    "GetPlansEntitlementResponse",
+    {
+        "data": List["GetPlansEntitlementResponseDataItem"],
+    },
+)
+
+GetPortalApiBalanceResponse = TypedDict(
+    "GetPortalApiBalanceResponse",
+    {
+        "data": "CustomerBalance",
     },
 )
 
@@ -3136,6 +3601,16 @@ ListAccountingSyncStatusResponse = TypedDict(
     },
 )
 
+ListAdvancesResponse = TypedDict(
+    "ListAdvancesResponse",
+    {
+        "data": List["Advance"],
+        "object": Literal["list"],
+        "has_more": bool,
+        "total_count": int,
+    },
+)
+
 ListApiKeysResponse = TypedDict(
     "ListApiKeysResponse",
     {
@@ -3200,6 +3675,16 @@ ListCustomersResponse = TypedDict(
     "ListCustomersResponse",
     {
         "data": List["Customer"],
+        "object": Literal["list"],
+        "has_more": bool,
+        "total_count": int,
+    },
+)
+
+ListCustomersBalanceTransactionsResponse = TypedDict(
+    "ListCustomersBalanceTransactionsResponse",
+    {
+        "data": List["BalanceTransaction"],
         "object": Literal["list"],
         "has_more": bool,
         "total_count": int,
@@ -3383,6 +3868,16 @@ ListPaymentsResponse = TypedDict(
     },
 )
 
+ListPaymentsOfflineResponse = TypedDict(
+    "ListPaymentsOfflineResponse",
+    {
+        "data": List["OfflinePayment"],
+        "object": Literal["list"],
+        "has_more": bool,
+        "total_count": int,
+    },
+)
+
 ListPaymentsRefundsResponse = TypedDict(
     "ListPaymentsRefundsResponse",
     {
@@ -3397,6 +3892,16 @@ ListPlansResponse = TypedDict(
     "ListPlansResponse",
     {
         "data": List["Plan"],
+        "object": Literal["list"],
+        "has_more": bool,
+        "total_count": int,
+    },
+)
+
+ListPortalApiBalanceTransactionsResponse = TypedDict(
+    "ListPortalApiBalanceTransactionsResponse",
+    {
+        "data": List["BalanceTransaction"],
         "object": Literal["list"],
         "has_more": bool,
         "total_count": int,
@@ -3534,6 +4039,26 @@ PaymentMethodsCustomerResponse = TypedDict(
     "PaymentMethodsCustomerResponse",
     {
         "data": "PaymentMethod",
+    },
+)
+
+PendingChargesCustomerBody = TypedDict(
+    "PendingChargesCustomerBody",
+    {
+        "description": str,
+        "amount": int,
+        "quantity": NotRequired[int],
+        "currency": NotRequired[str],
+        "hsn_code": str,
+        "tax_rate_bp": NotRequired[int],
+        "subscription_id": NotRequired[str],
+    },
+)
+
+PendingChargesCustomerResponse = TypedDict(
+    "PendingChargesCustomerResponse",
+    {
+        "data": "PendingChargesCustomerResponseData",
     },
 )
 
@@ -3679,6 +4204,9 @@ RecordOfflinePaymentBody = TypedDict(
         "reference_number": NotRequired[str],
         "notes": NotRequired[str],
         "recorded_by": NotRequired[str],
+        "entity_id": NotRequired[str],
+        "hsn_code": NotRequired[str],
+        "exchange_rate": NotRequired[str],
     },
 )
 
@@ -3693,6 +4221,21 @@ RedeliverEventResponse = TypedDict(
     "RedeliverEventResponse",
     {
         "data": "RedeliverEventResponseData",
+    },
+)
+
+RefundsAdvanceBody = TypedDict(
+    "RefundsAdvanceBody",
+    {
+        "amount": NotRequired[int],
+        "reason": NotRequired[str],
+    },
+)
+
+RefundsAdvanceResponse = TypedDict(
+    "RefundsAdvanceResponse",
+    {
+        "data": "Advance",
     },
 )
 
@@ -3788,6 +4331,24 @@ ReplaceAccountingConnectionsTaxMappingResponse = TypedDict(
     },
 )
 
+ReplaceCustomersAutoTopUpBody = TypedDict(
+    "ReplaceCustomersAutoTopUpBody",
+    {
+        "enabled": bool,
+        "threshold": int,
+        "amount": int,
+        "currency": str,
+        "payment_method_id": NotRequired[Optional[str]],
+    },
+)
+
+ReplaceCustomersAutoTopUpResponse = TypedDict(
+    "ReplaceCustomersAutoTopUpResponse",
+    {
+        "data": "AutoTopUp",
+    },
+)
+
 ReplaceEmailTemplateBody = TypedDict(
     "ReplaceEmailTemplateBody",
     {
@@ -3820,6 +4381,20 @@ ReplaceEntitiesExchangeRateResponse = TypedDict(
     },
 )
 
+ReplaceEntitiesLutBody = TypedDict(
+    "ReplaceEntitiesLutBody",
+    {
+        "arn": str,
+    },
+)
+
+ReplaceEntitiesLutResponse = TypedDict(
+    "ReplaceEntitiesLutResponse",
+    {
+        "data": "EntityLut",
+    },
+)
+
 ReplaceOrganizationsFxRateBody = TypedDict(
     "ReplaceOrganizationsFxRateBody",
     {
@@ -3832,6 +4407,36 @@ ReplaceOrganizationsFxRateResponse = TypedDict(
     "ReplaceOrganizationsFxRateResponse",
     {
         "data": "FxRate",
+    },
+)
+
+ReplacePlansEntitlementBodyItem = TypedDict(
+    "ReplacePlansEntitlementBodyItem",
+    {
+        "feature_key": str,
+        "value": Optional[Union[bool, int, str]],
+    },
+)
+
+ReplacePlansEntitlementResponse = TypedDict(
+    "ReplacePlansEntitlementResponse",
+    {
+        "data": List["ReplacePlansEntitlementResponseDataItem"],
+    },
+)
+
+ReplaceSubscriptionsEntitlementBodyItem = TypedDict(
+    "ReplaceSubscriptionsEntitlementBodyItem",
+    {
+        "feature_key": str,
+        "value": Optional[Union[bool, int, str]],
+    },
+)
+
+ReplaceSubscriptionsEntitlementResponse = TypedDict(
+    "ReplaceSubscriptionsEntitlementResponse",
+    {
+        "data": List["ReplaceSubscriptionsEntitlementResponseDataItem"],
     },
 )
 
@@ -3993,8 +4598,11 @@ UpdateEntityBody = TypedDict(
         "address": NotRequired[Optional["UpdateEntityBodyAddress0"]],
         "lut": NotRequired[bool],
         "export_refund_claim": NotRequired[bool],
+        "lut_missing": NotRequired[Literal["charge_igst", "refuse"]],
         "time_zone": NotRequired[str],
         "einvoicing": NotRequired["UpdateEntityBodyEinvoicing"],
+        "aato_band": NotRequired[Literal["up_to_5_crore", "above_5_crore", "10_crore_or_more"]],
+        "number_series_reset": NotRequired[Literal["never", "financial_year"]],
     },
 )
 
@@ -4096,7 +4704,7 @@ UpdateWebhookEndpointBody = TypedDict(
     "UpdateWebhookEndpointBody",
     {
         "url": NotRequired[str],
-        "events": NotRequired[List[str]],
+        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]]],
         "description": NotRequired[Optional[str]],
         "enabled": NotRequired[bool],
     },
@@ -4106,6 +4714,13 @@ UpdateWebhookEndpointResponse = TypedDict(
     "UpdateWebhookEndpointResponse",
     {
         "data": "WebhookEndpoint",
+    },
+)
+
+VoidCreditGrantResponse = TypedDict(
+    "VoidCreditGrantResponse",
+    {
+        "data": "CreditGrant",
     },
 )
 
@@ -4306,6 +4921,14 @@ AccountingConnectionTaxMappingAccounts = TypedDict(
     },
 )
 
+TrialBalanceAccountsItemTransactionBalancesItem = TypedDict(
+    "TrialBalanceAccountsItemTransactionBalancesItem",
+    {
+        "currency": str,
+        "balance": int,
+    },
+)
+
 CancelGiftResponseData = TypedDict(
     "CancelGiftResponseData",
     {
@@ -4455,6 +5078,14 @@ CreateSubscriptionResponseData = TypedDict(
     },
 )
 
+CreditGrantsCustomerBodyAppliesTo = TypedDict(
+    "CreditGrantsCustomerBodyAppliesTo",
+    {
+        "plan_ids": NotRequired[List[str]],
+        "price_types": NotRequired[List[Literal["fixed", "usage", "one_off"]]],
+    },
+)
+
 DeleteAccountingConnectionResponseData = TypedDict(
     "DeleteAccountingConnectionResponseData",
     {
@@ -4468,6 +5099,27 @@ DeleteCustomersPaymentMethodResponseData = TypedDict(
     {
         "id": str,
         "deleted": Literal[True],
+    },
+)
+
+DeleteCustomersPendingChargeResponseData = TypedDict(
+    "DeleteCustomersPendingChargeResponseData",
+    {
+        "id": str,
+        "object": Literal["pending_charge"],
+        "customer_id": str,
+        "subscription_id": Optional[str],
+        "description": str,
+        "currency": str,
+        "unit_amount": int,
+        "quantity": int,
+        "amount": int,
+        "hsn_code": str,
+        "tax_rate_bp": Optional[int],
+        "status": Literal["pending", "invoiced"],
+        "invoice_id": Optional[str],
+        "created_at": str,
+        "invoiced_at": Optional[str],
     },
 )
 
@@ -4526,6 +5178,44 @@ DiscountSubscriptionResponseData = TypedDict(
     },
 )
 
+GetCustomersCreditGrantResponseBalancesItem = TypedDict(
+    "GetCustomersCreditGrantResponseBalancesItem",
+    {
+        "currency": str,
+        "paid": int,
+        "promotional": int,
+    },
+)
+
+GetCustomersPendingChargeResponseDataItem = TypedDict(
+    "GetCustomersPendingChargeResponseDataItem",
+    {
+        "id": str,
+        "object": Literal["pending_charge"],
+        "customer_id": str,
+        "subscription_id": Optional[str],
+        "description": str,
+        "currency": str,
+        "unit_amount": int,
+        "quantity": int,
+        "amount": int,
+        "hsn_code": str,
+        "tax_rate_bp": Optional[int],
+        "status": Literal["pending", "invoiced"],
+        "invoice_id": Optional[str],
+        "created_at": str,
+        "invoiced_at": Optional[str],
+    },
+)
+
+GetPlansEntitlementResponseDataItem = TypedDict(
+    "GetPlansEntitlementResponseDataItem",
+    {
+        "feature_key": str,
+        "value": Optional[Union[bool, int, str]],
+    },
+)
+
 ListReferralsResponseMeta = TypedDict(
     "ListReferralsResponseMeta",
     {
@@ -4533,6 +5223,27 @@ ListReferralsResponseMeta = TypedDict(
         "per_page": int,
         "total": int,
         "total_pages": int,
+    },
+)
+
+PendingChargesCustomerResponseData = TypedDict(
+    "PendingChargesCustomerResponseData",
+    {
+        "id": str,
+        "object": Literal["pending_charge"],
+        "customer_id": str,
+        "subscription_id": Optional[str],
+        "description": str,
+        "currency": str,
+        "unit_amount": int,
+        "quantity": int,
+        "amount": int,
+        "hsn_code": str,
+        "tax_rate_bp": Optional[int],
+        "status": Literal["pending", "invoiced"],
+        "invoice_id": Optional[str],
+        "created_at": str,
+        "invoiced_at": Optional[str],
     },
 )
 
@@ -4643,6 +5354,22 @@ ReplaceAccountingConnectionsTaxMappingBodyAccounts = TypedDict(
         "income": NotRequired[str],
         "bank": NotRequired[str],
         "tds_receivable": NotRequired[str],
+    },
+)
+
+ReplacePlansEntitlementResponseDataItem = TypedDict(
+    "ReplacePlansEntitlementResponseDataItem",
+    {
+        "feature_key": str,
+        "value": Optional[Union[bool, int, str]],
+    },
+)
+
+ReplaceSubscriptionsEntitlementResponseDataItem = TypedDict(
+    "ReplaceSubscriptionsEntitlementResponseDataItem",
+    {
+        "feature_key": str,
+        "value": Optional[Union[bool, int, str]],
     },
 )
 

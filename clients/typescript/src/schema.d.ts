@@ -748,6 +748,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{id}/pending-charges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a customer's one-off charges, oldest first (up to 1000): pending, and invoiced with the invoice that took them
+         * @description List a customer's one-off charges, oldest first (up to 1000): pending, and invoiced with the invoice that took them.
+         */
+        get: operations["getCustomersPendingCharge"];
+        put?: never;
+        /**
+         * Add a one-off charge to the customer's (or one subscription's) next invoice, as its own line taxed by its own HSN/SAC
+         * @description Add a one-off charge to the customer's (or one subscription's) next invoice, as its own line taxed by its own HSN/SAC.
+         */
+        post: operations["pendingChargesCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/pending-charges/{charge_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a one-off charge while it is pending (409 once an invoice took it)
+         * @description Delete a one-off charge while it is pending (409 once an invoice took it).
+         */
+        delete: operations["deleteCustomersPendingCharge"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices": {
         parameters: {
             query?: never;
@@ -806,6 +850,26 @@ export interface paths {
          * @description Finalize a draft: number, ledger entry, credit applied.
          */
         post: operations["finalizeInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/apply-balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B)
+         * @description Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B).
+         */
+        post: operations["applyBalanceInvoice"];
         delete?: never;
         options?: never;
         head?: never;
@@ -959,7 +1023,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List offline payments (bank transfer, cash, cheque recorded through POST /v1/payments/offline)
+         * @description List offline payments (bank transfer, cash, cheque recorded through POST /v1/payments/offline).
+         */
+        get: operations["listPaymentsOffline"];
         put?: never;
         /**
          * Record an offline payment (bank transfer, cash, cheque), optionally with TDS
@@ -1168,6 +1236,26 @@ export interface paths {
          * @description Filters: `type`, `object_id`, `created[gte]` and `created[lte]` (inclusive RFC 3339 bounds).
          */
         get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the event types (what a webhook endpoint may subscribe to)
+         * @description List the event types (what a webhook endpoint may subscribe to).
+         */
+        get: operations["getEventsType"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2024,6 +2112,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/dunning/weights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dunning weights (SPEC 4.16): the expected reward of each retry action per context, learned from this tenant's retries
+         * @description A context is the failure code × amount band × payment method type of the invoice a retry is for. Each action's weight is the posterior mean chance that a retry run that way recovers the invoice (Thompson sampling chooses the next retry by drawing from these posteriors; docs/decisions/0310).
+         */
+        get: operations["getAnalyticsDunningWeight"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections": {
         parameters: {
             query?: never;
@@ -2328,8 +2436,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed
-         * @description Tally XML (Sales, Receipt and Credit Note vouchers) for a date range, streamed.
+         * Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed
+         * @description Tally XML of one entity's journal for a date range, in its functional currency (INR), one voucher per entry, streamed.
          */
         get: operations["getAccountingExportTally"];
         put?: never;
@@ -2824,8 +2932,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The latest reconciliation run with its discrepancies
-         * @description The latest reconciliation run with its discrepancies.
+         * The latest reconciliation run with its discrepancies (the empty report, status not_run, before the first run)
+         * @description The latest reconciliation run with its discrepancies (the empty report, status not_run, before the first run).
          */
         get: operations["getFinanceReconciliation"];
         put?: never;
@@ -3248,6 +3356,366 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/advances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List customer advances (money received before any invoice), newest first
+         * @description List customer advances (money received before any invoice), newest first.
+         */
+        get: operations["listAdvances"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/advances/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an advance: its receipt voucher and every use
+         * @description Get an advance: its receipt voucher and every use.
+         */
+        get: operations["getAdvance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/advances/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable)
+         * @description Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable).
+         */
+        post: operations["refundsAdvance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the customer can spend, per currency and source (advances, credit notes)
+         * @description What the customer can spend, per currency and source (advances, credit notes).
+         */
+        get: operations["getCustomersBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/balance-transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every movement of the customer's balance with its document, newest first
+         * @description Every movement of the customer's balance with its document, newest first.
+         */
+        get: operations["listCustomersBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{id}/luts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entity's Letters of Undertaking per financial year, and whether one is in force now
+         * @description The entity's Letters of Undertaking per financial year, and whether one is in force now.
+         */
+        get: operations["getEntitiesLut"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/entities/{id}/luts/{financial_year}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year)
+         * @description Record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year).
+         */
+        put: operations["replaceEntitiesLut"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/credit-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's credit grants, newest first, and the balance spendable now per currency
+         * @description A customer's credit grants, newest first, and the balance spendable now per currency.
+         */
+        get: operations["getCustomersCreditGrant"];
+        put?: never;
+        /**
+         * Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid)
+         * @description Grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid).
+         */
+        post: operations["creditGrantsCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a credit grant
+         * @description Get a credit grant.
+         */
+        get: operations["getCreditGrant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit-grants/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it)
+         * @description Void a grant's unspent balance (promotional; a paid one only while its top-up invoice is unpaid, which is voided with it).
+         */
+        post: operations["voidCreditGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/auto-top-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's auto top-up
+         * @description The customer's auto top-up.
+         */
+        get: operations["getCustomersAutoTopUp"];
+        /**
+         * Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged
+         * @description Set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged.
+         */
+        put: operations["replaceCustomersAutoTopUp"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List features
+         * @description List features.
+         */
+        get: operations["getFeature"];
+        put?: never;
+        /**
+         * Create a feature (boolean, quantity or enum)
+         * @description Create a feature (boolean, quantity or enum).
+         */
+        post: operations["createFeature"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/plans/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A plan's entitlements
+         * @description A plan's entitlements.
+         */
+        get: operations["getPlansEntitlement"];
+        /**
+         * Set a plan's entitlements (replaces them all)
+         * @description Set a plan's entitlements (replaces them all).
+         */
+        put: operations["replacePlansEntitlement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set a subscription's entitlement overrides (replaces them all; they win over its plan's)
+         * @description Set a subscription's entitlement overrides (replaces them all; they win over its plan's).
+         */
+        put: operations["replaceSubscriptionsEntitlement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change
+         * @description What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change.
+         */
+        get: operations["getCustomersEntitlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List alerts (newest first, up to 1000)
+         * @description List alerts (newest first, up to 1000).
+         */
+        get: operations["getAlert"];
+        put?: never;
+        /**
+         * Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period)
+         * @description Create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period).
+         */
+        post: operations["createAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/alerts/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive an alert: it stops watching and lifts its block now
+         * @description Archive an alert: it stops watching and lifts its block now.
+         */
+        post: operations["archiveAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/login": {
         parameters: {
             query?: never;
@@ -3320,6 +3788,46 @@ export interface paths {
          * @description The customer's invoices (drafts excluded).
          */
         get: operations["portalListInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's balance per currency and source (advances, credit notes)
+         * @description The customer's balance per currency and source (advances, credit notes).
+         */
+        get: operations["getPortalApiBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/balance-transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every movement of the customer's balance with its document, newest first
+         * @description Every movement of the customer's balance with its document, newest first.
+         */
+        get: operations["listPortalApiBalanceTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3790,6 +4298,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "advance.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * advance.received event
+         * @description Sent to every enabled webhook endpoint subscribed to `advance.received` (see docs/events.md).
+         */
+        post: operations["onAdvanceReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "advance.applied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * advance.applied event
+         * @description Sent to every enabled webhook endpoint subscribed to `advance.applied` (see docs/events.md).
+         */
+        post: operations["onAdvanceApplied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "advance.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * advance.refunded event
+         * @description Sent to every enabled webhook endpoint subscribed to `advance.refunded` (see docs/events.md).
+         */
+        post: operations["onAdvanceRefunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "refund.created": {
         parameters: {
             query?: never;
@@ -3984,6 +4552,206 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `credit_note.expired` (see docs/events.md).
          */
         post: operations["onCreditNoteExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.created` (see docs/events.md).
+         */
+        post: operations["onCreditGrantCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.activated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.activated event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.activated` (see docs/events.md).
+         */
+        post: operations["onCreditGrantActivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.drawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.drawn event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.drawn` (see docs/events.md).
+         */
+        post: operations["onCreditGrantDrawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.expired event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.expired` (see docs/events.md).
+         */
+        post: operations["onCreditGrantExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_grant.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_grant.voided event
+         * @description Sent to every enabled webhook endpoint subscribed to `credit_grant.voided` (see docs/events.md).
+         */
+        post: operations["onCreditGrantVoided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "feature.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * feature.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `feature.created` (see docs/events.md).
+         */
+        post: operations["onFeatureCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "entitlements.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * entitlements.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `entitlements.updated` (see docs/events.md).
+         */
+        post: operations["onEntitlementsUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.triggered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.triggered event
+         * @description Sent to every enabled webhook endpoint subscribed to `alert.triggered` (see docs/events.md).
+         */
+        post: operations["onAlertTriggered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pending_charge.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pending_charge.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `pending_charge.created` (see docs/events.md).
+         */
+        post: operations["onPendingChargeCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pending_charge.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pending_charge.deleted event
+         * @description Sent to every enabled webhook endpoint subscribed to `pending_charge.deleted` (see docs/events.md).
+         */
+        post: operations["onPendingChargeDeleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4732,7 +5500,11 @@ export interface components {
             } | null;
             lut: boolean;
             export_refund_claim: boolean;
+            /** @enum {string} */
+            lut_missing: "charge_igst" | "refuse";
             time_zone: string;
+            /** @description the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it */
+            functional_currency: string;
             /**
              * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
              * @enum {string}
@@ -4767,6 +5539,27 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
+        };
+        EntityLut: {
+            /** Format: uuid */
+            entity_id: string;
+            financial_year: string;
+            arn: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        EntityLuts: {
+            /** Format: uuid */
+            entity_id: string;
+            lut: boolean;
+            /** @enum {string} */
+            lut_missing: "charge_igst" | "refuse";
+            current_financial_year: string;
+            /** @description exports dated now go without IGST */
+            in_force: boolean;
+            luts: components["schemas"]["EntityLut"][];
         };
         BillingAddress: {
             line1: string | null;
@@ -4828,6 +5621,9 @@ export interface components {
             account_name: string;
             debit: number;
             credit: number;
+            /** @description the line's value in the entity's functional currency (null: a foreign entry booked without a known rate) */
+            functional_debit: number | null;
+            functional_credit: number | null;
             customer_id: string | null;
             invoice_id: string | null;
             credit_note_id: string | null;
@@ -4845,6 +5641,10 @@ export interface components {
             /** Format: uuid */
             reference_id: string;
             currency: string;
+            /** @description the entity's functional currency (INR for an Indian entity) */
+            functional_currency: string | null;
+            /** @description functional currency per one unit of `currency` for the lines valued at the transaction rate; null in the functional currency */
+            exchange_rate: string | null;
             description: string;
             /** @description RFC 3339 date-time in UTC */
             posted_at: string;
@@ -5209,6 +6009,14 @@ export interface components {
             refund_status: string;
             /** @description false: a commercial credit that reversed no output tax */
             tax_reversal: boolean;
+            /** @description the entity's functional currency (INR in India) per one unit of the note's currency: its invoice's rate, or the entity's rate of the issue date */
+            exchange_rate: string | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            inr_tax_amount: number | null;
+            inr_total: number | null;
             expires_at: string | null;
             issued_at: string | null;
             voided_at: string | null;
@@ -5615,6 +6423,142 @@ export interface components {
             gateway: string | null;
             gateway_payment_id: string | null;
             amount_refunded: number;
+            /** @description the entity's functional currency per one unit of `currency` on the payment's date */
+            exchange_rate: string | null;
+            exchange_rate_source: ("functional_currency" | "request" | "entity_rate_table" | "invoice") | null;
+            /** @description the amount in the functional currency (INR) at that rate */
+            functional_amount: number | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        CreditGrant: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            /** @enum {string} */
+            category: "paid" | "promotional";
+            /** @enum {string} */
+            status: "pending" | "active" | "depleted" | "expired" | "voided";
+            name: string | null;
+            currency: string;
+            amount: number;
+            /** @description what is left to draw, minor units */
+            remaining: number;
+            /** @description a paid grant: the GST its top-up invoice charged (settled with each draw, never charged again); 0 for promotional */
+            tax_amount: number;
+            priority: number;
+            expires_at: string | null;
+            applies_to: {
+                plan_ids?: string[];
+                price_types?: ("fixed" | "usage" | "one_off")[];
+            } | null;
+            /** @description a paid grant: its top-up invoice; the grant is spendable once it is paid */
+            invoice_id: string | null;
+            voided_at: string | null;
+            expired_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        AutoTopUp: {
+            /** Format: uuid */
+            customer_id: string;
+            enabled: boolean;
+            currency: string;
+            threshold: number;
+            amount: number;
+            payment_method_id: string | null;
+            /** @description the open top-up invoice an auto top-up created; none other is created meanwhile */
+            in_flight_invoice_id: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        BillableMetric: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            code: string;
+            name: string;
+            /** @enum {string} */
+            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
+            field: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        UsageIngestResult: {
+            accepted: number;
+            duplicates: number;
+            rejected: {
+                index: number;
+                error: string;
+            }[];
+        };
+        UsageEventAccepted: {
+            transaction_id: string;
+            /** @description true when this transaction_id was already recorded (nothing changed) */
+            duplicate: boolean;
+        };
+        AdvanceMovement: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "applied" | "refunded";
+            invoice_id: string | null;
+            refund_voucher_number: string | null;
+            amount: number;
+            /** @description taxable value */
+            subtotal: number;
+            cgst_amount: number;
+            /** @description SGST, or UTGST when utgst is true */
+            sgst_amount: number;
+            igst_amount: number;
+            reason: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        Advance: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "advance";
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            /** Format: uuid */
+            payment_id: string;
+            receipt_voucher_number: string;
+            currency: string;
+            /** @description received, GST included */
+            amount: number;
+            /** @description taxable value */
+            subtotal: number;
+            cgst_amount: number;
+            /** @description SGST, or UTGST when utgst is true */
+            sgst_amount: number;
+            igst_amount: number;
+            tax_amount: number;
+            /** @description the GST rate the advance was taxed at, in basis points (0: no GST) */
+            rate_bp: number;
+            hsn_code: string;
+            /** @description intra_state, inter_state, export, sez, or '' (no GST: an entity without a GSTIN) */
+            tax_type: string;
+            place_of_supply: string | null;
+            utgst: boolean;
+            /** @description not yet applied or refunded */
+            balance: number;
+            /** @description the GST on the balance: adjusted when applied, reversed when refunded */
+            tax_open: number;
+            movements: components["schemas"]["AdvanceMovement"][];
+            /** @description RFC 3339 date-time in UTC */
+            received_at: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -5668,32 +6612,6 @@ export interface components {
             end: string | null;
             invoices_discounted: number;
             ended_at: string | null;
-        };
-        BillableMetric: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            code: string;
-            name: string;
-            /** @enum {string} */
-            aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
-            field: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        UsageIngestResult: {
-            accepted: number;
-            duplicates: number;
-            rejected: {
-                index: number;
-                error: string;
-            }[];
-        };
-        UsageEventAccepted: {
-            transaction_id: string;
-            /** @description true when this transaction_id was already recorded (nothing changed) */
-            duplicate: boolean;
         };
         EmailTemplate: {
             /** @enum {string} */
@@ -5830,6 +6748,35 @@ export interface components {
                 success_rate: number;
             }[];
         };
+        DunningWeights: {
+            /** @constant */
+            algorithm: "thompson_sampling";
+            /** @description the retry actions: the step's own time, the hour history chose (decision 0131), 09:00 or 19:00 on the entity's clock */
+            actions: ("as_scheduled" | "learned_hour" | "morning" | "evening")[];
+            contexts: {
+                /** @description failure code | amount band | payment method type */
+                key: string;
+                context: {
+                    failure_code: string;
+                    amount_band: string;
+                    method_type: string;
+                };
+                /** @enum {string} */
+                best_action: "as_scheduled" | "learned_hour" | "morning" | "evening";
+                updated_at: string;
+                weights: {
+                    /** @enum {string} */
+                    action: "as_scheduled" | "learned_hour" | "morning" | "evening";
+                    attempts: number;
+                    successes: number;
+                    failures: number;
+                    /** @description the posterior mean chance that a retry of this action recovers the invoice */
+                    expected_reward: number;
+                    alpha: number;
+                    beta: number;
+                }[];
+            }[];
+        };
         CollectionItem: {
             /**
              * Format: uuid
@@ -5909,6 +6856,27 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
+        Alert: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            customer_id: string;
+            subscription_id: string | null;
+            /** @enum {string} */
+            type: "usage_threshold" | "spend_threshold" | "credit_balance_below";
+            metric_code: string | null;
+            currency: string | null;
+            threshold: number;
+            /** @enum {string} */
+            action: "notify" | "block";
+            recurring: boolean;
+            /** @enum {string} */
+            status: "active" | "archived";
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
         Gstr1: {
             gstin: string;
             fp: string;
@@ -5936,6 +6904,10 @@ export interface components {
             doc_issue: {
                 doc_det: unknown[];
             };
+            /** @description table 11A: tax on advances received (gstr1-advances.ts) */
+            at?: unknown[];
+            /** @description table 11B: advances adjusted or refunded */
+            txpd?: unknown[];
         };
         Gstr1a: {
             gstin: string;
@@ -6005,6 +6977,15 @@ export interface components {
                     samt: number;
                 };
             };
+        };
+        EventType: {
+            /**
+             * @description the event type, as in `events` of a webhook endpoint and `type` of an event
+             * @enum {string}
+             */
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+            /** @description the kind of object in the event's data.object (the type's prefix) */
+            object: string;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -6165,6 +7146,50 @@ export interface components {
             session_expires_at: string;
             /** @description send it as the X-CSRF-Token header (or csrf_token form field) on every portal write */
             csrf_token: string;
+        };
+        CustomerBalance: {
+            /** @constant */
+            object: "customer_balance";
+            /** Format: uuid */
+            customer_id: string;
+            balances: {
+                currency: string;
+                /** @description what the customer can spend in this currency: the sum of the sources */
+                available: number;
+                /** @description per source (advances, credit_notes); every source is present, 0 when empty */
+                sources: {
+                    [key: string]: number;
+                };
+            }[];
+        };
+        BalanceTransaction: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "balance_transaction";
+            /** Format: uuid */
+            customer_id: string;
+            currency: string;
+            /** @description advances | credit_notes */
+            source: string;
+            /**
+             * Format: uuid
+             * @description the advance or credit note whose balance moved
+             */
+            source_id: string;
+            /** @description advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided */
+            type: string;
+            /** @description positive adds to the balance, negative takes from it */
+            amount: number;
+            document: {
+                /** @description receipt_voucher, refund_voucher, invoice, credit_note, refund */
+                type: string;
+                /** Format: uuid */
+                id: string;
+                number: string | null;
+            };
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
         };
         ImportComparison: {
             /** @description true only when there are no issues */
@@ -6506,22 +7531,62 @@ export interface components {
             failure: string | null;
             discrepancies?: components["schemas"]["ReconciliationDiscrepancy"][];
         };
+        ReconciliationReport: {
+            id: string | null;
+            /** Format: uuid */
+            tenant_id: string;
+            entity_id: string | null;
+            /** @enum {string} */
+            status: "running" | "completed" | "failed" | "not_run";
+            run_by: string | null;
+            run_at: string | null;
+            started_at: string | null;
+            completed_at: string | null;
+            created_at: string | null;
+            invoices_checked: number;
+            paid_invoices_checked: number;
+            total_discrepancies: number;
+            discrepancy_count: number;
+            tb_compared: boolean;
+            tb_accounts_checked: number;
+            tb_transfers_checked: number;
+            checked: {
+                invoices: number;
+                payments: number;
+                credit_notes: number;
+                journal_entries: number;
+                transfers: number;
+                accounts: number;
+            };
+            discrepancies_truncated: boolean;
+            failure: string | null;
+            discrepancies?: components["schemas"]["ReconciliationDiscrepancy"][];
+        };
         TrialBalance: {
             /** Format: uuid */
             entity_id: string;
             currency: string;
             /** @description RFC 3339 date-time in UTC */
             as_of: string;
+            /** @enum {string} */
+            basis: "transaction" | "functional";
             accounts: {
                 code: number;
                 name: string;
                 debit: number;
                 credit: number;
                 balance: number;
+                /** @description functional basis: the net (debit − credit) in each transaction currency */
+                transaction_balances?: {
+                    currency: string;
+                    balance: number;
+                }[];
             }[];
             total_debit: number;
             total_credit: number;
             balanced: boolean;
+            /** @description functional basis: foreign entries booked without a known rate (not in the totals) */
+            unvalued_entries?: number;
         };
         LedgerAccount: {
             code: number;
@@ -6541,6 +7606,31 @@ export interface components {
                 month: string;
                 recognized: number;
             }[];
+        };
+        Feature: {
+            /** Format: uuid */
+            id: string;
+            key: string;
+            name: string;
+            /** @enum {string} */
+            type: "boolean" | "quantity" | "enum";
+            values: string[] | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        CustomerEntitlements: {
+            /** Format: uuid */
+            customer_id: string;
+            features: {
+                [key: string]: boolean | number | string | null;
+            };
+            /** @description true behind the payment wall (dunning) or a blocking alert */
+            blocked: boolean;
+            blocked_reason: ("payment_wall" | "alert") | null;
+            /** @description the blocking alert, when an alert blocks */
+            blocked_by: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            as_of: string;
         };
     };
     responses: {
@@ -6600,6 +7690,25 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The database is unavailable (retry after Retry-After), or the service is not configured on this deployment */
+        Unavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "internal_error",
+                 *         "reason": "database_unavailable",
+                 *         "message": "the database is unavailable; retry the request shortly",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description No valid API key (or portal session) */
         Unauthorized: {
             headers: {
@@ -6612,6 +7721,25 @@ export interface components {
                  *         "code": "unauthorized",
                  *         "reason": "invalid_api_key",
                  *         "message": "missing or invalid API key or session",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key's or operator's role does not allow this, or a write with the session cookie lacks its X-CSRF-Token or is cross-site */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "unauthorized",
+                 *         "reason": "role_forbidden",
+                 *         "message": "this needs the admin role or higher; you are viewer",
                  *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *       }
                  *     }
@@ -6638,7 +7766,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request is well-formed but breaks a business rule */
+        /** @description The request is well-formed but breaks a business rule, or the Idempotency-Key was used with another body */
         UnprocessableEntity: {
             headers: {
                 [name: string]: unknown;
@@ -6674,10 +7802,29 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The link has expired or was already used */
+        Gone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "not_found",
+                 *         "reason": "invitation_expired",
+                 *         "message": "this link has expired or was already used",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
-         * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+         * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
          * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
          */
         IdempotencyKey: string;
@@ -6795,6 +7942,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listApiKeys: {
@@ -6840,8 +7988,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createApiKey: {
@@ -6849,7 +8000,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6911,10 +8062,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     revokeApiKey: {
@@ -6922,7 +8075,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6962,10 +8115,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSettings: {
@@ -7004,8 +8160,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateSettings: {
@@ -7013,7 +8172,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7076,10 +8235,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEntities: {
@@ -7089,9 +8250,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -7130,7 +8291,9 @@ export interface operations {
                      *           },
                      *           "lut": true,
                      *           "export_refund_claim": true,
-                     *           "time_zone": "time zone",
+                     *           "lut_missing": "charge_igst",
+                     *           "time_zone": "Asia/Kolkata",
+                     *           "functional_currency": "functional currency",
                      *           "aato_band": "up_to_5_crore",
                      *           "number_series_reset": "never",
                      *           "einvoicing": {
@@ -7158,7 +8321,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createEntity: {
@@ -7166,7 +8331,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7195,6 +8360,7 @@ export interface operations {
                  *       },
                  *       "lut": true,
                  *       "export_refund_claim": true,
+                 *       "lut_missing": "charge_igst",
                  *       "aato_band": "up_to_5_crore",
                  *       "number_series_reset": "never"
                  *     }
@@ -7218,6 +8384,11 @@ export interface operations {
                     lut?: boolean;
                     /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
                     export_refund_claim?: boolean;
+                    /**
+                     * @description once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)
+                     * @enum {string}
+                     */
+                    lut_missing?: "charge_igst" | "refuse";
                     /**
                      * @description aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore
                      * @enum {string}
@@ -7261,7 +8432,9 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "time zone",
+                     *         "lut_missing": "charge_igst",
+                     *         "time_zone": "Asia/Kolkata",
+                     *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
                      *         "einvoicing": {
@@ -7281,10 +8454,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEntity: {
@@ -7328,7 +8503,9 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "time zone",
+                     *         "lut_missing": "charge_igst",
+                     *         "time_zone": "Asia/Kolkata",
+                     *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
                      *         "einvoicing": {
@@ -7348,8 +8525,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateEntity: {
@@ -7357,7 +8536,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7388,7 +8567,8 @@ export interface operations {
                  *       },
                  *       "lut": true,
                  *       "export_refund_claim": true,
-                 *       "time_zone": "time zone",
+                 *       "lut_missing": "charge_igst",
+                 *       "time_zone": "Asia/Kolkata",
                  *       "einvoicing": {
                  *         "enabled": true,
                  *         "provider": "sandbox",
@@ -7422,6 +8602,11 @@ export interface operations {
                     lut?: boolean;
                     /** @description exports with payment of IGST (lut false): the IGST paid is claimed back, e-invoice RefClm Y (default false: N) */
                     export_refund_claim?: boolean;
+                    /**
+                     * @description once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)
+                     * @enum {string}
+                     */
+                    lut_missing?: "charge_igst" | "refuse";
                     time_zone?: string;
                     einvoicing?: {
                         enabled: boolean;
@@ -7483,7 +8668,9 @@ export interface operations {
                      *         },
                      *         "lut": true,
                      *         "export_refund_claim": true,
-                     *         "time_zone": "time zone",
+                     *         "lut_missing": "charge_igst",
+                     *         "time_zone": "Asia/Kolkata",
+                     *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
                      *         "einvoicing": {
@@ -7503,11 +8690,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEntitiesExchangeRate: {
@@ -7550,8 +8739,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     replaceEntitiesExchangeRate: {
@@ -7559,7 +8750,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7575,8 +8766,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "currency": "INR",
-                 *       "rate": "998314",
+                 *       "currency": "USD",
+                 *       "rate": "83.2575",
                  *       "effective_from": "2026-04-01T00:00:00.000Z"
                  *     }
                  */
@@ -7619,11 +8810,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEntitiesPeriod: {
@@ -7677,8 +8870,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     closeEntitiesPeriod: {
@@ -7686,7 +8881,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7738,10 +8933,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     reopenEntitiesPeriod: {
@@ -7749,7 +8947,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7813,11 +9011,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     filedGstReturnsGstr1: {
@@ -7825,7 +9025,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7897,11 +9097,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     filedGstReturnsGstr3b: {
@@ -7909,7 +9111,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7981,11 +9183,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listPlans: {
@@ -8001,9 +9205,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -8082,7 +9286,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createPlan: {
@@ -8090,7 +9296,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8103,37 +9309,16 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Acme Pro",
-                 *       "code": "acme-pro",
-                 *       "description": "description",
-                 *       "interval_unit": "day",
-                 *       "interval": "day",
-                 *       "interval_count": 1,
-                 *       "trial_days": 0,
+                 *       "name": "Pro",
+                 *       "code": "pro-monthly",
+                 *       "description": "Pro plan, billed monthly",
+                 *       "interval_unit": "month",
                  *       "amount": 49900,
                  *       "currency": "INR",
-                 *       "prices": [
-                 *         {
-                 *           "amount": 49900,
-                 *           "currency": "INR",
-                 *           "billing_scheme": "per_unit",
-                 *           "tiers_mode": "graduated",
-                 *           "tiers": [
-                 *             {
-                 *               "up_to": 1,
-                 *               "unit_amount": 49900,
-                 *               "flat_amount": 49900
-                 *             }
-                 *           ],
-                 *           "package_size": 1,
-                 *           "metric_code": "metric code",
-                 *           "hsn_code": "998314"
-                 *         }
-                 *       ],
-                 *       "hsn_code": "",
-                 *       "tax_rate_bp": 1,
-                 *       "features": [],
-                 *       "metadata": {}
+                 *       "hsn_code": "998314",
+                 *       "features": [
+                 *         "api_access"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -8248,10 +9433,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPlan: {
@@ -8327,8 +9514,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updatePlan: {
@@ -8336,7 +9525,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8435,11 +9624,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     pricesPlan: {
@@ -8447,7 +9638,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8463,19 +9654,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "amount": 49900,
+                 *       "amount": 59900,
                  *       "currency": "INR",
                  *       "billing_scheme": "per_unit",
-                 *       "tiers_mode": "graduated",
-                 *       "tiers": [
-                 *         {
-                 *           "up_to": 1,
-                 *           "unit_amount": 49900,
-                 *           "flat_amount": 49900
-                 *         }
-                 *       ],
-                 *       "package_size": 1,
-                 *       "metric_code": "metric code",
                  *       "hsn_code": "998314",
                  *       "replace": true
                  *     }
@@ -8572,11 +9753,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     archivePlansPrice: {
@@ -8584,7 +9767,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8660,10 +9843,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listBillableMetrics: {
@@ -8673,9 +9859,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -8719,7 +9905,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createBillableMetric: {
@@ -8727,7 +9915,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8782,10 +9970,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getBillableMetric: {
@@ -8826,8 +10016,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createUsageEvent: {
@@ -8835,7 +10027,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8896,10 +10088,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createUsageEventsBatch: {
@@ -8907,7 +10102,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8960,10 +10155,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCoupons: {
@@ -8975,9 +10172,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -9035,7 +10232,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCoupon: {
@@ -9043,7 +10242,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9056,19 +10255,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "acme-pro",
-                 *       "name": "Acme Pro",
-                 *       "percent_off": 1,
-                 *       "amount_off": 49900,
-                 *       "currency": "INR",
-                 *       "duration": "once",
-                 *       "duration_in_months": 1,
-                 *       "max_redemptions": 1,
-                 *       "redeem_by": "2026-04-01T00:00:00.000Z",
-                 *       "plan_ids": [
-                 *         "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *       ],
-                 *       "metadata": {}
+                 *       "code": "LAUNCH20",
+                 *       "name": "Launch offer: 20% off for 3 months",
+                 *       "percent_off": 20,
+                 *       "duration": "repeating",
+                 *       "duration_in_months": 3,
+                 *       "max_redemptions": 100
                  *     }
                  */
                 "application/json": {
@@ -9132,10 +10324,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCoupon: {
@@ -9190,8 +10385,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateCoupon: {
@@ -9199,7 +10396,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9270,11 +10467,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCustomers: {
@@ -9288,9 +10487,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -9346,7 +10545,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCustomer: {
@@ -9354,7 +10555,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9446,10 +10647,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCustomer: {
@@ -9502,8 +10705,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     putCustomer: {
@@ -9511,7 +10716,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9605,11 +10810,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateCustomer: {
@@ -9617,7 +10824,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9711,11 +10918,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listSubscriptions: {
@@ -9731,9 +10940,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -9794,7 +11003,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createSubscription: {
@@ -9802,7 +11013,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9953,10 +11164,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSubscription: {
@@ -10014,8 +11228,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateSubscription: {
@@ -10023,7 +11239,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10211,6 +11427,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -10257,11 +11480,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     discountSubscription: {
@@ -10269,7 +11494,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10390,11 +11615,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteSubscriptionsDiscount: {
@@ -10402,7 +11629,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10445,10 +11672,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSubscriptionsUsage: {
@@ -10491,8 +11721,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getSubscriptionsUpcomingInvoice: {
@@ -10617,8 +11849,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     cancelSubscription: {
@@ -10626,7 +11861,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10709,11 +11944,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     pauseSubscription: {
@@ -10721,7 +11958,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10777,10 +12014,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     resumeSubscription: {
@@ -10788,7 +12028,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10844,10 +12084,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     reactivateSubscription: {
@@ -10855,7 +12098,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10911,10 +12154,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     changeSubscriptionPlan: {
@@ -10922,7 +12168,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11106,6 +12352,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -11150,11 +12403,293 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCustomersPendingCharge: {
+        parameters: {
+            query?: {
+                /** @description The status (query). */
+                status?: "pending" | "invoiced";
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "pending_charge",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "description": "description",
+                     *           "currency": "INR",
+                     *           "unit_amount": 49900,
+                     *           "quantity": 1,
+                     *           "amount": 49900,
+                     *           "hsn_code": "998314",
+                     *           "tax_rate_bp": 1,
+                     *           "status": "pending",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "invoiced_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            object: "pending_charge";
+                            /** Format: uuid */
+                            customer_id: string;
+                            subscription_id: string | null;
+                            description: string;
+                            currency: string;
+                            unit_amount: number;
+                            quantity: number;
+                            /** @description unit_amount × quantity, before GST */
+                            amount: number;
+                            hsn_code: string;
+                            tax_rate_bp: number | null;
+                            /** @enum {string} */
+                            status: "pending" | "invoiced";
+                            /** @description the invoice that took it */
+                            invoice_id: string | null;
+                            created_at: string;
+                            invoiced_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    pendingChargesCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The add a one-off charge to the customer's (or one subscription's) next invoice, as its own line taxed by its own HSN/SAC request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "description",
+                 *       "amount": 49900,
+                 *       "quantity": 1,
+                 *       "currency": "INR",
+                 *       "hsn_code": "998314",
+                 *       "tax_rate_bp": 1,
+                 *       "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *     }
+                 */
+                "application/json": {
+                    description: string;
+                    /** @description the unit amount in minor units, before GST */
+                    amount: number;
+                    /** @default 1 */
+                    quantity?: number;
+                    /** @description ISO 4217; defaults to the subscription's currency with subscription_id, else the tenant's base currency */
+                    currency?: string;
+                    /** @description the HSN/SAC the charge is taxed by (its own, not the plan’s) */
+                    hsn_code: string;
+                    /** @description the GST rate in basis points; required when the code's rate depends on more than the code */
+                    tax_rate_bp?: number;
+                    /**
+                     * Format: uuid
+                     * @description only this subscription's next invoice takes the charge; without it, the customer's next invoice in its currency
+                     */
+                    subscription_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "pending_charge",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "description": "description",
+                     *         "currency": "INR",
+                     *         "unit_amount": 49900,
+                     *         "quantity": 1,
+                     *         "amount": 49900,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "status": "pending",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "invoiced_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            object: "pending_charge";
+                            /** Format: uuid */
+                            customer_id: string;
+                            subscription_id: string | null;
+                            description: string;
+                            currency: string;
+                            unit_amount: number;
+                            quantity: number;
+                            /** @description unit_amount × quantity, before GST */
+                            amount: number;
+                            hsn_code: string;
+                            tax_rate_bp: number | null;
+                            /** @enum {string} */
+                            status: "pending" | "invoiced";
+                            /** @description the invoice that took it */
+                            invoice_id: string | null;
+                            created_at: string;
+                            invoiced_at: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteCustomersPendingCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The charge id (path). */
+                charge_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "pending_charge",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "description": "description",
+                     *         "currency": "INR",
+                     *         "unit_amount": 49900,
+                     *         "quantity": 1,
+                     *         "amount": 49900,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "status": "pending",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "invoiced_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            object: "pending_charge";
+                            /** Format: uuid */
+                            customer_id: string;
+                            subscription_id: string | null;
+                            description: string;
+                            currency: string;
+                            unit_amount: number;
+                            quantity: number;
+                            /** @description unit_amount × quantity, before GST */
+                            amount: number;
+                            hsn_code: string;
+                            tax_rate_bp: number | null;
+                            /** @enum {string} */
+                            status: "pending" | "invoiced";
+                            /** @description the invoice that took it */
+                            invoice_id: string | null;
+                            created_at: string;
+                            invoiced_at: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listInvoices: {
@@ -11174,9 +12709,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -11304,7 +12839,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createInvoice: {
@@ -11312,7 +12849,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11344,13 +12881,15 @@ export interface operations {
                  *       "collection_method": "send_invoice",
                  *       "memo": "memo",
                  *       "metadata": {},
-                 *       "coupon": "coupon"
+                 *       "coupon": "coupon",
+                 *       "include_pending_charges": true
                  *     }
                  */
                 "application/json": {
                     /** Format: uuid */
                     customer_id: string;
-                    currency: string;
+                    /** @description ISO 4217; defaults to the invoicing entity's currency (INR for an Indian entity, else the tenant's base currency) */
+                    currency?: string;
                     /** Format: uuid */
                     entity_id?: string;
                     /** Format: date-time */
@@ -11382,6 +12921,11 @@ export interface operations {
                     };
                     /** @description a coupon's id or code: its discount lowers the lines' taxable value before GST (plan-restricted coupons: only those plans' lines) */
                     coupon?: string;
+                    /**
+                     * @description take the customer's pending one-off charges in this currency (not those waiting for a subscription) as lines of their own
+                     * @default true
+                     */
+                    include_pending_charges?: boolean;
                 };
             };
         };
@@ -11496,10 +13040,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getInvoice: {
@@ -11624,8 +13171,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     finalizeInvoice: {
@@ -11633,7 +13182,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11756,10 +13305,150 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    applyBalanceInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "number": "number",
+                     *         "status": "draft",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "billing_reason": "billing reason",
+                     *         "currency": "INR",
+                     *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
+                     *         "tax_amount": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_type": "tax type",
+                     *         "utgst": true,
+                     *         "lut": true,
+                     *         "place_of_supply": "place of supply",
+                     *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
+                     *         "amount_paid": 49900,
+                     *         "amount_tds": 49900,
+                     *         "amount_credited": 49900,
+                     *         "amount_due": 49900,
+                     *         "period_start": "period start",
+                     *         "period_end": "period end",
+                     *         "issued_at": "2026-04-01T00:00:00.000Z",
+                     *         "due_date": "due date",
+                     *         "paid_at": "2026-04-01T00:00:00.000Z",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *         "supplier": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "customer_details": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "memo": "memo",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "description": "description",
+                     *             "quantity": 1,
+                     *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
+                     *             "amount": 49900,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "period_start": "period start",
+                     *             "period_end": "period end"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     voidInvoice: {
@@ -11767,7 +13456,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11905,11 +13594,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     markUncollectibleInvoice: {
@@ -11917,7 +13608,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12040,10 +13731,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     tdsInvoice: {
@@ -12051,7 +13745,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12192,11 +13886,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listInvoiceJournalEntries: {
@@ -12229,6 +13925,8 @@ export interface operations {
                      *           "reference_type": "reference type",
                      *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "currency": "INR",
+                     *           "functional_currency": "functional currency",
+                     *           "exchange_rate": "exchange rate",
                      *           "description": "description",
                      *           "posted_at": "2026-04-01T00:00:00.000Z",
                      *           "lines": [
@@ -12238,6 +13936,8 @@ export interface operations {
                      *               "account_name": "account name",
                      *               "debit": 1,
                      *               "credit": 1,
+                     *               "functional_debit": 1,
+                     *               "functional_credit": 1,
                      *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -12254,8 +13954,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     sendInvoice: {
@@ -12263,7 +13965,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12292,10 +13994,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getInvoicePdf: {
@@ -12322,8 +14027,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNotesPdf: {
@@ -12350,102 +14057,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
-    recordOfflinePayment: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
-                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The record an offline payment (bank transfer, cash, cheque), optionally with TDS request. */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "payment_type": "bank_transfer",
-                 *       "amount": 49900,
-                 *       "tds_amount": 0,
-                 *       "currency": "INR",
-                 *       "reference_number": "reference number",
-                 *       "notes": "notes",
-                 *       "recorded_by": "recorded by"
-                 *     }
-                 */
-                "application/json": {
-                    /** Format: uuid */
-                    customer_id: string;
-                    /** Format: uuid */
-                    invoice_id?: string;
-                    /** @enum {string} */
-                    payment_type: "bank_transfer" | "cash" | "cheque";
-                    amount: number;
-                    /** @default 0 */
-                    tds_amount?: number;
-                    currency?: string;
-                    reference_number?: string;
-                    notes?: string;
-                    recorded_by?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "payment_type": "bank_transfer",
-                     *         "amount": 49900,
-                     *         "tds_amount": 49900,
-                     *         "currency": "INR",
-                     *         "reference_number": "reference number",
-                     *         "notes": "notes",
-                     *         "recorded_by": "recorded by",
-                     *         "recorded_at": "2026-04-01T00:00:00.000Z",
-                     *         "status": "status",
-                     *         "channel": "channel",
-                     *         "gateway": "gateway",
-                     *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                     *         "amount_refunded": 49900,
-                     *         "created_at": "2026-04-01T00:00:00.000Z",
-                     *         "updated_at": "2026-04-01T00:00:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        data: components["schemas"]["OfflinePayment"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-        };
-    };
-    listPayments: {
+    listPaymentsOffline: {
         parameters: {
             query?: {
                 /** @description The customer id (query). */
@@ -12456,9 +14074,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -12494,6 +14112,9 @@ export interface operations {
                      *           "gateway": "gateway",
                      *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "amount_refunded": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "functional_currency",
+                     *           "functional_amount": 49900,
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -12514,7 +14135,195 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    recordOfflinePayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The record an offline payment (bank transfer, cash, cheque), optionally with TDS request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "payment_type": "bank_transfer",
+                 *       "amount": 49900,
+                 *       "tds_amount": 0,
+                 *       "currency": "INR",
+                 *       "reference_number": "reference number",
+                 *       "notes": "notes",
+                 *       "recorded_by": "recorded by",
+                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "hsn_code": "998314",
+                 *       "exchange_rate": "998314"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    customer_id: string;
+                    /** Format: uuid */
+                    invoice_id?: string;
+                    /** @enum {string} */
+                    payment_type: "bank_transfer" | "cash" | "cheque";
+                    amount: number;
+                    /** @default 0 */
+                    tds_amount?: number;
+                    currency?: string;
+                    reference_number?: string;
+                    notes?: string;
+                    recorded_by?: string;
+                    /**
+                     * Format: uuid
+                     * @description without invoice_id (an advance): the entity that received it; default the primary one
+                     */
+                    entity_id?: string;
+                    /** @description without invoice_id (an advance): the SAC/HSN of the supply it is for; default 998314 (services at 18 %). Goods codes: no GST on the advance */
+                    hsn_code?: string;
+                    /** @description functional currency (INR) per one unit of `currency` on the payment's date; default the entity's rate table, else the invoice's rate */
+                    exchange_rate?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_type": "bank_transfer",
+                     *         "amount": 49900,
+                     *         "tds_amount": 49900,
+                     *         "currency": "INR",
+                     *         "reference_number": "reference number",
+                     *         "notes": "notes",
+                     *         "recorded_by": "recorded by",
+                     *         "recorded_at": "2026-04-01T00:00:00.000Z",
+                     *         "status": "status",
+                     *         "channel": "channel",
+                     *         "gateway": "gateway",
+                     *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount_refunded": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "functional_currency",
+                     *         "functional_amount": 49900,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["OfflinePayment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+                /** @description The invoice id (query). */
+                invoice_id?: string;
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_type": "bank_transfer",
+                     *           "amount": 49900,
+                     *           "tds_amount": 49900,
+                     *           "currency": "INR",
+                     *           "reference_number": "reference number",
+                     *           "notes": "notes",
+                     *           "recorded_by": "recorded by",
+                     *           "recorded_at": "2026-04-01T00:00:00.000Z",
+                     *           "status": "status",
+                     *           "channel": "channel",
+                     *           "gateway": "gateway",
+                     *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "amount_refunded": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "functional_currency",
+                     *           "functional_amount": 49900,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["OfflinePayment"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getPayment: {
@@ -12555,6 +14364,9 @@ export interface operations {
                      *         "gateway": "gateway",
                      *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "amount_refunded": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "functional_currency",
+                     *         "functional_amount": 49900,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12567,8 +14379,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getJournalEntry: {
@@ -12600,6 +14414,8 @@ export interface operations {
                      *         "reference_type": "reference type",
                      *         "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "currency": "INR",
+                     *         "functional_currency": "functional currency",
+                     *         "exchange_rate": "exchange rate",
                      *         "description": "description",
                      *         "posted_at": "2026-04-01T00:00:00.000Z",
                      *         "lines": [
@@ -12609,6 +14425,8 @@ export interface operations {
                      *             "account_name": "account name",
                      *             "debit": 1,
                      *             "credit": 1,
+                     *             "functional_debit": 1,
+                     *             "functional_credit": 1,
                      *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -12624,8 +14442,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCreditNotes: {
@@ -12641,9 +14461,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -12684,6 +14504,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12723,7 +14550,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNote: {
@@ -12731,7 +14560,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12817,6 +14646,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12848,10 +14684,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNote: {
@@ -12900,6 +14739,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -12931,8 +14777,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     approveCreditNote: {
@@ -12940,7 +14788,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12984,6 +14832,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13015,10 +14870,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     rejectCreditNote: {
@@ -13026,7 +14884,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13070,6 +14928,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13101,10 +14966,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     voidCreditNote: {
@@ -13112,7 +14980,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13156,6 +15024,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13187,10 +15062,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     applyCreditNote: {
@@ -13198,7 +15076,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13257,6 +15135,13 @@ export interface operations {
                      *         "type": "type",
                      *         "refund_status": "refund status",
                      *         "tax_reversal": true,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
                      *         "issued_at": "2026-04-01T00:00:00.000Z",
                      *         "voided_at": "2026-04-01T00:00:00.000Z",
@@ -13288,18 +15173,20 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEvents: {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -13310,9 +15197,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -13356,7 +15243,46 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEventsType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "type": "plan.created",
+                     *           "object": "object"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EventType"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEvent: {
@@ -13397,8 +15323,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listWebhookEndpoints: {
@@ -13408,9 +15336,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -13458,7 +15386,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -13466,7 +15396,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13481,15 +15411,15 @@ export interface operations {
                  * @example {
                  *       "url": "https://acme.example/webhooks/kosh",
                  *       "events": [
-                 *         "event"
+                 *         "invoice.finalized",
+                 *         "invoice.paid"
                  *       ],
-                 *       "description": "description",
-                 *       "enabled": true
+                 *       "description": "Billing events for the ERP"
                  *     }
                  */
                 "application/json": {
                     url: string;
-                    events?: string[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -13528,10 +15458,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -13576,8 +15508,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteWebhookEndpoint: {
@@ -13585,7 +15519,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13624,10 +15558,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -13635,7 +15572,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13651,17 +15588,15 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://acme.example/webhooks/kosh",
                  *       "events": [
-                 *         "event"
+                 *         "*"
                  *       ],
-                 *       "description": "description",
                  *       "enabled": true
                  *     }
                  */
                 "application/json": {
                     url?: string;
-                    events?: string[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -13698,11 +15633,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -13710,7 +15647,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13754,10 +15691,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listWebhookEndpointDeliveries: {
@@ -13822,8 +15762,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEventDeliveries: {
@@ -13888,8 +15830,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     redeliverEvent: {
@@ -13897,7 +15841,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13951,10 +15895,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listGifts: {
@@ -13968,9 +15915,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -14025,7 +15972,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createGift: {
@@ -14033,7 +15982,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14104,10 +16053,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getGift: {
@@ -14159,8 +16111,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     cancelGift: {
@@ -14168,7 +16122,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14233,6 +16187,13 @@ export interface operations {
                      *           "type": "type",
                      *           "refund_status": "refund status",
                      *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
                      *           "issued_at": "2026-04-01T00:00:00.000Z",
                      *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -14270,10 +16231,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listReferrals: {
@@ -14360,7 +16324,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createReferral: {
@@ -14368,7 +16334,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14382,8 +16348,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "referrer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "referred_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "reward_amount": 49900,
+                 *       "referred_id": "0196f0c2-7d2a-7e4b-8f10-5b1d9c3e2a88",
+                 *       "reward_amount": 50000,
                  *       "currency": "INR"
                  *     }
                  */
@@ -14437,10 +16403,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getReferral: {
@@ -14492,8 +16461,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     cancelReferral: {
@@ -14501,7 +16472,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14551,10 +16522,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listQuotes: {
@@ -14568,9 +16542,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -14640,7 +16614,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createQuote: {
@@ -14648,7 +16624,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14662,24 +16638,17 @@ export interface operations {
                 /**
                  * @example {
                  *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
-                 *       "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "line_items": [
                  *         {
-                 *           "description": "description",
-                 *           "quantity": 1,
-                 *           "unit_price": 1,
-                 *           "unit_amount": 49900,
-                 *           "amount": 49900,
+                 *           "description": "Implementation services",
+                 *           "quantity": 2,
+                 *           "unit_amount": 1500000,
                  *           "hsn_code": "998314"
                  *         }
                  *       ],
                  *       "currency": "INR",
-                 *       "valid_until": "2026-04-01T00:00:00.000Z",
-                 *       "expires_at": "2026-04-01T00:00:00.000Z",
-                 *       "notes": "",
-                 *       "terms": "",
-                 *       "tax_amount": 49900,
-                 *       "discount_amount": 0
+                 *       "valid_until": "2026-04-30T23:59:59.000Z",
+                 *       "notes": "Valid for 30 days"
                  *     }
                  */
                 "application/json": {
@@ -14771,10 +16740,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getQuote: {
@@ -14841,8 +16813,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     acceptQuote: {
@@ -14850,7 +16824,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14915,10 +16889,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     declineQuote: {
@@ -14926,7 +16903,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -14991,10 +16968,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createPortalSession: {
@@ -15002,7 +16982,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15037,10 +17017,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     compareImport: {
@@ -15048,7 +17031,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15132,10 +17115,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsMrr: {
@@ -15156,7 +17141,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15183,11 +17168,15 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["MrrSeries"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsMrrWaterfall: {
@@ -15209,9 +17198,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -15220,7 +17209,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15264,11 +17253,15 @@ export interface operations {
                         has_more: boolean;
                         total_count: number;
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsChurn: {
@@ -15289,7 +17282,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15321,11 +17314,15 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ChurnReport"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsCohort: {
@@ -15346,7 +17343,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15379,11 +17376,15 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["CohortReport"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsInvoiceAging: {
@@ -15399,9 +17400,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -15410,7 +17411,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -15441,11 +17442,15 @@ export interface operations {
                         has_more: boolean;
                         total_count: number;
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAnalyticsSnapshot: {
@@ -15453,7 +17458,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15485,9 +17490,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizations: {
@@ -15531,8 +17539,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createOrganization: {
@@ -15540,7 +17551,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15589,10 +17600,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getOrganization: {
@@ -15632,8 +17645,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     joinCodeOrganization: {
@@ -15641,7 +17656,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15679,10 +17694,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizationsTenants: {
@@ -15692,9 +17710,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -15742,8 +17760,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     tenantsOrganization: {
@@ -15751,7 +17771,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15804,11 +17824,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteOrganizationsTenant: {
@@ -15816,7 +17838,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15858,10 +17880,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     replaceOrganizationsFxRate: {
@@ -15869,7 +17894,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -15923,11 +17948,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOrganizationsFxRates: {
@@ -15974,8 +18001,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getOrganizationsAnalyticsMrr: {
@@ -15995,7 +18024,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -16038,12 +18067,16 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["ConsolidatedMrr"];
                     };
+                    /** @example text */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listDunningCampaigns: {
@@ -16110,8 +18143,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createDunningCampaign: {
@@ -16119,7 +18155,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16217,10 +18253,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getDunningCampaign: {
@@ -16283,8 +18321,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteDunningCampaign: {
@@ -16295,7 +18335,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16356,10 +18396,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateDunningCampaign: {
@@ -16367,7 +18410,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16456,11 +18499,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     stepsDunningCampaign: {
@@ -16468,7 +18513,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16538,11 +18583,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteDunningCampaignsStep: {
@@ -16550,7 +18597,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16595,10 +18642,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateDunningCampaignsStep: {
@@ -16606,7 +18656,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -16674,11 +18724,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listDunningExecutions: {
@@ -16692,9 +18744,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -16752,7 +18804,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCustomersAccess: {
@@ -16792,8 +18846,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAnalyticsDunningOverview: {
@@ -16846,7 +18902,69 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAnalyticsDunningWeight: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "algorithm": "thompson_sampling",
+                     *         "actions": [
+                     *           "as_scheduled"
+                     *         ],
+                     *         "contexts": [
+                     *           {
+                     *             "key": "key",
+                     *             "context": {
+                     *               "failure_code": "failure code",
+                     *               "amount_band": "amount band",
+                     *               "method_type": "method type"
+                     *             },
+                     *             "best_action": "as_scheduled",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z",
+                     *             "weights": [
+                     *               {
+                     *                 "action": "as_scheduled",
+                     *                 "attempts": 1,
+                     *                 "successes": 1,
+                     *                 "failures": 1,
+                     *                 "expected_reward": 1,
+                     *                 "alpha": 1,
+                     *                 "beta": 1
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DunningWeights"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCollections: {
@@ -16856,9 +18974,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -16909,7 +19027,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listEmailTemplates: {
@@ -16956,8 +19076,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getEmailTemplate: {
@@ -17000,8 +19123,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     replaceEmailTemplate: {
@@ -17009,7 +19134,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17066,11 +19191,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteEmailTemplate: {
@@ -17078,7 +19205,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17119,10 +19246,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     previewEmailTemplate: {
@@ -17130,7 +19260,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17193,11 +19323,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getNotificationSetting: {
@@ -17231,8 +19363,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateNotificationSetting: {
@@ -17240,7 +19375,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17294,10 +19429,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listSmsConnections: {
@@ -17341,8 +19478,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createSmsConnection: {
@@ -17350,7 +19490,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17427,10 +19567,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteSmsConnection: {
@@ -17438,7 +19580,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17477,10 +19619,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAccountingConnect: {
@@ -17488,7 +19633,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17543,11 +19688,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAccountingCallback: {
@@ -17582,8 +19729,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listAccountingConnections: {
@@ -17593,9 +19742,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -17653,7 +19802,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteAccountingConnection: {
@@ -17661,7 +19812,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17700,10 +19851,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     replaceAccountingConnectionsTaxMapping: {
@@ -17711,7 +19865,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17791,11 +19945,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAccountingSync: {
@@ -17803,7 +19959,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -17862,10 +20018,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listAccountingSyncStatus: {
@@ -17881,9 +20040,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -17948,7 +20107,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAccountingExportTally: {
@@ -17958,6 +20120,8 @@ export interface operations {
                 from: string;
                 /** @description The to (query). */
                 to: string;
+                /** @description the legal entity whose books the file holds (default: the primary); dates are in the entity's time zone */
+                entity_id?: string;
             };
             header?: never;
             path?: never;
@@ -17965,16 +20129,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description Tally XML (an ENVELOPE of vouchers to import), sent as an attachment */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example text */
+                    "application/xml": string;
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listGatewayConnections: {
@@ -18024,8 +20193,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createGatewayConnection: {
@@ -18033,7 +20205,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18096,10 +20268,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteGatewayConnection: {
@@ -18107,7 +20281,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18146,10 +20320,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listCustomersPaymentMethods: {
@@ -18202,8 +20379,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     paymentMethodsCustomer: {
@@ -18211,7 +20390,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18268,11 +20447,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteCustomersPaymentMethod: {
@@ -18280,7 +20461,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18321,10 +20502,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     defaultCustomersPaymentMethod: {
@@ -18332,7 +20516,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18376,10 +20560,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     payInvoice: {
@@ -18387,7 +20574,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18519,11 +20706,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listInvoicesPaymentAttempts: {
@@ -18579,8 +20768,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     checkoutSessionsInvoice: {
@@ -18588,7 +20779,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18626,10 +20817,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listPaymentsRefunds: {
@@ -18639,9 +20833,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -18703,8 +20897,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     refundsPayment: {
@@ -18712,7 +20908,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18794,11 +20990,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     refundsCreditNote: {
@@ -18806,7 +21004,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -18882,11 +21080,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listRefunds: {
@@ -18904,9 +21104,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -18965,7 +21165,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getRefund: {
@@ -19021,8 +21223,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getInvoicesEinvoice: {
@@ -19079,8 +21283,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createInvoicesEinvoiceCancel: {
@@ -19088,7 +21294,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19158,11 +21364,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createInvoicesEinvoiceRetry: {
@@ -19170,7 +21378,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19238,11 +21446,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getCreditNotesEinvoice: {
@@ -19299,8 +21509,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNotesEinvoiceCancel: {
@@ -19308,7 +21520,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19378,11 +21590,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createCreditNotesEinvoiceRetry: {
@@ -19390,7 +21604,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19458,11 +21672,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getGstGstr1: {
@@ -19534,7 +21750,13 @@ export interface operations {
                      *           "doc_det": [
                      *             {}
                      *           ]
-                     *         }
+                     *         },
+                     *         "at": [
+                     *           {}
+                     *         ],
+                     *         "txpd": [
+                     *           {}
+                     *         ]
                      *       }
                      *     }
                      */
@@ -19547,7 +21769,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getGstGstr3b: {
@@ -19628,7 +21852,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getGstGstr1a: {
@@ -19682,7 +21908,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listFinanceReconciliationRuns: {
@@ -19692,9 +21920,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -19772,7 +22000,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createFinanceReconciliationRun: {
@@ -19780,7 +22010,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -19859,10 +22089,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceReconciliationRun: {
@@ -19937,8 +22170,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceReconciliation: {
@@ -20004,12 +22239,15 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: components["schemas"]["ReconciliationRun"];
+                        data: components["schemas"]["ReconciliationReport"];
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getFinanceRevenue: {
@@ -20058,7 +22296,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerAccount: {
@@ -20093,8 +22333,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerTrialBalance: {
@@ -20106,6 +22349,8 @@ export interface operations {
                 currency?: string;
                 /** @description The as of (query). */
                 as_of?: string;
+                /** @description transaction (default): one transaction currency's amounts; functional: every entry in the entity's functional currency (INR), each account with its transaction-currency balances beside */
+                basis?: "transaction" | "functional";
             };
             header?: never;
             path?: never;
@@ -20125,18 +22370,26 @@ export interface operations {
                      *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "currency": "INR",
                      *         "as_of": "as of",
+                     *         "basis": "transaction",
                      *         "accounts": [
                      *           {
                      *             "code": 1,
                      *             "name": "Acme Pro",
                      *             "debit": 1,
                      *             "credit": 1,
-                     *             "balance": 49900
+                     *             "balance": 49900,
+                     *             "transaction_balances": [
+                     *               {
+                     *                 "currency": "INR",
+                     *                 "balance": 49900
+                     *               }
+                     *             ]
                      *           }
                      *         ],
                      *         "total_debit": 49900,
                      *         "total_credit": 49900,
-                     *         "balanced": true
+                     *         "balanced": true,
+                     *         "unvalued_entries": 1
                      *       }
                      *     }
                      */
@@ -20147,7 +22400,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listLedgerJournalEntries: {
@@ -20171,9 +22427,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -20200,6 +22456,8 @@ export interface operations {
                      *           "reference_type": "reference type",
                      *           "reference_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "currency": "INR",
+                     *           "functional_currency": "functional currency",
+                     *           "exchange_rate": "exchange rate",
                      *           "description": "description",
                      *           "posted_at": "2026-04-01T00:00:00.000Z",
                      *           "lines": [
@@ -20209,6 +22467,8 @@ export interface operations {
                      *               "account_name": "account name",
                      *               "debit": 1,
                      *               "credit": 1,
+                     *               "functional_debit": 1,
+                     *               "functional_credit": 1,
                      *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
@@ -20232,7 +22492,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getLedgerExport: {
@@ -20253,16 +22515,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The general ledger, one row per journal line */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example text */
+                    "text/csv": string;
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignIn: {
@@ -20270,7 +22537,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20338,10 +22605,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthInvitationsAccept: {
@@ -20349,7 +22615,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20407,11 +22673,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthPasswordReset: {
@@ -20419,7 +22685,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20466,11 +22732,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthPasswordResetConfirm: {
@@ -20478,7 +22742,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20510,11 +22774,10 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getAuthMe: {
@@ -20557,8 +22820,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignOut: {
@@ -20566,7 +22832,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20585,9 +22851,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthSignOutEverywhere: {
@@ -20595,7 +22864,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20614,9 +22883,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpSetup: {
@@ -20624,7 +22896,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20660,9 +22932,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpEnable: {
@@ -20670,7 +22945,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20716,10 +22991,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAuthTotpDisable: {
@@ -20727,7 +23004,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20758,10 +23035,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listUsersInvitations: {
@@ -20771,9 +23050,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -20816,7 +23095,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createUsersInvitation: {
@@ -20824,7 +23105,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20875,10 +23156,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteUsersInvitation: {
@@ -20886,7 +23169,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -20924,10 +23207,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listUsers: {
@@ -20937,9 +23223,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -20983,7 +23269,9 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getUser: {
@@ -21024,8 +23312,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteUser: {
@@ -21033,7 +23323,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21072,10 +23362,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateUser: {
@@ -21083,7 +23376,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 409.
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
                  * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -21137,11 +23430,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listAuditLog: {
@@ -21163,9 +23458,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -21215,7 +23510,1500 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAdvances: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "advance",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "receipt_voucher_number": "receipt voucher number",
+                     *           "currency": "INR",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "rate_bp": 1,
+                     *           "hsn_code": "998314",
+                     *           "tax_type": "tax type",
+                     *           "place_of_supply": "place of supply",
+                     *           "utgst": true,
+                     *           "balance": 49900,
+                     *           "tax_open": 1,
+                     *           "movements": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "kind": "applied",
+                     *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "refund_voucher_number": "refund voucher number",
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "reason": "reason",
+                     *               "created_at": "2026-04-01T00:00:00.000Z"
+                     *             }
+                     *           ],
+                     *           "received_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Advance"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAdvance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "advance",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "receipt_voucher_number": "receipt voucher number",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "subtotal": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_amount": 49900,
+                     *         "rate_bp": 1,
+                     *         "hsn_code": "998314",
+                     *         "tax_type": "tax type",
+                     *         "place_of_supply": "place of supply",
+                     *         "utgst": true,
+                     *         "balance": 49900,
+                     *         "tax_open": 1,
+                     *         "movements": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "kind": "applied",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "refund_voucher_number": "refund voucher number",
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "reason": "reason",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "received_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Advance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    refundsAdvance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "reason": ""
+                 *     }
+                 */
+                "application/json": {
+                    /** @description default: the whole balance */
+                    amount?: number;
+                    /** @default  */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "advance",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "receipt_voucher_number": "receipt voucher number",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "subtotal": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_amount": 49900,
+                     *         "rate_bp": 1,
+                     *         "hsn_code": "998314",
+                     *         "tax_type": "tax type",
+                     *         "place_of_supply": "place of supply",
+                     *         "utgst": true,
+                     *         "balance": 49900,
+                     *         "tax_open": 1,
+                     *         "movements": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "kind": "applied",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "refund_voucher_number": "refund voucher number",
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "reason": "reason",
+                     *             "created_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "received_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Advance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCustomersBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "customer_balance",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "balances": [
+                     *           {
+                     *             "currency": "INR",
+                     *             "available": 1,
+                     *             "sources": {}
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerBalance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listCustomersBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description The currency (query). */
+                currency?: string;
+                /** @description The source (query). */
+                source?: "advances" | "credit_notes";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                ending_before?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "balance_transaction",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "currency": "INR",
+                     *           "source": "source",
+                     *           "source_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "type": "type",
+                     *           "amount": 49900,
+                     *           "document": {
+                     *             "type": "type",
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number"
+                     *           },
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BalanceTransaction"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEntitiesLut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "lut": true,
+                     *         "lut_missing": "charge_igst",
+                     *         "current_financial_year": "current financial year",
+                     *         "in_force": true,
+                     *         "luts": [
+                     *           {
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "financial_year": "financial year",
+                     *             "arn": "arn",
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EntityLuts"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replaceEntitiesLut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The financial year (path). */
+                financial_year: string;
+            };
+            cookie?: never;
+        };
+        /** @description The record a financial year's Letter of Undertaking with its ARN (exports and SEZ supplies without IGST in that year) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "arn": "arn"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the ARN the GST portal gave the LUT (FORM GST RFD-11) */
+                    arn: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "financial_year": "financial year",
+                     *         "arn": "arn",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EntityLut"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCustomersCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "category": "paid",
+                     *           "status": "pending",
+                     *           "name": "Acme Pro",
+                     *           "currency": "INR",
+                     *           "amount": 49900,
+                     *           "remaining": 1,
+                     *           "tax_amount": 49900,
+                     *           "priority": 1,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "applies_to": {
+                     *             "plan_ids": [
+                     *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *             ],
+                     *             "price_types": [
+                     *               "fixed"
+                     *             ]
+                     *           },
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "expired_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "balances": [
+                     *         {
+                     *           "currency": "INR",
+                     *           "paid": 1,
+                     *           "promotional": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"][];
+                        /** @description spendable now (active, unexpired), per currency and category */
+                        balances: {
+                            currency: string;
+                            paid: number;
+                            promotional: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    creditGrantsCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The grant prepaid credit: promotional (spendable now, a discount before GST) or paid (sold through a top-up tax invoice, spendable once it is paid) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "category": "paid",
+                 *       "priority": 50,
+                 *       "expires_at": "2026-04-01T00:00:00.000Z",
+                 *       "applies_to": {
+                 *         "plan_ids": [
+                 *           "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *         ],
+                 *         "price_types": [
+                 *           "fixed"
+                 *         ]
+                 *       },
+                 *       "name": "Acme Pro"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description minor units; for a paid grant the taxable value bought (GST is charged on top in its top-up invoice) */
+                    amount: number;
+                    currency: string;
+                    /** @enum {string} */
+                    category: "paid" | "promotional";
+                    /**
+                     * @description lower is drawn first
+                     * @default 50
+                     */
+                    priority?: number;
+                    /** Format: date-time */
+                    expires_at?: string;
+                    applies_to?: {
+                        plan_ids?: string[];
+                        /** @description fixed: a plan's recurring fee; usage: a metered price; one_off: a line without a price */
+                        price_types?: ("fixed" | "usage" | "one_off")[];
+                    };
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    voidCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "category": "paid",
+                     *         "status": "pending",
+                     *         "name": "Acme Pro",
+                     *         "currency": "INR",
+                     *         "amount": 49900,
+                     *         "remaining": 1,
+                     *         "tax_amount": 49900,
+                     *         "priority": 1,
+                     *         "expires_at": "2026-04-01T00:00:00.000Z",
+                     *         "applies_to": {
+                     *           "plan_ids": [
+                     *             "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *           ],
+                     *           "price_types": [
+                     *             "fixed"
+                     *           ]
+                     *         },
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "expired_at": "2026-04-01T00:00:00.000Z",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCustomersAutoTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "enabled": true,
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "amount": 49900,
+                     *         "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AutoTopUp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replaceCustomersAutoTopUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set the customer's auto top-up: when spendable paid credit falls below threshold, a paid grant of amount is sold and charged request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "threshold": 1,
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *     }
+                 */
+                "application/json": {
+                    enabled: boolean;
+                    /** @description a top-up is bought when the spendable paid credit falls below this */
+                    threshold: number;
+                    /** @description the credit bought each time (GST on top, in its top-up invoice) */
+                    amount: number;
+                    currency: string;
+                    /** @description one of the customer's active payment methods; the charge uses the customer's default method */
+                    payment_method_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "enabled": true,
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "amount": 49900,
+                     *         "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AutoTopUp"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getFeature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "key": "key",
+                     *           "name": "Acme Pro",
+                     *           "type": "boolean",
+                     *           "values": [
+                     *             "value"
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Feature"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createFeature: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a feature (boolean, quantity or enum) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "998314",
+                 *       "name": "Acme Pro",
+                 *       "type": "boolean",
+                 *       "values": [
+                 *         "value"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    key: string;
+                    name: string;
+                    /** @enum {string} */
+                    type: "boolean" | "quantity" | "enum";
+                    /** @description an enum feature: its allowed values */
+                    values?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "key": "key",
+                     *         "name": "Acme Pro",
+                     *         "type": "boolean",
+                     *         "values": [
+                     *           "value"
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Feature"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPlansEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replacePlansEntitlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set a plan's entitlements (replaces them all) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "feature_key": "feature key",
+                 *         "value": true
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    feature_key: string;
+                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
+                    value: boolean | number | string | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    replaceSubscriptionsEntitlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set a subscription's entitlement overrides (replaces them all; they win over its plan's) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "feature_key": "feature key",
+                 *         "value": true
+                 *       }
+                 *     ]
+                 */
+                "application/json": {
+                    feature_key: string;
+                    /** @description boolean; quantity: a whole number ≥ 0 or null (unlimited); enum: one of its values */
+                    value: boolean | number | string | null;
+                }[];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "feature_key": "feature key",
+                     *           "value": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            feature_key: string;
+                            value: boolean | number | string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCustomersEntitlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "features": {},
+                     *         "blocked": true,
+                     *         "blocked_reason": "payment_wall",
+                     *         "blocked_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "as_of": "as of"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerEntitlements"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAlert: {
+        parameters: {
+            query?: {
+                /** @description The customer id (query). */
+                customer_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "type": "usage_threshold",
+                     *           "metric_code": "metric code",
+                     *           "currency": "INR",
+                     *           "threshold": 1,
+                     *           "action": "notify",
+                     *           "recurring": true,
+                     *           "status": "active",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a usage, spend or credit-balance alert (notify, or block the customer in entitlements until the next period) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "usage_threshold",
+                 *       "metric_code": "metric code",
+                 *       "currency": "INR",
+                 *       "threshold": 1,
+                 *       "action": "notify",
+                 *       "recurring": true
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    customer_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description the subscription's customer and current period; else the customer's running subscription's period, else the calendar month (UTC)
+                     */
+                    subscription_id?: string;
+                    /** @enum {string} */
+                    type: "usage_threshold" | "spend_threshold" | "credit_balance_below";
+                    /** @description usage_threshold: the billable metric */
+                    metric_code?: string;
+                    /** @description spend_threshold and credit_balance_below: the currency (default: the tenant's base currency) */
+                    currency?: string;
+                    /** @description usage: a quantity; spend and credit: minor units */
+                    threshold: number;
+                    /**
+                     * @default notify
+                     * @enum {string}
+                     */
+                    action?: "notify" | "block";
+                    /** @default true */
+                    recurring?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "type": "usage_threshold",
+                     *         "metric_code": "metric code",
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "action": "notify",
+                     *         "recurring": true,
+                     *         "status": "active",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    archiveAlert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "type": "usage_threshold",
+                     *         "metric_code": "metric code",
+                     *         "currency": "INR",
+                     *         "threshold": 1,
+                     *         "action": "notify",
+                     *         "recurring": true,
+                     *         "status": "active",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Alert"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalLogin: {
@@ -21266,6 +25054,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalGetProfile: {
@@ -21305,8 +25094,10 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalListSubscriptions: {
@@ -21316,9 +25107,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -21420,6 +25211,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalListInvoices: {
@@ -21429,9 +25221,9 @@ export interface operations {
                 limit?: number;
                 /** @description 1-based page number (offset paging); ignored with a cursor */
                 page?: number;
-                /** @description Cursor: the objects after this id, in list order */
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
                 starting_after?: string;
-                /** @description Cursor: the objects before this id, in list order */
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
                 ending_before?: string;
             };
             header?: never;
@@ -21560,6 +25352,116 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPortalApiBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "customer_balance",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "balances": [
+                     *           {
+                     *             "currency": "INR",
+                     *             "available": 1,
+                     *             "sources": {}
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerBalance"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listPortalApiBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description The currency (query). */
+                currency?: string;
+                /** @description The source (query). */
+                source?: "advances" | "credit_notes";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "balance_transaction",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "currency": "INR",
+                     *           "source": "source",
+                     *           "source_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "type": "type",
+                     *           "amount": 49900,
+                     *           "document": {
+                     *             "type": "type",
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number"
+                     *           },
+                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BalanceTransaction"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalGetInvoicePdf: {
@@ -21588,6 +25490,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalRedeemGift: {
@@ -21656,6 +25559,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     portalLogout: {
@@ -21688,8 +25592,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
         };
     };
     onPlanCreated: {
@@ -22366,7 +26273,9 @@ export interface operations {
                  *           },
                  *           "lut": true,
                  *           "export_refund_claim": true,
-                 *           "time_zone": "time zone",
+                 *           "lut_missing": "charge_igst",
+                 *           "time_zone": "Asia/Kolkata",
+                 *           "functional_currency": "functional currency",
                  *           "aato_band": "up_to_5_crore",
                  *           "number_series_reset": "never",
                  *           "einvoicing": {
@@ -23572,6 +27481,9 @@ export interface operations {
                  *           "gateway": "gateway",
                  *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount_refunded": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "functional_currency",
+                 *           "functional_amount": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -23645,6 +27557,9 @@ export interface operations {
                  *           "gateway": "gateway",
                  *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "amount_refunded": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "functional_currency",
+                 *           "functional_amount": 49900,
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -23662,6 +27577,282 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["OfflinePayment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAdvanceReceived: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `advance.received` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "advance.received",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "advance",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "receipt_voucher_number": "receipt voucher number",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "subtotal": 49900,
+                 *           "cgst_amount": 49900,
+                 *           "sgst_amount": 49900,
+                 *           "igst_amount": 49900,
+                 *           "tax_amount": 49900,
+                 *           "rate_bp": 1,
+                 *           "hsn_code": "998314",
+                 *           "tax_type": "tax type",
+                 *           "place_of_supply": "place of supply",
+                 *           "utgst": true,
+                 *           "balance": 49900,
+                 *           "tax_open": 1,
+                 *           "movements": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "kind": "applied",
+                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "refund_voucher_number": "refund voucher number",
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "reason": "reason",
+                 *               "created_at": "2026-04-01T00:00:00.000Z"
+                 *             }
+                 *           ],
+                 *           "received_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "advance.received";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Advance"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAdvanceApplied: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `advance.applied` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "advance.applied",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "advance",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "receipt_voucher_number": "receipt voucher number",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "subtotal": 49900,
+                 *           "cgst_amount": 49900,
+                 *           "sgst_amount": 49900,
+                 *           "igst_amount": 49900,
+                 *           "tax_amount": 49900,
+                 *           "rate_bp": 1,
+                 *           "hsn_code": "998314",
+                 *           "tax_type": "tax type",
+                 *           "place_of_supply": "place of supply",
+                 *           "utgst": true,
+                 *           "balance": 49900,
+                 *           "tax_open": 1,
+                 *           "movements": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "kind": "applied",
+                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "refund_voucher_number": "refund voucher number",
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "reason": "reason",
+                 *               "created_at": "2026-04-01T00:00:00.000Z"
+                 *             }
+                 *           ],
+                 *           "received_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "advance.applied";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Advance"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAdvanceRefunded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `advance.refunded` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "advance.refunded",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "advance",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "receipt_voucher_number": "receipt voucher number",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "subtotal": 49900,
+                 *           "cgst_amount": 49900,
+                 *           "sgst_amount": 49900,
+                 *           "igst_amount": 49900,
+                 *           "tax_amount": 49900,
+                 *           "rate_bp": 1,
+                 *           "hsn_code": "998314",
+                 *           "tax_type": "tax type",
+                 *           "place_of_supply": "place of supply",
+                 *           "utgst": true,
+                 *           "balance": 49900,
+                 *           "tax_open": 1,
+                 *           "movements": [
+                 *             {
+                 *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "kind": "applied",
+                 *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "refund_voucher_number": "refund voucher number",
+                 *               "amount": 49900,
+                 *               "subtotal": 49900,
+                 *               "cgst_amount": 49900,
+                 *               "sgst_amount": 49900,
+                 *               "igst_amount": 49900,
+                 *               "reason": "reason",
+                 *               "created_at": "2026-04-01T00:00:00.000Z"
+                 *             }
+                 *           ],
+                 *           "received_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "advance.refunded";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Advance"];
                     };
                 };
             };
@@ -23951,6 +28142,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24048,6 +28246,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24145,6 +28350,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24242,6 +28454,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24339,6 +28558,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24436,6 +28662,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24533,6 +28766,13 @@ export interface operations {
                  *           "type": "type",
                  *           "refund_status": "refund status",
                  *           "tax_reversal": true,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_total": 49900,
                  *           "expires_at": "2026-04-01T00:00:00.000Z",
                  *           "issued_at": "2026-04-01T00:00:00.000Z",
                  *           "voided_at": "2026-04-01T00:00:00.000Z",
@@ -24569,6 +28809,694 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["CreditNote"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantActivated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.activated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.activated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.activated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantDrawn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.drawn` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.drawn",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.drawn";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantExpired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.expired` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.expired",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.expired";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCreditGrantVoided: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `credit_grant.voided` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "credit_grant.voided",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "category": "paid",
+                 *           "status": "pending",
+                 *           "name": "Acme Pro",
+                 *           "currency": "INR",
+                 *           "amount": 49900,
+                 *           "remaining": 1,
+                 *           "tax_amount": 49900,
+                 *           "priority": 1,
+                 *           "expires_at": "2026-04-01T00:00:00.000Z",
+                 *           "applies_to": {
+                 *             "plan_ids": [
+                 *               "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *             ],
+                 *             "price_types": [
+                 *               "fixed"
+                 *             ]
+                 *           },
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "voided_at": "2026-04-01T00:00:00.000Z",
+                 *           "expired_at": "2026-04-01T00:00:00.000Z",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "credit_grant.voided";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onFeatureCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `feature.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "feature.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "key": "key",
+                 *           "name": "Acme Pro",
+                 *           "type": "boolean",
+                 *           "values": [
+                 *             "value"
+                 *           ],
+                 *           "created_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "feature.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Feature"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onEntitlementsUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `entitlements.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "entitlements.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "entitlements.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAlertTriggered: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `alert.triggered` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "alert.triggered",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "type": "usage_threshold",
+                 *           "metric_code": "metric code",
+                 *           "currency": "INR",
+                 *           "threshold": 1,
+                 *           "action": "notify",
+                 *           "recurring": true,
+                 *           "status": "active",
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "alert.triggered";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Alert"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPendingChargeCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `pending_charge.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "pending_charge.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "pending_charge.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPendingChargeDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `pending_charge.deleted` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "pending_charge.deleted",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "pending_charge.deleted";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
