@@ -1,7 +1,6 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
-import { addPendingCharge, type PendingChargeRow } from '../../modules/invoices/index.js';
-import type { AddPendingChargeBody } from '../../modules/invoices/pending-charges.schemas.js';
+import { addPendingCharge, type AddPendingChargeBody, type PendingChargeRow } from '../../modules/invoices/index.js';
 import { getSubscriptionRow } from '../../modules/subscriptions/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 

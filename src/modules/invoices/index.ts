@@ -48,4 +48,4 @@ export {
   type ChargeTaker,
   type PendingChargeRow,
 } from './pending-charges.js';
-export { addPendingChargeBody, pendingChargeSchema } from './pending-charges.schemas.js';
+export { addPendingChargeBody, pendingChargeSchema, type AddPendingChargeBody } from './pending-charges.schemas.js';
