@@ -46,7 +46,7 @@ class KoshClient(Transport):
         return self._request("POST", f"/v1/referrals/{_quote(id)}/cancel", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def cancel_subscription(self, id: str, body: Optional["CancelSubscriptionBody0"], *, idempotency_key: Optional[str] = None) -> "CancelSubscriptionResponse":
-        """Cancel at period end (default) or now, optionally crediting the unused time (POST /v1/subscriptions/{id}/cancel)"""
+        """Cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written) (POST /v1/subscriptions/{id}/cancel)"""
         return self._request("POST", f"/v1/subscriptions/{_quote(id)}/cancel", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def change_subscription_plan(self, id: str, body: "ChangeSubscriptionPlanBody", *, idempotency_key: Optional[str] = None) -> "ChangeSubscriptionPlanResponse":
@@ -324,6 +324,10 @@ class KoshClient(Transport):
     def get_analytics_churn(self, *, currency: Optional[str] = None, from_: Optional[str] = None, to: Optional[str] = None, format: Optional[Literal["json", "csv"]] = None) -> "GetAnalyticsChurnResponse":
         """Logo churn, revenue churn and net revenue retention per month (GET /v1/analytics/churn)"""
         return self._request("GET", "/v1/analytics/churn", query={"currency": currency, "from": from_, "to": to, "format": format}, expect="json")  # type: ignore[no-any-return]
+
+    def get_analytics_churn_reason(self, *, from_: Optional[str] = None, to: Optional[str] = None) -> "GetAnalyticsChurnReasonResponse":
+        """Cancellations requested in a range, by reason, with the newest feedback (GET /v1/analytics/churn-reasons)"""
+        return self._request("GET", "/v1/analytics/churn-reasons", query={"from": from_, "to": to}, expect="json")  # type: ignore[no-any-return]
 
     def get_analytics_cohort(self, *, currency: Optional[str] = None, from_: Optional[str] = None, to: Optional[str] = None, format: Optional[Literal["json", "csv"]] = None) -> "GetAnalyticsCohortResponse":
         """Retention by signup cohort (the month a customer first paid) (GET /v1/analytics/cohorts)"""

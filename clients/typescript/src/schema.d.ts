@@ -658,8 +658,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel at period end (default) or now, optionally crediting the unused time
-         * @description Cancel at period end (default) or now, optionally crediting the unused time.
+         * Cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written)
+         * @description Cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written).
          */
         post: operations["cancelSubscription"];
         delete?: never;
@@ -1720,6 +1720,26 @@ export interface paths {
          * @description Logo churn, revenue churn and net revenue retention per month.
          */
         get: operations["getAnalyticsChurn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/churn-reasons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cancellations requested in a range, by reason, with the newest feedback
+         * @description Cancellations requested in a range, by reason, with the newest feedback.
+         */
+        get: operations["getAnalyticsChurnReason"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6142,6 +6162,10 @@ export interface components {
             };
             /** @enum {string} */
             collection_method: "send_invoice" | "charge_automatically";
+            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+            /** @description the customer's own words, as the cancel request gave them */
+            cancellation_feedback: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6181,6 +6205,10 @@ export interface components {
             };
             /** @enum {string} */
             collection_method: "send_invoice" | "charge_automatically";
+            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+            /** @description the customer's own words, as the cancel request gave them */
+            cancellation_feedback: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6195,6 +6223,15 @@ export interface components {
                 /** @description true when earlier credit notes on the invoice left less to credit than the unused value */
                 credit_capped: boolean;
                 credit_note_id: string | null;
+            };
+            /** @description with preview: true only — what the cancellation would produce; nothing was written (the subscription fields show it as it would be) */
+            preview?: {
+                /** @description the credit note for the unused time (prorate), as issued — after the final invoice spent what it could */
+                credit_note: components["schemas"]["CreditNote"] | null;
+                /** @description the invoice for the current period's usage so far (immediate cancel; null when nothing is due) */
+                final_invoice: components["schemas"]["Invoice"] | null;
+                /** @description what would stay on the credit note after the final invoice: the customer's credit, refundable in cash through POST /v1/credit-notes/{id}/refunds */
+                refundable_amount: number;
             };
         };
         SubscriptionPlanChange: {
@@ -6269,6 +6306,10 @@ export interface components {
             };
             /** @enum {string} */
             collection_method: "send_invoice" | "charge_automatically";
+            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+            /** @description the customer's own words, as the cancel request gave them */
+            cancellation_feedback: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -7359,130 +7400,6 @@ export interface components {
             subscriptions: number;
             movements: number;
         };
-        Organization: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            reporting_currency: string;
-            /** @description shown only when created or rotated */
-            join_code?: string;
-            created_at: string;
-            updated_at: string;
-        };
-        OrganizationTenant: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            email: string;
-            data_region: string;
-            base_currency: string;
-            organization_id: string | null;
-            created_at: string;
-            updated_at: string;
-        };
-        FxRate: {
-            currency: string;
-            rate: string;
-            effective_date: string;
-            created_at: string;
-        };
-        ConsolidatedMrr: {
-            /** Format: uuid */
-            organization_id: string;
-            reporting_currency: string;
-            date: string;
-            total_mrr: number | null;
-            tenants: {
-                /** Format: uuid */
-                tenant_id: string;
-                name: string;
-                mrr_reporting: number | null;
-                currencies: {
-                    currency: string;
-                    mrr: number;
-                    snapshot_date: string;
-                    rate: string | null;
-                    mrr_reporting: number | null;
-                }[];
-            }[];
-            missing_rates: {
-                currency: string;
-                tenant_ids: string[];
-            }[];
-        };
-        AccountingConnection: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "accounting_connection";
-            /** Format: uuid */
-            tenant_id: string;
-            /** @enum {string} */
-            provider: "quickbooks" | "xero" | "zoho_books";
-            /** @enum {string} */
-            status: "active" | "reconnect_required" | "error";
-            external_tenant_id: string;
-            external_tenant_name: string | null;
-            tax_mapping: {
-                tax_codes: {
-                    [key: string]: string;
-                };
-                accounts: {
-                    income: string;
-                    bank: string;
-                    tds_receivable: string;
-                };
-                item: string;
-            };
-            last_error: string | null;
-            last_synced_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            connected_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        AccountingSyncRun: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "accounting_sync_run";
-            /** Format: uuid */
-            connection_id: string;
-            /** @enum {string} */
-            provider: "quickbooks" | "xero" | "zoho_books";
-            /** @enum {string} */
-            status: "queued" | "running" | "rate_limited" | "succeeded" | "failed" | "paused";
-            synced: number;
-            failed: number;
-            skipped: number;
-            last_error: string | null;
-            started_at: string | null;
-            finished_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        AccountingSyncRecord: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "accounting_sync_record";
-            /** Format: uuid */
-            connection_id: string;
-            /** @enum {string} */
-            record_type: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note" | "refund";
-            /** Format: uuid */
-            record_id: string;
-            external_id: string | null;
-            /** @enum {string} */
-            status: "pending" | "synced" | "failed";
-            last_error: string | null;
-            attempts: number;
-            synced_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
         ReconciliationDiscrepancy: {
             type: string;
             invoice_id: string | null;
@@ -7606,6 +7523,154 @@ export interface components {
                 month: string;
                 recognized: number;
             }[];
+        };
+        ChurnReasons: {
+            from: string;
+            /** @description exclusive */
+            to: string;
+            /** @description cancellations requested in the range (scheduled or immediate; a reactivated one no longer counts) */
+            total: number;
+            /** @description every reason, most frequent first (ties in list order); unspecified: no reason given */
+            reasons: {
+                /** @enum {string} */
+                reason: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other" | "unspecified";
+                count: number;
+            }[];
+            /** @description the newest 100 cancellations that came with feedback */
+            feedback: {
+                /** Format: uuid */
+                subscription_id: string;
+                /** Format: uuid */
+                customer_id: string;
+                /** @enum {string} */
+                reason: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other" | "unspecified";
+                feedback: string;
+                canceled_at: string;
+            }[];
+        };
+        Organization: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reporting_currency: string;
+            /** @description shown only when created or rotated */
+            join_code?: string;
+            created_at: string;
+            updated_at: string;
+        };
+        OrganizationTenant: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            email: string;
+            data_region: string;
+            base_currency: string;
+            organization_id: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        FxRate: {
+            currency: string;
+            rate: string;
+            effective_date: string;
+            created_at: string;
+        };
+        ConsolidatedMrr: {
+            /** Format: uuid */
+            organization_id: string;
+            reporting_currency: string;
+            date: string;
+            total_mrr: number | null;
+            tenants: {
+                /** Format: uuid */
+                tenant_id: string;
+                name: string;
+                mrr_reporting: number | null;
+                currencies: {
+                    currency: string;
+                    mrr: number;
+                    snapshot_date: string;
+                    rate: string | null;
+                    mrr_reporting: number | null;
+                }[];
+            }[];
+            missing_rates: {
+                currency: string;
+                tenant_ids: string[];
+            }[];
+        };
+        AccountingConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_connection";
+            /** Format: uuid */
+            tenant_id: string;
+            /** @enum {string} */
+            provider: "quickbooks" | "xero" | "zoho_books";
+            /** @enum {string} */
+            status: "active" | "reconnect_required" | "error";
+            external_tenant_id: string;
+            external_tenant_name: string | null;
+            tax_mapping: {
+                tax_codes: {
+                    [key: string]: string;
+                };
+                accounts: {
+                    income: string;
+                    bank: string;
+                    tds_receivable: string;
+                };
+                item: string;
+            };
+            last_error: string | null;
+            last_synced_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            connected_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        AccountingSyncRun: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_sync_run";
+            /** Format: uuid */
+            connection_id: string;
+            /** @enum {string} */
+            provider: "quickbooks" | "xero" | "zoho_books";
+            /** @enum {string} */
+            status: "queued" | "running" | "rate_limited" | "succeeded" | "failed" | "paused";
+            synced: number;
+            failed: number;
+            skipped: number;
+            last_error: string | null;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        AccountingSyncRecord: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_sync_record";
+            /** Format: uuid */
+            connection_id: string;
+            /** @enum {string} */
+            record_type: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note" | "refund";
+            /** Format: uuid */
+            record_id: string;
+            external_id: string | null;
+            /** @enum {string} */
+            status: "pending" | "synced" | "failed";
+            last_error: string | null;
+            attempts: number;
+            synced_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
         };
         Feature: {
             /** Format: uuid */
@@ -10983,6 +11048,8 @@ export interface operations {
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
                      *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -11100,6 +11167,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "discount": {
@@ -11153,6 +11222,10 @@ export interface operations {
                             };
                             /** @enum {string} */
                             collection_method: "send_invoice" | "charge_automatically";
+                            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+                            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+                            /** @description the customer's own words, as the cancel request gave them */
+                            cancellation_feedback: string | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -11216,6 +11289,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -11308,6 +11383,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "preview": true,
@@ -11551,6 +11628,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "discount": {
@@ -11604,6 +11683,10 @@ export interface operations {
                             };
                             /** @enum {string} */
                             collection_method: "send_invoice" | "charge_automatically";
+                            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+                            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+                            /** @description the customer's own words, as the cancel request gave them */
+                            cancellation_feedback: string | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -11872,13 +11955,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The cancel at period end (default) or now, optionally crediting the unused time request. */
+        /** @description The cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written) request. */
         requestBody: {
             content: {
                 /**
                  * @example {
                  *       "at_period_end": true,
-                 *       "prorate": false
+                 *       "prorate": false,
+                 *       "reason": "too_expensive",
+                 *       "feedback": "feedback",
+                 *       "preview": false
                  *     }
                  */
                 "application/json": {
@@ -11889,6 +11975,18 @@ export interface operations {
                      * @default false
                      */
                     prorate?: boolean;
+                    /**
+                     * @description why the customer leaves; reported by GET /v1/analytics/churn-reasons
+                     * @enum {string}
+                     */
+                    reason?: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other";
+                    /** @description the customer's own words */
+                    feedback?: string;
+                    /**
+                     * @description answer with what the cancellation would do (credit note, final usage invoice, refundable credit) and write nothing
+                     * @default false
+                     */
+                    preview?: boolean;
                 } | null;
             };
         };
@@ -11924,6 +12022,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "proration": {
@@ -11933,6 +12033,154 @@ export interface operations {
                      *           "unused_credit": 1,
                      *           "credit_capped": true,
                      *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         },
+                     *         "preview": {
+                     *           "credit_note": {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number",
+                     *             "reference": "reference",
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "tax_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "tax_type": "tax type",
+                     *             "hsn_code": "998314",
+                     *             "balance": 49900,
+                     *             "currency": "INR",
+                     *             "status": "issued",
+                     *             "reason": "reason",
+                     *             "type": "type",
+                     *             "refund_status": "refund status",
+                     *             "tax_reversal": true,
+                     *             "exchange_rate": "exchange rate",
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "inr_tax_amount": 49900,
+                     *             "inr_total": 49900,
+                     *             "expires_at": "2026-04-01T00:00:00.000Z",
+                     *             "issued_at": "2026-04-01T00:00:00.000Z",
+                     *             "voided_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z",
+                     *             "lines": [
+                     *               {
+                     *                 "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "position": 1,
+                     *                 "hsn_code": "998314",
+                     *                 "tax_rate_bp": 1,
+                     *                 "amount": 49900,
+                     *                 "subtotal": 49900,
+                     *                 "cgst_amount": 49900,
+                     *                 "sgst_amount": 49900,
+                     *                 "igst_amount": 49900,
+                     *                 "tax_amount": 49900
+                     *               }
+                     *             ],
+                     *             "customer": {}
+                     *           },
+                     *           "final_invoice": {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number",
+                     *             "status": "draft",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "billing_reason": "billing reason",
+                     *             "currency": "INR",
+                     *             "subtotal": 49900,
+                     *             "discount_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_type": "tax type",
+                     *             "utgst": true,
+                     *             "lut": true,
+                     *             "place_of_supply": "place of supply",
+                     *             "total": 49900,
+                     *             "exchange_rate": "exchange rate",
+                     *             "exchange_rate_source": "invoice_currency",
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "inr_tax_amount": 49900,
+                     *             "inr_total": 49900,
+                     *             "amount_paid": 49900,
+                     *             "amount_tds": 49900,
+                     *             "amount_credited": 49900,
+                     *             "amount_due": 49900,
+                     *             "period_start": "period start",
+                     *             "period_end": "period end",
+                     *             "issued_at": "2026-04-01T00:00:00.000Z",
+                     *             "due_date": "due date",
+                     *             "paid_at": "2026-04-01T00:00:00.000Z",
+                     *             "voided_at": "2026-04-01T00:00:00.000Z",
+                     *             "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *             "supplier": {
+                     *               "name": "Acme Pro",
+                     *               "legal_name": "Acme Pro",
+                     *               "email": "billing@acme.example",
+                     *               "gstin": "27AAPFU0939F1ZV",
+                     *               "state_code": "27",
+                     *               "country_code": "country code",
+                     *               "address": {}
+                     *             },
+                     *             "customer_details": {
+                     *               "name": "Acme Pro",
+                     *               "legal_name": "Acme Pro",
+                     *               "email": "billing@acme.example",
+                     *               "gstin": "27AAPFU0939F1ZV",
+                     *               "state_code": "27",
+                     *               "country_code": "country code",
+                     *               "address": {}
+                     *             },
+                     *             "memo": "memo",
+                     *             "metadata": {},
+                     *             "collection_method": "send_invoice",
+                     *             "last_payment_error": {
+                     *               "code": "acme-pro",
+                     *               "message": "message"
+                     *             },
+                     *             "lines": [
+                     *               {
+                     *                 "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "position": 1,
+                     *                 "description": "description",
+                     *                 "quantity": 1,
+                     *                 "unit_amount": 49900,
+                     *                 "discount_amount": 49900,
+                     *                 "amount": 49900,
+                     *                 "hsn_code": "998314",
+                     *                 "tax_rate_bp": 1,
+                     *                 "cgst_amount": 49900,
+                     *                 "sgst_amount": 49900,
+                     *                 "igst_amount": 49900,
+                     *                 "tax_amount": 49900,
+                     *                 "total": 49900,
+                     *                 "inr_amount": 49900,
+                     *                 "inr_cgst_amount": 49900,
+                     *                 "inr_sgst_amount": 49900,
+                     *                 "inr_igst_amount": 49900,
+                     *                 "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "period_start": "period start",
+                     *                 "period_end": "period end"
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           },
+                     *           "refundable_amount": 49900
                      *         }
                      *       }
                      *     }
@@ -12002,6 +12250,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12072,6 +12322,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12142,6 +12394,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12233,6 +12487,8 @@ export interface operations {
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
                      *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -17316,6 +17572,62 @@ export interface operations {
                     };
                     /** @example text */
                     "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAnalyticsChurnReason: {
+        parameters: {
+            query: {
+                /** @description a date (inclusive, in the primary entity's time zone) or an RFC 3339 date-time */
+                from: string;
+                /** @description a date (inclusive, in the primary entity's time zone) or an RFC 3339 date-time (exclusive) */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "from",
+                     *         "to": "to",
+                     *         "total": 49900,
+                     *         "reasons": [
+                     *           {
+                     *             "reason": "too_expensive",
+                     *             "count": 1
+                     *           }
+                     *         ],
+                     *         "feedback": [
+                     *           {
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "reason": "too_expensive",
+                     *             "feedback": "feedback",
+                     *             "canceled_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ChurnReasons"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -25150,6 +25462,8 @@ export interface operations {
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
                      *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z",
                      *           "plan_name": "plan name"
@@ -25195,6 +25509,10 @@ export interface operations {
                             };
                             /** @enum {string} */
                             collection_method: "send_invoice" | "charge_automatically";
+                            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+                            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+                            /** @description the customer's own words, as the cancel request gave them */
+                            cancellation_feedback: string | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -25545,6 +25863,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -30010,6 +30330,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30088,6 +30410,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30166,6 +30490,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30244,6 +30570,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30322,6 +30650,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30400,6 +30730,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30478,6 +30810,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30556,6 +30890,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30634,6 +30970,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30712,6 +31050,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30790,6 +31130,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30868,6 +31210,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30946,6 +31290,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -31024,6 +31370,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
