@@ -296,6 +296,7 @@ export const validBodies: Record<string, unknown> = {
   'POST /v1/organizations/{id}/tenants': { join_code: 'orgjoin_not-the-code' },
   'PUT /v1/organizations/{id}/fx-rates/{currency}': { rate: '83.25' },
   'POST /v1/customers/{id}/payment-methods': { token: 'tok_visa' },
+  'POST /v1/customers/{id}/pending-charges': { description: 'Setup', amount: 1_000, hsn_code: '998313' },
   'POST /v1/payments/{id}/refunds': { amount: 100, reason: 'factory refund' },
   'POST /v1/credit-notes/{id}/refunds': { amount: 100 },
   // A getter: read when the body is sent, after the factory made the subscription and its owner's
