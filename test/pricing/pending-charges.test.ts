@@ -131,6 +131,26 @@ describe('pending charges', () => {
     await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
   });
 
+  it('an immediate cancel’s final invoice takes the subscription’s charges (its last invoice); its preview shows them and takes none', async () => {
+    t.clock.set('2026-04-01T00:00:00Z');
+    const plan = await createPlan(acme, { amount: 100_000 });
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: plan.id });
+    const kit = await addCharge(customer, { description: 'Hardware token', amount: 40_000, hsn_code: '998313', subscription_id: sub.id });
+    t.clock.set('2026-04-11T00:00:00Z');
+    // A flat plan has no usage: the final invoice is the charge alone, 40 000 + 18 % = 47 200.
+    const preview = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false, preview: true });
+    expect(preview.status, preview.text).toBe(200);
+    expect(preview.body.data.preview.final_invoice).toMatchObject({ billing_reason: 'subscription_final', subtotal: 40_000, total: 47_200 });
+    expect((await chargesOf(customer)).map((c) => c.status)).toEqual(['pending']);
+    const cancel = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+    expect(cancel.status, cancel.text).toBe(200);
+    const final = (await invoicesOf(acme, sub.id))[1]!;
+    expect(final).toMatchObject({ billing_reason: 'subscription_final', subtotal: 40_000, total: 47_200 });
+    expect(await chargesOf(customer)).toMatchObject([{ id: kit.id, status: 'invoiced', invoice_id: final.id }]);
+    t.clock.set('2026-04-01T00:00:00Z');
+  });
+
   it('refuses what could never be invoiced, with 4xx in plain words', async () => {
     const customer = await createCustomer(acme);
     const mine = await createCustomer(acme);
