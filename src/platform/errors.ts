@@ -85,6 +85,8 @@ export type ErrorReason =
   | 'metric_code_taken'
   | 'usage_period_closed'
   | 'metric_already_metered'
+  // pending one-off charges (DESIGN §24)
+  | 'pending_charge_invoiced'
   // operators (DESIGN §17)
   | 'invalid_credentials'
   | 'totp_required'

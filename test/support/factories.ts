@@ -253,6 +253,15 @@ export const factories: Record<string, Factory> = {
     const customer = parentIds.id ?? (await factories['/v1/customers']!(tenant, {}));
     return createdId(await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_visa' }), '/v1/customers/{id}/payment-methods');
   },
+
+  // A pending one-off charge of the customer chosen for `{id}`.
+  '/v1/customers/{id}/pending-charges': async (tenant, parentIds) => {
+    const customer = parentIds.id ?? (await factories['/v1/customers']!(tenant, {}));
+    return createdId(
+      await tenant.api('POST', `/v1/customers/${customer}/pending-charges`, { description: 'Setup', amount: 1_000, hsn_code: '998313' }),
+      '/v1/customers/{id}/pending-charges',
+    );
+  },
 };
 
 async function openInvoice(tenant: Tenant): Promise<{ id: string; customer_id: string }> {
@@ -287,6 +296,7 @@ export const validBodies: Record<string, unknown> = {
   'POST /v1/organizations/{id}/tenants': { join_code: 'orgjoin_not-the-code' },
   'PUT /v1/organizations/{id}/fx-rates/{currency}': { rate: '83.25' },
   'POST /v1/customers/{id}/payment-methods': { token: 'tok_visa' },
+  'POST /v1/customers/{id}/pending-charges': { description: 'Setup', amount: 1_000, hsn_code: '998313' },
   'POST /v1/payments/{id}/refunds': { amount: 100, reason: 'factory refund' },
   'POST /v1/credit-notes/{id}/refunds': { amount: 100 },
   // A getter: read when the body is sent, after the factory made the subscription and its owner's

@@ -46,7 +46,7 @@ class KoshClient(Transport):
         return self._request("POST", f"/v1/referrals/{_quote(id)}/cancel", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def cancel_subscription(self, id: str, body: Optional["CancelSubscriptionBody0"], *, idempotency_key: Optional[str] = None) -> "CancelSubscriptionResponse":
-        """Cancel at period end (default) or now, optionally crediting the unused time (POST /v1/subscriptions/{id}/cancel)"""
+        """Cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written) (POST /v1/subscriptions/{id}/cancel)"""
         return self._request("POST", f"/v1/subscriptions/{_quote(id)}/cancel", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def change_subscription_plan(self, id: str, body: "ChangeSubscriptionPlanBody", *, idempotency_key: Optional[str] = None) -> "ChangeSubscriptionPlanResponse":
@@ -245,6 +245,10 @@ class KoshClient(Transport):
         """Remove a saved payment method (DELETE /v1/customers/{id}/payment-methods/{pm_id})"""
         return self._request("DELETE", f"/v1/customers/{_quote(id)}/payment-methods/{_quote(pm_id)}", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def delete_customers_pending_charge(self, id: str, charge_id: str, *, idempotency_key: Optional[str] = None) -> "DeleteCustomersPendingChargeResponse":
+        """Delete a one-off charge while it is pending (409 once an invoice took it) (DELETE /v1/customers/{id}/pending-charges/{charge_id})"""
+        return self._request("DELETE", f"/v1/customers/{_quote(id)}/pending-charges/{_quote(charge_id)}", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def delete_dunning_campaign(self, id: str, *, cancel_executions: Optional[Literal["true", "false"]] = None, idempotency_key: Optional[str] = None) -> "DeleteDunningCampaignResponse":
         """Delete a campaign; one dunning invoices needs ?cancel_executions=true (one with history is deactivated instead) (DELETE /v1/dunning-campaigns/{id})"""
         return self._request("DELETE", f"/v1/dunning-campaigns/{_quote(id)}", query={"cancel_executions": cancel_executions}, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -321,6 +325,10 @@ class KoshClient(Transport):
         """Logo churn, revenue churn and net revenue retention per month (GET /v1/analytics/churn)"""
         return self._request("GET", "/v1/analytics/churn", query={"currency": currency, "from": from_, "to": to, "format": format}, expect="json")  # type: ignore[no-any-return]
 
+    def get_analytics_churn_reason(self, *, from_: Optional[str] = None, to: Optional[str] = None) -> "GetAnalyticsChurnReasonResponse":
+        """Cancellations requested in a range, by reason, with the newest feedback (GET /v1/analytics/churn-reasons)"""
+        return self._request("GET", "/v1/analytics/churn-reasons", query={"from": from_, "to": to}, expect="json")  # type: ignore[no-any-return]
+
     def get_analytics_cohort(self, *, currency: Optional[str] = None, from_: Optional[str] = None, to: Optional[str] = None, format: Optional[Literal["json", "csv"]] = None) -> "GetAnalyticsCohortResponse":
         """Retention by signup cohort (the month a customer first paid) (GET /v1/analytics/cohorts)"""
         return self._request("GET", "/v1/analytics/cohorts", query={"currency": currency, "from": from_, "to": to, "format": format}, expect="json")  # type: ignore[no-any-return]
@@ -396,6 +404,10 @@ class KoshClient(Transport):
     def get_customers_entitlement(self, id: str) -> "GetCustomersEntitlementResponse":
         """What the customer may use now, and whether it is blocked (payment wall, alert caps): served from memory, current within a second of any change (GET /v1/customers/{id}/entitlements)"""
         return self._request("GET", f"/v1/customers/{_quote(id)}/entitlements", expect="json")  # type: ignore[no-any-return]
+
+    def get_customers_pending_charge(self, id: str, *, status: Optional[Literal["pending", "invoiced"]] = None) -> "GetCustomersPendingChargeResponse":
+        """List a customer's one-off charges, oldest first (up to 1000): pending, and invoiced with the invoice that took them (GET /v1/customers/{id}/pending-charges)"""
+        return self._request("GET", f"/v1/customers/{_quote(id)}/pending-charges", query={"status": status}, expect="json")  # type: ignore[no-any-return]
 
     def get_dunning_campaign(self, id: str) -> "GetDunningCampaignResponse":
         """Get a dunning campaign (GET /v1/dunning-campaigns/{id})"""
@@ -625,7 +637,7 @@ class KoshClient(Transport):
         """List an event's deliveries, newest first (GET /v1/events/{id}/deliveries)"""
         return self._request("GET", f"/v1/events/{_quote(id)}/deliveries", query={"status": status, "limit": limit, "offset": offset, "page": page}, expect="json")  # type: ignore[no-any-return]
 
-    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
+    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
         """List events, newest first (GET /v1/events)"""
         return self._request("GET", "/v1/events", query={"type": type, "object_id": object_id, "created[gte]": created_gte, "created[lte]": created_lte, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
@@ -740,6 +752,10 @@ class KoshClient(Transport):
     def payment_methods_customer(self, id: str, body: "PaymentMethodsCustomerBody", *, idempotency_key: Optional[str] = None) -> "PaymentMethodsCustomerResponse":
         """Save a payment method from a gateway token (the first becomes the customer's default) (POST /v1/customers/{id}/payment-methods)"""
         return self._request("POST", f"/v1/customers/{_quote(id)}/payment-methods", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def pending_charges_customer(self, id: str, body: "PendingChargesCustomerBody", *, idempotency_key: Optional[str] = None) -> "PendingChargesCustomerResponse":
+        """Add a one-off charge to the customer's (or one subscription's) next invoice, as its own line taxed by its own HSN/SAC (POST /v1/customers/{id}/pending-charges)"""
+        return self._request("POST", f"/v1/customers/{_quote(id)}/pending-charges", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def portal_get_invoice_pdf(self, id: str) -> bytes:
         """One of the customer's invoices as a PDF (GET /portal/api/invoices/{id}/pdf)"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, Union
 
-__all__ = ["Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "Event", "Referral", "SendInvoiceResponse", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "AdvanceMovement", "Advance", "Coupon", "Discount", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1", "Gstr1a", "Gstr3b", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "CustomerBalance", "BalanceTransaction", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "Feature", "CustomerEntitlements", "ErrorError", "LegalEntityAddress0", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "RefundCreditNotesItem", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Nil", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileTenant", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "AcceptQuoteResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetDunningCampaignResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetUserResponse", "GetWebhookEndpointResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ResumeSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "TrialBalanceAccountsItemTransactionBalancesItem", "CancelGiftResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetPlansEntitlementResponseDataItem", "ListReferralsResponseMeta", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "CreatePlanBodyPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials"]
+__all__ = ["Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "Event", "Referral", "SendInvoiceResponse", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "AdvanceMovement", "Advance", "Coupon", "Discount", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1", "Gstr1a", "Gstr3b", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "CustomerBalance", "BalanceTransaction", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "ChurnReasons", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "Feature", "CustomerEntitlements", "ErrorError", "LegalEntityAddress0", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "CanceledSubscriptionPreview", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "RefundCreditNotesItem", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Nil", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileTenant", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "ChurnReasonsReasonsItem", "ChurnReasonsFeedbackItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "AcceptQuoteResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteCustomersPendingChargeResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsChurnReasonResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetCustomersPendingChargeResponse", "GetDunningCampaignResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetUserResponse", "GetWebhookEndpointResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PendingChargesCustomerBody", "PendingChargesCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ResumeSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "TrialBalanceAccountsItemTransactionBalancesItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "CancelGiftResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteCustomersPendingChargeResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetCustomersPendingChargeResponseDataItem", "GetPlansEntitlementResponseDataItem", "ListReferralsResponseMeta", "PendingChargesCustomerResponseData", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "CreatePlanBodyPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials"]
 
 Error = TypedDict(
     "Error",
@@ -543,6 +543,8 @@ Subscription = TypedDict(
         "latest_invoice_id": Optional[str],
         "metadata": Dict[str, Any],
         "collection_method": Literal["send_invoice", "charge_automatically"],
+        "cancellation_reason": Optional[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]],
+        "cancellation_feedback": Optional[str],
         "created_at": str,
         "updated_at": str,
     },
@@ -573,9 +575,12 @@ CanceledSubscription = TypedDict(
         "latest_invoice_id": Optional[str],
         "metadata": Dict[str, Any],
         "collection_method": Literal["send_invoice", "charge_automatically"],
+        "cancellation_reason": Optional[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]],
+        "cancellation_feedback": Optional[str],
         "created_at": str,
         "updated_at": str,
         "proration": NotRequired["CanceledSubscriptionProration"],
+        "preview": NotRequired["CanceledSubscriptionPreview"],
     },
 )
 
@@ -624,6 +629,8 @@ SubscriptionUpdate = TypedDict(
         "latest_invoice_id": Optional[str],
         "metadata": Dict[str, Any],
         "collection_method": Literal["send_invoice", "charge_automatically"],
+        "cancellation_reason": Optional[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]],
+        "cancellation_feedback": Optional[str],
         "created_at": str,
         "updated_at": str,
         "preview": bool,
@@ -1170,7 +1177,7 @@ Gstr3b = TypedDict(
 EventType = TypedDict(
     "EventType",
     {
-        "type": Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"],
+        "type": Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"],
         "object": str,
     },
 )
@@ -1420,108 +1427,6 @@ MrrSnapshotRun = TypedDict(
     },
 )
 
-Organization = TypedDict(
-    "Organization",
-    {
-        "id": str,
-        "name": str,
-        "reporting_currency": str,
-        "join_code": NotRequired[str],
-        "created_at": str,
-        "updated_at": str,
-    },
-)
-
-OrganizationTenant = TypedDict(
-    "OrganizationTenant",
-    {
-        "id": str,
-        "name": str,
-        "email": str,
-        "data_region": str,
-        "base_currency": str,
-        "organization_id": Optional[str],
-        "created_at": str,
-        "updated_at": str,
-    },
-)
-
-FxRate = TypedDict(
-    "FxRate",
-    {
-        "currency": str,
-        "rate": str,
-        "effective_date": str,
-        "created_at": str,
-    },
-)
-
-ConsolidatedMrr = TypedDict(
-    "ConsolidatedMrr",
-    {
-        "organization_id": str,
-        "reporting_currency": str,
-        "date": str,
-        "total_mrr": Optional[int],
-        "tenants": List["ConsolidatedMrrTenantsItem"],
-        "missing_rates": List["ConsolidatedMrrMissingRatesItem"],
-    },
-)
-
-AccountingConnection = TypedDict(
-    "AccountingConnection",
-    {
-        "id": str,
-        "object": Literal["accounting_connection"],
-        "tenant_id": str,
-        "provider": Literal["quickbooks", "xero", "zoho_books"],
-        "status": Literal["active", "reconnect_required", "error"],
-        "external_tenant_id": str,
-        "external_tenant_name": Optional[str],
-        "tax_mapping": "AccountingConnectionTaxMapping",
-        "last_error": Optional[str],
-        "last_synced_at": Optional[str],
-        "connected_at": str,
-        "created_at": str,
-        "updated_at": str,
-    },
-)
-
-AccountingSyncRun = TypedDict(
-    "AccountingSyncRun",
-    {
-        "id": str,
-        "object": Literal["accounting_sync_run"],
-        "connection_id": str,
-        "provider": Literal["quickbooks", "xero", "zoho_books"],
-        "status": Literal["queued", "running", "rate_limited", "succeeded", "failed", "paused"],
-        "synced": int,
-        "failed": int,
-        "skipped": int,
-        "last_error": Optional[str],
-        "started_at": Optional[str],
-        "finished_at": Optional[str],
-        "created_at": str,
-    },
-)
-
-AccountingSyncRecord = TypedDict(
-    "AccountingSyncRecord",
-    {
-        "id": str,
-        "object": Literal["accounting_sync_record"],
-        "connection_id": str,
-        "record_type": Literal["customer", "invoice", "payment", "payment_tds", "credit_note", "refund"],
-        "record_id": str,
-        "external_id": Optional[str],
-        "status": Literal["pending", "synced", "failed"],
-        "last_error": Optional[str],
-        "attempts": int,
-        "synced_at": Optional[str],
-        "updated_at": str,
-    },
-)
-
 ReconciliationDiscrepancy = TypedDict(
     "ReconciliationDiscrepancy",
     {
@@ -1625,6 +1530,119 @@ RevenueReport = TypedDict(
         "recognized_total": int,
         "deferred_total": int,
         "months": List["RevenueReportMonthsItem"],
+    },
+)
+
+ChurnReasons = TypedDict(
+    "ChurnReasons",
+    {
+        "from": str,
+        "to": str,
+        "total": int,
+        "reasons": List["ChurnReasonsReasonsItem"],
+        "feedback": List["ChurnReasonsFeedbackItem"],
+    },
+)
+
+Organization = TypedDict(
+    "Organization",
+    {
+        "id": str,
+        "name": str,
+        "reporting_currency": str,
+        "join_code": NotRequired[str],
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+OrganizationTenant = TypedDict(
+    "OrganizationTenant",
+    {
+        "id": str,
+        "name": str,
+        "email": str,
+        "data_region": str,
+        "base_currency": str,
+        "organization_id": Optional[str],
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+FxRate = TypedDict(
+    "FxRate",
+    {
+        "currency": str,
+        "rate": str,
+        "effective_date": str,
+        "created_at": str,
+    },
+)
+
+ConsolidatedMrr = TypedDict(
+    "ConsolidatedMrr",
+    {
+        "organization_id": str,
+        "reporting_currency": str,
+        "date": str,
+        "total_mrr": Optional[int],
+        "tenants": List["ConsolidatedMrrTenantsItem"],
+        "missing_rates": List["ConsolidatedMrrMissingRatesItem"],
+    },
+)
+
+AccountingConnection = TypedDict(
+    "AccountingConnection",
+    {
+        "id": str,
+        "object": Literal["accounting_connection"],
+        "tenant_id": str,
+        "provider": Literal["quickbooks", "xero", "zoho_books"],
+        "status": Literal["active", "reconnect_required", "error"],
+        "external_tenant_id": str,
+        "external_tenant_name": Optional[str],
+        "tax_mapping": "AccountingConnectionTaxMapping",
+        "last_error": Optional[str],
+        "last_synced_at": Optional[str],
+        "connected_at": str,
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+AccountingSyncRun = TypedDict(
+    "AccountingSyncRun",
+    {
+        "id": str,
+        "object": Literal["accounting_sync_run"],
+        "connection_id": str,
+        "provider": Literal["quickbooks", "xero", "zoho_books"],
+        "status": Literal["queued", "running", "rate_limited", "succeeded", "failed", "paused"],
+        "synced": int,
+        "failed": int,
+        "skipped": int,
+        "last_error": Optional[str],
+        "started_at": Optional[str],
+        "finished_at": Optional[str],
+        "created_at": str,
+    },
+)
+
+AccountingSyncRecord = TypedDict(
+    "AccountingSyncRecord",
+    {
+        "id": str,
+        "object": Literal["accounting_sync_record"],
+        "connection_id": str,
+        "record_type": Literal["customer", "invoice", "payment", "payment_tds", "credit_note", "refund"],
+        "record_id": str,
+        "external_id": Optional[str],
+        "status": Literal["pending", "synced", "failed"],
+        "last_error": Optional[str],
+        "attempts": int,
+        "synced_at": Optional[str],
+        "updated_at": str,
     },
 )
 
@@ -1794,6 +1812,16 @@ CanceledSubscriptionProration = TypedDict(
         "unused_credit": int,
         "credit_capped": bool,
         "credit_note_id": Optional[str],
+    },
+)
+
+# with preview: true only — what the cancellation would produce; nothing was written (the subscription fields show it as it would be)
+CanceledSubscriptionPreview = TypedDict(
+    "CanceledSubscriptionPreview",
+    {
+        "credit_note": Optional["CreditNote"],
+        "final_invoice": Optional["Invoice"],
+        "refundable_amount": int,
     },
 )
 
@@ -2125,33 +2153,6 @@ InvoiceAgingBucketsItem = TypedDict(
     },
 )
 
-ConsolidatedMrrTenantsItem = TypedDict(
-    "ConsolidatedMrrTenantsItem",
-    {
-        "tenant_id": str,
-        "name": str,
-        "mrr_reporting": Optional[int],
-        "currencies": List["ConsolidatedMrrTenantsItemCurrenciesItem"],
-    },
-)
-
-ConsolidatedMrrMissingRatesItem = TypedDict(
-    "ConsolidatedMrrMissingRatesItem",
-    {
-        "currency": str,
-        "tenant_ids": List[str],
-    },
-)
-
-AccountingConnectionTaxMapping = TypedDict(
-    "AccountingConnectionTaxMapping",
-    {
-        "tax_codes": Dict[str, str],
-        "accounts": "AccountingConnectionTaxMappingAccounts",
-        "item": str,
-    },
-)
-
 ReconciliationRunChecked = TypedDict(
     "ReconciliationRunChecked",
     {
@@ -2193,6 +2194,52 @@ RevenueReportMonthsItem = TypedDict(
     {
         "month": str,
         "recognized": int,
+    },
+)
+
+ChurnReasonsReasonsItem = TypedDict(
+    "ChurnReasonsReasonsItem",
+    {
+        "reason": Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other", "unspecified"],
+        "count": int,
+    },
+)
+
+ChurnReasonsFeedbackItem = TypedDict(
+    "ChurnReasonsFeedbackItem",
+    {
+        "subscription_id": str,
+        "customer_id": str,
+        "reason": Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other", "unspecified"],
+        "feedback": str,
+        "canceled_at": str,
+    },
+)
+
+ConsolidatedMrrTenantsItem = TypedDict(
+    "ConsolidatedMrrTenantsItem",
+    {
+        "tenant_id": str,
+        "name": str,
+        "mrr_reporting": Optional[int],
+        "currencies": List["ConsolidatedMrrTenantsItemCurrenciesItem"],
+    },
+)
+
+ConsolidatedMrrMissingRatesItem = TypedDict(
+    "ConsolidatedMrrMissingRatesItem",
+    {
+        "currency": str,
+        "tenant_ids": List[str],
+    },
+)
+
+AccountingConnectionTaxMapping = TypedDict(
+    "AccountingConnectionTaxMapping",
+    {
+        "tax_codes": Dict[str, str],
+        "accounts": "AccountingConnectionTaxMappingAccounts",
+        "item": str,
     },
 )
 
@@ -2265,6 +2312,9 @@ CancelSubscriptionBody0 = TypedDict(
     {
         "at_period_end": NotRequired[bool],
         "prorate": NotRequired[bool],
+        "reason": NotRequired[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]],
+        "feedback": NotRequired[str],
+        "preview": NotRequired[bool],
     },
 )
 
@@ -2719,6 +2769,7 @@ CreateInvoiceBody = TypedDict(
         "memo": NotRequired[str],
         "metadata": NotRequired[Dict[str, Optional[Union[str, float, bool]]]],
         "coupon": NotRequired[str],
+        "include_pending_charges": NotRequired[bool],
     },
 )
 
@@ -2947,7 +2998,7 @@ CreateWebhookEndpointBody = TypedDict(
     "CreateWebhookEndpointBody",
     {
         "url": str,
-        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]]],
+        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]]],
         "description": NotRequired[str],
         "enabled": NotRequired[bool],
     },
@@ -3005,6 +3056,13 @@ DeleteCustomersPaymentMethodResponse = TypedDict(
     "DeleteCustomersPaymentMethodResponse",
     {
         "data": "DeleteCustomersPaymentMethodResponseData",
+    },
+)
+
+DeleteCustomersPendingChargeResponse = TypedDict(
+    "DeleteCustomersPendingChargeResponse",
+    {
+        "data": "DeleteCustomersPendingChargeResponseData",
     },
 )
 
@@ -3152,6 +3210,13 @@ GetAnalyticsChurnResponse = TypedDict(
     },
 )
 
+GetAnalyticsChurnReasonResponse = TypedDict(
+    "GetAnalyticsChurnReasonResponse",
+    {
+        "data": "ChurnReasons",
+    },
+)
+
 GetAnalyticsCohortResponse = TypedDict(
     "GetAnalyticsCohortResponse",
     {
@@ -3296,6 +3361,13 @@ GetCustomersEntitlementResponse = TypedDict(
     "GetCustomersEntitlementResponse",
     {
         "data": "CustomerEntitlements",
+    },
+)
+
+GetCustomersPendingChargeResponse = TypedDict(
+    "GetCustomersPendingChargeResponse",
+    {
+        "data": List["GetCustomersPendingChargeResponseDataItem"],
     },
 )
 
@@ -4027,6 +4099,26 @@ PaymentMethodsCustomerResponse = TypedDict(
     },
 )
 
+PendingChargesCustomerBody = TypedDict(
+    "PendingChargesCustomerBody",
+    {
+        "description": str,
+        "amount": int,
+        "quantity": NotRequired[int],
+        "currency": NotRequired[str],
+        "hsn_code": str,
+        "tax_rate_bp": NotRequired[int],
+        "subscription_id": NotRequired[str],
+    },
+)
+
+PendingChargesCustomerResponse = TypedDict(
+    "PendingChargesCustomerResponse",
+    {
+        "data": "PendingChargesCustomerResponseData",
+    },
+)
+
 PortalGetProfileResponse = TypedDict(
     "PortalGetProfileResponse",
     {
@@ -4669,7 +4761,7 @@ UpdateWebhookEndpointBody = TypedDict(
     "UpdateWebhookEndpointBody",
     {
         "url": NotRequired[str],
-        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]]],
+        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]]],
         "description": NotRequired[Optional[str]],
         "enabled": NotRequired[bool],
     },
@@ -4866,6 +4958,14 @@ CohortReportCohortsItemMonthsItem = TypedDict(
     },
 )
 
+TrialBalanceAccountsItemTransactionBalancesItem = TypedDict(
+    "TrialBalanceAccountsItemTransactionBalancesItem",
+    {
+        "currency": str,
+        "balance": int,
+    },
+)
+
 ConsolidatedMrrTenantsItemCurrenciesItem = TypedDict(
     "ConsolidatedMrrTenantsItemCurrenciesItem",
     {
@@ -4883,14 +4983,6 @@ AccountingConnectionTaxMappingAccounts = TypedDict(
         "income": str,
         "bank": str,
         "tds_receivable": str,
-    },
-)
-
-TrialBalanceAccountsItemTransactionBalancesItem = TypedDict(
-    "TrialBalanceAccountsItemTransactionBalancesItem",
-    {
-        "currency": str,
-        "balance": int,
     },
 )
 
@@ -5037,6 +5129,8 @@ CreateSubscriptionResponseData = TypedDict(
         "latest_invoice_id": Optional[str],
         "metadata": Dict[str, Any],
         "collection_method": Literal["send_invoice", "charge_automatically"],
+        "cancellation_reason": Optional[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]],
+        "cancellation_feedback": Optional[str],
         "created_at": str,
         "updated_at": str,
         "discount": NotRequired[Optional["Discount"]],
@@ -5064,6 +5158,27 @@ DeleteCustomersPaymentMethodResponseData = TypedDict(
     {
         "id": str,
         "deleted": Literal[True],
+    },
+)
+
+DeleteCustomersPendingChargeResponseData = TypedDict(
+    "DeleteCustomersPendingChargeResponseData",
+    {
+        "id": str,
+        "object": Literal["pending_charge"],
+        "customer_id": str,
+        "subscription_id": Optional[str],
+        "description": str,
+        "currency": str,
+        "unit_amount": int,
+        "quantity": int,
+        "amount": int,
+        "hsn_code": str,
+        "tax_rate_bp": Optional[int],
+        "status": Literal["pending", "invoiced"],
+        "invoice_id": Optional[str],
+        "created_at": str,
+        "invoiced_at": Optional[str],
     },
 )
 
@@ -5116,6 +5231,8 @@ DiscountSubscriptionResponseData = TypedDict(
         "latest_invoice_id": Optional[str],
         "metadata": Dict[str, Any],
         "collection_method": Literal["send_invoice", "charge_automatically"],
+        "cancellation_reason": Optional[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]],
+        "cancellation_feedback": Optional[str],
         "created_at": str,
         "updated_at": str,
         "discount": "Discount",
@@ -5128,6 +5245,27 @@ GetCustomersCreditGrantResponseBalancesItem = TypedDict(
         "currency": str,
         "paid": int,
         "promotional": int,
+    },
+)
+
+GetCustomersPendingChargeResponseDataItem = TypedDict(
+    "GetCustomersPendingChargeResponseDataItem",
+    {
+        "id": str,
+        "object": Literal["pending_charge"],
+        "customer_id": str,
+        "subscription_id": Optional[str],
+        "description": str,
+        "currency": str,
+        "unit_amount": int,
+        "quantity": int,
+        "amount": int,
+        "hsn_code": str,
+        "tax_rate_bp": Optional[int],
+        "status": Literal["pending", "invoiced"],
+        "invoice_id": Optional[str],
+        "created_at": str,
+        "invoiced_at": Optional[str],
     },
 )
 
@@ -5146,6 +5284,27 @@ ListReferralsResponseMeta = TypedDict(
         "per_page": int,
         "total": int,
         "total_pages": int,
+    },
+)
+
+PendingChargesCustomerResponseData = TypedDict(
+    "PendingChargesCustomerResponseData",
+    {
+        "id": str,
+        "object": Literal["pending_charge"],
+        "customer_id": str,
+        "subscription_id": Optional[str],
+        "description": str,
+        "currency": str,
+        "unit_amount": int,
+        "quantity": int,
+        "amount": int,
+        "hsn_code": str,
+        "tax_rate_bp": Optional[int],
+        "status": Literal["pending", "invoiced"],
+        "invoice_id": Optional[str],
+        "created_at": str,
+        "invoiced_at": Optional[str],
     },
 )
 
@@ -5174,6 +5333,8 @@ PortalListSubscriptionsResponseDataItem = TypedDict(
         "latest_invoice_id": Optional[str],
         "metadata": Dict[str, Any],
         "collection_method": Literal["send_invoice", "charge_automatically"],
+        "cancellation_reason": Optional[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]],
+        "cancellation_feedback": Optional[str],
         "created_at": str,
         "updated_at": str,
         "plan_name": str,

@@ -658,8 +658,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel at period end (default) or now, optionally crediting the unused time
-         * @description Cancel at period end (default) or now, optionally crediting the unused time.
+         * Cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written)
+         * @description Cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written).
          */
         post: operations["cancelSubscription"];
         delete?: never;
@@ -743,6 +743,50 @@ export interface paths {
          */
         post: operations["changeSubscriptionPlan"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/pending-charges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a customer's one-off charges, oldest first (up to 1000): pending, and invoiced with the invoice that took them
+         * @description List a customer's one-off charges, oldest first (up to 1000): pending, and invoiced with the invoice that took them.
+         */
+        get: operations["getCustomersPendingCharge"];
+        put?: never;
+        /**
+         * Add a one-off charge to the customer's (or one subscription's) next invoice, as its own line taxed by its own HSN/SAC
+         * @description Add a one-off charge to the customer's (or one subscription's) next invoice, as its own line taxed by its own HSN/SAC.
+         */
+        post: operations["pendingChargesCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/pending-charges/{charge_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a one-off charge while it is pending (409 once an invoice took it)
+         * @description Delete a one-off charge while it is pending (409 once an invoice took it).
+         */
+        delete: operations["deleteCustomersPendingCharge"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1676,6 +1720,26 @@ export interface paths {
          * @description Logo churn, revenue churn and net revenue retention per month.
          */
         get: operations["getAnalyticsChurn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/churn-reasons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cancellations requested in a range, by reason, with the newest feedback
+         * @description Cancellations requested in a range, by reason, with the newest feedback.
+         */
+        get: operations["getAnalyticsChurnReason"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4674,6 +4738,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "pending_charge.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pending_charge.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `pending_charge.created` (see docs/events.md).
+         */
+        post: operations["onPendingChargeCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "pending_charge.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pending_charge.deleted event
+         * @description Sent to every enabled webhook endpoint subscribed to `pending_charge.deleted` (see docs/events.md).
+         */
+        post: operations["onPendingChargeDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "einvoice.generated": {
         parameters: {
             query?: never;
@@ -6058,6 +6162,10 @@ export interface components {
             };
             /** @enum {string} */
             collection_method: "send_invoice" | "charge_automatically";
+            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+            /** @description the customer's own words, as the cancel request gave them */
+            cancellation_feedback: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6097,6 +6205,10 @@ export interface components {
             };
             /** @enum {string} */
             collection_method: "send_invoice" | "charge_automatically";
+            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+            /** @description the customer's own words, as the cancel request gave them */
+            cancellation_feedback: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6111,6 +6223,15 @@ export interface components {
                 /** @description true when earlier credit notes on the invoice left less to credit than the unused value */
                 credit_capped: boolean;
                 credit_note_id: string | null;
+            };
+            /** @description with preview: true only — what the cancellation would produce; nothing was written (the subscription fields show it as it would be) */
+            preview?: {
+                /** @description the credit note for the unused time (prorate), as issued — after the final invoice spent what it could */
+                credit_note: components["schemas"]["CreditNote"] | null;
+                /** @description the invoice for the current period's usage so far (immediate cancel; null when nothing is due) */
+                final_invoice: components["schemas"]["Invoice"] | null;
+                /** @description what would stay on the credit note after the final invoice: the customer's credit, refundable in cash through POST /v1/credit-notes/{id}/refunds */
+                refundable_amount: number;
             };
         };
         SubscriptionPlanChange: {
@@ -6185,6 +6306,10 @@ export interface components {
             };
             /** @enum {string} */
             collection_method: "send_invoice" | "charge_automatically";
+            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+            /** @description the customer's own words, as the cancel request gave them */
+            cancellation_feedback: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6899,7 +7024,7 @@ export interface components {
              * @description the event type, as in `events` of a webhook endpoint and `type` of an event
              * @enum {string}
              */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
             /** @description the kind of object in the event's data.object (the type's prefix) */
             object: string;
         };
@@ -7275,130 +7400,6 @@ export interface components {
             subscriptions: number;
             movements: number;
         };
-        Organization: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            reporting_currency: string;
-            /** @description shown only when created or rotated */
-            join_code?: string;
-            created_at: string;
-            updated_at: string;
-        };
-        OrganizationTenant: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            email: string;
-            data_region: string;
-            base_currency: string;
-            organization_id: string | null;
-            created_at: string;
-            updated_at: string;
-        };
-        FxRate: {
-            currency: string;
-            rate: string;
-            effective_date: string;
-            created_at: string;
-        };
-        ConsolidatedMrr: {
-            /** Format: uuid */
-            organization_id: string;
-            reporting_currency: string;
-            date: string;
-            total_mrr: number | null;
-            tenants: {
-                /** Format: uuid */
-                tenant_id: string;
-                name: string;
-                mrr_reporting: number | null;
-                currencies: {
-                    currency: string;
-                    mrr: number;
-                    snapshot_date: string;
-                    rate: string | null;
-                    mrr_reporting: number | null;
-                }[];
-            }[];
-            missing_rates: {
-                currency: string;
-                tenant_ids: string[];
-            }[];
-        };
-        AccountingConnection: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "accounting_connection";
-            /** Format: uuid */
-            tenant_id: string;
-            /** @enum {string} */
-            provider: "quickbooks" | "xero" | "zoho_books";
-            /** @enum {string} */
-            status: "active" | "reconnect_required" | "error";
-            external_tenant_id: string;
-            external_tenant_name: string | null;
-            tax_mapping: {
-                tax_codes: {
-                    [key: string]: string;
-                };
-                accounts: {
-                    income: string;
-                    bank: string;
-                    tds_receivable: string;
-                };
-                item: string;
-            };
-            last_error: string | null;
-            last_synced_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            connected_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
-        AccountingSyncRun: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "accounting_sync_run";
-            /** Format: uuid */
-            connection_id: string;
-            /** @enum {string} */
-            provider: "quickbooks" | "xero" | "zoho_books";
-            /** @enum {string} */
-            status: "queued" | "running" | "rate_limited" | "succeeded" | "failed" | "paused";
-            synced: number;
-            failed: number;
-            skipped: number;
-            last_error: string | null;
-            started_at: string | null;
-            finished_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        AccountingSyncRecord: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "accounting_sync_record";
-            /** Format: uuid */
-            connection_id: string;
-            /** @enum {string} */
-            record_type: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note" | "refund";
-            /** Format: uuid */
-            record_id: string;
-            external_id: string | null;
-            /** @enum {string} */
-            status: "pending" | "synced" | "failed";
-            last_error: string | null;
-            attempts: number;
-            synced_at: string | null;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
-        };
         ReconciliationDiscrepancy: {
             type: string;
             invoice_id: string | null;
@@ -7523,6 +7524,154 @@ export interface components {
                 recognized: number;
             }[];
         };
+        ChurnReasons: {
+            from: string;
+            /** @description exclusive */
+            to: string;
+            /** @description cancellations requested in the range (scheduled or immediate; a reactivated one no longer counts) */
+            total: number;
+            /** @description every reason, most frequent first (ties in list order); unspecified: no reason given */
+            reasons: {
+                /** @enum {string} */
+                reason: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other" | "unspecified";
+                count: number;
+            }[];
+            /** @description the newest 100 cancellations that came with feedback */
+            feedback: {
+                /** Format: uuid */
+                subscription_id: string;
+                /** Format: uuid */
+                customer_id: string;
+                /** @enum {string} */
+                reason: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other" | "unspecified";
+                feedback: string;
+                canceled_at: string;
+            }[];
+        };
+        Organization: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            reporting_currency: string;
+            /** @description shown only when created or rotated */
+            join_code?: string;
+            created_at: string;
+            updated_at: string;
+        };
+        OrganizationTenant: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            email: string;
+            data_region: string;
+            base_currency: string;
+            organization_id: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        FxRate: {
+            currency: string;
+            rate: string;
+            effective_date: string;
+            created_at: string;
+        };
+        ConsolidatedMrr: {
+            /** Format: uuid */
+            organization_id: string;
+            reporting_currency: string;
+            date: string;
+            total_mrr: number | null;
+            tenants: {
+                /** Format: uuid */
+                tenant_id: string;
+                name: string;
+                mrr_reporting: number | null;
+                currencies: {
+                    currency: string;
+                    mrr: number;
+                    snapshot_date: string;
+                    rate: string | null;
+                    mrr_reporting: number | null;
+                }[];
+            }[];
+            missing_rates: {
+                currency: string;
+                tenant_ids: string[];
+            }[];
+        };
+        AccountingConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_connection";
+            /** Format: uuid */
+            tenant_id: string;
+            /** @enum {string} */
+            provider: "quickbooks" | "xero" | "zoho_books";
+            /** @enum {string} */
+            status: "active" | "reconnect_required" | "error";
+            external_tenant_id: string;
+            external_tenant_name: string | null;
+            tax_mapping: {
+                tax_codes: {
+                    [key: string]: string;
+                };
+                accounts: {
+                    income: string;
+                    bank: string;
+                    tds_receivable: string;
+                };
+                item: string;
+            };
+            last_error: string | null;
+            last_synced_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            connected_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        AccountingSyncRun: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_sync_run";
+            /** Format: uuid */
+            connection_id: string;
+            /** @enum {string} */
+            provider: "quickbooks" | "xero" | "zoho_books";
+            /** @enum {string} */
+            status: "queued" | "running" | "rate_limited" | "succeeded" | "failed" | "paused";
+            synced: number;
+            failed: number;
+            skipped: number;
+            last_error: string | null;
+            started_at: string | null;
+            finished_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        AccountingSyncRecord: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "accounting_sync_record";
+            /** Format: uuid */
+            connection_id: string;
+            /** @enum {string} */
+            record_type: "customer" | "invoice" | "payment" | "payment_tds" | "credit_note" | "refund";
+            /** Format: uuid */
+            record_id: string;
+            external_id: string | null;
+            /** @enum {string} */
+            status: "pending" | "synced" | "failed";
+            last_error: string | null;
+            attempts: number;
+            synced_at: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
         Feature: {
             /** Format: uuid */
             id: string;
@@ -7561,6 +7710,44 @@ export interface components {
                  *       "error": {
                  *         "code": "validation_failed",
                  *         "message": "validation failed: amount: must be greater than 0",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No valid API key (or portal session) */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "unauthorized",
+                 *         "reason": "invalid_api_key",
+                 *         "message": "missing or invalid API key or session",
+                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key's or operator's role does not allow this, or a write with the session cookie lacks its X-CSRF-Token or is cross-site */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "unauthorized",
+                 *         "reason": "role_forbidden",
+                 *         "message": "this needs the admin role or higher; you are viewer",
                  *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *       }
                  *     }
@@ -7618,44 +7805,6 @@ export interface components {
                  *         "code": "internal_error",
                  *         "reason": "database_unavailable",
                  *         "message": "the database is unavailable; retry the request shortly",
-                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description No valid API key (or portal session) */
-        Unauthorized: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "unauthorized",
-                 *         "reason": "invalid_api_key",
-                 *         "message": "missing or invalid API key or session",
-                 *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The key's or operator's role does not allow this, or a write with the session cookie lacks its X-CSRF-Token or is cross-site */
-        Forbidden: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "unauthorized",
-                 *         "reason": "role_forbidden",
-                 *         "message": "this needs the admin role or higher; you are viewer",
                  *         "request_id": "req_0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *       }
                  *     }
@@ -7856,6 +8005,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
@@ -10899,6 +11050,8 @@ export interface operations {
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
                      *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -11016,6 +11169,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "discount": {
@@ -11069,6 +11224,10 @@ export interface operations {
                             };
                             /** @enum {string} */
                             collection_method: "send_invoice" | "charge_automatically";
+                            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+                            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+                            /** @description the customer's own words, as the cancel request gave them */
+                            cancellation_feedback: string | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -11132,6 +11291,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -11224,6 +11385,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "preview": true,
@@ -11467,6 +11630,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "discount": {
@@ -11520,6 +11685,10 @@ export interface operations {
                             };
                             /** @enum {string} */
                             collection_method: "send_invoice" | "charge_automatically";
+                            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+                            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+                            /** @description the customer's own words, as the cancel request gave them */
+                            cancellation_feedback: string | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -11788,13 +11957,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The cancel at period end (default) or now, optionally crediting the unused time request. */
+        /** @description The cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written) request. */
         requestBody: {
             content: {
                 /**
                  * @example {
                  *       "at_period_end": true,
-                 *       "prorate": false
+                 *       "prorate": false,
+                 *       "reason": "too_expensive",
+                 *       "feedback": "feedback",
+                 *       "preview": false
                  *     }
                  */
                 "application/json": {
@@ -11805,6 +11977,18 @@ export interface operations {
                      * @default false
                      */
                     prorate?: boolean;
+                    /**
+                     * @description why the customer leaves; reported by GET /v1/analytics/churn-reasons
+                     * @enum {string}
+                     */
+                    reason?: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other";
+                    /** @description the customer's own words */
+                    feedback?: string;
+                    /**
+                     * @description answer with what the cancellation would do (credit note, final usage invoice, refundable credit) and write nothing
+                     * @default false
+                     */
+                    preview?: boolean;
                 } | null;
             };
         };
@@ -11840,6 +12024,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "proration": {
@@ -11849,6 +12035,154 @@ export interface operations {
                      *           "unused_credit": 1,
                      *           "credit_capped": true,
                      *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         },
+                     *         "preview": {
+                     *           "credit_note": {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number",
+                     *             "reference": "reference",
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "tax_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "tax_type": "tax type",
+                     *             "hsn_code": "998314",
+                     *             "balance": 49900,
+                     *             "currency": "INR",
+                     *             "status": "issued",
+                     *             "reason": "reason",
+                     *             "type": "type",
+                     *             "refund_status": "refund status",
+                     *             "tax_reversal": true,
+                     *             "exchange_rate": "exchange rate",
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "inr_tax_amount": 49900,
+                     *             "inr_total": 49900,
+                     *             "expires_at": "2026-04-01T00:00:00.000Z",
+                     *             "issued_at": "2026-04-01T00:00:00.000Z",
+                     *             "voided_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z",
+                     *             "lines": [
+                     *               {
+                     *                 "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "position": 1,
+                     *                 "hsn_code": "998314",
+                     *                 "tax_rate_bp": 1,
+                     *                 "amount": 49900,
+                     *                 "subtotal": 49900,
+                     *                 "cgst_amount": 49900,
+                     *                 "sgst_amount": 49900,
+                     *                 "igst_amount": 49900,
+                     *                 "tax_amount": 49900
+                     *               }
+                     *             ],
+                     *             "customer": {}
+                     *           },
+                     *           "final_invoice": {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number",
+                     *             "status": "draft",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "billing_reason": "billing reason",
+                     *             "currency": "INR",
+                     *             "subtotal": 49900,
+                     *             "discount_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_type": "tax type",
+                     *             "utgst": true,
+                     *             "lut": true,
+                     *             "place_of_supply": "place of supply",
+                     *             "total": 49900,
+                     *             "exchange_rate": "exchange rate",
+                     *             "exchange_rate_source": "invoice_currency",
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "inr_tax_amount": 49900,
+                     *             "inr_total": 49900,
+                     *             "amount_paid": 49900,
+                     *             "amount_tds": 49900,
+                     *             "amount_credited": 49900,
+                     *             "amount_due": 49900,
+                     *             "period_start": "period start",
+                     *             "period_end": "period end",
+                     *             "issued_at": "2026-04-01T00:00:00.000Z",
+                     *             "due_date": "due date",
+                     *             "paid_at": "2026-04-01T00:00:00.000Z",
+                     *             "voided_at": "2026-04-01T00:00:00.000Z",
+                     *             "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *             "supplier": {
+                     *               "name": "Acme Pro",
+                     *               "legal_name": "Acme Pro",
+                     *               "email": "billing@acme.example",
+                     *               "gstin": "27AAPFU0939F1ZV",
+                     *               "state_code": "27",
+                     *               "country_code": "country code",
+                     *               "address": {}
+                     *             },
+                     *             "customer_details": {
+                     *               "name": "Acme Pro",
+                     *               "legal_name": "Acme Pro",
+                     *               "email": "billing@acme.example",
+                     *               "gstin": "27AAPFU0939F1ZV",
+                     *               "state_code": "27",
+                     *               "country_code": "country code",
+                     *               "address": {}
+                     *             },
+                     *             "memo": "memo",
+                     *             "metadata": {},
+                     *             "collection_method": "send_invoice",
+                     *             "last_payment_error": {
+                     *               "code": "acme-pro",
+                     *               "message": "message"
+                     *             },
+                     *             "lines": [
+                     *               {
+                     *                 "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "position": 1,
+                     *                 "description": "description",
+                     *                 "quantity": 1,
+                     *                 "unit_amount": 49900,
+                     *                 "discount_amount": 49900,
+                     *                 "amount": 49900,
+                     *                 "hsn_code": "998314",
+                     *                 "tax_rate_bp": 1,
+                     *                 "cgst_amount": 49900,
+                     *                 "sgst_amount": 49900,
+                     *                 "igst_amount": 49900,
+                     *                 "tax_amount": 49900,
+                     *                 "total": 49900,
+                     *                 "inr_amount": 49900,
+                     *                 "inr_cgst_amount": 49900,
+                     *                 "inr_sgst_amount": 49900,
+                     *                 "inr_igst_amount": 49900,
+                     *                 "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "period_start": "period start",
+                     *                 "period_end": "period end"
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           },
+                     *           "refundable_amount": 49900
                      *         }
                      *       }
                      *     }
@@ -11918,6 +12252,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -11988,6 +12324,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12058,6 +12396,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12149,6 +12489,8 @@ export interface operations {
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
                      *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -12314,6 +12656,286 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["SubscriptionPlanChange"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getCustomersPendingCharge: {
+        parameters: {
+            query?: {
+                /** @description The status (query). */
+                status?: "pending" | "invoiced";
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "pending_charge",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "description": "description",
+                     *           "currency": "INR",
+                     *           "unit_amount": 49900,
+                     *           "quantity": 1,
+                     *           "amount": 49900,
+                     *           "hsn_code": "998314",
+                     *           "tax_rate_bp": 1,
+                     *           "status": "pending",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "invoiced_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            object: "pending_charge";
+                            /** Format: uuid */
+                            customer_id: string;
+                            subscription_id: string | null;
+                            description: string;
+                            currency: string;
+                            unit_amount: number;
+                            quantity: number;
+                            /** @description unit_amount × quantity, before GST */
+                            amount: number;
+                            hsn_code: string;
+                            tax_rate_bp: number | null;
+                            /** @enum {string} */
+                            status: "pending" | "invoiced";
+                            /** @description the invoice that took it */
+                            invoice_id: string | null;
+                            created_at: string;
+                            invoiced_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    pendingChargesCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The add a one-off charge to the customer's (or one subscription's) next invoice, as its own line taxed by its own HSN/SAC request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "description",
+                 *       "amount": 49900,
+                 *       "quantity": 1,
+                 *       "currency": "INR",
+                 *       "hsn_code": "998314",
+                 *       "tax_rate_bp": 1,
+                 *       "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *     }
+                 */
+                "application/json": {
+                    description: string;
+                    /** @description the unit amount in minor units, before GST */
+                    amount: number;
+                    /** @default 1 */
+                    quantity?: number;
+                    /** @description ISO 4217; defaults to the subscription's currency with subscription_id, else the tenant's base currency */
+                    currency?: string;
+                    /** @description the HSN/SAC the charge is taxed by (its own, not the plan’s) */
+                    hsn_code: string;
+                    /** @description the GST rate in basis points; required when the code's rate depends on more than the code */
+                    tax_rate_bp?: number;
+                    /**
+                     * Format: uuid
+                     * @description only this subscription's next invoice takes the charge; without it, the customer's next invoice in its currency
+                     */
+                    subscription_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "pending_charge",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "description": "description",
+                     *         "currency": "INR",
+                     *         "unit_amount": 49900,
+                     *         "quantity": 1,
+                     *         "amount": 49900,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "status": "pending",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "invoiced_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            object: "pending_charge";
+                            /** Format: uuid */
+                            customer_id: string;
+                            subscription_id: string | null;
+                            description: string;
+                            currency: string;
+                            unit_amount: number;
+                            quantity: number;
+                            /** @description unit_amount × quantity, before GST */
+                            amount: number;
+                            hsn_code: string;
+                            tax_rate_bp: number | null;
+                            /** @enum {string} */
+                            status: "pending" | "invoiced";
+                            /** @description the invoice that took it */
+                            invoice_id: string | null;
+                            created_at: string;
+                            invoiced_at: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteCustomersPendingCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The charge id (path). */
+                charge_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "pending_charge",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "description": "description",
+                     *         "currency": "INR",
+                     *         "unit_amount": 49900,
+                     *         "quantity": 1,
+                     *         "amount": 49900,
+                     *         "hsn_code": "998314",
+                     *         "tax_rate_bp": 1,
+                     *         "status": "pending",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "invoiced_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            object: "pending_charge";
+                            /** Format: uuid */
+                            customer_id: string;
+                            subscription_id: string | null;
+                            description: string;
+                            currency: string;
+                            unit_amount: number;
+                            quantity: number;
+                            /** @description unit_amount × quantity, before GST */
+                            amount: number;
+                            hsn_code: string;
+                            tax_rate_bp: number | null;
+                            /** @enum {string} */
+                            status: "pending" | "invoiced";
+                            /** @description the invoice that took it */
+                            invoice_id: string | null;
+                            created_at: string;
+                            invoiced_at: string | null;
+                        };
                     };
                 };
             };
@@ -12517,7 +13139,8 @@ export interface operations {
                  *       "collection_method": "send_invoice",
                  *       "memo": "memo",
                  *       "metadata": {},
-                 *       "coupon": "coupon"
+                 *       "coupon": "coupon",
+                 *       "include_pending_charges": true
                  *     }
                  */
                 "application/json": {
@@ -12556,6 +13179,11 @@ export interface operations {
                     };
                     /** @description a coupon's id or code: its discount lowers the lines' taxable value before GST (plan-restricted coupons: only those plans' lines) */
                     coupon?: string;
+                    /**
+                     * @description take the customer's pending one-off charges in this currency (not those waiting for a subscription) as lines of their own
+                     * @default true
+                     */
+                    include_pending_charges?: boolean;
                 };
             };
         };
@@ -14816,7 +15444,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -15050,7 +15678,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -15228,7 +15856,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -16948,6 +17576,62 @@ export interface operations {
                     };
                     /** @example text */
                     "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAnalyticsChurnReason: {
+        parameters: {
+            query: {
+                /** @description a date (inclusive, in the primary entity's time zone) or an RFC 3339 date-time */
+                from: string;
+                /** @description a date (inclusive, in the primary entity's time zone) or an RFC 3339 date-time (exclusive) */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "from",
+                     *         "to": "to",
+                     *         "total": 49900,
+                     *         "reasons": [
+                     *           {
+                     *             "reason": "too_expensive",
+                     *             "count": 1
+                     *           }
+                     *         ],
+                     *         "feedback": [
+                     *           {
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "reason": "too_expensive",
+                     *             "feedback": "feedback",
+                     *             "canceled_at": "2026-04-01T00:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ChurnReasons"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -24791,6 +25475,8 @@ export interface operations {
                      *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "metadata": {},
                      *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z",
                      *           "plan_name": "plan name"
@@ -24836,6 +25522,10 @@ export interface operations {
                             };
                             /** @enum {string} */
                             collection_method: "send_invoice" | "charge_automatically";
+                            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+                            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+                            /** @description the customer's own words, as the cancel request gave them */
+                            cancellation_feedback: string | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -25186,6 +25876,8 @@ export interface operations {
                      *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "metadata": {},
                      *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -29052,6 +29744,116 @@ export interface operations {
             };
         };
     };
+    onPendingChargeCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `pending_charge.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "pending_charge.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "pending_charge.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPendingChargeDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `pending_charge.deleted` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "pending_charge.deleted",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "pending_charge.deleted";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     onEinvoiceGenerated: {
         parameters: {
             query?: never;
@@ -29544,6 +30346,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -29622,6 +30426,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -29700,6 +30506,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -29778,6 +30586,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -29856,6 +30666,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -29934,6 +30746,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30012,6 +30826,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30090,6 +30906,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30168,6 +30986,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30246,6 +31066,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30324,6 +31146,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30402,6 +31226,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30480,6 +31306,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30558,6 +31386,8 @@ export interface operations {
                  *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "metadata": {},
                  *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }

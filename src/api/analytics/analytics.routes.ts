@@ -17,6 +17,7 @@ import {
   waterfallQuery,
   waterfallSchema,
 } from '../../modules/analytics/index.js';
+import { churnReasonsQuery, churnReasonsSchema, getChurnReasons } from '../../modules/analytics/index.js';
 import {
   getChurn,
   getCohorts,
@@ -126,6 +127,19 @@ export function registerAnalyticsRoutes(app: KoshApp, deps: AppDeps): void {
       }
       return { data: report };
     },
+  );
+
+  app.get(
+    '/v1/analytics/churn-reasons',
+    {
+      schema: {
+        tags,
+        summary: 'Cancellations requested in a range, by reason, with the newest feedback',
+        querystring: churnReasonsQuery,
+        response: { 200: dataEnvelope(churnReasonsSchema) },
+      },
+    },
+    async (request) => ({ data: await getChurnReasons(reportCtx(deps, request), request.query) }),
   );
 
   app.get(

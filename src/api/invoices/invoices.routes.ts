@@ -9,6 +9,7 @@ import { journalEntrySchema, listInvoiceJournalEntries } from '../../modules/led
 import { z } from 'zod';
 import { irnCancelReasonCode } from '../../modules/einvoicing/index.js';
 import { createInvoiceBody, invoiceSchema, listInvoicesQuery, recordTdsBody } from '../../modules/invoices/index.js';
+import { registerPendingChargeRoutes } from './pending-charges.routes.js';
 import { getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from '../../modules/invoices/index.js';
 
 /** The IRN's cancellation, when the invoice has one (default: reason 4 others, "Invoice voided"). */
@@ -18,6 +19,7 @@ const voidInvoiceBody = z
   .describe("an optional body: how the invoice's IRN is canceled with it");
 
 export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
+  registerPendingChargeRoutes(app, deps);
   const one = { 200: dataEnvelope(invoiceSchema) };
   app.post(
     '/v1/invoices',

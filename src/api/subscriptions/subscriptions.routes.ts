@@ -1,7 +1,7 @@
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
-import { cancelSubscription } from '../../flows/subscriptions/cancel-subscription.js';
+import { cancelSubscription, previewSubscriptionCancellation } from '../../flows/subscriptions/cancel-subscription.js';
 import { changeSubscriptionPlan, previewSubscriptionPlanChange, renderPlanChange } from '../../flows/subscriptions/change-subscription-plan.js';
 import { createSubscription } from '../../flows/subscriptions/create-subscription.js';
 import { changeSubscriptionQuantity, previewSubscriptionQuantityChange } from '../../flows/subscriptions/change-subscription-quantity.js';
@@ -154,18 +154,23 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     {
       schema: {
         tags,
-        summary: 'Cancel at period end (default) or now, optionally crediting the unused time',
+        summary: 'Cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written)',
         params: idParams,
         body: cancelSubscriptionBody.nullish(),
         response: { 200: dataEnvelope(canceledSubscriptionSchema) },
       },
     },
-    (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => {
-        const body = cancelSubscriptionBody.parse(request.body ?? {});
+    async (request, reply) => {
+      const { preview, ...body } = cancelSubscriptionBody.parse(request.body ?? {});
+      if (preview) {
+        const data = await previewSubscriptionCancellation(deps.db, principalOf(request).tenantId, deps.clock.now(), request.params.id, body);
+        return reply.code(200).send({ data });
+      }
+      return runAction(deps, request, reply, async (ctx) => {
         const { row, proration } = await cancelSubscription(ctx, request.params.id, body);
         return { status: 200, body: { data: { ...toSubscription(row), ...(proration ? { proration } : {}) } } };
-      }),
+      });
+    },
   );
 
   app.post(

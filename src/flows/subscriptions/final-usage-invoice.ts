@@ -1,6 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { subscriptionDiscounts } from '../../modules/coupons/index.js';
-import type { InvoiceRow } from '../../modules/invoices/index.js';
+import { getCustomer } from '../../modules/customers/index.js';
+import { markPendingChargesInvoiced, pendingChargeLine, takePendingCharges, type InvoiceRow } from '../../modules/invoices/index.js';
 import type { SubscriptionRow } from '../../modules/subscriptions/index.js';
 import { computeRenewalLines } from './compute-renewal-lines.js';
 import { discountSubscriptionLines } from './invoice-subscription-period.js';
@@ -11,26 +12,27 @@ import { settleSubscriptionInvoices } from './renew-subscriptions.js';
  * An immediate cancel's final invoice (decision 0190): the usage of the current period up to now
  * (`[current_period_start, min(now, current_period_end))`), in arrears, with no fixed fee —
  * billing_reason subscription_final, the discount in force off, customer credit applied, charged
- * automatically if the subscription is. A trial's usage is free; no usage due → no invoice (null).
+ * automatically if the subscription is. A trial's usage is free. Pending one-off charges of the
+ * subscription (and the customer's in its currency) are its last chance: they follow as their own
+ * lines and are marked invoiced (decision 0380). Nothing due → no invoice (null).
  * Computed by the renewal's own computeRenewalLines, in the cancel's transaction.
  */
 export async function invoiceUsageToDate(ctx: Ctx, row: SubscriptionRow): Promise<InvoiceRow | null> {
-  if (row.status === 'trialing') return null;
   const end = row.current_period_end < ctx.now ? row.current_period_end : ctx.now;
-  if (!(end > row.current_period_start)) return null;
-  const period = { start: row.current_period_start, end };
-  const subject = { ...(await renewalSubjectOf(ctx, row)), usagePeriod: period, nextPeriod: null };
-  if (subject.meteredPrices.length === 0) return null;
-  const [computed] = await computeRenewalLines(ctx, [subject]);
-  if (computed!.length === 0) return null;
-  const { lines, applied } = discountSubscriptionLines(computed!, (await subscriptionDiscounts(ctx, [row.id])).get(row.id), period.start, row.currency);
+  const usageDue = row.status !== 'trialing' && end > row.current_period_start;
+  const period = { start: row.current_period_start, end: usageDue ? end : row.current_period_start };
+  const subject = usageDue ? { ...(await renewalSubjectOf(ctx, row)), usagePeriod: period, nextPeriod: null } : null;
+  const computed = subject && subject.meteredPrices.length > 0 ? (await computeRenewalLines(ctx, [subject]))[0]! : [];
+  const [charges] = await takePendingCharges(ctx, [{ customerId: row.customer_id, currency: row.currency, subscriptionId: row.id }]);
+  if (computed.length === 0 && charges!.length === 0) return null;
+  const { lines, applied } = discountSubscriptionLines(computed, (await subscriptionDiscounts(ctx, [row.id])).get(row.id), period.start, row.currency);
   const [invoice] = await settleSubscriptionInvoices(
     ctx,
     [
       {
-        customer: subject.customer,
+        customer: subject?.customer ?? (await getCustomer(ctx, row.customer_id)),
         currency: row.currency,
-        lines,
+        lines: [...lines, ...charges!.map(pendingChargeLine)],
         subscriptionId: row.id,
         billingReason: 'subscription_final',
         periodStart: period.start,
@@ -40,5 +42,6 @@ export async function invoiceUsageToDate(ctx: Ctx, row: SubscriptionRow): Promis
     ],
     [applied],
   );
+  await markPendingChargesInvoiced(ctx, [{ invoiceId: invoice!.id, charges: charges! }]);
   return invoice!;
 }

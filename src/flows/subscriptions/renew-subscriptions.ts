@@ -5,7 +5,16 @@ import { customersWithSpendableCredit } from '../../modules/credit-notes/index.j
 import { customersHoldingGrants, recordPromotionalDraws } from '../../modules/credits/index.js';
 import { recordInvoiceDiscounts, subscriptionDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
 import { findCustomers, type Customer } from '../../modules/customers/index.js';
-import { issueInvoices, type DraftInvoiceInput, type InvoiceRow } from '../../modules/invoices/index.js';
+import {
+  issueInvoices,
+  markPendingChargesInvoiced,
+  pendingChargeLine,
+  takePendingCharges,
+  type DraftInvoiceInput,
+  type DraftLine,
+  type InvoiceRow,
+  type PendingChargeRow,
+} from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
 import {
   advanceSubscriptionPeriods,
@@ -106,30 +115,12 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
     ctx,
     claimed.map((r) => r.id),
   );
-  const inputs: DraftInvoiceInput[] = [];
-  const discountsApplied: { inForce: DiscountInForce; amount: number }[][] = [];
-  const invoiced: number[] = [];
-  for (const [i, subject] of subjects.entries()) {
-    // Nothing due (no usage on an ending or pure usage subscription): no invoice.
-    if (computed[i]!.length === 0) continue;
-    const row = claimed[i]!;
-    const period = subject.nextPeriod ?? subject.usagePeriod!;
-    // The discount in force (coupons) comes off the lines before GST, usage lines included.
-    const { lines, applied } = discountSubscriptionLines(computed[i]!, discounts.get(row.id), period.start, row.currency);
-    discountsApplied.push(applied);
-    invoiced.push(i);
-    inputs.push({
-      customer: subject.customer,
-      currency: row.currency,
-      lines,
-      subscriptionId: row.id,
-      billingReason: subject.nextPeriod ? 'subscription_cycle' : 'subscription_final',
-      periodStart: period.start,
-      periodEnd: period.end,
-      collectionMethod: row.collection_method,
-    });
-  }
+  const { inputs, discountsApplied, chargesTaken, invoiced } = await renewalInvoiceInputs(ctx, claimed, subjects, computed, discounts);
   const invoices = await settleSubscriptionInvoices(ctx, inputs, discountsApplied);
+  await markPendingChargesInvoiced(
+    ctx,
+    invoices.map((invoice, k) => ({ invoiceId: invoice.id, charges: chargesTaken[k]! })),
+  );
   const invoiceOf = new Map(invoiced.map((subjectIndex, k) => [subjectIndex, invoices[k]!.id]));
 
   const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter>; invoiceId: string | null }[] = [];
@@ -165,6 +156,51 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
     ...outcome.renewed.map((row) => ({ type: 'subscription.renewed' as const, object: toSubscription(row) })),
   ]);
   return outcome;
+}
+
+/**
+ * The renewal invoices to issue, one per subject with something due: its lines (discounted) then
+ * the pending one-off charges it takes (DESIGN §24): the subscription's own, and the customer's on
+ * the customer's first invoice of the batch in their currency.
+ */
+async function renewalInvoiceInputs(
+  ctx: Ctx,
+  claimed: SubscriptionRow[],
+  subjects: RenewalSubject[],
+  computed: DraftLine[][],
+  discounts: Map<string, DiscountInForce>,
+) {
+  const charges = await takePendingCharges(
+    ctx,
+    claimed.map((row) => ({ customerId: row.customer_id, currency: row.currency, subscriptionId: row.id })),
+  );
+  const inputs: DraftInvoiceInput[] = [];
+  const discountsApplied: { inForce: DiscountInForce; amount: number }[][] = [];
+  const chargesTaken: PendingChargeRow[][] = [];
+  const invoiced: number[] = [];
+  for (const [i, subject] of subjects.entries()) {
+    // Nothing due (no usage on an ending or pure usage subscription, no pending charge): no invoice.
+    if (computed[i]!.length === 0 && charges[i]!.length === 0) continue;
+    const row = claimed[i]!;
+    const period = subject.nextPeriod ?? subject.usagePeriod ?? { start: row.current_period_start, end: row.current_period_end };
+    // The discount in force (coupons) comes off the subscription's lines before GST, usage lines
+    // included; one-off charges follow, undiscounted, each taxed by its own HSN/SAC.
+    const discounted = discountSubscriptionLines(computed[i]!, discounts.get(row.id), period.start, row.currency);
+    discountsApplied.push(discounted.applied);
+    chargesTaken.push(charges[i]!);
+    invoiced.push(i);
+    inputs.push({
+      customer: subject.customer,
+      currency: row.currency,
+      lines: [...discounted.lines, ...charges[i]!.map(pendingChargeLine)],
+      subscriptionId: row.id,
+      billingReason: subject.nextPeriod ? 'subscription_cycle' : 'subscription_final',
+      periodStart: period.start,
+      periodEnd: period.end,
+      collectionMethod: row.collection_method,
+    });
+  }
+  return { inputs, discountsApplied, chargesTaken, invoiced };
 }
 
 /**

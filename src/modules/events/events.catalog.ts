@@ -46,6 +46,8 @@ export const EVENT_TYPES = [
   'feature.created',
   'entitlements.updated',
   'alert.triggered',
+  'pending_charge.created',
+  'pending_charge.deleted',
   'einvoice.generated',
   'einvoice.failed',
   'einvoice.canceled',

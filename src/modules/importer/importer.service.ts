@@ -150,6 +150,8 @@ export function toSubscriptionRow(
     latest_invoice_id: null,
     collection_method: 'send_invoice',
     metadata: {},
+    cancellation_reason: null,
+    cancellation_feedback: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };

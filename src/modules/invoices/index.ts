@@ -37,3 +37,15 @@ export {
   unsettledSubscriptionInvoices,
   tenantsWithOverdueSubscriptionInvoices,
 } from './invoices.service.js';
+export {
+  addPendingCharge,
+  deletePendingCharge,
+  listPendingCharges,
+  markPendingChargesInvoiced,
+  pendingChargeLine,
+  takePendingCharges,
+  toPendingCharge,
+  type ChargeTaker,
+  type PendingChargeRow,
+} from './pending-charges.js';
+export { addPendingChargeBody, pendingChargeSchema, type AddPendingChargeBody } from './pending-charges.schemas.js';

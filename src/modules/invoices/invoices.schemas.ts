@@ -52,6 +52,10 @@ export const createInvoiceBody = z.object({
     .max(100)
     .optional()
     .describe("a coupon's id or code: its discount lowers the lines' taxable value before GST (plan-restricted coupons: only those plans' lines)"),
+  include_pending_charges: z
+    .boolean()
+    .default(true)
+    .describe("take the customer's pending one-off charges in this currency (not those waiting for a subscription) as lines of their own"),
 });
 export type CreateInvoiceRequest = z.infer<typeof createInvoiceBody>;
 /** A create request with its currency decided (defaultInvoiceCurrency). */

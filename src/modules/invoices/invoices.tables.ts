@@ -113,9 +113,28 @@ export interface InvoiceTdsCertificatesTable {
   created_at: Timestamp;
 }
 
+/** A one-off charge waiting for the next invoice of its customer (or of its subscription): DESIGN §24. */
+export interface PendingChargesTable {
+  tenant_id: string;
+  id: string;
+  customer_id: string;
+  subscription_id: string | null;
+  description: string;
+  currency: string;
+  unit_amount: number;
+  quantity: number;
+  hsn_code: string;
+  tax_rate_bp: number | null;
+  status: 'pending' | 'invoiced';
+  invoice_id: string | null;
+  created_at: Timestamp;
+  invoiced_at: Timestamp | null;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
     invoices: InvoicesTable;
+    pending_charges: PendingChargesTable;
     invoice_lines: InvoiceLinesTable;
     invoice_tds_certificates: InvoiceTdsCertificatesTable;
   }

@@ -46,7 +46,8 @@ export {
   type UpdateSubscriptionBody,
   type Subscription,
 } from './subscriptions.schemas.js';
-export type { SubscriptionStatus } from './subscriptions.tables.js';
+export type { CancellationReason, SubscriptionStatus } from './subscriptions.tables.js';
+export { CANCELLATION_REASONS } from './subscriptions.tables.js';
 export { addInterval, daysBetween, periodBoundary, prorate, prorateByDays } from './periods.js';
 export { subscriptionUsageSchema } from './subscriptions.schemas.js';
 export { subscriptionUpdateSchema, updateSubscriptionBody } from './subscriptions.schemas.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
 import { creditNoteSchema } from '../credit-notes/index.js';
 import { invoiceSchema } from '../invoices/index.js';
+import { CANCELLATION_REASONS } from './subscriptions.tables.js';
 
 export const subscriptionStatus = z.enum(['active', 'trialing', 'paused', 'canceled', 'past_due', 'unpaid']);
 
@@ -34,6 +35,12 @@ export const cancelSubscriptionBody = z
   .object({
     at_period_end: z.boolean().default(true),
     prorate: z.boolean().default(false).describe('with at_period_end false: credit the unused part of the paid current period'),
+    reason: z.enum(CANCELLATION_REASONS).optional().describe('why the customer leaves; reported by GET /v1/analytics/churn-reasons'),
+    feedback: fields.text(2000).optional().describe("the customer's own words"),
+    preview: z
+      .boolean()
+      .default(false)
+      .describe('answer with what the cancellation would do (credit note, final usage invoice, refundable credit) and write nothing'),
   })
   .superRefine((body, ctx) => {
     if (body.prorate && body.at_period_end) {
@@ -86,6 +93,8 @@ export const subscriptionSchema = z
     latest_invoice_id: z.uuid().nullable(),
     metadata: z.record(z.string(), z.unknown()),
     collection_method: z.enum(['send_invoice', 'charge_automatically']),
+    cancellation_reason: z.enum(CANCELLATION_REASONS).nullable().describe('why it was canceled, as the cancel request said (null: not given, or not canceled)'),
+    cancellation_feedback: z.string().nullable().describe("the customer's own words, as the cancel request gave them"),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })
@@ -105,7 +114,25 @@ export const cancelProrationSchema = z.object({
 export type CancelProration = z.infer<typeof cancelProrationSchema>;
 
 /** What POST /v1/subscriptions/{id}/cancel answers: the subscription, plus the proration credit when asked for. */
-export const canceledSubscriptionSchema = subscriptionSchema.extend({ proration: cancelProrationSchema.optional() }).meta({ id: 'CanceledSubscription' });
+export const canceledSubscriptionSchema = subscriptionSchema
+  .extend({
+    proration: cancelProrationSchema.optional(),
+    preview: z
+      .object({
+        credit_note: creditNoteSchema
+          .nullable()
+          .describe('the credit note for the unused time (prorate), as issued — after the final invoice spent what it could'),
+        final_invoice: invoiceSchema.nullable().describe("the invoice for the current period's usage so far (immediate cancel; null when nothing is due)"),
+        refundable_amount: z
+          .int()
+          .describe(
+            "what would stay on the credit note after the final invoice: the customer's credit, refundable in cash through POST /v1/credit-notes/{id}/refunds",
+          ),
+      })
+      .optional()
+      .describe('with preview: true only — what the cancellation would produce; nothing was written (the subscription fields show it as it would be)'),
+  })
+  .meta({ id: 'CanceledSubscription' });
 
 /** What POST /v1/subscriptions/{id}/change-plan answers (also for a preview, which writes nothing). */
 export const planChangeSchema = z

@@ -21,7 +21,7 @@ import {
 } from './subscriptions.repository.js';
 import type { Subscription } from './subscriptions.schemas.js';
 import { refuseTransition, transitionSubscription } from './subscriptions.states.js';
-import type { SubscriptionStatus } from './subscriptions.tables.js';
+import type { CancellationReason, SubscriptionStatus } from './subscriptions.tables.js';
 
 export function toSubscription(row: SubscriptionRow): Subscription {
   return {
@@ -47,6 +47,8 @@ export function toSubscription(row: SubscriptionRow): Subscription {
     latest_invoice_id: row.latest_invoice_id,
     metadata: row.metadata,
     collection_method: row.collection_method ?? 'send_invoice',
+    cancellation_reason: row.cancellation_reason ?? null,
+    cancellation_feedback: row.cancellation_feedback ?? null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -278,6 +280,8 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
     latest_invoice_id: null,
     metadata: input.metadata ?? {},
     collection_method: input.collectionMethod ?? 'send_invoice',
+    cancellation_reason: null,
+    cancellation_feedback: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -314,10 +318,15 @@ export async function pauseSubscription(ctx: Ctx, id: string): Promise<Subscript
 }
 
 /** cancel_at_period_end: the billing run ends the subscription at current_period_end, without an invoice. */
-export async function scheduleCancellation(ctx: Ctx, id: string): Promise<SubscriptionRow> {
+/** Why a cancellation happens, recorded on the subscription (and so in its events). */
+export type CancellationDetails = { reason?: CancellationReason; feedback?: string };
+
+export async function scheduleCancellation(ctx: Ctx, id: string, details: CancellationDetails = {}): Promise<SubscriptionRow> {
   const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'schedule_cancel', {
     cancel_at_period_end: true,
     canceled_at: ctx.now,
+    cancellation_reason: details.reason ?? null,
+    cancellation_feedback: details.feedback ?? null,
     updated_at: ctx.now,
   });
   await emitEvent(ctx, 'subscription.cancel_scheduled', toSubscription(row));
@@ -331,16 +340,29 @@ export async function reactivateSubscription(ctx: Ctx, id: string): Promise<Subs
   if (current.cancel_at_period_end && current.current_period_end <= ctx.now && current.status !== 'canceled') {
     throw errors.conflict('the period has already ended; the subscription is being canceled', 'period_ended');
   }
-  const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'reactivate', { cancel_at_period_end: false, canceled_at: null, updated_at: ctx.now });
+  const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'reactivate', {
+    cancel_at_period_end: false,
+    canceled_at: null,
+    cancellation_reason: null,
+    cancellation_feedback: null,
+    updated_at: ctx.now,
+  });
   await emitEvent(ctx, 'subscription.reactivated', toSubscription(row));
   return row;
 }
 
 /** Ends the subscription now; the caller (cancel flow) settles any credit and names its final invoice. */
-export async function endSubscriptionNow(ctx: Ctx, id: string, finalInvoiceId: string | null = null): Promise<SubscriptionRow> {
+export async function endSubscriptionNow(
+  ctx: Ctx,
+  id: string,
+  finalInvoiceId: string | null = null,
+  details: CancellationDetails = {},
+): Promise<SubscriptionRow> {
   const row = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'cancel', {
     ...(finalInvoiceId ? { latest_invoice_id: finalInvoiceId } : {}),
     canceled_at: ctx.now,
+    cancellation_reason: details.reason ?? null,
+    cancellation_feedback: details.feedback ?? null,
     ended_at: ctx.now,
     cancel_at_period_end: false,
     updated_at: ctx.now,

@@ -1,7 +1,21 @@
+import type { Generated } from 'kysely';
 import type { Json, Timestamp, TableAccess } from '../../platform/db/schema.js';
 import type { IntervalUnit } from '../plans/index.js';
 
 export type SubscriptionStatus = 'active' | 'trialing' | 'paused' | 'canceled' | 'past_due' | 'unpaid';
+
+/** Why a customer left (decision 0381): the same list as Stripe's cancellation feedback, so exports line up. */
+export const CANCELLATION_REASONS = [
+  'too_expensive',
+  'missing_features',
+  'switched_service',
+  'unused',
+  'customer_service',
+  'too_complex',
+  'low_quality',
+  'other',
+] as const;
+export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
 
 export interface SubscriptionsTable {
   tenant_id: string;
@@ -33,6 +47,9 @@ export interface SubscriptionsTable {
   metadata: Json<Record<string, unknown>>;
   /** DESIGN §11: how its invoices are collected; renewal invoices inherit it. */
   collection_method: 'send_invoice' | 'charge_automatically';
+  /** Recorded with the cancellation (scheduled or immediate); cleared by a reactivation. */
+  cancellation_reason: Generated<CancellationReason | null>;
+  cancellation_feedback: Generated<string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
