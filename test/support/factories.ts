@@ -254,6 +254,37 @@ export const factories: Record<string, Factory> = {
     return createdId(await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_visa' }), '/v1/customers/{id}/payment-methods');
   },
 
+  // An advance: an offline payment of a fresh customer without an invoice (decision 0280).
+  '/v1/advances': async (tenant) => {
+    const customer = await factories['/v1/customers']!(tenant, {});
+    createdId(
+      await tenant.api('POST', '/v1/payments/offline', { customer_id: customer, amount: 11_800, currency: 'INR', payment_type: 'bank_transfer' }),
+      '/v1/payments/offline',
+    );
+    const res = await tenant.api('GET', `/v1/advances?customer_id=${customer}`);
+    const id = res.body?.data?.[0]?.id;
+    if (typeof id !== 'string') throw new Error(`factory for /v1/advances: no advance listed, got ${res.status} ${res.text}`);
+    return id;
+  },
+
+  // A promotional credit grant of a fresh customer (DESIGN §23).
+  '/v1/credit-grants': async (tenant) => {
+    const customer = await factories['/v1/customers']!(tenant, {});
+    return createdId(
+      await tenant.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'promotional', amount: 1_000, currency: 'INR' }),
+      '/v1/credit-grants',
+    );
+  },
+
+  // A spend alert of a fresh customer.
+  '/v1/alerts': async (tenant) => {
+    const customer = await factories['/v1/customers']!(tenant, {});
+    return createdId(
+      await tenant.api('POST', '/v1/alerts', { customer_id: customer, type: 'spend_threshold', currency: 'INR', threshold: 100_000 }),
+      '/v1/alerts',
+    );
+  },
+
   // A pending one-off charge of the customer chosen for `{id}`.
   '/v1/customers/{id}/pending-charges': async (tenant, parentIds) => {
     const customer = parentIds.id ?? (await factories['/v1/customers']!(tenant, {}));
@@ -297,6 +328,11 @@ export const validBodies: Record<string, unknown> = {
   'PUT /v1/organizations/{id}/fx-rates/{currency}': { rate: '83.25' },
   'POST /v1/customers/{id}/payment-methods': { token: 'tok_visa' },
   'POST /v1/customers/{id}/pending-charges': { description: 'Setup', amount: 1_000, hsn_code: '998313' },
+  'POST /v1/customers/{id}/credit-grants': { category: 'promotional', amount: 1_000, currency: 'INR' },
+  'PUT /v1/customers/{id}/auto-top-up': { enabled: true, threshold: 1_000, amount: 10_000, currency: 'INR' },
+  'PUT /v1/entities/{id}/luts/{financial_year}': { arn: 'AD290426000001X' },
+  'PUT /v1/plans/{id}/entitlements': [],
+  'PUT /v1/subscriptions/{id}/entitlements': [],
   'POST /v1/payments/{id}/refunds': { amount: 100, reason: 'factory refund' },
   'POST /v1/credit-notes/{id}/refunds': { amount: 100 },
   // A getter: read when the body is sent, after the factory made the subscription and its owner's
@@ -335,7 +371,7 @@ export const validBodies: Record<string, unknown> = {
  * suite fills them with this value and judges tenant isolation on the route's other parameters
  * (or its body's ids), as it does for enum parameters.
  */
-export const pathValues: Record<string, string> = { period: '2026-03' };
+export const pathValues: Record<string, string> = { period: '2026-03', financial_year: '2026-27' };
 
 /**
  * Where SPEC prescribes another answer than 404 not_found for an id that does not exist in the
