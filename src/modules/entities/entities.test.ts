@@ -41,6 +41,7 @@ describe('entities', () => {
         export_refund_claim: false,
         lut_missing: 'charge_igst',
         time_zone: 'Asia/Kolkata',
+        functional_currency: 'INR',
         aato_band: 'up_to_5_crore',
         number_series_reset: 'never',
         einvoicing: { enabled: false, provider: null, credentials_set: false },

@@ -341,20 +341,6 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     if (!SAFE_METHODS.has(request.method)) validateIdempotencyKey(request.headers['idempotency-key']);
   });
 
-  // Fastify's JSON parser (secure-json-parse) refuses `__proto__` and `constructor.prototype` keys
-  // as "not valid JSON"; a body that is valid JSON refused for such a key is told so.
-  const defaultJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    defaultJson(request, body as string, (error, value) => {
-      if (error && (error as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY' && isPlainJson(String(body))) {
-        done(prototypeKeyRefusal(), undefined);
-        return;
-      }
-      done(error, value);
-    });
-  });
-
   // Before validation, the idempotency fingerprint or a handler walks the body recursively.
   app.addHook('preValidation', async (request) => assertBodyDepth(request.body));
 
@@ -489,22 +475,6 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   return app;
 }
 
-function isPlainJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function prototypeKeyRefusal(): KoshError {
-  return new KoshError(
-    'validation_failed',
-    'request body contains a "__proto__" or "constructor.prototype" key, which is refused (it could alter JavaScript objects); rename or remove it',
-    { reason: 'prototype_key' },
-  );
-}
 
 /** A route pattern (`/v1/plans/:id`, `/dashboard/*`) as a regular expression over request paths. */
 function patternRegExp(url: string): RegExp {
