@@ -41,8 +41,8 @@ describe('customer balance', () => {
     let balance = (await acme.api('GET', `/v1/customers/${customer}/balance`)).body.data;
     // INR: 11,800 + 500 = 12,300.00; USD: 20.00 of credit.
     expect(balance.balances).toEqual([
-      { currency: 'INR', available: 1_230_000, sources: { advances: 1_180_000, credit_notes: 50_000 } },
-      { currency: 'USD', available: 2_000, sources: { advances: 0, credit_notes: 2_000 } },
+      { currency: 'INR', available: 1_230_000, sources: { advances: 1_180_000, credit_notes: 50_000, prepaid_credit: 0, promotional_credit: 0 } },
+      { currency: 'USD', available: 2_000, sources: { advances: 0, credit_notes: 2_000, prepaid_credit: 0, promotional_credit: 0 } },
     ]);
 
     // An invoice of ₹5,000 + 18 % = ₹5,900 takes the credit note first (500.00), then 5,400.00 of the advance.
@@ -50,7 +50,11 @@ describe('customer balance', () => {
     expect(invoice).toMatchObject({ status: 'paid', amount_due: 0 });
     balance = (await acme.api('GET', `/v1/customers/${customer}/balance`)).body.data;
     // Advances 11,800 − 5,400 = 6,400.00; the INR note is spent.
-    expect(balance.balances[0]).toEqual({ currency: 'INR', available: 640_000, sources: { advances: 640_000, credit_notes: 0 } });
+    expect(balance.balances[0]).toEqual({
+      currency: 'INR',
+      available: 640_000,
+      sources: { advances: 640_000, credit_notes: 0, prepaid_credit: 0, promotional_credit: 0 },
+    });
 
     // The statement, newest first (the two applications share the invoice's instant: only their set is fixed).
     const all = await acme.api('GET', `/v1/customers/${customer}/balance-transactions?limit=10`);
