@@ -122,7 +122,8 @@ describe('kosh backup and kosh restore (embedded database)', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const dataDir = join(dir, 'data');
     const out = join(dir, 'kosh-backup.tar.gz');
-    const env = { KOSH_DATA_DIR: dataDir };
+    // The embedded database, also when the suite runs against a PostgreSQL server (DATABASE_URL set).
+    const env = { KOSH_DATA_DIR: dataDir, DATABASE_URL: '' };
 
     let server = await serve(env);
     const key = await register(server.base);
@@ -164,7 +165,7 @@ describe('kosh backup and kosh restore (embedded database)', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const bogus = join(dir, 'not-a-backup.tar.gz');
     execFileSync('sh', ['-c', `head -c 4096 /dev/urandom > ${bogus}`]);
-    const result = await runKosh(['restore', bogus], { KOSH_DATA_DIR: join(dir, 'data') });
+    const result = await runKosh(['restore', bogus], { KOSH_DATA_DIR: join(dir, 'data'), DATABASE_URL: '' });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/is not a usable Kosh backup/);
     expect(existsSync(join(dir, 'data', 'pgdata'))).toBe(false);
