@@ -268,7 +268,9 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     if (refusal) return errorHandler(refusal, request, reply);
     const path = request.url.split('?')[0] ?? '/';
     const allowed = [...new Set(served.filter((r) => r.pattern.test(path)).map((r) => r.method))];
-    if (allowed.length) {
+    // A route of this very method that found nothing (a missing static file) is a 404, not a 405.
+    const sameMethod = allowed.includes(request.method) || (request.method === 'HEAD' && allowed.includes('GET'));
+    if (allowed.length && !sameMethod) {
       if (allowed.includes('GET')) allowed.push('HEAD');
       reply.header('allow', allowed.join(', '));
       const message = `${request.method} is not allowed on ${path}; it answers ${allowed.join(', ')}`;
