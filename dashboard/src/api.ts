@@ -61,9 +61,13 @@ export class ApiError extends Error {
 }
 
 /** Turns an openapi-fetch answer into its data or a thrown ApiError with the server's message. */
-export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
+/**
+ * The answer's data, or the API's refusal thrown as an ApiError. Routes that can also answer CSV
+ * (`format=csv`) are typed `string | …`; the dashboard asks for JSON, so the string is left out.
+ */
+export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): Exclude<T, string> {
   if (result.error !== undefined || !result.response.ok) throw toApiError(result.response.status, result.error);
-  return result.data as T;
+  return result.data as Exclude<T, string>;
 }
 
 function toApiError(status: number, body: unknown): ApiError {

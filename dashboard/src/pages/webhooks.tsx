@@ -1,6 +1,9 @@
 /** Webhook endpoints, their delivery log, and redelivery of an event. */
 import { useState } from 'react';
 import { can, kosh, unwrap, type Schema } from '../api.ts';
+import type { paths } from '../../../clients/typescript/src/index.ts';
+
+type WebhookEventType = NonNullable<paths['/v1/webhooks']['post']['requestBody']['content']['application/json']['events']>[number];
 import { dateTime } from '../format.ts';
 import {
   ActionButton,
@@ -49,7 +52,8 @@ export function WebhookList() {
           <ActionForm
             submit="Add endpoint"
             onSubmit={async (form) => {
-              const events = (str(form, 'events') ?? '').split(/[\s,]+/).filter(Boolean);
+              // The server checks each name against its catalog (GET /v1/events/types) and says which it does not know.
+              const events = (str(form, 'events') ?? '').split(/[\s,]+/).filter(Boolean) as WebhookEventType[];
               const created = unwrap(await kosh.POST('/v1/webhooks', { body: { url: str(form, 'url') ?? '', events, description: str(form, 'description') } }));
               setSecret(created.data.secret);
             }}

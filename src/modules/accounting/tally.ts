@@ -234,6 +234,7 @@ export async function* tallyExport(ctx: Ctx, from: string, to: string, entity: E
 }
 
 /** One journal entry as one voucher (null when its lines net to nothing per ledger, e.g. credit applied within one party). */
+// eslint-disable-next-line complexity -- grew above 25 alongside the limit (issue #27); to be split into named steps
 async function entryVoucher(
   ctx: Ctx,
   lines: ExportRow[],

@@ -477,7 +477,6 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   return app;
 }
 
-
 /** A route pattern (`/v1/plans/:id`, `/dashboard/*`) as a regular expression over request paths. */
 function patternRegExp(url: string): RegExp {
   const source = url
