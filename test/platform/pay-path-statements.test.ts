@@ -61,7 +61,10 @@ describe('the pay path', () => {
     // Printed so that the figure can be quoted; the full list with KOSH_PRINT_PAY_PATH=1.
     console.log(`pay path (${t.database.kind}): ${JSON.stringify(summary)}`);
     if (process.env.KOSH_PRINT_PAY_PATH) console.log(statements.map((s, i) => `${i + 1}. ${s.replace(/\s+/g, ' ').slice(0, 220)}`).join('\n'));
-    // 33 statements (6 of them read the invoice row) when this test was written.
-    expect(statements.length).toBeLessThanOrEqual(33);
+    // 33 statements (6 of them read the invoice row) when this test was written; 36 since the
+    // functional-currency books read the entity's currency again (20.), smart retries learn from the
+    // outcome (30.) and the payment wall is lowered when its invoice is paid (32.). Issue #27 asks
+    // for fewer: lower the bound as statements go.
+    expect(statements.length).toBeLessThanOrEqual(36);
   });
 });

@@ -3,8 +3,10 @@ import { startTestKosh, type Tenant, type TestKosh } from '../../../test/support
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 
 /**
- * With only two worker slots, an endpoint may hold one of them (half): a hanging endpoint's second
- * delivery is put off rather than taking the last slot, so the healthy endpoint keeps receiving.
+ * With only two worker slots, an endpoint may hold one of them (the per-endpoint cap, at least 1): a
+ * hanging endpoint's second delivery is put off rather than taking the last slot, so the healthy
+ * endpoint keeps receiving. The tenant may use both slots here (KOSH_WORKER_TENANT_CONCURRENCY), so
+ * only the endpoint cap is at work (the tenant cap: src/platform/jobs, decision 0321).
  */
 let t: TestKosh;
 let tenant: Tenant;
@@ -12,7 +14,7 @@ let hanging: WebhookReceiver;
 let healthy: WebhookReceiver;
 
 beforeAll(async () => {
-  t = await startTestKosh({ env: { KOSH_WORKER_CONCURRENCY: '2' } });
+  t = await startTestKosh({ env: { KOSH_WORKER_CONCURRENCY: '2', KOSH_WORKER_TENANT_CONCURRENCY: '2' } });
   tenant = await t.registerTenant();
   hanging = await startWebhookReceiver({ now: () => t.clock.now(), behaviour: { kind: 'hang' } });
   healthy = await startWebhookReceiver({ now: () => t.clock.now() });
