@@ -4,9 +4,13 @@ import { toIso } from '../../platform/time.js';
 import { rangeOf, reportZone } from '../finance/index.js';
 import { CANCELLATION_REASONS } from '../subscriptions/index.js';
 
+/** A date (YYYY-MM-DD) or an RFC 3339 date-time. */
+const DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+const dateOrTime = z.string().regex(DATE_OR_TIME, 'must be a date like 2026-04-01 or an RFC 3339 date-time like 2026-04-01T09:30:00Z');
+
 export const churnReasonsQuery = z.object({
-  from: z.string().max(40).describe("a date (inclusive, in the primary entity's time zone) or an RFC 3339 date-time"),
-  to: z.string().max(40).describe("a date (inclusive, in the primary entity's time zone) or an RFC 3339 date-time (exclusive)"),
+  from: dateOrTime.describe("a date (inclusive, in the primary entity's time zone) or an RFC 3339 date-time"),
+  to: dateOrTime.describe("a date (inclusive, in the primary entity's time zone) or an RFC 3339 date-time (exclusive)"),
 });
 
 const reasonKey = z.enum([...CANCELLATION_REASONS, 'unspecified']);
