@@ -238,7 +238,11 @@ export type LineCheckRow = {
   user_data_128: string | null;
 };
 
-/** The lines of some entries, each with the secondary-ledger transfer of the same id (if any). */
+/**
+ * The lines of some entries, each with the secondary-ledger transfer of the same id (if any). A line
+ * with no transaction-currency amount (an exchange difference valued only in the functional
+ * currency) has no transfer by design and is left out, as the feed leaves it out.
+ */
 export async function linesWithTransfers(tx: Tx, tenantId: string, entryIds: string[]): Promise<LineCheckRow[]> {
   if (entryIds.length === 0) return [];
   // Index probes per entry and per line (unnest, LATERAL with OFFSET 0 / LIMIT 1 as planner fences). As plain joins the planner
@@ -247,7 +251,7 @@ export async function linesWithTransfers(tx: Tx, tenantId: string, entryIds: str
     SELECT l.id, l.entry_id, l.account_code, l.debit, l.credit,
            t.id AS transfer_id, t.amount, t.debit_account_id, t.credit_account_id, t.ledger, t.user_data_128
     FROM unnest(${entryIds}::uuid[]) AS p(entry_id)
-    JOIN LATERAL (SELECT * FROM journal_lines y WHERE y.tenant_id = ${tenantId} AND y.entry_id = p.entry_id OFFSET 0) l ON true
+    JOIN LATERAL (SELECT * FROM journal_lines y WHERE y.tenant_id = ${tenantId} AND y.entry_id = p.entry_id AND (y.debit <> 0 OR y.credit <> 0) OFFSET 0) l ON true
     LEFT JOIN LATERAL (
       SELECT x.id, x.amount, x.debit_account_id, x.credit_account_id, x.ledger, x.user_data_128 FROM tb_transfers x
       WHERE x.tenant_id = l.tenant_id AND x.id = l.id LIMIT 1) t ON true`.execute(tx);
