@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import { deferWrite } from '../db/pipeline.js';
@@ -181,7 +182,7 @@ export type WorkerOptions = {
   concurrency?: number;
   /** How long a claim holds a job (renewed while it runs); DEFAULT_LEASE_MS. */
   leaseMs?: number;
-  /** Most jobs of one tenant running at once, across all workers (default: half of `concurrency`). */
+  /** Most jobs of one tenant running at once while others have work due, across all workers (default: half of `concurrency`); idle slots are lent above it. */
   tenantConcurrency?: number;
   /** Most jobs of one concurrency group (a webhook endpoint) running at once, across all workers (default: a quarter of `concurrency`). */
   groupConcurrency?: number;
@@ -206,6 +207,8 @@ export class Worker {
   private readonly leaseMs: number;
   private readonly tenantConcurrency: number;
   private readonly groupConcurrency: number;
+  /** Free slots a tenant over its cap may not borrow: kept for another tenant's next job. */
+  private readonly borrowReserve: number;
   /** Jobs this worker is running now: their leases are renewed until they finish. */
   private readonly holding = new Map<string, number>();
   private renewer: NodeJS.Timeout | undefined;
@@ -241,6 +244,7 @@ export class Worker {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.tenantConcurrency = Math.max(1, options.tenantConcurrency ?? Math.floor(this.concurrency / 2));
     this.groupConcurrency = Math.max(1, options.groupConcurrency ?? Math.floor(this.concurrency / 4));
+    this.borrowReserve = this.concurrency >= 4 ? Math.max(1, Math.floor(this.concurrency / 8)) : 0;
   }
 
   /** The kinds this worker runs, and its limits: what it says when it starts. */
@@ -274,7 +278,7 @@ export class Worker {
   async runOnce(): Promise<number> {
     const now = this.env.clock.now();
     await this.housekeeping(now);
-    const jobs = await this.claim(now, this.batchSize);
+    const jobs = await this.claim(now, this.batchSize, this.batchSize);
     await Promise.all(jobs.map((job) => this.runJob(job)));
     return jobs.length;
   }
@@ -288,8 +292,10 @@ export class Worker {
     while (!this.stopped) {
       const free = this.concurrency - inFlight.size;
       if (inFlight.size > 0 && free < Math.max(1, Math.floor(chunk / 2))) {
-        await Promise.race(inFlight);
-        continue;
+        // Claim again when a job finishes — or, with fewer slots free than half a claim, after a
+        // poll interval anyway, so a slot kept in reserve (decision 0321) serves new work at once.
+        const polled = await this.firstOf(inFlight);
+        if (!polled || free === 0) continue;
       }
       const wanted = Math.min(free, chunk);
       let jobs: Job[] = [];
@@ -300,7 +306,7 @@ export class Worker {
           await this.housekeeping(now);
           lastHousekeeping = performance.now();
         }
-        jobs = await this.claim(now, wanted);
+        jobs = await this.claim(now, wanted, free);
       } catch (error) {
         logger.error({ err: error }, 'worker claim failed');
       }
@@ -313,6 +319,16 @@ export class Worker {
       if (jobs.length < wanted && !this.stopped) await this.idle();
     }
     await Promise.allSettled(inFlight);
+  }
+
+  /** Waits for one of the running jobs to finish (false) or for a poll interval (true). */
+  private async firstOf(inFlight: Set<Promise<void>>): Promise<boolean> {
+    const poll = new AbortController();
+    try {
+      return await Promise.race([Promise.race(inFlight).then(() => false), sleep(this.pollMs, true, { signal: poll.signal }).catch(() => false)]);
+    } finally {
+      poll.abort();
+    }
   }
 
   /** Sleeps for pollMs, or until stop(). */
@@ -340,13 +356,26 @@ export class Worker {
    * Tenants and groups at their cap are left out of the scan, so their backlog cannot crowd out
    * anyone else's jobs; a candidate window of a few claims' worth is ranked per tenant and per
    * group so one claim cannot overshoot a cap either.
+   *
+   * The tenant cap is work-conserving (decision 0321): when that fair claim leaves slots idle —
+   * nobody else has work due — tenants at their cap borrow them, all but a reserve of
+   * `borrowReserve` of this worker's `free` slots kept for another tenant's next job. Group caps
+   * never lend: a hanging endpoint holds no more than its share.
    */
-  private async claim(now: Date, limit: number): Promise<Job[]> {
+  private async claim(now: Date, limit: number, free: number): Promise<Job[]> {
+    const fair = await this.claimDue(now, limit, this.tenantConcurrency);
+    const spare = Math.min(limit, free - this.borrowReserve) - fair.length;
+    if (spare <= 0 || this.tenantConcurrency >= this.concurrency) return fair;
+    return [...fair, ...(await this.claimDue(now, spare, null))];
+  }
+
+  private claimDue(now: Date, limit: number, tenantCap: number | null): Promise<Job[]> {
     // The candidate scan must follow the jobs_due_by_priority index and stop at its LIMIT. With the
     // statistics of a small or empty `jobs` table (a burst of thousands of mails before autovacuum
     // analyses it), PostgreSQL planned such a scan as a bitmap scan over every queued job plus a
     // sort: tens of ms a claim at 30 000 queued instead of 0.2 ms. The planner is told so for this
     // transaction only.
+    const cap = tenantCap ?? 2_147_483_647;
     return this.env.db.transaction().execute(async (tx) => {
       await deferWrite(tx, sql`SET LOCAL enable_bitmapscan = off`);
       await deferWrite(tx, sql`SET LOCAL enable_seqscan = off`);
@@ -362,7 +391,7 @@ export class Worker {
           WHERE state = 'pending' AND run_at <= ${now}
             -- A deployment's worker runs its own mode's jobs and the platform's (no tenant, no mode).
             AND (mode = ${this.env.config.mode} OR mode IS NULL)
-            AND (tenant_id IS NULL OR tenant_id NOT IN (SELECT tenant_id FROM tenants_running WHERE n >= ${this.tenantConcurrency}))
+            AND (tenant_id IS NULL OR tenant_id NOT IN (SELECT tenant_id FROM tenants_running WHERE n >= ${cap}))
             AND (concurrency_key IS NULL OR concurrency_key NOT IN (SELECT concurrency_key FROM groups_running WHERE n >= ${this.groupConcurrency}))
           -- (priority, run_at) alone: it follows the index and stops at LIMIT. A tie-break on id
           -- made PostgreSQL read and sort every job due at the same instant (a batch of thousands).
@@ -383,7 +412,7 @@ export class Worker {
           WHERE state = 'pending' AND run_at <= ${now}
             AND id IN (
               SELECT id FROM ranked
-              WHERE (tenant_id IS NULL OR tenant_slot <= ${this.tenantConcurrency})
+              WHERE (tenant_id IS NULL OR tenant_slot <= ${cap})
                 AND (concurrency_key IS NULL OR group_slot <= ${this.groupConcurrency}))
           ORDER BY priority, run_at
           LIMIT ${limit}
