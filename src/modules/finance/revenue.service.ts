@@ -199,10 +199,10 @@ async function releaseUnrecognized(ctx: Ctx, schedules: ScheduleRow[], reference
  * days still to come take theirs off deferred revenue. The note's revenue is spread over the
  * invoice's active schedules in proportion to their amounts (at most each schedule's amount;
  * anything above falls on revenue recognized at once, e.g. one-off lines); each schedule's part is
- * split by its recognized share, rounded half-up and capped at what it has unrecognized.
+ * split by the share of its days still to come, rounded half-up and capped at what it has unrecognized.
  * Recognition is brought up to today first, so the recognized share is the elapsed one.
  */
-export function unrecognizedShares(schedules: Pick<ScheduleRow, 'amount' | 'recognized'>[], revenue: number): number[] {
+export function unrecognizedShares(schedules: Pick<ScheduleRow, 'amount' | 'recognized' | 'recognized_days' | 'total_days'>[], revenue: number): number[] {
   const amounts = schedules.map((s) => Number(s.amount));
   const whole = amounts.reduce((a, b) => a + b, 0);
   if (whole <= 0 || revenue <= 0) return schedules.map(() => 0);
@@ -211,8 +211,11 @@ export function unrecognizedShares(schedules: Pick<ScheduleRow, 'amount' | 'reco
   return schedules.map((s, i) => {
     const part = i === schedules.length - 1 ? left : Math.min(left, mulDivRoundHalfUp(credited, amounts[i]!, whole));
     left -= part;
+    // The days still to come, not unrecognized ÷ amount: after an earlier note released part of
+    // the schedule, that ratio no longer says how much of the period is left.
     const unrecognized = amounts[i]! - Number(s.recognized);
-    return amounts[i]! > 0 ? Math.min(unrecognized, mulDivRoundHalfUp(part, unrecognized, amounts[i]!)) : 0;
+    const daysLeft = Math.max(0, s.total_days - s.recognized_days);
+    return amounts[i]! > 0 && s.total_days > 0 ? Math.min(unrecognized, mulDivRoundHalfUp(part, daysLeft, s.total_days)) : 0;
   });
 }
 
