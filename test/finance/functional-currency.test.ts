@@ -53,6 +53,26 @@ describe('functional-currency books of an Indian entity', () => {
     expect(entity.body.data.functional_currency).toBe('INR');
   });
 
+  it("takes an entity inserted without a functional currency (the previous release's insert, during a rolling upgrade)", async () => {
+    // Copy the entity's row without the new column, as a release before migration 0290 inserts it.
+    const { rows } = await t.database.pool.query<{ id: string; functional_currency: string; country_code: string }>(
+      `WITH src AS (SELECT * FROM legal_entities WHERE id = $1)
+       INSERT INTO legal_entities SELECT (json_populate_record(NULL::legal_entities,
+         (to_jsonb(src) - 'functional_currency' || jsonb_build_object('id', gen_random_uuid(), 'is_primary', false, 'country_code', c.code, 'tb_ledger_id', 900 + c.n, 'invoice_prefix', 'OLD' || c.n))::json)).*
+       FROM src, (VALUES ('IN', 1), ('US', 2)) AS c(code, n)
+       RETURNING id, functional_currency, country_code`,
+      [entityId],
+    );
+    // An Indian entity keeps its books in INR; another in the tenant's base currency.
+    const base = (await t.database.pool.query<{ base_currency: string }>('SELECT base_currency FROM tenants WHERE id = $1', [acme.tenantId])).rows[0]!
+      .base_currency;
+    expect(rows.map((r) => [r.country_code, r.functional_currency]).sort()).toEqual([
+      ['IN', 'INR'],
+      ['US', base],
+    ]);
+    await t.database.pool.query('DELETE FROM legal_entities WHERE id = ANY($1)', [rows.map((r) => r.id)]);
+  });
+
   it('books a USD invoice, its credit note and a later receipt in rupees, with the realized gain', async () => {
     // $1,000.00 + IGST 18 % = $1,180.00 at ₹83.25: taxable ₹83,250.00, IGST ₹14,985.00, total ₹98,235.00.
     const created = await acme.api('POST', '/v1/invoices', {

@@ -16,11 +16,7 @@ const FIRST_CHECKED = 271;
  * Landed before this check, with what they break during a rolling upgrade (they cannot be edited):
  * the upgrade notes must say so.
  */
-const LANDED_BEFORE_THE_CHECK: Record<string, string> = {
-  // legal_entities.functional_currency SET NOT NULL without a default: the previous release's
-  // entity creation fails until every process runs the new release.
-  '0290_functional_currency.sql': 'makes a column NOT NULL',
-};
+const LANDED_BEFORE_THE_CHECK: Record<string, string> = {};
 
 const CONTRACTING: [RegExp, string][] = [
   [/\bDROP\s+COLUMN\b/i, 'drops a column'],
