@@ -9,20 +9,6 @@ ALTER TABLE legal_entities ADD COLUMN functional_currency char(3);
 UPDATE legal_entities e SET functional_currency = CASE WHEN e.country_code = 'IN' THEN 'INR' ELSE t.base_currency END
   FROM tenants t WHERE t.id = e.tenant_id;
 UPDATE legal_entities SET functional_currency = 'INR' WHERE functional_currency IS NULL;
--- An entity inserted without one (the previous release, during a rolling upgrade) gets the same
--- rule; BEFORE triggers run before the NOT NULL check.
-CREATE FUNCTION legal_entities_functional_currency() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF NEW.functional_currency IS NULL THEN
-    NEW.functional_currency := CASE WHEN NEW.country_code = 'IN' THEN 'INR'
-      ELSE coalesce((SELECT base_currency FROM tenants WHERE id = NEW.tenant_id), 'INR') END;
-  END IF;
-  RETURN NEW;
-END $$;
-CREATE TRIGGER legal_entities_functional_currency BEFORE INSERT ON legal_entities
-  FOR EACH ROW EXECUTE FUNCTION legal_entities_functional_currency();
--- contract: the previous release does not write functional_currency; the trigger above fills it
--- on its inserts, so they pass this check.
 ALTER TABLE legal_entities ALTER COLUMN functional_currency SET NOT NULL;
 
 -- exchange_rate: functional currency per one unit of the entry's currency for the lines valued at
