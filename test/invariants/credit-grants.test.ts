@@ -16,15 +16,16 @@
  *   4. receivables per invoice equal its amount_due; a grant's remaining stays within 0..amount;
  *   5. a promotional draw lowers taxable value: each invoice's revenue is its subtotal, and its
  *      discount is the promotional draws recorded on it.
- * Runs a modest count in `npm test`; KOSH_INVARIANT_RUNS for a longer hunt.
+ * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
 import { createCustomer, gstinFor } from '../support/billing.js';
+import { INVARIANT_RUNS, propertyRuns } from '../support/property-runs.js';
 
-const RUNS = Number(process.env.KOSH_INVARIANT_RUNS ?? 4);
+const RUNS = INVARIANT_RUNS;
 const STEPS = Number(process.env.KOSH_INVARIANT_STEPS ?? 14);
 
 let t: TestKosh;
@@ -221,7 +222,7 @@ describe('prepaid credit invariants', () => {
             await checkBooks(world, o.kind);
           }
         }),
-        { numRuns: RUNS },
+        propertyRuns(),
       );
     },
     Math.max(60_000, RUNS * STEPS * 2_000),

@@ -68,7 +68,7 @@
  *  22. a mismatched webhook applies nothing: the invoice stays open with no payment of it.
  *  23. every GST-registered entity's GSTR-1 of the month conforms to the committed GSTN
  *      offline-tool schema (src/modules/gst-returns/gstr1-schema.json, decision 0361).
- * Runs a modest count in `npm test`; set KOSH_INVARIANT_RUNS for a longer hunt.
+ * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
@@ -82,13 +82,10 @@ import { getGstr1, validateGstr1 } from '../../src/modules/gst-returns/index.js'
 import { localDate } from '../../src/modules/tax/index.js';
 import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
 import { convertMinorUnits } from '../../src/platform/money.js';
+import { INVARIANT_RUNS, propertyRuns } from '../support/property-runs.js';
 
-const RUNS = Number(process.env.KOSH_INVARIANT_RUNS ?? 4);
+const RUNS = INVARIANT_RUNS;
 const STEPS = Number(process.env.KOSH_INVARIANT_STEPS ?? 18);
-/** Replays a failure: the seed and path fast-check printed (KOSH_INVARIANT_SEED, KOSH_INVARIANT_PATH). */
-const REPLAY = process.env.KOSH_INVARIANT_SEED
-  ? { seed: Number(process.env.KOSH_INVARIANT_SEED), path: process.env.KOSH_INVARIANT_PATH, endOnFailure: true }
-  : {};
 
 let t: TestKosh;
 beforeAll(async () => {
@@ -1068,7 +1065,17 @@ async function checkBooks(w: World, after: string): Promise<void> {
 describe('the books tie out after every operation', () => {
   it('reconciles a dollar invoice paid with TDS whose rounding leaves a functional-only exchange line (no transfer by design)', async () => {
     const world = await newWorld();
-    const o: Op = { kind: 'coupon_credit_tds', customer: 1432681366, entity: 936111170, amounts: [2316260], hsn: ['998314', '998314', '998314'], percent: 1, off: 1, credit: 0, tds: 8 };
+    const o: Op = {
+      kind: 'coupon_credit_tds',
+      customer: 1432681366,
+      entity: 936111170,
+      amounts: [2316260],
+      hsn: ['998314', '998314', '998314'],
+      percent: 1,
+      off: 1,
+      credit: 0,
+      tds: 8,
+    };
     const res = await step(world, o);
     expect(res?.status, res?.text).toBe(201);
     await checkBooks(world, o.kind);
@@ -1220,7 +1227,7 @@ describe('the books tie out after every operation', () => {
             await checkBooks(world, o.kind);
           }
         }),
-        { numRuns: RUNS, ...REPLAY },
+        propertyRuns(),
       );
     },
     Math.max(60_000, RUNS * STEPS * 10_000),
