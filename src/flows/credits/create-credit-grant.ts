@@ -22,7 +22,7 @@ export async function createCreditGrant(
   ctx: Ctx,
   customerId: string,
   body: CreateCreditGrantBody,
-  options: { collectionMethod?: 'send_invoice' | 'charge_automatically' } = {},
+  options: { collectionMethod?: 'send_invoice' | 'charge_automatically'; paymentMethodId?: string | null } = {},
 ): Promise<CreditGrantRow> {
   if (body.category === 'promotional') return createPromotionalGrant(ctx, customerId, body);
   const customer = await getCustomer(ctx, customerId);
@@ -35,7 +35,7 @@ export async function createCreditGrant(
     field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'amount' : name),
   });
   const invoice = await finalizeInvoice(ctx, draft.id);
-  return insertPaidGrant(ctx, body, invoice);
+  return insertPaidGrant(ctx, body, invoice, { paymentMethodId: options.paymentMethodId });
 }
 
 /**
