@@ -37,7 +37,12 @@ type Card = { pm: string; token: string };
 /** A customer in Karnataka with two saved cards: `main` (the default) and `wallet`. */
 async function customerWithTwoCards(n: number): Promise<{ customer: string; main: Card; wallet: Card }> {
   const email = `${n}.topup@asha.example.in`;
-  const created = await tenant.api('POST', '/v1/customers', { email, name: 'Asha Rao', phone: '+919900000001', billing_address: { state_code: '29', country: 'IN' } });
+  const created = await tenant.api('POST', '/v1/customers', {
+    email,
+    name: 'Asha Rao',
+    phone: '+919900000001',
+    billing_address: { state_code: '29', country: 'IN' },
+  });
   expect(created.status, created.text).toBe(201);
   const customer = created.body.data.id as string;
   const save = async (last4: string): Promise<Card> => {
@@ -59,9 +64,20 @@ async function walletWithAutoTopUp(customer: string, pm: string) {
   const grant = await tenant.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount: 10_000, currency: 'INR' });
   expect(grant.status, grant.text).toBe(201);
   const topUp = (await tenant.api('GET', `/v1/invoices/${grant.body.data.invoice_id}`)).body.data;
-  const paid = await tenant.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: topUp.id, amount: topUp.amount_due, payment_type: 'bank_transfer' });
+  const paid = await tenant.api('POST', '/v1/payments/offline', {
+    customer_id: customer,
+    invoice_id: topUp.id,
+    amount: topUp.amount_due,
+    payment_type: 'bank_transfer',
+  });
   expect(paid.status, paid.text).toBe(201);
-  const put = await tenant.api('PUT', `/v1/customers/${customer}/auto-top-up`, { enabled: true, threshold: 5_000, amount: 20_000, currency: 'INR', payment_method_id: pm });
+  const put = await tenant.api('PUT', `/v1/customers/${customer}/auto-top-up`, {
+    enabled: true,
+    threshold: 5_000,
+    amount: 20_000,
+    currency: 'INR',
+    payment_method_id: pm,
+  });
   expect(put.status, put.text).toBe(200);
 }
 

@@ -43,7 +43,12 @@ describe('paid prepaid credit in the GST returns', () => {
     const grant = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount: 100_000, currency: 'INR' });
     expect(grant.status, grant.text).toBe(201);
     const topUp = (await acme.api('GET', `/v1/invoices/${grant.body.data.invoice_id}`)).body.data;
-    const paid = await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: topUp.id, amount: topUp.amount_due, payment_type: 'bank_transfer' });
+    const paid = await acme.api('POST', '/v1/payments/offline', {
+      customer_id: customer,
+      invoice_id: topUp.id,
+      amount: topUp.amount_due,
+      payment_type: 'bank_transfer',
+    });
     expect(paid.status, paid.text).toBe(201);
 
     // May: ₹500 of service (+ CGST 45 + SGST 45), settled entirely from the credit.

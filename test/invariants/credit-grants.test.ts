@@ -219,7 +219,9 @@ async function checkBooks(w: World, after: string) {
   // 7: the tenant's prepaid liability is the sum of all unspent paid grants.
   const whole = await sql<{ books: string | null; grants: string | null }>`
     SELECT (SELECT sum(credit - debit) FROM journal_lines WHERE tenant_id = ${acme.tenantId} AND account_code = 2330) AS books,
-           (SELECT sum(remaining) FROM credit_grants WHERE tenant_id = ${acme.tenantId} AND category = 'paid' AND status IN ('pending', 'active')) AS grants`.execute(db);
+           (SELECT sum(remaining) FROM credit_grants WHERE tenant_id = ${acme.tenantId} AND category = 'paid' AND status IN ('pending', 'active')) AS grants`.execute(
+    db,
+  );
   expect(Number(whole.rows[0]!.books ?? 0), `${ctx}: tenant-wide 2330`).toBe(Number(whole.rows[0]!.grants ?? 0));
 
   // 4 and 5: receivables, revenue and promotional discounts per invoice.
