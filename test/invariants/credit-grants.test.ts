@@ -15,7 +15,12 @@
  *      output-tax accounts never go negative and equal its tax less what the draws adjusted;
  *   4. receivables per invoice equal its amount_due; a grant's remaining stays within 0..amount;
  *   5. a promotional draw lowers taxable value: each invoice's revenue is its subtotal, and its
- *      discount is the promotional draws recorded on it.
+ *      discount is the promotional draws recorded on it;
+ *   6. a paid draw-down is a settlement, never an advance: the customer has no customer advance
+ *      and no advance movement (GSTR-1 tables 11A/11B are built from those), and no journal entry
+ *      references a promotional grant;
+ *   7. across the whole tenant (every history so far), prepaid liability 2330 equals the sum of
+ *      the unspent paid grants (pending or active).
  * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
@@ -194,6 +199,31 @@ async function checkBooks(w: World, after: string) {
   // Never two auto top-ups in flight: at most one unpaid auto top-up invoice.
   const inFlight = grants.filter((g) => g.name === 'Auto top-up' && g.status === 'pending');
   expect(inFlight.length, `${ctx}: auto top-ups in flight`).toBeLessThanOrEqual(1);
+
+  // 6: no advance (11A/11B) out of any draw, and no entry for a promotional grant.
+  const advances = await sql<{ n: string }>`
+    SELECT (SELECT count(*) FROM customer_advances WHERE tenant_id = ${acme.tenantId} AND customer_id = ${w.customer})
+         + (SELECT count(*) FROM advance_movements m JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
+            WHERE m.tenant_id = ${acme.tenantId} AND a.customer_id = ${w.customer}) AS n`.execute(db);
+  expect(Number(advances.rows[0]!.n), `${ctx}: advances out of credit`).toBe(0);
+  const promotional = grants.filter((g) => g.category === 'promotional').map((g) => g.id);
+  if (promotional.length > 0) {
+    const entries = await db
+      .selectFrom('journal_entries')
+      .select('id')
+      .where('tenant_id', '=', acme.tenantId)
+      .where('reference_id', 'in', promotional)
+      .execute();
+    expect(entries, `${ctx}: entries of promotional grants`).toEqual([]);
+  }
+
+  // 7: the tenant's prepaid liability is the sum of all unspent paid grants.
+  const whole = await sql<{ books: string | null; grants: string | null }>`
+    SELECT (SELECT sum(credit - debit) FROM journal_lines WHERE tenant_id = ${acme.tenantId} AND account_code = 2330) AS books,
+           (SELECT sum(remaining) FROM credit_grants WHERE tenant_id = ${acme.tenantId} AND category = 'paid' AND status IN ('pending', 'active')) AS grants`.execute(
+    db,
+  );
+  expect(Number(whole.rows[0]!.books ?? 0), `${ctx}: tenant-wide 2330`).toBe(Number(whole.rows[0]!.grants ?? 0));
 
   // 4 and 5: receivables, revenue and promotional discounts per invoice.
   for (const i of invoices) {

@@ -4678,6 +4678,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "auto_top_up.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * auto_top_up.failed event
+         * @description Sent to every enabled webhook endpoint subscribed to `auto_top_up.failed` (see docs/events.md).
+         */
+        post: operations["onAutoTopUpFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "feature.created": {
         parameters: {
             query?: never;
@@ -7024,7 +7044,7 @@ export interface components {
              * @description the event type, as in `events` of a webhook endpoint and `type` of an event
              * @enum {string}
              */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
             /** @description the kind of object in the event's data.object (the type's prefix) */
             object: string;
         };
@@ -15444,7 +15464,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -15678,7 +15698,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -15856,7 +15876,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -24743,7 +24763,7 @@ export interface operations {
                     /** @description the credit bought each time (GST on top, in its top-up invoice) */
                     amount: number;
                     currency: string;
-                    /** @description one of the customer's active payment methods; the charge uses the customer's default method */
+                    /** @description one of the customer's active payment methods: every top-up is charged to it and to no other (if it is detached or revoked, the top-up is not bought and auto_top_up.failed is emitted); none: the customer's default method */
                     payment_method_id?: string | null;
                 };
             };
@@ -29540,6 +29560,68 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["CreditGrant"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onAutoTopUpFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `auto_top_up.failed` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "auto_top_up.failed",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "enabled": true,
+                 *           "currency": "INR",
+                 *           "threshold": 1,
+                 *           "amount": 49900,
+                 *           "payment_method_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "in_flight_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "auto_top_up.failed";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["AutoTopUp"];
                     };
                 };
             };

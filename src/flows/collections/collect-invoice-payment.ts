@@ -6,10 +6,12 @@ import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { findCustomers, getCustomer } from '../../modules/customers/index.js';
 import { receiveAdvance } from '../../modules/advances/index.js';
 import { getEntity, transactionRate, type TransactionRate } from '../../modules/entities/index.js';
+import { topUpPaymentMethods } from '../../modules/credits/index.js';
 import { convertMinorUnits } from '../../platform/money.js';
 import { queueDebitCanceledNotice, queuePreDebitNotice } from './pre-debit-notice.js';
 import {
   applyPaymentsToInvoices,
+  CREDIT_TOP_UP_REASON,
   getInvoiceRow,
   getInvoiceRows,
   renderInvoices,
@@ -47,6 +49,7 @@ import {
   type ChargeOutcome,
   type CollectionsEnv,
   type GatewayCustomer,
+  type PaymentMethodRow,
   type ResolvedGateway,
   type SavedPaymentMethod,
 } from '../../modules/collections/index.js';
@@ -614,7 +617,8 @@ async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invoiceIds:
   }
   if (fresh.length === 0) return out;
   const customerIds = [...new Set(fresh.map((i) => i.customer_id))];
-  const methodOf = new Map((await defaultPaymentMethodsOf(ctx.tx, ctx.tenantId, customerIds)).map((m) => [m.customer_id, m]));
+  const defaults = new Map((await defaultPaymentMethodsOf(ctx.tx, ctx.tenantId, customerIds)).map((m) => [m.customer_id, m]));
+  const named = await namedPaymentMethods(ctx, fresh);
   const customerOf = new Map((await findCustomers(ctx.tx, ctx.tenantId, customerIds)).map((c) => [c.id, c]));
   // Routing, as startAttempt does it, resolved once per currency and per payment method's gateway.
   const routes = new Map<string, Promise<ResolvedGateway>>();
@@ -622,7 +626,12 @@ async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invoiceIds:
   const cannot: { invoice: InvoiceRow; error: { code: string; message: string } }[] = [];
   const rows: AttemptRow[] = [];
   for (const invoice of fresh) {
-    const pm = methodOf.get(invoice.customer_id);
+    const choice = named.get(invoice.id);
+    if (choice && !choice.method) {
+      cannot.push({ invoice, error: { code: 'payment_method_unavailable', message: choice.reason } });
+      continue;
+    }
+    const pm = choice?.method ?? defaults.get(invoice.customer_id);
     if (!pm) {
       cannot.push({ invoice, error: { code: 'no_payment_method', message: 'the customer has no default payment method' } });
       continue;
@@ -630,7 +639,7 @@ async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invoiceIds:
     const saved = savedPaymentMethod(pm);
     if (saved.requiresPreDebitNotice) {
       // A mandate: its notice e-mail and waiting period, one invoice at a time (startAttempt).
-      out.push({ attempt: await startAttempt(ctx, env, invoice.id), fresh: true });
+      out.push({ attempt: await startAttempt(ctx, env, invoice.id, { paymentMethodId: pm.id }), fresh: true });
       continue;
     }
     let resolved: ResolvedGateway;
@@ -668,6 +677,29 @@ async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invoiceIds:
     ctx,
     (await renderInvoices(ctx, marked)).map((invoice) => ({ type: 'invoice.payment_failed' as const, object: invoice })),
   );
+  return out;
+}
+
+/**
+ * The invoices that must be charged to one named payment method and no other — top-ups bought by
+ * an auto top-up that names its method (decision 0410) — with that method, or, when it was
+ * detached or revoked since, why nothing is charged.
+ */
+async function namedPaymentMethods(ctx: Ctx, invoices: InvoiceRow[]): Promise<Map<string, { method?: PaymentMethodRow; reason: string }>> {
+  const out = new Map<string, { method?: PaymentMethodRow; reason: string }>();
+  const topUps = invoices.filter((i) => i.billing_reason === CREDIT_TOP_UP_REASON);
+  if (topUps.length === 0) return out;
+  const wanted = await topUpPaymentMethods(
+    ctx,
+    topUps.map((i) => i.id),
+  );
+  for (const invoice of topUps) {
+    const id = wanted.get(invoice.id);
+    if (!id) continue;
+    const pm = await findPaymentMethod(ctx.tx, ctx.tenantId, id);
+    if (pm && pm.customer_id === invoice.customer_id && pm.status === 'active') out.set(invoice.id, { method: pm, reason: '' });
+    else out.set(invoice.id, { reason: `the auto top-up's payment method ${id} is ${pm?.status ?? 'gone'}; no other method is charged` });
+  }
   return out;
 }
 

@@ -9,7 +9,8 @@ import {
   type CreditGrantRow,
 } from '../../modules/credits/index.js';
 import { getCustomer } from '../../modules/customers/index.js';
-import { createDraftInvoice, CREDIT_TOP_UP_REASON, finalizeInvoice } from '../../modules/invoices/index.js';
+import { createDraftInvoice, CREDIT_TOP_UP_REASON, finalizeInvoice, invoiceCurrenciesOfCustomer } from '../../modules/invoices/index.js';
+import { runningSubscriptionsOfCustomers } from '../../modules/subscriptions/index.js';
 import { voidInvoiceWithCreditNotes } from '../invoices/void-invoice.js';
 
 /**
@@ -22,9 +23,12 @@ export async function createCreditGrant(
   ctx: Ctx,
   customerId: string,
   body: CreateCreditGrantBody,
-  options: { collectionMethod?: 'send_invoice' | 'charge_automatically' } = {},
+  options: { collectionMethod?: 'send_invoice' | 'charge_automatically'; paymentMethodId?: string | null } = {},
 ): Promise<CreditGrantRow> {
-  if (body.category === 'promotional') return createPromotionalGrant(ctx, customerId, body);
+  if (body.category === 'promotional') {
+    await checkPromotionalCurrency(ctx, customerId, body.currency);
+    return createPromotionalGrant(ctx, customerId, body);
+  }
   const customer = await getCustomer(ctx, customerId);
   const draft = await createDraftInvoice(ctx, {
     customer,
@@ -35,7 +39,26 @@ export async function createCreditGrant(
     field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'amount' : name),
   });
   const invoice = await finalizeInvoice(ctx, draft.id);
-  return insertPaidGrant(ctx, body, invoice);
+  return insertPaidGrant(ctx, body, invoice, { paymentMethodId: options.paymentMethodId });
+}
+
+/**
+ * A promotional grant discounts only invoices of its currency: for a customer already billed (by
+ * its running subscriptions or its invoices) in other currencies only, one in another currency
+ * would discount nothing — a 400 naming `currency`, not a grant that silently never applies. A
+ * customer not yet billed may receive one in any currency.
+ */
+async function checkPromotionalCurrency(ctx: Ctx, customerId: string, currency: string): Promise<void> {
+  await getCustomer(ctx, customerId);
+  const billed = new Set([
+    ...(await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [customerId])).map((s) => s.currency),
+    ...(await invoiceCurrenciesOfCustomer(ctx.tx, ctx.tenantId, customerId)),
+  ]);
+  if (billed.size === 0 || billed.has(currency)) return;
+  throw errors.invalidField(
+    'currency',
+    `the customer is billed in ${[...billed].sort().join(', ')}: a promotional grant in ${currency} would discount none of its invoices`,
+  );
 }
 
 /**

@@ -202,3 +202,16 @@ export async function setInFlightInvoice(tx: Tx, tenantId: string, customerId: s
     .where('in_flight_invoice_id', '=', expected)
     .execute();
 }
+
+/** The payment methods auto top-ups named for these top-up invoices (invoices without one are absent). */
+export async function paymentMethodsOfTopUps(tx: Tx, tenantId: string, invoiceIds: string[]): Promise<{ invoice_id: string; payment_method_id: string }[]> {
+  if (invoiceIds.length === 0) return [];
+  const rows = await tx
+    .selectFrom('credit_grants')
+    .select(['invoice_id', 'payment_method_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', 'in', invoiceIds)
+    .where('payment_method_id', 'is not', null)
+    .execute();
+  return rows.map((r) => ({ invoice_id: r.invoice_id!, payment_method_id: r.payment_method_id! }));
+}

@@ -62,7 +62,13 @@ export const putAutoTopUpBody = z
     threshold: fields.positiveMinorUnits().describe('a top-up is bought when the spendable paid credit falls below this'),
     amount: fields.positiveMinorUnits().describe('the credit bought each time (GST on top, in its top-up invoice)'),
     currency: fields.currency(),
-    payment_method_id: z.uuid().nullable().optional().describe("one of the customer's active payment methods; the charge uses the customer's default method"),
+    payment_method_id: z
+      .uuid()
+      .nullable()
+      .optional()
+      .describe(
+        "one of the customer's active payment methods: every top-up is charged to it and to no other (if it is detached or revoked, the top-up is not bought and auto_top_up.failed is emitted); none: the customer's default method",
+      ),
   })
   .strict();
 

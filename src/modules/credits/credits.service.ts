@@ -20,6 +20,7 @@ import {
   movementsOfCustomer,
   customersWithGrants,
   paidBalancesOf,
+  paymentMethodsOfTopUps,
   upsertAutoTopUp,
   findAutoTopUp,
   enabledAutoTopUps,
@@ -124,7 +125,12 @@ export async function createPromotionalGrant(ctx: Ctx, customerId: string, body:
  * that invoice is paid. The invoice's finalization entry is the grant's entry — it credits the
  * taxable value to prepaid credit (2330), not revenue — and its GST is remembered on the grant.
  */
-export async function insertPaidGrant(ctx: Ctx, body: CreateCreditGrantBody, invoice: InvoiceRow): Promise<CreditGrantRow> {
+export async function insertPaidGrant(
+  ctx: Ctx,
+  body: CreateCreditGrantBody,
+  invoice: InvoiceRow,
+  options: { paymentMethodId?: string | null } = {},
+): Promise<CreditGrantRow> {
   const expiresAt = checkExpiry(ctx, body);
   const row = await insertCreditGrant(ctx.tx, {
     tenant_id: ctx.tenantId,
@@ -144,6 +150,7 @@ export async function insertPaidGrant(ctx: Ctx, body: CreateCreditGrantBody, inv
     expires_at: expiresAt,
     applies_to: body.applies_to ? JSON.stringify(body.applies_to) : null,
     invoice_id: invoice.id,
+    payment_method_id: options.paymentMethodId ?? null,
     voided_at: null,
     expired_at: null,
     created_at: ctx.now,
@@ -151,6 +158,16 @@ export async function insertPaidGrant(ctx: Ctx, body: CreateCreditGrantBody, inv
   });
   await emitEvent(ctx, 'credit_grant.created', toCreditGrant(row));
   return row;
+}
+
+/**
+ * The payment method each of these top-up invoices must be charged to — the one its auto top-up
+ * named — by invoice id. Invoices absent from the answer are charged as any other (the default
+ * method); one present is charged to that method or not at all.
+ */
+export async function topUpPaymentMethods(ctx: Ctx, invoiceIds: string[]): Promise<Map<string, string>> {
+  const rows = await paymentMethodsOfTopUps(ctx.tx, ctx.tenantId, invoiceIds);
+  return new Map(rows.map((r) => [r.invoice_id, r.payment_method_id]));
 }
 
 /** pending → active when the top-up invoice is paid (a listener on invoice.paid, in the paying transaction). */

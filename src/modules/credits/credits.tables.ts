@@ -27,6 +27,8 @@ export interface CreditGrantsTable {
   expires_at: Timestamp | null;
   applies_to: ColumnType<AppliesTo | null, string | null, string | null>;
   invoice_id: string | null;
+  /** An auto top-up's grant: the payment method its setting named; its top-up is charged to that method only. */
+  payment_method_id: Generated<string | null>;
   voided_at: Timestamp | null;
   expired_at: Timestamp | null;
   created_at: Timestamp;

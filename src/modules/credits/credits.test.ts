@@ -288,6 +288,22 @@ describe('credit grants', () => {
     });
   });
 
+  describe('promotional under concurrency', () => {
+    it('never overspends under 30 concurrent finalizations', async () => {
+      const customer = await createCustomer(acme);
+      const promo = await grantOk(customer, { category: 'promotional', amount: 20_000 });
+      const drafts = [];
+      for (let i = 0; i < 30; i++) drafts.push(await createInvoice(acme, customer, [1_000], { auto_finalize: false }));
+      // 20 000 of promotion covers exactly 20 of the 30 invoices of 1 000; the others pay in full.
+      const results = await Promise.all(drafts.map((d) => acme.api('POST', `/v1/invoices/${d.id}/finalize`)));
+      expect(results.map((r) => r.status)).toEqual(Array(30).fill(200));
+      const finals = await Promise.all(drafts.map((d) => getInvoice(d.id)));
+      expect(finals.filter((i) => i.discount_amount === 1_000 && i.total === 0)).toHaveLength(20);
+      expect(finals.filter((i) => i.discount_amount === 0 && i.total === 1_180)).toHaveLength(10);
+      expect(await getGrant(promo.id)).toMatchObject({ status: 'depleted', remaining: 0 });
+    });
+  });
+
   describe('auto top-up', () => {
     it('sells one top-up when the paid balance falls below the threshold, never two in flight', async () => {
       const customer = await createCustomer(acme);
@@ -359,6 +375,28 @@ describe('credit grants', () => {
       expect(theirGrant.status).toBe(201);
       expect((await acme.api('GET', `/v1/credit-grants/${theirGrant.body.data.id}`)).status).toBe(404);
       expect((await acme.api('POST', `/v1/credit-grants/${theirGrant.body.data.id}/void`)).status).toBe(404);
+    });
+
+    it('refuses a promotional grant in another currency than the customer is invoiced in, with 400 naming currency', async () => {
+      const customer = await createCustomer(acme);
+      await createInvoice(acme, customer, [1_000]);
+      const res = await grant(customer, { category: 'promotional', amount: 500, currency: 'USD' });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+      expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'currency' })]);
+      expect(res.body.error.details[0].message).toContain('INR');
+      expect((await acme.api('GET', `/v1/customers/${customer}/credit-grants`)).body.data).toEqual([]);
+      // In the currency it is invoiced in: granted.
+      expect((await grant(customer, { category: 'promotional', amount: 500, currency: 'INR' })).status).toBe(201);
+    });
+
+    it('refuses it for a customer whose running subscription bills in another currency', async () => {
+      const plan = await createPlan(acme, { amount: 10_000 });
+      const customer = await createCustomer(acme);
+      await subscribe(acme, { customer_id: customer, plan_id: plan.id });
+      const res = await grant(customer, { category: 'promotional', amount: 500, currency: 'EUR' });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['currency']);
     });
 
     it('draws a promotional grant only on invoices of its currency', async () => {

@@ -19,9 +19,10 @@ export {
   saveAutoTopUp,
   recordAutoTopUpInvoice,
   toAutoTopUp,
+  topUpPaymentMethods,
   type DrawLine,
   type PromotionalDraws,
 } from './credits.service.js';
-export type { CreditGrantRow } from './credits.repository.js';
+export type { AutoTopUpRow, CreditGrantRow } from './credits.repository.js';
 export { createCreditGrantBody, creditGrantListSchema, creditGrantSchema, type CreateCreditGrantBody, type CreditGrant } from './credits.schemas.js';
 export { putAutoTopUpBody, autoTopUpSchema } from './credits.schemas.js';

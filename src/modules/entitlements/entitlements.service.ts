@@ -124,7 +124,7 @@ const DEFAULTS: Record<FeatureRow['type'], FeatureValue> = { boolean: false, qua
 /**
  * What a customer may use now: every feature of the tenant, valued from its running subscriptions'
  * plans with each subscription's overrides on top (features no subscription grants: false, 0 or
- * null), and whether it is blocked (the payment wall; `extraBlock` adds the alert caps). Read from
+ * null) — a paused subscription grants nothing until it resumes (decision 0411) — and whether it is blocked (the payment wall; `extraBlock` adds the alert caps). Read from
  * the database; the route serves it from the app's cache (EntitlementCache).
  */
 export async function computeCustomerEntitlements(
@@ -135,7 +135,7 @@ export async function computeCustomerEntitlements(
   await getCustomer(ctx, customerId);
   const [features, subscriptions, access] = [
     await featuresOfTenant(ctx.tx, ctx.tenantId),
-    await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [customerId]),
+    (await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [customerId])).filter((s) => s.status !== 'paused'),
     await customerAccess(ctx, customerId),
   ];
   const plans = await planEntitlementsOf(
@@ -170,4 +170,21 @@ export async function computeCustomerEntitlements(
     blocked_by: alert,
     as_of: toIso(ctx.now),
   };
+}
+
+/**
+ * A subscription paused or resumed changes what its customer may use (a paused one grants nothing,
+ * decision 0411): `entitlements.updated` tells the tenant's application, with the customer's
+ * features as they now are, in the pausing or resuming transaction.
+ */
+export async function announcePauseChange(ctx: Ctx, change: 'subscription.paused' | 'subscription.resumed', subscription: { id: string; customer_id: string }) {
+  const now = await computeCustomerEntitlements(ctx, subscription.customer_id);
+  await emitEvent(ctx, 'entitlements.updated', {
+    id: subscription.customer_id,
+    object: 'customer_entitlements',
+    customer_id: subscription.customer_id,
+    subscription_id: subscription.id,
+    reason: change,
+    features: now.features,
+  });
 }

@@ -81,6 +81,53 @@ describe('entitlements', () => {
     expect(events.body.data[0].data.object).toMatchObject({ plan_id: plan.id, entitlements: [{ feature_key: 'seats', value: 7 }] });
   });
 
+  it('grants nothing for a paused subscription, gives it back on resume, and announces both with entitlements.updated', async () => {
+    const plan = await createPlan(acme, { amount: 5_000 });
+    await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, [
+      { feature_key: 'sso', value: true },
+      { feature_key: 'seats', value: 4 },
+    ]);
+    const customer = await createCustomer(acme);
+    const sub = await subscribe(acme, { customer_id: customer, plan_id: plan.id });
+    await acme.api('PUT', `/v1/subscriptions/${sub.id}/entitlements`, [{ feature_key: 'support', value: 'phone' }]);
+    await eventually(customer, { features: { sso: true, seats: 4, support: 'phone' } });
+
+    const paused = await acme.api('POST', `/v1/subscriptions/${sub.id}/pause`);
+    expect(paused.status, paused.text).toBe(200);
+    // Neither the plan's features nor the subscription's overrides while it is paused.
+    expect(await eventually(customer, { features: { sso: false, seats: 0, support: null } })).toBeLessThan(1_000);
+    const announced = async () =>
+      ((await acme.api('GET', '/v1/events?type=entitlements.updated&limit=20')).body.data as { data: { object: Record<string, unknown> } }[])
+        .map((e) => e.data.object)
+        .filter((o) => o.customer_id === customer && o.object === 'customer_entitlements');
+    expect((await announced())[0]).toMatchObject({
+      subscription_id: sub.id,
+      reason: 'subscription.paused',
+      features: { sso: false, seats: 0, support: null },
+    });
+
+    const resumed = await acme.api('POST', `/v1/subscriptions/${sub.id}/resume`);
+    expect(resumed.status, resumed.text).toBe(200);
+    expect(await eventually(customer, { features: { sso: true, seats: 4, support: 'phone' } })).toBeLessThan(1_000);
+    expect((await announced())[0]).toMatchObject({ reason: 'subscription.resumed', features: { sso: true, seats: 4, support: 'phone' } });
+  });
+
+  it('keeps what another running subscription grants while one is paused', async () => {
+    const basic = await createPlan(acme, { amount: 1_000 });
+    const pro = await createPlan(acme, { amount: 9_000 });
+    await acme.api('PUT', `/v1/plans/${basic.id}/entitlements`, [{ feature_key: 'seats', value: 2 }]);
+    await acme.api('PUT', `/v1/plans/${pro.id}/entitlements`, [
+      { feature_key: 'seats', value: 20 },
+      { feature_key: 'sso', value: true },
+    ]);
+    const customer = await createCustomer(acme);
+    await subscribe(acme, { customer_id: customer, plan_id: basic.id });
+    const big = await subscribe(acme, { customer_id: customer, plan_id: pro.id });
+    await eventually(customer, { features: { seats: 20, sso: true } });
+    expect((await acme.api('POST', `/v1/subscriptions/${big.id}/pause`)).status).toBe(200);
+    await eventually(customer, { features: { seats: 2, sso: false } });
+  });
+
   it('sees a change made by another process (another app on the same database) within one second', async () => {
     if (!process.env.DATABASE_URL) return; // PGlite is one process; the version check is the same code
     const plan = await createPlan(acme, { amount: 5_000 });

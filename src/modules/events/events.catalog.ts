@@ -43,6 +43,7 @@ export const EVENT_TYPES = [
   'credit_grant.drawn',
   'credit_grant.expired',
   'credit_grant.voided',
+  'auto_top_up.failed',
   'feature.created',
   'entitlements.updated',
   'alert.triggered',

@@ -32,6 +32,7 @@ export { applyPaymentsToInvoices, getInvoiceRows, renderInvoices, setLastPayment
 export {
   draftInvoicesOfEntity,
   insertTdsCertificate,
+  invoiceCurrenciesOfCustomer,
   invoicedSince,
   linesOfInvoices,
   unsettledSubscriptionInvoices,

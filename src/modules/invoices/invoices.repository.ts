@@ -195,3 +195,17 @@ export async function invoicedSince(tx: Tx, tenantId: string, items: { customerI
   for (const r of rows) out[r.i] = Number(r.spent ?? 0);
   return out;
 }
+
+/** The currencies a customer is invoiced in: those of its invoices that are not void (credit top-ups left out). */
+export async function invoiceCurrenciesOfCustomer(tx: Tx, tenantId: string, customerId: string): Promise<string[]> {
+  const rows = await tx
+    .selectFrom('invoices')
+    .select('currency')
+    .distinct()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', customerId)
+    .where('status', '<>', 'void')
+    .where('billing_reason', '<>', 'credit_top_up')
+    .execute();
+  return rows.map((r) => r.currency);
+}

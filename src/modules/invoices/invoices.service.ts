@@ -692,6 +692,7 @@ export async function listInvoices(ctx: Ctx, filter: InvoiceFilter, page: Page):
 export {
   draftInvoicesOfEntity,
   insertTdsCertificate,
+  invoiceCurrenciesOfCustomer,
   invoicedSince,
   linesOfInvoices,
   unsettledSubscriptionInvoices,

@@ -92,11 +92,11 @@ export async function runningSubscriptionsOfCustomers(
   tx: Tx,
   tenantId: string,
   customerIds: string[],
-): Promise<Pick<SubscriptionRow, 'id' | 'customer_id' | 'plan_id' | 'currency' | 'current_period_start' | 'latest_invoice_id'>[]> {
+): Promise<Pick<SubscriptionRow, 'id' | 'customer_id' | 'plan_id' | 'currency' | 'current_period_start' | 'latest_invoice_id' | 'status'>[]> {
   if (customerIds.length === 0) return [];
   return tx
     .selectFrom('subscriptions')
-    .select(['id', 'customer_id', 'plan_id', 'currency', 'current_period_start', 'latest_invoice_id'])
+    .select(['id', 'customer_id', 'plan_id', 'currency', 'current_period_start', 'latest_invoice_id', 'status'])
     .where('tenant_id', '=', tenantId)
     .where('customer_id', 'in', customerIds)
     .where('status', 'in', RUNNING_STATUSES)
