@@ -8,6 +8,7 @@ import { collectionsWiring } from './collections/collections.wiring.js';
 import { dunningWiring } from './dunning/dunning.wiring.js';
 import { notificationsWiring } from './notifications/notifications.wiring.js';
 import { autoTopUpListener } from './credits/auto-top-up.js';
+import { subscription } from '../modules/events/index.js';
 
 /**
  * The flows' own wiring: jobs and listeners that act across modules. Modules never import flows,
@@ -19,9 +20,9 @@ export const flowsModule: KoshModule = {
   recurring: [{ kind: BILLING_RUN_JOB, everyMs: 60_000 }],
   init: () => {
     // Completion runs inside the paying transaction (invoice.paid), so it commits with the payment.
-    onEvent(completeReferralOnPayment);
+    onEvent(completeReferralOnPayment, subscription('referrals'));
     // A paid-credit balance lowered below a customer's auto top-up threshold sells a top-up in the same transaction.
-    onEvent(autoTopUpListener);
+    onEvent(autoTopUpListener, subscription('credits.auto_top_up'));
     // invoice.sent is recorded once the SMTP server has accepted the invoice mail.
     onMailSent(INVOICE_SENT_HOOK, recordInvoiceSent);
   },

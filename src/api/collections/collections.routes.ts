@@ -5,7 +5,8 @@ import type { AppDeps } from '../../app-deps.js';
 import { isKoshError } from '../../platform/errors.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { principalOf, readCtx, runAction, runTwoPhaseAction, type KoshApp } from '../../platform/http/server.js';
-import { executeAttempt, startAttempt } from '../../flows/collections/collect-invoice-payment.js';
+import { chargeAttempt, resolveAttempt } from '../../flows/collections/collect-invoice-payment.js';
+import { startAttempt } from '../../flows/collections/start-attempt.js';
 import { createRefund } from '../../flows/collections/refund-payment.js';
 import { createCreditNoteRefund } from '../../flows/collections/refund-credit-note.js';
 import { getPayment } from '../../modules/payments/index.js';
@@ -178,7 +179,8 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
       return runTwoPhaseAction(deps, request, reply, {
         intent: async (ctx) => ({ attempt_id: (await startAttempt(ctx, env, request.params.id, { paymentMethodId: request.body?.payment_method_id })).id }),
         call: async (intent, firstTime) => {
-          await executeAttempt(env, tenantId, intent.attempt_id, deps.clock.now(), firstTime);
+          // A replay's intent may already have reached the gateway: it is looked up before any charge.
+          await (firstTime ? chargeAttempt : resolveAttempt)(env, tenantId, intent.attempt_id, deps.clock.now());
         },
         answer: async () => ({ status: 200, body: { data: await getInvoice(readCtx(deps, request), request.params.id) } }),
       });

@@ -20,7 +20,8 @@ import {
   type GatewayEventReview,
   type GatewayWebhookEvent,
 } from '../../modules/collections/index.js';
-import { recordChargeOutcome, recordHostedCheckoutPayment } from './collect-invoice-payment.js';
+import { recordHostedCheckoutPayment } from './hosted-checkout-payment.js';
+import { recordChargeOutcome } from './record-charge-outcomes.js';
 import { recordRefundOutcome } from './refund-payment.js';
 
 /**

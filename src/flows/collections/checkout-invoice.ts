@@ -17,7 +17,8 @@ import {
   type CheckoutSessionRow,
   type CollectionsEnv,
 } from '../../modules/collections/index.js';
-import { chargeAndCommit, startAttempt } from './collect-invoice-payment.js';
+import { chargeAndCommit } from './collect-invoice-payment.js';
+import { startAttempt } from './start-attempt.js';
 
 /** How long a hosted checkout link stays usable. */
 export const CHECKOUT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -232,6 +233,6 @@ export async function submitCheckout(env: CollectionsEnv, session: CheckoutSessi
     if (isKoshError(error) && error.kind === 'conflict') return { kind: 'already', reason: error.message };
     throw error;
   }
-  await chargeAndCommit(env, attempt, saved, resolved, now, true);
+  await chargeAndCommit(env, attempt, { saved, resolved, now });
   return { kind: 'charged' };
 }

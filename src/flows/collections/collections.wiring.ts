@@ -5,6 +5,7 @@ import { SETTLE_PAYMENTS_JOB, settleGatewayPayments } from './settle-gateway-pay
 import { retryInvoicePayment } from './retry-invoice-payment.js';
 import { registerPaymentRetrier } from '../../modules/dunning/index.js';
 import { onEvent } from '../../platform/events/events.js';
+import { subscription } from '../../modules/events/index.js';
 
 /** Collections' jobs (charges, refunds, settlement, stuck attempts) and its dunning retrier. */
 export const collectionsWiring: KoshModule = {
@@ -28,7 +29,7 @@ export const collectionsWiring: KoshModule = {
     // Dunning's retry_payment steps charge again through collections.
     registerPaymentRetrier(retryInvoicePayment);
     // A refund waiting for its credit note's approval is released or failed by the decision.
-    onEvent(refundOnCreditNoteDecision);
+    onEvent(refundOnCreditNoteDecision, subscription('collections.credit_note_refunds'));
   },
   recurring: [
     { kind: RESOLVE_ATTEMPTS_JOB, everyMs: 60_000 },

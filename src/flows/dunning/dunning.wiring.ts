@@ -4,6 +4,7 @@ import { DUNNING_STEPS_JOB } from '../../modules/dunning/index.js';
 import { DUNNING_EMAIL_JOB, sendDunningEmails } from './dunning-mail.js';
 import { DUNNING_SMS_JOB, sendDunningSms } from './dunning-sms.js';
 import { dunningOnInvoiceEvent, runDueDunningSteps, scanOverdueInvoices } from './run-dunning.js';
+import { subscription } from '../../modules/events/index.js';
 
 export { DUNNING_STEPS_JOB };
 export const DUNNING_OVERDUE_SCAN_JOB = 'dunning.scan_overdue';
@@ -32,5 +33,5 @@ export const dunningWiring: KoshModule = {
     { kind: DUNNING_OVERDUE_SCAN_JOB, everyMs: 15 * 60_000 },
   ],
   // Executions start and stop inside the transaction of the invoice event that causes it.
-  init: () => onEvent(dunningOnInvoiceEvent),
+  init: () => onEvent(dunningOnInvoiceEvent, subscription('dunning')),
 };

@@ -2,6 +2,7 @@ import type { KoshModule } from '../../app-deps.js';
 import type { Ctx } from '../../platform/context.js';
 import { onEvent, type EventPayload } from '../../platform/events/events.js';
 import { evaluateAlerts } from './alerts.service.js';
+import { subscription } from '../events/index.js';
 
 const SPEND = new Set(['invoice.finalized', 'invoice.voided']);
 const CREDIT = new Set(['credit_grant.activated', 'credit_grant.drawn', 'credit_grant.expired', 'credit_grant.voided']);
@@ -29,5 +30,5 @@ listener.batch = evaluateOnChanges;
 
 export const alertsModule: KoshModule = {
   name: 'alerts',
-  init: () => onEvent(listener),
+  init: () => onEvent(listener, subscription('alerts')),
 };

@@ -61,11 +61,13 @@ export {
 } from './collections.schemas.js';
 export type { AttemptStatus, CollectionMethod, GatewayEventReview, PendingReason } from './collections.tables.js';
 export { gateways, gatewayOf, GATEWAY_TIMEOUT_MS } from './gateways/registry.js';
+export { isGatewayOrNetworkError } from './gateways/gateway-http.js';
 export { testCardToken, testGatewayJournal, signTestWebhook, TEST_SIGNATURE_HEADER } from './gateways/test.js';
 export {
   GatewayTokenNotFoundError,
   GatewayWebhookSignatureError,
   type ChargeOutcome,
+  type ChargeInput,
   type GatewayCustomer,
   type GatewayWebhookEvent,
   type RefundOutcome,

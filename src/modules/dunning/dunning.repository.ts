@@ -12,6 +12,7 @@ import type {
   ExecutionStatus,
 } from './dunning.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
+import { executionTransitions } from './dunning.states.js';
 
 export type CampaignRow = Selectable<DunningCampaignsTable>;
 export type StepRow = Selectable<DunningStepsTable>;
@@ -253,7 +254,7 @@ export async function moveExecutionSteps(tx: Tx, tenantId: string, moves: StepMo
            SET steps_done = v.steps_done, next_step_at = v.next_step_at, next_step_reason = v.next_step_reason,
                next_retry_arm = v.next_retry_arm, next_retry_context = v.next_retry_context, updated_at = ${now}
           FROM (VALUES ${values}) AS v (id, steps_done, next_step_at, next_step_reason, next_retry_arm, next_retry_context)
-         WHERE e.tenant_id = ${tenantId} AND e.id = v.id AND e.status = 'active'`,
+         WHERE e.tenant_id = ${tenantId} AND e.id = v.id AND e.status IN (${sql.join([...executionTransitions.step.from])})`,
   );
 }
 
@@ -288,23 +289,6 @@ export async function invoicesAndCustomers(
     tx.selectFrom('customers').select(['id', 'email', 'name', 'phone']).where('tenant_id', '=', tenantId).where('id', 'in', customerIds).execute(),
   ]);
   return { invoices, customers };
-}
-
-/** The guarded update of an execution: only while it is still active. */
-export async function updateActiveExecution(
-  tx: Tx,
-  tenantId: string,
-  id: string,
-  patch: Updateable<DunningExecutionsTable>,
-): Promise<ExecutionRow | undefined> {
-  return tx
-    .updateTable('dunning_executions')
-    .set(patch)
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('status', '=', 'active')
-    .returningAll()
-    .executeTakeFirst();
 }
 
 export async function markLastActionRecovering(tx: Tx, tenantId: string, executionId: string): Promise<void> {
@@ -361,7 +345,7 @@ export async function liftExhaustedWalls(tx: Tx, tenantId: string, invoiceIds: s
     .set({ payment_wall_active: false, updated_at: now })
     .where('tenant_id', '=', tenantId)
     .where('invoice_id', 'in', invoiceIds)
-    .where('status', '=', 'exhausted')
+    .where('status', 'in', executionTransitions.lower_wall.from)
     .where('payment_wall_active', '=', true)
     .returningAll()
     .execute();

@@ -31,7 +31,6 @@ import {
   nextStepOrder,
   overdueCollections,
   stepsOfCampaigns,
-  updateActiveExecution,
   updateCampaignRow,
   updateStepRow,
   wallOfCustomer,
@@ -47,6 +46,7 @@ import { assertStepTemplates } from './templates.js';
 import { parseContextKey, posteriors, RETRY_ARMS } from './bandit.js';
 import type { CreateCampaignBody, CreateStepBody, UpdateCampaignBody, UpdateStepBody } from './dunning.schemas.js';
 import type { ActionOutcome, DunningTrigger, ExecutionStatus } from './dunning.tables.js';
+import { endingEvent, transitionExecution } from './dunning.states.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -306,8 +306,11 @@ export async function settleAction(tx: Tx, tenantId: string, actionId: string, o
 export async function raisePaymentWall(ctx: Ctx, execution: ExecutionRow): Promise<ExecutionRow> {
   if (execution.payment_wall_active) return execution;
   const row =
-    (await updateActiveExecution(ctx.tx, ctx.tenantId, execution.id, { payment_wall_active: true, payment_wall_since: ctx.now, updated_at: ctx.now })) ??
-    execution;
+    (await transitionExecution(ctx.tx, ctx.tenantId, execution.id, 'raise_wall', {
+      payment_wall_active: true,
+      payment_wall_since: ctx.now,
+      updated_at: ctx.now,
+    })) ?? execution;
   await emitEvent(ctx, 'dunning.payment_wall_activated', {
     id: row.id,
     customer_id: row.customer_id,
@@ -324,8 +327,7 @@ export async function raisePaymentWall(ctx: Ctx, execution: ExecutionRow): Promi
  */
 export async function endExecution(ctx: Ctx, execution: ExecutionRow, status: Exclude<ExecutionStatus, 'active'>): Promise<ExecutionRow> {
   const keepsWall = status === 'exhausted' && execution.payment_wall_active;
-  const row = await updateActiveExecution(ctx.tx, ctx.tenantId, execution.id, {
-    status,
+  const row = await transitionExecution(ctx.tx, ctx.tenantId, execution.id, endingEvent[status], {
     steps_done: execution.steps_done,
     next_step_at: null,
     ended_at: ctx.now,

@@ -3,6 +3,7 @@ import { onEvent, type EventPayload } from '../../platform/events/events.js';
 import type { Ctx } from '../../platform/context.js';
 import { recordEntitlementChange } from './entitlements.repository.js';
 import { announcePauseChange } from './entitlements.service.js';
+import { subscription } from '../events/index.js';
 
 /** Events after which some customer's entitlements or its payment wall may differ (renewals do not change them). */
 const CHANGES = new Set([
@@ -44,5 +45,5 @@ recordChange.batch = async (ctx: Ctx, events: EventPayload[]): Promise<void> => 
 
 export const entitlementsModule: KoshModule = {
   name: 'entitlements',
-  init: () => onEvent(recordChange),
+  init: () => onEvent(recordChange, subscription('entitlements')),
 };

@@ -3,6 +3,7 @@ import { onEvent } from '../../platform/events/events.js';
 import { recognizeRevenue, runReconciliation, scheduleDailyReconciliation } from './finance.jobs.js';
 import { RUN_JOB } from './reconciliation.service.js';
 import { revenueListener } from './revenue.service.js';
+import { subscription } from '../events/index.js';
 
 export const financeModule: KoshModule = {
   name: 'finance',
@@ -17,5 +18,5 @@ export const financeModule: KoshModule = {
     { kind: 'finance.recognize_revenue', everyMs: 3_600_000 },
   ],
   // Deferral and its adjustments commit with the finalization, credit note, void or cancellation.
-  init: () => onEvent(revenueListener),
+  init: () => onEvent(revenueListener, subscription('finance.revenue')),
 };

@@ -9,12 +9,9 @@ export {
   customerSnapshot,
   finalizeInvoice,
   getInvoice,
-  getInvoiceRow,
   listInvoices,
   markInvoiceUncollectible,
   previewInvoice,
-  renderInvoice,
-  setLastPaymentError,
   toInvoice,
   voidInvoice,
   type DraftLine,
@@ -28,7 +25,15 @@ export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 export { issueInvoices } from './invoices.batch.js';
 export { createInvoiceBody, listInvoicesQuery, recordTdsBody } from './invoices.schemas.js';
 export { createInvoiceFromApi, resolveApiLines, withInvoiceCurrency } from './invoices.service.js';
-export { applyPaymentsToInvoices, getInvoiceRows, renderInvoices, setLastPaymentErrors } from './invoices.collect.js';
+export {
+  applyPaymentsToInvoices,
+  getInvoiceRow,
+  getInvoiceRows,
+  renderInvoice,
+  renderInvoices,
+  setLastPaymentError,
+  setLastPaymentErrors,
+} from './invoices.collect.js';
 export {
   draftInvoicesOfEntity,
   insertTdsCertificate,

@@ -1,19 +1,26 @@
 import type { Ctx } from '../../platform/context.js';
+import { errors } from '../../platform/errors.js';
 import { findInvoices, linesOfInvoices, updateLastPaymentErrors, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
 import type { Invoice } from './invoices.schemas.js';
 import { toInvoice } from './invoices.service.js';
 import { settleInvoicePayments } from './invoices.states.js';
 
 /**
- * What collections does to many invoices at once — the automatic-charging job records a billing
- * run's batch of gateway outcomes in one transaction — with the same effect row for row as
- * getInvoiceRow / applyToInvoice / setLastPaymentError / renderInvoice one at a time, in a
- * statement per step instead of one per invoice.
+ * What collections reads and writes of invoices, for many at once — the automatic-charging job
+ * records a billing run's batch of gateway outcomes in one transaction, a statement per step — and
+ * for one: the single operations are the batch ones called with one item.
  */
 
 /** Many invoice rows; `forUpdate` locks them, in id order. Missing ids are simply absent. */
 export async function getInvoiceRows(ctx: Ctx, ids: string[], forUpdate = false): Promise<InvoiceRow[]> {
   return findInvoices(ctx.tx, ctx.tenantId, [...new Set(ids)], forUpdate);
+}
+
+/** One invoice row (locked with `forUpdate`); 404 when missing. */
+export async function getInvoiceRow(ctx: Ctx, id: string, forUpdate = false): Promise<InvoiceRow> {
+  const [row] = await getInvoiceRows(ctx, [id], forUpdate);
+  if (!row) throw errors.notFound('invoice');
+  return row;
 }
 
 /** Invoices in the API shape, their lines read in one statement. */
@@ -50,7 +57,20 @@ export async function applyPaymentsToInvoices(ctx: Ctx, items: { id: string; pai
   };
 }
 
-/** setLastPaymentError for many invoices in one statement; answers the updated rows. */
-export async function setLastPaymentErrors(ctx: Ctx, items: { id: string; error: { code: string; message: string } }[]): Promise<InvoiceRow[]> {
+/** One invoice in the API shape. */
+export async function renderInvoice(ctx: Ctx, row: InvoiceRow): Promise<Invoice> {
+  const [invoice] = await renderInvoices(ctx, [row]);
+  return invoice!;
+}
+
+/** Records (or clears, with null) the last failed collection attempt of many invoices in one statement (DESIGN §11); answers the updated rows. */
+export async function setLastPaymentErrors(ctx: Ctx, items: { id: string; error: { code: string; message: string } | null }[]): Promise<InvoiceRow[]> {
   return updateLastPaymentErrors(ctx.tx, ctx.tenantId, items, ctx.now);
+}
+
+/** setLastPaymentErrors for one invoice; 404 when missing. */
+export async function setLastPaymentError(ctx: Ctx, id: string, error: { code: string; message: string } | null): Promise<InvoiceRow> {
+  const [row] = await setLastPaymentErrors(ctx, [{ id, error }]);
+  if (!row) throw errors.notFound('invoice');
+  return row;
 }

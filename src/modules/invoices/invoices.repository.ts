@@ -145,16 +145,6 @@ export async function insertTdsCertificate(tx: Tx, row: Insertable<InvoiceTdsCer
   await deferWrite(tx, tx.insertInto('invoice_tds_certificates').values(row));
 }
 
-export async function updateLastPaymentError(tx: Tx, tenantId: string, id: string, error: string | null, now: Date): Promise<InvoiceRow | undefined> {
-  return tx
-    .updateTable('invoices')
-    .set({ last_payment_error: error, updated_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
-}
-
 /** Many invoices by id; `forUpdate` locks them in id order (two batches never wait on each other in a cycle). */
 export async function findInvoices(tx: Tx, tenantId: string, ids: string[], forUpdate = false): Promise<InvoiceRow[]> {
   if (ids.length === 0) return [];
@@ -163,11 +153,11 @@ export async function findInvoices(tx: Tx, tenantId: string, ids: string[], forU
   return q.execute();
 }
 
-/** updateLastPaymentError for many invoices in one statement. */
+/** Sets (or clears, with a null error) last_payment_error of many invoices in one statement. */
 export async function updateLastPaymentErrors(
   tx: Tx,
   tenantId: string,
-  items: { id: string; error: { code: string; message: string } }[],
+  items: { id: string; error: { code: string; message: string } | null }[],
   now: Date,
 ): Promise<InvoiceRow[]> {
   if (items.length === 0) return [];

@@ -29,7 +29,6 @@ import {
   linesOfInvoices,
   listInvoiceRows,
   updateInvoiceLineTax,
-  updateLastPaymentError,
   type InvoiceFilter,
   type InvoiceLineRow,
   type InvoiceRow,
@@ -650,26 +649,9 @@ export async function applyToInvoice(ctx: Ctx, id: string, settlement: Settlemen
   return row;
 }
 
-/** Records (or clears, with null) the last failed collection attempt on the invoice (DESIGN §11). */
-export async function setLastPaymentError(ctx: Ctx, id: string, error: { code: string; message: string } | null): Promise<InvoiceRow> {
-  const row = await updateLastPaymentError(ctx.tx, ctx.tenantId, id, error === null ? null : JSON.stringify(error), ctx.now);
-  if (!row) throw errors.notFound('invoice');
-  return row;
-}
-
 export async function getInvoice(ctx: Ctx, id: string): Promise<Invoice> {
   const row = await findInvoice(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('invoice');
-  return loadInvoice(ctx, row);
-}
-
-export async function getInvoiceRow(ctx: Ctx, id: string, forUpdate = false): Promise<InvoiceRow> {
-  const row = await findInvoice(ctx.tx, ctx.tenantId, id, forUpdate);
-  if (!row) throw errors.notFound('invoice');
-  return row;
-}
-
-export async function renderInvoice(ctx: Ctx, row: InvoiceRow): Promise<Invoice> {
   return loadInvoice(ctx, row);
 }
 

@@ -55,33 +55,47 @@ export async function transitionInvoice(
 export type Settlement = { paid?: number; tds?: number; credited?: number };
 
 /**
- * Applies money to an invoice's balance in one atomic statement: the balance can never go below
- * zero however many payments race, and the invoice becomes `paid` exactly when it reaches zero.
- * Zero rows → 404, 409 (state) or 409 (the amount exceeds what is still due).
+ * Applies money to invoices' balances in one guarded UPDATE, whatever the number of invoices: each
+ * settlement is applied only while its invoice is open or uncollectible and owes at least that
+ * much, so a balance never goes below zero however many payments race, and an invoice becomes
+ * `paid` exactly when it reaches zero. `clearPaymentError`: a gateway payment also clears the
+ * invoice's `last_payment_error`. Answers the rows settled; an item its invoice refused is absent.
+ */
+async function settleBalances(
+  tx: Tx,
+  tenantId: string,
+  items: ({ id: string } & Settlement)[],
+  now: Date,
+  options: { clearPaymentError: boolean },
+): Promise<InvoiceRow[]> {
+  if (items.length === 0) return [];
+  const values = items.map((i) => ({ id: i.id, paid: i.paid ?? 0, tds: i.tds ?? 0, credited: i.credited ?? 0 }));
+  const { rows } = await sql<InvoiceRow>`
+    UPDATE invoices i SET
+      amount_paid = i.amount_paid + v.paid + v.tds,
+      amount_tds = i.amount_tds + v.tds,
+      amount_credited = i.amount_credited + v.credited,
+      amount_due = i.amount_due - (v.paid + v.tds + v.credited),
+      status = CASE WHEN i.amount_due = v.paid + v.tds + v.credited THEN 'paid' ELSE i.status END,
+      paid_at = CASE WHEN i.amount_due = v.paid + v.tds + v.credited THEN ${now}::timestamptz ELSE i.paid_at END,
+      last_payment_error = CASE WHEN ${options.clearPaymentError}::boolean THEN NULL ELSE i.last_payment_error END,
+      updated_at = ${now}
+    FROM jsonb_to_recordset(${JSON.stringify(values)}::jsonb) AS v(id uuid, paid bigint, tds bigint, credited bigint)
+    WHERE i.tenant_id = ${tenantId} AND i.id = v.id AND i.status IN (${sql.join([...invoiceTransitions.settle.from])})
+      AND i.amount_due >= v.paid + v.tds + v.credited
+    RETURNING i.*`.execute(tx);
+  return rows;
+}
+
+/**
+ * One settlement (a payment recorded offline, TDS, a credit note applied; `{}` closes an invoice
+ * with nothing due): settleBalances with one item. Zero rows → 404, 409 (state) or 409 (the amount
+ * exceeds what is still due).
  */
 export async function settleInvoiceBalance(tx: Tx, tenantId: string, id: string, s: Settlement, now: Date): Promise<InvoiceRow> {
-  const paid = s.paid ?? 0;
-  const tds = s.tds ?? 0;
-  const credited = s.credited ?? 0;
-  const applied = paid + tds + credited;
-  const row = await tx
-    .updateTable('invoices')
-    .set({
-      amount_paid: sql`amount_paid + ${paid + tds}`,
-      amount_tds: sql`amount_tds + ${tds}`,
-      amount_credited: sql`amount_credited + ${credited}`,
-      amount_due: sql`amount_due - ${applied}`,
-      status: sql`CASE WHEN amount_due = ${applied} THEN 'paid' ELSE status END`,
-      paid_at: sql`CASE WHEN amount_due = ${applied} THEN ${now}::timestamptz ELSE paid_at END`,
-      updated_at: now,
-    })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('status', 'in', [...invoiceTransitions.settle.from])
-    .where('amount_due', '>=', applied)
-    .returningAll()
-    .executeTakeFirst();
+  const [row] = await settleBalances(tx, tenantId, [{ id, ...s }], now, { clearPaymentError: false });
   if (row) return row;
+  const applied = (s.paid ?? 0) + (s.tds ?? 0) + (s.credited ?? 0);
   const current = await tx.selectFrom('invoices').select(['status', 'amount_due']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
   if (!current) throw errors.notFound('invoice');
   if (!(invoiceTransitions.settle.from as readonly string[]).includes(current.status)) {
@@ -91,25 +105,12 @@ export async function settleInvoiceBalance(tx: Tx, tenantId: string, id: string,
 }
 
 /**
- * settleInvoiceBalance for many payments at once (the automatic-charging job records a batch of
- * gateway payments): one guarded UPDATE. Each invoice's `paid` is applied only when the invoice is
- * open or uncollectible and owes at least that much; one that closes becomes `paid`; each touched
- * invoice's `last_payment_error` is cleared (it has just been paid). The caller holds the invoices'
- * locks, so every row is expected back — a missing one is an error.
+ * Many gateway payments at once (the automatic-charging job records a batch): settleBalances,
+ * clearing each paid invoice's `last_payment_error` (it has just been paid). The caller holds the
+ * invoices' locks, so every row is expected back — a missing one is an error.
  */
 export async function settleInvoicePayments(tx: Tx, tenantId: string, items: { id: string; paid: number }[], now: Date): Promise<InvoiceRow[]> {
-  if (items.length === 0) return [];
-  const { rows } = await sql<InvoiceRow>`
-    UPDATE invoices i SET
-      amount_paid = i.amount_paid + v.paid,
-      amount_due = i.amount_due - v.paid,
-      status = CASE WHEN i.amount_due = v.paid THEN 'paid' ELSE i.status END,
-      paid_at = CASE WHEN i.amount_due = v.paid THEN ${now}::timestamptz ELSE i.paid_at END,
-      last_payment_error = NULL,
-      updated_at = ${now}
-    FROM jsonb_to_recordset(${JSON.stringify(items)}::jsonb) AS v(id uuid, paid bigint)
-    WHERE i.tenant_id = ${tenantId} AND i.id = v.id AND i.status IN ('open', 'uncollectible') AND i.amount_due >= v.paid
-    RETURNING i.*`.execute(tx);
+  const rows = await settleBalances(tx, tenantId, items, now, { clearPaymentError: true });
   if (rows.length !== items.length) {
     const settled = new Set(rows.map((r) => r.id));
     const missed = items.find((i) => !settled.has(i.id))!;

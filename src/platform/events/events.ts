@@ -31,10 +31,20 @@ export type EventListener = ((ctx: Ctx, event: EventPayload) => Promise<void>) &
   batch?: (ctx: Ctx, events: EventPayload[]) => Promise<void>;
 };
 
-const listeners: EventListener[] = [];
+/** A listener's name and the event types it is called for (the events module's EVENT_SUBSCRIBERS table). */
+export type EventSubscription = { subscriber: string; types: readonly string[] };
 
-export function onEvent(listener: EventListener): void {
-  if (!listeners.includes(listener)) listeners.push(listener);
+const listeners: { listener: EventListener; subscriber: string; types: ReadonlySet<string> }[] = [];
+
+/** Registers a listener for the types of its subscription: it is never called for another type. */
+export function onEvent(listener: EventListener, subscription: EventSubscription): void {
+  if (listeners.some((l) => l.listener === listener)) return;
+  listeners.push({ listener, subscriber: subscription.subscriber, types: new Set(subscription.types) });
+}
+
+/** Who is registered for what, as the app started them (for the subscribers test). */
+export function eventSubscriptions(): { subscriber: string; types: string[] }[] {
+  return listeners.map((l) => ({ subscriber: l.subscriber, types: [...l.types] }));
 }
 
 /** Every type emitted in this process, so a test can hold docs/events.md to the truth. */
@@ -68,7 +78,7 @@ export async function emitEvent(ctx: Ctx, type: EventType, object: Record<string
     }),
   );
   emittedTypes.add(type);
-  for (const listener of listeners) await listener(ctx, payload);
+  for (const { listener, types } of listeners) if (types.has(type)) await listener(ctx, payload);
   return payload;
 }
 
@@ -101,9 +111,11 @@ export async function emitEvents(ctx: Ctx, items: { type: EventType; object: Rec
     ),
   );
   for (const p of payloads) emittedTypes.add(p.type);
-  for (const listener of listeners) {
-    if (listener.batch) await listener.batch(ctx, payloads);
-    else for (const p of payloads) await listener(ctx, p);
+  for (const { listener, types } of listeners) {
+    const theirs = payloads.filter((p) => types.has(p.type));
+    if (theirs.length === 0) continue;
+    if (listener.batch) await listener.batch(ctx, theirs);
+    else for (const p of theirs) await listener(ctx, p);
   }
   return payloads;
 }

@@ -91,3 +91,41 @@ export function gatewayUnavailable(reason: string): KoshError {
 export function gatewayRefused(code: string, message: string): KoshError {
   return errors.validation(`payment gateway refused the request (${code}): ${message}`, undefined, `gateway_${code}`);
 }
+
+/** Node and undici codes of a connection that failed, was cut or timed out. */
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+/**
+ * Whether an exception out of a gateway call leaves its outcome unknown: the gateway did not
+ * answer (a timeout, a connection refused or reset — also as the `cause` of fetch's "fetch
+ * failed"), answered 5xx or 429, or an adapter gave up on it (`gatewayUnavailable`). Anything else
+ * — a TypeError, a database error, a KoshError of our own rules — is a defect or a refusal, never
+ * an unknown outcome: the caller lets it propagate.
+ */
+export function isGatewayOrNetworkError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    if (e instanceof KoshError) return e.reason === 'gateway_unavailable';
+    const { code, name, statusCode, status, type } = e as { code?: unknown; name?: unknown; statusCode?: unknown; status?: unknown; type?: unknown };
+    if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return true;
+    if (name === 'AbortError' || name === 'TimeoutError' || type === 'StripeConnectionError') return true;
+    const httpStatus = typeof statusCode === 'number' ? statusCode : status;
+    if (typeof httpStatus === 'number' && (httpStatus >= 500 || httpStatus === 429)) return true;
+  }
+  return false;
+}
