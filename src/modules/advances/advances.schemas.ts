@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
 
+const inr = {
+  inr_amount: z.int().nullable().describe('in rupees at the advance\'s exchange_rate (CGST Rules, rule 34); null for an INR advance'),
+  inr_subtotal: z.int().nullable(),
+  inr_cgst_amount: z.int().nullable(),
+  inr_sgst_amount: z.int().nullable(),
+  inr_igst_amount: z.int().nullable(),
+};
+
 const tax = {
   subtotal: z.int().describe('taxable value'),
   cgst_amount: z.int(),
@@ -17,6 +25,7 @@ export const advanceMovementSchema = z
     refund_voucher_number: z.string().nullable(),
     amount: z.int(),
     ...tax,
+    ...inr,
     reason: z.string(),
     created_at: fields.timestamp(),
   })
@@ -42,6 +51,13 @@ export const advanceSchema = z
     utgst: z.boolean(),
     balance: z.int().describe('not yet applied or refunded'),
     tax_open: z.int().describe('the GST on the balance: adjusted when applied, reversed when refunded'),
+    exchange_rate: z
+      .string()
+      .nullable()
+      .describe('INR per one unit of `currency` on the date of receipt, the rate GST on the advance is determined at (CGST Rules, rule 34(2)); null for INR'),
+    ...inr,
+    inr_tax_amount: z.int().nullable(),
+    inr_tax_open: z.int().nullable().describe('the rupee GST on the balance'),
     movements: z.array(advanceMovementSchema),
     received_at: fields.timestamp(),
     created_at: fields.timestamp(),
