@@ -23,6 +23,8 @@ export const advanceMovementSchema = z
     kind: z.enum(['applied', 'refunded']),
     invoice_id: z.uuid().nullable(),
     refund_voucher_number: z.string().nullable(),
+    payout: z.enum(['offline', 'gateway']).describe("a refund voucher's money: by hand (refunds payable), or back through the payment's gateway"),
+    refund_id: z.uuid().nullable().describe('the gateway refund (GET /v1/refunds/{id}) that carries it, when payout is gateway'),
     amount: z.int(),
     ...tax,
     ...inr,

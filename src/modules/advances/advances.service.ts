@@ -55,6 +55,8 @@ export function toAdvance(row: AdvanceRow, movements: MovementRow[]): Advance {
       kind: m.kind,
       invoice_id: m.invoice_id,
       refund_voucher_number: m.number,
+      payout: m.payout,
+      refund_id: m.refund_id,
       amount: Number(m.amount),
       subtotal: Number(m.subtotal),
       cgst_amount: Number(m.cgst_amount),
@@ -285,6 +287,8 @@ export async function applyAdvances(ctx: Ctx, invoice: InvoiceRow): Promise<numb
       sgst_amount: part.sgst_amount,
       igst_amount: part.igst_amount,
       ...movementInr(inr),
+      payout: 'offline',
+      refund_id: null,
       reason: '',
       created_at: ctx.now,
     });
@@ -323,11 +327,17 @@ function numeric(a: AdvanceRow) {
 
 /**
  * Pays (part of) an advance back with a refund voucher (rule 51): `advance.refunded` Dr 2310 /
- * Cr 2320 refunds payable (paid out by hand, as offline refunds are) for the amount, and Dr
- * 2100+2110 or 2120 / Cr 1300 for the GST that amount carried — no supply was made, so the tax
- * paid on it is reversed.
+ * Cr 2320 refunds payable (paid out by hand, as offline refunds are) — or Cr 1050 gateway clearing
+ * when `via` names the gateway refund that carries the money back (docs/decisions/0401) — for
+ * the amount, and Dr 2100+2110 or 2120 / Cr 1300 for the GST that amount carried: no supply was
+ * made, so the tax paid on it is reversed.
  */
-export async function refundAdvance(ctx: Ctx, id: string, input: { amount?: number | undefined; reason: string }): Promise<Advance> {
+export async function refundAdvance(
+  ctx: Ctx,
+  id: string,
+  input: { amount?: number | undefined; reason: string },
+  via?: { refundId: string },
+): Promise<Advance> {
   const advance = await findAdvance(ctx.tx, ctx.tenantId, id, true);
   if (!advance) throw errors.notFound('advance');
   const balance = Number(advance.balance);
@@ -353,6 +363,8 @@ export async function refundAdvance(ctx: Ctx, id: string, input: { amount?: numb
     sgst_amount: part.sgst_amount,
     igst_amount: part.igst_amount,
     ...movementInr(inr),
+    payout: via ? 'gateway' : 'offline',
+    refund_id: via?.refundId ?? null,
     reason: input.reason,
     created_at: ctx.now,
   });
@@ -366,7 +378,7 @@ export async function refundAdvance(ctx: Ctx, id: string, input: { amount?: numb
     description: `Refund voucher ${number} for advance ${advance.number}`,
     lines: [
       { account: Account.CUSTOMER_ADVANCES, debit: amount, customerId: advance.customer_id },
-      { account: Account.REFUNDS_PAYABLE, credit: amount, customerId: advance.customer_id },
+      { account: via ? Account.GATEWAY_CLEARING : Account.REFUNDS_PAYABLE, credit: amount, customerId: advance.customer_id },
       ...taxReleaseLines(entity, part, inr, advance.customer_id),
     ],
   });

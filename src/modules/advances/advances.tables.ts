@@ -59,6 +59,9 @@ export interface AdvanceMovementsTable {
   inr_cgst_amount: number | null;
   inr_sgst_amount: number | null;
   inr_igst_amount: number | null;
+  /** How a refund voucher's money left: by hand (refunds payable) or through the payment's gateway (`refund_id`). */
+  payout: 'offline' | 'gateway';
+  refund_id: string | null;
   reason: string;
   created_at: Timestamp;
 }
