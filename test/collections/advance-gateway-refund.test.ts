@@ -65,14 +65,19 @@ describe('refunding a gateway advance', () => {
     const providerPage = (await fetch(checkout.body.data.url, { redirect: 'manual' })).headers.get('location')!;
     expect(providerPage.startsWith(stripe.url)).toBe(true);
     // The customer pays by bank transfer meanwhile, then completes the Stripe page as well.
-    const bank = await tenant.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: invoice.id, payment_type: 'bank_transfer', amount: 41_300 });
+    const bank = await tenant.api('POST', '/v1/payments/offline', {
+      customer_id: customer,
+      invoice_id: invoice.id,
+      payment_type: 'bank_transfer',
+      amount: 41_300,
+    });
     expect(bank.status, bank.text).toBe(201);
     expect((await fetch(providerPage, { method: 'POST', redirect: 'manual' })).status).toBe(303);
     await t.kosh.worker.drain();
 
-    const card = ((await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data as { id: string; gateway: string | null; gateway_payment_id: string }[]).find(
-      (p) => p.gateway === 'stripe',
-    )!;
+    const card = (
+      (await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data as { id: string; gateway: string | null; gateway_payment_id: string }[]
+    ).find((p) => p.gateway === 'stripe')!;
     expect(card).toBeDefined();
     const [advance] = (await tenant.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
     // ₹413.00 received: value 350.00, CGST 31.50, SGST 31.50.
@@ -83,7 +88,14 @@ describe('refunding a gateway advance', () => {
     const res = await tenant.api('POST', `/v1/advances/${advance.id}/refunds`, { amount: 11_800, reason: 'order reduced' });
     expect(res.status, res.text).toBe(201);
     const voucher = res.body.data.movements[0];
-    expect(voucher).toMatchObject({ kind: 'refunded', refund_voucher_number: 'RFV-000001', amount: 11_800, cgst_amount: 900, sgst_amount: 900, payout: 'gateway' });
+    expect(voucher).toMatchObject({
+      kind: 'refunded',
+      refund_voucher_number: 'RFV-000001',
+      amount: 11_800,
+      cgst_amount: 900,
+      sgst_amount: 900,
+      payout: 'gateway',
+    });
     expect(voucher.refund_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(await entry('advance.refunded', voucher.id)).toEqual({ 2310: 11_800, 1050: -11_800, 2100: 900, 2110: 900, 1300: -1_800 });
 

@@ -3426,8 +3426,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable)
-         * @description Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable).
+         * Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid back through the gateway of a gateway payment, else by hand (refunds payable)
+         * @description Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid back through the gateway of a gateway payment, else by hand (refunds payable).
          */
         post: operations["refundsAdvance"];
         delete?: never;
@@ -6420,11 +6420,10 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             reason: string;
-            /**
-             * Format: uuid
-             * @description the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out
-             */
-            credit_note_id: string;
+            /** @description the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out; null for an advance's refund */
+            credit_note_id: string | null;
+            /** @description the advance whose refund voucher's money the refund carries back through the gateway, else null */
+            advance_id: string | null;
             /** @description false: the refund paid out credit notes issued before and issued none */
             credit_note_issued: boolean;
             /** @description the notes whose balance the refund paid out, and how much of each */
@@ -6553,6 +6552,13 @@ export interface components {
             kind: "applied" | "refunded";
             invoice_id: string | null;
             refund_voucher_number: string | null;
+            /**
+             * @description a refund voucher's money: by hand (refunds payable), or back through the payment's gateway
+             * @enum {string}
+             */
+            payout: "offline" | "gateway";
+            /** @description the gateway refund (GET /v1/refunds/{id}) that carries it, when payout is gateway */
+            refund_id: string | null;
             amount: number;
             /** @description taxable value */
             subtotal: number;
@@ -6560,6 +6566,12 @@ export interface components {
             /** @description SGST, or UTGST when utgst is true */
             sgst_amount: number;
             igst_amount: number;
+            /** @description in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance */
+            inr_amount: number | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
             reason: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -6597,6 +6609,17 @@ export interface components {
             balance: number;
             /** @description the GST on the balance: adjusted when applied, reversed when refunded */
             tax_open: number;
+            /** @description INR per one unit of `currency` on the date of receipt, the rate GST on the advance is determined at (CGST Rules, rule 34(2)); null for INR */
+            exchange_rate: string | null;
+            /** @description in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance */
+            inr_amount: number | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            inr_tax_amount: number | null;
+            /** @description the rupee GST on the balance */
+            inr_tax_open: number | null;
             movements: components["schemas"]["AdvanceMovement"][];
             /** @description RFC 3339 date-time in UTC */
             received_at: string;
@@ -21184,6 +21207,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "reason": "reason",
                      *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "credit_note_issued": true,
                      *           "credit_notes": [
                      *             {
@@ -21285,6 +21309,7 @@ export interface operations {
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -21375,6 +21400,7 @@ export interface operations {
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -21452,6 +21478,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "reason": "reason",
                      *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "credit_note_issued": true,
                      *           "credit_notes": [
                      *             {
@@ -21518,6 +21545,7 @@ export interface operations {
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -23888,17 +23916,32 @@ export interface operations {
                      *           "utgst": true,
                      *           "balance": 49900,
                      *           "tax_open": 1,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_amount": 49900,
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_tax_open": 1,
                      *           "movements": [
                      *             {
                      *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "kind": "applied",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "refund_voucher_number": "refund voucher number",
+                     *               "payout": "offline",
+                     *               "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "amount": 49900,
                      *               "subtotal": 49900,
                      *               "cgst_amount": 49900,
                      *               "sgst_amount": 49900,
                      *               "igst_amount": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_subtotal": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
                      *               "reason": "reason",
                      *               "created_at": "2026-04-01T00:00:00.000Z"
                      *             }
@@ -23970,17 +24013,32 @@ export interface operations {
                      *         "utgst": true,
                      *         "balance": 49900,
                      *         "tax_open": 1,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_amount": 49900,
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_tax_open": 1,
                      *         "movements": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "kind": "applied",
                      *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "refund_voucher_number": "refund voucher number",
+                     *             "payout": "offline",
+                     *             "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "amount": 49900,
                      *             "subtotal": 49900,
                      *             "cgst_amount": 49900,
                      *             "sgst_amount": 49900,
                      *             "igst_amount": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "reason": "reason",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
@@ -24020,7 +24078,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable) request. */
+        /** @description The refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid back through the gateway of a gateway payment, else by hand (refunds payable) request. */
         requestBody: {
             content: {
                 /**
@@ -24067,17 +24125,32 @@ export interface operations {
                      *         "utgst": true,
                      *         "balance": 49900,
                      *         "tax_open": 1,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_amount": 49900,
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_tax_open": 1,
                      *         "movements": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "kind": "applied",
                      *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "refund_voucher_number": "refund voucher number",
+                     *             "payout": "offline",
+                     *             "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "amount": 49900,
                      *             "subtotal": 49900,
                      *             "cgst_amount": 49900,
                      *             "sgst_amount": 49900,
                      *             "igst_amount": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "reason": "reason",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
@@ -27972,17 +28045,32 @@ export interface operations {
                  *           "utgst": true,
                  *           "balance": 49900,
                  *           "tax_open": 1,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_amount": 49900,
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_tax_open": 1,
                  *           "movements": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "kind": "applied",
                  *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "refund_voucher_number": "refund voucher number",
+                 *               "payout": "offline",
+                 *               "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "amount": 49900,
                  *               "subtotal": 49900,
                  *               "cgst_amount": 49900,
                  *               "sgst_amount": 49900,
                  *               "igst_amount": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_subtotal": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "reason": "reason",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
@@ -28064,17 +28152,32 @@ export interface operations {
                  *           "utgst": true,
                  *           "balance": 49900,
                  *           "tax_open": 1,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_amount": 49900,
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_tax_open": 1,
                  *           "movements": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "kind": "applied",
                  *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "refund_voucher_number": "refund voucher number",
+                 *               "payout": "offline",
+                 *               "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "amount": 49900,
                  *               "subtotal": 49900,
                  *               "cgst_amount": 49900,
                  *               "sgst_amount": 49900,
                  *               "igst_amount": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_subtotal": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "reason": "reason",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
@@ -28156,17 +28259,32 @@ export interface operations {
                  *           "utgst": true,
                  *           "balance": 49900,
                  *           "tax_open": 1,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_amount": 49900,
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_tax_open": 1,
                  *           "movements": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "kind": "applied",
                  *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "refund_voucher_number": "refund voucher number",
+                 *               "payout": "offline",
+                 *               "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "amount": 49900,
                  *               "subtotal": 49900,
                  *               "cgst_amount": 49900,
                  *               "sgst_amount": 49900,
                  *               "igst_amount": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_subtotal": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "reason": "reason",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
@@ -28238,6 +28356,7 @@ export interface operations {
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {
@@ -28314,6 +28433,7 @@ export interface operations {
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {
@@ -28390,6 +28510,7 @@ export interface operations {
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
 
 const inr = {
-  inr_amount: z.int().nullable().describe('in rupees at the advance\'s exchange_rate (CGST Rules, rule 34); null for an INR advance'),
+  inr_amount: z.int().nullable().describe("in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance"),
   inr_subtotal: z.int().nullable(),
   inr_cgst_amount: z.int().nullable(),
   inr_sgst_amount: z.int().nullable(),

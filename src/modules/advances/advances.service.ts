@@ -174,11 +174,7 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
     open_sgst: tax.sgst_amount,
     open_igst: tax.igst_amount,
     exchange_rate: exchangeRate,
-    inr_amount: inr?.inr_amount ?? null,
-    inr_subtotal: inr?.inr_subtotal ?? null,
-    inr_cgst_amount: inr?.inr_cgst_amount ?? null,
-    inr_sgst_amount: inr?.inr_sgst_amount ?? null,
-    inr_igst_amount: inr?.inr_igst_amount ?? null,
+    ...movementInr(inr),
     open_inr_subtotal: inr?.inr_subtotal ?? null,
     open_inr_cgst: inr?.inr_cgst_amount ?? null,
     open_inr_sgst: inr?.inr_sgst_amount ?? null,
@@ -198,7 +194,7 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
     description: `GST on advance, receipt voucher ${number}`,
     // A foreign-currency voucher's tax is booked at its rupee values (rule 34), as GSTR-1 reports it.
     lines: [
-      { account: Account.ADVANCE_TAX, debit: tax.tax_amount, customerId: customer.id, ...fx(entity, inr && inr.inr_amount - inr.inr_subtotal) },
+      { account: Account.ADVANCE_TAX, debit: tax.tax_amount, customerId: customer.id, ...fx(entity, inrTax(inr)) },
       { account: Account.CGST_PAYABLE, credit: tax.cgst_amount, customerId: customer.id, ...fx(entity, inr?.inr_cgst_amount) },
       { account: Account.SGST_PAYABLE, credit: tax.sgst_amount, customerId: customer.id, ...fx(entity, inr?.inr_sgst_amount) },
       { account: Account.IGST_PAYABLE, credit: tax.igst_amount, customerId: customer.id, ...fx(entity, inr?.inr_igst_amount) },
@@ -208,6 +204,8 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
   await emitEvent(ctx, 'advance.received', advance);
   return advance;
 }
+
+const inrTax = (inr: AdvanceInrPart | null) => (inr ? inr.inr_amount - inr.inr_subtotal : null);
 
 /** A line's functional value when it is known in rupees and the entity keeps its books in rupees. */
 function fx(entity: Pick<EntityRow, 'functional_currency'>, inr: number | null | undefined): { functional?: number } {
@@ -220,7 +218,7 @@ function taxReleaseLines(entity: EntityRow, part: AdvanceTax, inr: AdvanceInrPar
     { account: Account.CGST_PAYABLE, debit: part.cgst_amount, customerId, ...fx(entity, inr?.inr_cgst_amount) },
     { account: Account.SGST_PAYABLE, debit: part.sgst_amount, customerId, ...fx(entity, inr?.inr_sgst_amount) },
     { account: Account.IGST_PAYABLE, debit: part.igst_amount, customerId, ...fx(entity, inr?.inr_igst_amount) },
-    { account: Account.ADVANCE_TAX, credit: part.tax_amount, customerId, ...fx(entity, inr && inr.inr_amount - inr.inr_subtotal) },
+    { account: Account.ADVANCE_TAX, credit: part.tax_amount, customerId, ...fx(entity, inrTax(inr)) },
   ];
 }
 
