@@ -68,6 +68,10 @@
  *  22. a mismatched webhook applies nothing: the invoice stays open with no payment of it.
  *  23. every GST-registered entity's GSTR-1 of the month conforms to the committed GSTN
  *      offline-tool schema (src/modules/gst-returns/gstr1-schema.json, decision 0361).
+ *  24. a foreign-currency advance's rupee value and tax (decision 0400) are its voucher's less its
+ *      uses' rupee shares, all taken when it is used up, and 1300 in rupees is the rupee tax on the
+ *      open balances; an advance refunded through its gateway (decision 0401) sits in gateway
+ *      clearing like any gateway refund, one the gateway refused in refunds payable.
  * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
@@ -689,8 +693,9 @@ async function checkGatewayMoney(tenantId: string): Promise<void> {
             FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
             WHERE l.tenant_id = ${tenantId} AND l.account_code IN (1000, 1050, 2320) GROUP BY e.currency, l.account_code),
     -- Refunds booked: not failed, and not waiting for their note's approval (nothing is booked before).
-    released AS (SELECT r.currency, r.gateway, r.amount FROM refunds r JOIN credit_notes n ON n.tenant_id = r.tenant_id AND n.id = r.credit_note_id
-                 WHERE r.tenant_id = ${tenantId} AND r.status <> 'failed' AND n.status <> 'pending_approval')
+    -- An advance's gateway refund (no note) is booked with its refund voucher.
+    released AS (SELECT r.currency, r.gateway, r.amount FROM refunds r LEFT JOIN credit_notes n ON n.tenant_id = r.tenant_id AND n.id = r.credit_note_id
+                 WHERE r.tenant_id = ${tenantId} AND r.status <> 'failed' AND (r.advance_id IS NOT NULL OR n.status <> 'pending_approval'))
     SELECT c.currency,
       coalesce((SELECT balance FROM bal WHERE bal.currency = c.currency AND account_code = 1000), 0)::bigint AS cash,
       coalesce((SELECT balance FROM bal WHERE bal.currency = c.currency AND account_code = 1050), 0)::bigint AS clearing,
@@ -701,7 +706,9 @@ async function checkGatewayMoney(tenantId: string): Promise<void> {
       (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NOT NULL)::bigint AS refunded,
       (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NULL)::bigint
       + (SELECT coalesce(sum(m.amount), 0) FROM advance_movements m JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
-         WHERE m.tenant_id = ${tenantId} AND m.kind = 'refunded' AND a.currency = c.currency)::bigint AS manual
+         WHERE m.tenant_id = ${tenantId} AND m.kind = 'refunded' AND m.payout = 'offline' AND a.currency = c.currency)::bigint
+      -- A refund voucher the gateway refused to carry is owed by hand.
+      + (SELECT coalesce(sum(r.amount), 0) FROM refunds r WHERE r.tenant_id = ${tenantId} AND r.advance_id IS NOT NULL AND r.status = 'failed' AND r.currency = c.currency)::bigint AS manual
     FROM c`.execute(db);
   for (const m of money.rows) {
     expect(Number(m.cash), `cash in ${m.currency} = offline payments + settled gateway payments`).toBe(Number(m.offline) + Number(m.settled));
@@ -851,24 +858,55 @@ async function checkAdvances(tenantId: string): Promise<void> {
         OR a.open_cgst < 0 OR a.open_sgst < 0 OR a.open_igst < 0 OR a.open_subtotal < 0
         OR (a.balance = 0 AND a.open_cgst + a.open_sgst + a.open_igst <> 0)`.execute(db);
   expect(inconsistent.rows, "an advance's balance, value and tax are its voucher's less its uses, never below zero").toEqual([]);
-  const ledger = await sql<{ customer_id: string; currency: string; advances: string; tax: string; balance: string; open_tax: string }>`
+  // Check 24: the rupee values of a foreign-currency advance add up as its own do (decision 0400).
+  const rupees = await sql<{ id: string }>`
+    SELECT a.id FROM customer_advances a
+    LEFT JOIN advance_movements m ON m.tenant_id = a.tenant_id AND m.advance_id = a.id
+    WHERE a.tenant_id = ${tenantId} AND a.inr_amount IS NOT NULL
+    GROUP BY a.id, a.inr_amount, a.inr_subtotal, a.inr_cgst_amount, a.inr_sgst_amount, a.inr_igst_amount, a.balance,
+             a.open_inr_subtotal, a.open_inr_cgst, a.open_inr_sgst, a.open_inr_igst
+    HAVING a.inr_amount <> a.inr_subtotal + a.inr_cgst_amount + a.inr_sgst_amount + a.inr_igst_amount
+        OR a.open_inr_subtotal <> a.inr_subtotal - coalesce(sum(m.inr_subtotal), 0)
+        OR a.open_inr_cgst <> a.inr_cgst_amount - coalesce(sum(m.inr_cgst_amount), 0)
+        OR a.open_inr_sgst <> a.inr_sgst_amount - coalesce(sum(m.inr_sgst_amount), 0)
+        OR a.open_inr_igst <> a.inr_igst_amount - coalesce(sum(m.inr_igst_amount), 0)
+        OR a.open_inr_subtotal < 0 OR a.open_inr_cgst < 0 OR a.open_inr_sgst < 0 OR a.open_inr_igst < 0
+        OR (a.balance = 0 AND a.open_inr_cgst + a.open_inr_sgst + a.open_inr_igst + a.open_inr_subtotal <> 0)`.execute(db);
+  expect(rupees.rows, "an advance's rupee value and tax are its voucher's less its uses' rupee shares, all taken when it is used up").toEqual([]);
+  const ledger = await sql<{
+    customer_id: string;
+    currency: string;
+    advances: string;
+    tax: string;
+    inr_tax: string;
+    balance: string;
+    open_tax: string;
+    open_inr_tax: string;
+  }>`
     WITH l AS (SELECT l.customer_id, e.currency,
                  sum(l.credit - l.debit) FILTER (WHERE l.account_code = 2310) AS advances,
-                 sum(l.debit - l.credit) FILTER (WHERE l.account_code = 1300) AS tax
+                 sum(l.debit - l.credit) FILTER (WHERE l.account_code = 1300) AS tax,
+                 sum(coalesce(l.functional_debit, 0) - coalesce(l.functional_credit, 0)) FILTER (WHERE l.account_code = 1300) AS inr_tax
                FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
                WHERE l.tenant_id = ${tenantId} AND l.account_code IN (2310, 1300) GROUP BY l.customer_id, e.currency),
-    a AS (SELECT customer_id, currency, sum(balance) AS balance, sum(open_cgst + open_sgst + open_igst) AS open_tax
+    a AS (SELECT customer_id, currency, sum(balance) AS balance, sum(open_cgst + open_sgst + open_igst) AS open_tax,
+                 sum(CASE WHEN currency = 'INR' THEN open_cgst + open_sgst + open_igst ELSE coalesce(open_inr_cgst + open_inr_sgst + open_inr_igst, 0) END) AS open_inr_tax
           FROM customer_advances WHERE tenant_id = ${tenantId} GROUP BY customer_id, currency),
     k AS (SELECT customer_id, currency FROM l UNION SELECT customer_id, currency FROM a)
     SELECT k.customer_id, k.currency,
       coalesce((SELECT advances FROM l WHERE l.customer_id IS NOT DISTINCT FROM k.customer_id AND l.currency = k.currency), 0)::text AS advances,
       coalesce((SELECT tax FROM l WHERE l.customer_id IS NOT DISTINCT FROM k.customer_id AND l.currency = k.currency), 0)::text AS tax,
       coalesce((SELECT balance FROM a WHERE a.customer_id = k.customer_id AND a.currency = k.currency), 0)::text AS balance,
-      coalesce((SELECT open_tax FROM a WHERE a.customer_id = k.customer_id AND a.currency = k.currency), 0)::text AS open_tax
+      coalesce((SELECT open_tax FROM a WHERE a.customer_id = k.customer_id AND a.currency = k.currency), 0)::text AS open_tax,
+      coalesce((SELECT inr_tax FROM l WHERE l.customer_id IS NOT DISTINCT FROM k.customer_id AND l.currency = k.currency), 0)::text AS inr_tax,
+      coalesce((SELECT open_inr_tax FROM a WHERE a.customer_id = k.customer_id AND a.currency = k.currency), 0)::text AS open_inr_tax
     FROM k`.execute(db);
   for (const r of ledger.rows) {
     expect(Number(r.advances), `customer ${r.customer_id}: customer advances (2310) in ${r.currency} = the advances' balances`).toBe(Number(r.balance));
     expect(Number(r.tax), `customer ${r.customer_id}: GST paid on advances (1300) in ${r.currency} = the tax on their balances`).toBe(Number(r.open_tax));
+    expect(Number(r.inr_tax), `customer ${r.customer_id}: GST paid on ${r.currency} advances (1300) in rupees = the rupee tax on their balances`).toBe(
+      Number(r.open_inr_tax),
+    );
   }
   // The statement and the balance agree with the records (decision 0281).
   const statement = await sql<{ customer_id: string }>`

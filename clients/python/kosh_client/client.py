@@ -810,7 +810,7 @@ class KoshClient(Transport):
         return self._request("POST", f"/v1/events/{_quote(id)}/redeliver", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def refunds_advance(self, id: str, body: "RefundsAdvanceBody", *, idempotency_key: Optional[str] = None) -> "RefundsAdvanceResponse":
-        """Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable) (POST /v1/advances/{id}/refunds)"""
+        """Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid back through the gateway of a gateway payment, else by hand (refunds payable) (POST /v1/advances/{id}/refunds)"""
         return self._request("POST", f"/v1/advances/{_quote(id)}/refunds", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def refunds_credit_note(self, id: str, body: "RefundsCreditNoteBody", *, idempotency_key: Optional[str] = None) -> "RefundsCreditNoteResponse":

@@ -3426,8 +3426,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable)
-         * @description Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable).
+         * Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid back through the gateway of a gateway payment, else by hand (refunds payable)
+         * @description Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid back through the gateway of a gateway payment, else by hand (refunds payable).
          */
         post: operations["refundsAdvance"];
         delete?: never;
@@ -6440,11 +6440,10 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             reason: string;
-            /**
-             * Format: uuid
-             * @description the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out
-             */
-            credit_note_id: string;
+            /** @description the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out; null for an advance's refund */
+            credit_note_id: string | null;
+            /** @description the advance whose refund voucher's money the refund carries back through the gateway, else null */
+            advance_id: string | null;
             /** @description false: the refund paid out credit notes issued before and issued none */
             credit_note_issued: boolean;
             /** @description the notes whose balance the refund paid out, and how much of each */
@@ -6573,6 +6572,13 @@ export interface components {
             kind: "applied" | "refunded";
             invoice_id: string | null;
             refund_voucher_number: string | null;
+            /**
+             * @description a refund voucher's money: by hand (refunds payable), or back through the payment's gateway
+             * @enum {string}
+             */
+            payout: "offline" | "gateway";
+            /** @description the gateway refund (GET /v1/refunds/{id}) that carries it, when payout is gateway */
+            refund_id: string | null;
             amount: number;
             /** @description taxable value */
             subtotal: number;
@@ -6580,6 +6586,12 @@ export interface components {
             /** @description SGST, or UTGST when utgst is true */
             sgst_amount: number;
             igst_amount: number;
+            /** @description in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance */
+            inr_amount: number | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
             reason: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
@@ -6617,6 +6629,17 @@ export interface components {
             balance: number;
             /** @description the GST on the balance: adjusted when applied, reversed when refunded */
             tax_open: number;
+            /** @description INR per one unit of `currency` on the date of receipt, the rate GST on the advance is determined at (CGST Rules, rule 34(2)); null for INR */
+            exchange_rate: string | null;
+            /** @description in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance */
+            inr_amount: number | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            inr_tax_amount: number | null;
+            /** @description the rupee GST on the balance */
+            inr_tax_open: number | null;
             movements: components["schemas"]["AdvanceMovement"][];
             /** @description RFC 3339 date-time in UTC */
             received_at: string;
@@ -21204,6 +21227,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "reason": "reason",
                      *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "credit_note_issued": true,
                      *           "credit_notes": [
                      *             {
@@ -21305,6 +21329,7 @@ export interface operations {
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -21395,6 +21420,7 @@ export interface operations {
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -21472,6 +21498,7 @@ export interface operations {
                      *           "status": "pending",
                      *           "reason": "reason",
                      *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "credit_note_issued": true,
                      *           "credit_notes": [
                      *             {
@@ -21538,6 +21565,7 @@ export interface operations {
                      *         "status": "pending",
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -23908,17 +23936,32 @@ export interface operations {
                      *           "utgst": true,
                      *           "balance": 49900,
                      *           "tax_open": 1,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_amount": 49900,
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_tax_open": 1,
                      *           "movements": [
                      *             {
                      *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "kind": "applied",
                      *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "refund_voucher_number": "refund voucher number",
+                     *               "payout": "offline",
+                     *               "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "amount": 49900,
                      *               "subtotal": 49900,
                      *               "cgst_amount": 49900,
                      *               "sgst_amount": 49900,
                      *               "igst_amount": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_subtotal": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
                      *               "reason": "reason",
                      *               "created_at": "2026-04-01T00:00:00.000Z"
                      *             }
@@ -23990,17 +24033,32 @@ export interface operations {
                      *         "utgst": true,
                      *         "balance": 49900,
                      *         "tax_open": 1,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_amount": 49900,
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_tax_open": 1,
                      *         "movements": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "kind": "applied",
                      *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "refund_voucher_number": "refund voucher number",
+                     *             "payout": "offline",
+                     *             "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "amount": 49900,
                      *             "subtotal": 49900,
                      *             "cgst_amount": 49900,
                      *             "sgst_amount": 49900,
                      *             "igst_amount": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "reason": "reason",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
@@ -24040,7 +24098,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable) request. */
+        /** @description The refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid back through the gateway of a gateway payment, else by hand (refunds payable) request. */
         requestBody: {
             content: {
                 /**
@@ -24087,17 +24145,32 @@ export interface operations {
                      *         "utgst": true,
                      *         "balance": 49900,
                      *         "tax_open": 1,
+                     *         "exchange_rate": "exchange rate",
+                     *         "inr_amount": 49900,
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_tax_open": 1,
                      *         "movements": [
                      *           {
                      *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "kind": "applied",
                      *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "refund_voucher_number": "refund voucher number",
+                     *             "payout": "offline",
+                     *             "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "amount": 49900,
                      *             "subtotal": 49900,
                      *             "cgst_amount": 49900,
                      *             "sgst_amount": 49900,
                      *             "igst_amount": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
                      *             "reason": "reason",
                      *             "created_at": "2026-04-01T00:00:00.000Z"
                      *           }
@@ -27992,17 +28065,32 @@ export interface operations {
                  *           "utgst": true,
                  *           "balance": 49900,
                  *           "tax_open": 1,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_amount": 49900,
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_tax_open": 1,
                  *           "movements": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "kind": "applied",
                  *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "refund_voucher_number": "refund voucher number",
+                 *               "payout": "offline",
+                 *               "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "amount": 49900,
                  *               "subtotal": 49900,
                  *               "cgst_amount": 49900,
                  *               "sgst_amount": 49900,
                  *               "igst_amount": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_subtotal": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "reason": "reason",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
@@ -28084,17 +28172,32 @@ export interface operations {
                  *           "utgst": true,
                  *           "balance": 49900,
                  *           "tax_open": 1,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_amount": 49900,
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_tax_open": 1,
                  *           "movements": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "kind": "applied",
                  *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "refund_voucher_number": "refund voucher number",
+                 *               "payout": "offline",
+                 *               "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "amount": 49900,
                  *               "subtotal": 49900,
                  *               "cgst_amount": 49900,
                  *               "sgst_amount": 49900,
                  *               "igst_amount": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_subtotal": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "reason": "reason",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
@@ -28176,17 +28279,32 @@ export interface operations {
                  *           "utgst": true,
                  *           "balance": 49900,
                  *           "tax_open": 1,
+                 *           "exchange_rate": "exchange rate",
+                 *           "inr_amount": 49900,
+                 *           "inr_subtotal": 49900,
+                 *           "inr_cgst_amount": 49900,
+                 *           "inr_sgst_amount": 49900,
+                 *           "inr_igst_amount": 49900,
+                 *           "inr_tax_amount": 49900,
+                 *           "inr_tax_open": 1,
                  *           "movements": [
                  *             {
                  *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "kind": "applied",
                  *               "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "refund_voucher_number": "refund voucher number",
+                 *               "payout": "offline",
+                 *               "refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "amount": 49900,
                  *               "subtotal": 49900,
                  *               "cgst_amount": 49900,
                  *               "sgst_amount": 49900,
                  *               "igst_amount": 49900,
+                 *               "inr_amount": 49900,
+                 *               "inr_subtotal": 49900,
+                 *               "inr_cgst_amount": 49900,
+                 *               "inr_sgst_amount": 49900,
+                 *               "inr_igst_amount": 49900,
                  *               "reason": "reason",
                  *               "created_at": "2026-04-01T00:00:00.000Z"
                  *             }
@@ -28258,6 +28376,7 @@ export interface operations {
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {
@@ -28334,6 +28453,7 @@ export interface operations {
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {
@@ -28410,6 +28530,7 @@ export interface operations {
                  *           "status": "pending",
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {

@@ -9,7 +9,8 @@ import {
   listBalanceTransactions,
 } from '../../modules/balances/index.js';
 import { listLuts, lutListSchema, lutParams, lutSchema, putLut, putLutBody } from '../../modules/entities/index.js';
-import { advanceSchema, getAdvance, listAdvances, listAdvancesQuery, refundAdvance, refundAdvanceBody } from '../../modules/advances/index.js';
+import { advanceSchema, getAdvance, listAdvances, listAdvancesQuery, refundAdvanceBody } from '../../modules/advances/index.js';
+import { refundCustomerAdvance } from '../../flows/collections/refund-advance.js';
 
 /** Customer advances: receipt vouchers (rule 50), their uses, and refund vouchers (rule 51). */
 export function registerAdvanceRoutes(app: KoshApp, deps: AppDeps): void {
@@ -46,14 +47,15 @@ export function registerAdvanceRoutes(app: KoshApp, deps: AppDeps): void {
     {
       schema: {
         tags: ['advances'],
-        summary: "Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid out by hand (refunds payable)",
+        summary:
+          "Refund (part of) an advance's balance with a refund voucher; the GST on it is reversed; paid back through the gateway of a gateway payment, else by hand (refunds payable)",
         params: idParams,
         body: refundAdvanceBody,
         response: { 201: dataEnvelope(advanceSchema) },
       },
     },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await refundAdvance(ctx, request.params.id, request.body) } })),
+      runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await refundCustomerAdvance(ctx, request.params.id, request.body) } })),
   );
   app.get(
     '/v1/customers/:id/balance',

@@ -210,6 +210,8 @@ async function recordGatewayPayments(
       customer: await getCustomer(ctx, attempt.customer_id),
       currency: attempt.currency,
       amount: rest,
+      // The payment's rate of its date: the advance's rupee values (CGST Rules, rule 34).
+      exchangeRate: payments[k]!.exchange_rate,
     });
   }
   // Paid, but nothing applied (the invoice was settled another way): its old error still goes.

@@ -14,6 +14,7 @@ import {
   unspentCreditOfInvoice,
 } from '../../modules/credit-notes/index.js';
 import { getEntity, transactionRate } from '../../modules/entities/index.js';
+import { getAdvance } from '../../modules/advances/index.js';
 import { getInvoiceRow } from '../../modules/invoices/index.js';
 import { Account, postEntry, type PostingLine } from '../../modules/ledger/index.js';
 import { addRefunded, findPayment, findPaymentForUpdate, type PaymentRow } from '../../modules/payments/index.js';
@@ -41,13 +42,13 @@ import {
 
 export const EXECUTE_REFUND_JOB = 'collections.execute_refund';
 
-/** The refund's entry, in the ledger of the entity that issued its notes. */
+/** The refund's entry, in the ledger of the entity that issued its notes (or took its advance). */
 async function book(ctx: Ctx, refund: RefundRow, kind: string, description: string, lines: PostingLine[]): Promise<void> {
-  const note = await getCreditNote(ctx, refund.credit_note_id);
-  const entity = await getEntity(ctx, note.entity_id!);
+  const source = refund.credit_note_id ? await getCreditNote(ctx, refund.credit_note_id) : await getAdvance(ctx, refund.advance_id!);
+  const entity = await getEntity(ctx, source.entity_id!);
   // Money paid out at the rate of its date; the notes' credit leaves at the rate it was booked at:
   // the difference is a realized exchange gain or loss (DESIGN §19).
-  const rate = await transactionRate(ctx, entity, refund.currency, null, ctx.now, note.exchange_rate);
+  const rate = await transactionRate(ctx, entity, refund.currency, null, ctx.now, source.exchange_rate);
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,
@@ -92,6 +93,7 @@ export async function startRefund(ctx: Ctx, start: RefundStart): Promise<Refund>
     invoice_id: start.invoiceId,
     customer_id: start.customerId,
     credit_note_id: start.issuedNote?.id ?? start.sources[0]!.credit_note_id,
+    advance_id: null,
     issued_credit_note: start.issuedNote !== undefined,
     amount: start.amount,
     currency: start.currency,
@@ -248,7 +250,7 @@ export async function refundOnCreditNoteDecision(ctx: Ctx, event: EventPayload):
   });
   if (!row) return;
   if (row.payment_id) await addRefunded(ctx.tx, ctx.tenantId, row.payment_id, -row.amount, ctx.now);
-  await markRefundNoteUnpaid(ctx, row.credit_note_id);
+  await markRefundNoteUnpaid(ctx, row.credit_note_id!);
   await emitEvent(ctx, 'refund.failed', toRefund(row, await sourcesOfRefunds(ctx.tx, ctx.tenantId, [row.id])));
 }
 
@@ -268,7 +270,7 @@ export async function recordRefundOutcome(ctx: Ctx, refundId: string, outcome: R
   if (outcome.status === 'succeeded') {
     const row = await finishRefund(ctx.tx, ctx.tenantId, refundId, { status: 'succeeded', gateway_refund_id: outcome.gatewayRefundId, updated_at: ctx.now });
     if (!row) return findRefund(ctx.tx, ctx.tenantId, refundId);
-    if (row.issued_credit_note) await setCreditNoteRefundStatus(ctx, row.credit_note_id, 'processed');
+    if (row.issued_credit_note) await setCreditNoteRefundStatus(ctx, row.credit_note_id!, 'processed');
     await emitEvent(ctx, 'refund.succeeded', toRefund(row, await sourcesOfRefunds(ctx.tx, ctx.tenantId, [row.id])));
     return row;
   }
@@ -281,8 +283,9 @@ export async function recordRefundOutcome(ctx: Ctx, refundId: string, outcome: R
     updated_at: ctx.now,
   });
   if (!row) return findRefund(ctx.tx, ctx.tenantId, refundId);
+  if (row.advance_id) return advanceRefundFailed(ctx, row);
   const sources = await sourcesOfRefunds(ctx.tx, ctx.tenantId, [row.id]);
-  if (row.issued_credit_note) await setCreditNoteRefundStatus(ctx, row.credit_note_id, 'refund_failed');
+  if (row.issued_credit_note) await setCreditNoteRefundStatus(ctx, row.credit_note_id!, 'refund_failed');
   else for (const s of sources) await restoreCreditBalance(ctx, s.credit_note_id, Number(s.amount));
   if (row.payment_id) await addRefunded(ctx.tx, ctx.tenantId, row.payment_id, -row.amount, ctx.now);
   const customerId = row.customer_id;
@@ -291,6 +294,23 @@ export async function recordRefundOutcome(ctx: Ctx, refundId: string, outcome: R
     ...sources.map((s) => ({ account: Account.CUSTOMER_CREDIT, credit: Number(s.amount), creditNoteId: s.credit_note_id, customerId })),
   ]);
   await emitEvent(ctx, 'refund.failed', toRefund(row, sources));
+  return row;
+}
+
+/**
+ * The gateway refused to carry an advance's refund voucher back (docs/decisions/0401): the voucher
+ * stands (no supply was made; its GST stays reversed), so the money is still owed to the customer
+ * and is paid by hand: Dr 1050 gateway clearing / Cr 2320 refunds payable; the payment is
+ * refundable again; refund.failed.
+ */
+async function advanceRefundFailed(ctx: Ctx, row: RefundRow): Promise<RefundRow> {
+  if (row.payment_id) await addRefunded(ctx.tx, ctx.tenantId, row.payment_id, -row.amount, ctx.now);
+  const customerId = row.customer_id;
+  await book(ctx, row, 'refund.failed', `Failed refund ${row.gateway_refund_id ?? row.id} of an advance: owed to the customer, to be paid by hand`, [
+    { account: Account.GATEWAY_CLEARING, debit: row.amount, customerId },
+    { account: Account.REFUNDS_PAYABLE, credit: row.amount, customerId },
+  ]);
+  await emitEvent(ctx, 'refund.failed', toRefund(row, []));
   return row;
 }
 

@@ -112,6 +112,14 @@ export async function recordOfflinePayment(ctx: Ctx, input: RecordOfflinePayment
   });
   await emitEvent(ctx, 'payment.recorded', payment);
   if (entity)
-    await receiveAdvance(ctx, { paymentId: id, entityId: entity.id, customer, currency: input.currency, amount: input.amount, hsnCode: input.hsn_code });
+    await receiveAdvance(ctx, {
+      paymentId: id,
+      entityId: entity.id,
+      customer,
+      currency: input.currency,
+      amount: input.amount,
+      hsnCode: input.hsn_code,
+      exchangeRate: rate.rate,
+    });
   return payment;
 }

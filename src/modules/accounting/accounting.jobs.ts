@@ -243,7 +243,8 @@ class SyncPass {
       const rows = await succeededRefundRows(this.env.db, this.connection.tenant_id, after, PAGE.limit);
       const items: SyncDoc[] = [];
       for (const r of rows) {
-        const note = this.notes.get(r.credit_note_id);
+        // An advance's refund pays back a receipt, not a credit note: it is not synced as a refund.
+        const note = r.credit_note_id ? this.notes.get(r.credit_note_id) : undefined;
         if (!note) continue; // a refund note is issued with its refund; not met only if unnumbered
         const doc: RefundDoc = {
           id: r.id,

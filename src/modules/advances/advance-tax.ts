@@ -1,4 +1,4 @@
-import { mulDivRoundHalfUp } from '../../platform/money.js';
+import { convertMinorUnits, mulDivRoundHalfUp } from '../../platform/money.js';
 import { splitTaxProRata, type TaxRegime } from '../tax/index.js';
 
 export type AdvanceTax = { subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number; tax_amount: number };
@@ -47,4 +47,43 @@ export function shareOfOpen(
     amount,
   );
   return { subtotal: part.subtotal, cgst_amount: part.cgst_amount, sgst_amount: part.sgst_amount, igst_amount: part.igst_amount, tax_amount: part.tax_amount };
+}
+
+/** The rupee values of an advance or of one use of it (CGST Rules, rule 34). */
+export type AdvanceInrPart = { inr_amount: number; inr_subtotal: number; inr_cgst_amount: number; inr_sgst_amount: number; inr_igst_amount: number };
+
+/**
+ * The rupee values of a foreign-currency advance's receipt voucher at `rate` (INR per one unit,
+ * the rate of the date of receipt: rule 34(2) with CGST Act s.13(2)). Each tax is converted
+ * (SGST equal to CGST, as in the advance's currency), the gross too, and the taxable value is what
+ * is left, so value + tax = gross in rupees as in the advance's currency.
+ * Example: USD 118.00 export without LUT (value 100.00, IGST 18.00) at 83.25 → ₹9,823.50, IGST
+ * ₹1,498.50, value ₹8,325.00.
+ */
+export function inrOfAdvance(gross: number, tax: AdvanceTax, currency: string, rate: string): AdvanceInrPart {
+  const inr = (amount: number) => convertMinorUnits(amount, currency, 'INR', rate);
+  const amount = inr(gross);
+  const cgst = inr(tax.cgst_amount);
+  const igst = inr(tax.igst_amount);
+  return { inr_amount: amount, inr_subtotal: amount - 2 * cgst - igst, inr_cgst_amount: cgst, inr_sgst_amount: cgst, inr_igst_amount: igst };
+}
+
+/**
+ * The rupee share of one use of an advance: each rupee value open takes the share the use takes of
+ * the same value in the advance's currency (so never more than is open), and the use that empties
+ * the advance takes all the rupees left — its adjustments and refunds add up to the voucher's
+ * rupee tax exactly, as they do in its currency.
+ */
+export function inrShareOfOpen(
+  open: { balance: number; open_subtotal: number; open_cgst: number; open_sgst: number; open_igst: number },
+  openInr: { subtotal: number; cgst: number; sgst: number; igst: number },
+  amount: number,
+  part: AdvanceTax,
+): AdvanceInrPart {
+  const take = (inr: number, piece: number, whole: number) => (amount === open.balance ? inr : whole > 0 ? mulDivRoundHalfUp(inr, piece, whole) : 0);
+  const subtotal = take(openInr.subtotal, part.subtotal, open.open_subtotal);
+  const cgst = take(openInr.cgst, part.cgst_amount, open.open_cgst);
+  const sgst = take(openInr.sgst, part.sgst_amount, open.open_sgst);
+  const igst = take(openInr.igst, part.igst_amount, open.open_igst);
+  return { inr_amount: subtotal + cgst + sgst + igst, inr_subtotal: subtotal, inr_cgst_amount: cgst, inr_sgst_amount: sgst, inr_igst_amount: igst };
 }

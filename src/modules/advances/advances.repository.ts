@@ -4,6 +4,7 @@ import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { AdvanceMovementsTable, CustomerAdvancesTable } from './advances.tables.js';
 import './advances.tables.js';
+import type { AdvanceInrPart } from './advance-tax.js';
 
 export type AdvanceRow = Selectable<CustomerAdvancesTable>;
 export type MovementRow = Selectable<AdvanceMovementsTable>;
@@ -60,7 +61,7 @@ export async function takeFromAdvance(
   tx: Tx,
   tenantId: string,
   id: string,
-  part: { amount: number; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number },
+  part: { amount: number; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number; inr?: AdvanceInrPart | null },
   now: Date,
 ): Promise<AdvanceRow | undefined> {
   return tx
@@ -71,6 +72,11 @@ export async function takeFromAdvance(
       open_cgst: sql`open_cgst - ${part.cgst_amount}`,
       open_sgst: sql`open_sgst - ${part.sgst_amount}`,
       open_igst: sql`open_igst - ${part.igst_amount}`,
+      // NULL stays NULL: an advance without rupee values.
+      open_inr_subtotal: sql`open_inr_subtotal - ${part.inr?.inr_subtotal ?? 0}`,
+      open_inr_cgst: sql`open_inr_cgst - ${part.inr?.inr_cgst_amount ?? 0}`,
+      open_inr_sgst: sql`open_inr_sgst - ${part.inr?.inr_sgst_amount ?? 0}`,
+      open_inr_igst: sql`open_inr_igst - ${part.inr?.inr_igst_amount ?? 0}`,
       updated_at: now,
     })
     .where('tenant_id', '=', tenantId)

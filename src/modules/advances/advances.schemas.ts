@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
 
+const inr = {
+  inr_amount: z.int().nullable().describe("in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance"),
+  inr_subtotal: z.int().nullable(),
+  inr_cgst_amount: z.int().nullable(),
+  inr_sgst_amount: z.int().nullable(),
+  inr_igst_amount: z.int().nullable(),
+};
+
 const tax = {
   subtotal: z.int().describe('taxable value'),
   cgst_amount: z.int(),
@@ -15,8 +23,11 @@ export const advanceMovementSchema = z
     kind: z.enum(['applied', 'refunded']),
     invoice_id: z.uuid().nullable(),
     refund_voucher_number: z.string().nullable(),
+    payout: z.enum(['offline', 'gateway']).describe("a refund voucher's money: by hand (refunds payable), or back through the payment's gateway"),
+    refund_id: z.uuid().nullable().describe('the gateway refund (GET /v1/refunds/{id}) that carries it, when payout is gateway'),
     amount: z.int(),
     ...tax,
+    ...inr,
     reason: z.string(),
     created_at: fields.timestamp(),
   })
@@ -42,6 +53,13 @@ export const advanceSchema = z
     utgst: z.boolean(),
     balance: z.int().describe('not yet applied or refunded'),
     tax_open: z.int().describe('the GST on the balance: adjusted when applied, reversed when refunded'),
+    exchange_rate: z
+      .string()
+      .nullable()
+      .describe('INR per one unit of `currency` on the date of receipt, the rate GST on the advance is determined at (CGST Rules, rule 34(2)); null for INR'),
+    ...inr,
+    inr_tax_amount: z.int().nullable(),
+    inr_tax_open: z.int().nullable().describe('the rupee GST on the balance'),
     movements: z.array(advanceMovementSchema),
     received_at: fields.timestamp(),
     created_at: fields.timestamp(),

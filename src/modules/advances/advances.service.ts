@@ -9,7 +9,7 @@ import { entityAt, findEntity, takeDocumentNumber, type EntityRow } from '../ent
 import { applyToInvoice, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry } from '../ledger/index.js';
 import { DEFAULT_SAC_CODE, determineTaxRegime, gstRateBasisPoints } from '../tax/index.js';
-import { shareOfOpen, taxOfAdvance, type AdvanceTax } from './advance-tax.js';
+import { inrOfAdvance, inrShareOfOpen, shareOfOpen, taxOfAdvance, type AdvanceInrPart, type AdvanceTax } from './advance-tax.js';
 import type { Advance } from './advances.schemas.js';
 import {
   customersWithOpenAdvances,
@@ -46,22 +46,40 @@ export function toAdvance(row: AdvanceRow, movements: MovementRow[]): Advance {
     utgst: row.utgst,
     balance: Number(row.balance),
     tax_open: Number(row.open_cgst) + Number(row.open_sgst) + Number(row.open_igst),
+    exchange_rate: row.exchange_rate,
+    ...inrFields(row),
+    inr_tax_amount: row.inr_amount === null ? null : Number(row.inr_cgst_amount) + Number(row.inr_sgst_amount) + Number(row.inr_igst_amount),
+    inr_tax_open: row.open_inr_cgst === null ? null : Number(row.open_inr_cgst) + Number(row.open_inr_sgst) + Number(row.open_inr_igst),
     movements: movements.map((m) => ({
       id: m.id,
       kind: m.kind,
       invoice_id: m.invoice_id,
       refund_voucher_number: m.number,
+      payout: m.payout,
+      refund_id: m.refund_id,
       amount: Number(m.amount),
       subtotal: Number(m.subtotal),
       cgst_amount: Number(m.cgst_amount),
       sgst_amount: Number(m.sgst_amount),
       igst_amount: Number(m.igst_amount),
+      ...inrFields(m),
       reason: m.reason,
       created_at: toIso(m.created_at),
     })),
     received_at: toIso(row.received_at),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
+  };
+}
+
+const orNull = (v: number | null) => (v === null ? null : Number(v));
+function inrFields(row: Pick<AdvanceRow, 'inr_amount' | 'inr_subtotal' | 'inr_cgst_amount' | 'inr_sgst_amount' | 'inr_igst_amount'>) {
+  return {
+    inr_amount: orNull(row.inr_amount),
+    inr_subtotal: orNull(row.inr_subtotal),
+    inr_cgst_amount: orNull(row.inr_cgst_amount),
+    inr_sgst_amount: orNull(row.inr_sgst_amount),
+    inr_igst_amount: orNull(row.inr_igst_amount),
   };
 }
 
@@ -89,7 +107,30 @@ export type ReceiveAdvanceInput = {
   currency: string;
   amount: number;
   hsnCode?: string | undefined;
+  /** The payment's rate on its date (INR per one unit of a foreign currency), when the entity's functional currency is INR. */
+  exchangeRate?: string | null | undefined;
 };
+
+/**
+ * The rupee values of a foreign-currency advance of an Indian entity (CGST Rules, rule 34(2): the
+ * rate of the date of the time of supply, which for an advance is its receipt — CGST Act
+ * s.13(2)): the payment's rate of that date. None known for an advance that carries GST → 400, as
+ * for an invoice.
+ */
+function rupeesOfAdvance(entity: EntityRow, input: ReceiveAdvanceInput, tax: AdvanceTax): { rate: string | null; inr: AdvanceInrPart | null } {
+  if (input.currency === 'INR' || entity.country_code !== 'IN') return { rate: null, inr: null };
+  const rate = entity.functional_currency === 'INR' ? (input.exchangeRate ?? null) : null;
+  if (rate === null) {
+    if (tax.tax_amount > 0) {
+      throw errors.invalidField(
+        'exchange_rate',
+        `GST on a ${input.currency} advance is determined in INR at the rate of the date of receipt (CGST Rules, rule 34): give exchange_rate, or set the entity's rate with PUT /v1/entities/${entity.id}/exchange-rates`,
+      );
+    }
+    return { rate: null, inr: null };
+  }
+  return { rate, inr: inrOfAdvance(input.amount, tax, input.currency, rate) };
+}
 
 /**
  * Books money received before any invoice as an advance with its receipt voucher (rule 50), in
@@ -109,6 +150,7 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
   );
   const rate = regime.tax_type === '' ? 0 : advanceRate(hsnCode);
   const tax = taxOfAdvance(input.amount, rate, regime);
+  const { rate: exchangeRate, inr } = rupeesOfAdvance(entity, input, tax);
   const id = newId();
   const number = await takeDocumentNumber(ctx, entity, 'receipt_voucher');
   const row: AdvanceRow = {
@@ -131,6 +173,12 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
     open_cgst: tax.cgst_amount,
     open_sgst: tax.sgst_amount,
     open_igst: tax.igst_amount,
+    exchange_rate: exchangeRate,
+    ...movementInr(inr),
+    open_inr_subtotal: inr?.inr_subtotal ?? null,
+    open_inr_cgst: inr?.inr_cgst_amount ?? null,
+    open_inr_sgst: inr?.inr_sgst_amount ?? null,
+    open_inr_igst: inr?.inr_igst_amount ?? null,
     received_at: ctx.now,
     created_at: ctx.now,
     updated_at: ctx.now,
@@ -144,11 +192,12 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
     referenceId: id,
     currency: input.currency,
     description: `GST on advance, receipt voucher ${number}`,
+    // A foreign-currency voucher's tax is booked at its rupee values (rule 34), as GSTR-1 reports it.
     lines: [
-      { account: Account.ADVANCE_TAX, debit: tax.tax_amount, customerId: customer.id },
-      { account: Account.CGST_PAYABLE, credit: tax.cgst_amount, customerId: customer.id },
-      { account: Account.SGST_PAYABLE, credit: tax.sgst_amount, customerId: customer.id },
-      { account: Account.IGST_PAYABLE, credit: tax.igst_amount, customerId: customer.id },
+      { account: Account.ADVANCE_TAX, debit: tax.tax_amount, customerId: customer.id, ...fx(entity, inrTax(inr)) },
+      { account: Account.CGST_PAYABLE, credit: tax.cgst_amount, customerId: customer.id, ...fx(entity, inr?.inr_cgst_amount) },
+      { account: Account.SGST_PAYABLE, credit: tax.sgst_amount, customerId: customer.id, ...fx(entity, inr?.inr_sgst_amount) },
+      { account: Account.IGST_PAYABLE, credit: tax.igst_amount, customerId: customer.id, ...fx(entity, inr?.inr_igst_amount) },
     ],
   });
   const advance = toAdvance(row, []);
@@ -156,14 +205,46 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
   return advance;
 }
 
-/** The tax lines that move an advance's GST back out of 1300 (an adjustment or a refund voucher). */
-function taxReleaseLines(part: AdvanceTax, customerId: string) {
+const inrTax = (inr: AdvanceInrPart | null) => (inr ? inr.inr_amount - inr.inr_subtotal : null);
+
+/** A line's functional value when it is known in rupees and the entity keeps its books in rupees. */
+function fx(entity: Pick<EntityRow, 'functional_currency'>, inr: number | null | undefined): { functional?: number } {
+  return inr !== null && inr !== undefined && entity.functional_currency === 'INR' ? { functional: inr } : {};
+}
+
+/** The tax lines that move an advance's GST back out of 1300 (an adjustment or a refund voucher), at its rupee values when it has them. */
+function taxReleaseLines(entity: EntityRow, part: AdvanceTax, inr: AdvanceInrPart | null, customerId: string) {
   return [
-    { account: Account.CGST_PAYABLE, debit: part.cgst_amount, customerId },
-    { account: Account.SGST_PAYABLE, debit: part.sgst_amount, customerId },
-    { account: Account.IGST_PAYABLE, debit: part.igst_amount, customerId },
-    { account: Account.ADVANCE_TAX, credit: part.tax_amount, customerId },
-  ] as const;
+    { account: Account.CGST_PAYABLE, debit: part.cgst_amount, customerId, ...fx(entity, inr?.inr_cgst_amount) },
+    { account: Account.SGST_PAYABLE, debit: part.sgst_amount, customerId, ...fx(entity, inr?.inr_sgst_amount) },
+    { account: Account.IGST_PAYABLE, debit: part.igst_amount, customerId, ...fx(entity, inr?.inr_igst_amount) },
+    { account: Account.ADVANCE_TAX, credit: part.tax_amount, customerId, ...fx(entity, inrTax(inr)) },
+  ];
+}
+
+/** The share of value and tax (and their rupee values) that `amount` of an advance's balance carries. */
+function useOf(advance: AdvanceRow, amount: number): { part: AdvanceTax; inr: AdvanceInrPart | null } {
+  const open = numeric(advance);
+  const part = shareOfOpen(open, amount);
+  if (advance.open_inr_subtotal === null) return { part, inr: null };
+  const openInr = {
+    subtotal: Number(advance.open_inr_subtotal),
+    cgst: Number(advance.open_inr_cgst),
+    sgst: Number(advance.open_inr_sgst),
+    igst: Number(advance.open_inr_igst),
+  };
+  return { part, inr: inrShareOfOpen(open, openInr, amount, part) };
+}
+
+/** The movement columns of one use's rupee values. */
+function movementInr(inr: AdvanceInrPart | null) {
+  return {
+    inr_amount: inr?.inr_amount ?? null,
+    inr_subtotal: inr?.inr_subtotal ?? null,
+    inr_cgst_amount: inr?.inr_cgst_amount ?? null,
+    inr_sgst_amount: inr?.inr_sgst_amount ?? null,
+    inr_igst_amount: inr?.inr_igst_amount ?? null,
+  };
 }
 
 /**
@@ -187,8 +268,8 @@ export async function applyAdvances(ctx: Ctx, invoice: InvoiceRow): Promise<numb
   for (const advance of advances) {
     if (due <= 0) break;
     const amount = Math.min(Number(advance.balance), due);
-    const part = shareOfOpen(numeric(advance), amount);
-    const after = await takeFromAdvance(ctx.tx, ctx.tenantId, advance.id, { amount, ...part }, ctx.now);
+    const { part, inr } = useOf(advance, amount);
+    const after = await takeFromAdvance(ctx.tx, ctx.tenantId, advance.id, { amount, ...part, inr }, ctx.now);
     if (!after) throw errors.conflict('the advance changed meanwhile; try again', 'advance_changed');
     const movementId = newId();
     await insertMovement(ctx.tx, {
@@ -203,6 +284,9 @@ export async function applyAdvances(ctx: Ctx, invoice: InvoiceRow): Promise<numb
       cgst_amount: part.cgst_amount,
       sgst_amount: part.sgst_amount,
       igst_amount: part.igst_amount,
+      ...movementInr(inr),
+      payout: 'offline',
+      refund_id: null,
       reason: '',
       created_at: ctx.now,
     });
@@ -218,7 +302,7 @@ export async function applyAdvances(ctx: Ctx, invoice: InvoiceRow): Promise<numb
       lines: [
         { account: Account.CUSTOMER_ADVANCES, debit: amount, customerId: invoice.customer_id },
         { account: Account.RECEIVABLES, credit: amount, customerId: invoice.customer_id, invoiceId: invoice.id },
-        ...taxReleaseLines(part, invoice.customer_id),
+        ...taxReleaseLines(entity, part, inr, invoice.customer_id),
       ],
     });
     due -= amount;
@@ -241,21 +325,27 @@ function numeric(a: AdvanceRow) {
 
 /**
  * Pays (part of) an advance back with a refund voucher (rule 51): `advance.refunded` Dr 2310 /
- * Cr 2320 refunds payable (paid out by hand, as offline refunds are) for the amount, and Dr
- * 2100+2110 or 2120 / Cr 1300 for the GST that amount carried — no supply was made, so the tax
- * paid on it is reversed.
+ * Cr 2320 refunds payable (paid out by hand, as offline refunds are) — or Cr 1050 gateway clearing
+ * when `via` names the gateway refund that carries the money back (docs/decisions/0401) — for
+ * the amount, and Dr 2100+2110 or 2120 / Cr 1300 for the GST that amount carried: no supply was
+ * made, so the tax paid on it is reversed.
  */
-export async function refundAdvance(ctx: Ctx, id: string, input: { amount?: number | undefined; reason: string }): Promise<Advance> {
+export async function refundAdvance(
+  ctx: Ctx,
+  id: string,
+  input: { amount?: number | undefined; reason: string },
+  via?: { refundId: string },
+): Promise<Advance> {
   const advance = await findAdvance(ctx.tx, ctx.tenantId, id, true);
   if (!advance) throw errors.notFound('advance');
   const balance = Number(advance.balance);
   if (balance === 0) throw errors.conflict('the advance has nothing left to refund', 'advance_exhausted');
   const amount = input.amount ?? balance;
   if (amount > balance) throw errors.invalidField('amount', `exceeds the advance's balance of ${balance}`);
-  const part = shareOfOpen(numeric(advance), amount);
+  const { part, inr } = useOf(advance, amount);
   const entity = await getEntity(ctx, advance.entity_id);
   const number = await takeDocumentNumber(ctx, entity, 'refund_voucher');
-  const after = await takeFromAdvance(ctx.tx, ctx.tenantId, id, { amount, ...part }, ctx.now);
+  const after = await takeFromAdvance(ctx.tx, ctx.tenantId, id, { amount, ...part, inr }, ctx.now);
   if (!after) throw errors.conflict('the advance changed meanwhile; try again', 'advance_changed');
   const movementId = newId();
   await insertMovement(ctx.tx, {
@@ -270,6 +360,9 @@ export async function refundAdvance(ctx: Ctx, id: string, input: { amount?: numb
     cgst_amount: part.cgst_amount,
     sgst_amount: part.sgst_amount,
     igst_amount: part.igst_amount,
+    ...movementInr(inr),
+    payout: via ? 'gateway' : 'offline',
+    refund_id: via?.refundId ?? null,
     reason: input.reason,
     created_at: ctx.now,
   });
@@ -283,8 +376,8 @@ export async function refundAdvance(ctx: Ctx, id: string, input: { amount?: numb
     description: `Refund voucher ${number} for advance ${advance.number}`,
     lines: [
       { account: Account.CUSTOMER_ADVANCES, debit: amount, customerId: advance.customer_id },
-      { account: Account.REFUNDS_PAYABLE, credit: amount, customerId: advance.customer_id },
-      ...taxReleaseLines(part, advance.customer_id),
+      { account: via ? Account.GATEWAY_CLEARING : Account.REFUNDS_PAYABLE, credit: amount, customerId: advance.customer_id },
+      ...taxReleaseLines(entity, part, inr, advance.customer_id),
     ],
   });
   const result = toAdvance(after, await movementsOf(ctx.tx, ctx.tenantId, [id]));

@@ -25,6 +25,17 @@ export interface CustomerAdvancesTable {
   open_cgst: number;
   open_sgst: number;
   open_igst: number;
+  /** INR per one unit of `currency` on the date of receipt (CGST Rules, rule 34(2)); null for INR. */
+  exchange_rate: string | null;
+  inr_amount: number | null;
+  inr_subtotal: number | null;
+  inr_cgst_amount: number | null;
+  inr_sgst_amount: number | null;
+  inr_igst_amount: number | null;
+  open_inr_subtotal: number | null;
+  open_inr_cgst: number | null;
+  open_inr_sgst: number | null;
+  open_inr_igst: number | null;
   received_at: Timestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -43,6 +54,14 @@ export interface AdvanceMovementsTable {
   cgst_amount: number;
   sgst_amount: number;
   igst_amount: number;
+  inr_amount: number | null;
+  inr_subtotal: number | null;
+  inr_cgst_amount: number | null;
+  inr_sgst_amount: number | null;
+  inr_igst_amount: number | null;
+  /** How a refund voucher's money left: by hand (refunds payable) or through the payment's gateway (`refund_id`). */
+  payout: 'offline' | 'gateway';
+  refund_id: string | null;
   reason: string;
   created_at: Timestamp;
 }

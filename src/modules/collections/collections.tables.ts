@@ -106,8 +106,10 @@ export interface RefundsTable {
   payment_id: string | null;
   invoice_id: string | null;
   customer_id: string;
-  /** The note the refund issued, or (issued_credit_note false) the first note whose balance it paid out. */
-  credit_note_id: string;
+  /** The note the refund issued, or (issued_credit_note false) the first note whose balance it paid out; null for an advance's refund. */
+  credit_note_id: string | null;
+  /** The advance whose balance the refund pays back through the gateway (a refund voucher's money), else null. */
+  advance_id: string | null;
   issued_credit_note: boolean;
   amount: number;
   currency: string;

@@ -15,7 +15,7 @@ import {
   type Keyset,
 } from './gst-returns.repository.js';
 import { carryFromJson, countsInReturn, Gstr1Builder, GSTR1_FORMAT_VERSION, rupees, type Table31Carry } from './gstr1.js';
-import { advanceSections, advancesNetOfAdjustments } from './gstr1-advances.js';
+import { advanceSections, advancesNetOfAdjustments, voucherSeries } from './gstr1-advances.js';
 import { amendmentSections, applyAmendments, changedDocuments, gstr1aSections, listedDocuments } from './amendments.js';
 import type { Gstr1, Gstr1a, Gstr3b } from './gst-returns.schemas.js';
 
@@ -106,6 +106,8 @@ export async function buildGstr1(ctx: Ctx, entityId: string, period: string, opt
     builder.addB2csSummary(await b2csSummary(ctx.tx, ctx.tenantId, entity.id, from, to));
     builder.addInvoiceRows(await listedInvoiceRates(ctx.tx, ctx.tenantId, entity.id, from, to), false);
   }
+  builder.addSeries('receipt_voucher', await voucherSeries(ctx.tx, 'receipt', ctx.tenantId, entity.id, from, to));
+  builder.addSeries('refund_voucher', await voucherSeries(ctx.tx, 'refund', ctx.tenantId, entity.id, from, to));
   const notes = await creditNotesOfPeriod(ctx.tx, ctx.tenantId, entity.id, from, to);
   builder.addCreditNotes(notes, rateOfNote);
   const credits = new Map<string, HsnRow>();

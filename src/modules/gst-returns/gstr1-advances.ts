@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
+import type { SeriesRow } from './gst-returns.repository.js';
 import { rupees } from './gstr1.js';
 
 /**
@@ -11,6 +12,8 @@ import { rupees } from './gstr1.js';
  * - 11B: the part of earlier months' advances applied to an invoice this month (the invoice itself
  *   is in table 4/5/7 with its full tax), and the part refunded with a refund voucher this month
  *   (rule 51: no supply was made, so the tax paid on it comes off).
+ * - Amounts are rupees: a foreign-currency advance's values at the rate of its date of receipt
+ *   (CGST Rules, rule 34(2); docs/decisions/0400), its uses at their rupee shares.
  * - An advance received and applied or refunded in the same month is not reported for that part
  *   (the GSTN's instructions for table 11: only what remains unadjusted at the end of the month
  *   goes into 11A), so its 11A row is net of those uses.
@@ -28,14 +31,15 @@ type Totals = { ad_amt: number; iamt: number; camt: number; samt: number };
 /** Receipts of the month, and uses (applied, refunded) of the month with whether the advance is of the month too. */
 async function partsOfMonth(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date) {
   const receipts = await sql<Part>`
-    SELECT place_of_supply AS pos, tax_type, rate_bp, subtotal::bigint AS subtotal, cgst_amount::bigint AS cgst,
-           sgst_amount::bigint AS sgst, igst_amount::bigint AS igst
+    SELECT place_of_supply AS pos, tax_type, rate_bp, coalesce(inr_subtotal, subtotal)::bigint AS subtotal, coalesce(inr_cgst_amount, cgst_amount)::bigint AS cgst,
+           coalesce(inr_sgst_amount, sgst_amount)::bigint AS sgst, coalesce(inr_igst_amount, igst_amount)::bigint AS igst
     FROM customer_advances
     WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} AND tax_amount > 0
       AND received_at >= ${from} AND received_at < ${to}`.execute(tx);
   const uses = await sql<Part & { same_month: boolean }>`
-    SELECT a.place_of_supply AS pos, a.tax_type, a.rate_bp, m.subtotal::bigint AS subtotal, m.cgst_amount::bigint AS cgst,
-           m.sgst_amount::bigint AS sgst, m.igst_amount::bigint AS igst,
+    SELECT a.place_of_supply AS pos, a.tax_type, a.rate_bp, coalesce(m.inr_subtotal, m.subtotal)::bigint AS subtotal,
+           coalesce(m.inr_cgst_amount, m.cgst_amount)::bigint AS cgst, coalesce(m.inr_sgst_amount, m.sgst_amount)::bigint AS sgst,
+           coalesce(m.inr_igst_amount, m.igst_amount)::bigint AS igst,
            (a.received_at >= ${from}) AS same_month
     FROM advance_movements m
     JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
@@ -88,4 +92,29 @@ export function advancesNetOfAdjustments(sections: AdvanceSections): Totals {
     list.reduce((a, r) => a + r.itms.reduce((b, i) => b + Math.round(i[k] * 100), 0), 0);
   const net = (k: 'ad_amt' | 'iamt' | 'camt' | 'samt') => sum(sections.at, k) - sum(sections.txpd, k);
   return { ad_amt: net('ad_amt'), iamt: net('iamt'), camt: net('camt'), samt: net('samt') };
+}
+
+/**
+ * GSTR-1 table 13 (`doc_issue`), rows 6 and 8: the month's receipt vouchers (rule 50: every
+ * advance's, taxed or not, since the series is one) and refund vouchers (rule 51) per series, with
+ * the first and last number by sequence. A voucher is never cancelled (an advance is refunded with
+ * a refund voucher, not voided), so `cancelled` is 0.
+ */
+export async function voucherSeries(tx: Tx, kind: 'receipt' | 'refund', tenantId: string, entityId: string, from: Date, to: Date): Promise<SeriesRow[]> {
+  const documents =
+    kind === 'receipt'
+      ? sql`SELECT number, received_at AS issued_at FROM customer_advances
+            WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} AND received_at >= ${from} AND received_at < ${to}`
+      : sql`SELECT m.number, m.created_at AS issued_at FROM advance_movements m
+            JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
+            WHERE m.tenant_id = ${tenantId} AND a.entity_id = ${entityId} AND m.kind = 'refunded' AND m.number IS NOT NULL
+              AND m.created_at >= ${from} AND m.created_at < ${to}`;
+  // The sequence is the number's trailing digits; left-padded they sort as numbers (byte order).
+  const { rows } = await sql<SeriesRow>`
+    WITH d AS (SELECT number, issued_at, rtrim(number, '0123456789') AS prefix FROM (${documents}) v),
+    k AS (SELECT prefix, issued_at, lpad(substr(number, length(prefix) + 1), 40, '0') || number AS sortkey FROM d)
+    SELECT prefix, substr(min(sortkey COLLATE "C"), 41) AS first, substr(max(sortkey COLLATE "C"), 41) AS last,
+           count(*)::bigint AS total, 0::bigint AS cancelled
+    FROM k GROUP BY prefix ORDER BY min(issued_at), prefix`.execute(tx);
+  return rows;
 }

@@ -131,6 +131,8 @@ export class Gstr1Builder {
   private readonly nil = new Map<NilSupplyType, NilRow>();
   private readonly invoiceSeries = new Map<string, Series>();
   private readonly noteSeries = new Map<string, Series>();
+  private readonly receiptVoucherSeries = new Map<string, Series>();
+  private readonly refundVoucherSeries = new Map<string, Series>();
   readonly totals: Gstr1Totals = {
     b2b: { ...zero(), count: 0 },
     b2cl: { ...zero(), count: 0 },
@@ -229,8 +231,13 @@ export class Gstr1Builder {
   }
 
   /** doc_issue series counted in SQL (documentSeries). */
-  addSeries(kind: 'invoice' | 'credit_note', rows: SeriesRow[]): void {
-    const map = kind === 'invoice' ? this.invoiceSeries : this.noteSeries;
+  addSeries(kind: 'invoice' | 'credit_note' | 'receipt_voucher' | 'refund_voucher', rows: SeriesRow[]): void {
+    const map = {
+      invoice: this.invoiceSeries,
+      credit_note: this.noteSeries,
+      receipt_voucher: this.receiptVoucherSeries,
+      refund_voucher: this.refundVoucherSeries,
+    }[kind];
     for (const r of rows) {
       map.set(r.prefix, { prefix: r.prefix, first: r.first, last: r.last, firstSeq: 0, lastSeq: 0, total: Number(r.total), cancelled: Number(r.cancelled) });
     }
@@ -537,6 +544,9 @@ export class Gstr1Builder {
         doc_det: [
           { doc_num: 1, doc_typ: 'Invoices for outward supply', docs: docs(this.invoiceSeries) },
           { doc_num: 5, doc_typ: 'Credit Note', docs: docs(this.noteSeries) },
+          // Form GSTR-1 table 13, rows 6 and 8: receipt vouchers (rule 50) and refund vouchers (rule 51).
+          { doc_num: 6, doc_typ: 'Receipt voucher', docs: docs(this.receiptVoucherSeries) },
+          { doc_num: 8, doc_typ: 'Refund voucher', docs: docs(this.refundVoucherSeries) },
         ].filter((d) => d.docs.length > 0),
       },
     };

@@ -1,0 +1,120 @@
+/**
+ * An advance that came through a gateway goes back through it (DESIGN §20, docs/decisions/0401):
+ * a hosted Stripe Checkout payment arrives for an invoice the customer has meanwhile paid by bank
+ * transfer, so all of it is the customer's advance (a receipt voucher with its GST); refunding the
+ * advance issues a refund voucher that reverses that GST and asks Stripe — the local
+ * Stripe-compatible server, over HTTP — to refund the PaymentIntent.
+ */
+import { createServer, type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, createInvoice, gstinFor } from '../support/billing.js';
+import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { startStripeServer, type StripeServer } from '../support/stripe-server.js';
+
+let stripe: StripeServer;
+let t: TestKosh;
+let tenant: Tenant;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  stripe = await startStripeServer();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  t = await startTestKosh({ env: { KOSH_STRIPE_API_BASE: stripe.url, KOSH_PUBLIC_URL: base } });
+  await t.kosh.app.listen({ host: '127.0.0.1', port });
+  tenant = await t.registerTenant({ gstin: gstinFor('29') });
+  const conn = await tenant.api('POST', '/v1/gateway-connections', {
+    provider: 'stripe',
+    credentials: { secret_key: stripe.secretKey, webhook_secret: stripe.webhookSecret },
+    currencies: ['INR'],
+  });
+  expect(conn.status, conn.text).toBe(201);
+  stripe.hostedCheckout = { webhookUrl: `${base}/webhooks/gateways/stripe/${conn.body.data.id}`, now: () => t.clock.now() };
+});
+afterAll(async () => {
+  await t?.close();
+  await stripe?.close();
+});
+
+type Line = { account_code: number; debit: number; credit: number };
+async function entry(kind: string, referenceId: string) {
+  const list = (await tenant.api('GET', `/v1/ledger/journal-entries?kind=${kind}&limit=1000`)).body.data as { reference_id: string; lines: Line[] }[];
+  const out: Record<number, number> = {};
+  for (const l of list.find((e) => e.reference_id === referenceId)!.lines) out[l.account_code] = (out[l.account_code] ?? 0) + l.debit - l.credit;
+  return out;
+}
+
+describe('refunding a gateway advance', () => {
+  it('issues the refund voucher and refunds the money through Stripe', async () => {
+    // ₹350 + CGST 9 % + SGST 9 % = ₹413.00, intra-state.
+    const customer = await createCustomer(tenant, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
+    const invoice = await createInvoice(tenant, customer, [35_000], { auto_finalize: true });
+    expect(invoice.total).toBe(41_300);
+    const checkout = await tenant.api('POST', `/v1/invoices/${invoice.id}/checkout-sessions`);
+    expect(checkout.status, checkout.text).toBe(201);
+    const providerPage = (await fetch(checkout.body.data.url, { redirect: 'manual' })).headers.get('location')!;
+    expect(providerPage.startsWith(stripe.url)).toBe(true);
+    // The customer pays by bank transfer meanwhile, then completes the Stripe page as well.
+    const bank = await tenant.api('POST', '/v1/payments/offline', {
+      customer_id: customer,
+      invoice_id: invoice.id,
+      payment_type: 'bank_transfer',
+      amount: 41_300,
+    });
+    expect(bank.status, bank.text).toBe(201);
+    expect((await fetch(providerPage, { method: 'POST', redirect: 'manual' })).status).toBe(303);
+    await t.kosh.worker.drain();
+
+    const card = (
+      (await tenant.api('GET', `/v1/payments?invoice_id=${invoice.id}`)).body.data as { id: string; gateway: string | null; gateway_payment_id: string }[]
+    ).find((p) => p.gateway === 'stripe')!;
+    expect(card).toBeDefined();
+    const [advance] = (await tenant.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
+    // ₹413.00 received: value 350.00, CGST 31.50, SGST 31.50.
+    expect(advance).toMatchObject({ payment_id: card.id, amount: 41_300, subtotal: 35_000, cgst_amount: 3_150, sgst_amount: 3_150, balance: 41_300 });
+
+    // ₹118.00 back: refund voucher RFV-000001 with value 100.00, CGST 9.00, SGST 9.00 reversed,
+    // and the money through Stripe (Cr 1050 gateway clearing, not refunds payable).
+    const res = await tenant.api('POST', `/v1/advances/${advance.id}/refunds`, { amount: 11_800, reason: 'order reduced' });
+    expect(res.status, res.text).toBe(201);
+    const voucher = res.body.data.movements[0];
+    expect(voucher).toMatchObject({
+      kind: 'refunded',
+      refund_voucher_number: 'RFV-000001',
+      amount: 11_800,
+      cgst_amount: 900,
+      sgst_amount: 900,
+      payout: 'gateway',
+    });
+    expect(voucher.refund_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await entry('advance.refunded', voucher.id)).toEqual({ 2310: 11_800, 1050: -11_800, 2100: 900, 2110: 900, 1300: -1_800 });
+
+    await t.kosh.worker.drain();
+    const sent = stripe.requestsTo('POST', '/v1/refunds');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.headers['idempotency-key']).toBe(`kosh_ref_${voucher.refund_id}`);
+    expect(sent[0]!.body).toMatchObject({ payment_intent: card.gateway_payment_id, amount: '11800' });
+    const refund = (await tenant.api('GET', `/v1/refunds/${voucher.refund_id}`)).body.data;
+    expect(refund).toMatchObject({ status: 'succeeded', advance_id: advance.id, credit_note_id: null, payment_id: card.id, amount: 11_800, gateway: 'stripe' });
+    expect((await tenant.api('GET', `/v1/payments/${card.id}`)).body.data.amount_refunded).toBe(11_800);
+
+    // An offline payment's advance is still paid by hand.
+    await tenant.api('POST', '/v1/payments/offline', { customer_id: customer, payment_type: 'bank_transfer', amount: 11_800 });
+    const offline = ((await tenant.api('GET', `/v1/advances?customer_id=${customer}`)).body.data as { id: string; payment_id: string }[]).find(
+      (a) => a.payment_id !== card.id,
+    )!;
+    const byHand = await tenant.api('POST', `/v1/advances/${offline.id}/refunds`, {});
+    expect(byHand.body.data.movements[0]).toMatchObject({ payout: 'offline', refund_id: null });
+    expect(stripe.requestsTo('POST', '/v1/refunds')).toHaveLength(1);
+  });
+});
