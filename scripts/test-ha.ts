@@ -362,6 +362,12 @@ async function billingChecks(databaseUrl: string, journalFile: string, subscribe
   const unpaidAutomatic = (
     await c.query<{ n: number }>("SELECT count(*)::int AS n FROM invoices WHERE collection_method = 'charge_automatically' AND status <> 'paid'")
   ).rows[0]!.n;
+  // Money jobs the failover cut and the queue ran again (a billing run or charge that had to retry).
+  const retriedMoneyJobs = (
+    await c.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM jobs WHERE kind IN ('subscriptions.billing_run', 'collections.charge_invoices', 'collections.resolve_attempts') AND attempts > 1",
+    )
+  ).rows[0]!.n;
   await c.end();
 
   const periods = new Map<string, number>();
@@ -393,6 +399,7 @@ async function billingChecks(databaseUrl: string, journalFile: string, subscribe
   }
   return {
     subscriptions: subscribed.size,
+    retried_money_jobs: retriedMoneyJobs,
     lost_subscriptions: [...subscribed.keys()].filter((id) => !subscriptions.has(id)).length,
     renewals: [...cycles.values()].reduce((a, b) => a + b, 0),
     missed_renewals: missed,
@@ -441,6 +448,17 @@ async function deliveryChecks(databaseUrl: string, since: Date) {
   await c.connect();
   const events = (await c.query<{ id: string }>('SELECT id FROM events WHERE created_at > $1 AND type = ANY($2)', [since, WEBHOOK_EVENTS])).rows;
   const payments = (await c.query<{ id: string }>('SELECT id FROM payments WHERE created_at > $1', [since])).rows;
+  const missing = events.filter((e) => !byEventId.has(e.id)).map((e) => e.id);
+  if (missing.length) {
+    const { rows } = await c.query(
+      `SELECT e.type, e.object_id, e.created_at, d.id AS delivery, d.attempts, d.next_retry_at, d.delivered_at, d.successor_waiting, d.last_error,
+              j.state AS job_state, j.attempts AS job_attempts, j.last_error AS job_error
+         FROM events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id LEFT JOIN jobs j ON j.unique_key = 'webhooks.deliver:' || d.id
+        WHERE e.id = ANY($1) ORDER BY e.created_at LIMIT 8`,
+      [missing],
+    );
+    log(`events never received (first ${rows.length} of ${missing.length}): ${JSON.stringify(rows)}`);
+  }
   await c.end();
   const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
   return {
