@@ -17,29 +17,60 @@
  * - the ledger balances (every journal entry's debits equal its credits);
  * - Kosh processes still alive (they reconnect by themselves; nothing restarts them).
  *
- * Last line: {"rto_ms":…,"acknowledged":…,"lost":…,"doubled":…,"ledger_balanced":…,"kosh_alive":…}
- * Exit code 0 when lost = 0, doubled = 0, the ledger balances and rto_ms ≤ 30 000.
+ * Billing during the failover: subscription writers create customers with a saved test-gateway
+ * card (`tok_visa`) and `charge_automatically` daily subscriptions backdated 2–4 days, so every
+ * minute's billing run (the worker's `subscriptions.billing_run`) has periods to catch up and
+ * charges to queue. The kill is timed a few seconds after a minute boundary, while that run
+ * renews. Kosh sends e-mail to a local SMTP server (test/support/mail-sink.ts), webhooks to a
+ * local receiver (test/support/webhook-receiver.ts; the once-per-object events of WEBHOOK_EVENTS), and the test gateway keeps its
+ * journal in a file. After the load the drill waits until everything has settled (no period due,
+ * no open automatic invoice, no pending attempt, no queued charge, notice or delivery), then counts:
+ *
+ * - renewals (subscription_cycle invoices), missed_renewals (periods elapsed without one),
+ *   doubled_renewals (a subscription period invoiced twice);
+ * - charges (gateway journal), doubled_charges (a key in the journal twice, or an invoice charged
+ *   under two keys), unrecorded_charges (money taken with no succeeded attempt), unpaid_automatic;
+ * - emails (payment receipts, distinct Message-IDs), email_redeliveries (the same Message-ID again:
+ *   the documented at-least-once window between the server's 250 and Kosh recording it),
+ *   doubled_emails (two Message-IDs receipting one invoice to one customer), unreceipted_payments;
+ * - webhooks (distinct event ids), webhook_redeliveries (same webhook-id again, allowed by the
+ *   at-least-once contract), doubled_webhooks (two event ids for one business fact: the same type
+ *   and object, or for subscription.renewed the same subscription period), undelivered_webhooks
+ *   (events stored but never received);
+ * - reconciliation_discrepancies from POST /v1/finance/reconciliation/runs after recovery.
+ *
+ * Last line: {"rto_ms":…,"acknowledged":…,"lost":…,"doubled":…,"ledger_balanced":…,"kosh_alive":…,
+ *   "subscriptions":…,"renewals":…,…,"reconciliation_discrepancies":…}
+ * Exit code 0 when nothing is lost or doubled (redeliveries with the same id are allowed), the
+ * ledger balances, reconciliation finds nothing and rto_ms ≤ 30 000.
  * Runs as root (PostgreSQL and Patroni run as the `postgres` user) or as `postgres`.
- *   --seconds-before 10   load before the kill
+ *   --seconds-before 30   least load before the kill (then on to a minute boundary + --kill-offset)
+ *   --kill-offset 3       seconds after the minute boundary (the billing run's slot) to kill
  *   --seconds-after 15    load after the first write acknowledged after the kill
  *   --writers 6
+ *   --subscription-writers 3
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { startMailSink, type MailSink } from '../test/support/mail-sink.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 };
-const SECONDS_BEFORE = arg('seconds-before', 10);
+const SECONDS_BEFORE = arg('seconds-before', 30);
 const SECONDS_AFTER = arg('seconds-after', 15);
 const WRITERS = arg('writers', 6);
+const SUBSCRIPTION_WRITERS = arg('subscription-writers', 3);
+const KILL_OFFSET = arg('kill-offset', 3);
+const DAY_MS = 86_400_000;
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const HAPROXY_PORT = 5440;
 const NODES = [
@@ -83,6 +114,8 @@ function start(
 }
 
 let stopping = false;
+let mailSink: MailSink | undefined;
+let receiver: WebhookReceiver | undefined;
 async function stopAll(): Promise<void> {
   stopping = true;
   for (const { child } of [...children].reverse()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -90,6 +123,8 @@ async function stopAll(): Promise<void> {
   for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   // Patroni's postmasters are its children; a killed Patroni leaves them to us.
   for (const node of NODES) spawnSync(`${PG_BIN}/pg_ctl`, ['-D', join(dir, node.name), 'stop', '-m', 'immediate'], asRoot ? { uid: pgUid, gid: pgGid } : {});
+  await mailSink?.close().catch(() => undefined);
+  await receiver?.close().catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -232,6 +267,229 @@ async function acknowledged(base: string, key: string, path: string, body: unkno
   return null;
 }
 
+async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; data: Record<string, unknown> }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const json = (await res.json()) as { data?: Record<string, unknown> };
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
+  return { status: res.status, data: json.data! };
+}
+
+/** A daily plan, payment receipts by e-mail, and a webhook endpoint (WEBHOOK_EVENTS) pointing at the local receiver. */
+async function billingSetup(base: string, key: string): Promise<{ planId: string; webhookSince: Date }> {
+  const plan = await api(base, key, 'POST', '/v1/plans', { name: 'Daily', code: 'daily', interval_unit: 'day', amount: 50_000, currency: 'INR' });
+  // A receipt for every payment: a charge taken twice would be receipted twice.
+  await api(base, key, 'PATCH', '/v1/notification-settings', { payment_receipt: true });
+  const endpoint = await api(base, key, 'POST', '/v1/webhooks', { url: receiver!.url, events: WEBHOOK_EVENTS });
+  receiver!.setSecrets([endpoint.data.secret as string]);
+  return { planId: plan.data.id as string, webhookSince: new Date(endpoint.data.created_at as string) };
+}
+
+/**
+ * Customer → saved test card → a charge_automatically daily subscription started 2–4 days ago:
+ * the first period is invoiced and charged at once, the elapsed ones by the next billing run.
+ */
+async function subscriptionWriter(
+  apis: string[],
+  key: string,
+  planId: string,
+  w: number,
+  subscribed: Map<string, { start: number }>,
+  over: () => boolean,
+): Promise<void> {
+  for (let i = 0; !over(); i++) {
+    const base = apis[(w + i) % apis.length]!;
+    const email = `s${w}-${i}@ha-drill.test`;
+    const customer = await acknowledged(base, key, '/v1/customers', { email, name: email }, over);
+    if (!customer) return;
+    const card = await acknowledged(base, key, `/v1/customers/${customer.id}/payment-methods`, { token: 'tok_visa' }, over);
+    if (!card) return;
+    const start = Date.now() - (2 + (i % 3)) * DAY_MS;
+    const body = { customer_id: customer.id, plan_id: planId, collection_method: 'charge_automatically', start_at: new Date(start).toISOString() };
+    const subscription = await acknowledged(base, key, '/v1/subscriptions', body, over);
+    if (!subscription) return;
+    subscribed.set(subscription.id, { start });
+  }
+}
+
+const SETTLING_KINDS = ['subscriptions.billing_run', 'collections.charge_invoices', 'notifications.send', 'mail.send', 'webhooks.deliver'];
+
+/** Waits until no period is due, no automatic invoice is open, no attempt is pending and no charge, notice or delivery is queued. */
+async function settle(databaseUrl: string, timeoutMs = 600_000): Promise<boolean> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    const deadline = performance.now() + timeoutMs;
+    let last = '';
+    while (performance.now() < deadline) {
+      const { rows } = await c.query<{ due: number; open: number; pending: number; queued: number }>(
+        `SELECT (SELECT count(*)::int FROM subscriptions WHERE status IN ('active', 'past_due') AND current_period_end <= now()) AS due,
+                (SELECT count(*)::int FROM invoices WHERE collection_method = 'charge_automatically' AND status = 'open' AND amount_due > 0) AS open,
+                (SELECT count(*)::int FROM payment_attempts WHERE status = 'pending') AS pending,
+                (SELECT count(*)::int FROM jobs WHERE state IN ('pending', 'running') AND kind = ANY($1)) AS queued`,
+        [SETTLING_KINDS],
+      );
+      const r = rows[0]!;
+      last = JSON.stringify(r);
+      if (r.due + r.open + r.pending + r.queued === 0) return true;
+      await sleep(2000);
+    }
+    log(`not settled after ${timeoutMs / 1000} s: ${last}`);
+    return false;
+  } finally {
+    await c.end();
+  }
+}
+
+type JournalLine = { kind: string; key: string; outcome: { status: string } };
+
+/** Renewals per subscription period, and the gateway journal against the attempts and invoices. */
+async function billingChecks(databaseUrl: string, journalFile: string, subscribed: Map<string, { start: number }>) {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  const now = Date.now();
+  const invoices = (
+    await c.query<{ id: string; subscription_id: string; period_start: Date; billing_reason: string; status: string }>(
+      'SELECT id, subscription_id, period_start, billing_reason, status FROM invoices WHERE subscription_id IS NOT NULL',
+    )
+  ).rows;
+  const attempts = (await c.query<{ id: string; invoice_id: string; status: string }>('SELECT id, invoice_id, status FROM payment_attempts')).rows;
+  const subscriptions = new Set((await c.query<{ id: string }>('SELECT id FROM subscriptions')).rows.map((r) => r.id));
+  const unpaidAutomatic = (
+    await c.query<{ n: number }>("SELECT count(*)::int AS n FROM invoices WHERE collection_method = 'charge_automatically' AND status <> 'paid'")
+  ).rows[0]!.n;
+  // Money jobs the failover cut and the queue ran again (a billing run or charge that had to retry).
+  const retriedMoneyJobs = (
+    await c.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM jobs WHERE kind IN ('subscriptions.billing_run', 'collections.charge_invoices', 'collections.resolve_attempts') AND attempts > 1",
+    )
+  ).rows[0]!.n;
+  await c.end();
+
+  const periods = new Map<string, number>();
+  const cycles = new Map<string, number>();
+  for (const inv of invoices) {
+    const k = `${inv.subscription_id}@${new Date(inv.period_start).toISOString()}`;
+    periods.set(k, (periods.get(k) ?? 0) + 1);
+    if (inv.billing_reason === 'subscription_cycle') cycles.set(inv.subscription_id, (cycles.get(inv.subscription_id) ?? 0) + 1);
+  }
+  let missed = 0;
+  for (const [id, { start }] of subscribed) missed += Math.max(0, Math.floor((now - start) / DAY_MS) - (cycles.get(id) ?? 0));
+
+  const journal: JournalLine[] = existsSync(journalFile)
+    ? readFileSync(journalFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as JournalLine)
+        .filter((e) => e.kind === 'charge')
+    : [];
+  const keys = new Map<string, number>();
+  for (const e of journal) keys.set(e.key, (keys.get(e.key) ?? 0) + 1);
+  const attemptById = new Map(attempts.map((a) => [a.id, a]));
+  const chargedInvoices = new Map<string, number>();
+  let unrecorded = 0;
+  for (const e of journal.filter((j) => j.outcome.status === 'succeeded')) {
+    const attempt = attemptById.get(e.key.replace(/^kosh_att_/, ''));
+    if (!attempt || attempt.status !== 'succeeded') unrecorded += 1;
+    if (attempt) chargedInvoices.set(attempt.invoice_id, (chargedInvoices.get(attempt.invoice_id) ?? 0) + 1);
+  }
+  return {
+    subscriptions: subscribed.size,
+    retried_money_jobs: retriedMoneyJobs,
+    lost_subscriptions: [...subscribed.keys()].filter((id) => !subscriptions.has(id)).length,
+    renewals: [...cycles.values()].reduce((a, b) => a + b, 0),
+    missed_renewals: missed,
+    doubled_renewals: [...periods.values()].filter((n) => n > 1).length,
+    charges: journal.length,
+    doubled_charges: [...keys.values()].filter((n) => n > 1).length + [...chargedInvoices.values()].filter((n) => n > 1).length,
+    unrecorded_charges: unrecorded,
+    unpaid_automatic: unpaidAutomatic,
+  };
+}
+
+/**
+ * The events the drill's endpoint subscribes to: facts that happen once per object (per period
+ * for subscription.renewed), so two event ids for one of them is a doubled business delivery.
+ */
+const WEBHOOK_EVENTS = ['invoice.paid', 'payment.recorded', 'subscription.created', 'subscription.renewed'];
+
+function businessKey(event: { type: string; data: { object: Record<string, unknown> } }): string {
+  const o = event.data.object;
+  return event.type === 'subscription.renewed' ? `${event.type}:${String(o.id)}:${String(o.current_period_start)}` : `${event.type}:${String(o.id)}`;
+}
+
+/** E-mails by Message-ID and by content; webhooks by event id and by business fact; events never delivered. */
+async function deliveryChecks(databaseUrl: string, since: Date) {
+  const byMessageId = new Map<string, number>();
+  const byContent = new Map<string, Set<string>>();
+  const receipted = new Set<string>();
+  for (const m of mailSink!.messages) {
+    const id = m.headers['message-id'] ?? '';
+    byMessageId.set(id, (byMessageId.get(id) ?? 0) + 1);
+    // A receipt names its invoice: two receipts for one invoice are one payment told twice, or two payments.
+    const text = m.text ?? m.html ?? '';
+    const invoice = /for invoice (\S+)\./.exec(text)?.[1];
+    const content = `${m.envelope.to.join(',')}|${m.subject}|${invoice ?? text}`;
+    for (const id of text.match(/Receipt: ([0-9a-f-]{36})/g) ?? []) receipted.add(id.slice('Receipt: '.length));
+    byContent.set(content, (byContent.get(content) ?? new Set()).add(id));
+  }
+  const byEventId = new Map<string, number>();
+  const byFact = new Map<string, Set<string>>();
+  for (const r of receiver!.received.filter((x) => x.verified && x.event)) {
+    byEventId.set(r.event!.id, (byEventId.get(r.event!.id) ?? 0) + 1);
+    const fact = businessKey(r.event!);
+    byFact.set(fact, (byFact.get(fact) ?? new Set()).add(r.event!.id));
+  }
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  const events = (await c.query<{ id: string }>('SELECT id FROM events WHERE created_at > $1 AND type = ANY($2)', [since, WEBHOOK_EVENTS])).rows;
+  const payments = (await c.query<{ id: string }>('SELECT id FROM payments WHERE created_at > $1', [since])).rows;
+  const missing = events.filter((e) => !byEventId.has(e.id)).map((e) => e.id);
+  if (missing.length) {
+    const { rows } = await c.query(
+      `SELECT e.type, e.object_id, e.created_at, d.id AS delivery, d.attempts, d.next_retry_at, d.delivered_at, d.successor_waiting, d.last_error,
+              j.state AS job_state, j.attempts AS job_attempts, j.last_error AS job_error
+         FROM events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id LEFT JOIN jobs j ON j.unique_key = 'webhooks.deliver:' || d.id
+        WHERE e.id = ANY($1) ORDER BY e.created_at LIMIT 8`,
+      [missing],
+    );
+    log(`events never received (first ${rows.length} of ${missing.length}): ${JSON.stringify(rows)}`);
+  }
+  await c.end();
+  const sum = (values: Iterable<number>) => [...values].reduce((a, b) => a + b, 0);
+  return {
+    emails: byMessageId.size,
+    email_redeliveries: sum([...byMessageId.values()].map((n) => n - 1)),
+    doubled_emails: sum([...byContent.values()].map((ids) => ids.size - 1)),
+    unreceipted_payments: payments.filter((p) => !receipted.has(p.id)).length,
+    webhooks: byEventId.size,
+    webhook_redeliveries: sum([...byEventId.values()].map((n) => n - 1)),
+    doubled_webhooks: sum([...byFact.values()].map((ids) => ids.size - 1)),
+    undelivered_webhooks: events.filter((e) => !byEventId.has(e.id)).length,
+  };
+}
+
+/** POST /v1/finance/reconciliation/runs and wait for its verdict. */
+async function reconcile(base: string, key: string): Promise<number> {
+  const started = await api(base, key, 'POST', '/v1/finance/reconciliation/runs', {});
+  const run = await until(
+    'the reconciliation run',
+    async () => {
+      const r = await api(base, key, 'GET', `/v1/finance/reconciliation/runs/${String(started.data.id)}`);
+      return r.data.status === 'running' ? undefined : r.data;
+    },
+    180_000,
+  );
+  if (run.status !== 'completed') log(`reconciliation ${String(run.status)}: ${String(run.failure)}`);
+  const discrepancies = (run.discrepancies as { kind?: string; type?: string }[] | undefined) ?? [];
+  if (discrepancies.length) log(`reconciliation found: ${JSON.stringify(discrepancies.slice(0, 5))}`);
+  return run.status === 'completed' ? (run.total_discrepancies as number) : -1;
+}
+
 async function main(): Promise<void> {
   if (asRoot) chownSync(dir, pgUid!, pgGid!);
   log(`working in ${dir}`);
@@ -275,8 +533,18 @@ async function main(): Promise<void> {
   });
   const databaseUrl = `postgres://postgres:postgres@127.0.0.1:${HAPROXY_PORT}/kosh`;
 
-  // 4. Kosh: two API processes and one worker, all through HAProxy.
+  // 4. Where Kosh's e-mail, webhooks and test-gateway charges go: all on loopback, all counted.
+  mailSink = await startMailSink();
+  receiver = await startWebhookReceiver({ record: true });
+  const journalFile = join(dir, 'gateway-journal.jsonl');
+
+  // 5. Kosh: two API processes and one worker, all through HAProxy.
   const env = {
+    SMTP_URL: mailSink.url,
+    KOSH_TEST_GATEWAY_JOURNAL: journalFile,
+    KOSH_OUTBOUND_ALLOW_PRIVATE: '1',
+    // The drill's one endpoint may take every slot the tenant has: the backlog drains sooner.
+    KOSH_WORKER_ENDPOINT_CONCURRENCY: '20',
     DATABASE_URL: databaseUrl,
     KOSH_MODE: 'test',
     KOSH_SECRET_KEY: randomBytes(32).toString('base64'),
@@ -297,8 +565,10 @@ async function main(): Promise<void> {
     body: JSON.stringify({ name: 'HA Drill', email: 'owner@ha-drill.test' }),
   });
   const key = ((await reg.json()) as { data: { api_key: { key: string } } }).data.api_key.key;
+  const setup = await billingSetup(apis[0]!, key);
 
-  // 5. Load: customer → invoice → (every other round) payment, through both API processes.
+  // 6. Load: customer → invoice → (every other round) payment, through both API processes;
+  // beside it, customers with a saved card on automatically charged daily subscriptions.
   const acked = { customers: new Map<string, string>(), invoices: new Set<string>(), payments: new Map<string, string>() };
   let killedAt = Infinity;
   let recoveredAt = Infinity;
@@ -329,7 +599,12 @@ async function main(): Promise<void> {
     }
   });
 
-  await sleep(SECONDS_BEFORE * 1000);
+  const subscribed = new Map<string, { start: number }>();
+  const subscribers = Array.from({ length: SUBSCRIPTION_WRITERS }, (_, w) => subscriptionWriter(apis, key, setup.planId, w, subscribed, over));
+
+  // Kill a few seconds into a minute: the billing run of that minute's slot is renewing then.
+  const killTarget = Math.ceil((Date.now() + SECONDS_BEFORE * 1000) / 60_000) * 60_000 + KILL_OFFSET * 1000;
+  await sleep(killTarget - Date.now());
   const victim = NODES.find((n) => n.name === firstLeader)!;
   const victimPatroni = children.find((c) => c.name === `patroni ${victim.name}`)!.child;
   const postmasterPid = Number(spawnSync('head', ['-1', join(dir, victim.name, 'postmaster.pid')], { encoding: 'utf8' }).stdout.trim());
@@ -350,9 +625,14 @@ async function main(): Promise<void> {
   ).then((at) => (recoveredAt = at));
   log(`writes acknowledged again; new leader ${await leader()}`);
   stopAt = performance.now() + SECONDS_AFTER * 1000;
-  await Promise.all(writers);
+  await Promise.all([...writers, ...subscribers]);
+  log(`load over; ${subscribed.size} subscriptions acknowledged; waiting for renewals, charges and deliveries to settle`);
+  const settled = await settle(databaseUrl);
+  const billing = await billingChecks(databaseUrl, journalFile, subscribed);
+  const deliveries = await deliveryChecks(databaseUrl, setup.webhookSince);
+  const reconciliationDiscrepancies = await reconcile(apis[1]!, key);
 
-  // 6. Checks through the new leader.
+  // 7. Checks through the new leader.
   const firstFailure = outcomes.find((o) => o.at > killedAt && !o.ok)!;
   const rto = Math.round(recoveredAt - firstFailure.at);
   const check = new pg.Client({ connectionString: databaseUrl });
@@ -381,10 +661,31 @@ async function main(): Promise<void> {
   const acknowledgedCount = acked.customers.size + acked.invoices.size + acked.payments.size;
   const failed = outcomes.filter((o) => !o.ok).length;
   log(`${outcomes.length} requests, ${failed} refused or cut during the failover (all retried with their key)`);
-  const result = { rto_ms: rto, acknowledged: acknowledgedCount, lost, doubled, ledger_balanced: unbalanced === 0, kosh_alive: koshAlive };
+  const result = {
+    rto_ms: rto,
+    acknowledged: acknowledgedCount,
+    lost,
+    doubled,
+    ledger_balanced: unbalanced === 0,
+    kosh_alive: koshAlive,
+    settled,
+    ...billing,
+    ...deliveries,
+    reconciliation_discrepancies: reconciliationDiscrepancies,
+  };
   await stopAll();
   console.log(JSON.stringify(result));
-  process.exitCode = lost === 0 && doubled === 0 && unbalanced === 0 && koshAlive && rto <= 30_000 ? 0 : 1;
+  const clean =
+    billing.lost_subscriptions +
+      billing.missed_renewals +
+      billing.doubled_renewals +
+      billing.doubled_charges +
+      billing.unrecorded_charges +
+      billing.unpaid_automatic ===
+      0 &&
+    deliveries.doubled_emails + deliveries.unreceipted_payments + deliveries.doubled_webhooks + deliveries.undelivered_webhooks === 0 &&
+    reconciliationDiscrepancies === 0;
+  process.exitCode = lost === 0 && doubled === 0 && unbalanced === 0 && koshAlive && clean && settled && rto <= 30_000 ? 0 : 1;
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stopAll().then(() => process.exit(130)));

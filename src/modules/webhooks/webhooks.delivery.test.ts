@@ -380,6 +380,30 @@ describe('webhook delivery', () => {
       expect((await state(second!.id)).status).toBe('succeeded');
     });
 
+    it("sends every event of an object, in the order they were made, when their transactions' clocks disagree (two overlapping billing runs)", async () => {
+      // A billing run cut by a failover is retried while the next minute's run starts: both renew
+      // the same subscription in turn, each transaction stamped with its own run's start.
+      const { tenant, receiver: r, endpoint } = await tenantWithEndpoint();
+      r.behave({ kind: 'fail', status: 500 });
+      const x = randomUUID();
+      const earlier = t.clock.now();
+      const later = new Date(earlier.getTime() + 2 * SECOND);
+      const emitAt = (now: Date, step: number) =>
+        t.kosh.deps.db.transaction().execute((tx) => emitEvent({ tx, tenantId: tenant.tenantId, now }, 'customer.updated', { id: x, step }));
+      const first = await emitAt(earlier, 1);
+      const second = await emitAt(later, 2);
+      const third = await emitAt(earlier, 3);
+      await t.kosh.worker.drain();
+      r.behave({ kind: 'ok' });
+      for (let i = 0; i < 3; i++) {
+        t.clock.advance(5 * SECOND);
+        await t.kosh.worker.drain();
+      }
+      const sent = r.received.filter((q) => q.answered === 200).map((q) => q.event!.id);
+      expect(sent).toEqual([first.id, second.id, third.id]);
+      expect((await deliveries(tenant, endpoint.id, '?status=succeeded')).length).toBe(3);
+    });
+
     it("releases an object's next event once the one before it has finally failed", async () => {
       const { tenant, receiver: r, endpoint } = await tenantWithEndpoint();
       r.behave({ kind: 'fail', status: 500 });

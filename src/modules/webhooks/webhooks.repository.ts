@@ -149,13 +149,26 @@ export async function flagUnfinishedPredecessors(tx: Tx, tenantId: string, endpo
 }
 
 /**
- * Schedules the oldest delivery of `objectId` to the endpoint that waits behind an earlier one,
+ * Schedules the first-made delivery of `objectId` to the endpoint that waits behind an earlier one,
  * unless an unfinished, scheduled one still exists. Idempotent: a second call finds nothing.
+ *
+ * "First-made" is id order (UUIDv7: the order the deliveries were made in), not `created_at`: that
+ * is the emitting transaction's clock, and two transactions whose clocks disagree (a billing run
+ * retried after a failover while the next minute's run renews the same subscription) make
+ * deliveries out of `created_at` order. The released delivery also takes over the flag that
+ * another one waits behind it, so whichever finishes next releases the rest: none is stranded.
  */
 export async function releaseNextWaiting(tx: Tx, tenantId: string, endpointId: string, objectId: string, now: Date): Promise<string | undefined> {
   const row = await tx
     .updateTable('webhook_deliveries')
-    .set({ next_retry_at: now, updated_at: now })
+    .set({
+      next_retry_at: now,
+      updated_at: now,
+      successor_waiting: sql<boolean>`webhook_deliveries.successor_waiting OR EXISTS (
+        SELECT 1 FROM webhook_deliveries AS o
+         WHERE o.tenant_id = ${tenantId} AND o.webhook_endpoint_id = ${endpointId} AND o.object_id = ${objectId}
+           AND o.delivered_at IS NULL AND o.attempts < ${MAX_ATTEMPTS} AND o.next_retry_at IS NULL AND o.id <> webhook_deliveries.id)`,
+    })
     .where('tenant_id', '=', tenantId)
     .where('next_retry_at', 'is', null)
     .where('id', '=', (eb) =>
@@ -168,7 +181,6 @@ export async function releaseNextWaiting(tx: Tx, tenantId: string, endpointId: s
         .where('w.delivered_at', 'is', null)
         .where('w.attempts', '<', MAX_ATTEMPTS)
         .where('w.next_retry_at', 'is', null)
-        .orderBy('w.created_at')
         .orderBy('w.id')
         .limit(1),
     )
