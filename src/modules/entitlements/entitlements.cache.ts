@@ -32,7 +32,7 @@ export class EntitlementCache {
 
   async get(ctx: Ctx, customerId: string, compute: () => Promise<CustomerEntitlements>): Promise<CustomerEntitlements> {
     const changes = this.changes;
-    if (!changes?.isFresh()) return compute();
+    if (!changes || !(changes.isFresh() || (await changes.fresh()))) return compute();
     const epoch = changes.epoch;
     const generation = this.generations.get(ctx.tenantId) ?? 0;
     const key = `${ctx.tenantId}:${customerId}`;

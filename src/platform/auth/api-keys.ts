@@ -46,6 +46,8 @@ type KeyRow = { id: string; tenant_id: string; name: string; prefix: string; mod
 /** What an API key cache needs of the change feed (platform/db/change-feed.ts). */
 export type KeyChanges = {
   isFresh(): boolean;
+  /** Fresh now or after a short wait for the feed's proof; false: read the database. */
+  fresh(): Promise<boolean>;
   readonly epoch: number;
   on(topic: string, handler: (subject: string) => void): void;
   onReset(handler: () => void): void;
@@ -79,13 +81,23 @@ export class ApiKeyCache {
     changes?.onReset(() => this.forget(() => true));
   }
 
-  /** The verified row, if it may be trusted without a lookup now. */
+  /** Has the change feed proved itself current? True without a feed. */
+  isCurrent(): boolean {
+    return !this.changes || this.changes.isFresh();
+  }
+
+  /** The same, after waiting one beat of the feed's for it (under load its round trips lag). */
+  async waitCurrent(): Promise<boolean> {
+    return !this.changes || this.changes.fresh();
+  }
+
+  /** The verified row, if it may be trusted without a lookup now (the caller has checked the feed is current). */
   get(hash: string, now: Date): KeyRow | undefined {
     const cached = this.verified.get(hash);
     if (!cached) return undefined;
     const age = now.getTime() - cached.checkedAt;
     if (age < 0 || age >= this.ttlMs) return undefined;
-    if (this.changes && (!this.changes.isFresh() || cached.epoch !== this.changes.epoch)) return undefined;
+    if (this.changes && cached.epoch !== this.changes.epoch) return undefined;
     return cached.row;
   }
 
@@ -141,7 +153,8 @@ export async function authenticateApiKey(
     throw errors.unauthorized('invalid_api_key', 'missing or invalid API key');
   }
   const hash = hashApiKey(token);
-  let row = cache?.get(hash, now);
+  const current = !cache || cache.isCurrent() || (await cache.waitCurrent());
+  let row = cache && current ? cache.get(hash, now) : undefined;
   if (!row) {
     const startedIn = cache?.generation ?? 0;
     // Taken before the lookup: a reconnection of the feed during it voids what it reads.

@@ -38,6 +38,8 @@ export class ChangeFeed {
   private readonly beatChannel = `kosh_beat_${randomBytes(8).toString('hex')}`;
   private readonly sent = new Map<number, number>();
   private freshAsOf = -Infinity;
+  private lastSent = -Infinity;
+  private waiters: (() => void)[] = [];
   private seq = 0;
   private client: pg.Client | undefined;
   private beatTimer: NodeJS.Timeout | undefined;
@@ -68,6 +70,26 @@ export class ChangeFeed {
   isFresh(): boolean {
     if (this.source.kind === 'embedded') return this.embeddedListening;
     return performance.now() - this.freshAsOf < FRESH_MS;
+  }
+
+  /**
+   * Fresh now, or once a beat comes back (at most `waitMs`): under load the beats' round trips can
+   * lag, and one shared round trip is cheaper than every waiting request reading the database.
+   * False when the feed cannot prove itself current in time (the caller reads the database).
+   */
+  async fresh(waitMs = FRESH_MS): Promise<boolean> {
+    if (this.isFresh()) return true;
+    if (this.source.kind === 'embedded' || !this.client) return false;
+    const deadline = performance.now() + waitMs;
+    while (performance.now() < deadline && this.client) {
+      // A late timer: beat now rather than wait for it.
+      if (performance.now() - this.lastSent > BEAT_MS) this.beatNow();
+      const returned = new Promise<void>((resolve) => this.waiters.push(resolve));
+      const timer = new Promise<void>((resolve) => setTimeout(resolve, Math.max(1, deadline - performance.now())).unref());
+      await Promise.race([returned, timer]);
+      if (this.isFresh()) return true;
+    }
+    return false;
   }
 
   /** Starts listening; a server feed that cannot connect keeps retrying in the background. */
@@ -116,13 +138,8 @@ export class ChangeFeed {
   }
 
   private beat(): void {
-    const client = this.client;
-    if (this.closed || !client) return;
-    const seq = ++this.seq;
-    this.sent.set(seq, performance.now());
-    // Beats that never come back (no LISTEN behind a pooler) are not kept for ever.
-    if (this.sent.size > 50) this.sent.delete(this.sent.keys().next().value!);
-    client.query('SELECT pg_notify($1, $2)', [this.beatChannel, String(seq)]).catch(() => this.lost(client));
+    if (this.closed || !this.client) return;
+    this.beatNow();
     this.beatTimer = setTimeout(() => this.beat(), BEAT_MS).unref();
     if (!this.warned && this.seq > 25 && this.freshAsOf === -Infinity) {
       this.warned = true;
@@ -132,11 +149,30 @@ export class ChangeFeed {
     }
   }
 
+  /** Notifies this session itself; when it comes back, everything committed before now has been delivered. */
+  private beatNow(): void {
+    const client = this.client;
+    if (!client) return;
+    const seq = ++this.seq;
+    this.lastSent = performance.now();
+    this.sent.set(seq, this.lastSent);
+    // Beats that never come back (no LISTEN behind a pooler) are not kept for ever.
+    if (this.sent.size > 50) this.sent.delete(this.sent.keys().next().value!);
+    client.query('SELECT pg_notify($1, $2)', [this.beatChannel, String(seq)]).catch(() => this.lost(client));
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
   private beatReturned(seq: number): void {
     const at = this.sent.get(seq);
     if (at === undefined) return;
     for (const s of this.sent.keys()) if (s <= seq) this.sent.delete(s);
     if (at > this.freshAsOf) this.freshAsOf = at;
+    this.wake();
   }
 
   private lost(client: pg.Client): void {
@@ -144,6 +180,7 @@ export class ChangeFeed {
     this.client = undefined;
     this.freshAsOf = -Infinity;
     this.sent.clear();
+    this.wake();
     if (this.beatTimer) clearTimeout(this.beatTimer);
     client.removeAllListeners('notification');
     client.end().catch(() => {});
@@ -156,6 +193,7 @@ export class ChangeFeed {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.freshAsOf = -Infinity;
     this.embeddedListening = false;
+    this.wake();
     const client = this.client;
     this.client = undefined;
     if (client) await client.end().catch(() => {});
