@@ -84,9 +84,12 @@ export class ChangeFeed {
     while (performance.now() < deadline && this.client) {
       // A late timer: beat now rather than wait for it.
       if (performance.now() - this.lastSent > BEAT_MS) this.beatNow();
-      const returned = new Promise<void>((resolve) => this.waiters.push(resolve));
-      const timer = new Promise<void>((resolve) => setTimeout(resolve, Math.max(1, deadline - performance.now())).unref());
-      await Promise.race([returned, timer]);
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        timer = setTimeout(resolve, Math.max(1, deadline - performance.now())).unref();
+      });
+      clearTimeout(timer);
       if (this.isFresh()) return true;
     }
     return false;
