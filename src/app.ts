@@ -4,6 +4,7 @@ import type { AppDeps } from './app-deps.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { openDatabase, type Database } from './platform/db/database.js';
+import { ChangeFeed } from './platform/db/change-feed.js';
 import { migrateWhenReachable } from './platform/db/migrate.js';
 import { createHttpServer, type HttpOptions, type KoshApp } from './platform/http/server.js';
 import { purgeFinishedJobs, Worker, type JobHandlers, type RecurringJob } from './platform/jobs/jobs.js';
@@ -88,7 +89,10 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
 
   warnOpenTestDeployment(config, logger);
   const secrets = createSecretBox(resolveSecretKey(config));
-  const deps: AppDeps = { db: database.db, readDb: database.readDb, database, clock, config, logger, version: VERSION, secrets };
+  // Other processes' changes reach this one's caches (API keys, entitlements) through it.
+  const changes = new ChangeFeed(database.notifications, logger);
+  await changes.start();
+  const deps: AppDeps = { db: database.db, readDb: database.readDb, database, clock, config, logger, version: VERSION, secrets, changes };
   const modules = [...domainModules, ...flowModules];
   for (const m of modules) m.init?.(deps);
 
@@ -144,6 +148,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     async close() {
       await app.close();
       await worker.stop();
+      await changes.close();
       mail.close();
       if (!options.database) await database.close();
     },

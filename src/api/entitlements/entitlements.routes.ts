@@ -20,8 +20,8 @@ import {
 } from '../../modules/entitlements/index.js';
 
 export function registerEntitlementRoutes(app: KoshApp, deps: AppDeps): void {
-  // This app instance's cache: other processes' changes reach it through the version check.
-  const cache = new EntitlementCache(deps.db);
+  // This app instance's cache: other processes' changes reach it through the change feed.
+  const cache = new EntitlementCache(deps.changes);
 
   app.post(
     '/v1/features',

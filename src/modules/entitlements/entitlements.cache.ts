@@ -1,55 +1,53 @@
 import type { Ctx } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/schema.js';
-import { entitlementVersion } from './entitlements.repository.js';
+import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { CustomerEntitlements } from './entitlements.schemas.js';
 
-/** How long a tenant's version, once read, is trusted: a change made by any process shows within this (DESIGN §23: one second). */
-export const VERSION_CHECK_MS = 250;
 const MAX_ENTRIES = 200_000;
+/** An answer blocked by an alert is kept this long at most: the alert's block ends with its period, which no change marks. */
+const ALERT_BLOCK_MS = 1_000;
+
+type Entry = { epoch: number; generation: number; value: CustomerEntitlements; at: number };
 
 /**
- * The customers' entitlements in memory, one cache per app instance (never process-global).
- * An entry is good while its tenant's version — the newest `entitlement_changes` id, which every
- * change that may alter entitlements appends, in any process — is the one it was computed at.
- * The version is read at most every VERSION_CHECK_MS per tenant, so a hot read costs no query,
- * and a change committed anywhere is seen within that time. Works the same on PGlite.
+ * The customers' entitlements in memory, one cache per app instance (never process-global), keyed
+ * by tenant and customer (docs/decisions/0341, 0420). Every change that may alter a tenant's
+ * answers appends to `entitlement_changes`, whose trigger notifies every process on commit; the
+ * change feed then moves the tenant's generation on here, and entries of an older generation are
+ * recomputed. The generation is taken before an answer is computed, so a change committed while it
+ * is read voids it. While the feed is not fresh (platform/db/change-feed.ts) every read computes
+ * from the database, so an answer is never more than a second behind a change committed anywhere.
+ * A hot read costs no query.
  */
 export class EntitlementCache {
-  private readonly entries = new Map<string, { version: number; value: CustomerEntitlements; at: number }>();
-  private readonly versions = new Map<string, { version: number; checkedAt: number }>();
-  private readonly reading = new Map<string, Promise<number>>();
+  private readonly entries = new Map<string, Entry>();
+  private readonly generations = new Map<string, number>();
 
-  constructor(private readonly db: Tx) {}
-
-  private async version(tenantId: string): Promise<number> {
-    const now = performance.now();
-    const known = this.versions.get(tenantId);
-    if (known && now - known.checkedAt < VERSION_CHECK_MS) return known.version;
-    // One read per tenant at a time: concurrent misses share it.
-    let pending = this.reading.get(tenantId);
-    if (!pending) {
-      pending = entitlementVersion(this.db, tenantId).finally(() => this.reading.delete(tenantId));
-      this.reading.set(tenantId, pending);
-    }
-    const version = await pending;
-    this.versions.set(tenantId, { version, checkedAt: performance.now() });
-    return version;
+  constructor(private readonly changes?: ChangeFeed) {
+    changes?.on('entitlements', (tenantId) => this.forget(tenantId));
+    changes?.onReset(() => {
+      this.entries.clear();
+      this.generations.clear();
+    });
   }
 
   async get(ctx: Ctx, customerId: string, compute: () => Promise<CustomerEntitlements>): Promise<CustomerEntitlements> {
-    const version = await this.version(ctx.tenantId);
+    const changes = this.changes;
+    if (!changes || !(changes.isFresh() || (await changes.fresh()))) return compute();
+    const epoch = changes.epoch;
+    const generation = this.generations.get(ctx.tenantId) ?? 0;
     const key = `${ctx.tenantId}:${customerId}`;
     const hit = this.entries.get(key);
-    // An alert's block ends with its period, which no change marks: such an answer lives a second at most.
-    if (hit && hit.version === version && (hit.value.blocked_reason !== 'alert' || performance.now() - hit.at < 1_000)) return hit.value;
+    if (hit && hit.epoch === epoch && hit.generation === generation && (hit.value.blocked_reason !== 'alert' || performance.now() - hit.at < ALERT_BLOCK_MS)) {
+      return hit.value;
+    }
     const value = await compute();
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(key, { version, value, at: performance.now() });
+    this.entries.set(key, { epoch, generation, value, at: performance.now() });
     return value;
   }
 
-  /** After a change this process committed: read the version again on the next request. */
+  /** The tenant's answers may have changed: the next read of each computes it again. */
   forget(tenantId: string): void {
-    this.versions.delete(tenantId);
+    this.generations.set(tenantId, (this.generations.get(tenantId) ?? 0) + 1);
   }
 }

@@ -68,18 +68,11 @@ export async function subscriptionEntitlementsOf(
     .execute();
 }
 
-/** A change that may alter some customer's entitlements: the tenant's version moves on (a deferred insert, no row lock). */
+/**
+ * A change that may alter some customer's entitlements (a deferred insert, no row lock): its trigger
+ * notifies every process's cache when the transaction commits (migration 0420).
+ */
 export async function recordEntitlementChange(tx: Tx, tenantIds: string[], now: Date): Promise<void> {
   if (tenantIds.length === 0) return;
   await deferWrite(tx, tx.insertInto('entitlement_changes').values(tenantIds.map((tenant_id) => ({ tenant_id, changed_at: now }))));
-}
-
-/** The tenant's entitlement version: its newest change id (0 before any). */
-export async function entitlementVersion(tx: Tx, tenantId: string): Promise<number> {
-  const row = await tx
-    .selectFrom('entitlement_changes')
-    .select((eb) => eb.fn.max('id').as('v'))
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
-  return Number(row?.v ?? 0);
 }

@@ -129,13 +129,13 @@ describe('entitlements', () => {
   });
 
   it('sees a change made by another process (another app on the same database) within one second', async () => {
-    if (!process.env.DATABASE_URL) return; // PGlite is one process; the version check is the same code
+    if (!process.env.DATABASE_URL) return; // PGlite is one process (test/platform/caches-across-processes.test.ts shares it between two apps)
     const plan = await createPlan(acme, { amount: 5_000 });
     await acme.api('PUT', `/v1/plans/${plan.id}/entitlements`, [{ feature_key: 'sso', value: false }]);
     const customer = await createCustomer(acme);
     await subscribe(acme, { customer_id: customer, plan_id: plan.id });
     await eventually(customer, { features: { sso: false } });
-    // Write straight to the database, as another process would: only the version tells this one.
+    // Write straight to the database, as another process would: only its change record (whose trigger notifies) tells this one.
     await t.database.db.updateTable('plan_entitlements').set({ value: 'true' }).where('plan_id', '=', plan.id).execute();
     await t.database.db.insertInto('entitlement_changes').values({ tenant_id: acme.tenantId, changed_at: new Date() }).execute();
     expect(await eventually(customer, { features: { sso: true } })).toBeLessThan(1_000);

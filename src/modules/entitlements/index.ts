@@ -8,7 +8,7 @@ export {
   putSubscriptionEntitlements,
   toFeature,
 } from './entitlements.service.js';
-export { EntitlementCache, VERSION_CHECK_MS } from './entitlements.cache.js';
+export { EntitlementCache } from './entitlements.cache.js';
 export {
   createFeatureBody,
   customerEntitlementsSchema,

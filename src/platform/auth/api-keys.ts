@@ -40,28 +40,100 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 const LAST_USED_RESOLUTION_MS = 60 * 60 * 1000;
-
-/**
- * Keys this process has verified recently, by hash: every `/v1` request starts with this lookup,
- * and on a small machine the round trip for it costs more than the rest of a simple read. An
- * entry lives `cacheMs` (KOSH_API_KEY_CACHE_SECONDS, default 10 s); revoking a key through this
- * process forgets it at once, another process's revocation is seen within `cacheMs`. Unknown and
- * revoked keys are never cached, so a new key works at once everywhere.
- */
-const verified = new Map<string, { row: KeyRow; checkedAt: number }>();
 const MAX_CACHED_KEYS = 10_000;
 type KeyRow = { id: string; tenant_id: string; name: string; prefix: string; mode: KeyMode; role: Role; tenant_mode: KeyMode; last_used_at: Date | null };
 
-/** Bumped by every forgetApiKey: a lookup that started before a revocation must not cache its row. */
-let generation = 0;
+/** What an API key cache needs of the change feed (platform/db/change-feed.ts). */
+export type KeyChanges = {
+  isFresh(): boolean;
+  /** Fresh now or after a short wait for the feed's proof; false: read the database. */
+  fresh(): Promise<boolean>;
+  readonly epoch: number;
+  on(topic: string, handler: (subject: string) => void): void;
+  onReset(handler: () => void): void;
+};
+
+/** Every cache of this process, so that a revocation committed here reaches them all at once. */
+const caches = new Set<ApiKeyCache>();
 
 /**
- * Drops a key from this process's cache. Call it after the revoking transaction has committed, so
- * that no lookup can read the key as valid after it is forgotten.
+ * Keys an app has verified, by hash: every `/v1` request starts with this lookup, and its round
+ * trip costs more than the rest of a simple read (decisions 0015, 0420). An entry is trusted while
+ * it is younger than `ttlMs` (KOSH_API_KEY_CACHE_SECONDS, default 10 s) AND the change feed is
+ * fresh: a key revoked, changed or deleted by any process — or a tenant whose mode changed — is
+ * notified by a trigger and forgotten here, so it is refused within a second everywhere. When the
+ * feed is not fresh (its session dropped, a pooler without LISTEN) every request looks its key up.
+ * Unknown and revoked keys are never cached, so a new key works at once everywhere.
+ */
+export class ApiKeyCache {
+  private readonly verified = new Map<string, { row: KeyRow; checkedAt: number; epoch: number }>();
+  /** Bumped by every forget: a lookup that started before a revocation must not cache its row. */
+  generation = 0;
+
+  constructor(
+    readonly ttlMs: number,
+    private readonly changes?: KeyChanges,
+  ) {
+    if (ttlMs <= 0) return;
+    caches.add(this);
+    changes?.on('api_key', (id) => this.forget((row) => row.id === id));
+    changes?.on('tenant', (id) => this.forget((row) => row.tenant_id === id));
+    changes?.onReset(() => this.forget(() => true));
+  }
+
+  /** Has the change feed proved itself current? True without a feed. */
+  isCurrent(): boolean {
+    return !this.changes || this.changes.isFresh();
+  }
+
+  /** The same, after waiting one beat of the feed's for it (under load its round trips lag). */
+  async waitCurrent(): Promise<boolean> {
+    return !this.changes || this.changes.fresh();
+  }
+
+  /** The verified row, if it may be trusted without a lookup now (the caller has checked the feed is current). */
+  get(hash: string, now: Date): KeyRow | undefined {
+    const cached = this.verified.get(hash);
+    if (!cached) return undefined;
+    const age = now.getTime() - cached.checkedAt;
+    if (age < 0 || age >= this.ttlMs) return undefined;
+    if (this.changes && cached.epoch !== this.changes.epoch) return undefined;
+    return cached.row;
+  }
+
+  remember(hash: string, row: KeyRow, now: Date, startedIn: number, epoch: number): void {
+    if (this.ttlMs <= 0 || startedIn !== this.generation) return;
+    if (this.verified.size >= MAX_CACHED_KEYS) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(hash, { row, checkedAt: now.getTime(), epoch });
+  }
+
+  epochNow(): number {
+    return this.changes?.epoch ?? 0;
+  }
+
+  delete(hash: string): void {
+    this.verified.delete(hash);
+  }
+
+  forget(which: (row: KeyRow) => boolean): void {
+    this.generation += 1;
+    for (const [hash, entry] of this.verified) if (which(entry.row)) this.verified.delete(hash);
+  }
+
+  /** The app is closing. */
+  close(): void {
+    caches.delete(this);
+    this.verified.clear();
+  }
+}
+
+/**
+ * Drops a key from every cache of this process. Call it after the revoking transaction has
+ * committed, so that no lookup can read the key as valid after it is forgotten (other processes
+ * hear of it from the trigger's notification).
  */
 export function forgetApiKey(apiKeyId: string): void {
-  generation += 1;
-  for (const [hash, entry] of verified) if (entry.row.id === apiKeyId) verified.delete(hash);
+  for (const cache of caches) cache.forget((row) => row.id === apiKeyId);
 }
 
 /**
@@ -69,19 +141,24 @@ export function forgetApiKey(apiKeyId: string): void {
  * `invalid_api_key`; a valid key of the other mode, or of a tenant of the other mode, answers
  * `key_mode_mismatch`.
  */
-export async function authenticateApiKey(db: Kysely<DB>, header: string | undefined, deploymentMode: KeyMode, now: Date, cacheMs = 0): Promise<Principal> {
+export async function authenticateApiKey(
+  db: Kysely<DB>,
+  header: string | undefined,
+  deploymentMode: KeyMode,
+  now: Date,
+  cache?: ApiKeyCache,
+): Promise<Principal> {
   const token = bearerToken(header);
   if (!token || !KEY_PATTERN.test(token)) {
     throw errors.unauthorized('invalid_api_key', 'missing or invalid API key');
   }
   const hash = hashApiKey(token);
-  const cached = verified.get(hash);
-  const age = cached ? now.getTime() - cached.checkedAt : Infinity;
-  let row: KeyRow;
-  if (cached && age >= 0 && age < cacheMs) {
-    row = cached.row;
-  } else {
-    const startedIn = generation;
+  const current = !cache || cache.isCurrent() || (await cache.waitCurrent());
+  let row = cache && current ? cache.get(hash, now) : undefined;
+  if (!row) {
+    const startedIn = cache?.generation ?? 0;
+    // Taken before the lookup: a reconnection of the feed during it voids what it reads.
+    const epoch = cache?.epochNow() ?? 0;
     const found = await db
       .selectFrom('api_keys')
       .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
@@ -99,7 +176,7 @@ export async function authenticateApiKey(db: Kysely<DB>, header: string | undefi
       .where('api_keys.key_hash', '=', hash)
       .executeTakeFirst();
     if (!found || found.revoked_at !== null) {
-      verified.delete(hash);
+      cache?.delete(hash);
       throw errors.unauthorized('invalid_api_key', 'missing or invalid API key');
     }
     row = found;
@@ -108,10 +185,7 @@ export async function authenticateApiKey(db: Kysely<DB>, header: string | undefi
       await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.id).execute();
       row = { ...row, last_used_at: now };
     }
-    if (cacheMs > 0 && startedIn === generation) {
-      if (verified.size >= MAX_CACHED_KEYS) verified.delete(verified.keys().next().value!);
-      verified.set(hash, { row, checkedAt: now.getTime() });
-    }
+    cache?.remember(hash, row, now, startedIn, epoch);
   }
   if (row.mode !== deploymentMode) {
     throw errors.unauthorized('key_mode_mismatch', `this is a ${row.mode}-mode key; the deployment runs in ${deploymentMode} mode`);

@@ -10,6 +10,15 @@ import { registerPool } from './read-together.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
+/**
+ * Where the change feed (change-feed.ts) holds LISTEN: a session of its own on the server (never
+ * one of the pool's), or the embedded database itself, which delivers a notification in the same
+ * tick as the COMMIT that sent it.
+ */
+export type NotificationSource =
+  | { kind: 'server'; client: () => pg.Client }
+  | { kind: 'embedded'; listen: (channel: string, onPayload: (payload: string) => void) => Promise<() => Promise<void>> };
+
 export type Database = {
   db: Kysely<DB>;
   /**
@@ -19,6 +28,7 @@ export type Database = {
   readDb: Kysely<DB>;
   pool: pg.Pool;
   kind: DatabaseKind;
+  notifications: NotificationSource;
   close(): Promise<void>;
 };
 
@@ -120,11 +130,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       readDb = new Kysely<DB>({ dialect: new PostgresDialect({ pool: readPool }) });
       registerPool(readDb, readPool);
     }
+    const listenerClient = () =>
+      new pg.Client({
+        connectionString: options.databaseUrl,
+        connectionTimeoutMillis: timeouts.connectMs,
+        query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+      });
     return {
       db,
       readDb,
       pool,
       kind: 'postgres',
+      notifications: { kind: 'server', client: listenerClient },
       close: async () => {
         await closePool(db, pool);
         if (readPool) await closePool(readDb, readPool);
@@ -164,6 +183,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     readDb: db,
     pool,
     kind: 'pglite',
+    notifications: {
+      kind: 'embedded',
+      listen: async (channel, onPayload) => {
+        const stop = await pglite.listen(channel, onPayload);
+        return async () => {
+          if (!pglite.closed) await stop();
+        };
+      },
+    },
     close: async () => {
       await stopBackups();
       await closePool(db, pool);

@@ -92,8 +92,9 @@ export class SharedCounters {
 
   /**
    * Counts one hit in memory (flushed within `flushMs`); answers the last-known shared total plus
-   * the hits not in it yet. A key whose total was not read back lately (new to this process, or
-   * idle) waits for one flush first, so a process never answers from an old total.
+   * the hits not in it yet. A key whose total was not read back lately and that has no hits on
+   * their way to the database (new to this process, or idle) waits for one flush first, so a
+   * process never answers a new or idle key from an old total; a hot key never waits.
    */
   async countBatched(budget: string, key: string, windowMs: number, increment: boolean): Promise<Counted> {
     const now = Date.now();
@@ -107,8 +108,11 @@ export class SharedCounters {
     }
     const { tally } = entry;
     if (increment) {
+      // A key with hits not yet written is hot: the flush under way or due carries them and reads
+      // its total back, however late it runs. Only a key new to this process, or idle, waits.
+      const idle = tally.pending === 0 && tally.inflight === 0;
       tally.pending += 1;
-      if (now - tally.readAt > 2 * this.flushMs) {
+      if (idle && now - tally.readAt > 2 * this.flushMs) {
         await this.flushNow();
         // Joined a flush already writing without this key: one more.
         if (tally.pending > 0 && Date.now() - tally.readAt > 2 * this.flushMs) await this.flushNow();

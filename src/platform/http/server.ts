@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -7,7 +8,6 @@ import Fastify, {
   type RawRequestDefaultExpression,
   type RawServerDefault,
 } from 'fastify';
-import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -19,12 +19,13 @@ import type { Database } from '../db/database.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/secrets.js';
-import { newId, isUuid } from '../ids.js';
+import { isUuid } from '../ids.js';
 import { errors, KoshError } from '../errors.js';
 import { hasRole, type Role } from '../auth/actor.js';
 import { authenticateSession, cookiesOf, SESSION_COOKIE, type OperatorSession } from '../auth/sessions.js';
 import { appendAudit, auditTargetOf, diffRows, readAuditedRow } from '../audit/audit.js';
-import { authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
+import { ApiKeyCache, authenticateApiKey, bearerToken, type Principal } from '../auth/api-keys.js';
+import type { ChangeFeed } from '../db/change-feed.js';
 import { errorHandler, toEnvelope } from './error-handler.js';
 import { malformedTargetRefusal, rerouteFrameworkError } from './malformed-target.js';
 import { assertBodyDepth } from './json-depth.js';
@@ -35,6 +36,7 @@ import { API_INTRODUCTION, frontDoor } from './docs-intro.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
 import { responseSerializerCompiler } from './serializer.js';
+import { securityHeaders } from './security-headers.js';
 import { registerMetrics } from './metrics.js';
 import { serializeRequest } from './request-log.js';
 import { limiter, registerRateLimits } from './rate-limits.js';
@@ -82,6 +84,12 @@ export type HttpDeps = {
   database?: Pick<Database, 'kind'>;
   /** Where reports read (a replica under DATABASE_READ_URL); `db` when absent. */
   readDb?: Kysely<DB>;
+  /**
+   * What other processes changed (platform/db/change-feed.ts): the in-memory caches of API keys and
+   * entitlements answer only while it is fresh. Without one, a verified key is trusted for
+   * KOSH_API_KEY_CACHE_SECONDS whatever happens elsewhere.
+   */
+  changes?: ChangeFeed;
 };
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -244,7 +252,8 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : `req_${newId()}`;
+      // A random UUID (node's pooled generator): a request id needs no time order, and it is made for every request.
+      return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : `req_${randomUUID()}`;
     },
     ajv: { customOptions: { coerceTypes: false } },
     routerOptions: { ignoreTrailingSlash: true },
@@ -281,19 +290,26 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  // Security headers on every answer (helmet's onRequest hook, so errors and 404s carry them too).
-  // JSON needs no sources at all; the HTML pages (portal, /docs) set their own policy.
-  await app.register(helmet, {
+  // Security headers on every answer (an onRequest hook, so errors and 404s carry them too), on the
+  // raw response so that a route's own header wins. JSON needs no sources at all; the HTML pages
+  // (portal, /docs) set their own policy.
+  const headers = securityHeaders({
     contentSecurityPolicy: {
       useDefaults: false,
       directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'self'"] },
     },
     // HSTS only where Kosh is served over https: a live deployment (KOSH_PUBLIC_URL is required there).
-    hsts: deps.config.mode === 'live' ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+    strictTransportSecurity: deps.config.mode === 'live' ? { maxAge: 31_536_000, includeSubDomains: true } : false,
     referrerPolicy: { policy: 'no-referrer' },
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    for (const [name, value] of headers) reply.raw.setHeader(name, value);
+    done();
   });
 
   await registerRateLimits(app, { db: deps.db, kind: deps.database?.kind ?? 'pglite' });
+  const keyCache = new ApiKeyCache(deps.config.apiKeyCacheMs, deps.changes);
+  app.addHook('onClose', async () => keyCache.close());
   const { perIp, perKey } = deps.config.rateLimits;
   const v1PerIp = limiter(app, { max: perIp, windowMs: 60_000, what: 'requests from this address', batched: true });
   const v1PerKey = limiter(app, {
@@ -303,6 +319,14 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
     batched: true,
     key: (request) => `key:${request.principal?.actor.id ?? ''}`,
   });
+
+  // The role table's answer for each route, looked up once.
+  const roles = new Map<string, Role | undefined>();
+  const neededRole = (method: string, pattern: string): Role | undefined => {
+    const key = `${method} ${pattern}`;
+    if (!roles.has(key)) roles.set(key, options.access?.(method, pattern));
+    return roles.get(key);
+  };
 
   // Every /v1 route needs an API key; authentication happens before body parsing. The check reads
   // the route the router matched, not the raw URL: `/%761/…`, `/v%31/…` and absolute-form targets
@@ -329,13 +353,13 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
       };
       if (!SAFE_METHODS.has(request.method)) assertSameSiteWrite(request, session);
     } else {
-      request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), deps.config.apiKeyCacheMs);
+      request.principal = await authenticateApiKey(deps.db, request.headers.authorization, deps.config.mode, deps.clock.now(), keyCache);
     }
     await v1PerKey.hit(request, reply);
     // Roles (DESIGN §17, §21): an operator, and an API key alike, needs the route's minimum role.
     const actor = request.principal.actor;
     if (actor.type !== 'system' && pattern !== undefined) {
-      const needed = options.access?.(request.method, pattern);
+      const needed = neededRole(request.method, pattern);
       if (needed === undefined) throw errors.forbidden('no role may call this route (it has no entry in the role table)', 'role_forbidden');
       if (!hasRole(actor.role, needed)) throw errors.forbidden(`this needs the ${needed} role or higher; you are ${actor.role}`, 'role_forbidden');
     }
