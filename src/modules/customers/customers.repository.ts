@@ -29,7 +29,13 @@ export async function customerRefs(tx: Tx, tenantId: string, ids: string[], exte
     .selectFrom('customers')
     .select(['id', 'external_id'])
     .where('tenant_id', '=', tenantId)
-    .where((eb) => eb.or([...(ids.length ? [eb('id', 'in', ids)] : []), ...(externalIds.length ? [eb('external_id', 'in', externalIds)] : [])]))
+    // Arrays, not IN lists: one parameter each, whatever the batch (usage ingestion sends 1 000 ids).
+    .where((eb) =>
+      eb.or([
+        ...(ids.length ? [eb('id', '=', sql<string>`ANY(${ids}::uuid[])`)] : []),
+        ...(externalIds.length ? [eb('external_id', '=', sql<string>`ANY(${externalIds}::text[])`)] : []),
+      ]),
+    )
     .execute();
 }
 
