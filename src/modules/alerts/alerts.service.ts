@@ -8,7 +8,7 @@ import { getCustomer } from '../customers/index.js';
 import { invoicedSince } from '../invoices/index.js';
 import { getSubscriptionRow, runningSubscriptionsOfCustomers } from '../subscriptions/index.js';
 import { getTenant } from '../tenants/index.js';
-import { aggregateUsage, billableQuantity, metricsByCodes } from '../usage/index.js';
+import { aggregateUsage, billableQuantity, metricsByCodes, type UsageWindow } from '../usage/index.js';
 import {
   activeAlertsOf,
   archiveAlertRow,
@@ -113,19 +113,19 @@ async function periodsOf(ctx: Ctx, alerts: AlertRow[]): Promise<Map<string, Date
 async function measure(ctx: Ctx, alerts: AlertRow[], periods: Map<string, Date>): Promise<Map<string, { crossed: boolean; value: number }>> {
   const out = new Map<string, { crossed: boolean; value: number }>();
   const usage = alerts.filter((a) => a.type === 'usage_threshold');
-  const quantities = await aggregateUsage(
-    ctx.tx,
-    ctx.tenantId,
-    usage.map((a) => ({
-      key: a.id,
-      customer_id: a.customer_id,
-      metric_code: a.metric_code!,
-      start: a.recurring ? periods.get(a.id)! : new Date(0),
-      end: new Date('9999-12-31T23:59:59Z'),
-    })),
-  );
+  // One window per (customer, metric, period start): alerts watching the same quantity share it.
+  const windowOf = (a: AlertRow) => `${a.customer_id}/${a.metric_code}/${(a.recurring ? periods.get(a.id)! : new Date(0)).getTime()}`;
+  const windows = new Map<string, UsageWindow>();
   for (const a of usage) {
-    const value = billableQuantity(quantities.get(a.id)?.quantity ?? '0');
+    const key = windowOf(a);
+    if (!windows.has(key)) {
+      const start = a.recurring ? periods.get(a.id)! : new Date(0);
+      windows.set(key, { key, customer_id: a.customer_id, metric_code: a.metric_code!, start, end: new Date('9999-12-31T23:59:59Z') });
+    }
+  }
+  const quantities = await aggregateUsage(ctx.tx, ctx.tenantId, [...windows.values()]);
+  for (const a of usage) {
+    const value = billableQuantity(quantities.get(windowOf(a))?.quantity ?? '0');
     out.set(a.id, { crossed: value >= a.threshold, value });
   }
   const spend = alerts.filter((a) => a.type === 'spend_threshold');
