@@ -99,7 +99,16 @@ async function main() {
   let kosh: Kosh | undefined;
   try {
     const unlimited = { KOSH_RATE_LIMIT_KEY_PER_MINUTE: '1000000000', KOSH_RATE_LIMIT_IP_PER_MINUTE: '1000000000' };
-    const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_WORKER: 'off', PORT: '0', KOSH_DB_POOL_SIZE: '12', ...unlimited, ...storage.env });
+    const config = loadConfig({
+      KOSH_MODE: 'test',
+      LOG_LEVEL: 'silent',
+      KOSH_WORKER: 'off',
+      PORT: '0',
+      KOSH_DB_POOL_SIZE: '12',
+      KOSH_DB_STATEMENT_TIMEOUT_MS: '600000',
+      ...unlimited,
+      ...storage.env,
+    });
     kosh = await createKosh({ config, logger: pino({ level: 'silent' }) });
     const base = await kosh.app.listen({ port: 0, host: '127.0.0.1' });
     const db = kosh.deps.database.db;
