@@ -53,6 +53,18 @@ export async function insertTriggers(
   return new Set(rows.map((r) => r.alert_id));
 }
 
+/**
+ * Serializes the alert evaluation of these customers until the transaction ends: a second batch of
+ * the same customer waits here for the first to commit, then measures with its events counted
+ * (two batches measuring at once would each miss the other's events, and a crossing between them
+ * would go unseen). Taken in sorted order, so two batches never wait on each other.
+ */
+export async function lockAlertEvaluation(tx: Tx, tenantId: string, customerIds: string[]): Promise<void> {
+  if (customerIds.length === 0) return;
+  const keys = [...new Set(customerIds)].sort().map((c) => `${tenantId}/${c}`);
+  await sql`SELECT count(pg_advisory_xact_lock(hashtext('kosh.usage_alerts'), hashtext(k))) FROM unnest(${keys}::text[]) AS k`.execute(tx);
+}
+
 /** The alerts among `items` that already triggered in the given period (cleared or not), in one query. */
 export async function triggeredIn(tx: Tx, tenantId: string, items: { alertId: string; periodStart: Date }[]): Promise<Set<string>> {
   if (items.length === 0) return new Set();

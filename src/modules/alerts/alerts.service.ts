@@ -17,6 +17,7 @@ import {
   insertTriggers,
   listAlertRows,
   liveTriggers,
+  lockAlertEvaluation,
   triggeredIn,
   type AlertRow,
 } from './alerts.repository.js';
@@ -164,7 +165,9 @@ export async function evaluateAlerts(ctx: Ctx, customerIds: string[], types: rea
  * alerts of the batch's customers on other metrics are not measured (their quantity did not move),
  * nor are alerts that already triggered in their current period (once per period: nothing more
  * can happen until the next one). The rest are measured in one grouped query and their triggers
- * inserted in one statement.
+ * inserted in one statement. Batches of the same customers evaluate one after the other (an
+ * advisory lock per customer), so a threshold crossed by two batches sent at once is seen by the
+ * second.
  */
 export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string; metricCode: string }[]): Promise<number> {
   if (pairs.length === 0) return 0;
@@ -173,6 +176,11 @@ export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string;
     wanted.has(`${a.customer_id}/${a.metric_code}`),
   );
   if (watching.length === 0) return 0;
+  await lockAlertEvaluation(
+    ctx.tx,
+    ctx.tenantId,
+    watching.map((a) => a.customer_id),
+  );
   const periods = await periodsOf(ctx, watching);
   const done = await triggeredIn(
     ctx.tx,
