@@ -8,7 +8,12 @@
  *
  * 1. Ingestion: autocannon, 10 connections, POST /v1/usage/events/batch with 1 000 events a
  *    request (unique transaction ids, customers and timestamps spread over the period) until
- *    HTTP_EVENTS events are sent → events_per_s (accepted events / wall time).
+ *    HTTP_EVENTS events are sent → events_per_s (accepted events / wall time). Then ALERTS
+ *    active `usage_threshold` alerts (notify) are added round robin over the customers, with
+ *    thresholds spread so some are crossed at once, some during the phase and some never, and
+ *    HTTP_EVENTS more events are sent the same way → events_per_s_with_alerts (alerts are
+ *    evaluated in each batch's transaction). Checks: every event stored once, and every crossed
+ *    alert has exactly one trigger row and one `alert.triggered` event.
  * 2. Billing: the rest of the period's EVENTS events are inserted with one set-based SQL statement
  *    (sending 5 000 000 through HTTP would take minutes on this machine and measures nothing more),
  *    ANALYZE, then the billing run (`runBillingRun`) renews every subscription — one grouped usage
@@ -17,10 +22,12 @@
  *
  * Before all this, untimed: 2 000 renewals of another tenant and ANALYZE (see bench:billing).
  *
- * LAST line: {"events_per_s":…, "billing_per_s":…, "peak_rss_mb":…}
+ * LAST line: {"events_per_s":…, "events_per_s_with_alerts":…, "alerts":…, "billing_per_s":…, "peak_rss_mb":…}
  *   --subs 10000   subscriptions (one customer each)
  *   --events 5000000  events in the billed period (HTTP ones included)
- *   --http 300000  events sent over HTTP
+ *   --http 300000  events sent over HTTP in each ingestion phase
+ *   --alerts 10000 active usage alerts in the second phase (0: no second phase, null figure)
+ *   --connections 10  autocannon connections
  *   --batch 200    renewals per billing transaction (as bench:billing)
  */
 import { randomBytes } from 'node:crypto';
@@ -47,8 +54,9 @@ const SUBS = arg('subs', 10_000);
 const EVENTS = arg('events', 5_000_000);
 const HTTP_EVENTS = Math.min(arg('http', 300_000), EVENTS);
 const BATCH = arg('batch', 200);
+const ALERTS = arg('alerts', 10_000);
 const PER_REQUEST = 1000;
-const CONNECTIONS = 10;
+const CONNECTIONS = arg('connections', 10);
 const START = new Date('2026-03-01T00:00:00Z');
 const END = new Date('2026-04-01T00:00:00Z');
 const PERIOD_MS = END.getTime() - START.getTime();
@@ -91,7 +99,16 @@ async function main() {
   let kosh: Kosh | undefined;
   try {
     const unlimited = { KOSH_RATE_LIMIT_KEY_PER_MINUTE: '1000000000', KOSH_RATE_LIMIT_IP_PER_MINUTE: '1000000000' };
-    const config = loadConfig({ KOSH_MODE: 'test', LOG_LEVEL: 'silent', KOSH_WORKER: 'off', PORT: '0', KOSH_DB_POOL_SIZE: '12', ...unlimited, ...storage.env });
+    const config = loadConfig({
+      KOSH_MODE: 'test',
+      LOG_LEVEL: 'silent',
+      KOSH_WORKER: 'off',
+      PORT: '0',
+      KOSH_DB_POOL_SIZE: '12',
+      KOSH_DB_STATEMENT_TIMEOUT_MS: '600000',
+      ...unlimited,
+      ...storage.env,
+    });
     kosh = await createKosh({ config, logger: pino({ level: 'silent' }) });
     const base = await kosh.app.listen({ port: 0, host: '127.0.0.1' });
     const db = kosh.deps.database.db;
@@ -143,7 +160,7 @@ async function main() {
     await sql`ANALYZE customers, subscriptions, plans, prices`.execute(db);
     const customerIds = (await sql<{ id: string }>`SELECT id FROM customers WHERE tenant_id = ${tenantId} ORDER BY id`.execute(db)).rows.map((r) => r.id);
 
-    // 1. Ingestion over HTTP.
+    // 1. Ingestion over HTTP: without alerts, then (--alerts N) with N active usage alerts.
     let sent = 0;
     const body = () => {
       const parts: string[] = [];
@@ -157,35 +174,69 @@ async function main() {
       sent += PER_REQUEST;
       return `{"events":[${parts.join(',')}]}`;
     };
-    const requests = Math.ceil(HTTP_EVENTS / PER_REQUEST);
-    const ingestStarted = performance.now();
-    const appCpuBefore = process.cpuUsage();
-    const result = await new Promise<autocannon.Result>((resolve, reject) =>
-      autocannon(
-        {
-          url: `${base}/v1/usage/events/batch`,
-          method: 'POST',
-          connections: CONNECTIONS,
-          amount: requests,
-          timeout: 60,
-          headers,
-          requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, body: body() }) }],
-        },
-        (error, r) => (error ? reject(error) : resolve(r)),
-      ),
-    );
-    const ingestSeconds = (performance.now() - ingestStarted) / 1000;
-    const appCpu = process.cpuUsage(appCpuBefore);
-    const stored = Number((await sql<{ n: string }>`SELECT count(*) AS n FROM usage_events WHERE tenant_id = ${tenantId}`.execute(db)).rows[0]!.n);
-    const eventsPerS = Math.round(stored / ingestSeconds);
-    console.log(
-      `ingestion: ${result.requests.total} requests (${result.non2xx} non-2xx, ${result.errors} errors), ${stored} events stored in ${ingestSeconds.toFixed(1)} s = ${eventsPerS} events/s; ` +
-        `request latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; app CPU ${(((appCpu.user + appCpu.system) / 1000 / Math.max(stored, 1)) * 1000).toFixed(1)} µs per event (autocannon's body building included)`,
-    );
+    const countStored = async () =>
+      Number((await sql<{ n: string }>`SELECT count(*) AS n FROM usage_events WHERE tenant_id = ${tenantId}`.execute(db)).rows[0]!.n);
+    const ingest = async (label: string): Promise<number> => {
+      const before = await countStored();
+      const requests = Math.ceil(HTTP_EVENTS / PER_REQUEST);
+      const ingestStarted = performance.now();
+      const appCpuBefore = process.cpuUsage();
+      const result = await new Promise<autocannon.Result>((resolve, reject) =>
+        autocannon(
+          {
+            url: `${base}/v1/usage/events/batch`,
+            method: 'POST',
+            connections: CONNECTIONS,
+            amount: requests,
+            timeout: 60,
+            headers,
+            requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, body: body() }) }],
+          },
+          (error, r) => (error ? reject(error) : resolve(r)),
+        ),
+      );
+      const ingestSeconds = (performance.now() - ingestStarted) / 1000;
+      const appCpu = process.cpuUsage(appCpuBefore);
+      const stored = (await countStored()) - before;
+      const eventsPerS = Math.round(stored / ingestSeconds);
+      console.log(
+        `ingestion ${label}: ${result.requests.total} requests (${result.non2xx} non-2xx, ${result.errors} errors), ${stored} events stored in ${ingestSeconds.toFixed(1)} s = ${eventsPerS} events/s; ` +
+          `request latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; app CPU ${(((appCpu.user + appCpu.system) / 1000 / Math.max(stored, 1)) * 1000).toFixed(1)} µs per event (autocannon's body building included)`,
+      );
+      if (result.non2xx > 0 || result.errors > 0 || stored !== requests * PER_REQUEST)
+        failures.push(`ingestion ${label}: ${stored} of ${requests * PER_REQUEST} events stored`);
+      return eventsPerS;
+    };
+    const failures: string[] = [];
+    const eventsPerS = await ingest('without alerts');
+
+    let eventsPerSWithAlerts: number | null = null;
+    if (ALERTS > 0) {
+      // N notify alerts on the metric, round robin over the customers, thresholds spread so that some
+      // are crossed by what is already stored, some during this phase and some never.
+      await sql`
+        INSERT INTO alerts (tenant_id, id, customer_id, subscription_id, type, metric_code, currency, threshold, action, recurring, status, created_at, updated_at)
+        SELECT ${tenantId}, gen_random_uuid(), c.id, NULL, 'usage_threshold', 'gb', NULL, 50 + (i * 37) % 400, 'notify', true, 'active', ${START}, ${START}
+          FROM generate_series(0, ${ALERTS - 1}) AS i
+          JOIN (SELECT id, row_number() OVER (ORDER BY id) - 1 AS k FROM customers WHERE tenant_id = ${tenantId}) AS c ON c.k = i % ${SUBS}`.execute(db);
+      await sql`ANALYZE alerts`.execute(db);
+      eventsPerSWithAlerts = await ingest(`with ${ALERTS} active alerts`);
+      // Each alert triggered once exactly when the period's quantity reached its threshold.
+      const check = await sql<{ crossed: string; triggers: string; events: string }>`
+        SELECT (SELECT count(*) FROM alerts a
+                  JOIN (SELECT customer_id, ceil(sum(value)) AS q FROM usage_events WHERE tenant_id = ${tenantId} AND ts >= ${START} AND ts < ${END} GROUP BY customer_id) u
+                    ON u.customer_id = a.customer_id
+                 WHERE a.tenant_id = ${tenantId} AND u.q >= a.threshold)::text AS crossed,
+               (SELECT count(*) FROM alert_triggers WHERE tenant_id = ${tenantId})::text AS triggers,
+               (SELECT count(*) FROM events WHERE tenant_id = ${tenantId} AND type = 'alert.triggered')::text AS events`.execute(db);
+      const { crossed, triggers, events } = check.rows[0]!;
+      console.log(`alerts: ${crossed} of ${ALERTS} crossed, ${triggers} trigger rows, ${events} alert.triggered events`);
+      if (crossed !== triggers || triggers !== events) failures.push(`alerts: ${crossed} crossed, ${triggers} triggers, ${events} events`);
+    }
 
     // 2. The rest of the period's events, set-based, then bill.
     const seedStarted = performance.now();
-    const rest = EVENTS - stored;
+    const rest = EVENTS - (await countStored());
     if (rest > 0) {
       await sql`
         INSERT INTO usage_events (tenant_id, transaction_id, customer_id, metric_id, ts, value, properties, created_at)
@@ -217,13 +268,22 @@ async function main() {
     const expected = new Map(sums.rows.map((r) => [r.customer_id, priceQuantity(scheme, Math.ceil(Number(r.total))).amount]));
     let mismatches = 0;
     for (const r of billed.rows) if (Number(r.invoices) !== 1 || Number(r.usage) !== (expected.get(r.customer_id) ?? 0)) mismatches += 1;
-    const ok = report.renewed === SUBS && report.failed === 0 && billed.rows.length === SUBS && mismatches === 0;
+    const ok = report.renewed === SUBS && report.failed === 0 && billed.rows.length === SUBS && mismatches === 0 && failures.length === 0;
+    for (const failure of failures) console.log(`CHECK FAILED: ${failure}`);
     const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
     console.log(
       `billing: ${report.renewed} renewed (${report.failed} failed) in ${billingSeconds.toFixed(2)} s = ${billingPerS} subscriptions/s, batch ${BATCH}; ` +
         `usage lines checked against SQL sums: ${mismatches} mismatches — ${ok ? 'checks passed' : 'CHECKS FAILED'}; peak RSS ${peakRssMb} MB`,
     );
-    console.log(JSON.stringify({ events_per_s: eventsPerS, billing_per_s: billingPerS, peak_rss_mb: peakRssMb }));
+    console.log(
+      JSON.stringify({
+        events_per_s: eventsPerS,
+        events_per_s_with_alerts: eventsPerSWithAlerts,
+        alerts: ALERTS,
+        billing_per_s: billingPerS,
+        peak_rss_mb: peakRssMb,
+      }),
+    );
     if (!ok) process.exitCode = 1;
   } finally {
     await kosh?.close();

@@ -1,5 +1,5 @@
 import type { Ctx } from '../../platform/context.js';
-import { evaluateAlerts } from '../../modules/alerts/index.js';
+import { evaluateUsageAlerts } from '../../modules/alerts/index.js';
 import { customerRefs } from '../../modules/customers/index.js';
 import { getInvoiceRow } from '../../modules/invoices/index.js';
 import { pricesOfPlans } from '../../modules/plans/index.js';
@@ -24,7 +24,7 @@ const issueText = (issues: { path: PropertyKey[]; message: string }[]) =>
 /**
  * Records a batch of usage events (DESIGN §13), set-based: one query resolves the customers, one
  * the metrics, one the customers' running subscriptions (and one their metered prices), then ONE
- * multi-row INSERT … ON CONFLICT DO NOTHING stores every valid event. An invalid event is refused
+ * INSERT … SELECT FROM unnest(arrays) stores every valid event (decision 0430). An invalid event is refused
  * with its index and the others are stored; a transaction_id already recorded is a counted
  * duplicate. An event dated before the current period of a subscription that meters its metric is
  * refused, unless that subscription's latest invoice is still a draft (it can still change).
@@ -83,6 +83,7 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
 
   const late = await latePeriodStarts(ctx, rows);
   const storable: EventInsert[] = [];
+  const pairs = new Map<string, { customerId: string; metricCode: string }>();
   for (const item of rows) {
     const start = late.get(`${item.row.customer_id}/${item.metricCode}`);
     if (start && new Date(item.row.ts) < start) {
@@ -91,11 +92,15 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
         status: 409,
         error: `timestamp ${item.row.ts} is before the current period (from ${start.toISOString()}) of a subscription billing '${item.metricCode}', whose last invoice is issued`,
       });
-    } else storable.push(item.row);
+    } else {
+      storable.push(item.row);
+      pairs.set(`${item.row.customer_id}/${item.metricCode}`, { customerId: item.row.customer_id, metricCode: item.metricCode });
+    }
   }
   const inserted = await insertEvents(ctx.tx, ctx.tenantId, storable, ctx.now);
-  // Usage alerts of the batch's customers, once per batch in its transaction (DESIGN §23).
-  if (inserted > 0) await evaluateAlerts(ctx, [...new Set(storable.map((r) => r.customer_id))], ['usage_threshold']);
+  // The usage alerts on the batch's (customer, metric) pairs, once per batch in its transaction
+  // (DESIGN §23, decision 0430).
+  if (inserted > 0) await evaluateUsageAlerts(ctx, [...pairs.values()]);
   refusals.sort((a, b) => a.index - b.index);
   return {
     accepted: inserted,

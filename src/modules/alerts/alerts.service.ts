@@ -8,8 +8,19 @@ import { getCustomer } from '../customers/index.js';
 import { invoicedSince } from '../invoices/index.js';
 import { getSubscriptionRow, runningSubscriptionsOfCustomers } from '../subscriptions/index.js';
 import { getTenant } from '../tenants/index.js';
-import { aggregateUsage, billableQuantity, metricsByCodes } from '../usage/index.js';
-import { activeAlertsOf, archiveAlertRow, findAlert, insertAlert, insertTrigger, listAlertRows, liveTriggers, type AlertRow } from './alerts.repository.js';
+import { aggregateUsage, billableQuantity, metricsByCodes, type UsageWindow } from '../usage/index.js';
+import {
+  activeAlertsOf,
+  archiveAlertRow,
+  findAlert,
+  insertAlert,
+  insertTriggers,
+  listAlertRows,
+  liveTriggers,
+  lockAlertEvaluation,
+  triggeredIn,
+  type AlertRow,
+} from './alerts.repository.js';
 import type { CreateAlertBody } from './alerts.schemas.js';
 import type { AlertType } from './alerts.tables.js';
 
@@ -84,11 +95,16 @@ const MONTH_START = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.g
 /** Each alert's current period start: its subscription's, else the customer's first running one's, else the UTC month; a one-off alert has one period. */
 async function periodsOf(ctx: Ctx, alerts: AlertRow[]): Promise<Map<string, Date>> {
   const subs = await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [...new Set(alerts.map((a) => a.customer_id))]);
+  const byId = new Map(subs.map((s) => [s.id, s]));
+  // The customer's first running subscription by id.
+  const firstOf = new Map<string, (typeof subs)[number]>();
+  for (const s of subs) {
+    const first = firstOf.get(s.customer_id);
+    if (!first || s.id < first.id) firstOf.set(s.customer_id, s);
+  }
   const out = new Map<string, Date>();
   for (const a of alerts) {
-    const sub = a.subscription_id
-      ? subs.find((s) => s.id === a.subscription_id)
-      : subs.filter((s) => s.customer_id === a.customer_id).sort((x, y) => (x.id < y.id ? -1 : 1))[0];
+    const sub = a.subscription_id ? byId.get(a.subscription_id) : firstOf.get(a.customer_id);
     out.set(a.id, a.recurring ? (sub?.current_period_start ?? MONTH_START(ctx.now)) : new Date(0));
   }
   return out;
@@ -98,19 +114,19 @@ async function periodsOf(ctx: Ctx, alerts: AlertRow[]): Promise<Map<string, Date
 async function measure(ctx: Ctx, alerts: AlertRow[], periods: Map<string, Date>): Promise<Map<string, { crossed: boolean; value: number }>> {
   const out = new Map<string, { crossed: boolean; value: number }>();
   const usage = alerts.filter((a) => a.type === 'usage_threshold');
-  const quantities = await aggregateUsage(
-    ctx.tx,
-    ctx.tenantId,
-    usage.map((a) => ({
-      key: a.id,
-      customer_id: a.customer_id,
-      metric_code: a.metric_code!,
-      start: a.recurring ? periods.get(a.id)! : new Date(0),
-      end: new Date('9999-12-31T23:59:59Z'),
-    })),
-  );
+  // One window per (customer, metric, period start): alerts watching the same quantity share it.
+  const windowOf = (a: AlertRow) => `${a.customer_id}/${a.metric_code}/${(a.recurring ? periods.get(a.id)! : new Date(0)).getTime()}`;
+  const windows = new Map<string, UsageWindow>();
   for (const a of usage) {
-    const value = billableQuantity(quantities.get(a.id)?.quantity ?? '0');
+    const key = windowOf(a);
+    if (!windows.has(key)) {
+      const start = a.recurring ? periods.get(a.id)! : new Date(0);
+      windows.set(key, { key, customer_id: a.customer_id, metric_code: a.metric_code!, start, end: new Date('9999-12-31T23:59:59Z') });
+    }
+  }
+  const quantities = await aggregateUsage(ctx.tx, ctx.tenantId, [...windows.values()]);
+  for (const a of usage) {
+    const value = billableQuantity(quantities.get(windowOf(a))?.quantity ?? '0');
     out.set(a.id, { crossed: value >= a.threshold, value });
   }
   const spend = alerts.filter((a) => a.type === 'spend_threshold');
@@ -140,17 +156,60 @@ async function measure(ctx: Ctx, alerts: AlertRow[], periods: Map<string, Date>)
 export async function evaluateAlerts(ctx: Ctx, customerIds: string[], types: readonly AlertType[]): Promise<number> {
   const alerts = await activeAlertsOf(ctx.tx, ctx.tenantId, customerIds, types);
   if (alerts.length === 0) return 0;
-  const periods = await periodsOf(ctx, alerts);
+  return triggerCrossed(ctx, alerts, await periodsOf(ctx, alerts));
+}
+
+/**
+ * The usage alerts watching these (customer, metric code) pairs — the pairs an ingestion batch
+ * stored events for — evaluated once for the whole batch in its transaction (decision 0430):
+ * alerts of the batch's customers on other metrics are not measured (their quantity did not move),
+ * nor are alerts that already triggered in their current period (once per period: nothing more
+ * can happen until the next one). The rest are measured in one grouped query and their triggers
+ * inserted in one statement. Batches of the same customers evaluate one after the other (an
+ * advisory lock per customer), so a threshold crossed by two batches sent at once is seen by the
+ * second.
+ */
+export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string; metricCode: string }[]): Promise<number> {
+  if (pairs.length === 0) return 0;
+  const wanted = new Set(pairs.map((p) => `${p.customerId}/${p.metricCode}`));
+  const watching = (await activeAlertsOf(ctx.tx, ctx.tenantId, [...new Set(pairs.map((p) => p.customerId))], ['usage_threshold'])).filter((a) =>
+    wanted.has(`${a.customer_id}/${a.metric_code}`),
+  );
+  if (watching.length === 0) return 0;
+  await lockAlertEvaluation(
+    ctx.tx,
+    ctx.tenantId,
+    watching.map((a) => a.customer_id),
+  );
+  const periods = await periodsOf(ctx, watching);
+  const done = await triggeredIn(
+    ctx.tx,
+    ctx.tenantId,
+    watching.map((a) => ({ alertId: a.id, periodStart: periods.get(a.id)! })),
+  );
+  const open = watching.filter((a) => !done.has(a.id));
+  return open.length === 0 ? 0 : triggerCrossed(ctx, open, periods);
+}
+
+/**
+ * Measures the alerts and triggers the crossed ones once per period: their trigger rows are
+ * inserted in one statement (or nothing happens for a row already there), and only a new row
+ * emits `alert.triggered` (which also moves the entitlement version, so a block shows at once).
+ */
+async function triggerCrossed(ctx: Ctx, alerts: AlertRow[], periods: Map<string, Date>): Promise<number> {
   const measured = await measure(ctx, alerts, periods);
-  let triggered = 0;
-  for (const a of alerts) {
-    const m = measured.get(a.id)!;
-    if (!m.crossed) continue;
-    if (!(await insertTrigger(ctx.tx, ctx.tenantId, a.id, periods.get(a.id)!, m.value, ctx.now))) continue;
-    triggered += 1;
-    await emitEvent(ctx, 'alert.triggered', { ...toAlert(a), value: m.value, period_start: toIso(periods.get(a.id)!) });
+  const crossed = alerts.filter((a) => measured.get(a.id)!.crossed);
+  const fresh = await insertTriggers(
+    ctx.tx,
+    ctx.tenantId,
+    crossed.map((a) => ({ alertId: a.id, periodStart: periods.get(a.id)!, value: measured.get(a.id)!.value })),
+    ctx.now,
+  );
+  for (const a of crossed) {
+    if (!fresh.has(a.id)) continue;
+    await emitEvent(ctx, 'alert.triggered', { ...toAlert(a), value: measured.get(a.id)!.value, period_start: toIso(periods.get(a.id)!) });
   }
-  return triggered;
+  return fresh.size;
 }
 
 /**

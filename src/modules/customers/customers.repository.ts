@@ -25,12 +25,20 @@ export async function findCustomerRows(tx: Tx, tenantId: string, ids: string[]):
 /** The customers named by id or by external_id, in one query (usage ingestion resolves a batch's customers with it). */
 export async function customerRefs(tx: Tx, tenantId: string, ids: string[], externalIds: string[]): Promise<{ id: string; external_id: string | null }[]> {
   if (ids.length === 0 && externalIds.length === 0) return [];
-  return tx
-    .selectFrom('customers')
-    .select(['id', 'external_id'])
-    .where('tenant_id', '=', tenantId)
-    .where((eb) => eb.or([...(ids.length ? [eb('id', 'in', ids)] : []), ...(externalIds.length ? [eb('external_id', 'in', externalIds)] : [])]))
-    .execute();
+  return (
+    tx
+      .selectFrom('customers')
+      .select(['id', 'external_id'])
+      .where('tenant_id', '=', tenantId)
+      // Arrays, not IN lists: one parameter each, whatever the batch (usage ingestion sends 1 000 ids).
+      .where((eb) =>
+        eb.or([
+          ...(ids.length ? [eb('id', '=', sql<string>`ANY(${ids}::uuid[])`)] : []),
+          ...(externalIds.length ? [eb('external_id', '=', sql<string>`ANY(${externalIds}::text[])`)] : []),
+        ]),
+      )
+      .execute()
+  );
 }
 
 /** lower(email) matches the unique index customers_tenant_email, so this is an index lookup. */

@@ -98,7 +98,7 @@ export async function runningSubscriptionsOfCustomers(
     .selectFrom('subscriptions')
     .select(['id', 'customer_id', 'plan_id', 'currency', 'current_period_start', 'latest_invoice_id', 'status'])
     .where('tenant_id', '=', tenantId)
-    .where('customer_id', 'in', customerIds)
+    .where('customer_id', '=', sql<string>`ANY(${customerIds}::uuid[])`)
     .where('status', 'in', RUNNING_STATUSES)
     .execute();
 }
