@@ -1291,7 +1291,7 @@ describe('the books tie out after every operation', () => {
     expect(invoices.some((i) => i.discount_amount > 0 && i.total === 0)).toBe(true);
     expect(invoices.some((i) => i.discount_amount > 0 && i.amount_tds > 0)).toBe(true);
     expect(invoices.filter((i) => i.billing_reason === 'subscription_update').length).toBeGreaterThanOrEqual(2);
-  });
+  }, 600_000);
 
   it('refunds after a line note (issue #28 item 1), by lines and by a note balance, keep the invariants', async () => {
     const world = await newWorld();
@@ -1329,7 +1329,7 @@ describe('the books tie out after every operation', () => {
       refunds.some((r) => r.credit_note_issued),
       'some refund issued its own note',
     ).toBe(true);
-  });
+  }, 600_000); // the one-truth checks (Tally, GSTR-3B per month) after each of its twelve steps
 
   it('advances (received, applied, refunded; unregistered entity; KWD) and a mismatched webhook keep the invariants', async () => {
     const world = await newWorld();
