@@ -72,6 +72,9 @@
  *      uses' rupee shares, all taken when it is used up, and 1300 in rupees is the rupee tax on the
  *      open balances; an advance refunded through its gateway (decision 0401) sits in gateway
  *      clearing like any gateway refund, one the gateway refused in refunds payable.
+ * One truth across the books (issue #34; checkOneTruth, each a named invariant): GSTR-3B tax =
+ * the output-tax accounts per entity and month; revenue report = revenue accounts; Tally export =
+ * the INR trial balance per entity.
  * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
@@ -82,7 +85,11 @@ import { gstinFor } from '../support/billing.js';
 import { secondActor } from '../support/operators.js';
 import { irpDocumentOf, validateIrpDocument } from '../../src/modules/einvoicing/index.js';
 import { signTestWebhook, TEST_SIGNATURE_HEADER } from '../../src/modules/collections/index.js';
-import { getGstr1, validateGstr1 } from '../../src/modules/gst-returns/index.js';
+import { getGstr1, getGstr3b, validateGstr1 } from '../../src/modules/gst-returns/index.js';
+import { TALLY_LEDGERS } from '../../src/modules/accounting/index.js';
+import { ACCOUNT_NAMES, type AccountCode } from '../../src/modules/ledger/index.js';
+import { nextPeriod, periodBounds, periodOf } from '../../src/modules/periods/index.js';
+import { XMLParser } from 'fast-xml-parser';
 import { localDate } from '../../src/modules/tax/index.js';
 import { expectBalancedTrialBalances, reconcileTenant } from '../support/reconciliation.js';
 import { convertMinorUnits } from '../../src/platform/money.js';
@@ -838,8 +845,10 @@ async function checkFunctionalBooks(tenantId: string): Promise<void> {
 
   const exchangeOnly = await sql<{ id: string; account_code: number }>`
     SELECT l.id, l.account_code FROM journal_lines l
-    WHERE l.tenant_id = ${tenantId} AND l.debit = 0 AND l.credit = 0 AND l.account_code NOT IN (4300, 4390, 2100, 2110, 2120)`.execute(db);
-  expect(exchangeOnly.rows, 'only exchange differences (and INR paise of tax) have no transaction amount').toEqual([]);
+    JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    WHERE l.tenant_id = ${tenantId} AND l.debit = 0 AND l.credit = 0 AND l.account_code NOT IN (4300, 4390, 2100, 2110, 2120)
+      AND NOT (e.kind IN ('fx.revaluation', 'fx.revaluation_reversed') AND l.account_code IN (1100, 4310))`.execute(db);
+  expect(exchangeOnly.rows, 'only exchange differences, revaluations (and INR paise of tax) have no transaction amount').toEqual([]);
 }
 
 /** Checks 20 and 21: each advance adds up, and 2310 and 1300 per customer are the advances' balances and open tax. */
@@ -1083,6 +1092,147 @@ async function checkInvariants(tenantId: string): Promise<void> {
   }
 }
 
+// ── One truth across the books (issue #34, DESIGN §18), each a named invariant ─────────────────
+
+/** The entity's months from its first journal entry to now (`YYYY-MM`, in its zone). */
+async function monthsOfEntity(tenantId: string, entity: { id: string; time_zone: string }): Promise<string[]> {
+  const first = await sql<{ at: Date | null }>`
+    SELECT min(posted_at) AS at FROM journal_entries WHERE tenant_id = ${tenantId} AND entity_id = ${entity.id}`.execute(t.database.db);
+  const at = first.rows[0]?.at;
+  if (!at) return [];
+  const months: string[] = [];
+  const last = periodOf(t.clock.now(), entity.time_zone);
+  for (let p = periodOf(new Date(at), entity.time_zone); p <= last; p = nextPeriod(p)) months.push(p);
+  return months;
+}
+
+/**
+ * Invariant "GSTR-3B tax = output-tax accounts": for every GST-registered entity and month, each
+ * head of GSTR-3B table 3.1 (rows (a) and (b), with what the month carried forward and took in —
+ * 3.1 is never negative) equals the net movement of its output-tax account in the INR books that
+ * month: IGST 2120, CGST 2100, SGST/UTGST 2110.
+ */
+async function checkGstr3bEqualsOutputTax(tenantId: string): Promise<void> {
+  const db = t.database.db;
+  const entities = await sql<{ id: string; time_zone: string }>`
+    SELECT id, time_zone FROM legal_entities WHERE tenant_id = ${tenantId} AND gstin IS NOT NULL`.execute(db);
+  const paise = (x: number | undefined) => Math.round((x ?? 0) * 100);
+  for (const entity of entities.rows) {
+    for (const month of await monthsOfEntity(tenantId, entity)) {
+      const { from, to } = periodBounds(month, entity.time_zone);
+      const ledger = await sql<{ account_code: number; net: string }>`
+        SELECT l.account_code, (coalesce(sum(l.functional_credit), 0) - coalesce(sum(l.functional_debit), 0))::text AS net
+        FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = ${tenantId} AND e.entity_id = ${entity.id} AND l.account_code IN (2100, 2110, 2120)
+          AND e.posted_at >= ${from} AND e.posted_at < ${to}
+        GROUP BY l.account_code`.execute(db);
+      const net = (code: number) => Number(ledger.rows.find((r) => r.account_code === code)?.net ?? 0);
+      const ret = await getGstr3b({ tx: db, tenantId, now: t.clock.now() }, entity.id, `${month.slice(5)}${month.slice(0, 4)}`);
+      type Heads = { iamt?: number; camt?: number; samt?: number };
+      const rows = ret.sup_details as Record<string, Heads>;
+      const carried = (ret as { carried_in?: Record<string, Heads>; carry_forward?: Record<string, Heads> }).carried_in ?? {};
+      const forward = (ret as { carry_forward?: Record<string, Heads> }).carry_forward ?? {};
+      const head = (k: keyof Heads) =>
+        ['osup_det', 'osup_zero'].reduce((sum, row) => sum + paise(rows[row]?.[k]) + paise(forward[row]?.[k]) - paise(carried[row]?.[k]), 0);
+      expect(
+        { igst: head('iamt'), cgst: head('camt'), sgst: head('samt') },
+        `GSTR-3B ${month} of entity ${entity.id} = net movement of the INR output-tax accounts`,
+      ).toEqual({ igst: net(2120), cgst: net(2100), sgst: net(2110) });
+    }
+  }
+}
+
+/**
+ * Invariant "revenue report = revenue accounts": per currency, `GET /v1/finance/revenue` reports as
+ * recognized what revenue and its reversals (4000, 4900) hold, month by month, and as deferred
+ * what 2400 holds.
+ */
+async function checkRevenueReportEqualsAccounts(w: World): Promise<void> {
+  const db = t.database.db;
+  const currencies = await sql<{ currency: string; recognized: string; deferred: string }>`
+    SELECT e.currency,
+      coalesce(sum(l.credit - l.debit) FILTER (WHERE l.account_code IN (4000, 4900)), 0)::text AS recognized,
+      coalesce(sum(l.credit - l.debit) FILTER (WHERE l.account_code = 2400), 0)::text AS deferred
+    FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+    WHERE l.tenant_id = ${w.tenant.tenantId} GROUP BY e.currency`.execute(db);
+  for (const c of currencies.rows) {
+    const report = (await w.tenant.api('GET', `/v1/finance/revenue?currency=${c.currency}`)).body.data;
+    const months = (report.months as { recognized: number }[]).reduce((sum, m) => sum + m.recognized, 0);
+    expect(
+      { recognized: report.recognized_total, months, deferred: report.deferred_total },
+      `revenue report in ${c.currency} = the revenue accounts (4000 + 4900) and deferred revenue (2400)`,
+    ).toEqual({ recognized: Number(c.recognized), months: Number(c.recognized), deferred: Number(c.deferred) });
+  }
+}
+
+/** The Tally ledger each account of the chart goes to (docs/ledger.md "Tally mapping"); null: the party's own ledger. */
+function tallyLedgerOf(code: number): string | null {
+  const fixed: Record<number, string> = {
+    1000: TALLY_LEDGERS.bank.name,
+    1050: TALLY_LEDGERS.clearing.name,
+    1200: TALLY_LEDGERS.tds.name,
+    2100: TALLY_LEDGERS.cgst.name,
+    2120: TALLY_LEDGERS.igst.name,
+    2320: TALLY_LEDGERS.refunds.name,
+    2400: TALLY_LEDGERS.deferred.name,
+    4000: TALLY_LEDGERS.sales.name,
+    4900: TALLY_LEDGERS.sales.name,
+    4100: TALLY_LEDGERS.expired.name,
+    4300: TALLY_LEDGERS.exchange.name,
+    4310: TALLY_LEDGERS.unrealized.name,
+    4390: TALLY_LEDGERS.rounding.name,
+  };
+  if (code === 2110) return 'SGST/UTGST';
+  return [1100, 2300, 2310].includes(code) ? null : (fixed[code] ?? ACCOUNT_NAMES[code as AccountCode] ?? `Account ${code}`);
+}
+
+/**
+ * Invariant "Tally export = trial balance": each entity's Tally XML over its whole history,
+ * summed per ledger (Tally signs a debit negative), equals its functional (INR) trial balance
+ * mapped to those ledgers; every party ledger together holds receivables, note credit and advances.
+ */
+async function checkTallyEqualsTrialBalance(w: World): Promise<void> {
+  const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false, isArray: (name) => ['TALLYMESSAGE', 'ALLLEDGERENTRIES.LIST'].includes(name) });
+  const fixedNames = new Set<string>([...Object.values(TALLY_LEDGERS).map((l) => l.name), ...Object.values(ACCOUNT_NAMES)]);
+  for (const entity of w.entities) {
+    const info = (await w.tenant.api('GET', `/v1/entities/${entity}`)).body.data as { time_zone: string };
+    const months = await monthsOfEntity(w.tenant.tenantId, { id: entity, ...info });
+    if (months.length === 0) continue;
+    // Through the end of next month: revaluation reversals are dated on the first of a month.
+    const end = new Date(periodBounds(nextPeriod(months.at(-1)!), info.time_zone).to.getTime() - 1);
+    const to = localDate(end, info.time_zone);
+    const toText = `${to.year}-${String(to.month).padStart(2, '0')}-${String(to.day).padStart(2, '0')}`;
+    const res = await w.tenant.api('GET', `/v1/accounting/export/tally?entity_id=${entity}&from=${months[0]}-01&to=${toText}`);
+    expect(res.status, res.text).toBe(200);
+    const messages = (parser.parse(res.text).ENVELOPE?.BODY?.IMPORTDATA?.REQUESTDATA?.TALLYMESSAGE ?? []) as { VOUCHER?: Record<string, unknown> }[];
+    const sums = new Map<string, number>();
+    for (const v of messages.filter((m) => m.VOUCHER).map((m) => m.VOUCHER!)) {
+      for (const e of (v['ALLLEDGERENTRIES.LIST'] ?? []) as { LEDGERNAME: string; AMOUNT: string }[]) {
+        const name = e.LEDGERNAME === TALLY_LEDGERS.sgst.name || e.LEDGERNAME === TALLY_LEDGERS.utgst.name ? 'SGST/UTGST' : e.LEDGERNAME;
+        const key = fixedNames.has(e.LEDGERNAME) || name === 'SGST/UTGST' || name.startsWith('Account ') ? name : 'parties';
+        sums.set(key, (sums.get(key) ?? 0) - Math.round(Number(e.AMOUNT) * 100));
+      }
+    }
+    const tb = (await w.tenant.api('GET', `/v1/ledger/trial-balance?entity_id=${entity}&basis=functional`)).body.data as {
+      accounts: { code: number; balance: number }[];
+    };
+    const expected = new Map<string, number>();
+    for (const a of tb.accounts) {
+      const key = tallyLedgerOf(a.code) ?? 'parties';
+      expected.set(key, (expected.get(key) ?? 0) + a.balance);
+    }
+    const nonZero = (m: Map<string, number>) => Object.fromEntries([...m].filter(([, v]) => v !== 0).sort(([a], [b]) => a.localeCompare(b)));
+    expect(nonZero(sums), `Tally export of entity ${entity}, summed per ledger = its INR trial balance`).toEqual(nonZero(expected));
+  }
+}
+
+/** The one-truth invariants of issue #34, after every step. */
+async function checkOneTruth(w: World): Promise<void> {
+  await checkGstr3bEqualsOutputTax(w.tenant.tenantId);
+  await checkRevenueReportEqualsAccounts(w);
+  await checkTallyEqualsTrialBalance(w);
+}
+
 /**
  * After every step: the invariants above, then a full reconciliation run (billing records ↔
  * journal ↔ secondary ledger, through the API and the job queue) with zero discrepancies, and a
@@ -1098,6 +1248,7 @@ async function checkBooks(w: World, after: string): Promise<void> {
   expect(run.discrepancies, `reconciliation after ${after}`).toEqual([]);
   expect(run.total_discrepancies, `reconciliation after ${after}`).toBe(0);
   await expectBalancedTrialBalances(w.tenant);
+  await checkOneTruth(w);
 }
 
 describe('the books tie out after every operation', () => {
@@ -1175,7 +1326,7 @@ describe('the books tie out after every operation', () => {
     expect(invoices.some((i) => i.discount_amount > 0 && i.total === 0)).toBe(true);
     expect(invoices.some((i) => i.discount_amount > 0 && i.amount_tds > 0)).toBe(true);
     expect(invoices.filter((i) => i.billing_reason === 'subscription_update').length).toBeGreaterThanOrEqual(2);
-  });
+  }, 600_000);
 
   it('refunds after a line note (issue #28 item 1), by lines and by a note balance, keep the invariants', async () => {
     const world = await newWorld();
@@ -1213,7 +1364,7 @@ describe('the books tie out after every operation', () => {
       refunds.some((r) => r.credit_note_issued),
       'some refund issued its own note',
     ).toBe(true);
-  });
+  }, 600_000); // the one-truth checks (Tally, GSTR-3B per month) after each of its twelve steps
 
   it('advances (received, applied, refunded; unregistered entity; KWD) and a mismatched webhook keep the invariants', async () => {
     const world = await newWorld();

@@ -93,8 +93,9 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
     },
     async (request) => {
       const ctx = reportCtx(deps, request);
-      const { from, to } = rangeOf(request.query, await reportZone(ctx, undefined));
-      return { data: await revenueReport(ctx, { from, to, currency: request.query.currency }) };
+      const zone = await reportZone(ctx, undefined);
+      const { from, to } = rangeOf(request.query, zone);
+      return { data: await revenueReport(ctx, { from, to, currency: request.query.currency }, zone) };
     },
   );
 

@@ -17,6 +17,62 @@ export async function tenantsWithSubscriptions(tx: Tx, mode: Mode | null): Promi
 }
 
 /**
+ * Every subscription's MRR now (docs/decisions/0075, 0451): the recurring price of one period ×
+ * quantity, less the subscription's coupon while it still applies (`forever`, or `repeating` until
+ * its end; a `once` coupon discounts one invoice, not the recurring revenue) — a percentage
+ * rounded half-up on the period's amount as invoices take it, an amount off at most the period's
+ * amount — then brought to a month and divided by the interval count, rounded half-up once.
+ * `monthlyRecurringRevenue` (mrr.ts) computes the same; a test holds the two together.
+ */
+function computedMrr(tenantId: string, now: Date) {
+  return sql`
+      SELECT subscription_id, customer_id, currency,
+        round(greatest(gross - discount, 0)::numeric * factor_numerator / factor_denominator)::bigint AS mrr
+      FROM (
+        SELECT s.id AS subscription_id, s.customer_id, s.currency,
+          CASE WHEN s.status IN ('active', 'past_due') AND p.amount IS NOT NULL THEN p.amount::bigint * s.quantity ELSE 0 END AS gross,
+          CASE WHEN s.status NOT IN ('active', 'past_due') OR p.amount IS NULL OR dc.coupon_id IS NULL THEN 0
+               WHEN dc.percent_off_bp IS NOT NULL THEN round(p.amount::numeric * s.quantity * dc.percent_off_bp / 10000)::bigint
+               ELSE least(dc.amount_off, p.amount::bigint * s.quantity) END AS discount,
+          (CASE s.interval_unit WHEN 'week' THEN 52 WHEN 'day' THEN 365 ELSE 1 END) AS factor_numerator,
+          ((CASE s.interval_unit WHEN 'month' THEN 1 ELSE 12 END) * s.interval_count) AS factor_denominator
+        FROM subscriptions s
+        -- One recurring price per subscription: its own, else the plan's newest active one in its
+        -- currency. Metered prices bill usage, not a recurring fee; a plan with a fixed and a
+        -- metered price (or an archived and a new price) must not count a subscription twice.
+        LEFT JOIN LATERAL (
+          SELECT pr.amount FROM prices pr
+          WHERE pr.tenant_id = s.tenant_id AND pr.plan_id = s.plan_id AND pr.currency = s.currency AND pr.metric_code IS NULL
+          ORDER BY (pr.id = s.price_id) DESC NULLS LAST, pr.active DESC, pr.created_at DESC
+          LIMIT 1
+        ) p ON true
+        -- The subscription's coupon still in force (the first one applied, if several).
+        LEFT JOIN LATERAL (
+          SELECT c.id AS coupon_id, c.percent_off_bp, c.amount_off FROM discounts d
+          JOIN coupons c ON c.tenant_id = d.tenant_id AND c.id = d.coupon_id
+          WHERE d.tenant_id = s.tenant_id AND d.subscription_id = s.id AND d.ended_at IS NULL AND d.starts_at <= ${now}
+            AND (d.ends_at IS NULL OR d.ends_at > ${now}) AND c.duration <> 'once'
+            AND (c.amount_off IS NULL OR c.currency = s.currency)
+            AND (jsonb_array_length(c.plan_ids) = 0 OR c.plan_ids @> jsonb_build_array(s.plan_id::text))
+          ORDER BY d.created_at, d.id
+          LIMIT 1
+        ) dc ON true
+        WHERE s.tenant_id = ${tenantId}
+      ) g`;
+}
+
+/** The MRR of one currency as the subscriptions are now (the open month reads this, not a snapshot). */
+export async function liveMrr(tx: Tx, tenantId: string, currency: string, now: Date): Promise<{ mrr: number; subscriptions: number; customers: number }> {
+  const { rows } = await sql<{ mrr: string; subscriptions: number; customers: number }>`
+    WITH computed AS (${computedMrr(tenantId, now)})
+    SELECT coalesce(sum(mrr), 0)::text AS mrr, (count(*) FILTER (WHERE mrr > 0))::int AS subscriptions,
+      (count(DISTINCT customer_id) FILTER (WHERE mrr > 0))::int AS customers
+    FROM computed WHERE currency = ${currency}`.execute(tx);
+  const r = rows[0]!;
+  return { mrr: Number(r.mrr), subscriptions: Number(r.subscriptions), customers: Number(r.customers) };
+}
+
+/**
  * Today's snapshot of one tenant: recomputes every subscription's MRR, records today's movements
  * against the state at the end of yesterday, and refreshes today's totals. Past days are never
  * touched. Every currency the tenant ever had MRR in gets a row, zero included, so "the last
@@ -26,25 +82,7 @@ export async function tenantsWithSubscriptions(tx: Tx, mode: Mode | null): Promi
 export async function takeMrrSnapshot(tx: Tx, tenantId: string, day: string, now: Date): Promise<{ subscriptions: number; movements: number }> {
   await sql`DELETE FROM mrr_movements WHERE tenant_id = ${tenantId} AND effective_date = ${day}::date`.execute(tx);
   const { rows } = await sql<{ subscriptions: number; movements: number }>`
-    WITH computed AS (
-      SELECT s.id AS subscription_id, s.customer_id, s.currency,
-        CASE WHEN s.status IN ('active', 'past_due') AND p.amount IS NOT NULL THEN
-          round(p.amount::numeric * s.quantity
-            * (CASE s.interval_unit WHEN 'week' THEN 52 WHEN 'day' THEN 365 ELSE 1 END)
-            / ((CASE s.interval_unit WHEN 'month' THEN 1 ELSE 12 END) * s.interval_count))::bigint
-        ELSE 0 END AS mrr
-      FROM subscriptions s
-      -- One recurring price per subscription: its own, else the plan's newest active one in its
-      -- currency. Metered prices bill usage, not a recurring fee; a plan with a fixed and a
-      -- metered price (or an archived and a new price) must not count a subscription twice.
-      LEFT JOIN LATERAL (
-        SELECT pr.amount FROM prices pr
-        WHERE pr.tenant_id = s.tenant_id AND pr.plan_id = s.plan_id AND pr.currency = s.currency AND pr.metric_code IS NULL
-        ORDER BY (pr.id = s.price_id) DESC NULLS LAST, pr.active DESC, pr.created_at DESC
-        LIMIT 1
-      ) p ON true
-      WHERE s.tenant_id = ${tenantId}
-    ),
+    WITH computed AS (${computedMrr(tenantId, now)}),
     base AS (
       SELECT c.subscription_id, c.customer_id, c.currency, c.mrr AS current_mrr, m.mrr AS last_mrr, m.as_of,
         coalesce(CASE WHEN m.as_of = ${day}::date THEN m.prior_mrr ELSE m.mrr END, 0) AS base_mrr,

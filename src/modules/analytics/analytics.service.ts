@@ -7,6 +7,7 @@ import { toIsoOrNull } from '../../platform/time.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { getTenant } from '../tenants/index.js';
 import {
+  liveMrr,
   agingBuckets,
   agingInvoices,
   cohortRetention,
@@ -112,7 +113,12 @@ export async function getMrr(ctx: Ctx, query: { currency?: string; from?: string
   let carried: MrrMonth = before
     ? { month: '', mrr: before.mrr, subscriptions: before.subscriptions, customers: before.customers, snapshot_date: before.snapshot_date }
     : { month: '', mrr: 0, subscriptions: 0, customers: 0, snapshot_date: null };
+  const current = dayOf(ctx.now).slice(0, 7);
+  // The open month is computed on read from the subscriptions as they are now (decision 0451);
+  // months before it answer their last snapshot.
+  const live = range.months.includes(current) ? await liveMrr(ctx.tx, ctx.tenantId, currency, ctx.now) : null;
   const out: MrrMonth[] = range.months.map((month) => {
+    if (month === current && live) return { month, ...live, snapshot_date: null };
     const row = byMonth.get(month);
     if (row) carried = { month, mrr: row.mrr, subscriptions: row.subscriptions, customers: row.customers, snapshot_date: row.snapshot_date };
     return { ...carried, month };

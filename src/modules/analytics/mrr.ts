@@ -29,8 +29,13 @@ export function monthlyRecurringRevenue(input: {
   intervalUnit: IntervalUnit;
   intervalCount: number;
   status: string;
+  /** The subscription's coupon while it applies (`forever`, or `repeating` before its end; decision 0451). */
+  coupon?: { percentOffBp?: number | null; amountOff?: number | null } | null;
 }): number {
   if (!(MRR_STATUSES as readonly string[]).includes(input.status)) return 0;
   const { numerator, denominator } = monthlyFactor(input.intervalUnit);
-  return mulDivRoundHalfUp(input.amount * input.quantity, numerator, denominator * input.intervalCount);
+  const gross = input.amount * input.quantity;
+  const c = input.coupon;
+  const discount = !c ? 0 : c.percentOffBp != null ? mulDivRoundHalfUp(gross, c.percentOffBp, 10_000) : Math.min(c.amountOff ?? 0, gross);
+  return mulDivRoundHalfUp(Math.max(gross - discount, 0), numerator, denominator * input.intervalCount);
 }

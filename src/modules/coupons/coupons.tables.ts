@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { Json, Timestamp } from '../../platform/db/schema.js';
+import type { Json, Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 export type CouponDuration = 'once' | 'repeating' | 'forever';
 
@@ -55,3 +55,9 @@ declare module '../../platform/db/schema.js' {
     invoice_discounts: InvoiceDiscountsTable;
   }
 }
+
+/** Direct use of these tables by other modules (see TableAccess): MRR is net of a subscription's coupon (analytics' set-based snapshot). */
+export const couponsTableAccess: TableAccess = {
+  coupons: { read: ['analytics'] },
+  discounts: { read: ['analytics'] },
+};

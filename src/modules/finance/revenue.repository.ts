@@ -82,9 +82,11 @@ export async function recognizedByMonth(
   currency: string,
   from: Date | null,
   to: Date | null,
+  timeZone = 'UTC',
 ): Promise<{ month: string; recognized: number }[]> {
+  // Months are calendar months in the reporting entity's zone, as its periods and returns are (DESIGN §18).
   const rows = await sql<{ month: string; recognized: number }>`
-    SELECT to_char(date_trunc('month', e.posted_at AT TIME ZONE 'UTC'), 'YYYY-MM') AS month, SUM(l.credit - l.debit) AS recognized
+    SELECT to_char(e.posted_at AT TIME ZONE ${timeZone}, 'YYYY-MM') AS month, SUM(l.credit - l.debit) AS recognized
     FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
     WHERE l.tenant_id = ${tenantId} AND e.currency = ${currency} AND l.account_code IN (4000, 4900)
       ${from ? sql`AND e.posted_at >= ${from}` : sql``} ${to ? sql`AND e.posted_at < ${to}` : sql``}

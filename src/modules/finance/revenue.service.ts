@@ -5,6 +5,7 @@ import type { EventListener, EventPayload } from '../../platform/events/events.j
 import { newId } from '../../platform/ids.js';
 import { mulDivRoundHalfUp } from '../../platform/money.js';
 import { findEntity } from '../entities/index.js';
+import { periodBounds, periodOf } from '../periods/index.js';
 import { Account, postEntries, postEntry, type Posting, type PostingLine } from '../ledger/index.js';
 import { getTenant } from '../tenants/index.js';
 import {
@@ -199,10 +200,13 @@ async function releaseUnrecognized(ctx: Ctx, schedules: ScheduleRow[], reference
  * days still to come take theirs off deferred revenue. The note's revenue is spread over the
  * invoice's active schedules in proportion to their amounts (at most each schedule's amount;
  * anything above falls on revenue recognized at once, e.g. one-off lines); each schedule's part is
- * split by the share of its days still to come, rounded half-up and capped at what it has unrecognized.
- * Recognition is brought up to today first, so the recognized share is the elapsed one.
+ * split by the **time** still to come — days not yet served ÷ days of the period, rounded half-up
+ * and capped at what it has unrecognized. Not by recognized ÷ amount: an earlier note lowered the
+ * amount but not what was recognized, so that ratio is no longer the elapsed one, and a second
+ * note (a plan change crediting the rest of the period) would leave deferred revenue behind for
+ * a plan no longer served. Recognition is brought up to today first (`recognized_days`).
  */
-export function unrecognizedShares(schedules: Pick<ScheduleRow, 'amount' | 'recognized' | 'recognized_days' | 'total_days'>[], revenue: number): number[] {
+export function unrecognizedShares(schedules: Pick<ScheduleRow, 'amount' | 'recognized' | 'total_days' | 'recognized_days'>[], revenue: number): number[] {
   const amounts = schedules.map((s) => Number(s.amount));
   const whole = amounts.reduce((a, b) => a + b, 0);
   if (whole <= 0 || revenue <= 0) return schedules.map(() => 0);
@@ -211,11 +215,9 @@ export function unrecognizedShares(schedules: Pick<ScheduleRow, 'amount' | 'reco
   return schedules.map((s, i) => {
     const part = i === schedules.length - 1 ? left : Math.min(left, mulDivRoundHalfUp(credited, amounts[i]!, whole));
     left -= part;
-    // The days still to come, not unrecognized ÷ amount: after an earlier note released part of
-    // the schedule, that ratio no longer says how much of the period is left.
     const unrecognized = amounts[i]! - Number(s.recognized);
-    const daysLeft = Math.max(0, s.total_days - s.recognized_days);
-    return amounts[i]! > 0 && s.total_days > 0 ? Math.min(unrecognized, mulDivRoundHalfUp(part, daysLeft, s.total_days)) : 0;
+    if (amounts[i]! <= 0 || s.total_days <= 0) return 0;
+    return Math.max(0, Math.min(unrecognized, mulDivRoundHalfUp(part, s.total_days - s.recognized_days, s.total_days)));
   });
 }
 
@@ -308,26 +310,24 @@ export const revenueListener: EventListener = Object.assign(onRevenueEvent, {
   },
 });
 
-function monthOf(d: Date): string {
-  return d.toISOString().slice(0, 7);
-}
-
-/** The last millisecond of the month of `d` (UTC). */
-function endOfMonth(d: Date): Date {
-  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - 1);
-}
+/** The entity's calendar month (`YYYY-MM`) of an instant, and that month's last millisecond. */
+const monthOf = (d: Date, timeZone: string): string => periodOf(d, timeZone);
+const endOfMonth = (month: string, timeZone: string): Date => new Date(periodBounds(month, timeZone).to.getTime() - 1);
 
 /**
  * The daily recognition of one tenant's due schedules (locked, re-read): each recognizes the days
- * elapsed since its last run. Days are attributed to the calendar month (UTC) they start in; a
+ * elapsed since its last run. Days are attributed to the calendar month, in the entity's zone, they start in; a
  * month already over is posted at its last instant, the current month now. One entry per entity ×
  * currency × month, two lines per schedule (tagged with the invoice).
  */
 export async function recognizeSchedules(ctx: Ctx, scheduleIds: string[]): Promise<number> {
   const rows = await lockSchedules(ctx.tx, ctx.tenantId, scheduleIds);
-  const groups = new Map<string, { ledgerId: number; entityId: string; currency: string; postedAt: Date; lines: PostingLine[] }>();
+  const groups = new Map<string, { ledgerId: number; entityId: string; currency: string; postedAt: Date; month: string; lines: PostingLine[] }>();
   let recognized = 0;
+  const zones = new Map<string, string>();
   for (const s of rows) {
+    if (!zones.has(s.entity_id)) zones.set(s.entity_id, (await findEntity(ctx.tx, ctx.tenantId, s.entity_id))?.time_zone ?? 'UTC');
+    const zone = zones.get(s.entity_id)!;
     const start = s.period_start.getTime();
     const day = elapsedDays(s.period_start, s.total_days, ctx.now);
     if (day <= s.recognized_days) continue;
@@ -335,17 +335,17 @@ export async function recognizeSchedules(ctx: Ctx, scheduleIds: string[]): Promi
     // Walk the elapsed days month by month.
     let k = s.recognized_days;
     while (k < day) {
-      const month = monthOf(new Date(start + k * DAY_MS));
+      const month = monthOf(new Date(start + k * DAY_MS), zone);
       let last = k + 1;
-      while (last < day && monthOf(new Date(start + last * DAY_MS)) === month) last += 1;
+      while (last < day && monthOf(new Date(start + last * DAY_MS), zone) === month) last += 1;
       const target = cumulativeTarget(s, last);
       const part = target - done;
       done = target;
       k = last;
       if (part <= 0) continue;
-      const postedAt = month === monthOf(ctx.now) ? ctx.now : endOfMonth(new Date(`${month}-01T00:00:00Z`));
+      const postedAt = month === monthOf(ctx.now, zone) ? ctx.now : endOfMonth(month, zone);
       const key = `${s.entity_id}:${s.currency}:${month}`;
-      const g = groups.get(key) ?? { ledgerId: s.ledger_id, entityId: s.entity_id, currency: s.currency, postedAt, lines: [] };
+      const g = groups.get(key) ?? { ledgerId: s.ledger_id, entityId: s.entity_id, currency: s.currency, postedAt, month, lines: [] };
       g.lines.push(
         { account: Account.DEFERRED_REVENUE, debit: part, invoiceId: s.invoice_id, customerId: s.customer_id },
         { account: Account.REVENUE, credit: part, invoiceId: s.invoice_id, mirror: true },
@@ -369,7 +369,7 @@ export async function recognizeSchedules(ctx: Ctx, scheduleIds: string[]): Promi
         referenceType: 'revenue_recognition',
         referenceId: newId(),
         currency: g.currency,
-        description: `Revenue recognized (${monthOf(g.postedAt)})`,
+        description: `Revenue recognized (${g.month})`,
         lines: g.lines,
       },
     ]);
@@ -401,9 +401,13 @@ export type RevenueReport = {
   months: { month: string; recognized: number }[];
 };
 
-export async function revenueReport(ctx: Ctx, query: { from: Date | null; to: Date | null; currency?: string | undefined }): Promise<RevenueReport> {
+export async function revenueReport(
+  ctx: Ctx,
+  query: { from: Date | null; to: Date | null; currency?: string | undefined },
+  timeZone = 'UTC',
+): Promise<RevenueReport> {
   const currency = query.currency ?? (await getTenant(ctx)).base_currency;
-  const months = await recognizedByMonth(ctx.tx, ctx.tenantId, currency, query.from, query.to);
+  const months = await recognizedByMonth(ctx.tx, ctx.tenantId, currency, query.from, query.to, timeZone);
   return {
     currency,
     from: query.from?.toISOString() ?? null,

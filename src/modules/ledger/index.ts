@@ -19,3 +19,5 @@ export {
   type CreateTransferResult,
 } from './secondary-ledger.js';
 export { trialBalanceRows, accountTotals, functionalAccountTotals, listEntries, exportPage, PostgresSecondaryLedger } from './ledger.service.js';
+export { revalueMonth, revalueEndedMonth, type RevaluationEntity } from './revaluation.service.js';
+export type { FxRevaluationRow } from './revaluation.repository.js';

@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../../platform/db/schema.js';
 import type { JobHandler } from '../../platform/jobs/jobs.js';
+import { findEntity } from '../entities/index.js';
+import { revalueEndedMonth } from './revaluation.service.js';
+import { entitiesWithForeignInvoices } from './revaluation.repository.js';
 import { transfersOf } from './secondary-ledger.js';
 import { PostgresSecondaryLedger, feedEntries, takeOutbox, tenantsWithOutbox } from './secondary-ledger.repository.js';
 
@@ -39,5 +42,23 @@ export const syncSecondaryLedgers: JobHandler = async (_job, env) => {
     const tenants = await tenantsWithOutbox(env.db, env.config.mode, 100);
     for (const tenantId of tenants) await syncSecondaryLedger(env.db, tenantId, env.clock.now(), env.logger);
     if (tenants.length < 100) return;
+  }
+};
+
+/**
+ * Month-end revaluation (decision 0450): around a month's turn (UTC days 28–7, which covers every
+ * zone's month end and a late worker), every entity that invoiced in a foreign currency gets its
+ * ended month revalued once, each entity in its own transaction.
+ */
+export const revalueForeignReceivables: JobHandler = async (_job, env) => {
+  const now = env.clock.now();
+  const day = now.getUTCDate();
+  if (day > 7 && day < 28) return;
+  for (const { tenant_id, entity_id } of await entitiesWithForeignInvoices(env.db, env.config.mode)) {
+    await env.db.transaction().execute(async (tx) => {
+      const ctx = { tx, tenantId: tenant_id, now };
+      const entity = await findEntity(tx, tenant_id, entity_id);
+      if (entity) await revalueEndedMonth(ctx, entity);
+    });
   }
 };

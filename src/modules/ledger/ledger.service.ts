@@ -59,6 +59,17 @@ export type Posting = {
    * applied), else `rounding` (amounts converted line by line).
    */
   exchangeDifference?: 'realized' | 'rounding';
+  /**
+   * The entry's date when it is not the action's (a month-end revaluation is dated at the month's
+   * last instant, its reversal at the next month's first). The caller makes sure that month is
+   * open; otherwise the posting is dated as any other (DESIGN §18).
+   */
+  postedAt?: Date;
+  /**
+   * Every line is valued in the functional currency only (no transaction-currency amount): a
+   * revaluation of foreign balances at the closing rate (decision 0450).
+   */
+  functionalOnly?: boolean;
 };
 
 /**
@@ -86,20 +97,8 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
   const entries: Parameters<typeof insertEntries>[1] = [];
   const rows: Parameters<typeof insertEntries>[2] = [];
   const ids = postings.map((posting) => {
-    // A line of no amount is dropped, unless it has a functional value of its own (an INR tax of a
-    // few paise on a foreign amount too small to carry any).
-    const lines = posting.lines.filter((l) => (l.debit ?? 0) !== 0 || (l.credit ?? 0) !== 0 || (l.functional ?? 0) !== 0);
-    if (lines.every((l) => (l.debit ?? 0) === 0 && (l.credit ?? 0) === 0)) return null;
-    let debits = 0;
-    let credits = 0;
-    for (const l of lines) {
-      const d = assertMinorUnits(l.debit ?? 0, 'debit');
-      const c = assertMinorUnits(l.credit ?? 0, 'credit');
-      if (d < 0 || c < 0 || (d !== 0 && c !== 0)) throw new Error(`invalid posting line ${JSON.stringify(l)}`);
-      debits += d;
-      credits += c;
-    }
-    if (debits !== credits) throw new Error(`unbalanced posting ${posting.kind} ${posting.referenceId}: debits ${debits} ≠ credits ${credits}`);
+    const lines = checkedLines(posting);
+    if (lines === null) return null;
     const id = newId();
     const functionalCurrency = functional.get(posting.entityId) ?? posting.currency;
     const valued = valuation.value(posting, lines, functionalCurrency);
@@ -113,7 +112,7 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
       reference_id: posting.referenceId,
       currency: posting.currency,
       description: posting.description ?? '',
-      posted_at: postedAt.get(posting.entityId) ?? ctx.now,
+      posted_at: posting.postedAt ?? postedAt.get(posting.entityId) ?? ctx.now,
       functional_currency: functionalCurrency,
       exchange_rate: valued.rate,
     });
@@ -137,6 +136,27 @@ export async function postEntries(ctx: Ctx, postings: Posting[]): Promise<(strin
   });
   await insertEntries(ctx.tx, entries, rows);
   return ids;
+}
+
+/**
+ * The posting's lines that count, balance asserted; null when nothing is left to post. A line of no
+ * amount is dropped, unless it has a functional value of its own (an INR tax of a few paise on a
+ * foreign amount too small to carry any, or a revaluation's `functionalOnly` lines).
+ */
+function checkedLines(posting: Posting): PostingLine[] | null {
+  const lines = posting.lines.filter((l) => (l.debit ?? 0) !== 0 || (l.credit ?? 0) !== 0 || (l.functional ?? 0) !== 0);
+  if (lines.length === 0 || (!posting.functionalOnly && lines.every((l) => (l.debit ?? 0) === 0 && (l.credit ?? 0) === 0))) return null;
+  let debits = 0;
+  let credits = 0;
+  for (const l of lines) {
+    const d = assertMinorUnits(l.debit ?? 0, 'debit');
+    const c = assertMinorUnits(l.credit ?? 0, 'credit');
+    if (d < 0 || c < 0 || (d !== 0 && c !== 0)) throw new Error(`invalid posting line ${JSON.stringify(l)}`);
+    debits += d;
+    credits += c;
+  }
+  if (debits !== credits) throw new Error(`unbalanced posting ${posting.kind} ${posting.referenceId}: debits ${debits} ≠ credits ${credits}`);
+  return lines;
 }
 
 /** Accounts whose balances are carried per document at the rate they were booked at. */

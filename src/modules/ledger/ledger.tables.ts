@@ -33,6 +33,24 @@ export interface JournalLinesTable {
   credit_note_id: string | null;
 }
 
+/** A month-end revaluation of an entity's open receivables in one foreign currency (decision 0450). */
+export interface FxRevaluationsTable {
+  tenant_id: string;
+  id: string;
+  entity_id: string;
+  /** `YYYY-MM` in the entity's zone. */
+  period: string;
+  currency: string;
+  /** The closing rate: functional units per one unit of `currency`. */
+  rate: string;
+  /** Σ open receivables at the closing rate − their carried functional value (+ gain, − loss). */
+  difference: number;
+  invoice_count: number;
+  revalued_at: Timestamp;
+  reversed_at: Timestamp;
+  created_at: Timestamp;
+}
+
 /** Journal entries committed but not yet written to the secondary ledger. */
 export interface TbOutboxTable {
   tenant_id: string;
@@ -79,6 +97,7 @@ declare module '../../platform/db/schema.js' {
     tb_outbox: TbOutboxTable;
     tb_accounts: TbAccountsTable;
     tb_transfers: TbTransfersTable;
+    fx_revaluations: FxRevaluationsTable;
   }
 }
 

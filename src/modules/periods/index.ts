@@ -2,6 +2,7 @@
 export {
   closePeriod,
   filedReturn,
+  firstOpenPeriodFrom,
   isPeriodOpenAt,
   listPeriods,
   nextPeriod,

@@ -182,6 +182,14 @@ export async function postingDates(ctx: Ctx, entityIds: string[]): Promise<Map<s
   return dates;
 }
 
+/** The first month from `period` on that is not closed (its first instant is where a posting for `period` may land). */
+export async function firstOpenPeriodFrom(ctx: Ctx, entityId: string, period: string): Promise<string> {
+  const months = new Set((await closedPeriodsFrom(ctx.tx, ctx.tenantId, [entityId], period)).map((c) => c.period));
+  let p = period;
+  while (months.has(p)) p = nextPeriod(p);
+  return p;
+}
+
 export async function postingDate(ctx: Ctx, entityId: string): Promise<Date> {
   return (await postingDates(ctx, [entityId])).get(entityId)!;
 }

@@ -38,6 +38,7 @@ const CLASS_OF_KIND: Record<string, JobPriorityClass> = {
   'portal.purge_credentials': 'background',
   'accounting.purge_oauth_states': 'background',
   'credit_notes.expire': 'background',
+  'ledger.fx_revaluation': 'background',
   'quotes.expire': 'background',
   'usage.maintain_partitions': 'background',
   'referrals.expire': 'background',
