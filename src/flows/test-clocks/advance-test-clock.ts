@@ -7,6 +7,7 @@ import { nextJobOnTestClock, Worker, type Job, type JobEnv, type JobHandlers } f
 import { runOnTestClock } from '../../platform/test-clock-scope.js';
 import { findCustomer } from '../../modules/customers/index.js';
 import { nextDunningInstant } from '../../modules/dunning/index.js';
+import { nextInvoiceDueInClockScope } from '../../modules/invoices/index.js';
 import { nextPeriodEndInClockScope } from '../../modules/subscriptions/index.js';
 import { failTestClockAdvance, finishTestClockAdvance, getTestClock, recordTestClockTime, testClockTime, type TestClock } from '../../modules/test-clocks/index.js';
 import { BILLING_RUN_JOB } from '../subscriptions/billing-run.job.js';
@@ -20,9 +21,6 @@ import { DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB } from '../dunning/dunning.
  * the clock's time.
  */
 export const TEST_CLOCK_SWEEPS: readonly string[] = [BILLING_RUN_JOB, DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB];
-
-/** Instants at least this close together: the sweeps also run once a day of the clock, for due dates and expiries that no renewal or job marks. */
-const DAY_MS = 86_400_000;
 
 /** Rounds of sweeps and jobs at one instant before the advance moves on. */
 const MAX_ROUNDS = 5;
@@ -55,12 +53,15 @@ function sweepJob(kind: string, at: Date): Job {
   };
 }
 
-/** The next instant after `t` at which something of the clock is due: a period end, a dunning step, a queued job, or a day later; never past `to`. */
+/**
+ * The next instant after `t` at which something of the clock is due — a period end (renewal, trial
+ * end), an open invoice's due date, a dunning step or payment wall, a queued job — never past `to`.
+ */
 async function nextInstant(db: Kysely<DB>, clockId: string, t: Date, to: Date): Promise<Date> {
   const candidates = [
     to.getTime(),
-    t.getTime() + DAY_MS,
     (await nextPeriodEndInClockScope(db, t))?.getTime(),
+    (await nextInvoiceDueInClockScope(db, t))?.getTime(),
     (await nextDunningInstant(db, t))?.getTime(),
     (await nextJobOnTestClock(db, clockId, t))?.getTime(),
   ].filter((x): x is number => x !== undefined && x > t.getTime());

@@ -35,6 +35,7 @@ export {
   invoicedSince,
   linesOfInvoices,
   unsettledSubscriptionInvoices,
+  nextInvoiceDueInClockScope,
   tenantsWithOverdueSubscriptionInvoices,
 } from './invoices.service.js';
 export {

@@ -198,3 +198,18 @@ export async function invoicedSince(tx: Tx, tenantId: string, items: { customerI
   for (const r of rows) out[r.i] = Number(r.spent ?? 0);
   return out;
 }
+
+/**
+ * Just after the earliest due date after `after` of an open invoice in the test clock scope (an
+ * advance steps there: the delinquency pass takes `due_date <= now`, the overdue scan `due_date < now`).
+ */
+export async function nextInvoiceDueInClockScope(tx: Tx, after: Date): Promise<Date | null> {
+  const row = await tx
+    .selectFrom('invoices')
+    .select((eb) => eb.fn.min('due_date').as('at'))
+    .where('status', '=', 'open')
+    .where('due_date', '>=', after)
+    .where(testClockScope('invoices.tenant_id', 'invoices.customer_id'))
+    .executeTakeFirst();
+  return row?.at ? new Date(new Date(row.at).getTime() + 1) : null;
+}

@@ -695,5 +695,6 @@ export {
   invoicedSince,
   linesOfInvoices,
   unsettledSubscriptionInvoices,
+  nextInvoiceDueInClockScope,
   tenantsWithOverdueSubscriptionInvoices,
 } from './invoices.repository.js';
