@@ -93,7 +93,10 @@ async function main() {
     const soloStarted = performance.now();
     await ok('POST', `/v1/test-clocks/${soloClock.id}/advance`, { to: YEAR_LATER }, 200);
     const soloSeconds = (performance.now() - soloStarted) / 1000;
-    const soloInvoices = (await api('GET', `/v1/invoices?subscription_id=${soloSub.id}&limit=100`)).body.data as unknown as { id: string; billing_reason: string }[];
+    const soloInvoices = (await api('GET', `/v1/invoices?subscription_id=${soloSub.id}&limit=100`)).body.data as unknown as {
+      id: string;
+      billing_reason: string;
+    }[];
     let dunningActions = 0;
     for (const invoice of soloInvoices) {
       const runs = (await api('GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).body.data as unknown as { actions: unknown[] }[];

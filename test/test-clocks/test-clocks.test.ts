@@ -83,7 +83,9 @@ describe('test clocks', () => {
       for (const invoice of invoices) {
         expect(invoice).toMatchObject({ subtotal: 100_000, cgst_amount: 9_000, sgst_amount: 9_000, igst_amount: 0, total: 118_000 });
       }
-      expect(invoices.slice(1).map((i: { issued_at: string; period_start: string; period_end: string }) => [i.issued_at, i.period_start, i.period_end])).toEqual([
+      expect(
+        invoices.slice(1).map((i: { issued_at: string; period_start: string; period_end: string }) => [i.issued_at, i.period_start, i.period_end]),
+      ).toEqual([
         ['2026-02-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z'],
         ['2026-03-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z', '2026-04-01T00:00:00.000Z'],
         ['2026-04-01T00:00:00.000Z', '2026-04-01T00:00:00.000Z', '2026-05-01T00:00:00.000Z'],
@@ -164,7 +166,11 @@ describe('test clocks', () => {
       const plan = await createPlan(tenant, { amount: 100_000 });
       await subscribe(tenant, { customer_id: await clockCustomer(clock), plan_id: plan.id });
       // An advance in progress (its start committed, its work running elsewhere): the clock says advancing.
-      await t.database.db.updateTable('test_clocks').set({ status: 'advancing', advancing_to: new Date('2026-06-01T00:00:00Z') }).where('id', '=', clock).execute();
+      await t.database.db
+        .updateTable('test_clocks')
+        .set({ status: 'advancing', advancing_to: new Date('2026-06-01T00:00:00Z') })
+        .where('id', '=', clock)
+        .execute();
       const second = await tenant.api('POST', `/v1/test-clocks/${clock}/advance`, { to: '2026-07-01T00:00:00Z' });
       expect(second.status).toBe(409);
       expect(second.body.error.reason).toBe('test_clock_advancing');

@@ -18,7 +18,12 @@ export function registerCustomerRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) => {
-      if (request.body.test_clock_id && deps.config.mode === 'live') throw errors.validation('test clocks exist in test mode only', [{ field: 'test_clock_id', message: 'test clocks exist in test mode only' }], 'test_clock_live_mode');
+      if (request.body.test_clock_id && deps.config.mode === 'live')
+        throw errors.validation(
+          'test clocks exist in test mode only',
+          [{ field: 'test_clock_id', message: 'test clocks exist in test mode only' }],
+          'test_clock_live_mode',
+        );
       return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createCustomer(ctx, request.body) } }));
     },
   );

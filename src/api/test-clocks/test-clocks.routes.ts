@@ -64,7 +64,7 @@ export function registerTestClockRoutes(app: KoshApp, deps: AppDeps): void {
         errors: ['conflict'],
         tags,
         summary:
-          "Advance a test clock to `to`: everything due for its customers in between runs in time order (renewals, trial ends, usage, dunning), then it answers, status ready. 409 while another advance runs",
+          'Advance a test clock to `to`: everything due for its customers in between runs in time order (renewals, trial ends, usage, dunning), then it answers, status ready. 409 while another advance runs',
         params: idParams,
         body: advanceTestClockBody,
         response: one,
@@ -90,7 +90,15 @@ export function registerTestClockRoutes(app: KoshApp, deps: AppDeps): void {
 
   app.delete(
     '/v1/test-clocks/:id',
-    { schema: { errors: ['conflict'], tags, summary: 'Delete a test clock (its customers stay on it, frozen)', params: idParams, response: { 200: dataEnvelope(deletedTestClockSchema) } } },
+    {
+      schema: {
+        errors: ['conflict'],
+        tags,
+        summary: 'Delete a test clock (its customers stay on it, frozen)',
+        params: idParams,
+        response: { 200: dataEnvelope(deletedTestClockSchema) },
+      },
+    },
     (request, reply) => {
       testModeOnly(deps);
       return runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await deleteTestClock(ctx, request.params.id) } }));

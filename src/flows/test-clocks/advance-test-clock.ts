@@ -9,7 +9,14 @@ import { findCustomer } from '../../modules/customers/index.js';
 import { nextDunningInstant } from '../../modules/dunning/index.js';
 import { nextInvoiceDueInClockScope } from '../../modules/invoices/index.js';
 import { nextPeriodEndInClockScope } from '../../modules/subscriptions/index.js';
-import { failTestClockAdvance, finishTestClockAdvance, getTestClock, recordTestClockTime, testClockTime, type TestClock } from '../../modules/test-clocks/index.js';
+import {
+  failTestClockAdvance,
+  finishTestClockAdvance,
+  getTestClock,
+  recordTestClockTime,
+  testClockTime,
+  type TestClock,
+} from '../../modules/test-clocks/index.js';
 import { BILLING_RUN_JOB } from '../subscriptions/billing-run.job.js';
 import { DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB } from '../dunning/dunning.wiring.js';
 

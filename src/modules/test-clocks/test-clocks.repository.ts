@@ -21,7 +21,12 @@ export async function listTestClockRows(tx: Tx, tenantId: string, page: Page): P
 }
 
 export async function deleteTestClockRow(tx: Tx, tenantId: string, id: string): Promise<boolean> {
-  const result = await tx.deleteFrom('test_clocks').where('tenant_id', '=', tenantId).where('id', '=', id).where('status', '!=', 'advancing').executeTakeFirst();
+  const result = await tx
+    .deleteFrom('test_clocks')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '!=', 'advancing')
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 

@@ -71,7 +71,8 @@ export async function listTestClocks(ctx: Ctx, page: Page): Promise<{ clocks: Te
 export async function deleteTestClock(ctx: Ctx, id: string): Promise<{ id: string; object: 'test_clock'; deleted: true }> {
   const row = await findTestClock(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('test clock');
-  if (!(await deleteTestClockRow(ctx.tx, ctx.tenantId, id))) throw errors.conflict('the test clock is advancing; delete it once the advance is over', 'test_clock_advancing');
+  if (!(await deleteTestClockRow(ctx.tx, ctx.tenantId, id)))
+    throw errors.conflict('the test clock is advancing; delete it once the advance is over', 'test_clock_advancing');
   await emitEvent(ctx, 'test_clock.deleted', await withCount(ctx, row));
   return { id, object: 'test_clock', deleted: true };
 }
@@ -86,7 +87,7 @@ export async function startTestClockAdvance(ctx: Ctx, id: string, to: Date): Pro
   if (!row) throw errors.notFound('test clock');
   if (row.status !== 'advancing') {
     if (to.getTime() <= row.frozen_time.getTime()) throw errors.invalidField('to', `must be later than the clock's frozen_time (${toIso(row.frozen_time)})`);
-    if (to.getTime() - row.frozen_time.getTime() > MAX_ADVANCE_MS) throw errors.invalidField('to', 'must be at most two years after the clock\'s frozen_time');
+    if (to.getTime() - row.frozen_time.getTime() > MAX_ADVANCE_MS) throw errors.invalidField('to', "must be at most two years after the clock's frozen_time");
   }
   const moved = await transitionTestClock(ctx.tx, ctx.tenantId, id, 'start_advance', { advancing_to: to, updated_at: ctx.now });
   await emitEvent(ctx, 'test_clock.advancing', await withCount(ctx, moved));
@@ -111,7 +112,6 @@ export async function failTestClockAdvance(ctx: Ctx, id: string): Promise<TestCl
   await emitEvent(ctx, 'test_clock.internal_failure', clock);
   return clock;
 }
-
 
 /** A clock's frozen_time, or null when the tenant has no such clock (any more). */
 export async function testClockTime(ctx: Ctx, id: string): Promise<Date | null> {

@@ -17,6 +17,12 @@ export const testClockTransitions = {
 
 export type TestClockEvent = keyof typeof testClockTransitions;
 
-export async function transitionTestClock(tx: Tx, tenantId: string, id: string, event: TestClockEvent, patch: Updateable<TestClocksTable> = {}): Promise<TestClockRow> {
+export async function transitionTestClock(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  event: TestClockEvent,
+  patch: Updateable<TestClocksTable> = {},
+): Promise<TestClockRow> {
   return transition<TestClockRow>(tx, { table: 'test_clocks', noun: 'test_clock', tenantId, id, event, transition: testClockTransitions[event], patch });
 }
