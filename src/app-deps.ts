@@ -5,6 +5,8 @@ import type { JobHandlers, RecurringJob } from './platform/jobs/jobs.js';
 /** What every module's routes and jobs are given by the composition root (src/app.ts). */
 export type AppDeps = HttpDeps & {
   database: Database;
+  /** Every job handler of the worker, set once the composition root has them (a test clock's advance runs them). */
+  jobHandlers?: JobHandlers;
 };
 
 /**

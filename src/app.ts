@@ -120,6 +120,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
     Object.assign(handlers, m.jobs ?? {});
     recurring.push(...(m.recurring ?? []));
   }
+  deps.jobHandlers = handlers;
   const worker = new Worker({
     env: { db: database.db, clock, config, logger, secrets },
     handlers,

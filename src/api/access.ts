@@ -36,6 +36,8 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   'credit-grants': MONEY,
   features: MONEY,
   alerts: MONEY,
+  // Simulated billing of test customers (test mode only).
+  'test-clocks': MONEY,
   // Pricing and what it bills: coupons, billable metrics and the usage recorded against them.
   coupons: MONEY,
   'billable-metrics': MONEY,

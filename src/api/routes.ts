@@ -36,6 +36,7 @@ import { registerAdvanceRoutes, registerLutRoutes } from './advances/advances.ro
 import { registerCreditRoutes } from './credits/credits.routes.js';
 import { registerEntitlementRoutes } from './entitlements/entitlements.routes.js';
 import { registerAlertRoutes } from './alerts/alerts.routes.js';
+import { registerTestClockRoutes } from './test-clocks/test-clocks.routes.js';
 
 /** Every resource's routes, in the order they appear in the API docs. HTTP is the top layer: it calls flows and modules, never the reverse. */
 const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
@@ -76,6 +77,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerCreditRoutes,
   registerEntitlementRoutes,
   registerAlertRoutes,
+  registerTestClockRoutes,
 ];
 
 export function registerApiRoutes(app: KoshApp, deps: AppDeps): void {

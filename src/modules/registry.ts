@@ -34,6 +34,7 @@ import { balancesModule } from './balances/balances.module.js';
 import { creditsModule } from './credits/credits.module.js';
 import { entitlementsModule } from './entitlements/entitlements.module.js';
 import { alertsModule } from './alerts/alerts.module.js';
+import { testClocksModule } from './test-clocks/test-clocks.module.js';
 
 /** Every module of Kosh, in the order their routes appear in the API docs. */
 export const modules: KoshModule[] = [
@@ -69,4 +70,5 @@ export const modules: KoshModule[] = [
   creditsModule,
   entitlementsModule,
   alertsModule,
+  testClocksModule,
 ];

@@ -146,6 +146,9 @@ export const factories: Record<string, Factory> = {
     return res.body.data.id;
   },
 
+  // A test clock frozen at the harness's start.
+  '/v1/test-clocks': async (tenant) => createdId(await tenant.api('POST', '/v1/test-clocks', { frozen_time: '2026-04-01T00:00:00Z' }), '/v1/test-clocks'),
+
   // An open (draft) quote for a fresh customer.
   '/v1/quotes': async (tenant) =>
     createdId(
@@ -327,6 +330,7 @@ export const validBodies: Record<string, unknown> = {
   'POST /v1/organizations/{id}/tenants': { join_code: 'orgjoin_not-the-code' },
   'PUT /v1/organizations/{id}/fx-rates/{currency}': { rate: '83.25' },
   'POST /v1/customers/{id}/payment-methods': { token: 'tok_visa' },
+  'POST /v1/test-clocks/{id}/advance': { to: '2026-04-02T00:00:00Z' },
   'POST /v1/customers/{id}/pending-charges': { description: 'Setup', amount: 1_000, hsn_code: '998313' },
   'POST /v1/customers/{id}/credit-grants': { category: 'promotional', amount: 1_000, currency: 'INR' },
   'PUT /v1/customers/{id}/auto-top-up': { enabled: true, threshold: 1_000, amount: 10_000, currency: 'INR' },

@@ -17,6 +17,10 @@ class KoshClient(Transport):
         """Accept a quote: creates and finalizes its invoice (invoice_id) (POST /v1/quotes/{id}/accept)"""
         return self._request("POST", f"/v1/quotes/{_quote(id)}/accept", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def advance_test_clock(self, id: str, body: "AdvanceTestClockBody", *, idempotency_key: Optional[str] = None) -> "AdvanceTestClockResponse":
+        """Advance a test clock to `to`: everything due for its customers in between runs in time order (renewals, trial ends, usage, dunning), then it answers, status ready. 409 while another advance runs (POST /v1/test-clocks/{id}/advance)"""
+        return self._request("POST", f"/v1/test-clocks/{_quote(id)}/advance", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def apply_balance_invoice(self, id: str, *, idempotency_key: Optional[str] = None) -> "ApplyBalanceInvoiceResponse":
         """Spend the customer's balance on an open invoice now: credit notes, then advances (their GST adjusted, GSTR-1 11B) (POST /v1/invoices/{id}/apply-balance)"""
         return self._request("POST", f"/v1/invoices/{_quote(id)}/apply-balance", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -142,7 +146,7 @@ class KoshClient(Transport):
         return self._request("POST", f"/v1/credit-notes/{_quote(id)}/einvoice/retry", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def create_customer(self, body: "CreateCustomerBody", *, idempotency_key: Optional[str] = None) -> "CreateCustomerResponse":
-        """Create a customer (POST /v1/customers)"""
+        """Create a customer (in test mode, optionally on a test clock: `test_clock_id`) (POST /v1/customers)"""
         return self._request("POST", "/v1/customers", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def create_dunning_campaign(self, body: "CreateDunningCampaignBody", *, idempotency_key: Optional[str] = None) -> "CreateDunningCampaignResponse":
@@ -208,6 +212,10 @@ class KoshClient(Transport):
     def create_subscription(self, body: "CreateSubscriptionBody", *, idempotency_key: Optional[str] = None) -> "CreateSubscriptionResponse":
         """Create a subscription (trialing, or active with its first invoice finalized) (POST /v1/subscriptions)"""
         return self._request("POST", "/v1/subscriptions", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def create_test_clock(self, body: "CreateTestClockBody", *, idempotency_key: Optional[str] = None) -> "CreateTestClockResponse":
+        """Create a test clock (test mode): customers created on it are billed at its time, as it advances (POST /v1/test-clocks)"""
+        return self._request("POST", "/v1/test-clocks", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def create_usage_event(self, body: "CreateUsageEventBody", *, idempotency_key: Optional[str] = None) -> "CreateUsageEventResponse":
         """Record one usage event (a repeated transaction_id is a duplicate, not an error) (POST /v1/usage/events)"""
@@ -276,6 +284,10 @@ class KoshClient(Transport):
     def delete_subscriptions_discount(self, id: str, *, idempotency_key: Optional[str] = None) -> "DeleteSubscriptionsDiscountResponse":
         """End the discount in force on the subscription (DELETE /v1/subscriptions/{id}/discount)"""
         return self._request("DELETE", f"/v1/subscriptions/{_quote(id)}/discount", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def delete_test_clock(self, id: str, *, idempotency_key: Optional[str] = None) -> "DeleteTestClockResponse":
+        """Delete a test clock (its customers stay on it, frozen) (DELETE /v1/test-clocks/{id})"""
+        return self._request("DELETE", f"/v1/test-clocks/{_quote(id)}", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def delete_user(self, id: str, *, idempotency_key: Optional[str] = None) -> "DeleteUserResponse":
         """Remove an operator (the last owner cannot be removed: 409) (DELETE /v1/users/{id})"""
@@ -557,6 +569,10 @@ class KoshClient(Transport):
         """The current period's usage of each metered price, and its amount so far (GET /v1/subscriptions/{id}/usage)"""
         return self._request("GET", f"/v1/subscriptions/{_quote(id)}/usage", expect="json")  # type: ignore[no-any-return]
 
+    def get_test_clock(self, id: str) -> "GetTestClockResponse":
+        """Get a test clock (GET /v1/test-clocks/{id})"""
+        return self._request("GET", f"/v1/test-clocks/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
+
     def get_user(self, id: str) -> "GetUserResponse":
         """Get an operator (GET /v1/users/{id})"""
         return self._request("GET", f"/v1/users/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
@@ -637,7 +653,7 @@ class KoshClient(Transport):
         """List an event's deliveries, newest first (GET /v1/events/{id}/deliveries)"""
         return self._request("GET", f"/v1/events/{_quote(id)}/deliveries", query={"status": status, "limit": limit, "offset": offset, "page": page}, expect="json")  # type: ignore[no-any-return]
 
-    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
+    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
         """List events, newest first (GET /v1/events)"""
         return self._request("GET", "/v1/events", query={"type": type, "object_id": object_id, "created[gte]": created_gte, "created[lte]": created_lte, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
@@ -720,6 +736,10 @@ class KoshClient(Transport):
     def list_subscriptions(self, *, status: Optional[Literal["active", "trialing", "paused", "canceled", "past_due", "unpaid"]] = None, customer_id: Optional[str] = None, plan_id: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListSubscriptionsResponse":
         """List subscriptions (filters: status, customer_id, plan_id) (GET /v1/subscriptions)"""
         return self._request("GET", "/v1/subscriptions", query={"status": status, "customer_id": customer_id, "plan_id": plan_id, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
+
+    def list_test_clocks(self, *, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListTestClocksResponse":
+        """List test clocks (GET /v1/test-clocks)"""
+        return self._request("GET", "/v1/test-clocks", query={"limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
     def list_users(self, *, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListUsersResponse":
         """List the operators of the tenant, oldest first (GET /v1/users)"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, Union
 
-__all__ = ["Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "Event", "Referral", "SendInvoiceResponse", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "AdvanceMovement", "Advance", "Coupon", "Discount", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1", "Gstr1a", "Gstr3b", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "CustomerBalance", "BalanceTransaction", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "ChurnReasons", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "Feature", "CustomerEntitlements", "ErrorError", "LegalEntityAddress0", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "CanceledSubscriptionPreview", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "RefundCreditNotesItem", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Nil", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileTenant", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "ChurnReasonsReasonsItem", "ChurnReasonsFeedbackItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "AcceptQuoteResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteCustomersPendingChargeResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsChurnReasonResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetCustomersPendingChargeResponse", "GetDunningCampaignResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetUserResponse", "GetWebhookEndpointResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PendingChargesCustomerBody", "PendingChargesCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ResumeSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "TrialBalanceAccountsItemTransactionBalancesItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "CancelGiftResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteCustomersPendingChargeResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetCustomersPendingChargeResponseDataItem", "GetPlansEntitlementResponseDataItem", "ListReferralsResponseMeta", "PendingChargesCustomerResponseData", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "CreatePlanBodyPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials"]
+__all__ = ["Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "Event", "Referral", "SendInvoiceResponse", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "AdvanceMovement", "Advance", "Coupon", "Discount", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1", "Gstr1a", "Gstr3b", "TestClock", "DeletedTestClock", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "CustomerBalance", "BalanceTransaction", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "ChurnReasons", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "Feature", "CustomerEntitlements", "ErrorError", "LegalEntityAddress0", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "CanceledSubscriptionPreview", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "RefundCreditNotesItem", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Nil", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileTenant", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "ChurnReasonsReasonsItem", "ChurnReasonsFeedbackItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "AcceptQuoteResponse", "AdvanceTestClockBody", "AdvanceTestClockResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateTestClockBody", "CreateTestClockResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteCustomersPendingChargeResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteTestClockResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsChurnReasonResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetCustomersPendingChargeResponse", "GetDunningCampaignResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetTestClockResponse", "GetUserResponse", "GetWebhookEndpointResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListTestClocksResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PendingChargesCustomerBody", "PendingChargesCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ResumeSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "TrialBalanceAccountsItemTransactionBalancesItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "CancelGiftResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteCustomersPendingChargeResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetCustomersPendingChargeResponseDataItem", "GetPlansEntitlementResponseDataItem", "ListReferralsResponseMeta", "PendingChargesCustomerResponseData", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "CreatePlanBodyPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials"]
 
 Error = TypedDict(
     "Error",
@@ -101,6 +101,7 @@ Customer = TypedDict(
         "billing_address": Optional["BillingAddress"],
         "sez": bool,
         "metadata": Dict[str, Any],
+        "test_clock_id": Optional[str],
         "created_at": str,
         "updated_at": str,
     },
@@ -484,6 +485,7 @@ Event = TypedDict(
         "created_at": str,
         "tenant_id": str,
         "data": "EventData",
+        "test_clock_id": NotRequired[str],
     },
 )
 
@@ -753,6 +755,109 @@ OfflinePayment = TypedDict(
     },
 )
 
+DunningStep = TypedDict(
+    "DunningStep",
+    {
+        "id": str,
+        "campaign_id": str,
+        "step_order": int,
+        "delay_hours": int,
+        "channel": Literal["email", "sms", "in_app", "retry_payment"],
+        "template_name": str,
+        "subject": str,
+        "body": str,
+        "is_payment_wall": bool,
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+DunningCampaign = TypedDict(
+    "DunningCampaign",
+    {
+        "id": str,
+        "tenant_id": str,
+        "name": str,
+        "description": str,
+        "is_active": bool,
+        "trigger_event": Literal["payment_failed", "invoice_overdue"],
+        "is_default": bool,
+        "payment_wall_enabled": bool,
+        "payment_wall_grace_days": int,
+        "exhausted_action": Literal["cancel", "mark_unpaid", "nothing"],
+        "active_subscriptions": int,
+        "active_executions": int,
+        "steps": List["DunningStep"],
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+DunningExecution = TypedDict(
+    "DunningExecution",
+    {
+        "id": str,
+        "campaign_id": str,
+        "invoice_id": str,
+        "customer_id": str,
+        "trigger_event": Literal["payment_failed", "invoice_overdue"],
+        "status": Literal["active", "recovered", "exhausted", "canceled"],
+        "steps_done": int,
+        "next_step_at": Optional[str],
+        "next_step_reason": str,
+        "payment_wall_active": bool,
+        "started_at": str,
+        "ended_at": Optional[str],
+        "actions": List["DunningExecutionActionsItem"],
+    },
+)
+
+CustomerAccess = TypedDict(
+    "CustomerAccess",
+    {
+        "blocked": bool,
+        "reason": Optional[str],
+        "invoice_ids": List[str],
+        "blocked_since": Optional[str],
+    },
+)
+
+DunningOverview = TypedDict(
+    "DunningOverview",
+    {
+        "total_retries": int,
+        "total_successes": int,
+        "success_rate": float,
+        "successful_retries": int,
+        "recovery_rate": float,
+        "period": "DunningOverviewPeriod",
+        "by_action": List["DunningOverviewByActionItem"],
+    },
+)
+
+DunningWeights = TypedDict(
+    "DunningWeights",
+    {
+        "algorithm": Literal["thompson_sampling"],
+        "actions": List[Literal["as_scheduled", "learned_hour", "morning", "evening"]],
+        "contexts": List["DunningWeightsContextsItem"],
+    },
+)
+
+CollectionItem = TypedDict(
+    "CollectionItem",
+    {
+        "invoice_id": str,
+        "number": Optional[str],
+        "customer_id": str,
+        "currency": str,
+        "amount_due": int,
+        "due_date": Optional[str],
+        "days_overdue": int,
+        "dunning": Optional["CollectionItemDunning0"],
+    },
+)
+
 CreditGrant = TypedDict(
     "CreditGrant",
     {
@@ -973,109 +1078,6 @@ SmsConnection = TypedDict(
     },
 )
 
-DunningStep = TypedDict(
-    "DunningStep",
-    {
-        "id": str,
-        "campaign_id": str,
-        "step_order": int,
-        "delay_hours": int,
-        "channel": Literal["email", "sms", "in_app", "retry_payment"],
-        "template_name": str,
-        "subject": str,
-        "body": str,
-        "is_payment_wall": bool,
-        "created_at": str,
-        "updated_at": str,
-    },
-)
-
-DunningCampaign = TypedDict(
-    "DunningCampaign",
-    {
-        "id": str,
-        "tenant_id": str,
-        "name": str,
-        "description": str,
-        "is_active": bool,
-        "trigger_event": Literal["payment_failed", "invoice_overdue"],
-        "is_default": bool,
-        "payment_wall_enabled": bool,
-        "payment_wall_grace_days": int,
-        "exhausted_action": Literal["cancel", "mark_unpaid", "nothing"],
-        "active_subscriptions": int,
-        "active_executions": int,
-        "steps": List["DunningStep"],
-        "created_at": str,
-        "updated_at": str,
-    },
-)
-
-DunningExecution = TypedDict(
-    "DunningExecution",
-    {
-        "id": str,
-        "campaign_id": str,
-        "invoice_id": str,
-        "customer_id": str,
-        "trigger_event": Literal["payment_failed", "invoice_overdue"],
-        "status": Literal["active", "recovered", "exhausted", "canceled"],
-        "steps_done": int,
-        "next_step_at": Optional[str],
-        "next_step_reason": str,
-        "payment_wall_active": bool,
-        "started_at": str,
-        "ended_at": Optional[str],
-        "actions": List["DunningExecutionActionsItem"],
-    },
-)
-
-CustomerAccess = TypedDict(
-    "CustomerAccess",
-    {
-        "blocked": bool,
-        "reason": Optional[str],
-        "invoice_ids": List[str],
-        "blocked_since": Optional[str],
-    },
-)
-
-DunningOverview = TypedDict(
-    "DunningOverview",
-    {
-        "total_retries": int,
-        "total_successes": int,
-        "success_rate": float,
-        "successful_retries": int,
-        "recovery_rate": float,
-        "period": "DunningOverviewPeriod",
-        "by_action": List["DunningOverviewByActionItem"],
-    },
-)
-
-DunningWeights = TypedDict(
-    "DunningWeights",
-    {
-        "algorithm": Literal["thompson_sampling"],
-        "actions": List[Literal["as_scheduled", "learned_hour", "morning", "evening"]],
-        "contexts": List["DunningWeightsContextsItem"],
-    },
-)
-
-CollectionItem = TypedDict(
-    "CollectionItem",
-    {
-        "invoice_id": str,
-        "number": Optional[str],
-        "customer_id": str,
-        "currency": str,
-        "amount_due": int,
-        "due_date": Optional[str],
-        "days_overdue": int,
-        "dunning": Optional["CollectionItemDunning0"],
-    },
-)
-
 User = TypedDict(
     "User",
     {
@@ -1190,10 +1192,34 @@ Gstr3b = TypedDict(
     },
 )
 
+TestClock = TypedDict(
+    "TestClock",
+    {
+        "id": str,
+        "object": Literal["test_clock"],
+        "name": Optional[str],
+        "frozen_time": str,
+        "status": Literal["ready", "advancing", "internal_failure"],
+        "advancing_to": Optional[str],
+        "customer_count": int,
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+DeletedTestClock = TypedDict(
+    "DeletedTestClock",
+    {
+        "id": str,
+        "object": Literal["test_clock"],
+        "deleted": Literal[True],
+    },
+)
+
 EventType = TypedDict(
     "EventType",
     {
-        "type": Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"],
+        "type": Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"],
         "object": str,
     },
 )
@@ -1892,22 +1918,6 @@ RefundCreditNotesItem = TypedDict(
     },
 )
 
-CreditGrantAppliesTo0 = TypedDict(
-    "CreditGrantAppliesTo0",
-    {
-        "plan_ids": NotRequired[List[str]],
-        "price_types": NotRequired[List[Literal["fixed", "usage", "one_off"]]],
-    },
-)
-
-UsageIngestResultRejectedItem = TypedDict(
-    "UsageIngestResultRejectedItem",
-    {
-        "index": int,
-        "error": str,
-    },
-)
-
 DunningExecutionActionsItem = TypedDict(
     "DunningExecutionActionsItem",
     {
@@ -1956,6 +1966,22 @@ CollectionItemDunning0 = TypedDict(
         "steps_done": int,
         "next_step_at": Optional[str],
         "payment_wall_active": bool,
+    },
+)
+
+CreditGrantAppliesTo0 = TypedDict(
+    "CreditGrantAppliesTo0",
+    {
+        "plan_ids": NotRequired[List[str]],
+        "price_types": NotRequired[List[Literal["fixed", "usage", "one_off"]]],
+    },
+)
+
+UsageIngestResultRejectedItem = TypedDict(
+    "UsageIngestResultRejectedItem",
+    {
+        "index": int,
+        "error": str,
     },
 )
 
@@ -2263,6 +2289,20 @@ AcceptQuoteResponse = TypedDict(
     "AcceptQuoteResponse",
     {
         "data": "Quote",
+    },
+)
+
+AdvanceTestClockBody = TypedDict(
+    "AdvanceTestClockBody",
+    {
+        "to": str,
+    },
+)
+
+AdvanceTestClockResponse = TypedDict(
+    "AdvanceTestClockResponse",
+    {
+        "data": "TestClock",
     },
 )
 
@@ -2650,6 +2690,7 @@ CreateCustomerBody = TypedDict(
         "billing_address": NotRequired[Optional["CreateCustomerBodyBillingAddress0"]],
         "sez": NotRequired[bool],
         "metadata": NotRequired[Optional[Dict[str, Optional[Union[str, float, bool]]]]],
+        "test_clock_id": NotRequired[Optional[str]],
     },
 )
 
@@ -2962,6 +3003,21 @@ CreateSubscriptionResponse = TypedDict(
     },
 )
 
+CreateTestClockBody = TypedDict(
+    "CreateTestClockBody",
+    {
+        "frozen_time": str,
+        "name": NotRequired[Optional[str]],
+    },
+)
+
+CreateTestClockResponse = TypedDict(
+    "CreateTestClockResponse",
+    {
+        "data": "TestClock",
+    },
+)
+
 CreateUsageEventBody = TypedDict(
     "CreateUsageEventBody",
     {
@@ -3014,7 +3070,7 @@ CreateWebhookEndpointBody = TypedDict(
     "CreateWebhookEndpointBody",
     {
         "url": str,
-        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]]],
+        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]]],
         "description": NotRequired[str],
         "enabled": NotRequired[bool],
     },
@@ -3128,6 +3184,13 @@ DeleteSubscriptionsDiscountResponse = TypedDict(
     "DeleteSubscriptionsDiscountResponse",
     {
         "data": "Discount",
+    },
+)
+
+DeleteTestClockResponse = TypedDict(
+    "DeleteTestClockResponse",
+    {
+        "data": "DeletedTestClock",
     },
 )
 
@@ -3632,6 +3695,13 @@ GetSubscriptionsUsageResponse = TypedDict(
     },
 )
 
+GetTestClockResponse = TypedDict(
+    "GetTestClockResponse",
+    {
+        "data": "TestClock",
+    },
+)
+
 GetUserResponse = TypedDict(
     "GetUserResponse",
     {
@@ -4026,6 +4096,16 @@ ListSubscriptionsResponse = TypedDict(
     "ListSubscriptionsResponse",
     {
         "data": List["Subscription"],
+        "object": Literal["list"],
+        "has_more": bool,
+        "total_count": int,
+    },
+)
+
+ListTestClocksResponse = TypedDict(
+    "ListTestClocksResponse",
+    {
+        "data": List["TestClock"],
         "object": Literal["list"],
         "has_more": bool,
         "total_count": int,
@@ -4777,7 +4857,7 @@ UpdateWebhookEndpointBody = TypedDict(
     "UpdateWebhookEndpointBody",
     {
         "url": NotRequired[str],
-        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed"]]],
+        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]]],
         "description": NotRequired[Optional[str]],
         "enabled": NotRequired[bool],
     },

@@ -498,8 +498,8 @@ export interface paths {
         get: operations["listCustomers"];
         put?: never;
         /**
-         * Create a customer
-         * @description Create a customer.
+         * Create a customer (in test mode, optionally on a test clock: `test_clock_id`)
+         * @description Create a customer (in test mode, optionally on a test clock: `test_clock_id`).
          */
         post: operations["createCustomer"];
         delete?: never;
@@ -3736,6 +3736,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-clocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List test clocks
+         * @description List test clocks.
+         */
+        get: operations["listTestClocks"];
+        put?: never;
+        /**
+         * Create a test clock (test mode): customers created on it are billed at its time, as it advances
+         * @description Create a test clock (test mode): customers created on it are billed at its time, as it advances.
+         */
+        post: operations["createTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-clocks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a test clock
+         * @description Get a test clock.
+         */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a test clock (its customers stay on it, frozen)
+         * @description Delete a test clock (its customers stay on it, frozen).
+         */
+        delete: operations["deleteTestClock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-clocks/{id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance a test clock to `to`: everything due for its customers in between runs in time order (renewals, trial ends, usage, dunning), then it answers, status ready. 409 while another advance runs
+         * @description Advance a test clock to `to`: everything due for its customers in between runs in time order (renewals, trial ends, usage, dunning), then it answers, status ready. 409 while another advance runs.
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/login": {
         parameters: {
             query?: never;
@@ -5498,6 +5566,106 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "test_clock.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * test_clock.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `test_clock.created` (see docs/events.md).
+         */
+        post: operations["onTestClockCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "test_clock.advancing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * test_clock.advancing event
+         * @description Sent to every enabled webhook endpoint subscribed to `test_clock.advancing` (see docs/events.md).
+         */
+        post: operations["onTestClockAdvancing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "test_clock.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * test_clock.ready event
+         * @description Sent to every enabled webhook endpoint subscribed to `test_clock.ready` (see docs/events.md).
+         */
+        post: operations["onTestClockReady"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "test_clock.internal_failure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * test_clock.internal_failure event
+         * @description Sent to every enabled webhook endpoint subscribed to `test_clock.internal_failure` (see docs/events.md).
+         */
+        post: operations["onTestClockInternalFailure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "test_clock.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * test_clock.deleted event
+         * @description Sent to every enabled webhook endpoint subscribed to `test_clock.deleted` (see docs/events.md).
+         */
+        post: operations["onTestClockDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -5624,6 +5792,7 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            test_clock_id: string | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6113,6 +6282,11 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /**
+             * Format: uuid
+             * @description present when the event happened while a test clock advanced: that clock
+             */
+            test_clock_id?: string;
         };
         Referral: {
             /** Format: uuid */
@@ -6493,6 +6667,147 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        DunningStep: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            campaign_id: string;
+            step_order: number;
+            delay_hours: number;
+            /** @enum {string} */
+            channel: "email" | "sms" | "in_app" | "retry_payment";
+            template_name: string;
+            subject: string;
+            body: string;
+            is_payment_wall: boolean;
+            created_at: string;
+            updated_at: string;
+        };
+        DunningCampaign: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            tenant_id: string;
+            name: string;
+            description: string;
+            is_active: boolean;
+            /** @enum {string} */
+            trigger_event: "payment_failed" | "invoice_overdue";
+            is_default: boolean;
+            payment_wall_enabled: boolean;
+            payment_wall_grace_days: number;
+            /** @enum {string} */
+            exhausted_action: "cancel" | "mark_unpaid" | "nothing";
+            /** @description subscriptions whose invoices this campaign is dunning now */
+            active_subscriptions: number;
+            active_executions: number;
+            steps: components["schemas"]["DunningStep"][];
+            created_at: string;
+            updated_at: string;
+        };
+        DunningExecution: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            campaign_id: string;
+            /** Format: uuid */
+            invoice_id: string;
+            /** Format: uuid */
+            customer_id: string;
+            /** @enum {string} */
+            trigger_event: "payment_failed" | "invoice_overdue";
+            /** @enum {string} */
+            status: "active" | "recovered" | "exhausted" | "canceled";
+            steps_done: number;
+            next_step_at: string | null;
+            /** @description why the next step runs at next_step_at (smart retry timing); empty: the step's delay */
+            next_step_reason: string;
+            payment_wall_active: boolean;
+            started_at: string;
+            ended_at: string | null;
+            actions: {
+                step_id: string | null;
+                channel: string;
+                executed_at: string;
+                /** @enum {string} */
+                outcome: "succeeded" | "failed" | "skipped";
+                detail: string;
+            }[];
+        };
+        CustomerAccess: {
+            blocked: boolean;
+            reason: string | null;
+            invoice_ids: string[];
+            blocked_since: string | null;
+        };
+        DunningOverview: {
+            total_retries: number;
+            total_successes: number;
+            success_rate: number;
+            successful_retries: number;
+            recovery_rate: number;
+            period: {
+                start: string;
+                end: string;
+            };
+            by_action: {
+                action_id: string;
+                attempts: number;
+                successes: number;
+                success_rate: number;
+            }[];
+        };
+        DunningWeights: {
+            /** @constant */
+            algorithm: "thompson_sampling";
+            /** @description the retry actions: the step's own time, the hour history chose (decision 0131), 09:00 or 19:00 on the entity's clock */
+            actions: ("as_scheduled" | "learned_hour" | "morning" | "evening")[];
+            contexts: {
+                /** @description failure code | amount band | payment method type */
+                key: string;
+                context: {
+                    failure_code: string;
+                    amount_band: string;
+                    method_type: string;
+                };
+                /** @enum {string} */
+                best_action: "as_scheduled" | "learned_hour" | "morning" | "evening";
+                updated_at: string;
+                weights: {
+                    /** @enum {string} */
+                    action: "as_scheduled" | "learned_hour" | "morning" | "evening";
+                    attempts: number;
+                    successes: number;
+                    failures: number;
+                    /** @description the posterior mean chance that a retry of this action recovers the invoice */
+                    expected_reward: number;
+                    alpha: number;
+                    beta: number;
+                }[];
+            }[];
+        };
+        CollectionItem: {
+            /**
+             * Format: uuid
+             * @description The invoice (the cursor for starting_after / ending_before)
+             */
+            invoice_id: string;
+            number: string | null;
+            /** Format: uuid */
+            customer_id: string;
+            currency: string;
+            amount_due: number;
+            due_date: string | null;
+            days_overdue: number;
+            dunning: {
+                /** Format: uuid */
+                execution_id: string;
+                status: string;
+                steps_done: number;
+                next_step_at: string | null;
+                payment_wall_active: boolean;
+            } | null;
+        };
         CreditGrant: {
             /** Format: uuid */
             id: string;
@@ -6742,147 +7057,6 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
-        DunningStep: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            campaign_id: string;
-            step_order: number;
-            delay_hours: number;
-            /** @enum {string} */
-            channel: "email" | "sms" | "in_app" | "retry_payment";
-            template_name: string;
-            subject: string;
-            body: string;
-            is_payment_wall: boolean;
-            created_at: string;
-            updated_at: string;
-        };
-        DunningCampaign: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            tenant_id: string;
-            name: string;
-            description: string;
-            is_active: boolean;
-            /** @enum {string} */
-            trigger_event: "payment_failed" | "invoice_overdue";
-            is_default: boolean;
-            payment_wall_enabled: boolean;
-            payment_wall_grace_days: number;
-            /** @enum {string} */
-            exhausted_action: "cancel" | "mark_unpaid" | "nothing";
-            /** @description subscriptions whose invoices this campaign is dunning now */
-            active_subscriptions: number;
-            active_executions: number;
-            steps: components["schemas"]["DunningStep"][];
-            created_at: string;
-            updated_at: string;
-        };
-        DunningExecution: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            campaign_id: string;
-            /** Format: uuid */
-            invoice_id: string;
-            /** Format: uuid */
-            customer_id: string;
-            /** @enum {string} */
-            trigger_event: "payment_failed" | "invoice_overdue";
-            /** @enum {string} */
-            status: "active" | "recovered" | "exhausted" | "canceled";
-            steps_done: number;
-            next_step_at: string | null;
-            /** @description why the next step runs at next_step_at (smart retry timing); empty: the step's delay */
-            next_step_reason: string;
-            payment_wall_active: boolean;
-            started_at: string;
-            ended_at: string | null;
-            actions: {
-                step_id: string | null;
-                channel: string;
-                executed_at: string;
-                /** @enum {string} */
-                outcome: "succeeded" | "failed" | "skipped";
-                detail: string;
-            }[];
-        };
-        CustomerAccess: {
-            blocked: boolean;
-            reason: string | null;
-            invoice_ids: string[];
-            blocked_since: string | null;
-        };
-        DunningOverview: {
-            total_retries: number;
-            total_successes: number;
-            success_rate: number;
-            successful_retries: number;
-            recovery_rate: number;
-            period: {
-                start: string;
-                end: string;
-            };
-            by_action: {
-                action_id: string;
-                attempts: number;
-                successes: number;
-                success_rate: number;
-            }[];
-        };
-        DunningWeights: {
-            /** @constant */
-            algorithm: "thompson_sampling";
-            /** @description the retry actions: the step's own time, the hour history chose (decision 0131), 09:00 or 19:00 on the entity's clock */
-            actions: ("as_scheduled" | "learned_hour" | "morning" | "evening")[];
-            contexts: {
-                /** @description failure code | amount band | payment method type */
-                key: string;
-                context: {
-                    failure_code: string;
-                    amount_band: string;
-                    method_type: string;
-                };
-                /** @enum {string} */
-                best_action: "as_scheduled" | "learned_hour" | "morning" | "evening";
-                updated_at: string;
-                weights: {
-                    /** @enum {string} */
-                    action: "as_scheduled" | "learned_hour" | "morning" | "evening";
-                    attempts: number;
-                    successes: number;
-                    failures: number;
-                    /** @description the posterior mean chance that a retry of this action recovers the invoice */
-                    expected_reward: number;
-                    alpha: number;
-                    beta: number;
-                }[];
-            }[];
-        };
-        CollectionItem: {
-            /**
-             * Format: uuid
-             * @description The invoice (the cursor for starting_after / ending_before)
-             */
-            invoice_id: string;
-            number: string | null;
-            /** Format: uuid */
-            customer_id: string;
-            currency: string;
-            amount_due: number;
-            due_date: string | null;
-            days_overdue: number;
-            dunning: {
-                /** Format: uuid */
-                execution_id: string;
-                status: string;
-                steps_done: number;
-                next_step_at: string | null;
-                payment_wall_active: boolean;
-            } | null;
-        };
         User: {
             /** Format: uuid */
             id: string;
@@ -7062,12 +7236,41 @@ export interface components {
                 };
             };
         };
+        TestClock: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "test_clock";
+            name: string | null;
+            /** @description RFC 3339 date-time in UTC */
+            frozen_time: string;
+            /**
+             * @description ready; advancing while an advance runs (another is refused with 409); internal_failure when one failed
+             * @enum {string}
+             */
+            status: "ready" | "advancing" | "internal_failure";
+            advancing_to: string | null;
+            /** @description customers living on this clock */
+            customer_count: number;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        DeletedTestClock: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "test_clock";
+            /** @constant */
+            deleted: true;
+        };
         EventType: {
             /**
              * @description the event type, as in `events` of a webhook endpoint and `type` of an event
              * @enum {string}
              */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
             /** @description the kind of object in the event's data.object (the type's prefix) */
             object: string;
         };
@@ -10635,6 +10838,7 @@ export interface operations {
                      *           },
                      *           "sez": true,
                      *           "metadata": {},
+                     *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -10673,7 +10877,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The create a customer request. */
+        /** @description The create a customer (in test mode, optionally on a test clock: `test_clock_id`) request. */
         requestBody: {
             content: {
                 /**
@@ -10692,7 +10896,8 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "sez": true,
-                 *       "metadata": {}
+                 *       "metadata": {},
+                 *       "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *     }
                  */
                 "application/json": {
@@ -10715,6 +10920,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
+                    /** @description test mode only: the test clock the customer lives on (its billing runs when the clock advances, never at the real time) */
+                    test_clock_id?: string | null;
                 };
             };
         };
@@ -10745,6 +10952,7 @@ export interface operations {
                      *         },
                      *         "sez": true,
                      *         "metadata": {},
+                     *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -10758,6 +10966,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["UnprocessableEntity"];
@@ -10803,6 +11012,7 @@ export interface operations {
                      *         },
                      *         "sez": true,
                      *         "metadata": {},
+                     *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -10908,6 +11118,7 @@ export interface operations {
                      *         },
                      *         "sez": true,
                      *         "metadata": {},
+                     *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -11016,6 +11227,7 @@ export interface operations {
                      *         },
                      *         "sez": true,
                      *         "metadata": {},
+                     *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -15487,7 +15699,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -15525,7 +15737,8 @@ export interface operations {
                      *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "data": {
                      *             "object": {}
-                     *           }
+                     *           },
+                     *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *         }
                      *       ],
                      *       "object": "list",
@@ -15613,7 +15826,8 @@ export interface operations {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "data": {
                      *           "object": {}
-                     *         }
+                     *         },
+                     *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *       }
                      *     }
                      */
@@ -15721,7 +15935,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -15899,7 +16113,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -25424,6 +25638,301 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listTestClocks: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "test_clock",
+                     *           "name": "Acme Pro",
+                     *           "frozen_time": "frozen time",
+                     *           "status": "ready",
+                     *           "advancing_to": "advancing to",
+                     *           "customer_count": 1,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The create a test clock (test mode): customers created on it are billed at its time, as it advances request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "frozen_time": "2026-01-01T00:00:00Z",
+                 *       "name": "Annual plan, a year ahead"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description the clock's starting instant: its customers' billing begins here
+                     */
+                    frozen_time: string;
+                    name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "test_clock",
+                     *         "name": "Acme Pro",
+                     *         "frozen_time": "frozen time",
+                     *         "status": "ready",
+                     *         "advancing_to": "advancing to",
+                     *         "customer_count": 1,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "test_clock",
+                     *         "name": "Acme Pro",
+                     *         "frozen_time": "frozen time",
+                     *         "status": "ready",
+                     *         "advancing_to": "advancing to",
+                     *         "customer_count": 1,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "test_clock",
+                     *         "deleted": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["DeletedTestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The advance a test clock to `to`: everything due for its customers in between runs in time order (renewals, trial ends, usage, dunning), then it answers, status ready. 409 while another advance runs request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "to": "2026-04-01T00:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description the new frozen_time: later than the clock's, at most two years ahead of it
+                     */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "test_clock",
+                     *         "name": "Acme Pro",
+                     *         "frozen_time": "frozen time",
+                     *         "status": "ready",
+                     *         "advancing_to": "advancing to",
+                     *         "customer_count": 1,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     portalLogin: {
         parameters: {
             query?: never;
@@ -26553,6 +27062,7 @@ export interface operations {
                  *           },
                  *           "sez": true,
                  *           "metadata": {},
+                 *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -26626,6 +27136,7 @@ export interface operations {
                  *           },
                  *           "sez": true,
                  *           "metadata": {},
+                 *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -32680,6 +33191,321 @@ export interface operations {
                         object: {
                             [key: string]: unknown;
                         };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTestClockCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `test_clock.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "test_clock.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "test_clock",
+                 *           "name": "Acme Pro",
+                 *           "frozen_time": "frozen time",
+                 *           "status": "ready",
+                 *           "advancing_to": "advancing to",
+                 *           "customer_count": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "test_clock.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTestClockAdvancing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `test_clock.advancing` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "test_clock.advancing",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "test_clock",
+                 *           "name": "Acme Pro",
+                 *           "frozen_time": "frozen time",
+                 *           "status": "ready",
+                 *           "advancing_to": "advancing to",
+                 *           "customer_count": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "test_clock.advancing";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTestClockReady: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `test_clock.ready` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "test_clock.ready",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "test_clock",
+                 *           "name": "Acme Pro",
+                 *           "frozen_time": "frozen time",
+                 *           "status": "ready",
+                 *           "advancing_to": "advancing to",
+                 *           "customer_count": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "test_clock.ready";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTestClockInternalFailure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `test_clock.internal_failure` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "test_clock.internal_failure",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "test_clock",
+                 *           "name": "Acme Pro",
+                 *           "frozen_time": "frozen time",
+                 *           "status": "ready",
+                 *           "advancing_to": "advancing to",
+                 *           "customer_count": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "test_clock.internal_failure";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onTestClockDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `test_clock.deleted` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "test_clock.deleted",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "test_clock",
+                 *           "name": "Acme Pro",
+                 *           "frozen_time": "frozen time",
+                 *           "status": "ready",
+                 *           "advancing_to": "advancing to",
+                 *           "customer_count": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "test_clock.deleted";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["TestClock"];
                     };
                 };
             };

@@ -54,6 +54,18 @@ describe('typescript client', () => {
     });
   });
 
+  describe('test clocks', () => {
+    it('creates a test clock and a customer on it, typed', async () => {
+      const clock = await kosh.POST('/v1/test-clocks', { body: { frozen_time: '2026-01-01T00:00:00Z', name: 'typed' } });
+      expect(clock.response.status).toBe(201);
+      expect(clock.data!.data).toMatchObject({ status: 'ready', frozen_time: '2026-01-01T00:00:00.000Z', customer_count: 0 });
+      const customer = await kosh.POST('/v1/customers', { body: { email: 'typed-clock@example.in', test_clock_id: clock.data!.data.id } });
+      expect(customer.data!.data.test_clock_id).toBe(clock.data!.data.id);
+      const read = await kosh.GET('/v1/test-clocks/{id}', { params: { path: { id: clock.data!.data.id } } });
+      expect(read.data?.data.customer_count).toBe(1);
+    });
+  });
+
   describe('plans', () => {
     it('creates a plan and reads it back, typed', async () => {
       const created = await kosh.POST('/v1/plans', { body: planBody('typed-1') });

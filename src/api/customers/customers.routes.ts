@@ -1,3 +1,4 @@
+import { errors } from '../../platform/errors.js';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
@@ -9,13 +10,22 @@ export function registerCustomerRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/customers',
     {
       schema: {
+        errors: ['not_found'],
         tags: ['customers'],
-        summary: 'Create a customer',
+        summary: 'Create a customer (in test mode, optionally on a test clock: `test_clock_id`)',
         body: createCustomerBody,
         response: { 201: dataEnvelope(customerSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createCustomer(ctx, request.body) } })),
+    (request, reply) => {
+      if (request.body.test_clock_id && deps.config.mode === 'live')
+        throw errors.validation(
+          'test clocks exist in test mode only',
+          [{ field: 'test_clock_id', message: 'test clocks exist in test mode only' }],
+          'test_clock_live_mode',
+        );
+      return runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createCustomer(ctx, request.body) } }));
+    },
   );
 
   app.get(

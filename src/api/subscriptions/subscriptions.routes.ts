@@ -1,3 +1,4 @@
+import { customerNow } from '../../flows/test-clocks/advance-test-clock.js';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
@@ -41,7 +42,7 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     },
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => {
-        const { row, discount } = await createSubscription(ctx, request.body);
+        const { row, discount } = await createSubscription(await customerNow(ctx, request.body.customer_id), request.body);
         const coupon = discount ? await findCoupon(ctx.tx, ctx.tenantId, discount.coupon_id) : undefined;
         return { status: 201, body: { data: { ...toSubscription(row), ...(discount && coupon ? { discount: toDiscount(discount, coupon) } : {}) } } };
       }),

@@ -66,3 +66,21 @@ export async function listCustomerRows(tx: Tx, tenantId: string, filter: Custome
   if (filter.email !== undefined) query = query.where(sql`lower(email)`, '=', filter.email.toLowerCase());
   return paginate<CustomerRow>(tx, query, { tenantId, table: 'customers', page });
 }
+
+/** Whether the tenant has this test clock (customer creation names one). */
+export async function testClockExists(tx: Tx, tenantId: string, id: string): Promise<boolean> {
+  const row = await tx.selectFrom('test_clocks').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function customersPerTestClock(tx: Tx, tenantId: string, clockIds: string[]): Promise<{ test_clock_id: string; n: number }[]> {
+  if (clockIds.length === 0) return [];
+  const rows = await tx
+    .selectFrom('customers')
+    .select((eb) => ['test_clock_id', eb.fn.countAll<number>().as('n')])
+    .where('tenant_id', '=', tenantId)
+    .where('test_clock_id', 'in', clockIds)
+    .groupBy('test_clock_id')
+    .execute();
+  return rows.map((r) => ({ test_clock_id: r.test_clock_id!, n: Number(r.n) }));
+}

@@ -39,6 +39,11 @@ export const createCustomerBody = z.object({
   billing_address: billingAddressInput.nullable().optional(),
   sez: z.boolean().optional().describe('a unit or developer in a Special Economic Zone: its supplies are zero-rated (IGST Act s.16)'),
   metadata: fields.metadata().nullable().optional(),
+  test_clock_id: z
+    .uuid()
+    .nullable()
+    .optional()
+    .describe('test mode only: the test clock the customer lives on (its billing runs when the clock advances, never at the real time)'),
 });
 export type CreateCustomerBody = z.infer<typeof createCustomerBody>;
 
@@ -83,6 +88,7 @@ export const customerSchema = z
     billing_address: billingAddressSchema.nullable(),
     sez: z.boolean(),
     metadata: z.record(z.string(), z.unknown()),
+    test_clock_id: z.uuid().nullable(),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

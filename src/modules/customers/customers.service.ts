@@ -14,6 +14,8 @@ import {
   findCustomerRows,
   insertCustomer,
   listCustomerRows,
+  customersPerTestClock,
+  testClockExists,
   updateCustomerRow,
   type CustomerFilter,
   type CustomerRow,
@@ -31,6 +33,7 @@ export function toCustomer(row: CustomerRow): Customer {
     billing_address: row.billing_address,
     sez: row.sez,
     metadata: row.metadata,
+    test_clock_id: row.test_clock_id ?? null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -95,6 +98,8 @@ export async function createCustomer(ctx: Ctx, input: CreateCustomerBody): Promi
   const billingAddress = toBillingAddress(input.billing_address);
   const gstin = input.gstin ?? null;
   assertTaxIdentity({ gstin, billing_address: billingAddress }, { gstin: true, address: true });
+  const testClockId = input.test_clock_id ?? null;
+  if (testClockId !== null && !(await testClockExists(ctx.tx, ctx.tenantId, testClockId))) throw errors.notFound('test clock');
   const row: CustomerRow = {
     tenant_id: ctx.tenantId,
     id: newId(),
@@ -106,6 +111,7 @@ export async function createCustomer(ctx: Ctx, input: CreateCustomerBody): Promi
     billing_address: billingAddress,
     sez: input.sez ?? false,
     metadata: input.metadata ?? {},
+    test_clock_id: testClockId,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -184,3 +190,8 @@ export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomer
  * itself is private to the module (index.ts exports operations and types only).
  */
 export { customerRefs } from './customers.repository.js';
+
+/** How many customers live on each of these test clocks (the test clocks module shows the count). */
+export async function countCustomersOnTestClocks(tx: Tx, tenantId: string, clockIds: string[]): Promise<Map<string, number>> {
+  return new Map((await customersPerTestClock(tx, tenantId, clockIds)).map((r) => [r.test_clock_id, r.n]));
+}

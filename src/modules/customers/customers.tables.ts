@@ -22,6 +22,8 @@ export interface CustomersTable {
   sez: boolean;
   billing_address: NullableJson<BillingAddress>;
   metadata: Json<Record<string, unknown>>;
+  /** The test clock the customer lives on (test mode; decision 0440), or null: billed at the real time. */
+  test_clock_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

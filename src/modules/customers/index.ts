@@ -1,6 +1,7 @@
 /** The public face of the module: what other modules and flows may use. */
 
 export {
+  countCustomersOnTestClocks,
   createCustomer,
   customerCountry,
   customerStateCode,

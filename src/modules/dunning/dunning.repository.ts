@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { testClockScope } from '../../platform/test-clock-scope.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import { paginate, type ListResult } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
@@ -303,6 +304,7 @@ export async function claimDueExecutions(tx: Tx, mode: Mode | null, now: Date, l
   const { rows } = await sql<ExecutionRow>`
     SELECT * FROM dunning_executions
     WHERE status = 'active' AND (next_step_at <= ${now} OR (wall_at <= ${now} AND NOT payment_wall_active)) AND ${inMode(mode)}
+      AND ${testClockScope('dunning_executions.tenant_id', 'dunning_executions.customer_id')}
     ORDER BY next_step_at NULLS LAST
     LIMIT ${limit}
     FOR UPDATE SKIP LOCKED`.execute(tx);
@@ -316,6 +318,7 @@ export async function overdueInvoicesWithoutDunning(tx: Tx, mode: Mode | null, n
   const { rows } = await sql<OverdueInvoice>`
     SELECT i.tenant_id, i.id, i.customer_id FROM invoices i
     WHERE i.status = 'open' AND i.amount_due > 0 AND i.due_date < ${now} AND ${inMode(mode, 'i.tenant_id')}
+      AND ${testClockScope('i.tenant_id', 'i.customer_id')}
       AND NOT EXISTS (SELECT 1 FROM dunning_executions e WHERE e.tenant_id = i.tenant_id AND e.invoice_id = i.id)
       AND EXISTS (SELECT 1 FROM dunning_campaigns c WHERE c.tenant_id = i.tenant_id AND c.is_default AND c.is_active AND c.trigger_event = 'invoice_overdue')
     ORDER BY i.due_date LIMIT ${limit}`.execute(tx);
@@ -472,4 +475,15 @@ export async function activeExecutionsOfInvoices(tx: Tx, tenantId: string, invoi
     .orderBy('id');
   if (forUpdate) q = q.forUpdate();
   return q.execute();
+}
+
+/** The earliest step or payment wall due after `after` among the executions in the test clock scope (an advance steps to it). */
+export async function nextDunningInstant(tx: Tx, after: Date): Promise<Date | null> {
+  const { rows } = await sql<{ at: Date | null }>`
+    SELECT min(least(CASE WHEN next_step_at > ${after} THEN next_step_at END, CASE WHEN NOT payment_wall_active AND wall_at > ${after} THEN wall_at END)) AS at
+    FROM dunning_executions
+    WHERE status = 'active' AND (next_step_at > ${after} OR (wall_at > ${after} AND NOT payment_wall_active))
+      AND ${testClockScope('dunning_executions.tenant_id', 'dunning_executions.customer_id')}`.execute(tx);
+  const at = rows[0]?.at;
+  return at ? new Date(at) : null;
 }

@@ -533,3 +533,5 @@ export {
   invoicesAndCustomers,
   overdueInvoicesWithoutDunning,
 } from './dunning.repository.js';
+
+export { nextDunningInstant } from './dunning.repository.js';

@@ -5,6 +5,7 @@ export {
   DUNNING_STEPS_JOB,
   endExecution,
   learnRetryOutcome,
+  nextDunningInstant,
   retryArmStatsOf,
   liftWallOfInvoices,
   raisePaymentWall,

@@ -84,6 +84,11 @@ export const EVENT_TYPES = [
   'accounting.disconnected',
   'accounting.connection_failed',
   'reconciliation.completed',
+  'test_clock.created',
+  'test_clock.advancing',
+  'test_clock.ready',
+  'test_clock.internal_failure',
+  'test_clock.deleted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -12,6 +12,7 @@ export const eventSchema = z
     created_at: fields.timestamp(),
     tenant_id: z.uuid(),
     data: z.object({ object: z.record(z.string(), z.unknown()) }),
+    test_clock_id: z.uuid().optional().describe('present when the event happened while a test clock advanced: that clock'),
   })
   .meta({ id: 'Event' });
 export type Event = z.infer<typeof eventSchema>;

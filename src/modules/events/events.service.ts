@@ -15,6 +15,7 @@ export function toEvent(row: EventRow): Event {
     created_at: toIso(row.created_at),
     tenant_id: row.tenant_id,
     data: { object: payload.data.object },
+    ...(payload.test_clock_id ? { test_clock_id: payload.test_clock_id } : {}),
   };
 }
 

@@ -104,6 +104,7 @@ export function toCustomerRow(ctx: Ctx, record: CustomerRecord): CustomerInsert 
     billing_address: address,
     sez: false,
     metadata: record.metadata ?? {},
+    test_clock_id: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };

@@ -41,6 +41,7 @@ export {
   invoicedSince,
   linesOfInvoices,
   unsettledSubscriptionInvoices,
+  nextInvoiceDueInClockScope,
   tenantsWithOverdueSubscriptionInvoices,
 } from './invoices.service.js';
 export {

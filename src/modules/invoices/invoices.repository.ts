@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
@@ -115,6 +116,7 @@ export async function unsettledSubscriptionInvoices(
     .where('tenant_id', '=', tenantId)
     .where('subscription_id', 'is not', null)
     .where((eb) => eb.or([eb.and([eb('status', '=', 'open'), eb('due_date', '<=', now)]), eb('status', '=', 'uncollectible')]))
+    .where(testClockScope('invoices.tenant_id', 'invoices.customer_id'))
     .groupBy('subscription_id')
     .execute();
   return rows.map((r) => ({ subscription_id: r.subscription_id!, overdue: r.overdue, uncollectible: r.uncollectible }));
@@ -129,6 +131,7 @@ export async function tenantsWithOverdueSubscriptionInvoices(tx: Tx, mode: Mode 
     .where('subscription_id', 'is not', null)
     .where((eb) => eb.or([eb.and([eb('status', '=', 'open'), eb('due_date', '<=', now)]), eb('status', '=', 'uncollectible')]))
     .where(inMode(mode))
+    .where(testClockScope('invoices.tenant_id', 'invoices.customer_id'))
     .execute();
   return rows.map((r) => r.tenant_id);
 }
@@ -198,4 +201,19 @@ export async function invoiceCurrenciesOfCustomer(tx: Tx, tenantId: string, cust
     .where('billing_reason', '<>', 'credit_top_up')
     .execute();
   return rows.map((r) => r.currency);
+}
+
+/**
+ * Just after the earliest due date after `after` of an open invoice in the test clock scope (an
+ * advance steps there: the delinquency pass takes `due_date <= now`, the overdue scan `due_date < now`).
+ */
+export async function nextInvoiceDueInClockScope(tx: Tx, after: Date): Promise<Date | null> {
+  const row = await tx
+    .selectFrom('invoices')
+    .select((eb) => eb.fn.min('due_date').as('at'))
+    .where('status', '=', 'open')
+    .where('due_date', '>=', after)
+    .where(testClockScope('invoices.tenant_id', 'invoices.customer_id'))
+    .executeTakeFirst();
+  return row?.at ? new Date(new Date(row.at).getTime() + 1) : null;
 }

@@ -678,5 +678,6 @@ export {
   invoicedSince,
   linesOfInvoices,
   unsettledSubscriptionInvoices,
+  nextInvoiceDueInClockScope,
   tenantsWithOverdueSubscriptionInvoices,
 } from './invoices.repository.js';

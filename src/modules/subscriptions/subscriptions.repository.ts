@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -55,6 +56,7 @@ export async function tenantsWithDueSubscriptions(tx: Tx, mode: Mode | null, now
   const rows = await sql<{ tenant_id: string }>`
     SELECT DISTINCT tenant_id FROM subscriptions
     WHERE status IN (${sql.join(RENEWABLE_STATUSES)}) AND current_period_end <= ${now} AND ${inMode(mode)}
+      AND ${testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id')}
     LIMIT ${limit}`.execute(tx);
   return rows.rows.map((r) => r.tenant_id);
 }
@@ -79,7 +81,8 @@ export async function claimDueSubscriptions(
     .selectAll()
     .where('tenant_id', '=', tenantId)
     .where('status', 'in', [...RENEWABLE_STATUSES])
-    .where('current_period_end', '<=', now);
+    .where('current_period_end', '<=', now)
+    .where(testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id'));
   if (options.only) q = q.where('id', '=', options.only);
   if (options.exclude?.length) q = q.where('id', 'not in', [...options.exclude]);
   // Ordered by the period end alone, so the partial index serves the order and LIMIT stops the scan
@@ -148,6 +151,7 @@ export async function delinquentSubscriptionIds(tx: Tx, tenantId: string): Promi
       // Only what Kosh itself invoiced can recover by Kosh's invoices: an imported past_due
       // subscription owes an invoice of the old system, which Kosh cannot see.
       .where('latest_invoice_id', 'is not', null)
+      .where(testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id'))
       .execute()
   );
 }
@@ -156,7 +160,8 @@ export async function delinquentSubscriptionIds(tx: Tx, tenantId: string): Promi
 export async function tenantsWithDelinquentSubscriptions(tx: Tx, mode: Mode | null): Promise<string[]> {
   const rows = await sql<{
     tenant_id: string;
-  }>`SELECT DISTINCT tenant_id FROM subscriptions WHERE status IN ('past_due', 'unpaid') AND ${inMode(mode)}`.execute(tx);
+  }>`SELECT DISTINCT tenant_id FROM subscriptions WHERE status IN ('past_due', 'unpaid') AND ${inMode(mode)}
+      AND ${testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id')}`.execute(tx);
   return rows.rows.map((r) => r.tenant_id);
 }
 
@@ -189,4 +194,14 @@ export async function trialsEndingBetween(
     );
   }
   return q.orderBy('trial_end').orderBy('tenant_id').orderBy('id').limit(limit).execute();
+}
+
+/** The earliest period end (a renewal or a trial's end) after `after` among the subscriptions in the test clock scope (an advance steps to it). */
+export async function nextPeriodEndInClockScope(tx: Tx, after: Date): Promise<Date | null> {
+  const rows = await sql<{ at: Date | null }>`
+    SELECT min(current_period_end) AS at FROM subscriptions
+    WHERE status IN (${sql.join(RENEWABLE_STATUSES)}) AND current_period_end > ${after}
+      AND ${testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id')}`.execute(tx);
+  const at = rows.rows[0]?.at;
+  return at ? new Date(at) : null;
 }

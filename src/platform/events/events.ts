@@ -2,6 +2,7 @@ import type { Ctx } from '../context.js';
 import { newId } from '../ids.js';
 import { toIso } from '../time.js';
 import { deferWrite } from '../db/pipeline.js';
+import { currentTestClock } from '../test-clock-scope.js';
 import './events.tables.js';
 
 /**
@@ -20,7 +21,15 @@ export type EventPayload = {
   created_at: string;
   tenant_id: string;
   data: { object: Record<string, unknown> };
+  /** Emitted while a test clock advanced (decision 0440): that clock. */
+  test_clock_id?: string;
 };
+
+/** The clock of an event emitted during a test clock's advance, as the payload's field. */
+function onTestClock(): { test_clock_id?: string } {
+  const clock = currentTestClock();
+  return clock === null ? {} : { test_clock_id: clock };
+}
 
 /**
  * Runs inside the emitting transaction for every event. The webhooks module registers one that
@@ -63,6 +72,7 @@ export async function emitEvent(ctx: Ctx, type: EventType, object: Record<string
     created_at: toIso(ctx.now),
     tenant_id: ctx.tenantId,
     data: { object },
+    ...onTestClock(),
   };
   // Nothing in the action reads the event back: the row travels with the next statement.
   await deferWrite(
@@ -95,6 +105,7 @@ export async function emitEvents(ctx: Ctx, items: { type: EventType; object: Rec
     created_at: toIso(ctx.now),
     tenant_id: ctx.tenantId,
     data: { object },
+    ...onTestClock(),
   }));
   await deferWrite(
     ctx.tx,

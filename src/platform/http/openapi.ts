@@ -63,6 +63,7 @@ export const OPERATION_IDS: Record<string, string> = {
 export const EVENT_OBJECT_SCHEMAS: Record<string, string> = {
   entity: 'LegalEntity',
   payment: 'OfflinePayment',
+  test_clock: 'TestClock',
 };
 
 const STATUS_TEXT: Record<string, string> = {

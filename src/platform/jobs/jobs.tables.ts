@@ -20,6 +20,8 @@ export interface JobsTable {
   priority: number;
   /** A group whose running jobs are capped together (a webhook endpoint), or null. */
   concurrency_key: string | null;
+  /** The test clock whose advance runs this job (decision 0440), or null. */
+  test_clock_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

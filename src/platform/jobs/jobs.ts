@@ -13,6 +13,7 @@ import { Coalescer } from '../coalesce.js';
 import type { JobsTable } from './jobs.tables.js';
 import './jobs.tables.js';
 import { JOB_PRIORITY_CLASSES, jobPriority } from './priorities.js';
+import { currentTestClock } from '../test-clock-scope.js';
 
 export type Job = Selectable<JobsTable>;
 
@@ -50,6 +51,8 @@ function jobRow(now: Date, spec: JobSpec) {
     unique_key: spec.uniqueKey ?? null,
     priority: jobPriority(spec.kind),
     concurrency_key: spec.concurrencyKey ?? null,
+    // Enqueued while a test clock advances: only that clock's advance runs it (decision 0440).
+    test_clock_id: currentTestClock(),
     created_at: now,
     updated_at: now,
   };
@@ -186,6 +189,11 @@ export type WorkerOptions = {
   tenantConcurrency?: number;
   /** Most jobs of one concurrency group (a webhook endpoint) running at once, across all workers (default: a quarter of `concurrency`). */
   groupConcurrency?: number;
+  /**
+   * A test clock's worker (decision 0440): it runs only the jobs enqueued on that clock, at the
+   * clock's instant. Every other worker runs only jobs on no clock.
+   */
+  testClockId?: string;
 };
 
 /**
@@ -209,6 +217,7 @@ export class Worker {
   private readonly groupConcurrency: number;
   /** Free slots a tenant over its cap may not borrow: kept for another tenant's next job. */
   private readonly borrowReserve: number;
+  private readonly testClockId: string | null;
   /** Jobs this worker is running now: their leases are renewed until they finish. */
   private readonly holding = new Map<string, number>();
   private renewer: NodeJS.Timeout | undefined;
@@ -245,6 +254,12 @@ export class Worker {
     this.tenantConcurrency = Math.max(1, options.tenantConcurrency ?? Math.floor(this.concurrency / 2));
     this.groupConcurrency = Math.max(1, options.groupConcurrency ?? Math.floor(this.concurrency / 4));
     this.borrowReserve = this.concurrency >= 4 ? Math.max(1, Math.floor(this.concurrency / 8)) : 0;
+    this.testClockId = options.testClockId ?? null;
+  }
+
+  /** The jobs this worker may touch: its test clock's, or those on no clock. */
+  private onClock() {
+    return this.testClockId === null ? sql<boolean>`test_clock_id IS NULL` : sql<boolean>`test_clock_id = ${this.testClockId}`;
   }
 
   /** The kinds this worker runs, and its limits: what it says when it starts. */
@@ -346,6 +361,7 @@ export class Worker {
       .set({ state: 'pending', locked_until: null, updated_at: now })
       .where('state', '=', 'running')
       .where('locked_until', '<', now)
+      .where(this.onClock())
       .execute();
   }
 
@@ -391,6 +407,7 @@ export class Worker {
           WHERE state = 'pending' AND run_at <= ${now}
             -- A deployment's worker runs its own mode's jobs and the platform's (no tenant, no mode).
             AND (mode = ${this.env.config.mode} OR mode IS NULL)
+            AND ${this.onClock()}
             AND (tenant_id IS NULL OR tenant_id NOT IN (SELECT tenant_id FROM tenants_running WHERE n >= ${cap}))
             AND (concurrency_key IS NULL OR concurrency_key NOT IN (SELECT concurrency_key FROM groups_running WHERE n >= ${this.groupConcurrency}))
           -- (priority, run_at) alone: it follows the index and stops at LIMIT. A tie-break on id
@@ -551,4 +568,16 @@ export async function pendingJobCount(db: Kysely<DB>): Promise<number> {
     .where('state', 'in', ['pending', 'running'])
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** The earliest pending job of a test clock due after `after` (its advance steps to it). */
+export async function nextJobOnTestClock(db: Kysely<DB>, testClockId: string, after: Date): Promise<Date | null> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.min('run_at').as('at'))
+    .where('state', '=', 'pending')
+    .where('test_clock_id', '=', testClockId)
+    .where('run_at', '>', after)
+    .executeTakeFirst();
+  return row?.at ? new Date(row.at) : null;
 }

@@ -1,0 +1,149 @@
+/**
+ * npm run bench:clocks — a year of billing simulated with test clocks (DESIGN §24, decision 0440).
+ *
+ * Over the HTTP API (in-process inject), on PostgreSQL when DATABASE_URL is set (a fresh database,
+ * dropped afterwards), else the embedded database:
+ *   1. One customer on its own clock: a monthly ₹1,000 plan plus ₹0.10 a call (120 calls over the
+ *      year, recorded up front), paying with a card that is always declined, so every renewal's
+ *      charge fails and the default dunning campaign runs its five steps. The clock advances
+ *      twelve months in one call: 12 renewals with their usage, 12 declined charges, 56 dunning
+ *      steps (five for each of the first eleven invoices; the twelfth, issued at the year's last
+ *      instant, has had its first). The issue's target: at most 2 s.
+ *   2. N customers (default 1 000) on one clock, each with a monthly ₹1,000 subscription; the clock
+ *      advances a year in one call: 12 × N renewals.
+ * Checks the invoice counts, then prints the figures and LAST one JSON line:
+ *   {"customers":N,"renewals":…,"seconds":…,"renewals_per_s":…,"ms_per_customer":…,
+ *    "one_customer_year_seconds":…,"one_customer_invoices":…,"one_customer_dunning_actions":…}
+ *   --n 1000   customers on the shared clock
+ */
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { createKosh } from '../src/app.js';
+import { ManualClock } from '../src/platform/clock.js';
+import { loadConfig } from '../src/platform/config.js';
+import { gstinCheckCharacter } from '../src/modules/tax/index.js';
+import { openTestDatabase } from '../test/support/database.js';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+const N = arg('n', 1_000);
+const START = '2026-01-01T00:00:00.000Z';
+const YEAR_LATER = '2027-01-01T00:00:00.000Z';
+const gstin = (first14: string) => first14 + gstinCheckCharacter(first14);
+
+type Answer = { status: number; body: { data: Record<string, unknown> & { id: string } } & Record<string, unknown>; text: string };
+
+async function main() {
+  const database = await openTestDatabase();
+  // The real time is past the simulated year: usage dated in 2026 is not in the future.
+  const clock = new ManualClock('2027-06-01T00:00:00Z');
+  const kosh = await createKosh({
+    config: loadConfig({ LOG_LEVEL: 'silent', KOSH_MODE: 'test', KOSH_SECRET_KEY: randomBytes(32).toString('base64'), KOSH_DB_POOL_SIZE: '4' }),
+    database,
+    clock,
+    logger: pino({ level: 'silent' }),
+  });
+  let key = '';
+  const api = async (method: string, url: string, body?: unknown): Promise<Answer> => {
+    const res = await kosh.app.inject({
+      method: method as 'GET',
+      url,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+    return { status: res.statusCode, body: (res.body ? res.json() : { data: {} }) as Answer['body'], text: res.body };
+  };
+  const ok = async (method: string, url: string, body?: unknown, status = 201) => {
+    const res = await api(method, url, body);
+    if (res.status !== status) throw new Error(`${method} ${url}: ${res.status} ${res.text}`);
+    return res.body.data;
+  };
+  try {
+    const registered = await api('POST', '/auth/register', { name: 'Clock bench', email: 'owner@clocks.bench', gstin: gstin('29AAACA1234A1Z') });
+    key = (registered.body.data.api_key as { key: string }).key;
+    const customerGstin = gstin('29BBBBB2222B1Z');
+
+    // 1. One customer, a year: renewals with usage, every charge declined, dunning at each.
+    const metric = await ok('POST', '/v1/billable-metrics', { name: 'Calls', code: 'calls', aggregation: 'count' });
+    const meteredPlan = await ok('POST', '/v1/plans', {
+      name: 'Metered',
+      code: 'metered',
+      interval: 'month',
+      hsn_code: '998314',
+      prices: [
+        { currency: 'INR', amount: 100_000 },
+        { currency: 'INR', billing_scheme: 'metered', metric_code: metric.code, amount: 10 },
+      ],
+    });
+    const soloClock = await ok('POST', '/v1/test-clocks', { frozen_time: START, name: 'one customer' });
+    const solo = await ok('POST', '/v1/customers', { email: 'solo@clocks.bench', gstin: customerGstin, test_clock_id: soloClock.id });
+    await ok('POST', `/v1/customers/${solo.id}/payment-methods`, { token: 'tok_chargeDeclined' });
+    const soloSub = await ok('POST', '/v1/subscriptions', { customer_id: solo.id, plan_id: meteredPlan.id, collection_method: 'charge_automatically' });
+    const events = [];
+    for (let month = 0; month < 12; month += 1) {
+      for (let call = 0; call < 10; call += 1) {
+        const ts = new Date(Date.UTC(2026, month, 2 + call, 12)).toISOString();
+        events.push({ transaction_id: `solo-${month}-${call}`, customer_id: solo.id, metric_code: metric.code, timestamp: ts });
+      }
+    }
+    await ok('POST', '/v1/usage/events/batch', { events }, 202);
+    const soloStarted = performance.now();
+    await ok('POST', `/v1/test-clocks/${soloClock.id}/advance`, { to: YEAR_LATER }, 200);
+    const soloSeconds = (performance.now() - soloStarted) / 1000;
+    const soloInvoices = (await api('GET', `/v1/invoices?subscription_id=${soloSub.id}&limit=100`)).body.data as unknown as {
+      id: string;
+      billing_reason: string;
+    }[];
+    let dunningActions = 0;
+    for (const invoice of soloInvoices) {
+      const runs = (await api('GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).body.data as unknown as { actions: unknown[] }[];
+      dunningActions += runs.reduce((n, r) => n + r.actions.length, 0);
+    }
+    console.log(
+      `one customer, 12 months (usage, declined charges, dunning): ${soloSeconds.toFixed(2)} s; ${soloInvoices.length} invoices, ${dunningActions} dunning actions`,
+    );
+
+    // 2. N customers on one clock, a year.
+    const plan = await ok('POST', '/v1/plans', { name: 'Monthly', code: 'monthly', interval_unit: 'month', amount: 100_000, currency: 'INR' });
+    const shared = await ok('POST', '/v1/test-clocks', { frozen_time: START, name: `${N} customers` });
+    const seedStarted = performance.now();
+    const subscriptions: string[] = [];
+    for (let i = 0; i < N; i += 1) {
+      const customer = await ok('POST', '/v1/customers', { email: `c${i}@clocks.bench`, gstin: customerGstin, test_clock_id: shared.id });
+      subscriptions.push((await ok('POST', '/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).id);
+    }
+    console.log(`seeded ${N} customers and subscriptions on one clock over HTTP in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+    const started = performance.now();
+    const advanced = await ok('POST', `/v1/test-clocks/${shared.id}/advance`, { to: YEAR_LATER }, 200);
+    const seconds = (performance.now() - started) / 1000;
+    const sample = (await api('GET', `/v1/invoices?subscription_id=${subscriptions[N - 1]}&limit=100`)).body.data as unknown as unknown[];
+    const renewals = N * 12;
+    const checks = advanced.status === 'ready' && sample.length === 13 && soloInvoices.length === 13 && dunningActions === 56;
+    console.log(
+      `${N} customers, a year: ${renewals} renewals in ${seconds.toFixed(2)} s: ${(renewals / seconds).toFixed(0)} renewals/s, ` +
+        `${((seconds * 1000) / N).toFixed(1)} ms per customer-year — ${checks ? 'checks passed' : 'CHECKS FAILED'} (last customer: ${sample.length} invoices)`,
+    );
+    console.log(
+      JSON.stringify({
+        customers: N,
+        renewals,
+        seconds: Number(seconds.toFixed(2)),
+        renewals_per_s: Math.round(renewals / seconds),
+        ms_per_customer: Number(((seconds * 1000) / N).toFixed(1)),
+        one_customer_year_seconds: Number(soloSeconds.toFixed(2)),
+        one_customer_invoices: soloInvoices.length,
+        one_customer_dunning_actions: dunningActions,
+        storage: database.kind,
+      }),
+    );
+    if (!checks) process.exitCode = 1;
+  } finally {
+    await kosh.close();
+    await database.close();
+  }
+}
+
+await main();

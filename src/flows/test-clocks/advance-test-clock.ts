@@ -1,0 +1,146 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../platform/db/schema.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Ctx } from '../../platform/context.js';
+import { newId } from '../../platform/ids.js';
+import { nextJobOnTestClock, Worker, type Job, type JobEnv, type JobHandlers } from '../../platform/jobs/jobs.js';
+import { runOnTestClock } from '../../platform/test-clock-scope.js';
+import { findCustomer } from '../../modules/customers/index.js';
+import { nextDunningInstant } from '../../modules/dunning/index.js';
+import { nextInvoiceDueInClockScope } from '../../modules/invoices/index.js';
+import { nextPeriodEndInClockScope } from '../../modules/subscriptions/index.js';
+import {
+  failTestClockAdvance,
+  finishTestClockAdvance,
+  getTestClock,
+  recordTestClockTime,
+  testClockTime,
+  type TestClock,
+} from '../../modules/test-clocks/index.js';
+import { BILLING_RUN_JOB } from '../subscriptions/billing-run.job.js';
+import { DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB } from '../dunning/dunning.wiring.js';
+
+/**
+ * The worker's recurring sweeps an advance runs at each of its instants, in this order, with the
+ * worker's own handlers: each finds its due work through `testClockScope`, so inside the advance
+ * it sees only the clock's customers (and outside, never them). A sweep joins this list once its
+ * discovery queries carry that scope — running one that does not would act on every customer at
+ * the clock's time.
+ */
+export const TEST_CLOCK_SWEEPS: readonly string[] = [BILLING_RUN_JOB, DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB];
+
+/** Rounds of sweeps and jobs at one instant before the advance moves on. */
+const MAX_ROUNDS = 5;
+
+export type AdvanceReport = { steps: number; jobs: number };
+
+function fixedClock(at: Date): Clock {
+  return { now: () => new Date(at.getTime()) };
+}
+
+function sweepJob(kind: string, at: Date): Job {
+  return {
+    id: newId(),
+    tenant_id: null,
+    mode: null,
+    kind,
+    payload: {},
+    state: 'running',
+    attempts: 1,
+    max_attempts: 1,
+    run_at: at,
+    locked_until: null,
+    last_error: null,
+    unique_key: null,
+    priority: 0,
+    concurrency_key: null,
+    test_clock_id: null,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+/**
+ * The next instant after `t` at which something of the clock is due — a period end (renewal, trial
+ * end), an open invoice's due date, a dunning step or payment wall, a queued job — never past `to`.
+ */
+async function nextInstant(db: Kysely<DB>, clockId: string, t: Date, to: Date): Promise<Date> {
+  const candidates = [
+    to.getTime(),
+    (await nextPeriodEndInClockScope(db, t))?.getTime(),
+    (await nextInvoiceDueInClockScope(db, t))?.getTime(),
+    (await nextDunningInstant(db, t))?.getTime(),
+    (await nextJobOnTestClock(db, clockId, t))?.getTime(),
+  ].filter((x): x is number => x !== undefined && x > t.getTime());
+  return new Date(Math.min(...candidates));
+}
+
+/**
+ * Runs everything due for the clock's customers at `at`: the sweeps, then the jobs queued on the
+ * clock and due by then (charges, dunning actions, mails, webhook deliveries), until none is due.
+ * The handlers are the real worker's; their clock reads `at`.
+ */
+async function runAt(env: JobEnv, handlers: JobHandlers, clockId: string, at: Date): Promise<number> {
+  const atEnv: JobEnv = { ...env, clock: fixedClock(at) };
+  const worker = new Worker({ env: atEnv, handlers, testClockId: clockId, batchSize: 50, concurrency: 1 });
+  let jobs = 0;
+  // A job can make more work due at the same instant (a declined charge starts dunning, whose first
+  // step is due at once): the sweeps run again until a round finds no job to run.
+  for (let round = 0; round < MAX_ROUNDS; round += 1) {
+    for (const kind of TEST_CLOCK_SWEEPS) {
+      const handler = handlers[kind];
+      if (handler) await handler(sweepJob(kind, at), atEnv);
+    }
+    const ran = await worker.drain();
+    jobs += ran;
+    if (ran === 0) break;
+  }
+  return jobs;
+}
+
+/**
+ * Advances a test clock (already moved to `advancing` by startTestClockAdvance) from its
+ * frozen_time to `to`: instant by instant, in time order, everything due for its customers runs
+ * with the same code as the real worker (decision 0440). Each instant's progress is recorded, so
+ * an advance that fails (status internal_failure) resumes from the last instant it completed.
+ */
+export async function advanceTestClock(
+  env: JobEnv,
+  handlers: JobHandlers,
+  tenantId: string,
+  clockId: string,
+  to: Date,
+): Promise<{ clock: TestClock; report: AdvanceReport }> {
+  const { db } = env;
+  const ctxAt = (work: (ctx: Ctx) => Promise<TestClock | void>) => db.transaction().execute((tx) => work({ tx, tenantId, now: env.clock.now() }));
+  const start = (await ctxAt((ctx) => getTestClock(ctx, clockId))) as TestClock;
+  const report: AdvanceReport = { steps: 0, jobs: 0 };
+  try {
+    await runOnTestClock(clockId, async () => {
+      let t = new Date(start.frozen_time);
+      while (t < to) {
+        const next = await nextInstant(db, clockId, t, to);
+        report.jobs += await runAt(env, handlers, clockId, next);
+        report.steps += 1;
+        t = next;
+        if (t < to) await ctxAt((ctx) => recordTestClockTime(ctx, clockId, next));
+      }
+    });
+  } catch (error) {
+    await ctxAt((ctx) => failTestClockAdvance(ctx, clockId));
+    throw error;
+  }
+  const clock = (await ctxAt((ctx) => finishTestClockAdvance(ctx, clockId, to))) as TestClock;
+  return { clock, report };
+}
+
+/**
+ * The instant an action on this customer happens at: its test clock's frozen_time when it lives
+ * on one (a subscription created for it starts then), else the action's own.
+ */
+export async function customerNow(ctx: Ctx, customerId: string): Promise<Ctx> {
+  const customer = await findCustomer(ctx.tx, ctx.tenantId, customerId);
+  if (!customer?.test_clock_id) return ctx;
+  const frozen = await testClockTime(ctx, customer.test_clock_id);
+  return frozen ? { ...ctx, now: frozen } : ctx;
+}

@@ -1,0 +1,199 @@
+/**
+ * Test clocks (DESIGN §24, decision 0440) over HTTP: a customer on a clock is billed only when the
+ * clock advances, at the clock's instants, by the worker's own code; other customers are not.
+ * Figures worked by hand: a monthly ₹1,000 plan with GST 18 % (CGST 9 % + SGST 9 %, the customer
+ * and the tenant both in Karnataka) is ₹1,000 + ₹90 + ₹90 = ₹1,180 an invoice (118 000 paise).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
+import { createPlan, gstin, invoicesOf, karnatakaTenant, subscribe } from '../subscriptions/helpers.js';
+
+const REAL_NOW = '2026-11-27T12:00:00.000Z';
+const FROZEN = '2026-01-01T00:00:00.000Z';
+
+let t: TestKosh;
+let tenant: Tenant;
+let counter = 0;
+
+async function clockCustomer(clockId: string | null): Promise<string> {
+  counter += 1;
+  const res = await tenant.api('POST', '/v1/customers', {
+    email: `clock-${counter}@customer.test`,
+    name: 'Customer',
+    gstin: gstin('29BBBBB2222B1Z'),
+    ...(clockId ? { test_clock_id: clockId } : {}),
+  });
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.data.test_clock_id).toBe(clockId);
+  return res.body.data.id;
+}
+
+async function newClock(frozen = FROZEN): Promise<string> {
+  const res = await tenant.api('POST', '/v1/test-clocks', { frozen_time: frozen, name: 'A year ahead' });
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.data).toMatchObject({ object: 'test_clock', status: 'ready', frozen_time: frozen, customer_count: 0 });
+  return res.body.data.id;
+}
+
+async function advance(clockId: string, to: string) {
+  const res = await tenant.api('POST', `/v1/test-clocks/${clockId}/advance`, { to });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data;
+}
+
+beforeAll(async () => {
+  t = await startTestKosh();
+  t.clock.set(REAL_NOW);
+  tenant = await karnatakaTenant(t);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('test clocks', () => {
+  describe('advance', () => {
+    it('bills three monthly renewals of ₹1,180 at the clock’s instants, and leaves a customer off the clock alone', async () => {
+      const plan = await createPlan(tenant, { amount: 100_000 });
+      const clock = await newClock();
+      const onClock = await clockCustomer(clock);
+      const offClock = await clockCustomer(null);
+
+      // The subscription starts at the clock's time, not the real one: its first period is January.
+      const sub = await subscribe(tenant, { customer_id: onClock, plan_id: plan.id });
+      expect(sub.current_period_start).toBe(FROZEN);
+      expect(sub.current_period_end).toBe('2026-02-01T00:00:00.000Z');
+      const other = await subscribe(tenant, { customer_id: offClock, plan_id: plan.id });
+      expect(other.current_period_end).toBe('2026-12-27T12:00:00.000Z');
+
+      // The real worker at the real time (November) does not renew the clock's subscription, though its period ended in February.
+      await t.kosh.worker.drain();
+      expect(await invoicesOf(tenant, sub.id)).toHaveLength(1);
+
+      const ready = await advance(clock, '2026-04-01T00:00:00.000Z');
+      expect(ready).toMatchObject({ status: 'ready', frozen_time: '2026-04-01T00:00:00.000Z', advancing_to: null, customer_count: 1 });
+
+      const invoices = await invoicesOf(tenant, sub.id);
+      expect(invoices.map((i: { billing_reason: string }) => i.billing_reason)).toEqual([
+        'subscription_create',
+        'subscription_cycle',
+        'subscription_cycle',
+        'subscription_cycle',
+      ]);
+      // ₹1,000 + CGST ₹90 + SGST ₹90 = ₹1,180 each, issued at 1 February, 1 March and 1 April for the month ahead.
+      for (const invoice of invoices) {
+        expect(invoice).toMatchObject({ subtotal: 100_000, cgst_amount: 9_000, sgst_amount: 9_000, igst_amount: 0, total: 118_000 });
+      }
+      expect(
+        invoices.slice(1).map((i: { issued_at: string; period_start: string; period_end: string }) => [i.issued_at, i.period_start, i.period_end]),
+      ).toEqual([
+        ['2026-02-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z'],
+        ['2026-03-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z', '2026-04-01T00:00:00.000Z'],
+        ['2026-04-01T00:00:00.000Z', '2026-04-01T00:00:00.000Z', '2026-05-01T00:00:00.000Z'],
+      ]);
+      const after = (await tenant.api('GET', `/v1/subscriptions/${sub.id}`)).body.data;
+      expect(after.current_period_start).toBe('2026-04-01T00:00:00.000Z');
+      expect(after.current_period_end).toBe('2026-05-01T00:00:00.000Z');
+
+      // The customer off the clock: still its one invoice and its period, untouched by the advance.
+      expect(await invoicesOf(tenant, other.id)).toHaveLength(1);
+      expect((await tenant.api('GET', `/v1/subscriptions/${other.id}`)).body.data.current_period_end).toBe('2026-12-27T12:00:00.000Z');
+
+      // The events of the advance (and so their webhooks) carry the clock; created at the clock's instant.
+      const events = (await tenant.api('GET', `/v1/events?object_id=${invoices[1].id}`)).body.data;
+      const finalized = events.find((e: { type: string }) => e.type === 'invoice.finalized');
+      expect(finalized).toMatchObject({ test_clock_id: clock, created_at: '2026-02-01T00:00:00.000Z' });
+      const readyEvents = (await tenant.api('GET', `/v1/events?type=test_clock.ready&object_id=${clock}`)).body.data;
+      expect(readyEvents).toHaveLength(1);
+    });
+
+    it('ends a 14-day trial at the clock’s 15 January with its first ₹1,180 invoice', async () => {
+      const plan = await createPlan(tenant, { amount: 100_000, trial_days: 14 });
+      const clock = await newClock();
+      const customer = await clockCustomer(clock);
+      const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id });
+      expect(sub).toMatchObject({ status: 'trialing', trial_end: '2026-01-15T00:00:00.000Z' });
+      expect(await invoicesOf(tenant, sub.id)).toHaveLength(0);
+
+      await advance(clock, '2026-01-20T00:00:00.000Z');
+      const after = (await tenant.api('GET', `/v1/subscriptions/${sub.id}`)).body.data;
+      expect(after).toMatchObject({ status: 'active', current_period_start: '2026-01-15T00:00:00.000Z', current_period_end: '2026-02-15T00:00:00.000Z' });
+      const invoices = await invoicesOf(tenant, sub.id);
+      expect(invoices).toHaveLength(1);
+      expect(invoices[0]).toMatchObject({ issued_at: '2026-01-15T00:00:00.000Z', total: 118_000, period_start: '2026-01-15T00:00:00.000Z' });
+    });
+
+    it('runs the dunning campaign of a declined renewal charge at the clock’s hours: e-mail at once, retry after 24 h', async () => {
+      const plan = await createPlan(tenant, { amount: 100_000, trial_days: 14 });
+      const clock = await newClock();
+      const customer = await clockCustomer(clock);
+      expect((await tenant.api('POST', `/v1/customers/${customer}/payment-methods`, { token: 'tok_chargeDeclined' })).status).toBe(201);
+      const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id, collection_method: 'charge_automatically' });
+
+      // 15 January: the trial ends, the ₹1,180 invoice is charged and declined; the default campaign
+      // e-mails at once (step 1) and retries 24 h later, on 16 January (step 2, declined again).
+      await advance(clock, '2026-01-17T00:00:00.000Z');
+      const [invoice] = await invoicesOf(tenant, sub.id);
+      expect(invoice).toMatchObject({ total: 118_000, status: 'open', amount_due: 118_000, last_payment_error: { code: 'card_declined' } });
+      const run = (await tenant.api('GET', `/v1/dunning-executions?invoice_id=${invoice.id}`)).body.data[0];
+      expect(run).toMatchObject({ status: 'active', steps_done: 2, started_at: '2026-01-15T00:00:00.000Z' });
+      const channels = run.actions.map((a: { channel: string; executed_at: string }) => [a.channel, a.executed_at]);
+      expect(channels).toEqual([
+        ['email', '2026-01-15T00:00:00.000Z'],
+        ['retry_payment', '2026-01-16T00:00:00.000Z'],
+      ]);
+      // The third step (an e-mail at 72 h) waits for the clock to reach 18 January.
+      expect(run.next_step_at).toBe('2026-01-18T00:00:00.000Z');
+    });
+  });
+
+  describe('guards', () => {
+    it('refuses an advance to the past, an unknown clock for a customer, and answers 404 for a missing clock', async () => {
+      const clock = await newClock();
+      const back = await tenant.api('POST', `/v1/test-clocks/${clock}/advance`, { to: '2025-12-01T00:00:00Z' });
+      expect(back.status).toBe(400);
+      const missing = '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77';
+      expect((await tenant.api('POST', '/v1/customers', { email: 'nobody@customer.test', test_clock_id: missing })).status).toBe(404);
+      expect((await tenant.api('GET', `/v1/test-clocks/${missing}`)).status).toBe(404);
+      const list = await tenant.api('GET', '/v1/test-clocks?limit=100');
+      expect(list.body.data.some((c: { id: string }) => c.id === clock)).toBe(true);
+      const deleted = await tenant.api('DELETE', `/v1/test-clocks/${clock}`);
+      expect(deleted.body.data).toEqual({ id: clock, object: 'test_clock', deleted: true });
+      expect((await tenant.api('GET', `/v1/test-clocks/${clock}`)).status).toBe(404);
+    });
+
+    it('refuses a second advance (and a delete) with 409 while one runs', async () => {
+      const clock = await newClock();
+      const plan = await createPlan(tenant, { amount: 100_000 });
+      await subscribe(tenant, { customer_id: await clockCustomer(clock), plan_id: plan.id });
+      // An advance in progress (its start committed, its work running elsewhere): the clock says advancing.
+      await t.database.db
+        .updateTable('test_clocks')
+        .set({ status: 'advancing', advancing_to: new Date('2026-06-01T00:00:00Z') })
+        .where('id', '=', clock)
+        .execute();
+      const second = await tenant.api('POST', `/v1/test-clocks/${clock}/advance`, { to: '2026-07-01T00:00:00Z' });
+      expect(second.status).toBe(409);
+      expect(second.body.error.reason).toBe('test_clock_advancing');
+      expect((await tenant.api('DELETE', `/v1/test-clocks/${clock}`)).status).toBe(409);
+      // Once it is over (here: failed part-way), advancing again resumes from the clock's time.
+      await t.database.db.updateTable('test_clocks').set({ status: 'internal_failure', advancing_to: null }).where('id', '=', clock).execute();
+      expect((await advance(clock, '2026-02-01T00:00:00.000Z')).status).toBe('ready');
+    });
+  });
+});
+
+describe('test clocks in live mode', () => {
+  it('are refused with 400', async () => {
+    const live = await startTestKosh({ env: { KOSH_MODE: 'live', KOSH_ADMIN_TOKEN: 'admin-token-for-the-live-deployment-0123456789' } });
+    try {
+      const liveTenant = await live.registerTenant({}, { authorization: 'Bearer admin-token-for-the-live-deployment-0123456789' });
+      const res = await liveTenant.api('POST', '/v1/test-clocks', { frozen_time: FROZEN });
+      expect(res.status).toBe(400);
+      expect(res.body.error.reason).toBe('test_clock_live_mode');
+      const customer = await liveTenant.api('POST', '/v1/customers', { email: 'x@customer.test', test_clock_id: '0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77' });
+      expect(customer.status).toBe(400);
+    } finally {
+      await live.close();
+    }
+  });
+});
