@@ -129,7 +129,8 @@ describe('batched usage ingestion', () => {
       const original = pg.Client.prototype.query;
       pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
         const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-        if (text !== undefined && !/\brate_limit_counters\b/.test(text)) statements += 1;
+        // Background work on other connections (rate-limit flushes, the change feed's heartbeats) is not the batch's.
+        if (text !== undefined && !/\brate_limit_counters\b|\bpg_notify\b|^LISTEN\b/.test(text)) statements += 1;
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       } as typeof original;
       try {

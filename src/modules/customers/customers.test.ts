@@ -49,6 +49,7 @@ describe('customers', () => {
         billing_address: null,
         sez: false,
         metadata: {},
+        test_clock_id: null,
         created_at: '2026-04-01T00:00:00.000Z',
         updated_at: '2026-04-01T00:00:00.000Z',
       });
