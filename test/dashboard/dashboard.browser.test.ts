@@ -175,7 +175,8 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Reset to the default' }).click();
     await page.getByRole('button', { name: 'Reset to the default' }).waitFor({ state: 'detached' });
-    expect((await tenant.api('GET', '/v1/email-templates/invoice_finalized')).body.data.customized).toBe(false);
+    // The button leaves as the page re-renders, which may come before the reset's answer: wait for the server.
+    await expect.poll(async () => (await tenant.api('GET', '/v1/email-templates/invoice_finalized')).body.data.customized, { timeout: 10_000 }).toBe(false);
     // A notification toggle is saved through PATCH /v1/notification-settings.
     await go(page, '/settings/email', 'Settings');
     await page.getByLabel('E-mail: Payment receipt').check();
