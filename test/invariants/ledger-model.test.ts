@@ -1133,7 +1133,9 @@ async function checkGstr3bEqualsOutputTax(tenantId: string): Promise<void> {
       const carried = (ret as { carried_in?: Record<string, Heads>; carry_forward?: Record<string, Heads> }).carried_in ?? {};
       const forward = (ret as { carry_forward?: Record<string, Heads> }).carry_forward ?? {};
       const head = (k: keyof Heads) =>
-        ['osup_det', 'osup_zero'].reduce((sum, row) => sum + paise(rows[row]?.[k]) + paise(forward[row]?.[k]) - paise(carried[row]?.[k]), 0);
+        // carry_forward and carried_in are magnitudes of a net reduction: the month's own tax is
+        // what 3.1 shows, less what it carried forward, plus what it took in from before.
+        ['osup_det', 'osup_zero'].reduce((sum, row) => sum + paise(rows[row]?.[k]) - paise(forward[row]?.[k]) + paise(carried[row]?.[k]), 0);
       expect(
         { igst: head('iamt'), cgst: head('camt'), sgst: head('samt') },
         `GSTR-3B ${month} of entity ${entity.id} = net movement of the INR output-tax accounts`,
