@@ -6,7 +6,7 @@ import { errors, isKoshError, type KoshError } from '../../platform/errors.js';
 import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS } from '../../platform/http/rate-limits.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { isUuid, runAction, type KoshApp } from '../../platform/http/server.js';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { redeemGift } from '../../flows/gifts/redeem-gift.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
 import { createCheckoutSession, prepareCheckout } from '../../flows/collections/checkout-invoice.js';
@@ -86,8 +86,9 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     `${SESSION_COOKIE}=${value}; Path=/portal; Max-Age=${SESSION_TTL_MS / 1000}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   const clearedCookie = `${SESSION_COOKIE}=; Path=/portal; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   const sessionOf = (request: FastifyRequest) => authenticate(deps.db, now(), parseCookies(request.headers.cookie).get(SESSION_COOKIE));
-  const ctxOf = (session: PortalSession, tx: Ctx['tx'] = deps.db): Ctx => ({ tx, tenantId: session.tenantId, now: now() });
-  const inTransaction = <T>(session: PortalSession, work: (ctx: Ctx) => Promise<T>) => deps.db.transaction().execute((tx) => work(ctxOf(session, tx)));
+  const ctxOf = (session: PortalSession): ReadCtx => ({ tx: deps.db, tenantId: session.tenantId, now: now() });
+  const inTransaction = <T>(session: PortalSession, work: (ctx: Ctx) => Promise<T>) =>
+    deps.db.transaction().execute((tx) => work({ tx, tenantId: session.tenantId, now: now() }));
   const requireSession = async (request: FastifyRequest) => {
     const session = await sessionOf(request);
     if (!session) throw errors.unauthorized('invalid_session');

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { getInvoiceRow, type InvoiceRow } from '../../modules/invoices/index.js';
@@ -52,7 +52,7 @@ export async function askAboutPendingAttempt(
   options: { lookUpFirst: boolean },
 ): Promise<ChargeOutcome | null> {
   const { tenantId, attemptId } = attemptOf;
-  const read: Ctx = { tx: env.db, tenantId, now };
+  const read: ReadCtx = { tx: env.db, tenantId, now };
   const attempt = await findAttempt(env.db, tenantId, attemptId);
   if (!attempt || attempt.status !== 'pending') return null;
   if (attempt.charge_after && attempt.charge_after > now) return null;
@@ -93,7 +93,7 @@ export async function askGateway(env: CollectionsEnv, attempt: AttemptRow, quest
   if (question.blocked) return { status: 'failed', gatewayPaymentId: null, failureCode: 'payment_method_unavailable', failureMessage: question.blocked };
   if (!saved.reference)
     return { status: 'failed', gatewayPaymentId: null, failureCode: 'checkout_abandoned', failureMessage: 'the checkout payment never reached the gateway' };
-  const read: Ctx = { tx: env.db, tenantId: attempt.tenant_id, now };
+  const read: ReadCtx = { tx: env.db, tenantId: attempt.tenant_id, now };
   const invoice = question.known ? question.known.invoice : await getInvoiceRow(read, attempt.invoice_id);
   if (!invoice) throw errors.notFound('invoice');
   if (!payable(invoice) || invoice.amount_due < attempt.amount) {

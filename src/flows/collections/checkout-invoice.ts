@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sameSecret } from '../../platform/auth/secrets-compare.js';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors, isKoshError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { getCustomer } from '../../modules/customers/index.js';
@@ -66,7 +66,7 @@ type CheckoutCustomer = { id: string; email: string; name: string | null; phone:
 
 /** The gateway call for one invoice already read and checked (no transaction open). */
 async function askGateway(
-  read: Ctx,
+  read: ReadCtx,
   env: CollectionsEnv,
   resolved: ResolvedGateway,
   invoice: CheckoutInvoice,
@@ -102,7 +102,7 @@ async function askGateway(
  * and asks the currency's gateway for a checkout (the test gateway: Kosh's own page; Razorpay and
  * Stripe: their hosted page, a network call — hence before the transaction).
  */
-export async function prepareCheckout(read: Ctx, env: CollectionsEnv, invoiceId: string): Promise<PreparedCheckout> {
+export async function prepareCheckout(read: ReadCtx, env: CollectionsEnv, invoiceId: string): Promise<PreparedCheckout> {
   const invoice = await getInvoiceRow(read, invoiceId);
   assertPayable(invoice.status, invoice.amount_due);
   const resolved = await gatewayForCurrency(read, env, invoice.currency);
@@ -119,7 +119,7 @@ export const CHECKOUT_BATCH_CONCURRENCY = 8;
  * failure never stops the others.
  */
 export async function prepareCheckouts(
-  read: Ctx,
+  read: ReadCtx,
   env: CollectionsEnv,
   items: { invoice: CheckoutInvoice & { status: string }; customer: CheckoutCustomer }[],
   concurrency = CHECKOUT_BATCH_CONCURRENCY,
@@ -193,7 +193,7 @@ export async function createCheckoutSessions(
 }
 
 /** The session behind a checkout link, when the link's token matches and it has not expired. */
-export async function openCheckoutSession(read: Ctx, sessionId: string, token: unknown): Promise<CheckoutSessionRow | null> {
+export async function openCheckoutSession(read: ReadCtx, sessionId: string, token: unknown): Promise<CheckoutSessionRow | null> {
   const row = await findCheckoutSession(read.tx, read.tenantId, sessionId);
   if (!row || typeof token !== 'string') return null;
   // Compared as hashes (equal length); a session made before migration 0212 by its plain token.
@@ -215,7 +215,7 @@ export type CheckoutSubmission = { kind: 'charged' } | { kind: 'already'; reason
 export async function submitCheckout(env: CollectionsEnv, session: CheckoutSessionRow, cardNumber: string, now: Date): Promise<CheckoutSubmission> {
   const token = testCardToken(cardNumber);
   if (!token) return { kind: 'bad_card' };
-  const read: Ctx = { tx: env.db, tenantId: session.tenant_id, now };
+  const read: ReadCtx = { tx: env.db, tenantId: session.tenant_id, now };
   const resolved = await gatewayForCurrency(read, env, (await getInvoiceRow(read, session.invoice_id)).currency);
   const saved = await resolved.gateway.adapter.attachPaymentMethod(callContext(env, resolved, now), {
     token,

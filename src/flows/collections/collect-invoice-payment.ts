@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { getInvoiceRows, type InvoiceRow } from '../../modules/invoices/index.js';
 import {
@@ -99,7 +99,7 @@ export async function chargeInvoices(env: CollectionsEnv, tenantId: string, invo
     const chunk = ids.slice(i, i + CHARGE_CHUNK);
     const started = await env.db.transaction().execute((tx) => startAutomaticAttempts({ tx, tenantId, now }, env, chunk));
     if (started.length === 0) continue;
-    const read: Ctx = { tx: env.db, tenantId, now };
+    const read: ReadCtx = { tx: env.db, tenantId, now };
     const current = new Map(
       (
         await getInvoiceRows(

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import {
@@ -18,7 +18,7 @@ export type PreparedPaymentMethod = { customerId: string; resolved: ResolvedGate
  * Step 1 of saving a payment method (the API and the portal), outside any transaction: the token's
  * gateway attaches it (a network call for real providers). An unknown token → 404.
  */
-export async function preparePaymentMethod(read: Ctx, env: CollectionsEnv, customerId: string, token: string): Promise<PreparedPaymentMethod> {
+export async function preparePaymentMethod(read: ReadCtx, env: CollectionsEnv, customerId: string, token: string): Promise<PreparedPaymentMethod> {
   const customer = await getCustomer(read, customerId);
   const resolved = await gatewayForToken(read, env, token);
   try {

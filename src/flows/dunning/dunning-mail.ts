@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { enqueueJobs, noteOnJob, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
 import { isDeliverableAddress, isMailConfigured, mailJobSpec } from '../../platform/mail/index.js';
@@ -51,7 +51,7 @@ type MailContext = {
   templates: Map<TemplateName, Awaited<ReturnType<typeof templateSource>>>;
 };
 
-async function loadMailContext(read: Ctx, emails: DunningEmail[]): Promise<MailContext> {
+async function loadMailContext(read: ReadCtx, emails: DunningEmail[]): Promise<MailContext> {
   const names = new Set<TemplateName>();
   for (const e of emails) if (!e.subject && !e.body) names.add(isTemplateName(e.template_name) ? e.template_name : 'dunning_reminder');
   const [tenant, templates] = await Promise.all([
@@ -93,7 +93,7 @@ export function stillOwed<I extends Pick<InvoiceFacts, 'status' | 'amount_due'>>
  * could not be made leaves that one mail without a link (the action says why); a mail that cannot
  * be queued (say, a step subject the outbox refuses) fails that one action; the others go on.
  */
-async function sendChunk(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'>, read: Ctx, emails: DunningEmail[], context: MailContext): Promise<void> {
+async function sendChunk(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'>, read: ReadCtx, emails: DunningEmail[], context: MailContext): Promise<void> {
   const { tenantId, now } = read;
   // A rerun reads and asks nothing for the mails an earlier run sent (the transaction below checks again, under lock).
   const stillWaiting = await lockAwaitingActions(
@@ -195,7 +195,7 @@ export async function sendDunningEmails(job: Job, env: Pick<JobEnv, 'db' | 'conf
   const tenantId = job.tenant_id;
   if (!tenantId || ('sent' in payload && payload.sent)) return;
   const emails = 'emails' in payload ? payload.emails : [payload];
-  const read: Ctx = { tx: env.db, tenantId, now: env.clock.now() };
+  const read: ReadCtx = { tx: env.db, tenantId, now: env.clock.now() };
   if (!isMailConfigured(env.config)) {
     await env.db.transaction().execute(async (tx) => {
       const awaiting = await lockAwaitingActions(

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { noteOnJob, type Job, type JobEnv, type JobSpec } from '../../platform/jobs/jobs.js';
 import { invoicesAndCustomers, settleAction, type DunnedCustomer, type DunnedInvoice } from '../../modules/dunning/index.js';
 import { getInvoiceRows } from '../../modules/invoices/index.js';
@@ -51,7 +51,7 @@ type SmsEnv = Pick<JobEnv, 'db' | 'secrets' | 'config' | 'clock'>;
  */
 async function payLinkOnce(
   job: Job,
-  read: Ctx,
+  read: ReadCtx,
   env: SmsEnv,
   invoice: DunnedInvoice,
   customer: DunnedCustomer,
@@ -93,7 +93,7 @@ export async function sendDunningSms(job: Job, env: SmsEnv): Promise<void> {
   if ('body' in payload) {
     body = payload.body;
   } else {
-    const read: Ctx = { tx: env.db, tenantId, now: env.clock.now() };
+    const read: ReadCtx = { tx: env.db, tenantId, now: env.clock.now() };
     const { invoices, customers } = await invoicesAndCustomers(env.db, tenantId, [payload.invoice_id], [payload.customer_id]);
     const invoice = invoices[0];
     let url = payload.pay_url;

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { EventListener, EventPayload } from '../../platform/events/events.js';
 import { enqueueJobs, type Job, type JobEnv } from '../../platform/jobs/jobs.js';
 import { enqueueMail, isDeliverableAddress, isMailConfigured, type MailAttachmentSpec } from '../../platform/mail/index.js';
@@ -72,7 +72,7 @@ type Prepared = {
 };
 
 /** What the mail says, from the event's snapshot of the object (what the API returned then). */
-async function prepareFromEvent(read: Ctx, notification: NotificationKind, eventId: string): Promise<Prepared | null> {
+async function prepareFromEvent(read: ReadCtx, notification: NotificationKind, eventId: string): Promise<Prepared | null> {
   const event = await findEventRow(read.tx, read.tenantId, eventId);
   if (!event) return null;
   const object = (event.payload as EventPayload).data.object as Record<string, unknown>;
@@ -147,7 +147,7 @@ export async function deliverNotification(
   prepared: Prepared,
 ): Promise<'queued' | 'skipped' | 'duplicate'> {
   const now = env.clock.now();
-  const read: Ctx = { tx: env.db, tenantId, now };
+  const read: ReadCtx = { tx: env.db, tenantId, now };
   if (await notificationExists(env.db, tenantId, prepared.notification, prepared.dedupeKey)) return 'duplicate';
   let checkout: Awaited<ReturnType<typeof prepareCheckout>> | null = null;
   if (prepared.invoiceIdForPayLink && isMailConfigured(env.config)) {

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { findCustomer } from '../../modules/customers/index.js';
 import { formatMoney } from '../../platform/money.js';
 import { getInvoice } from '../../modules/invoices/index.js';
@@ -18,7 +18,7 @@ import { getTenant } from '../../modules/tenants/index.js';
  * like a PUT) rendered with sample data, or with a real invoice and its customer; the variables the
  * template reads that the data lacks are listed (they render empty). Writes nothing.
  */
-export async function previewEmailTemplate(ctx: Ctx, name: TemplateName, body: PreviewTemplateBody) {
+export async function previewEmailTemplate(ctx: ReadCtx, name: TemplateName, body: PreviewTemplateBody) {
   assertTemplateSource(body);
   const saved = await templateSource(ctx.tx, ctx.tenantId, name);
   const source = {

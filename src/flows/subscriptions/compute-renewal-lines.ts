@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import type { Customer } from '../../modules/customers/index.js';
 import type { DraftLine } from '../../modules/invoices/index.js';
 import { describePricing, isSimpleUnitPrice, priceQuantity, type PlanRow, type PricedQuantity, type PriceRow } from '../../modules/plans/index.js';
@@ -33,7 +33,7 @@ const day = (d: Date) => d.toISOString().slice(0, 10);
  * the whole batch (usage.aggregateUsage), priced by the price's scheme. `period` null: no usage.
  */
 export async function meteredCharges(
-  ctx: Ctx,
+  ctx: ReadCtx,
   subjects: { key: string; customerId: string; prices: PriceRow[]; period: Period | null }[],
 ): Promise<Map<string, MeteredCharge[]>> {
   const windows = subjects.flatMap((s) =>
@@ -82,7 +82,7 @@ export function usageLine(plan: RenewalSubject['plan'], charge: MeteredCharge, p
  * computed per line by the invoice. One aggregation query for the whole batch. An empty list
  * means nothing is due: no invoice is issued (decision 0190).
  */
-export async function computeRenewalLines(ctx: Ctx, subjects: RenewalSubject[]): Promise<DraftLine[][]> {
+export async function computeRenewalLines(ctx: ReadCtx, subjects: RenewalSubject[]): Promise<DraftLine[][]> {
   const charges = await meteredCharges(
     ctx,
     subjects.map((s, i) => ({ key: String(i), customerId: s.subscription.customer_id, prices: s.meteredPrices, period: s.usagePeriod })),

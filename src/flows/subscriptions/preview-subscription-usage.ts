@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { toIso } from '../../platform/time.js';
 import { getCustomer } from '../../modules/customers/index.js';
@@ -16,7 +16,7 @@ export type SubscriptionUsage = {
 };
 
 /** One subscription's renewal subject as the billing run would build it now. */
-export async function renewalSubjectOf(ctx: Ctx, row: SubscriptionRow): Promise<RenewalSubject> {
+export async function renewalSubjectOf(ctx: ReadCtx, row: SubscriptionRow): Promise<RenewalSubject> {
   const plan = await findPlan(ctx.tx, ctx.tenantId, row.plan_id);
   // The price the subscription bills (kept after it is archived), else the plan's active one in its currency.
   const fixed = await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id]);
@@ -40,7 +40,7 @@ export async function renewalSubjectOf(ctx: Ctx, row: SubscriptionRow): Promise<
 }
 
 /** GET /v1/subscriptions/{id}/usage: each metered price's usage so far in the current period and its amount. Reads only. */
-export async function subscriptionUsage(ctx: Ctx, id: string): Promise<SubscriptionUsage> {
+export async function subscriptionUsage(ctx: ReadCtx, id: string): Promise<SubscriptionUsage> {
   const row = await getSubscriptionRow(ctx, id);
   const period = { start: row.current_period_start, end: row.current_period_end };
   const meteredPrices = (await pricesOfPlans(ctx.tx, ctx.tenantId, [row.plan_id], { scope: 'metered', activeOnly: true })).filter(
@@ -61,7 +61,7 @@ export async function subscriptionUsage(ctx: Ctx, id: string): Promise<Subscript
  * subscription set to cancel at period end: its final invoice (usage only, subscription_final).
  * No lines (a pure usage plan with no usage yet): an invoice of zero, which the run would not issue.
  */
-export async function upcomingInvoice(ctx: Ctx, id: string) {
+export async function upcomingInvoice(ctx: ReadCtx, id: string) {
   const row = await getSubscriptionRow(ctx, id);
   if (!['active', 'trialing', 'past_due', 'unpaid'].includes(row.status)) {
     throw errors.conflict(`a ${row.status} subscription has no upcoming renewal invoice`, `subscription_${row.status}`);

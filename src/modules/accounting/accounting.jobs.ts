@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { RetryJobAt, type JobHandler, type JobEnv } from '../../platform/jobs/jobs.js';
 import { newId } from '../../platform/ids.js';
@@ -135,7 +135,7 @@ class SyncPass {
     private readonly mapping: TaxMapping,
   ) {}
 
-  private get ctx(): Ctx {
+  private get ctx(): ReadCtx {
     return { tx: this.env.db, tenantId: this.connection.tenant_id, now: this.env.clock.now() };
   }
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { Config } from '../../platform/config.js';
 import type { DB } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
@@ -255,12 +255,12 @@ export async function completeConnect(
   return back({ connection_id: connection.id, provider, status: 'connected' });
 }
 
-export async function listConnections(ctx: Ctx, page: Page) {
+export async function listConnections(ctx: ReadCtx, page: Page) {
   const { rows, total } = await listConnectionRows(ctx.tx, ctx.tenantId, page);
   return { connections: rows.map(toConnection), total };
 }
 
-async function connectionOf(ctx: Ctx, id: string): Promise<ConnectionRow> {
+async function connectionOf(ctx: ReadCtx, id: string): Promise<ConnectionRow> {
   const row = await findConnection(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('accounting connection');
   return row;
@@ -331,7 +331,7 @@ export async function startSync(ctx: Ctx, connectionId: string | undefined) {
   return runs;
 }
 
-export async function syncStatus(ctx: Ctx, filter: SyncRecordFilter, page: Page) {
+export async function syncStatus(ctx: ReadCtx, filter: SyncRecordFilter, page: Page) {
   if (filter.connection_id) await connectionOf(ctx, filter.connection_id);
   const { rows, total } = await listSyncRecordRows(ctx.tx, ctx.tenantId, filter, page);
   const connections = filter.connection_id ? [await connectionOf(ctx, filter.connection_id)] : await connectionsOf(ctx.tx, ctx.tenantId);

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { getCreditNote } from '../credit-notes/index.js';
 import { customerStateCode, findCustomers, type Customer } from '../customers/index.js';
@@ -155,7 +155,7 @@ function customerMaster(customer: Customer): string {
 }
 
 /** The entity a Tally file is for: the one named, else the primary (404 for another tenant's or an unknown id). */
-export async function tallyEntity(ctx: Ctx, entityId: string | undefined): Promise<EntityRow> {
+export async function tallyEntity(ctx: ReadCtx, entityId: string | undefined): Promise<EntityRow> {
   const entity = entityId ? await findEntity(ctx.tx, ctx.tenantId, entityId) : await findPrimaryEntity(ctx.tx, ctx.tenantId);
   if (!entity) throw errors.notFound('entity');
   return entity;
@@ -173,7 +173,7 @@ function ledgerKey(l: Posted['ledger']): string {
  * each page of journal lines the customers first seen there and one voucher per entry. `from` and
  * `to` are inclusive dates in the entity's zone.
  */
-export async function* tallyExport(ctx: Ctx, from: string, to: string, entity: EntityRow): AsyncGenerator<string> {
+export async function* tallyExport(ctx: ReadCtx, from: string, to: string, entity: EntityRow): AsyncGenerator<string> {
   yield (
     '<?xml version="1.0" encoding="UTF-8"?>\n<ENVELOPE><HEADER><TALLYREQUEST>Import Data</TALLYREQUEST></HEADER><BODY><IMPORTDATA>' +
     '<REQUESTDESC><REPORTNAME>Vouchers</REPORTNAME></REQUESTDESC><REQUESTDATA>\n'
@@ -236,7 +236,7 @@ export async function* tallyExport(ctx: Ctx, from: string, to: string, entity: E
 /** One journal entry as one voucher (null when its lines net to nothing per ledger, e.g. credit applied within one party). */
 // eslint-disable-next-line complexity -- grew above 25 alongside the limit (issue #27); to be split into named steps
 async function entryVoucher(
-  ctx: Ctx,
+  ctx: ReadCtx,
   lines: ExportRow[],
   zone: string,
   invoices: Map<string, InvoiceRow>,

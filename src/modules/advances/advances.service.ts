@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -385,13 +385,13 @@ export async function refundAdvance(
   return result;
 }
 
-export async function getAdvance(ctx: Ctx, id: string): Promise<Advance> {
+export async function getAdvance(ctx: ReadCtx, id: string): Promise<Advance> {
   const row = await findAdvance(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('advance');
   return toAdvance(row, await movementsOf(ctx.tx, ctx.tenantId, [id]));
 }
 
-export async function listAdvances(ctx: Ctx, filter: { customer_id?: string | undefined }, page: Page): Promise<{ advances: Advance[]; total: number }> {
+export async function listAdvances(ctx: ReadCtx, filter: { customer_id?: string | undefined }, page: Page): Promise<{ advances: Advance[]; total: number }> {
   const { rows, total } = await listAdvanceRows(ctx.tx, ctx.tenantId, filter.customer_id ? { customer_id: filter.customer_id } : {}, page);
   const movements = await movementsOf(
     ctx.tx,

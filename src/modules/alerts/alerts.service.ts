@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
@@ -77,7 +77,7 @@ export async function createAlert(ctx: Ctx, body: CreateAlertBody): Promise<Aler
   return row;
 }
 
-export async function listAlerts(ctx: Ctx, customerId?: string): Promise<AlertRow[]> {
+export async function listAlerts(ctx: ReadCtx, customerId?: string): Promise<AlertRow[]> {
   return listAlertRows(ctx.tx, ctx.tenantId, customerId);
 }
 
@@ -93,7 +93,7 @@ export async function archiveAlert(ctx: Ctx, id: string): Promise<AlertRow> {
 const MONTH_START = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 
 /** Each alert's current period start: its subscription's, else the customer's first running one's, else the UTC month; a one-off alert has one period. */
-async function periodsOf(ctx: Ctx, alerts: AlertRow[]): Promise<Map<string, Date>> {
+async function periodsOf(ctx: ReadCtx, alerts: AlertRow[]): Promise<Map<string, Date>> {
   const subs = await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [...new Set(alerts.map((a) => a.customer_id))]);
   const byId = new Map(subs.map((s) => [s.id, s]));
   // The customer's first running subscription by id.
@@ -111,7 +111,7 @@ async function periodsOf(ctx: Ctx, alerts: AlertRow[]): Promise<Map<string, Date
 }
 
 /** Whether each alert is crossed now, with the value measured. */
-async function measure(ctx: Ctx, alerts: AlertRow[], periods: Map<string, Date>): Promise<Map<string, { crossed: boolean; value: number }>> {
+async function measure(ctx: ReadCtx, alerts: AlertRow[], periods: Map<string, Date>): Promise<Map<string, { crossed: boolean; value: number }>> {
   const out = new Map<string, { crossed: boolean; value: number }>();
   const usage = alerts.filter((a) => a.type === 'usage_threshold');
   // One window per (customer, metric, period start): alerts watching the same quantity share it.
@@ -216,7 +216,7 @@ async function triggerCrossed(ctx: Ctx, alerts: AlertRow[], periods: Map<string,
  * The block alert that blocks the customer now, or null: triggered in its current period, not
  * archived since — and for credit_balance_below, still below (a top-up lifts it).
  */
-export async function blockingAlert(ctx: Ctx, customerId: string): Promise<string | null> {
+export async function blockingAlert(ctx: ReadCtx, customerId: string): Promise<string | null> {
   const alerts = (await activeAlertsOf(ctx.tx, ctx.tenantId, [customerId], ['usage_threshold', 'spend_threshold', 'credit_balance_below'])).filter(
     (a) => a.action === 'block',
   );

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { isKnownCurrency } from '../../platform/currencies.js';
@@ -69,7 +69,7 @@ export function checkCurrency(currency: string, field = 'currency'): string {
   return code;
 }
 
-async function currencyOf(ctx: Ctx, currency: string | undefined): Promise<string> {
+async function currencyOf(ctx: ReadCtx, currency: string | undefined): Promise<string> {
   return currency ? checkCurrency(currency) : (await getTenant(ctx)).base_currency;
 }
 
@@ -105,7 +105,7 @@ export async function snapshotTenant(ctx: Ctx): Promise<{ snapshot_date: string;
 export type MrrMonth = { month: string; mrr: number; subscriptions: number; customers: number; snapshot_date: string | null };
 
 /** MRR at the end of each month: its last snapshot, or the one before carried forward. */
-export async function getMrr(ctx: Ctx, query: { currency?: string; from?: string; to?: string }) {
+export async function getMrr(ctx: ReadCtx, query: { currency?: string; from?: string; to?: string }) {
   const currency = await currencyOf(ctx, query.currency);
   const range = monthRange(query, ctx.now);
   const { before, months } = await monthEndSnapshots(ctx.tx, ctx.tenantId, currency, range.from, range.toExclusive);
@@ -133,7 +133,7 @@ const KINDS: MovementKind[] = ['new', 'expansion', 'contraction', 'churned', 're
  * ended with. Built from the snapshot job's movements, so starting + movements = ending exactly.
  * Contraction and churn are reported as positive amounts that were lost.
  */
-export async function getWaterfall(ctx: Ctx, query: { currency?: string; from?: string; to?: string }) {
+export async function getWaterfall(ctx: ReadCtx, query: { currency?: string; from?: string; to?: string }) {
   const currency = await currencyOf(ctx, query.currency);
   const range = monthRange(query, ctx.now);
   const [starting, totals] = await Promise.all([
@@ -154,7 +154,7 @@ export async function getWaterfall(ctx: Ctx, query: { currency?: string; from?: 
 }
 
 /** The subscriptions behind one bucket of one month (`?bucket=churned&month=2026-10`). */
-export async function listWaterfallBucket(ctx: Ctx, query: { currency?: string; bucket: MovementKind; month: string }, page: Page) {
+export async function listWaterfallBucket(ctx: ReadCtx, query: { currency?: string; bucket: MovementKind; month: string }, page: Page) {
   const currency = await currencyOf(ctx, query.currency);
   const range = monthRange({ from: query.month, to: query.month }, ctx.now);
   const { rows, total } = await movementsOfBucket(ctx.tx, ctx.tenantId, currency, query.bucket, range.from, range.toExclusive, page);
@@ -175,7 +175,7 @@ function rate(numerator: number, denominator: number): number | null {
  * net revenue retention = (starting + expansion − contraction − churned) ÷ starting MRR.
  * Rates are fractions rounded to 4 places (null when nothing was there to churn).
  */
-export async function getChurn(ctx: Ctx, query: { currency?: string; from?: string; to?: string }) {
+export async function getChurn(ctx: ReadCtx, query: { currency?: string; from?: string; to?: string }) {
   const waterfall = await getWaterfall(ctx, query);
   const range = monthRange(query, ctx.now);
   const customers = await customerChurnByMonth(ctx.tx, ctx.tenantId, waterfall.currency, range.from, range.toExclusive);
@@ -198,7 +198,7 @@ export async function getChurn(ctx: Ctx, query: { currency?: string; from?: stri
 }
 
 /** Cohorts by the month a customer first paid; per later month, who still pays and how much. */
-export async function getCohorts(ctx: Ctx, query: { currency?: string; from?: string; to?: string }) {
+export async function getCohorts(ctx: ReadCtx, query: { currency?: string; from?: string; to?: string }) {
   const currency = await currencyOf(ctx, query.currency);
   const range = monthRange(query, ctx.now);
   const cells = await cohortRetention(ctx.tx, ctx.tenantId, currency, range.from, range.toExclusive);
@@ -221,7 +221,7 @@ export const AGING_BUCKETS = ['current', '1_30', '31_60', '61_90', '90_plus'] as
 export type AgingBucket = (typeof AGING_BUCKETS)[number];
 
 /** Amounts still due on open invoices, by days past their due date (DESIGN §14). */
-export async function getInvoiceAging(ctx: Ctx, query: { currency?: string }) {
+export async function getInvoiceAging(ctx: ReadCtx, query: { currency?: string }) {
   const currency = await currencyOf(ctx, query.currency);
   const today = dayOf(ctx.now);
   const rows = await agingBuckets(ctx.tx, ctx.tenantId, currency, today);
@@ -232,7 +232,7 @@ export async function getInvoiceAging(ctx: Ctx, query: { currency?: string }) {
   return { currency, as_of: today, total: buckets.reduce((sum, b) => sum + b.amount, 0), buckets };
 }
 
-export async function listAgingBucket(ctx: Ctx, query: { currency?: string; bucket: AgingBucket }, page: Page) {
+export async function listAgingBucket(ctx: ReadCtx, query: { currency?: string; bucket: AgingBucket }, page: Page) {
   const currency = await currencyOf(ctx, query.currency);
   const { rows, total } = await agingInvoices(ctx.tx, ctx.tenantId, currency, dayOf(ctx.now), query.bucket, page);
   return {

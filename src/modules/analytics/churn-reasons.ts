@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { toIso } from '../../platform/time.js';
 import { rangeOf, reportZone } from '../finance/index.js';
 import { CANCELLATION_REASONS } from '../subscriptions/index.js';
@@ -42,7 +42,7 @@ export const churnReasonsSchema = z
  * customers' own words. Counted on `canceled_at` (when the customer asked), so a cancellation at
  * period end counts when it was requested, once; a reactivation clears it.
  */
-export async function getChurnReasons(ctx: Ctx, query: z.infer<typeof churnReasonsQuery>): Promise<z.infer<typeof churnReasonsSchema>> {
+export async function getChurnReasons(ctx: ReadCtx, query: z.infer<typeof churnReasonsQuery>): Promise<z.infer<typeof churnReasonsSchema>> {
   const { from, to } = rangeOf(query, await reportZone(ctx, undefined));
   const rows = await ctx.tx
     .selectFrom('subscriptions')

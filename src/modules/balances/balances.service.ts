@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { toIso } from '../../platform/time.js';
@@ -13,7 +13,7 @@ import './balances.tables.js';
  * are spendable until applied or refunded; a credit note's balance until spent, refunded, expired
  * or voided.
  */
-export async function customerBalance(ctx: Ctx, customerId: string): Promise<CustomerBalance> {
+export async function customerBalance(ctx: ReadCtx, customerId: string): Promise<CustomerBalance> {
   await getCustomer(ctx, customerId); // 404 for another tenant's or an unknown customer
   const rows = await ctx.tx
     .selectFrom('customer_balance_transactions')
@@ -56,7 +56,7 @@ function toTransaction(row: CustomerBalanceTransactionsView): BalanceTransaction
 
 /** Every movement of the customer's balance, newest first, paged like every list (offset or cursor). */
 export async function listBalanceTransactions(
-  ctx: Ctx,
+  ctx: ReadCtx,
   customerId: string,
   filter: { currency?: string | undefined; source?: string | undefined },
   page: Page,

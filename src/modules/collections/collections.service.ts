@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../../platform/config.js';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -72,7 +72,7 @@ export async function createConnection(ctx: Ctx, env: CollectionsEnv, input: Cre
   return toConnection(row, env, Object.keys(input.credentials).sort());
 }
 
-export async function listConnections(ctx: Ctx, env: CollectionsEnv): Promise<GatewayConnection[]> {
+export async function listConnections(ctx: ReadCtx, env: CollectionsEnv): Promise<GatewayConnection[]> {
   const rows = await listConnectionRows(ctx.tx, ctx.tenantId);
   return rows.map((row) => toConnection(row, env, Object.keys(openCredentials(env, row)).sort()));
 }
@@ -97,7 +97,7 @@ function resolvedFrom(env: CollectionsEnv, row: ConnectionRow): ResolvedGateway 
 }
 
 /** DESIGN §11 routing: the currency's connection, else `test` in test mode, else 400 no_gateway_for_currency. */
-export async function gatewayForCurrency(ctx: Ctx, env: CollectionsEnv, currency: string): Promise<ResolvedGateway> {
+export async function gatewayForCurrency(ctx: ReadCtx, env: CollectionsEnv, currency: string): Promise<ResolvedGateway> {
   const row = await connectionForCurrency(ctx.tx, ctx.tenantId, currency);
   if (row) return resolvedFrom(env, row);
   const test = builtInTest(env);
@@ -110,7 +110,11 @@ export async function gatewayForCurrency(ctx: Ctx, env: CollectionsEnv, currency
 }
 
 /** The gateway a saved payment method lives on (its connection, or the built-in test gateway). */
-export async function gatewayOfPaymentMethod(ctx: Ctx, env: CollectionsEnv, pm: Pick<PaymentMethodRow, 'gateway' | 'connection_id'>): Promise<ResolvedGateway> {
+export async function gatewayOfPaymentMethod(
+  ctx: ReadCtx,
+  env: CollectionsEnv,
+  pm: Pick<PaymentMethodRow, 'gateway' | 'connection_id'>,
+): Promise<ResolvedGateway> {
   if (pm.connection_id) {
     const row = await findConnection(ctx.tx, ctx.tenantId, pm.connection_id);
     if (row) return resolvedFrom(env, row);
@@ -123,7 +127,7 @@ export async function gatewayOfPaymentMethod(ctx: Ctx, env: CollectionsEnv, pm: 
 }
 
 /** The gateway a new token belongs to: a provider that owns its form and has a connection, else the test gateway in test mode. */
-export async function gatewayForToken(ctx: Ctx, env: CollectionsEnv, token: string): Promise<ResolvedGateway> {
+export async function gatewayForToken(ctx: ReadCtx, env: CollectionsEnv, token: string): Promise<ResolvedGateway> {
   for (const [provider, gateway] of Object.entries(gateways)) {
     if (provider === 'test' || !gateway.ownsToken(token)) continue;
     const row = await connectionForProvider(ctx.tx, ctx.tenantId, provider);
@@ -205,7 +209,7 @@ export async function savePaymentMethod(
   return toPaymentMethod(row);
 }
 
-export async function listPaymentMethods(ctx: Ctx, customerId: string): Promise<PaymentMethod[]> {
+export async function listPaymentMethods(ctx: ReadCtx, customerId: string): Promise<PaymentMethod[]> {
   return (await activePaymentMethods(ctx.tx, ctx.tenantId, customerId)).map(toPaymentMethod);
 }
 
@@ -255,7 +259,7 @@ export function toAttempt(row: AttemptRow): PaymentAttempt {
   };
 }
 
-export async function listAttempts(ctx: Ctx, invoiceId: string): Promise<PaymentAttempt[]> {
+export async function listAttempts(ctx: ReadCtx, invoiceId: string): Promise<PaymentAttempt[]> {
   return (await attemptsOfInvoice(ctx.tx, ctx.tenantId, invoiceId)).map(toAttempt);
 }
 

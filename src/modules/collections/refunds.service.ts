@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { toIso } from '../../platform/time.js';
@@ -30,17 +30,17 @@ export function toRefund(row: RefundRow, sources: RefundSourceRow[]): Refund {
 }
 
 /** A refund as the API shows it (its sources read back). */
-export async function renderRefund(ctx: Ctx, row: RefundRow): Promise<Refund> {
+export async function renderRefund(ctx: ReadCtx, row: RefundRow): Promise<Refund> {
   return toRefund(row, await sourcesOfRefunds(ctx.tx, ctx.tenantId, [row.id]));
 }
 
-export async function getRefund(ctx: Ctx, id: string): Promise<Refund> {
+export async function getRefund(ctx: ReadCtx, id: string): Promise<Refund> {
   const row = await findRefund(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('refund');
   return renderRefund(ctx, row);
 }
 
-export async function listRefunds(ctx: Ctx, filter: RefundFilter, page: Page): Promise<{ refunds: Refund[]; total: number }> {
+export async function listRefunds(ctx: ReadCtx, filter: RefundFilter, page: Page): Promise<{ refunds: Refund[]; total: number }> {
   const { rows, total } = await listRefundRows(ctx.tx, ctx.tenantId, filter, page);
   const sources = await sourcesOfRefunds(
     ctx.tx,

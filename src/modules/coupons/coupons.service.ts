@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -113,13 +113,13 @@ export async function createCoupon(ctx: Ctx, input: CreateCouponBody): Promise<C
   return coupon;
 }
 
-export async function getCoupon(ctx: Ctx, id: string): Promise<Coupon> {
+export async function getCoupon(ctx: ReadCtx, id: string): Promise<Coupon> {
   const row = await findCoupon(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('coupon');
   return toCoupon(row, ctx.now);
 }
 
-export async function listCoupons(ctx: Ctx, filter: { active?: 'true' | 'false' }, page: Page): Promise<{ coupons: Coupon[]; total: number }> {
+export async function listCoupons(ctx: ReadCtx, filter: { active?: 'true' | 'false' }, page: Page): Promise<{ coupons: Coupon[]; total: number }> {
   const { rows, total } = await listCouponRows(ctx.tx, ctx.tenantId, { active: filter.active === undefined ? undefined : filter.active === 'true' }, page);
   return { coupons: rows.map((r) => toCoupon(r, ctx.now)), total };
 }
@@ -236,7 +236,7 @@ export function discountCovers(d: DiscountInForce, periodStart: Date, currency: 
 }
 
 /** The discount in force on each of these subscriptions (locked for this transaction). */
-export async function subscriptionDiscounts(ctx: Ctx, subscriptionIds: string[]): Promise<Map<string, DiscountInForce>> {
+export async function subscriptionDiscounts(ctx: ReadCtx, subscriptionIds: string[]): Promise<Map<string, DiscountInForce>> {
   const rows = await openSubscriptionDiscounts(ctx.tx, ctx.tenantId, subscriptionIds);
   const coupons = new Map((await findCouponsByIds(ctx.tx, ctx.tenantId, [...new Set(rows.map((r) => r.coupon_id))])).map((c) => [c.id, c]));
   return new Map(rows.map((r) => [r.subscription_id!, { discount: r, coupon: coupons.get(r.coupon_id)! }]));

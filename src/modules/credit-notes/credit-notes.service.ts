@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -91,7 +91,7 @@ export function toCreditNote(row: CreditNoteRow, lines?: CreditNoteLineRow[]): C
 }
 
 /** The API shape with the note's credited lines (every credit-note endpoint answers this). */
-export async function renderCreditNote(ctx: Ctx, row: CreditNoteRow): Promise<CreditNote> {
+export async function renderCreditNote(ctx: ReadCtx, row: CreditNoteRow): Promise<CreditNote> {
   return toCreditNote(row, await linesOfCreditNotes(ctx.tx, ctx.tenantId, [row.id]));
 }
 
@@ -665,7 +665,7 @@ function inrShare(note: CreditNoteRow, inrTax: number | null, owed: number): num
   return note.balance === note.amount ? inrTax : mulDivRoundHalfUp(inrTax, note.balance, note.amount);
 }
 
-export async function getCreditNote(ctx: Ctx, id: string, expandCustomer = false): Promise<CreditNote> {
+export async function getCreditNote(ctx: ReadCtx, id: string, expandCustomer = false): Promise<CreditNote> {
   const row = await findCreditNote(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('credit note');
   const note = await renderCreditNote(ctx, row);
@@ -673,7 +673,7 @@ export async function getCreditNote(ctx: Ctx, id: string, expandCustomer = false
 }
 
 export async function listCreditNotes(
-  ctx: Ctx,
+  ctx: ReadCtx,
   filter: { customer_id?: string; invoice_id?: string; status?: CreditNoteStatus },
   page: Page,
 ): Promise<{ notes: CreditNote[]; total: number }> {

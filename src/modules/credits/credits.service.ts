@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
@@ -203,7 +203,7 @@ export async function voidPromotionalGrant(ctx: Ctx, grant: CreditGrantRow): Pro
   return row;
 }
 
-export async function getCreditGrantRow(ctx: Ctx, id: string): Promise<CreditGrantRow> {
+export async function getCreditGrantRow(ctx: ReadCtx, id: string): Promise<CreditGrantRow> {
   const row = await findCreditGrant(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('credit grant');
   return row;
@@ -247,7 +247,7 @@ export async function expireCreditGrant(ctx: Ctx, id: string): Promise<CreditGra
 }
 
 export async function listCreditGrants(
-  ctx: Ctx,
+  ctx: ReadCtx,
   customerId: string,
 ): Promise<{ grants: CreditGrantRow[]; balances: { currency: string; paid: number; promotional: number }[] }> {
   await getCustomer(ctx, customerId);
@@ -468,7 +468,7 @@ export async function customersHoldingGrants(ctx: Ctx, customerIds: string[]): P
 }
 
 /** Spendable paid credit by `customer/currency` (the credit_balance_below alerts and auto top-up read it). */
-export async function paidCreditBalances(ctx: Ctx, customerIds: string[]): Promise<Map<string, number>> {
+export async function paidCreditBalances(ctx: ReadCtx, customerIds: string[]): Promise<Map<string, number>> {
   const rows = await paidBalancesOf(ctx.tx, ctx.tenantId, customerIds, ctx.now);
   return new Map(rows.map((r) => [`${r.customer_id}/${r.currency}`, r.balance]));
 }
@@ -507,7 +507,7 @@ export async function saveAutoTopUp(
   });
 }
 
-export async function getAutoTopUp(ctx: Ctx, customerId: string): Promise<AutoTopUpRow> {
+export async function getAutoTopUp(ctx: ReadCtx, customerId: string): Promise<AutoTopUpRow> {
   await getCustomer(ctx, customerId);
   const row = await findAutoTopUp(ctx.tx, ctx.tenantId, customerId);
   if (!row) throw errors.notFound('auto top-up');

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -125,7 +125,7 @@ export async function createCustomer(ctx: Ctx, input: CreateCustomerBody): Promi
   return created;
 }
 
-export async function getCustomer(ctx: Ctx, id: string): Promise<Customer> {
+export async function getCustomer(ctx: ReadCtx, id: string): Promise<Customer> {
   const row = await findCustomerRow(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('customer');
   return toCustomer(row);
@@ -147,7 +147,7 @@ export async function findCustomers(tx: Tx, tenantId: string, ids: string[]): Pr
   return (await findCustomerRows(tx, tenantId, [...new Set(ids)])).map(toCustomer);
 }
 
-export async function listCustomers(ctx: Ctx, filter: CustomerFilter, page: Page): Promise<{ customers: Customer[]; total: number }> {
+export async function listCustomers(ctx: ReadCtx, filter: CustomerFilter, page: Page): Promise<{ customers: Customer[]; total: number }> {
   const { rows, total } = await listCustomerRows(ctx.tx, ctx.tenantId, filter, page);
   return { customers: rows.map(toCustomer), total };
 }

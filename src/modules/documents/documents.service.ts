@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import type { AttachmentRenderer } from '../../platform/mail/index.js';
 import { customerCountry, customerStateCode, getCustomer } from '../customers/index.js';
 import { getCreditNote } from '../credit-notes/index.js';
@@ -14,7 +14,7 @@ export type InvoicePdf = { invoice: Invoice; filename: string; content: Buffer }
  * A finalized invoice prints its frozen parties. A draft has none yet, so its preview shows the
  * entity and customer as they are now — under a DRAFT mark, since finalizing may still change them.
  */
-async function withPreviewParties(ctx: Ctx, invoice: Invoice): Promise<Invoice> {
+async function withPreviewParties(ctx: ReadCtx, invoice: Invoice): Promise<Invoice> {
   if (invoice.supplier && invoice.customer_details) return invoice;
   const entity = await getEntity(ctx, invoice.entity_id);
   const customer = await getCustomer(ctx, invoice.customer_id);
@@ -46,12 +46,12 @@ function printable(einvoice: Einvoice | undefined): PrintedEinvoice | null {
 }
 
 /** The entity's time zone, in which every date on its documents is printed. */
-async function timeZoneOf(ctx: Ctx, entityId: string): Promise<string | undefined> {
+async function timeZoneOf(ctx: ReadCtx, entityId: string): Promise<string | undefined> {
   return (await findEntity(ctx.tx, ctx.tenantId, entityId))?.time_zone;
 }
 
 /** The invoice's PDF, rendered on demand (nothing is stored: the invoice row is the document). */
-export async function getInvoicePdf(ctx: Ctx, invoiceId: string): Promise<InvoicePdf> {
+export async function getInvoicePdf(ctx: ReadCtx, invoiceId: string): Promise<InvoicePdf> {
   const invoice = await withPreviewParties(ctx, await getInvoice(ctx, invoiceId));
   const einvoice = printable((await einvoicesOf(ctx, 'invoice', [invoice.id])).get(invoice.id));
   const timeZone = await timeZoneOf(ctx, invoice.entity_id);
@@ -62,7 +62,7 @@ export async function getInvoicePdf(ctx: Ctx, invoiceId: string): Promise<Invoic
  * A credit note as a GST credit note (CGST Rules, rule 53): the original invoice's number and date,
  * the reason, the lines and their tax, the parties as the invoice froze them.
  */
-export async function getCreditNotePdf(ctx: Ctx, creditNoteId: string): Promise<{ filename: string; content: Buffer }> {
+export async function getCreditNotePdf(ctx: ReadCtx, creditNoteId: string): Promise<{ filename: string; content: Buffer }> {
   const note = await getCreditNote(ctx, creditNoteId);
   const invoice = note.invoice_id ? await withPreviewParties(ctx, await getInvoice(ctx, note.invoice_id)) : null;
   const entity = await getEntity(ctx, note.entity_id ?? invoice?.entity_id ?? '');

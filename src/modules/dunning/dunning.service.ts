@@ -1,5 +1,5 @@
 import type { Page } from '../../platform/http/envelope.js';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -69,7 +69,7 @@ function toStep(row: StepRow) {
   };
 }
 
-async function renderCampaigns(ctx: Ctx, rows: CampaignRow[]) {
+async function renderCampaigns(ctx: ReadCtx, rows: CampaignRow[]) {
   const ids = rows.map((r) => r.id);
   const [steps, activity] = await Promise.all([stepsOfCampaigns(ctx.tx, ctx.tenantId, ids), activityOfCampaigns(ctx.tx, ctx.tenantId, ids)]);
   return rows.map((row) => ({
@@ -93,7 +93,7 @@ async function renderCampaigns(ctx: Ctx, rows: CampaignRow[]) {
 
 export type Campaign = Awaited<ReturnType<typeof renderCampaigns>>[number];
 
-async function campaignOrNotFound(ctx: Ctx, id: string, forUpdate = false): Promise<CampaignRow> {
+async function campaignOrNotFound(ctx: ReadCtx, id: string, forUpdate = false): Promise<CampaignRow> {
   const row = await findCampaign(ctx.tx, ctx.tenantId, id, forUpdate);
   if (!row) throw errors.notFound('dunning campaign');
   return row;
@@ -132,11 +132,11 @@ export async function createDefaultCampaign(ctx: Ctx): Promise<Campaign> {
   return getCampaign(ctx, campaign.id);
 }
 
-export async function listCampaigns(ctx: Ctx): Promise<Campaign[]> {
+export async function listCampaigns(ctx: ReadCtx): Promise<Campaign[]> {
   return renderCampaigns(ctx, await listCampaignRows(ctx.tx, ctx.tenantId));
 }
 
-export async function getCampaign(ctx: Ctx, id: string): Promise<Campaign> {
+export async function getCampaign(ctx: ReadCtx, id: string): Promise<Campaign> {
   return (await renderCampaigns(ctx, [await campaignOrNotFound(ctx, id)]))[0]!;
 }
 
@@ -203,7 +203,7 @@ export async function deleteStep(ctx: Ctx, campaignId: string, stepId: string) {
 
 /* ── executions ─────────────────────────────────────────────────────────────────────────── */
 
-async function renderExecutions(ctx: Ctx, rows: ExecutionRow[]) {
+async function renderExecutions(ctx: ReadCtx, rows: ExecutionRow[]) {
   const actions = await actionsOfExecutions(
     ctx.tx,
     ctx.tenantId,
@@ -228,7 +228,7 @@ async function renderExecutions(ctx: Ctx, rows: ExecutionRow[]) {
   }));
 }
 
-export async function listExecutions(ctx: Ctx, filter: { invoice_id?: string; status?: ExecutionStatus }, page: Page) {
+export async function listExecutions(ctx: ReadCtx, filter: { invoice_id?: string; status?: ExecutionStatus }, page: Page) {
   const { rows, total } = await listExecutionRows(ctx.tx, ctx.tenantId, filter, page);
   return { executions: await renderExecutions(ctx, rows), total };
 }
@@ -397,7 +397,7 @@ export async function retryArmStatsOf(ctx: Ctx) {
  * `GET /v1/analytics/dunning/weights`: per context the expected reward (posterior mean chance of
  * recovery) of every retry action, as the next retry in that context would weigh them.
  */
-export async function dunningWeights(ctx: Ctx) {
+export async function dunningWeights(ctx: ReadCtx) {
   const rows = await retryArmStats(ctx.tx, ctx.tenantId);
   const stats = rows.map((r) => ({ context: r.context, arm: r.arm, successes: r.successes, failures: r.failures }));
   const keys = [...new Set(rows.map((r) => r.context))];
@@ -429,7 +429,7 @@ export async function dunningWeights(ctx: Ctx) {
 
 /* ── reads: access, overview, collections ───────────────────────────────────────────────── */
 
-export async function customerAccess(ctx: Ctx, customerId: string) {
+export async function customerAccess(ctx: ReadCtx, customerId: string) {
   if (!(await findCustomer(ctx.tx, ctx.tenantId, customerId))) throw errors.notFound('customer');
   const walls = await wallOfCustomer(ctx.tx, ctx.tenantId, customerId);
   return {
@@ -464,7 +464,7 @@ function ratio(numerator: number, denominator: number): number {
  * SPEC 4.14 in both shapes (docs/decisions/0090): every dunning action is an attempt; an attempt
  * succeeded when it was the last one before the customer paid (the execution recovered).
  */
-export async function dunningOverview(ctx: Ctx, query: { start_date?: string; end_date?: string }) {
+export async function dunningOverview(ctx: ReadCtx, query: { start_date?: string; end_date?: string }) {
   const today = new Date(`${ctx.now.toISOString().slice(0, 10)}T00:00:00Z`);
   const start = parseDay(query.start_date, 'start_date', new Date(today.getTime() - 30 * 24 * HOUR_MS));
   const endDay = parseDay(query.end_date, 'end_date', today);
@@ -495,7 +495,7 @@ export async function dunningOverview(ctx: Ctx, query: { start_date?: string; en
   };
 }
 
-export async function listCollections(ctx: Ctx, page: Page) {
+export async function listCollections(ctx: ReadCtx, page: Page) {
   const { rows, total } = await overdueCollections(ctx.tx, ctx.tenantId, ctx.now, page);
   return {
     items: rows.map((r) => ({

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import type { EventPayload } from '../../platform/events/events.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -296,7 +296,7 @@ function inrProblem(invoice: Invoice): EinvoiceError[] {
 }
 
 /** Assembles the IRP source of a document from the issued records (frozen party snapshots). */
-export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDocumentType, documentId: string): Promise<IrpSource> {
+export async function irpSourceOf(ctx: ReadCtx, entity: EntityRow, type: EinvoiceDocumentType, documentId: string): Promise<IrpSource> {
   if (type === 'invoice') {
     const invoice = await getInvoice(ctx, documentId);
     const inr = invoice.currency !== 'INR' && invoice.inr_total !== null;
@@ -345,7 +345,7 @@ export async function irpSourceOf(ctx: Ctx, entity: EntityRow, type: EinvoiceDoc
 }
 
 /** The IRP document of an issued invoice or credit note, as the submission job would build it. */
-export async function irpDocumentOf(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<IrpDocument> {
+export async function irpDocumentOf(ctx: ReadCtx, type: EinvoiceDocumentType, documentId: string): Promise<IrpDocument> {
   const entityId = type === 'invoice' ? (await getInvoice(ctx, documentId)).entity_id : (await getCreditNote(ctx, documentId)).entity_id;
   const entity = await findEntity(ctx.tx, ctx.tenantId, entityId ?? '');
   if (!entity) throw errors.notFound('entity');
@@ -363,7 +363,7 @@ function partyOfEntity(entity: EntityRow): PartySnapshot {
   };
 }
 
-async function partyOfCustomer(ctx: Ctx, customerId: string): Promise<PartySnapshot> {
+async function partyOfCustomer(ctx: ReadCtx, customerId: string): Promise<PartySnapshot> {
   const customer = await getCustomer(ctx, customerId);
   return {
     name: customer.name ?? customer.email,
@@ -434,13 +434,13 @@ export async function recordRegistration(ctx: Ctx, row: EinvoiceRow, registratio
   return generated;
 }
 
-async function ensureDocument(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<void> {
+async function ensureDocument(ctx: ReadCtx, type: EinvoiceDocumentType, documentId: string): Promise<void> {
   // The document's own 404 (another tenant's id included) before the e-invoice's.
   if (type === 'invoice') await getInvoice(ctx, documentId);
   else await getCreditNote(ctx, documentId);
 }
 
-export async function getEinvoice(ctx: Ctx, type: EinvoiceDocumentType, documentId: string): Promise<Einvoice> {
+export async function getEinvoice(ctx: ReadCtx, type: EinvoiceDocumentType, documentId: string): Promise<Einvoice> {
   await ensureDocument(ctx, type, documentId);
   const row = await findEinvoiceOfDocument(ctx.tx, ctx.tenantId, type, documentId);
   if (!row) throw errors.notFound('einvoice');
@@ -449,7 +449,7 @@ export async function getEinvoice(ctx: Ctx, type: EinvoiceDocumentType, document
 }
 
 /** The IRN records of several documents (PDFs, GST returns). */
-export async function einvoicesOf(ctx: Ctx, type: EinvoiceDocumentType, documentIds: string[]): Promise<Map<string, Einvoice>> {
+export async function einvoicesOf(ctx: ReadCtx, type: EinvoiceDocumentType, documentIds: string[]): Promise<Map<string, Einvoice>> {
   const rows = await einvoicesOfDocuments(ctx.tx, ctx.tenantId, type, documentIds);
   return new Map(rows.map((r) => [r.document_id, toEinvoice(r)]));
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
@@ -120,19 +120,19 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
   return toEntity(row);
 }
 
-export async function getEntity(ctx: Ctx, id: string): Promise<LegalEntity> {
+export async function getEntity(ctx: ReadCtx, id: string): Promise<LegalEntity> {
   const row = await findEntity(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('entity');
   return toEntity(row);
 }
 
-export async function getPrimaryEntity(ctx: Ctx): Promise<LegalEntity> {
+export async function getPrimaryEntity(ctx: ReadCtx): Promise<LegalEntity> {
   const row = await findPrimaryEntity(ctx.tx, ctx.tenantId);
   if (!row) throw new Error(`tenant ${ctx.tenantId} has no primary entity`);
   return toEntity(row);
 }
 
-export async function listEntities(ctx: Ctx, page: Page): Promise<{ entities: LegalEntity[]; total: number }> {
+export async function listEntities(ctx: ReadCtx, page: Page): Promise<{ entities: LegalEntity[]; total: number }> {
   const { rows, total } = await listEntityRows(ctx.tx, ctx.tenantId, page);
   return { entities: rows.map(toEntity), total };
 }
@@ -229,7 +229,7 @@ export async function putExchangeRate(ctx: Ctx, entityId: string, input: PutExch
   return toExchangeRate(row);
 }
 
-export async function listExchangeRates(ctx: Ctx, entityId: string): Promise<ExchangeRate[]> {
+export async function listExchangeRates(ctx: ReadCtx, entityId: string): Promise<ExchangeRate[]> {
   const entity = await findEntity(ctx.tx, ctx.tenantId, entityId);
   if (!entity) throw errors.notFound('entity');
   return (await listExchangeRateRows(ctx.tx, ctx.tenantId, entity.id)).map(toExchangeRate);
@@ -245,7 +245,7 @@ export type InvoiceExchangeRate = { rate: string; source: 'invoice_currency' | '
  * for an invoice in it.
  */
 export async function invoiceExchangeRate(
-  ctx: Ctx,
+  ctx: ReadCtx,
   entity: EntityRow,
   currency: string,
   given: string | null | undefined,

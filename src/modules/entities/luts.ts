@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { toIso } from '../../platform/time.js';
 import { financialYear } from '../tax/index.js';
@@ -18,7 +18,7 @@ import './entities.tables.js';
  */
 export type LutState = { financialYear: string; inForce: boolean; refuse: boolean };
 
-export async function lutState(ctx: Ctx, entity: EntityRow, at: Date): Promise<LutState> {
+export async function lutState(ctx: ReadCtx, entity: EntityRow, at: Date): Promise<LutState> {
   const year = financialYear(at, entity.time_zone);
   if (!entity.lut) return { financialYear: year, inForce: false, refuse: false };
   const rows = await ctx.tx
@@ -33,7 +33,7 @@ export async function lutState(ctx: Ctx, entity: EntityRow, at: Date): Promise<L
 }
 
 /** The entity as it supplies at `at`: `lut` is whether an LUT is in force then; `lut_refuse` whether an export must be refused. */
-export async function entityAt(ctx: Ctx, entity: EntityRow, at: Date): Promise<EntityRow & { lut_refuse: LutState | null }> {
+export async function entityAt(ctx: ReadCtx, entity: EntityRow, at: Date): Promise<EntityRow & { lut_refuse: LutState | null }> {
   const state = await lutState(ctx, entity, at);
   return { ...entity, lut: state.inForce, lut_refuse: state.refuse ? state : null };
 }
@@ -50,7 +50,7 @@ function toLut(r: { entity_id: string; financial_year: string; arn: string; crea
   return { entity_id: r.entity_id, financial_year: r.financial_year, arn: r.arn, created_at: toIso(r.created_at), updated_at: toIso(r.updated_at) };
 }
 
-async function entityOrThrow(ctx: Ctx, id: string): Promise<EntityRow> {
+async function entityOrThrow(ctx: ReadCtx, id: string): Promise<EntityRow> {
   const entity = await findEntity(ctx.tx, ctx.tenantId, id);
   if (!entity) throw errors.notFound('entity');
   return entity;
@@ -77,7 +77,7 @@ export async function putLut(ctx: Ctx, entityId: string, year: string, arn: stri
 }
 
 /** `GET /v1/entities/{id}/luts`: the years recorded and whether an LUT is in force now. */
-export async function listLuts(ctx: Ctx, entityId: string) {
+export async function listLuts(ctx: ReadCtx, entityId: string) {
   const entity = await entityOrThrow(ctx, entityId);
   const rows = await ctx.tx
     .selectFrom('entity_luts')

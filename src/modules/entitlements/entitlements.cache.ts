@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { CustomerEntitlements } from './entitlements.schemas.js';
 
@@ -30,7 +30,7 @@ export class EntitlementCache {
     });
   }
 
-  async get(ctx: Ctx, customerId: string, compute: () => Promise<CustomerEntitlements>): Promise<CustomerEntitlements> {
+  async get(ctx: ReadCtx, customerId: string, compute: () => Promise<CustomerEntitlements>): Promise<CustomerEntitlements> {
     const changes = this.changes;
     if (!changes || !(changes.isFresh() || (await changes.fresh()))) return compute();
     const epoch = changes.epoch;

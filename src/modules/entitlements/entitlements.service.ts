@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
@@ -42,7 +42,7 @@ export async function createFeature(ctx: Ctx, body: CreateFeatureBody): Promise<
   return row;
 }
 
-export async function listFeatures(ctx: Ctx): Promise<FeatureRow[]> {
+export async function listFeatures(ctx: ReadCtx): Promise<FeatureRow[]> {
   return featuresOfTenant(ctx.tx, ctx.tenantId);
 }
 
@@ -86,7 +86,7 @@ export async function putPlanEntitlements(ctx: Ctx, planId: string, items: PutEn
   return data;
 }
 
-export async function getPlanEntitlements(ctx: Ctx, planId: string) {
+export async function getPlanEntitlements(ctx: ReadCtx, planId: string) {
   const plan = await findPlan(ctx.tx, ctx.tenantId, planId);
   if (!plan) throw errors.notFound('plan');
   const keys = new Map((await featuresOfTenant(ctx.tx, ctx.tenantId)).map((f) => [f.id, f.key]));
@@ -128,9 +128,9 @@ const DEFAULTS: Record<FeatureRow['type'], FeatureValue> = { boolean: false, qua
  * the database; the route serves it from the app's cache (EntitlementCache).
  */
 export async function computeCustomerEntitlements(
-  ctx: Ctx,
+  ctx: ReadCtx,
   customerId: string,
-  extraBlock?: (ctx: Ctx, customerId: string) => Promise<string | null>,
+  extraBlock?: (ctx: ReadCtx, customerId: string) => Promise<string | null>,
 ): Promise<CustomerEntitlements> {
   await getCustomer(ctx, customerId);
   const [features, subscriptions, access] = [

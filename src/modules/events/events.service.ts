@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import type { EventPayload } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -19,13 +19,13 @@ export function toEvent(row: EventRow): Event {
   };
 }
 
-export async function getEvent(ctx: Ctx, id: string): Promise<Event> {
+export async function getEvent(ctx: ReadCtx, id: string): Promise<Event> {
   const row = await findEventRow(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('event');
   return toEvent(row);
 }
 
-export async function listEvents(ctx: Ctx, query: ListEventsQuery, page: Page): Promise<{ events: Event[]; total: number }> {
+export async function listEvents(ctx: ReadCtx, query: ListEventsQuery, page: Page): Promise<{ events: Event[]; total: number }> {
   const createdGte = query['created[gte]'] === undefined ? undefined : new Date(query['created[gte]']);
   const createdLte = query['created[lte]'] === undefined ? undefined : new Date(query['created[lte]']);
   if (createdGte && createdLte && createdGte > createdLte) {

@@ -1,6 +1,6 @@
 import type { Page } from '../../platform/http/envelope.js';
 import type { Kysely } from 'kysely';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import { errors, KoshError } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -142,14 +142,14 @@ export async function startRun(ctx: Ctx, entityId: string | null, runBy: string 
   return (await findRun(ctx.tx, ctx.tenantId, id)) ?? null;
 }
 
-export async function getRun(ctx: Ctx, id: string): Promise<ReconciliationRun> {
+export async function getRun(ctx: ReadCtx, id: string): Promise<ReconciliationRun> {
   const row = await findRun(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('reconciliation run');
   return toRun(row, await discrepanciesOf(ctx.tx, ctx.tenantId, id));
 }
 
 /** The latest run with its discrepancies; a tenant that never ran one gets the empty report. */
-export async function getLatestRun(ctx: Ctx): Promise<ReconciliationReport> {
+export async function getLatestRun(ctx: ReadCtx): Promise<ReconciliationReport> {
   const row = await latestRun(ctx.tx, ctx.tenantId);
   if (!row) return emptyReport(ctx.tenantId);
   return toRun(row, await discrepanciesOf(ctx.tx, ctx.tenantId, row.id));
@@ -180,7 +180,7 @@ function emptyReport(tenantId: string): ReconciliationReport {
   };
 }
 
-export async function listReconciliationRuns(ctx: Ctx, page: Page) {
+export async function listReconciliationRuns(ctx: ReadCtx, page: Page) {
   const { runs, total } = await listRuns(ctx.tx, ctx.tenantId, page);
   return { runs: runs.map((r) => toRun(r)), total };
 }

@@ -1,6 +1,6 @@
 import type { Page } from '../../platform/http/envelope.js';
 import { Readable } from 'node:stream';
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { toIso } from '../../platform/time.js';
 import { findEntity, findPrimaryEntity } from '../entities/index.js';
@@ -41,7 +41,7 @@ export function rangeOf(query: { from?: string | undefined; to?: string | undefi
 }
 
 /** The time zone a report's dates are read in: the entity's named, else the primary entity's (DESIGN §18). */
-export async function reportZone(ctx: Ctx, entityId: string | undefined): Promise<string> {
+export async function reportZone(ctx: ReadCtx, entityId: string | undefined): Promise<string> {
   const entity = entityId ? await findEntity(ctx.tx, ctx.tenantId, entityId) : await findPrimaryEntity(ctx.tx, ctx.tenantId);
   return entity?.time_zone ?? 'UTC';
 }
@@ -67,7 +67,7 @@ export function chartOfAccounts() {
     .map((code) => ({ code, name: accountName(code), ...accountType(code) }));
 }
 
-async function resolveEntity(ctx: Ctx, entityId: string | undefined) {
+async function resolveEntity(ctx: ReadCtx, entityId: string | undefined) {
   const entity = entityId ? await findEntity(ctx.tx, ctx.tenantId, entityId) : await findPrimaryEntity(ctx.tx, ctx.tenantId);
   if (!entity) throw errors.notFound('entity');
   return entity;
@@ -78,7 +78,7 @@ async function resolveEntity(ctx: Ctx, entityId: string | undefined) {
  * debit or the credit column, and the two totals (equal when the books balance).
  */
 export async function trialBalance(
-  ctx: Ctx,
+  ctx: ReadCtx,
   query: { entity_id?: string | undefined; currency?: string | undefined; as_of?: string | undefined; basis?: 'transaction' | 'functional' | undefined },
 ) {
   const entity = await resolveEntity(ctx, query.entity_id);
@@ -110,7 +110,7 @@ export async function trialBalance(
  * The trial balance in the entity's functional currency (DESIGN §19): every entry, whatever its
  * currency, at its functional amounts — each account with its transaction-currency nets beside.
  */
-async function functionalTrialBalance(ctx: Ctx, entity: { id: string; functional_currency: string }, currency: string | undefined, asOf: Date) {
+async function functionalTrialBalance(ctx: ReadCtx, entity: { id: string; functional_currency: string }, currency: string | undefined, asOf: Date) {
   if (currency !== undefined && currency !== entity.functional_currency) {
     throw errors.invalidField('currency', `the functional basis is in the entity's functional currency ${entity.functional_currency}`);
   }
@@ -168,7 +168,7 @@ function filterOf(query: JournalQuery, timeZone: string): EntryFilter {
   };
 }
 
-export async function listJournalEntries(ctx: Ctx, query: JournalQuery, page: Page): Promise<{ entries: JournalEntry[]; total: number }> {
+export async function listJournalEntries(ctx: ReadCtx, query: JournalQuery, page: Page): Promise<{ entries: JournalEntry[]; total: number }> {
   const { entries, total } = await listEntries(ctx.tx, ctx.tenantId, filterOf(query, await reportZone(ctx, query.entity_id)), page);
   return { entries: await toJournalEntries(ctx, entries), total };
 }
@@ -191,7 +191,7 @@ export const EXPORT_PAGE = 2_000;
  * read in keyset pages as the client consumes the stream. Validation happens before the first
  * byte, so a bad query is still a 400.
  */
-export function exportGeneralLedger(ctx: Ctx, query: Omit<JournalQuery, 'kind' | 'account_code' | 'invoice_id'>, timeZone = 'UTC'): Readable {
+export function exportGeneralLedger(ctx: ReadCtx, query: Omit<JournalQuery, 'kind' | 'account_code' | 'invoice_id'>, timeZone = 'UTC'): Readable {
   const filter = filterOf(query, timeZone);
   async function* rows(): AsyncGenerator<string> {
     yield CSV_HEADER;

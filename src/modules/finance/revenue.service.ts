@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import type { EventListener, EventPayload } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
@@ -402,7 +402,7 @@ export type RevenueReport = {
 };
 
 export async function revenueReport(
-  ctx: Ctx,
+  ctx: ReadCtx,
   query: { from: Date | null; to: Date | null; currency?: string | undefined },
   timeZone = 'UTC',
 ): Promise<RevenueReport> {

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -84,17 +84,17 @@ export async function insertPurchasedGift(ctx: Ctx, input: NewGift): Promise<Gif
   return row;
 }
 
-export async function getGiftRow(ctx: Ctx, id: string): Promise<GiftRow> {
+export async function getGiftRow(ctx: ReadCtx, id: string): Promise<GiftRow> {
   const row = await findGift(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('gift');
   return row;
 }
 
-export async function getGift(ctx: Ctx, id: string): Promise<Gift> {
+export async function getGift(ctx: ReadCtx, id: string): Promise<Gift> {
   return toGift(await getGiftRow(ctx, id));
 }
 
-export async function listGifts(ctx: Ctx, filter: GiftFilter, page: Page): Promise<{ gifts: Gift[]; total: number }> {
+export async function listGifts(ctx: ReadCtx, filter: GiftFilter, page: Page): Promise<{ gifts: Gift[]; total: number }> {
   const { rows, total } = await listGiftRows(ctx.tx, ctx.tenantId, filter, page);
   return { gifts: rows.map(toGift), total };
 }

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity, type EntityRow } from '../entities/index.js';
 import { filedReturn } from '../periods/index.js';
@@ -40,7 +40,7 @@ export const CSV_HEADER = [
  * A return period `MMYYYY` of the entity: not in the future (in the entity's time zone), and the
  * entity registered for GST.
  */
-async function resolvePeriod(ctx: Ctx, entityId: string, period: string): Promise<{ entity: EntityRow & { gstin: string }; from: Date; to: Date }> {
+async function resolvePeriod(ctx: ReadCtx, entityId: string, period: string): Promise<{ entity: EntityRow & { gstin: string }; from: Date; to: Date }> {
   const entity = await findEntity(ctx.tx, ctx.tenantId, entityId);
   if (!entity) throw errors.notFound('entity');
   const month = Number(period.slice(0, 2));
@@ -75,7 +75,7 @@ function rateOfHsn(hsn: string, invoiceDate: Date | null): number {
  * summed in SQL; B2B, B2CL and exports one row per invoice and rate from one join). The CSV:
  * every invoice through keyset pages. Credit notes per HSN and rate from SQL.
  */
-export async function buildGstr1(ctx: Ctx, entityId: string, period: string, options: { csv?: boolean } = {}): Promise<Gstr1Build> {
+export async function buildGstr1(ctx: ReadCtx, entityId: string, period: string, options: { csv?: boolean } = {}): Promise<Gstr1Build> {
   // One snapshot for every page: a return read while invoices are being issued is still the
   // month as of one instant. A read outside a transaction (a route's pool) opens one.
   if (!ctx.tx.isTransaction) {
@@ -134,7 +134,7 @@ export type Gstr1Build = { entity: EntityRow & { gstin: string }; builder: Gstr1
 const monthOf = (period: string) => `${period.slice(2)}-${period.slice(0, 2)}`;
 
 /** A return marked filed answers the figures stored at filing: what was filed never changes (DESIGN §18). */
-export async function getGstr1(ctx: Ctx, entityId: string, period: string): Promise<Gstr1> {
+export async function getGstr1(ctx: ReadCtx, entityId: string, period: string): Promise<Gstr1> {
   const filed = await filedReturn(ctx, entityId, monthOf(period), 'gstr1');
   if (filed) return filed as Gstr1;
   if (!ctx.tx.isTransaction) {
@@ -154,13 +154,13 @@ export async function getGstr1(ctx: Ctx, entityId: string, period: string): Prom
 }
 
 /** Tables 11A/11B (gstr1-advances.ts) of the month. */
-async function advancesOfPeriod(ctx: Ctx, entityId: string, period: string) {
+async function advancesOfPeriod(ctx: ReadCtx, entityId: string, period: string) {
   const { entity, from, to } = await resolvePeriod(ctx, entityId, period);
   return advanceSections(ctx.tx, ctx.tenantId, entity.id, from, to);
 }
 
 /** A month's listed documents as they are now (a fresh build, whatever was filed). */
-async function currentDocuments(ctx: Ctx, entityId: string, period: string) {
+async function currentDocuments(ctx: ReadCtx, entityId: string, period: string) {
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
   return listedDocuments(builder.toJson(entity.gstin, period, hsn, hsnCredits));
 }
@@ -174,7 +174,7 @@ const AMENDMENT_LOOKBACK = 20;
  * registered credit notes that now read differently from what was filed — the month's filed
  * return with the amendments the later filed returns declared.
  */
-async function amendmentsFor(ctx: Ctx, entity: EntityRow & { gstin: string }, period: string): Promise<{ b2ba: unknown[]; cdnra: unknown[] }> {
+async function amendmentsFor(ctx: ReadCtx, entity: EntityRow & { gstin: string }, period: string): Promise<{ b2ba: unknown[]; cdnra: unknown[] }> {
   const filedAfter: Record<string, unknown>[] = [];
   const changed: ReturnType<typeof changedDocuments> = [];
   let p = period;
@@ -200,7 +200,7 @@ async function amendmentsFor(ctx: Ctx, entity: EntityRow & { gstin: string }, pe
  * as they now are. 409 before the GSTR-1 is filed (correct GSTR-1 itself) and after the GSTR-3B
  * is (the next GSTR-1's amendment sections carry the correction).
  */
-export async function getGstr1a(ctx: Ctx, entityId: string, period: string): Promise<Gstr1a> {
+export async function getGstr1a(ctx: ReadCtx, entityId: string, period: string): Promise<Gstr1a> {
   if (!ctx.tx.isTransaction) {
     return ctx.tx
       .transaction()
@@ -228,7 +228,7 @@ function csvLine(cells: readonly string[]): string {
 }
 
 /** GSTR-1 as CSV for accountants: one row per document and rate (credit notes negative in b2cs). */
-export async function getGstr1Csv(ctx: Ctx, entityId: string, period: string): Promise<string> {
+export async function getGstr1Csv(ctx: ReadCtx, entityId: string, period: string): Promise<string> {
   const { builder } = await buildGstr1(ctx, entityId, period, { csv: true });
   return [CSV_HEADER, ...builder.csv!].map(csvLine).join('\n') + '\n';
 }
@@ -247,7 +247,7 @@ const previousPeriod = (period: string) => {
  * carry; an unfiled month's computed from its own figures and its predecessor's carry, looking
  * back at most a year of unfiled months.
  */
-async function carryInto(ctx: Ctx, entity: EntityRow & { gstin: string }, period: string, depth = 0): Promise<Table31Carry> {
+async function carryInto(ctx: ReadCtx, entity: EntityRow & { gstin: string }, period: string, depth = 0): Promise<Table31Carry> {
   if (depth >= CARRY_LOOKBACK) return {};
   const before = previousPeriod(period);
   if (monthOf(before) < monthOf(periodOfCreation(entity))) return {};
@@ -263,7 +263,7 @@ function periodOfCreation(entity: EntityRow): string {
   return `${String(d.month).padStart(2, '0')}${d.year}`;
 }
 
-export async function getGstr3b(ctx: Ctx, entityId: string, period: string): Promise<Gstr3b> {
+export async function getGstr3b(ctx: ReadCtx, entityId: string, period: string): Promise<Gstr3b> {
   const filed = await filedReturn(ctx, entityId, monthOf(period), 'gstr3b');
   if (filed) return filed as Gstr3b;
   if (!ctx.tx.isTransaction) {
@@ -289,7 +289,7 @@ export async function getGstr3b(ctx: Ctx, entityId: string, period: string): Pro
   return table;
 }
 
-export async function getGstr3bCsv(ctx: Ctx, entityId: string, period: string): Promise<string> {
+export async function getGstr3bCsv(ctx: ReadCtx, entityId: string, period: string): Promise<string> {
   const table = (await getGstr3b(ctx, entityId, period)) as { sup_details: Record<string, Record<string, number>> };
   const rows = Object.entries(table.sup_details).map(([row, a]) => [row, ...['txval', 'iamt', 'camt', 'samt', 'csamt'].map((k) => a[k]!.toFixed(2))]);
   return [['table_3_1_row', 'taxable_value', 'igst', 'cgst', 'sgst', 'cess'], ...rows].map(csvLine).join('\n') + '\n';

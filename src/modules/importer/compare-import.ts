@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { getTenant } from '../tenants/index.js';
 import { RECORD_KIND, SECTIONS, type ImportSource, type Section } from './import-source.js';
@@ -35,7 +35,7 @@ function issue(kind: CompareIssue['kind'], key: string | null, field: string, ex
   return { kind, key, field, expected, found };
 }
 
-async function comparePlans(ctx: Ctx, batch: Source<PlanRecord>[], issues: Issues): Promise<number> {
+async function comparePlans(ctx: ReadCtx, batch: Source<PlanRecord>[], issues: Issues): Promise<number> {
   const kosh = new Map(
     (
       await findPlansByCodes(
@@ -60,7 +60,7 @@ async function comparePlans(ctx: Ctx, batch: Source<PlanRecord>[], issues: Issue
   return kosh.size;
 }
 
-async function compareCustomers(ctx: Ctx, batch: Source<CustomerRecord>[], issues: Issues): Promise<number> {
+async function compareCustomers(ctx: ReadCtx, batch: Source<CustomerRecord>[], issues: Issues): Promise<number> {
   const found = await findCustomersByEmails(
     ctx.tx,
     ctx.tenantId,
@@ -79,7 +79,7 @@ async function compareCustomers(ctx: Ctx, batch: Source<CustomerRecord>[], issue
   return kosh.size;
 }
 
-async function compareSubscriptions(ctx: Ctx, batch: Source<SubscriptionRecord>[], issues: Issues): Promise<number> {
+async function compareSubscriptions(ctx: ReadCtx, batch: Source<SubscriptionRecord>[], issues: Issues): Promise<number> {
   const kosh = new Map(
     (
       await findSubscriptionsByExternalIds(
@@ -145,7 +145,7 @@ export type CompareProgress = { section: Section; rows: number; bytes: number; t
  * within an hour). A source record that is not valid, or repeats a key, is an issue too.
  * `ready` only with no issue at all. Read-only: run it in a read-only transaction for one snapshot.
  */
-export async function compareImport(ctx: Ctx, source: ImportSource, onProgress?: (progress: CompareProgress) => void): Promise<CompareReport> {
+export async function compareImport(ctx: ReadCtx, source: ImportSource, onProgress?: (progress: CompareProgress) => void): Promise<CompareReport> {
   await getTenant(ctx); // 404 for a tenant that does not exist
   const issues: Issues = [];
   const empty = (): CoverageCounts => ({ in_source: 0, in_kosh: 0, matched: 0, missing: 0, extra: 0 });

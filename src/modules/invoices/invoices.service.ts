@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -113,7 +113,7 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
   };
 }
 
-async function loadInvoice(ctx: Ctx, row: InvoiceRow): Promise<Invoice> {
+async function loadInvoice(ctx: ReadCtx, row: InvoiceRow): Promise<Invoice> {
   return toInvoice(row, await linesOfInvoices(ctx.tx, ctx.tenantId, [row.id]));
 }
 
@@ -152,7 +152,7 @@ export type DraftInvoiceInput = {
   collectionMethod?: 'send_invoice' | 'charge_automatically';
 };
 
-async function resolveEntity(ctx: Ctx, entityId: string | undefined): Promise<EntityRow> {
+async function resolveEntity(ctx: ReadCtx, entityId: string | undefined): Promise<EntityRow> {
   const entity = entityId ? await findEntity(ctx.tx, ctx.tenantId, entityId) : await findPrimaryEntity(ctx.tx, ctx.tenantId);
   if (!entity) throw errors.notFound('entity');
   // Whether its LUT is in force on this date (per financial year: decision 0282).
@@ -251,7 +251,7 @@ function lineTaxColumns(t: GstLine) {
  * `rate` is the INR exchange rate (see invoiceExchangeRate).
  */
 export function buildDraftInvoice(
-  ctx: Ctx,
+  ctx: ReadCtx,
   entity: EntityRow,
   sacCode: string | null,
   input: DraftInvoiceInput,
@@ -411,7 +411,7 @@ export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Pr
  * The invoice `input` would draft now — the same entity, GST per line and INR amounts as
  * createDraftInvoice — without writing anything: `id` is null (the upcoming-invoice preview).
  */
-export async function previewInvoice(ctx: Ctx, input: DraftInvoiceInput): Promise<Omit<Invoice, 'id'> & { id: null }> {
+export async function previewInvoice(ctx: ReadCtx, input: DraftInvoiceInput): Promise<Omit<Invoice, 'id'> & { id: null }> {
   const entity = await resolveEntity(ctx, input.entityId);
   const settings = await readSettings(ctx);
   const rate = await invoiceExchangeRate(ctx, entity, input.currency, input.exchangeRate, ctx.now);
@@ -649,13 +649,13 @@ export async function applyToInvoice(ctx: Ctx, id: string, settlement: Settlemen
   return row;
 }
 
-export async function getInvoice(ctx: Ctx, id: string): Promise<Invoice> {
+export async function getInvoice(ctx: ReadCtx, id: string): Promise<Invoice> {
   const row = await findInvoice(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('invoice');
   return loadInvoice(ctx, row);
 }
 
-export async function listInvoices(ctx: Ctx, filter: InvoiceFilter, page: Page): Promise<{ invoices: Invoice[]; total: number }> {
+export async function listInvoices(ctx: ReadCtx, filter: InvoiceFilter, page: Page): Promise<{ invoices: Invoice[]; total: number }> {
   const { rows, total } = await listInvoiceRows(ctx.tx, ctx.tenantId, filter, page);
   const lines = await linesOfInvoices(
     ctx.tx,

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
@@ -79,7 +79,7 @@ export async function addPendingCharge(ctx: Ctx, input: NewPendingCharge): Promi
   return row;
 }
 
-export async function listPendingCharges(ctx: Ctx, customerId: string, status?: 'pending' | 'invoiced'): Promise<PendingChargeRow[]> {
+export async function listPendingCharges(ctx: ReadCtx, customerId: string, status?: 'pending' | 'invoiced'): Promise<PendingChargeRow[]> {
   await getCustomer(ctx, customerId);
   return listPendingChargeRows(ctx.tx, ctx.tenantId, customerId, status);
 }

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { assertMinorUnits, convertMinorUnits, mulDivRoundHalfUp } from '../../platform/money.js';
@@ -275,11 +275,11 @@ function toJournalEntry(entry: EntryRow, lines: LineRow[]): JournalEntry {
 }
 
 /** Entries with their lines in the API shape (two statements for the lot). */
-export async function toJournalEntries(ctx: Ctx, entries: EntryRow[]): Promise<JournalEntry[]> {
+export async function toJournalEntries(ctx: ReadCtx, entries: EntryRow[]): Promise<JournalEntry[]> {
   return withLines(ctx, entries);
 }
 
-async function withLines(ctx: Ctx, entries: EntryRow[]): Promise<JournalEntry[]> {
+async function withLines(ctx: ReadCtx, entries: EntryRow[]): Promise<JournalEntry[]> {
   const lines = await linesOfEntries(
     ctx.tx,
     ctx.tenantId,
@@ -293,13 +293,13 @@ async function withLines(ctx: Ctx, entries: EntryRow[]): Promise<JournalEntry[]>
   );
 }
 
-export async function getJournalEntry(ctx: Ctx, id: string): Promise<JournalEntry> {
+export async function getJournalEntry(ctx: ReadCtx, id: string): Promise<JournalEntry> {
   const entry = await findEntry(ctx.tx, ctx.tenantId, id);
   if (!entry) throw errors.notFound('journal entry');
   return (await withLines(ctx, [entry]))[0]!;
 }
 
-export async function listInvoiceJournalEntries(ctx: Ctx, invoiceId: string): Promise<JournalEntry[]> {
+export async function listInvoiceJournalEntries(ctx: ReadCtx, invoiceId: string): Promise<JournalEntry[]> {
   return withLines(ctx, await entriesOfInvoice(ctx.tx, ctx.tenantId, invoiceId));
 }
 

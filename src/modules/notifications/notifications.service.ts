@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -50,12 +50,12 @@ async function overrides(tx: Tx, tenantId: string): Promise<Map<string, Override
   return new Map(rows.map((r) => [r.name, r]));
 }
 
-export async function listEmailTemplates(ctx: Ctx): Promise<EmailTemplate[]> {
+export async function listEmailTemplates(ctx: ReadCtx): Promise<EmailTemplate[]> {
   const byName = await overrides(ctx.tx, ctx.tenantId);
   return TEMPLATE_NAMES.map((name) => toTemplate(name, byName.get(name)));
 }
 
-export async function getEmailTemplate(ctx: Ctx, name: TemplateName): Promise<EmailTemplate> {
+export async function getEmailTemplate(ctx: ReadCtx, name: TemplateName): Promise<EmailTemplate> {
   const row = await ctx.tx
     .selectFrom('email_templates')
     .select(['name', 'subject', 'html', 'text', 'updated_at'])
@@ -104,7 +104,7 @@ export async function resetEmailTemplate(ctx: Ctx, name: TemplateName): Promise<
 
 // ---- Settings ------------------------------------------------------------------------------
 
-export async function getNotificationSettings(ctx: Pick<Ctx, 'tx' | 'tenantId'>): Promise<NotificationSettings> {
+export async function getNotificationSettings(ctx: Pick<ReadCtx, 'tx' | 'tenantId'>): Promise<NotificationSettings> {
   const rows = await ctx.tx.selectFrom('notification_settings').select(['notification', 'enabled']).where('tenant_id', '=', ctx.tenantId).execute();
   const on = new Map(rows.map((r) => [r.notification, r.enabled]));
   return Object.fromEntries(NOTIFICATIONS.map((n) => [n, on.get(n) ?? false])) as NotificationSettings;
@@ -207,7 +207,7 @@ export async function createSmsConnection(ctx: Ctx, secrets: SecretBox, body: Cr
   return toSmsConnection(row, secrets);
 }
 
-export async function listSmsConnections(ctx: Ctx, secrets: SecretBox): Promise<SmsConnection[]> {
+export async function listSmsConnections(ctx: ReadCtx, secrets: SecretBox): Promise<SmsConnection[]> {
   const rows = await ctx.tx.selectFrom('sms_connections').selectAll().where('tenant_id', '=', ctx.tenantId).execute();
   return rows.map((r) => toSmsConnection(r, secrets));
 }

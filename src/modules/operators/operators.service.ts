@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import * as OTPAuth from 'otpauth';
 import QRCode from 'qrcode';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { DB, Tx } from '../../platform/db/schema.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { assertMayGrant, type Actor, type Role } from '../../platform/auth/actor.js';
@@ -150,7 +150,7 @@ export async function inviteUser(ctx: Ctx, actor: Actor, input: { email: string;
   return toInvitation(row, ctx.now);
 }
 
-export async function listInvitations(ctx: Ctx, page: Page): Promise<{ invitations: Invitation[]; total: number }> {
+export async function listInvitations(ctx: ReadCtx, page: Page): Promise<{ invitations: Invitation[]; total: number }> {
   const { rows, total } = await invitationsPage(ctx.tx, ctx.tenantId, page);
   return { invitations: rows.map((r) => toInvitation(r, ctx.now)), total };
 }
@@ -330,7 +330,7 @@ export async function signOutEverywhere(ctx: Ctx, userId: string): Promise<void>
   await revokeUserSessions(ctx.tx, ctx.tenantId, userId, ctx.now);
 }
 
-export async function me(ctx: Ctx, userId: string, csrfToken: string): Promise<SignedIn> {
+export async function me(ctx: ReadCtx, userId: string, csrfToken: string): Promise<SignedIn> {
   const user = await findUser(ctx.tx, ctx.tenantId, userId);
   if (!user) throw errors.unauthorized('invalid_session');
   const tenant = await getTenant(ctx);
@@ -520,12 +520,12 @@ export async function confirmPasswordReset(db: Kysely<DB>, now: Date, input: { t
   });
 }
 
-export async function listUsers(ctx: Ctx, page: Page): Promise<{ users: User[]; total: number }> {
+export async function listUsers(ctx: ReadCtx, page: Page): Promise<{ users: User[]; total: number }> {
   const { rows, total } = await usersPage(ctx.tx, ctx.tenantId, page);
   return { users: rows.map(toUser), total };
 }
 
-export async function getUser(ctx: Ctx, id: string): Promise<User> {
+export async function getUser(ctx: ReadCtx, id: string): Promise<User> {
   const row = await findUser(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('user');
   return toUser(row);

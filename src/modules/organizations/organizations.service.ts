@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -64,7 +64,7 @@ export function toMember(row: MemberRow) {
   };
 }
 
-async function memberOrganization(ctx: Ctx, organizationId: string): Promise<OrganizationRow> {
+async function memberOrganization(ctx: ReadCtx, organizationId: string): Promise<OrganizationRow> {
   const org = await findOrganizationOfMember(ctx.tx, ctx.tenantId, organizationId);
   if (!org) throw errors.notFound('organization');
   return org;
@@ -92,12 +92,12 @@ export async function createOrganization(ctx: Ctx, input: { name: string; report
   return toOrganization(org, joinCode);
 }
 
-export async function getOrganization(ctx: Ctx, organizationId: string) {
+export async function getOrganization(ctx: ReadCtx, organizationId: string) {
   return toOrganization(await memberOrganization(ctx, organizationId));
 }
 
 /** The calling tenant's organization, as a list of zero or one. */
-export async function listOwnOrganizations(ctx: Ctx) {
+export async function listOwnOrganizations(ctx: ReadCtx) {
   const organizationId = await organizationIdOfTenant(ctx.tx, ctx.tenantId);
   if (!organizationId) return [];
   const org = await findOrganizationOfMember(ctx.tx, ctx.tenantId, organizationId);
@@ -129,7 +129,7 @@ export async function detachSelf(ctx: Ctx, organizationId: string, tenantId: str
   return toMember(await setMembership(ctx.tx, ctx.tenantId, null, ctx.now));
 }
 
-export async function listOrganizationTenants(ctx: Ctx, organizationId: string, page: Page) {
+export async function listOrganizationTenants(ctx: ReadCtx, organizationId: string, page: Page) {
   const org = await memberOrganization(ctx, organizationId);
   const { rows, total } = await listMembers(ctx.tx, org.id, page);
   return { tenants: rows.map(toMember), total };
@@ -168,7 +168,7 @@ export async function setFxRate(ctx: Ctx, organizationId: string, currency: stri
   return toFxRate(row);
 }
 
-export async function getFxRates(ctx: Ctx, organizationId: string) {
+export async function getFxRates(ctx: ReadCtx, organizationId: string) {
   const org = await memberOrganization(ctx, organizationId);
   return (await listFxRates(ctx.tx, org.id)).map(toFxRate);
 }
@@ -178,7 +178,7 @@ export async function getFxRates(ctx: Ctx, organizationId: string) {
  * `date`, converted at the organization's rate in force on that date. A currency without a rate is
  * listed under `missing_rates` and the totals it would feed are null — never guessed.
  */
-export async function consolidatedMrr(ctx: Ctx, organizationId: string, query: { date?: string }) {
+export async function consolidatedMrr(ctx: ReadCtx, organizationId: string, query: { date?: string }) {
   const org = await memberOrganization(ctx, organizationId);
   const day = query.date ? checkDay(query.date, 'date') : dayOf(ctx.now);
   const members = await allMembers(ctx.tx, org.id);

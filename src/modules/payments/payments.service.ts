@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { toIso } from '../../platform/time.js';
@@ -69,14 +69,14 @@ export async function savePayments(ctx: Ctx, inputs: (Omit<PaymentRow, GatewayFi
   return rows.map(toPayment);
 }
 
-export async function getPayment(ctx: Ctx, id: string): Promise<Payment> {
+export async function getPayment(ctx: ReadCtx, id: string): Promise<Payment> {
   const row = await findPayment(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('payment');
   return toPayment(row);
 }
 
 export async function listPayments(
-  ctx: Ctx,
+  ctx: ReadCtx,
   filter: { customer_id?: string; invoice_id?: string; channel?: 'offline' },
   page: Page,
 ): Promise<{ payments: Payment[]; total: number }> {

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { Actor } from '../../platform/auth/actor.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -57,7 +57,7 @@ function toPeriod(entityId: string, period: string, row: PeriodRow | undefined):
   };
 }
 
-async function entityOf(ctx: Ctx, entityId: string): Promise<EntityRow> {
+async function entityOf(ctx: ReadCtx, entityId: string): Promise<EntityRow> {
   const entity = await findEntity(ctx.tx, ctx.tenantId, entityId);
   if (!entity) throw errors.notFound('entity');
   return entity;
@@ -72,7 +72,7 @@ export async function resolveBegunPeriod(ctx: Ctx, entityId: string, text: strin
 }
 
 /** Every month from the entity's first (or the earliest one closed or filed) to this one, newest first. */
-export async function listPeriods(ctx: Ctx, entityId: string): Promise<Period[]> {
+export async function listPeriods(ctx: ReadCtx, entityId: string): Promise<Period[]> {
   const entity = await entityOf(ctx, entityId);
   const rows = new Map((await periodRowsOfEntity(ctx.tx, ctx.tenantId, entity.id)).map((r) => [r.period, r]));
   const current = periodOf(ctx.now, entity.time_zone);
@@ -143,7 +143,7 @@ export async function recordGstFiling(
 }
 
 /** The figures of a filed return (null: not filed, so the return is generated from the books). */
-export async function filedReturn(ctx: Ctx, entityId: string, period: string, kind: GstReturnKind): Promise<unknown> {
+export async function filedReturn(ctx: ReadCtx, entityId: string, period: string, kind: GstReturnKind): Promise<unknown> {
   const row = await findPeriodRow(ctx.tx, ctx.tenantId, entityId, period);
   return row?.[`${kind}_return`] ?? null;
 }

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../platform/db/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -136,13 +136,13 @@ export async function createPlan(ctx: Ctx, input: CreatePlanBody): Promise<Plan>
   return created;
 }
 
-export async function getPlan(ctx: Ctx, id: string): Promise<Plan> {
+export async function getPlan(ctx: ReadCtx, id: string): Promise<Plan> {
   const row = await findPlan(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('plan');
   return toPlan(row, await pricesOfPlans(ctx.tx, ctx.tenantId, [id], { scope: 'all' }));
 }
 
-export async function listPlans(ctx: Ctx, filter: PlanFilter, page: Page): Promise<{ plans: Plan[]; total: number }> {
+export async function listPlans(ctx: ReadCtx, filter: PlanFilter, page: Page): Promise<{ plans: Plan[]; total: number }> {
   const { rows, total } = await listPlanRows(ctx.tx, ctx.tenantId, filter, page);
   return { plans: rows.map((r) => toPlan(r, r.price_rows)), total };
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -167,7 +167,7 @@ export type PortalProfile = {
   csrf_token: string;
 };
 
-export async function portalProfile(ctx: Ctx, session: PortalSession): Promise<PortalProfile> {
+export async function portalProfile(ctx: ReadCtx, session: PortalSession): Promise<PortalProfile> {
   const customer: Customer | undefined = await findCustomer(ctx.tx, ctx.tenantId, session.customerId);
   if (!customer) throw errors.unauthorized('invalid_session');
   const tenant = await getTenant(ctx);
@@ -181,7 +181,7 @@ export async function portalProfile(ctx: Ctx, session: PortalSession): Promise<P
 
 /** The customer's subscriptions, each with its plan's name for display. */
 export async function portalSubscriptions(
-  ctx: Ctx,
+  ctx: ReadCtx,
   customerId: string,
   page: Page,
 ): Promise<{ subscriptions: (Subscription & { plan_name: string })[]; total: number }> {
@@ -192,12 +192,12 @@ export async function portalSubscriptions(
 }
 
 /** The customer's invoices; drafts are the business's work in progress and are not shown. */
-export async function portalInvoices(ctx: Ctx, customerId: string, page: Page): Promise<{ invoices: Invoice[]; total: number }> {
+export async function portalInvoices(ctx: ReadCtx, customerId: string, page: Page): Promise<{ invoices: Invoice[]; total: number }> {
   return listInvoices(ctx, { customer_id: customerId, statuses: ['open', 'paid', 'void', 'uncollectible'] }, page);
 }
 
 /** The PDF of one of the customer's own invoices; another customer's, or a draft, is a 404. */
-export async function portalInvoicePdf(ctx: Ctx, customerId: string, invoiceId: string): Promise<InvoicePdf> {
+export async function portalInvoicePdf(ctx: ReadCtx, customerId: string, invoiceId: string): Promise<InvoicePdf> {
   const invoice = await getInvoiceRow(ctx, invoiceId);
   if (invoice.customer_id !== customerId || invoice.status === 'draft') throw errors.notFound('invoice');
   return getInvoicePdf(ctx, invoiceId);

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -159,13 +159,13 @@ export async function createQuote(ctx: Ctx, input: CreateQuoteBody): Promise<Quo
   return row;
 }
 
-export async function getQuote(ctx: Ctx, id: string): Promise<Quote> {
+export async function getQuote(ctx: ReadCtx, id: string): Promise<Quote> {
   const row = await findQuote(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('quote');
   return toQuote(row);
 }
 
-export async function listQuotes(ctx: Ctx, filter: QuoteFilter, page: Page): Promise<{ quotes: Quote[]; total: number }> {
+export async function listQuotes(ctx: ReadCtx, filter: QuoteFilter, page: Page): Promise<{ quotes: Quote[]; total: number }> {
   const { rows, total } = await listQuoteRows(ctx.tx, ctx.tenantId, filter, page);
   return { quotes: rows.map(toQuote), total };
 }

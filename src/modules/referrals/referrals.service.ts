@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
@@ -97,7 +97,7 @@ export async function createReferral(ctx: Ctx, input: CreateReferralBody): Promi
   return row;
 }
 
-export async function getReferral(ctx: Ctx, id: string): Promise<Referral> {
+export async function getReferral(ctx: ReadCtx, id: string): Promise<Referral> {
   const row = await findReferral(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('referral');
   return toReferral(row);
@@ -105,7 +105,7 @@ export async function getReferral(ctx: Ctx, id: string): Promise<Referral> {
 
 export type ReferralPage = { referrals: Referral[]; total: number; page: number; perPage: number; offset: number; hasMore: boolean };
 
-export async function listReferrals(ctx: Ctx, query: ListReferralsQuery): Promise<ReferralPage> {
+export async function listReferrals(ctx: ReadCtx, query: ListReferralsQuery): Promise<ReferralPage> {
   const perPage = query.per_page ?? query.limit ?? DEFAULT_PAGE_SIZE;
   if (query.starting_after !== undefined && query.ending_before !== undefined) {
     throw errors.invalidField('ending_before', 'give starting_after or ending_before, not both');

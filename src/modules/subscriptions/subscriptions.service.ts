@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -54,17 +54,17 @@ export function toSubscription(row: SubscriptionRow): Subscription {
   };
 }
 
-export async function getSubscriptionRow(ctx: Ctx, id: string, forUpdate = false): Promise<SubscriptionRow> {
+export async function getSubscriptionRow(ctx: ReadCtx, id: string, forUpdate = false): Promise<SubscriptionRow> {
   const row = await findSubscription(ctx.tx, ctx.tenantId, id, forUpdate);
   if (!row) throw errors.notFound('subscription');
   return row;
 }
 
-export async function getSubscription(ctx: Ctx, id: string): Promise<Subscription> {
+export async function getSubscription(ctx: ReadCtx, id: string): Promise<Subscription> {
   return toSubscription(await getSubscriptionRow(ctx, id));
 }
 
-export async function listSubscriptions(ctx: Ctx, filter: SubscriptionFilter, page: Page): Promise<{ subscriptions: Subscription[]; total: number }> {
+export async function listSubscriptions(ctx: ReadCtx, filter: SubscriptionFilter, page: Page): Promise<{ subscriptions: Subscription[]; total: number }> {
   const { rows, total } = await listSubscriptionRows(ctx.tx, ctx.tenantId, filter, page);
   return { subscriptions: rows.map(toSubscription), total };
 }

@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/schema.js';
 import { generateApiKey, type KeyMode } from '../../platform/auth/api-keys.js';
 import { assertMayGrant, type Actor, type Role } from '../../platform/auth/actor.js';
@@ -76,7 +76,7 @@ export async function createTenantRecord(tx: Ctx['tx'], now: Date, input: Regist
   return toTenant(row);
 }
 
-export async function getTenant(ctx: Ctx): Promise<Tenant> {
+export async function getTenant(ctx: ReadCtx): Promise<Tenant> {
   const row = await findTenant(ctx.tx, ctx.tenantId);
   if (!row) throw errors.notFound('tenant');
   return toTenant(row);
@@ -118,7 +118,7 @@ export async function issueApiKey(
   return { ...toApiKey(row), key };
 }
 
-export async function listApiKeys(ctx: Ctx): Promise<ApiKey[]> {
+export async function listApiKeys(ctx: ReadCtx): Promise<ApiKey[]> {
   return (await listApiKeyRows(ctx.tx, ctx.tenantId)).map(toApiKey);
 }
 
@@ -132,7 +132,7 @@ export async function revokeApiKey(ctx: Ctx, revoker: Actor, id: string): Promis
   return toApiKey(row);
 }
 
-async function toSettings(ctx: Ctx, row: SettingsRow): Promise<TenantSettings> {
+async function toSettings(ctx: ReadCtx, row: SettingsRow): Promise<TenantSettings> {
   // GSTIN and state are the primary legal entity's: one source of truth for the tenant's GST identity.
   const primary = await getPrimaryEntity(ctx);
   return {
@@ -149,14 +149,14 @@ async function toSettings(ctx: Ctx, row: SettingsRow): Promise<TenantSettings> {
   };
 }
 
-export async function getSettings(ctx: Ctx): Promise<TenantSettings> {
+export async function getSettings(ctx: ReadCtx): Promise<TenantSettings> {
   const row = await findSettings(ctx.tx, ctx.tenantId);
   if (!row) throw errors.notFound('settings');
   return toSettings(ctx, row);
 }
 
 /** The settings row as stored (for other modules: SAC code, approval governance, due days). */
-export async function readSettings(ctx: Ctx): Promise<SettingsRow> {
+export async function readSettings(ctx: ReadCtx): Promise<SettingsRow> {
   const row = await findSettings(ctx.tx, ctx.tenantId);
   if (!row) throw new Error(`tenant ${ctx.tenantId} has no settings row`);
   return row;

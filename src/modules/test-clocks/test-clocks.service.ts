@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -26,7 +26,7 @@ export function toTestClock(row: TestClockRow, customerCount: number): TestClock
   };
 }
 
-async function withCount(ctx: Ctx, row: TestClockRow): Promise<TestClock> {
+async function withCount(ctx: ReadCtx, row: TestClockRow): Promise<TestClock> {
   const counts = await countCustomersOnTestClocks(ctx.tx, ctx.tenantId, [row.id]);
   return toTestClock(row, counts.get(row.id) ?? 0);
 }
@@ -48,13 +48,13 @@ export async function createTestClock(ctx: Ctx, input: CreateTestClockBody): Pro
   return clock;
 }
 
-export async function getTestClock(ctx: Ctx, id: string): Promise<TestClock> {
+export async function getTestClock(ctx: ReadCtx, id: string): Promise<TestClock> {
   const row = await findTestClock(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('test clock');
   return withCount(ctx, row);
 }
 
-export async function listTestClocks(ctx: Ctx, page: Page): Promise<{ clocks: TestClock[]; total: number }> {
+export async function listTestClocks(ctx: ReadCtx, page: Page): Promise<{ clocks: TestClock[]; total: number }> {
   const { rows, total } = await listTestClockRows(ctx.tx, ctx.tenantId, page);
   const counts = await countCustomersOnTestClocks(
     ctx.tx,

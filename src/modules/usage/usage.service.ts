@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -41,13 +41,13 @@ export async function createMetric(ctx: Ctx, input: CreateBillableMetricBody): P
   return toMetric(row);
 }
 
-export async function getMetric(ctx: Ctx, id: string): Promise<BillableMetric> {
+export async function getMetric(ctx: ReadCtx, id: string): Promise<BillableMetric> {
   const row = await findMetric(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('billable metric');
   return toMetric(row);
 }
 
-export async function listMetrics(ctx: Ctx, page: Page): Promise<{ metrics: BillableMetric[]; total: number }> {
+export async function listMetrics(ctx: ReadCtx, page: Page): Promise<{ metrics: BillableMetric[]; total: number }> {
   const { rows, total } = await listMetricRows(ctx.tx, ctx.tenantId, page);
   return { metrics: rows.map(toMetric), total };
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../../platform/config.js';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { errors } from '../../platform/errors.js';
 import type { EventListener, EventPayload } from '../../platform/events/events.js';
@@ -103,17 +103,17 @@ export async function createWebhookEndpoint(ctx: Ctx, box: SecretBox, input: Cre
   return withSecret(row, ctx.now, secret);
 }
 
-async function requireEndpoint(ctx: Ctx, id: string): Promise<EndpointRow> {
+async function requireEndpoint(ctx: ReadCtx, id: string): Promise<EndpointRow> {
   const row = await findEndpoint(ctx.tx, ctx.tenantId, id);
   if (!row) throw errors.notFound('webhook endpoint');
   return row;
 }
 
-export async function getWebhookEndpoint(ctx: Ctx, id: string): Promise<WebhookEndpoint> {
+export async function getWebhookEndpoint(ctx: ReadCtx, id: string): Promise<WebhookEndpoint> {
   return toEndpoint(await requireEndpoint(ctx, id), ctx.now);
 }
 
-export async function listWebhookEndpoints(ctx: Ctx, page: Page): Promise<{ endpoints: WebhookEndpoint[]; total: number }> {
+export async function listWebhookEndpoints(ctx: ReadCtx, page: Page): Promise<{ endpoints: WebhookEndpoint[]; total: number }> {
   const { rows, total } = await listEndpointRows(ctx.tx, ctx.tenantId, page);
   return { endpoints: rows.map((r) => toEndpoint(r, ctx.now)), total };
 }
@@ -164,14 +164,14 @@ function deliveriesPage(query: ListDeliveriesQuery): Page {
   return { limit: query.limit, offset, page: Math.floor(offset / query.limit) + 1 };
 }
 
-export async function listEndpointDeliveries(ctx: Ctx, endpointId: string, query: ListDeliveriesQuery) {
+export async function listEndpointDeliveries(ctx: ReadCtx, endpointId: string, query: ListDeliveriesQuery) {
   await requireEndpoint(ctx, endpointId);
   const page = deliveriesPage(query);
   const { rows, total } = await listDeliveryRows(ctx.tx, ctx.tenantId, { endpointId, status: query.status }, page);
   return { deliveries: rows.map(toDelivery), total, page };
 }
 
-export async function listEventDeliveries(ctx: Ctx, eventId: string, query: ListDeliveriesQuery) {
+export async function listEventDeliveries(ctx: ReadCtx, eventId: string, query: ListDeliveriesQuery) {
   if (!(await findEventRow(ctx.tx, ctx.tenantId, eventId))) throw errors.notFound('event');
   const page = deliveriesPage(query);
   const { rows, total } = await listDeliveryRows(ctx.tx, ctx.tenantId, { eventId, status: query.status }, page);
@@ -190,7 +190,7 @@ function subscribes(filter: string[], type: string): boolean {
  * endpoint still has an unfinished delivery of the same object (earlier, or earlier in this
  * batch), the new one waits (next_retry_at NULL, no job) and is scheduled when that one finishes.
  */
-export async function createDeliveries(ctx: Ctx, events: DeliverableEvent[]): Promise<DeliveryRow[]> {
+export async function createDeliveries(ctx: ReadCtx, events: DeliverableEvent[]): Promise<DeliveryRow[]> {
   if (events.length === 0) return [];
   const endpoints = await findSubscribedEndpoints(ctx.tx, ctx.tenantId, [...new Set(events.map((e) => e.type))]);
   const pairs = events.flatMap((event) => endpoints.filter((e) => subscribes(e.events, event.type)).map((endpoint) => ({ event, endpoint })));

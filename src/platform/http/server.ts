@@ -43,7 +43,7 @@ import { limiter, registerRateLimits } from './rate-limits.js';
 import { sameSecret } from '../auth/secrets-compare.js';
 import { jobBacklog, pendingJobCount } from '../jobs/jobs.js';
 import { runIdempotentAction, validateIdempotencyKey, type ActionResult } from '../idempotency/idempotency.js';
-import type { Ctx } from '../context.js';
+import type { Ctx, ReadCtx } from '../context.js';
 
 export type KoshApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
@@ -192,7 +192,7 @@ function auditedAction(request: FastifyRequest, actor: Principal['actor'], actio
 }
 
 /** A read in the caller's tenant. Reads need no transaction; `tx` is the pool. */
-export function readCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
+export function readCtx(deps: HttpDeps, request: FastifyRequest): ReadCtx {
   return { tx: deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
 }
 
@@ -201,7 +201,7 @@ export function readCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
  * (decision 0324), so they may lag the primary by the replication delay. Never for a read that
  * decides a write.
  */
-export function reportCtx(deps: HttpDeps, request: FastifyRequest): Ctx {
+export function reportCtx(deps: HttpDeps, request: FastifyRequest): ReadCtx {
   return { tx: deps.readDb ?? deps.db, tenantId: principalOf(request).tenantId, now: deps.clock.now() };
 }
 

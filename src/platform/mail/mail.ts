@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
-import type { Ctx } from '../context.js';
-import type { Tx } from '../db/schema.js';
+import type { Ctx, ReadCtx } from '../context.js';
+import type { DB, Tx } from '../db/schema.js';
 import { errors } from '../errors.js';
 import { enqueueJob, JOB_RECORDED_DONE, lockJobPayload, noteOnJob, RetryJobAt, type Job, type JobEnv, type JobHandlers, type JobSpec } from '../jobs/jobs.js';
 import { toIso } from '../time.js';
@@ -49,7 +49,7 @@ export type MailSpec = {
 export type MailDelivery = { message_id: string; to: string; response: string; delivered_at: string };
 
 /** Reads the tenant's records (ctx.tx is the pool, not a transaction) and returns the file. */
-export type AttachmentRenderer = (ctx: Ctx, params: Record<string, unknown>) => Promise<RenderedAttachment>;
+export type AttachmentRenderer = (ctx: ReadCtx, params: Record<string, unknown>) => Promise<RenderedAttachment>;
 /** Records the delivery (emit an event, stamp a record) inside `ctx.tx`. */
 export type MailSentHook = (ctx: Ctx, params: Record<string, unknown>, delivery: MailDelivery) => Promise<void>;
 
@@ -141,9 +141,11 @@ function retryAfter(job: Job, env: JobEnv, message: string): RetryJobAt {
   return new RetryJobAt(new Date(env.clock.now().getTime() + delay), message);
 }
 
-function ctxFor(job: Job, env: JobEnv, tx: Tx): Ctx {
+function ctxFor(job: Job, env: JobEnv): ReadCtx;
+function ctxFor(job: Job, env: JobEnv, tx: Transaction<DB>): Ctx;
+function ctxFor(job: Job, env: JobEnv, tx?: Transaction<DB>): ReadCtx {
   if (!job.tenant_id) throw new Error('this mail needs a tenant (it has a renderer or a sent hook) but its job has none');
-  return { tx, tenantId: job.tenant_id, now: env.clock.now() };
+  return { tx: tx ?? env.db, tenantId: job.tenant_id, now: env.clock.now() };
 }
 
 async function renderAttachments(job: Job, env: JobEnv, mail: MailPayload): Promise<RenderedAttachment[]> {
@@ -155,7 +157,7 @@ async function renderAttachments(job: Job, env: JobEnv, mail: MailPayload): Prom
     }
     const renderer = renderers.get(a.render);
     if (!renderer) throw new Error(`no attachment renderer registered as '${a.render}'`);
-    out.push(await renderer(ctxFor(job, env, env.db), a.params));
+    out.push(await renderer(ctxFor(job, env), a.params));
   }
   return out;
 }
