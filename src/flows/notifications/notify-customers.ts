@@ -5,6 +5,7 @@ import { enqueueMail, isDeliverableAddress, isMailConfigured, type MailAttachmen
 import { findCustomer } from '../../modules/customers/index.js';
 import { INVOICE_PDF_ATTACHMENT } from '../../modules/documents/index.js';
 import { formatMoney } from '../../platform/money.js';
+import { isKoshError } from '../../platform/errors.js';
 import { findEventRow } from '../../modules/events/index.js';
 import { getInvoiceRow } from '../../modules/invoices/index.js';
 import {
@@ -172,7 +173,13 @@ export async function deliverNotification(
     const tenant = await getTenant(ctx);
     let payUrl: string | null = null;
     if (checkout && prepared.invoiceIdForPayLink) {
-      payUrl = (await createCheckoutSession(ctx, env, prepared.invoiceIdForPayLink, checkout).catch(() => null))?.url ?? null;
+      // A refusal (no gateway for the currency, the invoice no longer payable) sends the mail without
+      // a link; a database error is not swallowed inside the transaction (the job retries).
+      const session = await createCheckoutSession(ctx, env, prepared.invoiceIdForPayLink, checkout).catch((error: unknown) => {
+        if (isKoshError(error)) return null;
+        throw error;
+      });
+      payUrl = session?.url ?? null;
     }
     const data = {
       ...prepared.data,
