@@ -20,6 +20,20 @@ describe('the dashboard deployment note', () => {
     expect(answer.headers['cache-control']).toBe('no-store');
   });
 
+  it('hands the invitation link to the inviter in test mode with no SMTP, and it works', async () => {
+    const tenant = await t.registerTenant();
+    const invited = await tenant.api('POST', '/v1/users/invitations', { email: 'nomail@tenant.test', role: 'finance' });
+    expect(invited.status, invited.text).toBe(201);
+    const url = new URL(invited.body.data.accept_url);
+    expect(url.pathname).toBe('/dashboard/accept-invitation');
+    const token = url.searchParams.get('token')!;
+    const accepted = await t.api('POST', '/v1/auth/invitations/accept', { token, name: 'No Mail', password: 'correct horse battery' });
+    expect(accepted.status, accepted.text).toBe(201);
+    // The list never carries it.
+    const list = await tenant.api('GET', '/v1/users/invitations');
+    expect(list.body.data[0]).not.toHaveProperty('accept_url');
+  });
+
   it('answers /favicon.ico with an image', async () => {
     const answer = await t.call({ method: 'GET', url: '/favicon.ico' });
     expect(answer.status).toBe(200);

@@ -408,6 +408,7 @@ function Team({ me }: { me: Me | null }) {
   // The team is shown to admins only (decision 0120; the server refuses the list to other roles).
   const users = useLoad(async () => (admin ? (await call<{ data: User[] }>('GET', '/v1/users?limit=100')).data : []), [admin]);
   const invitations = useLoad(async () => (admin ? (await call<{ data: Invitation[] }>('GET', '/v1/users/invitations?limit=100')).data : []), [admin]);
+  const [inviteLink, setInviteLink] = useState<{ email: string; url: string } | null>(null);
   return (
     <>
       <section className="card">
@@ -478,14 +479,25 @@ function Team({ me }: { me: Me | null }) {
             submit="Send invitation"
             onSubmit={async (form, key) => {
               const email = str(form, 'invite_email') ?? '';
-              await call('POST', '/v1/users/invitations', { email, role: str(form, 'invite_role') ?? 'viewer' }, key);
+              const invited = await call<{ data: { accept_url?: string } }>(
+                'POST',
+                '/v1/users/invitations',
+                { email, role: str(form, 'invite_role') ?? 'viewer' },
+                key,
+              );
               invitations.reload();
-              return `Invitation sent to ${email}.`;
+              setInviteLink(invited.data.accept_url ? { email, url: invited.data.accept_url } : null);
+              return invited.data.accept_url ? `Invitation created for ${email} (not e-mailed: mail is not configured).` : `Invitation sent to ${email}.`;
             }}
           >
             <Field label="E-mail" name="invite_email" type="email" required />
             <Field label="Role" name="invite_role" defaultValue="viewer" options={ROLES} />
           </ActionForm>
+          {inviteLink ? (
+            <p className="ok" role="status" data-testid="invitation-link">
+              Invitation link for {inviteLink.email} (single use, 7 days): <a href={inviteLink.url}>{inviteLink.url}</a>
+            </p>
+          ) : null}
           <section className="card">
             <h2>Invitations</h2>
             <ErrorNote error={invitations.error} />
