@@ -7,6 +7,12 @@
 import { createKoshClient, newIdempotencyKey, type KoshError, type Schema } from '../../clients/typescript/src/index.ts';
 
 export type { Schema };
+export { newIdempotencyKey };
+
+/** The request option that sends an action's own idempotency key (see ActionForm). */
+export function idem(key: string): { headers: Record<string, string> } {
+  return { headers: { 'Idempotency-Key': key } };
+}
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -79,10 +85,10 @@ function toApiError(status: number, body: unknown): ApiError {
  * A plain JSON call for the operator routes (auth, users, audit log), with the same headers as
  * the typed client: Idempotency-Key on writes, X-CSRF-Token for the session.
  */
-export async function call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+export async function call<T = unknown>(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(method) };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (MUTATING.has(method)) headers['idempotency-key'] = newIdempotencyKey();
+  if (MUTATING.has(method)) headers['idempotency-key'] = idempotencyKey ?? newIdempotencyKey();
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
   const text = await response.text();
   const parsed: unknown = text ? JSON.parse(text) : undefined;
@@ -117,3 +123,15 @@ export function can(me: Me | null, what: keyof typeof NEEDS): boolean {
 }
 
 export type ListPage<T> = { data: T[]; has_more: boolean; total_count: number };
+
+/** The deployment as the dashboard needs it (GET /dashboard/config.json, no sign-in needed). */
+export type Deployment = { mode: 'test' | 'live'; mail_configured: boolean };
+let deployment: Promise<Deployment> | null = null;
+export function loadDeployment(): Promise<Deployment> {
+  deployment ??= fetch('/dashboard/config.json', { credentials: 'same-origin' }).then(async (r) => {
+    if (!r.ok) throw new Error(`config ${r.status}`);
+    return (await r.json()) as Deployment;
+  });
+  deployment.catch(() => (deployment = null));
+  return deployment;
+}

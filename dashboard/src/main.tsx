@@ -1,7 +1,7 @@
 import { StrictMode, useCallback, useEffect, useState, type ReactNode } from 'react';
 import { createRoot } from 'react-dom/client';
 import './styles.css';
-import { apiKey, ApiError, call, kosh, setApiKey, unwrap, type Me } from './api.ts';
+import { apiKey, ApiError, call, can, csrfToken, kosh, loadDeployment, setApiKey, unwrap, type Me } from './api.ts';
 import { setTimeZone } from './format.ts';
 import { AcceptInvitation, ResetPassword, SignIn } from './pages/auth.tsx';
 import { Overview } from './pages/overview.tsx';
@@ -10,7 +10,7 @@ import { CreditNoteDetail, CustomerDetail, InvoiceDetail, PaymentDetail, PlanDet
 import { WebhookDetail, WebhookList } from './pages/webhooks.tsx';
 import { Settings } from './pages/settings.tsx';
 import { Analytics, AuditLog, Dunning, GstReturns, Reconciliation } from './pages/operations.tsx';
-import { Link, Loading, MeContext, navigate, useLocation } from './ui.tsx';
+import { Link, Loading, MeContext, navigate, useLoad, useLocation } from './ui.tsx';
 
 const PUBLIC = new Set(['/sign-in', '/accept-invitation', '/reset-password']);
 
@@ -27,7 +27,7 @@ const NAV: [string, string, ((me: Me) => boolean)?][] = [
   ['/reconciliation', 'Reconciliation'],
   ['/gst-returns', 'GST returns'],
   ['/analytics', 'Analytics'],
-  ['/audit-log', 'Audit log'],
+  ['/audit-log', 'Audit log', (me) => can(me, 'admin')],
   ['/settings', 'Settings'],
 ];
 
@@ -88,6 +88,8 @@ async function loadMe(): Promise<Me | null> {
       return null;
     }
   }
+  // No session cookie pair: nobody is signed in; asking the server would only log a 401.
+  if (!csrfToken()) return null;
   try {
     return (await call<{ data: Me }>('GET', '/v1/auth/me')).data;
   } catch (error) {
@@ -104,6 +106,18 @@ async function loadTimeZone(): Promise<void> {
   } catch {
     // The default (Asia/Kolkata) stands.
   }
+}
+
+/** With no SMTP server nothing is e-mailed: say so on every page rather than fail silently. */
+function MailNote() {
+  const { data } = useLoad(loadDeployment, []);
+  if (!data || data.mail_configured) return null;
+  return (
+    <p className="notice" role="status" data-testid="mail-not-configured">
+      E-mail is not configured (no <code>SMTP_URL</code>): invitations, invoices and reminders are not sent.
+      {data.mode === 'test' ? ' In test mode the dashboard shows invitation and portal links on screen instead.' : ' Copy portal links from the customer page.'}
+    </p>
+  );
 }
 
 function Shell({ me, children }: { me: Me; children: ReactNode }) {
@@ -144,6 +158,7 @@ function Shell({ me, children }: { me: Me; children: ReactNode }) {
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
+        <MailNote />
         {children}
       </main>
     </div>
@@ -156,8 +171,9 @@ function App() {
   const [error, setError] = useState<string | null>(null);
   const refresh = useCallback(async () => {
     try {
-      // Who is signed in and the entity's time zone in one round trip.
-      const [next] = await Promise.all([loadMe(), loadTimeZone()]);
+      // Who is signed in, then (signed in only) the entity's time zone.
+      const next = await loadMe();
+      if (next) await loadTimeZone();
       setMe(next);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));

@@ -1,6 +1,6 @@
 /** The dashboard's building blocks: a tiny history router, tables with server-side paging, forms, an SVG chart. */
 import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type MouseEvent, type ReactNode } from 'react';
-import { ApiError, type ListPage, type Me } from './api.ts';
+import { ApiError, newIdempotencyKey, type ListPage, type Me } from './api.ts';
 import { count } from './format.ts';
 
 // ---------------------------------------------------------------- routing
@@ -273,36 +273,55 @@ export function Field({
   );
 }
 
-/** A form whose submit runs an async action, showing its error (role=alert) or its success note. */
+/**
+ * A form whose submit runs an async action, showing its error (role=alert) or its success note.
+ * One idempotency key per intended action: a retry of the same submission (same values, after an
+ * error) sends the same key, so a request that did land is not done twice; changed values or a
+ * success start a new action with a new key. The button is disabled while the action runs, and
+ * the form is reset after a success.
+ */
 export function ActionForm({
   title,
   submit,
   onSubmit,
   children,
   className,
+  keep,
 }: {
   title?: string;
   submit: string;
-  onSubmit: (form: FormData) => Promise<string | void>;
+  onSubmit: (form: FormData, idempotencyKey: string) => Promise<string | void>;
   children?: ReactNode;
   className?: string;
+  /** Keep the values after a success (an edit form showing what was saved). */
+  keep?: boolean;
 }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const running = useRef(false);
+  const attempt = useRef<{ values: string; key: string } | null>(null);
   const headingId = useId();
   const handle = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
+    if (running.current) return;
     const form = event.currentTarget;
+    const data = new FormData(form);
+    const values = JSON.stringify([...data.entries()].map(([k, v]) => [k, typeof v === 'string' ? v : v.name]));
+    if (attempt.current?.values !== values) attempt.current = { values, key: newIdempotencyKey() };
+    running.current = true;
     setBusy(true);
     setError(null);
     setDone(null);
     try {
-      const note = await onSubmit(new FormData(form));
+      const note = await onSubmit(data, attempt.current.key);
+      attempt.current = null;
+      if (!keep && form.isConnected) form.reset();
       if (note) setDone(note);
     } catch (e) {
       setError(errorText(e));
     } finally {
+      running.current = false;
       setBusy(false);
     }
   };
@@ -316,7 +335,7 @@ export function ActionForm({
           {done}
         </p>
       ) : null}
-      <button type="submit" disabled={busy}>
+      <button type="submit" disabled={busy} aria-busy={busy}>
         {busy ? 'Working…' : submit}
       </button>
     </form>
@@ -327,6 +346,7 @@ export function ActionForm({
 export function ActionButton({ label, run, confirm, danger }: { label: string; run: () => Promise<unknown>; confirm?: string; danger?: boolean }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const running = useRef(false);
   return (
     <span className="action">
       <button
@@ -334,7 +354,9 @@ export function ActionButton({ label, run, confirm, danger }: { label: string; r
         className={danger ? 'danger' : undefined}
         disabled={busy}
         onClick={async () => {
+          if (running.current) return;
           if (confirm && !window.confirm(confirm)) return;
+          running.current = true;
           setBusy(true);
           setError(null);
           try {
@@ -342,6 +364,7 @@ export function ActionButton({ label, run, confirm, danger }: { label: string; r
           } catch (e) {
             setError(errorText(e));
           } finally {
+            running.current = false;
             setBusy(false);
           }
         }}

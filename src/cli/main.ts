@@ -49,11 +49,12 @@ program
         mode: config.mode,
         database: config.databaseUrl ? 'postgresql' : 'embedded',
         ...(config.databaseUrl ? {} : { data_dir: config.dataDir }),
+        dashboard: `${local}/dashboard`,
         docs: `${local}/docs`,
         openapi: `${local}/openapi.json`,
         worker: config.runWorker,
       },
-      `Kosh ${VERSION} listening on ${local}`,
+      `Kosh ${VERSION} listening on ${local} (dashboard: ${local}/dashboard)`,
     );
     onShutdown(
       () => kosh.close(),

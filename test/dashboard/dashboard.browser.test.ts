@@ -28,6 +28,8 @@ let tenant: Tenant;
 /** Whether the operator routes (sign-in, users, audit log) are present: the journey needs them. */
 let hasOperators = false;
 const cspViolations: string[] = [];
+/** Failed requests the console reports (a 401 while signed out is one). */
+const consoleErrors: string[] = [];
 
 beforeAll(async () => {
   if (!hasChromium) return;
@@ -41,7 +43,7 @@ beforeAll(async () => {
   const document = (await t.api('GET', '/openapi.json')).body as { paths: Record<string, unknown> };
   hasOperators = ['/v1/auth/sign-in', '/v1/users/invitations', '/v1/audit-log'].every((path) => path in document.paths);
   if (!hasOperators) console.warn('dashboard operator journey skipped: this build has no /v1/auth, /v1/users or /v1/audit-log routes');
-}, 120_000);
+}, 240_000);
 afterAll(async () => {
   await browser?.close();
   await t?.close();
@@ -65,6 +67,7 @@ async function newPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
   page.on('console', (message) => {
     if (/Content Security Policy|Refused to/i.test(message.text())) cspViolations.push(message.text());
+    if (message.type() === 'error') consoleErrors.push(message.text());
   });
   page.on('pageerror', (error) => cspViolations.push(error.message));
   return page;
@@ -131,6 +134,9 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     const page = await newPage(context);
     await page.goto(`${base}/dashboard/customers`);
     await page.waitForURL(/\/dashboard\/sign-in\?next=%2Fcustomers/);
+    await page.waitForLoadState('networkidle');
+    // Signed out, the app asks the server nothing it would refuse: no 401 in the console.
+    expect(consoleErrors.filter((m) => /401|Unauthorized/i.test(m))).toEqual([]);
     await page.getByRole('button', { name: /API key/ }).click();
     await page.getByLabel('API key').fill(tenant.key);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
@@ -282,7 +288,31 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     await check(owner, '07-team');
     await drainMail();
 
-    // A plan, a customer and a subscription.
+    // The onboarding checklist: the entity step is open until the address and GSTIN are in.
+    await go(owner, '', 'Overview');
+    const step = (label: string) => owner.locator('.checklist li').filter({ hasText: label });
+    expect(await step('Your business').getAttribute('data-done')).toBe('false');
+    await step('Your business').getByRole('link', { name: 'Edit the entity' }).click();
+    const entityForm = owner.getByRole('form', { name: /^Edit / });
+    await entityForm.getByLabel('GSTIN').fill('27AAPFU0939F1ZV');
+    await entityForm.getByLabel('Address line 1').fill('4th floor, Tower B');
+    await entityForm.getByLabel('City').fill('Pune');
+    await entityForm.getByLabel('State').selectOption('27');
+    await entityForm.getByLabel('Postal code').fill('411001');
+    await entityForm.getByRole('button', { name: 'Save entity' }).click();
+    await entityForm.getByText('Entity saved.').waitFor();
+    await check(owner, '08-entity');
+    const entity = (await tenant.api('GET', '/v1/entities')).body.data.find((e: { is_primary: boolean }) => e.is_primary);
+    expect([entity.gstin, entity.state_code]).toEqual(['27AAPFU0939F1ZV', '27']);
+    expect(entity.address).toMatchObject({ line1: '4th floor, Tower B', city: 'Pune', state_code: '27', postal_code: '411001', country: 'IN' });
+    // The test gateway, from the checklist's link.
+    await go(owner, '', 'Overview');
+    await step('A payment gateway').getByRole('link', { name: 'Connect a gateway' }).click();
+    await owner.getByRole('button', { name: 'Connect gateway' }).click();
+    await owner.getByText('test connected.').waitFor();
+    expect((await tenant.api('GET', '/v1/gateway-connections')).body.data.map((g: { provider: string }) => g.provider)).toEqual(['test']);
+
+    // A plan, a customer with a billing address, and a subscription picked by names.
     await go(owner, '/plans', 'Plans');
     await owner.getByText('New plan').click();
     await owner.getByLabel('Name', { exact: true }).fill('Pro monthly');
@@ -297,23 +327,50 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     await owner.getByText('New customer').click();
     await owner.getByLabel('E-mail', { exact: true }).fill('buyer@customer.test');
     await owner.getByLabel('Name', { exact: true }).fill('Buyer Pvt Ltd');
+    await owner.getByLabel('Address line 1', { exact: true }).fill('12 MG Road');
+    await owner.getByLabel('City', { exact: true }).fill('Bengaluru');
+    await owner.getByLabel('State', { exact: true }).selectOption('29');
+    await owner.getByLabel('Postal code', { exact: true }).fill('560001');
     await owner.getByRole('button', { name: 'Create customer' }).click();
     await owner.getByRole('heading', { level: 1, name: 'Buyer Pvt Ltd' }).waitFor();
+    await owner.getByText('12 MG Road, Bengaluru, Karnataka (29) 560001, IN').waitFor();
     await check(owner, '09-customer');
     const customerId = owner.url().split('/').pop()!;
+    expect((await tenant.api('GET', `/v1/customers/${customerId}`)).body.data.billing_address).toEqual({
+      line1: '12 MG Road',
+      line2: null,
+      city: 'Bengaluru',
+      state_code: '29',
+      postal_code: '560001',
+      country: 'IN',
+    });
 
-    await go(owner, `/subscriptions?customer_id=${customerId}`, 'Subscriptions');
+    // Subscribe by typing parts of names and choosing from the server's search (no id anywhere).
+    await go(owner, '/subscriptions', 'Subscriptions');
     await owner.getByText('New subscription').click();
-    await owner.getByLabel('Plan id').fill(planId);
+    const newSubscription = owner.locator('details.create');
+    await newSubscription.getByRole('combobox', { name: 'Customer' }).fill('Buyer');
+    await newSubscription.getByRole('option', { name: /Buyer Pvt Ltd/ }).click();
+    await newSubscription.getByRole('combobox', { name: 'Plan' }).fill('Pro mon');
+    await newSubscription.getByRole('option', { name: /Pro monthly/ }).click();
+    await newSubscription.getByText('Chosen: Pro monthly').waitFor();
+    await check(owner, '10-new-subscription');
     await owner.getByRole('button', { name: 'Create subscription' }).click();
-    await owner.getByRole('heading', { level: 1, name: /^Subscription / }).waitFor();
+    await owner.getByRole('heading', { level: 1, name: 'Subscription' }).waitFor();
+    await owner.getByRole('link', { name: 'Buyer Pvt Ltd' }).waitFor();
+    await owner.getByRole('link', { name: 'Pro monthly' }).waitFor();
     await check(owner, '10-subscription');
+    const subscriptions = (await tenant.api('GET', `/v1/subscriptions?customer_id=${customerId}`)).body.data;
+    expect(subscriptions.map((x: { plan_id: string; quantity: number }) => [x.plan_id, x.quantity])).toEqual([[planId, 1]]);
+    // The list shows the customer, the plan, the amount and the next billing date.
+    await go(owner, '/subscriptions', 'Subscriptions');
+    const row = owner.getByRole('row').filter({ hasText: 'Buyer Pvt Ltd' });
+    await row.getByText('Pro monthly').waitFor();
+    await row.getByText('₹11,800.00 / month').waitFor();
 
     // The invoice, then a payment with TDS.
-    await owner
-      .getByRole('link', { name: /^[0-9a-f]{8}$/ })
-      .last()
-      .click();
+    await go(owner, `/subscriptions/${subscriptions[0].id}`, 'Subscription');
+    await owner.getByRole('link', { name: /^INV/ }).first().click();
     await owner.getByRole('heading', { level: 1, name: /^Invoice / }).waitFor();
     const invoiceId = owner.url().split('/').pop()!;
     const invoice = (await tenant.api('GET', `/v1/invoices/${invoiceId}`)).body.data;
@@ -332,6 +389,11 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     await owner.getByText(/Payment of .* recorded with .* TDS/).waitFor();
     const paid = (await tenant.api('GET', `/v1/invoices/${invoiceId}`)).body.data;
     expect([paid.status, paid.amount_tds]).toEqual(['paid', tds]);
+    expect((await tenant.api('GET', `/v1/payments?invoice_id=${invoiceId}`)).body.data).toHaveLength(1);
+    // The checklist is done: it is gone from the overview.
+    await go(owner, '', 'Overview');
+    await owner.getByRole('heading', { name: /^Set up billing/ }).waitFor({ state: 'detached' });
+    await go(owner, `/invoices/${invoiceId}`, /^Invoice /);
 
     // A credit note that needs approval.
     await owner.getByLabel('Credit amount (incl. GST)').fill('1,180.00');
@@ -347,9 +409,14 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     const financeContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const finance = await newPage(financeContext);
     await acceptInvitation(finance, linkIn(FINANCE.email, '/dashboard/accept-invitation'), 'Farah Finance', FINANCE.password);
+    // A tab a role cannot use is not shown: finance has no API keys or Team tab.
+    await go(finance, '/settings', 'Settings');
+    await finance.getByRole('link', { name: 'Entities' }).waitFor();
+    expect(await finance.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    expect(await finance.getByRole('link', { name: 'Team' }).count()).toBe(0);
     await go(finance, '/credit-notes?status=pending_approval', 'Credit notes');
     await check(finance, '13-approval-queue');
-    await finance.getByRole('link', { name: notes[0].number ?? creditNoteId.slice(-8) }).click();
+    await finance.getByRole('link', { name: notes[0].number ?? /^Pending, / }).click();
     await finance.getByRole('button', { name: 'Approve' }).click();
     await finance.getByText('Approved.').waitFor();
     await check(finance, '14-credit-note-approved');
@@ -410,6 +477,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
       ['/analytics', 'Analytics', '26-analytics'],
       ['/settings', 'Settings', '27-settings'],
       ['/settings/entities', 'Settings', '28-entities'],
+      ['/settings/gateways', 'Settings', '28-gateways'],
       ['/settings/api-keys', 'Settings', '29-api-keys'],
       ['/settings/email', 'Settings', '31-settings-email'],
     ] as const) {
@@ -430,5 +498,6 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
     expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
     expect(await page.text()).toContain('<div id="root">');
     expect((await fetch(`${base}/dashboard/assets/missing.js`)).status).toBe(404);
+    expect((await fetch(`${base}/favicon.ico`)).status).toBe(200);
   });
 });

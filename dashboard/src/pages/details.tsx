@@ -1,6 +1,8 @@
 /** Detail pages with every action the API offers to the signed-in role (the server enforces the same rules). */
 import { useState } from 'react';
-import { can, kosh, unwrap, type Schema } from '../api.ts';
+import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
+import { CustomerName, forget, InvoiceNumber, Picker, PlanName, priceText, SubscriptionAmount } from '../pickers.tsx';
+import { AddressFields, addressOf, formatAddress, GstinField } from './address.tsx';
 import { date, dateTime, money, toMinor } from '../format.ts';
 import {
   ActionButton,
@@ -32,7 +34,7 @@ function amountOf(form: FormData, name: string, currency: string, required = tru
 }
 
 const invoiceColumns: Column<Schema<'Invoice'>>[] = [
-  { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `draft ${i.id.slice(-8)}`}</Link> },
+  { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `Draft of ${date(i.created_at)}`}</Link> },
   { header: 'Status', cell: (i) => <Badge>{i.status}</Badge> },
   { header: 'Total', cell: (i) => money(i.total, i.currency), numeric: true },
   { header: 'Due', cell: (i) => money(i.amount_due, i.currency), numeric: true },
@@ -108,7 +110,7 @@ export function InvoiceDetail({ id }: { id: string }) {
               {inv.customer_details?.name ?? inv.customer_details?.email ?? inv.customer_id}
             </Link>,
           ],
-          ['Subscription', inv.subscription_id ? <Link to={`/subscriptions/${inv.subscription_id}`}>{inv.subscription_id.slice(-8)}</Link> : '—'],
+          ['Subscription', inv.subscription_id ? <Link to={`/subscriptions/${inv.subscription_id}`}>View the subscription</Link> : '—'],
           ['Subtotal', money$(inv.subtotal)],
           ['GST', `${money$(inv.tax_amount)} (${inv.tax_type})`],
           ['Total', money$(inv.total)],
@@ -140,7 +142,7 @@ export function InvoiceDetail({ id }: { id: string }) {
             <ActionForm
               title="Record a payment"
               submit="Record payment"
-              onSubmit={async (form) => {
+              onSubmit={async (form, key) => {
                 const amount = amountOf(form, 'amount', inv.currency)!;
                 const tds = amountOf(form, 'tds_amount', inv.currency, false) ?? 0;
                 unwrap(
@@ -154,6 +156,7 @@ export function InvoiceDetail({ id }: { id: string }) {
                       currency: inv.currency,
                       reference_number: str(form, 'reference_number'),
                     },
+                    ...idem(key),
                   }),
                 );
                 // The page keeps the note: the form goes away once the invoice is paid.
@@ -178,10 +181,13 @@ export function InvoiceDetail({ id }: { id: string }) {
           <ActionForm
             title="Issue a credit note"
             submit="Issue credit note"
-            onSubmit={async (form) => {
+            onSubmit={async (form, key) => {
               const amount = amountOf(form, 'credit_amount', inv.currency)!;
               const created = unwrap(
-                await kosh.POST('/v1/credit-notes', { body: { customer_id: inv.customer_id, invoice_id: inv.id, amount, reason: str(form, 'reason') } }),
+                await kosh.POST('/v1/credit-notes', {
+                  body: { customer_id: inv.customer_id, invoice_id: inv.id, amount, reason: str(form, 'reason') },
+                  ...idem(key),
+                }),
               );
               setNote(`Credit note ${created.data.number ?? ''} ${created.data.status === 'pending_approval' ? 'is waiting for approval' : 'issued'}.`);
               reload();
@@ -198,7 +204,10 @@ export function InvoiceDetail({ id }: { id: string }) {
           caption="Payments of this invoice"
           filterKey={`${id}|${inv.amount_paid}`}
           columns={[
-            { header: 'Payment', cell: (p: Schema<'OfflinePayment'>) => <Link to={`/payments/${p.id}`}>{p.reference_number ?? p.id.slice(-8)}</Link> },
+            {
+              header: 'Payment',
+              cell: (p: Schema<'OfflinePayment'>) => <Link to={`/payments/${p.id}`}>{p.reference_number || p.payment_type.replace(/_/g, ' ')}</Link>,
+            },
             { header: 'Amount', cell: (p) => money$(p.amount), numeric: true },
             { header: 'TDS', cell: (p) => money$(p.tds_amount), numeric: true },
             { header: 'Recorded', cell: (p) => dateTime(p.recorded_at) },
@@ -212,7 +221,7 @@ export function InvoiceDetail({ id }: { id: string }) {
           caption="Credit notes of this invoice"
           filterKey={`${id}|${inv.amount_credited}|${note ?? ''}`}
           columns={[
-            { header: 'Number', cell: (c: Schema<'CreditNote'>) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? c.id.slice(-8)}</Link> },
+            { header: 'Number', cell: (c: Schema<'CreditNote'>) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? 'pending approval'}</Link> },
             { header: 'Status', cell: (c) => <Badge>{c.status}</Badge> },
             { header: 'Amount', cell: (c) => money$(c.amount), numeric: true },
           ]}
@@ -258,6 +267,7 @@ export function CustomerDetail({ id }: { id: string }) {
           ['E-mail', c.email],
           ['Phone', c.phone ?? '—'],
           ['GSTIN', c.gstin ?? '—'],
+          ['Billing address', formatAddress(c.billing_address)],
           ['SEZ', c.sez ? 'yes' : 'no'],
           ['External id', c.external_id ?? '—'],
           ['Created', dateTime(c.created_at)],
@@ -268,13 +278,22 @@ export function CustomerDetail({ id }: { id: string }) {
           <summary>Edit customer</summary>
           <ActionForm
             submit="Save"
-            onSubmit={async (form) => {
+            keep
+            onSubmit={async (form, key) => {
               unwrap(
                 await kosh.PATCH('/v1/customers/{id}', {
                   params: { path: { id } },
-                  body: { email: str(form, 'email'), name: str(form, 'name') ?? null, phone: str(form, 'phone') ?? null, gstin: str(form, 'gstin') ?? null },
+                  body: {
+                    email: str(form, 'email'),
+                    name: str(form, 'name') ?? null,
+                    phone: str(form, 'phone') ?? null,
+                    gstin: str(form, 'gstin') ?? null,
+                    billing_address: addressOf(form) ?? null,
+                  },
+                  ...idem(key),
                 }),
               );
+              forget(id);
               reload();
               return 'Saved.';
             }}
@@ -282,18 +301,32 @@ export function CustomerDetail({ id }: { id: string }) {
             <Field label="E-mail" name="email" type="email" defaultValue={c.email} required />
             <Field label="Name" name="name" defaultValue={c.name ?? ''} />
             <Field label="Phone" name="phone" type="tel" defaultValue={c.phone ?? ''} />
-            <Field label="GSTIN" name="gstin" defaultValue={c.gstin ?? ''} />
+            <GstinField defaultValue={c.gstin} />
+            <AddressFields legend="Billing address" value={c.billing_address} key={c.updated_at} />
           </ActionForm>
         </details>
       ) : null}
       <section className="card">
         <h2>Subscriptions</h2>
+        {can(me, 'money') ? (
+          <p>
+            <Link to={`/subscriptions?customer_id=${id}&new=1`}>New subscription for this customer</Link>
+          </p>
+        ) : null}
         <PagedTable
           caption="Subscriptions of this customer"
           filterKey={id}
           columns={[
-            { header: 'Subscription', cell: (s: Schema<'Subscription'>) => <Link to={`/subscriptions/${s.id}`}>{s.id.slice(-8)}</Link> },
-            { header: 'Status', cell: (s) => <Badge>{s.status}</Badge> },
+            { header: 'Plan', cell: (s: Schema<'Subscription'>) => <PlanName id={s.plan_id} /> },
+            {
+              header: 'Status',
+              cell: (s) => (
+                <Link to={`/subscriptions/${s.id}`}>
+                  <Badge>{s.status}</Badge>
+                </Link>
+              ),
+            },
+            { header: 'Amount', cell: (s) => <SubscriptionAmount s={s} />, numeric: true },
             { header: 'Period ends', cell: (s) => date(s.current_period_end) },
           ]}
           load={async (page, limit) => unwrap(await kosh.GET('/v1/subscriptions', { params: { query: { customer_id: id, page, limit } } }))}
@@ -364,7 +397,7 @@ export function SubscriptionDetail({ id }: { id: string }) {
           ) : null
         }
       >
-        {`Subscription ${s.id.slice(-8)}`}
+        {`Subscription`}
       </PageTitle>
       {note ? (
         <p className="ok" role="status">
@@ -374,41 +407,35 @@ export function SubscriptionDetail({ id }: { id: string }) {
       <Fields
         items={[
           ['Status', <Badge key="s">{s.status}</Badge>],
-          [
-            'Customer',
-            <Link key="c" to={`/customers/${s.customer_id}`}>
-              {s.customer_id}
-            </Link>,
-          ],
-          [
-            'Plan',
-            <Link key="p" to={`/plans/${s.plan_id}`}>
-              {s.plan_id}
-            </Link>,
-          ],
+          ['Customer', <CustomerName key="c" id={s.customer_id} />],
+          ['Plan', <PlanName key="p" id={s.plan_id} />],
           ['Quantity', String(s.quantity)],
+          ['Amount', <SubscriptionAmount key="a" s={s} />],
           ['Currency', s.currency],
           ['Current period', `${date(s.current_period_start)} – ${date(s.current_period_end)}`],
           ['Cancels at period end', s.cancel_at_period_end ? 'yes' : 'no'],
-          ['Latest invoice', s.latest_invoice_id ? <Link to={`/invoices/${s.latest_invoice_id}`}>{s.latest_invoice_id.slice(-8)}</Link> : '—'],
+          ['Latest invoice', <InvoiceNumber key="i" id={s.latest_invoice_id} />],
         ]}
       />
       {money$ && live ? (
         <ActionForm
           title="Change plan"
           submit="Change plan"
-          onSubmit={async (form) => {
-            const changed = unwrap(
+          onSubmit={async (form, key) => {
+            const planId = str(form, 'plan_id');
+            if (!planId) throw new Error('Choose a plan from the list.');
+            unwrap(
               await kosh.POST('/v1/subscriptions/{id}/change-plan', {
                 ...path,
-                body: { plan_id: str(form, 'plan_id') ?? '', prorate: form.get('prorate') === 'on' },
+                body: { plan_id: planId, prorate: form.get('prorate') === 'on' },
+                ...idem(key),
               }),
             );
             reload();
-            return `Plan changed${'data' in changed ? '' : ''}.`;
+            return 'Plan changed.';
           }}
         >
-          <Field label="New plan id" name="plan_id" required />
+          <Picker kind="plan" label="New plan" name="plan_id" required />
           <Field label="Prorate" name="prorate" type="checkbox" defaultValue="true" />
         </ActionForm>
       ) : null}
@@ -470,7 +497,7 @@ export function CreditNoteDetail({ id }: { id: string }) {
           </>
         }
       >
-        {`Credit note ${cn.number ?? cn.id.slice(-8)}`}
+        {`Credit note ${cn.number ?? '(pending approval)'}`}
       </PageTitle>
       {note ? (
         <p className="ok" role="status">
@@ -480,13 +507,8 @@ export function CreditNoteDetail({ id }: { id: string }) {
       <Fields
         items={[
           ['Status', <Badge key="s">{cn.status}</Badge>],
-          [
-            'Customer',
-            <Link key="c" to={`/customers/${cn.customer_id}`}>
-              {cn.customer_id}
-            </Link>,
-          ],
-          ['Invoice', cn.invoice_id ? <Link to={`/invoices/${cn.invoice_id}`}>{cn.invoice_id.slice(-8)}</Link> : '—'],
+          ['Customer', <CustomerName key="c" id={cn.customer_id} />],
+          ['Invoice', <InvoiceNumber key="i" id={cn.invoice_id} />],
           ['Amount', money(cn.amount, cn.currency)],
           ['GST', money(cn.tax_amount, cn.currency)],
           ['Balance', money(cn.balance, cn.currency)],
@@ -498,14 +520,23 @@ export function CreditNoteDetail({ id }: { id: string }) {
         <ActionForm
           title="Apply to an invoice"
           submit="Apply"
-          onSubmit={async (form) => {
+          onSubmit={async (form, key) => {
             const amount = amountOf(form, 'apply_amount', cn.currency)!;
-            unwrap(await kosh.POST('/v1/credit-notes/{id}/apply', { ...path, body: { invoice_id: str(form, 'invoice_id') ?? '', amount } }));
+            const invoiceId = str(form, 'invoice_id');
+            if (!invoiceId) throw new Error('Choose an invoice from the list.');
+            unwrap(await kosh.POST('/v1/credit-notes/{id}/apply', { ...path, body: { invoice_id: invoiceId, amount }, ...idem(key) }));
             reload();
             return 'Applied.';
           }}
         >
-          <Field label="Invoice id" name="invoice_id" required />
+          <Picker
+            kind="invoice"
+            label="Invoice"
+            name="invoice_id"
+            required
+            scope={{ customer_id: cn.customer_id, status: 'open' }}
+            hint="This customer's open invoices"
+          />
           <Field label="Amount" name="apply_amount" required inputMode="decimal" />
         </ActionForm>
       ) : null}
@@ -522,17 +553,12 @@ export function PaymentDetail({ id }: { id: string }) {
   const p = data;
   return (
     <>
-      <PageTitle>{`Payment ${p.reference_number ?? p.id.slice(-8)}`}</PageTitle>
+      <PageTitle>{`Payment ${p.reference_number || `of ${money(p.amount, p.currency)}`}`}</PageTitle>
       <Fields
         items={[
           ['Status', <Badge key="s">{p.status}</Badge>],
-          [
-            'Customer',
-            <Link key="c" to={`/customers/${p.customer_id}`}>
-              {p.customer_id}
-            </Link>,
-          ],
-          ['Invoice', p.invoice_id ? <Link to={`/invoices/${p.invoice_id}`}>{p.invoice_id.slice(-8)}</Link> : '—'],
+          ['Customer', <CustomerName key="c" id={p.customer_id} />],
+          ['Invoice', <InvoiceNumber key="i" id={p.invoice_id} />],
           ['Amount', money(p.amount, p.currency)],
           ['TDS', money(p.tds_amount, p.currency)],
           ['Refunded', money(p.amount_refunded, p.currency)],
@@ -545,12 +571,13 @@ export function PaymentDetail({ id }: { id: string }) {
         <ActionForm
           title="Refund"
           submit="Refund"
-          onSubmit={async (form) => {
+          onSubmit={async (form, key) => {
             const amount = amountOf(form, 'refund_amount', p.currency, false);
             unwrap(
               await kosh.POST('/v1/payments/{id}/refunds', {
                 params: { path: { id } },
                 body: { amount, reason: (str(form, 'reason') ?? 'requested_by_customer') as 'requested_by_customer' },
+                ...idem(key),
               }),
             );
             reload();
@@ -600,7 +627,9 @@ export function PlanDetail({ id }: { id: string }) {
           rowKey={(_x, i) => String(i)}
           columns={[
             { header: 'Currency', cell: (x: Schema<'Plan'>['prices'][number]) => x.currency },
-            { header: 'Amount', cell: (x) => money(x.amount, x.currency), numeric: true },
+            { header: 'Price', cell: (x) => priceText(x, p), numeric: true },
+            { header: 'Type', cell: (x) => `${x.type}${x.tiers_mode ? `, ${x.tiers_mode} tiers` : ''}` },
+            { header: 'Active', cell: (x) => (x.active ? 'yes' : 'archived') },
           ]}
           rows={p.prices}
         />

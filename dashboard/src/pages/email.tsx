@@ -5,7 +5,7 @@
  * the admin role (the server's table, src/api/access.ts).
  */
 import { useEffect, useId, useState } from 'react';
-import { can, kosh, unwrap, type Me, type Schema } from '../api.ts';
+import { can, idem, kosh, unwrap, type Me, type Schema } from '../api.ts';
 import { dateTime } from '../format.ts';
 import { ActionButton, ActionForm, Badge, ErrorNote, Field, Link, Loading, str, Table, useLoad } from '../ui.tsx';
 
@@ -157,12 +157,14 @@ function TemplateEditor({ me, name }: { me: Me | null; name: TemplateName }) {
         <ActionForm
           title="Source"
           submit={admin ? 'Save template' : 'Saving needs the admin role'}
-          onSubmit={async () => {
+          keep
+          onSubmit={async (_form, key) => {
             if (!admin) throw new Error('Saving needs the admin role.');
             unwrap(
               await kosh.PUT('/v1/email-templates/{name}', {
                 params: { path: { name } },
                 body: { subject: source.subject, html: source.html, text: source.text === '' ? null : source.text },
+                ...idem(key),
               }),
             );
             reload();
@@ -233,8 +235,9 @@ function Notifications({ me }: { me: Me | null }) {
     <ActionForm
       title="Customer notifications"
       submit={admin ? 'Save notifications' : 'Saving needs the admin role'}
-      onSubmit={async (form) => {
-        unwrap(await kosh.PATCH('/v1/notification-settings', { body: Object.fromEntries(kinds.map((k) => [k, form.get(k) === 'on'])) }));
+      keep
+      onSubmit={async (form, key) => {
+        unwrap(await kosh.PATCH('/v1/notification-settings', { body: Object.fromEntries(kinds.map((k) => [k, form.get(k) === 'on'])), ...idem(key) }));
         reload();
         return 'Saved.';
       }}
@@ -290,7 +293,7 @@ function SmsConnections({ me }: { me: Me | null }) {
         <ActionForm
           title="Connect Twilio"
           submit="Connect"
-          onSubmit={async (form) => {
+          onSubmit={async (form, key) => {
             unwrap(
               await kosh.POST('/v1/sms-connections', {
                 body: {
@@ -298,6 +301,7 @@ function SmsConnections({ me }: { me: Me | null }) {
                   sender: str(form, 'sms_sender') ?? '',
                   credentials: { account_sid: str(form, 'sms_account_sid') ?? '', auth_token: String(form.get('sms_auth_token') ?? '') },
                 },
+                ...idem(key),
               }),
             );
             reload();
@@ -313,7 +317,7 @@ function SmsConnections({ me }: { me: Me | null }) {
         <ActionForm
           title="Connect MSG91"
           submit="Connect"
-          onSubmit={async (form) => {
+          onSubmit={async (form, key) => {
             const sender = str(form, 'msg91_sender');
             unwrap(
               await kosh.POST('/v1/sms-connections', {
@@ -322,6 +326,7 @@ function SmsConnections({ me }: { me: Me | null }) {
                   ...(sender ? { sender } : {}),
                   credentials: { auth_key: String(form.get('msg91_auth_key') ?? ''), template_id: str(form, 'msg91_template_id') ?? '' },
                 },
+                ...idem(key),
               }),
             );
             reload();

@@ -1,6 +1,8 @@
 /** Searchable, server-side paginated tables (the API's page/limit, filters and total_count) and the create forms. */
-import { useState, type ReactNode } from 'react';
-import { can, kosh, unwrap, type Schema } from '../api.ts';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
+import { CustomerName, InvoiceNumber, Picker, PlanName, SubscriptionAmount } from '../pickers.tsx';
+import { AddressFields, addressOf, GstinField } from './address.tsx';
 import { date, money, toMinor } from '../format.ts';
 import { ActionForm, Badge, Field, Link, navigate, PagedTable, PageTitle, str, useLocation, useMe, type Column } from '../ui.tsx';
 
@@ -12,30 +14,35 @@ function Filters({ children, label }: { children: ReactNode; label: string }) {
   );
 }
 
+/** A text search that acts as you type (debounced); each box has its own id. */
 function SearchBox({ label, value, onChange }: { label: string; value: string; onChange: (v: string) => void }) {
+  const id = useId();
   const [text, setText] = useState(value);
+  const changed = useRef(onChange);
+  changed.current = onChange;
+  useEffect(() => {
+    const timer = setTimeout(() => changed.current(text.trim()), 300);
+    return () => clearTimeout(timer);
+  }, [text]);
   return (
     <div className="field inline">
-      <label htmlFor="search">{label}</label>
-      <input
-        id="search"
-        type="search"
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter') onChange(text.trim());
-        }}
-        onBlur={() => onChange(text.trim())}
-      />
+      <label htmlFor={id}>{label}</label>
+      <input id={id} type="search" value={text} onChange={(e) => setText(e.target.value)} />
     </div>
   );
 }
 
+/** A customer filter: pick by name; the list narrows to that customer. */
+function CustomerFilter({ value, onChange }: { value: string; onChange: (id: string) => void }) {
+  return <Picker kind="customer" label="Customer" name="customer_filter" defaultId={value || undefined} onChange={(o) => onChange(o?.id ?? '')} />;
+}
+
 function StatusSelect<S extends string>({ statuses, value, onChange }: { statuses: readonly S[]; value: S | ''; onChange: (v: S | '') => void }) {
+  const id = useId();
   return (
     <div className="field inline">
-      <label htmlFor="status">Status</label>
-      <select id="status" value={value} onChange={(e) => onChange(e.target.value as S | '')}>
+      <label htmlFor={id}>Status</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value as S | '')}>
         <option value="">Any</option>
         {statuses.map((s) => (
           <option key={s} value={s}>
@@ -48,6 +55,7 @@ function StatusSelect<S extends string>({ statuses, value, onChange }: { statuse
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const idOrNothing = (value: string | null) => (value && UUID.test(value) ? value : '');
 
 // ---------------------------------------------------------------- customers
 
@@ -78,10 +86,17 @@ export function CustomerList() {
           <summary>New customer</summary>
           <ActionForm
             submit="Create customer"
-            onSubmit={async (form) => {
+            onSubmit={async (form, key) => {
               const created = unwrap(
                 await kosh.POST('/v1/customers', {
-                  body: { email: str(form, 'email') ?? '', name: str(form, 'name'), gstin: str(form, 'gstin'), phone: str(form, 'phone') },
+                  body: {
+                    email: str(form, 'email') ?? '',
+                    name: str(form, 'name'),
+                    gstin: str(form, 'gstin'),
+                    phone: str(form, 'phone'),
+                    billing_address: addressOf(form),
+                  },
+                  ...idem(key),
                 }),
               );
               navigate(`/customers/${created.data.id}`);
@@ -89,8 +104,9 @@ export function CustomerList() {
           >
             <Field label="E-mail" name="email" type="email" required />
             <Field label="Name" name="name" />
-            <Field label="GSTIN" name="gstin" hint="15 characters, for a registered business" />
+            <GstinField />
             <Field label="Phone" name="phone" type="tel" />
+            <AddressFields legend="Billing address" />
           </ActionForm>
         </details>
       ) : null}
@@ -102,6 +118,7 @@ export function CustomerList() {
 
 export function PlanList() {
   const { me } = useMe();
+  const { query } = useLocation();
   const [q, setQ] = useState('');
   const columns: Column<Schema<'Plan'>>[] = [
     { header: 'Name', cell: (p) => <Link to={`/plans/${p.id}`}>{p.name}</Link> },
@@ -123,11 +140,11 @@ export function PlanList() {
         load={async (page, limit) => unwrap(await kosh.GET('/v1/plans', { params: { query: { page, limit, ...(q ? { q } : {}) } } }))}
       />
       {can(me, 'money') ? (
-        <details className="create">
+        <details className="create" open={query.get('new') === '1' || undefined}>
           <summary>New plan</summary>
           <ActionForm
             submit="Create plan"
-            onSubmit={async (form) => {
+            onSubmit={async (form, key) => {
               const currency = str(form, 'currency') ?? 'INR';
               const amount = toMinor(str(form, 'amount') ?? '', currency);
               if (amount === null) throw new Error('the price is not an amount (e.g. 1,499.00)');
@@ -142,6 +159,7 @@ export function PlanList() {
                     currency,
                     hsn_code: str(form, 'hsn_code'),
                   },
+                  ...idem(key),
                 }),
               );
               navigate(`/plans/${created.data.id}`);
@@ -189,55 +207,106 @@ export function SubscriptionList() {
   const { me } = useMe();
   const { query } = useLocation();
   const [status, setStatus] = useState<(typeof SUBSCRIPTION_STATUSES)[number] | ''>('');
-  const [customer, setCustomer] = useState(query.get('customer_id') ?? '');
-  const customerId = UUID.test(customer) ? customer : undefined;
+  const [customerId, setCustomerId] = useState(idOrNothing(query.get('customer_id')));
+  const [planId, setPlanId] = useState('');
   const columns: Column<Schema<'Subscription'>>[] = [
-    { header: 'Subscription', cell: (s) => <Link to={`/subscriptions/${s.id}`}>{s.id.slice(-8)}</Link> },
-    { header: 'Customer', cell: (s) => <Link to={`/customers/${s.customer_id}`}>{s.customer_id.slice(-8)}</Link> },
-    { header: 'Status', cell: (s) => <Badge>{s.status}</Badge> },
+    { header: 'Customer', cell: (s) => <CustomerName id={s.customer_id} /> },
+    { header: 'Plan', cell: (s) => <PlanName id={s.plan_id} /> },
+    {
+      header: 'Status',
+      cell: (s) => (
+        <Link to={`/subscriptions/${s.id}`}>
+          <Badge>{s.status}</Badge>
+        </Link>
+      ),
+    },
     { header: 'Quantity', cell: (s) => s.quantity, numeric: true },
-    { header: 'Current period ends', cell: (s) => date(s.current_period_end) },
+    { header: 'Amount', cell: (s) => <SubscriptionAmount s={s} />, numeric: true },
+    {
+      header: 'Next billing',
+      cell: (s) => (s.status === 'canceled' ? '—' : s.cancel_at_period_end ? `ends ${date(s.current_period_end)}` : date(s.current_period_end)),
+    },
   ];
   return (
     <>
       <PageTitle>Subscriptions</PageTitle>
       <Filters label="Filter subscriptions">
         <StatusSelect statuses={SUBSCRIPTION_STATUSES} value={status} onChange={setStatus} />
-        <SearchBox label="Customer id" value={customer} onChange={setCustomer} />
+        <CustomerFilter value={customerId} onChange={setCustomerId} />
+        <Picker kind="plan" label="Plan" name="plan_filter" onChange={(o) => setPlanId(o?.id ?? '')} />
       </Filters>
       <PagedTable
         caption="Subscriptions"
         columns={columns}
-        filterKey={`${status}|${customerId ?? ''}`}
+        filterKey={`${status}|${customerId}|${planId}`}
         load={async (page, limit) =>
           unwrap(
             await kosh.GET('/v1/subscriptions', {
-              params: { query: { page, limit, ...(status ? { status } : {}), ...(customerId ? { customer_id: customerId } : {}) } },
+              params: {
+                query: {
+                  page,
+                  limit,
+                  ...(status ? { status } : {}),
+                  ...(customerId ? { customer_id: customerId } : {}),
+                  ...(planId ? { plan_id: planId } : {}),
+                },
+              },
             }),
           )
         }
       />
       {can(me, 'money') ? (
-        <details className="create">
+        <details className="create" open={query.get('new') === '1' || undefined}>
           <summary>New subscription</summary>
-          <ActionForm
-            submit="Create subscription"
-            onSubmit={async (form) => {
-              const created = unwrap(
-                await kosh.POST('/v1/subscriptions', {
-                  body: { customer_id: str(form, 'customer_id') ?? '', plan_id: str(form, 'plan_id') ?? '', quantity: Number(str(form, 'quantity') ?? '1') },
-                }),
-              );
-              navigate(`/subscriptions/${created.data.id}`);
-            }}
-          >
-            <Field label="Customer id" name="customer_id" required defaultValue={customerId} />
-            <Field label="Plan id" name="plan_id" required />
-            <Field label="Quantity" name="quantity" type="number" defaultValue="1" />
-          </ActionForm>
+          <NewSubscription customerId={customerId} />
         </details>
       ) : null}
     </>
+  );
+}
+
+/** A subscription by picking a customer, a plan (and its currency) and optionally a coupon. */
+export function NewSubscription({ customerId }: { customerId?: string }) {
+  const [plan, setPlan] = useState<Schema<'Plan'> | null>(null);
+  const currencies = [...new Set(plan?.prices.filter((p) => p.active).map((p) => p.currency) ?? [])];
+  return (
+    <ActionForm
+      submit="Create subscription"
+      onSubmit={async (form, key) => {
+        const customer = str(form, 'customer_id');
+        const planId = str(form, 'plan_id');
+        if (!customer) throw new Error('Choose a customer from the list.');
+        if (!planId) throw new Error('Choose a plan from the list.');
+        const created = unwrap(
+          await kosh.POST('/v1/subscriptions', {
+            body: {
+              customer_id: customer,
+              plan_id: planId,
+              quantity: Number(str(form, 'quantity') ?? '1'),
+              ...(str(form, 'currency') ? { currency: str(form, 'currency') } : {}),
+              ...(str(form, 'coupon') ? { coupon: str(form, 'coupon') } : {}),
+            },
+            ...idem(key),
+          }),
+        );
+        navigate(`/subscriptions/${created.data.id}`);
+      }}
+    >
+      <Picker kind="customer" label="Customer" name="customer_id" required defaultId={customerId || undefined} />
+      <Picker
+        kind="plan"
+        label="Plan"
+        name="plan_id"
+        required
+        onChange={(o) => {
+          if (!o) return setPlan(null);
+          void kosh.GET('/v1/plans/{id}', { params: { path: { id: o.id } } }).then((r) => setPlan(r.data?.data ?? null));
+        }}
+      />
+      {currencies.length > 1 ? <Field label="Price (currency)" name="currency" options={currencies.map((c) => [c, c])} /> : null}
+      <Field label="Quantity" name="quantity" type="number" defaultValue="1" />
+      <Picker kind="coupon" label="Coupon (optional)" name="coupon" hint="Type a coupon code or name, or leave empty" />
+    </ActionForm>
   );
 }
 
@@ -250,13 +319,17 @@ export function InvoiceList() {
   const initial = query.get('status');
   const [status, setStatus] = useState<(typeof INVOICE_STATUSES)[number] | ''>(INVOICE_STATUSES.find((s) => s === initial) ?? '');
   const [q, setQ] = useState(query.get('q') ?? '');
-  const [customer, setCustomer] = useState(query.get('customer_id') ?? '');
-  const customerId = UUID.test(customer) ? customer : undefined;
+  const [customerId, setCustomerId] = useState(idOrNothing(query.get('customer_id')));
   const columns: Column<Schema<'Invoice'>>[] = [
-    { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `draft ${i.id.slice(-8)}`}</Link> },
+    { header: 'Number', cell: (i) => <Link to={`/invoices/${i.id}`}>{i.number ?? `Draft of ${date(i.created_at)}`}</Link> },
     {
       header: 'Customer',
-      cell: (i) => <Link to={`/customers/${i.customer_id}`}>{i.customer_details?.name ?? i.customer_details?.email ?? i.customer_id.slice(-8)}</Link>,
+      cell: (i) =>
+        i.customer_details?.name || i.customer_details?.email ? (
+          <Link to={`/customers/${i.customer_id}`}>{i.customer_details.name ?? i.customer_details.email}</Link>
+        ) : (
+          <CustomerName id={i.customer_id} />
+        ),
     },
     { header: 'Status', cell: (i) => <Badge>{i.status}</Badge> },
     { header: 'Total', cell: (i) => money(i.total, i.currency), numeric: true },
@@ -269,12 +342,12 @@ export function InvoiceList() {
       <Filters label="Filter invoices">
         <StatusSelect statuses={INVOICE_STATUSES} value={status} onChange={setStatus} />
         <SearchBox label="Invoice number" value={q} onChange={setQ} />
-        <SearchBox label="Customer id" value={customer} onChange={setCustomer} />
+        <CustomerFilter value={customerId} onChange={setCustomerId} />
       </Filters>
       <PagedTable
         caption="Invoices"
         columns={columns}
-        filterKey={`${status}|${q}|${customerId ?? ''}`}
+        filterKey={`${status}|${q}|${customerId}`}
         load={async (page, limit) =>
           unwrap(
             await kosh.GET('/v1/invoices', {
@@ -291,11 +364,14 @@ export function InvoiceList() {
 
 export function PaymentList() {
   const { query } = useLocation();
-  const [customer, setCustomer] = useState(query.get('customer_id') ?? '');
-  const customerId = UUID.test(customer) ? customer : undefined;
+  const [customerId, setCustomerId] = useState(idOrNothing(query.get('customer_id')));
   const columns: Column<Schema<'OfflinePayment'>>[] = [
-    { header: 'Payment', cell: (p) => <Link to={`/payments/${p.id}`}>{p.reference_number ?? p.id.slice(-8)}</Link> },
-    { header: 'Customer', cell: (p) => <Link to={`/customers/${p.customer_id}`}>{p.customer_id.slice(-8)}</Link> },
+    {
+      header: 'Payment',
+      cell: (p) => <Link to={`/payments/${p.id}`}>{p.reference_number || `${p.payment_type.replace(/_/g, ' ')} of ${date(p.recorded_at)}`}</Link>,
+    },
+    { header: 'Customer', cell: (p) => <CustomerName id={p.customer_id} /> },
+    { header: 'Invoice', cell: (p) => <InvoiceNumber id={p.invoice_id} /> },
     { header: 'Method', cell: (p) => p.payment_type.replace(/_/g, ' ') },
     { header: 'Amount', cell: (p) => money(p.amount, p.currency), numeric: true },
     { header: 'TDS', cell: (p) => money(p.tds_amount, p.currency), numeric: true },
@@ -306,12 +382,12 @@ export function PaymentList() {
     <>
       <PageTitle>Payments</PageTitle>
       <Filters label="Filter payments">
-        <SearchBox label="Customer id" value={customer} onChange={setCustomer} />
+        <CustomerFilter value={customerId} onChange={setCustomerId} />
       </Filters>
       <PagedTable
         caption="Payments"
         columns={columns}
-        filterKey={customerId ?? ''}
+        filterKey={customerId}
         load={async (page, limit) =>
           unwrap(await kosh.GET('/v1/payments', { params: { query: { page, limit, ...(customerId ? { customer_id: customerId } : {}) } } }))
         }
@@ -329,8 +405,9 @@ export function CreditNoteList() {
   const initial = query.get('status');
   const [status, setStatus] = useState<(typeof CREDIT_NOTE_STATUSES)[number] | ''>(CREDIT_NOTE_STATUSES.find((s) => s === initial) ?? '');
   const columns: Column<Schema<'CreditNote'>>[] = [
-    { header: 'Number', cell: (c) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? c.id.slice(-8)}</Link> },
-    { header: 'Customer', cell: (c) => <Link to={`/customers/${c.customer_id}`}>{c.customer_id.slice(-8)}</Link> },
+    { header: 'Number', cell: (c) => <Link to={`/credit-notes/${c.id}`}>{c.number ?? `Pending, ${money(c.amount, c.currency)}`}</Link> },
+    { header: 'Customer', cell: (c) => <CustomerName id={c.customer_id} /> },
+    { header: 'Invoice', cell: (c) => <InvoiceNumber id={c.invoice_id} /> },
     { header: 'Status', cell: (c) => <Badge>{c.status}</Badge> },
     { header: 'Amount', cell: (c) => money(c.amount, c.currency), numeric: true },
     { header: 'Reason', cell: (c) => c.reason ?? '—' },

@@ -2,7 +2,8 @@
 import { useState } from 'react';
 import { call, can, kosh, unwrap, type ListPage, type Schema } from '../api.ts';
 import { count, dateTime, money } from '../format.ts';
-import { ActionButton, BarChart, Badge, ErrorNote, Field, Fields, Link, Loading, PagedTable, PageTitle, Table, useLoad, useMe, type Column } from '../ui.tsx';
+import { CustomerName, InvoiceNumber } from '../pickers.tsx';
+import { ActionButton, BarChart, Badge, ErrorNote, Field, Fields, Loading, PagedTable, PageTitle, Table, useLoad, useMe, type Column } from '../ui.tsx';
 
 // ---------------------------------------------------------------- dunning
 
@@ -10,8 +11,8 @@ export function Dunning() {
   const [status, setStatus] = useState('');
   const campaigns = useLoad(async () => unwrap(await kosh.GET('/v1/dunning-campaigns')).data, []);
   const columns: Column<Schema<'DunningExecution'>>[] = [
-    { header: 'Invoice', cell: (e) => <Link to={`/invoices/${e.invoice_id}`}>{e.invoice_id.slice(-8)}</Link> },
-    { header: 'Customer', cell: (e) => <Link to={`/customers/${e.customer_id}`}>{e.customer_id.slice(-8)}</Link> },
+    { header: 'Invoice', cell: (e) => <InvoiceNumber id={e.invoice_id} /> },
+    { header: 'Customer', cell: (e) => <CustomerName id={e.customer_id} /> },
     { header: 'Status', cell: (e) => <Badge>{e.status}</Badge> },
     { header: 'Steps done', cell: (e) => e.steps_done, numeric: true },
     { header: 'Next step', cell: (e) => dateTime(e.next_step_at) },
@@ -130,7 +131,7 @@ export function Reconciliation() {
             rowKey={(_d, i) => String(i)}
             columns={[
               { header: 'Type', cell: (d: Schema<'ReconciliationDiscrepancy'>) => d.type.replace(/_/g, ' ') },
-              { header: 'Invoice', cell: (d) => (d.invoice_id ? <Link to={`/invoices/${d.invoice_id}`}>{d.invoice_id.slice(-8)}</Link> : '—') },
+              { header: 'Invoice', cell: (d) => <InvoiceNumber id={d.invoice_id} /> },
               { header: 'Expected', cell: (d) => money(d.expected_amount, d.currency ?? 'INR'), numeric: true },
               { header: 'Found', cell: (d) => money(d.found_amount, d.currency ?? 'INR'), numeric: true },
               { header: 'Detail', cell: (d) => d.detail },

@@ -1,7 +1,7 @@
 /** MRR and revenue charts (analytics, revenue recognition), outstanding and overdue (invoice aging). */
-import { kosh, unwrap } from '../api.ts';
+import { can, kosh, loadDeployment, unwrap } from '../api.ts';
 import { count, money } from '../format.ts';
-import { BarChart, ErrorNote, Link, Loading, PageTitle, useLoad } from '../ui.tsx';
+import { BarChart, ErrorNote, Link, Loading, PageTitle, useLoad, useMe } from '../ui.tsx';
 
 function monthsBack(n: number): { month: string; start: string } {
   const now = new Date(Date.now());
@@ -11,6 +11,81 @@ function monthsBack(n: number): { month: string; start: string } {
 
 const shortMonth = (month: string) =>
   new Intl.DateTimeFormat('en-IN', { month: 'short', timeZone: 'UTC' }).format(new Date(`${month.slice(0, 7)}-01T00:00:00Z`));
+
+type Step = { done: boolean; label: string; detail: string; to: string; action: string };
+
+/**
+ * The first steps for a new tenant, each ticked from real data and linking to its form; the list
+ * goes away once every step is done.
+ */
+function Checklist() {
+  const { me } = useMe();
+  const { data } = useLoad(async () => {
+    const [entities, plans, gateways, invoices, deployment] = await Promise.all([
+      kosh.GET('/v1/entities', { params: { query: { limit: 100 } } }).then(unwrap),
+      kosh.GET('/v1/plans', { params: { query: { limit: 1 } } }).then(unwrap),
+      kosh.GET('/v1/gateway-connections').then(unwrap),
+      kosh.GET('/v1/invoices', { params: { query: { limit: 1 } } }).then(unwrap),
+      loadDeployment(),
+    ]);
+    const primary = entities.data.find((e) => e.is_primary) ?? entities.data[0];
+    const steps: Step[] = [
+      {
+        done: Boolean(primary?.gstin && primary.address?.line1 && primary.address.city),
+        label: 'Your business: address and GSTIN',
+        detail: 'Printed on every invoice (Rule 46); the state decides CGST+SGST or IGST.',
+        to: '/settings/entities?edit=primary',
+        action: 'Edit the entity',
+      },
+      { done: plans.total_count > 0, label: 'A plan', detail: 'What you sell and how often it bills.', to: '/plans?new=1', action: 'Create a plan' },
+      {
+        done: gateways.data.length > 0,
+        label: 'A payment gateway',
+        detail: 'Razorpay or Stripe (the test gateway in test mode) to take payments online.',
+        to: '/settings/gateways',
+        action: 'Connect a gateway',
+      },
+      {
+        done: deployment.mail_configured,
+        label: 'E-mail',
+        detail: deployment.mail_configured
+          ? 'Invoices and reminders go out by e-mail.'
+          : 'Set SMTP_URL (and MAIL_FROM) where Kosh runs, then restart it; until then nothing is e-mailed.',
+        to: '/settings/email',
+        action: 'E-mail settings',
+      },
+      {
+        done: invoices.total_count > 0,
+        label: 'A first invoice',
+        detail: 'Subscribe a customer to a plan: the first invoice is issued at once.',
+        to: '/subscriptions?new=1',
+        action: 'New subscription',
+      },
+    ];
+    return steps;
+  }, []);
+  if (!data || data.every((s) => s.done) || !can(me, 'money')) return null;
+  const left = data.filter((s) => !s.done).length;
+  return (
+    <section className="card checklist" aria-labelledby="checklist-title">
+      <h2 id="checklist-title">
+        Set up billing ({data.length - left} of {data.length} done)
+      </h2>
+      <ol>
+        {data.map((step) => (
+          <li key={step.label} data-done={step.done}>
+            <span className={step.done ? 'tick done' : 'tick'} aria-hidden="true">
+              {step.done ? '✓' : '○'}
+            </span>
+            <strong>{step.label}</strong>
+            <span className="sr-only">{step.done ? ' (done)' : ' (to do)'}</span> — <span className="muted">{step.detail}</span>{' '}
+            {step.done ? null : <Link to={step.to}>{step.action}</Link>}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
 
 export function Overview() {
   const from = monthsBack(11);
@@ -33,6 +108,7 @@ export function Overview() {
   return (
     <>
       <PageTitle>Overview</PageTitle>
+      <Checklist />
       <section className="kpis" aria-label="Key figures">
         <div className="kpi">
           <h2>MRR</h2>

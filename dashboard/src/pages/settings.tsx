@@ -1,17 +1,20 @@
 /** Settings: tenant settings, legal entities (GSTIN, time zone), API keys, the team and invitations, customer e-mail and SMS, own security (TOTP). */
 import { useState } from 'react';
-import { call, can, kosh, unwrap, type Me, type Role, type Schema } from '../api.ts';
+import { call, can, idem, kosh, unwrap, type Me, type Role, type Schema } from '../api.ts';
+import { AddressFields, addressOf, addressWithoutNulls, formatAddress, GstinField } from './address.tsx';
 import { dateTime } from '../format.ts';
 import { EmailSettings } from './email.tsx';
-import { ActionButton, ActionForm, Badge, ErrorNote, Field, Link, Loading, PageTitle, str, Table, useLoad, useMe } from '../ui.tsx';
+import { ActionButton, ActionForm, Badge, ErrorNote, Field, Link, Loading, PageTitle, str, Table, useLoad, useLocation, useMe } from '../ui.tsx';
 
-const TABS: [string, string][] = [
+/** Each tab and who may use it (the server refuses the rest; a tab a role cannot use is not shown). */
+const TABS: [string, string, ((me: Me | null) => boolean)?][] = [
   ['general', 'General'],
   ['entities', 'Entities'],
-  ['api-keys', 'API keys'],
-  ['team', 'Team'],
+  ['gateways', 'Payment gateways'],
+  ['api-keys', 'API keys', (me) => can(me, 'admin')],
+  ['team', 'Team', (me) => can(me, 'admin')],
   ['email', 'E-mail'],
-  ['security', 'Your security'],
+  ['security', 'Your security', (me) => !me?.viaApiKey],
 ];
 
 export function Settings({ tab, sub }: { tab: string; sub?: string }) {
@@ -20,7 +23,7 @@ export function Settings({ tab, sub }: { tab: string; sub?: string }) {
     <>
       <PageTitle>Settings</PageTitle>
       <nav className="tabs" aria-label="Settings sections">
-        {TABS.map(([id, label]) => (
+        {TABS.filter(([, , visible]) => !visible || visible(me)).map(([id, label]) => (
           <Link key={id} to={`/settings${id === 'general' ? '' : `/${id}`}`}>
             {label}
           </Link>
@@ -28,8 +31,9 @@ export function Settings({ tab, sub }: { tab: string; sub?: string }) {
       </nav>
       {tab === 'general' ? <General me={me} /> : null}
       {tab === 'entities' ? <Entities me={me} /> : null}
-      {tab === 'api-keys' ? <ApiKeys me={me} /> : null}
-      {tab === 'team' ? <Team me={me} /> : null}
+      {tab === 'gateways' ? <Gateways me={me} /> : null}
+      {tab === 'api-keys' ? can(me, 'admin') ? <ApiKeys me={me} /> : <p>API keys are managed by an admin or the owner.</p> : null}
+      {tab === 'team' ? can(me, 'admin') ? <Team me={me} /> : <p>The team is managed by an admin or the owner.</p> : null}
       {tab === 'email' ? <EmailSettings me={me} name={sub} /> : null}
       {tab === 'security' ? <Security me={me} /> : null}
     </>
@@ -44,7 +48,8 @@ function General({ me }: { me: Me | null }) {
     <ActionForm
       title="Billing settings"
       submit={admin ? 'Save' : 'Saving needs the admin role'}
-      onSubmit={async (form) => {
+      keep
+      onSubmit={async (form, key) => {
         unwrap(
           await kosh.PATCH('/v1/settings', {
             body: {
@@ -53,6 +58,7 @@ function General({ me }: { me: Me | null }) {
               invoice_due_days: Number(str(form, 'invoice_due_days') ?? data.invoice_due_days),
               credit_note_approval_required: form.get('credit_note_approval_required') === 'on',
             },
+            ...idem(key),
           }),
         );
         reload();
@@ -72,8 +78,79 @@ function General({ me }: { me: Me | null }) {
   );
 }
 
+const TIME_ZONES: [string, string][] = ['Asia/Kolkata', 'Asia/Dubai', 'Asia/Singapore', 'Europe/London', 'America/New_York', 'UTC'].map((z) => [z, z]);
+
+type EntityBody = {
+  name: string;
+  legal_name?: string;
+  invoice_prefix: string;
+  gstin?: string;
+  state_code?: string;
+  address?: Record<string, string>;
+  lut: boolean;
+};
+
+function entityBody(form: FormData): EntityBody {
+  const gstin = str(form, 'gstin')?.toUpperCase();
+  const address = addressWithoutNulls(addressOf(form));
+  return {
+    name: str(form, 'name') ?? '',
+    legal_name: str(form, 'legal_name'),
+    invoice_prefix: str(form, 'invoice_prefix') ?? '',
+    gstin,
+    // The entity's state is its GSTIN's, or the address's when it has none.
+    state_code: gstin ? gstin.slice(0, 2) : address?.country === 'IN' ? address.state_code : undefined,
+    address,
+    lut: form.get('lut') === 'on',
+  };
+}
+
+function einvoicingOf(form: FormData): { enabled: boolean; provider: 'sandbox' | 'nic' | 'gsp' } | undefined {
+  const provider = str(form, 'einvoicing_provider') as 'sandbox' | 'nic' | 'gsp' | 'off' | undefined;
+  if (!provider) return undefined;
+  return provider === 'off' ? { enabled: false, provider: 'sandbox' } : { enabled: true, provider };
+}
+
+/** The fields of an entity, for create and edit: address (Rule 46 puts it on every invoice), GSTIN, time zone, LUT, e-invoicing. */
+function EntityFields({ entity }: { entity?: Schema<'LegalEntity'> }) {
+  return (
+    <>
+      <Field label="Name" name="name" required defaultValue={entity?.name} />
+      <Field label="Legal name" name="legal_name" defaultValue={entity?.legal_name} hint="As registered; printed on invoices" />
+      <Field
+        label="Invoice prefix"
+        name="invoice_prefix"
+        required
+        defaultValue={entity?.invoice_prefix}
+        pattern="([A-Z0-9/\-]|\{FY\})+"
+        hint="Uppercase letters, digits, / or -; {FY} writes the financial year (INV/{FY}/)"
+      />
+      <GstinField defaultValue={entity?.gstin} />
+      <AddressFields legend="Registered address" value={entity?.address} />
+      <Field label="Time zone" name="time_zone" defaultValue={entity?.time_zone ?? 'Asia/Kolkata'} options={TIME_ZONES} />
+      <Field label="Has a Letter of Undertaking (exports without IGST)" name="lut" type="checkbox" defaultValue={String(entity?.lut ?? true)} />
+      <Field
+        label="E-invoicing (IRP)"
+        name="einvoicing_provider"
+        defaultValue={entity?.einvoicing.enabled ? (entity.einvoicing.provider ?? 'sandbox') : 'off'}
+        options={[
+          ['off', 'Off'],
+          ['sandbox', 'Built-in sandbox (test)'],
+          ['nic', 'NIC IRP'],
+          ['gsp', 'GSP'],
+        ]}
+        hint="NIC and GSP need the IRP credentials (set through the API)"
+      />
+    </>
+  );
+}
+
 function Entities({ me }: { me: Me | null }) {
+  const { query } = useLocation();
   const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/entities', { params: { query: { limit: 100 } } })).data, []);
+  const [editing, setEditing] = useState<string | null>(query.get('edit'));
+  const admin = can(me, 'admin');
+  const chosen = data?.find((e) => e.id === editing) ?? (editing === 'primary' ? data?.find((e) => e.is_primary) : undefined);
   return (
     <>
       <ErrorNote error={error} />
@@ -83,43 +160,173 @@ function Entities({ me }: { me: Me | null }) {
           columns={[
             { header: 'Name', cell: (e: Schema<'LegalEntity'>) => `${e.name}${e.is_primary ? ' (primary)' : ''}` },
             { header: 'GSTIN', cell: (e) => e.gstin ?? '—' },
-            { header: 'State', cell: (e) => e.state_code ?? '—' },
+            { header: 'Address', cell: (e) => formatAddress(e.address) },
             { header: 'Invoice prefix', cell: (e) => e.invoice_prefix },
             { header: 'Time zone', cell: (e) => e.time_zone },
+            { header: 'E-invoicing', cell: (e) => (e.einvoicing.enabled ? (e.einvoicing.provider ?? 'on') : 'off') },
+            {
+              header: 'Edit',
+              cell: (e) =>
+                admin ? (
+                  <button type="button" className="link" onClick={() => setEditing(e.id)} aria-label={`Edit ${e.name}`}>
+                    Edit
+                  </button>
+                ) : (
+                  '—'
+                ),
+            },
           ]}
           rows={data}
         />
       ) : (
         <Loading />
       )}
-      {can(me, 'admin') ? (
+      {admin && chosen ? (
+        <ActionForm
+          key={chosen.id}
+          title={`Edit ${chosen.name}`}
+          submit="Save entity"
+          keep
+          onSubmit={async (form, key) => {
+            const body = entityBody(form);
+            unwrap(
+              await kosh.PATCH('/v1/entities/{id}', {
+                params: { path: { id: chosen.id } },
+                body: {
+                  ...body,
+                  legal_name: body.legal_name ?? chosen.legal_name,
+                  gstin: body.gstin ?? null,
+                  state_code: body.state_code ?? null,
+                  address: body.address ?? null,
+                  time_zone: str(form, 'time_zone'),
+                  einvoicing: einvoicingOf(form),
+                },
+                ...idem(key),
+              }),
+            );
+            reload();
+            return 'Entity saved.';
+          }}
+        >
+          <EntityFields entity={chosen} />
+        </ActionForm>
+      ) : null}
+      {admin ? (
         <details className="create">
           <summary>New entity</summary>
           <ActionForm
             submit="Create entity"
-            onSubmit={async (form) => {
-              unwrap(
-                await kosh.POST('/v1/entities', {
-                  body: {
-                    name: str(form, 'name') ?? '',
-                    legal_name: str(form, 'legal_name'),
-                    invoice_prefix: str(form, 'invoice_prefix') ?? '',
-                    gstin: str(form, 'gstin'),
-                    state_code: str(form, 'state_code'),
-                  },
-                }),
-              );
+            onSubmit={async (form, key) => {
+              const created = unwrap(await kosh.POST('/v1/entities', { body: entityBody(form), ...idem(key) }));
+              // The time zone and e-invoicing are set on the entity once it exists (same action, its own key).
+              const zone = str(form, 'time_zone');
+              const einvoicing = einvoicingOf(form);
+              if ((zone && zone !== created.data.time_zone) || einvoicing?.enabled) {
+                unwrap(
+                  await kosh.PATCH('/v1/entities/{id}', {
+                    params: { path: { id: created.data.id } },
+                    body: { time_zone: zone, einvoicing: einvoicing?.enabled ? einvoicing : undefined },
+                    ...idem(`${key}-settings`),
+                  }),
+                );
+              }
               reload();
               return 'Entity created.';
             }}
           >
-            <Field label="Name" name="name" required />
-            <Field label="Legal name" name="legal_name" />
-            <Field label="Invoice prefix" name="invoice_prefix" required />
-            <Field label="GSTIN" name="gstin" />
-            <Field label="State code (e.g. 29)" name="state_code" inputMode="numeric" />
+            <EntityFields />
           </ActionForm>
         </details>
+      ) : null}
+    </>
+  );
+}
+
+const GATEWAY_CREDENTIALS: Record<'test' | 'razorpay' | 'stripe', [string, string][]> = {
+  test: [],
+  razorpay: [
+    ['key_id', 'Key id'],
+    ['key_secret', 'Key secret'],
+    ['webhook_secret', 'Webhook secret'],
+  ],
+  stripe: [
+    ['secret_key', 'Secret key'],
+    ['webhook_secret', 'Webhook signing secret'],
+  ],
+};
+
+/** Payment gateways: the test gateway (test mode), Razorpay or Stripe; credentials go once and are never shown again. */
+function Gateways({ me }: { me: Me | null }) {
+  const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/gateway-connections')).data, []);
+  const [provider, setProvider] = useState<'test' | 'razorpay' | 'stripe'>('test');
+  const admin = can(me, 'admin');
+  return (
+    <>
+      <ErrorNote error={error} />
+      {data ? (
+        <Table
+          caption="Payment gateways"
+          columns={[
+            { header: 'Gateway', cell: (g: Schema<'GatewayConnection'>) => g.provider },
+            { header: 'Currencies', cell: (g) => g.currencies.join(', ') || 'all' },
+            { header: 'Credentials', cell: (g) => g.credential_keys.join(', ') || '—' },
+            { header: 'Webhook URL', cell: (g) => (g.webhook_url ? <code>{g.webhook_url}</code> : '—') },
+            { header: 'Connected', cell: (g) => dateTime(g.created_at) },
+            {
+              header: 'Remove',
+              cell: (g) =>
+                admin ? (
+                  <ActionButton
+                    label="Disconnect"
+                    danger
+                    confirm={`Disconnect ${g.provider}?`}
+                    run={async () => {
+                      unwrap(await kosh.DELETE('/v1/gateway-connections/{id}', { params: { path: { id: g.id } } }));
+                      reload();
+                    }}
+                  />
+                ) : (
+                  '—'
+                ),
+            },
+          ]}
+          rows={data}
+        />
+      ) : (
+        <Loading />
+      )}
+      {admin ? (
+        <ActionForm
+          title="Connect a gateway"
+          submit="Connect gateway"
+          onSubmit={async (form, key) => {
+            const credentials: Record<string, string> = {};
+            for (const [name] of GATEWAY_CREDENTIALS[provider]) {
+              const value = str(form, name);
+              if (value) credentials[name] = value;
+            }
+            const currencies = (str(form, 'currencies') ?? '')
+              .split(/[,\s]+/)
+              .map((c) => c.trim().toUpperCase())
+              .filter(Boolean);
+            unwrap(await kosh.POST('/v1/gateway-connections', { body: { provider, credentials, ...(currencies.length ? { currencies } : {}) }, ...idem(key) }));
+            reload();
+            return `${provider} connected.`;
+          }}
+        >
+          <div className="field">
+            <label htmlFor="gateway-provider">Gateway</label>
+            <select id="gateway-provider" name="provider" value={provider} onChange={(e) => setProvider(e.target.value as typeof provider)}>
+              <option value="test">Test gateway (test mode only)</option>
+              <option value="razorpay">Razorpay</option>
+              <option value="stripe">Stripe</option>
+            </select>
+          </div>
+          {GATEWAY_CREDENTIALS[provider].map(([name, label]) => (
+            <Field key={`${provider}-${name}`} label={label} name={name} type="password" required autoComplete="off" />
+          ))}
+          <Field label="Currencies (empty: all)" name="currencies" hint="e.g. INR, USD" />
+        </ActionForm>
       ) : null}
     </>
   );
@@ -173,8 +380,8 @@ function ApiKeys({ me }: { me: Me | null }) {
         <ActionForm
           title="New API key"
           submit="Create key"
-          onSubmit={async (form) => {
-            const created = unwrap(await kosh.POST('/v1/developer/keys', { body: { name: str(form, 'key_name') } }));
+          onSubmit={async (form, key) => {
+            const created = unwrap(await kosh.POST('/v1/developer/keys', { body: { name: str(form, 'key_name') }, ...idem(key) }));
             setSecret(created.data.key);
             reload();
           }}
@@ -201,6 +408,7 @@ function Team({ me }: { me: Me | null }) {
   // The team is shown to admins only (decision 0120; the server refuses the list to other roles).
   const users = useLoad(async () => (admin ? (await call<{ data: User[] }>('GET', '/v1/users?limit=100')).data : []), [admin]);
   const invitations = useLoad(async () => (admin ? (await call<{ data: Invitation[] }>('GET', '/v1/users/invitations?limit=100')).data : []), [admin]);
+  const [inviteLink, setInviteLink] = useState<{ email: string; url: string } | null>(null);
   return (
     <>
       <section className="card">
@@ -269,16 +477,27 @@ function Team({ me }: { me: Me | null }) {
           <ActionForm
             title="Invite an operator"
             submit="Send invitation"
-            onSubmit={async (form) => {
+            onSubmit={async (form, key) => {
               const email = str(form, 'invite_email') ?? '';
-              await call('POST', '/v1/users/invitations', { email, role: str(form, 'invite_role') ?? 'viewer' });
+              const invited = await call<{ data: { accept_url?: string } }>(
+                'POST',
+                '/v1/users/invitations',
+                { email, role: str(form, 'invite_role') ?? 'viewer' },
+                key,
+              );
               invitations.reload();
-              return `Invitation sent to ${email}.`;
+              setInviteLink(invited.data.accept_url ? { email, url: invited.data.accept_url } : null);
+              return invited.data.accept_url ? `Invitation created for ${email} (not e-mailed: mail is not configured).` : `Invitation sent to ${email}.`;
             }}
           >
             <Field label="E-mail" name="invite_email" type="email" required />
             <Field label="Role" name="invite_role" defaultValue="viewer" options={ROLES} />
           </ActionForm>
+          {inviteLink ? (
+            <p className="ok" role="status" data-testid="invitation-link">
+              Invitation link for {inviteLink.email} (single use, 7 days): <a href={inviteLink.url}>{inviteLink.url}</a>
+            </p>
+          ) : null}
           <section className="card">
             <h2>Invitations</h2>
             <ErrorNote error={invitations.error} />

@@ -1,6 +1,6 @@
 /** Webhook endpoints, their delivery log, and redelivery of an event. */
 import { useState } from 'react';
-import { can, kosh, unwrap, type Schema } from '../api.ts';
+import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
 import type { paths } from '../../../clients/typescript/src/index.ts';
 
 type WebhookEventType = NonNullable<paths['/v1/webhooks']['post']['requestBody']['content']['application/json']['events']>[number];
@@ -51,10 +51,12 @@ export function WebhookList() {
           <summary>New endpoint</summary>
           <ActionForm
             submit="Add endpoint"
-            onSubmit={async (form) => {
+            onSubmit={async (form, key) => {
               // The server checks each name against its catalog (GET /v1/events/types) and says which it does not know.
               const events = (str(form, 'events') ?? '').split(/[\s,]+/).filter(Boolean) as WebhookEventType[];
-              const created = unwrap(await kosh.POST('/v1/webhooks', { body: { url: str(form, 'url') ?? '', events, description: str(form, 'description') } }));
+              const created = unwrap(
+                await kosh.POST('/v1/webhooks', { body: { url: str(form, 'url') ?? '', events, description: str(form, 'description') }, ...idem(key) }),
+              );
               setSecret(created.data.secret);
             }}
           >

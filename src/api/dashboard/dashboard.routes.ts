@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
 import type { AppDeps } from '../../app-deps.js';
+import { isMailConfigured } from '../../platform/mail/index.js';
 import type { KoshApp } from '../../platform/http/server.js';
 
 /**
@@ -37,8 +38,16 @@ function dashboardCsp(live: boolean): string {
   return directives.join('; ');
 }
 
+/** The dashboard's icon (browsers ask for /favicon.ico whatever the page says): a small SVG. */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1f4e79"/>' +
+  '<text x="16" y="23" font-family="sans-serif" font-size="20" font-weight="700" fill="#fff" text-anchor="middle">K</text></svg>';
+
 export function registerDashboardRoutes(app: KoshApp, deps: AppDeps): void {
   const csp = dashboardCsp(deps.config.mode === 'live');
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON),
+  );
   void app.register(async (scope) => {
     scope.addHook('onRequest', async (_request, reply) => {
       reply.header('content-security-policy', csp);
@@ -70,6 +79,11 @@ export function registerDashboardRoutes(app: KoshApp, deps: AppDeps): void {
       }
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(body);
     };
+    // What the dashboard says about this deployment before anyone signs in: the mode, and whether
+    // e-mail can go out at all (with no SMTP it says so instead of failing silently).
+    scope.get('/dashboard/config.json', { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('cache-control', 'no-store').send({ mode: deps.config.mode, mail_configured: isMailConfigured(deps.config) }),
+    );
     scope.get('/dashboard', { schema: { hide: true } }, page);
     scope.get('/dashboard/*', { schema: { hide: true } }, async (request, reply) => {
       // A missing asset is a 404, not the app: only page paths fall back to index.html.

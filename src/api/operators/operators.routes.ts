@@ -6,6 +6,7 @@ import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, to
 import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS } from '../../platform/http/rate-limits.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { CSRF_COOKIE, SESSION_ABSOLUTE_MS, SESSION_COOKIE } from '../../platform/auth/sessions.js';
+import { isMailConfigured } from '../../platform/mail/index.js';
 import {
   acceptInvitation,
   acceptInvitationBody,
@@ -309,7 +310,11 @@ export function registerOperatorRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({
         status: 201,
-        body: { data: await inviteUser(ctx, principalOf(request).actor, request.body, deps.config.publicUrl) },
+        body: {
+          data: await inviteUser(ctx, principalOf(request).actor, request.body, deps.config.publicUrl, {
+            showLink: deps.config.mode === 'test' && !isMailConfigured(deps.config),
+          }),
+        },
       })),
   );
 

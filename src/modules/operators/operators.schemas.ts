@@ -37,6 +37,10 @@ export const invitationSchema = z
     status: z.enum(['pending', 'accepted', 'revoked', 'expired']),
     expires_at: fields.timestamp(),
     created_at: fields.timestamp(),
+    accept_url: z
+      .string()
+      .optional()
+      .describe('only in the create answer, in test mode with no SMTP server: the invitation link, for the inviter to hand over (no e-mail can go out)'),
   })
   .meta({ id: 'Invitation' });
 export type Invitation = z.infer<typeof invitationSchema>;

@@ -117,7 +117,17 @@ function toInvitation(row: InvitationRow, now: Date): Invitation {
   };
 }
 
-export async function inviteUser(ctx: Ctx, actor: Actor, input: { email: string; role: Role }, publicUrl: string): Promise<Invitation> {
+/**
+ * `showLink`: test mode with no SMTP server — the answer carries the link (decision 0490), since
+ * the e-mail cannot go out and the inviter would otherwise have no way to hand it over.
+ */
+export async function inviteUser(
+  ctx: Ctx,
+  actor: Actor,
+  input: { email: string; role: Role },
+  publicUrl: string,
+  { showLink = false }: { showLink?: boolean } = {},
+): Promise<Invitation> {
   assertMayGrant(actor, input.role);
   const existing = await ctx.tx.selectFrom('users').select('id').where('tenant_id', '=', ctx.tenantId).where('email', '=', input.email).executeTakeFirst();
   if (existing) throw errors.conflict('an operator with this e-mail already exists in this tenant', 'user_email_taken');
@@ -147,7 +157,7 @@ export async function inviteUser(ctx: Ctx, actor: Actor, input: { email: string;
       `${actor.type === 'user' ? actor.label : tenant.name} invited you to run billing for ${tenant.name} on Kosh as ${input.role}.\n\n` +
       `Accept the invitation (valid 7 days, single use):\n${link}\n\nIf you did not expect this, ignore this e-mail.`,
   });
-  return toInvitation(row, ctx.now);
+  return { ...toInvitation(row, ctx.now), ...(showLink ? { accept_url: link } : {}) };
 }
 
 export async function listInvitations(ctx: ReadCtx, page: Page): Promise<{ invitations: Invitation[]; total: number }> {
