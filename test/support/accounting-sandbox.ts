@@ -11,8 +11,11 @@ import type { ApiResponse, Tenant, TestKosh } from './harness.js';
  *   S256, the token endpoint (authorization_code and refresh_token grants, verifying the PKCE
  *   verifier), and hooks to refuse a refresh with `invalid_grant`;
  * - one HTTP server speaking the three accounting APIs as their public references describe them:
- *   QuickBooks Online v3 (`/v3/company/{realmId}/customer|invoice|payment|creditmemo`, `query`,
- *   SyncToken optimistic locking with fault 5010, `requestid` idempotency, `Fault` error bodies),
+ *   QuickBooks Online v3 (`/v3/company/{realmId}/customer|invoice|payment|creditmemo|refundreceipt|
+ *   purchase`, `query`, SyncToken optimistic locking with fault 5010, `requestid` idempotency,
+ *   `Fault` error bodies; a Payment's `Line.LinkedTxn` must name transactions that exist, and may
+ *   not take more from a CreditMemo or an Expense/Check than it has left — `quickbooksBooks()`
+ *   reads the company's accounts and customer balances back from what was posted),
  *   Xero (`/api.xro/2.0/Contacts|Invoices|Payments|CreditNotes`, `xero-tenant-id`, `/connections`,
  *   `Idempotency-Key`, ValidationException bodies), Zoho Books (`/books/v3/contacts|invoices|
  *   customerpayments|creditnotes?organization_id=`, `Zoho-oauthtoken`, `{ code, message }`
@@ -37,6 +40,111 @@ export const ZOHO_ORG = '60012345678';
 
 type StoredRecord = { id: string; version: number; body: Record<string, unknown> };
 
+export type QboBooks = { income: number; tax: number; receivable: number; money: Record<string, number>; customers: Record<string, number> };
+
+/** QuickBooks' Accounts Receivable (A/R) account in this company. */
+export const QBO_RECEIVABLE_ACCOUNT = '84';
+
+type QboLine = { Amount?: number; LinkedTxn?: { TxnId?: string; TxnType?: string }[]; AccountBasedExpenseLineDetail?: { AccountRef?: { value?: string } } };
+const cents = (n: unknown) => Math.round(Number(n ?? 0) * 100);
+const linesOf = (b: Record<string, unknown>) => (Array.isArray(b.Line) ? (b.Line as QboLine[]) : []);
+const salesTotal = (b: Record<string, unknown>) =>
+  linesOf(b).reduce((sum, l) => sum + cents(l.Amount), 0) + cents((b.TxnTaxDetail as { TotalTax?: number } | undefined)?.TotalTax);
+
+/**
+ * How QuickBooks posts each transaction (its accounting model, from the public reference):
+ * Invoice Dr A/R / Cr income + tax; CreditMemo the reverse; RefundReceipt Dr income + tax / Cr the
+ * refund-from account; Payment Dr deposit-to / Cr A/R for TotalAmt (its lines only link); a Purchase
+ * (Expense or Check) whose lines name A/R for a customer Dr A/R / Cr the paying account.
+ */
+function qboBooks(collection: (key: string) => Map<string, StoredRecord>): QboBooks {
+  const books = { income: 0, tax: 0, receivable: 0, money: {} as Record<string, number>, customers: {} as Record<string, number> };
+  const customer = (id: string | undefined, amount: number) => {
+    if (id) books.customers[id] = (books.customers[id] ?? 0) + amount;
+    books.receivable += amount;
+  };
+  const money = (ref: unknown, amount: number) => {
+    const id = (ref as { value?: string } | undefined)?.value ?? '35';
+    books.money[id] = (books.money[id] ?? 0) + amount;
+  };
+  const ref = (b: Record<string, unknown>) => (b.CustomerRef as { value?: string } | undefined)?.value;
+  const sales = (b: Record<string, unknown>, sign: number) => {
+    books.income += sign * linesOf(b).reduce((sum, l) => sum + cents(l.Amount), 0);
+    books.tax += sign * cents((b.TxnTaxDetail as { TotalTax?: number } | undefined)?.TotalTax);
+  };
+  for (const { body: b } of collection('quickbooks:invoice').values()) {
+    sales(b, 1);
+    customer(ref(b), salesTotal(b));
+  }
+  for (const { body: b } of collection('quickbooks:creditmemo').values()) {
+    sales(b, -1);
+    customer(ref(b), -salesTotal(b));
+  }
+  for (const { body: b } of collection('quickbooks:refundreceipt').values()) {
+    sales(b, -1);
+    money(b.DepositToAccountRef, -salesTotal(b));
+  }
+  for (const { body: b } of collection('quickbooks:payment').values()) {
+    money(b.DepositToAccountRef, cents(b.TotalAmt));
+    customer(ref(b), -cents(b.TotalAmt));
+  }
+  for (const { body: b } of collection('quickbooks:purchase').values()) {
+    const payee = b.EntityRef as { value?: string; type?: string } | undefined;
+    for (const l of linesOf(b)) {
+      if (l.AccountBasedExpenseLineDetail?.AccountRef?.value !== QBO_RECEIVABLE_ACCOUNT) continue;
+      customer(payee?.type === 'Customer' ? payee.value : undefined, cents(l.Amount));
+      money(b.AccountRef, -cents(l.Amount));
+    }
+  }
+  const major = (n: number) => n / 100;
+  return {
+    income: major(books.income),
+    tax: major(books.tax),
+    receivable: major(books.receivable),
+    money: Object.fromEntries(Object.entries(books.money).map(([k, v]) => [k, major(v)])),
+    customers: Object.fromEntries(Object.entries(books.customers).map(([k, v]) => [k, major(v)])),
+  };
+}
+
+/**
+ * A Payment's lines (Payment reference, `Line.LinkedTxn.TxnType`: Invoice, CreditMemo, Expense,
+ * Check, …): each names a transaction of the customer that exists; a CreditMemo line takes at most
+ * what the memo has left, an Expense/Check line at most what the purchase has not been reimbursed;
+ * TotalAmt is what the charges take beyond the credits. Returns the refusal, or null.
+ */
+function qboPaymentRefusal(collection: (key: string) => Map<string, StoredRecord>, b: Record<string, unknown>, selfId: string | null): string | null {
+  const used = new Map<string, number>();
+  for (const [id, p] of collection('quickbooks:payment')) {
+    if (id === selfId) continue;
+    for (const l of linesOf(p.body))
+      for (const t of l.LinkedTxn ?? []) used.set(`${t.TxnType}:${t.TxnId}`, (used.get(`${t.TxnType}:${t.TxnId}`) ?? 0) + cents(l.Amount));
+  }
+  let charges = 0;
+  let credits = 0;
+  for (const l of linesOf(b)) {
+    for (const t of l.LinkedTxn ?? []) {
+      const amount = cents(l.Amount);
+      const entity = { Invoice: 'invoice', CreditMemo: 'creditmemo', Expense: 'purchase', Check: 'purchase' }[t.TxnType ?? ''];
+      if (!entity) return `LinkedTxn.TxnType ${t.TxnType ?? ''} is not supported`;
+      const linked = collection(`quickbooks:${entity}`).get(String(t.TxnId));
+      if (!linked) return `Invalid Reference Id : ${t.TxnType} ${t.TxnId ?? ''} does not exist`;
+      if (t.TxnType === 'Expense' || t.TxnType === 'Check') {
+        const purchase = linked.body;
+        if ((purchase.PaymentType === 'Check') !== (t.TxnType === 'Check')) return `${t.TxnType} ${t.TxnId} is a ${String(purchase.PaymentType)} purchase`;
+        const total = linesOf(purchase).reduce((sum, x) => sum + cents(x.Amount), 0);
+        if (amount > total - (used.get(`${t.TxnType}:${t.TxnId}`) ?? 0)) return `the amount exceeds what ${t.TxnType} ${t.TxnId} has left`;
+        charges += amount;
+      } else if (t.TxnType === 'CreditMemo') {
+        if (amount > salesTotal(linked.body) - (used.get(`CreditMemo:${t.TxnId}`) ?? 0))
+          return `the amount exceeds the remaining credit of CreditMemo ${t.TxnId}`;
+        credits += amount;
+      } else charges += amount;
+    }
+  }
+  if (linesOf(b).length > 0 && cents(b.TotalAmt) !== charges - credits) return 'TotalAmt must equal the linked charges less the linked credits';
+  return null;
+}
+
 export type AccountingSandbox = {
   oauth: OAuth2Server;
   oauthUrl: string;
@@ -44,6 +152,11 @@ export type AccountingSandbox = {
   requests: RecordedRequest[];
   /** Records per provider and collection (`quickbooks:invoice`, `xero:Invoices`, `zoho_books:invoices`). */
   store: Map<string, Map<string, StoredRecord>>;
+  /**
+   * The QuickBooks company's books as its transactions post them (major units): income, output
+   * tax, accounts receivable, the money accounts (by account id) and each customer's balance.
+   */
+  quickbooksBooks(): QboBooks;
   /** The next `count` API calls to `provider` answer 429 with Retry-After `seconds`. */
   rateLimit(provider: Provider, count: number, seconds: number): void;
   /** The next `count` API calls to `provider` answer 401 (the access token was revoked at the provider). */
@@ -239,16 +352,24 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
         return send(res, 200, {
           QueryResponse: {
             Account: [
-              { Id: '35', Name: 'Undeposited Funds' },
-              { Id: '92', Name: 'TDS Receivable' },
-              { Id: '79', Name: 'Sales' },
+              { Id: '35', Name: 'Undeposited Funds', AccountType: 'Other Current Asset' },
+              { Id: '92', Name: 'TDS Receivable', AccountType: 'Other Current Asset' },
+              { Id: '79', Name: 'Sales', AccountType: 'Income' },
+              { Id: QBO_RECEIVABLE_ACCOUNT, Name: 'Accounts Receivable (A/R)', AccountType: 'Accounts Receivable' },
             ],
           },
         });
       return send(res, 400, qboFault('QueryParserError', `cannot parse ${q}`, '4000'));
     }
     const key = `quickbooks:${entity}`;
-    const wrapper = { customer: 'Customer', invoice: 'Invoice', payment: 'Payment', creditmemo: 'CreditMemo', refundreceipt: 'RefundReceipt' }[entity!];
+    const wrapper = {
+      customer: 'Customer',
+      invoice: 'Invoice',
+      payment: 'Payment',
+      creditmemo: 'CreditMemo',
+      refundreceipt: 'RefundReceipt',
+      purchase: 'Purchase',
+    }[entity!];
     if (!wrapper) return send(res, 400, qboFault('Unsupported Operation', `${entity} is not supported`, '500'));
     const records = collection(key);
     if (req.method === 'GET' && id) {
@@ -263,12 +384,26 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
       return send(res, prior.status, prior.body);
     }
     const b = body as Record<string, unknown>;
-    const refCustomer = (b.CustomerRef as { value?: string } | undefined)?.value;
+    // A purchase names its payee in EntityRef (here: the customer a refund is paid to).
+    const payee = entity === 'purchase' ? (b.EntityRef as { value?: string; type?: string } | undefined) : undefined;
+    const refCustomer = entity === 'purchase' ? payee?.value : (b.CustomerRef as { value?: string } | undefined)?.value;
     if (entity !== 'customer' && (!refCustomer || !collection('quickbooks:customer').has(refCustomer))) {
       return send(res, 400, qboFault('Invalid Reference Id', `Invalid Reference Id : Customer ${refCustomer ?? ''} does not exist`, '2500'));
     }
+    if (
+      entity === 'purchase' &&
+      (!['Cash', 'Check', 'CreditCard'].includes(String(b.PaymentType)) || !(b.AccountRef as { value?: string } | undefined)?.value)
+    ) {
+      return send(
+        res,
+        400,
+        qboFault('Required param missing, need to supply the required value for the API', 'PaymentType and AccountRef are required', '2020'),
+      );
+    }
+    const refusal = entity === 'payment' ? qboPaymentRefusal(collection, b, b.Id ? String(b.Id) : null) : null;
     let answer: { status: number; body: unknown };
-    if (b.Id) {
+    if (refusal) answer = { status: 400, body: qboFault('A business validation error has occurred while processing your request', refusal, '6000') };
+    else if (b.Id) {
       const current = records.get(String(b.Id));
       if (!current) answer = { status: 400, body: qboFault('Object Not Found', `${wrapper} ${String(b.Id)} not found`, '610') };
       else if (String(b.SyncToken) !== String(current.version)) {
@@ -451,6 +586,7 @@ export async function startAccountingSandbox(): Promise<AccountingSandbox> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   sandbox.apiUrl = apiUrl;
+  sandbox.quickbooksBooks = () => qboBooks(collection);
   sandbox.rateLimit = (provider, count, seconds) => limits.set(provider, { count, seconds });
   sandbox.errorPage = (provider, count) => pages.set(provider, count);
   sandbox.refuseAccess = (provider, count) => refusals.set(provider, count);

@@ -27,6 +27,8 @@ export type ProviderAnswer = { status: number; body: unknown; headers?: Record<s
  *   the provider does the work first and the answer is lost, as when a gateway times out inside.
  * - `hang`: the provider does the work, and the answer leaves only after `ms` (or never, when the
  *   connection is closed first).
+ * - `reset`: the connection is cut (TCP reset) with no answer — with `afterProcessing` after the
+ *   provider did the work, as when a connection drops after the request was sent.
  * `times` counts matching requests the fault applies to (default 1), after the first `skip`
  * matching requests (default 0) have passed untouched.
  */
@@ -35,7 +37,9 @@ export type Fault = {
   path: string | RegExp;
   times?: number;
   skip?: number;
-} & ({ kind: 'status'; status: number; body?: unknown; afterProcessing?: boolean } | { kind: 'hang'; ms: number });
+} & (
+  { kind: 'status'; status: number; body?: unknown; afterProcessing?: boolean } | { kind: 'hang'; ms: number } | { kind: 'reset'; afterProcessing?: boolean }
+);
 
 export type ProviderServer = {
   url: string;
@@ -43,6 +47,11 @@ export type ProviderServer = {
   /** Adds a fault; faults apply in the order added. */
   fault(fault: Fault): void;
   clearFaults(): void;
+  /**
+   * While true, nothing listens on the server's port: every new connection is refused
+   * (ECONNREFUSED) before a byte of a request is sent, and open connections are closed.
+   */
+  setRefusingConnections(refusing: boolean): Promise<void>;
   /** Recorded requests matching a method and path (prefix string or pattern). */
   requestsTo(method: string, path: string | RegExp): RecordedRequest[];
   close(): Promise<void>;
@@ -103,12 +112,17 @@ export async function startProviderServer(options: {
           break;
         }
         try {
+          if (fault?.kind === 'reset' && !fault.afterProcessing) {
+            req.socket.resetAndDestroy();
+            return;
+          }
           if (fault?.kind === 'status' && !fault.afterProcessing) {
             send(res, { status: fault.status, body: fault.body ?? options.serverErrorBody(fault.status) });
             return;
           }
           const answer = await options.handle(recorded);
-          if (fault?.kind === 'status') send(res, { status: fault.status, body: fault.body ?? options.serverErrorBody(fault.status) });
+          if (fault?.kind === 'reset') req.socket.resetAndDestroy();
+          else if (fault?.kind === 'status') send(res, { status: fault.status, body: fault.body ?? options.serverErrorBody(fault.status) });
           else if (fault?.kind === 'hang') {
             const timer = setTimeout(() => {
               timers.delete(timer);
@@ -132,9 +146,17 @@ export async function startProviderServer(options: {
     requests,
     fault: (fault) => faults.push({ ...fault, left: fault.times ?? 1, toSkip: fault.skip ?? 0 }),
     clearFaults: () => faults.splice(0, faults.length),
+    setRefusingConnections: async (refusing) => {
+      if (refusing === !server.listening) return;
+      if (refusing) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      } else await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    },
     requestsTo: (method, path) => requests.filter((r) => r.method === method && matches(path, r.path)),
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
+      if (!server.listening) return;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

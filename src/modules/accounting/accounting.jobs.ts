@@ -3,7 +3,7 @@ import type { ReadCtx } from '../../platform/context.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { RetryJobAt, type JobHandler, type JobEnv } from '../../platform/jobs/jobs.js';
 import { newId } from '../../platform/ids.js';
-import { succeededRefundRows } from '../collections/index.js';
+import { sourcesOfRefunds, succeededRefundRows } from '../collections/index.js';
 import { listCreditNotes, type CreditNote } from '../credit-notes/index.js';
 import { customerCountry, customerStateCode, listCustomers, type Customer } from '../customers/index.js';
 import { listInvoices, type Invoice } from '../invoices/index.js';
@@ -241,11 +241,20 @@ class SyncPass {
     // Refunds that went through (the money left): pending ones wait, failed ones are credit.
     for (let after: { created_at: Date; id: string } | null = null; ;) {
       const rows = await succeededRefundRows(this.env.db, this.connection.tenant_id, after, PAGE.limit);
+      // A refund that paid out notes' balances (it issued none) books against those notes.
+      const sources = await sourcesOfRefunds(
+        this.env.db,
+        this.connection.tenant_id,
+        rows.filter((r) => !r.issued_credit_note).map((r) => r.id),
+      );
       const items: SyncDoc[] = [];
       for (const r of rows) {
         // An advance's refund pays back a receipt, not a credit note: it is not synced as a refund.
         const note = r.credit_note_id ? this.notes.get(r.credit_note_id) : undefined;
         if (!note) continue; // a refund note is issued with its refund; not met only if unnumbered
+        const paysOut = sources
+          .filter((x) => x.refund_id === r.id)
+          .map((x) => ({ credit_note_id: x.credit_note_id, external_id: this.external.get(`credit_note:${x.credit_note_id}`) ?? '', amount: x.amount }));
         const doc: RefundDoc = {
           id: r.id,
           customer_external_id: note.customer_external_id,
@@ -255,6 +264,7 @@ class SyncPass {
           amount: r.amount,
           reference: r.gateway_refund_id ?? r.id,
           note,
+          ...(paysOut.length > 0 ? { pays_out: paysOut } : {}),
         };
         items.push({ type: 'refund', doc });
       }
@@ -373,6 +383,8 @@ class SyncPass {
       return 'the invoice is not synced yet (see its own sync record)';
     if (item.type === 'refund' && this.adapter.refundAs === 'credit_note' && !item.doc.credit_note_external_id)
       return 'the refund credit note is not synced yet (see its own sync record)';
+    if (item.type === 'refund' && item.doc.pays_out?.some((n) => !n.external_id))
+      return 'a credit note whose balance it paid out is not synced yet (see its own sync record)';
     return null;
   }
 }

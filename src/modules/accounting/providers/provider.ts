@@ -82,9 +82,12 @@ export type CreditNoteDoc = {
 };
 
 /**
- * A refund of a gateway payment that went through: the money that left, against its refund credit
- * note (DESIGN §11). QuickBooks books it as a RefundReceipt carrying the note's lines (the note
- * itself is not sent as a CreditMemo); Xero and Zoho Books as a refund of the synced credit note.
+ * A refund that went through: the money that left. Either it issued its own refund credit note
+ * (DESIGN §11) — QuickBooks books that as a RefundReceipt carrying the note's lines (the note itself
+ * is not sent as a CreditMemo) — or it paid out the unspent balance of notes already booked
+ * (`pays_out`, DESIGN §20) — QuickBooks books that as an Expense paid to the customer linked to
+ * their CreditMemos by a Payment (decision 0530), never a second document that reverses income.
+ * Xero and Zoho Books book both as a refund of the synced credit note.
  */
 export type RefundDoc = {
   id: string;
@@ -97,6 +100,12 @@ export type RefundDoc = {
   /** The gateway's refund id, else Kosh's. */
   reference: string;
   note: CreditNoteDoc;
+  /**
+   * The notes whose balances the refund paid out, and how much of each (empty when it issued its
+   * own note: then absent, so the versions of refunds synced before it existed do not change);
+   * `external_id` is '' until the note is synced.
+   */
+  pays_out?: { credit_note_id: string; external_id: string; amount: number }[];
 };
 
 export type SyncDoc =
@@ -121,7 +130,13 @@ export type ExternalRef = { external_id: string; external_version: string | null
 export type TokenSet = { access_token: string; refresh_token: string; expires_in: number };
 
 /** Provider-specific ids resolved from the mapping's names once per sync run. */
-export type ResolvedRefs = { taxCodes: Record<string, string>; item: string; accounts: TaxMapping['accounts'] };
+export type ResolvedRefs = {
+  taxCodes: Record<string, string>;
+  item: string;
+  accounts: TaxMapping['accounts'];
+  /** QuickBooks: the company's Accounts Receivable account (a refund of a credit memo pays it out of A/R). */
+  receivable?: string;
+};
 
 export interface AccountingAdapter {
   provider: AccountingProvider;

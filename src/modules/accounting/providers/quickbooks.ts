@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { gstState } from '../../tax/index.js';
 import { majorUnits } from '../amounts.js';
 import { basicAuth, bearer, callProvider, ProviderError } from './http.js';
@@ -9,6 +10,7 @@ import {
   type CreditNoteDoc,
   type ExternalRef,
   type ProviderSession,
+  type RefundDoc,
   type ResolvedRefs,
   type SyncDoc,
   type TaxedLine,
@@ -51,12 +53,21 @@ async function query(session: ProviderSession, statement: string): Promise<Recor
   return ((res.body as { QueryResponse?: Record<string, unknown> }).QueryResponse ?? {}) as Record<string, unknown>;
 }
 
+type NamedRow = { Id: string; Name: string; AccountType?: string };
+
 /** Names (the defaults) resolve to ids by a query; a value that is already an id is kept. */
-async function resolveByName(session: ProviderSession, entity: 'TaxCode' | 'Item' | 'Account', names: string[]): Promise<Map<string, string>> {
+async function resolveByName(
+  session: ProviderSession,
+  entity: 'TaxCode' | 'Item' | 'Account',
+  names: string[],
+  rowsSeen?: (rows: NamedRow[]) => void,
+): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   const wanted = [...new Set(names)].filter((n) => n !== '');
   if (wanted.length === 0) return found;
-  const rows = ((await query(session, `select Id, Name from ${entity} maxresults 1000`))[entity] ?? []) as { Id: string; Name: string }[];
+  const fields = entity === 'Account' ? 'Id, Name, AccountType' : 'Id, Name';
+  const rows = ((await query(session, `select ${fields} from ${entity} maxresults 1000`))[entity] ?? []) as NamedRow[];
+  rowsSeen?.(rows);
   for (const name of wanted) {
     const row = rows.find((r) => r.Name === name || r.Id === name);
     if (row) found.set(name, row.Id);
@@ -162,6 +173,68 @@ export function quickbooksBody(item: SyncDoc, refs: ResolvedRefs): Record<string
   }
 }
 
+/** A second idempotency key derived from a record's key, for the second write of one record. */
+function derivedKey(key: string, purpose: string): string {
+  const h = createHash('sha256').update(`${key}:${purpose}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+async function create(session: ProviderSession, path: string, key: string, requestId: string, body: unknown): Promise<{ Id: string; SyncToken: string }> {
+  const res = await callProvider(
+    companyUrl(session, path, { requestid: requestId }),
+    { method: 'POST', headers: { ...bearer(session.accessToken), 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    describeFault,
+    session.nowMs,
+  );
+  const saved = (res.body as Record<string, { Id: string; SyncToken: string } | undefined>)[key];
+  if (!saved?.Id) throw new ProviderError('invalid', `QuickBooks answered without ${key}.Id`, res.status);
+  return saved;
+}
+
+/**
+ * Money paid out of credit memos QuickBooks already holds (decision 0530). The memos reversed the
+ * income and the GST when they were booked; a RefundReceipt would reverse them a second time. So,
+ * as the Payment reference prescribes for linking a refund to a credit memo (`Line.LinkedTxn` of
+ * type `Expense` — "reimbursement for expense paid by cash made on behalf of the customer" — and
+ * `CreditMemo`): an Expense (Purchase, PaymentType Cash) paid to the customer from the bank
+ * account into Accounts Receivable, then a Payment of 0 that sets it against the memos' credit.
+ * The Expense raises the customer's balance by what left; the Payment uses up that much credit.
+ * Each write carries its own requestid, so a retried run reuses both rather than booking twice.
+ */
+async function payOutCreditMemos(session: ProviderSession, r: RefundDoc, refs: ResolvedRefs, idempotencyKey: string): Promise<ExternalRef> {
+  if (!refs.receivable) throw new ProviderError('invalid', 'the QuickBooks company has no Accounts Receivable account to pay the refund out of', 400);
+  const amount = majorUnits(r.amount, r.currency);
+  const expense = await create(session, 'purchase', 'Purchase', derivedKey(idempotencyKey, 'expense'), {
+    PaymentType: 'Cash',
+    AccountRef: { value: refs.accounts.bank },
+    EntityRef: { value: r.customer_external_id, type: 'Customer' },
+    TxnDate: r.date,
+    CurrencyRef: { value: r.currency },
+    DocNumber: r.reference.slice(0, 21),
+    PrivateNote: `Refund of credit ${r.pays_out!.map((n) => n.credit_note_id).join(', ')}`.slice(0, 4000),
+    Line: [
+      {
+        DetailType: 'AccountBasedExpenseLineDetail',
+        Amount: amount,
+        Description: r.note.reason || `Refund of credit note ${r.note.number}`,
+        AccountBasedExpenseLineDetail: { AccountRef: { value: refs.receivable } },
+      },
+    ],
+  });
+  const payment = await create(session, 'payment', 'Payment', idempotencyKey, {
+    CustomerRef: { value: r.customer_external_id },
+    TxnDate: r.date,
+    CurrencyRef: { value: r.currency },
+    TotalAmt: 0,
+    PaymentRefNum: r.reference.slice(0, 21),
+    Line: [
+      { Amount: amount, LinkedTxn: [{ TxnId: expense.Id, TxnType: 'Expense' }] },
+      ...r.pays_out!.map((n) => ({ Amount: majorUnits(n.amount, r.currency), LinkedTxn: [{ TxnId: n.external_id, TxnType: 'CreditMemo' }] })),
+    ],
+  });
+  return { external_id: payment.Id, external_version: payment.SyncToken ?? null };
+}
+
 export const quickbooks: AccountingAdapter = {
   provider: 'quickbooks',
   scopes: 'com.intuit.quickbooks.accounting',
@@ -203,7 +276,10 @@ export const quickbooks: AccountingAdapter = {
   async resolveRefs(session, mapping) {
     const taxIds = await resolveByName(session, 'TaxCode', Object.values(mapping.tax_codes));
     const items = await resolveByName(session, 'Item', [mapping.item]);
-    const accounts = await resolveByName(session, 'Account', Object.values(mapping.accounts));
+    let receivable: string | undefined;
+    const accounts = await resolveByName(session, 'Account', Object.values(mapping.accounts), (rows) => {
+      receivable = rows.find((r) => r.AccountType === 'Accounts Receivable')?.Id;
+    });
     const taxCodes: Record<string, string> = {};
     for (const [key, name] of Object.entries(mapping.tax_codes)) {
       const id = taxIds.get(name);
@@ -214,10 +290,16 @@ export const quickbooks: AccountingAdapter = {
       taxCodes,
       item: items.get(mapping.item) ?? mapping.item,
       accounts: { income: account(mapping.accounts.income), bank: account(mapping.accounts.bank), tds_receivable: account(mapping.accounts.tds_receivable) },
+      ...(receivable ? { receivable } : {}),
     };
   },
 
   async push(session, item, refs, existing, idempotencyKey) {
+    if (item.type === 'refund' && item.doc.pays_out) {
+      // A payout of credit memos' balances does not change once made (in Kosh either): not re-sent.
+      if (existing) return existing;
+      return payOutCreditMemos(session, item.doc, refs, idempotencyKey);
+    }
     const entity = ENTITY[item.type];
     const body = quickbooksBody(item, refs);
     const send = async (syncToken: string | null): Promise<ExternalRef> => {

@@ -200,6 +200,91 @@ describe('stripe gateway', () => {
     });
   });
 
+  describe('charge: what an exception means (issue #27)', () => {
+    it('answers failed with the code of an invalid request (a 400 is a definite no), charging nothing', async () => {
+      const input = chargeInput({ ...(await saved('tok_visa')), reference: 'pm_unknown_to_stripe' });
+      const outcome = await stripeAdapter.charge(ctx(), input);
+      expect(outcome).toMatchObject({ status: 'failed', gatewayPaymentId: null, failureCode: 'resource_missing' });
+      expect(intentsOf(input)).toHaveLength(0);
+    });
+
+    it('answers a retryable failure, not unknown, when every connection is refused before anything is sent', async () => {
+      const input = chargeInput(await saved('tok_visa'));
+      server.requests.length = 0;
+      await server.setRefusingConnections(true);
+      try {
+        const outcome = await stripeAdapter.charge(ctx(), input);
+        expect(outcome).toMatchObject({
+          status: 'failed',
+          gatewayPaymentId: null,
+          failureCode: 'gateway_unreachable',
+          failureMessage: expect.stringMatching(/nothing was charged/),
+        });
+      } finally {
+        await server.setRefusingConnections(false);
+      }
+      expect(server.requests).toHaveLength(0);
+      expect(intentsOf(input)).toHaveLength(0);
+      // Stripe never saw the key: a later attempt charges afresh.
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({
+        status: 'not_found',
+      });
+    });
+
+    it('answers unknown when the connection is reset after the request was sent, and lookupCharge finds the one charge', async () => {
+      const input = chargeInput(await saved('tok_visa'));
+      server.requests.length = 0;
+      server.fault({ method: 'POST', path: '/v1/payment_intents', kind: 'reset', afterProcessing: true, times: 100 });
+      const outcome = await stripeAdapter.charge(ctx(), input);
+      expect(outcome).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/StripeConnectionError/) });
+      const sent = server.requestsTo('POST', '/v1/payment_intents');
+      expect(sent.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(sent.map((r) => r.headers['idempotency-key']))).toEqual(new Set([input.idempotencyKey]));
+      expect(intentsOf(input)).toHaveLength(1);
+      server.clearFaults();
+      expect(await stripeAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({
+        status: 'succeeded',
+        gatewayPaymentId: intentsOf(input)[0]!.id,
+        paymentType: 'card',
+      });
+    });
+
+    it('charges once when a reset before Stripe ran is followed by an answer', async () => {
+      const input = chargeInput(await saved('tok_visa'));
+      server.requests.length = 0;
+      server.fault({ method: 'POST', path: '/v1/payment_intents', kind: 'reset', times: 3 });
+      const outcome = await stripeAdapter.charge(ctx(), input);
+      expect(outcome).toEqual({ status: 'succeeded', gatewayPaymentId: intentsOf(input)[0]!.id, paymentType: 'card' });
+      expect(intentsOf(input)).toHaveLength(1);
+      expect(server.requestsTo('POST', '/v1/payment_intents')).toHaveLength(4);
+    });
+
+    it('lets a defect of its own propagate instead of calling it an unknown outcome', async () => {
+      const input = { ...chargeInput(await saved('tok_visa')), paymentMethod: null as unknown as SavedPaymentMethod };
+      await expect(stripeAdapter.charge(ctx(), input)).rejects.toThrow(TypeError);
+    });
+
+    it('a refund that could not be sent is retried by its job (unknown, "not sent"), never failed', async () => {
+      const paid = await stripeAdapter.charge(ctx(), chargeInput(await saved('tok_visa')));
+      const intentId = (paid as { gatewayPaymentId: string }).gatewayPaymentId;
+      await server.setRefusingConnections(true);
+      let refund;
+      try {
+        refund = await stripeAdapter.refund(ctx(), {
+          idempotencyKey: 'kosh_ref_down',
+          gatewayPaymentId: intentId,
+          amount: 100,
+          currency: 'USD',
+          reason: 'duplicate',
+        });
+      } finally {
+        await server.setRefusingConnections(false);
+      }
+      expect(refund).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/^not sent: /) });
+      expect([...server.refunds.values()].filter((r) => r.payment_intent === intentId)).toHaveLength(0);
+    });
+  });
+
   describe('lookupCharge', () => {
     it('finds the charge in the recent list when the account has no Search API', async () => {
       const input = chargeInput(await saved('tok_visa'));

@@ -8,13 +8,14 @@ import {
   type GatewayWebhookEvent,
   type RefundOutcome,
 } from './gateway.js';
-import { GATEWAY_MAX_ATTEMPTS, gatewayRefused, gatewayUnavailable } from './gateway-http.js';
+import { GATEWAY_MAX_ATTEMPTS, gatewayRefused, gatewayUnavailable, isGatewayOrNetworkError, withRetries } from './gateway-http.js';
 
 /**
  * Stripe through the official `stripe` SDK, pointed at the configured base URL (host, port and
  * protocol are SDK settings). Every POST carries `Idempotency-Key`; the SDK retries 5xx, 409 and
  * connection errors itself with that same key, at most GATEWAY_MAX_ATTEMPTS − 1 times, and cuts
- * each try at the call's timeout. Stripe replays the saved answer of a key for 24 hours, so a
+ * each try at the call's timeout — except charges and refunds, which Kosh retries itself
+ * (`sendMoney`) to know whether any try may have reached Stripe (decision 0531). Stripe replays the saved answer of a key for 24 hours, so a
  * retry (by the SDK, or by Kosh's next run of the same attempt) cannot create a second charge.
  */
 
@@ -62,6 +63,61 @@ function isDefiniteRefusal(error: unknown): error is Stripe.errors.StripeError {
   if (error instanceof Stripe.errors.StripeIdempotencyError) return false;
   const status = error.statusCode ?? 0;
   return status >= 400 && status < 500 && status !== 409 && status !== 429;
+}
+
+/**
+ * Socket errors raised before a single byte of the request left: the connection was refused, the
+ * host name did not resolve, no route to the host. Stripe never saw such a request.
+ */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function neverSent(error: unknown): boolean {
+  if (!(error instanceof Stripe.errors.StripeConnectionError)) return false;
+  const code = (error.detail as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && NOT_SENT_CODES.has(code);
+}
+
+/** What Stripe did with a POST that moves money, tried up to GATEWAY_MAX_ATTEMPTS times with one key. */
+type Sent<T> =
+  | { kind: 'answered'; value: T }
+  /** A 4xx other than 409/429: Stripe's definite "no" (a decline, an invalid request). */
+  | { kind: 'refused'; error: Stripe.errors.StripeError }
+  /** Every try failed before sending (connection refused, no DNS): nothing happened at Stripe. */
+  | { kind: 'not_sent'; reason: string }
+  /** A try may have reached Stripe (timeout, reset, 5xx, 409, idempotency conflict): look it up. */
+  | { kind: 'unknown'; reason: string };
+
+/**
+ * Sends a money-moving POST with the SDK's own retries off, so that Kosh knows of every try whether
+ * it may have reached Stripe: retried (same Idempotency-Key) on connection errors, 5xx, 409 and
+ * 429. Anything that is neither Stripe's answer nor a network failure (a defect) propagates.
+ */
+async function sendMoney<T>(send: (options: { maxNetworkRetries: number }) => Promise<T>): Promise<Sent<T>> {
+  let mayHaveReached = false;
+  let refusal: Stripe.errors.StripeError | undefined;
+  let final: string | undefined;
+  const result = await withRetries<T | undefined>(async () => {
+    try {
+      return { done: await send({ maxNetworkRetries: 0 }) };
+    } catch (error) {
+      if (isDefiniteRefusal(error)) {
+        refusal = error;
+        return { done: undefined };
+      }
+      if (!(error instanceof Stripe.errors.StripeError) && !isGatewayOrNetworkError(error)) throw error;
+      if (!neverSent(error)) mayHaveReached = true;
+      // The key was first used with other parameters: no retry can change Stripe's answer.
+      if (error instanceof Stripe.errors.StripeIdempotencyError) {
+        final = reasonOf(error);
+        return { done: undefined };
+      }
+      return { retry: reasonOf(error) };
+    }
+  });
+  if (refusal) return { kind: 'refused', error: refusal };
+  if ('done' in result && final === undefined) return { kind: 'answered', value: result.done as T };
+  const reason = final ?? ('unresolved' in result ? result.unresolved : 'no answer');
+  return mayHaveReached ? { kind: 'unknown', reason } : { kind: 'not_sent', reason };
 }
 
 function reasonOf(error: unknown): string {
@@ -272,8 +328,8 @@ export const stripeAdapter: GatewayAdapter = {
   },
 
   async charge(ctx, input) {
-    try {
-      const intent = await stripeClient(ctx).paymentIntents.create(
+    const sent = await sendMoney((options) =>
+      stripeClient(ctx).paymentIntents.create(
         {
           amount: input.amount,
           currency: input.currency.toLowerCase(),
@@ -286,16 +342,27 @@ export const stripeAdapter: GatewayAdapter = {
           description: input.description,
           metadata: { ...input.metadata, kosh_idempotency_key: input.idempotencyKey },
         },
-        { idempotencyKey: input.idempotencyKey },
-      );
-      return outcomeOfIntent(intent);
-    } catch (error) {
-      if (isDefiniteRefusal(error)) {
+        { idempotencyKey: input.idempotencyKey, ...options },
+      ),
+    );
+    switch (sent.kind) {
+      case 'answered':
+        return outcomeOfIntent(sent.value);
+      case 'refused': {
         // A decline is a 402 whose body names the PaymentIntent it left behind.
-        const intentId = idOf((error.raw as { payment_intent?: { id: string } }).payment_intent);
-        return { status: 'failed', gatewayPaymentId: intentId, ...failureOf(error) };
+        const intentId = idOf((sent.error.raw as { payment_intent?: { id: string } }).payment_intent);
+        return { status: 'failed', gatewayPaymentId: intentId, ...failureOf(sent.error) };
       }
-      return { status: 'unknown', reason: reasonOf(error) };
+      case 'not_sent':
+        // Nothing was charged: a failed attempt, which the retry schedule tries again.
+        return {
+          status: 'failed',
+          gatewayPaymentId: null,
+          failureCode: 'gateway_unreachable',
+          failureMessage: `the payment gateway could not be reached; nothing was charged (${sent.reason})`,
+        };
+      case 'unknown':
+        return { status: 'unknown', reason: sent.reason };
     }
   },
 
@@ -312,21 +379,22 @@ export const stripeAdapter: GatewayAdapter = {
   },
 
   async refund(ctx, input) {
-    try {
-      const refund = await stripeClient(ctx).refunds.create(
+    const sent = await sendMoney((options) =>
+      stripeClient(ctx).refunds.create(
         {
           payment_intent: input.gatewayPaymentId,
           amount: input.amount,
           ...(refundReasons.has(input.reason) ? { reason: input.reason as Stripe.RefundCreateParams.Reason } : {}),
           metadata: { kosh_idempotency_key: input.idempotencyKey, kosh_reason: input.reason.slice(0, 500) },
         },
-        { idempotencyKey: input.idempotencyKey },
-      );
-      return outcomeOfRefund(refund);
-    } catch (error) {
-      if (isDefiniteRefusal(error)) return { status: 'failed', gatewayRefundId: null, ...failureOf(error) };
-      return { status: 'unknown', reason: reasonOf(error) };
-    }
+        { idempotencyKey: input.idempotencyKey, ...options },
+      ),
+    );
+    if (sent.kind === 'answered') return outcomeOfRefund(sent.value);
+    if (sent.kind === 'refused') return { status: 'failed', gatewayRefundId: null, ...failureOf(sent.error) };
+    // Not sent or not known: the refund job runs again with the same key (a refund Stripe never saw
+    // is simply made then), so the customer's refund is never failed for a network fault.
+    return { status: 'unknown', reason: sent.kind === 'not_sent' ? `not sent: ${sent.reason}` : sent.reason };
   },
 
   async createCheckout(ctx, input) {
