@@ -125,10 +125,14 @@ export async function recordChargeOutcomes(ctx: Ctx, items: { attemptId: string;
   return items.map((i) => after.get(i.attemptId));
 }
 
-/** The post-debit notice of each mandate debit that succeeded (RBI e-mandate framework; decision 0520). */
+/**
+ * The post-debit notice of each mandate debit that succeeded (RBI e-mandate framework; decision
+ * 0520). Every mandate debit was announced with a skip link, so only attempts with one are read
+ * further: a card payment costs no statement here.
+ */
 async function queuePostDebitNotices(ctx: Ctx, succeeded: AttemptRow[], invoices: Map<string, InvoiceRow>): Promise<void> {
   for (const attempt of succeeded) {
-    if (!attempt.payment_method_id) continue;
+    if (!attempt.payment_method_id || !attempt.skip_token_hash) continue;
     const pm = await findPaymentMethod(ctx.tx, ctx.tenantId, attempt.payment_method_id);
     const invoice = invoices.get(attempt.invoice_id);
     if (!pm?.requires_pre_debit_notice || !invoice) continue;
