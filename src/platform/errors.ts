@@ -105,6 +105,8 @@ export type ErrorReason =
   | 'gateway_connection_removed'
   | 'payment_in_progress'
   | 'invalid_signature'
+  // UPI AutoPay: one attempt and three retries per debit (NPCI; decision 0520)
+  | 'autopay_retry_limit'
   // dunning, organizations, finance
   | 'campaign_has_active_executions'
   | 'already_in_organization'

@@ -16,7 +16,8 @@ import { createCheckoutSession, openCheckoutSession, prepareCheckout, submitChec
 import { getCustomer } from '../../modules/customers/index.js';
 import { getInvoice, invoiceSchema } from '../../modules/invoices/index.js';
 import { readSettings } from '../../modules/tenants/index.js';
-import { checkoutGonePage, checkoutPage, pendingAttemptOf } from '../../modules/collections/index.js';
+import { checkoutGonePage, checkoutPage, mandateSkipPage, pendingAttemptOf } from '../../modules/collections/index.js';
+import { readSkippableDebit, submitSkip } from '../../flows/collections/skip-mandate-debit.js';
 import {
   attachPaymentMethodBody,
   checkoutSessionSchema,
@@ -114,7 +115,7 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
       const prepared = await preparePaymentMethod(readCtx(deps, request), env, request.params.id, request.body.token);
       return runAction(deps, request, reply, async (ctx) => ({
         status: 201,
-        body: { data: await storePaymentMethod(ctx, prepared, request.body.set_default) },
+        body: { data: await storePaymentMethod(ctx, prepared, request.body.set_default, request.body.mandate) },
       }));
     },
   );
@@ -299,6 +300,38 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
         return reply.redirect(result.kind === 'bad_card' ? `${back}&error=card` : `${back}&error=declined`, 303);
       },
     );
+
+    /**
+     * The pre-debit notice's "skip this debit" link (docs/decisions/0520): GET shows what would be
+     * skipped and a button (a mail scanner following the link skips nothing); POST skips it.
+     */
+    const skipParams = z.object({ tenant_id: z.uuid(), attempt_id: z.uuid() });
+    const skipQuery = z.object({ token: z.string().max(200).optional() });
+    const skipPage = async (request: { params: z.infer<typeof skipParams>; query: z.infer<typeof skipQuery> }, reply: FastifyReply, post: boolean) => {
+      const now = deps.clock.now();
+      const read = { tx: deps.db, tenantId: request.params.tenant_id, now };
+      const page = (status: number, html: string) => reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
+      const debit = await readSkippableDebit(read, request.params.attempt_id, request.query.token);
+      if (!debit) return page(404, checkoutGonePage('This link is not valid.'));
+      let state: 'ready' | 'skipped' | 'closed' = debit.state;
+      if (post && state === 'ready')
+        state = (await submitSkip(deps.db, request.params.tenant_id, debit.attempt.id, request.query.token!, now)) ? 'skipped' : 'closed';
+      return page(
+        200,
+        mandateSkipPage({
+          merchant: debit.merchant,
+          invoiceNumber: debit.invoiceNumber,
+          amount: debit.attempt.amount,
+          currency: debit.attempt.currency,
+          notBefore: debit.notBefore,
+          state,
+          action: `/mandate-debits/${request.params.tenant_id}/${debit.attempt.id}/skip?token=${encodeURIComponent(request.query.token ?? '')}`,
+        }),
+      );
+    };
+    const skipRoute = { schema: { hide: true, params: skipParams, querystring: skipQuery } };
+    scope.get('/mandate-debits/:tenant_id/:attempt_id/skip', skipRoute, (request, reply) => skipPage(request, reply, false));
+    scope.post('/mandate-debits/:tenant_id/:attempt_id/skip', skipRoute, (request, reply) => skipPage(request, reply, true));
   });
 
   // ---- Refunds (DESIGN §11, §20) ----------------------------------------------------------

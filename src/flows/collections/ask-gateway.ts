@@ -5,6 +5,7 @@ import { getInvoiceRow, type InvoiceRow } from '../../modules/invoices/index.js'
 import {
   callContext,
   claimNoticeAttempt,
+  inUpiPeak,
   findAttempt,
   findPaymentMethod,
   gatewayForCurrency,
@@ -71,6 +72,9 @@ export async function askAboutPendingAttempt(
     saved = { type: 'card', brand: null, last4: null, reference: '', gatewayCustomerId: null, requiresPreDebitNotice: false };
     resolved = await gatewayForCurrency(read, env, attempt.currency);
   }
+  // A UPI AutoPay debit is not executed in NPCI's peak hours (decision 0520): one the sweep
+  // reaches late, inside a peak window, waits for its end.
+  if (attempt.pending_reason === 'notice' && saved.type === 'upi_mandate' && inUpiPeak(now)) return null;
   // Leaving the notice wait for the gateway is committed first: a hosted payment canceling the
   // debit meanwhile wins or loses this row, never both (cancelNoticeDebit).
   if (attempt.pending_reason === 'notice' && !(await claimNoticeAttempt(env.db, tenantId, attempt.id, now))) return null;

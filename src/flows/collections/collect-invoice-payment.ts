@@ -97,7 +97,8 @@ export async function chargeInvoices(env: CollectionsEnv, tenantId: string, invo
   const ids = [...new Set(invoiceIds)];
   for (let i = 0; i < ids.length; i += CHARGE_CHUNK) {
     const chunk = ids.slice(i, i + CHARGE_CHUNK);
-    const started = await env.db.transaction().execute((tx) => startAutomaticAttempts({ tx, tenantId, now }, env, chunk));
+    // Mandate debits not attempted (decision 0520) are not asked of the gateway: their pay links are a job queued with them.
+    const started = (await env.db.transaction().execute((tx) => startAutomaticAttempts({ tx, tenantId, now }, env, chunk))).filter((s) => !s.payLink);
     if (started.length === 0) continue;
     const read: ReadCtx = { tx: env.db, tenantId, now };
     const current = new Map(

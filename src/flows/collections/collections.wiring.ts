@@ -3,6 +3,7 @@ import { CHARGE_INVOICES_JOB, chargeInvoices, RESOLVE_ATTEMPTS_JOB, resolvePendi
 import { EXECUTE_REFUND_JOB, executeRefund, refundOnCreditNoteDecision } from './refund-payment.js';
 import { SETTLE_PAYMENTS_JOB, settleGatewayPayments } from './settle-gateway-payments.js';
 import { retryInvoicePayment } from './retry-invoice-payment.js';
+import { MANDATE_PAY_LINKS_JOB, sendMandatePayLinks } from './mandate-pay-links.js';
 import { registerPaymentRetrier } from '../../modules/dunning/index.js';
 import { onEvent } from '../../platform/events/events.js';
 import { subscription } from '../../modules/events/index.js';
@@ -14,6 +15,9 @@ export const collectionsWiring: KoshModule = {
     [CHARGE_INVOICES_JOB]: async (job, env) => {
       const payload = job.payload as { invoice_ids: string[] };
       await chargeInvoices(env, job.tenant_id!, payload.invoice_ids, env.clock.now());
+    },
+    [MANDATE_PAY_LINKS_JOB]: async (job, env) => {
+      await sendMandatePayLinks(env, job.tenant_id!, (job.payload as { attempt_ids: string[] }).attempt_ids, env.clock.now());
     },
     [RESOLVE_ATTEMPTS_JOB]: async (_job, env) => {
       await resolvePendingAttempts(env, env.clock.now());

@@ -18,6 +18,7 @@ import { savePayments } from '../../modules/payments/index.js';
 import {
   completeCheckoutSession,
   findAttempts,
+  findPaymentMethod,
   finishAttempt,
   finishAttempts,
   type AttemptFinish,
@@ -25,6 +26,7 @@ import {
   type ChargeOutcome,
   type CollectionsEnv,
 } from '../../modules/collections/index.js';
+import { queuePostDebitNotice } from './pre-debit-notice.js';
 import { payable } from './start-attempt.js';
 
 /**
@@ -116,10 +118,26 @@ export async function recordChargeOutcomes(ctx: Ctx, items: { attemptId: string;
       ).map((r) => [r.id, r]),
     );
     if (succeeded.length > 0) events.push(...(await recordGatewayPayments(ctx, succeeded, invoices, outcomes)));
+    if (succeeded.length > 0) await queuePostDebitNotices(ctx, succeeded, invoices);
     if (failed.length > 0) events.push(...(await recordFailures(ctx, failed, invoices, outcomes)));
   }
   await emitEvents(ctx, events);
   return items.map((i) => after.get(i.attemptId));
+}
+
+/**
+ * The post-debit notice of each mandate debit that succeeded (RBI e-mandate framework; decision
+ * 0520). Every mandate debit was announced with a skip link, so only attempts with one are read
+ * further: a card payment costs no statement here.
+ */
+async function queuePostDebitNotices(ctx: Ctx, succeeded: AttemptRow[], invoices: Map<string, InvoiceRow>): Promise<void> {
+  for (const attempt of succeeded) {
+    if (!attempt.payment_method_id || !attempt.skip_token_hash) continue;
+    const pm = await findPaymentMethod(ctx.tx, ctx.tenantId, attempt.payment_method_id);
+    const invoice = invoices.get(attempt.invoice_id);
+    if (!pm?.requires_pre_debit_notice || !invoice) continue;
+    await queuePostDebitNotice(ctx, invoice, { amount: attempt.amount, currency: attempt.currency, at: ctx.now, mandateReference: pm.reference });
+  }
 }
 
 async function recordGatewayPayments(

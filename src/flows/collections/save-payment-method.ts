@@ -7,6 +7,7 @@ import {
   GatewayTokenNotFoundError,
   savePaymentMethod,
   type CollectionsEnv,
+  type MandateTermsInput,
   type PaymentMethod,
   type ResolvedGateway,
   type SavedPaymentMethod,
@@ -34,7 +35,7 @@ export async function preparePaymentMethod(read: ReadCtx, env: CollectionsEnv, c
   }
 }
 
-/** Step 2, in the action's transaction. */
-export async function storePaymentMethod(ctx: Ctx, prepared: PreparedPaymentMethod, setDefault: boolean): Promise<PaymentMethod> {
-  return savePaymentMethod(ctx, prepared.customerId, prepared.resolved, prepared.saved, { set_default: setDefault });
+/** Step 2, in the action's transaction; `mandate`: an e-mandate's terms as the customer agreed them at registration. */
+export async function storePaymentMethod(ctx: Ctx, prepared: PreparedPaymentMethod, setDefault: boolean, mandate?: MandateTermsInput): Promise<PaymentMethod> {
+  return savePaymentMethod(ctx, prepared.customerId, prepared.resolved, prepared.saved, { set_default: setDefault, mandate });
 }

@@ -2,10 +2,17 @@ import type { Ctx } from '../../platform/context.js';
 import { errors, KoshError } from '../../platform/errors.js';
 import { emitEvents } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
+import { enqueueJobs } from '../../platform/jobs/jobs.js';
 import { findCustomers } from '../../modules/customers/index.js';
 import { CREDIT_TOP_UP_REASON, getInvoiceRow, getInvoiceRows, renderInvoices, setLastPaymentErrors, type InvoiceRow } from '../../modules/invoices/index.js';
 import { topUpPaymentMethods } from '../../modules/credits/index.js';
 import {
+  AUTOPAY_MAX_ATTEMPTS,
+  failedAutopayAttemptsOf,
+  MANDATE_STOP_CODES,
+  mandateDebitBlock,
+  mandateStopsOf,
+  outsideUpiPeak,
   defaultPaymentMethod,
   defaultPaymentMethodsOf,
   findPaymentMethod,
@@ -23,7 +30,8 @@ import {
   type ResolvedGateway,
   type SavedPaymentMethod,
 } from '../../modules/collections/index.js';
-import { queuePreDebitNotice } from './pre-debit-notice.js';
+import { getEntity } from '../../modules/entities/index.js';
+import { newSkipToken, queuePreDebitNotice } from './pre-debit-notice.js';
 
 /**
  * Step 1 of collecting an invoice: the attempt is committed `pending` BEFORE any gateway call.
@@ -44,11 +52,16 @@ export type StartAttemptOptions = {
   checkout?: { sessionId: string; saved: SavedPaymentMethod; resolved: ResolvedGateway };
 };
 
-/** An attempt of the charge job, and what its gateway call needs (read once for the chunk); no call for one found pending or waiting out a notice. */
+/**
+ * An attempt of the charge job, and what its gateway call needs (read once for the chunk); no call
+ * for one found pending or waiting out a notice. `payLink`: a mandate debit not attempted (above
+ * the authentication limit or the mandate's terms: canceled with why) — the customer is sent a pay link.
+ */
 export type StartedAttempt = {
   attempt: AttemptRow;
   fresh: boolean;
   call?: { saved: SavedPaymentMethod; resolved: ResolvedGateway; customer: GatewayCustomer };
+  payLink?: true;
 };
 
 /** How an attempt is paid: a saved payment method of the customer, or a checkout session's one-off card. */
@@ -61,6 +74,8 @@ type PlannedAttempt = {
   resolved: ResolvedGateway;
   paymentMethodId: string | null;
   checkoutSessionId: string | null;
+  /** The saved method charged (null: a checkout's one-off card). */
+  method: PaymentMethodRow | null;
 };
 
 /**
@@ -82,7 +97,14 @@ export async function startAttempt(ctx: Ctx, env: CollectionsEnv, invoiceId: str
   const source: PaymentSource = options.checkout
     ? { checkout: options.checkout }
     : { method: await chosenPaymentMethod(ctx, invoice.customer_id, options.paymentMethodId) };
-  const [attempt] = await insertAttemptsPlanned(ctx, [await planAttempt(routing, invoice, source)]);
+  if ('method' in source && source.method.type === 'upi_mandate') {
+    // An explicit request is a new debit the customer is told of (a skipped or refused one may be
+    // asked again), but NPCI's retry limit holds for every debit of the invoice.
+    const failures = (await failedAutopayAttemptsOf(ctx.tx, ctx.tenantId, [invoice.id])).get(invoice.id) ?? 0;
+    const refusal = mandateRefusal(source.method, undefined, failures);
+    if (refusal) throw errors.conflict(refusal.message, 'autopay_retry_limit');
+  }
+  const [attempt] = await insertAttemptsPlanned(ctx, env, [await planAttempt(routing, invoice, source)], EXPLICIT_BLOCK_TAIL);
   return attempt!;
 }
 
@@ -117,6 +139,11 @@ export async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invo
   const customerIds = [...new Set(fresh.map((i) => i.customer_id))];
   const defaults = new Map((await defaultPaymentMethodsOf(ctx.tx, ctx.tenantId, customerIds)).map((m) => [m.customer_id, m]));
   const named = await namedPaymentMethods(ctx, fresh);
+  const freshIds = fresh.map((i) => i.id);
+  const [stops, autopayFailures] = await Promise.all([
+    mandateStopsOf(ctx.tx, ctx.tenantId, freshIds, MANDATE_STOP_CODES),
+    failedAutopayAttemptsOf(ctx.tx, ctx.tenantId, freshIds),
+  ]);
   const customerOf = new Map((await findCustomers(ctx.tx, ctx.tenantId, customerIds)).map((c) => [c.id, c]));
   const routing = gatewayRouting(ctx, env);
   const cannot: { invoice: InvoiceRow; error: { code: string; message: string } }[] = [];
@@ -132,6 +159,11 @@ export async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invo
       cannot.push({ invoice, error: { code: 'no_payment_method', message: 'the customer has no default payment method' } });
       continue;
     }
+    const mandateStop = mandateRefusal(method, stops.get(invoice.id), autopayFailures.get(invoice.id) ?? 0);
+    if (mandateStop) {
+      cannot.push({ invoice, error: mandateStop });
+      continue;
+    }
     try {
       planned.push(await planAttempt(routing, invoice, { method }));
     } catch (error) {
@@ -139,9 +171,13 @@ export async function startAutomaticAttempts(ctx: Ctx, env: CollectionsEnv, invo
       cannot.push({ invoice, error: { code: error.reason ?? error.kind, message: error.message } });
     }
   }
-  const attempts = await insertAttemptsPlanned(ctx, planned);
+  const attempts = await insertAttemptsPlanned(ctx, env, planned, AUTOMATIC_BLOCK_TAIL);
   attempts.forEach((attempt, k) => {
     const { saved, resolved, invoice } = planned[k]!;
+    if (attempt.status === 'canceled') {
+      out.push({ attempt, fresh: true, payLink: true });
+      return;
+    }
     const customer = customerOf.get(invoice.customer_id)!;
     // A mandate debit waits out its notice: the sweep charges it when it is due.
     const call =
@@ -175,6 +211,24 @@ async function namedPaymentMethods(ctx: Ctx, invoices: InvoiceRow[]): Promise<Ma
     else out.set(invoice.id, { reason: `the auto top-up's payment method ${id} is ${pm?.status ?? 'gone'}; no other method is charged` });
   }
   return out;
+}
+
+/**
+ * Why the charge job does not debit a mandate again (docs/decisions/0520): an earlier debit of the
+ * invoice was skipped by the customer or not attempted for the mandate's terms (it waits for the
+ * customer's own payment), or a UPI AutoPay debit used its one attempt and three retries (NPCI).
+ */
+function mandateRefusal(method: PaymentMethodRow, stop: string | undefined, autopayFailures: number): { code: string; message: string } | undefined {
+  if (!method.requires_pre_debit_notice) return undefined;
+  if (stop === 'mandate_debit_skipped')
+    return { code: stop, message: 'the customer skipped the mandate debit of this invoice from its pre-debit notice; the invoice waits for their own payment' };
+  if (stop) return { code: stop, message: 'a mandate debit of this invoice was not attempted and the customer was sent a pay link; it is not debited again' };
+  if (method.type === 'upi_mandate' && autopayFailures >= AUTOPAY_MAX_ATTEMPTS)
+    return {
+      code: 'autopay_retry_limit',
+      message: `UPI AutoPay allows one attempt and three retries per debit (NPCI); ${autopayFailures} debits of this invoice failed`,
+    };
+  return undefined;
 }
 
 /** Invoices the job cannot charge get the error, announced once: one already marked with the same error is not failed again on every rerun. */
@@ -221,26 +275,77 @@ function gatewayRouting(ctx: Ctx, env: CollectionsEnv) {
 async function planAttempt(routing: ReturnType<typeof gatewayRouting>, invoice: InvoiceRow, source: PaymentSource): Promise<PlannedAttempt> {
   if ('checkout' in source) {
     const { saved, resolved, sessionId } = source.checkout;
-    return { invoice, saved, resolved, paymentMethodId: null, checkoutSessionId: sessionId };
+    return { invoice, saved, resolved, paymentMethodId: null, checkoutSessionId: sessionId, method: null };
   }
   const resolved = await routing.ofMethod(source.method, invoice.currency);
-  return { invoice, saved: savedPaymentMethod(source.method), resolved, paymentMethodId: source.method.id, checkoutSessionId: null };
+  return { invoice, saved: savedPaymentMethod(source.method), resolved, paymentMethodId: source.method.id, checkoutSessionId: null, method: source.method };
 }
 
-/** Writes the planned attempts (one statement) and queues the pre-debit notice of each mandate debit. */
-async function insertAttemptsPlanned(ctx: Ctx, planned: PlannedAttempt[]): Promise<AttemptRow[]> {
-  const rows = planned.map((p) =>
-    attemptRow(ctx, p.invoice, {
+/** The job that e-mails the pay links of mandate debits not attempted: `{ attempt_ids: [...] }` (mandate-pay-links.ts). */
+export const MANDATE_PAY_LINKS_JOB = 'collections.mandate_pay_links';
+
+export const AUTOMATIC_BLOCK_TAIL = '; not debited: the customer was sent a pay link';
+const EXPLICIT_BLOCK_TAIL = '; not debited: the customer must pay with their own authentication (a checkout session)';
+
+/**
+ * Writes the planned attempts (one statement) and queues the pre-debit notice of each mandate
+ * debit, with its "skip this debit" link. A mandate debit the terms do not allow (above the
+ * entity's AFA-free limit or the mandate's maximum, or outside its validity: docs/decisions/0520)
+ * is written `canceled` with why, and never sent.
+ */
+async function insertAttemptsPlanned(ctx: Ctx, env: CollectionsEnv, planned: PlannedAttempt[], blockTail: string): Promise<AttemptRow[]> {
+  const limits = new Map<string, Promise<number>>();
+  const limitOf = (entityId: string) => {
+    if (!limits.has(entityId))
+      limits.set(
+        entityId,
+        getEntity(ctx, entityId).then((e) => e.emandate.afa_free_limit),
+      );
+    return limits.get(entityId)!;
+  };
+  const skipTokens = new Map<number, string>();
+  const rows: AttemptRow[] = [];
+  for (const [k, p] of planned.entries()) {
+    const row = attemptRow(ctx, p.invoice, {
       notice: p.saved.requiresPreDebitNotice,
+      upi: p.saved.type === 'upi_mandate',
       resolved: p.resolved,
       paymentMethodId: p.paymentMethodId,
       checkoutSessionId: p.checkoutSessionId,
-    }),
-  );
+    });
+    if (row.pending_reason === 'notice' && p.method) {
+      const block = mandateDebitBlock(p.method, { amount: row.amount, currency: row.currency, at: row.charge_after! }, await limitOf(p.invoice.entity_id));
+      if (block) {
+        rows.push({
+          ...row,
+          status: 'canceled',
+          pending_reason: null,
+          charge_after: null,
+          failure_code: block.code,
+          failure_message: block.message + blockTail,
+        });
+        continue;
+      }
+      const skip = newSkipToken();
+      skipTokens.set(k, skip.token);
+      row.skip_token_hash = skip.hash;
+    }
+    rows.push(row);
+  }
   await insertAttempts(ctx.tx, rows);
+  const blocked = rows.filter((r) => r.status === 'canceled').map((r) => r.id);
+  if (blocked.length > 0 && blockTail === AUTOMATIC_BLOCK_TAIL)
+    await enqueueJobs(ctx.tx, ctx.now, [{ kind: MANDATE_PAY_LINKS_JOB, tenantId: ctx.tenantId, payload: { attempt_ids: blocked } }]);
   for (const [k, row] of rows.entries()) {
-    if (row.pending_reason === 'notice')
-      await queuePreDebitNotice(ctx, planned[k]!.invoice, { amount: row.amount, currency: row.currency, charge_after: row.charge_after! });
+    if (row.pending_reason !== 'notice') continue;
+    await queuePreDebitNotice(ctx, env, planned[k]!.invoice, {
+      id: row.id,
+      amount: row.amount,
+      currency: row.currency,
+      charge_after: row.charge_after!,
+      mandateReference: planned[k]!.saved.reference,
+      skipToken: skipTokens.get(k)!,
+    });
   }
   return rows;
 }
@@ -252,6 +357,8 @@ export function attemptRow(
   how: {
     /** A mandate debit: announced, and charged no earlier than PRE_DEBIT_NOTICE_MS from now. */
     notice: boolean;
+    /** A UPI AutoPay debit: charged outside NPCI's peak hours too. */
+    upi?: boolean;
     resolved: Pick<ResolvedGateway, 'provider' | 'connectionId'>;
     paymentMethodId: string | null;
     checkoutSessionId: string | null;
@@ -270,12 +377,19 @@ export function attemptRow(
     currency: invoice.currency,
     status: 'pending',
     pending_reason: how.notice ? 'notice' : 'charging',
-    charge_after: how.notice ? new Date(ctx.now.getTime() + PRE_DEBIT_NOTICE_MS) : null,
+    charge_after: how.notice ? debitTime(ctx.now, how.upi ?? false) : null,
     gateway_payment_id: null,
     failure_code: null,
     failure_message: null,
     payment_id: null,
+    skip_token_hash: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
+}
+
+/** When an announced mandate debit is made: 24 hours after the notice, and for UPI AutoPay the next instant outside NPCI's peak hours. */
+export function debitTime(now: Date, upi: boolean): Date {
+  const after = new Date(now.getTime() + PRE_DEBIT_NOTICE_MS);
+  return upi ? outsideUpiPeak(after) : after;
 }

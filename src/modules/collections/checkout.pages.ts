@@ -116,3 +116,24 @@ ${view.error ? `<div class="error" role="alert">${escapeHtml(view.error)}</div>`
 export function checkoutGonePage(message: string): string {
   return layout('Checkout', `<section><div class="error" role="alert">${escapeHtml(message)}</div></section>`);
 }
+
+/** The pre-debit notice's "skip this debit" page (docs/decisions/0520): what will be skipped, and a form that POSTs the skip. */
+export function mandateSkipPage(view: {
+  merchant: string;
+  invoiceNumber: string;
+  amount: number;
+  currency: string;
+  notBefore: string;
+  state: 'ready' | 'skipped' | 'closed';
+  action: string;
+}): string {
+  const what = `the mandate debit of <strong>${money(view.amount, view.currency)}</strong> by ${escapeHtml(view.merchant)} for invoice <strong>${escapeHtml(view.invoiceNumber)}</strong>, due on or after ${escapeHtml(view.notBefore)}`;
+  const body =
+    view.state === 'ready'
+      ? `<p>Skip ${what}?</p><p class="muted">Only this debit is skipped: the mandate stays in place, and the invoice stays open for you to pay yourself.</p>
+<form method="post" action="${escapeHtml(view.action)}"><button type="submit">Skip this debit</button></form>`
+      : view.state === 'skipped'
+        ? `<div class="paid" role="status">Skipped: ${what} will not be made. The invoice stays open for you to pay yourself.</div>`
+        : `<div class="error" role="alert">This debit can no longer be skipped: it has already been made, skipped or canceled.</div>`;
+  return layout('Skip a mandate debit', `<section><h1>${escapeHtml(view.merchant)}</h1>${body}</section>`);
+}

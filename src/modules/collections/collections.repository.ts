@@ -483,3 +483,58 @@ export async function lastFailureCodes(tx: Tx, tenantId: string, invoiceIds: str
     .execute();
   return new Map(rows.filter((r) => r.failure_code).map((r) => [r.invoice_id, r.failure_code!]));
 }
+
+/** Per invoice, the code of a canceled mandate debit that stops further debits of it (docs/decisions/0520: a pay link was sent, or the customer skipped it). */
+export async function mandateStopsOf(tx: Tx, tenantId: string, invoiceIds: string[], codes: string[]): Promise<Map<string, string>> {
+  if (invoiceIds.length === 0) return new Map();
+  const rows = await tx
+    .selectFrom('payment_attempts')
+    .select(['invoice_id', 'failure_code'])
+    .where('tenant_id', '=', tenantId)
+    .where('invoice_id', 'in', invoiceIds)
+    .where('status', '=', 'canceled')
+    .where('failure_code', 'in', codes)
+    .execute();
+  return new Map(rows.map((r) => [r.invoice_id, r.failure_code!]));
+}
+
+/** Per invoice, how many debits of a UPI AutoPay mandate reached the gateway and failed (NPCI's one attempt and three retries). */
+export async function failedAutopayAttemptsOf(tx: Tx, tenantId: string, invoiceIds: string[]): Promise<Map<string, number>> {
+  if (invoiceIds.length === 0) return new Map();
+  const rows = await tx
+    .selectFrom('payment_attempts as a')
+    .innerJoin('payment_methods as m', (j) => j.onRef('m.tenant_id', '=', 'a.tenant_id').onRef('m.id', '=', 'a.payment_method_id'))
+    .select(['a.invoice_id', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('a.tenant_id', '=', tenantId)
+    .where('a.invoice_id', 'in', invoiceIds)
+    .where('a.status', '=', 'failed')
+    .where('m.type', '=', 'upi_mandate')
+    .groupBy('a.invoice_id')
+    .execute();
+  return new Map(rows.map((r) => [r.invoice_id, Number(r.n)]));
+}
+
+/**
+ * The customer's "skip this debit" from the pre-debit notice: the guarded `notice` → `canceled`
+ * transition of the attempt whose link token hashes to `tokenHash`. Undefined: the token does not
+ * match, or the debit already left its notice wait (sent, paid, canceled).
+ */
+export async function skipNoticeAttempt(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  tokenHash: string,
+  reason: { code: string; message: string },
+  now: Date,
+): Promise<AttemptRow | undefined> {
+  return tx
+    .updateTable('payment_attempts')
+    .set({ status: 'canceled', pending_reason: null, failure_code: reason.code, failure_message: reason.message, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('skip_token_hash', '=', tokenHash)
+    .where('status', 'in', attemptTransitions.cancel.from)
+    .where('pending_reason', '=', 'notice')
+    .returningAll()
+    .executeTakeFirst();
+}

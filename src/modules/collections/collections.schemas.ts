@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
+import { MANDATE_FREQUENCIES } from './mandates.js';
 
 export const gatewayProvider = z.enum(['test', 'razorpay', 'stripe']);
 
@@ -25,9 +26,24 @@ export const connectionSchema = z
   .meta({ id: 'GatewayConnection' });
 export type GatewayConnection = z.infer<typeof connectionSchema>;
 
+/** A mandate's terms as the customer agreed them at registration (RBI e-mandate framework; docs/decisions/0520). */
+export const mandateTermsInput = z
+  .object({
+    max_amount: z.int().positive().max(1_000_000_000_00).describe('the most one debit may take, in the minor unit'),
+    valid_from: z.iso.datetime({ offset: true }).optional().describe('defaults to the registration'),
+    valid_until: z.iso.datetime({ offset: true }).nullable().optional().describe('null or absent: until withdrawn'),
+    frequency: z.enum(MANDATE_FREQUENCIES),
+  })
+  .refine((m) => !m.valid_until || !m.valid_from || Date.parse(m.valid_until) > Date.parse(m.valid_from), {
+    message: 'valid_until must be after valid_from',
+    path: ['valid_until'],
+  });
+export type MandateTermsInput = z.infer<typeof mandateTermsInput>;
+
 export const attachPaymentMethodBody = z.object({
   token: z.string().trim().min(1).max(200),
   set_default: z.boolean().default(true),
+  mandate: mandateTermsInput.optional().describe("a mandate's terms (a payment method that is an e-mandate only)"),
 });
 export type AttachPaymentMethodBody = z.infer<typeof attachPaymentMethodBody>;
 
@@ -41,6 +57,16 @@ export const paymentMethodSchema = z
     last4: z.string().nullable(),
     gateway: z.string(),
     is_default: z.boolean(),
+    mandate: z
+      .object({
+        reference: z.string().describe("the gateway's id of the mandate, quoted in its pre-debit notices"),
+        max_amount: z.int().nullable().describe('the most one debit may take (minor unit); null: not stated at registration'),
+        valid_from: fields.timestamp().nullable(),
+        valid_until: fields.timestamp().nullable(),
+        frequency: z.enum(MANDATE_FREQUENCIES).nullable(),
+      })
+      .nullable()
+      .describe('set when the method is an e-mandate (UPI AutoPay, a card standing instruction): debits are announced 24 hours ahead'),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

@@ -8,6 +8,7 @@ import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
 import type { GatewayCallContext, GatewayCredentials, SavedPaymentMethod } from './gateways/gateway.js';
 import { GATEWAY_TIMEOUT_MS, gatewayOf, gateways, type RegisteredGateway } from './gateways/registry.js';
+import type { MandateFrequency } from './mandates.js';
 import type { AttachPaymentMethodBody, CreateConnectionBody, GatewayConnection, PaymentAttempt, PaymentMethod } from './collections.schemas.js';
 import {
   activePaymentMethods,
@@ -156,6 +157,15 @@ export function toPaymentMethod(row: PaymentMethodRow): PaymentMethod {
     last4: row.last4,
     gateway: row.gateway,
     is_default: row.is_default,
+    mandate: row.requires_pre_debit_notice
+      ? {
+          reference: row.reference,
+          max_amount: row.mandate_max_amount,
+          valid_from: toIsoOrNull(row.mandate_valid_from),
+          valid_until: toIsoOrNull(row.mandate_valid_until),
+          frequency: row.mandate_frequency as MandateFrequency | null,
+        }
+      : null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -182,8 +192,9 @@ export async function savePaymentMethod(
   customerId: string,
   resolved: Pick<ResolvedGateway, 'provider' | 'connectionId'>,
   saved: SavedPaymentMethod,
-  input: Pick<AttachPaymentMethodBody, 'set_default'>,
+  input: Pick<AttachPaymentMethodBody, 'set_default' | 'mandate'>,
 ): Promise<PaymentMethod> {
+  if (input.mandate && !saved.requiresPreDebitNotice) throw errors.invalidField('mandate', 'the payment method is not an e-mandate');
   await lockCustomerPaymentMethods(ctx.tx, ctx.tenantId, customerId);
   const current = await defaultPaymentMethod(ctx.tx, ctx.tenantId, customerId);
   const makeDefault = input.set_default || !current;
@@ -200,6 +211,10 @@ export async function savePaymentMethod(
     reference: saved.reference,
     gateway_customer_id: saved.gatewayCustomerId,
     requires_pre_debit_notice: saved.requiresPreDebitNotice,
+    mandate_max_amount: input.mandate?.max_amount ?? null,
+    mandate_valid_from: input.mandate ? (input.mandate.valid_from ? new Date(input.mandate.valid_from) : ctx.now) : null,
+    mandate_valid_until: input.mandate?.valid_until ? new Date(input.mandate.valid_until) : null,
+    mandate_frequency: input.mandate?.frequency ?? null,
     is_default: makeDefault,
     status: 'active',
     created_at: ctx.now,
@@ -307,4 +322,7 @@ export {
   finishAttempts,
   successfulChargesSince,
   lastFailureCodes,
+  mandateStopsOf,
+  failedAutopayAttemptsOf,
+  skipNoticeAttempt,
 } from './collections.repository.js';

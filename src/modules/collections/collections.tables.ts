@@ -27,6 +27,11 @@ export interface PaymentMethodsTable {
   reference: string;
   gateway_customer_id: string | null;
   requires_pre_debit_notice: boolean;
+  /** A mandate's terms (docs/decisions/0520): the most one debit may take, its validity and frequency; null when not stated. */
+  mandate_max_amount: number | null;
+  mandate_valid_from: Timestamp | null;
+  mandate_valid_until: Timestamp | null;
+  mandate_frequency: string | null;
   is_default: boolean;
   status: 'active' | 'detached' | 'revoked';
   created_at: Timestamp;
@@ -51,6 +56,8 @@ export interface PaymentAttemptsTable {
   failure_code: string | null;
   failure_message: string | null;
   payment_id: string | null;
+  /** SHA-256 (hex) of the token of the pre-debit notice's "skip this debit" link (mandate debits only). */
+  skip_token_hash: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -5,7 +5,7 @@ import { createCustomer, createInvoice, gstinFor } from '../../../test/support/b
 import { secondActor } from '../../../test/support/operators.js';
 import { onPostgresServer } from '../../../test/support/database.js';
 import { startMailSink, type MailSink } from '../../../test/support/mail-sink.js';
-import { signTestWebhook, TEST_SIGNATURE_HEADER, testGatewayJournal } from './index.js';
+import { outsideUpiPeak, signTestWebhook, TEST_SIGNATURE_HEADER, testGatewayJournal } from './index.js';
 
 let t: TestKosh;
 let acme: Tenant;
@@ -259,13 +259,12 @@ describe('UPI AutoPay mandates', () => {
     const start = t.clock.now().getTime();
     await t.kosh.worker.drain();
     const [attempt] = await attempts(inv.id);
-    expect(attempt).toMatchObject({ status: 'pending', charge_after: new Date(start + 24 * HOUR).toISOString() });
+    // 24 hours' notice, then the first instant outside NPCI's peak hours (decision 0520).
+    expect(attempt).toMatchObject({ status: 'pending', charge_after: outsideUpiPeak(new Date(start + 24 * HOUR)).toISOString() });
     const notice = sink.messages.find((m) => m.envelope.to.includes(email));
-    // The shipped mandate_pre_debit template: amount, the debit's earliest time in the entity's time zone (IST for an Indian entity), tenant name.
-    const ist = new Date(start + 24 * HOUR + 5.5 * HOUR).toISOString();
-    expect(notice?.subject).toMatch(
-      new RegExp(`^Upcoming UPI AutoPay debit of INR 236\\.00 on ${ist.slice(0, 10)} for invoice ${inv.number} from Tenant \\d+$`),
-    );
+    // The shipped mandate_pre_debit template: amount, the debit's earliest time in the entity's time zone (IST for an Indian entity), the merchant (entity's legal name).
+    const ist = new Date(outsideUpiPeak(new Date(start + 24 * HOUR)).getTime() + 5.5 * HOUR).toISOString();
+    expect(notice?.subject).toMatch(new RegExp(`^Upcoming mandate debit of INR 236\\.00 on ${ist.slice(0, 10)} for invoice ${inv.number} from Tenant \\d+$`));
     expect(notice?.text).toContain(`on or after ${ist.slice(0, 10)} ${ist.slice(11, 16)} (Asia/Kolkata) for invoice ${inv.number}`);
     expect(notice?.html).toContain(`<strong>INR 236.00</strong>`);
     expect(notice?.headers.from).toMatch(/Tenant \d+/);
@@ -275,7 +274,7 @@ describe('UPI AutoPay mandates', () => {
     expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data.status).toBe('open');
     expect(await chargesOf(inv.id)).toHaveLength(0);
 
-    t.clock.advance(HOUR + 2 * MINUTE);
+    t.clock.advance(new Date(attempt.charge_after).getTime() - t.clock.now().getTime() + 2 * MINUTE);
     await t.kosh.worker.drain();
     expect((await acme.api('GET', `/v1/invoices/${inv.id}`)).body.data.status).toBe('paid');
     const [done] = await attempts(inv.id);

@@ -40,6 +40,8 @@ export {
   type GatewayConnection,
   attachPaymentMethodBody,
   type AttachPaymentMethodBody,
+  mandateTermsInput,
+  type MandateTermsInput,
   paymentMethodSchema,
   type PaymentMethod,
   customerPaymentMethodParams,
@@ -73,7 +75,7 @@ export {
   type RefundOutcome,
   type SavedPaymentMethod,
 } from './gateways/gateway.js';
-export { checkoutGonePage, checkoutPage, gatewayName } from './checkout.pages.js';
+export { checkoutGonePage, checkoutPage, gatewayName, mandateSkipPage } from './checkout.pages.js';
 export { getRefund, listRefunds, renderRefund, toRefund } from './refunds.service.js';
 export {
   insertConnection,
@@ -115,4 +117,17 @@ export {
   finishAttempts,
   successfulChargesSince,
   lastFailureCodes,
+  mandateStopsOf,
+  failedAutopayAttemptsOf,
+  skipNoticeAttempt,
 } from './collections.service.js';
+export {
+  MANDATE_FREQUENCIES,
+  type MandateFrequency,
+  MANDATE_STOP_CODES,
+  AUTOPAY_MAX_ATTEMPTS,
+  mandateDebitBlock,
+  outsideUpiPeak,
+  inUpiPeak,
+  type MandateBlock,
+} from './mandates.js';

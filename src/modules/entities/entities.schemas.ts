@@ -21,6 +21,27 @@ export const invoicePrefix = z
 export const aatoBand = z
   .enum(['up_to_5_crore', 'above_5_crore', '10_crore_or_more'])
   .describe('aggregate annual turnover of the previous year: 6-digit HSN in GSTR-1 above ₹5 crore; the IRP 30-day limit from ₹10 crore');
+/** E-mandate settings of the merchant (docs/decisions/0520). */
+export const emandateCategory = z
+  .enum(['standard', 'mutual_fund_subscription', 'insurance_premium', 'credit_card_bill'])
+  .describe(
+    "RBI e-mandate framework: a debit without the customer's additional authentication up to ₹15 000 (standard), ₹1 lakh for mutual fund subscriptions, insurance premiums and credit card bills",
+  );
+export const emandateSettings = z.object({
+  category: emandateCategory.optional(),
+  afa_limit: z
+    .int()
+    .positive()
+    .max(1_000_000_000_00)
+    .nullable()
+    .optional()
+    .describe("an explicit limit (paise) of a mandate debit without the customer's authentication, overriding the category's; null: the category's"),
+  grievance_contact: fields
+    .text(300)
+    .nullable()
+    .optional()
+    .describe('who the customer contacts about a mandate debit (named in the post-debit notice): e-mail, phone or grievance officer'),
+});
 export const numberSeriesReset = z
   .enum(['never', 'financial_year'])
   .describe('financial_year: every series restarts at 1 on 1 April (the prefix must contain {FY}, so numbers stay unique)');
@@ -136,6 +157,7 @@ export const updateEntityBody = z.object({
   einvoicing: einvoicingSettings.optional(),
   aato_band: aatoBand.optional(),
   number_series_reset: numberSeriesReset.optional(),
+  emandate: emandateSettings.optional(),
 });
 export type UpdateEntityBody = z.infer<typeof updateEntityBody>;
 
@@ -159,6 +181,12 @@ export const entitySchema = z
     functional_currency: z.string().describe('the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it'),
     aato_band: aatoBand,
     number_series_reset: numberSeriesReset,
+    emandate: z.object({
+      category: emandateCategory,
+      afa_limit: z.int().nullable(),
+      afa_free_limit: z.int().describe('the limit in force (paise): afa_limit, else the category’s'),
+      grievance_contact: z.string().nullable(),
+    }),
     einvoicing: z.object({ enabled: z.boolean(), provider: z.enum(['sandbox', 'nic', 'gsp']).nullable(), credentials_set: z.boolean() }),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),

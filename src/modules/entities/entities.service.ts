@@ -7,6 +7,7 @@ import { toIso } from '../../platform/time.js';
 import { gstinStateCode } from '../tax/index.js';
 import { canonicalExchangeRate } from '../../platform/money.js';
 import { FY_PLACEHOLDER } from './numbering.js';
+import { afaFreeLimit } from './emandate.js';
 import type { CreateEntityBody, EinvoicingCredentials, ExchangeRate, LegalEntity, PutExchangeRateBody, UpdateEntityBody } from './entities.schemas.js';
 import {
   findEntity,
@@ -44,6 +45,12 @@ export function toEntity(row: EntityRow): LegalEntity {
     functional_currency: row.functional_currency,
     aato_band: row.aato_band,
     number_series_reset: row.number_series_reset,
+    emandate: {
+      category: row.emandate_category,
+      afa_limit: row.emandate_afa_limit,
+      afa_free_limit: afaFreeLimit(row),
+      grievance_contact: row.grievance_contact,
+    },
     einvoicing: { enabled: row.einvoicing_enabled, provider: row.einvoicing_provider, credentials_set: row.einvoicing_credentials !== null },
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
@@ -61,6 +68,16 @@ function resolveTaxIdentity(country: string, stateCode: string | null | undefine
     throw errors.invalidField('state_code', `does not match the GSTIN's state ${gstinStateCode(gstin)}`);
   }
   return { state_code: stateCode ?? (gstin ? gstinStateCode(gstin) : null), gstin: gstin ?? null };
+}
+
+/** The columns an `emandate` update sets (only the keys given). */
+function emandatePatch(input: UpdateEntityBody['emandate']) {
+  if (!input) return {};
+  return {
+    ...(input.category !== undefined ? { emandate_category: input.category } : {}),
+    ...(input.afa_limit !== undefined ? { emandate_afa_limit: input.afa_limit } : {}),
+    ...(input.grievance_contact !== undefined ? { grievance_contact: input.grievance_contact } : {}),
+  };
 }
 
 async function lockLedgerAllocation(ctx: Ctx): Promise<void> {
@@ -113,6 +130,9 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     functional_currency: input.country_code === 'IN' ? 'INR' : await tenantBaseCurrency(ctx.tx, ctx.tenantId),
     aato_band: input.aato_band ?? 'up_to_5_crore',
     number_series_reset: assertSeriesReset(input.number_series_reset ?? 'never', input.invoice_prefix),
+    emandate_category: 'standard',
+    emandate_afa_limit: null,
+    grievance_contact: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -187,6 +207,7 @@ export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody
     ...(input.lut_missing !== undefined ? { lut_missing: input.lut_missing } : {}),
     ...(input.time_zone !== undefined ? { time_zone: input.time_zone } : {}),
     ...(input.aato_band !== undefined ? { aato_band: input.aato_band } : {}),
+    ...emandatePatch(input.emandate),
     ...(input.number_series_reset !== undefined || input.invoice_prefix !== undefined
       ? {
           number_series_reset: assertSeriesReset(input.number_series_reset ?? current.number_series_reset, input.invoice_prefix ?? current.invoice_prefix),

@@ -12,6 +12,9 @@ export type PostalAddress = {
 
 export type AatoBand = 'up_to_5_crore' | 'above_5_crore' | '10_crore_or_more';
 
+/** RBI e-mandate framework: `standard` (₹15 000 without AFA) or a listed category (₹1 lakh). */
+export type EmandateCategory = 'standard' | 'mutual_fund_subscription' | 'insurance_premium' | 'credit_card_bill';
+
 export type EinvoicingProvider = 'sandbox' | 'nic' | 'gsp';
 
 export interface LegalEntitiesTable {
@@ -44,6 +47,10 @@ export interface LegalEntitiesTable {
   functional_currency: string;
   /** Aggregate annual turnover band (decisions 0361, 0363): 6-digit HSN above ₹5 crore, the IRP's 30-day limit from ₹10 crore. */
   aato_band: Generated<AatoBand>;
+  /** E-mandates (docs/decisions/0520): the category setting the AFA-free debit limit, an explicit limit (paise), the grievance contact. */
+  emandate_category: Generated<EmandateCategory>;
+  emandate_afa_limit: number | null;
+  grievance_contact: string | null;
   /** Whether the document series restart every financial year (decision 0364). */
   number_series_reset: Generated<'never' | 'financial_year'>;
   created_at: Timestamp;

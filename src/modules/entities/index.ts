@@ -23,3 +23,5 @@ export { listEntities, listExchangeRates, putExchangeRate } from './entities.ser
 export { findEntity, findPrimaryEntity, functionalCurrencies } from './entities.service.js';
 export { entityAt, lutMissing, lutState, listLuts, putLut, type LutState } from './luts.js';
 export { lutListSchema, lutParams, lutSchema, putLutBody } from './entities.schemas.js';
+export { AFA_FREE_LIMIT_LISTED, AFA_FREE_LIMIT_STANDARD, afaFreeLimit } from './emandate.js';
+export type { EmandateCategory } from './entities.tables.js';

@@ -21,6 +21,8 @@ export const TEMPLATE_NAMES = [
   'dunning_final_notice',
   'mandate_pre_debit',
   'mandate_debit_canceled',
+  'mandate_post_debit',
+  'mandate_pay_link',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
@@ -87,12 +89,35 @@ export const SAMPLE_DATA: Record<TemplateName, Record<string, unknown>> = {
   mandate_pre_debit: {
     ...common,
     invoice: { number: 'INV-000042' },
-    debit: { amount: '₹11,800.00', date: '2026-04-16', not_before: '2026-04-16 14:30 (Asia/Kolkata)' },
+    debit: {
+      amount: '₹11,800.00',
+      date: '2026-04-16',
+      not_before: '2026-04-16 14:30 (Asia/Kolkata)',
+      merchant: 'Acme Software Private Limited',
+      mandate_reference: 'token_4lsdksD31GaZ09',
+    },
+    skip_url: 'https://billing.example.in/mandate-debits/sample/skip?token=sample',
   },
   mandate_debit_canceled: {
     ...common,
     invoice: { number: 'INV-000042' },
     debit: { amount: '₹11,800.00', reason: 'the invoice was paid on the Razorpay checkout page' },
+  },
+  mandate_post_debit: {
+    ...common,
+    invoice: { number: 'INV-000042' },
+    debit: { amount: '₹11,800.00', date: '2026-04-16', merchant: 'Acme Software Private Limited', mandate_reference: 'token_4lsdksD31GaZ09' },
+    grievance_contact: 'grievances@acme.example.in, +91 80 4000 0000',
+  },
+  mandate_pay_link: {
+    ...common,
+    invoice: { number: 'INV-000042' },
+    debit: {
+      amount: '₹18,000.00',
+      merchant: 'Acme Software Private Limited',
+      reason: "₹18,000.00 is above ₹15,000.00, the most a mandate debit may take without the customer's additional authentication (RBI e-mandate framework)",
+    },
+    pay_url: 'https://billing.example.in/checkout/sample',
   },
 };
 

@@ -21,6 +21,7 @@ const CLASS_OF_KIND: Record<string, JobPriorityClass> = {
   'notifications.scan_trials': 'notices',
   'dunning.send_email': 'notices',
   'dunning.send_sms': 'notices',
+  'collections.mandate_pay_links': 'notices',
   'portal.login_link': 'notices',
   'operators.password_reset': 'notices',
   'einvoice.submit': 'notices',

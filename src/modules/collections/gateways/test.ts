@@ -36,6 +36,8 @@ type TokenSpec = {
   last4: string | null;
   charge: 'succeed' | 'decline' | 'insufficient' | 'pending' | 'unknown' | 'hang';
   refund: 'succeed' | 'fail';
+  /** A card saved as an e-mandate (standing instruction): debits announced 24 hours ahead (RBI). */
+  mandate?: true;
 };
 
 export const TEST_TOKENS: Record<string, TokenSpec> = {
@@ -44,6 +46,8 @@ export const TEST_TOKENS: Record<string, TokenSpec> = {
   tok_chargeDeclined: { type: 'card', brand: 'visa', last4: '0002', charge: 'decline', refund: 'succeed' },
   tok_chargeDeclinedInsufficientFunds: { type: 'card', brand: 'visa', last4: '9995', charge: 'insufficient', refund: 'succeed' },
   tok_upi_autopay: { type: 'upi_mandate', brand: 'upi', last4: null, charge: 'succeed', refund: 'succeed' },
+  tok_upi_autopay_insufficient: { type: 'upi_mandate', brand: 'upi', last4: null, charge: 'insufficient', refund: 'succeed' },
+  tok_card_mandate: { type: 'card', brand: 'visa', last4: '1111', charge: 'succeed', refund: 'succeed', mandate: true },
   tok_pending: { type: 'card', brand: 'visa', last4: '3220', charge: 'pending', refund: 'succeed' },
   tok_unknown: { type: 'card', brand: 'visa', last4: '0119', charge: 'unknown', refund: 'succeed' },
   tok_timeoutAfterCharge: { type: 'card', brand: 'visa', last4: '0259', charge: 'hang', refund: 'succeed' },
@@ -206,7 +210,7 @@ export const testGateway: GatewayAdapter = {
       last4: spec.last4,
       reference: input.token,
       gatewayCustomerId: null,
-      requiresPreDebitNotice: spec.type === 'upi_mandate',
+      requiresPreDebitNotice: spec.type === 'upi_mandate' || spec.mandate === true,
     };
   },
 
