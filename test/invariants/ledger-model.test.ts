@@ -118,6 +118,8 @@ type World = {
   cards: Map<string, string>;
   plan?: string;
   subscription?: string;
+  /** The add-on price and the subscription's item of it (decision 0470), for the add_on op. */
+  addOn?: { price: string; item?: string };
   coupons: number;
   /** Customer advances (receipt vouchers). */
   advances: string[];
@@ -180,6 +182,8 @@ const offlineOp = fc.oneof(
   }),
   // Seats on a subscription (with or without a forever coupon), prorated or not.
   fc.record({ kind: fc.constant('seats' as const), quantity: fc.integer({ min: 1, max: 6 }), prorate: fc.boolean(), coupon: fc.boolean() }),
+  // An add-on item on that subscription (decision 0470): added, its quantity changed, or removed (quantity 0), prorated or not.
+  fc.record({ kind: fc.constant('add_on' as const), quantity: fc.integer({ min: 0, max: 4 }), prorate: fc.boolean() }),
   // Money before any invoice: an advance (services, or goods: no GST) for any entity, the unregistered one too.
   fc.record({
     kind: fc.constant('advance' as const),
@@ -503,7 +507,42 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       if (res.status === 200 && res.body.data.credit_note) w.notes.push(res.body.data.credit_note.id);
       return res;
     }
+    case 'add_on':
+      return addOnStep(w, o);
   }
+}
+
+/** The add_on op: the subscription's one add-on (SAC 998315, ₹200) added, changed or removed. */
+async function addOnStep(w: World, o: Extract<Op, { kind: 'add_on' }>): Promise<ApiResponse | undefined> {
+  const api = w.tenant.api;
+  if (!w.subscription) return undefined;
+  if (!w.addOn) {
+    const plan = await api('POST', '/v1/plans', {
+      name: 'Support',
+      code: 'support',
+      interval_unit: 'month',
+      amount: 20_000,
+      currency: 'INR',
+      hsn_code: '998315',
+    });
+    w.addOn = { price: plan.body.data.prices[0].id };
+  }
+  const proration_behavior = o.prorate ? 'create_prorations' : 'none';
+  const items = `/v1/subscriptions/${w.subscription}/items`;
+  let res: ApiResponse;
+  if (!w.addOn.item) {
+    if (o.quantity === 0) return undefined;
+    res = await api('POST', items, { price_id: w.addOn.price, quantity: o.quantity, proration_behavior });
+    if (res.status === 200) w.addOn.item = res.body.data.item.id;
+  } else if (o.quantity === 0) {
+    res = await api('DELETE', `${items}/${w.addOn.item}?proration_behavior=${proration_behavior}`);
+    if (res.status === 200) w.addOn.item = undefined;
+  } else {
+    res = await api('PATCH', `${items}/${w.addOn.item}`, { quantity: o.quantity, proration_behavior });
+  }
+  if (res.status === 200 && res.body.data.invoice) w.invoices.push(res.body.data.invoice.id);
+  if (res.status === 200 && res.body.data.credit_note) w.notes.push(res.body.data.credit_note.id);
+  return res;
 }
 
 /** The gateway operations (see gatewayOp). */
@@ -1310,8 +1349,10 @@ describe('the books tie out after every operation', () => {
       },
       { kind: 'coupon_credit_tds', customer: 0, entity: 1, amounts: [2_000_000], hsn: ['6904', '0902', '6904'], percent: 10_000, off: 1, credit: 50, tds: 5 },
       { kind: 'seats', quantity: 2, prorate: true, coupon: true },
+      { kind: 'add_on', quantity: 3, prorate: true },
       { kind: 'time_passes', days: 10 },
       { kind: 'seats', quantity: 5, prorate: true, coupon: false },
+      { kind: 'add_on', quantity: 1, prorate: true },
       { kind: 'seats', quantity: 1, prorate: true, coupon: false },
       { kind: 'pay', invoice: 4, share: 100, tds: 10 },
       { kind: 'seats', quantity: 3, prorate: false, coupon: false },

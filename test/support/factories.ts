@@ -164,6 +164,7 @@ export const factories: Record<string, Factory> = {
   '/v1/subscriptions': async (tenant) => {
     const planId = await factories['/v1/plans']!(tenant, {});
     subscriptionTargetPlan = await factories['/v1/plans']!(tenant, {});
+    subscriptionTargetPrice = (await tenant.api('GET', `/v1/plans/${subscriptionTargetPlan}`)).body.data.prices[0].id;
     subscriptionTargetCoupon = (await tenant.api('GET', `/v1/coupons/${await factories['/v1/coupons']!(tenant, {})}`)).body.data.code;
     return createdId(
       await tenant.api('POST', '/v1/subscriptions', { customer_id: await factories['/v1/customers']!(tenant, {}), plan_id: planId }),
@@ -288,6 +289,18 @@ export const factories: Record<string, Factory> = {
     );
   },
 
+  // An add-on item (a fresh plan's price) of the subscription chosen for `{id}`.
+  '/v1/subscriptions/{id}/items': async (tenant, parentIds) => {
+    const subscription = parentIds.id ?? (await factories['/v1/subscriptions']!(tenant, {}));
+    const addOn = await factories['/v1/plans']!(tenant, {});
+    const priceId = (await tenant.api('GET', `/v1/plans/${addOn}`)).body.data.prices[0].id;
+    const res = await tenant.api('POST', `/v1/subscriptions/${subscription}/items`, { price_id: priceId, quantity: 1 });
+    if (res.status !== 200 || typeof res.body?.data?.item?.id !== 'string') {
+      throw new Error(`factory for /v1/subscriptions/{id}/items: expected 200 with data.item.id, got ${res.status} ${res.text}`);
+    }
+    return res.body.data.item.id;
+  },
+
   // A pending one-off charge of the customer chosen for `{id}`.
   '/v1/customers/{id}/pending-charges': async (tenant, parentIds) => {
     const customer = parentIds.id ?? (await factories['/v1/customers']!(tenant, {}));
@@ -314,6 +327,9 @@ let creditNoteTargetInvoice: string | undefined;
 
 /** The other plan of the tenant whose subscription the factory made last (see validBodies). */
 let subscriptionTargetPlan: string | undefined;
+
+/** The price of that other plan (an add-on for POST /v1/subscriptions/{id}/items; see validBodies). */
+let subscriptionTargetPrice: string | undefined;
 
 /** A coupon code of the tenant whose subscription the factory made last (see validBodies). */
 let subscriptionTargetCoupon: string | undefined;
@@ -353,6 +369,13 @@ export const validBodies: Record<string, unknown> = {
     },
   },
   'PATCH /v1/subscriptions/{id}': { quantity: 2, preview: true },
+  'POST /v1/subscriptions/{id}/items': {
+    get price_id() {
+      return subscriptionTargetPrice ?? '00000000-0000-7000-8000-000000000000';
+    },
+    preview: true,
+  },
+  'PATCH /v1/subscriptions/{id}/items/{item_id}': { quantity: 3, preview: true },
   'POST /v1/plans/{id}/prices': { amount: 1000, currency: 'INR' },
   'PUT /v1/entities/{id}/exchange-rates': { currency: 'USD', rate: '83.25' },
   'POST /v1/entities/{id}/periods/{period}/reopen': { reason: 'Factory correction' },

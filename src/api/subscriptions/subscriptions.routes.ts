@@ -11,6 +11,7 @@ import { applyDiscountBody, discountSchema, findCoupon, removeSubscriptionDiscou
 import { resumeSubscription } from '../../flows/subscriptions/resume-subscription.js';
 import { subscriptionUsage, upcomingInvoice } from '../../flows/subscriptions/preview-subscription-usage.js';
 import { upcomingInvoiceSchema } from '../../modules/invoices/index.js';
+import { registerSubscriptionItemRoutes } from './subscription-items.routes.js';
 import {
   canceledSubscriptionSchema,
   cancelSubscriptionBody,
@@ -26,6 +27,7 @@ import {
 import { getSubscription, listSubscriptions, pauseSubscription, reactivateSubscription, toSubscription } from '../../modules/subscriptions/index.js';
 
 export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
+  registerSubscriptionItemRoutes(app, deps);
   const tags = ['subscriptions'];
   const one = { 200: dataEnvelope(subscriptionSchema) };
 

@@ -23,7 +23,8 @@ import {
   type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
 import { creditUnusedSubscriptionTime } from './credit-unused-subscription-time.js';
-import { invoiceSubscriptionPeriod, proratedFixedCharge } from './invoice-subscription-period.js';
+import { invoiceSubscriptionPeriod, proratedFixedCharge, proratedItemCharges } from './invoice-subscription-period.js';
+import { itemChargesOfSubscription } from './subscription-item-charges.js';
 import { previewInRollback } from './preview.js';
 
 type SubscriptionPatch = Updateable<DB['subscriptions']>;
@@ -89,6 +90,14 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
   const { plan: oldPlan } = await resolveSubscriptionPrice(ctx, row);
 
   const sameInterval = plan.interval_unit === row.interval_unit && plan.interval_count === row.interval_count;
+  // Add-ons are billed on the subscription's interval (decision 0470): a plan of another interval would leave them out of step.
+  const items = await itemChargesOfSubscription(ctx, row.id);
+  if (!sameInterval && items.length > 0) {
+    throw errors.conflict(
+      `plan_id: plan ${plan.code} bills on another interval than the subscription's ${items.length} add-on item(s); remove them first`,
+      'subscription_has_items',
+    );
+  }
   const current = { start: row.current_period_start, end: row.current_period_end };
   const { remaining, total } = remainingDays(current, ctx.now);
   const patch: SubscriptionPatch = {
@@ -125,16 +134,20 @@ export async function changeSubscriptionPlan(ctx: Ctx, id: string, input: Omit<C
     newCharge = charge.unitAmount;
     newChargeTotal = charge.amount;
     Object.assign(patch, charge.patch);
+    // The credit covered the add-ons on the invoice too: the rest of the period charges them again (same interval only).
+    const itemCharge = proratedItemCharges(items, remaining, total);
+    newChargeTotal += itemCharge.amount;
     // A pure usage plan (no fixed price) charges nothing now: its usage is billed at the period's end.
-    if (price && newCharge > 0) {
+    if ((price && newCharge > 0) || itemCharge.amount > 0) {
       invoice = await invoiceSubscriptionPeriod(ctx, {
         subscription: row,
         plan,
-        price,
+        price: price && newCharge > 0 ? price : null,
         customer,
         period: chargePeriod,
         billingReason: 'subscription_update',
         unitAmount: newCharge,
+        items: itemCharge.items,
       });
       patch.latest_invoice_id = invoice.id;
     }

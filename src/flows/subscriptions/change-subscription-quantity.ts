@@ -19,7 +19,8 @@ import {
   type UpdateSubscriptionBody,
 } from '../../modules/subscriptions/index.js';
 import { creditUnusedSubscriptionTime } from './credit-unused-subscription-time.js';
-import { invoiceSubscriptionPeriod, proratedFixedCharge } from './invoice-subscription-period.js';
+import { invoiceSubscriptionPeriod, proratedFixedCharge, proratedItemCharges } from './invoice-subscription-period.js';
+import { itemChargesOfSubscription } from './subscription-item-charges.js';
 import { previewInRollback } from './preview.js';
 
 /**
@@ -62,7 +63,9 @@ export async function changeSubscriptionQuantity(
     unusedValue = credit.unusedValue;
     creditCapped = credit.capped;
     ({ unitAmount: unitCharge, amount: chargeTotal } = proratedFixedCharge(price, input.quantity, remaining, total));
-    if (unitCharge > 0) {
+    // The credit covered the add-ons on the invoice too (decision 0470): the rest of the period charges them again.
+    const items = proratedItemCharges(await itemChargesOfSubscription(ctx, row.id), remaining, total);
+    if (unitCharge > 0 || items.amount > 0) {
       invoice = await invoiceSubscriptionPeriod(ctx, {
         subscription: { ...row, quantity: input.quantity },
         plan,
@@ -71,6 +74,7 @@ export async function changeSubscriptionQuantity(
         period: { start: ctx.now, end: row.current_period_end },
         billingReason: 'subscription_update',
         unitAmount: unitCharge,
+        items: items.items,
       });
       patch.latest_invoice_id = invoice.id;
     }

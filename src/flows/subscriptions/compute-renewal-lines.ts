@@ -4,7 +4,7 @@ import type { DraftLine } from '../../modules/invoices/index.js';
 import { describePricing, isSimpleUnitPrice, priceQuantity, type PlanRow, type PricedQuantity, type PriceRow } from '../../modules/plans/index.js';
 import type { SubscriptionRow } from '../../modules/subscriptions/index.js';
 import { aggregateUsage, billableQuantity } from '../../modules/usage/index.js';
-import { periodLine } from './invoice-subscription-period.js';
+import { periodLines, type ItemCharge } from './invoice-subscription-period.js';
 
 type Period = { start: Date; end: Date };
 
@@ -16,6 +16,8 @@ export type RenewalSubject = {
   fixedPrice: PriceRow | null;
   /** The plan's metered prices in the subscription's currency: billed in arrears. */
   meteredPrices: PriceRow[];
+  /** The subscription's add-ons (decision 0470): billed in advance beside the plan's fee. */
+  items: ItemCharge[];
   customer: Customer;
   /** The period whose usage is billed (the one ending); null when nothing is billed in arrears (a trial). */
   usagePeriod: Period | null;
@@ -77,8 +79,9 @@ export function usageLine(plan: RenewalSubject['plan'], charge: MeteredCharge, p
 /**
  * THE renewal invoice's lines, computed without writing anything (the billing run and the
  * upcoming-invoice preview both use it): for each subject, the ended period's metered lines
- * (arrears) followed by the next period's fixed fee (advance) — none when the subscription ends
- * (its final invoice: usage only) or its plan has no fixed price (a pure usage plan). GST is
+ * (arrears) followed by the next period's fixed fee (advance) and one line per add-on — none when
+ * the subscription ends (its final invoice: usage only); no fee line when its plan has no fixed
+ * price (a pure usage plan). GST is
  * computed per line by the invoice. One aggregation query for the whole batch. An empty list
  * means nothing is due: no invoice is issued (decision 0190).
  */
@@ -89,15 +92,16 @@ export async function computeRenewalLines(ctx: ReadCtx, subjects: RenewalSubject
   );
   return subjects.map((s, i) => {
     const usage = (charges.get(String(i)) ?? []).flatMap((c) => usageLine(s.plan, c, s.usagePeriod!) ?? []);
-    if (!s.fixedPrice || !s.nextPeriod) return usage;
-    const fixed = periodLine({
+    if (!s.nextPeriod) return usage;
+    const advance = periodLines({
       subscription: s.subscription,
       plan: s.plan,
       price: s.fixedPrice,
       customer: s.customer,
       period: s.nextPeriod,
       billingReason: 'subscription_cycle',
+      items: s.items,
     });
-    return [...usage, fixed];
+    return [...usage, ...advance];
   });
 }

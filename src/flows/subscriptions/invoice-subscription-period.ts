@@ -15,10 +15,20 @@ import { finalizeInvoiceWithCredit } from '../invoices/finalize-invoice.js';
 
 export type SubscriptionBillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update';
 
+type ChargedPrice = Pick<PriceRow, 'id' | 'amount'> & Partial<Pick<PriceRow, 'tiers' | 'tiers_mode' | 'package_size' | 'hsn_code'>>;
+type ChargedPlan = Pick<PlanRow, 'id' | 'name' | 'hsn_code' | 'tax_rate_bp'>;
+
+/**
+ * An add-on of the subscription (decision 0470) on an invoice: its own plan (name, HSN/SAC, GST
+ * rate), price and quantity; `unitAmount` as in PeriodCharge.
+ */
+export type ItemCharge = { plan: ChargedPlan; price: ChargedPrice; quantity: number; unitAmount?: number };
+
 export type PeriodCharge = {
   subscription: Pick<SubscriptionRow, 'id' | 'currency' | 'quantity'> & { collection_method?: SubscriptionRow['collection_method'] };
-  plan: Pick<PlanRow, 'id' | 'name' | 'hsn_code' | 'tax_rate_bp'>;
-  price: Pick<PriceRow, 'id' | 'amount'> & Partial<Pick<PriceRow, 'tiers' | 'tiers_mode' | 'package_size' | 'hsn_code'>>;
+  plan: ChargedPlan;
+  /** The plan's fixed price; null: a pure usage plan, whose invoice here carries only its items. */
+  price: ChargedPrice | null;
   customer: Customer;
   period: { start: Date; end: Date };
   billingReason: SubscriptionBillingReason;
@@ -27,6 +37,8 @@ export type PeriodCharge = {
    * the (prorated) total of the quantity, on one line.
    */
   unitAmount?: number;
+  /** The add-ons billed for the same period, one line each after the plan's. */
+  items?: ItemCharge[];
 };
 
 /**
@@ -54,7 +66,7 @@ const day = (d: Date) => d.toISOString().slice(0, 10);
  * tiered or package price (DESIGN §13) prices the quantity as a whole: one line of the total whose
  * description gives the quantity and the tiers.
  */
-export function periodLine(charge: PeriodCharge) {
+export function periodLine(charge: PeriodCharge & { price: ChargedPrice }) {
   const hsn = charge.price.hsn_code || charge.plan.hsn_code || undefined;
   if (!isSimpleUnitPrice(charge.price)) {
     const priced = priceQuantity(charge.price, charge.subscription.quantity);
@@ -86,13 +98,45 @@ export function periodLine(charge: PeriodCharge) {
 }
 
 /**
+ * The lines of a subscription period: the plan's (when it has a fixed price), then one per add-on,
+ * each priced as the plan's line is (same proration, tiers and HSN/SAC rules: periodLine).
+ */
+export function periodLines(charge: PeriodCharge) {
+  const base = charge.price ? [periodLine({ ...charge, price: charge.price })] : [];
+  const items = (charge.items ?? []).map((item) =>
+    periodLine({
+      ...charge,
+      subscription: { ...charge.subscription, quantity: item.quantity },
+      plan: item.plan,
+      price: item.price,
+      unitAmount: item.unitAmount,
+    }),
+  );
+  return [...base, ...items];
+}
+
+/**
+ * The subscription's add-ons charged for `remaining` of `total` days (to the day, half-up, as the
+ * plan's fee: proratedFixedCharge), and what they come to.
+ */
+export function proratedItemCharges(items: ItemCharge[], remaining: number, total: number): { items: ItemCharge[]; amount: number } {
+  let amount = 0;
+  const charged = items.map((item) => {
+    const charge = proratedFixedCharge(item.price, item.quantity, remaining, total);
+    amount += charge.amount;
+    return { ...item, unitAmount: charge.unitAmount };
+  });
+  return { items: charged, amount };
+}
+
+/**
  * Advance billing: the invoice for one subscription period, drafted (GST per line) and finalized
  * at once (number, ledger entry, available credit applied), in the caller's transaction. The
  * database allows one subscription_create/subscription_cycle invoice per (subscription, period start).
  */
 export async function invoiceSubscriptionPeriod(ctx: Ctx, charge: PeriodCharge): Promise<InvoiceRow> {
   const inForce = (await subscriptionDiscounts(ctx, [charge.subscription.id])).get(charge.subscription.id);
-  const { lines, applied } = discountSubscriptionLines([periodLine(charge)], inForce, charge.period.start, charge.subscription.currency);
+  const { lines, applied } = discountSubscriptionLines(periodLines(charge), inForce, charge.period.start, charge.subscription.currency);
   const draft = await createDraftInvoice(ctx, {
     customer: charge.customer,
     currency: charge.subscription.currency,

@@ -8,6 +8,7 @@ import { getSubscriptionRow, periodAfter, type SubscriptionRow } from '../../mod
 import { subscriptionDiscounts } from '../../modules/coupons/index.js';
 import { computeRenewalLines, meteredCharges, type RenewalSubject } from './compute-renewal-lines.js';
 import { discountSubscriptionLines } from './invoice-subscription-period.js';
+import { itemChargesOfSubscription } from './subscription-item-charges.js';
 
 export type SubscriptionUsage = {
   period_start: string;
@@ -32,6 +33,7 @@ export async function renewalSubjectOf(ctx: ReadCtx, row: SubscriptionRow): Prom
     plan,
     fixedPrice,
     meteredPrices,
+    items: await itemChargesOfSubscription(ctx, row.id),
     customer: await getCustomer(ctx, row.customer_id),
     usagePeriod: row.status === 'trialing' ? null : { start: row.current_period_start, end: row.current_period_end },
     // Set to cancel at period end: no next period, only the final usage invoice.

@@ -26,6 +26,7 @@ import {
 } from '../../modules/subscriptions/index.js';
 import { computeRenewalLines, type RenewalSubject } from './compute-renewal-lines.js';
 import { discountSubscriptionLines } from './invoice-subscription-period.js';
+import { itemChargesOf } from './subscription-item-charges.js';
 import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
 import { discountInputsWithGrants, spendCredit } from '../invoices/finalize-invoice.js';
 
@@ -83,6 +84,10 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
   // Numbers are taken in this order: by period end, then by id (creation order), whatever order the claim's index scan gave.
   const claimed = [...batch].sort((x, y) => x.current_period_end.getTime() - y.current_period_end.getTime() || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   const { plans, prices, metered, customers } = await loadBatchContext(ctx, claimed);
+  const items = await itemChargesOf(
+    ctx,
+    claimed.map((r) => r.id),
+  );
   const subjects: RenewalSubject[] = [];
   const nextPeriods: (ReturnType<typeof periodAfter> | null)[] = [];
   for (const row of claimed) {
@@ -102,6 +107,7 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
       plan,
       fixedPrice: price,
       meteredPrices,
+      items: items.get(row.id) ?? [],
       customer,
       // Usage during a trial is not billed: the trial is free.
       usagePeriod: row.status === 'trialing' ? null : { start: row.current_period_start, end: row.current_period_end },

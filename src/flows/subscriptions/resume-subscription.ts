@@ -11,6 +11,7 @@ import {
   updateSubscription,
   type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
+import { itemChargesOfSubscription } from './subscription-item-charges.js';
 import { invoiceSubscriptionPeriod } from './invoice-subscription-period.js';
 
 /**
@@ -35,9 +36,10 @@ export async function resumeSubscription(ctx: Ctx, id: string): Promise<Subscrip
       current_period_end: period.end,
       updated_at: ctx.now,
     });
-    // A pure usage plan has no fee in advance: its usage is billed at the period's end.
-    if (price) {
-      const invoice = await invoiceSubscriptionPeriod(ctx, { subscription: row, plan, price, customer, period, billingReason: 'subscription_cycle' });
+    // A pure usage plan has no fee in advance (its usage is billed at the period's end), only its add-ons.
+    const items = await itemChargesOfSubscription(ctx, row.id);
+    if (price || items.length > 0) {
+      const invoice = await invoiceSubscriptionPeriod(ctx, { subscription: row, plan, price, items, customer, period, billingReason: 'subscription_cycle' });
       row = await updateSubscription(ctx.tx, ctx.tenantId, id, { latest_invoice_id: invoice.id });
     }
   }

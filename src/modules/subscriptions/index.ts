@@ -63,3 +63,25 @@ export {
   RUNNING_STATUSES,
   runningSubscriptionsOfCustomers,
 } from './subscriptions.service.js';
+export {
+  addSubscriptionItemRecord,
+  getSubscriptionItemRow,
+  itemsOfSubscriptions,
+  listSubscriptionItems,
+  removeSubscriptionItemRecord,
+  setSubscriptionItemQuantity,
+  toSubscriptionItem,
+  type SubscriptionItemRow,
+} from './subscription-items.js';
+export {
+  addSubscriptionItemBody,
+  removeSubscriptionItemQuery,
+  subscriptionItemChangeSchema,
+  subscriptionItemSchema,
+  updateSubscriptionItemBody,
+  type AddSubscriptionItemBody,
+  type RemoveSubscriptionItemQuery,
+  type SubscriptionItem,
+  type SubscriptionItemChange,
+  type UpdateSubscriptionItemBody,
+} from './subscriptions.schemas.js';

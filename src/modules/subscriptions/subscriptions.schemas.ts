@@ -183,3 +183,66 @@ export const subscriptionUpdateSchema = subscriptionSchema
   })
   .meta({ id: 'SubscriptionUpdate' });
 export type SubscriptionUpdate = z.infer<typeof subscriptionUpdateSchema>;
+
+// ── items (add-ons, DESIGN §24, decision 0470) ──────────────────────────────────────────────────
+
+const prorationBehavior = z
+  .enum(['create_prorations', 'none'])
+  .default('create_prorations')
+  .describe(
+    'create_prorations: credit the unused time of the current period and charge the rest of it with the items as changed, now; none: the change is billed from the next renewal',
+  );
+const previewFlag = z.boolean().default(false).describe('answer with what the change would do (invoice, credit note, proration) and write nothing');
+
+export const addSubscriptionItemBody = z.object({
+  price_id: z.uuid().describe("a fixed (per-unit, package or tiered) price in the subscription's currency, of a plan on the subscription's interval"),
+  quantity: z.int().min(1).max(1_000_000).default(1),
+  proration_behavior: prorationBehavior,
+  preview: previewFlag,
+});
+export type AddSubscriptionItemBody = z.infer<typeof addSubscriptionItemBody>;
+
+export const updateSubscriptionItemBody = z.object({
+  quantity: z.int().min(1).max(1_000_000),
+  proration_behavior: prorationBehavior,
+  preview: previewFlag,
+});
+export type UpdateSubscriptionItemBody = z.infer<typeof updateSubscriptionItemBody>;
+
+export const removeSubscriptionItemQuery = z.object({
+  proration_behavior: prorationBehavior,
+  preview: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true')
+    .describe('true: answer with what the removal would do and write nothing'),
+});
+export type RemoveSubscriptionItemQuery = z.infer<typeof removeSubscriptionItemQuery>;
+
+export const subscriptionItemSchema = z
+  .object({
+    id: z.uuid().nullable().describe("null for the plan's own price (changed through PATCH /v1/subscriptions/{id} and change-plan)"),
+    object: z.literal('subscription_item'),
+    kind: z.enum(['plan', 'add_on']).describe("plan: the subscription's plan price, always first; add_on: an item beside it"),
+    subscription_id: z.uuid(),
+    plan_id: z.uuid(),
+    price_id: z.uuid().nullable().describe('null only for the plan entry of a pure usage plan'),
+    quantity: z.int(),
+    created_at: fields.timestamp(),
+    updated_at: fields.timestamp(),
+  })
+  .meta({ id: 'SubscriptionItem' });
+export type SubscriptionItem = z.infer<typeof subscriptionItemSchema>;
+
+/** What adding, changing or removing an item answers: the item, the subscription, and what was invoiced and credited. */
+export const subscriptionItemChangeSchema = z
+  .object({
+    preview: z.boolean(),
+    item: subscriptionItemSchema.describe('the item as it now is (as it was, when removed)'),
+    subscription: subscriptionSchema,
+    invoice: invoiceSchema.nullable().describe('the rest of the period with every item as changed (null when nothing is charged now)'),
+    credit_note: creditNoteSchema.nullable().describe('the credit for the unused time of the invoice that paid for the current period'),
+    proration: planChangeSchema.shape.proration,
+  })
+  .meta({ id: 'SubscriptionItemChange' });
+export type SubscriptionItemChange = z.infer<typeof subscriptionItemChangeSchema>;

@@ -19,6 +19,7 @@ const allowed: Record<SubscriptionEvent, SubscriptionStatus[]> = {
   reactivate: ['active', 'trialing', 'past_due', 'unpaid'],
   change_plan: ['active', 'trialing', 'past_due'],
   change_quantity: ['active', 'trialing', 'past_due'],
+  change_items: ['active', 'trialing', 'past_due'],
 };
 
 describe('subscription states', () => {

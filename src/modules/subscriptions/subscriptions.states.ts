@@ -39,6 +39,7 @@ export const subscriptionTransitions = {
   reactivate: { from: ['active', 'trialing', 'past_due', 'unpaid'], pendingCancel: true, verb: 'reactivate' },
   change_plan: { from: ['active', 'trialing', 'past_due'], verb: 'change the plan of' },
   change_quantity: { from: ['active', 'trialing', 'past_due'], verb: 'change the quantity of' },
+  change_items: { from: ['active', 'trialing', 'past_due'], verb: 'change the items of' },
 } as const satisfies Record<string, Transition>;
 
 export type SubscriptionEvent = keyof typeof subscriptionTransitions;

@@ -54,9 +54,23 @@ export interface SubscriptionsTable {
   updated_at: Timestamp;
 }
 
+/** An add-on beside the plan (DESIGN §24, decision 0470): another fixed price, with its own quantity. */
+export interface SubscriptionItemsTable {
+  tenant_id: string;
+  id: string;
+  subscription_id: string;
+  /** The plan the price belongs to: its name, HSN/SAC and GST rate go on the item's invoice lines. */
+  plan_id: string;
+  price_id: string;
+  quantity: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
     subscriptions: SubscriptionsTable;
+    subscription_items: SubscriptionItemsTable;
   }
 }
 
