@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { findCustomers } from '../../modules/customers/index.js';
 import { getInvoiceRows } from '../../modules/invoices/index.js';
 import { findAttempts, type CollectionsEnv } from '../../modules/collections/index.js';
@@ -20,7 +20,7 @@ export { MANDATE_PAY_LINKS_JOB };
 export async function sendMandatePayLinks(env: CollectionsEnv, tenantId: string, attemptIds: string[], now: Date): Promise<void> {
   const attempts = (await findAttempts(env.db, tenantId, attemptIds)).filter((a) => a.status === 'canceled');
   if (attempts.length === 0) return;
-  const read: Ctx = { tx: env.db, tenantId, now };
+  const read: ReadCtx = { tx: env.db, tenantId, now };
   const ids = attempts.map((a) => a.invoice_id);
   const invoices = await getInvoiceRows(read, ids);
   const customers = new Map(

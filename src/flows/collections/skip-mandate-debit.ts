@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import { sameSecret } from '../../platform/auth/secrets-compare.js';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { getEntity } from '../../modules/entities/index.js';
 import { getInvoiceRow, setLastPaymentError } from '../../modules/invoices/index.js';
 import { findAttempt, skipNoticeAttempt, type AttemptRow } from '../../modules/collections/index.js';
@@ -26,7 +26,7 @@ export type SkippableDebit = {
 };
 
 /** The debit a link names, when its token matches; null for an unknown attempt or a wrong token. */
-export async function readSkippableDebit(read: Ctx, attemptId: string, token: unknown): Promise<SkippableDebit | null> {
+export async function readSkippableDebit(read: ReadCtx, attemptId: string, token: unknown): Promise<SkippableDebit | null> {
   if (typeof token !== 'string' || token.length === 0) return null;
   const attempt = await findAttempt(read.tx, read.tenantId, attemptId);
   if (!attempt?.skip_token_hash || !sameSecret(attempt.skip_token_hash, skipTokenHash(token))) return null;

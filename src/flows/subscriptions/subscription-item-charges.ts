@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
 import { itemsOfSubscriptions } from '../../modules/subscriptions/index.js';
 import type { ItemCharge } from './invoice-subscription-period.js';
@@ -10,7 +10,7 @@ import type { ItemCharge } from './invoice-subscription-period.js';
  * Everything that invoices a subscription period reads them here: renewals, the upcoming-invoice
  * preview, plan, seat and item changes, and a resume.
  */
-export async function itemChargesOf(ctx: Ctx, subscriptionIds: readonly string[]): Promise<Map<string, ItemCharge[]>> {
+export async function itemChargesOf(ctx: ReadCtx, subscriptionIds: readonly string[]): Promise<Map<string, ItemCharge[]>> {
   const items = await itemsOfSubscriptions(ctx, subscriptionIds);
   const out = new Map<string, ItemCharge[]>();
   if (items.size === 0) return out;
@@ -36,6 +36,6 @@ export async function itemChargesOf(ctx: Ctx, subscriptionIds: readonly string[]
 }
 
 /** One subscription's add-ons as invoice charges. */
-export async function itemChargesOfSubscription(ctx: Ctx, subscriptionId: string): Promise<ItemCharge[]> {
+export async function itemChargesOfSubscription(ctx: ReadCtx, subscriptionId: string): Promise<ItemCharge[]> {
   return (await itemChargesOf(ctx, [subscriptionId])).get(subscriptionId) ?? [];
 }

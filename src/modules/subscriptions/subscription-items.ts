@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
@@ -47,7 +47,7 @@ function planEntry(row: SubscriptionRow): SubscriptionItem {
 }
 
 /** The add-ons of several subscriptions, one statement, by subscription (oldest item first). */
-export async function itemsOfSubscriptions(ctx: Ctx, subscriptionIds: readonly string[]): Promise<Map<string, SubscriptionItemRow[]>> {
+export async function itemsOfSubscriptions(ctx: ReadCtx, subscriptionIds: readonly string[]): Promise<Map<string, SubscriptionItemRow[]>> {
   const out = new Map<string, SubscriptionItemRow[]>();
   for (const row of await itemsOfSubscriptionRows(ctx.tx, ctx.tenantId, subscriptionIds)) {
     out.set(row.subscription_id, [...(out.get(row.subscription_id) ?? []), row]);
@@ -56,7 +56,7 @@ export async function itemsOfSubscriptions(ctx: Ctx, subscriptionIds: readonly s
 }
 
 /** GET /v1/subscriptions/{id}/items: the plan's price first, then the add-ons. */
-export async function listSubscriptionItems(ctx: Ctx, subscription: SubscriptionRow): Promise<SubscriptionItem[]> {
+export async function listSubscriptionItems(ctx: ReadCtx, subscription: SubscriptionRow): Promise<SubscriptionItem[]> {
   const items = (await itemsOfSubscriptions(ctx, [subscription.id])).get(subscription.id) ?? [];
   return [planEntry(subscription), ...items.map(toSubscriptionItem)];
 }
