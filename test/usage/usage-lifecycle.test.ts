@@ -218,7 +218,7 @@ describe('pure usage plans (metered prices only)', () => {
     t.clock.set('2033-01-20T00:00:00Z');
     const usage = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
     expect(usage.status, usage.text).toBe(200);
-    expect(usage.body.data.metrics).toEqual([{ metric_code: m.code, quantity: 2, amount: 400 }]);
+    expect(usage.body.data.metrics).toEqual([{ metric_code: m.code, quantity: 2, amount: 400, unpriced_quantity: 0, dimensions: [] }]);
     const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
     expect(upcoming.status, upcoming.text).toBe(200);
     expect(upcoming.body.data.lines.map((l: Line) => l.amount)).toEqual([400]);

@@ -278,11 +278,11 @@ describe('usage billing', () => {
     expect(usage.status, usage.text).toBe(200);
     expect(usage.body.data.period_start).toBe('2031-02-01T00:00:00.000Z');
     const byCode = Object.fromEntries(usage.body.data.metrics.map((m: { metric_code: string }) => [m.metric_code, m]));
-    expect(byCode[count.code]).toEqual({ metric_code: count.code, quantity: 3, amount: 30 });
-    expect(byCode[sum.code]).toEqual({ metric_code: sum.code, quantity: 4, amount: 400 }); // 3.5 GB bills 4
-    expect(byCode[max.code]).toEqual({ metric_code: max.code, quantity: 4, amount: 1000 });
-    expect(byCode[uniq.code]).toEqual({ metric_code: uniq.code, quantity: 3, amount: 2000 });
-    expect(byCode[latest.code]).toEqual({ metric_code: latest.code, quantity: 12, amount: 36 });
+    expect(byCode[count.code]).toEqual({ metric_code: count.code, quantity: 3, amount: 30, unpriced_quantity: 0, dimensions: [] });
+    expect(byCode[sum.code]).toEqual({ metric_code: sum.code, quantity: 4, amount: 400, unpriced_quantity: 0, dimensions: [] }); // 3.5 GB bills 4
+    expect(byCode[max.code]).toEqual({ metric_code: max.code, quantity: 4, amount: 1000, unpriced_quantity: 0, dimensions: [] });
+    expect(byCode[uniq.code]).toEqual({ metric_code: uniq.code, quantity: 3, amount: 2000, unpriced_quantity: 0, dimensions: [] });
+    expect(byCode[latest.code]).toEqual({ metric_code: latest.code, quantity: 12, amount: 36, unpriced_quantity: 0, dimensions: [] });
 
     const upcoming = await acme.api('GET', `/v1/subscriptions/${sub.id}/upcoming-invoice`);
     expect(upcoming.status, upcoming.text).toBe(200);

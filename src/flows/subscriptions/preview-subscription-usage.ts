@@ -3,18 +3,35 @@ import { errors } from '../../platform/errors.js';
 import { toIso } from '../../platform/time.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { previewInvoice } from '../../modules/invoices/index.js';
-import { findPlan, pricesOfPlans } from '../../modules/plans/index.js';
+import { findPlan, pricesOfPlans, type PriceRow } from '../../modules/plans/index.js';
 import { getSubscriptionRow, periodAfter, type SubscriptionRow } from '../../modules/subscriptions/index.js';
 import { subscriptionDiscounts } from '../../modules/coupons/index.js';
-import { computeRenewalLines, meteredCharges, type RenewalSubject } from './compute-renewal-lines.js';
+import { computeRenewalLines, meteredCharges, type MeteredCharge, type RenewalSubject } from './compute-renewal-lines.js';
 import { discountSubscriptionLines } from './invoice-subscription-period.js';
 import { itemChargesOfSubscription } from './subscription-item-charges.js';
+
+/** One dimension combination of a dimensional price's usage (DESIGN §24). */
+export type DimensionUsage = { dimensions: Record<string, string | null>; quantity: number; amount: number; priced: boolean };
 
 export type SubscriptionUsage = {
   period_start: string;
   period_end: string;
-  metrics: { metric_code: string; quantity: number; amount: number }[];
+  metrics: { metric_code: string; quantity: number; amount: number; unpriced_quantity: number; dimensions: DimensionUsage[] }[];
 };
+
+/** Each metered price's usage as the usage endpoint answers it: totals, and one entry per dimension combination used. */
+function usageOfPrices(prices: PriceRow[], charges: MeteredCharge[]): SubscriptionUsage['metrics'] {
+  return prices.map((price) => {
+    const mine = charges.filter((c) => c.price.id === price.id);
+    return {
+      metric_code: price.metric_code!,
+      quantity: mine.reduce((n, c) => n + c.quantity, 0),
+      amount: mine.reduce((n, c) => n + c.priced.amount, 0),
+      unpriced_quantity: mine.reduce((n, c) => n + (c.unpriced ? c.quantity : 0), 0),
+      dimensions: mine.flatMap((c) => (c.dimensions ? [{ dimensions: c.dimensions, quantity: c.quantity, amount: c.priced.amount, priced: !c.unpriced }] : [])),
+    };
+  });
+}
 
 /** One subscription's renewal subject as the billing run would build it now. */
 export async function renewalSubjectOf(ctx: ReadCtx, row: SubscriptionRow): Promise<RenewalSubject> {
@@ -41,7 +58,11 @@ export async function renewalSubjectOf(ctx: ReadCtx, row: SubscriptionRow): Prom
   };
 }
 
-/** GET /v1/subscriptions/{id}/usage: each metered price's usage so far in the current period and its amount. Reads only. */
+/**
+ * GET /v1/subscriptions/{id}/usage: each metered price's usage so far in the current period and
+ * its amount; a dimensional price also by dimension combination, with the quantity no dimension
+ * price (nor a default) priced. Reads only.
+ */
 export async function subscriptionUsage(ctx: ReadCtx, id: string): Promise<SubscriptionUsage> {
   const row = await getSubscriptionRow(ctx, id);
   const period = { start: row.current_period_start, end: row.current_period_end };
@@ -52,7 +73,7 @@ export async function subscriptionUsage(ctx: ReadCtx, id: string): Promise<Subsc
   return {
     period_start: toIso(period.start),
     period_end: toIso(period.end),
-    metrics: (charges.get(row.id) ?? []).map((c) => ({ metric_code: c.metricCode, quantity: c.quantity, amount: c.priced.amount })),
+    metrics: usageOfPrices(meteredPrices, charges.get(row.id) ?? []),
   };
 }
 

@@ -72,6 +72,7 @@ export function toPlanRows(ctx: Ctx, record: PlanRecord): { plan: PlanInsert; pr
       tiers: null,
       package_size: null,
       metric_code: null,
+      dimension_prices: null,
       hsn_code: null,
       active: true,
       archived_at: null,

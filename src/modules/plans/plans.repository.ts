@@ -117,7 +117,7 @@ export async function listPlanRows(tx: Tx, tenantId: string, filter: PlanFilter,
           SELECT json_agg(json_build_object(
             'tenant_id', pr.tenant_id, 'id', pr.id, 'plan_id', pr.plan_id, 'currency', pr.currency, 'amount', pr.amount,
             'type', pr.type, 'billing_scheme', pr.billing_scheme, 'tiers_mode', pr.tiers_mode, 'tiers', pr.tiers,
-            'package_size', pr.package_size, 'metric_code', pr.metric_code, 'hsn_code', pr.hsn_code, 'active', pr.active,
+            'package_size', pr.package_size, 'metric_code', pr.metric_code, 'dimension_prices', pr.dimension_prices, 'hsn_code', pr.hsn_code, 'active', pr.active,
             'archived_at', to_char(pr.archived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
             'created_at', to_char(pr.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
           ) ORDER BY pr.created_at, pr.id)

@@ -15,6 +15,18 @@ export const tierSchema = z.object({
 
 export const billingScheme = z.enum(['per_unit', 'tiered', 'metered']);
 
+/** DESIGN §24: a metered price's price for the usage whose dimensions match (decision 0480). */
+export const dimensionPriceInput = z.object({
+  match: z
+    .record(z.string().min(1).max(100), z.string().max(200))
+    .refine((m) => Object.keys(m).length >= 1 && Object.keys(m).length <= 5, 'match names 1 to 5 dimensions')
+    .describe("dimension values the usage must have (compared with the event property's text), e.g. { model: 'gpt-4', direction: 'input' }"),
+  unit_amount: fields.positiveMinorUnits().optional().describe('the price of one unit (or one package) in minor units'),
+  package_size: z.int().min(1).max(1_000_000_000).optional().describe('units per package: the quantity is rounded up to whole packages'),
+  tiers_mode: z.enum(['graduated', 'volume']).optional(),
+  tiers: z.array(tierSchema).min(1).max(50).optional(),
+});
+
 /**
  * One price (DESIGN §13). `per_unit`: `amount` per unit (or per `package_size` units, rounded up);
  * `tiered`: `tiers` in `tiers_mode`, applied to the subscription's quantity; `metered`: billed in
@@ -28,6 +40,14 @@ const priceFields = z.object({
   tiers: z.array(tierSchema).min(1).max(50).optional(),
   package_size: z.int().min(1).max(1_000_000_000).optional(),
   metric_code: z.string().min(1).max(100).optional(),
+  dimension_prices: z
+    .array(dimensionPriceInput)
+    .min(1)
+    .max(100)
+    .optional()
+    .describe(
+      "metered only: prices per dimension combination; the first whose match fits a combination prices it. Usage none matches is billed at the price's own amount or tiers, or counted as unpriced when it has neither",
+    ),
   hsn_code: z
     .string()
     .regex(/^(\d{4}|\d{6}|\d{8})$/, 'must be a 4, 6 or 8 digit HSN/SAC code')
@@ -35,12 +55,36 @@ const priceFields = z.object({
     .describe("this price's HSN/SAC on invoice lines; the plan's when absent"),
 });
 
+/** The rules of one dimension price: a unit amount (optionally per package) or tiers with their mode; distinct matches. */
+function checkDimensionPrices(entries: z.infer<typeof dimensionPriceInput>[], issue: (path: string, message: string) => void): void {
+  const seen = new Set<string>();
+  entries.forEach((d, i) => {
+    const at = `dimension_prices.${i}`;
+    if (d.tiers) {
+      for (const problem of tierProblems(d.tiers)) issue(at, problem);
+      if (!d.tiers_mode) issue(at, 'graduated or volume is required with tiers');
+      if (d.unit_amount !== undefined || d.package_size !== undefined)
+        issue(at, 'a dimension price has either unit_amount (and package_size) or tiers, not both');
+    } else {
+      if (d.unit_amount === undefined) issue(at, 'unit_amount or tiers is required');
+      if (d.tiers_mode !== undefined) issue(at, 'tiers_mode goes with tiers');
+    }
+    const key = JSON.stringify(Object.entries(d.match).sort(([a], [b]) => (a < b ? -1 : 1)));
+    if (seen.has(key)) issue(at, 'two dimension prices have the same match');
+    seen.add(key);
+  });
+}
+
 /** The rules across a price's fields (a refinement, so it is applied to each schema built from priceFields). */
 function checkPrice(price: z.infer<typeof priceFields>, ctx: z.RefinementCtx): void {
   const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
   const tiered = price.billing_scheme === 'tiered' || (price.billing_scheme === 'metered' && price.tiers !== undefined);
   if (price.billing_scheme === 'metered' && !price.metric_code) issue('metric_code', 'a metered price needs the metric_code of a billable metric');
   if (price.billing_scheme !== 'metered' && price.metric_code !== undefined) issue('metric_code', 'only a metered price has a metric_code');
+  if (price.dimension_prices) {
+    if (price.billing_scheme !== 'metered') issue('dimension_prices', 'only a metered price has dimension_prices');
+    checkDimensionPrices(price.dimension_prices, issue);
+  }
   if (tiered) {
     if (!price.tiers) issue('tiers', 'a tiered price needs tiers');
     else for (const problem of tierProblems(price.tiers)) issue('tiers', problem);
@@ -48,7 +92,8 @@ function checkPrice(price: z.infer<typeof priceFields>, ctx: z.RefinementCtx): v
     if (price.amount !== undefined) issue('amount', 'a price has either amount or tiers, not both');
     if (price.package_size !== undefined) issue('package_size', 'package pricing applies to a per-unit amount, not to tiers');
   } else {
-    if (price.amount === undefined) issue('amount', 'amount is required (greater than 0)');
+    // With dimension prices the price's own amount is optional: the default for unmatched usage.
+    if (price.amount === undefined && !price.dimension_prices) issue('amount', 'amount is required (greater than 0)');
     if (price.tiers_mode !== undefined) issue('tiers_mode', 'tiers_mode goes with tiers');
   }
 }
@@ -169,6 +214,18 @@ export const priceSchema = z
     tiers: z.array(z.object({ up_to: z.int().nullable(), unit_amount: z.int(), flat_amount: z.int() })).nullable(),
     package_size: z.int().nullable(),
     metric_code: z.string().nullable(),
+    dimension_prices: z
+      .array(
+        z.object({
+          match: z.record(z.string(), z.string()),
+          unit_amount: z.int().nullable(),
+          package_size: z.int().nullable(),
+          tiers_mode: z.enum(['graduated', 'volume']).nullable(),
+          tiers: z.array(z.object({ up_to: z.int().nullable(), unit_amount: z.int(), flat_amount: z.int() })).nullable(),
+        }),
+      )
+      .nullable()
+      .describe('DESIGN §24: prices per dimension combination of the metric; null: none'),
     hsn_code: z.string().nullable(),
     active: z.boolean().describe('false once archived: new subscriptions cannot use it; running ones keep it'),
     archived_at: fields.timestamp().nullable(),

@@ -5,6 +5,7 @@ import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/time.js';
+import type { DimensionPrice } from './pricing.js';
 import type { CreatePlanBody, CreatePriceBody, Plan, PriceInput, UpdatePlanBody } from './plans.schemas.js';
 import {
   archivePriceRow,
@@ -48,6 +49,7 @@ export function toPlan(row: PlanRow, prices: Array<PriceRow | PriceJson>): Plan 
       tiers: p.tiers ?? null,
       package_size: p.package_size === null || p.package_size === undefined ? null : Number(p.package_size),
       metric_code: p.metric_code ?? null,
+      dimension_prices: p.dimension_prices ?? null,
       hsn_code: p.hsn_code ?? null,
       active: p.active,
       archived_at: p.archived_at === null ? null : toIso(p.archived_at),
@@ -73,6 +75,7 @@ function newPriceRow(ctx: Ctx, planId: string, p: PriceInput) {
     tiers,
     package_size: tiers ? null : (p.package_size ?? null),
     metric_code: p.metric_code ?? null,
+    dimension_prices: p.dimension_prices ? p.dimension_prices.map(storedDimensionPrice) : null,
     hsn_code: p.hsn_code ?? null,
     active: true,
     archived_at: null,
@@ -80,7 +83,23 @@ function newPriceRow(ctx: Ctx, planId: string, p: PriceInput) {
   };
 }
 
-const storedPrice = (p: ReturnType<typeof newPriceRow>) => ({ ...p, tiers: p.tiers ? JSON.stringify(p.tiers) : null });
+/** A dimension price as stored: every field present, tiers with their flat amounts. */
+function storedDimensionPrice(d: NonNullable<PriceInput['dimension_prices']>[number]): DimensionPrice {
+  const tiers = d.tiers ? d.tiers.map((t) => ({ up_to: t.up_to, unit_amount: t.unit_amount, flat_amount: t.flat_amount ?? 0 })) : null;
+  return {
+    match: d.match,
+    unit_amount: tiers ? null : (d.unit_amount ?? null),
+    package_size: tiers ? null : (d.package_size ?? null),
+    tiers_mode: tiers ? (d.tiers_mode ?? 'graduated') : null,
+    tiers,
+  };
+}
+
+const storedPrice = (p: ReturnType<typeof newPriceRow>) => ({
+  ...p,
+  tiers: p.tiers ? JSON.stringify(p.tiers) : null,
+  dimension_prices: p.dimension_prices ? JSON.stringify(p.dimension_prices) : null,
+});
 
 /** A code derived from the name when the caller gives none (SPEC's second request shape). */
 export function slugify(name: string): string {

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { Json, Timestamp, TableAccess } from '../../platform/db/schema.js';
+import type { DimensionPrice } from './pricing.js';
 
 export type IntervalUnit = 'day' | 'week' | 'month' | 'year';
 
@@ -39,6 +40,12 @@ export interface PricesTable {
   package_size: Generated<number | null>;
   /** A metered price's billable metric (billed in arrears on its usage). */
   metric_code: Generated<string | null>;
+  /**
+   * DESIGN §24: a metered price's prices per dimension combination of its metric (decision 0480);
+   * null: none. With them, `amount`/`tiers` are the default for usage no entry matches, and a
+   * price with neither (amount 0) leaves that usage unpriced.
+   */
+  dimension_prices: ColumnType<DimensionPrice[] | null, string | null | undefined, string | null>;
   /** The HSN/SAC of this price's invoice lines; null: the plan's. */
   hsn_code: Generated<string | null>;
   /** Prices are immutable: a change is a new price, the old one archived (active false). */

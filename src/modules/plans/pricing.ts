@@ -114,3 +114,34 @@ export function describePricing(price: PricingScheme, priced: PricedQuantity, un
   if (size > 1) return `${head} (${n(priced.parts[0]!.quantity)} packages of ${n(size)} at ${money(price.amount)})`;
   return `${head} at ${money(price.amount)}`;
 }
+
+/**
+ * DESIGN §24: a metered price's price for one combination of its metric's dimensions. `match`
+ * names dimension values (compared as text); the entry is a per-unit amount (optionally per
+ * package) or tiers, priced by the same maths as a whole price.
+ */
+export type DimensionPrice = {
+  match: Record<string, string>;
+  unit_amount: number | null;
+  package_size: number | null;
+  tiers_mode: TiersMode | null;
+  tiers: { up_to: number | null; unit_amount: number; flat_amount: number }[] | null;
+};
+
+/** The pricing scheme of a dimension price. */
+export function dimensionScheme(entry: DimensionPrice): PricingScheme {
+  return { amount: entry.unit_amount ?? 0, package_size: entry.package_size, tiers_mode: entry.tiers_mode, tiers: entry.tiers };
+}
+
+/** Whether a price prices anything by itself (an amount or tiers): a dimensional price's default for usage no entry matches. */
+export function hasOwnPrice(price: PricingScheme): boolean {
+  return price.amount > 0 || (price.tiers?.length ?? 0) > 0;
+}
+
+/**
+ * The first entry whose every `match` value equals the combination's value of that dimension
+ * (a dimension the combination lacks matches nothing); null when none does.
+ */
+export function matchDimensionPrice(entries: DimensionPrice[], dimensions: Record<string, string | null>): DimensionPrice | null {
+  return entries.find((e) => Object.entries(e.match).every(([k, v]) => dimensions[k] !== null && dimensions[k] !== undefined && dimensions[k] === v)) ?? null;
+}

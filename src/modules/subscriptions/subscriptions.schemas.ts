@@ -169,6 +169,19 @@ export const subscriptionUsageSchema = z
         metric_code: z.string(),
         quantity: z.int().describe('the billable quantity so far (the aggregate, rounded up to whole units)'),
         amount: z.int().describe('what the metered price makes of it, in minor units, before GST'),
+        unpriced_quantity: z
+          .int()
+          .describe('DESIGN §24: the part of quantity whose dimensions match no dimension price of a price without a default: counted, not billed'),
+        dimensions: z
+          .array(
+            z.object({
+              dimensions: z.record(z.string(), z.string().nullable()).describe("the combination: each dimension's value (null: the events lack it)"),
+              quantity: z.int(),
+              amount: z.int().describe('in minor units, before GST; 0 when unpriced'),
+              priced: z.boolean().describe('false: no dimension price matched and the price has no default'),
+            }),
+          )
+          .describe('one entry per dimension combination used, for a price with dimension_prices; empty otherwise'),
       }),
     ),
   })

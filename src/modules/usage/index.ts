@@ -1,6 +1,6 @@
 /** The public face of usage: billable metrics, event storage and the period aggregation. */
 export { billableQuantity, createMetric, eventRow, getMetric, listMetrics, toMetric, type EventRefusal } from './usage.service.js';
-export type { EventInsert, MetricRow, UsageWindow } from './usage.repository.js';
+export type { DimensionalWindow, EventInsert, MetricRow, UsageGroup, UsageWindow } from './usage.repository.js';
 export {
   billableMetricSchema,
   createBillableMetricBody,
@@ -15,4 +15,4 @@ export {
   type UsageIngestResult,
 } from './usage.schemas.js';
 export type { Aggregation } from './usage.tables.js';
-export { aggregateUsage, insertEvents, metricsByCodes } from './usage.service.js';
+export { aggregateUsage, aggregateUsageByDimensions, insertEvents, metricsByCodes } from './usage.service.js';

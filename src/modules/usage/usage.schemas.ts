@@ -3,6 +3,16 @@ import { fields, inInstantRange } from '../../platform/http/envelope.js';
 
 export const aggregation = z.enum(['count', 'sum', 'max', 'unique_count', 'latest']);
 
+/** A dimension: the name of an event property (properties.<name>), compared by its text. */
+export const dimensionName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only');
+
+export const MAX_DIMENSIONS = 5;
+
 const code = z
   .string()
   .trim()
@@ -16,11 +26,22 @@ export const createBillableMetricBody = z
     name: fields.requiredText(200),
     aggregation,
     field: z.string().trim().min(1).max(100).optional().describe('the event property aggregated; required for sum, max, unique_count and latest'),
+    dimensions: z
+      .array(dimensionName)
+      .max(MAX_DIMENSIONS)
+      .default([])
+      .describe(
+        "event properties the usage is broken down by (e.g. model, direction): a metered price's dimension_prices match on them, and usage and invoices show one line per combination",
+      ),
   })
   .superRefine((body, ctx) => {
     if (body.aggregation !== 'count' && !body.field) ctx.addIssue({ code: 'custom', path: ['field'], message: `field is required for ${body.aggregation}` });
+    if (new Set(body.dimensions).size !== body.dimensions.length)
+      ctx.addIssue({ code: 'custom', path: ['dimensions'], message: 'dimensions must be distinct' });
+    if (body.field && body.dimensions.includes(body.field))
+      ctx.addIssue({ code: 'custom', path: ['dimensions'], message: 'the aggregated field cannot also be a dimension' });
   })
-  .meta({ examples: [{ code: 'api_calls', name: 'API calls', aggregation: 'count' }] });
+  .meta({ examples: [{ code: 'llm_tokens', name: 'LLM tokens', aggregation: 'sum', field: 'tokens', dimensions: ['model', 'direction'] }] });
 
 export type CreateBillableMetricBody = z.infer<typeof createBillableMetricBody>;
 
@@ -32,6 +53,7 @@ export const billableMetricSchema = z
     name: z.string(),
     aggregation,
     field: z.string().nullable(),
+    dimensions: z.array(z.string()),
     created_at: fields.timestamp(),
   })
   .meta({ id: 'BillableMetric' });

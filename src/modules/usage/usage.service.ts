@@ -16,6 +16,7 @@ export function toMetric(row: MetricRow): BillableMetric {
     name: row.name,
     aggregation: row.aggregation,
     field: row.field,
+    dimensions: row.dimensions ?? [],
     created_at: toIso(row.created_at),
   };
 }
@@ -28,10 +29,11 @@ export async function createMetric(ctx: Ctx, input: CreateBillableMetricBody): P
     name: input.name,
     aggregation: input.aggregation,
     field: input.aggregation === 'count' ? (input.field ?? null) : input.field!,
+    dimensions: input.dimensions,
     created_at: ctx.now,
   };
   try {
-    await insertMetric(ctx.tx, row);
+    await insertMetric(ctx.tx, { ...row, dimensions: JSON.stringify(row.dimensions) });
   } catch (error) {
     if (isUniqueViolation(error, 'billable_metrics_tenant_id_code_key')) {
       throw errors.conflict(`a billable metric with code '${input.code}' already exists`, 'metric_code_taken');
@@ -104,4 +106,4 @@ export function billableQuantity(aggregate: string): number {
  * Reads and writes of this module's own tables that flows and other modules call; the repository
  * itself is private to the module (index.ts exports operations and types only).
  */
-export { aggregateUsage, insertEvents, metricsByCodes } from './usage.repository.js';
+export { aggregateUsage, aggregateUsageByDimensions, insertEvents, metricsByCodes } from './usage.repository.js';

@@ -1,4 +1,4 @@
-import type { Timestamp } from '../../platform/db/schema.js';
+import type { Json, Timestamp } from '../../platform/db/schema.js';
 
 export type Aggregation = 'count' | 'sum' | 'max' | 'unique_count' | 'latest';
 
@@ -10,6 +10,8 @@ export interface BillableMetricsTable {
   aggregation: Aggregation;
   /** The event property aggregated (sum, max, unique_count, latest); null for count. */
   field: string | null;
+  /** DESIGN §24: the event properties its usage is broken down by (e.g. model, direction); [] for none. */
+  dimensions: Json<string[]>;
   created_at: Timestamp;
 }
 
