@@ -5,7 +5,7 @@ import { createCustomer, createInvoice } from '../support/billing.js';
 
 /*
  * TDS under the Income-tax Act 2025 (docs/decisions/0510).
- * - The 2025 Act is in force from 1 April 2026 (Income-tax Act 2025 s.1(2)); s.393(1)'s Table
+ * - The 2025 Act is in force from 1 April 2026 (CBDT's notice on the draft Income-tax Rules 2026); s.393(1)'s Table
  *   (https://indiankanoon.org/doc/103383880/ — sl. 6(iii): fees for professional / technical
  *   services) replaces ss.194C–194J of the 1961 Act.
  * - Payment codes 1026 (technical services, 2 %) and 1027 (professional services, 10 %): the notes
