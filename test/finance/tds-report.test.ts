@@ -99,6 +99,9 @@ describe('GET /v1/tds/report', () => {
     expect(newOnA.status, newOnA.text).toBe(400);
     const unknown = await tenant.api('POST', `/v1/invoices/${a.id}/tds`, { tds_amount: 100_000, section: '194Z' });
     expect(unknown.status, unknown.text).toBe(400);
+    // A deduction cannot be dated after today (1 June 2026 here).
+    const future = await tenant.api('POST', `/v1/invoices/${b.id}/tds`, { tds_amount: 100_000, section: '1027', deducted_on: '2026-06-02' });
+    expect(future.status, future.text).toBe(400);
     // Refusals settle nothing: A still carries only its 10,000.00.
     expect((await tenant.api('GET', `/v1/invoices/${a.id}`)).body.data.amount_tds).toBe(1_000_000);
 

@@ -26,9 +26,12 @@ const pad = (n: number) => String(n).padStart(2, '0');
  * whichever is earlier (docs/decisions/0510).
  */
 function deductionDay(input: CertifiedTdsInput, invoice: InvoiceRow, timeZone: string, now: Date): string {
-  if (input.deducted_on) return input.deducted_on;
-  const d = localDate(invoice.issued_at ?? now, timeZone);
-  return `${d.year}-${pad(d.month)}-${pad(d.day)}`;
+  const day = (instant: Date) => {
+    const d = localDate(instant, timeZone);
+    return `${d.year}-${pad(d.month)}-${pad(d.day)}`;
+  };
+  if (input.deducted_on && input.deducted_on > day(now)) throw errors.invalidField('deducted_on', 'must not be after today');
+  return input.deducted_on ?? day(invoice.issued_at ?? now);
 }
 
 function sectionOf(input: CertifiedTdsInput, deductedOn: string): ResolvedTdsSection | null {
