@@ -28,6 +28,7 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   'dunning-executions': MONEY,
   finance: MONEY,
   gst: MONEY,
+  tds: MONEY,
   ledger: MONEY,
   collections: MONEY,
   imports: MONEY,

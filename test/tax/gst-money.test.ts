@@ -171,7 +171,8 @@ describe('TDS', () => {
     expect(cash.status).toBe(201);
     const tooMuch = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 2001 });
     expect(tooMuch.status).toBe(400);
-    const part = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 400, certificate_number: 'ABCD1234', section: '194J' });
+    // Issued 1 April 2026 (IST): the Income-tax Act 2025's s.393 payment code 1027 (professional fees), not 194J (decision 0510).
+    const part = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 400, certificate_number: 'ABCD1234', section: '1027' });
     expect(part.status, part.text).toBe(200);
     expect(part.body.data).toMatchObject({ status: 'open', amount_tds: 400, amount_due: 600 });
     const res = await acme.api('POST', `/v1/invoices/${inv.id}/tds`, { tds_amount: 600, certificate_number: 'ABCD1235' });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { csvText } from '../../platform/http/csv.js';
+import { csvText, jsonOrCsv, sendCsv, wantsCsv } from '../../platform/http/csv.js';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { principalOf, readCtx, reportCtx, runAction, type KoshApp } from '../../platform/http/server.js';
@@ -19,6 +19,7 @@ import {
 import { getLatestRun, getRun, listReconciliationRuns, requestRun } from '../../modules/finance/index.js';
 import { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf, reportZone, trialBalance } from '../../modules/finance/index.js';
 import { revenueReport } from '../../modules/finance/index.js';
+import { tdsReport, tdsReportCsvRows, tdsReportQuery, tdsReportSchema, TDS_REPORT_CSV_COLUMNS } from '../../modules/finance/index.js';
 
 export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
   app.post(
@@ -96,6 +97,25 @@ export function registerFinanceRoutes(app: KoshApp, deps: AppDeps): void {
       const zone = await reportZone(ctx, undefined);
       const { from, to } = rangeOf(request.query, zone);
       return { data: await revenueReport(ctx, { from, to, currency: request.query.currency }, zone) };
+    },
+  );
+
+  app.get(
+    '/v1/tds/report',
+    {
+      schema: {
+        errors: ['not_found'],
+        tags: ['finance'],
+        summary:
+          'TDS customers deducted from an entity’s invoices in a TDS quarter, per customer: certified (Form 16A; Form 131 from 1 April 2026) and pending, with sections and Income-tax Act 2025 payment codes — to reconcile with Form 26AS/AIS',
+        querystring: tdsReportQuery,
+        response: { 200: jsonOrCsv(dataEnvelope(tdsReportSchema)) },
+      },
+    },
+    async (request, reply) => {
+      const report = await tdsReport(reportCtx(deps, request), request.query);
+      if (wantsCsv(request)) return sendCsv(reply, `TDS-${report.quarter}.csv`, TDS_REPORT_CSV_COLUMNS, tdsReportCsvRows(report));
+      return { data: report };
     },
   );
 

@@ -2,13 +2,50 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { getEntity, transactionRate } from '../../modules/entities/index.js';
-import { applyToInvoice, assertTdsAllowed, getInvoiceRow, insertTdsCertificate, type InvoiceRow } from '../../modules/invoices/index.js';
+import {
+  applyToInvoice,
+  assertTdsAllowed,
+  certificateFormOn,
+  getInvoiceRow,
+  insertTdsCertificate,
+  resolveTdsSection,
+  TdsSectionError,
+  type InvoiceRow,
+  type ResolvedTdsSection,
+} from '../../modules/invoices/index.js';
 import { Account, postEntry } from '../../modules/ledger/index.js';
+import { localDate } from '../../modules/tax/index.js';
 
-export type CertifiedTdsInput = { tds_amount: number; certificate_number?: string; section?: string };
+export type CertifiedTdsInput = { tds_amount: number; certificate_number?: string; section?: string; deducted_on?: string };
+
+const pad = (n: number) => String(n).padStart(2, '0');
 
 /**
- * TDS the customer certified after paying the rest (Form 16A arrives after the cash): it settles
+ * The day the customer deducted: as given, else the invoice's issue date in the entity's zone — the
+ * customer credits the sum when it books the invoice, and s.393(1)(c) deducts at credit or payment,
+ * whichever is earlier (docs/decisions/0510).
+ */
+function deductionDay(input: CertifiedTdsInput, invoice: InvoiceRow, timeZone: string, now: Date): string {
+  const day = (instant: Date) => {
+    const d = localDate(instant, timeZone);
+    return `${d.year}-${pad(d.month)}-${pad(d.day)}`;
+  };
+  if (input.deducted_on && input.deducted_on > day(now)) throw errors.invalidField('deducted_on', 'must not be after today');
+  return input.deducted_on ?? day(invoice.issued_at ?? now);
+}
+
+function sectionOf(input: CertifiedTdsInput, deductedOn: string): ResolvedTdsSection | null {
+  if (input.section === undefined) return null;
+  try {
+    return resolveTdsSection(input.section, deductedOn);
+  } catch (err) {
+    if (err instanceof TdsSectionError) throw errors.invalidField('section', err.message);
+    throw err;
+  }
+}
+
+/**
+ * TDS the customer certified after paying the rest (Form 16A, or Form 131 from 1 April 2026, arrives after the cash): it settles
  * its part of the invoice like TDS withheld with a payment — Dr TDS receivable; Cr receivables
  * (docs/ledger.md) — under the same rules (assertTdsAllowed), and the certificate is kept.
  */
@@ -22,8 +59,10 @@ export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: Cer
   if (input.tds_amount > invoice.amount_due) {
     throw errors.invalidField('tds_amount', `exceeds the invoice's outstanding balance of ${invoice.amount_due}`);
   }
-  const row = await applyToInvoice(ctx, invoice.id, { tds: input.tds_amount });
   const entity = await getEntity(ctx, invoice.entity_id);
+  const deductedOn = deductionDay(input, invoice, entity.time_zone, ctx.now);
+  const section = sectionOf(input, deductedOn);
+  const row = await applyToInvoice(ctx, invoice.id, { tds: input.tds_amount });
   const id = newId();
   // The TDS at the certificate's date rate; the receivable leaves at the invoice's (DESIGN §19).
   const rate = await transactionRate(ctx, entity, invoice.currency, null, ctx.now, invoice.exchange_rate);
@@ -49,7 +88,10 @@ export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: Cer
     customer_id: invoice.customer_id,
     tds_amount: input.tds_amount,
     certificate_number: input.certificate_number ?? null,
-    section: input.section ?? null,
+    section: section?.section ?? null,
+    deducted_on: deductedOn,
+    payment_code: section?.payment_code ?? null,
+    certificate_form: section?.certificate_form ?? certificateFormOn(deductedOn),
     created_at: ctx.now,
   });
   return row;

@@ -16,3 +16,4 @@ export {
 } from './finance.schemas.js';
 export { getLatestRun, getRun, listReconciliationRuns, requestRun } from './reconciliation.service.js';
 export { chartOfAccounts, exportGeneralLedger, listJournalEntries, rangeOf, reportZone } from './reports.service.js';
+export { tdsReport, tdsReportCsvRows, tdsReportQuery, tdsReportSchema, TDS_REPORT_CSV_COLUMNS } from './tds-report.service.js';

@@ -24,6 +24,16 @@ export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
 
 export { issueInvoices } from './invoices.batch.js';
 export { createInvoiceBody, listInvoicesQuery, recordTdsBody } from './invoices.schemas.js';
+export {
+  certificateFormOn,
+  LEGACY_SECTIONS,
+  NEW_ACT_FROM,
+  PAYMENT_CODES,
+  resolveTdsSection,
+  TdsSectionError,
+  type ResolvedTdsSection,
+  type TdsAct,
+} from './tds-sections.js';
 export { createInvoiceFromApi, resolveApiLines, withInvoiceCurrency } from './invoices.service.js';
 export {
   applyPaymentsToInvoices,

@@ -63,8 +63,14 @@ export type CreateInvoiceBody = CreateInvoiceRequest & { currency: string };
 
 export const recordTdsBody = z.object({
   tds_amount: fields.positiveMinorUnits(),
-  certificate_number: fields.text(100).optional().describe('the Form 16A certificate number'),
-  section: fields.text(20).optional().describe('the Income-tax Act section deducted under, e.g. 194J'),
+  certificate_number: fields.text(100).optional().describe('the certificate number: Form 131 from 1 April 2026, Form 16A before'),
+  section: fields
+    .text(20)
+    .optional()
+    .describe(
+      "deducted under: from 1 April 2026 the Income-tax Act 2025's s.393 payment code (1001–1092, e.g. 1026 technical services, 1027 professional fees); before, the 1961 Act's section (194C, 194H, 194-I(a), 194-I(b), 194J, 194J(a), 194J(b)). docs/decisions/0510",
+    ),
+  deducted_on: z.iso.date().optional().describe("the day (in India) the customer credited or paid the sum it deducted from; default: the invoice's issue date"),
 });
 
 export const listInvoicesQuery = z.object({

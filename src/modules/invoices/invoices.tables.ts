@@ -101,7 +101,7 @@ export interface InvoiceLinesTable {
   period_end: Timestamp | null;
 }
 
-/** TDS the customer certified (Form 16A) after paying the rest; it settled its part of the invoice. */
+/** TDS the customer certified (Form 16A; Form 131 from 1 April 2026) after paying the rest; it settled its part of the invoice. */
 export interface InvoiceTdsCertificatesTable {
   tenant_id: string;
   id: string;
@@ -110,6 +110,11 @@ export interface InvoiceTdsCertificatesTable {
   tds_amount: number;
   certificate_number: string | null;
   section: string | null;
+  /** YYYY-MM-DD in India: the day the customer credited or paid (docs/decisions/0510). */
+  deducted_on: string;
+  /** The Income-tax Act 2025 payment code: the section from 1 April 2026, the mapped old code before (null when none is corroborated). */
+  payment_code: string | null;
+  certificate_form: 'Form 16A' | 'Form 131';
   created_at: Timestamp;
 }
 
@@ -144,4 +149,5 @@ declare module '../../platform/db/schema.js' {
 export const invoicesTableAccess: TableAccess = {
   invoices: { read: ['analytics', 'dunning', 'finance', 'gst-returns'] },
   invoice_lines: { read: ['gst-returns'] },
+  invoice_tds_certificates: { read: ['finance'] },
 };
