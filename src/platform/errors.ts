@@ -73,6 +73,7 @@ export type ErrorReason =
   | 'amount_exceeds_line'
   | 'credit_lines_unavailable'
   | 'cross_site_request'
+  | 'portal_action_disabled'
   | 'invalid_metrics_token'
   // trust round 3 (DESIGN §21): targets, bodies and templates refused before they do harm
   | 'malformed_url'

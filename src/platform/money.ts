@@ -125,3 +125,14 @@ export function formatAmount(minor: number, currency: string): string {
 export function formatMoney(minor: number, currency: string): string {
   return `${currency} ${formatAmount(minor, currency)}`;
 }
+
+/**
+ * How a page shows an amount to a person (portal, checkout): "₹4,128.82" for rupees — the
+ * dashboard's en-IN form and the PDFs' digits (formatAmount) — and "USD 1,234.56" for a currency
+ * without a sign every reader knows. Mails and PDFs keep formatMoney (see above).
+ */
+export function displayMoney(minor: number, currency: string): string {
+  if (currency !== 'INR') return formatMoney(minor, currency);
+  const amount = formatAmount(minor, currency);
+  return amount.startsWith('-') ? `-₹${amount.slice(1)}` : `₹${amount}`;
+}

@@ -7,12 +7,13 @@ import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS } from '../../platform/http/rate-li
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { isUuid, runAction, type KoshApp } from '../../platform/http/server.js';
 import type { Ctx, ReadCtx } from '../../platform/context.js';
+import { registerSelfServiceRoutes, selfService, type PortalKit } from './portal-self-service.routes.js';
+import { registerSelfServicePages } from './portal-self-service.pages.js';
 import { redeemGift } from '../../flows/gifts/redeem-gift.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
-import { createCheckoutSession, prepareCheckout } from '../../flows/collections/checkout-invoice.js';
 import { listPaymentMethods, makeDefaultPaymentMethod } from '../../modules/collections/index.js';
 import { customerAccess } from '../../modules/dunning/index.js';
-import { getInvoiceRow } from '../../modules/invoices/index.js';
+import { getCustomer } from '../../modules/customers/index.js';
 import { invoiceSchema } from '../../modules/invoices/index.js';
 import { subscriptionSchema, toSubscription } from '../../modules/subscriptions/index.js';
 import { checkEmailPage, dashboardPage, linkInvalidPage, loginPage, type DashboardView } from '../../modules/portal/index.js';
@@ -30,7 +31,9 @@ import {
   authenticate,
   createPortalLink,
   portalInvoicePdf,
+  portalCreditNotes,
   portalInvoices,
+  portalPermissions,
   portalProfile,
   portalSubscriptions,
   requesterOf,
@@ -327,17 +330,24 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       },
     );
 
+    const kit: PortalKit = { deps, now, session, ctxOf: (s) => ctxOf(s), inTransaction, requireSession, requireSameOrigin };
+    const actions = selfService(kit);
+    registerSelfServiceRoutes(scope, kit, actions);
+
     // ---- pages ---------------------------------------------------------------------------
 
     const dashboard = async (s: PortalSession, extra: Pick<DashboardView, 'notice' | 'error' | 'code'> = {}) => {
       const ctx = ctxOf(s);
       const first = { limit: 100, page: 1, offset: 0 };
-      const [profile, subscriptions, invoices, paymentMethods, access] = await Promise.all([
+      const [profile, subscriptions, invoices, paymentMethods, access, creditNotes, permissions, billing] = await Promise.all([
         portalProfile(ctx, s),
         portalSubscriptions(ctx, s.customerId, first),
         portalInvoices(ctx, s.customerId, first),
         listPaymentMethods(ctx, s.customerId),
         customerAccess(ctx, s.customerId),
+        portalCreditNotes(ctx, s.customerId, first),
+        portalPermissions(ctx),
+        getCustomer(ctx, s.customerId),
       ]);
       const walled = new Set(access.invoice_ids);
       const toPay = invoices.invoices.filter(
@@ -352,6 +362,9 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
         invoices: invoices.invoices,
         paymentMethods,
         attention: { blocked: access.blocked, invoices: toPay },
+        creditNotes: creditNotes.notes,
+        permissions,
+        billing,
         testMode: deps.config.mode === 'test',
         ...extra,
       });
@@ -366,6 +379,10 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       payment_method_added: 'Payment method saved.',
       default_changed: 'Default payment method changed.',
       signed_out: 'You are signed out.',
+      seats_changed: 'Your seats are changed.',
+      plan_changed: 'Your plan is changed.',
+      cancelled: 'Your subscription is cancelled.',
+      billing_saved: 'Billing details saved.',
     };
     const query = (request: FastifyRequest) => request.query as Record<string, unknown>;
 
@@ -460,16 +477,23 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       const invoiceId = String((request.params as { invoice_id?: unknown }).invoice_id ?? '');
       try {
         if (!isUuid(invoiceId)) throw errors.notFound('invoice');
-        const invoice = await getInvoiceRow(ctxOf(s), invoiceId);
-        if (invoice.customer_id !== s.customerId) throw errors.notFound('invoice');
-        const prepared = await prepareCheckout(ctxOf(s), collections, invoiceId);
-        const session = await inTransaction(s, (ctx) => createCheckoutSession(ctx, collections, invoiceId, prepared));
-        const url = new URL(session.url);
+        const url = new URL((await actions.checkout(s, invoiceId)).url);
         return reply.code(303).headers(PAGE_HEADERS).header('location', `${url.pathname}${url.search}`).send();
       } catch (error) {
         if (isKoshError(error) && error.status < 500) return sendPage(reply, error.status, await dashboard(s, { error: redeemMessage(error.message) }));
         throw error;
       }
+    });
+
+    registerSelfServicePages(portal, {
+      sessionOf,
+      dashboard,
+      formField,
+      actions,
+      ctxOf: (s) => ctxOf(s),
+      sendPage: (reply, status, html) => sendPage(reply, status, html),
+      redirect: (reply, location) => reply.code(303).headers(PAGE_HEADERS).header('location', location).send(),
+      message: redeemMessage,
     });
 
     portal.post('/portal/logout', { schema: { hide: true } }, async (request, reply) => {

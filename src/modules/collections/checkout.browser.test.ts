@@ -45,9 +45,9 @@ describe.skipIf(!hasChromium)(`hosted checkout in a browser${skipNote}`, () => {
     try {
       await page.goto(link);
       expect(await page.locator('h1').innerText()).toBe(`Invoice ${inv.number}`);
-      expect(await page.locator('[data-tax=cgst]').innerText()).toBe('INR 31.50');
-      expect(await page.locator('[data-tax=sgst]').innerText()).toBe('INR 31.50');
-      expect(await page.locator('[data-total]').innerText()).toBe('INR 413.00');
+      expect(await page.locator('[data-tax=cgst]').innerText()).toBe('₹31.50');
+      expect(await page.locator('[data-tax=sgst]').innerText()).toBe('₹31.50');
+      expect(await page.locator('[data-total]').innerText()).toBe('₹413.00');
 
       await page.fill('#card_number', '4000 0000 0000 0002');
       await page.click('#pay');

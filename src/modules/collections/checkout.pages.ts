@@ -1,5 +1,5 @@
 import { escapeHtml } from '../../platform/html.js';
-import { formatMoney } from '../../platform/money.js';
+import { displayMoney } from '../../platform/money.js';
 import type { Invoice } from '../invoices/index.js';
 
 /**
@@ -37,7 +37,7 @@ function layout(title: string, body: string, refreshSeconds?: number): string {
 `;
 }
 
-const money = (minor: number, currency: string) => escapeHtml(formatMoney(minor, currency));
+const money = (minor: number, currency: string) => escapeHtml(displayMoney(minor, currency));
 
 function breakdown(invoice: Invoice): string {
   const c = invoice.currency;

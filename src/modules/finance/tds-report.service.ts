@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity } from '../entities/index.js';
 import { localDate, startOfLocalDay } from '../tax/index.js';
@@ -97,7 +97,7 @@ function add(t: Totals, row: TdsRow): void {
   else t.tds_pending += row.tds_amount;
 }
 
-export async function tdsReport(ctx: Ctx, query: TdsReportQuery): Promise<TdsReport> {
+export async function tdsReport(ctx: ReadCtx, query: TdsReportQuery): Promise<TdsReport> {
   const entity = await findEntity(ctx.tx, ctx.tenantId, query.entity_id);
   if (!entity) throw errors.notFound('entity');
   const zone = entity.time_zone;

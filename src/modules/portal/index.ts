@@ -1,6 +1,15 @@
 /** The customer portal exposes nothing to other modules: its surface is HTTP (/portal, /portal/api). */
 export { SESSION_COOKIE } from './portal.tokens.js';
-export { type DashboardView, checkEmailPage, dashboardPage, linkInvalidPage, loginPage } from './portal.pages.js';
+export {
+  type DashboardView,
+  type SubscriptionView,
+  type CancelPreview,
+  checkEmailPage,
+  dashboardPage,
+  linkInvalidPage,
+  loginPage,
+  subscriptionPage,
+} from './portal.pages.js';
 export {
   invoicePdfResponse,
   loggedOutResponse,
@@ -10,6 +19,15 @@ export {
   portalSubscriptionSchema,
   profileSchema,
   redeemBody,
+  billingDetailsBody,
+  checkoutLinkSchema,
+  planChoiceSchema,
+  portalCancelBody,
+  portalPermissionsSchema,
+  portalPlanBody,
+  portalQuantityBody,
+  statementResponse,
+  type BillingDetailsBody,
 } from './portal.schemas.js';
 export {
   type PortalSession,
@@ -24,5 +42,15 @@ export {
   requesterOf,
   signIn,
   signOut,
+  assertPortalAllows,
+  ownInvoice,
+  ownSubscription,
+  portalCreditNotePdf,
+  portalCreditNotes,
+  portalPermissions,
+  portalPlanChoices,
+  portalStatementCsv,
+  updateBillingDetails,
+  type PortalPermissions,
 } from './portal.service.js';
 export { parseCookies, parseCredential, sameToken } from './portal.tokens.js';

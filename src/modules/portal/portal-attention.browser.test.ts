@@ -71,7 +71,7 @@ describe.skipIf(!hasChromium)(`portal banner in a browser${skipNote}`, () => {
       const banner = page.locator('#attention');
       expect(await banner.isVisible()).toBe(true);
       expect(await banner.innerText()).toContain('You have an overdue invoice.');
-      expect(await banner.locator(`[data-pay-invoice="${invoice.id}"]`).innerText()).toContain('INR 590.00');
+      expect(await banner.locator(`[data-pay-invoice="${invoice.id}"]`).innerText()).toContain('₹590.00');
 
       // A day into dunning the payment wall is up: the banner says the account is paused.
       t.clock.set(new Date(t.clock.now().getTime() + 25 * HOUR));

@@ -64,7 +64,7 @@ describe.skipIf(!hasChromium)(`portal in a browser${skipNote}`, () => {
 
       const invoiceRow = page.locator(`#invoices tr[data-invoice="${invoice.id}"]`);
       expect(await invoiceRow.innerText()).toContain(invoice.number!);
-      expect(await invoiceRow.innerText()).toContain('INR 295.00'); // 250.00 + 18% GST
+      expect(await invoiceRow.innerText()).toContain('₹295.00'); // 250.00 + 18% GST
       expect(await page.locator('#subscriptions').innerText()).toContain('You have no subscriptions yet.');
 
       const pdfHref = await invoiceRow.locator('a', { hasText: 'PDF' }).getAttribute('href');

@@ -1,10 +1,13 @@
 import { escapeHtml } from '../../platform/html.js';
 import { formatDate } from '../documents/index.js';
-import { formatMoney } from '../../platform/money.js';
+import { displayMoney } from '../../platform/money.js';
 import type { PaymentMethod } from '../collections/index.js';
 import type { Invoice } from '../invoices/index.js';
 import type { Subscription } from '../subscriptions/index.js';
-import type { PortalProfile } from './portal.service.js';
+import type { PortalPermissions, PortalProfile } from './portal.service.js';
+import type { CreditNote } from '../credit-notes/index.js';
+import type { Customer } from '../customers/index.js';
+import { CANCELLATION_REASONS, type PlanChange, type SubscriptionUpdate } from '../subscriptions/index.js';
 
 /**
  * The portal's server-rendered pages: plain HTML forms that POST and redirect, so everything works
@@ -42,6 +45,10 @@ const STYLE = `
   .attention li { display: flex; align-items: center; justify-content: space-between; gap: 12px; padding: 4px 0; }
   form.inline { display: inline; }
   label { display: block; font-weight: 600; margin-bottom: 6px; }
+  .field { margin-bottom: 10px; }
+  .preview { background: #f3f6fd; border: 1px solid #c9d6f5; border-radius: 8px; padding: 12px 16px; margin: 12px 0; }
+  select, textarea { padding: 8px 10px; border: 1px solid #c8ced8; border-radius: 6px; font: inherit; max-width: 360px; width: 100%; }
+  input[type=number] { width: 120px; padding: 8px 10px; border: 1px solid #c8ced8; border-radius: 6px; font: inherit; }
   input[type=text], input[type=email] { width: 100%; max-width: 360px; padding: 8px 10px; border: 1px solid #c8ced8; border-radius: 6px; font: inherit; }
   button { padding: 8px 14px; border: 0; border-radius: 6px; background: var(--accent); color: #fff; font: inherit; cursor: pointer; }
   button.link { background: none; color: var(--accent); padding: 0; }
@@ -97,7 +104,7 @@ export function linkInvalidPage(tenantId: string | undefined): string {
   return loginPage({ tenantId, error: 'This sign-in link is invalid, expired or already used. Ask for a new one below.' });
 }
 
-const money = (minor: number, currency: string) => escapeHtml(formatMoney(minor, currency));
+const money = (minor: number, currency: string) => escapeHtml(displayMoney(minor, currency));
 const date = (iso: string | null) => escapeHtml(formatDate(iso, TIME_ZONE));
 const pill = (status: string) => `<span class="pill ${escapeHtml(status)}">${escapeHtml(status.replace(/_/g, ' '))}</span>`;
 
@@ -106,18 +113,51 @@ function subscriptionRows(subscriptions: (Subscription & { plan_name: string })[
   const rows = subscriptions.map((s) => {
     const ending = s.cancel_at_period_end || s.status === 'canceled' ? 'Ends' : 'Renews';
     const gift = s.gift_code ? ' <span class="pill">gift</span>' : '';
-    return `<tr data-subscription="${escapeHtml(s.id)}"><td>${escapeHtml(s.plan_name)}${gift}</td><td>${pill(s.status)}</td><td>${date(s.current_period_start)} – ${date(s.current_period_end)}</td><td>${ending} ${date(s.current_period_end)}</td></tr>`;
+    const manage = s.status === 'canceled' || s.gift_code ? '' : `<a href="/portal/subscriptions/${escapeHtml(s.id)}">Manage</a>`;
+    return `<tr data-subscription="${escapeHtml(s.id)}"><td>${escapeHtml(s.plan_name)}${gift}</td><td>${pill(s.status)}</td><td class="num">${s.quantity}</td><td>${date(s.current_period_start)} – ${date(s.current_period_end)}</td><td>${ending} ${date(s.current_period_end)}</td><td>${manage}</td></tr>`;
   });
-  return `<table><thead><tr><th>Plan</th><th>Status</th><th>Current period</th><th>Renewal</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<table><thead><tr><th>Plan</th><th>Status</th><th class="num">Seats</th><th>Current period</th><th>Renewal</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
-function invoiceRows(invoices: Invoice[]): string {
+/** Any open invoice with something due can be paid (hosted checkout), not only an overdue one. */
+function invoiceRows(invoices: Invoice[], csrf: string): string {
   if (invoices.length === 0) return '<p class="empty">You have no invoices yet.</p>';
-  const rows = invoices.map(
-    (i) =>
-      `<tr data-invoice="${escapeHtml(i.id)}"><td>${escapeHtml(i.number ?? '—')}</td><td>${date(i.issued_at)}</td><td>${pill(i.status)}</td><td class="num">${money(i.total, i.currency)}</td><td class="num">${money(i.amount_due, i.currency)}</td><td><a href="/portal/api/invoices/${escapeHtml(i.id)}/pdf">PDF</a></td></tr>`,
-  );
+  const rows = invoices.map((i) => {
+    const pay =
+      (i.status === 'open' || i.status === 'uncollectible') && i.amount_due > 0
+        ? ` <form class="inline" method="post" action="/portal/invoices/${escapeHtml(i.id)}/pay">${csrf}<button type="submit" aria-label="Pay ${escapeHtml(i.number ?? 'invoice')}">Pay</button></form>`
+        : '';
+    return `<tr data-invoice="${escapeHtml(i.id)}"><td>${escapeHtml(i.number ?? '—')}</td><td>${date(i.issued_at)}</td><td>${pill(i.status)}</td><td class="num">${money(i.total, i.currency)}</td><td class="num">${money(i.amount_due, i.currency)}</td><td><a href="/portal/api/invoices/${escapeHtml(i.id)}/pdf">PDF</a>${pay}</td></tr>`;
+  });
   return `<table><thead><tr><th>Number</th><th>Date</th><th>Status</th><th class="num">Total</th><th class="num">Due</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+function creditNoteRows(notes: CreditNote[]): string {
+  if (notes.length === 0) return '<p class="empty">You have no credit notes.</p>';
+  const rows = notes.map(
+    (n) =>
+      `<tr data-credit-note="${escapeHtml(n.id)}"><td>${escapeHtml(n.number ?? '—')}</td><td>${date(n.created_at)}</td><td>${pill(n.status)}</td><td class="num">${money(n.amount, n.currency)}</td><td class="num">${money(n.balance, n.currency)}</td><td><a href="/portal/api/credit-notes/${escapeHtml(n.id)}/pdf">PDF</a></td></tr>`,
+  );
+  return `<table><thead><tr><th>Number</th><th>Date</th><th>Status</th><th class="num">Amount</th><th class="num">Unspent</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+function billingDetailsSection(view: DashboardView, csrf: string): string {
+  const c = view.billing;
+  if (!c || !view.permissions?.billing_details) return '';
+  const a = c.billing_address;
+  const field = (id: string, label: string, value: string | null | undefined, extra = '') =>
+    `<div class="field"><label for="${id}">${label}</label><input id="${id}" type="${id === 'billing_email' ? 'email' : 'text'}" name="${id}" value="${escapeHtml(value ?? '')}" ${extra}></div>`;
+  return `<section id="billing-details"><h2>Billing details</h2>
+<form method="post" action="/portal/billing-details">${csrf}
+${field('billing_email', 'Billing e-mail', c.email, 'required autocomplete="email" maxlength="254"')}
+${field('gstin', 'GSTIN (leave empty if not registered)', c.gstin, 'maxlength="15" pattern="[0-9A-Za-z]{15}" autocomplete="off" spellcheck="false"')}
+${field('line1', 'Address line 1', a?.line1, 'maxlength="200"')}
+${field('line2', 'Address line 2', a?.line2, 'maxlength="200"')}
+${field('city', 'City', a?.city, 'maxlength="100"')}
+${field('state_code', 'State code (two digits, e.g. 29 for Karnataka)', a?.state_code, 'maxlength="2" pattern="[0-9]{2}" inputmode="numeric"')}
+${field('postal_code', 'PIN code', a?.postal_code, 'maxlength="10"')}
+${field('country', 'Country (two letters)', a?.country ?? 'IN', 'maxlength="2" pattern="[A-Za-z]{2}"')}
+<button type="submit">Save billing details</button></form></section>`;
 }
 
 export type DashboardView = {
@@ -133,6 +173,10 @@ export type DashboardView = {
   testMode?: boolean;
   /** Invoices to pay now: overdue, or holding the payment wall (dunning) — shown as a banner with pay buttons. */
   attention?: { blocked: boolean; invoices: Invoice[] };
+  creditNotes?: CreditNote[];
+  permissions?: PortalPermissions;
+  /** The customer's billing details, for the form. */
+  billing?: Pick<Customer, 'email' | 'gstin' | 'billing_address'>;
 };
 
 /** The banner of a customer blocked by the payment wall or with overdue invoices: each invoice has a pay button (hosted checkout). */
@@ -193,8 +237,11 @@ export function dashboardPage(view: DashboardView): string {
 ${messages(view.notice, view.error)}
 ${attentionBanner(view, csrf)}
 <section id="subscriptions"><h2>Subscriptions</h2>${subscriptionRows(view.subscriptions)}</section>
-<section id="invoices"><h2>Invoices</h2>${invoiceRows(view.invoices)}</section>
+<section id="invoices"><h2>Invoices</h2>${invoiceRows(view.invoices, csrf)}</section>
+<section id="credit-notes"><h2>Credit notes</h2>${creditNoteRows(view.creditNotes ?? [])}
+<p><a href="/portal/api/statement" download>Download your account statement (CSV)</a></p></section>
 ${paymentMethodsSection(view, csrf)}
+${billingDetailsSection(view, csrf)}
 <section id="redeem"><h2>Redeem a gift code</h2>
 <form method="post" action="/portal/redeem">${csrf}
   <label for="code">Gift code</label>
@@ -202,4 +249,129 @@ ${paymentMethodsSection(view, csrf)}
   <p class="small">The gifted subscription starts today and ends after the gifted months; it is not renewed or charged.</p>
 </form></section>`;
   return layout(`${profile.tenant.name} — billing portal`, body, header);
+}
+
+/** What a cancellation would do, as the API's cancel preview answers it (subscription fields plus `preview`). */
+export type CancelPreview = {
+  cancel_at_period_end: boolean;
+  current_period_end: string;
+  currency: string;
+  proration?: { unused_value: number; unused_credit: number; remaining_days: number; period_days: number };
+  preview?: { credit_note: { amount: number } | null; final_invoice: { total: number; amount_due: number } | null; refundable_amount: number };
+};
+
+export type SubscriptionView = {
+  profile: PortalProfile;
+  subscription: Subscription & { plan_name: string };
+  permissions: PortalPermissions;
+  plans: { id: string; name: string; amount: number | null; interval: string }[];
+  error?: string;
+  /** A previewed action awaiting confirmation. */
+  pending?:
+    | { kind: 'quantity'; quantity: number; result: SubscriptionUpdate }
+    | { kind: 'plan'; planId: string; planName: string; result: PlanChange }
+    | { kind: 'cancel'; reason: string; feedback: string; result: CancelPreview };
+};
+
+const REASON_LABELS: Record<string, string> = {
+  too_expensive: 'Too expensive',
+  missing_features: 'Missing features I need',
+  switched_service: 'Switched to another service',
+  unused: 'Not using it enough',
+  customer_service: 'Customer service',
+  too_complex: 'Too complicated',
+  low_quality: 'Quality was not good enough',
+  other: 'Something else',
+};
+
+/** The charge and credit of a seat or plan change, in words a customer reads. */
+function changeSummary(result: SubscriptionUpdate | PlanChange, currency: string): string {
+  const p = result.proration;
+  const parts = [`For the ${p.remaining_days} of ${p.period_days} days left in this period:`];
+  if (p.unused_credit > 0) parts.push(`a credit of ${money(p.unused_credit, currency)} for the unused time,`);
+  if (result.invoice) {
+    parts.push(`an invoice of ${money(result.invoice.total, currency)} (GST included)`);
+    parts.push(`— ${money(result.invoice.amount_due, currency)} to pay after the credit.`);
+  } else parts.push('nothing to pay now.');
+  return `<p data-preview-summary>${parts.join(' ')}</p>`;
+}
+
+function cancelSummary(result: CancelPreview): string {
+  if (result.cancel_at_period_end) {
+    return `<p data-preview-summary>Your subscription stays active until ${date(result.current_period_end)} and is not renewed. Usage until then is billed on a final invoice.</p>`;
+  }
+  const credit = result.preview?.credit_note?.amount ?? 0;
+  const final = result.preview?.final_invoice;
+  const lines = [`Your subscription ends today.`];
+  if (credit > 0) lines.push(`The unused time is credited: ${money(credit, result.currency)}.`);
+  if (final) lines.push(`A final invoice for usage so far: ${money(final.total, result.currency)}.`);
+  if ((result.preview?.refundable_amount ?? 0) > 0)
+    lines.push(`${money(result.preview!.refundable_amount, result.currency)} stays as credit on your account (refundable on request).`);
+  return `<p data-preview-summary>${lines.join(' ')}</p>`;
+}
+
+function hidden(name: string, value: string): string {
+  return `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`;
+}
+
+function pendingBox(view: SubscriptionView, csrf: string): string {
+  const p = view.pending;
+  if (!p) return '';
+  const id = escapeHtml(view.subscription.id);
+  const currency = view.subscription.currency;
+  const back = `<a href="/portal/subscriptions/${id}">Keep things as they are</a>`;
+  if (p.kind === 'quantity') {
+    return `<section class="preview" id="pending" aria-live="polite"><h2>Change to ${p.quantity} seats?</h2>${changeSummary(p.result, currency)}
+<form method="post" action="/portal/subscriptions/${id}/quantity">${csrf}${hidden('quantity', String(p.quantity))}${hidden('step', 'confirm')}<div class="row"><button type="submit">Confirm ${p.quantity} seats</button>${back}</div></form></section>`;
+  }
+  if (p.kind === 'plan') {
+    return `<section class="preview" id="pending" aria-live="polite"><h2>Change to ${escapeHtml(p.planName)}?</h2>${changeSummary(p.result, currency)}
+<form method="post" action="/portal/subscriptions/${id}/plan">${csrf}${hidden('plan_id', p.planId)}${hidden('step', 'confirm')}<div class="row"><button type="submit">Confirm the change to ${escapeHtml(p.planName)}</button>${back}</div></form></section>`;
+  }
+  return `<section class="preview" id="pending" aria-live="polite"><h2>Cancel your subscription?</h2>${cancelSummary(p.result)}
+<form method="post" action="/portal/subscriptions/${id}/cancel">${csrf}${hidden('reason', p.reason)}${hidden('feedback', p.feedback)}${hidden('step', 'confirm')}<div class="row"><button type="submit">Confirm cancellation</button>${back}</div></form></section>`;
+}
+
+/** One subscription and what the tenant lets the customer do with it: seats, plan, cancel — each previewed, then confirmed. */
+export function subscriptionPage(view: SubscriptionView): string {
+  const { profile, subscription: s, permissions } = view;
+  const csrf = hidden('csrf_token', profile.csrf_token);
+  const id = escapeHtml(s.id);
+  const header = `<header><div class="bar"><div><div class="brand">${escapeHtml(profile.tenant.name)}</div><div class="who">${escapeHtml(profile.customer.name ?? '')} &lt;${escapeHtml(profile.customer.email)}&gt;</div></div><a href="/portal">Back to your billing</a></div></header>`;
+  const live = s.status !== 'canceled';
+  const seats =
+    live && permissions.quantity_change
+      ? `<section id="seats"><h2>Seats</h2><form method="post" action="/portal/subscriptions/${id}/quantity">${csrf}${hidden('step', 'preview')}
+<label for="quantity">Number of seats</label><div class="row"><input id="quantity" type="number" name="quantity" min="1" max="1000000" step="1" value="${s.quantity}" required><button type="submit">Preview the change</button></div></form></section>`
+      : '';
+  const planOptions = view.plans
+    .map(
+      (p) =>
+        `<option value="${escapeHtml(p.id)}">${escapeHtml(p.name)}${p.amount === null ? '' : ` — ${money(p.amount, s.currency)} a ${escapeHtml(p.interval)}`}</option>`,
+    )
+    .join('');
+  const plan =
+    live && permissions.plan_change && view.plans.length > 0
+      ? `<section id="plan"><h2>Plan</h2><form method="post" action="/portal/subscriptions/${id}/plan">${csrf}${hidden('step', 'preview')}
+<label for="plan_id">Change to</label><div class="row"><select id="plan_id" name="plan_id">${planOptions}</select><button type="submit">Preview the change</button></div></form></section>`
+      : '';
+  const reasons = CANCELLATION_REASONS.map((r) => `<option value="${r}">${escapeHtml(REASON_LABELS[r] ?? r.replace(/_/g, ' '))}</option>`).join('');
+  const cancel =
+    live && !s.cancel_at_period_end && permissions.cancellation !== 'disabled'
+      ? `<section id="cancel"><h2>Cancel</h2><form method="post" action="/portal/subscriptions/${id}/cancel">${csrf}${hidden('step', 'preview')}
+<div class="field"><label for="reason">Why are you leaving?</label><select id="reason" name="reason" required><option value="">Choose a reason</option>${reasons}</select></div>
+<div class="field"><label for="feedback">Anything you would like to tell us (optional)</label><textarea id="feedback" name="feedback" rows="3" maxlength="2000"></textarea></div>
+<button type="submit">Preview the cancellation</button></form></section>`
+      : '';
+  const ends = s.cancel_at_period_end ? `<p class="notice" role="status">Cancelled: ends on ${date(s.current_period_end)}.</p>` : '';
+  const body = `<h1>${escapeHtml(s.plan_name)}</h1>
+${messages(undefined, view.error)}
+<section id="summary"><table><tbody>
+<tr><th>Status</th><td>${pill(s.status)}</td></tr>
+<tr><th>Seats</th><td data-quantity>${s.quantity}</td></tr>
+<tr><th>Current period</th><td>${date(s.current_period_start)} – ${date(s.current_period_end)}</td></tr>
+</tbody></table>${ends}</section>
+${pendingBox(view, csrf)}
+${view.pending ? '' : `${seats}${plan}${cancel}`}`;
+  return layout(`${s.plan_name} — billing portal`, body, header);
 }

@@ -7,12 +7,16 @@ import { newId } from '../../platform/ids.js';
 import { enqueueJob } from '../../platform/jobs/jobs.js';
 import { enqueueMail, isDeliverableAddress } from '../../platform/mail/index.js';
 import { toIso } from '../../platform/time.js';
-import { findCustomer, findCustomerByEmail, getCustomer, type Customer } from '../customers/index.js';
-import { getInvoicePdf, type InvoicePdf } from '../documents/index.js';
-import { getInvoiceRow, listInvoices, type Invoice } from '../invoices/index.js';
-import { findPlan } from '../plans/index.js';
-import { listSubscriptions, type Subscription } from '../subscriptions/index.js';
-import { getTenant } from '../tenants/index.js';
+import { findCustomer, findCustomerByEmail, getCustomer, updateCustomer, type Customer } from '../customers/index.js';
+import { getCreditNotePdf, getInvoicePdf, type InvoicePdf } from '../documents/index.js';
+import { getInvoiceRow, listInvoices, type Invoice, type InvoiceRow } from '../invoices/index.js';
+import { findPlan, listPlans } from '../plans/index.js';
+import { getSubscription, listSubscriptions, type Subscription } from '../subscriptions/index.js';
+import { getTenant, readSettings, type PortalCancellation } from '../tenants/index.js';
+import { customerBalance, listBalanceTransactions, type BalanceTransaction } from '../balances/index.js';
+import { getCreditNote, listCreditNotes, type CreditNote } from '../credit-notes/index.js';
+import { formatAmount } from '../../platform/money.js';
+import type { BillingDetailsBody } from './portal.schemas.js';
 import {
   countEmailedLinksSince,
   findLiveSession,
@@ -201,4 +205,114 @@ export async function portalInvoicePdf(ctx: ReadCtx, customerId: string, invoice
   const invoice = await getInvoiceRow(ctx, invoiceId);
   if (invoice.customer_id !== customerId || invoice.status === 'draft') throw errors.notFound('invoice');
   return getInvoicePdf(ctx, invoiceId);
+}
+
+// ---- self-service (decision 0500): what the tenant lets a customer do, on their own records ----
+
+export type PortalPermissions = {
+  cancellation: PortalCancellation;
+  plan_change: boolean;
+  quantity_change: boolean;
+  billing_details: boolean;
+};
+
+/** The tenant's portal settings (GET/PATCH /v1/settings, portal_*). */
+export async function portalPermissions(ctx: ReadCtx): Promise<PortalPermissions> {
+  const settings = await readSettings(ctx);
+  return {
+    cancellation: settings.portal_cancellation,
+    plan_change: settings.portal_plan_change,
+    quantity_change: settings.portal_quantity_change,
+    billing_details: settings.portal_billing_details,
+  };
+}
+
+/** A 403 (portal_action_disabled) when the tenant does not let customers do this in the portal. */
+export function assertPortalAllows(allowed: boolean, what: string): void {
+  if (!allowed) throw errors.forbidden(`${what} is not available in this portal; contact the business you buy from`, 'portal_action_disabled');
+}
+
+/** One of the customer's own subscriptions; another customer's is a 404, as a missing one. */
+export async function ownSubscription(ctx: ReadCtx, customerId: string, id: string): Promise<Subscription> {
+  const subscription = await getSubscription(ctx, id);
+  if (subscription.customer_id !== customerId) throw errors.notFound('subscription');
+  return subscription;
+}
+
+/** One of the customer's own invoices, not a draft; anything else is a 404. */
+export async function ownInvoice(ctx: ReadCtx, customerId: string, id: string): Promise<InvoiceRow> {
+  const invoice = await getInvoiceRow(ctx, id);
+  if (invoice.customer_id !== customerId || invoice.status === 'draft') throw errors.notFound('invoice');
+  return invoice;
+}
+
+/** The plans a customer may move to: active, with a price in the subscription's currency, not the current one. */
+export async function portalPlanChoices(
+  ctx: ReadCtx,
+  subscription: Subscription,
+): Promise<{ id: string; name: string; amount: number | null; interval: string }[]> {
+  const { plans } = await listPlans(ctx, { currency: subscription.currency }, { limit: 100, page: 1, offset: 0 });
+  const choices = [];
+  for (const plan of plans) {
+    if (plan.id === subscription.plan_id || !plan.active) continue;
+    const price = plan.prices.find((p) => p.currency === subscription.currency && p.active && p.billing_scheme !== 'metered');
+    if (!price) continue;
+    const interval = `${plan.interval_count === 1 ? '' : `${plan.interval_count} `}${plan.interval_unit}${plan.interval_count === 1 ? '' : 's'}`;
+    choices.push({ id: plan.id, name: plan.name, amount: price.billing_scheme === 'per_unit' ? price.amount : null, interval });
+  }
+  return choices;
+}
+
+/** GSTIN, billing address and billing e-mail, validated and written exactly as PATCH /v1/customers/{id}. */
+export async function updateBillingDetails(ctx: Ctx, customerId: string, input: BillingDetailsBody): Promise<Customer> {
+  return updateCustomer(ctx, customerId, input);
+}
+
+/** The customer's credit notes as issued (pending, rejected ones are the business's work in progress). */
+export async function portalCreditNotes(ctx: ReadCtx, customerId: string, page: Page): Promise<{ notes: CreditNote[]; total: number }> {
+  const { notes, total } = await listCreditNotes(ctx, { customer_id: customerId }, page);
+  const shown = notes.filter((n) => n.status !== 'pending_approval' && n.status !== 'rejected');
+  return { notes: shown, total: total - (notes.length - shown.length) };
+}
+
+/** The PDF of one of the customer's own issued credit notes; anything else is a 404. */
+export async function portalCreditNotePdf(ctx: ReadCtx, customerId: string, id: string): Promise<{ filename: string; content: Buffer }> {
+  const note = await getCreditNote(ctx, id);
+  if (note.customer_id !== customerId || note.status === 'pending_approval' || note.status === 'rejected') throw errors.notFound('credit note');
+  return getCreditNotePdf(ctx, id);
+}
+
+const csvCell = (value: string | number | null) => {
+  const text = value === null ? '' : String(value);
+  // A cell that a spreadsheet would run as a formula is quoted with a leading apostrophe (OWASP CSV injection).
+  const safe = /^[=+\-@\t\r]/.test(text) && typeof value !== 'number' ? `'${text}` : text;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+};
+
+/**
+ * The customer balance statement (balances service: GET /v1/customers/{id}/balance-transactions)
+ * as CSV: every movement, oldest first, with a running balance per currency, and the balance now.
+ * Amounts in major units with the currency's digits (formatAmount, without grouping).
+ */
+export async function portalStatementCsv(ctx: ReadCtx, customerId: string): Promise<{ filename: string; content: string }> {
+  const movements: BalanceTransaction[] = [];
+  for (let page = 1; ; page += 1) {
+    const { transactions, total } = await listBalanceTransactions(ctx, customerId, {}, { limit: 100, page, offset: (page - 1) * 100 });
+    movements.push(...transactions);
+    if (movements.length >= total || transactions.length === 0) break;
+  }
+  const plain = (minor: number, currency: string) => formatAmount(minor, currency).replace(/,/g, '');
+  const running = new Map<string, number>();
+  const rows = [['date', 'type', 'document', 'number', 'currency', 'amount', 'balance'].join(',')];
+  for (const m of movements.reverse()) {
+    const balance = (running.get(m.currency) ?? 0) + m.amount;
+    running.set(m.currency, balance);
+    rows.push(
+      [m.created_at, m.type, m.document.type, m.document.number, m.currency, plain(m.amount, m.currency), plain(balance, m.currency)].map(csvCell).join(','),
+    );
+  }
+  const balance = await customerBalance(ctx, customerId);
+  for (const b of balance.balances)
+    rows.push([toIso(ctx.now), 'closing_balance', '', '', b.currency, '', plain(b.available, b.currency)].map(csvCell).join(','));
+  return { filename: `statement-${toIso(ctx.now).slice(0, 10)}.csv`, content: `${rows.join('\r\n')}\r\n` };
 }

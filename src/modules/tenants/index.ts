@@ -4,5 +4,6 @@ export { getTenant, readSettings, getSettings, createTenantRecord, issueApiKey }
 export type { NewApiKey, RegisterBody } from './tenants.schemas.js';
 export type { Tenant, TenantSettings } from './tenants.schemas.js';
 export type { SettingsRow } from './tenants.repository.js';
+export { PORTAL_CANCELLATION, type PortalCancellation } from './tenants.tables.js';
 export { apiKeySchema, createKeyBody, newApiKeySchema, registerBody, registerResponse, settingsSchema, updateSettingsBody } from './tenants.schemas.js';
 export { tenantsServedBy, listApiKeys, revokeApiKey, updateSettings } from './tenants.service.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { fields } from '../../platform/http/envelope.js';
 import { gstinField, sacCodeField, stateCodeField } from '../tax/index.js';
 import { countryCode } from '../entities/index.js';
+import { PORTAL_CANCELLATION } from './tenants.tables.js';
 
 export const registerBody = z.object({
   name: fields.singleLineName(200),
@@ -76,6 +77,12 @@ export const settingsSchema = z
     referral_window_days: z.int(),
     referral_reward_amount: z.int(),
     invoice_due_days: z.int(),
+    portal_cancellation: z
+      .enum(PORTAL_CANCELLATION)
+      .describe('customers may cancel in the portal: disabled, at_period_end (default) or immediately (unused time credited)'),
+    portal_plan_change: z.boolean().describe('customers may change plan in the portal (prorated as the API); default false'),
+    portal_quantity_change: z.boolean().describe('customers may change seats in the portal (prorated as the API); default false'),
+    portal_billing_details: z.boolean().describe('customers may update GSTIN, billing address and billing e-mail in the portal; default true'),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })
@@ -90,5 +97,9 @@ export const updateSettingsBody = z.object({
   referral_window_days: z.int().min(1).max(3650).optional(),
   referral_reward_amount: fields.minorUnits().optional(),
   invoice_due_days: z.int().min(0).max(365).optional(),
+  portal_cancellation: z.enum(PORTAL_CANCELLATION).optional(),
+  portal_plan_change: z.boolean().optional(),
+  portal_quantity_change: z.boolean().optional(),
+  portal_billing_details: z.boolean().optional(),
 });
 export type UpdateSettingsBody = z.infer<typeof updateSettingsBody>;

@@ -144,6 +144,10 @@ async function toSettings(ctx: ReadCtx, row: SettingsRow): Promise<TenantSetting
     referral_window_days: row.referral_window_days,
     referral_reward_amount: row.referral_reward_amount,
     invoice_due_days: row.invoice_due_days,
+    portal_cancellation: row.portal_cancellation,
+    portal_plan_change: row.portal_plan_change,
+    portal_quantity_change: row.portal_quantity_change,
+    portal_billing_details: row.portal_billing_details,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -162,6 +166,12 @@ export async function readSettings(ctx: ReadCtx): Promise<SettingsRow> {
   return row;
 }
 
+/** The portal permissions an update names (decision 0500); absent ones stay as they are. */
+function portalPermissionsPatch(input: UpdateSettingsBody) {
+  const keys = ['portal_cancellation', 'portal_plan_change', 'portal_quantity_change', 'portal_billing_details'] as const;
+  return Object.fromEntries(keys.filter((key) => input[key] !== undefined).map((key) => [key, input[key]]));
+}
+
 export async function updateSettings(ctx: Ctx, input: UpdateSettingsBody): Promise<TenantSettings> {
   await findSettings(ctx.tx, ctx.tenantId, true);
   if (input.state_code !== undefined || input.gstin !== undefined) {
@@ -177,6 +187,7 @@ export async function updateSettings(ctx: Ctx, input: UpdateSettingsBody): Promi
     ...(input.referral_window_days !== undefined ? { referral_window_days: input.referral_window_days } : {}),
     ...(input.referral_reward_amount !== undefined ? { referral_reward_amount: input.referral_reward_amount } : {}),
     ...(input.invoice_due_days !== undefined ? { invoice_due_days: input.invoice_due_days } : {}),
+    ...portalPermissionsPatch(input),
     updated_at: ctx.now,
   });
   return toSettings(ctx, row);

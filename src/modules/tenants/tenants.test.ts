@@ -304,6 +304,11 @@ describe('tenants', () => {
         referral_window_days: 30,
         referral_reward_amount: 0,
         invoice_due_days: 30,
+        // What customers may do in the portal (decision 0500): cancel at period end, update billing details.
+        portal_cancellation: 'at_period_end',
+        portal_plan_change: false,
+        portal_quantity_change: false,
+        portal_billing_details: true,
         created_at: expect.any(String),
         updated_at: expect.any(String),
       });
