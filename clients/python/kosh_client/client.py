@@ -45,6 +45,10 @@ class KoshClient(Transport):
         """Cancel a purchased gift and settle its purchase invoice (credit note if paid, void if open) (POST /v1/gifts/{id}/cancel)"""
         return self._request("POST", f"/v1/gifts/{_quote(id)}/cancel", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def cancel_portal_api_subscription(self, id: str, body: "CancelPortalApiSubscriptionBody", *, idempotency_key: Optional[str] = None) -> "CancelPortalApiSubscriptionResponse":
+        """Cancel one of the customer's subscriptions as the tenant allows (at period end, or now with the unused time credited); preview: nothing written (POST /portal/api/subscriptions/{id}/cancel)"""
+        return self._request("POST", f"/portal/api/subscriptions/{_quote(id)}/cancel", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def cancel_referral(self, id: str, *, idempotency_key: Optional[str] = None) -> "CancelReferralResponse":
         """Cancel a pending referral (POST /v1/referrals/{id}/cancel)"""
         return self._request("POST", f"/v1/referrals/{_quote(id)}/cancel", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -53,9 +57,17 @@ class KoshClient(Transport):
         """Cancel at period end (default) or now, optionally crediting the unused time, with a reason and feedback (preview: nothing written) (POST /v1/subscriptions/{id}/cancel)"""
         return self._request("POST", f"/v1/subscriptions/{_quote(id)}/cancel", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def change_plan_portal_api_subscription(self, id: str, body: "ChangePlanPortalApiSubscriptionBody", *, idempotency_key: Optional[str] = None) -> "ChangePlanPortalApiSubscriptionResponse":
+        """Change the plan of one of the customer's subscriptions, prorated as POST /v1/subscriptions/{id}/change-plan; preview: nothing written (POST /portal/api/subscriptions/{id}/change-plan)"""
+        return self._request("POST", f"/portal/api/subscriptions/{_quote(id)}/change-plan", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def change_subscription_plan(self, id: str, body: "ChangeSubscriptionPlanBody", *, idempotency_key: Optional[str] = None) -> "ChangeSubscriptionPlanResponse":
         """Change plan now, prorated to the day (preview: the would-be invoice, nothing written) (POST /v1/subscriptions/{id}/change-plan)"""
         return self._request("POST", f"/v1/subscriptions/{_quote(id)}/change-plan", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def checkout_portal_api_invoice(self, id: str, *, idempotency_key: Optional[str] = None) -> "CheckoutPortalApiInvoiceResponse":
+        """A hosted checkout link to pay one of the customer's open invoices (any open invoice, not only overdue ones) (POST /portal/api/invoices/{id}/checkout)"""
+        return self._request("POST", f"/portal/api/invoices/{_quote(id)}/checkout", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def checkout_sessions_invoice(self, id: str, *, idempotency_key: Optional[str] = None) -> "CheckoutSessionsInvoiceResponse":
         """Create a hosted checkout link for an open invoice (POST /v1/invoices/{id}/checkout-sessions)"""
@@ -284,6 +296,10 @@ class KoshClient(Transport):
     def delete_subscriptions_discount(self, id: str, *, idempotency_key: Optional[str] = None) -> "DeleteSubscriptionsDiscountResponse":
         """End the discount in force on the subscription (DELETE /v1/subscriptions/{id}/discount)"""
         return self._request("DELETE", f"/v1/subscriptions/{_quote(id)}/discount", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def delete_subscriptions_item(self, id: str, item_id: str, *, proration_behavior: Optional[Literal["create_prorations", "none"]] = None, preview: Optional[Literal["true", "false"]] = None, idempotency_key: Optional[str] = None) -> "DeleteSubscriptionsItemResponse":
+        """Remove an add-on now, crediting its unused time like a seat change (preview: nothing written) (DELETE /v1/subscriptions/{id}/items/{item_id})"""
+        return self._request("DELETE", f"/v1/subscriptions/{_quote(id)}/items/{_quote(item_id)}", query={"proration_behavior": proration_behavior, "preview": preview}, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def delete_test_clock(self, id: str, *, idempotency_key: Optional[str] = None) -> "DeleteTestClockResponse":
         """Delete a test clock (its customers stay on it, frozen) (DELETE /v1/test-clocks/{id})"""
@@ -541,6 +557,18 @@ class KoshClient(Transport):
         """The customer's balance per currency and source (advances, credit notes) (GET /portal/api/balance)"""
         return self._request("GET", "/portal/api/balance", expect="json")  # type: ignore[no-any-return]
 
+    def get_portal_api_credit_notes_pdf(self, id: str) -> bytes:
+        """One of the customer's credit notes as a PDF (GET /portal/api/credit-notes/{id}/pdf)"""
+        return self._request("GET", f"/portal/api/credit-notes/{_quote(id)}/pdf", expect="bytes")  # type: ignore[no-any-return]
+
+    def get_portal_api_permission(self) -> "GetPortalApiPermissionResponse":
+        """What the tenant lets the customer do in the portal (GET /portal/api/permissions)"""
+        return self._request("GET", "/portal/api/permissions", expect="json")  # type: ignore[no-any-return]
+
+    def get_portal_api_statement(self) -> str:
+        """The customer balance statement as CSV: every movement with a running balance, and the closing balance (GET /portal/api/statement)"""
+        return self._request("GET", "/portal/api/statement", expect="text")  # type: ignore[no-any-return]
+
     def get_quote(self, id: str) -> "GetQuoteResponse":
         """Get a quote (GET /v1/quotes/{id})"""
         return self._request("GET", f"/v1/quotes/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
@@ -561,6 +589,10 @@ class KoshClient(Transport):
         """Get a subscription (GET /v1/subscriptions/{id})"""
         return self._request("GET", f"/v1/subscriptions/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
 
+    def get_subscriptions_item(self, id: str) -> "GetSubscriptionsItemResponse":
+        """The subscription's items: its plan's price first, then the add-ons, oldest first (GET /v1/subscriptions/{id}/items)"""
+        return self._request("GET", f"/v1/subscriptions/{_quote(id)}/items", expect="json")  # type: ignore[no-any-return]
+
     def get_subscriptions_upcoming_invoice(self, id: str) -> "GetSubscriptionsUpcomingInvoiceResponse":
         """The invoice the next renewal would issue now (usage so far, next fixed fee, GST), computed without writing (GET /v1/subscriptions/{id}/upcoming-invoice)"""
         return self._request("GET", f"/v1/subscriptions/{_quote(id)}/upcoming-invoice", expect="json")  # type: ignore[no-any-return]
@@ -568,6 +600,10 @@ class KoshClient(Transport):
     def get_subscriptions_usage(self, id: str) -> "GetSubscriptionsUsageResponse":
         """The current period's usage of each metered price, and its amount so far (GET /v1/subscriptions/{id}/usage)"""
         return self._request("GET", f"/v1/subscriptions/{_quote(id)}/usage", expect="json")  # type: ignore[no-any-return]
+
+    def get_tds_report(self, *, entity_id: Optional[str] = None, quarter: Optional[str] = None, customer_id: Optional[str] = None, format: Optional[Literal["json", "csv"]] = None) -> "GetTdsReportResponse":
+        """TDS customers deducted from an entity’s invoices in a TDS quarter, per customer: certified (Form 16A; Form 131 from 1 April 2026) and pending, with sections and Income-tax Act 2025 payment codes — to reconcile with Form 26AS/AIS (GET /v1/tds/report)"""
+        return self._request("GET", "/v1/tds/report", query={"entity_id": entity_id, "quarter": quarter, "customer_id": customer_id, "format": format}, expect="json")  # type: ignore[no-any-return]
 
     def get_test_clock(self, id: str) -> "GetTestClockResponse":
         """Get a test clock (GET /v1/test-clocks/{id})"""
@@ -580,6 +616,10 @@ class KoshClient(Transport):
     def get_webhook_endpoint(self, id: str) -> "GetWebhookEndpointResponse":
         """Get a webhook endpoint (without its secret) (GET /v1/webhooks/{id})"""
         return self._request("GET", f"/v1/webhooks/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
+
+    def items_subscription(self, id: str, body: "ItemsSubscriptionBody", *, idempotency_key: Optional[str] = None) -> "ItemsSubscriptionResponse":
+        """Add an add-on price with a quantity, now, prorated to the day like a seat change (preview: nothing written) (POST /v1/subscriptions/{id}/items)"""
+        return self._request("POST", f"/v1/subscriptions/{_quote(id)}/items", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def join_code_organization(self, id: str, *, idempotency_key: Optional[str] = None) -> "JoinCodeOrganizationResponse":
         """Replace the join code (the old one stops working) (POST /v1/organizations/{id}/join-code)"""
@@ -653,7 +693,7 @@ class KoshClient(Transport):
         """List an event's deliveries, newest first (GET /v1/events/{id}/deliveries)"""
         return self._request("GET", f"/v1/events/{_quote(id)}/deliveries", query={"status": status, "limit": limit, "offset": offset, "page": page}, expect="json")  # type: ignore[no-any-return]
 
-    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
+    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "subscription_item.created", "subscription_item.updated", "subscription_item.deleted", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
         """List events, newest first (GET /v1/events)"""
         return self._request("GET", "/v1/events", query={"type": type, "object_id": object_id, "created[gte]": created_gte, "created[lte]": created_lte, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
@@ -716,6 +756,14 @@ class KoshClient(Transport):
     def list_portal_api_balance_transactions(self, *, currency: Optional[str] = None, source: Optional[Literal["advances", "credit_notes", "prepaid_credit", "promotional_credit"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListPortalApiBalanceTransactionsResponse":
         """Every movement of the customer's balance with its document, newest first (GET /portal/api/balance-transactions)"""
         return self._request("GET", "/portal/api/balance-transactions", query={"currency": currency, "source": source, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
+
+    def list_portal_api_credit_notes(self, *, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListPortalApiCreditNotesResponse":
+        """The customer's credit notes (pending and rejected ones excluded) (GET /portal/api/credit-notes)"""
+        return self._request("GET", "/portal/api/credit-notes", query={"limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
+
+    def list_portal_api_subscriptions_plans(self, id: str) -> "ListPortalApiSubscriptionsPlansResponse":
+        """The plans the customer may change this subscription to (GET /portal/api/subscriptions/{id}/plans)"""
+        return self._request("GET", f"/portal/api/subscriptions/{_quote(id)}/plans", expect="json")  # type: ignore[no-any-return]
 
     def list_quotes(self, *, status: Optional[Literal["draft", "accepted", "declined", "expired"]] = None, customer_id: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListQuotesResponse":
         """List quotes (GET /v1/quotes)"""
@@ -816,6 +864,10 @@ class KoshClient(Transport):
     def put_customer(self, id: str, body: "PutCustomerBody", *, idempotency_key: Optional[str] = None) -> "PutCustomerResponse":
         """Update a customer (absent fields stay as they are; null clears an optional field) (PUT /v1/customers/{id})"""
         return self._request("PUT", f"/v1/customers/{_quote(id)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def quantity_portal_api_subscription(self, id: str, body: "QuantityPortalApiSubscriptionBody", *, idempotency_key: Optional[str] = None) -> "QuantityPortalApiSubscriptionResponse":
+        """Change the seats of one of the customer's subscriptions, prorated as PATCH /v1/subscriptions/{id}; preview: nothing written (POST /portal/api/subscriptions/{id}/quantity)"""
+        return self._request("POST", f"/portal/api/subscriptions/{_quote(id)}/quantity", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def reactivate_subscription(self, id: str, *, idempotency_key: Optional[str] = None) -> "ReactivateSubscriptionResponse":
         """Undo a pending cancel_at_period_end before the period ends (POST /v1/subscriptions/{id}/reactivate)"""
@@ -941,6 +993,10 @@ class KoshClient(Transport):
         """Update a plan (name, description, features, metadata); active: false archives it (PATCH /v1/plans/{id})"""
         return self._request("PATCH", f"/v1/plans/{_quote(id)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def update_portal_api_billing_detail(self, body: "UpdatePortalApiBillingDetailBody", *, idempotency_key: Optional[str] = None) -> "UpdatePortalApiBillingDetailResponse":
+        """Update the customer's GSTIN, billing address and billing e-mail (validated as PATCH /v1/customers/{id}) (PATCH /portal/api/billing-details)"""
+        return self._request("PATCH", "/portal/api/billing-details", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def update_settings(self, body: "UpdateSettingsBody", *, idempotency_key: Optional[str] = None) -> "UpdateSettingsResponse":
         """Update tenant settings (PATCH /v1/settings)"""
         return self._request("PATCH", "/v1/settings", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -948,6 +1004,10 @@ class KoshClient(Transport):
     def update_subscription(self, id: str, body: "UpdateSubscriptionBody", *, idempotency_key: Optional[str] = None) -> "UpdateSubscriptionResponse":
         """Change the quantity (seats) now, prorated to the day like a plan change (preview: nothing written) (PATCH /v1/subscriptions/{id})"""
         return self._request("PATCH", f"/v1/subscriptions/{_quote(id)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def update_subscriptions_item(self, id: str, item_id: str, body: "UpdateSubscriptionsItemBody", *, idempotency_key: Optional[str] = None) -> "UpdateSubscriptionsItemResponse":
+        """Change an add-on's quantity now, prorated to the day like a seat change (preview: nothing written) (PATCH /v1/subscriptions/{id}/items/{item_id})"""
+        return self._request("PATCH", f"/v1/subscriptions/{_quote(id)}/items/{_quote(item_id)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def update_user(self, id: str, body: "UpdateUserBody", *, idempotency_key: Optional[str] = None) -> "UpdateUserResponse":
         """Change an operator's role or name (the last owner cannot be demoted: 409) (PATCH /v1/users/{id})"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, Union
 
-__all__ = ["Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "Event", "Referral", "SendInvoiceResponse", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "AdvanceMovement", "Advance", "Coupon", "Discount", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1", "Gstr1a", "Gstr3b", "TestClock", "DeletedTestClock", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "CustomerBalance", "BalanceTransaction", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "ChurnReasons", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "Feature", "CustomerEntitlements", "ErrorError", "LegalEntityAddress0", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "CanceledSubscriptionPreview", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "RefundCreditNotesItem", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Nil", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileTenant", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "ChurnReasonsReasonsItem", "ChurnReasonsFeedbackItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "AcceptQuoteResponse", "AdvanceTestClockBody", "AdvanceTestClockResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateTestClockBody", "CreateTestClockResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteCustomersPendingChargeResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteTestClockResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsChurnReasonResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetCustomersPendingChargeResponse", "GetDunningCampaignResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetTestClockResponse", "GetUserResponse", "GetWebhookEndpointResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListTestClocksResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PendingChargesCustomerBody", "PendingChargesCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ResumeSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "TrialBalanceAccountsItemTransactionBalancesItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "CancelGiftResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteCustomersPendingChargeResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetCustomersPendingChargeResponseDataItem", "GetPlansEntitlementResponseDataItem", "ListReferralsResponseMeta", "PendingChargesCustomerResponseData", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "CreatePlanBodyPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials"]
+__all__ = ["Error", "LegalEntity", "ExchangeRate", "EntityLut", "EntityLuts", "BillingAddress", "Customer", "Period", "JournalLine", "JournalEntry", "Price", "Plan", "Tenant", "ApiKey", "NewApiKey", "TenantSettings", "InvoiceLine", "Invoice", "UpcomingInvoice", "CreditNoteLine", "CreditNote", "Einvoice", "Event", "Referral", "SendInvoiceResponse", "Subscription", "CanceledSubscription", "SubscriptionPlanChange", "SubscriptionUsage", "SubscriptionUpdate", "SubscriptionItem", "SubscriptionItemChange", "CustomerBalance", "BalanceTransaction", "GatewayConnection", "PaymentMethod", "PaymentAttempt", "CheckoutSession", "Refund", "OfflinePayment", "DunningStep", "DunningCampaign", "DunningExecution", "CustomerAccess", "DunningOverview", "DunningWeights", "CollectionItem", "CreditGrant", "AutoTopUp", "BillableMetric", "UsageIngestResult", "UsageEventAccepted", "AdvanceMovement", "Advance", "Coupon", "Discount", "EmailTemplate", "EmailTemplatePreview", "NotificationSettings", "SmsConnection", "User", "SignedIn", "Invitation", "AuditEntry", "Alert", "Gstr1", "Gstr1a", "Gstr3b", "TestClock", "DeletedTestClock", "EventType", "WebhookEndpoint", "WebhookEndpointWithSecret", "WebhookDelivery", "Gift", "Quote", "PortalLink", "PortalProfile", "PortalPermissions", "ImportComparison", "MrrSeries", "MrrWaterfall", "MrrMovement", "ChurnReport", "CohortReport", "InvoiceAging", "AgingInvoice", "MrrSnapshotRun", "ReconciliationDiscrepancy", "ReconciliationRun", "ReconciliationReport", "TrialBalance", "LedgerAccount", "RevenueReport", "ChurnReasons", "Organization", "OrganizationTenant", "FxRate", "ConsolidatedMrr", "AccountingConnection", "AccountingSyncRun", "AccountingSyncRecord", "Feature", "CustomerEntitlements", "ErrorError", "LegalEntityAddress0", "LegalEntityEmandate", "LegalEntityEinvoicing", "PeriodGstFiled", "PriceTiers0Item", "PriceDimensionPrices0Item", "InvoiceSupplier0", "InvoiceCustomerDetails0", "InvoiceLastPaymentError0", "UpcomingInvoiceSupplier0", "UpcomingInvoiceCustomerDetails0", "UpcomingInvoiceLastPaymentError0", "EinvoiceErrorsItem", "EventData", "CanceledSubscriptionProration", "CanceledSubscriptionPreview", "SubscriptionPlanChangeProration", "SubscriptionUsageMetricsItem", "SubscriptionUpdateProration", "SubscriptionItemChangeProration", "CustomerBalanceBalancesItem", "BalanceTransactionDocument", "PaymentMethodMandate0", "RefundCreditNotesItem", "DunningExecutionActionsItem", "DunningOverviewPeriod", "DunningOverviewByActionItem", "DunningWeightsContextsItem", "CollectionItemDunning0", "CreditGrantAppliesTo0", "UsageIngestResultRejectedItem", "SignedInTenant", "AuditEntryActor", "AuditEntryChangesValue", "Gstr1Nil", "Gstr1Hsn", "Gstr1DocIssue", "Gstr3bSupDetails", "Gstr3bCarriedInValue", "Gstr3bCarryForwardValue", "QuoteLineItemsItem", "PortalProfileCustomer", "PortalProfileTenant", "ImportComparisonIssuesItem", "ImportComparisonCoverage", "MrrSeriesMonthsItem", "MrrWaterfallMonthsItem", "ChurnReportMonthsItem", "CohortReportCohortsItem", "InvoiceAgingBucketsItem", "ReconciliationRunChecked", "ReconciliationReportChecked", "TrialBalanceAccountsItem", "RevenueReportMonthsItem", "ChurnReasonsReasonsItem", "ChurnReasonsFeedbackItem", "ConsolidatedMrrTenantsItem", "ConsolidatedMrrMissingRatesItem", "AccountingConnectionTaxMapping", "AcceptQuoteResponse", "AdvanceTestClockBody", "AdvanceTestClockResponse", "ApplyBalanceInvoiceResponse", "ApplyCreditNoteBody", "ApplyCreditNoteResponse", "ApproveCreditNoteResponse", "ArchiveAlertResponse", "ArchivePlansPriceResponse", "CancelGiftResponse", "CancelPortalApiSubscriptionBody", "CancelPortalApiSubscriptionResponse", "CancelReferralResponse", "CancelSubscriptionBody0", "CancelSubscriptionResponse", "ChangePlanPortalApiSubscriptionBody", "ChangePlanPortalApiSubscriptionResponse", "ChangeSubscriptionPlanBody", "ChangeSubscriptionPlanResponse", "CheckoutPortalApiInvoiceResponse", "CheckoutSessionsInvoiceResponse", "CloseEntitiesPeriodResponse", "CompareImportBody", "CompareImportResponse", "CreateAccountingConnectBody0", "CreateAccountingConnectResponse", "CreateAccountingSyncBody0", "CreateAccountingSyncResponse", "CreateAlertBody", "CreateAlertResponse", "CreateAnalyticsSnapshotResponse", "CreateApiKeyBody0", "CreateApiKeyResponse", "CreateAuthInvitationsAcceptBody", "CreateAuthInvitationsAcceptResponse", "CreateAuthPasswordResetBody", "CreateAuthPasswordResetResponse", "CreateAuthPasswordResetConfirmBody", "CreateAuthSignInBody", "CreateAuthSignInResponse", "CreateAuthTotpDisableBody", "CreateAuthTotpEnableBody", "CreateAuthTotpEnableResponse", "CreateAuthTotpSetupResponse", "CreateBillableMetricBody", "CreateBillableMetricResponse", "CreateCouponBody", "CreateCouponResponse", "CreateCreditNoteBody", "CreateCreditNoteResponse", "CreateCreditNotesEinvoiceCancelBody", "CreateCreditNotesEinvoiceCancelResponse", "CreateCreditNotesEinvoiceRetryBody", "CreateCreditNotesEinvoiceRetryResponse", "CreateCustomerBody", "CreateCustomerResponse", "CreateDunningCampaignBody", "CreateDunningCampaignResponse", "CreateEntityBody", "CreateEntityResponse", "CreateFeatureBody", "CreateFeatureResponse", "CreateFinanceReconciliationRunBody", "CreateFinanceReconciliationRunResponse", "CreateGatewayConnectionBody", "CreateGatewayConnectionResponse", "CreateGiftBody", "CreateGiftResponse", "CreateInvoiceBody", "CreateInvoiceResponse", "CreateInvoicesEinvoiceCancelBody", "CreateInvoicesEinvoiceCancelResponse", "CreateInvoicesEinvoiceRetryBody", "CreateInvoicesEinvoiceRetryResponse", "CreateOrganizationBody", "CreateOrganizationResponse", "CreatePlanBody", "CreatePlanResponse", "CreatePortalSessionResponse", "CreateQuoteBody", "CreateQuoteResponse", "CreateReferralBody", "CreateReferralResponse", "CreateSmsConnectionBody0", "CreateSmsConnectionBody1", "CreateSmsConnectionResponse", "CreateSubscriptionBody", "CreateSubscriptionResponse", "CreateTestClockBody", "CreateTestClockResponse", "CreateUsageEventBody", "CreateUsageEventResponse", "CreateUsageEventsBatchBody", "CreateUsageEventsBatchResponse", "CreateUsersInvitationBody", "CreateUsersInvitationResponse", "CreateWebhookEndpointBody", "CreateWebhookEndpointResponse", "CreditGrantsCustomerBody", "CreditGrantsCustomerResponse", "DeclineQuoteResponse", "DefaultCustomersPaymentMethodResponse", "DeleteAccountingConnectionResponse", "DeleteCustomersPaymentMethodResponse", "DeleteCustomersPendingChargeResponse", "DeleteDunningCampaignResponse", "DeleteDunningCampaignsStepResponse", "DeleteEmailTemplateResponse", "DeleteGatewayConnectionResponse", "DeleteOrganizationsTenantResponse", "DeleteSmsConnectionResponse", "DeleteSubscriptionsDiscountResponse", "DeleteSubscriptionsItemResponse", "DeleteTestClockResponse", "DeleteUserResponse", "DeleteUsersInvitationResponse", "DeleteWebhookEndpointResponse", "DiscountSubscriptionBody", "DiscountSubscriptionResponse", "FiledGstReturnsGstr1Body", "FiledGstReturnsGstr1Response", "FiledGstReturnsGstr3bBody", "FiledGstReturnsGstr3bResponse", "FinalizeInvoiceResponse", "GetAdvanceResponse", "GetAlertResponse", "GetAnalyticsChurnResponse", "GetAnalyticsChurnReasonResponse", "GetAnalyticsCohortResponse", "GetAnalyticsDunningOverviewResponse", "GetAnalyticsDunningWeightResponse", "GetAnalyticsInvoiceAgingResponse0", "GetAnalyticsInvoiceAgingResponse1", "GetAnalyticsMrrResponse", "GetAnalyticsMrrWaterfallResponse0", "GetAnalyticsMrrWaterfallResponse1", "GetAuthMeResponse", "GetBillableMetricResponse", "GetCouponResponse", "GetCreditGrantResponse", "GetCreditNoteResponse", "GetCreditNotesEinvoiceResponse", "GetCustomerResponse", "GetCustomersAccessResponse", "GetCustomersAutoTopUpResponse", "GetCustomersBalanceResponse", "GetCustomersCreditGrantResponse", "GetCustomersEntitlementResponse", "GetCustomersPendingChargeResponse", "GetDunningCampaignResponse", "GetEmailTemplateResponse", "GetEntitiesExchangeRateResponse", "GetEntitiesLutResponse", "GetEntitiesPeriodResponse", "GetEntityResponse", "GetEventResponse", "GetEventsTypeResponse", "GetFeatureResponse", "GetFinanceReconciliationResponse", "GetFinanceReconciliationRunResponse", "GetFinanceRevenueResponse", "GetGiftResponse", "GetGstGstr1Response", "GetGstGstr1aResponse", "GetGstGstr3bResponse", "GetInvoiceResponse", "GetInvoicesEinvoiceResponse", "GetJournalEntryResponse", "GetLedgerAccountResponse", "GetLedgerTrialBalanceResponse", "GetNotificationSettingResponse", "GetOrganizationResponse", "GetOrganizationsAnalyticsMrrResponse", "GetPaymentResponse", "GetPlanResponse", "GetPlansEntitlementResponse", "GetPortalApiBalanceResponse", "GetPortalApiPermissionResponse", "GetQuoteResponse", "GetReferralResponse", "GetRefundResponse", "GetSettingsResponse", "GetSubscriptionResponse", "GetSubscriptionsItemResponse", "GetSubscriptionsUpcomingInvoiceResponse", "GetSubscriptionsUsageResponse", "GetTdsReportResponse", "GetTestClockResponse", "GetUserResponse", "GetWebhookEndpointResponse", "ItemsSubscriptionBody", "ItemsSubscriptionResponse", "JoinCodeOrganizationResponse", "ListAccountingConnectionsResponse", "ListAccountingSyncStatusResponse", "ListAdvancesResponse", "ListApiKeysResponse", "ListAuditLogResponse", "ListBillableMetricsResponse", "ListCollectionsResponse", "ListCouponsResponse", "ListCreditNotesResponse", "ListCustomersResponse", "ListCustomersBalanceTransactionsResponse", "ListCustomersPaymentMethodsResponse", "ListDunningCampaignsResponse", "ListDunningExecutionsResponse", "ListEmailTemplatesResponse", "ListEntitiesResponse", "ListEventDeliveriesResponse", "ListEventsResponse", "ListFinanceReconciliationRunsResponse", "ListGatewayConnectionsResponse", "ListGiftsResponse", "ListInvoiceJournalEntriesResponse", "ListInvoicesResponse", "ListInvoicesPaymentAttemptsResponse", "ListLedgerJournalEntriesResponse", "ListOrganizationsResponse", "ListOrganizationsFxRatesResponse", "ListOrganizationsTenantsResponse", "ListPaymentsResponse", "ListPaymentsOfflineResponse", "ListPaymentsRefundsResponse", "ListPlansResponse", "ListPortalApiBalanceTransactionsResponse", "ListPortalApiCreditNotesResponse", "ListPortalApiSubscriptionsPlansResponse", "ListQuotesResponse", "ListReferralsResponse", "ListRefundsResponse", "ListSmsConnectionsResponse", "ListSubscriptionsResponse", "ListTestClocksResponse", "ListUsersResponse", "ListUsersInvitationsResponse", "ListWebhookEndpointDeliveriesResponse", "ListWebhookEndpointsResponse", "MarkUncollectibleInvoiceResponse", "PauseSubscriptionResponse", "PayInvoiceBody", "PayInvoiceResponse", "PaymentMethodsCustomerBody", "PaymentMethodsCustomerResponse", "PendingChargesCustomerBody", "PendingChargesCustomerResponse", "PortalGetProfileResponse", "PortalListInvoicesResponse", "PortalListSubscriptionsResponse", "PortalLoginBody", "PortalLoginResponse", "PortalLogoutResponse", "PortalRedeemGiftBody", "PortalRedeemGiftResponse", "PreviewEmailTemplateBody", "PreviewEmailTemplateResponse", "PricesPlanBody", "PricesPlanResponse", "PutCustomerBody", "PutCustomerResponse", "QuantityPortalApiSubscriptionBody", "QuantityPortalApiSubscriptionResponse", "ReactivateSubscriptionResponse", "RecordOfflinePaymentBody", "RecordOfflinePaymentResponse", "RedeliverEventResponse", "RefundsAdvanceBody", "RefundsAdvanceResponse", "RefundsCreditNoteBody", "RefundsCreditNoteResponse", "RefundsPaymentBody", "RefundsPaymentResponse", "RegisterTenantBody", "RegisterTenantResponse", "RejectCreditNoteResponse", "ReopenEntitiesPeriodBody", "ReopenEntitiesPeriodResponse", "ReplaceAccountingConnectionsTaxMappingBody", "ReplaceAccountingConnectionsTaxMappingResponse", "ReplaceCustomersAutoTopUpBody", "ReplaceCustomersAutoTopUpResponse", "ReplaceEmailTemplateBody", "ReplaceEmailTemplateResponse", "ReplaceEntitiesExchangeRateBody", "ReplaceEntitiesExchangeRateResponse", "ReplaceEntitiesLutBody", "ReplaceEntitiesLutResponse", "ReplaceOrganizationsFxRateBody", "ReplaceOrganizationsFxRateResponse", "ReplacePlansEntitlementBodyItem", "ReplacePlansEntitlementResponse", "ReplaceSubscriptionsEntitlementBodyItem", "ReplaceSubscriptionsEntitlementResponse", "ResumeSubscriptionResponse", "RevokeApiKeyResponse", "RotateWebhookSecretResponse", "StepsDunningCampaignBody", "StepsDunningCampaignResponse", "TdsInvoiceBody", "TdsInvoiceResponse", "TenantsOrganizationBody", "TenantsOrganizationResponse", "UpdateCouponBody", "UpdateCouponResponse", "UpdateCustomerBody", "UpdateCustomerResponse", "UpdateDunningCampaignBody", "UpdateDunningCampaignResponse", "UpdateDunningCampaignsStepBody", "UpdateDunningCampaignsStepResponse", "UpdateEntityBody", "UpdateEntityResponse", "UpdateNotificationSettingBody", "UpdateNotificationSettingResponse", "UpdatePlanBody", "UpdatePlanResponse", "UpdatePortalApiBillingDetailBody", "UpdatePortalApiBillingDetailResponse", "UpdateSettingsBody", "UpdateSettingsResponse", "UpdateSubscriptionBody", "UpdateSubscriptionResponse", "UpdateSubscriptionsItemBody", "UpdateSubscriptionsItemResponse", "UpdateUserBody", "UpdateUserResponse", "UpdateWebhookEndpointBody", "UpdateWebhookEndpointResponse", "VoidCreditGrantResponse", "VoidCreditNoteResponse", "VoidInvoiceBody0", "VoidInvoiceResponse", "ErrorErrorDetailsItem", "PeriodGstFiledGstr1", "PeriodGstFiledGstr3b", "PriceDimensionPrices0ItemTiers0Item", "SubscriptionUsageMetricsItemDimensionsItem", "DunningWeightsContextsItemContext", "DunningWeightsContextsItemWeightsItem", "Gstr3bSupDetailsOsupDet", "Gstr3bSupDetailsOsupZero", "Gstr3bSupDetailsOsupNilExmp", "Gstr3bSupDetailsIsupRev", "Gstr3bSupDetailsOsupNongst", "ImportComparisonCoveragePlans", "ImportComparisonCoverageCustomers", "ImportComparisonCoverageSubscriptions", "MrrWaterfallMonthsItemCounts", "CohortReportCohortsItemMonthsItem", "TrialBalanceAccountsItemTransactionBalancesItem", "ConsolidatedMrrTenantsItemCurrenciesItem", "AccountingConnectionTaxMappingAccounts", "CancelGiftResponseData", "CheckoutPortalApiInvoiceResponseData", "CreateAuthPasswordResetResponseData", "CreateAuthTotpEnableResponseData", "CreateAuthTotpSetupResponseData", "CreateCreditNoteBodyLinesItem", "CreateCustomerBodyBillingAddress0", "CreateEntityBodyAddress", "CreateInvoiceBodyLinesItem", "CreatePlanBodyPricesItem", "CreateQuoteBodyLineItemsItem", "CreateSmsConnectionBody0Credentials", "CreateSmsConnectionBody1Credentials", "CreateSubscriptionResponseData", "CreditGrantsCustomerBodyAppliesTo", "DeleteAccountingConnectionResponseData", "DeleteCustomersPaymentMethodResponseData", "DeleteCustomersPendingChargeResponseData", "DeleteGatewayConnectionResponseData", "DeleteSmsConnectionResponseData", "DeleteWebhookEndpointResponseData", "DiscountSubscriptionResponseData", "GetCustomersCreditGrantResponseBalancesItem", "GetCustomersPendingChargeResponseDataItem", "GetPlansEntitlementResponseDataItem", "GetTdsReportResponseData", "ListPortalApiSubscriptionsPlansResponseDataItem", "ListReferralsResponseMeta", "PaymentMethodsCustomerBodyMandate", "PendingChargesCustomerResponseData", "PortalListSubscriptionsResponseDataItem", "PortalLoginResponseData", "PortalLogoutResponseData", "PricesPlanBodyTiersItem", "PricesPlanBodyDimensionPricesItem", "PutCustomerBodyBillingAddress0", "RedeliverEventResponseData", "RefundsPaymentBodyLinesItem", "RegisterTenantBodyOwner", "RegisterTenantResponseData", "ReplaceAccountingConnectionsTaxMappingBodyAccounts", "ReplacePlansEntitlementResponseDataItem", "ReplaceSubscriptionsEntitlementResponseDataItem", "UpdateCustomerBodyBillingAddress0", "UpdateEntityBodyAddress0", "UpdateEntityBodyEinvoicing", "UpdateEntityBodyEmandate", "UpdatePortalApiBillingDetailBodyBillingAddress0", "CreatePlanBodyPricesItemTiersItem", "CreatePlanBodyPricesItemDimensionPricesItem", "GetTdsReportResponseDataCustomersItem", "GetTdsReportResponseDataTotals", "PricesPlanBodyDimensionPricesItemTiersItem", "UpdateEntityBodyEinvoicingCredentials", "CreatePlanBodyPricesItemDimensionPricesItemTiersItem", "GetTdsReportResponseDataCustomersItemTotals", "GetTdsReportResponseDataCustomersItemRowsItem"]
 
 Error = TypedDict(
     "Error",
@@ -34,6 +34,7 @@ LegalEntity = TypedDict(
         "functional_currency": str,
         "aato_band": Literal["up_to_5_crore", "above_5_crore", "10_crore_or_more"],
         "number_series_reset": Literal["never", "financial_year"],
+        "emandate": "LegalEntityEmandate",
         "einvoicing": "LegalEntityEinvoicing",
         "created_at": str,
         "updated_at": str,
@@ -170,6 +171,7 @@ Price = TypedDict(
         "tiers": Optional[List["PriceTiers0Item"]],
         "package_size": Optional[int],
         "metric_code": Optional[str],
+        "dimension_prices": Optional[List["PriceDimensionPrices0Item"]],
         "hsn_code": Optional[str],
         "active": bool,
         "archived_at": Optional[str],
@@ -255,6 +257,10 @@ TenantSettings = TypedDict(
         "referral_window_days": int,
         "referral_reward_amount": int,
         "invoice_due_days": int,
+        "portal_cancellation": Literal["disabled", "at_period_end", "immediately"],
+        "portal_plan_change": bool,
+        "portal_quantity_change": bool,
+        "portal_billing_details": bool,
         "created_at": str,
         "updated_at": str,
     },
@@ -642,6 +648,58 @@ SubscriptionUpdate = TypedDict(
     },
 )
 
+SubscriptionItem = TypedDict(
+    "SubscriptionItem",
+    {
+        "id": Optional[str],
+        "object": Literal["subscription_item"],
+        "kind": Literal["plan", "add_on"],
+        "subscription_id": str,
+        "plan_id": str,
+        "price_id": Optional[str],
+        "quantity": int,
+        "created_at": str,
+        "updated_at": str,
+    },
+)
+
+SubscriptionItemChange = TypedDict(
+    "SubscriptionItemChange",
+    {
+        "preview": bool,
+        "item": "SubscriptionItem",
+        "subscription": "Subscription",
+        "invoice": Optional["Invoice"],
+        "credit_note": Optional["CreditNote"],
+        "proration": "SubscriptionItemChangeProration",
+    },
+)
+
+CustomerBalance = TypedDict(
+    "CustomerBalance",
+    {
+        "object": Literal["customer_balance"],
+        "customer_id": str,
+        "balances": List["CustomerBalanceBalancesItem"],
+    },
+)
+
+BalanceTransaction = TypedDict(
+    "BalanceTransaction",
+    {
+        "id": str,
+        "object": Literal["balance_transaction"],
+        "customer_id": str,
+        "currency": str,
+        "source": str,
+        "source_id": str,
+        "type": str,
+        "amount": int,
+        "document": "BalanceTransactionDocument",
+        "created_at": str,
+    },
+)
+
 GatewayConnection = TypedDict(
     "GatewayConnection",
     {
@@ -667,6 +725,7 @@ PaymentMethod = TypedDict(
         "last4": Optional[str],
         "gateway": str,
         "is_default": bool,
+        "mandate": Optional["PaymentMethodMandate0"],
         "created_at": str,
         "updated_at": str,
     },
@@ -905,6 +964,7 @@ BillableMetric = TypedDict(
         "name": str,
         "aggregation": Literal["count", "sum", "max", "unique_count", "latest"],
         "field": Optional[str],
+        "dimensions": List[str],
         "created_at": str,
     },
 )
@@ -1033,7 +1093,7 @@ Discount = TypedDict(
 EmailTemplate = TypedDict(
     "EmailTemplate",
     {
-        "name": Literal["invoice_finalized", "payment_receipt", "payment_failed", "trial_ending", "credit_note_issued", "dunning_reminder", "dunning_final_notice", "mandate_pre_debit", "mandate_debit_canceled"],
+        "name": Literal["invoice_finalized", "payment_receipt", "payment_failed", "trial_ending", "credit_note_issued", "dunning_reminder", "dunning_final_notice", "mandate_pre_debit", "mandate_debit_canceled", "mandate_post_debit", "mandate_pay_link"],
         "subject": str,
         "html": str,
         "text": Optional[str],
@@ -1046,7 +1106,7 @@ EmailTemplate = TypedDict(
 EmailTemplatePreview = TypedDict(
     "EmailTemplatePreview",
     {
-        "name": Literal["invoice_finalized", "payment_receipt", "payment_failed", "trial_ending", "credit_note_issued", "dunning_reminder", "dunning_final_notice", "mandate_pre_debit", "mandate_debit_canceled"],
+        "name": Literal["invoice_finalized", "payment_receipt", "payment_failed", "trial_ending", "credit_note_issued", "dunning_reminder", "dunning_final_notice", "mandate_pre_debit", "mandate_debit_canceled", "mandate_post_debit", "mandate_pay_link"],
         "subject": str,
         "html": str,
         "text": str,
@@ -1109,6 +1169,7 @@ Invitation = TypedDict(
         "status": Literal["pending", "accepted", "revoked", "expired"],
         "expires_at": str,
         "created_at": str,
+        "accept_url": NotRequired[str],
     },
 )
 
@@ -1219,7 +1280,7 @@ DeletedTestClock = TypedDict(
 EventType = TypedDict(
     "EventType",
     {
-        "type": Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"],
+        "type": Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "subscription_item.created", "subscription_item.updated", "subscription_item.deleted", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"],
         "object": str,
     },
 )
@@ -1346,28 +1407,13 @@ PortalProfile = TypedDict(
     },
 )
 
-CustomerBalance = TypedDict(
-    "CustomerBalance",
+PortalPermissions = TypedDict(
+    "PortalPermissions",
     {
-        "object": Literal["customer_balance"],
-        "customer_id": str,
-        "balances": List["CustomerBalanceBalancesItem"],
-    },
-)
-
-BalanceTransaction = TypedDict(
-    "BalanceTransaction",
-    {
-        "id": str,
-        "object": Literal["balance_transaction"],
-        "customer_id": str,
-        "currency": str,
-        "source": str,
-        "source_id": str,
-        "type": str,
-        "amount": int,
-        "document": "BalanceTransactionDocument",
-        "created_at": str,
+        "cancellation": Literal["disabled", "at_period_end", "immediately"],
+        "plan_change": bool,
+        "quantity_change": bool,
+        "billing_details": bool,
     },
 )
 
@@ -1735,6 +1781,16 @@ LegalEntityAddress0 = TypedDict(
     },
 )
 
+LegalEntityEmandate = TypedDict(
+    "LegalEntityEmandate",
+    {
+        "category": Literal["standard", "mutual_fund_subscription", "insurance_premium", "credit_card_bill"],
+        "afa_limit": Optional[int],
+        "afa_free_limit": int,
+        "grievance_contact": Optional[str],
+    },
+)
+
 LegalEntityEinvoicing = TypedDict(
     "LegalEntityEinvoicing",
     {
@@ -1758,6 +1814,17 @@ PriceTiers0Item = TypedDict(
         "up_to": Optional[int],
         "unit_amount": int,
         "flat_amount": int,
+    },
+)
+
+PriceDimensionPrices0Item = TypedDict(
+    "PriceDimensionPrices0Item",
+    {
+        "match": Dict[str, str],
+        "unit_amount": Optional[int],
+        "package_size": Optional[int],
+        "tiers_mode": Optional[Literal["graduated", "volume"]],
+        "tiers": Optional[List["PriceDimensionPrices0ItemTiers0Item"]],
     },
 )
 
@@ -1889,6 +1956,8 @@ SubscriptionUsageMetricsItem = TypedDict(
         "metric_code": str,
         "quantity": int,
         "amount": int,
+        "unpriced_quantity": int,
+        "dimensions": List["SubscriptionUsageMetricsItemDimensionsItem"],
     },
 )
 
@@ -1907,6 +1976,51 @@ SubscriptionUpdateProration = TypedDict(
         "new_charge": int,
         "previous_quantity": int,
         "quantity": int,
+    },
+)
+
+SubscriptionItemChangeProration = TypedDict(
+    "SubscriptionItemChangeProration",
+    {
+        "prorated": bool,
+        "changed_at": str,
+        "period_start": str,
+        "period_end": str,
+        "remaining_days": int,
+        "period_days": int,
+        "unused_value": int,
+        "unused_credit": int,
+        "credit_capped": bool,
+        "new_charge": int,
+    },
+)
+
+CustomerBalanceBalancesItem = TypedDict(
+    "CustomerBalanceBalancesItem",
+    {
+        "currency": str,
+        "available": int,
+        "sources": Dict[str, int],
+    },
+)
+
+BalanceTransactionDocument = TypedDict(
+    "BalanceTransactionDocument",
+    {
+        "type": str,
+        "id": str,
+        "number": Optional[str],
+    },
+)
+
+PaymentMethodMandate0 = TypedDict(
+    "PaymentMethodMandate0",
+    {
+        "reference": str,
+        "max_amount": Optional[int],
+        "valid_from": Optional[str],
+        "valid_until": Optional[str],
+        "frequency": Optional[Literal["one_time", "daily", "weekly", "fortnightly", "monthly", "bimonthly", "quarterly", "half_yearly", "yearly", "as_presented"]],
     },
 )
 
@@ -2092,24 +2206,6 @@ PortalProfileTenant = TypedDict(
     {
         "id": str,
         "name": str,
-    },
-)
-
-CustomerBalanceBalancesItem = TypedDict(
-    "CustomerBalanceBalancesItem",
-    {
-        "currency": str,
-        "available": int,
-        "sources": Dict[str, int],
-    },
-)
-
-BalanceTransactionDocument = TypedDict(
-    "BalanceTransactionDocument",
-    {
-        "type": str,
-        "id": str,
-        "number": Optional[str],
     },
 )
 
@@ -2356,6 +2452,22 @@ CancelGiftResponse = TypedDict(
     },
 )
 
+CancelPortalApiSubscriptionBody = TypedDict(
+    "CancelPortalApiSubscriptionBody",
+    {
+        "reason": NotRequired[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]],
+        "feedback": NotRequired[str],
+        "preview": NotRequired[bool],
+    },
+)
+
+CancelPortalApiSubscriptionResponse = TypedDict(
+    "CancelPortalApiSubscriptionResponse",
+    {
+        "data": "CanceledSubscription",
+    },
+)
+
 CancelReferralResponse = TypedDict(
     "CancelReferralResponse",
     {
@@ -2381,6 +2493,21 @@ CancelSubscriptionResponse = TypedDict(
     },
 )
 
+ChangePlanPortalApiSubscriptionBody = TypedDict(
+    "ChangePlanPortalApiSubscriptionBody",
+    {
+        "plan_id": str,
+        "preview": NotRequired[bool],
+    },
+)
+
+ChangePlanPortalApiSubscriptionResponse = TypedDict(
+    "ChangePlanPortalApiSubscriptionResponse",
+    {
+        "data": "SubscriptionPlanChange",
+    },
+)
+
 ChangeSubscriptionPlanBody = TypedDict(
     "ChangeSubscriptionPlanBody",
     {
@@ -2394,6 +2521,13 @@ ChangeSubscriptionPlanResponse = TypedDict(
     "ChangeSubscriptionPlanResponse",
     {
         "data": "SubscriptionPlanChange",
+    },
+)
+
+CheckoutPortalApiInvoiceResponse = TypedDict(
+    "CheckoutPortalApiInvoiceResponse",
+    {
+        "data": "CheckoutPortalApiInvoiceResponseData",
     },
 )
 
@@ -2594,6 +2728,7 @@ CreateBillableMetricBody = TypedDict(
         "name": str,
         "aggregation": Literal["count", "sum", "max", "unique_count", "latest"],
         "field": NotRequired[str],
+        "dimensions": NotRequired[List[str]],
     },
 )
 
@@ -3070,7 +3205,7 @@ CreateWebhookEndpointBody = TypedDict(
     "CreateWebhookEndpointBody",
     {
         "url": str,
-        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]]],
+        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "subscription_item.created", "subscription_item.updated", "subscription_item.deleted", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]]],
         "description": NotRequired[str],
         "enabled": NotRequired[bool],
     },
@@ -3184,6 +3319,13 @@ DeleteSubscriptionsDiscountResponse = TypedDict(
     "DeleteSubscriptionsDiscountResponse",
     {
         "data": "Discount",
+    },
+)
+
+DeleteSubscriptionsItemResponse = TypedDict(
+    "DeleteSubscriptionsItemResponse",
+    {
+        "data": "SubscriptionItemChange",
     },
 )
 
@@ -3646,6 +3788,13 @@ GetPortalApiBalanceResponse = TypedDict(
     },
 )
 
+GetPortalApiPermissionResponse = TypedDict(
+    "GetPortalApiPermissionResponse",
+    {
+        "data": "PortalPermissions",
+    },
+)
+
 GetQuoteResponse = TypedDict(
     "GetQuoteResponse",
     {
@@ -3681,6 +3830,13 @@ GetSubscriptionResponse = TypedDict(
     },
 )
 
+GetSubscriptionsItemResponse = TypedDict(
+    "GetSubscriptionsItemResponse",
+    {
+        "data": List["SubscriptionItem"],
+    },
+)
+
 GetSubscriptionsUpcomingInvoiceResponse = TypedDict(
     "GetSubscriptionsUpcomingInvoiceResponse",
     {
@@ -3692,6 +3848,13 @@ GetSubscriptionsUsageResponse = TypedDict(
     "GetSubscriptionsUsageResponse",
     {
         "data": "SubscriptionUsage",
+    },
+)
+
+GetTdsReportResponse = TypedDict(
+    "GetTdsReportResponse",
+    {
+        "data": "GetTdsReportResponseData",
     },
 )
 
@@ -3713,6 +3876,23 @@ GetWebhookEndpointResponse = TypedDict(
     "GetWebhookEndpointResponse",
     {
         "data": "WebhookEndpoint",
+    },
+)
+
+ItemsSubscriptionBody = TypedDict(
+    "ItemsSubscriptionBody",
+    {
+        "price_id": str,
+        "quantity": NotRequired[int],
+        "proration_behavior": NotRequired[Literal["create_prorations", "none"]],
+        "preview": NotRequired[bool],
+    },
+)
+
+ItemsSubscriptionResponse = TypedDict(
+    "ItemsSubscriptionResponse",
+    {
+        "data": "SubscriptionItemChange",
     },
 )
 
@@ -4051,6 +4231,26 @@ ListPortalApiBalanceTransactionsResponse = TypedDict(
     },
 )
 
+ListPortalApiCreditNotesResponse = TypedDict(
+    "ListPortalApiCreditNotesResponse",
+    {
+        "data": List["CreditNote"],
+        "object": Literal["list"],
+        "has_more": bool,
+        "total_count": int,
+    },
+)
+
+ListPortalApiSubscriptionsPlansResponse = TypedDict(
+    "ListPortalApiSubscriptionsPlansResponse",
+    {
+        "data": List["ListPortalApiSubscriptionsPlansResponseDataItem"],
+        "object": Literal["list"],
+        "has_more": bool,
+        "total_count": int,
+    },
+)
+
 ListQuotesResponse = TypedDict(
     "ListQuotesResponse",
     {
@@ -4185,6 +4385,7 @@ PaymentMethodsCustomerBody = TypedDict(
     {
         "token": str,
         "set_default": NotRequired[bool],
+        "mandate": NotRequired["PaymentMethodsCustomerBodyMandate"],
     },
 )
 
@@ -4305,6 +4506,7 @@ PricesPlanBody = TypedDict(
         "tiers": NotRequired[List["PricesPlanBodyTiersItem"]],
         "package_size": NotRequired[int],
         "metric_code": NotRequired[str],
+        "dimension_prices": NotRequired[List["PricesPlanBodyDimensionPricesItem"]],
         "hsn_code": NotRequired[str],
         "replace": NotRequired[bool],
     },
@@ -4335,6 +4537,21 @@ PutCustomerResponse = TypedDict(
     "PutCustomerResponse",
     {
         "data": "Customer",
+    },
+)
+
+QuantityPortalApiSubscriptionBody = TypedDict(
+    "QuantityPortalApiSubscriptionBody",
+    {
+        "quantity": int,
+        "preview": NotRequired[bool],
+    },
+)
+
+QuantityPortalApiSubscriptionResponse = TypedDict(
+    "QuantityPortalApiSubscriptionResponse",
+    {
+        "data": "SubscriptionUpdate",
     },
 )
 
@@ -4639,6 +4856,7 @@ TdsInvoiceBody = TypedDict(
         "tds_amount": int,
         "certificate_number": NotRequired[str],
         "section": NotRequired[str],
+        "deducted_on": NotRequired[str],
     },
 )
 
@@ -4756,6 +4974,7 @@ UpdateEntityBody = TypedDict(
         "einvoicing": NotRequired["UpdateEntityBodyEinvoicing"],
         "aato_band": NotRequired[Literal["up_to_5_crore", "above_5_crore", "10_crore_or_more"]],
         "number_series_reset": NotRequired[Literal["never", "financial_year"]],
+        "emandate": NotRequired["UpdateEntityBodyEmandate"],
     },
 )
 
@@ -4802,6 +5021,22 @@ UpdatePlanResponse = TypedDict(
     },
 )
 
+UpdatePortalApiBillingDetailBody = TypedDict(
+    "UpdatePortalApiBillingDetailBody",
+    {
+        "email": NotRequired[str],
+        "gstin": NotRequired[Optional[str]],
+        "billing_address": NotRequired[Optional["UpdatePortalApiBillingDetailBodyBillingAddress0"]],
+    },
+)
+
+UpdatePortalApiBillingDetailResponse = TypedDict(
+    "UpdatePortalApiBillingDetailResponse",
+    {
+        "data": "Customer",
+    },
+)
+
 UpdateSettingsBody = TypedDict(
     "UpdateSettingsBody",
     {
@@ -4812,6 +5047,10 @@ UpdateSettingsBody = TypedDict(
         "referral_window_days": NotRequired[int],
         "referral_reward_amount": NotRequired[int],
         "invoice_due_days": NotRequired[int],
+        "portal_cancellation": NotRequired[Literal["disabled", "at_period_end", "immediately"]],
+        "portal_plan_change": NotRequired[bool],
+        "portal_quantity_change": NotRequired[bool],
+        "portal_billing_details": NotRequired[bool],
     },
 )
 
@@ -4838,6 +5077,22 @@ UpdateSubscriptionResponse = TypedDict(
     },
 )
 
+UpdateSubscriptionsItemBody = TypedDict(
+    "UpdateSubscriptionsItemBody",
+    {
+        "quantity": int,
+        "proration_behavior": NotRequired[Literal["create_prorations", "none"]],
+        "preview": NotRequired[bool],
+    },
+)
+
+UpdateSubscriptionsItemResponse = TypedDict(
+    "UpdateSubscriptionsItemResponse",
+    {
+        "data": "SubscriptionItemChange",
+    },
+)
+
 UpdateUserBody = TypedDict(
     "UpdateUserBody",
     {
@@ -4857,7 +5112,7 @@ UpdateWebhookEndpointBody = TypedDict(
     "UpdateWebhookEndpointBody",
     {
         "url": NotRequired[str],
-        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]]],
+        "events": NotRequired[List[Literal["*", "plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "subscription_item.created", "subscription_item.updated", "subscription_item.deleted", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]]],
         "description": NotRequired[Optional[str]],
         "enabled": NotRequired[bool],
     },
@@ -4920,6 +5175,25 @@ PeriodGstFiledGstr3b = TypedDict(
     {
         "filed_at": str,
         "arn": Optional[str],
+    },
+)
+
+PriceDimensionPrices0ItemTiers0Item = TypedDict(
+    "PriceDimensionPrices0ItemTiers0Item",
+    {
+        "up_to": Optional[int],
+        "unit_amount": int,
+        "flat_amount": int,
+    },
+)
+
+SubscriptionUsageMetricsItemDimensionsItem = TypedDict(
+    "SubscriptionUsageMetricsItemDimensionsItem",
+    {
+        "dimensions": Dict[str, Optional[str]],
+        "quantity": int,
+        "amount": int,
+        "priced": bool,
     },
 )
 
@@ -5091,6 +5365,13 @@ CancelGiftResponseData = TypedDict(
     },
 )
 
+CheckoutPortalApiInvoiceResponseData = TypedDict(
+    "CheckoutPortalApiInvoiceResponseData",
+    {
+        "url": str,
+    },
+)
+
 CreateAuthPasswordResetResponseData = TypedDict(
     "CreateAuthPasswordResetResponseData",
     {
@@ -5168,6 +5449,7 @@ CreatePlanBodyPricesItem = TypedDict(
         "tiers": NotRequired[List["CreatePlanBodyPricesItemTiersItem"]],
         "package_size": NotRequired[int],
         "metric_code": NotRequired[str],
+        "dimension_prices": NotRequired[List["CreatePlanBodyPricesItemDimensionPricesItem"]],
         "hsn_code": NotRequired[str],
     },
 )
@@ -5373,6 +5655,28 @@ GetPlansEntitlementResponseDataItem = TypedDict(
     },
 )
 
+GetTdsReportResponseData = TypedDict(
+    "GetTdsReportResponseData",
+    {
+        "entity_id": str,
+        "quarter": str,
+        "from": str,
+        "to": str,
+        "customers": List["GetTdsReportResponseDataCustomersItem"],
+        "totals": "GetTdsReportResponseDataTotals",
+    },
+)
+
+ListPortalApiSubscriptionsPlansResponseDataItem = TypedDict(
+    "ListPortalApiSubscriptionsPlansResponseDataItem",
+    {
+        "id": str,
+        "name": str,
+        "amount": Optional[int],
+        "interval": str,
+    },
+)
+
 ListReferralsResponseMeta = TypedDict(
     "ListReferralsResponseMeta",
     {
@@ -5380,6 +5684,17 @@ ListReferralsResponseMeta = TypedDict(
         "per_page": int,
         "total": int,
         "total_pages": int,
+    },
+)
+
+# a mandate's terms (a payment method that is an e-mandate only)
+PaymentMethodsCustomerBodyMandate = TypedDict(
+    "PaymentMethodsCustomerBodyMandate",
+    {
+        "max_amount": int,
+        "valid_from": NotRequired[str],
+        "valid_until": NotRequired[Optional[str]],
+        "frequency": Literal["one_time", "daily", "weekly", "fortnightly", "monthly", "bimonthly", "quarterly", "half_yearly", "yearly", "as_presented"],
     },
 )
 
@@ -5457,6 +5772,17 @@ PricesPlanBodyTiersItem = TypedDict(
         "up_to": Optional[int],
         "unit_amount": int,
         "flat_amount": NotRequired[int],
+    },
+)
+
+PricesPlanBodyDimensionPricesItem = TypedDict(
+    "PricesPlanBodyDimensionPricesItem",
+    {
+        "match": Dict[str, str],
+        "unit_amount": NotRequired[int],
+        "package_size": NotRequired[int],
+        "tiers_mode": NotRequired[Literal["graduated", "volume"]],
+        "tiers": NotRequired[List["PricesPlanBodyDimensionPricesItemTiersItem"]],
     },
 )
 
@@ -5565,8 +5891,70 @@ UpdateEntityBodyEinvoicing = TypedDict(
     },
 )
 
+UpdateEntityBodyEmandate = TypedDict(
+    "UpdateEntityBodyEmandate",
+    {
+        "category": NotRequired[Literal["standard", "mutual_fund_subscription", "insurance_premium", "credit_card_bill"]],
+        "afa_limit": NotRequired[Optional[int]],
+        "grievance_contact": NotRequired[Optional[str]],
+    },
+)
+
+UpdatePortalApiBillingDetailBodyBillingAddress0 = TypedDict(
+    "UpdatePortalApiBillingDetailBodyBillingAddress0",
+    {
+        "line1": NotRequired[Optional[str]],
+        "line2": NotRequired[Optional[str]],
+        "city": NotRequired[Optional[str]],
+        "state_code": NotRequired[Optional[str]],
+        "postal_code": NotRequired[Optional[str]],
+        "country": NotRequired[str],
+    },
+)
+
 CreatePlanBodyPricesItemTiersItem = TypedDict(
     "CreatePlanBodyPricesItemTiersItem",
+    {
+        "up_to": Optional[int],
+        "unit_amount": int,
+        "flat_amount": NotRequired[int],
+    },
+)
+
+CreatePlanBodyPricesItemDimensionPricesItem = TypedDict(
+    "CreatePlanBodyPricesItemDimensionPricesItem",
+    {
+        "match": Dict[str, str],
+        "unit_amount": NotRequired[int],
+        "package_size": NotRequired[int],
+        "tiers_mode": NotRequired[Literal["graduated", "volume"]],
+        "tiers": NotRequired[List["CreatePlanBodyPricesItemDimensionPricesItemTiersItem"]],
+    },
+)
+
+GetTdsReportResponseDataCustomersItem = TypedDict(
+    "GetTdsReportResponseDataCustomersItem",
+    {
+        "customer_id": str,
+        "customer_name": Optional[str],
+        "customer_gstin": Optional[str],
+        "totals": "GetTdsReportResponseDataCustomersItemTotals",
+        "rows": List["GetTdsReportResponseDataCustomersItemRowsItem"],
+    },
+)
+
+GetTdsReportResponseDataTotals = TypedDict(
+    "GetTdsReportResponseDataTotals",
+    {
+        "amount_paid": int,
+        "tds_deducted": int,
+        "tds_certified": int,
+        "tds_pending": int,
+    },
+)
+
+PricesPlanBodyDimensionPricesItemTiersItem = TypedDict(
+    "PricesPlanBodyDimensionPricesItemTiersItem",
     {
         "up_to": Optional[int],
         "unit_amount": int,
@@ -5583,5 +5971,44 @@ UpdateEntityBodyEinvoicingCredentials = TypedDict(
         "client_secret": NotRequired[str],
         "base_url": NotRequired[Any],
         "public_key": NotRequired[str],
+    },
+)
+
+CreatePlanBodyPricesItemDimensionPricesItemTiersItem = TypedDict(
+    "CreatePlanBodyPricesItemDimensionPricesItemTiersItem",
+    {
+        "up_to": Optional[int],
+        "unit_amount": int,
+        "flat_amount": NotRequired[int],
+    },
+)
+
+GetTdsReportResponseDataCustomersItemTotals = TypedDict(
+    "GetTdsReportResponseDataCustomersItemTotals",
+    {
+        "amount_paid": int,
+        "tds_deducted": int,
+        "tds_certified": int,
+        "tds_pending": int,
+    },
+)
+
+GetTdsReportResponseDataCustomersItemRowsItem = TypedDict(
+    "GetTdsReportResponseDataCustomersItemRowsItem",
+    {
+        "invoice_id": str,
+        "invoice_number": Optional[str],
+        "invoice_date": Optional[str],
+        "currency": str,
+        "invoice_total": int,
+        "deducted_on": str,
+        "amount_paid": int,
+        "tds_amount": int,
+        "status": Literal["certified", "pending"],
+        "section": Optional[str],
+        "payment_code": Optional[str],
+        "certificate_form": Literal["Form 16A", "Form 131"],
+        "certificate_number": Optional[str],
+        "payment_id": Optional[str],
     },
 )

@@ -536,6 +536,54 @@ export interface paths {
         patch: operations["updateCustomer"];
         trace?: never;
     };
+    "/v1/subscriptions/{id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The subscription's items: its plan's price first, then the add-ons, oldest first
+         * @description The subscription's items: its plan's price first, then the add-ons, oldest first.
+         */
+        get: operations["getSubscriptionsItem"];
+        put?: never;
+        /**
+         * Add an add-on price with a quantity, now, prorated to the day like a seat change (preview: nothing written)
+         * @description Add an add-on price with a quantity, now, prorated to the day like a seat change (preview: nothing written).
+         */
+        post: operations["itemsSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/items/{item_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an add-on now, crediting its unused time like a seat change (preview: nothing written)
+         * @description Remove an add-on now, crediting its unused time like a seat change (preview: nothing written).
+         */
+        delete: operations["deleteSubscriptionsItem"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an add-on's quantity now, prorated to the day like a seat change (preview: nothing written)
+         * @description Change an add-on's quantity now, prorated to the day like a seat change (preview: nothing written).
+         */
+        patch: operations["updateSubscriptionsItem"];
+        trace?: never;
+    };
     "/v1/subscriptions": {
         parameters: {
             query?: never;
@@ -2984,6 +3032,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tds/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * TDS customers deducted from an entity’s invoices in a TDS quarter, per customer: certified (Form 16A; Form 131 from 1 April 2026) and pending, with sections and Income-tax Act 2025 payment codes — to reconcile with Form 26AS/AIS
+         * @description TDS customers deducted from an entity’s invoices in a TDS quarter, per customer: certified (Form 16A; Form 131 from 1 April 2026) and pending, with sections and Income-tax Act 2025 payment codes — to reconcile with Form 26AS/AIS.
+         */
+        get: operations["getTdsReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/ledger/accounts": {
         parameters: {
             query?: never;
@@ -3978,6 +4046,206 @@ export interface paths {
          * @description End the portal session.
          */
         post: operations["portalLogout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the tenant lets the customer do in the portal
+         * @description What the tenant lets the customer do in the portal.
+         */
+        get: operations["getPortalApiPermission"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/invoices/{id}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A hosted checkout link to pay one of the customer's open invoices (any open invoice, not only overdue ones)
+         * @description A hosted checkout link to pay one of the customer's open invoices (any open invoice, not only overdue ones).
+         */
+        post: operations["checkoutPortalApiInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel one of the customer's subscriptions as the tenant allows (at period end, or now with the unused time credited); preview: nothing written
+         * @description Cancel one of the customer's subscriptions as the tenant allows (at period end, or now with the unused time credited); preview: nothing written.
+         */
+        post: operations["cancelPortalApiSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{id}/quantity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the seats of one of the customer's subscriptions, prorated as PATCH /v1/subscriptions/{id}; preview: nothing written
+         * @description Change the seats of one of the customer's subscriptions, prorated as PATCH /v1/subscriptions/{id}; preview: nothing written.
+         */
+        post: operations["quantityPortalApiSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{id}/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The plans the customer may change this subscription to
+         * @description The plans the customer may change this subscription to.
+         */
+        get: operations["listPortalApiSubscriptionsPlans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{id}/change-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the plan of one of the customer's subscriptions, prorated as POST /v1/subscriptions/{id}/change-plan; preview: nothing written
+         * @description Change the plan of one of the customer's subscriptions, prorated as POST /v1/subscriptions/{id}/change-plan; preview: nothing written.
+         */
+        post: operations["changePlanPortalApiSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/billing-details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update the customer's GSTIN, billing address and billing e-mail (validated as PATCH /v1/customers/{id})
+         * @description Update the customer's GSTIN, billing address and billing e-mail (validated as PATCH /v1/customers/{id}).
+         */
+        patch: operations["updatePortalApiBillingDetail"];
+        trace?: never;
+    };
+    "/portal/api/credit-notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's credit notes (pending and rejected ones excluded)
+         * @description The customer's credit notes (pending and rejected ones excluded).
+         */
+        get: operations["listPortalApiCreditNotes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/credit-notes/{id}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the customer's credit notes as a PDF
+         * @description One of the customer's credit notes as a PDF.
+         */
+        get: operations["getPortalApiCreditNotesPdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer balance statement as CSV: every movement with a running balance, and the closing balance
+         * @description The customer balance statement as CSV: every movement with a running balance, and the closing balance.
+         */
+        get: operations["getPortalApiStatement"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5266,6 +5534,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "subscription_item.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription_item.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `subscription_item.created` (see docs/events.md).
+         */
+        post: operations["onSubscriptionItemCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription_item.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription_item.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `subscription_item.updated` (see docs/events.md).
+         */
+        post: operations["onSubscriptionItemUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription_item.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription_item.deleted event
+         * @description Sent to every enabled webhook endpoint subscribed to `subscription_item.deleted` (see docs/events.md).
+         */
+        post: operations["onSubscriptionItemDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "gift.purchased": {
         parameters: {
             query?: never;
@@ -5723,6 +6051,17 @@ export interface components {
              * @enum {string}
              */
             number_series_reset: "never" | "financial_year";
+            emandate: {
+                /**
+                 * @description RBI e-mandate framework: a debit without the customer's additional authentication up to ₹15 000 (standard), ₹1 lakh for mutual fund subscriptions, insurance premiums and credit card bills
+                 * @enum {string}
+                 */
+                category: "standard" | "mutual_fund_subscription" | "insurance_premium" | "credit_card_bill";
+                afa_limit: number | null;
+                /** @description the limit in force (paise): afa_limit, else the category’s */
+                afa_free_limit: number;
+                grievance_contact: string | null;
+            };
             einvoicing: {
                 enabled: boolean;
                 provider: ("sandbox" | "nic" | "gsp") | null;
@@ -5876,6 +6215,20 @@ export interface components {
             }[] | null;
             package_size: number | null;
             metric_code: string | null;
+            /** @description DESIGN §24: prices per dimension combination of the metric; null: none */
+            dimension_prices: {
+                match: {
+                    [key: string]: string;
+                };
+                unit_amount: number | null;
+                package_size: number | null;
+                tiers_mode: ("graduated" | "volume") | null;
+                tiers: {
+                    up_to: number | null;
+                    unit_amount: number;
+                    flat_amount: number;
+                }[] | null;
+            }[] | null;
             hsn_code: string | null;
             /** @description false once archived: new subscriptions cannot use it; running ones keep it */
             active: boolean;
@@ -5969,6 +6322,17 @@ export interface components {
             referral_window_days: number;
             referral_reward_amount: number;
             invoice_due_days: number;
+            /**
+             * @description customers may cancel in the portal: disabled, at_period_end (default) or immediately (unused time credited)
+             * @enum {string}
+             */
+            portal_cancellation: "disabled" | "at_period_end" | "immediately";
+            /** @description customers may change plan in the portal (prorated as the API); default false */
+            portal_plan_change: boolean;
+            /** @description customers may change seats in the portal (prorated as the API); default false */
+            portal_quantity_change: boolean;
+            /** @description customers may update GSTIN, billing address and billing e-mail in the portal; default true */
+            portal_billing_details: boolean;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6464,6 +6828,20 @@ export interface components {
                 quantity: number;
                 /** @description what the metered price makes of it, in minor units, before GST */
                 amount: number;
+                /** @description DESIGN §24: the part of quantity whose dimensions match no dimension price of a price without a default: counted, not billed */
+                unpriced_quantity: number;
+                /** @description one entry per dimension combination used, for a price with dimension_prices; empty otherwise */
+                dimensions: {
+                    /** @description the combination: each dimension's value (null: the events lack it) */
+                    dimensions: {
+                        [key: string]: string | null;
+                    };
+                    quantity: number;
+                    /** @description in minor units, before GST; 0 when unpriced */
+                    amount: number;
+                    /** @description false: no dimension price matched and the price has no default */
+                    priced: boolean;
+                }[];
             }[];
         };
         SubscriptionUpdate: {
@@ -6533,6 +6911,101 @@ export interface components {
                 quantity: number;
             };
         };
+        SubscriptionItem: {
+            /** @description null for the plan's own price (changed through PATCH /v1/subscriptions/{id} and change-plan) */
+            id: string | null;
+            /** @constant */
+            object: "subscription_item";
+            /**
+             * @description plan: the subscription's plan price, always first; add_on: an item beside it
+             * @enum {string}
+             */
+            kind: "plan" | "add_on";
+            /** Format: uuid */
+            subscription_id: string;
+            /** Format: uuid */
+            plan_id: string;
+            /** @description null only for the plan entry of a pure usage plan */
+            price_id: string | null;
+            quantity: number;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        SubscriptionItemChange: {
+            preview: boolean;
+            /** @description the item as it now is (as it was, when removed) */
+            item: components["schemas"]["SubscriptionItem"];
+            subscription: components["schemas"]["Subscription"];
+            /** @description the rest of the period with every item as changed (null when nothing is charged now) */
+            invoice: components["schemas"]["Invoice"] | null;
+            /** @description the credit for the unused time of the invoice that paid for the current period */
+            credit_note: components["schemas"]["CreditNote"] | null;
+            proration: {
+                prorated: boolean;
+                /** @description RFC 3339 date-time in UTC */
+                changed_at: string;
+                /** @description RFC 3339 date-time in UTC */
+                period_start: string;
+                /** @description RFC 3339 date-time in UTC */
+                period_end: string;
+                remaining_days: number;
+                period_days: number;
+                /** @description what the unused time of the old plan was worth, gross, minor units */
+                unused_value: number;
+                /** @description gross, minor units: the unused value, or what remained creditable on its invoice if less */
+                unused_credit: number;
+                /** @description true when earlier credit notes on the invoice left less to credit than the unused value */
+                credit_capped: boolean;
+                /** @description net of tax, minor units (the invoice adds GST) */
+                new_charge: number;
+            };
+        };
+        CustomerBalance: {
+            /** @constant */
+            object: "customer_balance";
+            /** Format: uuid */
+            customer_id: string;
+            balances: {
+                currency: string;
+                /** @description what the customer can spend in this currency: the sum of the sources */
+                available: number;
+                /** @description per source (advances, credit_notes, prepaid_credit, promotional_credit); every source is present, 0 when empty */
+                sources: {
+                    [key: string]: number;
+                };
+            }[];
+        };
+        BalanceTransaction: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "balance_transaction";
+            /** Format: uuid */
+            customer_id: string;
+            currency: string;
+            /** @description advances | credit_notes | prepaid_credit | promotional_credit */
+            source: string;
+            /**
+             * Format: uuid
+             * @description the advance, credit note or credit grant whose balance moved
+             */
+            source_id: string;
+            /** @description advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided, credit_granted, credit_drawn, credit_expired, credit_voided */
+            type: string;
+            /** @description positive adds to the balance, negative takes from it */
+            amount: number;
+            document: {
+                /** @description receipt_voucher, refund_voucher, invoice, credit_note, refund, credit_grant */
+                type: string;
+                /** Format: uuid */
+                id: string;
+                number: string | null;
+            };
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
         GatewayConnection: {
             /** Format: uuid */
             id: string;
@@ -6561,6 +7034,16 @@ export interface components {
             last4: string | null;
             gateway: string;
             is_default: boolean;
+            /** @description set when the method is an e-mandate (UPI AutoPay, a card standing instruction): debits are announced 24 hours ahead */
+            mandate: {
+                /** @description the gateway's id of the mandate, quoted in its pre-debit notices */
+                reference: string;
+                /** @description the most one debit may take (minor unit); null: not stated at registration */
+                max_amount: number | null;
+                valid_from: string | null;
+                valid_until: string | null;
+                frequency: ("one_time" | "daily" | "weekly" | "fortnightly" | "monthly" | "bimonthly" | "quarterly" | "half_yearly" | "yearly" | "as_presented") | null;
+            } | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6864,6 +7347,7 @@ export interface components {
             /** @enum {string} */
             aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
             field: string | null;
+            dimensions: string[];
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
         };
@@ -7014,7 +7498,7 @@ export interface components {
         };
         EmailTemplate: {
             /** @enum {string} */
-            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled" | "mandate_post_debit" | "mandate_pay_link";
             subject: string;
             html: string;
             /** @description null: the text part is made from the HTML */
@@ -7027,7 +7511,7 @@ export interface components {
         };
         EmailTemplatePreview: {
             /** @enum {string} */
-            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
+            name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled" | "mandate_post_debit" | "mandate_pay_link";
             subject: string;
             html: string;
             text: string;
@@ -7090,6 +7574,8 @@ export interface components {
             expires_at: string;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
+            /** @description only in the create answer, in test mode with no SMTP server: the invitation link, for the inviter to hand over (no e-mail can go out) */
+            accept_url?: string;
         };
         AuditEntry: {
             /** Format: uuid */
@@ -7270,7 +7756,7 @@ export interface components {
              * @description the event type, as in `events` of a webhook endpoint and `type` of an event
              * @enum {string}
              */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
             /** @description the kind of object in the event's data.object (the type's prefix) */
             object: string;
         };
@@ -7434,49 +7920,15 @@ export interface components {
             /** @description send it as the X-CSRF-Token header (or csrf_token form field) on every portal write */
             csrf_token: string;
         };
-        CustomerBalance: {
-            /** @constant */
-            object: "customer_balance";
-            /** Format: uuid */
-            customer_id: string;
-            balances: {
-                currency: string;
-                /** @description what the customer can spend in this currency: the sum of the sources */
-                available: number;
-                /** @description per source (advances, credit_notes, prepaid_credit, promotional_credit); every source is present, 0 when empty */
-                sources: {
-                    [key: string]: number;
-                };
-            }[];
-        };
-        BalanceTransaction: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "balance_transaction";
-            /** Format: uuid */
-            customer_id: string;
-            currency: string;
-            /** @description advances | credit_notes | prepaid_credit | promotional_credit */
-            source: string;
+        PortalPermissions: {
             /**
-             * Format: uuid
-             * @description the advance, credit note or credit grant whose balance moved
+             * @description disabled, at_period_end (the subscription runs to the end of the paid period) or immediately (unused time credited)
+             * @enum {string}
              */
-            source_id: string;
-            /** @description advance_received, advance_applied, advance_refunded, credit_note_issued, credit_note_applied, credit_note_refunded, credit_note_refund_failed, credit_note_expired, credit_note_voided, credit_granted, credit_drawn, credit_expired, credit_voided */
-            type: string;
-            /** @description positive adds to the balance, negative takes from it */
-            amount: number;
-            document: {
-                /** @description receipt_voucher, refund_voucher, invoice, credit_note, refund, credit_grant */
-                type: string;
-                /** Format: uuid */
-                id: string;
-                number: string | null;
-            };
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
+            cancellation: "disabled" | "at_period_end" | "immediately";
+            plan_change: boolean;
+            quantity_change: boolean;
+            billing_details: boolean;
         };
         ImportComparison: {
             /** @description true only when there are no issues */
@@ -8463,6 +8915,10 @@ export interface operations {
                      *         "referral_window_days": 1,
                      *         "referral_reward_amount": 49900,
                      *         "invoice_due_days": 1,
+                     *         "portal_cancellation": "disabled",
+                     *         "portal_plan_change": true,
+                     *         "portal_quantity_change": true,
+                     *         "portal_billing_details": true,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -8504,7 +8960,11 @@ export interface operations {
                  *       "credit_note_approval_required": true,
                  *       "referral_window_days": 1,
                  *       "referral_reward_amount": 49900,
-                 *       "invoice_due_days": 1
+                 *       "invoice_due_days": 1,
+                 *       "portal_cancellation": "disabled",
+                 *       "portal_plan_change": true,
+                 *       "portal_quantity_change": true,
+                 *       "portal_billing_details": true
                  *     }
                  */
                 "application/json": {
@@ -8515,6 +8975,11 @@ export interface operations {
                     referral_window_days?: number;
                     referral_reward_amount?: number;
                     invoice_due_days?: number;
+                    /** @enum {string} */
+                    portal_cancellation?: "disabled" | "at_period_end" | "immediately";
+                    portal_plan_change?: boolean;
+                    portal_quantity_change?: boolean;
+                    portal_billing_details?: boolean;
                 };
             };
         };
@@ -8536,6 +9001,10 @@ export interface operations {
                      *         "referral_window_days": 1,
                      *         "referral_reward_amount": 49900,
                      *         "invoice_due_days": 1,
+                     *         "portal_cancellation": "disabled",
+                     *         "portal_plan_change": true,
+                     *         "portal_quantity_change": true,
+                     *         "portal_billing_details": true,
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -8609,6 +9078,12 @@ export interface operations {
                      *           "functional_currency": "functional currency",
                      *           "aato_band": "up_to_5_crore",
                      *           "number_series_reset": "never",
+                     *           "emandate": {
+                     *             "category": "standard",
+                     *             "afa_limit": 1,
+                     *             "afa_free_limit": 1,
+                     *             "grievance_contact": "grievance contact"
+                     *           },
                      *           "einvoicing": {
                      *             "enabled": true,
                      *             "provider": "sandbox",
@@ -8750,6 +9225,12 @@ export interface operations {
                      *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
+                     *         "emandate": {
+                     *           "category": "standard",
+                     *           "afa_limit": 1,
+                     *           "afa_free_limit": 1,
+                     *           "grievance_contact": "grievance contact"
+                     *         },
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -8821,6 +9302,12 @@ export interface operations {
                      *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
+                     *         "emandate": {
+                     *           "category": "standard",
+                     *           "afa_limit": 1,
+                     *           "afa_free_limit": 1,
+                     *           "grievance_contact": "grievance contact"
+                     *         },
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -8894,7 +9381,12 @@ export interface operations {
                  *         }
                  *       },
                  *       "aato_band": "up_to_5_crore",
-                 *       "number_series_reset": "never"
+                 *       "number_series_reset": "never",
+                 *       "emandate": {
+                 *         "category": "standard",
+                 *         "afa_limit": 1,
+                 *         "grievance_contact": "grievance contact"
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -8948,6 +9440,17 @@ export interface operations {
                      * @enum {string}
                      */
                     number_series_reset?: "never" | "financial_year";
+                    emandate?: {
+                        /**
+                         * @description RBI e-mandate framework: a debit without the customer's additional authentication up to ₹15 000 (standard), ₹1 lakh for mutual fund subscriptions, insurance premiums and credit card bills
+                         * @enum {string}
+                         */
+                        category?: "standard" | "mutual_fund_subscription" | "insurance_premium" | "credit_card_bill";
+                        /** @description an explicit limit (paise) of a mandate debit without the customer's authentication, overriding the category's; null: the category's */
+                        afa_limit?: number | null;
+                        /** @description who the customer contacts about a mandate debit (named in the post-debit notice): e-mail, phone or grievance officer */
+                        grievance_contact?: string | null;
+                    };
                 };
             };
         };
@@ -8986,6 +9489,12 @@ export interface operations {
                      *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
+                     *         "emandate": {
+                     *           "category": "standard",
+                     *           "afa_limit": 1,
+                     *           "afa_free_limit": 1,
+                     *           "grievance_contact": "grievance contact"
+                     *         },
                      *         "einvoicing": {
                      *           "enabled": true,
                      *           "provider": "sandbox",
@@ -9573,6 +10082,21 @@ export interface operations {
                      *               ],
                      *               "package_size": 1,
                      *               "metric_code": "metric code",
+                     *               "dimension_prices": [
+                     *                 {
+                     *                   "match": {},
+                     *                   "unit_amount": 49900,
+                     *                   "package_size": 1,
+                     *                   "tiers_mode": "graduated",
+                     *                   "tiers": [
+                     *                     {
+                     *                       "up_to": 1,
+                     *                       "unit_amount": 49900,
+                     *                       "flat_amount": 49900
+                     *                     }
+                     *                   ]
+                     *                 }
+                     *               ],
                      *               "hsn_code": "998314",
                      *               "active": true,
                      *               "archived_at": "2026-04-01T00:00:00.000Z",
@@ -9668,6 +10192,27 @@ export interface operations {
                         }[];
                         package_size?: number;
                         metric_code?: string;
+                        /** @description metered only: prices per dimension combination; the first whose match fits a combination prices it. Usage none matches is billed at the price's own amount or tiers, or counted as unpriced when it has neither */
+                        dimension_prices?: {
+                            /** @description dimension values the usage must have (compared with the event property's text), e.g. { model: 'gpt-4', direction: 'input' } */
+                            match: {
+                                [key: string]: string;
+                            };
+                            /** @description the price of one unit (or one package) in minor units */
+                            unit_amount?: number;
+                            /** @description units per package: the quantity is rounded up to whole packages */
+                            package_size?: number;
+                            /** @enum {string} */
+                            tiers_mode?: "graduated" | "volume";
+                            tiers?: {
+                                /** @description the last unit of the tier; null (only on the last tier) = no upper bound */
+                                up_to: number | null;
+                                /** @description the price of one unit in the tier, in minor units */
+                                unit_amount: number;
+                                /** @description added once when the tier is reached */
+                                flat_amount?: number;
+                            }[];
+                        }[];
                         /** @description this price's HSN/SAC on invoice lines; the plan's when absent */
                         hsn_code?: string;
                     }[];
@@ -9728,6 +10273,21 @@ export interface operations {
                      *             ],
                      *             "package_size": 1,
                      *             "metric_code": "metric code",
+                     *             "dimension_prices": [
+                     *               {
+                     *                 "match": {},
+                     *                 "unit_amount": 49900,
+                     *                 "package_size": 1,
+                     *                 "tiers_mode": "graduated",
+                     *                 "tiers": [
+                     *                   {
+                     *                     "up_to": 1,
+                     *                     "unit_amount": 49900,
+                     *                     "flat_amount": 49900
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ],
                      *             "hsn_code": "998314",
                      *             "active": true,
                      *             "archived_at": "2026-04-01T00:00:00.000Z",
@@ -9809,6 +10369,21 @@ export interface operations {
                      *             ],
                      *             "package_size": 1,
                      *             "metric_code": "metric code",
+                     *             "dimension_prices": [
+                     *               {
+                     *                 "match": {},
+                     *                 "unit_amount": 49900,
+                     *                 "package_size": 1,
+                     *                 "tiers_mode": "graduated",
+                     *                 "tiers": [
+                     *                   {
+                     *                     "up_to": 1,
+                     *                     "unit_amount": 49900,
+                     *                     "flat_amount": 49900
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ],
                      *             "hsn_code": "998314",
                      *             "active": true,
                      *             "archived_at": "2026-04-01T00:00:00.000Z",
@@ -9919,6 +10494,21 @@ export interface operations {
                      *             ],
                      *             "package_size": 1,
                      *             "metric_code": "metric code",
+                     *             "dimension_prices": [
+                     *               {
+                     *                 "match": {},
+                     *                 "unit_amount": 49900,
+                     *                 "package_size": 1,
+                     *                 "tiers_mode": "graduated",
+                     *                 "tiers": [
+                     *                   {
+                     *                     "up_to": 1,
+                     *                     "unit_amount": 49900,
+                     *                     "flat_amount": 49900
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ],
                      *             "hsn_code": "998314",
                      *             "active": true,
                      *             "archived_at": "2026-04-01T00:00:00.000Z",
@@ -9994,6 +10584,27 @@ export interface operations {
                     }[];
                     package_size?: number;
                     metric_code?: string;
+                    /** @description metered only: prices per dimension combination; the first whose match fits a combination prices it. Usage none matches is billed at the price's own amount or tiers, or counted as unpriced when it has neither */
+                    dimension_prices?: {
+                        /** @description dimension values the usage must have (compared with the event property's text), e.g. { model: 'gpt-4', direction: 'input' } */
+                        match: {
+                            [key: string]: string;
+                        };
+                        /** @description the price of one unit (or one package) in minor units */
+                        unit_amount?: number;
+                        /** @description units per package: the quantity is rounded up to whole packages */
+                        package_size?: number;
+                        /** @enum {string} */
+                        tiers_mode?: "graduated" | "volume";
+                        tiers?: {
+                            /** @description the last unit of the tier; null (only on the last tier) = no upper bound */
+                            up_to: number | null;
+                            /** @description the price of one unit in the tier, in minor units */
+                            unit_amount: number;
+                            /** @description added once when the tier is reached */
+                            flat_amount?: number;
+                        }[];
+                    }[];
                     /** @description this price's HSN/SAC on invoice lines; the plan's when absent */
                     hsn_code?: string;
                     /**
@@ -10048,6 +10659,21 @@ export interface operations {
                      *             ],
                      *             "package_size": 1,
                      *             "metric_code": "metric code",
+                     *             "dimension_prices": [
+                     *               {
+                     *                 "match": {},
+                     *                 "unit_amount": 49900,
+                     *                 "package_size": 1,
+                     *                 "tiers_mode": "graduated",
+                     *                 "tiers": [
+                     *                   {
+                     *                     "up_to": 1,
+                     *                     "unit_amount": 49900,
+                     *                     "flat_amount": 49900
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ],
                      *             "hsn_code": "998314",
                      *             "active": true,
                      *             "archived_at": "2026-04-01T00:00:00.000Z",
@@ -10138,6 +10764,21 @@ export interface operations {
                      *             ],
                      *             "package_size": 1,
                      *             "metric_code": "metric code",
+                     *             "dimension_prices": [
+                     *               {
+                     *                 "match": {},
+                     *                 "unit_amount": 49900,
+                     *                 "package_size": 1,
+                     *                 "tiers_mode": "graduated",
+                     *                 "tiers": [
+                     *                   {
+                     *                     "up_to": 1,
+                     *                     "unit_amount": 49900,
+                     *                     "flat_amount": 49900
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ],
                      *             "hsn_code": "998314",
                      *             "active": true,
                      *             "archived_at": "2026-04-01T00:00:00.000Z",
@@ -10199,6 +10840,9 @@ export interface operations {
                      *           "name": "Acme Pro",
                      *           "aggregation": "count",
                      *           "field": "field",
+                     *           "dimensions": [
+                     *             "dimension"
+                     *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z"
                      *         }
                      *       ],
@@ -10241,9 +10885,14 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "api_calls",
-                 *       "name": "API calls",
-                 *       "aggregation": "count"
+                 *       "code": "llm_tokens",
+                 *       "name": "LLM tokens",
+                 *       "aggregation": "sum",
+                 *       "field": "tokens",
+                 *       "dimensions": [
+                 *         "model",
+                 *         "direction"
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -10253,6 +10902,11 @@ export interface operations {
                     aggregation: "count" | "sum" | "max" | "unique_count" | "latest";
                     /** @description the event property aggregated; required for sum, max, unique_count and latest */
                     field?: string;
+                    /**
+                     * @description event properties the usage is broken down by (e.g. model, direction): a metered price's dimension_prices match on them, and usage and invoices show one line per combination
+                     * @default []
+                     */
+                    dimensions?: string[];
                 };
             };
         };
@@ -10272,6 +10926,9 @@ export interface operations {
                      *         "name": "Acme Pro",
                      *         "aggregation": "count",
                      *         "field": "field",
+                     *         "dimensions": [
+                     *           "dimension"
+                     *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z"
                      *       }
                      *     }
@@ -10318,6 +10975,9 @@ export interface operations {
                      *         "name": "Acme Pro",
                      *         "aggregation": "count",
                      *         "field": "field",
+                     *         "dimensions": [
+                     *           "dimension"
+                     *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z"
                      *       }
                      *     }
@@ -11249,6 +11909,849 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getSubscriptionsItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "subscription_item",
+                     *           "kind": "plan",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "quantity": 1,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionItem"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    itemsSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The add an add-on price with a quantity, now, prorated to the day like a seat change (preview: nothing written) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "quantity": 1,
+                 *       "proration_behavior": "create_prorations",
+                 *       "preview": false
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description a fixed (per-unit, package or tiered) price in the subscription's currency, of a plan on the subscription's interval
+                     */
+                    price_id: string;
+                    /** @default 1 */
+                    quantity?: number;
+                    /**
+                     * @description create_prorations: credit the unused time of the current period and charge the rest of it with the items as changed, now; none: the change is billed from the next renewal
+                     * @default create_prorations
+                     * @enum {string}
+                     */
+                    proration_behavior?: "create_prorations" | "none";
+                    /**
+                     * @description answer with what the change would do (invoice, credit note, proration) and write nothing
+                     * @default false
+                     */
+                    preview?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "preview": true,
+                     *         "item": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "subscription_item",
+                     *           "kind": "plan",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "quantity": 1,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "subscription": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "status": "active",
+                     *           "currency": "INR",
+                     *           "quantity": 1,
+                     *           "gift_code": "gift code",
+                     *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "current_period_start": "current period start",
+                     *           "current_period_end": "current period end",
+                     *           "cancel_at_period_end": true,
+                     *           "trial_start": "trial start",
+                     *           "trial_end": "trial end",
+                     *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *           "paused_at": "2026-04-01T00:00:00.000Z",
+                     *           "ended_at": "2026-04-01T00:00:00.000Z",
+                     *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "invoice": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "status": "draft",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "billing_reason": "billing reason",
+                     *           "currency": "INR",
+                     *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "utgst": true,
+                     *           "lut": true,
+                     *           "place_of_supply": "place of supply",
+                     *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "amount_paid": 49900,
+                     *           "amount_tds": 49900,
+                     *           "amount_credited": 49900,
+                     *           "amount_due": 49900,
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "due_date": "due date",
+                     *           "paid_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *           "supplier": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "customer_details": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "memo": "memo",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "description": "description",
+                     *               "quantity": 1,
+                     *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
+                     *               "amount": 49900,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900,
+                     *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
+                     *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "period_start": "period start",
+                     *               "period_end": "period end"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "credit_note": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "reference": "reference",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "tax_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "hsn_code": "998314",
+                     *           "balance": 49900,
+                     *           "currency": "INR",
+                     *           "status": "issued",
+                     *           "reason": "reason",
+                     *           "type": "type",
+                     *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
+                     *           "customer": {}
+                     *         },
+                     *         "proration": {
+                     *           "prorated": true,
+                     *           "changed_at": "2026-04-01T00:00:00.000Z",
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "new_charge": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionItemChange"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSubscriptionsItem: {
+        parameters: {
+            query?: {
+                /** @description create_prorations: credit the unused time of the current period and charge the rest of it with the items as changed, now; none: the change is billed from the next renewal */
+                proration_behavior?: "create_prorations" | "none";
+                /** @description true: answer with what the removal would do and write nothing */
+                preview?: "true" | "false";
+            };
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The item id (path). */
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "preview": true,
+                     *         "item": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "subscription_item",
+                     *           "kind": "plan",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "quantity": 1,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "subscription": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "status": "active",
+                     *           "currency": "INR",
+                     *           "quantity": 1,
+                     *           "gift_code": "gift code",
+                     *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "current_period_start": "current period start",
+                     *           "current_period_end": "current period end",
+                     *           "cancel_at_period_end": true,
+                     *           "trial_start": "trial start",
+                     *           "trial_end": "trial end",
+                     *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *           "paused_at": "2026-04-01T00:00:00.000Z",
+                     *           "ended_at": "2026-04-01T00:00:00.000Z",
+                     *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "invoice": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "status": "draft",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "billing_reason": "billing reason",
+                     *           "currency": "INR",
+                     *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "utgst": true,
+                     *           "lut": true,
+                     *           "place_of_supply": "place of supply",
+                     *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "amount_paid": 49900,
+                     *           "amount_tds": 49900,
+                     *           "amount_credited": 49900,
+                     *           "amount_due": 49900,
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "due_date": "due date",
+                     *           "paid_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *           "supplier": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "customer_details": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "memo": "memo",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "description": "description",
+                     *               "quantity": 1,
+                     *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
+                     *               "amount": 49900,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900,
+                     *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
+                     *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "period_start": "period start",
+                     *               "period_end": "period end"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "credit_note": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "reference": "reference",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "tax_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "hsn_code": "998314",
+                     *           "balance": 49900,
+                     *           "currency": "INR",
+                     *           "status": "issued",
+                     *           "reason": "reason",
+                     *           "type": "type",
+                     *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
+                     *           "customer": {}
+                     *         },
+                     *         "proration": {
+                     *           "prorated": true,
+                     *           "changed_at": "2026-04-01T00:00:00.000Z",
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "new_charge": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionItemChange"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateSubscriptionsItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+                /** @description The item id (path). */
+                item_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The change an add-on's quantity now, prorated to the day like a seat change (preview: nothing written) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "quantity": 1,
+                 *       "proration_behavior": "create_prorations",
+                 *       "preview": false
+                 *     }
+                 */
+                "application/json": {
+                    quantity: number;
+                    /**
+                     * @description create_prorations: credit the unused time of the current period and charge the rest of it with the items as changed, now; none: the change is billed from the next renewal
+                     * @default create_prorations
+                     * @enum {string}
+                     */
+                    proration_behavior?: "create_prorations" | "none";
+                    /**
+                     * @description answer with what the change would do (invoice, credit note, proration) and write nothing
+                     * @default false
+                     */
+                    preview?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "preview": true,
+                     *         "item": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "subscription_item",
+                     *           "kind": "plan",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "quantity": 1,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "subscription": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "status": "active",
+                     *           "currency": "INR",
+                     *           "quantity": 1,
+                     *           "gift_code": "gift code",
+                     *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "current_period_start": "current period start",
+                     *           "current_period_end": "current period end",
+                     *           "cancel_at_period_end": true,
+                     *           "trial_start": "trial start",
+                     *           "trial_end": "trial end",
+                     *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *           "paused_at": "2026-04-01T00:00:00.000Z",
+                     *           "ended_at": "2026-04-01T00:00:00.000Z",
+                     *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "invoice": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "status": "draft",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "billing_reason": "billing reason",
+                     *           "currency": "INR",
+                     *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "utgst": true,
+                     *           "lut": true,
+                     *           "place_of_supply": "place of supply",
+                     *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "amount_paid": 49900,
+                     *           "amount_tds": 49900,
+                     *           "amount_credited": 49900,
+                     *           "amount_due": 49900,
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "due_date": "due date",
+                     *           "paid_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *           "supplier": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "customer_details": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "memo": "memo",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "description": "description",
+                     *               "quantity": 1,
+                     *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
+                     *               "amount": 49900,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900,
+                     *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
+                     *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "period_start": "period start",
+                     *               "period_end": "period end"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "credit_note": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "reference": "reference",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "tax_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "hsn_code": "998314",
+                     *           "balance": 49900,
+                     *           "currency": "INR",
+                     *           "status": "issued",
+                     *           "reason": "reason",
+                     *           "type": "type",
+                     *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
+                     *           "customer": {}
+                     *         },
+                     *         "proration": {
+                     *           "prorated": true,
+                     *           "changed_at": "2026-04-01T00:00:00.000Z",
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "new_charge": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionItemChange"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listSubscriptions: {
         parameters: {
             query?: {
@@ -12048,7 +13551,16 @@ export interface operations {
                      *           {
                      *             "metric_code": "metric code",
                      *             "quantity": 1,
-                     *             "amount": 49900
+                     *             "amount": 49900,
+                     *             "unpriced_quantity": 1,
+                     *             "dimensions": [
+                     *               {
+                     *                 "dimensions": {},
+                     *                 "quantity": 1,
+                     *                 "amount": 49900,
+                     *                 "priced": true
+                     *               }
+                     *             ]
                      *           }
                      *         ]
                      *       }
@@ -14276,15 +15788,21 @@ export interface operations {
                  * @example {
                  *       "tds_amount": 49900,
                  *       "certificate_number": "certificate number",
-                 *       "section": "section"
+                 *       "section": "section",
+                 *       "deducted_on": "2026-04-01"
                  *     }
                  */
                 "application/json": {
                     tds_amount: number;
-                    /** @description the Form 16A certificate number */
+                    /** @description the certificate number: Form 131 from 1 April 2026, Form 16A before */
                     certificate_number?: string;
-                    /** @description the Income-tax Act section deducted under, e.g. 194J */
+                    /** @description deducted under: from 1 April 2026 the Income-tax Act 2025's s.393 payment code (1001–1092, e.g. 1026 technical services, 1027 professional fees); before, the 1961 Act's section (194C, 194H, 194-I(a), 194-I(b), 194J, 194J(a), 194J(b)). docs/decisions/0510 */
                     section?: string;
+                    /**
+                     * Format: date
+                     * @description the day (in India) the customer credited or paid the sum it deducted from; default: the invoice's issue date
+                     */
+                    deducted_on?: string;
                 };
             };
         };
@@ -15699,7 +17217,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -15935,7 +17453,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -16113,7 +17631,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -19662,7 +21180,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled" | "mandate_post_debit" | "mandate_pay_link";
             };
             cookie?: never;
         };
@@ -19714,7 +21232,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled" | "mandate_post_debit" | "mandate_pay_link";
             };
             cookie?: never;
         };
@@ -19785,7 +21303,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled" | "mandate_post_debit" | "mandate_pay_link";
             };
             cookie?: never;
         };
@@ -19840,7 +21358,7 @@ export interface operations {
             };
             path: {
                 /** @description The name (path). */
-                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled";
+                name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled" | "mandate_post_debit" | "mandate_pay_link";
             };
             cookie?: never;
         };
@@ -20933,6 +22451,13 @@ export interface operations {
                      *           "last4": "last4",
                      *           "gateway": "gateway",
                      *           "is_default": true,
+                     *           "mandate": {
+                     *             "reference": "reference",
+                     *             "max_amount": 49900,
+                     *             "valid_from": "valid from",
+                     *             "valid_until": "valid until",
+                     *             "frequency": "one_time"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -20981,13 +22506,33 @@ export interface operations {
                 /**
                  * @example {
                  *       "token": "token",
-                 *       "set_default": true
+                 *       "set_default": true,
+                 *       "mandate": {
+                 *         "max_amount": 49900,
+                 *         "valid_from": "2026-04-01T00:00:00.000Z",
+                 *         "valid_until": "2026-04-01T00:00:00.000Z",
+                 *         "frequency": "one_time"
+                 *       }
                  *     }
                  */
                 "application/json": {
                     token: string;
                     /** @default true */
                     set_default?: boolean;
+                    /** @description a mandate's terms (a payment method that is an e-mandate only) */
+                    mandate?: {
+                        /** @description the most one debit may take, in the minor unit */
+                        max_amount: number;
+                        /**
+                         * Format: date-time
+                         * @description defaults to the registration
+                         */
+                        valid_from?: string;
+                        /** @description null or absent: until withdrawn */
+                        valid_until?: string | null;
+                        /** @enum {string} */
+                        frequency: "one_time" | "daily" | "weekly" | "fortnightly" | "monthly" | "bimonthly" | "quarterly" | "half_yearly" | "yearly" | "as_presented";
+                    };
                 };
             };
         };
@@ -21009,6 +22554,13 @@ export interface operations {
                      *         "last4": "last4",
                      *         "gateway": "gateway",
                      *         "is_default": true,
+                     *         "mandate": {
+                     *           "reference": "reference",
+                     *           "max_amount": 49900,
+                     *           "valid_from": "valid from",
+                     *           "valid_until": "valid until",
+                     *           "frequency": "one_time"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -21122,6 +22674,13 @@ export interface operations {
                      *         "last4": "last4",
                      *         "gateway": "gateway",
                      *         "is_default": true,
+                     *         "mandate": {
+                     *           "reference": "reference",
+                     *           "max_amount": 49900,
+                     *           "valid_from": "valid from",
+                     *           "valid_until": "valid until",
+                     *           "frequency": "one_time"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -22886,6 +24445,144 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getTdsReport: {
+        parameters: {
+            query: {
+                /** @description The entity id (query). */
+                entity_id: string;
+                /** @description financial year and TDS quarter: 2026-27-Q1 is April–June 2026, 2026-27-Q4 January–March 2027 */
+                quarter: string;
+                /** @description The customer id (query). */
+                customer_id?: string;
+                /** @description csv: one row per deduction */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report as JSON, or as CSV with `format=csv` (or `Accept: text/csv`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "quarter": "quarter",
+                     *         "from": "from",
+                     *         "to": "to",
+                     *         "customers": [
+                     *           {
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_name": "customer name",
+                     *             "customer_gstin": "customer gstin",
+                     *             "totals": {
+                     *               "amount_paid": 49900,
+                     *               "tds_deducted": 1,
+                     *               "tds_certified": 1,
+                     *               "tds_pending": 1
+                     *             },
+                     *             "rows": [
+                     *               {
+                     *                 "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "invoice_number": "invoice number",
+                     *                 "invoice_date": "invoice date",
+                     *                 "currency": "INR",
+                     *                 "invoice_total": 49900,
+                     *                 "deducted_on": "2026-04-01T00:00:00.000Z",
+                     *                 "amount_paid": 49900,
+                     *                 "tds_amount": 49900,
+                     *                 "status": "certified",
+                     *                 "section": "section",
+                     *                 "payment_code": "payment code",
+                     *                 "certificate_form": "Form 16A",
+                     *                 "certificate_number": "certificate number",
+                     *                 "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "totals": {
+                     *           "amount_paid": 49900,
+                     *           "tds_deducted": 1,
+                     *           "tds_certified": 1,
+                     *           "tds_pending": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            entity_id: string;
+                            quarter: string;
+                            /** @description first day, YYYY-MM-DD */
+                            from: string;
+                            /** @description last day, YYYY-MM-DD */
+                            to: string;
+                            customers: {
+                                /** Format: uuid */
+                                customer_id: string;
+                                customer_name: string | null;
+                                customer_gstin: string | null;
+                                totals: {
+                                    amount_paid: number;
+                                    tds_deducted: number;
+                                    tds_certified: number;
+                                    tds_pending: number;
+                                };
+                                rows: {
+                                    /** Format: uuid */
+                                    invoice_id: string;
+                                    invoice_number: string | null;
+                                    /** @description YYYY-MM-DD, the issue date in the entity’s zone */
+                                    invoice_date: string | null;
+                                    currency: string;
+                                    invoice_total: number;
+                                    /** @description YYYY-MM-DD: the payment’s day, or the day the certificate says the customer deducted */
+                                    deducted_on: string;
+                                    /** @description cash received with this deduction (0 for TDS certified after the payment) */
+                                    amount_paid: number;
+                                    tds_amount: number;
+                                    /**
+                                     * @description certified: a certificate is recorded; pending: withheld with a payment, certificate not yet recorded
+                                     * @enum {string}
+                                     */
+                                    status: "certified" | "pending";
+                                    section: string | null;
+                                    /** @description the Income-tax Act 2025 payment code (mapped for an old section; null when unknown) */
+                                    payment_code: string | null;
+                                    /** @enum {string} */
+                                    certificate_form: "Form 16A" | "Form 131";
+                                    certificate_number: string | null;
+                                    payment_id: string | null;
+                                }[];
+                            }[];
+                            totals: {
+                                amount_paid: number;
+                                tds_deducted: number;
+                                tds_certified: number;
+                                tds_pending: number;
+                            };
+                        };
+                    };
+                    /** @example text */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getLedgerAccount: {
         parameters: {
             query?: never;
@@ -23661,7 +25358,8 @@ export interface operations {
                      *           "role": "viewer",
                      *           "status": "pending",
                      *           "expires_at": "2026-04-01T00:00:00.000Z",
-                     *           "created_at": "2026-04-01T00:00:00.000Z"
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "accept_url": "https://acme.example/webhooks/kosh"
                      *         }
                      *       ],
                      *       "object": "list",
@@ -23730,7 +25428,8 @@ export interface operations {
                      *         "role": "viewer",
                      *         "status": "pending",
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "accept_url": "https://acme.example/webhooks/kosh"
                      *       }
                      *     }
                      */
@@ -23781,7 +25480,8 @@ export interface operations {
                      *         "role": "viewer",
                      *         "status": "pending",
                      *         "expires_at": "2026-04-01T00:00:00.000Z",
-                     *         "created_at": "2026-04-01T00:00:00.000Z"
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "accept_url": "https://acme.example/webhooks/kosh"
                      *       }
                      *     }
                      */
@@ -26537,6 +28237,1109 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getPortalApiPermission: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "cancellation": "disabled",
+                     *         "plan_change": true,
+                     *         "quantity_change": true,
+                     *         "billing_details": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PortalPermissions"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    checkoutPortalApiInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "url": "https://acme.example/webhooks/kosh"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description the hosted checkout page for the invoice */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    cancelPortalApiSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The cancel one of the customer's subscriptions as the tenant allows (at period end, or now with the unused time credited); preview: nothing written request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "too_expensive",
+                 *       "feedback": "feedback",
+                 *       "preview": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    reason?: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other";
+                    feedback?: string;
+                    /**
+                     * @description answer with what the cancellation would do (as the API preview) and write nothing
+                     * @default false
+                     */
+                    preview?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "proration": {
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                     *         },
+                     *         "preview": {
+                     *           "credit_note": {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number",
+                     *             "reference": "reference",
+                     *             "amount": 49900,
+                     *             "subtotal": 49900,
+                     *             "tax_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "tax_type": "tax type",
+                     *             "hsn_code": "998314",
+                     *             "balance": 49900,
+                     *             "currency": "INR",
+                     *             "status": "issued",
+                     *             "reason": "reason",
+                     *             "type": "type",
+                     *             "refund_status": "refund status",
+                     *             "tax_reversal": true,
+                     *             "exchange_rate": "exchange rate",
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "inr_tax_amount": 49900,
+                     *             "inr_total": 49900,
+                     *             "expires_at": "2026-04-01T00:00:00.000Z",
+                     *             "issued_at": "2026-04-01T00:00:00.000Z",
+                     *             "voided_at": "2026-04-01T00:00:00.000Z",
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z",
+                     *             "lines": [
+                     *               {
+                     *                 "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "position": 1,
+                     *                 "hsn_code": "998314",
+                     *                 "tax_rate_bp": 1,
+                     *                 "amount": 49900,
+                     *                 "subtotal": 49900,
+                     *                 "cgst_amount": 49900,
+                     *                 "sgst_amount": 49900,
+                     *                 "igst_amount": 49900,
+                     *                 "tax_amount": 49900
+                     *               }
+                     *             ],
+                     *             "customer": {}
+                     *           },
+                     *           "final_invoice": {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "number": "number",
+                     *             "status": "draft",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "billing_reason": "billing reason",
+                     *             "currency": "INR",
+                     *             "subtotal": 49900,
+                     *             "discount_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_type": "tax type",
+                     *             "utgst": true,
+                     *             "lut": true,
+                     *             "place_of_supply": "place of supply",
+                     *             "total": 49900,
+                     *             "exchange_rate": "exchange rate",
+                     *             "exchange_rate_source": "invoice_currency",
+                     *             "inr_subtotal": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "inr_tax_amount": 49900,
+                     *             "inr_total": 49900,
+                     *             "amount_paid": 49900,
+                     *             "amount_tds": 49900,
+                     *             "amount_credited": 49900,
+                     *             "amount_due": 49900,
+                     *             "period_start": "period start",
+                     *             "period_end": "period end",
+                     *             "issued_at": "2026-04-01T00:00:00.000Z",
+                     *             "due_date": "due date",
+                     *             "paid_at": "2026-04-01T00:00:00.000Z",
+                     *             "voided_at": "2026-04-01T00:00:00.000Z",
+                     *             "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *             "supplier": {
+                     *               "name": "Acme Pro",
+                     *               "legal_name": "Acme Pro",
+                     *               "email": "billing@acme.example",
+                     *               "gstin": "27AAPFU0939F1ZV",
+                     *               "state_code": "27",
+                     *               "country_code": "country code",
+                     *               "address": {}
+                     *             },
+                     *             "customer_details": {
+                     *               "name": "Acme Pro",
+                     *               "legal_name": "Acme Pro",
+                     *               "email": "billing@acme.example",
+                     *               "gstin": "27AAPFU0939F1ZV",
+                     *               "state_code": "27",
+                     *               "country_code": "country code",
+                     *               "address": {}
+                     *             },
+                     *             "memo": "memo",
+                     *             "metadata": {},
+                     *             "collection_method": "send_invoice",
+                     *             "last_payment_error": {
+                     *               "code": "acme-pro",
+                     *               "message": "message"
+                     *             },
+                     *             "lines": [
+                     *               {
+                     *                 "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "position": 1,
+                     *                 "description": "description",
+                     *                 "quantity": 1,
+                     *                 "unit_amount": 49900,
+                     *                 "discount_amount": 49900,
+                     *                 "amount": 49900,
+                     *                 "hsn_code": "998314",
+                     *                 "tax_rate_bp": 1,
+                     *                 "cgst_amount": 49900,
+                     *                 "sgst_amount": 49900,
+                     *                 "igst_amount": 49900,
+                     *                 "tax_amount": 49900,
+                     *                 "total": 49900,
+                     *                 "inr_amount": 49900,
+                     *                 "inr_cgst_amount": 49900,
+                     *                 "inr_sgst_amount": 49900,
+                     *                 "inr_igst_amount": 49900,
+                     *                 "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "period_start": "period start",
+                     *                 "period_end": "period end"
+                     *               }
+                     *             ],
+                     *             "created_at": "2026-04-01T00:00:00.000Z",
+                     *             "updated_at": "2026-04-01T00:00:00.000Z"
+                     *           },
+                     *           "refundable_amount": 49900
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CanceledSubscription"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    quantityPortalApiSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The change the seats of one of the customer's subscriptions, prorated as PATCH /v1/subscriptions/{id}; preview: nothing written request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "quantity": 1,
+                 *       "preview": false
+                 *     }
+                 */
+                "application/json": {
+                    quantity: number;
+                    /** @default false */
+                    preview?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "preview": true,
+                     *         "invoice": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "status": "draft",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "billing_reason": "billing reason",
+                     *           "currency": "INR",
+                     *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "utgst": true,
+                     *           "lut": true,
+                     *           "place_of_supply": "place of supply",
+                     *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "amount_paid": 49900,
+                     *           "amount_tds": 49900,
+                     *           "amount_credited": 49900,
+                     *           "amount_due": 49900,
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "due_date": "due date",
+                     *           "paid_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *           "supplier": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "customer_details": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "memo": "memo",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "description": "description",
+                     *               "quantity": 1,
+                     *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
+                     *               "amount": 49900,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900,
+                     *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
+                     *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "period_start": "period start",
+                     *               "period_end": "period end"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "credit_note": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "reference": "reference",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "tax_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "hsn_code": "998314",
+                     *           "balance": 49900,
+                     *           "currency": "INR",
+                     *           "status": "issued",
+                     *           "reason": "reason",
+                     *           "type": "type",
+                     *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
+                     *           "customer": {}
+                     *         },
+                     *         "proration": {
+                     *           "prorated": true,
+                     *           "changed_at": "2026-04-01T00:00:00.000Z",
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "new_charge": 1,
+                     *           "previous_quantity": 1,
+                     *           "quantity": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionUpdate"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listPortalApiSubscriptionsPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "name": "Acme Pro",
+                     *           "amount": 49900,
+                     *           "interval": "interval"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description the per-unit price in minor units (null for a tiered price) */
+                            amount: number | null;
+                            interval: string;
+                        }[];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    changePlanPortalApiSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The change the plan of one of the customer's subscriptions, prorated as POST /v1/subscriptions/{id}/change-plan; preview: nothing written request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "preview": false
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    plan_id: string;
+                    /** @default false */
+                    preview?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "preview": true,
+                     *         "subscription": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "status": "active",
+                     *           "currency": "INR",
+                     *           "quantity": 1,
+                     *           "gift_code": "gift code",
+                     *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "current_period_start": "current period start",
+                     *           "current_period_end": "current period end",
+                     *           "cancel_at_period_end": true,
+                     *           "trial_start": "trial start",
+                     *           "trial_end": "trial end",
+                     *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *           "paused_at": "2026-04-01T00:00:00.000Z",
+                     *           "ended_at": "2026-04-01T00:00:00.000Z",
+                     *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "cancellation_reason": "too_expensive",
+                     *           "cancellation_feedback": "cancellation feedback",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "invoice": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "status": "draft",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "billing_reason": "billing reason",
+                     *           "currency": "INR",
+                     *           "subtotal": 49900,
+                     *           "discount_amount": 49900,
+                     *           "tax_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "utgst": true,
+                     *           "lut": true,
+                     *           "place_of_supply": "place of supply",
+                     *           "total": 49900,
+                     *           "exchange_rate": "exchange rate",
+                     *           "exchange_rate_source": "invoice_currency",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "amount_paid": 49900,
+                     *           "amount_tds": 49900,
+                     *           "amount_credited": 49900,
+                     *           "amount_due": 49900,
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "due_date": "due date",
+                     *           "paid_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *           "supplier": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "customer_details": {
+                     *             "name": "Acme Pro",
+                     *             "legal_name": "Acme Pro",
+                     *             "email": "billing@acme.example",
+                     *             "gstin": "27AAPFU0939F1ZV",
+                     *             "state_code": "27",
+                     *             "country_code": "country code",
+                     *             "address": {}
+                     *           },
+                     *           "memo": "memo",
+                     *           "metadata": {},
+                     *           "collection_method": "send_invoice",
+                     *           "last_payment_error": {
+                     *             "code": "acme-pro",
+                     *             "message": "message"
+                     *           },
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "description": "description",
+                     *               "quantity": 1,
+                     *               "unit_amount": 49900,
+                     *               "discount_amount": 49900,
+                     *               "amount": 49900,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900,
+                     *               "total": 49900,
+                     *               "inr_amount": 49900,
+                     *               "inr_cgst_amount": 49900,
+                     *               "inr_sgst_amount": 49900,
+                     *               "inr_igst_amount": 49900,
+                     *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "period_start": "period start",
+                     *               "period_end": "period end"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "credit_note": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "reference": "reference",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "tax_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "hsn_code": "998314",
+                     *           "balance": 49900,
+                     *           "currency": "INR",
+                     *           "status": "issued",
+                     *           "reason": "reason",
+                     *           "type": "type",
+                     *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
+                     *           "customer": {}
+                     *         },
+                     *         "proration": {
+                     *           "prorated": true,
+                     *           "changed_at": "2026-04-01T00:00:00.000Z",
+                     *           "period_start": "period start",
+                     *           "period_end": "period end",
+                     *           "remaining_days": 1,
+                     *           "period_days": 1,
+                     *           "unused_value": 1,
+                     *           "unused_credit": 1,
+                     *           "credit_capped": true,
+                     *           "new_charge": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionPlanChange"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updatePortalApiBillingDetail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The update the customer's GSTIN, billing address and billing e-mail (validated as PATCH /v1/customers/{id}) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "billing@acme.example",
+                 *       "gstin": "27AAPFU0939F1ZV",
+                 *       "billing_address": {
+                 *         "line1": "line1",
+                 *         "line2": "line2",
+                 *         "city": "city",
+                 *         "state_code": "27",
+                 *         "postal_code": "postal code",
+                 *         "country": "IN"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: email */
+                    email?: string;
+                    gstin?: string | null;
+                    billing_address?: {
+                        line1?: string | null;
+                        line2?: string | null;
+                        city?: string | null;
+                        state_code?: string | null;
+                        postal_code?: string | null;
+                        country?: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "email": "billing@acme.example",
+                     *         "name": "Acme Pro",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "phone": "+919800000000",
+                     *         "gstin": "27AAPFU0939F1ZV",
+                     *         "billing_address": {
+                     *           "line1": "line1",
+                     *           "line2": "line2",
+                     *           "city": "city",
+                     *           "state_code": "27",
+                     *           "postal_code": "postal code",
+                     *           "country": "IN"
+                     *         },
+                     *         "sez": true,
+                     *         "metadata": {},
+                     *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Customer"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listPortalApiCreditNotes: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "number": "number",
+                     *           "reference": "reference",
+                     *           "amount": 49900,
+                     *           "subtotal": 49900,
+                     *           "tax_amount": 49900,
+                     *           "igst_amount": 49900,
+                     *           "cgst_amount": 49900,
+                     *           "sgst_amount": 49900,
+                     *           "tax_type": "tax type",
+                     *           "hsn_code": "998314",
+                     *           "balance": 49900,
+                     *           "currency": "INR",
+                     *           "status": "issued",
+                     *           "reason": "reason",
+                     *           "type": "type",
+                     *           "refund_status": "refund status",
+                     *           "tax_reversal": true,
+                     *           "exchange_rate": "exchange rate",
+                     *           "inr_subtotal": 49900,
+                     *           "inr_cgst_amount": 49900,
+                     *           "inr_sgst_amount": 49900,
+                     *           "inr_igst_amount": 49900,
+                     *           "inr_tax_amount": 49900,
+                     *           "inr_total": 49900,
+                     *           "expires_at": "2026-04-01T00:00:00.000Z",
+                     *           "issued_at": "2026-04-01T00:00:00.000Z",
+                     *           "voided_at": "2026-04-01T00:00:00.000Z",
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z",
+                     *           "lines": [
+                     *             {
+                     *               "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "invoice_line_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "position": 1,
+                     *               "hsn_code": "998314",
+                     *               "tax_rate_bp": 1,
+                     *               "amount": 49900,
+                     *               "subtotal": 49900,
+                     *               "cgst_amount": 49900,
+                     *               "sgst_amount": 49900,
+                     *               "igst_amount": 49900,
+                     *               "tax_amount": 49900
+                     *             }
+                     *           ],
+                     *           "customer": {}
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditNote"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPortalApiCreditNotesPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The credit note as a PDF */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example text */
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPortalApiStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement as CSV */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example text */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     onPlanCreated: {
         parameters: {
             query?: never;
@@ -26589,6 +29392,21 @@ export interface operations {
                  *               ],
                  *               "package_size": 1,
                  *               "metric_code": "metric code",
+                 *               "dimension_prices": [
+                 *                 {
+                 *                   "match": {},
+                 *                   "unit_amount": 49900,
+                 *                   "package_size": 1,
+                 *                   "tiers_mode": "graduated",
+                 *                   "tiers": [
+                 *                     {
+                 *                       "up_to": 1,
+                 *                       "unit_amount": 49900,
+                 *                       "flat_amount": 49900
+                 *                     }
+                 *                   ]
+                 *                 }
+                 *               ],
                  *               "hsn_code": "998314",
                  *               "active": true,
                  *               "archived_at": "2026-04-01T00:00:00.000Z",
@@ -26685,6 +29503,21 @@ export interface operations {
                  *               ],
                  *               "package_size": 1,
                  *               "metric_code": "metric code",
+                 *               "dimension_prices": [
+                 *                 {
+                 *                   "match": {},
+                 *                   "unit_amount": 49900,
+                 *                   "package_size": 1,
+                 *                   "tiers_mode": "graduated",
+                 *                   "tiers": [
+                 *                     {
+                 *                       "up_to": 1,
+                 *                       "unit_amount": 49900,
+                 *                       "flat_amount": 49900
+                 *                     }
+                 *                   ]
+                 *                 }
+                 *               ],
                  *               "hsn_code": "998314",
                  *               "active": true,
                  *               "archived_at": "2026-04-01T00:00:00.000Z",
@@ -26763,6 +29596,21 @@ export interface operations {
                  *           ],
                  *           "package_size": 1,
                  *           "metric_code": "metric code",
+                 *           "dimension_prices": [
+                 *             {
+                 *               "match": {},
+                 *               "unit_amount": 49900,
+                 *               "package_size": 1,
+                 *               "tiers_mode": "graduated",
+                 *               "tiers": [
+                 *                 {
+                 *                   "up_to": 1,
+                 *                   "unit_amount": 49900,
+                 *                   "flat_amount": 49900
+                 *                 }
+                 *               ]
+                 *             }
+                 *           ],
                  *           "hsn_code": "998314",
                  *           "active": true,
                  *           "archived_at": "2026-04-01T00:00:00.000Z",
@@ -26837,6 +29685,21 @@ export interface operations {
                  *           ],
                  *           "package_size": 1,
                  *           "metric_code": "metric code",
+                 *           "dimension_prices": [
+                 *             {
+                 *               "match": {},
+                 *               "unit_amount": 49900,
+                 *               "package_size": 1,
+                 *               "tiers_mode": "graduated",
+                 *               "tiers": [
+                 *                 {
+                 *                   "up_to": 1,
+                 *                   "unit_amount": 49900,
+                 *                   "flat_amount": 49900
+                 *                 }
+                 *               ]
+                 *             }
+                 *           ],
                  *           "hsn_code": "998314",
                  *           "active": true,
                  *           "archived_at": "2026-04-01T00:00:00.000Z",
@@ -27218,6 +30081,12 @@ export interface operations {
                  *           "functional_currency": "functional currency",
                  *           "aato_band": "up_to_5_crore",
                  *           "number_series_reset": "never",
+                 *           "emandate": {
+                 *             "category": "standard",
+                 *             "afa_limit": 1,
+                 *             "afa_free_limit": 1,
+                 *             "grievance_contact": "grievance contact"
+                 *           },
                  *           "einvoicing": {
                  *             "enabled": true,
                  *             "provider": "sandbox",
@@ -32119,6 +34988,195 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionItemCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `subscription_item.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "subscription_item.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "subscription_item",
+                 *           "kind": "plan",
+                 *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "quantity": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "subscription_item.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["SubscriptionItem"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionItemUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `subscription_item.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "subscription_item.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "subscription_item",
+                 *           "kind": "plan",
+                 *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "quantity": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "subscription_item.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["SubscriptionItem"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionItemDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `subscription_item.deleted` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "subscription_item.deleted",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "subscription_item",
+                 *           "kind": "plan",
+                 *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "quantity": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "subscription_item.deleted";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["SubscriptionItem"];
                     };
                 };
             };

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx, ReadCtx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors, isKoshError } from '../../platform/errors.js';
 import { isUuid } from '../../platform/http/server.js';
 import {

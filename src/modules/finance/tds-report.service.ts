@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Ctx, ReadCtx } from '../../platform/context.js';
+import type { ReadCtx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { findEntity } from '../entities/index.js';
 import { localDate, startOfLocalDay } from '../tax/index.js';

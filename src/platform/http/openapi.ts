@@ -249,7 +249,7 @@ function numberExample(schema: Schema, field: string | undefined, integer: boole
 /** A value that validates against `schema` (best effort), realistic where the field name tells. */
 // eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export function exampleOf(schema: Schema | undefined, resolve: Resolver, field?: string, depth = 0): unknown {
-  if (!schema || depth > 12) return null;
+  if (!schema || depth > 24) return null;
   if (typeof schema.$ref === 'string') return exampleOf(resolve(schema.$ref), resolve, field, depth + 1);
   if ('example' in schema) return schema.example;
   if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0];
