@@ -259,7 +259,7 @@ describe('checkout handed over while a mandate debit is scheduled (decision 0196
     expect(attempts.find((a) => a.status === 'succeeded')!.payment_id).toBe(payments[0].id);
     await t.kosh.worker.drain();
     const mails = sink.messages.filter((m) => m.subject.includes(`invoice ${invoice.number}`)).map((m) => m.subject);
-    expect(mails.some((s) => s.startsWith('Upcoming UPI AutoPay debit'))).toBe(true);
+    expect(mails.some((s) => s.startsWith('Upcoming mandate debit'))).toBe(true);
     expect(mails).toContain(`UPI AutoPay debit for invoice ${invoice.number} canceled`);
     const canceledMail = sink.messages.find((m) => m.subject === `UPI AutoPay debit for invoice ${invoice.number} canceled`)!;
     expect(canceledMail.text).toContain('will not be made: the invoice was paid on the Razorpay checkout page');
@@ -345,7 +345,7 @@ describe.skipIf(!hasChromium)(`checkout handed over, in Chromium${chromiumSkipNo
       await page.locator('[data-paid]').waitFor();
       expect(page.url()).toMatch(/\/return\?/);
       expect(await page.locator('h1').innerText()).toBe(`Invoice ${invoice.number}`);
-      if (provider === 'razorpay') expect(await page.locator('[data-tax=cgst]').innerText()).toBe('INR 31.50');
+      if (provider === 'razorpay') expect(await page.locator('[data-tax=cgst]').innerText()).toBe('₹31.50');
       await page.screenshot({ path: `test-output/checkout-${provider}-paid.png`, fullPage: true });
     } finally {
       await context.close();

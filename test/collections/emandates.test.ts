@@ -199,7 +199,7 @@ describe('the pre-debit notice, the skip link and the post-debit notice', () => 
     const shown = await t.call({ method: 'GET', url: link! });
     expect(shown.status).toBe(200);
     expect(shown.text).toContain('Skip this debit');
-    expect(shown.text).toContain('INR 11,800.00');
+    expect(shown.text).toContain('₹11,800.00');
     expect((await attemptsOf(inv.id))[0].status).toBe('pending');
 
     const skipped = await t.call({ method: 'POST', url: link!, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });

@@ -214,15 +214,26 @@ export async function cancelNoticeAttempt(
   reason: { code: string; message: string },
   now: Date,
 ): Promise<AttemptRow | undefined> {
-  return tx
+  return cancelAttemptInNotice(tx, tenantId, { invoice_id: invoiceId }, reason, now);
+}
+
+/** The guarded `notice` → `canceled` transition of the one attempt `which` names, with why. */
+function cancelAttemptInNotice(
+  tx: Tx,
+  tenantId: string,
+  which: { invoice_id: string } | { id: string; skip_token_hash: string },
+  reason: { code: string; message: string },
+  now: Date,
+): Promise<AttemptRow | undefined> {
+  let query = tx
     .updateTable('payment_attempts')
     .set({ status: 'canceled', pending_reason: null, failure_code: reason.code, failure_message: reason.message, updated_at: now })
     .where('tenant_id', '=', tenantId)
-    .where('invoice_id', '=', invoiceId)
     .where('status', 'in', attemptTransitions.cancel.from)
-    .where('pending_reason', '=', 'notice')
-    .returningAll()
-    .executeTakeFirst();
+    .where('pending_reason', '=', 'notice');
+  if ('invoice_id' in which) query = query.where('invoice_id', '=', which.invoice_id);
+  else query = query.where('id', '=', which.id).where('skip_token_hash', '=', which.skip_token_hash);
+  return query.returningAll().executeTakeFirst();
 }
 
 /** Pending attempts of every tenant whose time has come (the resolver's sweep). */
@@ -527,14 +538,5 @@ export async function skipNoticeAttempt(
   reason: { code: string; message: string },
   now: Date,
 ): Promise<AttemptRow | undefined> {
-  return tx
-    .updateTable('payment_attempts')
-    .set({ status: 'canceled', pending_reason: null, failure_code: reason.code, failure_message: reason.message, updated_at: now })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .where('skip_token_hash', '=', tokenHash)
-    .where('status', 'in', attemptTransitions.cancel.from)
-    .where('pending_reason', '=', 'notice')
-    .returningAll()
-    .executeTakeFirst();
+  return cancelAttemptInNotice(tx, tenantId, { id, skip_token_hash: tokenHash }, reason, now);
 }
