@@ -13,6 +13,22 @@ UPDATE invoice_tds_certificates
 UPDATE invoice_tds_certificates
    SET certificate_form = CASE WHEN deducted_on >= '2026-04-01' THEN 'Form 131' ELSE 'Form 16A' END;
 
+-- The previous release records certificates without these columns during a rolling upgrade: a
+-- BEFORE INSERT trigger fills them as the backfill above does (the day it is recorded in India).
+CREATE FUNCTION kosh_fill_tds_certificate_dates() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.deducted_on IS NULL THEN
+    NEW.deducted_on := to_char(COALESCE(NEW.created_at, now()) AT TIME ZONE 'Asia/Kolkata', 'YYYY-MM-DD');
+  END IF;
+  IF NEW.certificate_form IS NULL THEN
+    NEW.certificate_form := CASE WHEN NEW.deducted_on >= '2026-04-01' THEN 'Form 131' ELSE 'Form 16A' END;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER invoice_tds_certificates_fill BEFORE INSERT ON invoice_tds_certificates
+  FOR EACH ROW EXECUTE FUNCTION kosh_fill_tds_certificate_dates();
+
+-- contract: safe during a rolling upgrade: the trigger above fills both for the previous release's inserts
 ALTER TABLE invoice_tds_certificates
   ALTER COLUMN deducted_on SET NOT NULL,
   ALTER COLUMN certificate_form SET NOT NULL;

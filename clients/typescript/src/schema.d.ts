@@ -22509,8 +22509,8 @@ export interface operations {
                  *       "set_default": true,
                  *       "mandate": {
                  *         "max_amount": 49900,
-                 *         "valid_from": "2026-04-01T00:00:00.000Z",
-                 *         "valid_until": "2026-04-01T00:00:00.000Z",
+                 *         "valid_from": "2026-04-01T00:00:00+05:30",
+                 *         "valid_until": "2031-03-31T23:59:59+05:30",
                  *         "frequency": "one_time"
                  *       }
                  *     }
@@ -22526,9 +22526,13 @@ export interface operations {
                         /**
                          * Format: date-time
                          * @description defaults to the registration
+                         * @example 2026-04-01T00:00:00+05:30
                          */
                         valid_from?: string;
-                        /** @description null or absent: until withdrawn */
+                        /**
+                         * @description null or absent: until withdrawn
+                         * @example 2031-03-31T23:59:59+05:30
+                         */
                         valid_until?: string | null;
                         /** @enum {string} */
                         frequency: "one_time" | "daily" | "weekly" | "fortnightly" | "monthly" | "bimonthly" | "quarterly" | "half_yearly" | "yearly" | "as_presented";

@@ -77,7 +77,10 @@ async function changeItems(ctx: Ctx, id: string, behavior: ProrationBehavior, mu
     }
   }
   const updated = await transitionSubscription(ctx.tx, ctx.tenantId, id, 'change_items', patch);
-  await emitEvent(ctx, `subscription_item.${change.event}`, { ...change.item, ...(change.previous ? { previous_attributes: change.previous } : {}) });
+  const object = { ...change.item, ...(change.previous ? { previous_attributes: change.previous } : {}) };
+  if (change.event === 'created') await emitEvent(ctx, 'subscription_item.created', object);
+  else if (change.event === 'updated') await emitEvent(ctx, 'subscription_item.updated', object);
+  else await emitEvent(ctx, 'subscription_item.deleted', object);
   return {
     preview,
     item: change.item,

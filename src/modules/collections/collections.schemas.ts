@@ -30,8 +30,13 @@ export type GatewayConnection = z.infer<typeof connectionSchema>;
 export const mandateTermsInput = z
   .object({
     max_amount: z.int().positive().max(1_000_000_000_00).describe('the most one debit may take, in the minor unit'),
-    valid_from: z.iso.datetime({ offset: true }).optional().describe('defaults to the registration'),
-    valid_until: z.iso.datetime({ offset: true }).nullable().optional().describe('null or absent: until withdrawn'),
+    valid_from: z.iso.datetime({ offset: true }).optional().describe('defaults to the registration').meta({ example: '2026-04-01T00:00:00+05:30' }),
+    valid_until: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .optional()
+      .describe('null or absent: until withdrawn')
+      .meta({ example: '2031-03-31T23:59:59+05:30' }),
     frequency: z.enum(MANDATE_FREQUENCIES),
   })
   .refine((m) => !m.valid_until || !m.valid_from || Date.parse(m.valid_until) > Date.parse(m.valid_from), {

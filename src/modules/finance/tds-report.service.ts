@@ -17,7 +17,8 @@ export const tdsReportQuery = z.object({
   quarter: z
     .string()
     .regex(/^\d{4}-\d{2}-Q[1-4]$/, 'must be a financial year and its quarter, e.g. 2026-27-Q1 (April–June 2026)')
-    .describe('financial year and TDS quarter: 2026-27-Q1 is April–June 2026, 2026-27-Q4 January–March 2027'),
+    .describe('financial year and TDS quarter: 2026-27-Q1 is April–June 2026, 2026-27-Q4 January–March 2027')
+    .meta({ example: '2026-27-Q1' }),
   customer_id: z.uuid().optional(),
   format: z.enum(['json', 'csv']).optional().describe('csv: one row per deduction'),
 });
