@@ -20,8 +20,10 @@ const TEMPLATE_LABELS: Record<TemplateName, string> = {
   credit_note_issued: 'Credit note issued',
   dunning_reminder: 'Dunning reminder',
   dunning_final_notice: 'Dunning final notice',
-  mandate_pre_debit: 'UPI AutoPay pre-debit notice',
-  mandate_debit_canceled: 'UPI AutoPay debit canceled',
+  mandate_pre_debit: 'Mandate pre-debit notice',
+  mandate_debit_canceled: 'Mandate debit canceled',
+  mandate_post_debit: 'Mandate post-debit notice',
+  mandate_pay_link: 'Mandate debit refused: pay link',
 };
 
 const NOTIFICATION_LABELS: Record<NotificationKind, string> = {
