@@ -16,8 +16,27 @@ export type ProviderResponse =
   | { kind: 'ok'; status: number; body: unknown }
   /** The provider answered 4xx: a definite refusal with its error body. */
   | { kind: 'refused'; status: number; body: unknown }
-  /** 5xx, 429, timeout or no connection: whether anything happened is not known. */
-  | { kind: 'unreadable'; reason: string };
+  /**
+   * 5xx, 429, timeout or a connection that failed: whether anything happened is not known, except
+   * when `notSent` — the connection failed before a byte of the request left (refused, no DNS, no
+   * route), so the provider never saw it.
+   */
+  | { kind: 'unreadable'; reason: string; notSent?: true };
+
+/**
+ * Socket errors raised before a single byte of a request left: the connection was refused, the
+ * host name did not resolve, no route to the host. The provider never saw such a request.
+ */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Whether an exception (or its `cause`, as fetch's "fetch failed" carries it) is a connection that never sent the request. */
+export function failedBeforeSending(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return true;
+  }
+  return false;
+}
 
 export async function sendJson(input: {
   url: string;
@@ -47,8 +66,10 @@ export async function sendJson(input: {
     }
     return response.status >= 400 ? { kind: 'refused', status: response.status, body } : { kind: 'ok', status: response.status, body };
   } catch (error) {
-    const reason = controller.signal.aborted ? `timeout: ${(controller.signal.reason as Error).message}` : `connection: ${(error as Error).message}`;
-    return { kind: 'unreadable', reason };
+    if (controller.signal.aborted) return { kind: 'unreadable', reason: `timeout: ${(controller.signal.reason as Error).message}` };
+    const cause = (error as { cause?: { code?: unknown } }).cause;
+    const reason = `connection: ${(error as Error).message}${typeof cause?.code === 'string' ? ` (${cause.code})` : ''}`;
+    return failedBeforeSending(error) ? { kind: 'unreadable', reason, notSent: true } : { kind: 'unreadable', reason };
   } finally {
     clearTimeout(timer);
   }

@@ -234,12 +234,72 @@ describe('razorpay gateway', () => {
       expect(server.requestsTo('POST', '/v1/payments/create/recurring')).toHaveLength(1);
     });
 
-    it('answers unknown when Razorpay does not answer within the timeout', async () => {
+    it('answers a retryable failure when Razorpay times out before any debit was sent (only the order lookups hung)', async () => {
       const method = await card();
       server.fault({ path: /^\/v1\//, kind: 'hang', ms: 5_000, times: 100 });
       const outcome = await razorpayAdapter.charge(ctx({ timeoutMs: 50 }), chargeInput(method));
-      expect(outcome).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/timeout: no answer within 50 ms/) });
+      expect(outcome).toMatchObject({
+        status: 'failed',
+        gatewayPaymentId: null,
+        failureCode: 'gateway_unreachable',
+        failureMessage: expect.stringMatching(/nothing was charged \(timeout: no answer within 50 ms\)/),
+      });
       expect(server.requestsTo('GET', '/v1/orders')).toHaveLength(3);
+      expect(server.requestsTo('POST', '/v1/payments/create/recurring')).toHaveLength(0);
+    });
+  });
+
+  describe('charge: what an exception means (issue #27, decision 0531)', () => {
+    it('answers a retryable failure, not unknown, when every connection is refused before anything is sent', async () => {
+      const input = chargeInput(await card());
+      server.requests.length = 0;
+      await server.setRefusingConnections(true);
+      try {
+        expect(await razorpayAdapter.charge(ctx(), input)).toMatchObject({
+          status: 'failed',
+          gatewayPaymentId: null,
+          failureCode: 'gateway_unreachable',
+          failureMessage: expect.stringMatching(/nothing was charged \(connection: fetch failed \(ECONNREFUSED\)\)/),
+        });
+      } finally {
+        await server.setRefusingConnections(false);
+      }
+      expect(server.requests).toHaveLength(0);
+      // Razorpay never saw the receipt: a later attempt charges afresh.
+      expect(await razorpayAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({
+        status: 'not_found',
+      });
+    });
+
+    it('answers unknown when a debit request was sent and its connection reset, and lookupCharge finds the one debit', async () => {
+      const input = chargeInput(await card());
+      // The debit is taken, its answer is cut; every look that follows is cut too.
+      server.fault({ method: 'POST', path: '/v1/payments/create/recurring', kind: 'reset', afterProcessing: true });
+      server.fault({ method: 'GET', path: '/v1/orders', kind: 'reset', skip: 1, times: 100 });
+      const outcome = await razorpayAdapter.charge(ctx(), input);
+      expect(outcome).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/^connection: fetch failed/) });
+      server.clearFaults();
+      const debits = [...server.payments.values()].filter((p) => p.notes.attempt_id === input.metadata.attempt_id);
+      expect(debits).toHaveLength(1);
+      expect(await razorpayAdapter.lookupCharge(ctx(), { idempotencyKey: input.idempotencyKey, gatewayPaymentId: null, metadata: input.metadata })).toEqual({
+        status: 'succeeded',
+        gatewayPaymentId: debits[0]!.id,
+        paymentType: 'card',
+      });
+    });
+
+    it('answers unknown when the debit request was refused only after an earlier try may have reached Razorpay', async () => {
+      const input = chargeInput(await card());
+      // Try 1: the debit hangs past the timeout (it may have arrived); tries 2 and 3: nothing listens.
+      server.fault({ method: 'POST', path: '/v1/payments/create/recurring', kind: 'hang', ms: 5_000 });
+      const charging = razorpayAdapter.charge(ctx({ timeoutMs: 100 }), input);
+      while (server.requestsTo('POST', '/v1/payments/create/recurring').length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+      await server.setRefusingConnections(true);
+      try {
+        expect(await charging).toMatchObject({ status: 'unknown' });
+      } finally {
+        await server.setRefusingConnections(false);
+      }
     });
   });
 
@@ -266,7 +326,12 @@ describe('razorpay gateway', () => {
         await sentSoFar(3);
         await vi.advanceTimersByTimeAsync(10_000);
         await charging;
-        expect(outcome).toMatchObject({ status: 'unknown', reason: 'timeout: no answer within 10000 ms' });
+        // Three order lookups cut, no debit ever sent: nothing was charged.
+        expect(outcome).toMatchObject({
+          status: 'failed',
+          failureCode: 'gateway_unreachable',
+          failureMessage: expect.stringMatching(/timeout: no answer within 10000 ms/),
+        });
         expect(server.requests.map((r) => r.query.get('receipt'))).toEqual(Array(3).fill(referenceFromKey(input.idempotencyKey)));
       } finally {
         vi.useRealTimers();

@@ -163,7 +163,10 @@ function notesFor(idempotencyKey: string, metadata: Record<string, string>): Rec
   return { ...metadata, kosh_idempotency_key: idempotencyKey };
 }
 
-async function chargeStep(ctx: GatewayCallContext, input: ChargeInput, receipt: string): Step<ChargeOutcome> {
+/** Across the tries of one charge: whether a debit request may have reached Razorpay. */
+type ChargeTries = { debitMayHaveReached: boolean };
+
+async function chargeStep(ctx: GatewayCallContext, input: ChargeInput, receipt: string, tries: ChargeTries): Step<ChargeOutcome> {
   const existing = await findOrderByReceipt(ctx, receipt);
   if ('retry' in existing) return existing;
   let order = existing.done;
@@ -206,7 +209,12 @@ async function chargeStep(ctx: GatewayCallContext, input: ChargeInput, receipt: 
     description: input.description,
     notes: notesFor(input.idempotencyKey, input.metadata),
   });
-  if (paid.kind === 'unreadable') return { retry: paid.reason };
+  if (paid.kind === 'unreadable') {
+    // An order alone moves no money; only a debit request that may have arrived can have charged.
+    if (!paid.notSent) tries.debitMayHaveReached = true;
+    return { retry: paid.reason };
+  }
+  tries.debitMayHaveReached = true;
   if (paid.kind === 'refused') {
     const error = errorOf(paid.body);
     const paymentId = typeof error.metadata?.payment_id === 'string' ? error.metadata.payment_id : null;
@@ -399,9 +407,19 @@ export const razorpayAdapter: GatewayAdapter = {
 
   async charge(ctx, input) {
     const receipt = referenceFromKey(input.idempotencyKey);
+    const tries: ChargeTries = { debitMayHaveReached: false };
     try {
-      const result = await withRetries(() => chargeStep(ctx, input, receipt));
-      return 'done' in result ? result.done : { status: 'unknown', reason: result.unresolved };
+      const result = await withRetries(() => chargeStep(ctx, input, receipt, tries));
+      if ('done' in result) return result.done;
+      if (tries.debitMayHaveReached) return { status: 'unknown', reason: result.unresolved };
+      // No debit request ever arrived (refused connections, unreadable order calls): nothing was
+      // charged, a failed attempt the retry schedule tries again (decision 0531).
+      return {
+        status: 'failed',
+        gatewayPaymentId: null,
+        failureCode: 'gateway_unreachable',
+        failureMessage: `no debit reached the payment gateway; nothing was charged (${result.unresolved})`,
+      };
     } catch (error) {
       if (error instanceof RefusedError) return { status: 'failed', gatewayPaymentId: null, ...failureOf(error.error) };
       throw error;

@@ -8,7 +8,7 @@ import {
   type GatewayWebhookEvent,
   type RefundOutcome,
 } from './gateway.js';
-import { GATEWAY_MAX_ATTEMPTS, gatewayRefused, gatewayUnavailable, isGatewayOrNetworkError, withRetries } from './gateway-http.js';
+import { GATEWAY_MAX_ATTEMPTS, failedBeforeSending, gatewayRefused, gatewayUnavailable, isGatewayOrNetworkError, withRetries } from './gateway-http.js';
 
 /**
  * Stripe through the official `stripe` SDK, pointed at the configured base URL (host, port and
@@ -65,16 +65,8 @@ function isDefiniteRefusal(error: unknown): error is Stripe.errors.StripeError {
   return status >= 400 && status < 500 && status !== 409 && status !== 429;
 }
 
-/**
- * Socket errors raised before a single byte of the request left: the connection was refused, the
- * host name did not resolve, no route to the host. Stripe never saw such a request.
- */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
 function neverSent(error: unknown): boolean {
-  if (!(error instanceof Stripe.errors.StripeConnectionError)) return false;
-  const code = (error.detail as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && NOT_SENT_CODES.has(code);
+  return error instanceof Stripe.errors.StripeConnectionError && failedBeforeSending(error.detail);
 }
 
 /** What Stripe did with a POST that moves money, tried up to GATEWAY_MAX_ATTEMPTS times with one key. */
