@@ -17,6 +17,8 @@ import { accessTokenFor } from './index.js';
 import { majorUnitsText } from './amounts.js';
 import { localDate, zoneOf } from './dates.js';
 import { taxKey } from './providers/provider.js';
+import { customerMaster } from './tally.js';
+import type { Customer } from '../customers/index.js';
 
 let sandbox: AccountingSandbox;
 let t: TestKosh;
@@ -644,6 +646,35 @@ describe('GET /v1/accounting/export/tally', () => {
   it("shows another tenant nothing of this tenant's books", async () => {
     const res = await other.api('GET', '/v1/accounting/export/tally?from=2026-04-01&to=2026-04-30');
     expect(res.text).not.toContain('<VOUCHER ');
+  });
+
+  describe('party ledgers', () => {
+    const ledgerOf = (customer: Partial<Customer>) =>
+      parser.parse(
+        `<ENVELOPE>${customerMaster({ name: null, gstin: null, sez: false, billing_address: null, email: 'p@example.com', ...customer } as Customer)}</ENVELOPE>`,
+      ).ENVELOPE.TALLYMESSAGE[0].LEDGER;
+
+    it('marks an SEZ unit Regular with ISSEZPARTY, a domestic registered party Regular without it', () => {
+      expect(ledgerOf({ gstin: '29AABCS1234F1Z5', sez: true })).toMatchObject({
+        PARTYGSTIN: '29AABCS1234F1Z5',
+        GSTREGISTRATIONTYPE: 'Regular',
+        ISSEZPARTY: 'Yes',
+        LEDSTATENAME: 'Karnataka',
+        COUNTRYNAME: 'India',
+      });
+      expect(ledgerOf({ gstin: '27AABCS1234F1Z5' })).toMatchObject({ GSTREGISTRATIONTYPE: 'Regular', ISSEZPARTY: 'No', LEDSTATENAME: 'Maharashtra' });
+    });
+
+    it('names an overseas customer’s country in words and gives it no Indian state', () => {
+      const ledger = ledgerOf({ billing_address: { line1: '1 Main St', line2: null, city: 'Austin', state_code: null, postal_code: '73301', country: 'US' } });
+      expect(ledger).toMatchObject({
+        GSTREGISTRATIONTYPE: 'Unregistered/Consumer',
+        ISSEZPARTY: 'No',
+        COUNTRYNAME: 'United States',
+        COUNTRYOFRESIDENCE: 'United States',
+      });
+      expect(ledger.LEDSTATENAME).toBeUndefined();
+    });
   });
 });
 

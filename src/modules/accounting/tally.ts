@@ -142,14 +142,25 @@ function fixedLedgerMaster(l: TallyLedger): string {
   return ledgerMaster(l.name, l.parent, l.dutyHead ? tag('TAXTYPE', 'GST') + tag('GSTDUTYHEAD', l.dutyHead) : '');
 }
 
-function customerMaster(customer: Customer): string {
+const REGION_NAMES = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/**
+ * A customer's party ledger. GST registration as Tally records it: `Regular` with the GSTIN, an SEZ
+ * unit or developer also `ISSEZPARTY` (TallyPrime's "Regular – SEZ"), so Tally's GSTR-1 puts its
+ * invoices in the SEZ tables; without a GSTIN `Unregistered/Consumer`. An overseas customer has its
+ * country by name (Tally's masters name countries, not ISO codes) and no Indian state.
+ */
+export function customerMaster(customer: Customer): string {
   const state = gstState(customerStateCode(customer));
-  const country = customer.billing_address?.country && customer.billing_address.country !== 'IN' ? customer.billing_address.country : 'India';
+  const code = customer.billing_address?.country;
+  const country = code && code !== 'IN' ? (REGION_NAMES.of(code) ?? code) : 'India';
   const extra =
     tag('ISBILLWISEON', 'Yes') +
     (customer.gstin ? tag('PARTYGSTIN', customer.gstin) + tag('GSTREGISTRATIONTYPE', 'Regular') : tag('GSTREGISTRATIONTYPE', 'Unregistered/Consumer')) +
+    tag('ISSEZPARTY', customer.sez ? 'Yes' : 'No') +
     (state ? tag('LEDSTATENAME', state.name) : '') +
     tag('COUNTRYNAME', country) +
+    tag('COUNTRYOFRESIDENCE', country) +
     tag('EMAIL', customer.email);
   return ledgerMaster(partyLedgerName(customer), 'Sundry Debtors', extra);
 }
