@@ -146,6 +146,74 @@ describe('test clocks', () => {
     });
   });
 
+  describe('sweeps beyond billing', () => {
+    it('expires a clock customer’s credit note and grant and recognizes its revenue only when the clock reaches the day; the real worker does the same for a customer off the clock', async () => {
+      const plan = await createPlan(tenant, { amount: 100_000 });
+      const clock = await newClock(REAL_NOW);
+      const onClock = await clockCustomer(clock);
+      const offClock = await clockCustomer(null);
+      const expiresAt = '2026-12-10T00:00:00.000Z';
+      const setUp = async (customer: string) => {
+        const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id });
+        const note = await tenant.api('POST', '/v1/credit-notes', {
+          customer_id: customer,
+          amount: 11_800,
+          tax_reversal: false,
+          reason: 'goodwill',
+          expires_at: expiresAt,
+        });
+        expect(note.status, note.text).toBe(201);
+        expect(note.body.data.status).toBe('issued');
+        const grant = await tenant.api('POST', `/v1/customers/${customer}/credit-grants`, {
+          amount: 5_000,
+          currency: 'INR',
+          category: 'promotional',
+          expires_at: expiresAt,
+        });
+        expect(grant.status, grant.text).toBe(201);
+        const [invoice] = await invoicesOf(tenant, sub.id);
+        return { note: note.body.data.id as string, grant: grant.body.data.id as string, invoice: invoice.id as string };
+      };
+      const on = await setUp(onClock);
+      const off = await setUp(offClock);
+      const statuses = async (of: { note: string; grant: string; invoice: string }, customer: string) => {
+        const note = (await tenant.api('GET', `/v1/credit-notes/${of.note}`)).body.data.status;
+        const grants = (await tenant.api('GET', `/v1/customers/${customer}/credit-grants`)).body.data;
+        const schedule = await t.database.db
+          .selectFrom('revenue_schedules')
+          .select(['recognized_days'])
+          .where('tenant_id', '=', tenant.tenantId)
+          .where('invoice_id', '=', of.invoice)
+          .executeTakeFirstOrThrow();
+        return { note, grant: grants.find((g: { id: string }) => g.id === of.grant).status, recognized_days: Number(schedule.recognized_days) };
+      };
+      expect(await statuses(on, onClock)).toEqual({ note: 'issued', grant: 'active', recognized_days: 0 });
+
+      // The real worker on 15 December: the customer off the clock's note and grant expire (10 December
+      // passed) and its revenue is recognized for the whole days since 27 November 12:00 — day d is
+      // recognized once period_start + (d + 1) days ≤ now: 27 Nov 12:00 + 17 days = 14 Dec 12:00 ≤
+      // 15 Dec 00:00 < 15 Dec 12:00, so 17 days. The clock's customer is untouched.
+      t.clock.set('2026-12-15T00:00:00.000Z');
+      try {
+        await t.kosh.worker.drain();
+        expect(await statuses(off, offClock)).toEqual({ note: 'expired', grant: 'expired', recognized_days: 17 });
+        expect(await statuses(on, onClock)).toEqual({ note: 'issued', grant: 'active', recognized_days: 0 });
+
+        // The clock to 5 December: 7 whole days (27 Nov 12:00 + 8 days = 5 Dec 12:00 > 5 Dec 00:00), nothing expired yet.
+        await advance(clock, '2026-12-05T00:00:00.000Z');
+        expect(await statuses(on, onClock)).toEqual({ note: 'issued', grant: 'active', recognized_days: 7 });
+        // Then to 15 December, as the real worker did for the other customer.
+        await advance(clock, '2026-12-15T00:00:00.000Z');
+        expect(await statuses(on, onClock)).toEqual({ note: 'expired', grant: 'expired', recognized_days: 17 });
+        const expired = (await tenant.api('GET', `/v1/events?type=credit_note.expired&object_id=${on.note}`)).body.data;
+        expect(expired).toHaveLength(1);
+        expect(expired[0]).toMatchObject({ test_clock_id: clock });
+      } finally {
+        t.clock.set(REAL_NOW);
+      }
+    });
+  });
+
   describe('guards', () => {
     it('refuses an advance to the past, an unknown clock for a customer, and answers 404 for a missing clock', async () => {
       const clock = await newClock();

@@ -19,6 +19,9 @@ import {
 } from '../../modules/test-clocks/index.js';
 import { BILLING_RUN_JOB } from '../subscriptions/billing-run.job.js';
 import { DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB } from '../dunning/dunning.wiring.js';
+import { RESOLVE_ATTEMPTS_JOB } from '../collections/collect-invoice-payment.js';
+import { TRIAL_SCAN_JOB } from '../notifications/notify-customers.js';
+import { EXPIRE_GRANTS_JOB } from '../../modules/credits/index.js';
 
 /**
  * The worker's recurring sweeps an advance runs at each of its instants, in this order, with the
@@ -27,7 +30,17 @@ import { DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB } from '../dunning/dunning.
  * discovery queries carry that scope — running one that does not would act on every customer at
  * the clock's time.
  */
-export const TEST_CLOCK_SWEEPS: readonly string[] = [BILLING_RUN_JOB, DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB];
+export const TEST_CLOCK_SWEEPS: readonly string[] = [
+  BILLING_RUN_JOB,
+  DUNNING_OVERDUE_SCAN_JOB,
+  DUNNING_STEPS_JOB,
+  // Pending attempts: mandate debits whose pre-debit notice has run, unknown outcomes.
+  RESOLVE_ATTEMPTS_JOB,
+  TRIAL_SCAN_JOB,
+  'credit_notes.expire',
+  EXPIRE_GRANTS_JOB,
+  'finance.recognize_revenue',
+];
 
 /** Rounds of sweeps and jobs at one instant before the advance moves on. */
 const MAX_ROUNDS = 5;

@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -245,6 +246,7 @@ export async function duePendingAttempts(tx: Tx, mode: Mode | null, before: Date
     .where((eb) => eb.or([eb('charge_after', 'is', null), eb('charge_after', '<=', before)]))
     .where('updated_at', '<=', before)
     .where(inMode(mode))
+    .where(testClockScope('payment_attempts.tenant_id', 'payment_attempts.customer_id'))
     .limit(limit)
     .execute();
 }

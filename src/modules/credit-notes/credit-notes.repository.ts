@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -149,6 +150,7 @@ export async function dueForExpiry(tx: Tx, mode: Mode | null, now: Date, limit: 
     .where(inMode(mode))
     .where('status', '=', 'issued')
     .where('expires_at', '<=', now)
+    .where(testClockScope('credit_notes.tenant_id', 'credit_notes.customer_id'))
     .orderBy('expires_at')
     .limit(limit)
     .execute();

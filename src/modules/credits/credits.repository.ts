@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { testClockScope } from '../../platform/test-clock-scope.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { AutoTopUpsTable, CreditGrantMovementsTable, CreditGrantsTable } from './credits.tables.js';
@@ -101,6 +102,7 @@ export async function grantsDueForExpiry(tx: Tx, mode: Mode | null, now: Date, l
     .where(inMode(mode))
     .where('status', '=', 'active')
     .where('expires_at', '<=', now)
+    .where(testClockScope('credit_grants.tenant_id', 'credit_grants.customer_id'))
     .orderBy('expires_at')
     .limit(limit)
     .execute();

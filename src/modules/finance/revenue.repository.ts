@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { testClockScope } from '../../platform/test-clock-scope.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Tx } from '../../platform/db/schema.js';
 import type { RevenueSchedulesTable } from './finance.tables.js';
@@ -47,6 +48,7 @@ export async function dueSchedules(
   const rows = await sql<ScheduleRow>`
     SELECT * FROM revenue_schedules
     WHERE status = 'active' AND period_start + make_interval(days => recognized_days + 1) <= ${now} AND ${inMode(mode)}
+      AND ${testClockScope('revenue_schedules.tenant_id', 'revenue_schedules.customer_id')}
       ${after ? sql`AND (tenant_id, id) > (${after.tenantId}, ${after.id})` : sql``}
     ORDER BY tenant_id, id LIMIT ${limit}`.execute(tx);
   return rows.rows.map((r) => ({ ...r, amount: Number(r.amount), recognized: Number(r.recognized), base_recognized: Number(r.base_recognized) }));

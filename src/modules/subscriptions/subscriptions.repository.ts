@@ -181,7 +181,8 @@ export async function trialsEndingBetween(
     .select(['tenant_id', 'id', 'customer_id', 'plan_id', 'trial_end'])
     .where('status', '=', 'trialing')
     .where('trial_end', '>', from)
-    .where('trial_end', '<=', to);
+    .where('trial_end', '<=', to)
+    .where(testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id'));
   if (after) {
     q = q.where((eb) =>
       eb.or([
