@@ -136,6 +136,8 @@ describe.skipIf(!hasChromium)(`the billing screens in a browser${skipNote}`, () 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Archive FLAT500' }).click();
     await page.getByText('Coupon FLAT500 archived.').waitFor();
+    // The restricted coupon names its plan.
+    await page.getByRole('row').filter({ hasText: 'LAUNCH20' }).getByRole('link', { name: 'Growth yearly' }).waitFor();
     await flatRow.waitFor({ state: 'detached' });
     const flat = ((await tenant.api('GET', '/v1/coupons')).body.data as { code: string; active: boolean }[]).find((c) => c.code === 'FLAT500');
     expect(flat?.active).toBe(false);
@@ -341,21 +343,45 @@ describe.skipIf(!hasChromium)(`the billing screens in a browser${skipNote}`, () 
     const filed = await period();
     expect(filed).toMatchObject({ status: 'closed', gst_filed: { gstr1: { arn: 'AA290426000123X' } } });
     await check(page, '10-periods');
+    // Phone width: the new tables become labelled cards and stay accessible.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await check(page, '10-periods-phone');
+    await go(page, '/coupons', 'Coupons');
+    await check(page, '10-coupons-phone');
+    await page.setViewportSize({ width: 1366, height: 900 });
   }, 120_000);
 
-  it('shows a support operator none of the money actions, and no audit log', async () => {
-    const invited = await tenant.api('POST', '/v1/users/invitations', { email: 'support@acme-billing.test', role: 'support' });
+  /** An operator invited over the API (test mode, no SMTP: the link is in the answer) who accepts in the browser. */
+  async function operator(email: string, role: 'support' | 'finance', name: string): Promise<{ context: BrowserContext; p: Page }> {
+    const invited = await tenant.api('POST', '/v1/users/invitations', { email, role });
     expect(invited.status).toBe(201);
     const link = new URL(invited.body.data.accept_url as string);
-    const support = await browser.newContext({ viewport: { width: 1366, height: 900 } });
-    const p = await support.newPage();
+    const ctx = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const p = await ctx.newPage();
     p.on('pageerror', (error) => pageErrors.push(error.message));
     await p.goto(`${base}${link.pathname}${link.search}`);
-    await p.getByLabel('Your name').fill('Sam Support');
+    await p.getByLabel('Your name').fill(name);
     await p.getByLabel('Password', { exact: true }).fill('correct horse battery 9');
     await p.getByLabel('Password again').fill('correct horse battery 9');
     await p.getByRole('button', { name: 'Join' }).click();
     await p.waitForURL(/\/dashboard\/settings\/security/);
+    return { context: ctx, p };
+  }
+
+  it('offers finance the money actions but not the owner-only reopen', async () => {
+    const { context: finance, p } = await operator('finance@acme-billing.test', 'finance', 'Farah Finance');
+    await go(p, '/periods', 'Periods');
+    await p.getByRole('form', { name: 'Mark a GST return filed' }).waitFor();
+    expect(await p.getByRole('form', { name: 'Reopen a month' }).count()).toBe(0);
+    await go(p, '/coupons', 'Coupons');
+    await p.getByText('New coupon').waitFor();
+    await go(p, `/customers/${customerId}`, 'Acme Traders');
+    await p.getByRole('form', { name: 'Grant credit' }).waitFor();
+    await finance.close();
+  }, 120_000);
+
+  it('shows a support operator none of the money actions, and no audit log', async () => {
+    const { context: support, p } = await operator('support@acme-billing.test', 'support', 'Sam Support');
     const nav = p.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('link', { name: 'Coupons' }).waitFor();
     expect(await nav.getByRole('link', { name: 'Audit log' }).count()).toBe(0);

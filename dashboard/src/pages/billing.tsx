@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
 import { date, dateTime, money, toMinor } from '../format.ts';
-import { Picker } from '../pickers.tsx';
+import { Picker, PlanName } from '../pickers.tsx';
 import {
   ActionButton,
   ActionForm,
@@ -64,6 +64,18 @@ export function CouponList() {
     { header: 'Name', cell: (c) => c.name },
     { header: 'Discount', cell: (c) => couponDiscount(c) },
     { header: 'Duration', cell: (c) => couponDuration(c) },
+    {
+      header: 'Plans',
+      cell: (c) =>
+        c.plan_ids.length
+          ? c.plan_ids.map((id, i) => (
+              <span key={id}>
+                {i ? ', ' : ''}
+                <PlanName id={id} />
+              </span>
+            ))
+          : 'any',
+    },
     { header: 'Redeemed', cell: (c) => `${c.times_redeemed}${c.max_redemptions !== null ? ` of ${c.max_redemptions}` : ''}`, numeric: true },
     { header: 'Redeem by', cell: (c) => date(c.redeem_by) },
     { header: 'Status', cell: (c) => <Badge>{!c.active ? 'archived' : c.valid ? 'valid' : 'expired'}</Badge> },
