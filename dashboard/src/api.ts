@@ -115,6 +115,7 @@ export const NEEDS = {
   send: 'support',
   money: 'finance',
   admin: 'admin',
+  owner: 'owner',
 } as const satisfies Record<string, Role>;
 
 export function can(me: Me | null, what: keyof typeof NEEDS): boolean {

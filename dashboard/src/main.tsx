@@ -9,6 +9,7 @@ import { CreditNoteList, CustomerList, InvoiceList, PaymentList, PlanList, Subsc
 import { CreditNoteDetail, CustomerDetail, InvoiceDetail, PaymentDetail, PlanDetail, SubscriptionDetail } from './pages/details.tsx';
 import { WebhookDetail, WebhookList } from './pages/webhooks.tsx';
 import { Settings } from './pages/settings.tsx';
+import { CouponList, Features, Periods } from './pages/billing.tsx';
 import { Analytics, AuditLog, Dunning, GstReturns, Reconciliation } from './pages/operations.tsx';
 import { Link, Loading, MeContext, navigate, useLoad, useLocation } from './ui.tsx';
 
@@ -22,10 +23,13 @@ const NAV: [string, string, ((me: Me) => boolean)?][] = [
   ['/payments', 'Payments'],
   ['/credit-notes', 'Credit notes'],
   ['/plans', 'Plans'],
+  ['/coupons', 'Coupons'],
+  ['/features', 'Features'],
   ['/webhooks', 'Webhooks'],
   ['/dunning', 'Dunning'],
   ['/reconciliation', 'Reconciliation'],
   ['/gst-returns', 'GST returns'],
+  ['/periods', 'Periods'],
   ['/analytics', 'Analytics'],
   ['/audit-log', 'Audit log', (me) => can(me, 'admin')],
   ['/settings', 'Settings'],
@@ -48,6 +52,12 @@ function route(path: string): ReactNode {
       return id ? <CreditNoteDetail id={id} /> : <CreditNoteList />;
     case 'plans':
       return id ? <PlanDetail id={id} /> : <PlanList />;
+    case 'coupons':
+      return <CouponList />;
+    case 'features':
+      return <Features />;
+    case 'periods':
+      return <Periods />;
     case 'webhooks':
       return id ? <WebhookDetail id={id} /> : <WebhookList />;
     case 'dunning':

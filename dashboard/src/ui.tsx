@@ -287,6 +287,7 @@ export function ActionForm({
   children,
   className,
   keep,
+  onReset,
 }: {
   title?: string;
   submit: string;
@@ -295,6 +296,8 @@ export function ActionForm({
   className?: string;
   /** Keep the values after a success (an edit form showing what was saved). */
   keep?: boolean;
+  /** Runs when the form is reset (after a success): a form with rows or choices of its own puts them back. */
+  onReset?: () => void;
 }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -326,7 +329,7 @@ export function ActionForm({
     }
   };
   return (
-    <form className={`card form ${className ?? ''}`} onSubmit={handle} aria-labelledby={title ? headingId : undefined} noValidate={false}>
+    <form className={`card form ${className ?? ''}`} onSubmit={handle} onReset={onReset} aria-labelledby={title ? headingId : undefined} noValidate={false}>
       {title ? <h2 id={headingId}>{title}</h2> : null}
       {children}
       <ErrorNote error={error} />

@@ -397,7 +397,7 @@ describe.skipIf(!hasChromium)(`the dashboard in a browser${skipNote}`, () => {
 
     // A credit note that needs approval.
     await owner.getByLabel('Credit amount (incl. GST)').fill('1,180.00');
-    await owner.getByLabel('Reason').fill('Service credit');
+    await owner.getByLabel('Reason', { exact: true }).fill('Service credit');
     await owner.getByRole('button', { name: 'Issue credit note' }).click();
     await owner.getByText(/is waiting for approval/).waitFor();
     await check(owner, '12-invoice-paid');

@@ -4,6 +4,8 @@ import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
 import { CustomerName, forget, InvoiceNumber, Picker, PlanName, priceText, SubscriptionAmount } from '../pickers.tsx';
 import { AddressFields, addressOf, formatAddress, GstinField } from './address.tsx';
 import { date, dateTime, money, toMinor } from '../format.ts';
+import { PlanEntitlements } from './billing.tsx';
+import { CustomerCredit, RefundForm } from './money.tsx';
 import {
   ActionButton,
   ActionForm,
@@ -130,8 +132,11 @@ export function InvoiceDetail({ id }: { id: string }) {
           rowKey={(_l, i) => String(i)}
           columns={[
             { header: 'Description', cell: (l: Schema<'Invoice'>['lines'][number]) => l.description },
+            { header: 'HSN/SAC', cell: (l) => l.hsn_code },
             { header: 'Quantity', cell: (l) => l.quantity, numeric: true },
+            { header: 'Unit price', cell: (l) => money$(l.unit_amount), numeric: true },
             { header: 'Amount', cell: (l) => money$(l.amount), numeric: true },
+            { header: 'GST', cell: (l) => `${money$(l.tax_amount)} (${(l.tax_rate_bp / 100).toFixed(2).replace(/\.00$/, '')}%)`, numeric: true },
           ]}
           rows={inv.lines}
         />
@@ -197,6 +202,15 @@ export function InvoiceDetail({ id }: { id: string }) {
             <Field label="Reason" name="reason" />
           </ActionForm>
         </div>
+      ) : null}
+      {inv.amount_paid > 0 && can(me, 'money') ? (
+        <InvoiceRefund
+          invoice={inv}
+          onDone={(text) => {
+            setNote(text);
+            reload();
+          }}
+        />
       ) : null}
       <section className="card">
         <h2>Payments</h2>
@@ -332,8 +346,14 @@ export function CustomerDetail({ id }: { id: string }) {
           load={async (page, limit) => unwrap(await kosh.GET('/v1/subscriptions', { params: { query: { customer_id: id, page, limit } } }))}
         />
       </section>
+      <CustomerCredit customerId={id} />
       <section className="card">
         <h2>Invoices</h2>
+        {can(me, 'money') ? (
+          <p>
+            <Link to={`/invoices?customer_id=${id}&new=1`}>New one-off invoice for this customer</Link>
+          </p>
+        ) : null}
         <PagedTable
           caption="Invoices of this customer"
           filterKey={id}
@@ -567,37 +587,63 @@ export function PaymentDetail({ id }: { id: string }) {
           ['Recorded', dateTime(p.recorded_at)],
         ]}
       />
-      {can(me, 'money') && p.amount_refunded < p.amount ? (
-        <ActionForm
-          title="Refund"
-          submit="Refund"
-          onSubmit={async (form, key) => {
-            const amount = amountOf(form, 'refund_amount', p.currency, false);
-            unwrap(
-              await kosh.POST('/v1/payments/{id}/refunds', {
-                params: { path: { id } },
-                body: { amount, reason: (str(form, 'reason') ?? 'requested_by_customer') as 'requested_by_customer' },
-                ...idem(key),
-              }),
-            );
-            reload();
-            return 'Refund started.';
-          }}
-        >
-          <Field label="Amount (empty: all that is left)" name="refund_amount" inputMode="decimal" />
-          <Field
-            label="Reason"
-            name="reason"
-            options={[
-              ['requested_by_customer', 'Requested by customer'],
-              ['duplicate', 'Duplicate'],
-              ['fraudulent', 'Fraudulent'],
-            ]}
-          />
-        </ActionForm>
-      ) : null}
+      {can(me, 'money') && p.amount_refunded < p.amount ? <PaymentRefund payment={p} onDone={reload} /> : null}
+      <section className="card">
+        <h2>Refunds</h2>
+        <PagedTable
+          caption="Refunds of this payment"
+          filterKey={`${id}|${p.amount_refunded}`}
+          columns={refundColumns}
+          load={async (page, limit) => unwrap(await kosh.GET('/v1/payments/{id}/refunds', { params: { path: { id }, query: { page, limit } } }))}
+        />
+      </section>
     </>
   );
+}
+
+const refundColumns: Column<Schema<'Refund'>>[] = [
+  { header: 'Created', cell: (r) => dateTime(r.created_at) },
+  { header: 'Amount', cell: (r) => money(r.amount, r.currency), numeric: true },
+  { header: 'Status', cell: (r) => <Badge>{r.status}</Badge> },
+  { header: 'Reason', cell: (r) => r.reason },
+  { header: 'Credit note', cell: (r) => (r.credit_note_id ? <Link to={`/credit-notes/${r.credit_note_id}`}>View the credit note</Link> : '—') },
+];
+
+function PaymentRefund({ payment, onDone }: { payment: Schema<'OfflinePayment'>; onDone: () => void }) {
+  const [note, setNote] = useState<string | null>(null);
+  const invoice = useLoad(
+    async () => (payment.invoice_id ? unwrap(await kosh.GET('/v1/invoices/{id}', { params: { path: { id: payment.invoice_id } } })).data : undefined),
+    [payment.invoice_id],
+  );
+  if (payment.invoice_id && invoice.loading) return <Loading />;
+  return (
+    <>
+      {note ? (
+        <p className="ok" role="status">
+          {note}
+        </p>
+      ) : null}
+      <RefundForm
+        payments={[payment]}
+        invoice={invoice.data}
+        onDone={(text) => {
+          setNote(text);
+          onDone();
+        }}
+      />
+    </>
+  );
+}
+
+/** An invoice's refund: from one of its payments with something left to refund, by amount or by line. */
+function InvoiceRefund({ invoice, onDone }: { invoice: Schema<'Invoice'>; onDone: (text: string) => void }) {
+  const payments = useLoad(
+    async () => unwrap(await kosh.GET('/v1/payments', { params: { query: { invoice_id: invoice.id, limit: 100 } } })).data,
+    [invoice.id, invoice.amount_paid, invoice.amount_credited],
+  );
+  const refundable = (payments.data ?? []).filter((p) => p.status !== 'failed' && p.amount_refunded < p.amount);
+  if (!refundable.length) return null;
+  return <RefundForm key={refundable.map((p) => `${p.id}:${p.amount_refunded}`).join()} payments={refundable} invoice={invoice} onDone={onDone} />;
 }
 
 // ---------------------------------------------------------------- plan
@@ -634,6 +680,7 @@ export function PlanDetail({ id }: { id: string }) {
           rows={p.prices}
         />
       </section>
+      <PlanEntitlements planId={id} />
     </>
   );
 }

@@ -3,6 +3,7 @@ import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
 import { CustomerName, InvoiceNumber, Picker, PlanName, SubscriptionAmount } from '../pickers.tsx';
 import { AddressFields, addressOf, GstinField } from './address.tsx';
+import { NewInvoice } from './billing.tsx';
 import { date, money, toMinor } from '../format.ts';
 import { ActionForm, Badge, Field, Link, navigate, PagedTable, PageTitle, str, useLocation, useMe, type Column } from '../ui.tsx';
 
@@ -315,6 +316,7 @@ export function NewSubscription({ customerId }: { customerId?: string }) {
 const INVOICE_STATUSES = ['draft', 'open', 'paid', 'void', 'uncollectible'] as const;
 
 export function InvoiceList() {
+  const { me } = useMe();
   const { query } = useLocation();
   const initial = query.get('status');
   const [status, setStatus] = useState<(typeof INVOICE_STATUSES)[number] | ''>(INVOICE_STATUSES.find((s) => s === initial) ?? '');
@@ -356,6 +358,12 @@ export function InvoiceList() {
           )
         }
       />
+      {can(me, 'money') ? (
+        <details className="create" open={query.get('new') === '1' || undefined}>
+          <summary>New one-off invoice</summary>
+          <NewInvoice customerId={customerId} />
+        </details>
+      ) : null}
     </>
   );
 }

@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { call, can, kosh, unwrap, type ListPage, type Schema } from '../api.ts';
 import { count, dateTime, money } from '../format.ts';
-import { CustomerName, InvoiceNumber } from '../pickers.tsx';
+import { CustomerName, InvoiceNumber, Picker, PlanName } from '../pickers.tsx';
 import { ActionButton, BarChart, Badge, ErrorNote, Field, Fields, Loading, PagedTable, PageTitle, Table, useLoad, useMe, type Column } from '../ui.tsx';
 
 // ---------------------------------------------------------------- dunning
@@ -285,14 +285,60 @@ export type AuditEntry = {
   created_at: string;
 };
 
+/** Object types a person filters the audit log by; those with a picker are chosen by name. */
+const AUDIT_OBJECT_TYPES: [string, string][] = [
+  ['customer', 'Customer'],
+  ['invoice', 'Invoice'],
+  ['plan', 'Plan'],
+  ['subscription', 'Subscription'],
+  ['credit_note', 'Credit note'],
+  ['payment', 'Payment'],
+  ['coupon', 'Coupon'],
+  ['entity', 'Entity'],
+  ['user', 'Operator'],
+  ['api_key', 'API key'],
+  ['settings', 'Settings'],
+];
+const PICKABLE = new Set(['customer', 'invoice', 'plan']);
+
+/** The object an entry is about, by name where the dashboard can name it. */
+function AuditObject({ a }: { a: AuditEntry }) {
+  if (a.object_id && a.object_type === 'customer') return <CustomerName id={a.object_id} />;
+  if (a.object_id && a.object_type === 'invoice') return <InvoiceNumber id={a.object_id} />;
+  if (a.object_id && a.object_type === 'plan') return <PlanName id={a.object_id} />;
+  return <>{`${(a.object_type ?? '').replace(/_/g, ' ')} ${a.object_id ? a.object_id.slice(-8) : ''}`}</>;
+}
+
+type Actor = { id: string; label: string };
+
+/** Who can act: the operators and the API keys, by name (the audit log is an admin page; both lists are too). */
+async function loadActors(): Promise<Actor[]> {
+  const [users, keys] = await Promise.all([
+    call<{ data: { id: string; email: string; name: string | null; role: string }[] }>('GET', '/v1/users?limit=100').catch(() => ({ data: [] })),
+    kosh
+      .GET('/v1/developer/keys')
+      .then(unwrap)
+      .catch(() => ({ data: [] })),
+  ]);
+  return [
+    ...users.data.map((u) => ({ id: u.id, label: `${u.name ?? u.email} (${u.role})` })),
+    ...(keys.data as { id: string; name?: string | null; prefix?: string | null }[]).map((k) => ({
+      id: k.id,
+      label: `API key ${k.name ?? k.prefix ?? ''}`.trim(),
+    })),
+  ];
+}
+
 export function AuditLog() {
   const [filters, setFilters] = useState({ action: '', object_type: '', object_id: '', actor_id: '' });
+  const [objectType, setObjectType] = useState('');
+  const actors = useLoad(loadActors, []);
   const key = JSON.stringify(filters);
   const columns: Column<AuditEntry>[] = [
     { header: 'When', cell: (a) => dateTime(a.created_at) },
     { header: 'Actor', cell: (a) => `${a.actor.label ?? a.actor.id ?? a.actor.type} (${a.actor.type.replace('_', ' ')})` },
     { header: 'Action', cell: (a) => <code>{a.action}</code> },
-    { header: 'Object', cell: (a) => `${a.object_type} ${a.object_id ? a.object_id.slice(-8) : ''}` },
+    { header: 'Object', cell: (a) => <AuditObject a={a} /> },
     {
       header: 'Changes',
       cell: (a) =>
@@ -322,16 +368,38 @@ export function AuditLog() {
           const form = new FormData(e.currentTarget);
           setFilters({
             action: String(form.get('action') ?? '').trim(),
-            object_type: String(form.get('object_type') ?? '').trim(),
-            object_id: String(form.get('object_id') ?? '').trim(),
-            actor_id: String(form.get('actor_id') ?? '').trim(),
+            object_type: objectType,
+            object_id: PICKABLE.has(objectType) ? String(form.get('object_id') ?? '') : '',
+            actor_id: String(form.get('actor_id') ?? ''),
           });
         }}
       >
-        <Field label="Action" name="action" />
-        <Field label="Object type" name="object_type" />
-        <Field label="Object id" name="object_id" />
-        <Field label="Actor id" name="actor_id" />
+        <Field label="Action" name="action" hint="The exact action, e.g. invoice.void" />
+        <div className="field">
+          <label htmlFor="audit-actor">Who</label>
+          <select id="audit-actor" name="actor_id" defaultValue="">
+            <option value="">Anyone</option>
+            {(actors.data ?? []).map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="audit-object-type">Object type</label>
+          <select id="audit-object-type" value={objectType} onChange={(e) => setObjectType(e.target.value)}>
+            <option value="">Any</option>
+            {AUDIT_OBJECT_TYPES.map(([value, text]) => (
+              <option key={value} value={value}>
+                {text}
+              </option>
+            ))}
+          </select>
+        </div>
+        {PICKABLE.has(objectType) ? (
+          <Picker key={objectType} kind={objectType as 'customer'} label={`Which ${objectType} (optional)`} name="object_id" hint="Empty: every one" />
+        ) : null}
         <button type="submit">Filter</button>
       </form>
       <PagedTable
