@@ -5341,7 +5341,7 @@ ConsolidatedMrrTenantsItemCurrenciesItem = TypedDict(
     {
         "currency": str,
         "mrr": int,
-        "snapshot_date": str,
+        "snapshot_date": Optional[str],
         "rate": Optional[str],
         "mrr_reporting": Optional[int],
     },

@@ -8287,7 +8287,8 @@ export interface components {
                 currencies: {
                     currency: string;
                     mrr: number;
-                    snapshot_date: string;
+                    /** @description the day of the snapshot read; null for today, computed on read from the subscriptions as they are now */
+                    snapshot_date: string | null;
                     rate: string | null;
                     mrr_reporting: number | null;
                 }[];

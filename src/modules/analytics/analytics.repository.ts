@@ -72,6 +72,14 @@ export async function liveMrr(tx: Tx, tenantId: string, currency: string, now: D
   return { mrr: Number(r.mrr), subscriptions: Number(r.subscriptions), customers: Number(r.customers) };
 }
 
+/** Each currency's MRR of one tenant as the subscriptions are now, every currency it has subscriptions in (zero included). */
+export async function liveMrrByCurrency(tx: Tx, tenantId: string, now: Date): Promise<{ currency: string; mrr: number }[]> {
+  const { rows } = await sql<{ currency: string; mrr: string }>`
+    WITH computed AS (${computedMrr(tenantId, now)})
+    SELECT currency, coalesce(sum(mrr), 0)::text AS mrr FROM computed GROUP BY currency ORDER BY currency`.execute(tx);
+  return rows.map((r) => ({ currency: r.currency, mrr: Number(r.mrr) }));
+}
+
 /**
  * Today's snapshot of one tenant: recomputes every subscription's MRR, records today's movements
  * against the state at the end of yesterday, and refreshes today's totals. Past days are never

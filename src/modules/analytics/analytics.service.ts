@@ -254,4 +254,4 @@ export async function listAgingBucket(ctx: ReadCtx, query: { currency?: string; 
  * Reads and writes of this module's own tables that flows and other modules call; the repository
  * itself is private to the module (index.ts exports operations and types only).
  */
-export { mrrOnDay } from './analytics.repository.js';
+export { liveMrrByCurrency, mrrOnDay } from './analytics.repository.js';

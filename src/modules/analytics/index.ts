@@ -15,5 +15,5 @@ export {
   waterfallSchema,
 } from './analytics.schemas.js';
 export { getChurn, getCohorts, getInvoiceAging, getMrr, getWaterfall, listAgingBucket, listWaterfallBucket, snapshotTenant } from './analytics.service.js';
-export { mrrOnDay } from './analytics.service.js';
+export { liveMrrByCurrency, mrrOnDay } from './analytics.service.js';
 export { churnReasonsQuery, churnReasonsSchema, getChurnReasons } from './churn-reasons.js';

@@ -58,7 +58,16 @@ export const consolidatedMrrSchema = z
         name: z.string(),
         mrr_reporting: z.int().nullable(),
         currencies: z.array(
-          z.object({ currency: z.string(), mrr: z.int(), snapshot_date: z.string(), rate: z.string().nullable(), mrr_reporting: z.int().nullable() }),
+          z.object({
+            currency: z.string(),
+            mrr: z.int(),
+            snapshot_date: z
+              .string()
+              .nullable()
+              .describe('the day of the snapshot read; null for today, computed on read from the subscriptions as they are now'),
+            rate: z.string().nullable(),
+            mrr_reporting: z.int().nullable(),
+          }),
         ),
       }),
     ),

@@ -4,7 +4,7 @@ import { errors } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { toIso } from '../../platform/time.js';
-import { checkCurrency, dayOf, mrrOnDay } from '../analytics/index.js';
+import { checkCurrency, dayOf, liveMrrByCurrency, mrrOnDay } from '../analytics/index.js';
 import { convertMinorUnits } from '../../platform/money.js';
 import { formatRate, parseRate } from './fx.js';
 import {
@@ -178,19 +178,34 @@ export async function getFxRates(ctx: ReadCtx, organizationId: string) {
  * `date`, converted at the organization's rate in force on that date. A currency without a rate is
  * listed under `missing_rates` and the totals it would feed are null — never guessed.
  */
+/**
+ * Each member's MRR per currency on a day: today's is computed on read from the subscriptions as
+ * they are now (as a tenant's own open month is, decision 0451), a past day's is its last snapshot.
+ */
+async function memberMrr(
+  ctx: ReadCtx,
+  members: { id: string }[],
+  day: string,
+): Promise<{ tenant_id: string; currency: string; mrr: number; snapshot_date: string | null }[]> {
+  if (day !== dayOf(ctx.now))
+    return mrrOnDay(
+      ctx.tx,
+      members.map((m) => m.id),
+      day,
+    );
+  const live: { tenant_id: string; currency: string; mrr: number; snapshot_date: string | null }[] = [];
+  for (const member of members) {
+    for (const row of await liveMrrByCurrency(ctx.tx, member.id, ctx.now)) live.push({ tenant_id: member.id, ...row, snapshot_date: null });
+  }
+  return live;
+}
+
 export async function consolidatedMrr(ctx: ReadCtx, organizationId: string, query: { date?: string }) {
   const org = await memberOrganization(ctx, organizationId);
   const day = query.date ? checkDay(query.date, 'date') : dayOf(ctx.now);
   const members = await allMembers(ctx.tx, org.id);
   // One read fans out to every member tenant by tenant_id (docs/decisions/0076 for Citus).
-  const [snapshots, rates] = await Promise.all([
-    mrrOnDay(
-      ctx.tx,
-      members.map((m) => m.id),
-      day,
-    ),
-    ratesInForce(ctx.tx, org.id, day),
-  ]);
+  const [snapshots, rates] = await Promise.all([memberMrr(ctx, members, day), ratesInForce(ctx.tx, org.id, day)]);
   const rateOf = new Map(rates.map((r) => [r.currency, r]));
   const missing = new Map<string, string[]>();
   const tenants = members.map((member) => {

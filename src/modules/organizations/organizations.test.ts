@@ -142,10 +142,30 @@ describe('organizations', () => {
         [eur.tenantId, 362000],
       ]);
       expect(april.total_mrr).toBe(878250);
-      expect(april.tenants[2].currencies).toEqual([{ currency: 'EUR', mrr: 4000, snapshot_date: '2026-04-10', rate: '90.5', mrr_reporting: 362000 }]);
+      // 10 April is today on the test's clock: computed on read, no snapshot day.
+      expect(april.tenants[2].currencies).toEqual([{ currency: 'EUR', mrr: 4000, snapshot_date: null, rate: '90.5', mrr_reporting: 362000 }]);
 
       const may = (await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr?date=2026-05-15`)).body.data;
       expect(may.total_mrr).toBe(100000 + 416250 + 364000);
+    });
+
+    it('computes today on read: a subscription started after the last snapshot counts at once, a past day keeps its snapshot', async () => {
+      // A second INR customer on ₹250.00/month, after the 10 April snapshot; the clock moves to 12 April (no snapshot since).
+      t.clock.set(new Date('2026-04-12T09:00:00Z'));
+      const plan = await inr.api('POST', '/v1/plans', { name: 'Small', code: 'plan-small', interval_unit: 'month', amount: 25000, currency: 'INR' });
+      const customer = await inr.api('POST', '/v1/customers', { email: 'second@org.test', name: 'Second', billing_address: { country: 'US' } });
+      expect((await inr.api('POST', '/v1/subscriptions', { customer_id: customer.body.data.id, plan_id: plan.body.data.id, currency: 'INR' })).status).toBe(
+        201,
+      );
+
+      const today = (await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr`)).body.data;
+      expect(today.date).toBe('2026-04-12');
+      // INR ₹1,000.00 + ₹250.00 = 125 000 paise, computed now (no snapshot day); USD and EUR as before.
+      expect(today.tenants[0].currencies).toEqual([{ currency: 'INR', mrr: 125000, snapshot_date: null, rate: '1', mrr_reporting: 125000 }]);
+      expect(today.total_mrr).toBe(125000 + 416250 + 362000);
+      // 11 April reads the 10 April snapshot, before the new subscription.
+      const before = (await inr.api('GET', `/v1/organizations/${orgId}/analytics/mrr?date=2026-04-11`)).body.data;
+      expect(before.tenants[0].currencies).toEqual([{ currency: 'INR', mrr: 100000, snapshot_date: '2026-04-10', rate: '1', mrr_reporting: 100000 }]);
     });
 
     it('answers CSV', async () => {
