@@ -2110,7 +2110,7 @@ SignedInTenant = TypedDict(
 AuditEntryActor = TypedDict(
     "AuditEntryActor",
     {
-        "type": Literal["api_key", "user", "system"],
+        "type": Literal["api_key", "user", "system", "customer"],
         "id": Optional[str],
         "label": Optional[str],
     },

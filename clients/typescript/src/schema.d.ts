@@ -7582,7 +7582,7 @@ export interface components {
             id: string;
             actor: {
                 /** @enum {string} */
-                type: "api_key" | "user" | "system";
+                type: "api_key" | "user" | "system" | "customer";
                 id: string | null;
                 label: string | null;
             };

@@ -36,13 +36,16 @@ import {
   type PortalSession,
 } from '../../modules/portal/index.js';
 
+/** What the audit log records of a portal action (the actor is the session's customer). */
+export type PortalAudit = { action: string; objectType: string; objectId: string | null };
+
 /** What the portal's routes share with these (registerPortalRoutes makes them). */
 export type PortalKit = {
   deps: AppDeps;
   now: () => Date;
   session: (request: FastifyRequest) => PortalSession;
   ctxOf: (session: PortalSession) => ReadCtx;
-  inTransaction: <T>(session: PortalSession, work: (ctx: Ctx) => Promise<T>) => Promise<T>;
+  inTransaction: <T>(session: PortalSession, audit: PortalAudit, work: (ctx: Ctx) => Promise<T>) => Promise<T>;
   requireSession: preHandlerAsyncHookHandler;
   requireSameOrigin: preHandlerAsyncHookHandler;
 };
@@ -68,14 +71,16 @@ export function selfService(kit: PortalKit) {
     async checkout(s: PortalSession, invoiceId: string): Promise<{ url: string }> {
       await ownInvoice(kit.ctxOf(s), s.customerId, invoiceId);
       const prepared = await prepareCheckout(kit.ctxOf(s), collections, invoiceId);
-      const created = await kit.inTransaction(s, (ctx) => createCheckoutSession(ctx, collections, invoiceId, prepared));
+      const created = await kit.inTransaction(s, { action: 'invoice.checkout', objectType: 'invoice', objectId: invoiceId }, (ctx) =>
+        createCheckoutSession(ctx, collections, invoiceId, prepared),
+      );
       return { url: created.url };
     },
     async cancel(s: PortalSession, subscriptionId: string, input: CancelInput, preview: boolean) {
       await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
       const body = { ...cancelMode(await allowed(s)), reason: input.reason, feedback: input.feedback };
       if (preview) return previewSubscriptionCancellation(deps.db, s.tenantId, kit.now(), subscriptionId, body);
-      return kit.inTransaction(s, async (ctx) => {
+      return kit.inTransaction(s, { action: 'subscription.cancel', objectType: 'subscription', objectId: subscriptionId }, async (ctx) => {
         const { row, proration } = await cancelSubscription(ctx, subscriptionId, body);
         return { ...toSubscription(row), ...(proration ? { proration } : {}) };
       });
@@ -85,7 +90,9 @@ export function selfService(kit: PortalKit) {
       assertPortalAllows((await allowed(s)).quantity_change, 'Changing the number of seats');
       const change = { quantity, proration_behavior: 'create_prorations' as const };
       if (preview) return previewSubscriptionQuantityChange(deps.db, s.tenantId, kit.now(), subscriptionId, change);
-      return kit.inTransaction(s, (ctx) => changeSubscriptionQuantity(ctx, subscriptionId, change));
+      return kit.inTransaction(s, { action: 'subscription.quantity', objectType: 'subscription', objectId: subscriptionId }, (ctx) =>
+        changeSubscriptionQuantity(ctx, subscriptionId, change),
+      );
     },
     async changePlan(s: PortalSession, subscriptionId: string, planId: string, preview: boolean) {
       const subscription = await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
@@ -95,11 +102,15 @@ export function selfService(kit: PortalKit) {
       if (!choices.some((c) => c.id === planId)) throw errors.invalidField('plan_id', 'this plan is not offered for this subscription in the portal');
       const change = { plan_id: planId, prorate: true };
       if (preview) return previewSubscriptionPlanChange(deps.db, s.tenantId, kit.now(), subscriptionId, change);
-      return kit.inTransaction(s, async (ctx) => renderPlanChange(ctx, await changeSubscriptionPlan(ctx, subscriptionId, change), false));
+      return kit.inTransaction(s, { action: 'subscription.change_plan', objectType: 'subscription', objectId: subscriptionId }, async (ctx) =>
+        renderPlanChange(ctx, await changeSubscriptionPlan(ctx, subscriptionId, change), false),
+      );
     },
     async updateBillingDetails(s: PortalSession, input: z.infer<typeof billingDetailsBody>) {
       assertPortalAllows((await allowed(s)).billing_details, 'Updating billing details');
-      return kit.inTransaction(s, (ctx) => updateBillingDetails(ctx, s.customerId, input));
+      return kit.inTransaction(s, { action: 'customer.update', objectType: 'customer', objectId: s.customerId }, (ctx) =>
+        updateBillingDetails(ctx, s.customerId, input),
+      );
     },
   };
 }

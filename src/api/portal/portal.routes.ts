@@ -7,7 +7,8 @@ import { limiter, RATE_LIMIT_ABUSE_WINDOW_MS } from '../../platform/http/rate-li
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { isUuid, runAction, type KoshApp } from '../../platform/http/server.js';
 import type { Ctx, ReadCtx } from '../../platform/context.js';
-import { registerSelfServiceRoutes, selfService, type PortalKit } from './portal-self-service.routes.js';
+import { registerSelfServiceRoutes, selfService, type PortalAudit, type PortalKit } from './portal-self-service.routes.js';
+import { appendAudit } from '../../platform/audit/audit.js';
 import { registerSelfServicePages } from './portal-self-service.pages.js';
 import { redeemGift } from '../../flows/gifts/redeem-gift.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
@@ -90,8 +91,24 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
   const clearedCookie = `${SESSION_COOKIE}=; Path=/portal; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   const sessionOf = (request: FastifyRequest) => authenticate(deps.db, now(), parseCookies(request.headers.cookie).get(SESSION_COOKIE));
   const ctxOf = (session: PortalSession): ReadCtx => ({ tx: deps.db, tenantId: session.tenantId, now: now() });
-  const inTransaction = <T>(session: PortalSession, work: (ctx: Ctx) => Promise<T>) =>
-    deps.db.transaction().execute((tx) => work({ tx, tenantId: session.tenantId, now: now() }));
+  /** A portal action: its transaction, with an audit record naming the customer as the actor (decision 0640). */
+  const inTransaction = <T>(session: PortalSession, audit: PortalAudit, work: (ctx: Ctx) => Promise<T>) =>
+    deps.db.transaction().execute(async (tx) => {
+      const ctx: Ctx = { tx, tenantId: session.tenantId, now: now() };
+      const result = await work(ctx);
+      await appendAudit(tx, {
+        tenantId: session.tenantId,
+        actor: { type: 'customer', id: session.customerId, label: 'customer portal' },
+        action: audit.action,
+        objectType: audit.objectType,
+        objectId: audit.objectId,
+        changes: {},
+        ip: null,
+        requestId: null,
+        at: ctx.now,
+      });
+      return result;
+    });
   const requireSession = async (request: FastifyRequest) => {
     const session = await sessionOf(request);
     if (!session) throw errors.unauthorized('invalid_session');
@@ -144,7 +161,7 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     await wrongCodesByAddress.assertOpen(request, reply);
     await wrongCodesByCustomer.assertOpen(request, reply);
     try {
-      return await inTransaction(s, (ctx) => redeemGift(ctx, s.customerId, code));
+      return await inTransaction(s, { action: 'gift.redeem', objectType: 'gift', objectId: null }, (ctx) => redeemGift(ctx, s.customerId, code));
     } catch (error) {
       if (isKoshError(error) && error.reason === 'gift_code_invalid') {
         await wrongCodesByAddress.fail(request);
@@ -454,7 +471,9 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     portal.post('/portal/payment-methods', { schema: { hide: true } }, (request, reply) =>
       paymentMethodForm(request, reply, async (s) => {
         const prepared = await preparePaymentMethod(ctxOf(s), collections, s.customerId, (formField(request, 'token') ?? '').slice(0, 200));
-        await inTransaction(s, (ctx) => storePaymentMethod(ctx, prepared, true));
+        await inTransaction(s, { action: 'payment_method.create', objectType: 'payment_method', objectId: null }, (ctx) =>
+          storePaymentMethod(ctx, prepared, true),
+        );
         return 'payment_method_added';
       }),
     );
@@ -462,7 +481,9 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       paymentMethodForm(request, reply, async (s) => {
         const id = formField(request, 'payment_method_id') ?? '';
         if (!isUuid(id)) throw errors.notFound('payment method');
-        await inTransaction(s, (ctx) => makeDefaultPaymentMethod(ctx, s.customerId, id));
+        await inTransaction(s, { action: 'payment_method.make_default', objectType: 'payment_method', objectId: id }, (ctx) =>
+          makeDefaultPaymentMethod(ctx, s.customerId, id),
+        );
         return 'default_changed';
       }),
     );

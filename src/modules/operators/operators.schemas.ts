@@ -70,7 +70,7 @@ export type UpdateUserBody = z.infer<typeof updateUserBody>;
 export const auditEntrySchema = z
   .object({
     id: z.uuid(),
-    actor: z.object({ type: z.enum(['api_key', 'user', 'system']), id: z.string().nullable(), label: z.string().nullable() }),
+    actor: z.object({ type: z.enum(['api_key', 'user', 'system', 'customer']), id: z.string().nullable(), label: z.string().nullable() }),
     action: z.string(),
     object_type: z.string().nullable(),
     object_id: z.string().nullable(),

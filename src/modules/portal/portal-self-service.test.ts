@@ -184,6 +184,16 @@ describe('portal self-service', () => {
       cancellation_reason: 'too_expensive',
       cancellation_feedback: 'Cheaper elsewhere',
     });
+    // The audit log names the customer as the actor; the preview wrote nothing, so one record.
+    const audit = (await acme.api('GET', `/v1/audit-log?object_id=${sub.id}&action=subscription.cancel`)).body.data;
+    expect(audit).toEqual([
+      expect.objectContaining({
+        actor: { type: 'customer', id: sub.customer_id, label: 'customer portal' },
+        action: 'subscription.cancel',
+        object_type: 'subscription',
+        object_id: sub.id,
+      }),
+    ]);
   });
 
   it('cancels now with the unused time credited where the tenant says so; the preview shows the credit and writes nothing', async () => {
@@ -242,6 +252,8 @@ describe('portal self-service', () => {
     expect(res.status, res.text).toBe(200);
     const stored = (await acme.api('GET', `/v1/customers/${customer}`)).body.data;
     expect(stored).toMatchObject({ gstin: valid, email: 'accounts@buyer.example.in', billing_address: { ...address, line2: null } });
+    const audit = (await acme.api('GET', `/v1/audit-log?object_id=${customer}&action=customer.update`)).body.data;
+    expect(audit.map((a: { actor: { type: string; id: string } }) => a.actor)).toEqual([{ type: 'customer', id: customer, label: 'customer portal' }]);
     // Fields outside billing details are not accepted.
     expect((await portal('PATCH', '/portal/api/billing-details', session, { name: 'Someone else' })).status).toBe(400);
     await settings({ portal_billing_details: false });

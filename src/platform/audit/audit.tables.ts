@@ -5,7 +5,7 @@ export type AuditChanges = Record<string, { from: unknown; to: unknown }>;
 export interface AuditLogTable {
   tenant_id: string;
   id: string;
-  actor_type: 'api_key' | 'user' | 'system';
+  actor_type: 'api_key' | 'user' | 'system' | 'customer';
   actor_id: string | null;
   actor_label: string | null;
   action: string;

@@ -16,9 +16,12 @@ export type { AuditChanges };
  * a change without its record, or a record of a change that rolled back, cannot exist. Migration
  * 0120 makes the table refuse UPDATE, DELETE and TRUNCATE.
  */
+/** Who a record names: an API key, an operator, the system, or a customer acting in the portal. */
+export type AuditActor = Actor | { type: 'customer'; id: string; label: string };
+
 export type AuditRecord = {
   tenantId: string;
-  actor: Actor;
+  actor: AuditActor;
   action: string;
   objectType: string | null;
   objectId: string | null;
@@ -178,7 +181,7 @@ export type AuditFilter = {
 
 export type AuditEntry = {
   id: string;
-  actor: { type: 'api_key' | 'user' | 'system'; id: string | null; label: string | null };
+  actor: { type: 'api_key' | 'user' | 'system' | 'customer'; id: string | null; label: string | null };
   action: string;
   object_type: string | null;
   object_id: string | null;
