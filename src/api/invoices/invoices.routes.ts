@@ -9,7 +9,7 @@ import { correctGstDetails } from '../../flows/invoices/correct-gst-details.js';
 import { journalEntrySchema, listInvoiceJournalEntries } from '../../modules/ledger/index.js';
 import { z } from 'zod';
 import { irnCancelReasonCode } from '../../modules/einvoicing/index.js';
-import { correctGstDetailsBody, createInvoiceBody, invoiceSchema, listInvoicesQuery, recordTdsBody } from '../../modules/invoices/index.js';
+import { correctGstDetailsBody, createInvoiceBody, invoiceSchema, listInvoicesQuery, parseTdsCodeTable, recordTdsBody } from '../../modules/invoices/index.js';
 import { registerPendingChargeRoutes } from './pending-charges.routes.js';
 import { getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from '../../modules/invoices/index.js';
 
@@ -21,6 +21,8 @@ const voidInvoiceBody = z
 
 export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   registerPendingChargeRoutes(app, deps);
+  // The operator's TDS code table, checked once at start-up (a malformed one stops Kosh starting).
+  const tdsCodes = parseTdsCodeTable(deps.config.tdsCodes);
   const one = { 200: dataEnvelope(invoiceSchema) };
   app.post(
     '/v1/invoices',
@@ -130,7 +132,7 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({
         status: 200,
-        body: { data: await renderInvoice(ctx, await recordCertifiedTds(ctx, request.params.id, request.body)) },
+        body: { data: await renderInvoice(ctx, await recordCertifiedTds(ctx, request.params.id, request.body, tdsCodes)) },
       })),
   );
   app.post(

@@ -32,7 +32,11 @@ export {
   PAYMENT_CODES,
   resolveTdsSection,
   TdsSectionError,
+  parseTdsCodeTable,
+  tdsCodeEntrySchema,
+  tdsCodeTableProblems,
   type ResolvedTdsSection,
+  type TdsCodeEntry,
   type TdsAct,
 } from './tds-sections.js';
 export { createInvoiceFromApi, resolveApiLines, withInvoiceCurrency } from './invoices.service.js';
