@@ -46,6 +46,8 @@ const envSchema = z.object({
   KOSH_LIST_COUNT_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().optional(),
+  /** The operator's TDS code table, a JSON array (decision 0610; validated by the invoices API at start-up). */
+  KOSH_TDS_CODES: z.string().optional(),
   MAIL_FROM: z.string().default('Kosh Billing <billing@localhost>'),
   KOSH_SECRET_KEY: z.string().optional(),
   KOSH_RAZORPAY_API_BASE: z.string().url().default('https://api.razorpay.com'),
@@ -127,6 +129,8 @@ export type Config = {
   listCountCacheMs: number;
   logLevel: string;
   smtpUrl: string | undefined;
+  /** KOSH_TDS_CODES as given: a JSON array of TDS code entries (decision 0610). */
+  tdsCodes?: string;
   mailFrom: string;
   /** KOSH_SECRET_KEY (base64 of 32 bytes) sealing third parties' secrets; see platform/secrets. */
   secretKey: string | undefined;
@@ -222,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     listCountCacheMs: e.KOSH_LIST_COUNT_CACHE_MS,
     logLevel: e.LOG_LEVEL,
     smtpUrl: e.SMTP_URL || undefined,
+    tdsCodes: e.KOSH_TDS_CODES || undefined,
     mailFrom: e.MAIL_FROM,
     secretKey: e.KOSH_SECRET_KEY || undefined,
     razorpayApiBase: e.KOSH_RAZORPAY_API_BASE.replace(/\/+$/, ''),

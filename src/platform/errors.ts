@@ -120,6 +120,8 @@ export type ErrorReason =
   | 'invalid_einvoice_state'
   // GST registration (DESIGN §20): an entity without a GSTIN files no returns and registers no IRNs
   | 'entity_not_gst_registered'
+  // a correction of an issued invoice's GST particulars that would change its tax or table (decision 0610)
+  | 'gst_correction_changes_supply'
   // an export in a financial year without an LUT, the entity set to refuse it (decision 0282)
   | 'lut_missing'
   // periods and close (DESIGN §18)

@@ -114,6 +114,33 @@ describe('debits above the AFA-free limit or outside the mandate', () => {
     expect((await invoiceOf(inv.id)).status).toBe('open');
   });
 
+  it('the pay link is mailed once: the job run again for the same attempt (a retry, a duplicate) sends nothing more', async () => {
+    const { customer, email } = await mandateCustomer('tok_card_mandate', { max_amount: 50_000_00, frequency: 'monthly' });
+    const inv = await autoInvoice(customer, 15_254_24); // ₹18 000 as above: above ₹15 000, a pay link
+    await t.kosh.worker.drain();
+    const [attempt] = await attemptsOf(inv.id);
+    expect(attempt.status).toBe('canceled');
+    expect(mailTo(email)).toHaveLength(1);
+    // The job again with the same attempt, twice over (as a retry after a crash past its commit would run it).
+    for (let i = 0; i < 2; i++) {
+      await enqueueJob(t.database.db, t.clock.now(), {
+        kind: 'collections.mandate_pay_links',
+        tenantId: acme.tenantId,
+        payload: { attempt_ids: [attempt.id] },
+      });
+      await t.kosh.worker.drain();
+    }
+    expect(mailTo(email)).toHaveLength(1);
+    const logged = await t.database.db
+      .selectFrom('notifications')
+      .select(['status', 'recipient'])
+      .where('tenant_id', '=', acme.tenantId)
+      .where('notification', '=', 'mandate_pay_link')
+      .where('dedupe_key', '=', attempt.id)
+      .execute();
+    expect(logged).toEqual([{ status: 'queued', recipient: email }]);
+  });
+
   it('the listed categories’ ₹1 lakh limit (entity setting) lets ₹18 000 be announced and debited', async () => {
     const patched = await acme.api('PATCH', `/v1/entities/${entityId}`, {
       emandate: { category: 'insurance_premium', grievance_contact: 'Grievance Officer, grievance@acme.example.in' },

@@ -407,6 +407,7 @@ describe('the billing run', () => {
         customer_details: null,
         metadata: '{}',
         last_payment_error: null,
+        shipping_bill: null,
       };
       await expect(t.database.db.insertInto('invoices').values(copy).execute()).rejects.toThrow(/invoices_subscription_period/);
     });

@@ -617,6 +617,10 @@ class KoshClient(Transport):
         """Get a webhook endpoint (without its secret) (GET /v1/webhooks/{id})"""
         return self._request("GET", f"/v1/webhooks/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
 
+    def gst_details_invoice(self, id: str, body: "GstDetailsInvoiceBody", *, idempotency_key: Optional[str] = None) -> "GstDetailsInvoiceResponse":
+        """Correct an issued invoice's GST particulars that leave its tax as it was: the place of supply of a small inter-state invoice to an unregistered person (B2CS), an export's shipping bill. A closed month's GSTR-1 declares it in the next return's b2csa / expa (decision 0610); 409 gst_correction_changes_supply otherwise (POST /v1/invoices/{id}/gst-details)"""
+        return self._request("POST", f"/v1/invoices/{_quote(id)}/gst-details", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def items_subscription(self, id: str, body: "ItemsSubscriptionBody", *, idempotency_key: Optional[str] = None) -> "ItemsSubscriptionResponse":
         """Add an add-on price with a quantity, now, prorated to the day like a seat change (preview: nothing written) (POST /v1/subscriptions/{id}/items)"""
         return self._request("POST", f"/v1/subscriptions/{_quote(id)}/items", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]

@@ -984,6 +984,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/{id}/gst-details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Correct an issued invoice's GST particulars that leave its tax as it was: the place of supply of a small inter-state invoice to an unregistered person (B2CS), an export's shipping bill. A closed month's GSTR-1 declares it in the next return's b2csa / expa (decision 0610); 409 gst_correction_changes_supply otherwise
+         * @description Correct an issued invoice's GST particulars that leave its tax as it was: the place of supply of a small inter-state invoice to an unregistered person (B2CS), an export's shipping bill. A closed month's GSTR-1 declares it in the next return's b2csa / expa (decision 0610); 409 gst_correction_changes_supply otherwise.
+         */
+        post: operations["gstDetailsInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices/{id}/journal-entries": {
         parameters: {
             query?: never;
@@ -5997,6 +6017,15 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        ShippingBillInput: {
+            port_code: string;
+            number: string;
+            /**
+             * Format: date
+             * @description the shipping bill date (YYYY-MM-DD)
+             */
+            date: string;
+        };
         Error: {
             error: {
                 /** @description One of SPEC §7: validation_failed, unauthorized, not_found, conflict, internal_error */
@@ -6393,6 +6422,12 @@ export interface components {
             /** @description a zero-rated supply (export or SEZ) made under LUT without payment of IGST */
             lut: boolean;
             place_of_supply: string | null;
+            /** @description an export's shipping bill, once recorded (POST /v1/invoices/{id}/gst-details) */
+            shipping_bill?: {
+                port_code: string;
+                number: string;
+                date: string;
+            } | null;
             total: number;
             /** @description INR per one unit of the currency used for the INR amounts */
             exchange_rate: string | null;
@@ -6480,6 +6515,12 @@ export interface components {
             /** @description a zero-rated supply (export or SEZ) made under LUT without payment of IGST */
             lut: boolean;
             place_of_supply: string | null;
+            /** @description an export's shipping bill, once recorded (POST /v1/invoices/{id}/gst-details) */
+            shipping_bill?: {
+                port_code: string;
+                number: string;
+                date: string;
+            } | null;
             total: number;
             /** @description INR per one unit of the currency used for the INR amounts */
             exchange_rate: string | null;
@@ -7640,6 +7681,14 @@ export interface components {
             b2ba?: unknown[];
             /** @description amended credit notes to registered persons of filed months (ont_num, ont_dt) */
             cdnra?: unknown[];
+            /** @description amended B2CL invoices of filed months, by original place of supply (oinum, oidt) */
+            b2cla?: unknown[];
+            /** @description amended export invoices of filed months, e.g. a shipping bill recorded later (oinum, oidt) */
+            expa?: unknown[];
+            /** @description amended credit notes to unregistered persons and exports of filed months (ont_num, ont_dt) */
+            cdnura?: unknown[];
+            /** @description a filed month's B2CS figures of a place of supply as they now are (omon: the original month) */
+            b2csa?: unknown[];
             /** @description table 12, B2B and B2C tabs (Phase III) */
             hsn: {
                 hsn_b2b: unknown[];
@@ -7659,6 +7708,8 @@ export interface components {
             version: string;
             b2b: unknown[];
             b2cl: unknown[];
+            /** @description the month's B2CS rows of each place of supply whose figures changed, as they now are */
+            b2cs: unknown[];
             exp: unknown[];
             cdnr: unknown[];
             cdnur: unknown[];
@@ -12077,6 +12128,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -12327,6 +12383,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -12597,6 +12658,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -13169,6 +13235,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -13620,6 +13691,11 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -13877,6 +13953,11 @@ export interface operations {
                      *             "utgst": true,
                      *             "lut": true,
                      *             "place_of_supply": "place of supply",
+                     *             "shipping_bill": {
+                     *               "port_code": "port code",
+                     *               "number": "number",
+                     *               "date": "date"
+                     *             },
                      *             "total": 49900,
                      *             "exchange_rate": "exchange rate",
                      *             "exchange_rate_source": "invoice_currency",
@@ -14282,6 +14363,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -14775,6 +14861,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -14984,6 +15075,11 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -15115,6 +15211,11 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -15249,6 +15350,11 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -15386,6 +15492,11 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -15538,6 +15649,11 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -15675,6 +15791,11 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -15836,6 +15957,171 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
+                     *         "total": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "invoice_currency",
+                     *         "inr_subtotal": 49900,
+                     *         "inr_cgst_amount": 49900,
+                     *         "inr_sgst_amount": 49900,
+                     *         "inr_igst_amount": 49900,
+                     *         "inr_tax_amount": 49900,
+                     *         "inr_total": 49900,
+                     *         "amount_paid": 49900,
+                     *         "amount_tds": 49900,
+                     *         "amount_credited": 49900,
+                     *         "amount_due": 49900,
+                     *         "period_start": "period start",
+                     *         "period_end": "period end",
+                     *         "issued_at": "2026-04-01T00:00:00.000Z",
+                     *         "due_date": "due date",
+                     *         "paid_at": "2026-04-01T00:00:00.000Z",
+                     *         "voided_at": "2026-04-01T00:00:00.000Z",
+                     *         "marked_uncollectible_at": "2026-04-01T00:00:00.000Z",
+                     *         "supplier": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "customer_details": {
+                     *           "name": "Acme Pro",
+                     *           "legal_name": "Acme Pro",
+                     *           "email": "billing@acme.example",
+                     *           "gstin": "27AAPFU0939F1ZV",
+                     *           "state_code": "27",
+                     *           "country_code": "country code",
+                     *           "address": {}
+                     *         },
+                     *         "memo": "memo",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "last_payment_error": {
+                     *           "code": "acme-pro",
+                     *           "message": "message"
+                     *         },
+                     *         "lines": [
+                     *           {
+                     *             "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "position": 1,
+                     *             "description": "description",
+                     *             "quantity": 1,
+                     *             "unit_amount": 49900,
+                     *             "discount_amount": 49900,
+                     *             "amount": 49900,
+                     *             "hsn_code": "998314",
+                     *             "tax_rate_bp": 1,
+                     *             "cgst_amount": 49900,
+                     *             "sgst_amount": 49900,
+                     *             "igst_amount": 49900,
+                     *             "tax_amount": 49900,
+                     *             "total": 49900,
+                     *             "inr_amount": 49900,
+                     *             "inr_cgst_amount": 49900,
+                     *             "inr_sgst_amount": 49900,
+                     *             "inr_igst_amount": 49900,
+                     *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "period_start": "period start",
+                     *             "period_end": "period end"
+                     *           }
+                     *         ],
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Invoice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    gstDetailsInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The correct an issued invoice's GST particulars that leave its tax as it was: the place of supply of a small inter-state invoice to an unregistered person (B2CS), an export's shipping bill. A closed month's GSTR-1 declares it in the next return's b2csa / expa (decision 0610); 409 gst_correction_changes_supply otherwise request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "shipping_bill": {
+                 *         "port_code": "INBOM4",
+                 *         "number": "1234567",
+                 *         "date": "2026-06-20"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the corrected place of supply of an inter-state invoice to an unregistered person (B2CS): another state, so IGST stays IGST */
+                    place_of_supply?: string;
+                    shipping_bill?: components["schemas"]["ShippingBillInput"];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "number": "number",
+                     *         "status": "draft",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "billing_reason": "billing reason",
+                     *         "currency": "INR",
+                     *         "subtotal": 49900,
+                     *         "discount_amount": 49900,
+                     *         "tax_amount": 49900,
+                     *         "cgst_amount": 49900,
+                     *         "sgst_amount": 49900,
+                     *         "igst_amount": 49900,
+                     *         "tax_type": "tax type",
+                     *         "utgst": true,
+                     *         "lut": true,
+                     *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -22762,6 +23048,11 @@ export interface operations {
                      *         "utgst": true,
                      *         "lut": true,
                      *         "place_of_supply": "place of supply",
+                     *         "shipping_bill": {
+                     *           "port_code": "port code",
+                     *           "number": "number",
+                     *           "date": "date"
+                     *         },
                      *         "total": 49900,
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "invoice_currency",
@@ -23881,6 +24172,18 @@ export interface operations {
                      *         "cdnra": [
                      *           {}
                      *         ],
+                     *         "b2cla": [
+                     *           {}
+                     *         ],
+                     *         "expa": [
+                     *           {}
+                     *         ],
+                     *         "cdnura": [
+                     *           {}
+                     *         ],
+                     *         "b2csa": [
+                     *           {}
+                     *         ],
                      *         "hsn": {
                      *           "hsn_b2b": [
                      *             {}
@@ -24034,6 +24337,9 @@ export interface operations {
                      *           {}
                      *         ],
                      *         "b2cl": [
+                     *           {}
+                     *         ],
+                     *         "b2cs": [
                      *           {}
                      *         ],
                      *         "exp": [
@@ -27899,6 +28205,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -28471,6 +28782,11 @@ export interface operations {
                      *             "utgst": true,
                      *             "lut": true,
                      *             "place_of_supply": "place of supply",
+                     *             "shipping_bill": {
+                     *               "port_code": "port code",
+                     *               "number": "number",
+                     *               "date": "date"
+                     *             },
                      *             "total": 49900,
                      *             "exchange_rate": "exchange rate",
                      *             "exchange_rate_source": "invoice_currency",
@@ -28648,6 +28964,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -28948,6 +29269,11 @@ export interface operations {
                      *           "utgst": true,
                      *           "lut": true,
                      *           "place_of_supply": "place of supply",
+                     *           "shipping_bill": {
+                     *             "port_code": "port code",
+                     *             "number": "number",
+                     *             "date": "date"
+                     *           },
                      *           "total": 49900,
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "invoice_currency",
@@ -30282,6 +30608,11 @@ export interface operations {
                  *           "utgst": true,
                  *           "lut": true,
                  *           "place_of_supply": "place of supply",
+                 *           "shipping_bill": {
+                 *             "port_code": "port code",
+                 *             "number": "number",
+                 *             "date": "date"
+                 *           },
                  *           "total": 49900,
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "invoice_currency",
@@ -30427,6 +30758,11 @@ export interface operations {
                  *           "utgst": true,
                  *           "lut": true,
                  *           "place_of_supply": "place of supply",
+                 *           "shipping_bill": {
+                 *             "port_code": "port code",
+                 *             "number": "number",
+                 *             "date": "date"
+                 *           },
                  *           "total": 49900,
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "invoice_currency",
@@ -30572,6 +30908,11 @@ export interface operations {
                  *           "utgst": true,
                  *           "lut": true,
                  *           "place_of_supply": "place of supply",
+                 *           "shipping_bill": {
+                 *             "port_code": "port code",
+                 *             "number": "number",
+                 *             "date": "date"
+                 *           },
                  *           "total": 49900,
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "invoice_currency",
@@ -30717,6 +31058,11 @@ export interface operations {
                  *           "utgst": true,
                  *           "lut": true,
                  *           "place_of_supply": "place of supply",
+                 *           "shipping_bill": {
+                 *             "port_code": "port code",
+                 *             "number": "number",
+                 *             "date": "date"
+                 *           },
                  *           "total": 49900,
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "invoice_currency",
@@ -30862,6 +31208,11 @@ export interface operations {
                  *           "utgst": true,
                  *           "lut": true,
                  *           "place_of_supply": "place of supply",
+                 *           "shipping_bill": {
+                 *             "port_code": "port code",
+                 *             "number": "number",
+                 *             "date": "date"
+                 *           },
                  *           "total": 49900,
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "invoice_currency",
@@ -31007,6 +31358,11 @@ export interface operations {
                  *           "utgst": true,
                  *           "lut": true,
                  *           "place_of_supply": "place of supply",
+                 *           "shipping_bill": {
+                 *             "port_code": "port code",
+                 *             "number": "number",
+                 *             "date": "date"
+                 *           },
                  *           "total": 49900,
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "invoice_currency",
@@ -31152,6 +31508,11 @@ export interface operations {
                  *           "utgst": true,
                  *           "lut": true,
                  *           "place_of_supply": "place of supply",
+                 *           "shipping_bill": {
+                 *             "port_code": "port code",
+                 *             "number": "number",
+                 *             "date": "date"
+                 *           },
                  *           "total": 49900,
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "invoice_currency",

@@ -5,10 +5,11 @@ import { createInvoice } from '../../flows/invoices/create-invoice.js';
 import { applyCustomerBalance, finalizeInvoiceWithCredit } from '../../flows/invoices/finalize-invoice.js';
 import { voidInvoiceWithCreditNotes } from '../../flows/invoices/void-invoice.js';
 import { recordCertifiedTds } from '../../flows/invoices/record-certified-tds.js';
+import { correctGstDetails } from '../../flows/invoices/correct-gst-details.js';
 import { journalEntrySchema, listInvoiceJournalEntries } from '../../modules/ledger/index.js';
 import { z } from 'zod';
 import { irnCancelReasonCode } from '../../modules/einvoicing/index.js';
-import { createInvoiceBody, invoiceSchema, listInvoicesQuery, recordTdsBody } from '../../modules/invoices/index.js';
+import { correctGstDetailsBody, createInvoiceBody, invoiceSchema, listInvoicesQuery, parseTdsCodeTable, recordTdsBody } from '../../modules/invoices/index.js';
 import { registerPendingChargeRoutes } from './pending-charges.routes.js';
 import { getInvoice, getInvoiceRow, listInvoices, markInvoiceUncollectible, renderInvoice } from '../../modules/invoices/index.js';
 
@@ -20,6 +21,8 @@ const voidInvoiceBody = z
 
 export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
   registerPendingChargeRoutes(app, deps);
+  // The operator's TDS code table, checked once at start-up (a malformed one stops Kosh starting).
+  const tdsCodes = parseTdsCodeTable(deps.config.tdsCodes);
   const one = { 200: dataEnvelope(invoiceSchema) };
   app.post(
     '/v1/invoices',
@@ -129,7 +132,26 @@ export function registerInvoiceRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({
         status: 200,
-        body: { data: await renderInvoice(ctx, await recordCertifiedTds(ctx, request.params.id, request.body)) },
+        body: { data: await renderInvoice(ctx, await recordCertifiedTds(ctx, request.params.id, request.body, tdsCodes)) },
+      })),
+  );
+  app.post(
+    '/v1/invoices/:id/gst-details',
+    {
+      schema: {
+        errors: ['not_found', 'conflict'],
+        tags: ['invoices'],
+        summary:
+          "Correct an issued invoice's GST particulars that leave its tax as it was: the place of supply of a small inter-state invoice to an unregistered person (B2CS), an export's shipping bill. A closed month's GSTR-1 declares it in the next return's b2csa / expa (decision 0610); 409 gst_correction_changes_supply otherwise",
+        params: idParams,
+        body: correctGstDetailsBody,
+        response: one,
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await renderInvoice(ctx, await correctGstDetails(ctx, request.params.id, request.body)) },
       })),
   );
   app.get(

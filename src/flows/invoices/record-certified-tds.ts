@@ -12,6 +12,7 @@ import {
   TdsSectionError,
   type InvoiceRow,
   type ResolvedTdsSection,
+  type TdsCodeEntry,
 } from '../../modules/invoices/index.js';
 import { Account, postEntry } from '../../modules/ledger/index.js';
 import { localDate } from '../../modules/tax/index.js';
@@ -34,10 +35,10 @@ function deductionDay(input: CertifiedTdsInput, invoice: InvoiceRow, timeZone: s
   return input.deducted_on ?? day(invoice.issued_at ?? now);
 }
 
-function sectionOf(input: CertifiedTdsInput, deductedOn: string): ResolvedTdsSection | null {
+function sectionOf(input: CertifiedTdsInput, deductedOn: string, table: readonly TdsCodeEntry[]): ResolvedTdsSection | null {
   if (input.section === undefined) return null;
   try {
-    return resolveTdsSection(input.section, deductedOn);
+    return resolveTdsSection(input.section, deductedOn, table);
   } catch (err) {
     if (err instanceof TdsSectionError) throw errors.invalidField('section', err.message);
     throw err;
@@ -49,7 +50,8 @@ function sectionOf(input: CertifiedTdsInput, deductedOn: string): ResolvedTdsSec
  * its part of the invoice like TDS withheld with a payment — Dr TDS receivable; Cr receivables
  * (docs/ledger.md) — under the same rules (assertTdsAllowed), and the certificate is kept.
  */
-export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: CertifiedTdsInput): Promise<InvoiceRow> {
+/** `tdsCodes`: the operator's TDS code table (KOSH_TDS_CODES, decision 0610). */
+export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: CertifiedTdsInput, tdsCodes: readonly TdsCodeEntry[] = []): Promise<InvoiceRow> {
   // Locked first, so concurrent payments and TDS on the invoice see each other's effect.
   const invoice = await getInvoiceRow(ctx, invoiceId, true);
   if (invoice.status !== 'open' && invoice.status !== 'uncollectible') {
@@ -61,7 +63,7 @@ export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: Cer
   }
   const entity = await getEntity(ctx, invoice.entity_id);
   const deductedOn = deductionDay(input, invoice, entity.time_zone, ctx.now);
-  const section = sectionOf(input, deductedOn);
+  const section = sectionOf(input, deductedOn, tdsCodes);
   const row = await applyToInvoice(ctx, invoice.id, { tds: input.tds_amount });
   const id = newId();
   // The TDS at the certificate's date rate; the receivable leaves at the invoice's (DESIGN §19).

@@ -12,6 +12,8 @@ export type InvoiceRateRow = {
   currency: string;
   total: number;
   ctin: string | null;
+  /** An export's shipping bill, once recorded (decision 0610). */
+  shipping_bill: { port_code: string; number: string; date: string } | null;
   rate_bp: number;
   /** Every line of the invoice at this rate is a service (SAC, chapter 99): 0 % is exempt, not nil-rated. */
   service: boolean;
@@ -40,14 +42,14 @@ export async function invoiceRatePage(
   const { rows } = await sql<InvoiceRateRow>`
     WITH page AS (
       SELECT i.id, i.number, i.issued_at, i.status, i.tax_type, i.place_of_supply, i.currency, coalesce(i.inr_total, i.total) AS total,
-             i.customer_details->>'gstin' AS ctin
+             i.customer_details->>'gstin' AS ctin, i.shipping_bill
       FROM invoices i
       WHERE i.tenant_id = ${tenantId} AND i.entity_id = ${entityId}
         AND i.issued_at >= ${from} AND i.issued_at < ${to} AND i.number IS NOT NULL ${keyset}
       ORDER BY i.issued_at, i.id
       LIMIT ${limit}
     )
-    SELECT p.id, p.number, p.issued_at, p.status, p.tax_type, p.place_of_supply, p.currency, p.total, p.ctin,
+    SELECT p.id, p.number, p.issued_at, p.status, p.tax_type, p.place_of_supply, p.currency, p.total, p.ctin, p.shipping_bill,
            l.rate_bp, l.service, l.txval, l.iamt, l.camt, l.samt
     FROM page p
     -- Per invoice, through the (tenant_id, invoice_id, position) key: a page never scans the
@@ -78,7 +80,7 @@ const isB2cs = sql`(i.tax_type <> 'export' AND nullif(i.customer_details->>'gsti
 export async function listedInvoiceRates(tx: Tx, tenantId: string, entityId: string, from: Date, to: Date): Promise<InvoiceRateRow[]> {
   const { rows } = await sql<InvoiceRateRow>`
     SELECT i.id, i.number, i.issued_at, i.status, i.tax_type, i.place_of_supply, i.currency,
-           coalesce(i.inr_total, i.total) AS total, i.customer_details->>'gstin' AS ctin, l.rate_bp,
+           coalesce(i.inr_total, i.total) AS total, i.customer_details->>'gstin' AS ctin, i.shipping_bill, l.rate_bp,
            bool_and(l.hsn_code LIKE '99%') AS service, sum(coalesce(l.inr_amount, l.amount))::bigint AS txval, sum(coalesce(l.inr_igst_amount, l.igst_amount))::bigint AS iamt,
            sum(coalesce(l.inr_cgst_amount, l.cgst_amount))::bigint AS camt, sum(coalesce(l.inr_sgst_amount, l.sgst_amount))::bigint AS samt
     FROM invoices i

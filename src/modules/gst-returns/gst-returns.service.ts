@@ -16,7 +16,7 @@ import {
 } from './gst-returns.repository.js';
 import { carryFromJson, countsInReturn, Gstr1Builder, GSTR1_FORMAT_VERSION, rupees, type Table31Carry } from './gstr1.js';
 import { advanceSections, advancesNetOfAdjustments, voucherSeries } from './gstr1-advances.js';
-import { amendmentSections, applyAmendments, changedDocuments, gstr1aSections, listedDocuments } from './amendments.js';
+import { amendmentSections, applyAmendments, changedDocuments, gstr1aSections, listedDocuments, type AmendmentSections } from './amendments.js';
 import type { Gstr1, Gstr1a, Gstr3b } from './gst-returns.schemas.js';
 
 /** Invoices read per keyset page: bounded memory per round trip, few round trips. */
@@ -147,9 +147,8 @@ export async function getGstr1(ctx: ReadCtx, entityId: string, period: string): 
   const { entity, builder, hsn, hsnCredits } = await buildGstr1(ctx, entityId, period);
   const json = builder.toJson(entity.gstin, period, hsn, hsnCredits);
   Object.assign(json, await advancesOfPeriod(ctx, entityId, period));
-  const { b2ba, cdnra } = await amendmentsFor(ctx, entity, period);
-  if (b2ba.length > 0) json.b2ba = b2ba;
-  if (cdnra.length > 0) json.cdnra = cdnra;
+  // Amendment tables only when they have rows (the offline tool writes none for an empty one).
+  for (const [table, rows] of Object.entries(await amendmentsFor(ctx, entity, period))) if (rows.length > 0) json[table] = rows;
   return json as Gstr1;
 }
 
@@ -169,12 +168,12 @@ async function currentDocuments(ctx: ReadCtx, entityId: string, period: string) 
 const AMENDMENT_LOOKBACK = 20;
 
 /**
- * The amendment sections of an unfiled GSTR-1 (decision 0365): for each earlier month in the run
- * of filed GSTR-1s just before it whose GSTR-3B is filed too (GSTR-1A closed), the B2B invoices and
- * registered credit notes that now read differently from what was filed — the month's filed
+ * The amendment tables of an unfiled GSTR-1 (decisions 0365, 0610): for each earlier month in the
+ * run of filed GSTR-1s just before it whose GSTR-3B is filed too (GSTR-1A closed), the documents
+ * (and B2CS places of supply) that now read differently from what was filed — the month's filed
  * return with the amendments the later filed returns declared.
  */
-async function amendmentsFor(ctx: ReadCtx, entity: EntityRow & { gstin: string }, period: string): Promise<{ b2ba: unknown[]; cdnra: unknown[] }> {
+async function amendmentsFor(ctx: ReadCtx, entity: EntityRow & { gstin: string }, period: string): Promise<AmendmentSections> {
   const filedAfter: Record<string, unknown>[] = [];
   const changed: ReturnType<typeof changedDocuments> = [];
   let p = period;
@@ -186,8 +185,9 @@ async function amendmentsFor(ctx: ReadCtx, entity: EntityRow & { gstin: string }
     if (await filedReturn(ctx, entity.id, monthOf(p), 'gstr3b')) {
       const known = listedDocuments(filed);
       // The later filed returns' amendments, oldest first.
-      for (const later of [...filedAfter].reverse()) applyAmendments(known, later);
-      changed.push(...changedDocuments(known, await currentDocuments(ctx, entity.id, p)));
+      for (const later of [...filedAfter].reverse()) applyAmendments(known, later, p);
+      const month = p;
+      changed.push(...changedDocuments(known, await currentDocuments(ctx, entity.id, p)).map((d) => ({ ...d, period: month })));
     }
     filedAfter.push(filed);
   }
@@ -215,7 +215,7 @@ export async function getGstr1a(ctx: ReadCtx, entityId: string, period: string):
   }
   if (await filedReturn(ctx, entity.id, monthOf(period), 'gstr3b')) {
     throw errors.conflict(
-      `the GSTR-3B of ${period} is filed, which closes GSTR-1A: corrections appear in the next GSTR-1's amendment sections (b2ba, cdnra)`,
+      `the GSTR-3B of ${period} is filed, which closes GSTR-1A: corrections appear in the next GSTR-1's amendment tables (b2ba, b2cla, b2csa, expa, cdnra, cdnura)`,
       'gstr1a_closed',
     );
   }

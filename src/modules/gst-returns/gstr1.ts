@@ -52,6 +52,7 @@ type Doc = {
   place_of_supply: string | null;
   total: number;
   ctin: string | null;
+  shipping_bill?: { port_code: string; number: string; date: string } | null;
   items: Item[];
 };
 
@@ -173,6 +174,7 @@ export class Gstr1Builder {
           place_of_supply: row.place_of_supply,
           total: row.total,
           ctin: row.ctin,
+          shipping_bill: row.shipping_bill,
           items: [],
         };
       }
@@ -299,10 +301,13 @@ export class Gstr1Builder {
     if (zeroRated?.kind === 'export') {
       const typ = zeroRated.withPayment ? 'WPAY' : 'WOPAY';
       const list = this.exp.get(typ) ?? [];
+      const sb = doc.shipping_bill;
       list.push({
         inum: doc.number,
         idt,
         val: rupees(doc.total),
+        // The shipping bill once recorded (decision 0610): port code, number, date.
+        ...(sb ? { sbpcode: sb.port_code, sbnum: sb.number, sbdt: sb.date.split('-').reverse().join('-') } : {}),
         itms: doc.items.map((i) => ({ txval: rupees(i.txval), rt: i.rate_bp / 100, iamt: rupees(i.iamt), csamt: 0 })),
       });
       this.exp.set(typ, list);

@@ -3,6 +3,7 @@ export {
   applyToInvoice,
   assertTdsAllowed,
   correctCustomerDetails,
+  correctGstParticulars,
   createDraftInvoice,
   CREDIT_TOP_UP_REASON,
   discountDraftLines,
@@ -20,10 +21,10 @@ export {
 export type { InvoiceRow, InvoiceLineRow } from './invoices.repository.js';
 
 export { invoiceSchema, upcomingInvoiceSchema, type CreateInvoiceBody, type CreateInvoiceRequest, type Invoice } from './invoices.schemas.js';
-export type { InvoiceStatus, PartySnapshot } from './invoices.tables.js';
+export type { InvoiceStatus, PartySnapshot, ShippingBill } from './invoices.tables.js';
 
 export { issueInvoices } from './invoices.batch.js';
-export { createInvoiceBody, listInvoicesQuery, recordTdsBody } from './invoices.schemas.js';
+export { correctGstDetailsBody, createInvoiceBody, listInvoicesQuery, recordTdsBody, type CorrectGstDetailsBody } from './invoices.schemas.js';
 export {
   certificateFormOn,
   LEGACY_SECTIONS,
@@ -31,7 +32,11 @@ export {
   PAYMENT_CODES,
   resolveTdsSection,
   TdsSectionError,
+  parseTdsCodeTable,
+  tdsCodeEntrySchema,
+  tdsCodeTableProblems,
   type ResolvedTdsSection,
+  type TdsCodeEntry,
   type TdsAct,
 } from './tds-sections.js';
 export { createInvoiceFromApi, resolveApiLines, withInvoiceCurrency } from './invoices.service.js';

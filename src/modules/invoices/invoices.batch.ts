@@ -107,6 +107,7 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
       supplier: JSON.stringify(row.supplier),
       customer_details: JSON.stringify(row.customer_details),
       last_payment_error: null,
+      shipping_bill: null,
     })),
     lines,
   );

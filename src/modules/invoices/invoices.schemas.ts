@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { fields } from '../../platform/http/envelope.js';
+import { bodyExample, fields } from '../../platform/http/envelope.js';
+import { isGstStateCode } from '../tax/index.js';
 import { exchangeRateField } from '../entities/index.js';
 
 export const invoiceStatus = z.enum(['draft', 'open', 'paid', 'void', 'uncollectible']);
@@ -73,6 +74,39 @@ export const recordTdsBody = z.object({
   deducted_on: z.iso.date().optional().describe("the day (in India) the customer credited or paid the sum it deducted from; default: the invoice's issue date"),
 });
 
+/**
+ * An export's shipping bill as the GSTN offline tool validates it: port code 1–6 letters or digits,
+ * bill number 3–7 digits, its date (decision 0610).
+ */
+export const shippingBillSchema = z
+  .object({
+    port_code: z
+      .string()
+      .regex(/^[A-Za-z0-9]{1,6}$/, 'must be 1–6 letters or digits, e.g. INBOM4')
+      .transform((v) => v.toUpperCase()),
+    number: z.string().regex(/^[0-9]{3,7}$/, 'must be 3–7 digits'),
+    date: z.iso.date().describe('the shipping bill date (YYYY-MM-DD)'),
+  })
+  .meta({ id: 'ShippingBill' });
+
+/**
+ * POST /v1/invoices/{id}/gst-details (decision 0610): corrections of an issued invoice's GST
+ * particulars that leave its tax as it was — the place of supply of a small inter-state invoice to
+ * an unregistered person (to another state; B2CS), an export's shipping bill.
+ */
+export const correctGstDetailsBody = z
+  .object({
+    place_of_supply: z
+      .string()
+      .refine(isGstStateCode, 'must be a two-digit GST state code such as "27"')
+      .optional()
+      .describe('the corrected place of supply of an inter-state invoice to an unregistered person (B2CS): another state, so IGST stays IGST'),
+    shipping_bill: shippingBillSchema.optional().describe("an export invoice's shipping bill"),
+  })
+  .refine((b) => b.place_of_supply !== undefined || b.shipping_bill !== undefined, { message: 'give place_of_supply or shipping_bill' })
+  .meta(bodyExample({ shipping_bill: { port_code: 'INBOM4', number: '1234567', date: '2026-06-20' } }));
+export type CorrectGstDetailsBody = z.infer<typeof correctGstDetailsBody>;
+
 export const listInvoicesQuery = z.object({
   q: z.string().trim().min(1).max(100).optional().describe('search: a part of the invoice number (case-insensitive)'),
   status: invoiceStatus.optional(),
@@ -138,6 +172,11 @@ export const invoiceSchema = z
     utgst: z.boolean(),
     lut: z.boolean().describe('a zero-rated supply (export or SEZ) made under LUT without payment of IGST'),
     place_of_supply: z.string().nullable(),
+    shipping_bill: z
+      .object({ port_code: z.string(), number: z.string(), date: z.string() })
+      .nullable()
+      .optional()
+      .describe("an export's shipping bill, once recorded (POST /v1/invoices/{id}/gst-details)"),
     total: z.int(),
     exchange_rate: z.string().nullable().describe('INR per one unit of the currency used for the INR amounts'),
     exchange_rate_source: z.enum(['invoice_currency', 'request', 'entity_rate_table']).nullable(),

@@ -34,7 +34,7 @@ import {
   type InvoiceRow,
 } from './invoices.repository.js';
 import { settleInvoiceBalance, transitionInvoice, type Settlement } from './invoices.states.js';
-import type { PartySnapshot } from './invoices.tables.js';
+import type { PartySnapshot, ShippingBill } from './invoices.tables.js';
 
 const DAY_MS = 86_400_000;
 
@@ -59,6 +59,7 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
     utgst: row.utgst,
     lut: row.lut,
     place_of_supply: row.place_of_supply,
+    shipping_bill: row.shipping_bill ?? null,
     total: row.total,
     exchange_rate: row.exchange_rate,
     exchange_rate_source: row.exchange_rate_source,
@@ -297,6 +298,7 @@ export function buildDraftInvoice(
     metadata: input.metadata ?? {},
     collection_method: input.collectionMethod ?? 'send_invoice',
     last_payment_error: null,
+    shipping_bill: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -402,7 +404,11 @@ export async function createDraftInvoice(ctx: Ctx, input: DraftInvoiceInput): Pr
   const settings = await readSettings(ctx);
   const rate = await invoiceExchangeRate(ctx, entity, input.currency, input.exchangeRate, ctx.now);
   const { row, lines } = buildDraftInvoice(ctx, entity, settings.sac_code, input, rate);
-  await insertInvoice(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null, last_payment_error: null }, lines);
+  await insertInvoice(
+    ctx.tx,
+    { ...row, metadata: JSON.stringify(row.metadata), supplier: null, customer_details: null, last_payment_error: null, shipping_bill: null },
+    lines,
+  );
   await emitEvent(ctx, 'invoice.created', toInvoice(row, lines));
   return row;
 }
@@ -498,6 +504,28 @@ export async function correctCustomerDetails(ctx: Ctx, id: string, details: Part
   const row = await ctx.tx
     .updateTable('invoices')
     .set({ customer_details: JSON.stringify(details), updated_at: ctx.now })
+    .where('tenant_id', '=', ctx.tenantId)
+    .where('id', '=', id)
+    .where('number', 'is not', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw errors.notFound('invoice');
+  return row;
+}
+
+/**
+ * Records corrected GST particulars of an issued invoice (decision 0610): a place of supply, a
+ * shipping bill. The caller (flows/invoices/correct-gst-details.ts) checks that the correction
+ * leaves the invoice's tax as it was; nothing else is touched.
+ */
+export async function correctGstParticulars(ctx: Ctx, id: string, patch: { place_of_supply?: string; shipping_bill?: ShippingBill }): Promise<InvoiceRow> {
+  const row = await ctx.tx
+    .updateTable('invoices')
+    .set({
+      ...(patch.place_of_supply !== undefined ? { place_of_supply: patch.place_of_supply } : {}),
+      ...(patch.shipping_bill !== undefined ? { shipping_bill: JSON.stringify(patch.shipping_bill) } : {}),
+      updated_at: ctx.now,
+    })
     .where('tenant_id', '=', ctx.tenantId)
     .where('id', '=', id)
     .where('number', 'is not', null)

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Json, NullableJson, Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 export type InvoiceStatus = 'draft' | 'open' | 'paid' | 'void' | 'uncollectible';
@@ -13,6 +13,9 @@ export type PartySnapshot = {
   country_code: string | null;
   address: Record<string, string | null | undefined> | null;
 };
+
+/** An export invoice's shipping bill, as GSTR-1's `exp` table writes it (`sbpcode`, `sbnum`, `sbdt`). */
+export type ShippingBill = { port_code: string; number: string; date: string };
 
 export interface InvoicesTable {
   tenant_id: string;
@@ -37,6 +40,8 @@ export interface InvoicesTable {
   /** A zero-rated supply (export or SEZ) made under LUT without payment of IGST. */
   lut: boolean;
   place_of_supply: string | null;
+  /** An export's shipping bill (port code, number, date YYYY-MM-DD), once recorded (decision 0610). */
+  shipping_bill: ColumnType<ShippingBill | null, string | null | undefined, string | null>;
   total: number;
   /** INR per one unit of `currency`, a decimal string ("83.2575"); null when not determined. */
   exchange_rate: string | null;

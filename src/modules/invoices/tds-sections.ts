@@ -13,6 +13,8 @@
  *   an old code without a corroborated new code (194C, bare 194J) maps to null.
  */
 
+import { z } from 'zod';
+
 export const NEW_ACT_FROM = '2026-04-01';
 
 export type TdsAct = 'income_tax_act_1961' | 'income_tax_act_2025';
@@ -24,7 +26,69 @@ export type ResolvedTdsSection = {
   payment_code: string | null;
   act: TdsAct;
   certificate_form: 'Form 16A' | 'Form 131';
+  /** The configured entry's rate (basis points), when the operator's table gives one. */
+  rate_bp?: number;
 };
+
+/**
+ * The operator's TDS code table (KOSH_TDS_CODES, decision 0610): entries that add or override a
+ * code for the days `from`–`until` (YYYY-MM-DD, both included; no `until`: open-ended). A four-digit
+ * `code` is a payment code of the Income-tax Act 2025 (1001–1092, on or after 1 April 2026); any
+ * other `code` is a section of the 1961 Act (before 1 April 2026) with the `payment_code` it maps
+ * to (null: none). While a code has entries, a deduction on a day none of them covers is refused.
+ */
+export const tdsCodeEntrySchema = z
+  .object({
+    code: z.string().regex(/^(\d{4}|19[0-9][A-Z]*(\([a-z]\))?)$/, 'must be a payment code (1001–1092) or a 1961 Act section such as 194J(b)'),
+    payment_code: z
+      .string()
+      .regex(/^\d{4}$/)
+      .nullable()
+      .optional(),
+    description: z.string().trim().min(1).max(200),
+    rate_bp: z.int().min(0).max(10_000).optional(),
+    from: z.iso.date(),
+    until: z.iso.date().optional(),
+  })
+  .strict();
+export type TdsCodeEntry = z.infer<typeof tdsCodeEntrySchema>;
+
+const inRange = (code: string) => Number(code) >= 1001 && Number(code) <= 1092;
+
+/** The table's problems (`[index].field: message`), none when it is valid. */
+export function tdsCodeTableProblems(entries: readonly TdsCodeEntry[]): string[] {
+  const problems: string[] = [];
+  entries.forEach((e, i) => {
+    const at = `[${i}]`;
+    const newCode = /^\d{4}$/.test(e.code);
+    if (e.until !== undefined && e.until < e.from) problems.push(`${at}.until: is before from`);
+    if (newCode && !inRange(e.code)) problems.push(`${at}.code: ${e.code} is not in 1001–1092`);
+    if (newCode && e.from < NEW_ACT_FROM) problems.push(`${at}.from: a payment code of the Income-tax Act 2025 applies from ${NEW_ACT_FROM}`);
+    if (newCode && e.payment_code !== undefined && e.payment_code !== e.code) problems.push(`${at}.payment_code: a payment code maps to itself`);
+    if (!newCode && e.from >= NEW_ACT_FROM) problems.push(`${at}.from: a section of the 1961 Act applies only before ${NEW_ACT_FROM}`);
+    if (!newCode && e.payment_code === undefined) problems.push(`${at}.payment_code: give the payment code the section maps to (or null)`);
+    if (e.payment_code && !inRange(e.payment_code)) problems.push(`${at}.payment_code: ${e.payment_code} is not in 1001–1092`);
+    entries.forEach((o, j) => {
+      const overlaps = j > i && o.code === e.code && o.from <= (e.until ?? '9999-12-31') && e.from <= (o.until ?? '9999-12-31');
+      if (overlaps) problems.push(`${at}: overlaps [${j}] for ${e.code}`);
+    });
+  });
+  return problems;
+}
+
+/** The operator's entry for a code on a day: undefined when the code has no entries, null when none covers the day. */
+function configuredEntry(table: readonly TdsCodeEntry[], code: string, day: string): TdsCodeEntry | null | undefined {
+  const entries = table.filter((e) => e.code === code);
+  if (entries.length === 0) return undefined;
+  return entries.find((e) => e.from <= day && (e.until === undefined || day <= e.until)) ?? null;
+}
+
+function configuredWindow(table: readonly TdsCodeEntry[], code: string): string {
+  return table
+    .filter((e) => e.code === code)
+    .map((e) => `${e.from}–${e.until ?? ''}`)
+    .join(', ');
+}
 
 type LegacySection = { description: string; paymentCode: string | null };
 
@@ -68,9 +132,20 @@ export class TdsSectionError extends Error {}
  * or payment in India). Throws TdsSectionError with the reason for an unknown code, a new code
  * before 1 April 2026, or an old code on or after it.
  */
-export function resolveTdsSection(section: string, deductedOn: string): ResolvedTdsSection {
+export function resolveTdsSection(section: string, deductedOn: string, table: readonly TdsCodeEntry[] = []): ResolvedTdsSection {
   const newAct = deductedOn >= NEW_ACT_FROM;
   const key = legacyKey(section);
+  const entry = configuredEntry(table, key, deductedOn);
+  if (entry === null) throw new TdsSectionError(`${key} is configured for deductions on ${configuredWindow(table, key)} only, not on ${deductedOn}`);
+  if (entry && !newAct && !/^\d{4}$/.test(key)) {
+    return { section: key, payment_code: entry.payment_code ?? null, act: 'income_tax_act_1961', certificate_form: 'Form 16A', ...rateOf(entry) };
+  }
+  return { ...resolveBuiltIn(section, key, newAct, deductedOn), ...(entry ? rateOf(entry) : {}) };
+}
+
+const rateOf = (entry: TdsCodeEntry) => (entry.rate_bp === undefined ? {} : { rate_bp: entry.rate_bp });
+
+function resolveBuiltIn(section: string, key: string, newAct: boolean, deductedOn: string): ResolvedTdsSection {
   if (/^\d{4}$/.test(key)) {
     const code = Number(key);
     if (code < FIRST_CODE || code > LAST_CODE) {
@@ -101,4 +176,25 @@ export function resolveTdsSection(section: string, deductedOn: string): Resolved
 /** The certificate a deduction on that date is evidenced by (no section given). */
 export function certificateFormOn(deductedOn: string): 'Form 16A' | 'Form 131' {
   return deductedOn >= NEW_ACT_FROM ? 'Form 131' : 'Form 16A';
+}
+
+/**
+ * KOSH_TDS_CODES read and checked (decision 0610): the table, or an Error naming every problem —
+ * thrown at start-up, so a malformed table never reaches a deduction.
+ */
+export function parseTdsCodeTable(raw: string | undefined): TdsCodeEntry[] {
+  if (!raw) return [];
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error('Invalid configuration: KOSH_TDS_CODES: must be a JSON array of entries');
+  }
+  const parsed = z.array(tdsCodeEntrySchema).safeParse(json);
+  if (!parsed.success) {
+    throw new Error(`Invalid configuration: KOSH_TDS_CODES: ${parsed.error.issues.map((i) => `[${i.path.join('.')}] ${i.message}`).join('; ')}`);
+  }
+  const problems = tdsCodeTableProblems(parsed.data);
+  if (problems.length > 0) throw new Error(`Invalid configuration: KOSH_TDS_CODES: ${problems.join('; ')}`);
+  return parsed.data;
 }
