@@ -141,7 +141,7 @@ export type ErrorReason =
   // a gateway's own refusal code (`gateway_card_declined`), an accounting connection's state (`connection_reconnect_required`)
   | `${'gateway' | 'connection'}_${string}`
   // `<record>_<status or condition>` (the guarded transitions' refusals, e.g. gift_canceled, invoice_void)
-  | `${'test_clock' | 'gift' | 'credit_grant' | 'feature' | 'alert' | 'quote' | 'referral' | 'credit_note' | 'invoice' | 'subscription' | 'coupon' | 'price' | 'plan' | 'advance'}_${string}`
+  | `${'test_clock' | 'gift' | 'credit_grant' | 'feature' | 'alert' | 'quote' | 'referral' | 'refund' | 'credit_note' | 'invoice' | 'subscription' | 'coupon' | 'price' | 'plan' | 'advance'}_${string}`
   // Fastify's own client errors, lower-cased (fst_err_…)
   | `fst_${string}`;
 

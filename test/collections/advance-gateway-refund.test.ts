@@ -117,4 +117,72 @@ describe('refunding a gateway advance', () => {
     expect(byHand.body.data.movements[0]).toMatchObject({ payout: 'offline', refund_id: null });
     expect(stripe.requestsTo('POST', '/v1/refunds')).toHaveLength(1);
   });
+
+  it('keeps the voucher and owes the money by hand when Stripe refuses the refund (decision 0401)', async () => {
+    // ₹200 + CGST 9 % + SGST 9 % = ₹236.00, paid by bank transfer and again through Stripe.
+    const customer = await createCustomer(tenant, { gstin: gstinFor('29', 'CCCCC3333C1Z') });
+    const invoice = await createInvoice(tenant, customer, [20_000], { auto_finalize: true });
+    expect(invoice.total).toBe(23_600);
+    const checkout = await tenant.api('POST', `/v1/invoices/${invoice.id}/checkout-sessions`);
+    const providerPage = (await fetch(checkout.body.data.url, { redirect: 'manual' })).headers.get('location')!;
+    const bank = await tenant.api('POST', '/v1/payments/offline', {
+      customer_id: customer,
+      invoice_id: invoice.id,
+      payment_type: 'bank_transfer',
+      amount: 23_600,
+    });
+    expect(bank.status, bank.text).toBe(201);
+    expect((await fetch(providerPage, { method: 'POST', redirect: 'manual' })).status).toBe(303);
+    await t.kosh.worker.drain();
+    const [advance] = (await tenant.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
+    expect(advance).toMatchObject({ amount: 23_600, balance: 23_600, cgst_amount: 1_800, sgst_amount: 1_800 });
+    const before = await customerAccounts(customer);
+    // Received through Stripe: 1050 +236.00 (not settled yet), 2310 −236.00, 1300 +36.00, 2100/2110 −18.00 each.
+    expect(before).toMatchObject({ 1050: 23_600, 2310: -23_600, 1300: 3_600 });
+
+    // ₹118.00 back (value 100.00, CGST 9.00, SGST 9.00), refused by Stripe.
+    stripe.failNextRefund('expired_or_canceled_card');
+    const res = await tenant.api('POST', `/v1/advances/${advance.id}/refunds`, { amount: 11_800, reason: 'order reduced' });
+    expect(res.status, res.text).toBe(201);
+    const voucher = res.body.data.movements[0];
+    expect(voucher).toMatchObject({ kind: 'refunded', amount: 11_800, payout: 'gateway' });
+    await t.kosh.worker.drain();
+
+    const refunds = stripe.requestsTo('POST', '/v1/refunds').filter((r) => r.headers['idempotency-key'] === `kosh_ref_${voucher.refund_id}`);
+    expect(refunds).toHaveLength(1);
+    const refund = (await tenant.api('GET', `/v1/refunds/${voucher.refund_id}`)).body.data;
+    expect(refund).toMatchObject({ status: 'failed', failure_code: 'expired_or_canceled_card', advance_id: advance.id, amount: 11_800 });
+    const events = (await tenant.api('GET', `/v1/events?object_id=${refund.id}&limit=100`)).body.data.map((e: { type: string }) => e.type);
+    expect(events).toEqual(expect.arrayContaining(['refund.created', 'refund.failed']));
+    const card = (await tenant.api('GET', `/v1/payments/${advance.payment_id}`)).body.data;
+    expect(card.amount_refunded, 'the payment is refundable again').toBe(0);
+
+    // The refund voucher stands (decision 0401: no supply will be made; its GST stays reversed):
+    // the advance keeps 236.00 − 118.00 = 118.00 and its open tax 18.00.
+    const after = (await tenant.api('GET', `/v1/advances/${advance.id}`)).body.data;
+    expect(after.balance).toBe(11_800);
+    // Gateway clearing is back where it was (Cr 118.00 by the voucher, Dr 118.00 by refund.failed);
+    // the 118.00 is owed by hand in 2320; 2310 and 1300 fell with the voucher; 2100/2110 +9.00 each.
+    expect(await entry('refund.failed', refund.id)).toEqual({ 1050: 11_800, 2320: -11_800 });
+    const now = await customerAccounts(customer);
+    expect(now[1050]).toBe(before[1050]);
+    expect(now[2320]).toBe(-11_800);
+    expect(now[2310]).toBe(before[2310]! + 11_800);
+    expect(now[1300]).toBe(before[1300]! - 1_800);
+    expect(now[2100]).toBe(before[2100]! + 900);
+    expect(now[2110]).toBe(before[2110]! + 900);
+    // Stripe refunded nothing on the PaymentIntent.
+    expect(stripe.paymentIntents.get(card.gateway_payment_id)?.amount_refunded).toBe(0);
+  });
 });
+
+/** Net debit (− credit) per account over the lines tagged with the customer (and its invoices' taxes). */
+async function customerAccounts(customerId: string): Promise<Record<number, number>> {
+  const list = (await tenant.api('GET', `/v1/ledger/journal-entries?limit=1000`)).body.data as { lines: (Line & { customer_id: string | null })[] }[];
+  const out: Record<number, number> = {};
+  for (const e of list) {
+    if (!e.lines.some((l) => l.customer_id === customerId)) continue;
+    for (const l of e.lines) out[l.account_code] = (out[l.account_code] ?? 0) + l.debit - l.credit;
+  }
+  return out;
+}

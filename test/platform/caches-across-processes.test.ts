@@ -48,7 +48,11 @@ const onTwo = async (key: string, method: 'GET' | 'POST', url: string, body?: un
 
 /** Asks the second process until `check` passes; the contract is one second after the change committed. */
 async function withinOneSecond(check: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + 1_000;
+  return withinMs(1_000, check);
+}
+
+async function withinMs(ms: number, check: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + ms;
   for (;;) {
     try {
       await check();
@@ -97,6 +101,22 @@ describe('entitlements changed in one process', () => {
     await withinOneSecond(async () =>
       expect(await entitlementsOnTwo(customer)).toMatchObject({ blocked: true, blocked_reason: 'alert', blocked_by: cap.body.data.id }),
     );
+
+    // Archived in the first process (decision 0570): the block is lifted in both long before the
+    // one second an alert-blocked answer may stay cached — both have just cached `blocked: true`,
+    // so only the change notification can clear them this fast.
+    expect((await acme.api('GET', `/v1/customers/${customer}/entitlements`)).body.data.blocked).toBe(true);
+    const archived = await acme.api('POST', `/v1/alerts/${cap.body.data.id}/archive`);
+    expect(archived.status, archived.text).toBe(200);
+    const since = performance.now();
+    // On PostgreSQL the notification reaches even this process a few milliseconds after the commit.
+    await withinMs(400, async () =>
+      expect((await acme.api('GET', `/v1/customers/${customer}/entitlements`)).body.data).toMatchObject({ blocked: false, blocked_reason: null }),
+    );
+    await withinMs(400, async () => expect(await entitlementsOnTwo(customer)).toMatchObject({ blocked: false }));
+    expect(performance.now() - since).toBeLessThan(1_000);
+    const archivedEvents = await acme.api('GET', `/v1/events?type=alert.archived&limit=10`);
+    expect(archivedEvents.body.data.map((e: { data: { object: { id: string } } }) => e.data.object.id)).toContain(cap.body.data.id);
   });
 
   it("never answers one tenant's cached customer to another tenant", async () => {

@@ -355,6 +355,8 @@ export const validBodies: Record<string, unknown> = {
   'PUT /v1/subscriptions/{id}/entitlements': [],
   'POST /v1/payments/{id}/refunds': { amount: 100, reason: 'factory refund' },
   'POST /v1/credit-notes/{id}/refunds': { amount: 100 },
+  'POST /v1/refunds/{id}/mark_paid': { reference: 'UTR-0001' },
+  'POST /v1/refunds/{id}/mark_failed': {},
   // A getter: read when the body is sent, after the factory made the subscription and its owner's
   // second plan — so the owner's own call succeeds and only the subscription id decides the 404.
   'POST /v1/subscriptions/{id}/change-plan': {

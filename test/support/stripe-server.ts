@@ -90,6 +90,12 @@ export type StripeServer = ProviderServer & {
   checkoutSessions: Map<string, Record<string, unknown>>;
   /** Refunds are answered `succeeded` (default) or stay `pending`. */
   refundMode: 'succeeded' | 'pending';
+  /**
+   * The next refund created is answered `status: failed` with this `failure_reason` (Stripe's
+   * documented values: `lost_or_stolen_card`, `expired_or_canceled_card`, `unknown`), and nothing
+   * is refunded on its PaymentIntent; later refunds follow `refundMode` again.
+   */
+  failNextRefund(reason: 'lost_or_stolen_card' | 'expired_or_canceled_card' | 'unknown'): void;
   /** `false`: the Search API answers 400 `feature_not_enabled`, as for accounts without it. */
   searchAvailable: boolean;
   /** Where the hosted checkout page delivers its webhooks (unset: it delivers none). */
@@ -147,7 +153,7 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
   const refunds = new Map<string, Refund>();
   const checkoutSessions = new Map<string, Record<string, unknown>>();
   const idempotent = new Map<string, { fingerprint: string; answer: ProviderAnswer }>();
-  const state = { refundMode: 'succeeded' as 'succeeded' | 'pending', searchAvailable: true };
+  const state = { refundMode: 'succeeded' as 'succeeded' | 'pending', searchAvailable: true, nextRefundFailure: null as string | null };
   let baseUrl = '';
   const hosted = { target: null as HostedCheckoutTarget | null, deliveries: [] as StripeServer['hostedDeliveries'] };
   /** Per session: `payment_intent_data` as sent, and the events its payment produced. */
@@ -273,13 +279,14 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
       payment_intent: intent.id,
       charge: intent.latest_charge,
       reason: (body.reason as string | undefined) ?? null,
-      status: state.refundMode,
-      failure_reason: null,
+      status: state.nextRefundFailure ? 'failed' : state.refundMode,
+      failure_reason: state.nextRefundFailure,
       metadata,
       created: now(),
     };
+    state.nextRefundFailure = null;
     refunds.set(refund.id, refund);
-    intent.amount_refunded += amount;
+    if (refund.status !== 'failed') intent.amount_refunded += amount;
     return { status: 200, body: refund };
   }
 
@@ -494,6 +501,9 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     checkoutSessions,
     get refundMode() {
       return state.refundMode;
+    },
+    failNextRefund(reason) {
+      state.nextRefundFailure = reason;
     },
     set refundMode(mode) {
       state.refundMode = mode;

@@ -9,6 +9,7 @@ import { chargeAttempt, resolveAttempt } from '../../flows/collections/collect-i
 import { startAttempt } from '../../flows/collections/start-attempt.js';
 import { createRefund } from '../../flows/collections/refund-payment.js';
 import { createCreditNoteRefund } from '../../flows/collections/refund-credit-note.js';
+import { markRefundFailed, markRefundPaid } from '../../flows/collections/settle-offline-refund.js';
 import { getPayment } from '../../modules/payments/index.js';
 import { receiveGatewayWebhook } from '../../flows/collections/apply-gateway-webhook.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
@@ -24,6 +25,8 @@ import {
   connectionSchema,
   createConnectionBody,
   createCreditNoteRefundBody,
+  markRefundPaidBody,
+  markRefundFailedBody,
   createRefundBody,
   listRefundsQuery,
   customerPaymentMethodParams,
@@ -384,6 +387,35 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/refunds/:id',
     { schema: { tags: ['collections'], summary: 'Get a refund', params: idParams, response: { 200: dataEnvelope(refundSchema) } } },
     async (request) => ({ data: await getRefund(readCtx(deps, request), request.params.id) }),
+  );
+  app.post(
+    '/v1/refunds/:id/mark_paid',
+    {
+      schema: {
+        tags: ['collections'],
+        summary:
+          'Record that an offline refund (no gateway) was paid by hand: succeeded, with the date and the bank or cheque reference; refunds payable moves to cash',
+        params: idParams,
+        body: markRefundPaidBody,
+        response: { 200: dataEnvelope(refundSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await markRefundPaid(ctx, request.params.id, request.body) } })),
+  );
+  app.post(
+    '/v1/refunds/:id/mark_failed',
+    {
+      schema: {
+        tags: ['collections'],
+        summary: "Record that an offline refund (no gateway) will not be paid: failed, and its credit notes' credit is spendable again",
+        params: idParams,
+        body: markRefundFailedBody,
+        response: { 200: dataEnvelope(refundSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: await markRefundFailed(ctx, request.params.id, request.body) } })),
   );
   app.get(
     '/v1/payments/:id/refunds',

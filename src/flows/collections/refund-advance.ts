@@ -47,6 +47,8 @@ export async function refundCustomerAdvance(ctx: Ctx, id: string, input: RefundA
     gateway_refund_id: null,
     failure_code: null,
     failure_message: null,
+    paid_at: null,
+    reference: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };

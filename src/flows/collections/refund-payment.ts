@@ -16,7 +16,7 @@ import {
 import { getEntity, transactionRate } from '../../modules/entities/index.js';
 import { getAdvance } from '../../modules/advances/index.js';
 import { getInvoiceRow } from '../../modules/invoices/index.js';
-import { Account, postEntry, type PostingLine } from '../../modules/ledger/index.js';
+import { Account, postEntry, type AccountCode, type PostingLine } from '../../modules/ledger/index.js';
 import { addRefunded, findPayment, findPaymentForUpdate, type PaymentRow } from '../../modules/payments/index.js';
 import {
   callContext,
@@ -43,7 +43,7 @@ import {
 export const EXECUTE_REFUND_JOB = 'collections.execute_refund';
 
 /** The refund's entry, in the ledger of the entity that issued its notes (or took its advance). */
-async function book(ctx: Ctx, refund: RefundRow, kind: string, description: string, lines: PostingLine[]): Promise<void> {
+export async function book(ctx: Ctx, refund: RefundRow, kind: string, description: string, lines: PostingLine[]): Promise<void> {
   const source = refund.credit_note_id ? await getCreditNote(ctx, refund.credit_note_id) : await getAdvance(ctx, refund.advance_id!);
   const entity = await getEntity(ctx, source.entity_id!);
   // Money paid out at the rate of its date; the notes' credit leaves at the rate it was booked at:
@@ -104,6 +104,8 @@ export async function startRefund(ctx: Ctx, start: RefundStart): Promise<Refund>
     gateway_refund_id: null,
     failure_code: null,
     failure_message: null,
+    paid_at: null,
+    reference: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -284,17 +286,28 @@ export async function recordRefundOutcome(ctx: Ctx, refundId: string, outcome: R
   });
   if (!row) return findRefund(ctx.tx, ctx.tenantId, refundId);
   if (row.advance_id) return advanceRefundFailed(ctx, row);
+  await returnCreditOfFailedRefund(ctx, row, Account.GATEWAY_CLEARING, `Failed refund ${row.gateway_refund_id ?? row.id}: the credit stays with the customer`);
+  return row;
+}
+
+/**
+ * A refund of notes' credit that will not be paid (the gateway refused it, or an offline refund
+ * marked failed): the refund entry is reversed (Dr `from` — gateway clearing or refunds payable —
+ * Cr customer credit per note), the notes' credit is spendable again (a note the refund issued:
+ * refund_status refund_failed, its whole amount; notes issued before: the amounts paid out of
+ * them), the payment refundable again; refund.failed.
+ */
+export async function returnCreditOfFailedRefund(ctx: Ctx, row: RefundRow, from: AccountCode, description: string): Promise<void> {
   const sources = await sourcesOfRefunds(ctx.tx, ctx.tenantId, [row.id]);
   if (row.issued_credit_note) await setCreditNoteRefundStatus(ctx, row.credit_note_id!, 'refund_failed');
   else for (const s of sources) await restoreCreditBalance(ctx, s.credit_note_id, Number(s.amount));
   if (row.payment_id) await addRefunded(ctx.tx, ctx.tenantId, row.payment_id, -row.amount, ctx.now);
   const customerId = row.customer_id;
-  await book(ctx, row, 'refund.failed', `Failed refund ${row.gateway_refund_id ?? row.id}: the credit stays with the customer`, [
-    { account: Account.GATEWAY_CLEARING, debit: row.amount, customerId },
+  await book(ctx, row, 'refund.failed', description, [
+    { account: from, debit: row.amount, customerId },
     ...sources.map((s) => ({ account: Account.CUSTOMER_CREDIT, credit: Number(s.amount), creditNoteId: s.credit_note_id, customerId })),
   ]);
   await emitEvent(ctx, 'refund.failed', toRefund(row, sources));
-  return row;
 }
 
 /**

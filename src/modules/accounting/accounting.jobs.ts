@@ -259,7 +259,7 @@ class SyncPass {
           id: r.id,
           customer_external_id: note.customer_external_id,
           credit_note_external_id: this.external.get(`credit_note:${r.credit_note_id}`) ?? '',
-          date: day(r.updated_at.toISOString(), r.invoice_id ? this.invoiceZones.get(r.invoice_id) : undefined)!,
+          date: day((r.paid_at ?? r.updated_at).toISOString(), r.invoice_id ? this.invoiceZones.get(r.invoice_id) : undefined)!,
           currency: r.currency,
           amount: r.amount,
           reference: r.gateway_refund_id ?? r.id,

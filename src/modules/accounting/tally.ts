@@ -74,6 +74,7 @@ const VOUCHER_TYPE: Record<string, 'Sales' | 'Receipt' | 'Credit Note' | 'Contra
   'credit_note.issued': 'Credit Note',
   'payment.settled': 'Contra',
   'refund.created': 'Payment',
+  'refund.paid': 'Payment',
 };
 
 const PAGE_SIZE = 2_000;

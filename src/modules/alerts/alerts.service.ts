@@ -87,6 +87,9 @@ export async function archiveAlert(ctx: Ctx, id: string): Promise<AlertRow> {
   if (!current) throw errors.notFound('alert');
   const row = await archiveAlertRow(ctx.tx, ctx.tenantId, id, ctx.now);
   if (!row) throw errors.conflict('the alert is already archived', 'alert_archived');
+  // A change of entitlements like its trigger: every process drops the customer's cached answer
+  // on commit (decision 0420's notification), so a block it put is lifted now (decision 0570).
+  await emitEvent(ctx, 'alert.archived', toAlert(row));
   return row;
 }
 

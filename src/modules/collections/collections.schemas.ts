@@ -150,6 +150,24 @@ export type CreateCreditNoteRefundBody = z.infer<typeof createCreditNoteRefundBo
 
 export const refundStatus = z.enum(['pending', 'succeeded', 'failed']);
 
+export const markRefundPaidBody = z.object({
+  reference: fields.requiredText(100).describe("the bank transfer's UTR, the cheque number or the cash receipt's number"),
+  paid_at: fields
+    .instant()
+    .optional()
+    .describe('when the money left; default now; never in the future nor before the refund was created')
+    .meta({ example: '2026-04-02T11:00:00+05:30' }),
+});
+export type MarkRefundPaidBody = z.infer<typeof markRefundPaidBody>;
+
+export const markRefundFailedBody = z.object({
+  failure_message: fields
+    .text(500)
+    .optional()
+    .describe('why the money will not be paid out (a cheque returned, a transfer bounced, the customer keeps the credit)'),
+});
+export type MarkRefundFailedBody = z.infer<typeof markRefundFailedBody>;
+
 export const listRefundsQuery = z.object({
   customer_id: z.uuid().optional(),
   payment_id: z.uuid().optional(),
@@ -180,6 +198,8 @@ export const refundSchema = z
     gateway: z.string().nullable(),
     failure_code: z.string().nullable(),
     failure_message: z.string().nullable(),
+    paid_at: fields.timestamp().nullable().describe('an offline refund: when the money was paid out by hand (`mark_paid`)'),
+    reference: z.string().nullable().describe("an offline refund: the bank transfer's, cheque's or receipt's reference given by `mark_paid`"),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

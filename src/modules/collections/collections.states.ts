@@ -1,5 +1,8 @@
-import type { Transitions } from '../../platform/db/transition.js';
-import type { AttemptStatus, RefundStatus } from './collections.tables.js';
+import type { Selectable, Updateable } from 'kysely';
+import type { Tx } from '../../platform/db/schema.js';
+import { transition, type Transitions } from '../../platform/db/transition.js';
+import { errors } from '../../platform/errors.js';
+import type { AttemptStatus, RefundsTable, RefundStatus } from './collections.tables.js';
 
 /**
  * A payment attempt (DESIGN §11). `pending` has a sub-state, `pending_reason`: `notice` (a mandate
@@ -21,17 +24,52 @@ export const attemptTransitions = {
 } as const satisfies Transitions<AttemptStatus>;
 
 /**
- * A refund of a gateway payment (DESIGN §20):
- *   pending ──succeed──> succeeded
- *      │ ────fail──> failed
+ * A refund (DESIGN §20):
+ *   pending ──succeed (the gateway paid it)──> succeeded
+ *      │ ────mark_paid (an offline refund paid by hand, docs/decisions/0570)──> succeeded
+ *      │ ────fail (the gateway refused it)──> failed
+ *      │ ────mark_failed (an offline refund that will not be paid)──> failed
  *      └──── record (the gateway's refund id noted; its answer still to come) ──> pending
  * succeeded and failed are final.
  */
 export const refundTransitions = {
   succeed: { from: ['pending'], to: 'succeeded' },
+  mark_paid: { from: ['pending'], to: 'succeeded' },
   fail: { from: ['pending'], to: 'failed' },
+  mark_failed: { from: ['pending'], to: 'failed' },
   record: { from: ['pending'], to: 'pending' },
 } as const satisfies Transitions<RefundStatus>;
+
+/**
+ * An offline refund settled by hand (docs/decisions/0570): the guarded `mark_paid` / `mark_failed`
+ * move of a pending refund that no gateway carries (`gateway IS NULL`). A refund in another status
+ * → 409 `refund_<status>`; a gateway's refund → 409 `refund_not_offline`.
+ */
+export async function settleOfflineRefund(
+  tx: Tx,
+  tenantId: string,
+  id: string,
+  event: 'mark_paid' | 'mark_failed',
+  patch: Updateable<RefundsTable>,
+): Promise<Selectable<RefundsTable>> {
+  return transition<Selectable<RefundsTable>>(tx, {
+    table: 'refunds',
+    noun: 'refund',
+    tenantId,
+    id,
+    event,
+    transition: refundTransitions[event],
+    patch,
+    guard: (query) => query.where('gateway', 'is', null),
+    refuse: (current) =>
+      current.status === 'pending' && current.gateway !== null
+        ? errors.conflict(
+            `the refund is paid by the ${current.gateway} gateway, which reports its outcome: only an offline refund is marked by hand`,
+            'refund_not_offline',
+          )
+        : undefined,
+  });
+}
 
 export type CheckoutSessionStatus = 'open' | 'complete' | 'expired';
 

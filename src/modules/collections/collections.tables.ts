@@ -127,6 +127,10 @@ export interface RefundsTable {
   gateway_refund_id: string | null;
   failure_code: string | null;
   failure_message: string | null;
+  /** An offline refund: when the money left by hand (bank transfer, cash, cheque), as recorded by `mark_paid`. */
+  paid_at: Timestamp | null;
+  /** An offline refund: the bank's or cheque's reference given by `mark_paid`. */
+  reference: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -57,6 +57,10 @@ export {
   createCreditNoteRefundBody,
   type CreateCreditNoteRefundBody,
   refundStatus,
+  markRefundPaidBody,
+  type MarkRefundPaidBody,
+  markRefundFailedBody,
+  type MarkRefundFailedBody,
   listRefundsQuery,
   refundSchema,
   type Refund,
@@ -131,3 +135,4 @@ export {
   inUpiPeak,
   type MandateBlock,
 } from './mandates.js';
+export { settleOfflineRefund } from './collections.states.js';

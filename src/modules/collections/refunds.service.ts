@@ -24,6 +24,8 @@ export function toRefund(row: RefundRow, sources: RefundSourceRow[]): Refund {
     gateway: row.gateway,
     failure_code: row.failure_code,
     failure_message: row.failure_message,
+    paid_at: row.paid_at ? toIso(row.paid_at) : null,
+    reference: row.reference,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };

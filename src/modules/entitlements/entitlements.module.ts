@@ -21,6 +21,8 @@ const CHANGES = new Set([
   'dunning.payment_wall_activated',
   'dunning.payment_wall_lifted',
   'alert.triggered',
+  // An archived block alert lifts its block at once (decision 0570), not when a cached answer expires.
+  'alert.archived',
 ]);
 
 /** Changes announced with `entitlements.updated` (what the customer may use now): a pause takes the plan's features away, a resume gives them back. */

@@ -83,6 +83,7 @@ export const EVENT_SUBSCRIBERS = {
   'test_clock.internal_failure': ['webhooks'],
   'test_clock.deleted': ['webhooks'],
   'alert.triggered': ['webhooks', 'entitlements'],
+  'alert.archived': ['webhooks', 'entitlements'],
   'pending_charge.created': ['webhooks'],
   'pending_charge.deleted': ['webhooks'],
   'einvoice.generated': ['webhooks'],

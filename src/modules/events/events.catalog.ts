@@ -47,6 +47,7 @@ export const EVENT_TYPES = [
   'feature.created',
   'entitlements.updated',
   'alert.triggered',
+  'alert.archived',
   'pending_charge.created',
   'pending_charge.deleted',
   'einvoice.generated',

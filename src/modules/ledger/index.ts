@@ -1,6 +1,6 @@
 /** The public face of the ledger: posting entries and reading them back. */
 export { Account, ACCOUNT_NAMES, type AccountCode } from './accounts.js';
-export { postEntry, postEntries, getJournalEntry, listInvoiceJournalEntries, type Posting, type PostingLine } from './ledger.service.js';
+export { postEntry, postEntries, creditedBy, getJournalEntry, listInvoiceJournalEntries, type Posting, type PostingLine } from './ledger.service.js';
 export type { TrialBalanceRow } from './ledger.repository.js';
 export { journalEntrySchema, type JournalEntry } from './ledger.schemas.js';
 export type { EntryFilter, ExportRow } from './ledger.reports.repository.js';

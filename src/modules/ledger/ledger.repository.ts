@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Tx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { JournalEntriesTable, JournalLinesTable } from './ledger.tables.js';
@@ -21,6 +21,33 @@ export async function linesOfEntries(tx: Tx, tenantId: string, entryIds: string[
     .orderBy('entry_id')
     .orderBy('id')
     .execute();
+}
+
+/**
+ * What one entry (by kind and reference) credited net to an account, in its currency and in the
+ * functional currency (null when its lines carry no functional value); undefined when no such entry.
+ */
+export async function creditedByEntry(
+  tx: Tx,
+  tenantId: string,
+  entry: { kind: string; referenceType: string; referenceId: string; account: number },
+): Promise<{ amount: number; functional: number | null } | undefined> {
+  const row = await tx
+    .selectFrom('journal_lines as l')
+    .innerJoin('journal_entries as e', (join) => join.onRef('e.tenant_id', '=', 'l.tenant_id').onRef('e.id', '=', 'l.entry_id'))
+    .select((eb) => [
+      eb.fn.count<number>('l.id').as('lines'),
+      sql<number>`coalesce(sum(l.credit - l.debit), 0)`.as('amount'),
+      sql<number | null>`sum(l.functional_credit - l.functional_debit)`.as('functional'),
+    ])
+    .where('e.tenant_id', '=', tenantId)
+    .where('e.kind', '=', entry.kind)
+    .where('e.reference_type', '=', entry.referenceType)
+    .where('e.reference_id', '=', entry.referenceId)
+    .where('l.account_code', '=', entry.account)
+    .executeTakeFirst();
+  if (!row || Number(row.lines) === 0) return undefined;
+  return { amount: Number(row.amount), functional: row.functional === null ? null : Number(row.functional) };
 }
 
 /** Every entry with at least one line tagged with the invoice, oldest first. */

@@ -10,6 +10,7 @@ import type { JournalEntry } from './ledger.schemas.js';
 import {
   carriedBalances,
   carriedKey,
+  creditedByEntry,
   entriesOfInvoice,
   findEntry,
   insertEntries,
@@ -308,5 +309,10 @@ export async function listInvoiceJournalEntries(ctx: ReadCtx, invoiceId: string)
  * itself is private to the module (index.ts exports operations and types only).
  */
 export { trialBalanceRows } from './ledger.repository.js';
+
+/** What one entry credited net to an account (its amount and functional value), e.g. the refunds payable a refund booked. */
+export async function creditedBy(ctx: ReadCtx, entry: { kind: string; referenceType: string; referenceId: string; account: number }) {
+  return creditedByEntry(ctx.tx, ctx.tenantId, entry);
+}
 export { accountTotals, functionalAccountTotals, listEntries, exportPage } from './ledger.reports.repository.js';
 export { PostgresSecondaryLedger } from './secondary-ledger.repository.js';

@@ -65,6 +65,7 @@ const TABLE_OF_RESOURCE: Record<string, string> = {
   advances: 'customer_advances',
   plans: 'plans',
   payments: 'payments',
+  refunds: 'refunds',
   entities: 'legal_entities',
   webhooks: 'webhook_endpoints',
   gifts: 'gifts',

@@ -130,18 +130,30 @@ export function xeroBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unkn
         LineItems: [lineItem(d.line, d.currency, d.tax_type, refs)],
       };
     }
-    case 'refund': {
-      // Xero refunds a credit note with a payment on it, out of the bank account.
-      const r = item.doc;
-      return {
-        CreditNote: { CreditNoteID: r.credit_note_external_id },
-        Account: { Code: refs.accounts.bank },
-        Date: r.date,
-        Amount: majorUnits(r.amount, r.currency),
-        Reference: `Refund ${r.reference}`,
-      };
-    }
+    case 'refund':
+      return xeroRefundPayments(item.doc, refs)[0]!;
   }
+}
+
+/**
+ * Xero refunds a credit note with a payment on it (`PUT /Payments` naming `CreditNote`), out of
+ * the bank account. A refund that paid out the balances of several notes (DESIGN §20) is one such
+ * payment per note with that note's share, sent together in one request (Xero's Payments endpoint
+ * takes several; one idempotency key covers them): each note's remaining credit falls by its own
+ * share, never the whole refund on the first note (docs/decisions/0570).
+ */
+export function xeroRefundPayments(r: Extract<SyncDoc, { type: 'refund' }>['doc'], refs: ResolvedRefs): Record<string, unknown>[] {
+  const shares =
+    r.pays_out && r.pays_out.length > 0
+      ? r.pays_out.map((n) => ({ note: n.external_id, amount: n.amount }))
+      : [{ note: r.credit_note_external_id, amount: r.amount }];
+  return shares.map((share) => ({
+    CreditNote: { CreditNoteID: share.note },
+    Account: { Code: refs.accounts.bank },
+    Date: r.date,
+    Amount: majorUnits(share.amount, r.currency),
+    Reference: `Refund ${r.reference}`,
+  }));
 }
 
 export const xero: AccountingAdapter = {
@@ -194,16 +206,18 @@ export const xero: AccountingAdapter = {
   async push(session, item, refs, existing, idempotencyKey) {
     const c = COLLECTION[item.type];
     if (existing && c.method === 'PUT') return existing; // payments cannot be edited in Xero
-    const record = { ...xeroBody(item, refs), ...(existing ? { [c.id]: existing.external_id } : {}) };
+    const records =
+      item.type === 'refund' ? xeroRefundPayments(item.doc, refs) : [{ ...xeroBody(item, refs), ...(existing ? { [c.id]: existing.external_id } : {}) }];
     const res = await callProvider(
       `${session.config.apiUrl}/${c.path}`,
-      { method: c.method, headers: headers(session, idempotencyKey), body: JSON.stringify({ [c.key]: [record] }) },
+      { method: c.method, headers: headers(session, idempotencyKey), body: JSON.stringify({ [c.key]: records }) },
       describeError,
       session.nowMs,
     );
-    const saved = ((res.body as Record<string, Record<string, string>[] | undefined>)[c.key] ?? [])[0];
-    const id = saved?.[c.id];
-    if (!id) throw new ProviderError('invalid', `Xero answered without ${c.id}`, res.status);
-    return { external_id: id, external_version: saved.UpdatedDateUTC ?? null };
+    const saved = ((res.body as Record<string, Record<string, string>[] | undefined>)[c.key] ?? []).slice(0, records.length);
+    const ids = saved.map((r) => r[c.id]);
+    if (saved.length < records.length || ids.some((id) => !id)) throw new ProviderError('invalid', `Xero answered without ${c.id}`, res.status);
+    // A refund of several notes is several payments: their ids, comma-separated, in the order of the notes.
+    return { external_id: ids.join(','), external_version: saved[0]!.UpdatedDateUTC ?? null };
   },
 };

@@ -1,6 +1,16 @@
 import { majorUnits } from '../amounts.js';
 import { callProvider, ProviderError } from './http.js';
-import { gstKeys, taxCodeFor, taxKey, type AccountingAdapter, type ProviderSession, type ResolvedRefs, type SyncDoc, type TaxedLine } from './provider.js';
+import {
+  gstKeys,
+  taxCodeFor,
+  taxKey,
+  type AccountingAdapter,
+  type ExternalRef,
+  type ProviderSession,
+  type ResolvedRefs,
+  type SyncDoc,
+  type TaxedLine,
+} from './provider.js';
 
 /**
  * Zoho Books API v3 (`/books/v3/...?organization_id=`), authorised with `Zoho-oauthtoken`. Kosh's
@@ -209,19 +219,73 @@ export function zohoBody(item: SyncDoc, refs: ResolvedRefs): Record<string, unkn
         line_items: [lineItem(d.line, d.currency, d.tax_type, refs)],
       };
     }
-    case 'refund': {
-      // Zoho records the money paid out of the bank account against the credit note.
-      const r = item.doc;
-      return {
-        date: r.date,
-        refund_mode: 'banktransfer',
-        reference_number: r.reference.slice(0, 100),
-        amount: majorUnits(r.amount, r.currency),
-        description: koshMark('refund', r.id),
-        ...(refs.accounts.bank ? { from_account_id: refs.accounts.bank } : {}),
-      };
-    }
+    case 'refund':
+      return zohoRefundShares(item.doc, refs)[0]!.body;
   }
+}
+
+/**
+ * Zoho records the money paid out of the bank account against a credit note
+ * (`POST /creditnotes/{creditnote_id}/refunds`). A refund that paid out the balances of several
+ * notes (DESIGN §20) is one such refund under each note with that note's share
+ * (docs/decisions/0570); each carries Kosh's mark, so a lost create is found under its note.
+ */
+export function zohoRefundShares(
+  r: Extract<SyncDoc, { type: 'refund' }>['doc'],
+  refs: ResolvedRefs,
+): { noteExternalId: string; body: Record<string, unknown> }[] {
+  const shares =
+    r.pays_out && r.pays_out.length > 0
+      ? r.pays_out.map((n) => ({ note: n.external_id, amount: n.amount }))
+      : [{ note: r.credit_note_external_id, amount: r.amount }];
+  return shares.map((share) => ({
+    noteExternalId: share.note,
+    body: {
+      date: r.date,
+      refund_mode: 'banktransfer',
+      reference_number: r.reference.slice(0, 100),
+      amount: majorUnits(share.amount, r.currency),
+      description: koshMark('refund', r.id),
+      ...(refs.accounts.bank ? { from_account_id: refs.accounts.bank } : {}),
+    },
+  }));
+}
+
+/** The refund Kosh made under one note (found by its mark), or null. */
+async function zohoRefundUnder(session: ProviderSession, noteExternalId: string, mark: unknown): Promise<ExternalRef | null> {
+  const r = refundResource(noteExternalId);
+  const res = await callProvider(url(session, r.path), { headers: headers(session.accessToken) }, describeError, session.nowMs);
+  const rows = ((res.body as Record<string, unknown>)[r.list] ?? []) as Record<string, unknown>[];
+  const found = Array.isArray(rows) ? rows.find((row) => row.description === mark) : undefined;
+  const id = found?.[r.id];
+  return typeof id === 'string' && id ? { external_id: id, external_version: (found!.last_modified_time as string | undefined) ?? null } : null;
+}
+
+/**
+ * A refund of several notes: under each note, the refund Kosh made before (a create whose answer
+ * was lost) or a new one. Ids comma-separated in the order of the notes.
+ */
+async function pushZohoRefundShares(session: ProviderSession, item: Extract<SyncDoc, { type: 'refund' }>, refs: ResolvedRefs): Promise<ExternalRef> {
+  const made: ExternalRef[] = [];
+  for (const share of zohoRefundShares(item.doc, refs)) {
+    const before = await zohoRefundUnder(session, share.noteExternalId, share.body.description);
+    if (before) {
+      made.push(before);
+      continue;
+    }
+    const r = refundResource(share.noteExternalId);
+    const res = await callProvider(
+      url(session, r.path),
+      { method: 'POST', headers: headers(session.accessToken), body: JSON.stringify(share.body) },
+      describeError,
+      session.nowMs,
+    );
+    const saved = (res.body as Record<string, Record<string, string> | undefined>)[r.key];
+    const id = saved?.[r.id];
+    if (!id) throw new ProviderError('invalid', `Zoho Books answered without ${r.key}.${r.id}`, res.status);
+    made.push({ external_id: id, external_version: saved.last_modified_time ?? null });
+  }
+  return { external_id: made.map((m) => m.external_id).join(','), external_version: made[0]?.external_version ?? null };
 }
 
 export const zohoBooks: AccountingAdapter = {
@@ -271,6 +335,11 @@ export const zohoBooks: AccountingAdapter = {
   },
 
   async findExisting(session, item, refs) {
+    if (item.type === 'refund' && (item.doc.pays_out?.length ?? 0) > 1) {
+      // Found only when every note has its share; otherwise push completes the missing ones.
+      const found = await Promise.all(zohoRefundShares(item.doc, refs).map((s) => zohoRefundUnder(session, s.noteExternalId, s.body.description)));
+      return found.every((f) => f !== null) ? { external_id: found.map((f) => f!.external_id).join(','), external_version: found[0]!.external_version } : null;
+    }
     const r = resourceOf(item);
     const lookup = lookupOf(item, zohoBody(item, refs));
     const res = await callProvider(url(session, r.path, lookup.query), { headers: headers(session.accessToken) }, describeError, session.nowMs);
@@ -283,6 +352,7 @@ export const zohoBooks: AccountingAdapter = {
   async push(session, item, refs, existing) {
     // A refund does not change once made (in Kosh either): a synced one is not re-sent.
     if (existing && item.type === 'refund') return existing;
+    if (item.type === 'refund' && (item.doc.pays_out?.length ?? 0) > 1) return pushZohoRefundShares(session, item, refs);
     const r = resourceOf(item);
     const query: Record<string, string> = r.numbered ? { ignore_auto_number_generation: 'true' } : {};
     const res = await callProvider(
