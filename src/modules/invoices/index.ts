@@ -50,6 +50,7 @@ export {
   invoiceCurrenciesOfCustomer,
   invoicedSince,
   linesOfInvoices,
+  pricedLinesWithin,
   unsettledSubscriptionInvoices,
   nextInvoiceDueInClockScope,
   tenantsWithOverdueSubscriptionInvoices,
