@@ -632,6 +632,30 @@ export interface paths {
         patch: operations["updateSubscription"];
         trace?: never;
     };
+    "/v1/subscriptions/{id}/minimum-commitment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or replace the subscription's minimum commitment per period (a true-up line bills any shortfall at the period's end)
+         * @description Set or replace the subscription's minimum commitment per period (a true-up line bills any shortfall at the period's end).
+         */
+        put: operations["replaceSubscriptionsMinimumCommitment"];
+        post?: never;
+        /**
+         * End the subscription's minimum commitment (the period in progress is no longer trued up)
+         * @description End the subscription's minimum commitment (the period in progress is no longer trued up).
+         */
+        delete: operations["deleteSubscriptionsMinimumCommitment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{id}/discount": {
         parameters: {
             query?: never;
@@ -6686,6 +6710,14 @@ export interface components {
             /** @description e.g. "invoice INV-000003 queued for delivery to a@b.c" */
             message: string;
         };
+        MinimumCommitment: {
+            /** @description per billing period, minor units, before GST */
+            amount: number;
+            /** @description null: the whole subscription */
+            price_id: string | null;
+            /** @description when it took effect; a period it starts inside is prorated by days */
+            since: string;
+        };
         Subscription: {
             /** Format: uuid */
             id: string;
@@ -6724,6 +6756,8 @@ export interface components {
             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
             /** @description the customer's own words, as the cancel request gave them */
             cancellation_feedback: string | null;
+            /** @description the minimum per period (decision 0540); null: none */
+            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6767,6 +6801,8 @@ export interface components {
             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
             /** @description the customer's own words, as the cancel request gave them */
             cancellation_feedback: string | null;
+            /** @description the minimum per period (decision 0540); null: none */
+            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6882,6 +6918,8 @@ export interface components {
             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
             /** @description the customer's own words, as the cancel request gave them */
             cancellation_feedback: string | null;
+            /** @description the minimum per period (decision 0540); null: none */
+            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -12053,6 +12091,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -12303,6 +12346,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -12573,6 +12621,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -12810,6 +12863,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -12862,7 +12920,12 @@ export interface operations {
                  *       "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "metadata": {},
                  *       "collection_method": "send_invoice",
-                 *       "coupon": "coupon"
+                 *       "coupon": "coupon",
+                 *       "minimum_commitment": {
+                 *         "amount": 49900,
+                 *         "currency": "INR",
+                 *         "price_id": null
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -12892,6 +12955,18 @@ export interface operations {
                     collection_method?: "send_invoice" | "charge_automatically";
                     /** @description a coupon's id or code, applied to the subscription's invoices for the coupon's duration */
                     coupon?: string;
+                    /** @description a minimum per period (decision 0540): the invoice that bills a period's usage adds a true-up line for any shortfall */
+                    minimum_commitment?: {
+                        /** @description the minimum per billing period in the subscription's currency, minor units, before GST */
+                        amount: number;
+                        /** @description must be the subscription's currency (the default) */
+                        currency?: string;
+                        /**
+                         * @description null (the default): everything the subscription bills for the period counts; a price of the subscription (its plan's fixed or metered price, or an item's): only that price's lines count
+                         * @default null
+                         */
+                        price_id?: string | null;
+                    };
                 };
             };
         };
@@ -12929,6 +13004,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "discount": {
@@ -12986,6 +13066,8 @@ export interface operations {
                             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
                             /** @description the customer's own words, as the cancel request gave them */
                             cancellation_feedback: string | null;
+                            /** @description the minimum per period (decision 0540); null: none */
+                            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -13051,6 +13133,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -13145,6 +13232,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "preview": true,
@@ -13326,6 +13418,182 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    replaceSubscriptionsMinimumCommitment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set or replace the subscription's minimum commitment per period (a true-up line bills any shortfall at the period's end) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "price_id": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the minimum per billing period in the subscription's currency, minor units, before GST */
+                    amount: number;
+                    /** @description must be the subscription's currency (the default) */
+                    currency?: string;
+                    /**
+                     * @description null (the default): everything the subscription bills for the period counts; a price of the subscription (its plan's fixed or metered price, or an item's): only that price's lines count
+                     * @default null
+                     */
+                    price_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSubscriptionsMinimumCommitment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     discountSubscription: {
         parameters: {
             query?: never;
@@ -13390,6 +13658,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "discount": {
@@ -13447,6 +13720,8 @@ export interface operations {
                             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
                             /** @description the customer's own words, as the cancel request gave them */
                             cancellation_feedback: string | null;
+                            /** @description the minimum per period (decision 0540); null: none */
+                            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -13793,6 +14068,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "proration": {
@@ -14021,6 +14301,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -14093,6 +14378,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -14165,6 +14455,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -14258,6 +14553,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -27783,6 +28083,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z",
                      *           "plan_name": "plan name"
@@ -27832,6 +28137,8 @@ export interface operations {
                             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
                             /** @description the customer's own words, as the cancel request gave them */
                             cancellation_feedback: string | null;
+                            /** @description the minimum per period (decision 0540); null: none */
+                            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -28184,6 +28491,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -28387,6 +28699,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "proration": {
@@ -28624,6 +28941,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "preview": true,
@@ -28924,6 +29246,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -33935,6 +34262,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34015,6 +34347,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34095,6 +34432,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34175,6 +34517,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34255,6 +34602,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34335,6 +34687,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34415,6 +34772,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34495,6 +34857,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34575,6 +34942,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34655,6 +35027,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34735,6 +35112,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34815,6 +35197,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34895,6 +35282,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34975,6 +35367,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
