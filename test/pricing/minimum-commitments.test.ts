@@ -111,6 +111,10 @@ describe('minimum commitments', () => {
     const above = await subscribe(acme, { customer_id: await createCustomer(acme), plan_id: plan.id, minimum_commitment: { amount: 200_000 } });
     await calls(short.customer_id, 100, '2026-04-10T00:00:00Z'); // 100 × 200 = 20 000
     await calls(above.customer_id, 800, '2026-04-10T00:00:00Z'); // 800 × 200 = 160 000
+    // The upcoming invoice shows the true-up the renewal will add, on the usage so far.
+    const upcoming = await acme.api('GET', `/v1/subscriptions/${short.id}/upcoming-invoice`);
+    expect(upcoming.status, upcoming.text).toBe(200);
+    expect(upcoming.body.data.lines.map((l: Line) => l.amount)).toEqual([20_000, 50_000, 130_000]);
     await travelTo(t, '2026-05-01T00:00:00Z');
 
     // Short: billed for April = fee 50 000 (April's invoice) + usage 20 000 = 70 000; true-up 200 000 − 70 000 = 130 000.
