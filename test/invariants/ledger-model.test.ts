@@ -184,6 +184,9 @@ const offlineOp = fc.oneof(
   fc.record({ kind: fc.constant('seats' as const), quantity: fc.integer({ min: 1, max: 6 }), prorate: fc.boolean(), coupon: fc.boolean() }),
   // An add-on item on that subscription (decision 0470): added, its quantity changed, or removed (quantity 0), prorated or not.
   fc.record({ kind: fc.constant('add_on' as const), quantity: fc.integer({ min: 0, max: 4 }), prorate: fc.boolean() }),
+  // A minimum commitment per period (decision 0540) on that subscription — created with one when there
+  // is none yet — over the whole subscription or its plan price; amount 0 removes it. Renewals true it up.
+  fc.record({ kind: fc.constant('commitment' as const), amount: fc.integer({ min: 0, max: 400_000 }), perPrice: fc.boolean() }),
   // Money before any invoice: an advance (services, or goods: no GST) for any entity, the unregistered one too.
   fc.record({
     kind: fc.constant('advance' as const),
@@ -509,7 +512,34 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
     }
     case 'add_on':
       return addOnStep(w, o);
+    case 'commitment':
+      return commitmentStep(w, o);
   }
+}
+
+/** The commitment op: a subscription with a minimum commitment, or its commitment set, replaced or removed. */
+async function commitmentStep(w: World, o: Extract<Op, { kind: 'commitment' }>): Promise<ApiResponse | undefined> {
+  const api = w.tenant.api;
+  if (!w.plan) {
+    const plan = await api('POST', '/v1/plans', { name: 'Seat', code: 'seat', interval_unit: 'month', amount: 99_900, currency: 'INR' });
+    w.plan = plan.body.data.id;
+  }
+  if (!w.subscription) {
+    if (o.amount === 0) return undefined;
+    const sub = await api('POST', '/v1/subscriptions', { customer_id: w.customers[0], plan_id: w.plan, minimum_commitment: { amount: o.amount } });
+    if (sub.status !== 201) return sub;
+    w.subscription = sub.body.data.id;
+    if (sub.body.data.latest_invoice_id) w.invoices.push(sub.body.data.latest_invoice_id);
+    return sub;
+  }
+  const path = `/v1/subscriptions/${w.subscription}/minimum-commitment`;
+  if (o.amount === 0) {
+    const res = await api('DELETE', path);
+    return res.status === 409 ? undefined : res; // none to remove
+  }
+  const sub = await api('GET', `/v1/subscriptions/${w.subscription}`);
+  if (sub.body.data.status === 'canceled') return undefined;
+  return api('PUT', path, { amount: o.amount, price_id: o.perPrice ? sub.body.data.price_id : null });
 }
 
 /** The add_on op: the subscription's one add-on (SAC 998315, ₹200) added, changed or removed. */
@@ -1369,6 +1399,31 @@ describe('the books tie out after every operation', () => {
     expect(invoices.some((i) => i.discount_amount > 0 && i.total === 0)).toBe(true);
     expect(invoices.some((i) => i.discount_amount > 0 && i.amount_tds > 0)).toBe(true);
     expect(invoices.filter((i) => i.billing_reason === 'subscription_update').length).toBeGreaterThanOrEqual(2);
+  }, 600_000);
+
+  it('a subscription with a minimum commitment, trued up at renewals beside seats and an add-on, keeps the invariants', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      { kind: 'commitment', amount: 300_000, perPrice: false },
+      { kind: 'time_passes', days: 31 },
+      { kind: 'add_on', quantity: 2, prorate: true },
+      { kind: 'commitment', amount: 400_000, perPrice: true },
+      { kind: 'seats', quantity: 2, prorate: true, coupon: false },
+      { kind: 'time_passes', days: 31 },
+      { kind: 'commitment', amount: 0, perPrice: false },
+      { kind: 'time_passes', days: 31 },
+    ];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(300);
+      await checkInvariants(world.tenant.tenantId);
+    }
+    const invoices = await Promise.all(world.invoices.map(async (id) => (await world.tenant.api('GET', `/v1/invoices/${id}`)).body.data));
+    const trueUps = invoices.flatMap((i) => (i.lines as { description: string }[]).filter((l) => l.description.startsWith('Minimum commitment true-up')));
+    // The first renewal trues up the ₹3 000 commitment (₹999 billed); the second the plan price's
+    // ₹4 000 (at most 99 900 + 96 677 + 193 354 = 389 931 billed on it before the credits of two
+    // prorations); none after its removal.
+    expect(trueUps).toHaveLength(2);
   }, 600_000);
 
   it('refunds after a line note (issue #28 item 1), by lines and by a note balance, keep the invariants', async () => {

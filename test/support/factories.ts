@@ -378,6 +378,7 @@ export const validBodies: Record<string, unknown> = {
     preview: true,
   },
   'PATCH /v1/subscriptions/{id}/items/{item_id}': { quantity: 3, preview: true },
+  'PUT /v1/subscriptions/{id}/minimum-commitment': { amount: 50_000 },
   'POST /v1/plans/{id}/prices': { amount: 1000, currency: 'INR' },
   'PUT /v1/entities/{id}/exchange-rates': { currency: 'USD', rate: '83.25' },
   'POST /v1/entities/{id}/periods/{period}/reopen': { reason: 'Factory correction' },

@@ -301,6 +301,10 @@ class KoshClient(Transport):
         """Remove an add-on now, crediting its unused time like a seat change (preview: nothing written) (DELETE /v1/subscriptions/{id}/items/{item_id})"""
         return self._request("DELETE", f"/v1/subscriptions/{_quote(id)}/items/{_quote(item_id)}", query={"proration_behavior": proration_behavior, "preview": preview}, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def delete_subscriptions_minimum_commitment(self, id: str, *, idempotency_key: Optional[str] = None) -> "DeleteSubscriptionsMinimumCommitmentResponse":
+        """End the subscription's minimum commitment (the period in progress is no longer trued up) (DELETE /v1/subscriptions/{id}/minimum-commitment)"""
+        return self._request("DELETE", f"/v1/subscriptions/{_quote(id)}/minimum-commitment", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def delete_test_clock(self, id: str, *, idempotency_key: Optional[str] = None) -> "DeleteTestClockResponse":
         """Delete a test clock (its customers stay on it, frozen) (DELETE /v1/test-clocks/{id})"""
         return self._request("DELETE", f"/v1/test-clocks/{_quote(id)}", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -948,6 +952,10 @@ class KoshClient(Transport):
     def replace_subscriptions_entitlement(self, id: str, body: List["ReplaceSubscriptionsEntitlementBodyItem"], *, idempotency_key: Optional[str] = None) -> "ReplaceSubscriptionsEntitlementResponse":
         """Set a subscription's entitlement overrides (replaces them all; they win over its plan's) (PUT /v1/subscriptions/{id}/entitlements)"""
         return self._request("PUT", f"/v1/subscriptions/{_quote(id)}/entitlements", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def replace_subscriptions_minimum_commitment(self, id: str, body: "ReplaceSubscriptionsMinimumCommitmentBody", *, idempotency_key: Optional[str] = None) -> "ReplaceSubscriptionsMinimumCommitmentResponse":
+        """Set or replace the subscription's minimum commitment per period (a true-up line bills any shortfall at the period's end) (PUT /v1/subscriptions/{id}/minimum-commitment)"""
+        return self._request("PUT", f"/v1/subscriptions/{_quote(id)}/minimum-commitment", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def resume_subscription(self, id: str, *, idempotency_key: Optional[str] = None) -> "ResumeSubscriptionResponse":
         """Resume a paused subscription (a lapsed period restarts now, invoiced) (POST /v1/subscriptions/{id}/resume)"""

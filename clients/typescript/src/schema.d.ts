@@ -632,6 +632,30 @@ export interface paths {
         patch: operations["updateSubscription"];
         trace?: never;
     };
+    "/v1/subscriptions/{id}/minimum-commitment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or replace the subscription's minimum commitment per period (a true-up line bills any shortfall at the period's end)
+         * @description Set or replace the subscription's minimum commitment per period (a true-up line bills any shortfall at the period's end).
+         */
+        put: operations["replaceSubscriptionsMinimumCommitment"];
+        post?: never;
+        /**
+         * End the subscription's minimum commitment (the period in progress is no longer trued up)
+         * @description End the subscription's minimum commitment (the period in progress is no longer trued up).
+         */
+        delete: operations["deleteSubscriptionsMinimumCommitment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{id}/discount": {
         parameters: {
             query?: never;
@@ -6787,6 +6811,14 @@ export interface components {
             /** @description e.g. "invoice INV-000003 queued for delivery to a@b.c" */
             message: string;
         };
+        MinimumCommitment: {
+            /** @description per billing period, minor units, before GST */
+            amount: number;
+            /** @description null: the whole subscription */
+            price_id: string | null;
+            /** @description when it took effect; a period it starts inside is prorated by days */
+            since: string;
+        };
         Subscription: {
             /** Format: uuid */
             id: string;
@@ -6825,6 +6857,8 @@ export interface components {
             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
             /** @description the customer's own words, as the cancel request gave them */
             cancellation_feedback: string | null;
+            /** @description the minimum per period (decision 0540); null: none */
+            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6868,6 +6902,8 @@ export interface components {
             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
             /** @description the customer's own words, as the cancel request gave them */
             cancellation_feedback: string | null;
+            /** @description the minimum per period (decision 0540); null: none */
+            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6983,6 +7019,8 @@ export interface components {
             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
             /** @description the customer's own words, as the cancel request gave them */
             cancellation_feedback: string | null;
+            /** @description the minimum per period (decision 0540); null: none */
+            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -12169,6 +12207,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -12424,6 +12467,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -12699,6 +12747,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -12941,6 +12994,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -12993,7 +13051,12 @@ export interface operations {
                  *       "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *       "metadata": {},
                  *       "collection_method": "send_invoice",
-                 *       "coupon": "coupon"
+                 *       "coupon": "coupon",
+                 *       "minimum_commitment": {
+                 *         "amount": 49900,
+                 *         "currency": "INR",
+                 *         "price_id": null
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -13023,6 +13086,18 @@ export interface operations {
                     collection_method?: "send_invoice" | "charge_automatically";
                     /** @description a coupon's id or code, applied to the subscription's invoices for the coupon's duration */
                     coupon?: string;
+                    /** @description a minimum per period (decision 0540): the invoice that bills a period's usage adds a true-up line for any shortfall */
+                    minimum_commitment?: {
+                        /** @description the minimum per billing period in the subscription's currency, minor units, before GST */
+                        amount: number;
+                        /** @description must be the subscription's currency (the default) */
+                        currency?: string;
+                        /**
+                         * @description null (the default): everything the subscription bills for the period counts; a price of the subscription (its plan's fixed or metered price, or an item's): only that price's lines count
+                         * @default null
+                         */
+                        price_id?: string | null;
+                    };
                 };
             };
         };
@@ -13060,6 +13135,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "discount": {
@@ -13117,6 +13197,8 @@ export interface operations {
                             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
                             /** @description the customer's own words, as the cancel request gave them */
                             cancellation_feedback: string | null;
+                            /** @description the minimum per period (decision 0540); null: none */
+                            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -13182,6 +13264,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -13276,6 +13363,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "preview": true,
@@ -13462,6 +13554,182 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    replaceSubscriptionsMinimumCommitment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The set or replace the subscription's minimum commitment per period (a true-up line bills any shortfall at the period's end) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 49900,
+                 *       "currency": "INR",
+                 *       "price_id": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the minimum per billing period in the subscription's currency, minor units, before GST */
+                    amount: number;
+                    /** @description must be the subscription's currency (the default) */
+                    currency?: string;
+                    /**
+                     * @description null (the default): everything the subscription bills for the period counts; a price of the subscription (its plan's fixed or metered price, or an item's): only that price's lines count
+                     * @default null
+                     */
+                    price_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSubscriptionsMinimumCommitment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     discountSubscription: {
         parameters: {
             query?: never;
@@ -13526,6 +13794,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "discount": {
@@ -13583,6 +13856,8 @@ export interface operations {
                             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
                             /** @description the customer's own words, as the cancel request gave them */
                             cancellation_feedback: string | null;
+                            /** @description the minimum per period (decision 0540); null: none */
+                            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -13934,6 +14209,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "proration": {
@@ -14167,6 +14447,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -14239,6 +14524,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -14311,6 +14601,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -14404,6 +14699,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -28339,6 +28639,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z",
                      *           "plan_name": "plan name"
@@ -28388,6 +28693,8 @@ export interface operations {
                             cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
                             /** @description the customer's own words, as the cancel request gave them */
                             cancellation_feedback: string | null;
+                            /** @description the minimum per period (decision 0540); null: none */
+                            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
                             /** @description RFC 3339 date-time in UTC */
                             created_at: string;
                             /** @description RFC 3339 date-time in UTC */
@@ -28745,6 +29052,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -28948,6 +29260,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "proration": {
@@ -29190,6 +29507,11 @@ export interface operations {
                      *         "collection_method": "send_invoice",
                      *         "cancellation_reason": "too_expensive",
                      *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z",
                      *         "preview": true,
@@ -29495,6 +29817,11 @@ export interface operations {
                      *           "collection_method": "send_invoice",
                      *           "cancellation_reason": "too_expensive",
                      *           "cancellation_feedback": "cancellation feedback",
+                     *           "minimum_commitment": {
+                     *             "amount": 49900,
+                     *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "since": "since"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         },
@@ -34618,6 +34945,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34698,6 +35030,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34778,6 +35115,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34858,6 +35200,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -34938,6 +35285,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35018,6 +35370,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35098,6 +35455,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35178,6 +35540,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35258,6 +35625,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35338,6 +35710,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35418,6 +35795,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35498,6 +35880,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35578,6 +35965,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -35658,6 +36050,11 @@ export interface operations {
                  *           "collection_method": "send_invoice",
                  *           "cancellation_reason": "too_expensive",
                  *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }

@@ -24,7 +24,17 @@ import {
   subscriptionUpdateSchema,
   updateSubscriptionBody,
 } from '../../modules/subscriptions/index.js';
-import { getSubscription, listSubscriptions, pauseSubscription, reactivateSubscription, toSubscription } from '../../modules/subscriptions/index.js';
+import {
+  getSubscription,
+  getSubscriptionRow,
+  listSubscriptions,
+  minimumCommitmentBody,
+  pauseSubscription,
+  reactivateSubscription,
+  removeMinimumCommitment,
+  setMinimumCommitment,
+  toSubscription,
+} from '../../modules/subscriptions/index.js';
 
 export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
   registerSubscriptionItemRoutes(app, deps);
@@ -72,6 +82,44 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
         body: { data: await changeSubscriptionQuantity(ctx, request.params.id, change) },
       }));
     },
+  );
+
+  // Minimum commitments (DESIGN §24, decision 0540). On a test clock's customer, "now" is the clock's.
+  app.put(
+    '/v1/subscriptions/:id/minimum-commitment',
+    {
+      schema: {
+        tags,
+        summary: "Set or replace the subscription's minimum commitment per period (a true-up line bills any shortfall at the period's end)",
+        params: idParams,
+        body: minimumCommitmentBody,
+        response: { 200: dataEnvelope(subscriptionSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        const row = await getSubscriptionRow(ctx, request.params.id);
+        const at = await customerNow(ctx, row.customer_id);
+        return { status: 200, body: { data: toSubscription(await setMinimumCommitment(at, request.params.id, request.body)) } };
+      }),
+  );
+
+  app.delete(
+    '/v1/subscriptions/:id/minimum-commitment',
+    {
+      schema: {
+        tags,
+        summary: "End the subscription's minimum commitment (the period in progress is no longer trued up)",
+        params: idParams,
+        response: { 200: dataEnvelope(subscriptionSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => {
+        const row = await getSubscriptionRow(ctx, request.params.id);
+        const at = await customerNow(ctx, row.customer_id);
+        return { status: 200, body: { data: toSubscription(await removeMinimumCommitment(at, request.params.id)) } };
+      }),
   );
 
   app.post(

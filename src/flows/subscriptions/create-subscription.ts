@@ -4,6 +4,7 @@ import { emitEvent } from '../../platform/events/events.js';
 import { redeemCoupon, type DiscountRow } from '../../modules/coupons/index.js';
 import { findPlan } from '../../modules/plans/index.js';
 import {
+  assertCommittable,
   createSubscriptionRecord,
   startingSchedule,
   toSubscription,
@@ -48,8 +49,12 @@ export async function createSubscription(ctx: Ctx, input: CreateSubscriptionBody
     collectionMethod: input.collection_method,
     schedule: begin.schedule,
     emit: false,
+    minimum: input.minimum_commitment
+      ? { amount: input.minimum_commitment.amount, priceId: input.minimum_commitment.price_id ?? null, since: begin.period.start }
+      : null,
   });
   let row = created.row;
+  if (input.minimum_commitment) await assertCommittable(ctx, row, input.minimum_commitment, 'minimum_commitment.');
   // The coupon is redeemed before the first invoice, which it discounts (once: only that one).
   const discount = input.coupon
     ? (await redeemCoupon(ctx, input.coupon, { customerId: row.customer_id, currency: row.currency, planIds: [plan.id], subscriptionId: row.id })).discount

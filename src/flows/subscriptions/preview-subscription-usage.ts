@@ -6,6 +6,7 @@ import { previewInvoice } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PriceRow } from '../../modules/plans/index.js';
 import { getSubscriptionRow, periodAfter, type SubscriptionRow } from '../../modules/subscriptions/index.js';
 import { subscriptionDiscounts } from '../../modules/coupons/index.js';
+import { commitmentTrueUps } from './commitment-true-up.js';
 import { computeRenewalLines, meteredCharges, type MeteredCharge, type RenewalSubject } from './compute-renewal-lines.js';
 import { discountSubscriptionLines } from './invoice-subscription-period.js';
 import { itemChargesOfSubscription } from './subscription-item-charges.js';
@@ -95,10 +96,14 @@ export async function upcomingInvoice(ctx: ReadCtx, id: string) {
   const inForce = (await subscriptionDiscounts(ctx, [row.id])).get(row.id);
   const period = subject.nextPeriod ?? subject.usagePeriod ?? { start: row.current_period_start, end: row.current_period_end };
   const { lines } = discountSubscriptionLines(computed!, inForce, period.start, row.currency);
+  // The minimum commitment's true-up of the period in progress, on the usage so far (decision 0540).
+  const [trueUp] = subject.usagePeriod
+    ? await commitmentTrueUps(ctx, [{ ...subject, subscription: row, period: subject.usagePeriod, until: subject.usagePeriod.end, lines }])
+    : [null];
   return previewInvoice(ctx, {
     customer: subject.customer,
     currency: row.currency,
-    lines,
+    lines: trueUp ? [...lines, trueUp] : lines,
     subscriptionId: row.id,
     billingReason: subject.nextPeriod ? 'subscription_cycle' : 'subscription_final',
     periodStart: period.start,

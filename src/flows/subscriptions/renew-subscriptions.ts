@@ -24,6 +24,7 @@ import {
   type PeriodAdvance,
   type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
+import { commitmentTrueUps } from './commitment-true-up.js';
 import { computeRenewalLines, type RenewalSubject } from './compute-renewal-lines.js';
 import { discountSubscriptionLines } from './invoice-subscription-period.js';
 import { itemChargesOf } from './subscription-item-charges.js';
@@ -184,21 +185,41 @@ async function renewalInvoiceInputs(
   const discountsApplied: { inForce: DiscountInForce; amount: number }[][] = [];
   const chargesTaken: PendingChargeRow[][] = [];
   const invoiced: number[] = [];
+  const periods = subjects.map(
+    (subject, i) => subject.nextPeriod ?? subject.usagePeriod ?? { start: claimed[i]!.current_period_start, end: claimed[i]!.current_period_end },
+  );
+  // The discount in force (coupons) comes off the subscription's lines before GST, usage lines included.
+  const discounted = subjects.map((_, i) => discountSubscriptionLines(computed[i]!, discounts.get(claimed[i]!.id), periods[i]!.start, claimed[i]!.currency));
+  // The ended period's minimum commitment (decision 0540): a true-up line after the discounted lines.
+  const trueUps = await commitmentTrueUps(
+    ctx,
+    subjects.flatMap((subject, i) =>
+      subject.usagePeriod
+        ? [{ ...subject, subscription: claimed[i]!, period: subject.usagePeriod, until: subject.usagePeriod.end, lines: discounted[i]!.lines }]
+        : [],
+    ),
+  );
+  const trueUpOf = new Map<number, DraftLine>();
+  let k = 0;
+  for (const [i, subject] of subjects.entries())
+    if (subject.usagePeriod) {
+      const line = trueUps[k++];
+      if (line) trueUpOf.set(i, line);
+    }
   for (const [i, subject] of subjects.entries()) {
-    // Nothing due (no usage on an ending or pure usage subscription, no pending charge): no invoice.
-    if (computed[i]!.length === 0 && charges[i]!.length === 0) continue;
+    const trueUp = trueUpOf.get(i);
+    // Nothing due (no usage on an ending or pure usage subscription, no true-up, no pending charge): no invoice.
+    if (computed[i]!.length === 0 && !trueUp && charges[i]!.length === 0) continue;
     const row = claimed[i]!;
-    const period = subject.nextPeriod ?? subject.usagePeriod ?? { start: row.current_period_start, end: row.current_period_end };
-    // The discount in force (coupons) comes off the subscription's lines before GST, usage lines
-    // included; one-off charges follow, undiscounted, each taxed by its own HSN/SAC.
-    const discounted = discountSubscriptionLines(computed[i]!, discounts.get(row.id), period.start, row.currency);
-    discountsApplied.push(discounted.applied);
+    const period = periods[i]!;
+    // One-off charges follow, undiscounted, each taxed by its own HSN/SAC.
+    discountsApplied.push(discounted[i]!.applied);
     chargesTaken.push(charges[i]!);
     invoiced.push(i);
     inputs.push({
       customer: subject.customer,
       currency: row.currency,
-      lines: [...discounted.lines, ...charges[i]!.map(pendingChargeLine)],
+      lines: [...discounted[i]!.lines, ...(trueUp ? [trueUp] : []), ...charges[i]!.map(pendingChargeLine)],
       subscriptionId: row.id,
       billingReason: subject.nextPeriod ? 'subscription_cycle' : 'subscription_final',
       periodStart: period.start,

@@ -68,6 +68,26 @@ export async function creditedPerInvoiceLine(tx: Tx, tenantId: string, invoiceId
   );
 }
 
+/** What live notes (all but void and rejected) have credited of each line before GST: `subtotal` per invoice line (decision 0540). */
+export async function creditedSubtotalsOfLines(tx: Tx, tenantId: string, lines: { id: string; invoice_id: string }[]): Promise<Map<string, number>> {
+  if (lines.length === 0) return new Map();
+  const rows = await tx
+    .selectFrom('credit_note_lines as l')
+    .innerJoin('credit_notes as n', (join) => join.onRef('n.tenant_id', '=', 'l.tenant_id').onRef('n.id', '=', 'l.credit_note_id'))
+    .select((eb) => ['l.invoice_line_id', eb.fn.sum<number>('l.subtotal').as('subtotal')])
+    .where('l.tenant_id', '=', tenantId)
+    .where('l.invoice_id', 'in', [...new Set(lines.map((l) => l.invoice_id))])
+    .where(
+      'l.invoice_line_id',
+      'in',
+      lines.map((l) => l.id),
+    )
+    .where('n.status', 'not in', ['void', 'rejected'])
+    .groupBy('l.invoice_line_id')
+    .execute();
+  return new Map(rows.map((r) => [r.invoice_line_id, Number(r.subtotal)]));
+}
+
 /** The invoice's notes that still stand (pending, issued, used or expired), oldest first. */
 export async function liveNotesOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<CreditNoteRow[]> {
   return tx

@@ -154,6 +154,9 @@ export function toSubscriptionRow(
     metadata: {},
     cancellation_reason: null,
     cancellation_feedback: null,
+    minimum_amount: null,
+    minimum_price_id: null,
+    minimum_since: null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };

@@ -55,6 +55,7 @@ export {
   invoiceCurrenciesOfCustomer,
   invoicedSince,
   linesOfInvoices,
+  pricedLinesWithin,
   unsettledSubscriptionInvoices,
   nextInvoiceDueInClockScope,
   tenantsWithOverdueSubscriptionInvoices,

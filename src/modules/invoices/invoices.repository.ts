@@ -72,6 +72,32 @@ export async function linesOfInvoices(tx: Tx, tenantId: string, invoiceIds: stri
     .execute();
 }
 
+/**
+ * The priced lines each subscription has billed within a window (decision 0540): lines of its
+ * finalized invoices (open, paid, uncollectible: not drafts, not void) whose own period lies
+ * inside [start, end) and that name a price — the plan's fee, items, usage — so one-off charges
+ * (no period) and true-up lines (no price) are left out. One statement for the batch.
+ */
+export async function pricedLinesWithin(
+  tx: Tx,
+  tenantId: string,
+  windows: { subscriptionId: string; start: Date; end: Date }[],
+): Promise<{ subscription_id: string; invoice_id: string; id: string; price_id: string; amount: number }[]> {
+  if (windows.length === 0) return [];
+  const rows = await tx
+    .selectFrom('invoice_lines as l')
+    .innerJoin('invoices as i', (join) => join.onRef('i.tenant_id', '=', 'l.tenant_id').onRef('i.id', '=', 'l.invoice_id'))
+    .select(['i.subscription_id', 'l.invoice_id', 'l.id', 'l.price_id', 'l.amount'])
+    .where('l.tenant_id', '=', tenantId)
+    .where('i.status', 'in', ['open', 'paid', 'uncollectible'])
+    .where('l.price_id', 'is not', null)
+    .where((eb) =>
+      eb.or(windows.map((w) => eb.and([eb('i.subscription_id', '=', w.subscriptionId), eb('l.period_start', '>=', w.start), eb('l.period_end', '<=', w.end)]))),
+    )
+    .execute();
+  return rows.map((r) => ({ subscription_id: r.subscription_id!, invoice_id: r.invoice_id, id: r.id, price_id: r.price_id!, amount: r.amount }));
+}
+
 /** `statuses`: any of these (the customer portal lists every invoice but drafts). */
 export type InvoiceFilter = {
   q?: string;

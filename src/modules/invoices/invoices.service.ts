@@ -700,6 +700,7 @@ export async function listInvoices(ctx: ReadCtx, filter: InvoiceFilter, page: Pa
  * itself is private to the module (index.ts exports operations and types only).
  */
 export {
+  pricedLinesWithin,
   draftInvoicesOfEntity,
   insertTdsCertificate,
   invoiceCurrenciesOfCustomer,

@@ -25,6 +25,8 @@ export {
   type SubscriptionRecordInput,
 } from './subscriptions.service.js';
 export type { SubscriptionRow } from './subscriptions.repository.js';
+export { assertCommittable, removeMinimumCommitment, setMinimumCommitment } from './commitments.js';
+export { minimumCommitmentBody, minimumCommitmentSchema, type MinimumCommitment, type MinimumCommitmentBody } from './subscriptions.schemas.js';
 export {
   advanceSubscriptionPeriods,
   canTransition,

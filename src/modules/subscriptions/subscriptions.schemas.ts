@@ -9,6 +9,32 @@ export const subscriptionStatus = z.enum(['active', 'trialing', 'paused', 'cance
 /** A timestamp in the request: RFC 3339 with an offset (normalized to UTC). */
 const instant = () => fields.instant();
 
+/**
+ * A minimum commitment per period (DESIGN §24, decision 0540): `amount` in the subscription's
+ * currency, over the whole subscription or one of its prices (`price_id`).
+ */
+export const minimumCommitmentBody = z.object({
+  amount: fields.positiveMinorUnits().describe("the minimum per billing period in the subscription's currency, minor units, before GST"),
+  currency: fields.currency().optional().describe("must be the subscription's currency (the default)"),
+  price_id: z
+    .uuid()
+    .nullable()
+    .default(null)
+    .describe(
+      "null (the default): everything the subscription bills for the period counts; a price of the subscription (its plan's fixed or metered price, or an item's): only that price's lines count",
+    ),
+});
+export type MinimumCommitmentBody = z.infer<typeof minimumCommitmentBody>;
+
+export const minimumCommitmentSchema = z
+  .object({
+    amount: z.int().describe('per billing period, minor units, before GST'),
+    price_id: z.uuid().nullable().describe('null: the whole subscription'),
+    since: fields.timestamp().describe('when it took effect; a period it starts inside is prorated by days'),
+  })
+  .meta({ id: 'MinimumCommitment' });
+export type MinimumCommitment = z.infer<typeof minimumCommitmentSchema>;
+
 /** DESIGN §10: `{ customer_id, plan_id, currency?, quantity?=1, trial_days?, start_at? }`. */
 export const createSubscriptionBody = z.object({
   customer_id: z.uuid(),
@@ -21,6 +47,9 @@ export const createSubscriptionBody = z.object({
   metadata: fields.metadata().default({}),
   collection_method: z.enum(['send_invoice', 'charge_automatically']).default('send_invoice'),
   coupon: z.string().trim().min(1).max(100).optional().describe("a coupon's id or code, applied to the subscription's invoices for the coupon's duration"),
+  minimum_commitment: minimumCommitmentBody
+    .optional()
+    .describe("a minimum per period (decision 0540): the invoice that bills a period's usage adds a true-up line for any shortfall"),
 });
 export type CreateSubscriptionBody = z.infer<typeof createSubscriptionBody>;
 
@@ -95,6 +124,7 @@ export const subscriptionSchema = z
     collection_method: z.enum(['send_invoice', 'charge_automatically']),
     cancellation_reason: z.enum(CANCELLATION_REASONS).nullable().describe('why it was canceled, as the cancel request said (null: not given, or not canceled)'),
     cancellation_feedback: z.string().nullable().describe("the customer's own words, as the cancel request gave them"),
+    minimum_commitment: minimumCommitmentSchema.nullable().describe('the minimum per period (decision 0540); null: none'),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

@@ -49,6 +49,10 @@ export function toSubscription(row: SubscriptionRow): Subscription {
     collection_method: row.collection_method ?? 'send_invoice',
     cancellation_reason: row.cancellation_reason ?? null,
     cancellation_feedback: row.cancellation_feedback ?? null,
+    minimum_commitment:
+      row.minimum_amount != null && row.minimum_since != null
+        ? { amount: row.minimum_amount, price_id: row.minimum_price_id ?? null, since: toIso(row.minimum_since) }
+        : null,
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -232,6 +236,8 @@ export type SubscriptionRecordInput = {
   schedule?: { billingAnchor: Date; periodIndex: number };
   /** Emit subscription.created (default true); a flow that invoices first emits it itself. */
   emit?: boolean;
+  /** A minimum commitment per period (decision 0540), checked by the caller (assertCommittable). */
+  minimum?: { amount: number; priceId: string | null; since: Date } | null;
 };
 
 export type CreatedRecord = { row: SubscriptionRow; customer: Customer } & PlanPrice;
@@ -282,6 +288,9 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
     collection_method: input.collectionMethod ?? 'send_invoice',
     cancellation_reason: null,
     cancellation_feedback: null,
+    minimum_amount: input.minimum?.amount ?? null,
+    minimum_price_id: input.minimum?.priceId ?? null,
+    minimum_since: input.minimum?.since ?? null,
     created_at: ctx.now,
     updated_at: ctx.now,
   };

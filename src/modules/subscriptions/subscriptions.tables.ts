@@ -50,6 +50,12 @@ export interface SubscriptionsTable {
   /** Recorded with the cancellation (scheduled or immediate); cleared by a reactivation. */
   cancellation_reason: Generated<CancellationReason | null>;
   cancellation_feedback: Generated<string | null>;
+  /** A minimum per period in minor units (DESIGN §24, decision 0540); null: no commitment. */
+  minimum_amount: Generated<number | null>;
+  /** The price the minimum is on; null: the whole subscription. */
+  minimum_price_id: Generated<string | null>;
+  /** When the commitment took effect: a period it starts inside is prorated by days. */
+  minimum_since: Generated<Timestamp | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
