@@ -1652,7 +1652,10 @@ describe('the books tie out after every operation', () => {
       // back from storage with 3.1's rows reordered.
       { kind: 'file', entity: 1, back: 0, returns: 'gstr3b' },
       { kind: 'gateway_settles', hours: 24 },
-      // A registered buyer's ₹10,000 services + ₹2,000 tea, intra-state; a note of half its total expiring in 30 days.
+      // A registered buyer's ₹10,000 services (CGST 900 + SGST 900) + ₹2,000 tea (CGST 50 + SGST 50),
+      // intra-state, paid; a note of half its total (₹6,950: CGST 475 + SGST 475) expiring in 30
+      // days, in the next month. Before decision 0620 its expiry put CGST 475 + SGST 475 back in that
+      // month's books, which no GSTR-3B declared (the invariant "GSTR-3B = output-tax accounts").
       { kind: 'invoice', customer: 0, entity: 0, amounts: [1_000_000, 200_000], hsn: ['998314', '0902', '6904'], finalize: true },
       { kind: 'pay', invoice: 0, share: 100, tds: 0 },
       { kind: 'credit', customer: 0, invoice: 0, share: 50, expires: true },
@@ -1677,7 +1680,7 @@ describe('the books tie out after every operation', () => {
     expect(world.filed.size, 'four returns were filed').toBeGreaterThanOrEqual(4);
   }, 600_000);
 
-  it('documents made while their month is closed (an advance, its refund, TDS certified) are declared where the books put them', async () => {
+  it('documents made while their month is closed (an advance, its refund, a payment with TDS) are declared where the books put them', async () => {
     const world = await newWorld();
     const ops: Op[] = [
       { kind: 'invoice', customer: 0, entity: 0, amounts: [1_000_000], hsn: ['998314', '0902', '6904'], finalize: true },
@@ -1694,6 +1697,18 @@ describe('the books tie out after every operation', () => {
       if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
       await checkBooks(world, o.kind);
     }
+    // The receipt voucher and the refund voucher are dated at 00:00 IST on the 1st of the next
+    // month (18:30 UTC the day before), as their entries are — not in the filed month.
+    const filedPeriod = [...world.filed.keys()].find((k) => k.startsWith('gstr1|'))!.split('|')[2]!;
+    const firstOfNext = periodBounds(nextPeriod(`${filedPeriod.slice(2)}-${filedPeriod.slice(0, 2)}`), 'Asia/Kolkata').from.toISOString();
+    expect(firstOfNext.slice(11), '00:00 IST').toBe('18:30:00.000Z');
+    const advance = (await world.tenant.api('GET', `/v1/advances/${world.advances[0]}`)).body.data;
+    expect(advance.received_at, 'the receipt voucher is dated in the first open month').toBe(firstOfNext);
+    const entries = (await world.tenant.api('GET', '/v1/ledger/journal-entries?kind=advance.refunded')).body.data as { posted_at: string }[];
+    expect(
+      entries.map((e) => e.posted_at),
+      'the refund voucher too',
+    ).toEqual([firstOfNext]);
   }, 600_000);
 
   it(
