@@ -74,7 +74,9 @@
  *      clearing like any gateway refund, one the gateway refused in refunds payable.
  * One truth across the books (issue #34; checkOneTruth, each a named invariant): GSTR-3B tax =
  * the output-tax accounts per entity and month; revenue report = revenue accounts; Tally export =
- * the INR trial balance per entity.
+ * the INR trial balance per entity; a return marked filed (the `file` op) reads byte for byte as it
+ * did when filed, JSON and CSV; GSTR-1 adds up to GSTR-3B table 3.1 per row and head with the
+ * decision-0362 carry, and its sections to its HSN summary per rate.
  * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
