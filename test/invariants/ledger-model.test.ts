@@ -74,7 +74,9 @@
  *      clearing like any gateway refund, one the gateway refused in refunds payable.
  * One truth across the books (issue #34; checkOneTruth, each a named invariant): GSTR-3B tax =
  * the output-tax accounts per entity and month; revenue report = revenue accounts; Tally export =
- * the INR trial balance per entity.
+ * the INR trial balance per entity; a return marked filed (the `file` op) reads byte for byte as it
+ * did when filed, JSON and CSV; GSTR-1 adds up to GSTR-3B table 3.1 per row and head with the
+ * decision-0362 carry, and its sections to its HSN summary per rate.
  * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
@@ -125,6 +127,8 @@ type World = {
   advances: string[];
   /** A test-gateway connection with a webhook secret, for the mismatch op. */
   hooks?: { connection: string; secret: string };
+  /** Returns marked filed, as they read (JSON and CSV) when they were filed, by `kind|entity|MMYYYY`. */
+  filed: Map<string, { json: string; csv: string }>;
 };
 
 const offlineOp = fc.oneof(
@@ -197,6 +201,13 @@ const offlineOp = fc.oneof(
   }),
   fc.record({ kind: fc.constant('apply_balance' as const), invoice: fc.nat() }),
   fc.record({ kind: fc.constant('advance_refund' as const), advance: fc.nat(), share: fc.integer({ min: 1, max: 100 }), whole: fc.boolean() }),
+  // A GST-registered entity files GSTR-1, GSTR-3B or both of this month or one or two before (which closes the month).
+  fc.record({
+    kind: fc.constant('file' as const),
+    entity: fc.nat(),
+    back: fc.integer({ min: 0, max: 2 }),
+    returns: fc.constantFrom('gstr1', 'gstr3b', 'both'),
+  }),
 );
 
 // ── Collections: gateway payments and refunds ────────────────────────────────────────────────
@@ -276,7 +287,7 @@ async function newWorld(): Promise<World> {
     for (const [currency, rate] of Object.entries(BASE_RATES)) await tenant.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency, rate });
   }
   const approver = await secondActor(tenant);
-  return { tenant, approver, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0, advances: [] };
+  return { tenant, approver, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0, advances: [], filed: new Map() };
 }
 
 /** The currency a customer is invoiced in: USD in the US, KWD (three decimals) in Kuwait, else INR. */
@@ -514,7 +525,48 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       return addOnStep(w, o);
     case 'commitment':
       return commitmentStep(w, o);
+    case 'file':
+      return fileStep(w, o);
   }
+}
+
+/** A return as the API answers it now: the JSON text and the CSV. */
+async function returnText(w: World, kind: 'gstr1' | 'gstr3b', entity: string, period: string): Promise<{ json: string; csv: string }> {
+  const json = await w.tenant.api('GET', `/v1/gst/${kind}?entity_id=${entity}&period=${period}`);
+  const csv = await w.tenant.api('GET', `/v1/gst/${kind}?entity_id=${entity}&period=${period}&format=csv`);
+  expect([json.status, csv.status], `${kind} ${period}: ${json.text}`).toEqual([200, 200]);
+  return { json: json.text, csv: csv.text };
+}
+
+/**
+ * The file op: GSTR-1 and/or GSTR-3B of one of the two registered entities, for this month or one
+ * or two before (in its zone), marked filed. What the return read just before the filing is what
+ * was filed: from then on it must read the same, byte for byte (checkFiledReturns).
+ */
+async function fileStep(w: World, o: Extract<Op, { kind: 'file' }>): Promise<ApiResponse | undefined> {
+  const entity = w.entities[o.entity % 2]!;
+  const info = (await w.tenant.api('GET', `/v1/entities/${entity}`)).body.data as { time_zone: string; created_at: string };
+  let month = periodOf(t.clock.now(), info.time_zone);
+  for (let i = 0; i < o.back; i++) month = previousMonth(month);
+  if (month < periodOf(new Date(info.created_at), info.time_zone)) return undefined;
+  const period = `${month.slice(5)}${month.slice(0, 4)}`;
+  let last: ApiResponse | undefined;
+  for (const kind of o.returns === 'both' ? (['gstr1', 'gstr3b'] as const) : [o.returns]) {
+    const before = await returnText(w, kind, entity, period);
+    last = await w.tenant.api('POST', `/v1/gst/returns/${kind}/${month}/filed`, { entity_id: entity, arn: `AA${period}${kind}` });
+    if (last.status !== 200) {
+      // Only a second filing of the same return is refused.
+      expect(last.body.error?.reason, last.text).toBe('return_already_filed');
+      continue;
+    }
+    w.filed.set(`${kind}|${entity}|${period}`, before);
+  }
+  return last;
+}
+
+function previousMonth(month: string): string {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  return m === 1 ? `${y - 1}-12` : `${y}-${String(m - 1).padStart(2, '0')}`;
 }
 
 /** The commitment op: a subscription with a minimum commitment, or its commitment set, replaced or removed. */
@@ -1284,7 +1336,8 @@ async function checkTallyEqualsTrialBalance(w: World): Promise<void> {
         sums.set(key, (sums.get(key) ?? 0) - Math.round(Number(e.AMOUNT) * 100));
       }
     }
-    const tb = (await w.tenant.api('GET', `/v1/ledger/trial-balance?entity_id=${entity}&basis=functional`)).body.data as {
+    // As of the export's last day: entries dated in a later open month (its month closed) are in both.
+    const tb = (await w.tenant.api('GET', `/v1/ledger/trial-balance?entity_id=${entity}&basis=functional&as_of=${toText}`)).body.data as {
       accounts: { code: number; balance: number }[];
     };
     const expected = new Map<string, number>();
@@ -1297,8 +1350,156 @@ async function checkTallyEqualsTrialBalance(w: World): Promise<void> {
   }
 }
 
+/** Invariant "a filed return regenerated is byte-identical": every return marked filed reads (JSON and CSV) as it did when filed. */
+async function checkFiledReturns(w: World): Promise<void> {
+  for (const [key, filed] of w.filed) {
+    const [kind, entity, period] = key.split('|') as ['gstr1' | 'gstr3b', string, string];
+    const now = await returnText(w, kind, entity, period);
+    expect(now.json, `${kind} ${period} of entity ${entity}, filed, regenerated (JSON)`).toBe(filed.json);
+    expect(now.csv, `${kind} ${period} of entity ${entity}, filed, regenerated (CSV)`).toBe(filed.csv);
+  }
+}
+
+type Heads = { txval: number; iamt: number; camt: number; samt: number };
+const noHeads = (): Heads => ({ txval: 0, iamt: 0, camt: 0, samt: 0 });
+const inPaise = (x: unknown) => Math.round(Number(x ?? 0) * 100);
+function addHeads(into: Heads, item: Record<string, unknown>, sign: number, value = 'txval'): void {
+  into.txval += sign * inPaise(item[value]);
+  into.iamt += sign * inPaise(item.iamt);
+  into.camt += sign * inPaise(item.camt);
+  into.samt += sign * inPaise(item.samt);
+}
+
+/**
+ * GSTR-3B table 3.1 rows as GSTR-1 (the same month, as answered) adds up, in paise:
+ * - (a) osup_det: B2B regular invoices + B2CL + B2CS (net of its notes) − CDNR regular − CDNUR
+ *   B2CL, + tax on advances of the month (11A) − advances adjusted (11B);
+ * - (b) osup_zero: exports + SEZ invoices − their notes (CDNR SEZ, CDNUR EXPWP/EXPWOP);
+ * - (c) osup_nil_exmp: table 8 (nil-rated + exempt), no tax.
+ * The amendment sections (b2ba, cdnra) restate a filed document's recipient with its values
+ * unchanged (decision 0365): they add nothing to 3.1.
+ */
+function table31FromGstr1(r1: Record<string, unknown>): Record<'osup_det' | 'osup_zero' | 'osup_nil_exmp', Heads> {
+  const det = noHeads();
+  const zeroRated = noHeads();
+  const nil = noHeads();
+  type Group = Record<string, unknown> & { inv?: Record<string, unknown>[]; nt?: Record<string, unknown>[] };
+  const items = (doc: Record<string, unknown>): Record<string, unknown>[] =>
+    ((doc.itms as Record<string, unknown>[] | undefined) ?? []).map((i) => (i.itm_det as Record<string, unknown> | undefined) ?? i);
+  for (const g of (r1.b2b as Group[]) ?? []) {
+    for (const inv of g.inv ?? []) for (const i of items(inv)) addHeads(inv.inv_typ === 'R' ? det : zeroRated, i, 1);
+  }
+  for (const g of (r1.b2cl as Group[]) ?? []) for (const inv of g.inv ?? []) for (const i of items(inv)) addHeads(det, i, 1);
+  for (const row of (r1.b2cs as Record<string, unknown>[]) ?? []) addHeads(det, row, 1);
+  for (const g of (r1.exp as Group[]) ?? []) for (const inv of g.inv ?? []) for (const i of items(inv)) addHeads(zeroRated, i, 1);
+  for (const g of (r1.cdnr as Group[]) ?? []) {
+    for (const nt of g.nt ?? []) for (const i of items(nt)) addHeads(nt.inv_typ === 'R' ? det : zeroRated, i, -1);
+  }
+  for (const nt of (r1.cdnur as Record<string, unknown>[]) ?? []) for (const i of items(nt)) addHeads(nt.typ === 'B2CL' ? det : zeroRated, i, -1);
+  for (const row of (r1.at as Group[] | undefined) ?? []) for (const i of (row.itms as Record<string, unknown>[]) ?? []) addHeads(det, i, 1, 'ad_amt');
+  for (const row of (r1.txpd as Group[] | undefined) ?? []) for (const i of (row.itms as Record<string, unknown>[]) ?? []) addHeads(det, i, -1, 'ad_amt');
+  for (const row of (r1.nil as { inv?: Record<string, unknown>[] } | undefined)?.inv ?? []) nil.txval += inPaise(row.nil_amt) + inPaise(row.expt_amt);
+  return { osup_det: det, osup_zero: zeroRated, osup_nil_exmp: nil };
+}
+
+/**
+ * Invariant "GSTR-1 agrees with GSTR-3B": for every registered entity and month, per 3.1 row and
+ * head, what GSTR-1 adds up to (table31FromGstr1) less what earlier months' reductions took off
+ * (`carried_in`) is exactly what 3.1 shows less what it carries on (`carry_forward`): 3.1 is never
+ * negative, a shortfall is carried to the next month (decision 0362), so `reported − carry_forward
+ * = net − carried_in`, reported ≥ 0 and reported × carry_forward = 0 per head; and a month's
+ * `carried_in` is the month before's `carry_forward`. Months whose GSTR-1 is filed but whose
+ * GSTR-3B is not are compared with the GSTR-1 as generated now (the 3B declares GSTR-1A too).
+ * Per rate, GSTR-1's sections add up to its HSN summary (table 12) at each rate.
+ */
+async function checkGstr1AgreesWithGstr3b(w: World): Promise<void> {
+  const db = t.database.db;
+  const ctx = { tx: db, tenantId: w.tenant.tenantId, now: t.clock.now() };
+  const entities = await sql<{ id: string; time_zone: string }>`
+    SELECT id, time_zone FROM legal_entities WHERE tenant_id = ${w.tenant.tenantId} AND gstin IS NOT NULL`.execute(db);
+  for (const entity of entities.rows) {
+    let previousForward: Record<string, Partial<Heads>> = {};
+    for (const month of await monthsOfEntity(w.tenant.tenantId, entity)) {
+      const period = `${month.slice(5)}${month.slice(0, 4)}`;
+      const r3b = (await getGstr3b(ctx, entity.id, period)) as unknown as {
+        sup_details: Record<string, Heads>;
+        carried_in: Record<string, Partial<Heads>>;
+        carry_forward: Record<string, Partial<Heads>>;
+      };
+      const r1 = (w.filed.has(`gstr1|${entity.id}|${period}`) && !w.filed.has(`gstr3b|${entity.id}|${period}`)
+        ? await buildCurrentGstr1(ctx, entity.id, period)
+        : await getGstr1(ctx, entity.id, period)) as unknown as Record<string, unknown>;
+      const sums = table31FromGstr1(r1);
+      const label = `GSTR-1 and GSTR-3B ${period} of entity ${entity.id}`;
+      for (const row of ['osup_det', 'osup_zero', 'osup_nil_exmp'] as const) {
+        for (const head of ['txval', 'iamt', 'camt', 'samt'] as const) {
+          const reported = inPaise(r3b.sup_details[row]![head]);
+          const forward = inPaise(r3b.carry_forward[row]?.[head]);
+          const carried = inPaise(r3b.carried_in[row]?.[head]);
+          expect(reported - forward, `${label}: 3.1 ${row} ${head} − carried forward = GSTR-1 − carried in`).toBe(sums[row][head] - carried);
+          expect(reported >= 0 && forward >= 0 && (reported === 0 || forward === 0), `${label}: ${row} ${head} shown or carried, never both`).toBe(true);
+          expect(carried, `${label}: ${row} ${head} carried in = the month before's carry forward`).toBe(inPaise(previousForward[row]?.[head]));
+        }
+      }
+      previousForward = r3b.carry_forward;
+      expect(sectionsPerRate(r1), `${label}: GSTR-1 sections per rate = its HSN summary per rate`).toEqual(hsnPerRate(r1));
+    }
+  }
+}
+
+/** GSTR-1 of a month as its documents now read (a fresh build with the filed figures set aside). */
+async function buildCurrentGstr1(ctx: { tx: typeof t.database.db; tenantId: string; now: Date }, entityId: string, period: string): Promise<unknown> {
+  const row = await ctx.tx
+    .selectFrom('entity_periods')
+    .select(['id', 'gstr1_return'])
+    .where('tenant_id', '=', ctx.tenantId)
+    .where('entity_id', '=', entityId)
+    .where('period', '=', `${period.slice(2)}-${period.slice(0, 2)}`)
+    .executeTakeFirstOrThrow();
+  // Read inside a transaction that is rolled back: the figures as the books now have them.
+  let fresh: unknown;
+  await ctx.tx
+    .transaction()
+    .execute(async (tx) => {
+      await tx.updateTable('entity_periods').set({ gstr1_return: null }).where('id', '=', row.id).execute();
+      fresh = await getGstr1({ ...ctx, tx }, entityId, period);
+      throw new Error('rollback');
+    })
+    .catch((e: Error) => {
+      if (e.message !== 'rollback') throw e;
+    });
+  return fresh;
+}
+
+/** Per rate (percent): taxable value and tax of GSTR-1's sections (invoices less notes; table 8 at 0 %). */
+function sectionsPerRate(r1: Record<string, unknown>): Record<string, Heads> {
+  const out: Record<string, Heads> = {};
+  const at = (rt: unknown) => (out[String(Number(rt ?? 0))] ??= noHeads());
+  type Group = Record<string, unknown> & { inv?: Record<string, unknown>[]; nt?: Record<string, unknown>[] };
+  const items = (doc: Record<string, unknown>): Record<string, unknown>[] =>
+    ((doc.itms as Record<string, unknown>[] | undefined) ?? []).map((i) => (i.itm_det as Record<string, unknown> | undefined) ?? i);
+  for (const section of ['b2b', 'b2cl', 'exp'] as const) {
+    for (const g of (r1[section] as Group[]) ?? []) for (const inv of g.inv ?? []) for (const i of items(inv)) addHeads(at(i.rt), i, 1);
+  }
+  for (const row of (r1.b2cs as Record<string, unknown>[]) ?? []) addHeads(at(row.rt), row, 1);
+  for (const g of (r1.cdnr as Group[]) ?? []) for (const nt of g.nt ?? []) for (const i of items(nt)) addHeads(at(i.rt), i, -1);
+  for (const nt of (r1.cdnur as Record<string, unknown>[]) ?? []) for (const i of items(nt)) addHeads(at(i.rt), i, -1);
+  for (const row of (r1.nil as { inv?: Record<string, unknown>[] } | undefined)?.inv ?? []) at(0).txval += inPaise(row.nil_amt) + inPaise(row.expt_amt);
+  return Object.fromEntries(Object.entries(out).filter(([, h]) => h.txval || h.iamt || h.camt || h.samt));
+}
+
+/** Per rate: table 12 (HSN summary, B2B and B2C tabs together). */
+function hsnPerRate(r1: Record<string, unknown>): Record<string, Heads> {
+  const out: Record<string, Heads> = {};
+  const hsn = (r1.hsn as Record<string, Record<string, unknown>[]> | undefined) ?? {};
+  for (const row of [...(hsn.hsn_b2b ?? []), ...(hsn.hsn_b2c ?? [])]) addHeads((out[String(Number(row.rt ?? 0))] ??= noHeads()), row, 1);
+  return Object.fromEntries(Object.entries(out).filter(([, h]) => h.txval || h.iamt || h.camt || h.samt));
+}
+
 /** The one-truth invariants of issue #34, after every step. */
 async function checkOneTruth(w: World): Promise<void> {
+  await checkFiledReturns(w);
+  await checkGstr1AgreesWithGstr3b(w);
   await checkGstr3bEqualsOutputTax(w.tenant.tenantId);
   await checkRevenueReportEqualsAccounts(w);
   await checkTallyEqualsTrialBalance(w);
@@ -1499,6 +1700,72 @@ describe('the books tie out after every operation', () => {
     expect(advances.map((a) => a.tax_amount > 0)).toEqual([true, true, false, false, false]);
     expect(advances[0].movements.length, 'the first advance paid two invoices').toBeGreaterThanOrEqual(2);
     expect(statuses[5], 'apply-balance on a paid invoice').toBe(409);
+  }, 600_000);
+
+  it('filed returns read the same ever after, and a tied note expiring after its month was filed keeps the books and returns one (decision 0620)', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      // Seed -1876663559 (there on the first entity): a 3B filed, then a day passes — its CSV came
+      // back from storage with 3.1's rows reordered.
+      { kind: 'file', entity: 1, back: 0, returns: 'gstr3b' },
+      { kind: 'gateway_settles', hours: 24 },
+      // A registered buyer's ₹10,000 services (CGST 900 + SGST 900) + ₹2,000 tea (CGST 50 + SGST 50),
+      // intra-state, paid; a note of half its total (₹6,950: CGST 475 + SGST 475) expiring in 30
+      // days, in the next month. Before decision 0620 its expiry put CGST 475 + SGST 475 back in that
+      // month's books, which no GSTR-3B declared (the invariant "GSTR-3B = output-tax accounts").
+      { kind: 'invoice', customer: 0, entity: 0, amounts: [1_000_000, 200_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      { kind: 'pay', invoice: 0, share: 100, tds: 0 },
+      { kind: 'credit', customer: 0, invoice: 0, share: 50, expires: true },
+      { kind: 'file', entity: 0, back: 0, returns: 'both' },
+      // Filed again: refused (409 return_already_filed).
+      { kind: 'file', entity: 0, back: 0, returns: 'gstr1' },
+      { kind: 'time_passes', days: 35 },
+      { kind: 'invoice', customer: 1, entity: 0, amounts: [50_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      { kind: 'file', entity: 0, back: 0, returns: 'gstr1' },
+      { kind: 'file', entity: 1, back: 2, returns: 'both' },
+    ];
+    const statuses: number[] = [];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      statuses.push(res?.status ?? 0);
+      await checkBooks(world, o.kind);
+    }
+    expect(statuses.slice(2, 7)).toEqual([201, 201, 201, 200, 409]);
+    const note = (await world.tenant.api('GET', `/v1/credit-notes/${world.notes[0]}`)).body.data;
+    expect(note.status, 'the note expired with its balance').toBe('expired');
+    expect(world.filed.size, 'four returns were filed').toBeGreaterThanOrEqual(4);
+  }, 600_000);
+
+  it('documents made while their month is closed (an advance, its refund, a payment with TDS) are declared where the books put them', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      { kind: 'invoice', customer: 0, entity: 0, amounts: [1_000_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      { kind: 'file', entity: 0, back: 0, returns: 'gstr1' },
+      // ₹11,800 received in advance (₹10,000 + CGST 900 + SGST 900) while the month is closed.
+      { kind: 'advance', customer: 0, entity: 0, amount: 1_180_000, goods: false },
+      { kind: 'advance_refund', advance: 0, share: 50, whole: false },
+      { kind: 'pay', invoice: 0, share: 50, tds: 10 },
+      { kind: 'time_passes', days: 35 },
+      { kind: 'file', entity: 0, back: 1, returns: 'gstr3b' },
+    ];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      await checkBooks(world, o.kind);
+    }
+    // The receipt voucher and the refund voucher are dated at 00:00 IST on the 1st of the next
+    // month (18:30 UTC the day before), as their entries are — not in the filed month.
+    const filedPeriod = [...world.filed.keys()].find((k) => k.startsWith('gstr1|'))!.split('|')[2]!;
+    const firstOfNext = periodBounds(nextPeriod(`${filedPeriod.slice(2)}-${filedPeriod.slice(0, 2)}`), 'Asia/Kolkata').from.toISOString();
+    expect(firstOfNext.slice(11), '00:00 IST').toBe('18:30:00.000Z');
+    const advance = (await world.tenant.api('GET', `/v1/advances/${world.advances[0]}`)).body.data;
+    expect(advance.received_at, 'the receipt voucher is dated in the first open month').toBe(firstOfNext);
+    const entries = (await world.tenant.api('GET', '/v1/ledger/journal-entries?kind=advance.refunded')).body.data as { posted_at: string }[];
+    expect(
+      entries.map((e) => e.posted_at),
+      'the refund voucher too',
+    ).toEqual([firstOfNext]);
   }, 600_000);
 
   it(

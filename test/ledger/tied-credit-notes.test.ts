@@ -6,7 +6,7 @@ import { secondActor } from '../support/operators.js';
 /**
  * Credit notes tied to an invoice, read through the ledger (docs/ledger.md): a void never
  * reverses what a note already reversed, a note settles its own invoice first, each credited line
- * reverses its own rate, and an expired note's output tax is owed again.
+ * reverses its own rate, and an expired note's tax reduction stands (decision 0620).
  * The tenant is in Karnataka (29); customers in Maharashtra (27) pay IGST.
  */
 let t: TestKosh;
@@ -197,26 +197,57 @@ describe('credit notes tied to an invoice', () => {
   });
 
   describe('expiry', () => {
-    it('posts the reversed output tax back and writes off only the net to income', async () => {
-      const customer = await interState();
-      const inv = await createInvoice(acme, customer, [10_000]); // 100.00 + 18.00 IGST
-      await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 11_800 });
-      const expiresAt = new Date(t.clock.now().getTime() + 86_400_000).toISOString();
-      const cn = (await note({ customer_id: customer, invoice_id: inv.id, amount: 5_900, expires_at: expiresAt })).body.data;
-      expect(cn).toMatchObject({ status: 'issued', balance: 5_900, igst_amount: 900 });
-      t.clock.advanceDays(2);
+    /**
+     * Decision 0620: the note's tax reduction stands when its credit lapses unused. A registered
+     * buyer in Maharashtra (inter-state, IGST 18 %): invoice ₹100.00 + ₹18.00 IGST, paid; a note of
+     * ₹59.00 (₹50.00 + ₹9.00 IGST) the same day, expiring in the next month. Its month's GSTR-1
+     * lists the note in cdnr and 3.1(a) shows IGST 18.00 − 9.00 = 9.00; the expiry posts
+     * Dr 2300 59.00 / Cr 4100 59.00 and no tax, so 2120 keeps 9.00 for the invoice and the expiry
+     * month's returns declare nothing of it (3.1(a) IGST 0, no debit note), as its ledger (2120
+     * moved 0 that month) says.
+     */
+    it('writes the whole balance off to income: the tax reduction stands and no return declares the expiry', async () => {
+      const buyer = await createCustomer(acme, {
+        gstin: gstinFor('27', 'EEEEE5555E1Z'),
+        billing_address: { line1: '2 Nariman Point', city: 'Mumbai', postal_code: '400021', state_code: '27', country: 'IN' },
+      });
+      const entity = (await get('/v1/entities'))[0] as { id: string; time_zone: string };
+      const monthOf = (iso: string) => {
+        const d = new Date(new Date(iso).getTime() + 330 * 60_000); // IST
+        return `${String(d.getUTCMonth() + 1).padStart(2, '0')}${d.getUTCFullYear()}`;
+      };
+      const inv = await createInvoice(acme, buyer, [10_000]); // 100.00 + 18.00 IGST
+      await acme.api('POST', '/v1/payments/offline', { customer_id: buyer, invoice_id: inv.id, payment_type: 'bank_transfer', amount: 11_800 });
+      const noteMonth = monthOf(t.clock.now().toISOString());
+      const expiresAt = new Date(t.clock.now().getTime() + 40 * 86_400_000).toISOString();
+      const cn = (await note({ customer_id: buyer, invoice_id: inv.id, amount: 5_900, expires_at: expiresAt })).body.data;
+      expect(cn).toMatchObject({ status: 'issued', balance: 5_900, subtotal: 5_000, igst_amount: 900 });
+      const gstr1 = await get(`/v1/gst/gstr1?entity_id=${entity.id}&period=${noteMonth}`);
+      const listed = (gstr1.cdnr as { nt: { nt_num: string; ntty: string; itms: { itm_det: { txval: number; iamt: number } }[] }[] }[])
+        .flatMap((g) => g.nt)
+        .find((n) => n.nt_num === cn.number);
+      expect(listed, 'the note is in cdnr of its month').toMatchObject({ ntty: 'C', itms: [{ itm_det: { txval: 50, iamt: 9 } }] });
+
+      t.clock.advanceDays(41);
       await t.kosh.worker.drain();
       expect(await get(`/v1/credit-notes/${cn.id}`)).toMatchObject({ status: 'expired', balance: 0 });
-      const ledger = await invoiceLedger(inv.id);
-      expect(ledger[2120], 'the IGST is owed again').toBe(1_800);
-      const expiry = (await get(`/v1/invoices/${inv.id}/journal-entries`)).find((e: { kind: string }) => e.kind === 'credit_note.expired');
+      const expiry = (await get('/v1/ledger/journal-entries?kind=credit_note.expired')).find((e: { reference_id: string }) => e.reference_id === cn.id);
+      expect(expiry, 'the expiry is journaled').toBeDefined();
       expect(expiry.lines.map((l: { account_code: number; debit: number; credit: number }) => [l.account_code, l.debit, l.credit]).sort()).toEqual(
         [
           [2300, 5_900, 0],
-          [2120, 0, 900],
-          [4100, 0, 5_000],
+          [4100, 0, 5_900],
         ].sort(),
       );
+      expect((await invoiceLedger(inv.id))[2120], 'IGST of the invoice: 18.00 charged − 9.00 credited, nothing posted back').toBe(900);
+
+      const expiryMonth = monthOf(expiry.posted_at);
+      expect(expiryMonth, 'the note expired in a later month').not.toBe(noteMonth);
+      const later = await get(`/v1/gst/gstr1?entity_id=${entity.id}&period=${expiryMonth}`);
+      const notesLater = (later.cdnr as { nt: { nt_num: string }[] }[]).flatMap((g) => g.nt);
+      expect(notesLater, 'no credit or debit note for the expiry').toEqual([]);
+      const gstr3b = await get(`/v1/gst/gstr3b?entity_id=${entity.id}&period=${expiryMonth}`);
+      expect(gstr3b.sup_details.osup_det.iamt, 'no IGST declared for the expiry').toBe(0);
     });
   });
 });

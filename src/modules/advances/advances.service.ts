@@ -8,6 +8,7 @@ import { customerCountry, customerStateCode, type Customer } from '../customers/
 import { entityAt, findEntity, takeDocumentNumber, type EntityRow } from '../entities/index.js';
 import { applyToInvoice, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry } from '../ledger/index.js';
+import { postingDate } from '../periods/index.js';
 import { DEFAULT_SAC_CODE, determineTaxRegime, gstRateBasisPoints } from '../tax/index.js';
 import { inrOfAdvance, inrShareOfOpen, shareOfOpen, taxOfAdvance, type AdvanceInrPart, type AdvanceTax } from './advance-tax.js';
 import type { Advance } from './advances.schemas.js';
@@ -153,6 +154,9 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
   const { rate: exchangeRate, inr } = rupeesOfAdvance(entity, input, tax);
   const id = newId();
   const number = await takeDocumentNumber(ctx, entity, 'receipt_voucher');
+  // The receipt voucher is dated as its entry is: in the first open month (DESIGN §18), so GSTR-1
+  // table 11A declares its tax in the month the books carry it.
+  const receivedAt = await postingDate(ctx, entity.id);
   const row: AdvanceRow = {
     tenant_id: ctx.tenantId,
     id,
@@ -179,7 +183,7 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
     open_inr_cgst: inr?.inr_cgst_amount ?? null,
     open_inr_sgst: inr?.inr_sgst_amount ?? null,
     open_inr_igst: inr?.inr_igst_amount ?? null,
-    received_at: ctx.now,
+    received_at: receivedAt,
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -288,7 +292,8 @@ export async function applyAdvances(ctx: Ctx, invoice: InvoiceRow): Promise<numb
       payout: 'offline',
       refund_id: null,
       reason: '',
-      created_at: ctx.now,
+      // Dated as its entry (table 11B of that month).
+      created_at: await postingDate(ctx, entity.id),
     });
     await applyToInvoice(ctx, invoice.id, { paid: amount });
     await postEntry(ctx, {
@@ -364,7 +369,8 @@ export async function refundAdvance(
     payout: via ? 'gateway' : 'offline',
     refund_id: via?.refundId ?? null,
     reason: input.reason,
-    created_at: ctx.now,
+    // The refund voucher is dated as its entry is (table 11B and doc_issue of that month).
+    created_at: await postingDate(ctx, entity.id),
   });
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,

@@ -607,11 +607,12 @@ export async function applyAvailableCredit(ctx: Ctx, invoice: InvoiceRow): Promi
 }
 
 /**
- * At expires_at the unspent balance is written off. A note tied to an invoice reversed that
- * invoice's output tax when it was issued; the unspent part of that reversal is owed again, so it
- * is posted back (debit-note style: the share of each tax the balance carries, split as the note
- * was) and only the net goes to income: Dr customer credit (balance); Cr output taxes (their
- * share); Cr expired-credit income (the rest).
+ * At expires_at the unspent balance is written off to income: Dr customer credit / Cr
+ * expired-credit income, the whole balance (decision 0620). A tied note's tax reduction stands:
+ * the note adjusted the value of its supply under CGST Act s.34(1)–(2) when it was issued, and the
+ * customer's unused claim lapsing does not make that value higher (s.34(3) asks for a debit note
+ * only then), nor is the lapsed balance consideration for a supply — so no return declares it and
+ * no output tax is posted back.
  */
 export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNoteRow | null> {
   const current = await findCreditNote(ctx.tx, ctx.tenantId, id);
@@ -623,20 +624,6 @@ export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNote
     updated_at: ctx.now,
   });
   const entity = await entityOf(ctx, row.entity_id);
-  const owed =
-    current.invoice_id && current.tax_amount > 0
-      ? splitTaxProRata(
-          {
-            subtotal: current.subtotal,
-            cgst_amount: current.cgst_amount,
-            sgst_amount: current.sgst_amount,
-            igst_amount: current.igst_amount,
-            total: current.amount,
-          },
-          current.balance,
-        )
-      : { cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
-  const tags = { creditNoteId: row.id, invoiceId: row.invoice_id };
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,
     entityId: entity.id,
@@ -648,21 +635,12 @@ export async function expireCreditNote(ctx: Ctx, id: string): Promise<CreditNote
     rate: row.exchange_rate,
     lines: [
       { account: Account.CUSTOMER_CREDIT, debit: current.balance, creditNoteId: row.id, customerId: row.customer_id },
-      // In INR, the same share of the tax the note reversed in INR.
-      { account: Account.CGST_PAYABLE, credit: owed.cgst_amount, ...tags, functional: inrShare(current, current.inr_cgst_amount, owed.cgst_amount) },
-      { account: Account.SGST_PAYABLE, credit: owed.sgst_amount, ...tags, functional: inrShare(current, current.inr_sgst_amount, owed.sgst_amount) },
-      { account: Account.IGST_PAYABLE, credit: owed.igst_amount, ...tags, functional: inrShare(current, current.inr_igst_amount, owed.igst_amount) },
-      { account: Account.EXPIRED_CREDIT_INCOME, credit: current.balance - owed.tax_amount, creditNoteId: row.id },
+      { account: Account.EXPIRED_CREDIT_INCOME, credit: current.balance, creditNoteId: row.id },
     ],
   });
-  await emitEvent(ctx, 'credit_note.expired', { ...toCreditNote(row), expired_balance: current.balance, tax_owed_again: owed.tax_amount });
+  // tax_owed_again stays in the payload (0) for subscribers written before decision 0620.
+  await emitEvent(ctx, 'credit_note.expired', { ...toCreditNote(row), expired_balance: current.balance, tax_owed_again: 0 });
   return row;
-}
-
-/** The INR tax an expiring balance puts back: the balance's share of what the note reversed in INR. */
-function inrShare(note: CreditNoteRow, inrTax: number | null, owed: number): number | undefined {
-  if (inrTax === null || owed === 0) return undefined;
-  return note.balance === note.amount ? inrTax : mulDivRoundHalfUp(inrTax, note.balance, note.amount);
 }
 
 export async function getCreditNote(ctx: ReadCtx, id: string, expandCustomer = false): Promise<CreditNote> {

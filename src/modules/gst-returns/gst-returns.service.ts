@@ -289,8 +289,15 @@ export async function getGstr3b(ctx: ReadCtx, entityId: string, period: string):
   return table;
 }
 
+/** GSTR-3B table 3.1 rows (a) to (e), in the form's order. */
+const GSTR3B_ROWS = ['osup_det', 'osup_zero', 'osup_nil_exmp', 'isup_rev', 'osup_nongst'] as const;
+
 export async function getGstr3bCsv(ctx: ReadCtx, entityId: string, period: string): Promise<string> {
   const table = (await getGstr3b(ctx, entityId, period)) as { sup_details: Record<string, Record<string, number>> };
-  const rows = Object.entries(table.sup_details).map(([row, a]) => [row, ...['txval', 'iamt', 'camt', 'samt', 'csamt'].map((k) => a[k]!.toFixed(2))]);
+  // Rows in the form's order (3.1 (a) to (e)), whatever order the stored figures list them in.
+  const rows = GSTR3B_ROWS.filter((row) => table.sup_details[row]).map((row) => [
+    row,
+    ...['txval', 'iamt', 'camt', 'samt', 'csamt'].map((k) => (table.sup_details[row]![k] ?? 0).toFixed(2)),
+  ]);
   return [['table_3_1_row', 'taxable_value', 'igst', 'cgst', 'sgst', 'cess'], ...rows].map(csvLine).join('\n') + '\n';
 }
