@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { AutoTopUpsTable, CreditGrantMovementsTable, CreditGrantsTable } from './credits.tables.js';
 import './credits.tables.js';
 
@@ -53,7 +53,7 @@ export async function movementsOfCustomer(tx: Tx, tenantId: string, customerId: 
  * and then reads the balance the other left.
  */
 export async function lockSpendableGrants(
-  tx: Tx,
+  tx: WriteTx,
   tenantId: string,
   customerIds: string[],
   category: 'paid' | 'promotional',
