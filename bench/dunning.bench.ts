@@ -28,6 +28,7 @@
  */
 import { sql } from 'kysely';
 import { pino } from 'pino';
+import { AppScope } from '../src/platform/app-scope.js';
 import { createKosh } from '../src/app.js';
 import { runDueDunningSteps } from '../src/flows/dunning/run-dunning.js';
 import { DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB } from '../src/flows/dunning/dunning.wiring.js';
@@ -155,7 +156,7 @@ async function main() {
     await sql`ANALYZE customers, invoices, dunning_executions, dunning_steps, dunning_campaigns, dunning_actions`.execute(db);
     console.log(`seeded ${N} overdue invoices with due dunning steps in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s (${database.kind})`);
 
-    const env = { db, clock: { now: () => NOW }, config, logger: pino({ level: 'silent' }), secrets: createSecretBox(randomBytes(32)) };
+    const env = { db, clock: { now: () => NOW }, config, logger: pino({ level: 'silent' }), secrets: createSecretBox(randomBytes(32)), scope: new AppScope() };
     const commits = async () =>
       Number((await sql<{ n: string }>`SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()`.execute(db)).rows[0]?.n ?? 0);
     const commitsBefore = database.kind === 'postgres' ? await commits() : 0;

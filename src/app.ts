@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import type { AppDeps } from './app-deps.js';
+import { AppScope } from './platform/app-scope.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { loadConfig, type Config } from './platform/config.js';
 import { openDatabase, type Database } from './platform/db/database.js';
@@ -92,7 +93,8 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   // Other processes' changes reach this one's caches (API keys, entitlements) through it.
   const changes = new ChangeFeed(database.notifications, logger);
   await changes.start();
-  const deps: AppDeps = { db: database.db, readDb: database.readDb, database, clock, config, logger, version: VERSION, secrets, changes };
+  const scope = new AppScope();
+  const deps: AppDeps = { db: database.db, readDb: database.readDb, database, clock, config, logger, version: VERSION, secrets, changes, scope };
   const modules = [...domainModules, ...flowModules];
   for (const m of modules) m.init?.(deps);
 
@@ -122,7 +124,7 @@ export async function createKosh(options: KoshOptions = {}): Promise<Kosh> {
   }
   deps.jobHandlers = handlers;
   const worker = new Worker({
-    env: { db: database.db, clock, config, logger, secrets },
+    env: { db: database.db, clock, config, logger, secrets, scope },
     handlers,
     recurring,
     pollMs: config.workerPollMs,

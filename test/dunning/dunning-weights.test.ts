@@ -156,7 +156,7 @@ describe('GET /v1/analytics/dunning/weights', () => {
         lines: [{ description: 'Service', quantity: 1, unit_amount: 100000, hsn_code: '998314' }],
       })
     ).data;
-    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config };
+    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, scope: t.kosh.deps.scope };
     const failed = () =>
       t.kosh.deps.db
         .transaction()

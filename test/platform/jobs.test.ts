@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openTestDatabase, onPostgresServer } from '../support/database.js';
+import { AppScope } from '../../src/platform/app-scope.js';
 import { ManualClock, systemClock } from '../../src/platform/clock.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
@@ -37,7 +38,7 @@ beforeEach(async () => {
 });
 
 function worker(handlers: JobHandlers, db: Database = database) {
-  return new Worker({ env: { db: db.db, clock, config, logger, secrets }, handlers });
+  return new Worker({ env: { db: db.db, clock, config, logger, secrets, scope: new AppScope() }, handlers });
 }
 
 type Row = Pick<Job, 'id' | 'kind' | 'state' | 'attempts' | 'max_attempts' | 'last_error' | 'tenant_id'> & { run_at: Date; payload: unknown };
@@ -183,7 +184,7 @@ describe('jobs', () => {
       await enqueueJob(database.db, systemClock.now(), { kind: 'test.slow' });
       const runs: string[] = [];
       const slow = new Worker({
-        env: { db: database.db, clock: systemClock, config, logger, secrets },
+        env: { db: database.db, clock: systemClock, config, logger, secrets, scope: new AppScope() },
         handlers: {
           'test.slow': async () => {
             runs.push('slow');
@@ -193,7 +194,7 @@ describe('jobs', () => {
         leaseMs: LEASE,
       });
       const other = new Worker({
-        env: { db: database.db, clock: systemClock, config, logger, secrets },
+        env: { db: database.db, clock: systemClock, config, logger, secrets, scope: new AppScope() },
         handlers: { 'test.slow': async () => void runs.push('other') },
         leaseMs: LEASE,
       });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openTestDatabase } from '../support/database.js';
+import { AppScope } from '../../src/platform/app-scope.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig } from '../../src/platform/config.js';
 import type { Database } from '../../src/platform/db/database.js';
@@ -61,7 +62,13 @@ describe('worker (started)', () => {
         ran.push(job.payload.n as number);
       },
     };
-    const worker = new Worker({ env: { db: database.db, clock, config, logger, secrets }, handlers, batchSize: 4, concurrency: 8, pollMs: 10 });
+    const worker = new Worker({
+      env: { db: database.db, clock, config, logger, secrets, scope: new AppScope() },
+      handlers,
+      batchSize: 4,
+      concurrency: 8,
+      pollMs: 10,
+    });
     await enqueueJob(database.db, clock.now(), { kind: 'test.slow' });
     worker.start();
     try {
@@ -93,7 +100,13 @@ describe('worker (started)', () => {
         running -= 1;
       },
     };
-    const worker = new Worker({ env: { db: database.db, clock, config, logger, secrets }, handlers, batchSize: 4, concurrency: 3, pollMs: 10 });
+    const worker = new Worker({
+      env: { db: database.db, clock, config, logger, secrets, scope: new AppScope() },
+      handlers,
+      batchSize: 4,
+      concurrency: 3,
+      pollMs: 10,
+    });
     await enqueueJobs(
       database.db,
       clock.now(),
@@ -112,7 +125,7 @@ describe('worker (started)', () => {
   it('stop() ends an idle worker promptly and start() can run it again', async () => {
     const ran: string[] = [];
     const worker = new Worker({
-      env: { db: database.db, clock, config, logger, secrets },
+      env: { db: database.db, clock, config, logger, secrets, scope: new AppScope() },
       handlers: { 'test.once': async (job) => void ran.push(job.id) },
       pollMs: 60_000,
     });

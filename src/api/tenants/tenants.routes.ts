@@ -96,7 +96,7 @@ export function registerTenantRoutes(app: KoshApp, deps: AppDeps): void {
         status: 200,
         body: { data: await revokeApiKey(ctx, principalOf(request).actor, request.params.id) },
       }));
-      forgetApiKey(request.params.id); // committed: no request of this process trusts the key any more
+      forgetApiKey(deps.scope, request.params.id); // committed: no request of this app trusts the key any more
       return sent;
     },
   );

@@ -80,7 +80,7 @@ export function registerTestClockRoutes(app: KoshApp, deps: AppDeps): void {
         },
         call: async (intent, firstTime) => {
           if (!firstTime) return;
-          const env = { db: deps.db, clock: deps.clock, config: deps.config, logger: deps.logger, secrets: deps.secrets };
+          const env = { db: deps.db, clock: deps.clock, config: deps.config, logger: deps.logger, secrets: deps.secrets, scope: deps.scope };
           await advanceTestClock(env, deps.jobHandlers ?? {}, intent.tenant_id, intent.id, to);
         },
         answer: async (intent) => ({ status: 200, body: { data: await getTestClock(readCtx(deps, request), intent.id) } }),

@@ -29,9 +29,9 @@ export const collectionsWiring: KoshModule = {
       await settleGatewayPayments(env, env.clock.now());
     },
   },
-  init: () => {
+  init: (deps) => {
     // Dunning's retry_payment steps charge again through collections.
-    registerPaymentRetrier(retryInvoicePayment);
+    registerPaymentRetrier(deps.scope, retryInvoicePayment);
     // A refund waiting for its credit note's approval is released or failed by the decision.
     onEvent(refundOnCreditNoteDecision, subscription('collections.credit_note_refunds'));
   },

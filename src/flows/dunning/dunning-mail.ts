@@ -135,6 +135,7 @@ async function sendChunk(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'
       tenantId,
       emails.map((e) => e.action_id),
       EMAIL_QUEUED,
+      true,
     );
     const settled: Settled[] = [];
     const sending: { email: DunningEmail; customer: DunnedCustomer; to: string; invoice: InvoiceFacts; checkout: PreparedCheckout | null; note: string }[] = [];
@@ -204,6 +205,7 @@ export async function sendDunningEmails(job: Job, env: Pick<JobEnv, 'db' | 'conf
         tenantId,
         emails.map((e) => e.action_id),
         EMAIL_QUEUED,
+        true,
       );
       await settleActions(
         tx,

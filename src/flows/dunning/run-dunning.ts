@@ -229,7 +229,7 @@ function variablesOf(execution: ExecutionRow, customer: DunnedCustomer, batch: B
   };
 }
 
-async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
+async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config' | 'scope'>, execution: ExecutionRow, step: StepRow, batch: BatchContext): Promise<StepResult> {
   switch (step.channel) {
     case 'email':
       return queueDunningEmail(env, execution, step, batch);
@@ -238,7 +238,7 @@ async function runStep(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: Executi
     case 'in_app':
       return { outcome: 'succeeded', detail: 'shown to the customer in the portal' };
     case 'retry_payment': {
-      const retry = paymentRetrier();
+      const retry = paymentRetrier(env.scope);
       if (!retry) return { outcome: 'skipped', detail: 'automatic payment retries are not available' };
       return retry(ctx, execution.invoice_id);
     }
@@ -302,7 +302,7 @@ async function applyExhaustedAction(ctx: Ctx, invoice: DunnedInvoice, action: 'c
  * on nothing: the action and the move are deferred writes.
  */
 // eslint-disable-next-line complexity -- grew above 25 alongside the limit (issue #27); to be split into named steps
-async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, execution: ExecutionRow, batch: BatchContext): Promise<void> {
+async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config' | 'scope'>, execution: ExecutionRow, batch: BatchContext): Promise<void> {
   let current = execution;
   if (current.wall_at && current.wall_at <= ctx.now && !current.payment_wall_active) {
     await recordAction(ctx, current, null, 'payment_wall', 'succeeded', 'grace period ended');
@@ -363,7 +363,7 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config'>, ex
  * is due — an execution whose later steps are overdue too (the runner was down) catches up step
  * by step in the same run. Bounded, so a bug can never spin a worker forever.
  */
-export async function runDueDunningSteps(env: Pick<JobEnv, 'db' | 'clock' | 'config'>, batch = 100, maxBatches = 10_000): Promise<number> {
+export async function runDueDunningSteps(env: Pick<JobEnv, 'db' | 'clock' | 'config' | 'scope'>, batch = 100, maxBatches = 10_000): Promise<number> {
   const now = env.clock.now();
   let steps = 0;
   for (let round = 0; round < maxBatches; round += 1) {

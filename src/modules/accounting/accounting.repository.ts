@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { paginate, type ListResult } from '../../platform/db/paginate.js';
@@ -18,7 +18,7 @@ export type OAuthStateRow = Selectable<AccountingOAuthStatesTable>;
 export type SyncRecordRow = Selectable<AccountingSyncRecordsTable>;
 export type SyncRunRow = Selectable<AccountingSyncRunsTable>;
 
-export async function insertOAuthState(tx: Tx, row: Insertable<AccountingOAuthStatesTable>): Promise<void> {
+export async function insertOAuthState(tx: WriteTx, row: Insertable<AccountingOAuthStatesTable>): Promise<void> {
   await deferWrite(tx, tx.insertInto('accounting_oauth_states').values(row));
 }
 
@@ -119,7 +119,7 @@ export async function releaseSyncLease(tx: Tx, tenantId: string, id: string): Pr
   await tx.updateTable('accounting_connections').set({ sync_lease_until: null }).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }
 
-export async function insertSyncRun(tx: Tx, row: Insertable<AccountingSyncRunsTable>): Promise<void> {
+export async function insertSyncRun(tx: WriteTx, row: Insertable<AccountingSyncRunsTable>): Promise<void> {
   await deferWrite(tx, tx.insertInto('accounting_sync_runs').values(row));
 }
 

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx, WriteTx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { AdvanceMovementsTable, CustomerAdvancesTable } from './advances.tables.js';
 import './advances.tables.js';
@@ -17,14 +17,14 @@ export async function insertMovement(tx: Tx, row: Insertable<AdvanceMovementsTab
   await tx.insertInto('advance_movements').values(row).execute();
 }
 
-export async function findAdvance(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<AdvanceRow | undefined> {
+export async function findAdvance<T extends Tx>(tx: T, tenantId: string, id: string, forUpdate?: LockFlag<T>): Promise<AdvanceRow | undefined> {
   const q = tx.selectFrom('customer_advances').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   return (forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 /** The advances an invoice may take (same customer, entity and currency, something left), oldest first, locked. */
 export async function openAdvancesForUpdate(
-  tx: Tx,
+  tx: WriteTx,
   tenantId: string,
   filter: { customerId: string; entityId: string; currency: string },
 ): Promise<AdvanceRow[]> {

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx, WriteTx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type {
   CheckoutSessionsTable,
@@ -138,7 +138,7 @@ export async function insertAttempt(tx: Tx, row: Insertable<PaymentAttemptsTable
   await tx.insertInto('payment_attempts').values(row).execute();
 }
 
-export async function findAttempt(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<AttemptRow | undefined> {
+export async function findAttempt<T extends Tx>(tx: T, tenantId: string, id: string, forUpdate?: LockFlag<T>): Promise<AttemptRow | undefined> {
   let q = tx.selectFrom('payment_attempts').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();
@@ -267,7 +267,7 @@ export async function findCheckoutSession(tx: Tx, tenantId: string, id: string):
 }
 
 /** The session row locked for this transaction: two deliveries announcing its payment are applied one after the other. */
-export async function lockCheckoutSession(tx: Tx, tenantId: string, id: string): Promise<CheckoutSessionRow | undefined> {
+export async function lockCheckoutSession(tx: WriteTx, tenantId: string, id: string): Promise<CheckoutSessionRow | undefined> {
   return tx.selectFrom('checkout_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
@@ -362,7 +362,7 @@ export async function succeededRefundRows(tx: Tx, tenantId: string, after: { cre
 }
 
 /** The refund that issued this note (a refund note waiting for approval is decided with it). */
-export async function refundOfCreditNote(tx: Tx, tenantId: string, creditNoteId: string): Promise<RefundRow | undefined> {
+export async function refundOfCreditNote(tx: WriteTx, tenantId: string, creditNoteId: string): Promise<RefundRow | undefined> {
   return tx
     .selectFrom('refunds')
     .selectAll()

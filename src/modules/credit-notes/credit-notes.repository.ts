@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { CreditNoteApplicationsTable, CreditNoteLinesTable, CreditNotesTable, CreditNoteStatus } from './credit-notes.tables.js';
 import './credit-notes.tables.js';
@@ -89,7 +89,7 @@ export async function creditedSubtotalsOfLines(tx: Tx, tenantId: string, lines: 
 }
 
 /** The invoice's notes that still stand (pending, issued, used or expired), oldest first. */
-export async function liveNotesOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<CreditNoteRow[]> {
+export async function liveNotesOfInvoice(tx: WriteTx, tenantId: string, invoiceId: string): Promise<CreditNoteRow[]> {
   return tx
     .selectFrom('credit_notes')
     .selectAll()

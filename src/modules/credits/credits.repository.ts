@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { AutoTopUpsTable, CreditGrantMovementsTable, CreditGrantsTable } from './credits.tables.js';
 import './credits.tables.js';
 
@@ -54,7 +54,7 @@ export async function movementsOfCustomer(tx: Tx, tenantId: string, customerId: 
  * and then reads the balance the other left.
  */
 export async function lockSpendableGrants(
-  tx: Tx,
+  tx: WriteTx,
   tenantId: string,
   customerIds: string[],
   category: 'paid' | 'promotional',

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { CustomersTable } from './customers.tables.js';
 import './customers.tables.js';
@@ -11,7 +11,12 @@ export async function insertCustomer(tx: Tx, row: Insertable<CustomersTable>): P
   await tx.insertInto('customers').values(row).execute();
 }
 
-export async function findCustomerRow(tx: Tx, tenantId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<CustomerRow | undefined> {
+export async function findCustomerRow<T extends Tx>(
+  tx: T,
+  tenantId: string,
+  id: string,
+  options: { forUpdate?: LockFlag<T> } = {},
+): Promise<CustomerRow | undefined> {
   let query = tx.selectFrom('customers').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   if (options.forUpdate) query = query.forUpdate();
   return query.executeTakeFirst();

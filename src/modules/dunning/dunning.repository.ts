@@ -2,7 +2,7 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import { paginate, type ListResult } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx, WriteTx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type {
   ActionOutcome,
@@ -24,7 +24,7 @@ export async function insertCampaign(tx: Tx, row: Insertable<DunningCampaignsTab
   return tx.insertInto('dunning_campaigns').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findCampaign(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<CampaignRow | undefined> {
+export async function findCampaign<T extends Tx>(tx: T, tenantId: string, id: string, forUpdate?: LockFlag<T>): Promise<CampaignRow | undefined> {
   let q = tx.selectFrom('dunning_campaigns').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();
@@ -150,13 +150,18 @@ export async function findExecution(tx: Tx, tenantId: string, id: string): Promi
   return tx.selectFrom('dunning_executions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function activeExecutionOfInvoice(tx: Tx, tenantId: string, invoiceId: string, forUpdate = false): Promise<ExecutionRow | undefined> {
+export async function activeExecutionOfInvoice<T extends Tx>(
+  tx: T,
+  tenantId: string,
+  invoiceId: string,
+  forUpdate?: LockFlag<T>,
+): Promise<ExecutionRow | undefined> {
   let q = tx.selectFrom('dunning_executions').selectAll().where('tenant_id', '=', tenantId).where('invoice_id', '=', invoiceId).where('status', '=', 'active');
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();
 }
 
-export async function activeExecutionsOfCampaign(tx: Tx, tenantId: string, campaignId: string): Promise<ExecutionRow[]> {
+export async function activeExecutionsOfCampaign(tx: WriteTx, tenantId: string, campaignId: string): Promise<ExecutionRow[]> {
   return tx
     .selectFrom('dunning_executions')
     .selectAll()
@@ -192,12 +197,12 @@ export async function actionsOfExecutions(tx: Tx, tenantId: string, executionIds
 }
 
 /** Nothing in a step reads its action back: the row travels with the next awaited statement. */
-export async function insertAction(tx: Tx, row: Insertable<DunningActionsTable>): Promise<void> {
+export async function insertAction(tx: WriteTx, row: Insertable<DunningActionsTable>): Promise<void> {
   await deferWrite(tx, tx.insertInto('dunning_actions').values(row));
 }
 
 /** A batch's actions in one statement. */
-export async function insertActions(tx: Tx, rows: Insertable<DunningActionsTable>[]): Promise<void> {
+export async function insertActions(tx: WriteTx, rows: Insertable<DunningActionsTable>[]): Promise<void> {
   if (rows.length > 0) await deferWrite(tx, tx.insertInto('dunning_actions').values(rows));
 }
 
@@ -207,7 +212,7 @@ export async function insertActions(tx: Tx, rows: Insertable<DunningActionsTable
  * the job waits here for the first to commit, then finds them settled. `lock: false` only reads
  * (before a transaction, to skip work already done).
  */
-export async function lockAwaitingActions(tx: Tx, tenantId: string, ids: string[], detailPrefix: string, lock = true): Promise<Set<string>> {
+export async function lockAwaitingActions<T extends Tx>(tx: T, tenantId: string, ids: string[], detailPrefix: string, lock: LockFlag<T>): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   let query = tx
     .selectFrom('dunning_actions')
@@ -241,7 +246,7 @@ export type StepMove = {
 };
 
 /** A batch's executions moved to their next steps in one UPDATE … FROM (VALUES …) (active ones only). */
-export async function moveExecutionSteps(tx: Tx, tenantId: string, moves: StepMove[], now: Date): Promise<void> {
+export async function moveExecutionSteps(tx: WriteTx, tenantId: string, moves: StepMove[], now: Date): Promise<void> {
   if (moves.length === 0) return;
   const values = sql.join(
     moves.map(
@@ -372,7 +377,7 @@ export async function retryArmStats(
  * The bandit retries of these invoices' executions whose outcome is not learned yet: all are
  * marked learned; the latest of each execution is returned (the one the outcome belongs to).
  */
-export async function takeUnlearnedRetries(tx: Tx, tenantId: string, invoiceIds: string[]): Promise<{ context: string; arm: string }[]> {
+export async function takeUnlearnedRetries(tx: WriteTx, tenantId: string, invoiceIds: string[]): Promise<{ context: string; arm: string }[]> {
   if (invoiceIds.length === 0) return [];
   const rows = await tx
     .selectFrom('dunning_actions as a')
@@ -464,7 +469,12 @@ export async function overdueCollections(tx: Tx, tenantId: string, now: Date, pa
 }
 
 /** activeExecutionOfInvoice for many invoices in one statement. */
-export async function activeExecutionsOfInvoices(tx: Tx, tenantId: string, invoiceIds: string[], forUpdate = false): Promise<ExecutionRow[]> {
+export async function activeExecutionsOfInvoices<T extends Tx>(
+  tx: T,
+  tenantId: string,
+  invoiceIds: string[],
+  forUpdate?: LockFlag<T>,
+): Promise<ExecutionRow[]> {
   if (invoiceIds.length === 0) return [];
   let q = tx
     .selectFrom('dunning_executions')

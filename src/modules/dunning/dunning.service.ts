@@ -1,6 +1,6 @@
 import type { Page } from '../../platform/http/envelope.js';
 import type { Ctx, ReadCtx } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
@@ -93,8 +93,8 @@ async function renderCampaigns(ctx: ReadCtx, rows: CampaignRow[]) {
 
 export type Campaign = Awaited<ReturnType<typeof renderCampaigns>>[number];
 
-async function campaignOrNotFound(ctx: ReadCtx, id: string, forUpdate = false): Promise<CampaignRow> {
-  const row = await findCampaign(ctx.tx, ctx.tenantId, id, forUpdate);
+async function campaignOrNotFound<C extends ReadCtx>(ctx: C, id: string, forUpdate?: LockFlag<C['tx']>): Promise<CampaignRow> {
+  const row = await findCampaign<C['tx']>(ctx.tx, ctx.tenantId, id, forUpdate);
   if (!row) throw errors.notFound('dunning campaign');
   return row;
 }

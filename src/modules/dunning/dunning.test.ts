@@ -229,7 +229,7 @@ describe('dunning an overdue invoice', () => {
     const { tenant, customer } = await tenantWithCampaign([{ delay_hours: 0, channel: 'email' }]);
     const invoice = await overdueInvoice(tenant, customer.id, 24);
     t.clock.set(new Date(t.clock.now().getTime() + 25 * HOUR));
-    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config };
+    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, scope: t.kosh.deps.scope };
     await scanOverdueInvoices(env.db, t.config.mode, t.clock.now());
     await runDueDunningSteps(env); // the step ran: its e-mail job is queued, not run
     await ok(tenant, 'POST', '/v1/payments/offline', {
@@ -255,7 +255,7 @@ describe('dunning an overdue invoice', () => {
       customers.push((await ok(tenant, 'POST', '/v1/customers', { email: `batch-${i}-${first.id.slice(-6)}@dunning.test`, name: `Batch ${i}` })).data);
     const invoices = [];
     for (const c of customers) invoices.push(await overdueInvoice(tenant, c.id, 24));
-    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, secrets: t.kosh.deps.secrets };
+    const env = { db: t.kosh.deps.db, clock: t.clock, config: t.config, secrets: t.kosh.deps.secrets, scope: t.kosh.deps.scope };
     t.clock.set(new Date(t.clock.now().getTime() + 25 * HOUR));
     await scanOverdueInvoices(env.db, t.config.mode, t.clock.now());
     await runDueDunningSteps(env, 1_000); // one runner batch: one e-mail job for the tenant's 30 steps

@@ -1,3 +1,4 @@
+import { scopeKey, type AppScope } from '../../platform/app-scope.js';
 import type { Ctx } from '../../platform/context.js';
 import type { ActionOutcome } from './dunning.tables.js';
 
@@ -9,14 +10,15 @@ import type { ActionOutcome } from './dunning.tables.js';
  */
 export type PaymentRetrier = (ctx: Ctx, invoiceId: string) => Promise<{ outcome: ActionOutcome; detail: string }>;
 
-let registered: PaymentRetrier | undefined;
+/** The app's payment retrier (platform/app-scope.ts): each app registers its own. */
+const retrierKey = scopeKey<{ retrier?: PaymentRetrier }>('dunning.payment_retrier', () => ({}));
 
-export function registerPaymentRetrier(retrier: PaymentRetrier): void {
-  registered = retrier;
+export function registerPaymentRetrier(scope: AppScope, retrier: PaymentRetrier): void {
+  scope.get(retrierKey).retrier = retrier;
 }
 
-export function paymentRetrier(): PaymentRetrier | undefined {
-  return registered;
+export function paymentRetrier(scope: AppScope): PaymentRetrier | undefined {
+  return scope.get(retrierKey).retrier;
 }
 
 /** Smart retry timing (docs/decisions/0131): what a retry's time is learned from. */

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { deferWrite } from '../../platform/db/pipeline.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx, WriteTx } from '../../platform/db/schema.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 import type { EinvoiceDocumentType, EinvoicesTable } from './einvoicing.tables.js';
 import './einvoicing.tables.js';
@@ -8,7 +8,7 @@ import './einvoicing.tables.js';
 export type EinvoiceRow = Selectable<EinvoicesTable>;
 
 /** A second finalization event for the same document (a retried action) inserts nothing. */
-export async function insertPendingEinvoice(tx: Tx, row: Insertable<EinvoicesTable>): Promise<void> {
+export async function insertPendingEinvoice(tx: WriteTx, row: Insertable<EinvoicesTable>): Promise<void> {
   await deferWrite(
     tx,
     tx
@@ -18,18 +18,18 @@ export async function insertPendingEinvoice(tx: Tx, row: Insertable<EinvoicesTab
   );
 }
 
-export async function findEinvoice(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<EinvoiceRow | undefined> {
+export async function findEinvoice<T extends Tx>(tx: T, tenantId: string, id: string, forUpdate?: LockFlag<T>): Promise<EinvoiceRow | undefined> {
   let q = tx.selectFrom('einvoices').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();
 }
 
-export async function findEinvoiceOfDocument(
-  tx: Tx,
+export async function findEinvoiceOfDocument<T extends Tx>(
+  tx: T,
   tenantId: string,
   type: EinvoiceDocumentType,
   documentId: string,
-  forUpdate = false,
+  forUpdate?: LockFlag<T>,
 ): Promise<EinvoiceRow | undefined> {
   let q = tx.selectFrom('einvoices').selectAll().where('tenant_id', '=', tenantId).where('document_type', '=', type).where('document_id', '=', documentId);
   if (forUpdate) q = q.forUpdate();

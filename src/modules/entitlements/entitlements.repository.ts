@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { deferWrite } from '../../platform/db/pipeline.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { FeaturesTable, FeatureValue } from './entitlements.tables.js';
 import './entitlements.tables.js';
 
@@ -72,7 +72,7 @@ export async function subscriptionEntitlementsOf(
  * A change that may alter some customer's entitlements (a deferred insert, no row lock): its trigger
  * notifies every process's cache when the transaction commits (migration 0420).
  */
-export async function recordEntitlementChange(tx: Tx, tenantIds: string[], now: Date): Promise<void> {
+export async function recordEntitlementChange(tx: WriteTx, tenantIds: string[], now: Date): Promise<void> {
   if (tenantIds.length === 0) return;
   await deferWrite(tx, tx.insertInto('entitlement_changes').values(tenantIds.map((tenant_id) => ({ tenant_id, changed_at: now }))));
 }

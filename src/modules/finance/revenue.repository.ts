@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { RevenueSchedulesTable } from './finance.tables.js';
 import './finance.tables.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
@@ -9,11 +9,11 @@ import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 export type ScheduleRow = Selectable<RevenueSchedulesTable>;
 
 /** Deferred (platform/db/pipeline): nothing in the finalizing action reads the schedules back. */
-export async function insertSchedules(tx: Tx, rows: Insertable<RevenueSchedulesTable>[]): Promise<void> {
+export async function insertSchedules(tx: WriteTx, rows: Insertable<RevenueSchedulesTable>[]): Promise<void> {
   if (rows.length) await deferWrite(tx, tx.insertInto('revenue_schedules').values(rows));
 }
 
-export async function activeSchedulesOfInvoice(tx: Tx, tenantId: string, invoiceId: string): Promise<ScheduleRow[]> {
+export async function activeSchedulesOfInvoice(tx: WriteTx, tenantId: string, invoiceId: string): Promise<ScheduleRow[]> {
   return tx
     .selectFrom('revenue_schedules')
     .selectAll()
@@ -25,7 +25,7 @@ export async function activeSchedulesOfInvoice(tx: Tx, tenantId: string, invoice
     .execute();
 }
 
-export async function activeSchedulesOfSubscription(tx: Tx, tenantId: string, subscriptionId: string): Promise<ScheduleRow[]> {
+export async function activeSchedulesOfSubscription(tx: WriteTx, tenantId: string, subscriptionId: string): Promise<ScheduleRow[]> {
   return tx
     .selectFrom('revenue_schedules')
     .selectAll()
@@ -55,7 +55,7 @@ export async function dueSchedules(
 }
 
 /** Re-reads and locks schedules for update (the job works on the fresh rows). */
-export async function lockSchedules(tx: Tx, tenantId: string, ids: string[]): Promise<ScheduleRow[]> {
+export async function lockSchedules(tx: WriteTx, tenantId: string, ids: string[]): Promise<ScheduleRow[]> {
   if (ids.length === 0) return [];
   return tx
     .selectFrom('revenue_schedules')

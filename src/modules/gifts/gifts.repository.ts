@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { GiftsTable, GiftStatus } from './gifts.tables.js';
 import './gifts.tables.js';
@@ -20,7 +20,7 @@ export async function findGift(tx: Tx, tenantId: string, id: string): Promise<Gi
   return tx.selectFrom('gifts').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function findGiftByCode(tx: Tx, tenantId: string, code: string, forUpdate = false): Promise<GiftRow | undefined> {
+export async function findGiftByCode<T extends Tx>(tx: T, tenantId: string, code: string, forUpdate?: LockFlag<T>): Promise<GiftRow | undefined> {
   let q = tx.selectFrom('gifts').selectAll().where('tenant_id', '=', tenantId).where('code', '=', code);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();

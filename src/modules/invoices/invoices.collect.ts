@@ -1,4 +1,5 @@
 import type { Ctx, ReadCtx } from '../../platform/context.js';
+import type { LockFlag } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { findInvoices, linesOfInvoices, updateLastPaymentErrors, type InvoiceLineRow, type InvoiceRow } from './invoices.repository.js';
 import type { Invoice } from './invoices.schemas.js';
@@ -12,12 +13,12 @@ import { settleInvoicePayments } from './invoices.states.js';
  */
 
 /** Many invoice rows; `forUpdate` locks them, in id order. Missing ids are simply absent. */
-export async function getInvoiceRows(ctx: ReadCtx, ids: string[], forUpdate = false): Promise<InvoiceRow[]> {
-  return findInvoices(ctx.tx, ctx.tenantId, [...new Set(ids)], forUpdate);
+export async function getInvoiceRows<C extends ReadCtx>(ctx: C, ids: string[], forUpdate?: LockFlag<C['tx']>): Promise<InvoiceRow[]> {
+  return findInvoices<C['tx']>(ctx.tx, ctx.tenantId, [...new Set(ids)], forUpdate);
 }
 
 /** One invoice row (locked with `forUpdate`); 404 when missing. */
-export async function getInvoiceRow(ctx: ReadCtx, id: string, forUpdate = false): Promise<InvoiceRow> {
+export async function getInvoiceRow<C extends ReadCtx>(ctx: C, id: string, forUpdate?: LockFlag<C['tx']>): Promise<InvoiceRow> {
   const [row] = await getInvoiceRows(ctx, [id], forUpdate);
   if (!row) throw errors.notFound('invoice');
   return row;

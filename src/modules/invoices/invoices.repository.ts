@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx, WriteTx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { InvoiceLinesTable, InvoicesTable, InvoiceStatus, InvoiceTdsCertificatesTable } from './invoices.tables.js';
@@ -17,7 +17,7 @@ export async function insertInvoice(tx: Tx, invoice: Insertable<InvoicesTable>, 
 }
 
 /** A draft line's tax, recomputed at finalization; nothing in the action reads it back. */
-export async function updateInvoiceLineTax(tx: Tx, tenantId: string, lineId: string, patch: Updateable<InvoiceLinesTable>): Promise<void> {
+export async function updateInvoiceLineTax(tx: WriteTx, tenantId: string, lineId: string, patch: Updateable<InvoiceLinesTable>): Promise<void> {
   await deferWrite(tx, tx.updateTable('invoice_lines').set(patch).where('tenant_id', '=', tenantId).where('id', '=', lineId));
 }
 
@@ -39,7 +39,7 @@ export async function addDraftLineDiscounts(
     WHERE tenant_id = ${tenantId} AND id = ${invoiceId} AND status = 'draft'`.execute(tx);
 }
 
-export async function findInvoice(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<InvoiceRow | undefined> {
+export async function findInvoice<T extends Tx>(tx: T, tenantId: string, id: string, forUpdate?: LockFlag<T>): Promise<InvoiceRow | undefined> {
   let q = tx.selectFrom('invoices').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();
@@ -163,19 +163,19 @@ export async function tenantsWithOverdueSubscriptionInvoices(tx: Tx, mode: Mode 
 }
 
 /** Many invoices and their lines in two statements (issueInvoices). */
-export async function insertInvoices(tx: Tx, invoices: Insertable<InvoicesTable>[], lines: Insertable<InvoiceLinesTable>[]): Promise<void> {
+export async function insertInvoices(tx: WriteTx, invoices: Insertable<InvoicesTable>[], lines: Insertable<InvoiceLinesTable>[]): Promise<void> {
   if (invoices.length === 0) return;
   // Deferred (platform/db/pipeline): sent with the transaction's next statement.
   await deferWrite(tx, tx.insertInto('invoices').values(invoices));
   if (lines.length) await deferWrite(tx, tx.insertInto('invoice_lines').values(lines));
 }
 
-export async function insertTdsCertificate(tx: Tx, row: Insertable<InvoiceTdsCertificatesTable>): Promise<void> {
+export async function insertTdsCertificate(tx: WriteTx, row: Insertable<InvoiceTdsCertificatesTable>): Promise<void> {
   await deferWrite(tx, tx.insertInto('invoice_tds_certificates').values(row));
 }
 
 /** Many invoices by id; `forUpdate` locks them in id order (two batches never wait on each other in a cycle). */
-export async function findInvoices(tx: Tx, tenantId: string, ids: string[], forUpdate = false): Promise<InvoiceRow[]> {
+export async function findInvoices<T extends Tx>(tx: T, tenantId: string, ids: string[], forUpdate?: LockFlag<T>): Promise<InvoiceRow[]> {
   if (ids.length === 0) return [];
   let q = tx.selectFrom('invoices').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).orderBy('id');
   if (forUpdate) q = q.forUpdate();

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { PendingChargesTable } from './invoices.tables.js';
 import './invoices.tables.js';
 
@@ -9,7 +9,7 @@ export async function insertPendingCharge(tx: Tx, row: Insertable<PendingCharges
   return tx.insertInto('pending_charges').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findPendingCharge(tx: Tx, tenantId: string, customerId: string, id: string): Promise<PendingChargeRow | undefined> {
+export async function findPendingCharge(tx: WriteTx, tenantId: string, customerId: string, id: string): Promise<PendingChargeRow | undefined> {
   return tx
     .selectFrom('pending_charges')
     .selectAll()
@@ -38,7 +38,7 @@ export async function deletePendingChargeRow(tx: Tx, tenantId: string, id: strin
 }
 
 /** The pending charges of these customers, locked until the transaction ends (a concurrent delete waits, then finds them invoiced). */
-export async function lockPendingCharges(tx: Tx, tenantId: string, customerIds: string[]): Promise<PendingChargeRow[]> {
+export async function lockPendingCharges(tx: WriteTx, tenantId: string, customerIds: string[]): Promise<PendingChargeRow[]> {
   if (customerIds.length === 0) return [];
   return tx
     .selectFrom('pending_charges')

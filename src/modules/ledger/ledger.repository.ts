@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { JournalEntriesTable, JournalLinesTable } from './ledger.tables.js';
 import './ledger.tables.js';
@@ -185,7 +185,7 @@ export async function trialBalanceRows(tx: Tx, tenantId: string): Promise<TrialB
  * Many entries and their lines in two statements (postEntries), deferred (platform/db/pipeline):
  * nothing in the posting action reads them back, and the balance check runs at COMMIT anyway.
  */
-export async function insertEntries(tx: Tx, entries: Insertable<JournalEntriesTable>[], lines: Insertable<JournalLinesTable>[]): Promise<void> {
+export async function insertEntries(tx: WriteTx, entries: Insertable<JournalEntriesTable>[], lines: Insertable<JournalLinesTable>[]): Promise<void> {
   if (entries.length === 0) return;
   await deferWrite(tx, tx.insertInto('journal_entries').values(entries));
   await deferWrite(tx, tx.insertInto('journal_lines').values(lines));

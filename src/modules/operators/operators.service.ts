@@ -4,7 +4,7 @@ import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import * as OTPAuth from 'otpauth';
 import QRCode from 'qrcode';
 import type { Ctx, ReadCtx } from '../../platform/context.js';
-import type { DB, Tx } from '../../platform/db/schema.js';
+import type { DB, Tx, WriteTx } from '../../platform/db/schema.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { assertMayGrant, type Actor, type Role } from '../../platform/auth/actor.js';
 import type { UsersTable } from '../../platform/auth/auth.tables.js';
@@ -184,7 +184,7 @@ export async function revokeInvitation(ctx: Ctx, id: string): Promise<Invitation
 export type RequestMeta = { ip: string | null; userAgent: string | null; requestId: string };
 export type SessionStart = { signedIn: SignedIn; cookie: string; expiresAt: Date };
 
-async function openSession(tx: Tx, now: Date, user: UserRow, meta: RequestMeta, action: string): Promise<SessionStart> {
+async function openSession(tx: WriteTx, now: Date, user: UserRow, meta: RequestMeta, action: string): Promise<SessionStart> {
   const session = await startSession(tx, { tenantId: user.tenant_id, userId: user.id, now, ip: meta.ip, userAgent: meta.userAgent });
   await tx.updateTable('users').set({ last_sign_in_at: now }).where('tenant_id', '=', user.tenant_id).where('id', '=', user.id).execute();
   await appendAudit(tx, {

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { countsChanged, paginate, type ListResult } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { OrganizationFxRatesTable, OrganizationsTable } from './organizations.tables.js';
 
@@ -51,7 +51,7 @@ export async function organizationIdOfTenant(tx: Tx, tenantId: string): Promise<
 }
 
 /** Locks the tenant row while its membership changes (one organization at a time). */
-export async function lockTenant(tx: Tx, tenantId: string): Promise<{ organization_id: string | null } | undefined> {
+export async function lockTenant(tx: WriteTx, tenantId: string): Promise<{ organization_id: string | null } | undefined> {
   return tx.selectFrom('tenants').select('organization_id').where('id', '=', tenantId).forUpdate().executeTakeFirst();
 }
 

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { PaymentsTable } from './payments.tables.js';
 import './payments.tables.js';
@@ -29,7 +29,7 @@ export async function listPaymentRows(
   return paginate<PaymentRow>(tx, q, { tenantId, table: 'payments', page });
 }
 
-export async function findPaymentForUpdate(tx: Tx, tenantId: string, id: string): Promise<PaymentRow | undefined> {
+export async function findPaymentForUpdate(tx: WriteTx, tenantId: string, id: string): Promise<PaymentRow | undefined> {
   return tx.selectFrom('payments').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { Tx, WriteTx } from '../../platform/db/schema.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { PlansTable, PricesTable } from './plans.tables.js';
@@ -14,7 +14,7 @@ export type PriceRow = Selectable<PricesTable>;
  * code surfaces there as `mapError(unique violation)`.
  */
 export async function insertPlan(
-  tx: Tx,
+  tx: WriteTx,
   plan: Insertable<PlansTable>,
   prices: Insertable<PricesTable>[],
   mapError: (error: unknown) => unknown,

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import { paginate } from '../../platform/db/paginate.js';
-import type { DB, Tx } from '../../platform/db/schema.js';
+import type { DB, LockFlag, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { QuotesTable, QuoteStatus } from './quotes.tables.js';
 import './quotes.tables.js';
@@ -12,7 +12,7 @@ export async function insertQuote(tx: Tx, row: Insertable<QuotesTable>): Promise
   await tx.insertInto('quotes').values(row).execute();
 }
 
-export async function findQuote(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<QuoteRow | undefined> {
+export async function findQuote<T extends Tx>(tx: T, tenantId: string, id: string, forUpdate?: LockFlag<T>): Promise<QuoteRow | undefined> {
   let q = tx.selectFrom('quotes').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();

@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx } from '../../platform/db/schema.js';
 import type { Page } from '../../platform/http/envelope.js';
 import type { SubscriptionsTable, SubscriptionStatus } from './subscriptions.tables.js';
 import './subscriptions.tables.js';
@@ -18,7 +18,7 @@ export async function insertSubscription(tx: Tx, row: Insertable<SubscriptionsTa
   await tx.insertInto('subscriptions').values(row).execute();
 }
 
-export async function findSubscription(tx: Tx, tenantId: string, id: string, forUpdate = false): Promise<SubscriptionRow | undefined> {
+export async function findSubscription<T extends Tx>(tx: T, tenantId: string, id: string, forUpdate?: LockFlag<T>): Promise<SubscriptionRow | undefined> {
   let q = tx.selectFrom('subscriptions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();

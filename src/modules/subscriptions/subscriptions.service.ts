@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Ctx, ReadCtx } from '../../platform/context.js';
+import type { LockFlag } from '../../platform/db/schema.js';
 import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import type { Page } from '../../platform/http/envelope.js';
@@ -58,8 +59,8 @@ export function toSubscription(row: SubscriptionRow): Subscription {
   };
 }
 
-export async function getSubscriptionRow(ctx: ReadCtx, id: string, forUpdate = false): Promise<SubscriptionRow> {
-  const row = await findSubscription(ctx.tx, ctx.tenantId, id, forUpdate);
+export async function getSubscriptionRow<C extends ReadCtx>(ctx: C, id: string, forUpdate?: LockFlag<C['tx']>): Promise<SubscriptionRow> {
+  const row = await findSubscription<C['tx']>(ctx.tx, ctx.tenantId, id, forUpdate);
   if (!row) throw errors.notFound('subscription');
   return row;
 }

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { Tx } from '../../platform/db/schema.js';
+import type { LockFlag, Tx } from '../../platform/db/schema.js';
 import type { ApiKeysTable, TenantsTable } from '../../platform/auth/auth.tables.js';
 import type { TenantSettingsTable } from './tenants.tables.js';
 import './tenants.tables.js';
@@ -35,7 +35,7 @@ export async function revokeApiKeyRow(tx: Tx, tenantId: string, id: string, now:
   return tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function findSettings(tx: Tx, tenantId: string, forUpdate = false): Promise<SettingsRow | undefined> {
+export async function findSettings<T extends Tx>(tx: T, tenantId: string, forUpdate?: LockFlag<T>): Promise<SettingsRow | undefined> {
   let q = tx.selectFrom('tenant_settings').selectAll().where('tenant_id', '=', tenantId);
   if (forUpdate) q = q.forUpdate();
   return q.executeTakeFirst();

@@ -422,7 +422,14 @@ describe('webhook delivery', () => {
   });
 
   describe('the delivery job', () => {
-    const env = () => ({ db: t.kosh.deps.db, clock: t.clock, config: t.config, logger: pino({ level: 'silent' }), secrets: t.kosh.deps.secrets });
+    const env = () => ({
+      db: t.kosh.deps.db,
+      clock: t.clock,
+      config: t.config,
+      logger: pino({ level: 'silent' }),
+      secrets: t.kosh.deps.secrets,
+      scope: t.kosh.deps.scope,
+    });
     const jobOf = async (deliveryId: string) =>
       (await t.kosh.deps.db.selectFrom('jobs').selectAll().where('unique_key', '=', `webhooks.deliver:${deliveryId}`).executeTakeFirstOrThrow()) as Job;
 

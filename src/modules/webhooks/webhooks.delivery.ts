@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { scopeKey } from '../../platform/app-scope.js';
 import { Coalescer } from '../../platform/coalesce.js';
 import type { DB } from '../../platform/db/schema.js';
 import { outboundLookup, outboundPolicy, outboundUrlProblem } from '../../platform/http/outbound-guard.js';
@@ -51,7 +52,8 @@ export function deliveryJob(tenantId: string, deliveryId: string, runAt: Date, e
   };
 }
 
-const inFlight = new Map<string, number>();
+/** Attempts under way per endpoint (`tenant/endpoint`), this app's (platform/app-scope.ts). */
+const inFlightKey = scopeKey('webhooks.in_flight', () => new Map<string, number>());
 
 /**
  * The worker runs many delivery jobs at once; their reads and their attempt records are
@@ -113,6 +115,7 @@ export async function runDeliveryJob(job: Job, env: JobEnv): Promise<void> {
   if (target.next_retry_at > startedAt) throw new RetryJobAt(target.next_retry_at, 'next attempt not yet due');
 
   const endpointKey = `${tenantId}/${target.webhook_endpoint_id}`;
+  const inFlight = env.scope.get(inFlightKey);
   const busy = inFlight.get(endpointKey) ?? 0;
   if (busy >= maxInFlightPerEndpoint(env.config.workerConcurrency)) {
     throw new RetryJobAt(new Date(startedAt.getTime() + BUSY_RETRY_MS), 'endpoint has too many attempts in flight');

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { DB, Tx } from '../db/schema.js';
+import type { DB, Tx, WriteTx } from '../db/schema.js';
 import { deferWrite } from '../db/pipeline.js';
 import { paginate } from '../db/paginate.js';
 import type { Page } from '../http/envelope.js';
@@ -32,7 +32,7 @@ export type AuditRecord = {
 };
 
 /** Appends one record without waiting for it (it travels with the transaction's next statement or COMMIT). */
-export async function appendAudit(tx: Tx, record: AuditRecord): Promise<void> {
+export async function appendAudit(tx: WriteTx, record: AuditRecord): Promise<void> {
   await deferWrite(
     tx,
     tx.insertInto('audit_log').values({

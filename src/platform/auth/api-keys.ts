@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { scopeKey, type AppScope } from '../app-scope.js';
 import './auth.tables.js';
 import { errors } from '../errors.js';
 import type { Actor, Role } from './actor.js';
@@ -53,8 +54,11 @@ export type KeyChanges = {
   onReset(handler: () => void): void;
 };
 
-/** Every cache of this process, so that a revocation committed here reaches them all at once. */
-const caches = new Set<ApiKeyCache>();
+/**
+ * The app's caches (platform/app-scope.ts), so that a revocation committed by the app reaches
+ * them at once. Another app — in another process or in this one — hears of it from the change feed.
+ */
+const cachesKey = scopeKey('auth.api_key_caches', () => new Set<ApiKeyCache>());
 
 /**
  * Keys an app has verified, by hash: every `/v1` request starts with this lookup, and its round
@@ -73,9 +77,10 @@ export class ApiKeyCache {
   constructor(
     readonly ttlMs: number,
     private readonly changes?: KeyChanges,
+    private readonly scope?: AppScope,
   ) {
     if (ttlMs <= 0) return;
-    caches.add(this);
+    scope?.get(cachesKey).add(this);
     changes?.on('api_key', (id) => this.forget((row) => row.id === id));
     changes?.on('tenant', (id) => this.forget((row) => row.tenant_id === id));
     changes?.onReset(() => this.forget(() => true));
@@ -122,18 +127,18 @@ export class ApiKeyCache {
 
   /** The app is closing. */
   close(): void {
-    caches.delete(this);
+    this.scope?.get(cachesKey).delete(this);
     this.verified.clear();
   }
 }
 
 /**
- * Drops a key from every cache of this process. Call it after the revoking transaction has
- * committed, so that no lookup can read the key as valid after it is forgotten (other processes
- * hear of it from the trigger's notification).
+ * Drops a key from every cache of the app. Call it after the revoking transaction has
+ * committed, so that no lookup can read the key as valid after it is forgotten (other apps and
+ * processes hear of it from the trigger's notification).
  */
-export function forgetApiKey(apiKeyId: string): void {
-  for (const cache of caches) cache.forget((row) => row.id === apiKeyId);
+export function forgetApiKey(scope: AppScope, apiKeyId: string): void {
+  for (const cache of scope.get(cachesKey)) cache.forget((row) => row.id === apiKeyId);
 }
 
 /**

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/support/database.js';
 import type { Database } from './database.js';
+import type { DB, LockFlag, WriteTx } from './schema.js';
 import { deferWrite } from './pipeline.js';
 import { readTogether } from './read-together.js';
 
@@ -89,11 +90,66 @@ describe('deferred writes', () => {
     expect(await ids()).toEqual([1]);
   });
 
-  it('run at once outside a transaction, with the error thrown at the call', async () => {
+  it('take only a transaction (the pool does not type-check); handed the pool anyway, run at once with the error thrown at the call', async () => {
     await sql`TRUNCATE pipeline_scratch`.execute(db);
+    // @ts-expect-error the pool is not a transaction
     await deferWrite(db, insert(1));
     expect(await ids()).toEqual([1]);
+    // @ts-expect-error the pool is not a transaction
     await expect(deferWrite(db, insert(1), duplicate)).rejects.toThrow('mapped: 23505');
+  });
+
+  it('belong to their transaction: concurrent transactions see only their own failures, mapped by their own mappers', async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(100).execute();
+    // Three transactions at once. A and B each defer a good write and then a duplicate of row 100,
+    // each with its own mapper; C defers only good writes. On the server they overlap on three
+    // connections, on the embedded database they take turns on its one connection.
+    const run = (name: string, good: number[], failing: boolean) =>
+      db.transaction().execute(async (tx) => {
+        for (const id of good) await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id, note: name }));
+        if (failing)
+          await deferWrite(
+            tx,
+            tx.insertInto('pipeline_scratch').values({ id: 100, note: name }),
+            (e) => new Error(`${name}: ${(e as { code?: string }).code}`),
+          );
+        // The transaction's own next read: it sees its own deferred rows and nobody else's.
+        return (await tx.selectFrom('pipeline_scratch').select('id').where('note', '=', name).orderBy('id').execute()).map((r) => r.id);
+      });
+    const [a, b, c] = await Promise.allSettled([run('a', [1, 2], true), run('b', [3], true), run('c', [4, 5], false)]);
+    expect(a).toMatchObject({ status: 'rejected', reason: { message: 'a: 23505' } });
+    expect(b).toMatchObject({ status: 'rejected', reason: { message: 'b: 23505' } });
+    expect(c).toEqual({ status: 'fulfilled', value: [4, 5] });
+    // A's and B's writes rolled back with them; C's landed.
+    expect(await ids()).toEqual([4, 5, 100]);
+  });
+
+  it("leave nothing behind for the connection's next transaction", async () => {
+    await sql`TRUNCATE pipeline_scratch`.execute(db);
+    await insert(1).execute();
+    // Many rounds on the pool: every failed transaction's mapped error is its own, and the
+    // transaction after it on the same connection starts clean (its COMMIT is not failed by an
+    // answer owed to the one before).
+    for (let round = 0; round < 5; round++) {
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) =>
+          db.transaction().execute(async (tx) => {
+            const id = 10 + round * 10 + i;
+            await deferWrite(tx, tx.insertInto('pipeline_scratch').values({ id, note: 'r' }));
+            if (i % 2 === 0) await deferWrite(tx, insert(1), () => new Error(`failed ${id}`));
+          }),
+        ),
+      );
+      results.forEach((result, i) => {
+        const id = 10 + round * 10 + i;
+        if (i % 2 === 0) expect(result).toMatchObject({ status: 'rejected', reason: { message: `failed ${id}` } });
+        else expect(result.status).toBe('fulfilled');
+      });
+    }
+    // Rows 11, 13, 15 of each round (the odd ones) landed; 1 was there before.
+    const expected = [1, ...[0, 1, 2, 3, 4].flatMap((round) => [1, 3, 5].map((i) => 10 + round * 10 + i))];
+    expect(await ids()).toEqual(expected);
   });
 
   it('keep many transactions on the pool apart', async () => {
@@ -110,6 +166,16 @@ describe('deferred writes', () => {
     );
     const rows = await db.selectFrom('pipeline_scratch').select(['id', 'note']).orderBy('id').execute();
     expect(rows).toEqual(Array.from({ length: 20 }, (_, i) => ({ id: i, note: 'second' })));
+  });
+});
+
+describe('transaction types', () => {
+  it('let a row lock be asked for only in a transaction', () => {
+    const inTransaction: LockFlag<WriteTx> = true;
+    // @ts-expect-error the pool cannot hold a row lock past its statement
+    const onPool: LockFlag<Kysely<DB>> = true;
+    const eitherMayRead: LockFlag<Kysely<DB> | WriteTx> = false;
+    expect([inTransaction, onPool, eitherMayRead]).toEqual([true, true, false]);
   });
 });
 

@@ -19,59 +19,55 @@ import { CompiledQuery, type Compilable, type QueryExecutorProvider, type QueryR
  * (typically COMMIT, which then commits nothing), mapped by the write's own `mapError` first.
  * What changes: the write's result (row count, RETURNING rows) is not available, and its error
  * surfaces later, so it cannot be caught around the call. Use it only for such writes.
- * Outside a transaction (or on a client that is not a PipeliningClient) a deferred write is
- * simply executed and awaited.
+ * The deferral state belongs to the transaction: the answers still owed and their error mappers
+ * live on the connection that holds it, from its BEGIN to its COMMIT or ROLLBACK, and each
+ * write's mapper travels with the write itself (`DeferredWrite`, stripped before anything goes to
+ * the server). Nothing is kept per process, so two transactions — of one app or of two apps in
+ * one process — never see each other's deferred writes or errors.
+ * Only a transaction type-checks as `deferWrite`'s first argument. (Handed the pool anyway, the
+ * client simply executes the write and the error is thrown at the call.)
  */
 
-/** Appended (with the write's number) to the text of a deferred statement; the client strips it again. */
-const MARK_PREFIX = '\n/* kosh:deferred ';
-const MARK_SUFFIX = ' */';
-
 type ErrorMapper = (error: unknown) => unknown;
-const mappers = new Map<number, ErrorMapper>();
-/** Ids of deferred writes that a PipeliningClient has taken into its pipeline. */
-const pipelined = new Set<number>();
-let sequence = 0;
 
-/** A Kysely instance or transaction. */
-type Executor = QueryExecutorProvider & { executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> };
+/**
+ * An open Kysely transaction (of any schema). The root `Kysely` instance — the pool — does not
+ * fit: its `isTransaction` is a `boolean`, a transaction's is `true`.
+ */
+export type OpenTransaction = QueryExecutorProvider & {
+  readonly isTransaction: true;
+  executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+};
+
+/**
+ * Appended to a deferred statement's parameters: marks it deferred and carries its error mapper
+ * to the connection. The PipeliningClient takes it off again; it is never sent.
+ */
+class DeferredWrite {
+  constructor(readonly mapError: ErrorMapper | undefined) {}
+}
 
 /**
  * Sends `query` (a write, or a statement like a lock taken for its side effect, whose result is
  * not needed) without waiting for its answer. `mapError` turns its database error into the action's error (e.g. a unique violation
  * into 409) when the error surfaces.
  */
-export async function deferWrite(tx: Executor, query: Compilable | RawBuilder<unknown>, mapError?: ErrorMapper): Promise<void> {
+export async function deferWrite(tx: OpenTransaction, query: Compilable | RawBuilder<unknown>, mapError?: ErrorMapper): Promise<void> {
   // A query builder compiles by itself; a raw sql`…` needs the executor.
   const compiled = (query as RawBuilder<unknown>).compile(tx);
-  sequence = (sequence + 1) % Number.MAX_SAFE_INTEGER;
-  const id = sequence;
-  if (mapError) mappers.set(id, mapError);
   try {
-    await tx.executeQuery(CompiledQuery.raw(`${compiled.sql}${MARK_PREFIX}${id}${MARK_SUFFIX}`, [...compiled.parameters]));
+    await tx.executeQuery(CompiledQuery.raw(compiled.sql, [...compiled.parameters, new DeferredWrite(mapError)]));
   } catch (error) {
-    // Executed at once (no transaction or no pipelining): the error is the caller's now.
-    throw mapDeferredError(id, error);
-  } finally {
-    // A write sent in the pipeline keeps its mapper until its answer arrives (see below).
-    if (!pipelined.has(id)) mappers.delete(id);
-    pipelined.delete(id);
+    // Executed at once (no transaction): the error is the caller's now.
+    throw mapError ? mapError(error) : error;
   }
 }
 
-/** The id of a deferred write and its statement without the mark; no id for any other text. */
-function splitDeferred(text: string): { id: number | undefined; sql: string } {
-  if (!text.endsWith(MARK_SUFFIX)) return { id: undefined, sql: text };
-  const at = text.lastIndexOf(MARK_PREFIX);
-  if (at < 0) return { id: undefined, sql: text };
-  const id = Number(text.slice(at + MARK_PREFIX.length, text.length - MARK_SUFFIX.length));
-  return Number.isSafeInteger(id) ? { id, sql: text.slice(0, at) } : { id: undefined, sql: text };
-}
-
-function mapDeferredError(id: number, error: unknown): unknown {
-  const mapper = mappers.get(id);
-  mappers.delete(id);
-  return mapper ? mapper(error) : error;
+/** The deferred write's mark, when `values` ends with one. */
+function deferredMark(values: unknown): DeferredWrite | undefined {
+  if (!Array.isArray(values) || values.length === 0) return undefined;
+  const last: unknown = values[values.length - 1];
+  return last instanceof DeferredWrite ? last : undefined;
 }
 
 /** What a deferred write answers at once (fresh each time); Kysely reads rows and the row count. */
@@ -87,9 +83,12 @@ const ENDS = /^(commit|rollback|end|abort)\s*;?$/i;
  * first of their errors, if one failed).
  */
 export class PipeliningClient extends pg.Client {
-  #inTransaction = false;
-  /** Answers still owed to deferred writes: each settles to undefined or to its (mapped) error. */
-  #pending: Promise<unknown>[] = [];
+  /**
+   * The deferral state of the transaction this connection holds, from its BEGIN to its COMMIT or
+   * ROLLBACK (none outside a transaction): the answers still owed to its deferred writes, each
+   * settling to undefined or to the write's (mapped) error.
+   */
+  #transaction: { owed: Promise<unknown>[] } | undefined;
   #corked = false;
 
   constructor(config?: pg.ClientConfig) {
@@ -109,21 +108,22 @@ export class PipeliningClient extends pg.Client {
       this.#uncork();
       return (pg.Client.prototype.query as (...a: unknown[]) => never).apply(this, args);
     }
-    const { id, sql } = splitDeferred(text);
-    if (id !== undefined && this.#inTransaction) return this.#defer(id, sql, values as unknown[] | undefined) as never;
-    const trimmed = sql.trim();
+    const mark = deferredMark(values);
+    const params = mark ? (values as unknown[]).slice(0, -1) : (values as unknown[] | undefined);
+    if (mark && this.#transaction) return this.#defer(this.#transaction, text, params, mark.mapError) as never;
+    const trimmed = text.trim();
     if (BEGINS.test(trimmed)) {
       // Nothing waits for BEGIN's answer either: it goes out with the transaction's first statement.
-      this.#inTransaction = true;
-      return this.#defer(undefined, sql, values as unknown[] | undefined) as never;
+      this.#transaction = { owed: [] };
+      return this.#defer(this.#transaction, text, params, undefined) as never;
     }
-    const ending = ENDS.test(trimmed);
-    const answer = this.#send(sql, values);
+    const answer = this.#send(text, params);
     this.#uncork();
-    if (ending) this.#inTransaction = false;
-    if (this.#pending.length === 0) return answer as never;
-    const owed = this.#pending;
-    this.#pending = [];
+    const transaction = this.#transaction;
+    if (ENDS.test(trimmed)) this.#transaction = undefined;
+    if (!transaction || transaction.owed.length === 0) return answer as never;
+    const owed = transaction.owed;
+    transaction.owed = [];
     return this.#after(owed, answer, /^rollback|^abort/i.test(trimmed)) as never;
   }
 
@@ -141,21 +141,22 @@ export class PipeliningClient extends pg.Client {
     }
   }
 
-  #defer(id: number | undefined, text: string, values: unknown[] | undefined): Promise<ReturnType<typeof deferredResult>> {
+  #defer(
+    transaction: { owed: Promise<unknown>[] },
+    text: string,
+    values: unknown[] | undefined,
+    mapError: ErrorMapper | undefined,
+  ): Promise<ReturnType<typeof deferredResult>> {
     if (!this.#corked) {
       // Hold the writes in the socket buffer: they leave together, with the next awaited statement.
       this.#connection().stream.cork?.();
       this.#corked = true;
     }
-    if (id !== undefined) pipelined.add(id);
     const answer = this.#send(text, values);
-    this.#pending.push(
+    transaction.owed.push(
       answer.then(
-        () => {
-          if (id !== undefined) mappers.delete(id);
-          return undefined;
-        },
-        (error: unknown) => (id === undefined ? error : mapDeferredError(id, error)),
+        () => undefined,
+        (error: unknown) => (mapError ? mapError(error) : error),
       ),
     );
     return Promise.resolve(deferredResult());

@@ -13,6 +13,20 @@ export type DB = Tables;
 /** What repositories take: the root handle or an open transaction. */
 export type Tx = Kysely<DB> | Transaction<DB>;
 
+/**
+ * An open transaction: what a writer that defers its write (`deferWrite`) or locks rows
+ * (`forUpdate`) takes. The pool does not type-check here (`TxCtx` carries one).
+ */
+export type WriteTx = Transaction<DB>;
+
+/** A row-lock flag (`forUpdate`): `true` type-checks only where `T` is an open transaction. */
+export type LockFlag<T extends Tx> = [T] extends [WriteTx] ? boolean : false;
+
+/** Whether `tx` is an open transaction (not the pool). */
+export function isTransaction(tx: Tx): tx is WriteTx {
+  return tx.isTransaction;
+}
+
 /** Timestamps come back from the driver as Date; inserts accept Date. */
 export type Timestamp = Date;
 

@@ -1,4 +1,4 @@
-import type { Tx } from './schema.js';
+import type { Tx, WriteTx } from './schema.js';
 
 /**
  * Speculative reads. An action's transaction may skip a read whose answer rarely changes (a
@@ -18,11 +18,11 @@ export class SpeculationFailed extends Error {
 const speculative = new WeakSet<object>();
 
 /** Marks an action's transaction as one that may speculate. */
-export function allowSpeculation(tx: Tx): void {
+export function allowSpeculation(tx: WriteTx): void {
   speculative.add(tx);
 }
 
-export function maySpeculate(tx: Tx): boolean {
+export function maySpeculate(tx: Tx): tx is WriteTx {
   return tx.isTransaction && speculative.has(tx);
 }
 

@@ -35,6 +35,7 @@ import { documentsStatus, errorStatuses, openApiPath, successStatuses, type Rout
 import { API_INTRODUCTION, frontDoor } from './docs-intro.js';
 import { countsChanged, setListCountCacheMs } from '../db/paginate.js';
 import { isSpeculationFailed } from '../db/speculation.js';
+import type { AppScope } from '../app-scope.js';
 import { responseSerializerCompiler } from './serializer.js';
 import { securityHeaders } from './security-headers.js';
 import { registerMetrics } from './metrics.js';
@@ -80,6 +81,8 @@ export type HttpDeps = {
   version: string;
   /** Seals and opens third parties' secrets (platform/secrets). */
   secrets: SecretBox;
+  /** The app's own state (platform/app-scope.ts): registries its modules fill at start-up, caches its requests share. */
+  scope: AppScope;
   /** Which database: on a PostgreSQL server rate-limit budgets are held there, shared by all processes. */
   database?: Pick<Database, 'kind'>;
   /** Where reports read (a replica under DATABASE_READ_URL); `db` when absent. */
@@ -308,7 +311,7 @@ export async function createHttpServer(deps: HttpDeps, registerRoutes: (app: Kos
   });
 
   await registerRateLimits(app, { db: deps.db, kind: deps.database?.kind ?? 'pglite' });
-  const keyCache = new ApiKeyCache(deps.config.apiKeyCacheMs, deps.changes);
+  const keyCache = new ApiKeyCache(deps.config.apiKeyCacheMs, deps.changes, deps.scope);
   app.addHook('onClose', async () => keyCache.close());
   const { perIp, perKey } = deps.config.rateLimits;
   const v1PerIp = limiter(app, { max: perIp, windowMs: 60_000, what: 'requests from this address', batched: true });

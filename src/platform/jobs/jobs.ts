@@ -4,7 +4,8 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import { deferWrite } from '../db/pipeline.js';
 import { countsChanged } from '../db/paginate.js';
-import type { DB, Tx } from '../db/schema.js';
+import type { AppScope } from '../app-scope.js';
+import { isTransaction, type DB, type Tx, type WriteTx } from '../db/schema.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { SecretBox } from '../secrets/secrets.js';
@@ -74,13 +75,13 @@ export async function enqueueJobs(tx: Tx, now: Date, specs: JobSpec[]): Promise<
   const rows = specs.map((spec) => jobRow(now, spec));
   // A statement carries at most 65 535 parameters (15 a row).
   for (let i = 0; i < rows.length; i += ENQUEUE_CHUNK) {
-    await deferWrite(
-      tx,
-      tx
-        .insertInto('jobs')
-        .values(rows.slice(i, i + ENQUEUE_CHUNK))
-        .onConflict((oc) => oc.column('unique_key').doNothing()),
-    );
+    const insert = tx
+      .insertInto('jobs')
+      .values(rows.slice(i, i + ENQUEUE_CHUNK))
+      .onConflict((oc) => oc.column('unique_key').doNothing());
+    // On the pool the insert is its own statement and commits at once.
+    if (isTransaction(tx)) await deferWrite(tx, insert);
+    else await insert.execute();
   }
 }
 
@@ -98,7 +99,7 @@ export async function noteOnJob(tx: Tx, jobId: string, notes: Record<string, unk
 }
 
 /** A job's payload, its row locked until the caller's transaction ends (a handler's rerun check). */
-export async function lockJobPayload(tx: Tx, jobId: string): Promise<unknown> {
+export async function lockJobPayload(tx: WriteTx, jobId: string): Promise<unknown> {
   const row = await tx.selectFrom('jobs').select('payload').where('id', '=', jobId).forUpdate().executeTakeFirst();
   return row?.payload;
 }
@@ -134,6 +135,8 @@ export type JobEnv = {
   logger: Logger;
   /** Opens third parties' secrets stored sealed (gateway keys, OAuth tokens). */
   secrets: SecretBox;
+  /** The app's own state (platform/app-scope.ts): what its modules registered, what its jobs share. */
+  scope: AppScope;
 };
 
 /**

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppScope, scopeKey } from '../../src/platform/app-scope.js';
+import { ApiKeyCache, forgetApiKey } from '../../src/platform/auth/api-keys.js';
+import { paymentRetrier, registerPaymentRetrier } from '../../src/modules/dunning/index.js';
+import { startTestKosh, type TestKosh } from '../support/harness.js';
+
+// Two apps in one process (as the tests run them): what one app registers, caches or counts is
+// held by that app (platform/app-scope.ts, decision 0590), never by a module of the process.
+
+describe('app scope', () => {
+  it('creates a value once per app and hands every later get of that app the same one', () => {
+    const counter = scopeKey('test.counter', () => ({ n: 0 }));
+    const a = new AppScope();
+    const b = new AppScope();
+    a.get(counter).n += 2;
+    a.get(counter).n += 1;
+    b.get(counter).n += 5;
+    expect([a.get(counter).n, b.get(counter).n]).toEqual([3, 5]);
+  });
+
+  it("forgets a revoked API key in the revoking app's caches only (another app hears of it from the change feed)", () => {
+    const now = new Date('2026-04-01T00:00:00Z');
+    const row = {
+      id: 'key_1',
+      tenant_id: 'ten_1',
+      name: 'k',
+      prefix: 'sk_test_1',
+      mode: 'test' as const,
+      role: 'owner' as const,
+      tenant_mode: 'test' as const,
+      last_used_at: null,
+    };
+    const scopeA = new AppScope();
+    const scopeB = new AppScope();
+    // No change feed: an entry is trusted for its 10 s.
+    const cacheA = new ApiKeyCache(10_000, undefined, scopeA);
+    const cacheB = new ApiKeyCache(10_000, undefined, scopeB);
+    cacheA.remember('hash', row, now, cacheA.generation, 0);
+    cacheB.remember('hash', row, now, cacheB.generation, 0);
+    forgetApiKey(scopeA, 'key_1');
+    expect(cacheA.get('hash', now)).toBeUndefined();
+    expect(cacheB.get('hash', now)).toEqual(row);
+    cacheA.close();
+    cacheB.close();
+  });
+});
+
+describe('two apps in one process', () => {
+  let a: TestKosh;
+  let b: TestKosh;
+  beforeAll(async () => {
+    a = await startTestKosh();
+    b = await startTestKosh();
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it('each have the payment retrier their own start-up registered, and a retrier set on one is not the other’s', async () => {
+    const registered = paymentRetrier(a.kosh.deps.scope);
+    expect(registered).toBeTypeOf('function');
+    expect(paymentRetrier(b.kosh.deps.scope)).toBe(registered);
+    const replacement = async () => ({ outcome: 'skipped' as const, detail: 'test' });
+    registerPaymentRetrier(a.kosh.deps.scope, replacement);
+    expect(paymentRetrier(a.kosh.deps.scope)).toBe(replacement);
+    expect(paymentRetrier(b.kosh.deps.scope)).toBe(registered);
+  });
+});
