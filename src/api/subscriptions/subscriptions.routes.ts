@@ -1,4 +1,4 @@
-import { customerNow } from '../../flows/test-clocks/advance-test-clock.js';
+import { customerNow } from '../../flows/test-clocks/clock-time.js';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
