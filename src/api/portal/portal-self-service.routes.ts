@@ -10,9 +10,18 @@ import { cancelSubscription, previewSubscriptionCancellation } from '../../flows
 import { changeSubscriptionPlan, previewSubscriptionPlanChange, renderPlanChange } from '../../flows/subscriptions/change-subscription-plan.js';
 import { changeSubscriptionQuantity, previewSubscriptionQuantityChange } from '../../flows/subscriptions/change-subscription-quantity.js';
 import { createCheckoutSession, prepareCheckout } from '../../flows/collections/checkout-invoice.js';
+import { acceptRetentionOffer, retentionOfferFor } from '../../flows/subscriptions/accept-retention-offer.js';
+import { discountSchema, portalRetentionOfferSchema } from '../../modules/coupons/index.js';
 import { creditNoteSchema } from '../../modules/credit-notes/index.js';
 import { customerSchema } from '../../modules/customers/index.js';
-import { canceledSubscriptionSchema, planChangeSchema, subscriptionUpdateSchema, toSubscription } from '../../modules/subscriptions/index.js';
+import {
+  canceledSubscriptionSchema,
+  planChangeSchema,
+  subscriptionSchema,
+  subscriptionUpdateSchema,
+  toSubscription,
+  type CancellationReason,
+} from '../../modules/subscriptions/index.js';
 import {
   assertPortalAllows,
   billingDetailsBody,
@@ -22,6 +31,8 @@ import {
   ownSubscription,
   planChoiceSchema,
   portalCancelBody,
+  portalRetentionOfferBody,
+  portalRetentionOfferQuery,
   portalCreditNotePdf,
   portalCreditNotes,
   portalPermissions,
@@ -79,6 +90,18 @@ export function selfService(kit: PortalKit) {
         const { row, proration } = await cancelSubscription(ctx, subscriptionId, body);
         return { ...toSubscription(row), ...(proration ? { proration } : {}) };
       });
+    },
+    /** The retention offer for a cancellation reason (decision 0560), where the tenant lets the customer cancel; null when none applies. */
+    async retentionOffer(s: PortalSession, subscriptionId: string, reason: CancellationReason) {
+      await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
+      cancelMode(await allowed(s));
+      return retentionOfferFor(kit.ctxOf(s), subscriptionId, reason);
+    },
+    /** Takes the offer instead of cancelling: the coupon becomes the subscription's discount. */
+    async acceptRetentionOffer(s: PortalSession, subscriptionId: string, input: { reason: CancellationReason; feedback?: string | undefined }) {
+      await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
+      cancelMode(await allowed(s));
+      return kit.inTransaction(s, (ctx) => acceptRetentionOffer(ctx, subscriptionId, input));
     },
     async changeQuantity(s: PortalSession, subscriptionId: string, quantity: number, preview: boolean) {
       await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
@@ -158,6 +181,40 @@ export function registerSelfServiceRoutes(portal: FastifyInstance, kit: PortalKi
       const { preview, ...input } = request.body;
       return { data: await actions.cancel(session(request), request.params.id, input, preview) };
     },
+  );
+
+  app.get(
+    '/portal/api/subscriptions/:id/retention-offer',
+    {
+      ...reads,
+      schema: {
+        errors: ['forbidden'],
+        tags,
+        summary: 'The offer (a coupon) the tenant makes a customer cancelling for this reason, or null; ask before the cancellation',
+        security: [],
+        params: subscriptionParams,
+        querystring: portalRetentionOfferQuery,
+        response: { 200: z.object({ data: portalRetentionOfferSchema.nullable() }) },
+      },
+    },
+    async (request) => ({ data: await actions.retentionOffer(session(request), request.params.id, request.query.reason) }),
+  );
+
+  app.post(
+    '/portal/api/subscriptions/:id/retention-offer',
+    {
+      ...writes,
+      schema: {
+        errors: ['conflict', 'unprocessable'],
+        tags,
+        summary: 'Accept the retention offer for this reason instead of cancelling: its coupon becomes the subscription’s discount (409 when none applies)',
+        security: [],
+        params: subscriptionParams,
+        body: portalRetentionOfferBody,
+        response: { 200: dataEnvelope(subscriptionSchema.extend({ discount: discountSchema, retention_offer: portalRetentionOfferSchema })) },
+      },
+    },
+    async (request) => ({ data: await actions.acceptRetentionOffer(session(request), request.params.id, request.body) }),
   );
 
   app.post(
