@@ -215,6 +215,27 @@ describe('test clocks', () => {
     });
   });
 
+  describe('cancelling a clock customer', () => {
+    it('cancels at the clock’s time: the unused part of the period is counted from the clock’s 11 January, preview and cancel alike', async () => {
+      const plan = await createPlan(tenant, { amount: 100_000 });
+      const clock = await newClock();
+      const customer = await clockCustomer(clock);
+      const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id }); // 1 January → 1 February: 31 days
+      const [first] = await invoicesOf(tenant, sub.id);
+      await pay(tenant, first);
+      await advance(clock, '2026-01-11T00:00:00.000Z');
+      // 21 of 31 days unused: 118 000 × 21 / 31 = 79 935.48 → 79 935 credited.
+      const body = { at_period_end: false, prorate: true, reason: 'unused' };
+      const preview = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { ...body, preview: true });
+      expect(preview.status, preview.text).toBe(200);
+      expect(preview.body.data.proration).toMatchObject({ remaining_days: 21, period_days: 31, unused_credit: 79_935 });
+      const done = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, body);
+      expect(done.status, done.text).toBe(200);
+      expect(done.body.data).toMatchObject({ status: 'canceled', canceled_at: '2026-01-11T00:00:00.000Z', ended_at: '2026-01-11T00:00:00.000Z' });
+      expect(done.body.data.proration).toMatchObject({ remaining_days: 21, unused_credit: 79_935 });
+    });
+  });
+
   describe('guards', () => {
     it('refuses an advance to the past, an unknown clock for a customer, and answers 404 for a missing clock', async () => {
       const clock = await newClock();

@@ -11,6 +11,7 @@ import { changeSubscriptionPlan, previewSubscriptionPlanChange, renderPlanChange
 import { changeSubscriptionQuantity, previewSubscriptionQuantityChange } from '../../flows/subscriptions/change-subscription-quantity.js';
 import { createCheckoutSession, prepareCheckout } from '../../flows/collections/checkout-invoice.js';
 import { acceptRetentionOffer, retentionOfferFor } from '../../flows/subscriptions/accept-retention-offer.js';
+import { subscriptionInstant, subscriptionNow } from '../../flows/test-clocks/clock-time.js';
 import { discountSchema, portalRetentionOfferSchema } from '../../modules/coupons/index.js';
 import { creditNoteSchema } from '../../modules/credit-notes/index.js';
 import { customerSchema } from '../../modules/customers/index.js';
@@ -69,6 +70,8 @@ export function selfService(kit: PortalKit) {
   const { deps } = kit;
   const collections = { db: deps.db, config: deps.config, secrets: deps.secrets };
   const allowed = async (s: PortalSession) => portalPermissions(kit.ctxOf(s));
+  /** When a previewed change would happen: the customer's test clock's time when it lives on one. */
+  const at = (s: PortalSession, subscriptionId: string) => subscriptionInstant(deps.db, s.tenantId, kit.now(), subscriptionId);
   const cancelMode = (permissions: PortalPermissions) => {
     assertPortalAllows(permissions.cancellation !== 'disabled', 'Cancelling a subscription');
     return permissions.cancellation === 'immediately' ? { at_period_end: false, prorate: true } : { at_period_end: true, prorate: false };
@@ -85,9 +88,9 @@ export function selfService(kit: PortalKit) {
     async cancel(s: PortalSession, subscriptionId: string, input: CancelInput, preview: boolean) {
       await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
       const body = { ...cancelMode(await allowed(s)), reason: input.reason, feedback: input.feedback };
-      if (preview) return previewSubscriptionCancellation(deps.db, s.tenantId, kit.now(), subscriptionId, body);
+      if (preview) return previewSubscriptionCancellation(deps.db, s.tenantId, await at(s, subscriptionId), subscriptionId, body);
       return kit.inTransaction(s, async (ctx) => {
-        const { row, proration } = await cancelSubscription(ctx, subscriptionId, body);
+        const { row, proration } = await cancelSubscription(await subscriptionNow(ctx, subscriptionId), subscriptionId, body);
         return { ...toSubscription(row), ...(proration ? { proration } : {}) };
       });
     },
@@ -107,8 +110,8 @@ export function selfService(kit: PortalKit) {
       await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
       assertPortalAllows((await allowed(s)).quantity_change, 'Changing the number of seats');
       const change = { quantity, proration_behavior: 'create_prorations' as const };
-      if (preview) return previewSubscriptionQuantityChange(deps.db, s.tenantId, kit.now(), subscriptionId, change);
-      return kit.inTransaction(s, (ctx) => changeSubscriptionQuantity(ctx, subscriptionId, change));
+      if (preview) return previewSubscriptionQuantityChange(deps.db, s.tenantId, await at(s, subscriptionId), subscriptionId, change);
+      return kit.inTransaction(s, async (ctx) => changeSubscriptionQuantity(await subscriptionNow(ctx, subscriptionId), subscriptionId, change));
     },
     async changePlan(s: PortalSession, subscriptionId: string, planId: string, preview: boolean) {
       const subscription = await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
@@ -117,8 +120,10 @@ export function selfService(kit: PortalKit) {
       const choices = await portalPlanChoices(kit.ctxOf(s), subscription);
       if (!choices.some((c) => c.id === planId)) throw errors.invalidField('plan_id', 'this plan is not offered for this subscription in the portal');
       const change = { plan_id: planId, prorate: true };
-      if (preview) return previewSubscriptionPlanChange(deps.db, s.tenantId, kit.now(), subscriptionId, change);
-      return kit.inTransaction(s, async (ctx) => renderPlanChange(ctx, await changeSubscriptionPlan(ctx, subscriptionId, change), false));
+      if (preview) return previewSubscriptionPlanChange(deps.db, s.tenantId, await at(s, subscriptionId), subscriptionId, change);
+      return kit.inTransaction(s, async (ctx) =>
+        renderPlanChange(ctx, await changeSubscriptionPlan(await subscriptionNow(ctx, subscriptionId), subscriptionId, change), false),
+      );
     },
     async updateBillingDetails(s: PortalSession, input: z.infer<typeof billingDetailsBody>) {
       assertPortalAllows((await allowed(s)).billing_details, 'Updating billing details');

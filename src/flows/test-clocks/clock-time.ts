@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import type { Ctx } from '../../platform/context.js';
+import type { DB } from '../../platform/db/schema.js';
 import { currentTestClock } from '../../platform/test-clock-scope.js';
 import { findCustomer } from '../../modules/customers/index.js';
 import { getSubscriptionRow } from '../../modules/subscriptions/index.js';
@@ -22,4 +24,10 @@ export async function customerNow(ctx: Ctx, customerId: string): Promise<Ctx> {
 export async function subscriptionNow(ctx: Ctx, subscriptionId: string): Promise<Ctx> {
   if (currentTestClock() !== null) return ctx;
   return customerNow(ctx, (await getSubscriptionRow(ctx, subscriptionId)).customer_id);
+}
+
+/** For a preview, which runs in its own rolled-back transaction: the instant the action on this subscription would happen at. */
+export async function subscriptionInstant(db: Kysely<DB>, tenantId: string, now: Date, subscriptionId: string): Promise<Date> {
+  if (currentTestClock() !== null) return now;
+  return db.transaction().execute(async (tx) => (await subscriptionNow({ tx, tenantId, now }, subscriptionId)).now);
 }
