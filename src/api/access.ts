@@ -41,6 +41,7 @@ export const RESOURCE_ROLES: Record<string, ResourcePolicy> = {
   'test-clocks': MONEY,
   // Pricing and what it bills: coupons, billable metrics and the usage recorded against them.
   coupons: MONEY,
+  'retention-offers': MONEY,
   'billable-metrics': MONEY,
   usage: MONEY,
   // Customers: support may create and update them; their payment methods are money.

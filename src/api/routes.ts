@@ -4,6 +4,7 @@ import { registerTenantRoutes } from './tenants/tenants.routes.js';
 import { registerPlanRoutes } from './plans/plans.routes.js';
 import { registerUsageRoutes } from './usage/usage.routes.js';
 import { registerCouponRoutes } from './coupons/coupons.routes.js';
+import { registerRetentionOfferRoutes } from './retention-offers/retention-offers.routes.js';
 import { registerEntityRoutes } from './entities/entities.routes.js';
 import { registerPeriodRoutes } from './periods/periods.routes.js';
 import { registerCustomerRoutes } from './customers/customers.routes.js';
@@ -46,6 +47,7 @@ const registrars: ((app: KoshApp, deps: AppDeps) => void)[] = [
   registerPlanRoutes,
   registerUsageRoutes,
   registerCouponRoutes,
+  registerRetentionOfferRoutes,
   registerCustomerRoutes,
   registerSubscriptionRoutes,
   registerInvoiceRoutes,

@@ -135,6 +135,9 @@ export type ErrorReason =
   | 'irn_reporting_limit_passed'
   | 'gstr1_not_filed'
   | 'gstr1a_closed'
+  // retention offers (decision 0560)
+  | 'retention_reason_taken'
+  | 'retention_offer_unavailable'
   // accounting
   | 'provider_not_configured'
   | 'no_active_connection'

@@ -162,11 +162,11 @@ describe('GET /v1/analytics/churn-reasons', () => {
     // 4 cancellations stand: 2 too_expensive, 1 missing_features, 1 without a reason; the reactivated one is gone.
     expect(april.body.data.total).toBe(4);
     expect(april.body.data.reasons.slice(0, 3)).toEqual([
-      { reason: 'too_expensive', count: 2 },
-      { reason: 'missing_features', count: 1 },
-      { reason: 'unspecified', count: 1 },
+      { reason: 'too_expensive', count: 2, offers_accepted: 0 },
+      { reason: 'missing_features', count: 1, offers_accepted: 0 },
+      { reason: 'unspecified', count: 1, offers_accepted: 0 },
     ]);
-    expect(april.body.data.reasons.find((r: { reason: string }) => r.reason === 'unused')).toEqual({ reason: 'unused', count: 0 });
+    expect(april.body.data.reasons.find((r: { reason: string }) => r.reason === 'unused')).toEqual({ reason: 'unused', count: 0, offers_accepted: 0 });
     expect(april.body.data.feedback).toEqual([
       {
         subscription_id: subs[0].id,

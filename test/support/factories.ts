@@ -174,6 +174,13 @@ export const factories: Record<string, Factory> = {
 
   '/v1/coupons': async (tenant) =>
     createdId(await tenant.api('POST', '/v1/coupons', { code: unique('cpn-'), percent_off: 10, duration: 'forever' }), '/v1/coupons'),
+  // Deactivated once made, so the next one may take the same reason (a reason has at most one active offer).
+  '/v1/retention-offers': async (tenant) => {
+    const coupon = await factories['/v1/coupons']!(tenant, {});
+    const id = createdId(await tenant.api('POST', '/v1/retention-offers', { coupon, reasons: ['too_expensive'] }), '/v1/retention-offers');
+    await tenant.api('PATCH', `/v1/retention-offers/${id}`, { active: false });
+    return id;
+  },
   // The plan's (only) price: the security suite archives it with the plan id it chose.
   '/v1/plans/{id}/prices': async (tenant, ids) => {
     const planId = ids.id ?? (await factories['/v1/plans']!(tenant, {}));

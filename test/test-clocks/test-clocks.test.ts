@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js';
-import { createPlan, gstin, invoicesOf, karnatakaTenant, subscribe } from '../subscriptions/helpers.js';
+import { createPlan, gstin, invoicesOf, karnatakaTenant, pay, subscribe } from '../subscriptions/helpers.js';
 
 const REAL_NOW = '2026-11-27T12:00:00.000Z';
 const FROZEN = '2026-01-01T00:00:00.000Z';
@@ -211,6 +211,96 @@ describe('test clocks', () => {
       } finally {
         t.clock.set(REAL_NOW);
       }
+    });
+  });
+
+  describe('actions on a clock customer', () => {
+    it('prorates an add-on from the clock’s time, ten days in, not from the real time (preview and change alike)', async () => {
+      const plan = await createPlan(tenant, { amount: 100_000 });
+      const addOn = await tenant.api('POST', '/v1/plans', {
+        name: 'Priority support',
+        code: `support-clock-${counter}`,
+        interval_unit: 'month',
+        amount: 20_000,
+        currency: 'INR',
+        hsn_code: '998315',
+      });
+      expect(addOn.status, addOn.text).toBe(201);
+      const clock = await newClock();
+      const customer = await clockCustomer(clock);
+      const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id }); // 1 January → 1 February: 31 days
+      const [first] = await invoicesOf(tenant, sub.id);
+      expect(first).toMatchObject({ total: 118_000 });
+      await pay(tenant, first);
+      await advance(clock, '2026-01-11T00:00:00.000Z');
+
+      // The real time is 27 November, long after this period ended; the clock's is 11 January: 21 of 31 days remain.
+      // Credit: the paid 118 000 × 21 / 31 = 79 935.48 → 79 935.
+      // Charge: plan 100 000 × 21 / 31 = 67 741.94 → 67 742; add-on 20 000 × 21 / 31 = 13 548.39 → 13 548, × 3 = 40 644.
+      // Net 108 386. GST: 67 742 × 9 % = 6 096.78 → 6 097 a half; 40 644 × 9 % = 3 657.96 → 3 658 a half.
+      // Tax 2 × 6 097 + 2 × 3 658 = 19 510; total 127 896; the credit is spent on it: due 127 896 − 79 935 = 47 961.
+      const proration = {
+        prorated: true,
+        changed_at: '2026-01-11T00:00:00.000Z',
+        period_start: '2026-01-11T00:00:00.000Z',
+        period_end: '2026-02-01T00:00:00.000Z',
+        remaining_days: 21,
+        period_days: 31,
+        unused_value: 79_935,
+        unused_credit: 79_935,
+        credit_capped: false,
+        new_charge: 108_386,
+      };
+      const body = { price_id: addOn.body.data.prices[0].id, quantity: 3 };
+      const preview = await tenant.api('POST', `/v1/subscriptions/${sub.id}/items`, { ...body, preview: true });
+      expect(preview.status, preview.text).toBe(200);
+      expect(preview.body.data).toMatchObject({ preview: true, proration });
+      const added = await tenant.api('POST', `/v1/subscriptions/${sub.id}/items`, body);
+      expect(added.status, added.text).toBe(200);
+      expect(added.body.data.proration).toEqual(proration);
+      expect(added.body.data.item.created_at).toBe('2026-01-11T00:00:00.000Z');
+      expect(added.body.data.invoice).toMatchObject({
+        billing_reason: 'subscription_update',
+        issued_at: '2026-01-11T00:00:00.000Z',
+        subtotal: 108_386,
+        cgst_amount: 9_755,
+        sgst_amount: 9_755,
+        total: 127_896,
+        amount_credited: 79_935,
+        amount_due: 47_961,
+      });
+
+      // Removing it at the clock's 21 January (11 of 31 days left) credits the update invoice's unused part from then.
+      await advance(clock, '2026-01-21T00:00:00.000Z');
+      const removed = await tenant.api('DELETE', `/v1/subscriptions/${sub.id}/items/${added.body.data.item.id}?preview=true`);
+      expect(removed.status, removed.text).toBe(200);
+      expect(removed.body.data.proration).toMatchObject({ changed_at: '2026-01-21T00:00:00.000Z', remaining_days: 11, period_days: 31 });
+
+      // A one-off charge for the clock customer is recorded at the clock's time too.
+      const charge = await tenant.api('POST', `/v1/customers/${customer}/pending-charges`, { description: 'Workshop', amount: 50_000, hsn_code: '998313' });
+      expect(charge.status, charge.text).toBe(201);
+      expect(charge.body.data.created_at).toBe('2026-01-21T00:00:00.000Z');
+    });
+  });
+
+  describe('cancelling a clock customer', () => {
+    it('cancels at the clock’s time: the unused part of the period is counted from the clock’s 11 January, preview and cancel alike', async () => {
+      const plan = await createPlan(tenant, { amount: 100_000 });
+      const clock = await newClock();
+      const customer = await clockCustomer(clock);
+      const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id }); // 1 January → 1 February: 31 days
+      const [first] = await invoicesOf(tenant, sub.id);
+      await pay(tenant, first);
+      await advance(clock, '2026-01-11T00:00:00.000Z');
+      // 21 of 31 days unused: 118 000 × 21 / 31 = 79 935.48 → 79 935 credited.
+      const body = { at_period_end: false, prorate: true, reason: 'unused' };
+      const preview = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { ...body, preview: true });
+      expect(preview.status, preview.text).toBe(200);
+      expect(preview.body.data.proration).toMatchObject({ remaining_days: 21, period_days: 31, unused_credit: 79_935 });
+      const done = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, body);
+      expect(done.status, done.text).toBe(200);
+      expect(done.body.data).toMatchObject({ status: 'canceled', canceled_at: '2026-01-11T00:00:00.000Z', ended_at: '2026-01-11T00:00:00.000Z' });
+      expect(done.body.data.proration).toMatchObject({ remaining_days: 21, unused_credit: 79_935 });
     });
   });
 

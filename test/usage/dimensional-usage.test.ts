@@ -218,4 +218,76 @@ describe('dimensional usage', () => {
     expect(lines.map((l) => l.cgst_amount)).toEqual([18, 4_500, 2_700, 9, 45]);
     expect(renewal).toMatchObject({ subtotal: 80_800, cgst_amount: 7_272, sgst_amount: 7_272, tax_amount: 14_544, total: 95_344 });
   });
+  describe('dimension keys (decision 0560)', () => {
+    it('refuses a dimension price matching on a key its metric does not declare, on a new plan and on a new price', async () => {
+      const m = await tokensMetric(); // dimensions: model, direction
+      const res = await acme.api('POST', '/v1/plans', {
+        name: 'LLM',
+        code: uid('llm'),
+        interval: 'month',
+        prices: [
+          {
+            currency: 'INR',
+            billing_scheme: 'metered',
+            metric_code: m.code,
+            dimension_prices: [gpt4[0], { match: { model: 'gpt-4', region: 'eu' }, unit_amount: 70 }],
+          },
+        ],
+      });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error.details).toEqual([
+        { field: 'prices.0.dimension_prices.1.match.region', message: `is not a dimension of metric ${m.code} (its dimensions are model, direction)` },
+      ]);
+      expect(res.body.error.message).toBe(
+        `prices.0.dimension_prices.1.match.region is not a dimension of metric ${m.code} (its dimensions are model, direction)`,
+      );
+
+      // A metric without dimensions: every match key is refused.
+      const calls = await acme.api('POST', '/v1/billable-metrics', { code: uid('calls'), name: 'Calls', aggregation: 'count' });
+      const flat = await acme.api('POST', '/v1/plans', {
+        name: 'Calls',
+        code: uid('calls'),
+        interval: 'month',
+        prices: [
+          { currency: 'INR', billing_scheme: 'metered', metric_code: calls.body.data.code, dimension_prices: [{ match: { model: 'x' }, unit_amount: 1 }] },
+        ],
+      });
+      expect(flat.status, flat.text).toBe(400);
+      expect(flat.body.error.details[0].message).toBe(`is not a dimension of metric ${calls.body.data.code} (it declares no dimensions)`);
+
+      // A new price of an existing plan: refused the same way, and the plan keeps its price.
+      const p = await usagePlan(m.code, { dimension_prices: gpt4 });
+      const added = await acme.api('POST', `/v1/plans/${p.id}/prices`, {
+        currency: 'INR',
+        billing_scheme: 'metered',
+        metric_code: m.code,
+        dimension_prices: [{ match: { direction: 'input', tier: 'gold' }, unit_amount: 1 }],
+      });
+      expect(added.status, added.text).toBe(400);
+      expect(added.body.error.details).toEqual([
+        { field: 'dimension_prices.0.match.tier', message: `is not a dimension of metric ${m.code} (its dimensions are model, direction)` },
+      ]);
+      const after = await acme.api('GET', `/v1/plans/${p.id}`);
+      expect(after.body.data.prices.map((x: { id: string; active: boolean }) => [x.id, x.active])).toEqual([[p.prices[0].id, true]]);
+    });
+
+    it("accepts events whose properties go beyond the metric's dimensions: the extra ones do not split a combination", async () => {
+      t.clock.set('2031-06-01T00:00:00Z');
+      const m = await tokensMetric();
+      const p = await usagePlan(m.code, { dimension_prices: gpt4 });
+      const customer = await createCustomer(acme);
+      const sub = await subscribe(acme, { customer_id: customer, plan_id: p.id });
+      await send(customer, m.code, [
+        ['2031-06-03T00:00:00Z', { model: 'gpt-4', direction: 'input', region: 'eu', tokens: 300_000 }],
+        ['2031-06-04T00:00:00Z', { model: 'gpt-4', direction: 'input', region: 'us', tokens: 700_000 }],
+      ]);
+      t.clock.set('2031-06-10T00:00:00Z');
+      const usage = await acme.api('GET', `/v1/subscriptions/${sub.id}/usage`);
+      // One combination, regions merged: 1 000 000 tokens = 1 000 packages × 50 paise = 50 000.
+      expect(usage.body.data.metrics[0].dimensions).toEqual([
+        { dimensions: { model: 'gpt-4', direction: 'input' }, quantity: 1_000_000, amount: 50_000, priced: true },
+      ]);
+      await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+    });
+  });
 });

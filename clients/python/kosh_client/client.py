@@ -217,6 +217,10 @@ class KoshClient(Transport):
         """Create a pending referral (POST /v1/referrals)"""
         return self._request("POST", "/v1/referrals", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def create_retention_offer(self, body: "CreateRetentionOfferBody", *, idempotency_key: Optional[str] = None) -> "CreateRetentionOfferResponse":
+        """Offer a coupon to customers who start to cancel in the portal for one of these reasons (a reason has at most one active offer) (POST /v1/retention-offers)"""
+        return self._request("POST", "/v1/retention-offers", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def create_sms_connection(self, body: Union["CreateSmsConnectionBody0", "CreateSmsConnectionBody1"], *, idempotency_key: Optional[str] = None) -> "CreateSmsConnectionResponse":
         """Connect an SMS provider (replaces the current one; credentials are never returned) (POST /v1/sms-connections)"""
         return self._request("POST", "/v1/sms-connections", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -573,6 +577,10 @@ class KoshClient(Transport):
         """The customer balance statement as CSV: every movement with a running balance, and the closing balance (GET /portal/api/statement)"""
         return self._request("GET", "/portal/api/statement", expect="text")  # type: ignore[no-any-return]
 
+    def get_portal_api_subscriptions_retention_offer(self, id: str, *, reason: Optional[Literal["too_expensive", "missing_features", "switched_service", "unused", "customer_service", "too_complex", "low_quality", "other"]] = None) -> "GetPortalApiSubscriptionsRetentionOfferResponse":
+        """The offer (a coupon) the tenant makes a customer cancelling for this reason, or null; ask before the cancellation (GET /portal/api/subscriptions/{id}/retention-offer)"""
+        return self._request("GET", f"/portal/api/subscriptions/{_quote(id)}/retention-offer", query={"reason": reason}, expect="json")  # type: ignore[no-any-return]
+
     def get_quote(self, id: str) -> "GetQuoteResponse":
         """Get a quote (GET /v1/quotes/{id})"""
         return self._request("GET", f"/v1/quotes/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
@@ -584,6 +592,10 @@ class KoshClient(Transport):
     def get_refund(self, id: str) -> "GetRefundResponse":
         """Get a refund (GET /v1/refunds/{id})"""
         return self._request("GET", f"/v1/refunds/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
+
+    def get_retention_offer(self, id: str) -> "GetRetentionOfferResponse":
+        """Get a retention offer (GET /v1/retention-offers/{id})"""
+        return self._request("GET", f"/v1/retention-offers/{_quote(id)}", expect="json")  # type: ignore[no-any-return]
 
     def get_settings(self) -> "GetSettingsResponse":
         """Get tenant settings (GET /v1/settings)"""
@@ -701,7 +713,7 @@ class KoshClient(Transport):
         """List an event's deliveries, newest first (GET /v1/events/{id}/deliveries)"""
         return self._request("GET", f"/v1/events/{_quote(id)}/deliveries", query={"status": status, "limit": limit, "offset": offset, "page": page}, expect="json")  # type: ignore[no-any-return]
 
-    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "alert.archived", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "subscription_item.created", "subscription_item.updated", "subscription_item.deleted", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
+    def list_events(self, *, type: Optional[Literal["plan.created", "plan.updated", "price.created", "price.archived", "coupon.created", "coupon.updated", "retention_offer.created", "retention_offer.updated", "customer.created", "customer.updated", "entity.created", "dunning.payment_wall_activated", "dunning.payment_wall_lifted", "invoice.created", "invoice.finalized", "invoice.sent", "invoice.paid", "invoice.payment_failed", "invoice.voided", "invoice.marked_uncollectible", "payment.recorded", "payment.mismatch", "advance.received", "advance.applied", "advance.refunded", "refund.created", "refund.succeeded", "refund.failed", "credit_note.created", "credit_note.approved", "credit_note.rejected", "credit_note.issued", "credit_note.applied", "credit_note.voided", "credit_note.expired", "credit_grant.created", "credit_grant.activated", "credit_grant.drawn", "credit_grant.expired", "credit_grant.voided", "auto_top_up.failed", "feature.created", "entitlements.updated", "alert.triggered", "alert.archived", "pending_charge.created", "pending_charge.deleted", "einvoice.generated", "einvoice.failed", "einvoice.canceled", "einvoice.report_due", "period.closed", "period.reopened", "subscription.created", "subscription.renewed", "subscription.plan_changed", "subscription.updated", "subscription.discount_applied", "subscription.retention_offer_accepted", "subscription.paused", "subscription.resumed", "subscription.canceled", "subscription.trial_ended", "subscription.past_due", "subscription.unpaid", "subscription.recovered", "subscription.cancel_scheduled", "subscription.reactivated", "subscription_item.created", "subscription_item.updated", "subscription_item.deleted", "gift.purchased", "gift.redeemed", "gift.canceled", "referral.created", "referral.completed", "referral.expired", "referral.canceled", "quote.created", "quote.accepted", "quote.declined", "quote.expired", "accounting.connected", "accounting.disconnected", "accounting.connection_failed", "reconciliation.completed", "test_clock.created", "test_clock.advancing", "test_clock.ready", "test_clock.internal_failure", "test_clock.deleted"]] = None, object_id: Optional[str] = None, created_gte: Optional[str] = None, created_lte: Optional[str] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListEventsResponse":
         """List events, newest first (GET /v1/events)"""
         return self._request("GET", "/v1/events", query={"type": type, "object_id": object_id, "created[gte]": created_gte, "created[lte]": created_lte, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
@@ -784,6 +796,10 @@ class KoshClient(Transport):
     def list_refunds(self, *, customer_id: Optional[str] = None, payment_id: Optional[str] = None, invoice_id: Optional[str] = None, status: Optional[Literal["pending", "succeeded", "failed"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListRefundsResponse":
         """List refunds (newest first) (GET /v1/refunds)"""
         return self._request("GET", "/v1/refunds", query={"customer_id": customer_id, "payment_id": payment_id, "invoice_id": invoice_id, "status": status, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
+
+    def list_retention_offers(self, *, active: Optional[Literal["true", "false"]] = None, limit: Optional[int] = None, page: Optional[int] = None, starting_after: Optional[str] = None, ending_before: Optional[str] = None) -> "ListRetentionOffersResponse":
+        """List retention offers (filter: active) (GET /v1/retention-offers)"""
+        return self._request("GET", "/v1/retention-offers", query={"active": active, "limit": limit, "page": page, "starting_after": starting_after, "ending_before": ending_before}, expect="json")  # type: ignore[no-any-return]
 
     def list_sms_connections(self) -> "ListSmsConnectionsResponse":
         """List SMS provider connections (GET /v1/sms-connections)"""
@@ -961,6 +977,10 @@ class KoshClient(Transport):
         """Resume a paused subscription (a lapsed period restarts now, invoiced) (POST /v1/subscriptions/{id}/resume)"""
         return self._request("POST", f"/v1/subscriptions/{_quote(id)}/resume", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
+    def retention_offer_portal_api_subscription(self, id: str, body: "RetentionOfferPortalApiSubscriptionBody", *, idempotency_key: Optional[str] = None) -> "RetentionOfferPortalApiSubscriptionResponse":
+        """Accept the retention offer for this reason instead of cancelling: its coupon becomes the subscription’s discount (409 when none applies) (POST /portal/api/subscriptions/{id}/retention-offer)"""
+        return self._request("POST", f"/portal/api/subscriptions/{_quote(id)}/retention-offer", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
     def revoke_api_key(self, id: str, *, idempotency_key: Optional[str] = None) -> "RevokeApiKeyResponse":
         """Revoke an API key (DELETE /v1/developer/keys/{id})"""
         return self._request("DELETE", f"/v1/developer/keys/{_quote(id)}", idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
@@ -1016,6 +1036,10 @@ class KoshClient(Transport):
     def update_portal_api_billing_detail(self, body: "UpdatePortalApiBillingDetailBody", *, idempotency_key: Optional[str] = None) -> "UpdatePortalApiBillingDetailResponse":
         """Update the customer's GSTIN, billing address and billing e-mail (validated as PATCH /v1/customers/{id}) (PATCH /portal/api/billing-details)"""
         return self._request("PATCH", "/portal/api/billing-details", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
+
+    def update_retention_offer(self, id: str, body: "UpdateRetentionOfferBody", *, idempotency_key: Optional[str] = None) -> "UpdateRetentionOfferResponse":
+        """Change the reasons or message of a retention offer, or (de)activate it; its coupon never changes (PATCH /v1/retention-offers/{id})"""
+        return self._request("PATCH", f"/v1/retention-offers/{_quote(id)}", body=body, idempotency_key=idempotency_key, expect="json")  # type: ignore[no-any-return]
 
     def update_settings(self, body: "UpdateSettingsBody", *, idempotency_key: Optional[str] = None) -> "UpdateSettingsResponse":
         """Update tenant settings (PATCH /v1/settings)"""

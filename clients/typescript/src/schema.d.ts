@@ -484,6 +484,54 @@ export interface paths {
         patch: operations["updateCoupon"];
         trace?: never;
     };
+    "/v1/retention-offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List retention offers (filter: active)
+         * @description List retention offers (filter: active).
+         */
+        get: operations["listRetentionOffers"];
+        put?: never;
+        /**
+         * Offer a coupon to customers who start to cancel in the portal for one of these reasons (a reason has at most one active offer)
+         * @description Offer a coupon to customers who start to cancel in the portal for one of these reasons (a reason has at most one active offer).
+         */
+        post: operations["createRetentionOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/retention-offers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a retention offer
+         * @description Get a retention offer.
+         */
+        get: operations["getRetentionOffer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the reasons or message of a retention offer, or (de)activate it; its coupon never changes
+         * @description Change the reasons or message of a retention offer, or (de)activate it; its coupon never changes.
+         */
+        patch: operations["updateRetentionOffer"];
+        trace?: never;
+    };
     "/v1/customers": {
         parameters: {
             query?: never;
@@ -4196,6 +4244,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/api/subscriptions/{id}/retention-offer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The offer (a coupon) the tenant makes a customer cancelling for this reason, or null; ask before the cancellation
+         * @description The offer (a coupon) the tenant makes a customer cancelling for this reason, or null; ask before the cancellation.
+         */
+        get: operations["getPortalApiSubscriptionsRetentionOffer"];
+        put?: never;
+        /**
+         * Accept the retention offer for this reason instead of cancelling: its coupon becomes the subscription’s discount (409 when none applies)
+         * @description Accept the retention offer for this reason instead of cancelling: its coupon becomes the subscription’s discount (409 when none applies).
+         */
+        post: operations["retentionOfferPortalApiSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/subscriptions/{id}/quantity": {
         parameters: {
             query?: never;
@@ -4452,6 +4524,46 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `coupon.updated` (see docs/events.md).
          */
         post: operations["onCouponUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "retention_offer.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * retention_offer.created event
+         * @description Sent to every enabled webhook endpoint subscribed to `retention_offer.created` (see docs/events.md).
+         */
+        post: operations["onRetentionOfferCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "retention_offer.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * retention_offer.updated event
+         * @description Sent to every enabled webhook endpoint subscribed to `retention_offer.updated` (see docs/events.md).
+         */
+        post: operations["onRetentionOfferUpdated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5452,6 +5564,26 @@ export interface webhooks {
          * @description Sent to every enabled webhook endpoint subscribed to `subscription.discount_applied` (see docs/events.md).
          */
         post: operations["onSubscriptionDiscountApplied"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.retention_offer_accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.retention_offer_accepted event
+         * @description Sent to every enabled webhook endpoint subscribed to `subscription.retention_offer_accepted` (see docs/events.md).
+         */
+        post: operations["onSubscriptionRetentionOfferAccepted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7639,6 +7771,42 @@ export interface components {
             invoices_discounted: number;
             ended_at: string | null;
         };
+        RetentionOffer: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "retention_offer";
+            /** Format: uuid */
+            coupon_id: string;
+            coupon_code: string;
+            reasons: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other")[];
+            message: string | null;
+            active: boolean;
+            /** @description subscriptions kept with this offer */
+            times_accepted: number;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
+        PortalRetentionOffer: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "retention_offer";
+            /** @enum {string} */
+            reason: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other";
+            message: string | null;
+            coupon: {
+                name: string;
+                percent_off: number | null;
+                amount_off: number | null;
+                currency: string | null;
+                /** @enum {string} */
+                duration: "once" | "repeating" | "forever";
+                duration_in_months: number | null;
+            };
+        };
         EmailTemplate: {
             /** @enum {string} */
             name: "invoice_finalized" | "payment_receipt" | "payment_failed" | "trial_ending" | "credit_note_issued" | "dunning_reminder" | "dunning_final_notice" | "mandate_pre_debit" | "mandate_debit_canceled" | "mandate_post_debit" | "mandate_pay_link";
@@ -7909,7 +8077,7 @@ export interface components {
              * @description the event type, as in `events` of a webhook endpoint and `type` of an event
              * @enum {string}
              */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
             /** @description the kind of object in the event's data.object (the type's prefix) */
             object: string;
         };
@@ -8386,7 +8554,11 @@ export interface components {
                 /** @enum {string} */
                 reason: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other" | "unspecified";
                 count: number;
+                /** @description customers who started to cancel for this reason and accepted a retention offer instead (not counted in count) */
+                offers_accepted: number;
             }[];
+            /** @description retention offers accepted in the range (decision 0560): subscriptions kept instead of cancelled */
+            offers_accepted: number;
             /** @description the newest 100 cancellations that came with feedback */
             feedback: {
                 /** Format: uuid */
@@ -11589,6 +11761,275 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listRetentionOffers: {
+        parameters: {
+            query?: {
+                /** @description The active (query). */
+                active?: "true" | "false";
+                /** @description 1..1000, default 50; larger values are capped */
+                limit?: number;
+                /** @description 1-based page number (offset paging); ignored with a cursor */
+                page?: number;
+                /** @description Cursor: the objects after this id, in list order; not together with ending_before (400) */
+                starting_after?: string;
+                /** @description Cursor: the objects before this id, in list order; not together with starting_after (400) */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "retention_offer",
+                     *           "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "coupon_code": "coupon code",
+                     *           "reasons": [
+                     *             "too_expensive"
+                     *           ],
+                     *           "message": "message",
+                     *           "active": true,
+                     *           "times_accepted": 1,
+                     *           "created_at": "2026-04-01T00:00:00.000Z",
+                     *           "updated_at": "2026-04-01T00:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "object": "list",
+                     *       "has_more": true,
+                     *       "total_count": 49900
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RetentionOffer"][];
+                        /** @enum {string} */
+                        object: "list";
+                        has_more: boolean;
+                        total_count: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createRetentionOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The offer a coupon to customers who start to cancel in the portal for one of these reasons (a reason has at most one active offer) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "coupon": "STAY20",
+                 *       "reasons": [
+                 *         "too_expensive",
+                 *         "unused"
+                 *       ],
+                 *       "message": "Stay with us: 20% off your next three months."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the coupon offered (id or code) */
+                    coupon: string;
+                    /** @description the cancellation reasons (as POST /v1/subscriptions/{id}/cancel takes them) this offer answers; a reason belongs to at most one active offer */
+                    reasons: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other")[];
+                    /** @description what the portal says above the coupon’s terms (a default sentence when absent) */
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "retention_offer",
+                     *         "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "coupon_code": "coupon code",
+                     *         "reasons": [
+                     *           "too_expensive"
+                     *         ],
+                     *         "message": "message",
+                     *         "active": true,
+                     *         "times_accepted": 1,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RetentionOffer"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getRetentionOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "retention_offer",
+                     *         "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "coupon_code": "coupon code",
+                     *         "reasons": [
+                     *           "too_expensive"
+                     *         ],
+                     *         "message": "message",
+                     *         "active": true,
+                     *         "times_accepted": 1,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RetentionOffer"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateRetentionOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The change the reasons or message of a retention offer, or (de)activate it; its coupon never changes request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reasons": [
+                 *         "too_expensive"
+                 *       ],
+                 *       "message": "message",
+                 *       "active": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the cancellation reasons (as POST /v1/subscriptions/{id}/cancel takes them) this offer answers; a reason belongs to at most one active offer */
+                    reasons?: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other")[];
+                    message?: string | null;
+                    /** @description false: no longer offered (its acceptances stay) */
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "retention_offer",
+                     *         "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "coupon_code": "coupon code",
+                     *         "reasons": [
+                     *           "too_expensive"
+                     *         ],
+                     *         "message": "message",
+                     *         "active": true,
+                     *         "times_accepted": 1,
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RetentionOffer"];
                     };
                 };
             };
@@ -17868,7 +18309,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -18104,7 +18545,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -18282,7 +18723,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -20040,9 +20481,11 @@ export interface operations {
                      *         "reasons": [
                      *           {
                      *             "reason": "too_expensive",
-                     *             "count": 1
+                     *             "count": 1,
+                     *             "offers_accepted": 1
                      *           }
                      *         ],
+                     *         "offers_accepted": 1,
                      *         "feedback": [
                      *           {
                      *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
@@ -29447,6 +29890,217 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getPortalApiSubscriptionsRetentionOffer: {
+        parameters: {
+            query: {
+                /** @description The reason (query). */
+                reason: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other";
+            };
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "object": "retention_offer",
+                     *         "reason": "too_expensive",
+                     *         "message": "message",
+                     *         "coupon": {
+                     *           "name": "Acme Pro",
+                     *           "percent_off": 1,
+                     *           "amount_off": 49900,
+                     *           "currency": "INR",
+                     *           "duration": "once",
+                     *           "duration_in_months": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PortalRetentionOffer"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retentionOfferPortalApiSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The accept the retention offer for this reason instead of cancelling: its coupon becomes the subscription’s discount (409 when none applies) request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "too_expensive",
+                 *       "feedback": "feedback"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    reason: "too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other";
+                    feedback?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "status": "active",
+                     *         "currency": "INR",
+                     *         "quantity": 1,
+                     *         "gift_code": "gift code",
+                     *         "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "current_period_start": "current period start",
+                     *         "current_period_end": "current period end",
+                     *         "cancel_at_period_end": true,
+                     *         "trial_start": "trial start",
+                     *         "trial_end": "trial end",
+                     *         "canceled_at": "2026-04-01T00:00:00.000Z",
+                     *         "paused_at": "2026-04-01T00:00:00.000Z",
+                     *         "ended_at": "2026-04-01T00:00:00.000Z",
+                     *         "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "metadata": {},
+                     *         "collection_method": "send_invoice",
+                     *         "cancellation_reason": "too_expensive",
+                     *         "cancellation_feedback": "cancellation feedback",
+                     *         "minimum_commitment": {
+                     *           "amount": 49900,
+                     *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "since": "since"
+                     *         },
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z",
+                     *         "discount": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "discount",
+                     *           "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "coupon_code": "coupon code",
+                     *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "start": "start",
+                     *           "end": "end",
+                     *           "invoices_discounted": 1,
+                     *           "ended_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "retention_offer": {
+                     *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "object": "retention_offer",
+                     *           "reason": "too_expensive",
+                     *           "message": "message",
+                     *           "coupon": {
+                     *             "name": "Acme Pro",
+                     *             "percent_off": 1,
+                     *             "amount_off": 49900,
+                     *             "currency": "INR",
+                     *             "duration": "once",
+                     *             "duration_in_months": 1
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** Format: uuid */
+                            customer_id: string;
+                            /** Format: uuid */
+                            plan_id: string;
+                            /** @description the price it bills (kept when the plan gains a new price) */
+                            price_id: string | null;
+                            /** @enum {string} */
+                            status: "active" | "trialing" | "paused" | "canceled" | "past_due" | "unpaid";
+                            currency: string;
+                            quantity: number;
+                            gift_code: string | null;
+                            gifted_by: string | null;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_start: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            current_period_end: string;
+                            cancel_at_period_end: boolean;
+                            trial_start: string | null;
+                            trial_end: string | null;
+                            canceled_at: string | null;
+                            paused_at: string | null;
+                            ended_at: string | null;
+                            external_id: string | null;
+                            latest_invoice_id: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            collection_method: "send_invoice" | "charge_automatically";
+                            /** @description why it was canceled, as the cancel request said (null: not given, or not canceled) */
+                            cancellation_reason: ("too_expensive" | "missing_features" | "switched_service" | "unused" | "customer_service" | "too_complex" | "low_quality" | "other") | null;
+                            /** @description the customer's own words, as the cancel request gave them */
+                            cancellation_feedback: string | null;
+                            /** @description the minimum per period (decision 0540); null: none */
+                            minimum_commitment: components["schemas"]["MinimumCommitment"] | null;
+                            /** @description RFC 3339 date-time in UTC */
+                            created_at: string;
+                            /** @description RFC 3339 date-time in UTC */
+                            updated_at: string;
+                            discount: components["schemas"]["Discount"];
+                            retention_offer: components["schemas"]["PortalRetentionOffer"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     quantityPortalApiSubscription: {
         parameters: {
             query?: never;
@@ -30776,6 +31430,138 @@ export interface operations {
                     tenant_id: string;
                     data: {
                         object: components["schemas"]["Coupon"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRetentionOfferCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `retention_offer.created` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "retention_offer.created",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "retention_offer",
+                 *           "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "coupon_code": "coupon code",
+                 *           "reasons": [
+                 *             "too_expensive"
+                 *           ],
+                 *           "message": "message",
+                 *           "active": true,
+                 *           "times_accepted": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "retention_offer.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["RetentionOffer"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onRetentionOfferUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `retention_offer.updated` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "retention_offer.updated",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "object": "retention_offer",
+                 *           "coupon_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "coupon_code": "coupon code",
+                 *           "reasons": [
+                 *             "too_expensive"
+                 *           ],
+                 *           "message": "message",
+                 *           "active": true,
+                 *           "times_accepted": 1,
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "retention_offer.updated";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["RetentionOffer"];
                     };
                 };
             };
@@ -35301,6 +36087,91 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "subscription.discount_applied";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onSubscriptionRetentionOfferAccepted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `subscription.retention_offer_accepted` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "subscription.retention_offer_accepted",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "status": "active",
+                 *           "currency": "INR",
+                 *           "quantity": 1,
+                 *           "gift_code": "gift code",
+                 *           "gifted_by": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "current_period_start": "current period start",
+                 *           "current_period_end": "current period end",
+                 *           "cancel_at_period_end": true,
+                 *           "trial_start": "trial start",
+                 *           "trial_end": "trial end",
+                 *           "canceled_at": "2026-04-01T00:00:00.000Z",
+                 *           "paused_at": "2026-04-01T00:00:00.000Z",
+                 *           "ended_at": "2026-04-01T00:00:00.000Z",
+                 *           "external_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "latest_invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "metadata": {},
+                 *           "collection_method": "send_invoice",
+                 *           "cancellation_reason": "too_expensive",
+                 *           "cancellation_feedback": "cancellation feedback",
+                 *           "minimum_commitment": {
+                 *             "amount": 49900,
+                 *             "price_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *             "since": "since"
+                 *           },
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "subscription.retention_offer_accepted";
                     /** Format: date-time */
                     created_at: string;
                     /** Format: uuid */

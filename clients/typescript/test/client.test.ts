@@ -66,6 +66,18 @@ describe('typescript client', () => {
     });
   });
 
+  describe('retention offers', () => {
+    it('offers a coupon for cancellation reasons, typed', async () => {
+      const coupon = await kosh.POST('/v1/coupons', { body: { code: 'TYPED-STAY', percent_off: 20, duration: 'repeating', duration_in_months: 3 } });
+      expect(coupon.response.status).toBe(201);
+      const offer = await kosh.POST('/v1/retention-offers', { body: { coupon: 'TYPED-STAY', reasons: ['too_expensive'] } });
+      expect(offer.response.status).toBe(201);
+      expect(offer.data!.data).toMatchObject({ coupon_code: 'TYPED-STAY', reasons: ['too_expensive'], active: true });
+      const off = await kosh.PATCH('/v1/retention-offers/{id}', { params: { path: { id: offer.data!.data.id } }, body: { active: false } });
+      expect(off.data?.data.active).toBe(false);
+    });
+  });
+
   describe('plans', () => {
     it('creates a plan and reads it back, typed', async () => {
       const created = await kosh.POST('/v1/plans', { body: planBody('typed-1') });

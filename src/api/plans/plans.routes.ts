@@ -2,7 +2,8 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { createPlanBody, createPriceBody, listPlansQuery, planSchema, priceParams, updatePlanBody } from '../../modules/plans/index.js';
-import { archivePrice, createPlan, getPlan, listPlans, updatePlan } from '../../modules/plans/index.js';
+import { archivePrice, getPlan, listPlans, updatePlan } from '../../modules/plans/index.js';
+import { createPlanWithPrices } from '../../flows/plans/create-plan.js';
 import { addPlanPrice } from '../../flows/plans/add-plan-price.js';
 
 export function registerPlanRoutes(app: KoshApp, deps: AppDeps): void {
@@ -16,7 +17,7 @@ export function registerPlanRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 201: dataEnvelope(planSchema) },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createPlan(ctx, request.body) } })),
+    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await createPlanWithPrices(ctx, request.body) } })),
   );
 
   app.get(

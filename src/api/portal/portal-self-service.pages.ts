@@ -121,7 +121,19 @@ export function registerSelfServicePages(portal: FastifyInstance, pages: Pages):
         await actions.cancel(s, id, input, false);
         return 'cancelled';
       }
-      return { kind: 'cancel', reason, feedback, result: (await actions.cancel(s, id, input, true)) as CancelPreview };
+      const result = (await actions.cancel(s, id, input, true)) as CancelPreview;
+      return { kind: 'cancel', reason, feedback, result, offer: await actions.retentionOffer(s, id, known) };
+    }),
+  );
+
+  portal.post('/portal/subscriptions/:id/retention-offer', { schema: { hide: true } }, (request, reply) =>
+    subscriptionForm(request, reply, async (s, id) => {
+      const reason = formField(request, 'reason') ?? '';
+      const known = (CANCELLATION_REASONS as readonly string[]).includes(reason) ? (reason as (typeof CANCELLATION_REASONS)[number]) : undefined;
+      if (!known) throw errors.invalidField('reason', 'choose a reason');
+      const feedback = (formField(request, 'feedback') ?? '').trim().slice(0, 2000);
+      await actions.acceptRetentionOffer(s, id, { reason: known, feedback: feedback || undefined });
+      return 'offer_accepted';
     }),
   );
 

@@ -10,9 +10,19 @@ import { cancelSubscription, previewSubscriptionCancellation } from '../../flows
 import { changeSubscriptionPlan, previewSubscriptionPlanChange, renderPlanChange } from '../../flows/subscriptions/change-subscription-plan.js';
 import { changeSubscriptionQuantity, previewSubscriptionQuantityChange } from '../../flows/subscriptions/change-subscription-quantity.js';
 import { createCheckoutSession, prepareCheckout } from '../../flows/collections/checkout-invoice.js';
+import { acceptRetentionOffer, retentionOfferFor } from '../../flows/subscriptions/accept-retention-offer.js';
+import { subscriptionInstant, subscriptionNow } from '../../flows/test-clocks/clock-time.js';
+import { discountSchema, portalRetentionOfferSchema } from '../../modules/coupons/index.js';
 import { creditNoteSchema } from '../../modules/credit-notes/index.js';
 import { customerSchema } from '../../modules/customers/index.js';
-import { canceledSubscriptionSchema, planChangeSchema, subscriptionUpdateSchema, toSubscription } from '../../modules/subscriptions/index.js';
+import {
+  canceledSubscriptionSchema,
+  planChangeSchema,
+  subscriptionSchema,
+  subscriptionUpdateSchema,
+  toSubscription,
+  type CancellationReason,
+} from '../../modules/subscriptions/index.js';
 import {
   assertPortalAllows,
   billingDetailsBody,
@@ -22,6 +32,8 @@ import {
   ownSubscription,
   planChoiceSchema,
   portalCancelBody,
+  portalRetentionOfferBody,
+  portalRetentionOfferQuery,
   portalCreditNotePdf,
   portalCreditNotes,
   portalPermissions,
@@ -61,6 +73,8 @@ export function selfService(kit: PortalKit) {
   const { deps } = kit;
   const collections = { db: deps.db, config: deps.config, secrets: deps.secrets };
   const allowed = async (s: PortalSession) => portalPermissions(kit.ctxOf(s));
+  /** When a previewed change would happen: the customer's test clock's time when it lives on one. */
+  const at = (s: PortalSession, subscriptionId: string) => subscriptionInstant(deps.db, s.tenantId, kit.now(), subscriptionId);
   const cancelMode = (permissions: PortalPermissions) => {
     assertPortalAllows(permissions.cancellation !== 'disabled', 'Cancelling a subscription');
     return permissions.cancellation === 'immediately' ? { at_period_end: false, prorate: true } : { at_period_end: true, prorate: false };
@@ -79,19 +93,33 @@ export function selfService(kit: PortalKit) {
     async cancel(s: PortalSession, subscriptionId: string, input: CancelInput, preview: boolean) {
       await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
       const body = { ...cancelMode(await allowed(s)), reason: input.reason, feedback: input.feedback };
-      if (preview) return previewSubscriptionCancellation(deps.db, s.tenantId, kit.now(), subscriptionId, body);
+      if (preview) return previewSubscriptionCancellation(deps.db, s.tenantId, await at(s, subscriptionId), subscriptionId, body);
       return kit.inTransaction(s, { action: 'subscription.cancel', objectType: 'subscription', objectId: subscriptionId }, async (ctx) => {
-        const { row, proration } = await cancelSubscription(ctx, subscriptionId, body);
+        const { row, proration } = await cancelSubscription(await subscriptionNow(ctx, subscriptionId), subscriptionId, body);
         return { ...toSubscription(row), ...(proration ? { proration } : {}) };
       });
+    },
+    /** The retention offer for a cancellation reason (decision 0560), where the tenant lets the customer cancel; null when none applies. */
+    async retentionOffer(s: PortalSession, subscriptionId: string, reason: CancellationReason) {
+      await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
+      cancelMode(await allowed(s));
+      return retentionOfferFor(kit.ctxOf(s), subscriptionId, reason);
+    },
+    /** Takes the offer instead of cancelling: the coupon becomes the subscription's discount. */
+    async acceptRetentionOffer(s: PortalSession, subscriptionId: string, input: { reason: CancellationReason; feedback?: string | undefined }) {
+      await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
+      cancelMode(await allowed(s));
+      return kit.inTransaction(s, { action: 'subscription.retention_offer_accept', objectType: 'subscription', objectId: subscriptionId }, (ctx) =>
+        acceptRetentionOffer(ctx, subscriptionId, input),
+      );
     },
     async changeQuantity(s: PortalSession, subscriptionId: string, quantity: number, preview: boolean) {
       await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
       assertPortalAllows((await allowed(s)).quantity_change, 'Changing the number of seats');
       const change = { quantity, proration_behavior: 'create_prorations' as const };
-      if (preview) return previewSubscriptionQuantityChange(deps.db, s.tenantId, kit.now(), subscriptionId, change);
-      return kit.inTransaction(s, { action: 'subscription.quantity', objectType: 'subscription', objectId: subscriptionId }, (ctx) =>
-        changeSubscriptionQuantity(ctx, subscriptionId, change),
+      if (preview) return previewSubscriptionQuantityChange(deps.db, s.tenantId, await at(s, subscriptionId), subscriptionId, change);
+      return kit.inTransaction(s, { action: 'subscription.quantity', objectType: 'subscription', objectId: subscriptionId }, async (ctx) =>
+        changeSubscriptionQuantity(await subscriptionNow(ctx, subscriptionId), subscriptionId, change),
       );
     },
     async changePlan(s: PortalSession, subscriptionId: string, planId: string, preview: boolean) {
@@ -101,9 +129,9 @@ export function selfService(kit: PortalKit) {
       const choices = await portalPlanChoices(kit.ctxOf(s), subscription);
       if (!choices.some((c) => c.id === planId)) throw errors.invalidField('plan_id', 'this plan is not offered for this subscription in the portal');
       const change = { plan_id: planId, prorate: true };
-      if (preview) return previewSubscriptionPlanChange(deps.db, s.tenantId, kit.now(), subscriptionId, change);
+      if (preview) return previewSubscriptionPlanChange(deps.db, s.tenantId, await at(s, subscriptionId), subscriptionId, change);
       return kit.inTransaction(s, { action: 'subscription.change_plan', objectType: 'subscription', objectId: subscriptionId }, async (ctx) =>
-        renderPlanChange(ctx, await changeSubscriptionPlan(ctx, subscriptionId, change), false),
+        renderPlanChange(ctx, await changeSubscriptionPlan(await subscriptionNow(ctx, subscriptionId), subscriptionId, change), false),
       );
     },
     async updateBillingDetails(s: PortalSession, input: z.infer<typeof billingDetailsBody>) {
@@ -169,6 +197,40 @@ export function registerSelfServiceRoutes(portal: FastifyInstance, kit: PortalKi
       const { preview, ...input } = request.body;
       return { data: await actions.cancel(session(request), request.params.id, input, preview) };
     },
+  );
+
+  app.get(
+    '/portal/api/subscriptions/:id/retention-offer',
+    {
+      ...reads,
+      schema: {
+        errors: ['forbidden'],
+        tags,
+        summary: 'The offer (a coupon) the tenant makes a customer cancelling for this reason, or null; ask before the cancellation',
+        security: [],
+        params: subscriptionParams,
+        querystring: portalRetentionOfferQuery,
+        response: { 200: z.object({ data: portalRetentionOfferSchema.nullable() }) },
+      },
+    },
+    async (request) => ({ data: await actions.retentionOffer(session(request), request.params.id, request.query.reason) }),
+  );
+
+  app.post(
+    '/portal/api/subscriptions/:id/retention-offer',
+    {
+      ...writes,
+      schema: {
+        errors: ['conflict', 'unprocessable'],
+        tags,
+        summary: 'Accept the retention offer for this reason instead of cancelling: its coupon becomes the subscription’s discount (409 when none applies)',
+        security: [],
+        params: subscriptionParams,
+        body: portalRetentionOfferBody,
+        response: { 200: dataEnvelope(subscriptionSchema.extend({ discount: discountSchema, retention_offer: portalRetentionOfferSchema })) },
+      },
+    },
+    async (request) => ({ data: await actions.acceptRetentionOffer(session(request), request.params.id, request.body) }),
   );
 
   app.post(

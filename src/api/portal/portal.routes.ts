@@ -399,6 +399,7 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       seats_changed: 'Your seats are changed.',
       plan_changed: 'Your plan is changed.',
       cancelled: 'Your subscription is cancelled.',
+      offer_accepted: 'Offer accepted: your subscription continues, with the discount on its next invoices.',
       billing_saved: 'Billing details saved.',
     };
     const query = (request: FastifyRequest) => request.query as Record<string, unknown>;

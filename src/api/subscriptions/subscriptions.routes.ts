@@ -1,4 +1,4 @@
-import { customerNow } from '../../flows/test-clocks/advance-test-clock.js';
+import { customerNow, subscriptionInstant, subscriptionNow } from '../../flows/test-clocks/clock-time.js';
 import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { principalOf, readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
@@ -74,12 +74,14 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     async (request, reply) => {
       const { preview, ...change } = request.body;
       if (preview) {
-        const data = await previewSubscriptionQuantityChange(deps.db, principalOf(request).tenantId, deps.clock.now(), request.params.id, change);
+        const { tenantId } = principalOf(request);
+        const at = await subscriptionInstant(deps.db, tenantId, deps.clock.now(), request.params.id);
+        const data = await previewSubscriptionQuantityChange(deps.db, tenantId, at, request.params.id, change);
         return reply.code(200).send({ data });
       }
       return runAction(deps, request, reply, async (ctx) => ({
         status: 200,
-        body: { data: await changeSubscriptionQuantity(ctx, request.params.id, change) },
+        body: { data: await changeSubscriptionQuantity(await subscriptionNow(ctx, request.params.id), request.params.id, change) },
       }));
     },
   );
@@ -214,11 +216,13 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     async (request, reply) => {
       const { preview, ...body } = cancelSubscriptionBody.parse(request.body ?? {});
       if (preview) {
-        const data = await previewSubscriptionCancellation(deps.db, principalOf(request).tenantId, deps.clock.now(), request.params.id, body);
+        const { tenantId } = principalOf(request);
+        const at = await subscriptionInstant(deps.db, tenantId, deps.clock.now(), request.params.id);
+        const data = await previewSubscriptionCancellation(deps.db, tenantId, at, request.params.id, body);
         return reply.code(200).send({ data });
       }
       return runAction(deps, request, reply, async (ctx) => {
-        const { row, proration } = await cancelSubscription(ctx, request.params.id, body);
+        const { row, proration } = await cancelSubscription(await subscriptionNow(ctx, request.params.id), request.params.id, body);
         return { status: 200, body: { data: { ...toSubscription(row), ...(proration ? { proration } : {}) } } };
       });
     },
@@ -262,12 +266,16 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     async (request, reply) => {
       const { preview, ...change } = request.body;
       if (preview) {
-        const data = await previewSubscriptionPlanChange(deps.db, principalOf(request).tenantId, deps.clock.now(), request.params.id, change);
+        const { tenantId } = principalOf(request);
+        const at = await subscriptionInstant(deps.db, tenantId, deps.clock.now(), request.params.id);
+        const data = await previewSubscriptionPlanChange(deps.db, tenantId, at, request.params.id, change);
         return reply.code(200).send({ data });
       }
       return runAction(deps, request, reply, async (ctx) => ({
         status: 200,
-        body: { data: await renderPlanChange(ctx, await changeSubscriptionPlan(ctx, request.params.id, change), false) },
+        body: {
+          data: await renderPlanChange(ctx, await changeSubscriptionPlan(await subscriptionNow(ctx, request.params.id), request.params.id, change), false),
+        },
       }));
     },
   );

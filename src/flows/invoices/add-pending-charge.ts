@@ -3,13 +3,16 @@ import { errors } from '../../platform/errors.js';
 import { addPendingCharge, type AddPendingChargeBody, type PendingChargeRow } from '../../modules/invoices/index.js';
 import { getSubscriptionRow } from '../../modules/subscriptions/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
+import { customerNow } from '../test-clocks/clock-time.js';
 
 /**
  * POST /v1/customers/{id}/pending-charges. With `subscription_id` the charge waits for that
  * subscription's next invoice, so it must be the customer's, still running, and in its currency
- * (a charge in another currency could never be taken).
+ * (a charge in another currency could never be taken). A customer on a test clock records it at
+ * the clock's time.
  */
-export async function addCustomerPendingCharge(ctx: Ctx, customerId: string, body: AddPendingChargeBody): Promise<PendingChargeRow> {
+export async function addCustomerPendingCharge(actionCtx: Ctx, customerId: string, body: AddPendingChargeBody): Promise<PendingChargeRow> {
+  const ctx = await customerNow(actionCtx, customerId);
   let currency = body.currency;
   if (body.subscription_id) {
     const subscription = await getSubscriptionRow(ctx, body.subscription_id);

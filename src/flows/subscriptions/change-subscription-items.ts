@@ -25,6 +25,7 @@ import {
   type SubscriptionRow,
   type UpdateSubscriptionItemBody,
 } from '../../modules/subscriptions/index.js';
+import { subscriptionNow } from '../test-clocks/clock-time.js';
 import { creditUnusedSubscriptionTime } from './credit-unused-subscription-time.js';
 import { invoiceSubscriptionPeriod, proratedFixedCharge, proratedItemCharges } from './invoice-subscription-period.js';
 import { previewInRollback } from './preview.js';
@@ -33,7 +34,10 @@ import { itemChargesOfSubscription } from './subscription-item-charges.js';
 type ProrationBehavior = 'create_prorations' | 'none';
 
 /** What an item change does to the items, under the subscription's row lock; answers the item as it now is (or was). */
-type ItemMutation = (row: SubscriptionRow) => Promise<{ item: SubscriptionItem; event: 'created' | 'updated' | 'deleted'; previous?: { quantity: number } }>;
+type ItemMutation = (
+  ctx: Ctx,
+  row: SubscriptionRow,
+) => Promise<{ item: SubscriptionItem; event: 'created' | 'updated' | 'deleted'; previous?: { quantity: number } }>;
 
 /**
  * Every item change (add, quantity, remove) takes effect now, with the proration rules of a seat
@@ -44,11 +48,13 @@ type ItemMutation = (row: SubscriptionRow) => Promise<{ item: SubscriptionItem; 
  * remaining days ÷ period days, half-up — on one subscription_update invoice finalized with credit
  * (so the credit is spent on it first). That invoice then pays for the rest of the period, as the
  * renewal invoice did: a later change or a prorated cancel credits it in turn. With `none`, or
- * while trialing: only the items change; the next renewal bills them.
+ * while trialing: only the items change; the next renewal bills them. "Now" is the customer's test
+ * clock's time when it lives on one.
  */
-async function changeItems(ctx: Ctx, id: string, behavior: ProrationBehavior, mutate: ItemMutation, preview: boolean): Promise<SubscriptionItemChange> {
+async function changeItems(actionCtx: Ctx, id: string, behavior: ProrationBehavior, mutate: ItemMutation, preview: boolean): Promise<SubscriptionItemChange> {
+  const ctx = await subscriptionNow(actionCtx, id);
   const row = await lockForTransition(ctx, id, 'change_items', (r) => canTransition(r.status, 'change_items'));
-  const change = await mutate(row);
+  const change = await mutate(ctx, row);
   const { plan, price } = await resolveSubscriptionPrice(ctx, row);
   const current = { start: row.current_period_start, end: row.current_period_end };
   const { remaining, total } = remainingDays(current, ctx.now);
@@ -113,8 +119,8 @@ export async function addSubscriptionItem(
     ctx,
     id,
     input.proration_behavior,
-    async (row) => ({
-      item: toSubscriptionItem(await addSubscriptionItemRecord(ctx, row, { priceId: input.price_id, quantity: input.quantity })),
+    async (at, row) => ({
+      item: toSubscriptionItem(await addSubscriptionItemRecord(at, row, { priceId: input.price_id, quantity: input.quantity })),
       event: 'created',
     }),
     preview,
@@ -133,9 +139,9 @@ export async function updateSubscriptionItem(
     ctx,
     id,
     input.proration_behavior,
-    async () => {
-      const item: SubscriptionItemRow = await getSubscriptionItemRow(ctx, id, itemId);
-      const changed = await setSubscriptionItemQuantity(ctx, item, input.quantity);
+    async (at) => {
+      const item: SubscriptionItemRow = await getSubscriptionItemRow(at, id, itemId);
+      const changed = await setSubscriptionItemQuantity(at, item, input.quantity);
       return { item: toSubscriptionItem(changed), event: 'updated', previous: { quantity: item.quantity } };
     },
     preview,
@@ -154,9 +160,9 @@ export async function removeSubscriptionItem(
     ctx,
     id,
     behavior,
-    async () => {
-      const item = await getSubscriptionItemRow(ctx, id, itemId);
-      await removeSubscriptionItemRecord(ctx, item);
+    async (at) => {
+      const item = await getSubscriptionItemRow(at, id, itemId);
+      await removeSubscriptionItemRecord(at, item);
       return { item: toSubscriptionItem(item), event: 'deleted' };
     },
     preview,

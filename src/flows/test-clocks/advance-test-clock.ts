@@ -5,18 +5,12 @@ import type { Ctx } from '../../platform/context.js';
 import { newId } from '../../platform/ids.js';
 import { nextJobOnTestClock, Worker, type Job, type JobEnv, type JobHandlers } from '../../platform/jobs/jobs.js';
 import { runOnTestClock } from '../../platform/test-clock-scope.js';
-import { findCustomer } from '../../modules/customers/index.js';
 import { nextDunningInstant } from '../../modules/dunning/index.js';
 import { nextInvoiceDueInClockScope } from '../../modules/invoices/index.js';
 import { nextPeriodEndInClockScope } from '../../modules/subscriptions/index.js';
-import {
-  failTestClockAdvance,
-  finishTestClockAdvance,
-  getTestClock,
-  recordTestClockTime,
-  testClockTime,
-  type TestClock,
-} from '../../modules/test-clocks/index.js';
+import { failTestClockAdvance, finishTestClockAdvance, getTestClock, recordTestClockTime, type TestClock } from '../../modules/test-clocks/index.js';
+/** Kept here for callers that import it from the advance (it lives in clock-time.ts). */
+export { customerNow } from './clock-time.js';
 import { BILLING_RUN_JOB } from '../subscriptions/billing-run.job.js';
 import { DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB } from '../dunning/dunning.wiring.js';
 import { RESOLVE_ATTEMPTS_JOB } from '../collections/collect-invoice-payment.js';
@@ -145,15 +139,4 @@ export async function advanceTestClock(
   }
   const clock = (await ctxAt((ctx) => finishTestClockAdvance(ctx, clockId, to))) as TestClock;
   return { clock, report };
-}
-
-/**
- * The instant an action on this customer happens at: its test clock's frozen_time when it lives
- * on one (a subscription created for it starts then), else the action's own.
- */
-export async function customerNow(ctx: Ctx, customerId: string): Promise<Ctx> {
-  const customer = await findCustomer(ctx.tx, ctx.tenantId, customerId);
-  if (!customer?.test_clock_id) return ctx;
-  const frozen = await testClockTime(ctx, customer.test_clock_id);
-  return frozen ? { ...ctx, now: frozen } : ctx;
 }

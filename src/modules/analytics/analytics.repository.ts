@@ -22,6 +22,10 @@ export async function tenantsWithSubscriptions(tx: Tx, mode: Mode | null): Promi
  * its end; a `once` coupon discounts one invoice, not the recurring revenue) — a percentage
  * rounded half-up on the period's amount as invoices take it, an amount off at most the period's
  * amount — then brought to a month and divided by the interval count, rounded half-up once.
+ * Subscription items (add-ons, decision 0470) add their price × quantity to the period's amount;
+ * the coupon takes a percentage off each item line the coupon covers (no plans named, or the
+ * item's plan among them), rounded half-up per line as invoices take it, and an amount off at
+ * most what the covered lines come to (decision 0560).
  * `monthlyRecurringRevenue` (mrr.ts) computes the same; a test holds the two together.
  */
 function computedMrr(tenantId: string, now: Date) {
@@ -30,10 +34,10 @@ function computedMrr(tenantId: string, now: Date) {
         round(greatest(gross - discount, 0)::numeric * factor_numerator / factor_denominator)::bigint AS mrr
       FROM (
         SELECT s.id AS subscription_id, s.customer_id, s.currency,
-          CASE WHEN s.status IN ('active', 'past_due') AND p.amount IS NOT NULL THEN p.amount::bigint * s.quantity ELSE 0 END AS gross,
-          CASE WHEN s.status NOT IN ('active', 'past_due') OR p.amount IS NULL OR dc.coupon_id IS NULL THEN 0
-               WHEN dc.percent_off_bp IS NOT NULL THEN round(p.amount::numeric * s.quantity * dc.percent_off_bp / 10000)::bigint
-               ELSE least(dc.amount_off, p.amount::bigint * s.quantity) END AS discount,
+          CASE WHEN s.status IN ('active', 'past_due') THEN coalesce(p.amount::bigint * s.quantity, 0) + it.gross ELSE 0 END AS gross,
+          CASE WHEN s.status NOT IN ('active', 'past_due') OR dc.coupon_id IS NULL THEN 0
+               WHEN dc.percent_off_bp IS NOT NULL THEN coalesce(round(p.amount::numeric * s.quantity * dc.percent_off_bp / 10000)::bigint, 0) + it.percent_off
+               ELSE least(dc.amount_off, coalesce(p.amount::bigint * s.quantity, 0) + it.covered) END AS discount,
           (CASE s.interval_unit WHEN 'week' THEN 52 WHEN 'day' THEN 365 ELSE 1 END) AS factor_numerator,
           ((CASE s.interval_unit WHEN 'month' THEN 1 ELSE 12 END) * s.interval_count) AS factor_denominator
         FROM subscriptions s
@@ -48,7 +52,7 @@ function computedMrr(tenantId: string, now: Date) {
         ) p ON true
         -- The subscription's coupon still in force (the first one applied, if several).
         LEFT JOIN LATERAL (
-          SELECT c.id AS coupon_id, c.percent_off_bp, c.amount_off FROM discounts d
+          SELECT c.id AS coupon_id, c.percent_off_bp, c.amount_off, c.plan_ids FROM discounts d
           JOIN coupons c ON c.tenant_id = d.tenant_id AND c.id = d.coupon_id
           WHERE d.tenant_id = s.tenant_id AND d.subscription_id = s.id AND d.ended_at IS NULL AND d.starts_at <= ${now}
             AND (d.ends_at IS NULL OR d.ends_at > ${now}) AND c.duration <> 'once'
@@ -57,6 +61,18 @@ function computedMrr(tenantId: string, now: Date) {
           ORDER BY d.created_at, d.id
           LIMIT 1
         ) dc ON true
+        -- The add-ons: their amount, what the coupon covers of it, and its percentage off line by line.
+        LEFT JOIN LATERAL (
+          SELECT coalesce(sum(ip.amount::bigint * si.quantity), 0)::bigint AS gross,
+            coalesce(sum(ip.amount::bigint * si.quantity) FILTER (WHERE covered), 0)::bigint AS covered,
+            coalesce(sum(round(ip.amount::numeric * si.quantity * dc.percent_off_bp / 10000)) FILTER (WHERE covered), 0)::bigint AS percent_off
+          FROM subscription_items si
+          JOIN prices ip ON ip.tenant_id = si.tenant_id AND ip.id = si.price_id
+          CROSS JOIN LATERAL (
+            SELECT dc.coupon_id IS NOT NULL AND (jsonb_array_length(dc.plan_ids) = 0 OR dc.plan_ids @> jsonb_build_array(si.plan_id::text)) AS covered
+          ) cov
+          WHERE si.tenant_id = s.tenant_id AND si.subscription_id = s.id
+        ) it ON true
         WHERE s.tenant_id = ${tenantId}
       ) g`;
 }

@@ -21,8 +21,15 @@ export const churnReasonsSchema = z
     to: z.string().describe('exclusive'),
     total: z.int().describe('cancellations requested in the range (scheduled or immediate; a reactivated one no longer counts)'),
     reasons: z
-      .array(z.object({ reason: reasonKey, count: z.int() }))
+      .array(
+        z.object({
+          reason: reasonKey,
+          count: z.int(),
+          offers_accepted: z.int().describe('customers who started to cancel for this reason and accepted a retention offer instead (not counted in count)'),
+        }),
+      )
       .describe('every reason, most frequent first (ties in list order); unspecified: no reason given'),
+    offers_accepted: z.int().describe('retention offers accepted in the range (decision 0560): subscriptions kept instead of cancelled'),
     feedback: z
       .array(
         z.object({
@@ -53,6 +60,15 @@ export async function getChurnReasons(ctx: ReadCtx, query: z.infer<typeof churnR
     .orderBy('canceled_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
+  const accepted = await ctx.tx
+    .selectFrom('retention_offer_acceptances')
+    .select((eb) => ['reason', eb.fn.countAll<number>().as('n')])
+    .where('tenant_id', '=', ctx.tenantId)
+    .where('accepted_at', '>=', from!)
+    .where('accepted_at', '<', to!)
+    .groupBy('reason')
+    .execute();
+  const kept = new Map<string, number>(accepted.map((r) => [r.reason, Number(r.n)]));
   const counts = new Map<string, number>([...CANCELLATION_REASONS, 'unspecified'].map((r) => [r, 0]));
   for (const row of rows) {
     const key = row.cancellation_reason ?? 'unspecified';
@@ -62,7 +78,10 @@ export async function getChurnReasons(ctx: ReadCtx, query: z.infer<typeof churnR
     from: toIso(from!),
     to: toIso(to!),
     total: rows.length,
-    reasons: [...counts.entries()].map(([reason, count]) => ({ reason: reason as z.infer<typeof reasonKey>, count })).sort((a, b) => b.count - a.count),
+    reasons: [...counts.entries()]
+      .map(([reason, count]) => ({ reason: reason as z.infer<typeof reasonKey>, count, offers_accepted: kept.get(reason) ?? 0 }))
+      .sort((a, b) => b.count - a.count),
+    offers_accepted: [...kept.values()].reduce((a, b) => a + b, 0),
     feedback: rows
       .filter((r) => r.cancellation_feedback)
       .slice(0, 100)

@@ -4,7 +4,8 @@ import type { IntervalUnit } from '../plans/index.js';
 /**
  * Monthly recurring revenue of one subscription (docs/decisions/0075): the price of one period
  * times the quantity, brought to a month — yearly ÷ 12, weekly × 52 ÷ 12, daily × 365 ÷ 12 — and
- * divided by the interval count, rounded half-up once. Only `active` and `past_due` subscriptions
+ * divided by the interval count, rounded half-up once; add-ons (subscription items) add their
+ * price × quantity, and a coupon takes its percentage off line by line. Only `active` and `past_due` subscriptions
  * count: trials, paused, unpaid and canceled ones have no MRR. The SQL of the snapshot job
  * (analytics.repository.ts) computes the same; a test holds the two together.
  */
@@ -31,11 +32,26 @@ export function monthlyRecurringRevenue(input: {
   status: string;
   /** The subscription's coupon while it applies (`forever`, or `repeating` before its end; decision 0451). */
   coupon?: { percentOffBp?: number | null; amountOff?: number | null } | null;
+  /** Its add-ons (decision 0470): a price per period, a quantity, and whether the coupon covers the add-on's plan. */
+  items?: readonly { amount: number; quantity: number; covered: boolean }[];
 }): number {
   if (!(MRR_STATUSES as readonly string[]).includes(input.status)) return 0;
   const { numerator, denominator } = monthlyFactor(input.intervalUnit);
-  const gross = input.amount * input.quantity;
+  // One line per component, as the invoice has: the plan's fee, then each add-on.
+  const lines = [
+    { amount: input.amount * input.quantity, covered: true },
+    ...(input.items ?? []).map((i) => ({ amount: i.amount * i.quantity, covered: i.covered })),
+  ];
+  const gross = lines.reduce((sum, l) => sum + l.amount, 0);
+  const covered = lines.filter((l) => l.covered);
   const c = input.coupon;
-  const discount = !c ? 0 : c.percentOffBp != null ? mulDivRoundHalfUp(gross, c.percentOffBp, 10_000) : Math.min(c.amountOff ?? 0, gross);
+  const discount = !c
+    ? 0
+    : c.percentOffBp != null
+      ? covered.reduce((sum, l) => sum + mulDivRoundHalfUp(l.amount, c.percentOffBp!, 10_000), 0)
+      : Math.min(
+          c.amountOff ?? 0,
+          covered.reduce((sum, l) => sum + l.amount, 0),
+        );
   return mulDivRoundHalfUp(Math.max(gross - discount, 0), numerator, denominator * input.intervalCount);
 }

@@ -165,6 +165,15 @@ function refusal(row: CouponRow, now: Date) {
   return null;
 }
 
+/** Why the coupon cannot be redeemed now for this target (inactive, expired, used up, another currency or plan), or null. */
+export function redemptionRefusal(row: CouponRow, target: Pick<RedemptionTarget, 'currency' | 'planIds'>, now: Date): string | null {
+  const early = refusal(row, now);
+  if (early) return early.message;
+  if (row.currency !== null && row.currency !== target.currency) return `coupon ${row.code} takes ${row.currency} off; this is billed in ${target.currency}`;
+  if (row.plan_ids.length > 0 && !target.planIds.some((p) => row.plan_ids.includes(p))) return `coupon ${row.code} applies only to other plans`;
+  return null;
+}
+
 /**
  * Redeems a coupon (by id or code) for a subscription or one invoice: checks it applies (409
  * `coupon_not_applicable`: another plan, another currency), counts the redemption race-free (409

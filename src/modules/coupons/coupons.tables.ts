@@ -1,5 +1,6 @@
 import type { Generated } from 'kysely';
 import type { Json, Timestamp, TableAccess } from '../../platform/db/schema.js';
+import type { CancellationReason } from '../subscriptions/index.js';
 
 export type CouponDuration = 'once' | 'repeating' | 'forever';
 
@@ -48,11 +49,39 @@ export interface InvoiceDiscountsTable {
   amount: number;
 }
 
+/** A coupon offered to a customer who starts to cancel for one of `reasons` (decision 0560). */
+export interface RetentionOffersTable {
+  tenant_id: string;
+  id: string;
+  coupon_id: string;
+  reasons: Json<CancellationReason[]>;
+  message: string | null;
+  active: boolean;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An accepted retention offer: the subscription kept with the offer's coupon (once per subscription). */
+export interface RetentionOfferAcceptancesTable {
+  tenant_id: string;
+  id: string;
+  offer_id: string;
+  subscription_id: string;
+  customer_id: string;
+  coupon_id: string;
+  discount_id: string;
+  reason: CancellationReason;
+  feedback: string | null;
+  accepted_at: Timestamp;
+}
+
 declare module '../../platform/db/schema.js' {
   interface Tables {
     coupons: CouponsTable;
     discounts: DiscountsTable;
     invoice_discounts: InvoiceDiscountsTable;
+    retention_offers: RetentionOffersTable;
+    retention_offer_acceptances: RetentionOfferAcceptancesTable;
   }
 }
 
@@ -60,4 +89,6 @@ declare module '../../platform/db/schema.js' {
 export const couponsTableAccess: TableAccess = {
   coupons: { read: ['analytics'] },
   discounts: { read: ['analytics'] },
+  // The churn-reasons report counts accepted offers per reason beside the cancellations.
+  retention_offer_acceptances: { read: ['analytics'] },
 };

@@ -31,3 +31,23 @@ export {
   type Discount,
 } from './coupons.schemas.js';
 export { findCoupon } from './coupons.service.js';
+export {
+  createRetentionOffer,
+  getRetentionOffer,
+  listRetentionOffers,
+  recordRetentionAcceptance,
+  retentionEligibility,
+  toPortalRetentionOffer,
+  updateRetentionOffer,
+  type RetentionEligibility,
+  type RetentionTarget,
+} from './retention-offers.js';
+export {
+  createRetentionOfferBody,
+  listRetentionOffersQuery,
+  portalRetentionOfferSchema,
+  retentionOfferSchema,
+  updateRetentionOfferBody,
+  type PortalRetentionOffer,
+  type RetentionOffer,
+} from './retention-offers.schemas.js';

@@ -2,7 +2,7 @@
 
 export { getPlan, toPlan } from './plans.service.js';
 export type { PlanRow, PriceRow } from './plans.repository.js';
-export type { CreatePriceBody, Plan, Price } from './plans.schemas.js';
+export type { CreatePlanBody, CreatePriceBody, Plan, Price } from './plans.schemas.js';
 export type { IntervalUnit } from './plans.tables.js';
 export { createPlanBody, createPriceBody, listPlansQuery, planSchema, priceParams, updatePlanBody } from './plans.schemas.js';
 export { addPrice, archivePrice, createPlan, listPlans, updatePlan } from './plans.service.js';

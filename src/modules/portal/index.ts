@@ -23,6 +23,8 @@ export {
   checkoutLinkSchema,
   planChoiceSchema,
   portalCancelBody,
+  portalRetentionOfferBody,
+  portalRetentionOfferQuery,
   portalPermissionsSchema,
   portalPlanBody,
   portalQuantityBody,

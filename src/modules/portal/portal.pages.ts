@@ -260,6 +260,19 @@ export type CancelPreview = {
   preview?: { credit_note: { amount: number } | null; final_invoice: { total: number; amount_due: number } | null; refundable_amount: number };
 };
 
+/** A retention offer as the portal shows it (the coupons module's portal answer, decision 0560). */
+export type RetentionOfferView = {
+  message: string | null;
+  coupon: {
+    name: string;
+    percent_off: number | null;
+    amount_off: number | null;
+    currency: string | null;
+    duration: 'once' | 'repeating' | 'forever';
+    duration_in_months: number | null;
+  };
+};
+
 export type SubscriptionView = {
   profile: PortalProfile;
   subscription: Subscription & { plan_name: string };
@@ -270,7 +283,7 @@ export type SubscriptionView = {
   pending?:
     | { kind: 'quantity'; quantity: number; result: SubscriptionUpdate }
     | { kind: 'plan'; planId: string; planName: string; result: PlanChange }
-    | { kind: 'cancel'; reason: string; feedback: string; result: CancelPreview };
+    | { kind: 'cancel'; reason: string; feedback: string; result: CancelPreview; offer?: RetentionOfferView | null };
 };
 
 const REASON_LABELS: Record<string, string> = {
@@ -310,6 +323,23 @@ function cancelSummary(result: CancelPreview): string {
   return `<p data-preview-summary>${lines.join(' ')}</p>`;
 }
 
+/** The coupon's terms in words: "20% off for 3 months", "₹500.00 off your next invoice", "10% off for as long as you stay". */
+export function couponTerms(coupon: RetentionOfferView['coupon']): string {
+  const off = coupon.percent_off !== null ? `${coupon.percent_off}% off` : `${money(coupon.amount_off ?? 0, coupon.currency ?? 'INR')} off`;
+  if (coupon.duration === 'once') return `${off} your next invoice`;
+  if (coupon.duration === 'forever') return `${off} for as long as you stay`;
+  const months = coupon.duration_in_months ?? 1;
+  return `${off} for ${months} ${months === 1 ? 'month' : 'months'}`;
+}
+
+function offerBox(id: string, p: { reason: string; feedback: string; offer?: RetentionOfferView | null }, csrf: string): string {
+  if (!p.offer) return '';
+  const message = p.offer.message ?? 'Before you go, we would like to offer you a discount to stay.';
+  return `<section class="preview" id="retention-offer" aria-live="polite"><h2>An offer to stay</h2><p>${escapeHtml(message)}</p>
+<p data-offer-terms><strong>${escapeHtml(p.offer.coupon.name)}</strong>: ${couponTerms(p.offer.coupon)}.</p>
+<form method="post" action="/portal/subscriptions/${id}/retention-offer">${csrf}${hidden('reason', p.reason)}${hidden('feedback', p.feedback)}<button type="submit">Accept the offer and stay</button></form></section>`;
+}
+
 function hidden(name: string, value: string): string {
   return `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`;
 }
@@ -328,8 +358,9 @@ function pendingBox(view: SubscriptionView, csrf: string): string {
     return `<section class="preview" id="pending" aria-live="polite"><h2>Change to ${escapeHtml(p.planName)}?</h2>${changeSummary(p.result, currency)}
 <form method="post" action="/portal/subscriptions/${id}/plan">${csrf}${hidden('plan_id', p.planId)}${hidden('step', 'confirm')}<div class="row"><button type="submit">Confirm the change to ${escapeHtml(p.planName)}</button>${back}</div></form></section>`;
   }
-  return `<section class="preview" id="pending" aria-live="polite"><h2>Cancel your subscription?</h2>${cancelSummary(p.result)}
-<form method="post" action="/portal/subscriptions/${id}/cancel">${csrf}${hidden('reason', p.reason)}${hidden('feedback', p.feedback)}${hidden('step', 'confirm')}<div class="row"><button type="submit">Confirm cancellation</button>${back}</div></form></section>`;
+  const confirm = p.offer ? 'No thanks, cancel' : 'Confirm cancellation';
+  return `${offerBox(id, p, csrf)}<section class="preview" id="pending" aria-live="polite"><h2>Cancel your subscription?</h2>${cancelSummary(p.result)}
+<form method="post" action="/portal/subscriptions/${id}/cancel">${csrf}${hidden('reason', p.reason)}${hidden('feedback', p.feedback)}${hidden('step', 'confirm')}<div class="row"><button type="submit">${confirm}</button>${back}</div></form></section>`;
 }
 
 /** One subscription and what the tenant lets the customer do with it: seats, plan, cancel — each previewed, then confirmed. */

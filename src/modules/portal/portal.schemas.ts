@@ -57,6 +57,13 @@ export const portalCancelBody = z.object({
   preview: z.boolean().default(false).describe('answer with what the cancellation would do (as the API preview) and write nothing'),
 });
 
+/** Taking the retention offer shown for a cancellation reason (decision 0560), instead of cancelling. */
+export const portalRetentionOfferBody = z.object({
+  reason: z.enum(CANCELLATION_REASONS),
+  feedback: fields.text(2000).optional(),
+});
+export const portalRetentionOfferQuery = z.object({ reason: z.enum(CANCELLATION_REASONS) });
+
 export const portalQuantityBody = z.object({
   quantity: z.int().min(1).max(1_000_000),
   preview: z.boolean().default(false),
