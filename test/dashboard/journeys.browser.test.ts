@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../support/browser.js';
-import type { Tenant, TestKosh } from '../support/harness.js';
+import type { TestKosh } from '../support/harness.js';
 import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
 
 /**
@@ -12,17 +12,16 @@ import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
  * typed — each checked over the API; screenshots in test-output/screenshots/ (kept by CI), axe-core
  * with no serious or critical violation on each screen.
  *
- * (1) A new owner follows the onboarding checklist: the entity's address and GSTIN, a plan, the test
- *     gateway; creates a customer with an address by form, subscribes them by picking names, records
- *     a payment, refunds one invoice line (its credit note credits that line), issues a credit note
- *     kept as balance and refunds part of that balance.
+ * (1) A new owner signs up ("Create an account": the business and its owner), follows the
+ *     onboarding checklist (the entity's address and GSTIN, a plan, the test gateway), creates a
+ *     customer with an address by form, subscribes them by picking names, records a payment,
+ *     refunds one invoice line (its credit note credits that line), issues a credit note kept as
+ *     balance and refunds part of that balance.
  * (2) A support operator, invited from the Team tab (test mode shows the link), sees and does only
  *     what support may: edits a customer and takes a portal link, is shown no money action, and the
  *     server refuses a payment sent with their session.
  *
  * Left out because the dashboard cannot do them yet (issue #33):
- * - Signing up: the dashboard has no sign-up screen (POST /auth/register is API only), so the
- *   tenant is registered over the API and its owner signs in with the API key it was given.
  * - A metered price: the plan form takes one flat price, and no screen creates a billable metric or
  *   adds a price to a plan; the plan here has a flat monthly price.
  * - A credit note by line: "Issue a credit note" takes an amount only; the line credit note is the
@@ -36,7 +35,8 @@ const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 let t: TestKosh;
 let browser: Browser;
 let base: string;
-let tenant: Tenant;
+/** The API as the new owner's key (made in Settings) calls it: every result is checked through it. */
+let api: TestKosh['api'];
 let context: BrowserContext;
 let page: Page;
 const pageErrors: string[] = [];
@@ -87,8 +87,6 @@ beforeAll(async () => {
   if (built.status !== 0) throw new Error('the dashboard build failed');
   mkdirSync(OUT, { recursive: true });
   ({ t, browser, base } = await startBrowserKosh());
-  // Sign-up has no screen: the tenant registers over the API (no GSTIN, no address yet).
-  tenant = await t.registerTenant({ name: 'Ledgerly Software' });
   context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
   page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -100,13 +98,31 @@ afterAll(async () => {
 });
 
 describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () => {
-  it('a new owner sets up billing from the checklist, then bills, collects, credits and refunds a customer', async () => {
+  it('a new owner signs up, sets up billing from the checklist, then bills, collects, credits and refunds a customer', async () => {
+    // Signing up: the business and its owner, then signed in with the password just chosen.
     await page.goto(`${base}/dashboard/`);
     await page.waitForURL(/\/dashboard\/sign-in/);
-    await page.getByRole('button', { name: /API key/ }).click();
-    await page.getByLabel('API key').fill(tenant.key);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await heading(page, 'Create an account');
+    await page.getByLabel('Business name').fill('Ledgerly Software');
+    await page.getByLabel('Your name').fill('Lakshmi Owner');
+    await page.getByLabel('E-mail').fill('lakshmi@ledgerly.test');
+    await page.getByLabel('Password', { exact: true }).fill('correct horse battery 5');
+    await page.getByLabel('Password again').fill('correct horse battery 5');
+    await check(page, 'journey-00-sign-up');
+    await page.getByRole('button', { name: 'Create account' }).click();
     await heading(page, 'Overview');
+    // An API key made in Settings (its secret shown once): the checks below call the API with it.
+    await go(page, '/settings/api-keys', 'Settings');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page
+      .getByText(/^New key \(shown once\)/)
+      .locator('code')
+      .textContent())!;
+    api = (method, url, body, headers = {}) => t.api(method, url, body, { authorization: `Bearer ${secret}`, ...headers });
+    const users = (await api('GET', '/v1/users')).body.data as Row[];
+    expect(users.map((u) => [u.email, u.name, u.role])).toEqual([['lakshmi@ledgerly.test', 'Lakshmi Owner', 'owner']]);
+    await go(page, '/', 'Overview');
     const checklist = page.getByRole('region', { name: /^Set up billing/ });
     await checklist.getByRole('heading', { name: 'Set up billing (0 of 5 done)' }).waitFor();
     await check(page, 'journey-01-checklist');
@@ -125,7 +141,7 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await check(page, 'journey-02-entity');
     await entity.getByRole('button', { name: 'Save entity' }).click();
     await page.getByText('Entity saved.').waitFor();
-    const primary = ((await tenant.api('GET', '/v1/entities')).body.data as Row[]).find((e) => e.is_primary)!;
+    const primary = ((await api('GET', '/v1/entities')).body.data as Row[]).find((e) => e.is_primary)!;
     expect([primary.gstin, primary.state_code, primary.legal_name]).toEqual([GSTIN, '29', 'Ledgerly Software Private Limited']);
     expect(primary.address).toMatchObject({ line1: '4th Floor, 80 Feet Road', city: 'Bengaluru', state_code: '29', postal_code: '560034', country: 'IN' });
 
@@ -139,7 +155,7 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await planForm.getByLabel('SAC/HSN code').fill('998314');
     await planForm.getByRole('button', { name: 'Create plan' }).click();
     await heading(page, 'Team monthly');
-    const plans = (await tenant.api('GET', '/v1/plans')).body.data as Row[];
+    const plans = (await api('GET', '/v1/plans')).body.data as Row[];
     expect(
       plans.map((p) => [p.name, p.interval_unit, p.interval_count, p.prices.map((x: { amount: number; currency: string }) => [x.amount, x.currency])]),
     ).toEqual([['Team monthly', 'month', 1, [[100_000, 'INR']]]]);
@@ -151,7 +167,7 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await page.getByLabel('Gateway', { exact: true }).selectOption('test');
     await page.getByRole('button', { name: 'Connect gateway' }).click();
     await page.getByText('test connected.').waitFor();
-    expect(((await tenant.api('GET', '/v1/gateway-connections')).body.data as { provider: string }[]).map((g) => g.provider)).toEqual(['test']);
+    expect(((await api('GET', '/v1/gateway-connections')).body.data as { provider: string }[]).map((g) => g.provider)).toEqual(['test']);
     await check(page, 'journey-03-gateway');
     await go(page, '/', 'Overview');
     // Entity, plan and gateway done; e-mail (no SMTP here) and a first invoice to go.
@@ -172,7 +188,7 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await customerForm.getByRole('button', { name: 'Create customer' }).click();
     await heading(page, 'Mysore Silks');
     customerId = page.url().split('/').pop()!;
-    const customer = (await tenant.api('GET', `/v1/customers/${customerId}`)).body.data;
+    const customer = (await api('GET', `/v1/customers/${customerId}`)).body.data;
     expect(customer.billing_address).toMatchObject({ line1: '22 Sayyaji Rao Road', city: 'Mysuru', state_code: '29', postal_code: '570001', country: 'IN' });
 
     // Subscribed by picking names; the first invoice is issued at once.
@@ -184,10 +200,10 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await check(page, 'journey-05-subscription-form');
     await subForm.getByRole('button', { name: 'Create subscription' }).click();
     await page.waitForURL(/\/dashboard\/subscriptions\/[0-9a-f-]{36}$/);
-    const subscriptions = (await tenant.api('GET', `/v1/subscriptions?customer_id=${customerId}`)).body.data as Row[];
+    const subscriptions = (await api('GET', `/v1/subscriptions?customer_id=${customerId}`)).body.data as Row[];
     expect(subscriptions.map((s) => [s.plan_id, s.status, s.quantity])).toEqual([[plans[0]!.id, 'active', 1]]);
     invoiceId = subscriptions[0]!.latest_invoice_id;
-    const invoice = (await tenant.api('GET', `/v1/invoices/${invoiceId}`)).body.data;
+    const invoice = (await api('GET', `/v1/invoices/${invoiceId}`)).body.data;
     // ₹1,000.00 within Karnataka: CGST 9% ₹90.00 + SGST 9% ₹90.00 = ₹180.00; total ₹1,180.00.
     expect([invoice.status, invoice.subtotal, invoice.tax_amount, invoice.total]).toEqual(['open', 100_000, 18_000, 118_000]);
 
@@ -200,8 +216,8 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await payment.getByLabel('Reference (UTR, cheque number)').fill('UTR-MYS-0001');
     await payment.getByRole('button', { name: 'Record payment' }).click();
     await page.getByText('Payment of ₹1,180.00 recorded.').waitFor();
-    expect((await tenant.api('GET', `/v1/invoices/${invoiceId}`)).body.data).toMatchObject({ status: 'paid', amount_paid: 118_000 });
-    const payments = (await tenant.api('GET', `/v1/payments?customer_id=${customerId}`)).body.data as Row[];
+    expect((await api('GET', `/v1/invoices/${invoiceId}`)).body.data).toMatchObject({ status: 'paid', amount_paid: 118_000 });
+    const payments = (await api('GET', `/v1/payments?customer_id=${customerId}`)).body.data as Row[];
     expect(payments.map((p) => [p.amount, p.reference_number ?? null])).toEqual([[118_000, 'UTR-MYS-0001']]);
 
     // Half the plan line refunded: ₹500.00 + 18% = ₹590.00; its credit note credits that line.
@@ -211,9 +227,9 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await check(page, 'journey-06-refund-by-line');
     await refund.getByRole('button', { name: 'Refund' }).click();
     await page.getByText(/^Refund of ₹590\.00 /).waitFor();
-    const refunds = (await tenant.api('GET', `/v1/refunds?invoice_id=${invoiceId}`)).body.data as Row[];
+    const refunds = (await api('GET', `/v1/refunds?invoice_id=${invoiceId}`)).body.data as Row[];
     expect(refunds.map((r) => [r.amount, r.credit_note_issued])).toEqual([[59_000, true]]);
-    const lineNote = (await tenant.api('GET', `/v1/credit-notes/${refunds[0]!.credit_note_id}`)).body.data;
+    const lineNote = (await api('GET', `/v1/credit-notes/${refunds[0]!.credit_note_id}`)).body.data;
     // ₹590.00 = ₹500.00 + CGST ₹45.00 + SGST ₹45.00 reversed, on the plan line only.
     expect(lineNote.lines.map((l: { invoice_line_id: string }) => l.invoice_line_id)).toEqual([line.id]);
     expect([lineNote.amount, lineNote.subtotal, lineNote.cgst_amount, lineNote.sgst_amount]).toEqual([59_000, 50_000, 4_500, 4_500]);
@@ -224,7 +240,7 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await issue.getByLabel('Reason').fill('Two days of downtime');
     await issue.getByRole('button', { name: 'Issue credit note' }).click();
     await page.getByText(/^Credit note .* issued\.$/).waitFor();
-    const notes = (await tenant.api('GET', `/v1/credit-notes?customer_id=${customerId}`)).body.data as Row[];
+    const notes = (await api('GET', `/v1/credit-notes?customer_id=${customerId}`)).body.data as Row[];
     const balanceNote = notes.find((n) => n.id !== lineNote.id)!;
     expect([balanceNote.amount, balanceNote.balance, balanceNote.status]).toEqual([23_600, 23_600, 'issued']);
 
@@ -235,8 +251,8 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await fromBalance.getByLabel('Amount').fill('100.00');
     await fromBalance.getByRole('button', { name: 'Refund credit' }).click();
     await page.getByText(new RegExp(`^Refund of ₹100\\.00 from ${balanceNote.number} `)).waitFor();
-    expect((await tenant.api('GET', `/v1/credit-notes/${balanceNote.id}`)).body.data.balance).toBe(13_600);
-    const all = (await tenant.api('GET', `/v1/refunds?customer_id=${customerId}`)).body.data as { amount: number }[];
+    expect((await api('GET', `/v1/credit-notes/${balanceNote.id}`)).body.data.balance).toBe(13_600);
+    const all = (await api('GET', `/v1/refunds?customer_id=${customerId}`)).body.data as { amount: number }[];
     expect(all.map((r) => r.amount).sort((a, b) => a - b)).toEqual([10_000, 59_000]);
     await check(page, 'journey-07-customer-after-refunds');
     await go(page, '/', 'Overview');
@@ -264,7 +280,7 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await p.getByLabel('Password again').fill('correct horse battery 7');
     await p.getByRole('button', { name: 'Join' }).click();
     await p.waitForURL(/\/dashboard\/settings\/security/);
-    const users = (await tenant.api('GET', '/v1/users')).body.data as { email: string; role: string }[];
+    const users = (await api('GET', '/v1/users')).body.data as { email: string; role: string }[];
     expect(users.find((u) => u.email === 'sam@ledgerly.test')?.role).toBe('support');
 
     // No checklist, no audit log, no team tab.
@@ -282,7 +298,7 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await p.getByLabel('Phone').fill('+919845012345');
     await p.getByRole('button', { name: 'Save', exact: true }).click();
     await p.getByText('Saved.').waitFor();
-    expect((await tenant.api('GET', `/v1/customers/${customerId}`)).body.data.phone).toBe('+919845012345');
+    expect((await api('GET', `/v1/customers/${customerId}`)).body.data.phone).toBe('+919845012345');
     await p.getByRole('button', { name: 'Portal link' }).click();
     await p.getByText(/^Portal link \(single use\)/).waitFor();
     // … but is shown no money action.
@@ -313,7 +329,7 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
       { customer_id: customerId, amount: 10_000, currency: 'INR', payment_type: 'cash' },
     );
     expect(refused).toBe(403);
-    expect(((await tenant.api('GET', `/v1/payments?customer_id=${customerId}`)).body.data as unknown[]).length).toBe(1);
+    expect(((await api('GET', `/v1/payments?customer_id=${customerId}`)).body.data as unknown[]).length).toBe(1);
     await support.close();
     expect(pageErrors).toEqual([]);
   }, 120_000);
