@@ -3,7 +3,7 @@ import { createRoot } from 'react-dom/client';
 import './styles.css';
 import { apiKey, ApiError, call, can, csrfToken, kosh, loadDeployment, setApiKey, unwrap, type Me } from './api.ts';
 import { setTimeZone } from './format.ts';
-import { AcceptInvitation, ResetPassword, SignIn } from './pages/auth.tsx';
+import { AcceptInvitation, ResetPassword, SignIn, SignUp } from './pages/auth.tsx';
 import { Overview } from './pages/overview.tsx';
 import { CreditNoteList, CustomerList, InvoiceList, PaymentList, PlanList, SubscriptionList } from './pages/lists.tsx';
 import { CreditNoteDetail, CustomerDetail, InvoiceDetail, PaymentDetail, PlanDetail, SubscriptionDetail } from './pages/details.tsx';
@@ -13,7 +13,7 @@ import { CouponList, Features, Periods } from './pages/billing.tsx';
 import { Analytics, AuditLog, Dunning, GstReturns, Reconciliation } from './pages/operations.tsx';
 import { Link, Loading, MeContext, navigate, useLoad, useLocation } from './ui.tsx';
 
-const PUBLIC = new Set(['/sign-in', '/accept-invitation', '/reset-password']);
+const PUBLIC = new Set(['/sign-in', '/sign-up', '/accept-invitation', '/reset-password']);
 
 const NAV: [string, string, ((me: Me) => boolean)?][] = [
   ['/', 'Overview'],
@@ -202,6 +202,7 @@ function App() {
   let body: ReactNode;
   if (error) body = <p role="alert">The dashboard could not reach Kosh: {error}</p>;
   else if (path === '/sign-in') body = <SignIn />;
+  else if (path === '/sign-up') body = <SignUp />;
   else if (path === '/accept-invitation') body = <AcceptInvitation />;
   else if (path === '/reset-password') body = <ResetPassword />;
   else if (me === undefined || me === null) body = <Loading />;

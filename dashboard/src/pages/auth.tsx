@@ -95,6 +95,9 @@ export function SignIn() {
         <Link to="/reset-password">Forgot your password?</Link>
       </p>
       <p>
+        New to Kosh? <Link to="/sign-up">Create an account</Link>
+      </p>
+      <p>
         <button type="button" className="link" onClick={() => setUseKey(true)}>
           Use an API key (development)
         </button>
@@ -204,6 +207,39 @@ export function ResetPassword() {
         <Field label="New password" name="password" type="password" required autoComplete="new-password" />
         <Field label="New password again" name="password2" type="password" required autoComplete="new-password" />
       </ActionForm>
+    </AuthShell>
+  );
+}
+
+/**
+ * A new business and its owner in one step (POST /auth/register with the owner), then signed in
+ * with the password just chosen. Where registration needs the admin token, the server says so.
+ */
+export function SignUp() {
+  const { refresh } = useMe();
+  return (
+    <AuthShell title="Create an account">
+      <ActionForm
+        submit="Create account"
+        onSubmit={async (form, key) => {
+          const email = str(form, 'email') ?? '';
+          const password = String(form.get('password') ?? '');
+          if (password !== String(form.get('password2') ?? '')) throw new Error('The two passwords differ.');
+          await call('POST', '/auth/register', { name: str(form, 'business') ?? '', email, owner: { email, password, name: str(form, 'name') ?? '' } }, key);
+          await call('POST', '/v1/auth/sign-in', { email, password });
+          await refresh();
+          navigate('/', true);
+        }}
+      >
+        <Field label="Business name" name="business" required autoComplete="organization" />
+        <Field label="Your name" name="name" required autoComplete="name" />
+        <Field label="E-mail" name="email" type="email" required autoComplete="username" />
+        <Field label="Password" name="password" type="password" required autoComplete="new-password" hint="At least 12 characters." />
+        <Field label="Password again" name="password2" type="password" required autoComplete="new-password" />
+      </ActionForm>
+      <p>
+        Have an account? <Link to="/sign-in">Sign in</Link>
+      </p>
     </AuthShell>
   );
 }
