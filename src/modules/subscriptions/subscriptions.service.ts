@@ -389,6 +389,7 @@ export async function lockForTransition(
  */
 export {
   claimDueSubscriptions,
+  claimDueSubscriptionsOfCustomers,
   nextPeriodEndInClockScope,
   delinquentSubscriptionIds,
   tenantsWithDelinquentSubscriptions,
