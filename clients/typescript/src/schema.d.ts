@@ -6132,6 +6132,9 @@ export interface components {
                 [key: string]: unknown;
             };
             test_clock_id: string | null;
+            parent_customer_id: string | null;
+            /** @enum {string} */
+            bill_to: "self" | "parent";
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6363,6 +6366,10 @@ export interface components {
             plan_id: string | null;
             period_start: string | null;
             period_end: string | null;
+            /** @description on a parent's consolidated invoice: the child's subscription this line bills; null elsewhere */
+            subscription_id: string | null;
+            /** @description on a parent's consolidated invoice: the child customer whose subscription this line bills; null elsewhere */
+            customer_id: string | null;
         };
         Invoice: {
             /** Format: uuid */
@@ -7910,6 +7917,10 @@ export interface components {
                 email: string;
                 name: string | null;
             };
+            /** @description the parent company that is invoiced for and pays this customer's subscriptions (bill_to 'parent'); null when the customer pays */
+            billed_to: {
+                name: string;
+            } | null;
             tenant: {
                 /** Format: uuid */
                 id: string;
@@ -11499,6 +11510,8 @@ export interface operations {
                      *           "sez": true,
                      *           "metadata": {},
                      *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "bill_to": "self",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -11557,7 +11570,9 @@ export interface operations {
                  *       },
                  *       "sez": true,
                  *       "metadata": {},
-                 *       "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "bill_to": "self"
                  *     }
                  */
                 "application/json": {
@@ -11582,6 +11597,13 @@ export interface operations {
                     } | null;
                     /** @description test mode only: the test clock the customer lives on (its billing runs when the clock advances, never at the real time) */
                     test_clock_id?: string | null;
+                    /** @description the parent customer (same tenant) that may pay for this one; a chain is at most 5 levels deep and never a cycle */
+                    parent_customer_id?: string | null;
+                    /**
+                     * @description 'parent': this customer's renewals are invoiced to the parent, on its consolidated invoice (needs parent_customer_id); 'self' by default
+                     * @enum {string}
+                     */
+                    bill_to?: "self" | "parent";
                 };
             };
         };
@@ -11613,6 +11635,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -11673,6 +11697,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -11726,7 +11752,9 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "sez": true,
-                 *       "metadata": {}
+                 *       "metadata": {},
+                 *       "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "bill_to": "self"
                  *     }
                  */
                 "application/json": {
@@ -11748,6 +11776,13 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
+                    /** @description the parent customer (same tenant) that may pay for this one; a chain is at most 5 levels deep and never a cycle */
+                    parent_customer_id?: string | null;
+                    /**
+                     * @description 'parent': this customer's renewals are invoiced to the parent, on its consolidated invoice (needs parent_customer_id); 'self' by default
+                     * @enum {string}
+                     */
+                    bill_to?: "self" | "parent";
                 };
             };
         };
@@ -11779,6 +11814,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -11835,7 +11872,9 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "sez": true,
-                 *       "metadata": {}
+                 *       "metadata": {},
+                 *       "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "bill_to": "self"
                  *     }
                  */
                 "application/json": {
@@ -11857,6 +11896,13 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
+                    /** @description the parent customer (same tenant) that may pay for this one; a chain is at most 5 levels deep and never a cycle */
+                    parent_customer_id?: string | null;
+                    /**
+                     * @description 'parent': this customer's renewals are invoiced to the parent, on its consolidated invoice (needs parent_customer_id); 'self' by default
+                     * @enum {string}
+                     */
+                    bill_to?: "self" | "parent";
                 };
             };
         };
@@ -11888,6 +11934,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12143,7 +12191,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -12393,7 +12443,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -12663,7 +12715,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -13235,7 +13289,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -13686,7 +13742,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -13943,7 +14001,9 @@ export interface operations {
                      *                 "inr_igst_amount": 49900,
                      *                 "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *                 "period_start": "period start",
-                     *                 "period_end": "period end"
+                     *                 "period_end": "period end",
+                     *                 "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *               }
                      *             ],
                      *             "created_at": "2026-04-01T00:00:00.000Z",
@@ -14348,7 +14408,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -14841,7 +14903,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -15050,7 +15114,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -15181,7 +15247,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -15315,7 +15383,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -15452,7 +15522,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -15604,7 +15676,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -15741,7 +15815,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -15902,7 +15978,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -22828,7 +22906,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -27711,6 +27791,9 @@ export interface operations {
                      *           "email": "billing@acme.example",
                      *           "name": "Acme Pro"
                      *         },
+                     *         "billed_to": {
+                     *           "name": "Acme Pro"
+                     *         },
                      *         "tenant": {
                      *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "name": "Acme Pro"
@@ -27965,7 +28048,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -28537,7 +28622,9 @@ export interface operations {
                      *                 "inr_igst_amount": 49900,
                      *                 "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *                 "period_start": "period start",
-                     *                 "period_end": "period end"
+                     *                 "period_end": "period end",
+                     *                 "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *               }
                      *             ],
                      *             "created_at": "2026-04-01T00:00:00.000Z",
@@ -28714,7 +28801,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -29014,7 +29103,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -29170,6 +29261,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -29930,6 +30023,8 @@ export interface operations {
                  *           "sez": true,
                  *           "metadata": {},
                  *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "bill_to": "self",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30004,6 +30099,8 @@ export interface operations {
                  *           "sez": true,
                  *           "metadata": {},
                  *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "bill_to": "self",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -30348,7 +30445,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -30493,7 +30592,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -30638,7 +30739,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -30783,7 +30886,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -30928,7 +31033,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -31073,7 +31180,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -31218,7 +31327,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
