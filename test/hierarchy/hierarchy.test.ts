@@ -230,5 +230,25 @@ describe('customer hierarchy', () => {
       const paid = await acme.api('GET', `/v1/invoices/${inr.id}`);
       expect(paid.body.data).toMatchObject({ status: 'paid', amount_paid: 354_000, amount_due: 0 });
     });
+
+    it("invoices an immediate cancel's last charges to the parent too, naming the child", async () => {
+      const three = await customer(acme, { name: 'Child Three', parent_customer_id: parent.id, bill_to: 'parent' });
+      const plan = await createPlan(acme, { amount: 100_000 });
+      const sub = await subscribe(acme, { customer_id: three.id, plan_id: plan.id });
+      const charge = await acme.api('POST', `/v1/customers/${three.id}/pending-charges`, {
+        description: 'Setup',
+        amount: 10_000,
+        hsn_code: '998314',
+        subscription_id: sub.id,
+      });
+      expect(charge.status, charge.text).toBe(201);
+      const canceled = await acme.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: false });
+      expect(canceled.status, canceled.text).toBe(200);
+      const final = (await invoicesOfCustomer(acme, parent.id)).find((i) => i.billing_reason === 'subscription_final' && i.subscription_id === sub.id);
+      // ₹100 setup to the Maharashtra parent: IGST 18 % = 1 800; 11 800.
+      expect(final).toMatchObject({ customer_id: parent.id, subtotal: 10_000, igst_amount: 1_800, total: 11_800 });
+      expect(final.lines).toEqual([expect.objectContaining({ description: 'Child Three: Setup', customer_id: three.id, subscription_id: sub.id })]);
+      expect(await invoicesOfCustomer(acme, three.id)).toEqual([]);
+    });
   });
 });

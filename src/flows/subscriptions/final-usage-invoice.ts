@@ -4,7 +4,7 @@ import { getCustomer } from '../../modules/customers/index.js';
 import { markPendingChargesInvoiced, pendingChargeLine, takePendingCharges, type InvoiceRow } from '../../modules/invoices/index.js';
 import type { SubscriptionRow } from '../../modules/subscriptions/index.js';
 import { computeRenewalLines } from './compute-renewal-lines.js';
-import { discountSubscriptionLines } from './invoice-subscription-period.js';
+import { childLine, discountSubscriptionLines, payerOf } from './invoice-subscription-period.js';
 import { renewalSubjectOf } from './preview-subscription-usage.js';
 import { settleSubscriptionInvoices } from './renew-subscriptions.js';
 
@@ -26,13 +26,17 @@ export async function invoiceUsageToDate(ctx: Ctx, row: SubscriptionRow): Promis
   const [charges] = await takePendingCharges(ctx, [{ customerId: row.customer_id, currency: row.currency, subscriptionId: row.id }]);
   if (computed.length === 0 && charges!.length === 0) return null;
   const { lines, applied } = discountSubscriptionLines(computed, (await subscriptionDiscounts(ctx, [row.id])).get(row.id), period.start, row.currency);
+  // A child billed to its parent (decision 0550): the parent's invoice, the lines naming the child.
+  const customer = subject?.customer ?? (await getCustomer(ctx, row.customer_id));
+  const payer = await payerOf(ctx, customer);
+  const all = [...lines, ...charges!.map(pendingChargeLine)];
   const [invoice] = await settleSubscriptionInvoices(
     ctx,
     [
       {
-        customer: subject?.customer ?? (await getCustomer(ctx, row.customer_id)),
+        customer: payer,
         currency: row.currency,
-        lines: [...lines, ...charges!.map(pendingChargeLine)],
+        lines: payer.id === customer.id ? all : all.map((line) => childLine(line, customer, row.id)),
         subscriptionId: row.id,
         billingReason: 'subscription_final',
         periodStart: period.start,
