@@ -56,6 +56,8 @@ export type ErrorReason =
   | 'customer_not_found'
   | 'customer_email_taken'
   | 'customer_email_missing'
+  | 'customer_hierarchy_cycle'
+  | 'customer_hierarchy_too_deep'
   | 'external_id_taken'
   | 'email_not_configured'
   | 'cancellation_pending'

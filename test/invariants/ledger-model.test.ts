@@ -122,6 +122,8 @@ type World = {
   subscription?: string;
   /** The add-on price and the subscription's item of it (decision 0470), for the add_on op. */
   addOn?: { price: string; item?: string };
+  /** Two children billed to customers[1] and their subscriptions (decision 0550), for the group op. */
+  group?: { children: string[]; subscriptions: string[] };
   coupons: number;
   /** Customer advances (receipt vouchers). */
   advances: string[];
@@ -191,6 +193,9 @@ const offlineOp = fc.oneof(
   // A minimum commitment per period (decision 0540) on that subscription — created with one when there
   // is none yet — over the whole subscription or its plan price; amount 0 removes it. Renewals true it up.
   fc.record({ kind: fc.constant('commitment' as const), amount: fc.integer({ min: 0, max: 400_000 }), perPrice: fc.boolean() }),
+  // A parent paying for children (decision 0550): two children billed to customer 1 subscribe (their
+  // first invoices are the parent's); their renewals land on the parent's consolidated invoice.
+  fc.record({ kind: fc.constant('group' as const), quantity: fc.integer({ min: 1, max: 3 }) }),
   // Money before any invoice: an advance (services, or goods: no GST) for any entity, the unregistered one too.
   fc.record({
     kind: fc.constant('advance' as const),
@@ -431,6 +436,7 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
         const renewed = await api('GET', `/v1/invoices?subscription_id=${w.subscription}&limit=1000`);
         for (const inv of renewed.body.data as { id: string }[]) if (!w.invoices.includes(inv.id)) w.invoices.push(inv.id);
       }
+      await parentInvoices(w);
       return undefined;
     }
     case 'coupon_credit_tds': {
@@ -527,7 +533,54 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
       return commitmentStep(w, o);
     case 'file':
       return fileStep(w, o);
+    case 'group':
+      return groupStep(w, o);
   }
+}
+
+/** The group op: two children billed to customers[1] (Maharashtra, unregistered), each on a ₹500 monthly plan. */
+async function groupStep(w: World, o: Extract<Op, { kind: 'group' }>): Promise<ApiResponse | undefined> {
+  const api = w.tenant.api;
+  if (w.group) return parentInvoices(w);
+  const plan = await api('POST', '/v1/plans', { name: 'Group', code: 'group', interval_unit: 'month', amount: 50_000, currency: 'INR' });
+  const group: { children: string[]; subscriptions: string[] } = { children: [], subscriptions: [] };
+  let last: ApiResponse | undefined;
+  for (const name of ['North', 'South']) {
+    const child = await api('POST', '/v1/customers', {
+      email: `${name.toLowerCase()}@model.test`,
+      name,
+      parent_customer_id: w.customers[1],
+      bill_to: 'parent',
+    });
+    if (child.status !== 201) return child;
+    group.children.push(child.body.data.id);
+    last = await api('POST', '/v1/subscriptions', { customer_id: child.body.data.id, plan_id: plan.body.data.id, quantity: o.quantity });
+    if (last.status !== 201) return last;
+    group.subscriptions.push(last.body.data.id);
+  }
+  w.group = group;
+  await parentInvoices(w);
+  return last;
+}
+
+/**
+ * The parent's invoices that bill the children, offered to the other ops (pay, credit, charge…);
+ * each line of one must name one of the children and that child's subscription, and the parent is its customer.
+ */
+async function parentInvoices(w: World): Promise<undefined> {
+  if (!w.group) return undefined;
+  const res = await w.tenant.api('GET', `/v1/invoices?customer_id=${w.customers[1]}&limit=1000`);
+  for (const inv of res.body.data as { id: string; lines: { customer_id: string | null; subscription_id: string | null }[] }[]) {
+    const children = inv.lines.filter((l) => l.customer_id !== null);
+    if (children.length === 0 || w.invoices.includes(inv.id)) continue;
+    for (const line of children) {
+      const k = w.group.children.indexOf(line.customer_id!);
+      if (k < 0 || w.group.subscriptions[k] !== line.subscription_id)
+        throw new Error(`invoice ${inv.id}: a line names ${line.customer_id} / ${line.subscription_id}, not a child billed to the parent`);
+    }
+    w.invoices.push(inv.id);
+  }
+  return undefined;
 }
 
 /** A return as the API answers it now: the JSON text and the CSV. */
@@ -1664,6 +1717,33 @@ describe('the books tie out after every operation', () => {
       'some refund issued its own note',
     ).toBe(true);
   }, 600_000); // the one-truth checks (Tally, GSTR-3B per month) after each of its twelve steps
+
+  it('a parent paying for two children (first invoices, a consolidated renewal, payment, a note) keeps the invariants', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      // North and South, 2 × ₹500 a month each, billed to customer 1 (Maharashtra) from Karnataka:
+      // each first invoice is the parent's, 100 000 + IGST 18 % 18 000 = 118 000.
+      { kind: 'group', quantity: 2 },
+      // 31 days on, both renew onto one invoice to the parent: 200 000 + IGST 36 000 = 236 000.
+      { kind: 'time_passes', days: 31 },
+      { kind: 'pay', invoice: 2, share: 100, tds: 0 },
+      { kind: 'credit', customer: 1, invoice: 2, share: 10, expires: false },
+      { kind: 'pay', invoice: 0, share: 50, tds: 0 },
+    ];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      await checkBooks(world, o.kind);
+    }
+    const invoices = await Promise.all(world.invoices.map(async (id) => (await world.tenant.api('GET', `/v1/invoices/${id}`)).body.data));
+    expect(invoices.map((i) => [i.customer_id, i.billing_reason, i.total])).toEqual([
+      [world.customers[1], 'subscription_create', 118_000],
+      [world.customers[1], 'subscription_create', 118_000],
+      [world.customers[1], 'subscription_cycle', 236_000],
+    ]);
+    expect(invoices[2]).toMatchObject({ status: 'paid', amount_paid: 236_000, igst_amount: 36_000 });
+    expect(invoices[2].lines.map((l: { customer_id: string }) => l.customer_id).sort()).toEqual([...world.group!.children].sort());
+  }, 600_000);
 
   it('advances (received, applied, refunded; unregistered entity; KWD) and a mismatched webhook keep the invariants', async () => {
     const world = await newWorld();

@@ -6377,6 +6377,9 @@ export interface components {
                 [key: string]: unknown;
             };
             test_clock_id: string | null;
+            parent_customer_id: string | null;
+            /** @enum {string} */
+            bill_to: "self" | "parent";
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -6608,6 +6611,10 @@ export interface components {
             plan_id: string | null;
             period_start: string | null;
             period_end: string | null;
+            /** @description on a parent's consolidated invoice: the child's subscription this line bills; null elsewhere */
+            subscription_id: string | null;
+            /** @description on a parent's consolidated invoice: the child customer whose subscription this line bills; null elsewhere */
+            customer_id: string | null;
         };
         Invoice: {
             /** Format: uuid */
@@ -8231,6 +8238,10 @@ export interface components {
                 email: string;
                 name: string | null;
             };
+            /** @description the parent company that is invoiced for and pays this customer's subscriptions (bill_to 'parent'); null when the customer pays */
+            billed_to: {
+                name: string;
+            } | null;
             tenant: {
                 /** Format: uuid */
                 id: string;
@@ -12094,6 +12105,8 @@ export interface operations {
                      *           "sez": true,
                      *           "metadata": {},
                      *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "bill_to": "self",
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -12152,7 +12165,9 @@ export interface operations {
                  *       },
                  *       "sez": true,
                  *       "metadata": {},
-                 *       "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
+                 *       "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "bill_to": "self"
                  *     }
                  */
                 "application/json": {
@@ -12177,6 +12192,13 @@ export interface operations {
                     } | null;
                     /** @description test mode only: the test clock the customer lives on (its billing runs when the clock advances, never at the real time) */
                     test_clock_id?: string | null;
+                    /** @description the parent customer (same tenant) that may pay for this one; a chain is at most 5 levels deep and never a cycle */
+                    parent_customer_id?: string | null;
+                    /**
+                     * @description 'parent': this customer's renewals are invoiced to the parent, on its consolidated invoice (needs parent_customer_id); 'self' by default
+                     * @enum {string}
+                     */
+                    bill_to?: "self" | "parent";
                 };
             };
         };
@@ -12208,6 +12230,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12268,6 +12292,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12321,7 +12347,9 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "sez": true,
-                 *       "metadata": {}
+                 *       "metadata": {},
+                 *       "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "bill_to": "self"
                  *     }
                  */
                 "application/json": {
@@ -12343,6 +12371,13 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
+                    /** @description the parent customer (same tenant) that may pay for this one; a chain is at most 5 levels deep and never a cycle */
+                    parent_customer_id?: string | null;
+                    /**
+                     * @description 'parent': this customer's renewals are invoiced to the parent, on its consolidated invoice (needs parent_customer_id); 'self' by default
+                     * @enum {string}
+                     */
+                    bill_to?: "self" | "parent";
                 };
             };
         };
@@ -12374,6 +12409,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12430,7 +12467,9 @@ export interface operations {
                  *         "country": "IN"
                  *       },
                  *       "sez": true,
-                 *       "metadata": {}
+                 *       "metadata": {},
+                 *       "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "bill_to": "self"
                  *     }
                  */
                 "application/json": {
@@ -12452,6 +12491,13 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | number | boolean | null;
                     } | null;
+                    /** @description the parent customer (same tenant) that may pay for this one; a chain is at most 5 levels deep and never a cycle */
+                    parent_customer_id?: string | null;
+                    /**
+                     * @description 'parent': this customer's renewals are invoiced to the parent, on its consolidated invoice (needs parent_customer_id); 'self' by default
+                     * @enum {string}
+                     */
+                    bill_to?: "self" | "parent";
                 };
             };
         };
@@ -12483,6 +12529,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -12748,7 +12796,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -13008,7 +13058,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -13288,7 +13340,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -13904,7 +13958,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -14543,7 +14599,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -14810,7 +14868,9 @@ export interface operations {
                      *                 "inr_igst_amount": 49900,
                      *                 "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *                 "period_start": "period start",
-                     *                 "period_end": "period end"
+                     *                 "period_end": "period end",
+                     *                 "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *               }
                      *             ],
                      *             "created_at": "2026-04-01T00:00:00.000Z",
@@ -15240,7 +15300,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -15738,7 +15800,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -15952,7 +16016,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -16088,7 +16154,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -16227,7 +16295,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -16369,7 +16439,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -16526,7 +16598,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -16668,7 +16742,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -16834,7 +16910,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -16994,7 +17072,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -23927,7 +24007,9 @@ export interface operations {
                      *             "inr_igst_amount": 49900,
                      *             "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *             "period_start": "period start",
-                     *             "period_end": "period end"
+                     *             "period_end": "period end",
+                     *             "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *             "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *           }
                      *         ],
                      *         "created_at": "2026-04-01T00:00:00.000Z",
@@ -29010,6 +29092,9 @@ export interface operations {
                      *           "email": "billing@acme.example",
                      *           "name": "Acme Pro"
                      *         },
+                     *         "billed_to": {
+                     *           "name": "Acme Pro"
+                     *         },
                      *         "tenant": {
                      *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "name": "Acme Pro"
@@ -29276,7 +29361,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -29863,7 +29950,9 @@ export interface operations {
                      *                 "inr_igst_amount": 49900,
                      *                 "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *                 "period_start": "period start",
-                     *                 "period_end": "period end"
+                     *                 "period_end": "period end",
+                     *                 "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *                 "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *               }
                      *             ],
                      *             "created_at": "2026-04-01T00:00:00.000Z",
@@ -30261,7 +30350,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -30571,7 +30662,9 @@ export interface operations {
                      *               "inr_igst_amount": 49900,
                      *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *               "period_start": "period start",
-                     *               "period_end": "period end"
+                     *               "period_end": "period end",
+                     *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                      *             }
                      *           ],
                      *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -30727,6 +30820,8 @@ export interface operations {
                      *         "sez": true,
                      *         "metadata": {},
                      *         "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "bill_to": "self",
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -31619,6 +31714,8 @@ export interface operations {
                  *           "sez": true,
                  *           "metadata": {},
                  *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "bill_to": "self",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -31693,6 +31790,8 @@ export interface operations {
                  *           "sez": true,
                  *           "metadata": {},
                  *           "test_clock_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "parent_customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "bill_to": "self",
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -32042,7 +32141,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -32192,7 +32293,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -32342,7 +32445,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -32492,7 +32597,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -32642,7 +32749,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -32792,7 +32901,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",
@@ -32942,7 +33053,9 @@ export interface operations {
                  *               "inr_igst_amount": 49900,
                  *               "plan_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *               "period_start": "period start",
-                 *               "period_end": "period end"
+                 *               "period_end": "period end",
+                 *               "subscription_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *               "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77"
                  *             }
                  *           ],
                  *           "created_at": "2026-04-01T00:00:00.000Z",

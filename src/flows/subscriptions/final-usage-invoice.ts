@@ -5,7 +5,7 @@ import { markPendingChargesInvoiced, pendingChargeLine, takePendingCharges, type
 import type { SubscriptionRow } from '../../modules/subscriptions/index.js';
 import { commitmentTrueUps } from './commitment-true-up.js';
 import { computeRenewalLines } from './compute-renewal-lines.js';
-import { discountSubscriptionLines } from './invoice-subscription-period.js';
+import { childLine, discountSubscriptionLines, payerOf } from './invoice-subscription-period.js';
 import { renewalSubjectOf } from './preview-subscription-usage.js';
 import { settleSubscriptionInvoices } from './renew-subscriptions.js';
 
@@ -34,13 +34,17 @@ export async function invoiceUsageToDate(ctx: Ctx, row: SubscriptionRow): Promis
       ])
     : [null];
   if (computed.length === 0 && !trueUp && charges!.length === 0) return null;
+  // A child billed to its parent (decision 0550): the parent's invoice, the lines naming the child.
+  const customer = subject?.customer ?? (await getCustomer(ctx, row.customer_id));
+  const payer = await payerOf(ctx, customer);
+  const all = [...lines, ...(trueUp ? [trueUp] : []), ...charges!.map(pendingChargeLine)];
   const [invoice] = await settleSubscriptionInvoices(
     ctx,
     [
       {
-        customer: subject?.customer ?? (await getCustomer(ctx, row.customer_id)),
+        customer: payer,
         currency: row.currency,
-        lines: [...lines, ...(trueUp ? [trueUp] : []), ...charges!.map(pendingChargeLine)],
+        lines: payer.id === customer.id ? all : all.map((line) => childLine(line, customer, row.id)),
         subscriptionId: row.id,
         billingReason: 'subscription_final',
         periodStart: period.start,

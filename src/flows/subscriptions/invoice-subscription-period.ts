@@ -7,7 +7,7 @@ import {
   type DiscountableLine,
   type DiscountInForce,
 } from '../../modules/coupons/index.js';
-import type { Customer } from '../../modules/customers/index.js';
+import { findCustomer, type Customer } from '../../modules/customers/index.js';
 import { createDraftInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
 import { describePricing, isSimpleUnitPrice, priceQuantity, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
 import { prorateByDays, type SubscriptionRow } from '../../modules/subscriptions/index.js';
@@ -137,10 +137,12 @@ export function proratedItemCharges(items: ItemCharge[], remaining: number, tota
 export async function invoiceSubscriptionPeriod(ctx: Ctx, charge: PeriodCharge): Promise<InvoiceRow> {
   const inForce = (await subscriptionDiscounts(ctx, [charge.subscription.id])).get(charge.subscription.id);
   const { lines, applied } = discountSubscriptionLines(periodLines(charge), inForce, charge.period.start, charge.subscription.currency);
+  // A child billed to its parent (decision 0550): the parent is the invoice's customer, the lines name the child.
+  const payer = await payerOf(ctx, charge.customer);
   const draft = await createDraftInvoice(ctx, {
-    customer: charge.customer,
+    customer: payer,
     currency: charge.subscription.currency,
-    lines,
+    lines: payer.id === charge.customer.id ? lines : lines.map((line) => childLine(line, charge.customer, charge.subscription.id)),
     subscriptionId: charge.subscription.id,
     billingReason: charge.billingReason,
     periodStart: charge.period.start,
@@ -159,4 +161,24 @@ export async function invoiceSubscriptionPeriod(ctx: Ctx, charge: PeriodCharge):
  */
 export function discountSubscriptionLines<L extends DiscountableLine>(lines: L[], inForce: DiscountInForce | undefined, periodStart: Date, currency: string) {
   return discountLines(lines, inForce && discountCovers(inForce, periodStart, currency) ? [inForce] : []);
+}
+
+/**
+ * Who pays a customer's subscription invoices: its parent when it is billed to it (bill_to
+ * 'parent'; decision 0550), the customer itself otherwise.
+ */
+export async function payerOf(ctx: Ctx, customer: Customer): Promise<Customer> {
+  if (customer.bill_to !== 'parent' || !customer.parent_customer_id) return customer;
+  const parent = await findCustomer(ctx.tx, ctx.tenantId, customer.parent_customer_id);
+  if (!parent) throw new Error(`customer ${customer.id}: the parent it is billed to is gone`);
+  return parent;
+}
+
+/** A child's line on its parent's invoice: named after the child, and linked to it and to the subscription. */
+export function childLine<L extends { description: string }>(
+  line: L,
+  child: Customer,
+  subscriptionId: string,
+): L & { customer_id: string; subscription_id: string } {
+  return { ...line, description: `${child.name ?? child.email}: ${line.description}`.slice(0, 500), customer_id: child.id, subscription_id: subscriptionId };
 }

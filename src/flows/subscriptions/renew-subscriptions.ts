@@ -26,7 +26,7 @@ import {
 } from '../../modules/subscriptions/index.js';
 import { commitmentTrueUps } from './commitment-true-up.js';
 import { computeRenewalLines, type RenewalSubject } from './compute-renewal-lines.js';
-import { discountSubscriptionLines } from './invoice-subscription-period.js';
+import { childLine, discountSubscriptionLines } from './invoice-subscription-period.js';
 import { itemChargesOf } from './subscription-item-charges.js';
 import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
 import { discountInputsWithGrants, spendCredit } from '../invoices/finalize-invoice.js';
@@ -63,6 +63,14 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
     rows.map((r) => r.customer_id),
   ))
     customers.set(c.id, c);
+  // The parents the children billed to a parent are invoiced to (decision 0550).
+  const parentIds = [...customers.values()].filter((c) => c.bill_to === 'parent' && c.parent_customer_id && !customers.has(c.parent_customer_id));
+  for (const c of await findCustomers(
+    ctx.tx,
+    ctx.tenantId,
+    parentIds.map((c) => c.parent_customer_id!),
+  ))
+    customers.set(c.id, c);
   return { plans, prices, metered, customers };
 }
 
@@ -85,6 +93,7 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
   // Numbers are taken in this order: by period end, then by id (creation order), whatever order the claim's index scan gave.
   const claimed = [...batch].sort((x, y) => x.current_period_end.getTime() - y.current_period_end.getTime() || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   const { plans, prices, metered, customers } = await loadBatchContext(ctx, claimed);
+  const payers = payersOf(customers);
   const items = await itemChargesOf(
     ctx,
     claimed.map((r) => r.id),
@@ -122,13 +131,13 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
     ctx,
     claimed.map((r) => r.id),
   );
-  const { inputs, discountsApplied, chargesTaken, invoiced } = await renewalInvoiceInputs(ctx, claimed, subjects, computed, discounts);
+  const { inputs, discountsApplied, chargesTaken, invoiced } = await renewalInvoiceInputs(ctx, claimed, subjects, computed, discounts, payers);
   const invoices = await settleSubscriptionInvoices(ctx, inputs, discountsApplied);
   await markPendingChargesInvoiced(
     ctx,
     invoices.map((invoice, k) => ({ invoiceId: invoice.id, charges: chargesTaken[k]! })),
   );
-  const invoiceOf = new Map(invoiced.map((subjectIndex, k) => [subjectIndex, invoices[k]!.id]));
+  const invoiceOf = new Map(invoiced.flatMap((subjectIndices, k) => subjectIndices.map((subjectIndex) => [subjectIndex, invoices[k]!.id] as const)));
 
   const renewing: { row: SubscriptionRow; period: ReturnType<typeof periodAfter>; invoiceId: string | null }[] = [];
   for (const [i, row] of claimed.entries()) {
@@ -166,9 +175,29 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
 }
 
 /**
+ * Who pays each customer's renewals: the parent for a child billed to it (bill_to 'parent';
+ * decision 0550), the customer itself otherwise. The direct parent only: a parent that is itself
+ * billed to its own parent does not pass its children's charges further up.
+ */
+function payersOf(customers: Map<string, Customer>): Map<string, Customer> {
+  const payers = new Map<string, Customer>();
+  for (const c of customers.values()) {
+    const parent = c.bill_to === 'parent' && c.parent_customer_id ? customers.get(c.parent_customer_id) : undefined;
+    if (c.bill_to === 'parent' && !parent) throw new Error(`customer ${c.id}: the parent it is billed to is gone`);
+    payers.set(c.id, parent ?? c);
+  }
+  return payers;
+}
+
+type RenewalInvoice = { input: DraftInvoiceInput; applied: { inForce: DiscountInForce; amount: number }[]; charges: PendingChargeRow[]; subjects: number[] };
+
+/**
  * The renewal invoices to issue, one per subject with something due: its lines (discounted) then
  * the pending one-off charges it takes (DESIGN §24): the subscription's own, and the customer's on
- * the customer's first invoice of the batch in their currency.
+ * the customer's first invoice of the batch in their currency. The subjects of children billed to
+ * a parent go instead on one consolidated invoice to the parent per (currency, billing reason,
+ * period, collection method): the parent's GSTIN and state decide the GST, and each line names
+ * the child and its subscription (decision 0550).
  */
 async function renewalInvoiceInputs(
   ctx: Ctx,
@@ -176,15 +205,12 @@ async function renewalInvoiceInputs(
   subjects: RenewalSubject[],
   computed: DraftLine[][],
   discounts: Map<string, DiscountInForce>,
+  payers: Map<string, Customer>,
 ) {
   const charges = await takePendingCharges(
     ctx,
     claimed.map((row) => ({ customerId: row.customer_id, currency: row.currency, subscriptionId: row.id })),
   );
-  const inputs: DraftInvoiceInput[] = [];
-  const discountsApplied: { inForce: DiscountInForce; amount: number }[][] = [];
-  const chargesTaken: PendingChargeRow[][] = [];
-  const invoiced: number[] = [];
   const periods = subjects.map(
     (subject, i) => subject.nextPeriod ?? subject.usagePeriod ?? { start: claimed[i]!.current_period_start, end: claimed[i]!.current_period_end },
   );
@@ -206,28 +232,75 @@ async function renewalInvoiceInputs(
       const line = trueUps[k++];
       if (line) trueUpOf.set(i, line);
     }
+  const invoices: RenewalInvoice[] = [];
+  const consolidated = new Map<string, RenewalInvoice>();
   for (const [i, subject] of subjects.entries()) {
     const trueUp = trueUpOf.get(i);
     // Nothing due (no usage on an ending or pure usage subscription, no true-up, no pending charge): no invoice.
     if (computed[i]!.length === 0 && !trueUp && charges[i]!.length === 0) continue;
     const row = claimed[i]!;
     const period = periods[i]!;
+    const applied = discounted[i]!.applied;
     // One-off charges follow, undiscounted, each taxed by its own HSN/SAC.
-    discountsApplied.push(discounted[i]!.applied);
-    chargesTaken.push(charges[i]!);
-    invoiced.push(i);
-    inputs.push({
-      customer: subject.customer,
-      currency: row.currency,
-      lines: [...discounted[i]!.lines, ...(trueUp ? [trueUp] : []), ...charges[i]!.map(pendingChargeLine)],
-      subscriptionId: row.id,
-      billingReason: subject.nextPeriod ? 'subscription_cycle' : 'subscription_final',
-      periodStart: period.start,
-      periodEnd: period.end,
-      collectionMethod: row.collection_method,
-    });
+    const lines = [...discounted[i]!.lines, ...(trueUp ? [trueUp] : []), ...charges[i]!.map(pendingChargeLine)];
+    const billingReason = subject.nextPeriod ? 'subscription_cycle' : 'subscription_final';
+    const payer = payers.get(subject.customer.id) ?? subject.customer;
+    if (payer.id === subject.customer.id) {
+      invoices.push({
+        input: {
+          customer: subject.customer,
+          currency: row.currency,
+          lines,
+          subscriptionId: row.id,
+          billingReason,
+          periodStart: period.start,
+          periodEnd: period.end,
+          collectionMethod: row.collection_method,
+        },
+        applied,
+        charges: charges[i]!,
+        subjects: [i],
+      });
+      continue;
+    }
+    const key = [payer.id, row.currency, billingReason, period.start.toISOString(), period.end.toISOString(), row.collection_method].join('|');
+    let invoice = consolidated.get(key);
+    if (!invoice) {
+      invoice = {
+        input: {
+          customer: payer,
+          currency: row.currency,
+          lines: [],
+          subscriptionId: null,
+          billingReason,
+          periodStart: period.start,
+          periodEnd: period.end,
+          collectionMethod: row.collection_method,
+          metadata: { consolidated: true },
+        },
+        applied: [],
+        charges: [],
+        subjects: [],
+      };
+      consolidated.set(key, invoice);
+      invoices.push(invoice);
+    }
+    invoice.input.lines.push(...lines.map((line) => childLine(line, subject.customer, row.id)));
+    // One row per discount on an invoice: a customer-wide discount taken by two of a child's subscriptions adds up.
+    for (const a of applied) {
+      const same = invoice.applied.find((b) => b.inForce.discount.id === a.inForce.discount.id);
+      if (same) same.amount += a.amount;
+      else invoice.applied.push({ ...a });
+    }
+    invoice.charges.push(...charges[i]!);
+    invoice.subjects.push(i);
   }
-  return { inputs, discountsApplied, chargesTaken, invoiced };
+  return {
+    inputs: invoices.map((v) => v.input),
+    discountsApplied: invoices.map((v) => v.applied),
+    chargesTaken: invoices.map((v) => v.charges),
+    invoiced: invoices.map((v) => v.subjects),
+  };
 }
 
 /**

@@ -3,13 +3,16 @@ import type { Ctx } from '../../platform/context.js';
 import type { DB } from '../../platform/db/schema.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { tenantsWithOverdueSubscriptionInvoices, unsettledSubscriptionInvoices } from '../../modules/invoices/index.js';
+import { childrenBilledTo, findCustomers } from '../../modules/customers/index.js';
 import {
   claimDueSubscriptions,
+  claimDueSubscriptionsOfCustomers,
   delinquentSubscriptionIds,
   tenantsWithDelinquentSubscriptions,
   tenantsWithDueSubscriptions,
   toSubscription,
   transitionSubscriptions,
+  type SubscriptionRow,
 } from '../../modules/subscriptions/index.js';
 import { renewSubscriptions } from './renew-subscriptions.js';
 import type { Mode } from '../../platform/auth/tenant-mode.js';
@@ -55,7 +58,8 @@ export async function runBillingRun(db: Kysely<DB>, now: Date, options: BillingR
   const renewBatch = async (tenantId: string, only?: string) =>
     db.transaction().execute(async (tx) => {
       const ctx: Ctx = { tx, tenantId, now };
-      const claimed = await claimDueSubscriptions(tx, tenantId, now, only ? 1 : batchSize, { exclude: [...failed], only });
+      const first = await claimDueSubscriptions(tx, tenantId, now, only ? 1 : batchSize, { exclude: [...failed], only });
+      const claimed = only ? first : [...first, ...(await siblingsBilledTogether(ctx, first, failed))];
       const outcome = await renewSubscriptions(ctx, claimed);
       return { claimed: claimed.map((r) => r.id), outcome };
     });
@@ -106,6 +110,25 @@ export async function runBillingRun(db: Kysely<DB>, now: Date, options: BillingR
     report.recovered += moved.recovered;
   }
   return report;
+}
+
+/**
+ * The other due subscriptions of the children billed to the same parents as the children in a
+ * claimed batch, claimed too (decision 0550): a parent's period goes on one consolidated invoice
+ * however the batch happened to be cut. One skipped as locked (another worker renewing it at this
+ * instant) goes on that worker's invoice for the parent.
+ */
+async function siblingsBilledTogether(ctx: Ctx, claimed: SubscriptionRow[], failed: ReadonlySet<string>): Promise<SubscriptionRow[]> {
+  if (claimed.length === 0) return [];
+  const customers = await findCustomers(
+    ctx.tx,
+    ctx.tenantId,
+    claimed.map((r) => r.customer_id),
+  );
+  const parents = [...new Set(customers.filter((c) => c.bill_to === 'parent' && c.parent_customer_id).map((c) => c.parent_customer_id!))];
+  if (parents.length === 0) return [];
+  const children = await childrenBilledTo(ctx.tx, ctx.tenantId, parents);
+  return claimDueSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, ctx.now, children, [...claimed.map((r) => r.id), ...failed]);
 }
 
 /**

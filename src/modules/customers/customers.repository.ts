@@ -89,3 +89,47 @@ export async function customersPerTestClock(tx: Tx, tenantId: string, clockIds: 
     .execute();
   return rows.map((r) => ({ test_clock_id: r.test_clock_id!, n: Number(r.n) }));
 }
+
+/**
+ * The chain above a customer, nearest first (its parent, the parent's parent, …), at most `limit`
+ * long: one recursive statement. A cycle in the stored data (none can be written) stops at the limit.
+ */
+export async function ancestorIds(tx: Tx, tenantId: string, id: string, limit: number): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    WITH RECURSIVE up (id, parent_customer_id, depth) AS (
+      SELECT id, parent_customer_id, 1 FROM customers WHERE tenant_id = ${tenantId} AND id = ${id}
+      UNION ALL
+      SELECT c.id, c.parent_customer_id, up.depth + 1
+        FROM customers c JOIN up ON c.tenant_id = ${tenantId} AND c.id = up.parent_customer_id
+       WHERE up.depth <= ${limit}
+    )
+    SELECT id FROM up WHERE depth > 1 ORDER BY depth`.execute(tx);
+  return rows.map((r) => r.id);
+}
+
+/** How many levels hang below a customer (0: no children), counted up to `limit`. */
+export async function levelsBelow(tx: Tx, tenantId: string, id: string, limit: number): Promise<number> {
+  const { rows } = await sql<{ levels: number }>`
+    WITH RECURSIVE down (id, depth) AS (
+      SELECT id, 0 FROM customers WHERE tenant_id = ${tenantId} AND id = ${id}
+      UNION ALL
+      SELECT c.id, down.depth + 1
+        FROM customers c JOIN down ON c.tenant_id = ${tenantId} AND c.parent_customer_id = down.id
+       WHERE down.depth < ${limit}
+    )
+    SELECT max(depth)::int AS levels FROM down`.execute(tx);
+  return Number(rows[0]?.levels ?? 0);
+}
+
+/** The customers billed to these parents (bill_to = 'parent'), by the customers_children index. */
+export async function childrenBilledTo(tx: Tx, tenantId: string, parentIds: string[]): Promise<string[]> {
+  if (parentIds.length === 0) return [];
+  const rows = await tx
+    .selectFrom('customers')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('parent_customer_id', '=', sql<string>`ANY(${parentIds}::uuid[])`)
+    .where('bill_to', '=', 'parent')
+    .execute();
+  return rows.map((r) => r.id);
+}

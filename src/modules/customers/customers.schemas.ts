@@ -44,6 +44,15 @@ export const createCustomerBody = z.object({
     .nullable()
     .optional()
     .describe('test mode only: the test clock the customer lives on (its billing runs when the clock advances, never at the real time)'),
+  parent_customer_id: z
+    .uuid()
+    .nullable()
+    .optional()
+    .describe('the parent customer (same tenant) that may pay for this one; a chain is at most 5 levels deep and never a cycle'),
+  bill_to: z
+    .enum(['self', 'parent'])
+    .optional()
+    .describe("'parent': this customer's renewals are invoiced to the parent, on its consolidated invoice (needs parent_customer_id); 'self' by default"),
 });
 export type CreateCustomerBody = z.infer<typeof createCustomerBody>;
 
@@ -57,6 +66,15 @@ export const updateCustomerBody = z.object({
   billing_address: billingAddressInput.nullable().optional(),
   sez: z.boolean().optional(),
   metadata: fields.metadata().nullable().optional(),
+  parent_customer_id: z
+    .uuid()
+    .nullable()
+    .optional()
+    .describe('the parent customer (same tenant) that may pay for this one; a chain is at most 5 levels deep and never a cycle'),
+  bill_to: z
+    .enum(['self', 'parent'])
+    .optional()
+    .describe("'parent': this customer's renewals are invoiced to the parent, on its consolidated invoice (needs parent_customer_id); 'self' by default"),
 });
 export type UpdateCustomerBody = z.infer<typeof updateCustomerBody>;
 
@@ -89,6 +107,8 @@ export const customerSchema = z
     sez: z.boolean(),
     metadata: z.record(z.string(), z.unknown()),
     test_clock_id: z.uuid().nullable(),
+    parent_customer_id: z.uuid().nullable(),
+    bill_to: z.enum(['self', 'parent']),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

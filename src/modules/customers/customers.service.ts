@@ -9,6 +9,8 @@ import { gstinStateCode } from '../tax/index.js';
 import type { BillingAddressInput, CreateCustomerBody, Customer, UpdateCustomerBody } from './customers.schemas.js';
 import type { BillingAddress } from './customers.tables.js';
 import {
+  ancestorIds,
+  levelsBelow,
   findCustomerRow,
   findCustomerRowByEmail,
   findCustomerRows,
@@ -34,6 +36,8 @@ export function toCustomer(row: CustomerRow): Customer {
     sez: row.sez,
     metadata: row.metadata,
     test_clock_id: row.test_clock_id ?? null,
+    parent_customer_id: row.parent_customer_id ?? null,
+    bill_to: row.bill_to ?? 'self',
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
   };
@@ -84,6 +88,47 @@ function assertTaxIdentity(customer: TaxIdentity, changed: { gstin: boolean; add
   }
 }
 
+/** The deepest a hierarchy goes: a top parent and four levels below it (decision 0550). */
+export const MAX_HIERARCHY_LEVELS = 5;
+
+/**
+ * The parent a customer may take (decision 0550): one of this tenant (another tenant's answers 404
+ * like a missing one), on the same test clock, never the customer itself or one below it (a
+ * cycle), and the chain from the top parent down to the lowest descendant at most
+ * MAX_HIERARCHY_LEVELS deep. `selfId` is null on creation (a new customer has nothing below it).
+ */
+async function assertParent(ctx: Ctx, parentId: string, self: { id: string | null; test_clock_id: string | null }): Promise<void> {
+  const parent = await findCustomerRow(ctx.tx, ctx.tenantId, parentId);
+  if (!parent) throw errors.notFound('parent customer');
+  if ((parent.test_clock_id ?? null) !== self.test_clock_id) {
+    throw errors.invalidField('parent_customer_id', 'must be a customer on the same test clock (or, like this one, on none)');
+  }
+  const above = await ancestorIds(ctx.tx, ctx.tenantId, parentId, MAX_HIERARCHY_LEVELS);
+  if (self.id !== null && (parentId === self.id || above.includes(self.id))) {
+    throw errors.conflict(
+      parentId === self.id
+        ? 'a customer cannot be its own parent'
+        : 'that parent is already below this customer in the hierarchy: the two would pay for each other',
+      'customer_hierarchy_cycle',
+    );
+  }
+  const below = self.id === null ? 0 : await levelsBelow(ctx.tx, ctx.tenantId, self.id, MAX_HIERARCHY_LEVELS);
+  // Levels: the parent's ancestors, the parent, this customer, and what hangs below it.
+  if (above.length + 2 + below > MAX_HIERARCHY_LEVELS) {
+    throw errors.conflict(
+      `a customer hierarchy is at most ${MAX_HIERARCHY_LEVELS} levels deep; under that parent this one would make ${above.length + 2 + below}`,
+      'customer_hierarchy_too_deep',
+    );
+  }
+}
+
+/** bill_to 'parent' needs a parent; clearing the parent (bill_to not given) bills the customer itself again. */
+function billTo(parentId: string | null, given: 'self' | 'parent' | undefined, current: 'self' | 'parent'): 'self' | 'parent' {
+  if (given === 'parent' && parentId === null) throw errors.invalidField('bill_to', "can be 'parent' only for a customer with a parent_customer_id");
+  if (given !== undefined) return given;
+  return parentId === null ? 'self' : current;
+}
+
 async function assertEmailFree(ctx: Ctx, email: string, exceptId?: string): Promise<void> {
   const holder = await findCustomerRowByEmail(ctx.tx, ctx.tenantId, email);
   if (holder && holder.id !== exceptId) {
@@ -100,6 +145,8 @@ export async function createCustomer(ctx: Ctx, input: CreateCustomerBody): Promi
   assertTaxIdentity({ gstin, billing_address: billingAddress }, { gstin: true, address: true });
   const testClockId = input.test_clock_id ?? null;
   if (testClockId !== null && !(await testClockExists(ctx.tx, ctx.tenantId, testClockId))) throw errors.notFound('test clock');
+  const parentId = input.parent_customer_id ?? null;
+  if (parentId !== null) await assertParent(ctx, parentId, { id: null, test_clock_id: testClockId });
   const row: CustomerRow = {
     tenant_id: ctx.tenantId,
     id: newId(),
@@ -112,6 +159,8 @@ export async function createCustomer(ctx: Ctx, input: CreateCustomerBody): Promi
     sez: input.sez ?? false,
     metadata: input.metadata ?? {},
     test_clock_id: testClockId,
+    parent_customer_id: parentId,
+    bill_to: billTo(parentId, input.bill_to, 'self'),
     created_at: ctx.now,
     updated_at: ctx.now,
   };
@@ -152,6 +201,20 @@ export async function listCustomers(ctx: ReadCtx, filter: CustomerFilter, page: 
   return { customers: rows.map(toCustomer), total };
 }
 
+/** The parent and bill_to an update sets (checked: assertParent), or nothing when it names neither. */
+async function hierarchyPatch(
+  ctx: Ctx,
+  current: CustomerRow,
+  given: UpdateCustomerBody,
+): Promise<Partial<Pick<CustomerRow, 'parent_customer_id' | 'bill_to'>>> {
+  if (given.parent_customer_id === undefined && given.bill_to === undefined) return {};
+  const parentId = given.parent_customer_id !== undefined ? given.parent_customer_id : current.parent_customer_id;
+  if (given.parent_customer_id && given.parent_customer_id !== current.parent_customer_id) {
+    await assertParent(ctx, given.parent_customer_id, { id: current.id, test_clock_id: current.test_clock_id ?? null });
+  }
+  return { parent_customer_id: parentId, bill_to: billTo(parentId, given.bill_to, current.bill_to) };
+}
+
 /**
  * PUT as a partial update. The row is locked first so that the GSTIN/address agreement is checked
  * against the version being changed, not one a concurrent update is replacing. `metadata` and
@@ -167,6 +230,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomer
   const billingAddress = given.billing_address !== undefined ? toBillingAddress(given.billing_address) : current.billing_address;
   const gstin = given.gstin !== undefined ? given.gstin : current.gstin;
   assertTaxIdentity({ gstin, billing_address: billingAddress }, { gstin: given.gstin !== undefined, address: given.billing_address !== undefined });
+  const hierarchy = await hierarchyPatch(ctx, current, given);
 
   const row = await updateCustomerRow(ctx.tx, ctx.tenantId, id, {
     ...(given.email !== undefined ? { email: given.email } : {}),
@@ -177,6 +241,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomer
     ...(given.sez !== undefined ? { sez: given.sez } : {}),
     ...(given.billing_address !== undefined ? { billing_address: billingAddress ? JSON.stringify(billingAddress) : null } : {}),
     ...(given.metadata !== undefined ? { metadata: JSON.stringify(given.metadata ?? {}) } : {}),
+    ...hierarchy,
     updated_at: ctx.now,
   });
   if (!row) throw errors.notFound('customer');
@@ -189,7 +254,7 @@ export async function updateCustomer(ctx: Ctx, id: string, input: UpdateCustomer
  * Reads and writes of this module's own tables that flows and other modules call; the repository
  * itself is private to the module (index.ts exports operations and types only).
  */
-export { customerRefs } from './customers.repository.js';
+export { childrenBilledTo, customerRefs } from './customers.repository.js';
 
 /** How many customers live on each of these test clocks (the test clocks module shows the count). */
 export async function countCustomersOnTestClocks(tx: Tx, tenantId: string, clockIds: string[]): Promise<Map<string, number>> {

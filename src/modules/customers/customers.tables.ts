@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 import type { Json, NullableJson, Timestamp, TableAccess } from '../../platform/db/schema.js';
 
 /** As stored: every key present, absent parts null, country always set (default IN). */
@@ -24,6 +25,10 @@ export interface CustomersTable {
   metadata: Json<Record<string, unknown>>;
   /** The test clock the customer lives on (test mode; decision 0440), or null: billed at the real time. */
   test_clock_id: string | null;
+  /** The parent company in the same tenant (decision 0550), or null. */
+  parent_customer_id: string | null;
+  /** 'parent': the customer's subscriptions renew onto the parent's consolidated invoice. */
+  bill_to: Generated<'self' | 'parent'>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

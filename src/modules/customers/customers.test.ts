@@ -50,6 +50,8 @@ describe('customers', () => {
         sez: false,
         metadata: {},
         test_clock_id: null,
+        parent_customer_id: null,
+        bill_to: 'self',
         created_at: '2026-04-01T00:00:00.000Z',
         updated_at: '2026-04-01T00:00:00.000Z',
       });

@@ -18,4 +18,4 @@ export { createCustomerBody, type CreateCustomerBody, type Customer } from './cu
 export type { BillingAddress } from './customers.tables.js';
 export { customerSchema, listCustomersQuery, updateCustomerBody } from './customers.schemas.js';
 export { updateCustomer } from './customers.service.js';
-export { customerRefs } from './customers.service.js';
+export { childrenBilledTo, customerRefs, MAX_HIERARCHY_LEVELS } from './customers.service.js';

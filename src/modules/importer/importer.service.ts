@@ -106,6 +106,8 @@ export function toCustomerRow(ctx: Ctx, record: CustomerRecord): CustomerInsert 
     sez: false,
     metadata: record.metadata ?? {},
     test_clock_id: null,
+    parent_customer_id: null,
+    bill_to: 'self',
     created_at: ctx.now,
     updated_at: ctx.now,
   };

@@ -167,8 +167,12 @@ export async function insertInvoices(tx: WriteTx, invoices: Insertable<InvoicesT
   if (invoices.length === 0) return;
   // Deferred (platform/db/pipeline): sent with the transaction's next statement.
   await deferWrite(tx, tx.insertInto('invoices').values(invoices));
-  if (lines.length) await deferWrite(tx, tx.insertInto('invoice_lines').values(lines));
+  // A consolidated invoice (decision 0550) may carry thousands of lines: at most LINES_PER_INSERT a
+  // statement keeps each under PostgreSQL's 65 535 bind parameters (about 30 a line).
+  for (let i = 0; i < lines.length; i += LINES_PER_INSERT) await deferWrite(tx, tx.insertInto('invoice_lines').values(lines.slice(i, i + LINES_PER_INSERT)));
 }
+
+const LINES_PER_INSERT = 1_000;
 
 export async function insertTdsCertificate(tx: WriteTx, row: Insertable<InvoiceTdsCertificatesTable>): Promise<void> {
   await deferWrite(tx, tx.insertInto('invoice_tds_certificates').values(row));

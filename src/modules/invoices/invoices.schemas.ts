@@ -138,6 +138,8 @@ export const invoiceLineSchema = z
     plan_id: z.uuid().nullable(),
     period_start: fields.timestamp().nullable(),
     period_end: fields.timestamp().nullable(),
+    subscription_id: z.uuid().nullable().describe("on a parent's consolidated invoice: the child's subscription this line bills; null elsewhere"),
+    customer_id: z.uuid().nullable().describe("on a parent's consolidated invoice: the child customer whose subscription this line bills; null elsewhere"),
   })
   .meta({ id: 'InvoiceLine' });
 

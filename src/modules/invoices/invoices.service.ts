@@ -108,6 +108,8 @@ export function toInvoice(row: InvoiceRow, lines: InvoiceLineRow[]): Invoice {
       plan_id: l.plan_id,
       period_start: toIsoOrNull(l.period_start),
       period_end: toIsoOrNull(l.period_end),
+      subscription_id: l.subscription_id ?? null,
+      customer_id: l.customer_id ?? null,
     })),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
@@ -132,6 +134,9 @@ export type DraftLine = {
   price_id?: string | null;
   period_start?: Date | null;
   period_end?: Date | null;
+  /** On a consolidated invoice (decision 0550): the child's subscription and the child the line bills. */
+  subscription_id?: string | null;
+  customer_id?: string | null;
 };
 
 export type DraftInvoiceInput = {
@@ -320,6 +325,8 @@ export function buildDraftInvoice(
       price_id: l.price_id ?? null,
       period_start: l.period_start ?? null,
       period_end: l.period_end ?? null,
+      subscription_id: l.subscription_id ?? null,
+      customer_id: l.customer_id ?? null,
     };
   });
   return { row, lines };

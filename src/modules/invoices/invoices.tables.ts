@@ -104,6 +104,9 @@ export interface InvoiceLinesTable {
   price_id: string | null;
   period_start: Timestamp | null;
   period_end: Timestamp | null;
+  /** On a parent's consolidated invoice (decision 0550): the child's subscription and the child; null elsewhere. */
+  subscription_id: string | null;
+  customer_id: string | null;
 }
 
 /** TDS the customer certified (Form 16A; Form 131 from 1 April 2026) after paying the rest; it settled its part of the invoice. */

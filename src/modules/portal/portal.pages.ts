@@ -228,6 +228,13 @@ function paymentMethodsSection(view: DashboardView, csrf: string): string {
   return `<section id="payment-methods"><h2>Payment methods</h2>${rows}${add}</section>`;
 }
 
+/** A child billed to its parent (decision 0550): who is invoiced for and pays its subscriptions. */
+function billedTo(view: DashboardView): string {
+  const parent = view.profile.billed_to;
+  if (!parent) return '';
+  return `<section id="billed-to"><p><strong>Billed to ${escapeHtml(parent.name)}.</strong> Your subscriptions are invoiced to ${escapeHtml(parent.name)}, which pays them: their invoices are not listed here.</p></section>`;
+}
+
 export function dashboardPage(view: DashboardView): string {
   const { profile } = view;
   const csrf = `<input type="hidden" name="csrf_token" value="${escapeHtml(profile.csrf_token)}">`;
@@ -236,6 +243,7 @@ export function dashboardPage(view: DashboardView): string {
   const body = `<h1>Your billing</h1>
 ${messages(view.notice, view.error)}
 ${attentionBanner(view, csrf)}
+${billedTo(view)}
 <section id="subscriptions"><h2>Subscriptions</h2>${subscriptionRows(view.subscriptions)}</section>
 <section id="invoices"><h2>Invoices</h2>${invoiceRows(view.invoices, csrf)}</section>
 <section id="credit-notes"><h2>Credit notes</h2>${creditNoteRows(view.creditNotes ?? [])}

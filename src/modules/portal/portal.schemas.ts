@@ -22,6 +22,10 @@ export const loginResponse = z.object({ data: z.object({ message: z.string() }) 
 export const profileSchema = z
   .object({
     customer: z.object({ id: z.uuid(), email: z.string(), name: z.string().nullable() }),
+    billed_to: z
+      .object({ name: z.string() })
+      .nullable()
+      .describe("the parent company that is invoiced for and pays this customer's subscriptions (bill_to 'parent'); null when the customer pays"),
     tenant: z.object({ id: z.uuid(), name: z.string() }),
     session_expires_at: fields.timestamp(),
     csrf_token: z.string().describe('send it as the X-CSRF-Token header (or csrf_token form field) on every portal write'),

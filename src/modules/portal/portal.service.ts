@@ -166,6 +166,8 @@ export async function signOut(db: Kysely<DB>, now: Date, session: PortalSession)
 
 export type PortalProfile = {
   customer: { id: string; email: string; name: string | null };
+  /** The parent that is invoiced for and pays this customer's subscriptions (decision 0550); null when it pays. */
+  billed_to: { name: string } | null;
   tenant: { id: string; name: string };
   session_expires_at: string;
   csrf_token: string;
@@ -175,8 +177,12 @@ export async function portalProfile(ctx: ReadCtx, session: PortalSession): Promi
   const customer: Customer | undefined = await findCustomer(ctx.tx, ctx.tenantId, session.customerId);
   if (!customer) throw errors.unauthorized('invalid_session');
   const tenant = await getTenant(ctx);
+  // A child billed to its parent (decision 0550): its renewals are the parent's invoices, not its own.
+  const parent =
+    customer.bill_to === 'parent' && customer.parent_customer_id ? await findCustomer(ctx.tx, ctx.tenantId, customer.parent_customer_id) : undefined;
   return {
     customer: { id: customer.id, email: customer.email, name: customer.name },
+    billed_to: parent ? { name: parent.name ?? parent.email } : null,
     tenant: { id: tenant.id, name: tenant.name },
     session_expires_at: toIso(session.expiresAt),
     csrf_token: session.csrfToken,

@@ -56,6 +56,7 @@ export { subscriptionUpdateSchema, updateSubscriptionBody } from './subscription
 export { cancelSubscriptionBody, canceledSubscriptionSchema, changePlanBody, createSubscriptionBody, listSubscriptionsQuery } from './subscriptions.schemas.js';
 export {
   claimDueSubscriptions,
+  claimDueSubscriptionsOfCustomers,
   nextPeriodEndInClockScope,
   delinquentSubscriptionIds,
   tenantsWithDelinquentSubscriptions,

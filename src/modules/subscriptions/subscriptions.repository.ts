@@ -90,6 +90,31 @@ export async function claimDueSubscriptions(
   return q.orderBy('current_period_end').limit(limit).forNoKeyUpdate().skipLocked().execute();
 }
 
+/**
+ * The other due subscriptions of these customers, claimed like claimDueSubscriptions (the billing
+ * run adds the siblings of a batch's children billed to a parent, so the parent's period goes on
+ * one consolidated invoice: decision 0550).
+ */
+export async function claimDueSubscriptionsOfCustomers(
+  tx: Tx,
+  tenantId: string,
+  now: Date,
+  customerIds: string[],
+  exclude: readonly string[],
+): Promise<SubscriptionRow[]> {
+  if (customerIds.length === 0) return [];
+  let q = tx
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('customer_id', '=', sql<string>`ANY(${customerIds}::uuid[])`)
+    .where('status', 'in', [...RENEWABLE_STATUSES])
+    .where('current_period_end', '<=', now)
+    .where(testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id'));
+  if (exclude.length) q = q.where('id', '<>', sql<string>`ALL(${[...exclude]}::uuid[])`);
+  return q.forNoKeyUpdate().skipLocked().execute();
+}
+
 /** The running (renewable or paused) subscriptions of customers: usage ingestion checks an event against their current period. */
 export async function runningSubscriptionsOfCustomers(
   tx: Tx,

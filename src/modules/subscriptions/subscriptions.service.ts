@@ -399,6 +399,7 @@ export async function lockForTransition(
  */
 export {
   claimDueSubscriptions,
+  claimDueSubscriptionsOfCustomers,
   nextPeriodEndInClockScope,
   delinquentSubscriptionIds,
   tenantsWithDelinquentSubscriptions,
