@@ -251,4 +251,33 @@ describe('customer hierarchy', () => {
       expect(await invoicesOfCustomer(acme, three.id)).toEqual([]);
     });
   });
+  describe('delinquency of a consolidated invoice', () => {
+    it("moves the children's subscriptions to past_due while the parent's invoice is overdue, and back to active once it is paid", async () => {
+      const payer = await customer(acme, { name: 'Late Payer', ...maharashtra });
+      const a = await customer(acme, { name: 'Child A', parent_customer_id: payer.id, bill_to: 'parent' });
+      const b = await customer(acme, { name: 'Child B', parent_customer_id: payer.id, bill_to: 'parent' });
+      const plan = await createPlan(acme, { amount: 100_000 });
+      const subA = await subscribe(acme, { customer_id: a.id, plan_id: plan.id });
+      const subB = await subscribe(acme, { customer_id: b.id, plan_id: plan.id });
+      // The first invoices (one per subscription, to the parent) are paid at once.
+      for (const invoice of await invoicesOfCustomer(acme, payer.id)) await pay(acme, invoice);
+      const renewal = subA.current_period_end as string;
+      await travelTo(t, renewal);
+      const [cycle] = (await invoicesOfCustomer(acme, payer.id)).filter((i) => i.billing_reason === 'subscription_cycle');
+      // 2 × ₹1 000.00 + IGST 18 % = 236 000 paise, one consolidated invoice, unpaid.
+      expect(cycle).toMatchObject({ subscription_id: null, subtotal: 200_000, total: 236_000, status: 'open' });
+      expect((await getSubscription(acme, subA.id)).status).toBe('active');
+
+      // A day past its due date the invoice is overdue: both children's subscriptions are past_due.
+      await travelTo(t, new Date(new Date(cycle.due_date).getTime() + 86_400_000).toISOString());
+      expect((await getSubscription(acme, subA.id)).status).toBe('past_due');
+      expect((await getSubscription(acme, subB.id)).status).toBe('past_due');
+
+      // The parent pays; the next billing run brings both back.
+      await pay(acme, cycle);
+      await travelTo(t, new Date(new Date(cycle.due_date).getTime() + 86_400_000 + 120_000).toISOString());
+      expect((await getSubscription(acme, subA.id)).status).toBe('active');
+      expect((await getSubscription(acme, subB.id)).status).toBe('active');
+    });
+  });
 });

@@ -132,20 +132,22 @@ export async function unsettledSubscriptionInvoices(
   tenantId: string,
   now: Date,
 ): Promise<{ subscription_id: string; overdue: boolean; uncollectible: boolean }[]> {
-  const rows = await tx
-    .selectFrom('invoices')
-    .select((eb) => [
-      'subscription_id',
-      eb.fn.agg<boolean>('bool_or', [eb('status', '=', 'open')]).as('overdue'),
-      eb.fn.agg<boolean>('bool_or', [eb('status', '=', 'uncollectible')]).as('uncollectible'),
-    ])
-    .where('tenant_id', '=', tenantId)
-    .where('subscription_id', 'is not', null)
-    .where((eb) => eb.or([eb.and([eb('status', '=', 'open'), eb('due_date', '<=', now)]), eb('status', '=', 'uncollectible')]))
-    .where(testClockScope('invoices.tenant_id', 'invoices.customer_id'))
-    .groupBy('subscription_id')
-    .execute();
-  return rows.map((r) => ({ subscription_id: r.subscription_id!, overdue: r.overdue, uncollectible: r.uncollectible }));
+  const unsettled = sql<boolean>`((i.status = 'open' AND i.due_date <= ${now}) OR i.status = 'uncollectible')`;
+  const scope = testClockScope('i.tenant_id', 'i.customer_id');
+  // A subscription's own invoices, and the consolidated invoices of a parent (decision 0550), whose
+  // lines name the children's subscriptions they bill.
+  const { rows } = await sql<{ subscription_id: string; overdue: boolean; uncollectible: boolean }>`
+    SELECT s.subscription_id, bool_or(s.status = 'open') AS overdue, bool_or(s.status = 'uncollectible') AS uncollectible
+    FROM (
+      SELECT i.subscription_id, i.status FROM invoices i
+      WHERE i.tenant_id = ${tenantId} AND i.subscription_id IS NOT NULL AND ${unsettled} AND ${scope}
+      UNION ALL
+      SELECT DISTINCT l.subscription_id, i.status FROM invoices i
+      JOIN invoice_lines l ON l.tenant_id = i.tenant_id AND l.invoice_id = i.id AND l.subscription_id IS NOT NULL
+      WHERE i.tenant_id = ${tenantId} AND i.subscription_id IS NULL AND ${unsettled} AND ${scope}
+    ) s
+    GROUP BY s.subscription_id`.execute(tx);
+  return rows;
 }
 
 /** The tenants that have a subscription invoice overdue or uncollectible (the billing run's discovery). */
@@ -154,7 +156,9 @@ export async function tenantsWithOverdueSubscriptionInvoices(tx: Tx, mode: Mode 
     .selectFrom('invoices')
     .select('tenant_id')
     .distinct()
-    .where('subscription_id', 'is not', null)
+    .where(
+      sql<boolean>`(invoices.subscription_id IS NOT NULL OR EXISTS (SELECT 1 FROM invoice_lines l WHERE l.tenant_id = invoices.tenant_id AND l.invoice_id = invoices.id AND l.subscription_id IS NOT NULL))`,
+    )
     .where((eb) => eb.or([eb.and([eb('status', '=', 'open'), eb('due_date', '<=', now)]), eb('status', '=', 'uncollectible')]))
     .where(inMode(mode))
     .where(testClockScope('invoices.tenant_id', 'invoices.customer_id'))
