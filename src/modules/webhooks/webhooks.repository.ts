@@ -9,7 +9,7 @@ import './webhooks.tables.js';
 import '../../platform/events/events.tables.js';
 import { readTogether } from '../../platform/db/read-together.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
-import { maySpeculate, SpeculationFailed } from '../../platform/db/speculation.js';
+import { maySpeculate, SPECULATION_FAILED_SQLSTATE, SpeculationFailed } from '../../platform/db/speculation.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -83,9 +83,9 @@ export async function findSubscribedEndpoints(tx: Tx, tenantId: string, types: s
     enabledEndpoints.set(tx, cached);
     await deferWrite(
       tx,
-      sql`SELECT 1 / (CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints WHERE tenant_id = ${tenantId} AND enabled AND deleted_at IS NULL) THEN 0 ELSE 1 END)`,
+      sql`SELECT kosh_speculation_check(EXISTS (SELECT 1 FROM webhook_endpoints WHERE tenant_id = ${tenantId} AND enabled AND deleted_at IS NULL), 'webhook endpoints')`,
       (error) => {
-        if ((error as { code?: string } | null)?.code !== '22012') return error;
+        if ((error as { code?: string } | null)?.code !== SPECULATION_FAILED_SQLSTATE) return error;
         withoutEndpoints.delete(tenantId);
         return new SpeculationFailed('the tenant has webhook endpoints now');
       },

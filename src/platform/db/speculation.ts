@@ -15,6 +15,13 @@ export class SpeculationFailed extends Error {
   }
 }
 
+/**
+ * The SQLSTATE `kosh_speculation_check(violated, what)` (migration 0670) raises when an assumption no
+ * longer holds: a deferred `SELECT kosh_speculation_check(EXISTS (…), '…')` fails the transaction
+ * on the server, before its COMMIT can commit anything.
+ */
+export const SPECULATION_FAILED_SQLSTATE = 'KS001';
+
 const speculative = new WeakSet<object>();
 
 /** Marks an action's transaction as one that may speculate. */
