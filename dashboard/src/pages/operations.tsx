@@ -275,7 +275,7 @@ export function Analytics() {
 
 export type AuditEntry = {
   id: string;
-  actor: { type: 'api_key' | 'user' | 'system'; id: string | null; label: string | null };
+  actor: { type: 'api_key' | 'user' | 'system' | 'customer'; id: string | null; label: string | null };
   action: string;
   object_type: string;
   object_id: string | null;
@@ -336,7 +336,18 @@ export function AuditLog() {
   const key = JSON.stringify(filters);
   const columns: Column<AuditEntry>[] = [
     { header: 'When', cell: (a) => dateTime(a.created_at) },
-    { header: 'Actor', cell: (a) => `${a.actor.label ?? a.actor.id ?? a.actor.type} (${a.actor.type.replace('_', ' ')})` },
+    {
+      header: 'Actor',
+      // A customer acting in the portal is named as the customer (decision 0640).
+      cell: (a) =>
+        a.actor.type === 'customer' && a.actor.id ? (
+          <>
+            <CustomerName id={a.actor.id} /> (customer portal)
+          </>
+        ) : (
+          `${a.actor.label ?? a.actor.id ?? a.actor.type} (${a.actor.type.replace('_', ' ')})`
+        ),
+    },
     { header: 'Action', cell: (a) => <code>{a.action}</code> },
     { header: 'Object', cell: (a) => <AuditObject a={a} /> },
     {
