@@ -150,3 +150,83 @@ describe('month-end revaluation of open foreign receivables', () => {
     expect(now(1100)).toBe(4_150_000);
   });
 });
+
+describe('the entity chooses how often it revalues (fx_revaluation, decision 0650)', () => {
+  let k: TestKosh;
+  const books: Record<'monthly' | 'year_end' | 'off', { tenant: Tenant; entity: string; invoice: string }> = {} as never;
+
+  const revaluations = async (b: { tenant: Tenant; entity: string }) => {
+    const res = await b.tenant.api('GET', `/v1/ledger/journal-entries?kind=fx.revaluation&entity_id=${b.entity}&limit=100`);
+    expect(res.status, res.text).toBe(200);
+    return res.body.data as Entry[];
+  };
+  const setRate = async (value: string) => {
+    for (const b of Object.values(books)) {
+      const res = await b.tenant.api('PUT', `/v1/entities/${b.entity}/exchange-rates`, { currency: 'USD', rate: value });
+      expect(res.status, res.text).toBe(200);
+    }
+  };
+
+  beforeAll(async () => {
+    k = await startTestKosh(); // 1 April 2026, 05:30 IST
+    const pans = { monthly: '29AAACM1234A1Z', year_end: '29AAACY1234A1Z', off: '29AAACO1234A1Z' };
+    for (const mode of ['monthly', 'year_end', 'off'] as const) {
+      const tenant = await k.registerTenant({ gstin: gstin(pans[mode]), state_code: '29' });
+      const entity = (await tenant.api('GET', '/v1/entities')).body.data[0];
+      // Today's behaviour is the default.
+      expect(entity.fx_revaluation).toBe('monthly');
+      if (mode !== 'monthly') {
+        const res = await tenant.api('PATCH', `/v1/entities/${entity.id}`, { fx_revaluation: mode });
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.data.fx_revaluation).toBe(mode);
+      }
+      const created = await tenant.api('POST', '/v1/customers', { email: 'mh@example.in', gstin: gstin('27CCCCC3333C1Z') });
+      expect(created.status, created.text).toBe(201);
+      books[mode] = { tenant, entity: entity.id, invoice: '' };
+    }
+    await setRate('83.25');
+    // Each: $1,000.00 + IGST 18 % = $1,180.00 at ₹83.25 → receivable ₹98,235.00, left open.
+    for (const b of Object.values(books)) {
+      const cust = (await b.tenant.api('GET', '/v1/customers')).body.data[0].id;
+      const res = await b.tenant.api('POST', '/v1/invoices', { customer_id: cust, currency: 'USD', lines: [{ description: 'Plan', unit_amount: 100_000 }] });
+      expect(res.status, res.text).toBe(201);
+      b.invoice = res.body.data.id;
+    }
+  });
+  afterAll(() => k.close());
+
+  it('refuses a value it does not know', async () => {
+    const res = await books.off.tenant.api('PATCH', `/v1/entities/${books.off.entity}`, { fx_revaluation: 'quarterly' });
+    expect(res.status, res.text).toBe(400);
+  });
+
+  it('monthly revalues at the end of April; year_end and off do not', async () => {
+    k.clock.advance(19 * DAY);
+    await setRate('84');
+    // 1 May 00:30 IST: $1,180.00 × 84 = ₹99,120.00 − ₹98,235.00 = +₹885.00 for the monthly entity.
+    k.clock.set(new Date('2026-04-30T19:00:00.000Z'));
+    await k.kosh.worker.drain();
+    const [april] = await revaluations(books.monthly);
+    expect(april).toMatchObject({ exchange_rate: '84', posted_at: '2026-04-30T18:29:59.999Z' });
+    expect(net(april!, 1100, books.monthly.invoice)).toBe(88_500);
+    expect(net(april!, 4310)).toBe(-88_500);
+    expect(await revaluations(books.year_end)).toHaveLength(0);
+    expect(await revaluations(books.off)).toHaveLength(0);
+  });
+
+  it('year_end revalues at 31 March, the end of the financial year; off never does', async () => {
+    k.clock.set(new Date('2027-03-20T06:00:00.000Z'));
+    await setRate('85');
+    // 1 April 2027 00:30 IST: $1,180.00 × 85 = ₹1,00,300.00 − ₹98,235.00 = +₹2,065.00 (the April
+    // revaluation of the monthly entity was reversed on 1 May, so each restates from its booking rate).
+    k.clock.set(new Date('2027-03-31T19:00:00.000Z'));
+    await k.kosh.worker.drain();
+    const [march] = await revaluations(books.year_end);
+    expect(march).toMatchObject({ exchange_rate: '85', posted_at: '2027-03-31T18:29:59.999Z' });
+    expect(net(march!, 1100, books.year_end.invoice)).toBe(206_500);
+    expect(net(march!, 4310)).toBe(-206_500);
+    const monthly = await revaluations(books.monthly);
+    expect(monthly.map((e) => e.posted_at)).toContain('2027-03-31T18:29:59.999Z');
+    expect(await revaluations(books.off)).toHaveLength(0);
+  });
+});

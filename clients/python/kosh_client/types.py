@@ -43,6 +43,7 @@ LegalEntity = TypedDict(
         "functional_currency": str,
         "aato_band": Literal["up_to_5_crore", "above_5_crore", "10_crore_or_more"],
         "number_series_reset": Literal["never", "financial_year"],
+        "fx_revaluation": Literal["monthly", "year_end", "off"],
         "emandate": "LegalEntityEmandate",
         "einvoicing": "LegalEntityEinvoicing",
         "created_at": str,
@@ -2975,6 +2976,7 @@ CreateEntityBody = TypedDict(
         "lut_missing": NotRequired[Literal["charge_igst", "refuse"]],
         "aato_band": NotRequired[Literal["up_to_5_crore", "above_5_crore", "10_crore_or_more"]],
         "number_series_reset": NotRequired[Literal["never", "financial_year"]],
+        "fx_revaluation": NotRequired[Literal["monthly", "year_end", "off"]],
     },
 )
 
@@ -5204,6 +5206,7 @@ UpdateEntityBody = TypedDict(
         "einvoicing": NotRequired["UpdateEntityBodyEinvoicing"],
         "aato_band": NotRequired[Literal["up_to_5_crore", "above_5_crore", "10_crore_or_more"]],
         "number_series_reset": NotRequired[Literal["never", "financial_year"]],
+        "fx_revaluation": NotRequired[Literal["monthly", "year_end", "off"]],
         "emandate": NotRequired["UpdateEntityBodyEmandate"],
     },
 )

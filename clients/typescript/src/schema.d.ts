@@ -6296,6 +6296,11 @@ export interface components {
              * @enum {string}
              */
             number_series_reset: "never" | "financial_year";
+            /**
+             * @description revaluation of open foreign-currency receivables at the closing rate (decision 0650): monthly (default) at every month end, year_end only at the end of the financial year (31 March), off never
+             * @enum {string}
+             */
+            fx_revaluation: "monthly" | "year_end" | "off";
             emandate: {
                 /**
                  * @description RBI e-mandate framework: a debit without the customer's additional authentication up to ₹15 000 (standard), ₹1 lakh for mutual fund subscriptions, insurance premiums and credit card bills
@@ -9415,6 +9420,7 @@ export interface operations {
                      *           "functional_currency": "functional currency",
                      *           "aato_band": "up_to_5_crore",
                      *           "number_series_reset": "never",
+                     *           "fx_revaluation": "monthly",
                      *           "emandate": {
                      *             "category": "standard",
                      *             "afa_limit": 1,
@@ -9487,7 +9493,8 @@ export interface operations {
                  *       "export_refund_claim": true,
                  *       "lut_missing": "charge_igst",
                  *       "aato_band": "up_to_5_crore",
-                 *       "number_series_reset": "never"
+                 *       "number_series_reset": "never",
+                 *       "fx_revaluation": "monthly"
                  *     }
                  */
                 "application/json": {
@@ -9524,6 +9531,11 @@ export interface operations {
                      * @enum {string}
                      */
                     number_series_reset?: "never" | "financial_year";
+                    /**
+                     * @description revaluation of open foreign-currency receivables at the closing rate (decision 0650): monthly (default) at every month end, year_end only at the end of the financial year (31 March), off never
+                     * @enum {string}
+                     */
+                    fx_revaluation?: "monthly" | "year_end" | "off";
                 };
             };
         };
@@ -9562,6 +9574,7 @@ export interface operations {
                      *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
+                     *         "fx_revaluation": "monthly",
                      *         "emandate": {
                      *           "category": "standard",
                      *           "afa_limit": 1,
@@ -9639,6 +9652,7 @@ export interface operations {
                      *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
+                     *         "fx_revaluation": "monthly",
                      *         "emandate": {
                      *           "category": "standard",
                      *           "afa_limit": 1,
@@ -9719,6 +9733,7 @@ export interface operations {
                  *       },
                  *       "aato_band": "up_to_5_crore",
                  *       "number_series_reset": "never",
+                 *       "fx_revaluation": "monthly",
                  *       "emandate": {
                  *         "category": "standard",
                  *         "afa_limit": 1,
@@ -9777,6 +9792,11 @@ export interface operations {
                      * @enum {string}
                      */
                     number_series_reset?: "never" | "financial_year";
+                    /**
+                     * @description revaluation of open foreign-currency receivables at the closing rate (decision 0650): monthly (default) at every month end, year_end only at the end of the financial year (31 March), off never
+                     * @enum {string}
+                     */
+                    fx_revaluation?: "monthly" | "year_end" | "off";
                     emandate?: {
                         /**
                          * @description RBI e-mandate framework: a debit without the customer's additional authentication up to ₹15 000 (standard), ₹1 lakh for mutual fund subscriptions, insurance premiums and credit card bills
@@ -9826,6 +9846,7 @@ export interface operations {
                      *         "functional_currency": "functional currency",
                      *         "aato_band": "up_to_5_crore",
                      *         "number_series_reset": "never",
+                     *         "fx_revaluation": "monthly",
                      *         "emandate": {
                      *           "category": "standard",
                      *           "afa_limit": 1,
@@ -31873,6 +31894,7 @@ export interface operations {
                  *           "functional_currency": "functional currency",
                  *           "aato_band": "up_to_5_crore",
                  *           "number_series_reset": "never",
+                 *           "fx_revaluation": "monthly",
                  *           "emandate": {
                  *             "category": "standard",
                  *             "afa_limit": 1,

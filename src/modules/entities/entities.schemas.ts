@@ -73,6 +73,13 @@ const postalAddressResponse = z.object({
   country: z.string().optional(),
 });
 
+/** How often open foreign-currency receivables are restated at the closing rate (decision 0650). */
+export const fxRevaluation = z
+  .enum(['monthly', 'year_end', 'off'])
+  .describe(
+    'revaluation of open foreign-currency receivables at the closing rate (decision 0650): monthly (default) at every month end, year_end only at the end of the financial year (31 March), off never',
+  );
+
 export const createEntityBody = z.object({
   name: fields.singleLineName(200),
   legal_name: fields.singleLineName(200).optional(),
@@ -92,6 +99,7 @@ export const createEntityBody = z.object({
     .describe('once LUTs are recorded per financial year: an export in a year without one is charged IGST (default) or refused (409 lut_missing)'),
   aato_band: aatoBand.optional(),
   number_series_reset: numberSeriesReset.optional(),
+  fx_revaluation: fxRevaluation.optional(),
 });
 export type CreateEntityBody = z.infer<typeof createEntityBody>;
 
@@ -157,6 +165,7 @@ export const updateEntityBody = z.object({
   einvoicing: einvoicingSettings.optional(),
   aato_band: aatoBand.optional(),
   number_series_reset: numberSeriesReset.optional(),
+  fx_revaluation: fxRevaluation.optional(),
   emandate: emandateSettings.optional(),
 });
 export type UpdateEntityBody = z.infer<typeof updateEntityBody>;
@@ -181,6 +190,7 @@ export const entitySchema = z
     functional_currency: z.string().describe('the currency its books are kept in (INR for an Indian entity); every journal line carries its value in it'),
     aato_band: aatoBand,
     number_series_reset: numberSeriesReset,
+    fx_revaluation: fxRevaluation,
     emandate: z.object({
       category: emandateCategory,
       afa_limit: z.int().nullable(),

@@ -45,6 +45,7 @@ export function toEntity(row: EntityRow): LegalEntity {
     functional_currency: row.functional_currency,
     aato_band: row.aato_band,
     number_series_reset: row.number_series_reset,
+    fx_revaluation: row.fx_revaluation,
     emandate: {
       category: row.emandate_category,
       afa_limit: row.emandate_afa_limit,
@@ -130,6 +131,7 @@ export async function createEntity(ctx: Ctx, input: CreateEntityBody, options: {
     functional_currency: input.country_code === 'IN' ? 'INR' : await tenantBaseCurrency(ctx.tx, ctx.tenantId),
     aato_band: input.aato_band ?? 'up_to_5_crore',
     number_series_reset: assertSeriesReset(input.number_series_reset ?? 'never', input.invoice_prefix),
+    fx_revaluation: input.fx_revaluation ?? 'monthly',
     emandate_category: 'standard',
     emandate_afa_limit: null,
     grievance_contact: null,
@@ -207,6 +209,7 @@ export async function updateEntity(ctx: Ctx, id: string, input: UpdateEntityBody
     ...(input.lut_missing !== undefined ? { lut_missing: input.lut_missing } : {}),
     ...(input.time_zone !== undefined ? { time_zone: input.time_zone } : {}),
     ...(input.aato_band !== undefined ? { aato_band: input.aato_band } : {}),
+    ...(input.fx_revaluation !== undefined ? { fx_revaluation: input.fx_revaluation } : {}),
     ...emandatePatch(input.emandate),
     ...(input.number_series_reset !== undefined || input.invoice_prefix !== undefined
       ? {

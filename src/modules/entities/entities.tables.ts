@@ -53,6 +53,8 @@ export interface LegalEntitiesTable {
   grievance_contact: string | null;
   /** Whether the document series restart every financial year (decision 0364). */
   number_series_reset: Generated<'never' | 'financial_year'>;
+  /** Month ends at which open foreign receivables are revalued (decision 0650). */
+  fx_revaluation: Generated<'monthly' | 'year_end' | 'off'>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

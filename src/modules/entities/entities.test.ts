@@ -44,6 +44,7 @@ describe('entities', () => {
         functional_currency: 'INR',
         aato_band: 'up_to_5_crore',
         number_series_reset: 'never',
+        fx_revaluation: 'monthly',
         // RBI e-mandate framework: ₹15 000 without the customer's authentication for a standard merchant (decision 0520).
         emandate: { category: 'standard', afa_limit: null, afa_free_limit: 15_000_00, grievance_contact: null },
         einvoicing: { enabled: false, provider: null, credentials_set: false },

@@ -7,7 +7,16 @@ import { Account } from './accounts.js';
 import { postEntries, type Posting, type PostingLine } from './ledger.service.js';
 import { insertRevaluation, openForeignReceivables, revaluationsOf, type FxRevaluationRow, type OpenReceivable } from './revaluation.repository.js';
 
-export type RevaluationEntity = Pick<EntityRow, 'id' | 'tb_ledger_id' | 'functional_currency' | 'time_zone'>;
+export type RevaluationEntity = Pick<EntityRow, 'id' | 'tb_ledger_id' | 'functional_currency' | 'time_zone' | 'fx_revaluation'>;
+
+/**
+ * Whether the entity restates at this month's end (decision 0650): every month (`monthly`), only at
+ * the end of the financial year, which ends with March in Kosh (`year_end`), or never (`off`).
+ */
+export function revaluesAt(entity: Pick<EntityRow, 'fx_revaluation'>, period: string): boolean {
+  if (entity.fx_revaluation === 'off') return false;
+  return entity.fx_revaluation !== 'year_end' || period.endsWith('-03');
+}
 
 /**
  * Month-end revaluation (Ind AS 21.23(a), 21.28; docs/decisions/0450): each open receivable in a
@@ -17,9 +26,11 @@ export type RevaluationEntity = Pick<EntityRow, 'id' | 'tb_ledger_id' | 'functio
  * at the first instant of the next open month, so settlement keeps valuing the receivable at its
  * booking rate and the realized difference lands on 4300 as before. A month is revalued once per
  * currency; a currency without a rate in the entity's table is left out. Closing the running month
- * revalues at the close (its later postings go to the next month). Returns the revaluations made now.
+ * revalues at the close (its later postings go to the next month). An entity whose `fx_revaluation`
+ * leaves this month out (decision 0650) is not revalued. Returns the revaluations made now.
  */
 export async function revalueMonth(ctx: Ctx, entity: RevaluationEntity, period: string): Promise<FxRevaluationRow[]> {
+  if (!revaluesAt(entity, period)) return [];
   const { to } = periodBounds(period, entity.time_zone);
   const revaluedAt = new Date(Math.min(ctx.now.getTime(), to.getTime() - 1));
   const open = await openForeignReceivables(ctx.tx, ctx.tenantId, entity.id, entity.functional_currency, to);
