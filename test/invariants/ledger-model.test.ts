@@ -34,9 +34,15 @@
  * `gatewayStep` below): card charges through `POST /v1/invoices/{id}/pay` on the test gateway that
  * succeed or are declined, the gateway paying out (clearing → cash after T+2), and refunds of
  * gateway and offline payments that the gateway processes or refuses. Check 3 then reads: cash =
- * offline payments + settled gateway payments; gateway clearing = unsettled gateway payments −
- * gateway refunds not failed; refunds payable = refunds of offline payments; and every payment's
+ * offline payments − offline refunds marked paid + settled gateway payments; gateway clearing =
+ * unsettled gateway payments − gateway refunds not failed; refunds payable = pending offline
+ * refunds (of offline payments and of note balances naming no payment); and every payment's
  * refunds (not failed) never exceed it.
+ * Offline refunds settled by hand (decision 0570: `settle_refund` marks a pending offline refund
+ * of the history paid, maybe back-dated, or failed, then tries a second mark) add: a second mark
+ * answers 409 and books nothing; a refund marked paid or failed stays so; a paid one has exactly
+ * one `refund.paid` Dr 2320 / Cr 1000 of its amount tagged with its customer, 2320 leaving at the
+ * rupee value `refund.created` booked (cash at the day's rate: the difference is realized exchange).
  * Refunds by line and by a note's balance (DESIGN §20: `refund_lines` names lines of the payment's
  * invoice, `refund_note` pays a note's unspent balance out through `POST /v1/credit-notes/{id}/refunds`,
  * and a payment refund without lines pays the invoice's unspent credit out first) add:
@@ -116,6 +122,10 @@ type World = {
   notes: string[];
   /** Payments (offline and gateway) that a refund may pick. */
   payments: string[];
+  /** Refunds the history made (of payments, by lines, of note balances), for the settle_refund op. */
+  refunds: string[];
+  /** Offline refunds marked paid or failed by hand (decision 0570), and the status each was left in. */
+  settled: Map<string, 'succeeded' | 'failed'>;
   /** Saved test-gateway payment methods, by `customer:token`. */
   cards: Map<string, string>;
   plan?: string;
@@ -255,7 +265,25 @@ const gatewayOp = fc.oneof(
 );
 type GatewayOp = typeof gatewayOp extends fc.Arbitrary<infer T> ? T : never;
 
-const op = fc.oneof({ arbitrary: offlineOp, weight: 3 }, { arbitrary: gatewayOp, weight: 2 });
+// An offline refund paid out by hand (mark_paid, at a paid_at between the refund and now, or now)
+// or not paid (mark_failed), then a second mark of either kind, refused (decision 0570). Its own
+// weight: it needs an offline refund made before it, so it is drawn more often than one gateway op.
+const settleOp = fc.record({
+  kind: fc.constant('settle_refund' as const),
+  refund: fc.nat(),
+  // With no pending offline refund in the history (or when `fresh`): refund `share` of an offline
+  // payment of the history, or of a new invoice of `amount` to a customer paid offline in full.
+  fresh: fc.boolean(),
+  customer: fc.nat(),
+  amount: fc.integer({ min: 1, max: 2_000_000 }),
+  share: fc.integer({ min: 1, max: 100 }),
+  paid: fc.boolean(),
+  when: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
+  again: fc.constantFrom('mark_paid', 'mark_failed'),
+});
+type SettleOp = typeof settleOp extends fc.Arbitrary<infer T> ? T : never;
+
+const op = fc.oneof({ arbitrary: offlineOp, weight: 3 }, { arbitrary: gatewayOp, weight: 2 }, { arbitrary: settleOp, weight: 1 });
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
 const pick = <T>(list: T[], i: number): T | undefined => (list.length ? list[i % list.length] : undefined);
@@ -292,7 +320,21 @@ async function newWorld(): Promise<World> {
     for (const [currency, rate] of Object.entries(BASE_RATES)) await tenant.api('PUT', `/v1/entities/${entity}/exchange-rates`, { currency, rate });
   }
   const approver = await secondActor(tenant);
-  return { tenant, approver, entities, customers, invoices: [], notes: [], payments: [], cards: new Map(), coupons: 0, advances: [], filed: new Map() };
+  return {
+    tenant,
+    approver,
+    entities,
+    customers,
+    invoices: [],
+    notes: [],
+    payments: [],
+    refunds: [],
+    settled: new Map(),
+    cards: new Map(),
+    coupons: 0,
+    advances: [],
+    filed: new Map(),
+  };
 }
 
 /** The currency a customer is invoiced in: USD in the US, KWD (three decimals) in Kuwait, else INR. */
@@ -308,6 +350,7 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
     o.kind === 'refund' ||
     o.kind === 'refund_lines' ||
     o.kind === 'refund_note' ||
+    o.kind === 'settle_refund' ||
     o.kind === 'mismatch'
   )
     return gatewayStep(w, o);
@@ -681,7 +724,7 @@ async function addOnStep(w: World, o: Extract<Op, { kind: 'add_on' }>): Promise<
 }
 
 /** The gateway operations (see gatewayOp). */
-async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefined> {
+async function gatewayStep(w: World, o: GatewayOp | SettleOp): Promise<ApiResponse | undefined> {
   const api = w.tenant.api;
   switch (o.kind) {
     case 'charge': {
@@ -733,7 +776,10 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
       const res = await api('POST', `/v1/payments/${id}/refunds`, { ...(o.whole ? {} : { amount: part(Math.max(left, 1), o.share) }), reason: 'model' });
       // The gateway is asked by a job after the commit: pending → processed, or failed (credit given back).
       await t.kosh.worker.drain();
-      if (res.status === 201) await checkRefundNote(w, res.body.data, payment);
+      if (res.status === 201) {
+        w.refunds.push(res.body.data.id);
+        await checkRefundNote(w, res.body.data, payment);
+      }
       return res;
     }
     case 'refund_lines': {
@@ -750,6 +796,7 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
       await t.kosh.worker.drain();
       if (res.status === 201) {
         expect(res.body.data.credit_note_issued, 'a refund by lines issues its own note').toBe(true);
+        w.refunds.push(res.body.data.id);
         await checkRefundNote(w, res.body.data, payment);
       }
       return res;
@@ -825,6 +872,7 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
       });
       await t.kosh.worker.drain();
       if (res.status === 201) {
+        w.refunds.push(res.body.data.id);
         expect(res.body.data, 'a note refund issues no note').toMatchObject({ credit_note_issued: false, credit_notes: [{ credit_note_id: noteId }] });
         const after = (await api('GET', `/v1/credit-notes/${noteId}`)).body.data;
         const failed = (await api('GET', `/v1/refunds/${res.body.data.id}`)).body.data.status === 'failed';
@@ -833,6 +881,178 @@ async function gatewayStep(w: World, o: GatewayOp): Promise<ApiResponse | undefi
         );
       }
       return res;
+    }
+    case 'settle_refund':
+      return settleRefund(w, o);
+  }
+}
+
+/**
+ * The settle_refund op (decision 0570): a pending offline refund the history made — one whose own
+ * note is approved (before that nothing is owed) — is marked paid or failed; then a second mark of
+ * either kind answers 409 `refund_<status>` and books nothing. With no such refund, any refund of
+ * the history is tried: a finished one answers 409 `refund_<status>`, a pending gateway's 409
+ * `refund_not_offline`, one waiting for its note's approval 409 `refund_awaiting_approval`.
+ */
+async function settleRefund(w: World, o: SettleOp): Promise<ApiResponse | undefined> {
+  const api = w.tenant.api;
+  let { all, open } = await refundsOf(w);
+  if (!open.length || o.fresh) {
+    const made = await offlineRefund(w, o);
+    if (made && made.status !== 201) return made;
+    ({ all, open } = await refundsOf(w));
+    if (made) open = open.filter((r) => r.id === made.body.data.id);
+  }
+  const refund = pick(open.length ? open : all, o.refund);
+  if (!refund) return undefined;
+  const entries = async () =>
+    Number(
+      (await sql<{ n: string }>`SELECT count(*)::text AS n FROM journal_entries WHERE tenant_id = ${w.tenant.tenantId}`.execute(t.database.db)).rows[0]!.n,
+    );
+  const path = o.paid ? 'mark_paid' : 'mark_failed';
+  const paidAt =
+    o.when === undefined
+      ? undefined
+      : new Date(Date.parse(refund.created_at) + Math.floor(((t.clock.now().getTime() - Date.parse(refund.created_at)) * o.when) / 100)).toISOString();
+  const res = await api(
+    'POST',
+    `/v1/refunds/${refund.id}/${path}`,
+    o.paid ? { reference: `UTR-${refund.id.slice(0, 8)}`, ...(paidAt ? { paid_at: paidAt } : {}) } : { failure_message: 'model: cheque returned' },
+  );
+  if (!open.length) {
+    const reason = refund.status !== 'pending' ? `refund_${refund.status}` : refund.gateway !== null ? 'refund_not_offline' : 'refund_awaiting_approval';
+    expect({ status: res.status, reason: res.body.error?.reason }, `${path} of a refund that is not a pending offline one`).toEqual({ status: 409, reason });
+    return res;
+  }
+  expect(res.status, `${path}: ${res.text}`).toBe(200);
+  const status = o.paid ? 'succeeded' : 'failed';
+  expect(res.body.data.status).toBe(status);
+  if (o.paid) expect(res.body.data.paid_at, 'paid_at: as given, or now').toBe(paidAt ?? t.clock.now().toISOString());
+  else expect(res.body.data.failure_code).toBe('marked_failed');
+  w.settled.set(refund.id, status);
+  const booked = await entries();
+  const again = await api('POST', `/v1/refunds/${refund.id}/${o.again}`, o.again === 'mark_paid' ? { reference: 'UTR-again' } : {});
+  expect({ status: again.status, reason: again.body.error?.reason }, `a second mark (${o.again}) of a ${status} refund`).toEqual({
+    status: 409,
+    reason: `refund_${status}`,
+  });
+  expect(await entries(), 'a refused second mark books nothing').toBe(booked);
+  return res;
+}
+
+type RefundView = { id: string; status: string; gateway: string | null; created_at: string; credit_note_issued: boolean; credit_note_id: string | null };
+
+/** The history's refunds, and those pending offline whose own note (if any) is not waiting for approval. */
+async function refundsOf(w: World): Promise<{ all: RefundView[]; open: RefundView[] }> {
+  const api = w.tenant.api;
+  const all = await Promise.all(w.refunds.map(async (id) => (await api('GET', `/v1/refunds/${id}`)).body.data as RefundView));
+  const open: RefundView[] = [];
+  for (const r of all) {
+    if (r.status !== 'pending' || r.gateway !== null) continue;
+    const note = r.credit_note_issued ? (await api('GET', `/v1/credit-notes/${r.credit_note_id}`)).body.data : undefined;
+    if (note?.status !== 'pending_approval') open.push(r);
+  }
+  return { all, open };
+}
+
+/**
+ * An offline refund for settle_refund: `share` of what is left of an offline payment of the history,
+ * or (`fresh`, or none left) of a new invoice of `amount` paid offline in full (its invoice and
+ * payment join the history). A refund above the invoice's unspent credit is refused (409): fine.
+ */
+async function offlineRefund(w: World, o: SettleOp): Promise<ApiResponse | undefined> {
+  const api = w.tenant.api;
+  const payments = await Promise.all(w.payments.map(async (id) => (await api('GET', `/v1/payments/${id}`)).body.data));
+  let payment = o.fresh
+    ? undefined
+    : pick(
+        payments.filter((p) => p.gateway === null && p.amount > p.amount_refunded),
+        o.refund,
+      );
+  if (!payment) {
+    const customer = pick(w.customers, o.customer)!;
+    const created = await api('POST', '/v1/invoices', {
+      customer_id: customer,
+      entity_id: pick(w.entities, o.customer),
+      currency: currencyOf(w, customer),
+      lines: [{ description: 'refunded by hand', unit_amount: o.amount }],
+      auto_finalize: true,
+    });
+    if (created.status !== 201) return created;
+    w.invoices.push(created.body.data.id);
+    if (created.body.data.amount_due === 0) return undefined; // paid by the customer's balance
+    const paid = await api('POST', '/v1/payments/offline', {
+      customer_id: customer,
+      invoice_id: created.body.data.id,
+      payment_type: 'bank_transfer',
+      currency: created.body.data.currency,
+      amount: created.body.data.amount_due,
+    });
+    if (paid.status !== 201) return paid;
+    w.payments.push(paid.body.data.id);
+    payment = paid.body.data;
+  }
+  const res = await api('POST', `/v1/payments/${payment.id}/refunds`, {
+    amount: part(payment.amount - payment.amount_refunded, o.share),
+    reason: 'model by hand',
+  });
+  if (res.status === 201) {
+    w.refunds.push(res.body.data.id);
+    await checkRefundNote(w, res.body.data, payment);
+  }
+  return res;
+}
+
+/**
+ * Offline refunds settled by hand (decision 0570): a refund marked paid or failed stays so (a paid
+ * one is never failed after, nor the other way), a paid one has its `paid_at` and exactly one
+ * `refund.paid` entry, Dr 2320 / Cr 1000 of its amount, both tagged with its customer, and 2320 leaves
+ * at the rupee value `refund.created` booked it at; a failed one has no `refund.paid`.
+ */
+async function checkSettledRefunds(w: World): Promise<void> {
+  const db = t.database.db;
+  for (const [id, status] of w.settled) {
+    const r = (await w.tenant.api('GET', `/v1/refunds/${id}`)).body.data;
+    expect(r.status, `refund ${id} marked ${status} stays ${status}`).toBe(status);
+  }
+  const rows = await sql<{
+    id: string;
+    status: string;
+    amount: string;
+    paid_at: Date | null;
+    paid: string;
+    debit: string;
+    credit: string;
+    tagged: string;
+    owed: string | null;
+    left: string | null;
+  }>`
+    SELECT r.id, r.status, r.amount::text, r.paid_at,
+      (SELECT count(*) FROM journal_entries e WHERE e.tenant_id = r.tenant_id AND e.kind = 'refund.paid' AND e.reference_id = r.id)::text AS paid,
+      (SELECT coalesce(sum(l.debit), 0) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = r.tenant_id AND e.kind = 'refund.paid' AND e.reference_id = r.id AND l.account_code = 2320)::text AS debit,
+      (SELECT coalesce(sum(l.credit), 0) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = r.tenant_id AND e.kind = 'refund.paid' AND e.reference_id = r.id AND l.account_code = 1000)::text AS credit,
+      (SELECT count(*) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = r.tenant_id AND e.kind = 'refund.paid' AND e.reference_id = r.id AND l.account_code IN (1000, 2320)
+          AND l.customer_id IS DISTINCT FROM r.customer_id)::text AS tagged,
+      (SELECT sum(l.functional_credit) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = r.tenant_id AND e.kind = 'refund.created' AND e.reference_id = r.id AND l.account_code = 2320)::text AS owed,
+      (SELECT sum(l.functional_debit) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+        WHERE l.tenant_id = r.tenant_id AND e.kind = 'refund.paid' AND e.reference_id = r.id AND l.account_code = 2320)::text AS left
+    FROM refunds r WHERE r.tenant_id = ${w.tenant.tenantId} AND r.gateway IS NULL`.execute(db);
+  for (const r of rows.rows) {
+    if (r.status === 'succeeded') {
+      expect(r.paid_at, `paid refund ${r.id} has paid_at`).not.toBeNull();
+      expect({ entries: Number(r.paid), debit: Number(r.debit), credit: Number(r.credit), untagged: Number(r.tagged) }, `refund.paid of ${r.id}`).toEqual({
+        entries: 1,
+        debit: Number(r.amount),
+        credit: Number(r.amount),
+        untagged: 0,
+      });
+      expect(r.left, `refund ${r.id}: 2320 leaves at the value it was booked at`).toBe(r.owed);
+    } else {
+      expect(Number(r.paid), `refund ${r.id} (${r.status}) has no refund.paid`).toBe(0);
     }
   }
 }
@@ -875,28 +1095,32 @@ async function checkGatewayMoney(tenantId: string): Promise<void> {
             WHERE l.tenant_id = ${tenantId} AND l.account_code IN (1000, 1050, 2320) GROUP BY e.currency, l.account_code),
     -- Refunds booked: not failed, and not waiting for their note's approval (nothing is booked before).
     -- An advance's gateway refund (no note) is booked with its refund voucher.
-    released AS (SELECT r.currency, r.gateway, r.amount FROM refunds r LEFT JOIN credit_notes n ON n.tenant_id = r.tenant_id AND n.id = r.credit_note_id
+    released AS (SELECT r.currency, r.gateway, r.amount, r.status FROM refunds r LEFT JOIN credit_notes n ON n.tenant_id = r.tenant_id AND n.id = r.credit_note_id
                  WHERE r.tenant_id = ${tenantId} AND r.status <> 'failed' AND (r.advance_id IS NOT NULL OR n.status <> 'pending_approval'))
     SELECT c.currency,
       coalesce((SELECT balance FROM bal WHERE bal.currency = c.currency AND account_code = 1000), 0)::bigint AS cash,
       coalesce((SELECT balance FROM bal WHERE bal.currency = c.currency AND account_code = 1050), 0)::bigint AS clearing,
       coalesce((SELECT -balance FROM bal WHERE bal.currency = c.currency AND account_code = 2320), 0)::bigint AS payable,
-      (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency AND gateway IS NULL)::bigint AS offline,
+      (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency AND gateway IS NULL)::bigint
+      -- Offline refunds paid out by hand (decision 0570) left cash.
+      - (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NULL AND r.status = 'succeeded')::bigint AS offline,
       (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency AND gateway IS NOT NULL AND settled_at IS NOT NULL)::bigint AS settled,
       (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency AND gateway IS NOT NULL AND settled_at IS NULL)::bigint AS unsettled,
       (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NOT NULL)::bigint AS refunded,
-      (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NULL)::bigint
+      (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NULL AND r.status = 'pending')::bigint
       + (SELECT coalesce(sum(m.amount), 0) FROM advance_movements m JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
          WHERE m.tenant_id = ${tenantId} AND m.kind = 'refunded' AND m.payout = 'offline' AND a.currency = c.currency)::bigint
       -- A refund voucher the gateway refused to carry is owed by hand.
       + (SELECT coalesce(sum(r.amount), 0) FROM refunds r WHERE r.tenant_id = ${tenantId} AND r.advance_id IS NOT NULL AND r.status = 'failed' AND r.currency = c.currency)::bigint AS manual
     FROM c`.execute(db);
   for (const m of money.rows) {
-    expect(Number(m.cash), `cash in ${m.currency} = offline payments + settled gateway payments`).toBe(Number(m.offline) + Number(m.settled));
+    expect(Number(m.cash), `cash in ${m.currency} = offline payments − offline refunds marked paid + settled gateway payments`).toBe(
+      Number(m.offline) + Number(m.settled),
+    );
     expect(Number(m.clearing), `gateway clearing in ${m.currency} = unsettled gateway payments − gateway refunds not failed`).toBe(
       Number(m.unsettled) - Number(m.refunded),
     );
-    expect(Number(m.payable), `refunds payable in ${m.currency} = refunds of offline payments + refund vouchers of advances`).toBe(Number(m.manual));
+    expect(Number(m.payable), `refunds payable in ${m.currency} = pending offline refunds + refund vouchers of advances`).toBe(Number(m.manual));
   }
   const overRefunded = await sql<{ id: string }>`
     SELECT p.id FROM payments p
@@ -937,8 +1161,10 @@ async function checkRefunds(tenantId: string): Promise<void> {
   for (const r of reversals.rows) expect(Number(r.booked), `output tax reversed for invoice ${r.id} = its live notes' tax`).toBe(Number(r.notes));
   const refundTouchesTax = await sql<{ entry_id: string }>`
     SELECT l.entry_id FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
-    WHERE l.tenant_id = ${tenantId} AND e.kind LIKE 'refund.%' AND l.account_code NOT IN (2300, 1050, 2320)`.execute(db);
-  expect(refundTouchesTax.rows, 'a refund entry moves only customer credit and money: never tax or revenue').toEqual([]);
+    WHERE l.tenant_id = ${tenantId} AND e.kind LIKE 'refund.%' AND l.account_code NOT IN (2300, 1050, 2320)
+      -- A payout by hand (decision 0570) moves cash, and a foreign one its realized exchange difference.
+      AND NOT (e.kind = 'refund.paid' AND l.account_code IN (1000, 4300, 4390))`.execute(db);
+  expect(refundTouchesTax.rows, 'a refund entry moves only customer credit, money and exchange differences: never tax or revenue').toEqual([]);
 
   // Per customer and currency: payments received − refunds booked (not failed, not waiting for
   // their own note's approval) = cash + gateway clearing − refunds payable tagged with the customer.
@@ -993,7 +1219,9 @@ async function checkFunctionalBooks(tenantId: string): Promise<void> {
     SELECT l.id, e.currency, e.exchange_rate, (l.debit + l.credit)::bigint AS amount,
            (l.functional_debit + l.functional_credit)::bigint AS functional
     FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
-    WHERE l.tenant_id = ${tenantId} AND e.currency <> e.functional_currency AND l.account_code IN (1000, 1050, 2320)`.execute(db);
+    WHERE l.tenant_id = ${tenantId} AND e.currency <> e.functional_currency AND l.account_code IN (1000, 1050, 2320)
+      -- A payout by hand takes 2320 out at the value refund.created booked (checkSettledRefunds).
+      AND NOT (e.kind = 'refund.paid' AND l.account_code = 2320)`.execute(db);
   for (const r of money.rows) {
     expect(Number(r.functional), `money line ${r.id}: ${r.amount} ${r.currency} at ${r.exchange_rate}`).toBe(
       convertMinorUnits(Number(r.amount), r.currency, 'INR', r.exchange_rate),
@@ -1565,6 +1793,7 @@ async function checkOneTruth(w: World): Promise<void> {
  */
 async function checkBooks(w: World, after: string): Promise<void> {
   await checkInvariants(w.tenant.tenantId);
+  await checkSettledRefunds(w);
   for (const entity of w.entities) {
     const tb = (await w.tenant.api('GET', `/v1/ledger/trial-balance?entity_id=${entity}&basis=functional`)).body.data;
     expect({ balanced: tb.balanced, unvalued: tb.unvalued_entries }, `INR trial balance of ${entity} after ${after}`).toEqual({ balanced: true, unvalued: 0 });
@@ -1717,6 +1946,41 @@ describe('the books tie out after every operation', () => {
       'some refund issued its own note',
     ).toBe(true);
   }, 600_000); // the one-truth checks (Tally, GSTR-3B per month) after each of its twelve steps
+
+  it('offline refunds marked paid (also back-dated, in dollars after the rate moved) or failed keep the invariants (decision 0570)', async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      // ₹1,180 (1,000 + 18 %) paid offline in full; a refund of ₹590 owed in 2320, paid by hand back-dated halfway.
+      { kind: 'invoice', customer: 0, entity: 0, amounts: [100_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      { kind: 'pay', invoice: 0, share: 100, tds: 0 },
+      { kind: 'refund', payment: 0, share: 50, whole: false },
+      { kind: 'time_passes', days: 3 },
+      { kind: 'settle_refund', refund: 0, fresh: false, customer: 0, amount: 1, share: 1, paid: true, when: 50, again: 'mark_failed' },
+      // Another ₹295 refunded, then not paid (the credit goes back to its note), and a second mark_paid refused.
+      { kind: 'refund', payment: 0, share: 50, whole: false },
+      { kind: 'settle_refund', refund: 0, fresh: false, customer: 0, amount: 1, share: 1, paid: false, when: undefined, again: 'mark_paid' },
+      // A dollar invoice paid offline, refunded, the dollar moves 5 %, paid out by hand at today's rate.
+      { kind: 'invoice', customer: 2, entity: 0, amounts: [10_000], hsn: ['998314', '0902', '6904'], finalize: true },
+      { kind: 'pay', invoice: 1, share: 100, tds: 0 },
+      { kind: 'refund', payment: 1, share: 100, whole: true },
+      { kind: 'fx_rate', currency: 'USD', permille: 50 },
+      { kind: 'settle_refund', refund: 0, fresh: false, customer: 0, amount: 1, share: 1, paid: true, when: undefined, again: 'mark_paid' },
+      // Nothing pending left: ₹295 more of the first payment (half of the ₹590 left) is refunded — it
+      // pays out the ₹295 credit the failed refund gave back to its note — and not paid either.
+      { kind: 'settle_refund', refund: 0, fresh: false, customer: 0, amount: 1, share: 50, paid: false, when: undefined, again: 'mark_failed' },
+      // A new ₹250 invoice to the Maharashtra customer (IGST 18 %: ₹295) paid offline; ₹73 of it (25 %) refunded and paid by hand.
+      { kind: 'settle_refund', refund: 0, fresh: true, customer: 1, amount: 25_000, share: 25, paid: true, when: 100, again: 'mark_failed' },
+    ];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      await checkBooks(world, o.kind);
+    }
+    expect([...world.settled.values()]).toEqual(['succeeded', 'failed', 'succeeded', 'failed', 'succeeded']);
+    const last = (await world.tenant.api('GET', `/v1/refunds/${world.refunds.at(-1)}`)).body.data;
+    // 25 % of 29 500 = 7 375.
+    expect({ amount: last.amount, status: last.status }).toEqual({ amount: 7_375, status: 'succeeded' });
+  }, 600_000);
 
   it('a parent paying for two children (first invoices, a consolidated renewal, payment, a note) keeps the invariants', async () => {
     const world = await newWorld();
