@@ -24,10 +24,15 @@ import { EXPIRE_GRANTS_JOB } from '../../modules/credits/index.js';
  * discovery queries carry that scope — running one that does not would act on every customer at
  * the clock's time.
  */
-export const TEST_CLOCK_SWEEPS: readonly string[] = [
-  BILLING_RUN_JOB,
-  DUNNING_OVERDUE_SCAN_JOB,
-  DUNNING_STEPS_JOB,
+export const TEST_CLOCK_SWEEPS: readonly string[] = [BILLING_RUN_JOB, DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB];
+
+/**
+ * Sweeps whose work is due by the day (expiries, daily revenue recognition, trial notices,
+ * mandate debits after their 24-hour notice): run once an instant, at the first instant of each
+ * new UTC day the advance reaches and at its last instant, not in every round of every instant —
+ * run that often they made an advance several times slower.
+ */
+export const TEST_CLOCK_DAILY_SWEEPS: readonly string[] = [
   // Pending attempts: mandate debits whose pre-debit notice has run, unknown outcomes.
   RESOLVE_ATTEMPTS_JOB,
   TRIAL_SCAN_JOB,
@@ -87,10 +92,16 @@ async function nextInstant(db: Kysely<DB>, clockId: string, t: Date, to: Date): 
  * clock and due by then (charges, dunning actions, mails, webhook deliveries), until none is due.
  * The handlers are the real worker's; their clock reads `at`.
  */
-async function runAt(env: JobEnv, handlers: JobHandlers, clockId: string, at: Date): Promise<number> {
+async function runAt(env: JobEnv, handlers: JobHandlers, clockId: string, at: Date, daily: boolean): Promise<number> {
   const atEnv: JobEnv = { ...env, clock: fixedClock(at) };
   const worker = new Worker({ env: atEnv, handlers, testClockId: clockId, batchSize: 50, concurrency: 1 });
   let jobs = 0;
+  if (daily) {
+    for (const kind of TEST_CLOCK_DAILY_SWEEPS) {
+      const handler = handlers[kind];
+      if (handler) await handler(sweepJob(kind, at), atEnv);
+    }
+  }
   // A job can make more work due at the same instant (a declined charge starts dunning, whose first
   // step is due at once): the sweeps run again until a round finds no job to run.
   for (let round = 0; round < MAX_ROUNDS; round += 1) {
@@ -125,9 +136,13 @@ export async function advanceTestClock(
   try {
     await runOnTestClock(clockId, async () => {
       let t = new Date(start.frozen_time);
+      let sweptDay = '';
       while (t < to) {
         const next = await nextInstant(db, clockId, t, to);
-        report.jobs += await runAt(env, handlers, clockId, next);
+        const day = next.toISOString().slice(0, 10);
+        const daily = day !== sweptDay || next.getTime() === to.getTime();
+        if (daily) sweptDay = day;
+        report.jobs += await runAt(env, handlers, clockId, next, daily);
         report.steps += 1;
         t = next;
         if (t < to) await ctxAt((ctx) => recordTestClockTime(ctx, clockId, next));
