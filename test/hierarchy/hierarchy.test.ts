@@ -251,6 +251,21 @@ describe('customer hierarchy', () => {
       expect(await invoicesOfCustomer(acme, three.id)).toEqual([]);
     });
   });
+  describe('a child with a minimum commitment', () => {
+    it("counts what the parent's consolidated invoices billed it: no true-up while its fee covers the minimum", async () => {
+      const payer = await customer(acme, { name: 'Committed Payer', ...maharashtra });
+      const child = await customer(acme, { name: 'Committed Child', parent_customer_id: payer.id, bill_to: 'parent' });
+      const plan = await createPlan(acme, { amount: 100_000 });
+      // ₹1 000.00 a month committed, ₹1 000.00 a month billed: nothing to true up in any period.
+      const sub = await subscribe(acme, { customer_id: child.id, plan_id: plan.id, minimum_commitment: { amount: 100_000 } });
+      const second = new Date(new Date(sub.current_period_end).getTime() + 31 * 86_400_000).toISOString();
+      await travelTo(t, sub.current_period_end);
+      await travelTo(t, second);
+      const lines = (await invoicesOfCustomer(acme, payer.id)).flatMap((i) => i.lines as { description: string }[]);
+      expect(lines.filter((l) => /true-up/i.test(l.description))).toEqual([]);
+    });
+  });
+
   describe('delinquency of a consolidated invoice', () => {
     it("moves the children's subscriptions to past_due while the parent's invoice is overdue, and back to active once it is paid", async () => {
       const payer = await customer(acme, { name: 'Late Payer', ...maharashtra });

@@ -87,12 +87,21 @@ export async function pricedLinesWithin(
   const rows = await tx
     .selectFrom('invoice_lines as l')
     .innerJoin('invoices as i', (join) => join.onRef('i.tenant_id', '=', 'l.tenant_id').onRef('i.id', '=', 'l.invoice_id'))
-    .select(['i.subscription_id', 'l.invoice_id', 'l.id', 'l.price_id', 'l.amount'])
+    // A line names its subscription itself on a parent's consolidated invoice (decision 0550).
+    .select((eb) => [eb.fn.coalesce('l.subscription_id', 'i.subscription_id').as('subscription_id'), 'l.invoice_id', 'l.id', 'l.price_id', 'l.amount'])
     .where('l.tenant_id', '=', tenantId)
     .where('i.status', 'in', ['open', 'paid', 'uncollectible'])
     .where('l.price_id', 'is not', null)
     .where((eb) =>
-      eb.or(windows.map((w) => eb.and([eb('i.subscription_id', '=', w.subscriptionId), eb('l.period_start', '>=', w.start), eb('l.period_end', '<=', w.end)]))),
+      eb.or(
+        windows.map((w) =>
+          eb.and([
+            eb(eb.fn.coalesce('l.subscription_id', 'i.subscription_id'), '=', w.subscriptionId),
+            eb('l.period_start', '>=', w.start),
+            eb('l.period_end', '<=', w.end),
+          ]),
+        ),
+      ),
     )
     .execute();
   return rows.map((r) => ({ subscription_id: r.subscription_id!, invoice_id: r.invoice_id, id: r.id, price_id: r.price_id!, amount: r.amount }));
