@@ -108,6 +108,9 @@ export type ErrorReason =
   | 'gateway_connection_removed'
   | 'payment_in_progress'
   | 'invalid_signature'
+  // a payment's TDS certificate (decision 0770)
+  | 'payment_has_no_tds'
+  | 'tds_already_certified'
   // UPI AutoPay: one attempt and three retries per debit (NPCI; decision 0520)
   | 'autopay_retry_limit'
   // dunning, organizations, finance

@@ -181,3 +181,104 @@ describe('GET /v1/tds/report', () => {
     expect((await stranger.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1`)).status).toBe(404);
   });
 });
+
+describe('POST /v1/payments/{id}/tds-certificate (decision 0770)', () => {
+  it('records the certificate for TDS withheld with a payment: certified in the report, its quarter the day of deduction, no money moved', async () => {
+    const tenant = await t.registerTenant();
+    const entityId = await entityOf(tenant);
+    const acme = await createCustomer(tenant);
+
+    // Invoice M issued 25 March 2026, taxable 1,00,000.00; paid 5 April 2026: 98,000.00 with 2,000.00 withheld.
+    // The customer booked (credited) it in March, so it deducted on 28 March: 1961 Act, Form 16A, Q4 2025-26.
+    t.clock.set('2026-03-25T06:30:00Z');
+    const m = await createInvoice(tenant, acme, [10_000_000]);
+    t.clock.set('2026-04-05T06:30:00Z');
+    const payM = await tenant.api('POST', '/v1/payments/offline', {
+      customer_id: acme,
+      invoice_id: m.id,
+      payment_type: 'bank_transfer',
+      amount: 9_800_000,
+      tds_amount: 200_000,
+    });
+    expect(payM.status, payM.text).toBe(201);
+    expect(payM.body.data.tds_certificate).toBeNull();
+    // Invoice J issued 5 May 2026, taxable 50,000.00; paid 10 June: 49,000.00 with 1,000.00 withheld (the payment's day).
+    t.clock.set('2026-05-05T06:30:00Z');
+    const j = await createInvoice(tenant, acme, [5_000_000]);
+    t.clock.set('2026-06-10T06:30:00Z');
+    const payJ = await tenant.api('POST', '/v1/payments/offline', {
+      customer_id: acme,
+      invoice_id: j.id,
+      payment_type: 'cheque',
+      amount: 4_900_000,
+      tds_amount: 100_000,
+    });
+    expect(payJ.status, payJ.text).toBe(201);
+    const noTds = await tenant.api('POST', '/v1/payments/offline', { customer_id: acme, payment_type: 'cash', amount: 1_000 });
+    expect(noTds.status, noTds.text).toBe(201);
+
+    t.clock.set('2026-07-02T06:30:00Z');
+    const before = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1`);
+    expect(before.body.data.totals).toEqual({ amount_paid: 14_700_000, tds_deducted: 300_000, tds_certified: 0, tds_pending: 300_000 });
+    const entriesBefore = (await tenant.api('GET', `/v1/invoices/${m.id}/journal-entries`)).body.data.length;
+
+    // Refused, and nothing recorded: a day after the payment's; a 2025 Act code on a March deduction; no TDS; another tenant.
+    const late = await tenant.api('POST', `/v1/payments/${payJ.body.data.id}/tds-certificate`, { certificate_number: 'F131-1', deducted_on: '2026-06-11' });
+    expect(late.status, late.text).toBe(400);
+    expect(late.body.error.message).toContain('2026-06-10');
+    const newCodeInMarch = await tenant.api('POST', `/v1/payments/${payM.body.data.id}/tds-certificate`, {
+      certificate_number: 'X',
+      section: '1027',
+      deducted_on: '2026-03-28',
+    });
+    expect(newCodeInMarch.status, newCodeInMarch.text).toBe(400);
+    const nothing = await tenant.api('POST', `/v1/payments/${noTds.body.data.id}/tds-certificate`, { certificate_number: 'X' });
+    expect(nothing.status, nothing.text).toBe(409);
+    expect(nothing.body.error.reason).toBe('payment_has_no_tds');
+    const stranger = await t.registerTenant();
+    expect((await stranger.api('POST', `/v1/payments/${payJ.body.data.id}/tds-certificate`, { certificate_number: 'X' })).status).toBe(404);
+
+    // M: 194J(b) on 28 March → payment code 1027, Form 16A. J: 1027 on its payment's day → Form 131.
+    const certM = await tenant.api('POST', `/v1/payments/${payM.body.data.id}/tds-certificate`, {
+      certificate_number: 'F16A-9',
+      section: '194J(b)',
+      deducted_on: '2026-03-28',
+    });
+    expect(certM.status, certM.text).toBe(200);
+    expect(certM.body.data.tds_certificate).toMatchObject({
+      certificate_number: 'F16A-9',
+      section: '194J(b)',
+      payment_code: '1027',
+      certificate_form: 'Form 16A',
+      deducted_on: '2026-03-28',
+    });
+    const certJ = await tenant.api('POST', `/v1/payments/${payJ.body.data.id}/tds-certificate`, { certificate_number: 'F131-2', section: '1027' });
+    expect(certJ.status, certJ.text).toBe(200);
+    expect(certJ.body.data.tds_certificate).toMatchObject({ section: '1027', payment_code: '1027', certificate_form: 'Form 131', deducted_on: '2026-06-10' });
+    expect((await tenant.api('GET', `/v1/payments/${payJ.body.data.id}`)).body.data.tds_certificate.certificate_number).toBe('F131-2');
+    const again = await tenant.api('POST', `/v1/payments/${payJ.body.data.id}/tds-certificate`, { certificate_number: 'F131-3' });
+    expect(again.status, again.text).toBe(409);
+    expect(again.body.error.reason).toBe('tds_already_certified');
+
+    // Q1 2026-27 now holds J alone, certified (M moved to Q4 2025-26 with its day of deduction).
+    const q1 = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2026-27-Q1`);
+    expect(q1.body.data.totals).toEqual({ amount_paid: 4_900_000, tds_deducted: 100_000, tds_certified: 100_000, tds_pending: 0 });
+    expect(q1.body.data.customers[0].rows).toEqual([
+      expect.objectContaining({
+        invoice_id: j.id,
+        deducted_on: '2026-06-10',
+        status: 'certified',
+        certificate_number: 'F131-2',
+        payment_id: payJ.body.data.id,
+      }),
+    ]);
+    const q4 = await tenant.api('GET', `/v1/tds/report?entity_id=${entityId}&quarter=2025-26-Q4`);
+    expect(q4.body.data.totals).toEqual({ amount_paid: 9_800_000, tds_deducted: 200_000, tds_certified: 200_000, tds_pending: 0 });
+    expect(q4.body.data.customers[0].rows[0]).toMatchObject({ invoice_id: m.id, deducted_on: '2026-03-28', section: '194J(b)', certificate_form: 'Form 16A' });
+
+    // No money moved; the event says what happened.
+    expect((await tenant.api('GET', `/v1/invoices/${m.id}/journal-entries`)).body.data.length).toBe(entriesBefore);
+    const events = await tenant.api('GET', '/v1/events?type=payment.tds_certified');
+    expect(events.body.data.map((e: { data: { object: { id: string } } }) => e.data.object.id).sort()).toEqual([payM.body.data.id, payJ.body.data.id].sort());
+  });
+});

@@ -390,6 +390,7 @@ export const validBodies: Record<string, unknown> = {
   'PUT /v1/entities/{id}/exchange-rates': { currency: 'USD', rate: '83.25' },
   'POST /v1/entities/{id}/periods/{period}/reopen': { reason: 'Factory correction' },
   'POST /v1/invoices/{id}/tds': { tds_amount: 1 },
+  'POST /v1/payments/{id}/tds-certificate': { certificate_number: 'ABCDEFGH' },
   'POST /v1/invoices/{id}/gst-details': { place_of_supply: '27' },
   // Same idea: the credit note's owner applies it to their own open invoice.
   'POST /v1/credit-notes/{id}/apply': {

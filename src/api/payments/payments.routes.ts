@@ -2,10 +2,13 @@ import type { AppDeps } from '../../app-deps.js';
 import { dataEnvelope, idParams, listEnvelope, listResponse, paginationQuery, toPage } from '../../platform/http/envelope.js';
 import { readCtx, runAction, type KoshApp } from '../../platform/http/server.js';
 import { recordOfflinePayment } from '../../flows/payments/record-offline-payment.js';
-import { listPaymentsQuery, paymentSchema, recordOfflinePaymentBody } from '../../modules/payments/index.js';
+import { certifyWithheldTds } from '../../flows/payments/certify-payment-tds.js';
+import { parseTdsCodeTable } from '../../modules/invoices/index.js';
+import { certifyPaymentTdsBody, listPaymentsQuery, paymentSchema, recordOfflinePaymentBody } from '../../modules/payments/index.js';
 import { getPayment, listPayments } from '../../modules/payments/index.js';
 
 export function registerPaymentRoutes(app: KoshApp, deps: AppDeps): void {
+  const tdsCodes = parseTdsCodeTable(deps.config.tdsCodes);
   app.post(
     '/v1/payments/offline',
     {
@@ -18,6 +21,24 @@ export function registerPaymentRoutes(app: KoshApp, deps: AppDeps): void {
       },
     },
     (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 201, body: { data: await recordOfflinePayment(ctx, request.body) } })),
+  );
+  app.post(
+    '/v1/payments/:id/tds-certificate',
+    {
+      schema: {
+        errors: ['not_found', 'conflict'],
+        tags: ['payments'],
+        summary: 'Record the certificate (Form 16A; Form 131 from 1 April 2026) for the TDS the customer withheld with this payment',
+        params: idParams,
+        body: certifyPaymentTdsBody,
+        response: { 200: dataEnvelope(paymentSchema) },
+      },
+    },
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: await certifyWithheldTds(ctx, request.params.id, request.body, tdsCodes) },
+      })),
   );
   app.get(
     '/v1/payments',

@@ -22,23 +22,24 @@ export type CertifiedTdsInput = { tds_amount: number; certificate_number?: strin
 const pad = (n: number) => String(n).padStart(2, '0');
 
 /**
- * The day the customer deducted: as given, else the invoice's issue date in the entity's zone — the
- * customer credits the sum when it books the invoice, and s.393(1)(c) deducts at credit or payment,
- * whichever is earlier (docs/decisions/0510).
+ * The day the customer deducted: as given, else `fallback` (the invoice's issue date, or the payment's
+ * day) in the entity's zone — the customer credits the sum when it books the invoice, and
+ * s.393(1)(c) deducts at credit or payment, whichever is earlier (docs/decisions/0510).
  */
-function deductionDay(input: CertifiedTdsInput, invoice: InvoiceRow, timeZone: string, now: Date): string {
+export function deductionDay(given: string | undefined, fallback: Date, timeZone: string, now: Date): string {
   const day = (instant: Date) => {
     const d = localDate(instant, timeZone);
     return `${d.year}-${pad(d.month)}-${pad(d.day)}`;
   };
-  if (input.deducted_on && input.deducted_on > day(now)) throw errors.invalidField('deducted_on', 'must not be after today');
-  return input.deducted_on ?? day(invoice.issued_at ?? now);
+  if (given && given > day(now)) throw errors.invalidField('deducted_on', 'must not be after today');
+  return given ?? day(fallback);
 }
 
-function sectionOf(input: CertifiedTdsInput, deductedOn: string, table: readonly TdsCodeEntry[]): ResolvedTdsSection | null {
-  if (input.section === undefined) return null;
+/** The section or payment code as the table resolves it on the day of deduction; a wrong one is a 400 on `section`. */
+export function sectionOf(section: string | undefined, deductedOn: string, table: readonly TdsCodeEntry[]): ResolvedTdsSection | null {
+  if (section === undefined) return null;
   try {
-    return resolveTdsSection(input.section, deductedOn, table);
+    return resolveTdsSection(section, deductedOn, table);
   } catch (err) {
     if (err instanceof TdsSectionError) throw errors.invalidField('section', err.message);
     throw err;
@@ -62,8 +63,8 @@ export async function recordCertifiedTds(ctx: Ctx, invoiceId: string, input: Cer
     throw errors.invalidField('tds_amount', `exceeds the invoice's outstanding balance of ${invoice.amount_due}`);
   }
   const entity = await getEntity(ctx, invoice.entity_id);
-  const deductedOn = deductionDay(input, invoice, entity.time_zone, ctx.now);
-  const section = sectionOf(input, deductedOn, tdsCodes);
+  const deductedOn = deductionDay(input.deducted_on, invoice.issued_at ?? ctx.now, entity.time_zone, ctx.now);
+  const section = sectionOf(input.section, deductedOn, tdsCodes);
   const row = await applyToInvoice(ctx, invoice.id, { tds: input.tds_amount });
   const id = newId();
   // The TDS at the certificate's date rate; the receivable leaves at the invoice's (DESIGN §19).

@@ -58,6 +58,7 @@ export const EVENT_SUBSCRIBERS = {
   'invoice.marked_uncollectible': ['webhooks', 'dunning'],
   'payment.recorded': ['webhooks', 'notifications'],
   'payment.mismatch': ['webhooks'],
+  'payment.tds_certified': ['webhooks'],
   'advance.received': ['webhooks'],
   'advance.applied': ['webhooks'],
   'advance.refunded': ['webhooks'],

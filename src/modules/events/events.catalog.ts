@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   'invoice.marked_uncollectible',
   'payment.recorded',
   'payment.mismatch',
+  'payment.tds_certified',
   'advance.received',
   'advance.applied',
   'advance.refunded',

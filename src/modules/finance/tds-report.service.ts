@@ -109,12 +109,29 @@ export async function tdsReport(ctx: ReadCtx, query: TdsReportQuery): Promise<Td
   let withheld = ctx.tx
     .selectFrom('payments as p')
     .innerJoin('invoices as i', (j) => j.onRef('i.tenant_id', '=', 'p.tenant_id').onRef('i.id', '=', 'p.invoice_id'))
-    .select(['p.id as payment_id', 'p.amount', 'p.tds_amount', 'p.recorded_at', 'i.id as invoice_id'])
+    .select([
+      'p.id as payment_id',
+      'p.amount',
+      'p.tds_amount',
+      'p.recorded_at',
+      'i.id as invoice_id',
+      'p.tds_certified_at',
+      'p.tds_certificate_number',
+      'p.tds_section',
+      'p.tds_payment_code',
+      'p.tds_certificate_form',
+      'p.tds_deducted_on',
+    ])
     .where('p.tenant_id', '=', ctx.tenantId)
     .where('i.entity_id', '=', entity.id)
     .where('p.tds_amount', '>', 0)
-    .where('p.recorded_at', '>=', startAt)
-    .where('p.recorded_at', '<', endAt);
+    // The quarter of the deduction: the certificate's day once recorded, else the payment's (decision 0770).
+    .where((w) =>
+      w.or([
+        w.and([w('p.tds_deducted_on', 'is', null), w('p.recorded_at', '>=', startAt), w('p.recorded_at', '<', endAt)]),
+        w.and([w('p.tds_deducted_on', '>=', q.from), w('p.tds_deducted_on', '<=', q.to)]),
+      ]),
+    );
   let certified = ctx.tx
     .selectFrom('invoice_tds_certificates as c')
     .innerJoin('invoices as i', (j) => j.onRef('i.tenant_id', '=', 'c.tenant_id').onRef('i.id', '=', 'c.invoice_id'))
@@ -155,7 +172,9 @@ export async function tdsReport(ctx: ReadCtx, query: TdsReportQuery): Promise<Td
   };
   for (const p of payments) {
     const { customerId, fields } = base(p.invoice_id);
-    const deductedOn = day(p.recorded_at, zone);
+    // Withheld with the payment; certified once its certificate is recorded (decision 0770).
+    const deductedOn = p.tds_deducted_on ?? day(p.recorded_at, zone);
+    const certified = p.tds_certified_at !== null;
     rows.push({
       customerId,
       row: {
@@ -163,11 +182,11 @@ export async function tdsReport(ctx: ReadCtx, query: TdsReportQuery): Promise<Td
         deducted_on: deductedOn,
         amount_paid: Number(p.amount),
         tds_amount: Number(p.tds_amount),
-        status: 'pending',
-        section: null,
-        payment_code: null,
-        certificate_form: certificateFormOn(deductedOn),
-        certificate_number: null,
+        status: certified ? 'certified' : 'pending',
+        section: p.tds_section,
+        payment_code: p.tds_payment_code,
+        certificate_form: p.tds_certificate_form ?? certificateFormOn(deductedOn),
+        certificate_number: p.tds_certificate_number,
         payment_id: p.payment_id,
       },
     });

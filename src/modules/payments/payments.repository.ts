@@ -45,6 +45,33 @@ export async function addRefunded(tx: Tx, tenantId: string, id: string, delta: n
     .executeTakeFirst();
 }
 
+/** Sets the TDS certificate of a payment that withheld TDS and has none yet; undefined otherwise (decision 0770). */
+export async function setTdsCertificate(
+  tx: WriteTx,
+  tenantId: string,
+  id: string,
+  c: { certificate_number: string | null; section: string | null; payment_code: string | null; certificate_form: 'Form 16A' | 'Form 131'; deducted_on: string },
+  now: Date,
+): Promise<PaymentRow | undefined> {
+  return tx
+    .updateTable('payments')
+    .set({
+      tds_certificate_number: c.certificate_number,
+      tds_section: c.section,
+      tds_payment_code: c.payment_code,
+      tds_certificate_form: c.certificate_form,
+      tds_deducted_on: c.deducted_on,
+      tds_certified_at: now,
+      updated_at: now,
+    })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('tds_amount', '>', 0)
+    .where('tds_certified_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
 /** Gateway payments captured before `before` and not yet settled, across tenants (the settlement sweep). */
 export async function unsettledGatewayPayments(tx: Tx, mode: Mode | null, before: Date, limit: number): Promise<PaymentRow[]> {
   return tx

@@ -26,6 +26,22 @@ export const recordOfflinePaymentBody = z.object({
 });
 export type RecordOfflinePaymentBody = z.infer<typeof recordOfflinePaymentBody>;
 
+/** POST /v1/payments/{id}/tds-certificate (decision 0770). */
+export const certifyPaymentTdsBody = z.object({
+  certificate_number: fields.text(100).describe('the certificate number: Form 131 from 1 April 2026, Form 16A before'),
+  section: fields
+    .text(20)
+    .optional()
+    .describe(
+      "deducted under: from 1 April 2026 the Income-tax Act 2025's s.393 payment code (1001–1092, e.g. 1026 technical services, 1027 professional fees); before, the 1961 Act's section (194C, 194H, 194-I(a), 194-I(b), 194J, 194J(a), 194J(b)). docs/decisions/0510",
+    ),
+  deducted_on: z.iso
+    .date()
+    .optional()
+    .describe("the day (in India) the customer deducted, as the certificate says; default: the payment's day in the entity's time zone"),
+});
+export type CertifyPaymentTdsBody = z.infer<typeof certifyPaymentTdsBody>;
+
 export const listPaymentsQuery = z.object({
   customer_id: z.uuid().optional(),
   invoice_id: z.uuid().optional(),
@@ -54,6 +70,17 @@ export const paymentSchema = z
     exchange_rate: z.string().nullable().describe("the entity's functional currency per one unit of `currency` on the payment's date"),
     exchange_rate_source: z.enum(['functional_currency', 'request', 'entity_rate_table', 'invoice']).nullable(),
     functional_amount: z.int().nullable().describe('the amount in the functional currency (INR) at that rate'),
+    tds_certificate: z
+      .object({
+        certificate_number: z.string().nullable(),
+        section: z.string().nullable().describe('the section (1961 Act) or s.393 payment code (Income-tax Act 2025) it was deducted under'),
+        payment_code: z.string().nullable().describe('the Income-tax Act 2025 payment code'),
+        certificate_form: z.enum(['Form 16A', 'Form 131']),
+        deducted_on: z.iso.date(),
+        recorded_at: fields.timestamp(),
+      })
+      .nullable()
+      .describe('the certificate for `tds_amount`, once recorded with POST /v1/payments/{id}/tds-certificate (decision 0770)'),
     created_at: fields.timestamp(),
     updated_at: fields.timestamp(),
   })

@@ -29,6 +29,17 @@ export interface PaymentsTable {
   exchange_rate: string | null;
   exchange_rate_source: 'functional_currency' | 'request' | 'entity_rate_table' | 'invoice' | null;
   functional_amount: number | null;
+  /**
+   * The certificate for `tds_amount` (decision 0770): its number, the section or payment code it was
+   * deducted under, the form (Form 16A; Form 131 from 1 April 2026), the day the customer deducted
+   * (YYYY-MM-DD in India) and when it was recorded; all null until then.
+   */
+  tds_certificate_number: string | null;
+  tds_section: string | null;
+  tds_payment_code: string | null;
+  tds_certificate_form: 'Form 16A' | 'Form 131' | null;
+  tds_deducted_on: string | null;
+  tds_certified_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
