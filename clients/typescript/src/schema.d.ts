@@ -1180,6 +1180,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments/{id}/tds-certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record the certificate (Form 16A; Form 131 from 1 April 2026) for the TDS the customer withheld with this payment
+         * @description Record the certificate (Form 16A; Form 131 from 1 April 2026) for the TDS the customer withheld with this payment.
+         */
+        post: operations["tdsCertificatePayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payments": {
         parameters: {
             query?: never;
@@ -4850,6 +4870,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.tds_certified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.tds_certified event
+         * @description Sent to every enabled webhook endpoint subscribed to `payment.tds_certified` (see docs/events.md).
+         */
+        post: operations["onPaymentTdsCertified"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "advance.received": {
         parameters: {
             query?: never;
@@ -7432,6 +7472,20 @@ export interface components {
             exchange_rate_source: ("functional_currency" | "request" | "entity_rate_table" | "invoice") | null;
             /** @description the amount in the functional currency (INR) at that rate */
             functional_amount: number | null;
+            /** @description the certificate for `tds_amount`, once recorded with POST /v1/payments/{id}/tds-certificate (decision 0770) */
+            tds_certificate: {
+                certificate_number: string | null;
+                /** @description the section (1961 Act) or s.393 payment code (Income-tax Act 2025) it was deducted under */
+                section: string | null;
+                /** @description the Income-tax Act 2025 payment code */
+                payment_code: string | null;
+                /** @enum {string} */
+                certificate_form: "Form 16A" | "Form 131";
+                /** Format: date */
+                deducted_on: string;
+                /** @description RFC 3339 date-time in UTC */
+                recorded_at: string;
+            } | null;
             /** @description RFC 3339 date-time in UTC */
             created_at: string;
             /** @description RFC 3339 date-time in UTC */
@@ -8089,7 +8143,7 @@ export interface components {
              * @description the event type, as in `events` of a webhook endpoint and `type` of an event
              * @enum {string}
              */
-            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
+            type: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "payment.tds_certified" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
             /** @description the kind of object in the event's data.object (the type's prefix) */
             object: string;
         };
@@ -17339,6 +17393,14 @@ export interface operations {
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "functional_currency",
                      *           "functional_amount": 49900,
+                     *           "tds_certificate": {
+                     *             "certificate_number": "certificate number",
+                     *             "section": "section",
+                     *             "payment_code": "payment code",
+                     *             "certificate_form": "Form 16A",
+                     *             "deducted_on": "2026-04-01",
+                     *             "recorded_at": "2026-04-01T00:00:00.000Z"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -17452,6 +17514,112 @@ export interface operations {
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "functional_currency",
                      *         "functional_amount": 49900,
+                     *         "tds_certificate": {
+                     *           "certificate_number": "certificate number",
+                     *           "section": "section",
+                     *           "payment_code": "payment code",
+                     *           "certificate_form": "Form 16A",
+                     *           "deducted_on": "2026-04-01",
+                     *           "recorded_at": "2026-04-01T00:00:00.000Z"
+                     *         },
+                     *         "created_at": "2026-04-01T00:00:00.000Z",
+                     *         "updated_at": "2026-04-01T00:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["OfflinePayment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    tdsCertificatePayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Any unique value (a UUID) per intended action. A retry with the same key and body within 24 hours answers the stored response (header `Idempotent-Replayed: true`) instead of acting again; the same key with another body is a 422 (`idempotency_key_reused`); the same key while its first request is still running is a 409 (`idempotency_key_in_use`).
+                 * @example 6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id (path). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The record the certificate (Form 16A; Form 131 from 1 April 2026) for the TDS the customer withheld with this payment request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "certificate_number": "certificate number",
+                 *       "section": "section",
+                 *       "deducted_on": "2026-04-01"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the certificate number: Form 131 from 1 April 2026, Form 16A before */
+                    certificate_number: string;
+                    /** @description deducted under: from 1 April 2026 the Income-tax Act 2025's s.393 payment code (1001–1092, e.g. 1026 technical services, 1027 professional fees); before, the 1961 Act's section (194C, 194H, 194-I(a), 194-I(b), 194J, 194J(a), 194J(b)). docs/decisions/0510 */
+                    section?: string;
+                    /**
+                     * Format: date
+                     * @description the day (in India) the customer deducted, as the certificate says; default: the payment's day in the entity's time zone
+                     */
+                    deducted_on?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "payment_type": "bank_transfer",
+                     *         "amount": 49900,
+                     *         "tds_amount": 49900,
+                     *         "currency": "INR",
+                     *         "reference_number": "reference number",
+                     *         "notes": "notes",
+                     *         "recorded_by": "recorded by",
+                     *         "recorded_at": "2026-04-01T00:00:00.000Z",
+                     *         "status": "status",
+                     *         "channel": "channel",
+                     *         "gateway": "gateway",
+                     *         "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "amount_refunded": 49900,
+                     *         "exchange_rate": "exchange rate",
+                     *         "exchange_rate_source": "functional_currency",
+                     *         "functional_amount": 49900,
+                     *         "tds_certificate": {
+                     *           "certificate_number": "certificate number",
+                     *           "section": "section",
+                     *           "payment_code": "payment code",
+                     *           "certificate_form": "Form 16A",
+                     *           "deducted_on": "2026-04-01",
+                     *           "recorded_at": "2026-04-01T00:00:00.000Z"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -17525,6 +17693,14 @@ export interface operations {
                      *           "exchange_rate": "exchange rate",
                      *           "exchange_rate_source": "functional_currency",
                      *           "functional_amount": 49900,
+                     *           "tds_certificate": {
+                     *             "certificate_number": "certificate number",
+                     *             "section": "section",
+                     *             "payment_code": "payment code",
+                     *             "certificate_form": "Form 16A",
+                     *             "deducted_on": "2026-04-01",
+                     *             "recorded_at": "2026-04-01T00:00:00.000Z"
+                     *           },
                      *           "created_at": "2026-04-01T00:00:00.000Z",
                      *           "updated_at": "2026-04-01T00:00:00.000Z"
                      *         }
@@ -17591,6 +17767,14 @@ export interface operations {
                      *         "exchange_rate": "exchange rate",
                      *         "exchange_rate_source": "functional_currency",
                      *         "functional_amount": 49900,
+                     *         "tds_certificate": {
+                     *           "certificate_number": "certificate number",
+                     *           "section": "section",
+                     *           "payment_code": "payment code",
+                     *           "certificate_form": "Form 16A",
+                     *           "deducted_on": "2026-04-01",
+                     *           "recorded_at": "2026-04-01T00:00:00.000Z"
+                     *         },
                      *         "created_at": "2026-04-01T00:00:00.000Z",
                      *         "updated_at": "2026-04-01T00:00:00.000Z"
                      *       }
@@ -18410,7 +18594,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The type (query). */
-                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
+                type?: "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "payment.tds_certified" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted";
                 /** @description The object id (query). */
                 object_id?: string;
                 /** @description The created gte (query). */
@@ -18646,7 +18830,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "payment.tds_certified" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
                     description?: string;
                     /** @default true */
                     enabled?: boolean;
@@ -18824,7 +19008,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
+                    events?: ("*" | "plan.created" | "plan.updated" | "price.created" | "price.archived" | "coupon.created" | "coupon.updated" | "retention_offer.created" | "retention_offer.updated" | "customer.created" | "customer.updated" | "entity.created" | "dunning.payment_wall_activated" | "dunning.payment_wall_lifted" | "invoice.created" | "invoice.finalized" | "invoice.sent" | "invoice.paid" | "invoice.payment_failed" | "invoice.voided" | "invoice.marked_uncollectible" | "payment.recorded" | "payment.mismatch" | "payment.tds_certified" | "advance.received" | "advance.applied" | "advance.refunded" | "refund.created" | "refund.succeeded" | "refund.failed" | "credit_note.created" | "credit_note.approved" | "credit_note.rejected" | "credit_note.issued" | "credit_note.applied" | "credit_note.voided" | "credit_note.expired" | "credit_grant.created" | "credit_grant.activated" | "credit_grant.drawn" | "credit_grant.expired" | "credit_grant.voided" | "auto_top_up.failed" | "feature.created" | "entitlements.updated" | "alert.triggered" | "alert.archived" | "pending_charge.created" | "pending_charge.deleted" | "einvoice.generated" | "einvoice.failed" | "einvoice.canceled" | "einvoice.report_due" | "period.closed" | "period.reopened" | "subscription.created" | "subscription.renewed" | "subscription.plan_changed" | "subscription.updated" | "subscription.discount_applied" | "subscription.retention_offer_accepted" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "subscription.trial_ended" | "subscription.past_due" | "subscription.unpaid" | "subscription.recovered" | "subscription.cancel_scheduled" | "subscription.reactivated" | "subscription_item.created" | "subscription_item.updated" | "subscription_item.deleted" | "gift.purchased" | "gift.redeemed" | "gift.canceled" | "referral.created" | "referral.completed" | "referral.expired" | "referral.canceled" | "quote.created" | "quote.accepted" | "quote.declined" | "quote.expired" | "accounting.connected" | "accounting.disconnected" | "accounting.connection_failed" | "reconciliation.completed" | "test_clock.created" | "test_clock.advancing" | "test_clock.ready" | "test_clock.internal_failure" | "test_clock.deleted")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -33156,6 +33340,14 @@ export interface operations {
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "functional_currency",
                  *           "functional_amount": 49900,
+                 *           "tds_certificate": {
+                 *             "certificate_number": "certificate number",
+                 *             "section": "section",
+                 *             "payment_code": "payment code",
+                 *             "certificate_form": "Form 16A",
+                 *             "deducted_on": "2026-04-01",
+                 *             "recorded_at": "2026-04-01T00:00:00.000Z"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -33232,6 +33424,14 @@ export interface operations {
                  *           "exchange_rate": "exchange rate",
                  *           "exchange_rate_source": "functional_currency",
                  *           "functional_amount": 49900,
+                 *           "tds_certificate": {
+                 *             "certificate_number": "certificate number",
+                 *             "section": "section",
+                 *             "payment_code": "payment code",
+                 *             "certificate_form": "Form 16A",
+                 *             "deducted_on": "2026-04-01",
+                 *             "recorded_at": "2026-04-01T00:00:00.000Z"
+                 *           },
                  *           "created_at": "2026-04-01T00:00:00.000Z",
                  *           "updated_at": "2026-04-01T00:00:00.000Z"
                  *         }
@@ -33243,6 +33443,90 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "payment.mismatch";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** Format: uuid */
+                    tenant_id: string;
+                    data: {
+                        object: components["schemas"]["OfflinePayment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else is retried with back-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: the delivery is retried with back-off. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentTdsCertified: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `payment.tds_certified` event. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "type": "payment.tds_certified",
+                 *       "created_at": "2026-04-01T00:00:00.000Z",
+                 *       "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "invoice_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "payment_type": "bank_transfer",
+                 *           "amount": 49900,
+                 *           "tds_amount": 49900,
+                 *           "currency": "INR",
+                 *           "reference_number": "reference number",
+                 *           "notes": "notes",
+                 *           "recorded_by": "recorded by",
+                 *           "recorded_at": "2026-04-01T00:00:00.000Z",
+                 *           "status": "status",
+                 *           "channel": "channel",
+                 *           "gateway": "gateway",
+                 *           "gateway_payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "amount_refunded": 49900,
+                 *           "exchange_rate": "exchange rate",
+                 *           "exchange_rate_source": "functional_currency",
+                 *           "functional_amount": 49900,
+                 *           "tds_certificate": {
+                 *             "certificate_number": "certificate number",
+                 *             "section": "section",
+                 *             "payment_code": "payment code",
+                 *             "certificate_form": "Form 16A",
+                 *             "deducted_on": "2026-04-01",
+                 *             "recorded_at": "2026-04-01T00:00:00.000Z"
+                 *           },
+                 *           "created_at": "2026-04-01T00:00:00.000Z",
+                 *           "updated_at": "2026-04-01T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @constant */
+                    type: "payment.tds_certified";
                     /** Format: date-time */
                     created_at: string;
                     /** Format: uuid */
