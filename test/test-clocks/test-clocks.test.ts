@@ -283,6 +283,50 @@ describe('test clocks', () => {
     });
   });
 
+  describe('pausing, resuming and reactivating a clock customer', () => {
+    it('records the pause at the clock’s 10 March, restarts the lapsed period at its 1 May with a ₹1,180 invoice dated then, and reactivates against the clock’s period', async () => {
+      const plan = await createPlan(tenant, { amount: 100_000 });
+      const clock = await newClock('2026-03-10T00:00:00.000Z');
+      const customer = await clockCustomer(clock);
+      const sub = await subscribe(tenant, { customer_id: customer, plan_id: plan.id }); // 10 March → 10 April
+      const [first] = await invoicesOf(tenant, sub.id);
+      await pay(tenant, first);
+
+      // The real time is 27 November; the pause happens at the clock's 10 March.
+      const paused = await tenant.api('POST', `/v1/subscriptions/${sub.id}/pause`);
+      expect(paused.status, paused.text).toBe(200);
+      expect(paused.body.data).toMatchObject({ status: 'paused', paused_at: '2026-03-10T00:00:00.000Z', updated_at: '2026-03-10T00:00:00.000Z' });
+      const pausedEvents = (await tenant.api('GET', `/v1/events?type=subscription.paused&object_id=${sub.id}`)).body.data;
+      expect(pausedEvents.map((e: { created_at: string }) => e.created_at)).toEqual(['2026-03-10T00:00:00.000Z']);
+
+      // Paused, the period that ended on 10 April is not renewed; resumed at the clock's 1 May, a new
+      // month starts then (1 May → 1 June) and is invoiced at once: ₹1,000 + 9 % + 9 % = ₹1,180.
+      await advance(clock, '2026-05-01T00:00:00.000Z');
+      expect(await invoicesOf(tenant, sub.id)).toHaveLength(1);
+      const resumed = await tenant.api('POST', `/v1/subscriptions/${sub.id}/resume`);
+      expect(resumed.status, resumed.text).toBe(200);
+      expect(resumed.body.data).toMatchObject({
+        status: 'active',
+        paused_at: null,
+        current_period_start: '2026-05-01T00:00:00.000Z',
+        current_period_end: '2026-06-01T00:00:00.000Z',
+      });
+      const invoices = await invoicesOf(tenant, sub.id);
+      expect(invoices).toHaveLength(2);
+      const restart = invoices.find((i: { id: string }) => i.id === resumed.body.data.latest_invoice_id);
+      expect(restart).toMatchObject({ billing_reason: 'subscription_cycle', issued_at: '2026-05-01T00:00:00.000Z', subtotal: 100_000, total: 118_000 });
+
+      // Cancelled at period end and reactivated at the clock's 1 May, before that period ends on 1 June
+      // (by the real time, 27 November, it would have ended: 409 period_ended).
+      const scheduled = await tenant.api('POST', `/v1/subscriptions/${sub.id}/cancel`, { at_period_end: true });
+      expect(scheduled.status, scheduled.text).toBe(200);
+      expect(scheduled.body.data).toMatchObject({ cancel_at_period_end: true, canceled_at: '2026-05-01T00:00:00.000Z' });
+      const reactivated = await tenant.api('POST', `/v1/subscriptions/${sub.id}/reactivate`);
+      expect(reactivated.status, reactivated.text).toBe(200);
+      expect(reactivated.body.data).toMatchObject({ status: 'active', cancel_at_period_end: false, canceled_at: null, updated_at: '2026-05-01T00:00:00.000Z' });
+    });
+  });
+
   describe('cancelling a clock customer', () => {
     it('cancels at the clock’s time: the unused part of the period is counted from the clock’s 11 January, preview and cancel alike', async () => {
       const plan = await createPlan(tenant, { amount: 100_000 });

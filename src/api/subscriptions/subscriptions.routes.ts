@@ -232,14 +232,20 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     '/v1/subscriptions/:id/pause',
     { schema: { tags, summary: 'Pause billing (active or past_due)', params: idParams, response: one } },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toSubscription(await pauseSubscription(ctx, request.params.id)) } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: toSubscription(await pauseSubscription(await subscriptionNow(ctx, request.params.id), request.params.id)) },
+      })),
   );
 
   app.post(
     '/v1/subscriptions/:id/resume',
     { schema: { tags, summary: 'Resume a paused subscription (a lapsed period restarts now, invoiced)', params: idParams, response: one } },
     (request, reply) =>
-      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: { data: toSubscription(await resumeSubscription(ctx, request.params.id)) } })),
+      runAction(deps, request, reply, async (ctx) => ({
+        status: 200,
+        body: { data: toSubscription(await resumeSubscription(await subscriptionNow(ctx, request.params.id), request.params.id)) },
+      })),
   );
 
   app.post(
@@ -248,7 +254,7 @@ export function registerSubscriptionRoutes(app: KoshApp, deps: AppDeps): void {
     (request, reply) =>
       runAction(deps, request, reply, async (ctx) => ({
         status: 200,
-        body: { data: toSubscription(await reactivateSubscription(ctx, request.params.id)) },
+        body: { data: toSubscription(await reactivateSubscription(await subscriptionNow(ctx, request.params.id), request.params.id)) },
       })),
   );
 

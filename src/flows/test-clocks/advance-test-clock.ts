@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../../platform/db/schema.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Ctx } from '../../platform/context.js';
@@ -15,7 +15,11 @@ import { BILLING_RUN_JOB } from '../subscriptions/billing-run.job.js';
 import { DUNNING_OVERDUE_SCAN_JOB, DUNNING_STEPS_JOB } from '../dunning/dunning.wiring.js';
 import { RESOLVE_ATTEMPTS_JOB } from '../collections/collect-invoice-payment.js';
 import { TRIAL_SCAN_JOB } from '../notifications/notify-customers.js';
-import { EXPIRE_GRANTS_JOB } from '../../modules/credits/index.js';
+import { EXPIRE_GRANTS_JOB, expirableGrantsInClockScope } from '../../modules/credits/index.js';
+import { expirableCreditNotesInClockScope } from '../../modules/credit-notes/index.js';
+import { pendingAttemptsInClockScope } from '../../modules/collections/index.js';
+import { trialsInClockScope } from '../../modules/subscriptions/index.js';
+import { activeSchedulesInClockScope } from '../../modules/finance/index.js';
 
 /**
  * The worker's recurring sweeps an advance runs at each of its instants, in this order, with the
@@ -30,16 +34,30 @@ export const TEST_CLOCK_SWEEPS: readonly string[] = [BILLING_RUN_JOB, DUNNING_OV
  * Sweeps whose work is due by the day (expiries, daily revenue recognition, trial notices,
  * mandate debits after their 24-hour notice): run once an instant, at the first instant of each
  * new UTC day the advance reaches and at its last instant, not in every round of every instant —
- * run that often they made an advance several times slower.
+ * run that often they made an advance several times slower. Each comes with what it works on:
+ * one statement asks, for all of them at once, whether the clock's customers have any such
+ * thing (an expiry that can come, a trial, a pending attempt, an active revenue schedule), and a
+ * sweep with nothing to work on is not run — its own discovery query would find nothing.
  */
-export const TEST_CLOCK_DAILY_SWEEPS: readonly string[] = [
+export const TEST_CLOCK_DAILY_SWEEPS: readonly { kind: string; anything: () => RawBuilder<boolean> }[] = [
   // Pending attempts: mandate debits whose pre-debit notice has run, unknown outcomes.
-  RESOLVE_ATTEMPTS_JOB,
-  TRIAL_SCAN_JOB,
-  'credit_notes.expire',
-  EXPIRE_GRANTS_JOB,
-  'finance.recognize_revenue',
+  { kind: RESOLVE_ATTEMPTS_JOB, anything: pendingAttemptsInClockScope },
+  { kind: TRIAL_SCAN_JOB, anything: trialsInClockScope },
+  { kind: 'credit_notes.expire', anything: expirableCreditNotesInClockScope },
+  { kind: EXPIRE_GRANTS_JOB, anything: expirableGrantsInClockScope },
+  { kind: 'finance.recognize_revenue', anything: activeSchedulesInClockScope },
 ];
+
+/**
+ * The daily sweeps that have anything to work on for the clock's customers, in one statement.
+ * Asked before the first of them runs: none creates what a later one works on at the same instant
+ * (a grant paid for by a resolved attempt is counted while its top-up is pending).
+ */
+async function dailySweepsWithWork(db: Kysely<DB>): Promise<string[]> {
+  const columns = TEST_CLOCK_DAILY_SWEEPS.map((s, i) => sql`${s.anything()} AS ${sql.ref(`s${i}`)}`);
+  const { rows } = await sql<Record<string, boolean>>`SELECT ${sql.join(columns)}`.execute(db);
+  return TEST_CLOCK_DAILY_SWEEPS.filter((_, i) => rows[0]?.[`s${i}`] === true).map((s) => s.kind);
+}
 
 /** Rounds of sweeps and jobs at one instant before the advance moves on. */
 const MAX_ROUNDS = 5;
@@ -77,13 +95,14 @@ function sweepJob(kind: string, at: Date): Job {
  * end), an open invoice's due date, a dunning step or payment wall, a queued job — never past `to`.
  */
 async function nextInstant(db: Kysely<DB>, clockId: string, t: Date, to: Date): Promise<Date> {
-  const candidates = [
-    to.getTime(),
-    (await nextPeriodEndInClockScope(db, t))?.getTime(),
-    (await nextInvoiceDueInClockScope(db, t))?.getTime(),
-    (await nextDunningInstant(db, t))?.getTime(),
-    (await nextJobOnTestClock(db, clockId, t))?.getTime(),
-  ].filter((x): x is number => x !== undefined && x > t.getTime());
+  // Independent reads, sent at once (on the pool's connections; one after the other on PGlite's one).
+  const found = await Promise.all([
+    nextPeriodEndInClockScope(db, t),
+    nextInvoiceDueInClockScope(db, t),
+    nextDunningInstant(db, t),
+    nextJobOnTestClock(db, clockId, t),
+  ]);
+  const candidates = [to.getTime(), ...found.map((at) => at?.getTime())].filter((x): x is number => x !== undefined && x > t.getTime());
   return new Date(Math.min(...candidates));
 }
 
@@ -97,7 +116,7 @@ async function runAt(env: JobEnv, handlers: JobHandlers, clockId: string, at: Da
   const worker = new Worker({ env: atEnv, handlers, testClockId: clockId, batchSize: 50, concurrency: 1 });
   let jobs = 0;
   if (daily) {
-    for (const kind of TEST_CLOCK_DAILY_SWEEPS) {
+    for (const kind of await dailySweepsWithWork(env.db)) {
       const handler = handlers[kind];
       if (handler) await handler(sweepJob(kind, at), atEnv);
     }
@@ -134,7 +153,7 @@ export async function advanceTestClock(
   const start = (await ctxAt((ctx) => getTestClock(ctx, clockId))) as TestClock;
   const report: AdvanceReport = { steps: 0, jobs: 0 };
   try {
-    await runOnTestClock(clockId, async () => {
+    await runOnTestClock(tenantId, clockId, async () => {
       let t = new Date(start.frozen_time);
       let sweptDay = '';
       while (t < to) {

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { LockFlag, Tx, WriteTx } from '../../platform/db/schema.js';
@@ -235,6 +235,12 @@ function cancelAttemptInNotice(
   if ('invoice_id' in which) query = query.where('invoice_id', '=', which.invoice_id);
   else query = query.where('id', '=', which.id).where('skip_token_hash', '=', which.skip_token_hash);
   return query.returningAll().executeTakeFirst();
+}
+
+/** Whether an attempt in the test clock scope is pending: a test clock's advance skips the resolver's sweep while none is. */
+export function pendingAttemptsInClockScope(): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM payment_attempts WHERE status = 'pending'
+    AND ${testClockScope('payment_attempts.tenant_id', 'payment_attempts.customer_id')})`;
 }
 
 /** Pending attempts of every tenant whose time has come (the resolver's sweep). */

@@ -299,6 +299,7 @@ export {
   claimNoticeAttempt,
   cancelNoticeAttempt,
   duePendingAttempts,
+  pendingAttemptsInClockScope,
   insertCheckoutSession,
   insertCheckoutSessions,
   findCheckoutSession,

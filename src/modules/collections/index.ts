@@ -98,6 +98,7 @@ export {
   claimNoticeAttempt,
   cancelNoticeAttempt,
   duePendingAttempts,
+  pendingAttemptsInClockScope,
   insertCheckoutSession,
   insertCheckoutSessions,
   findCheckoutSession,

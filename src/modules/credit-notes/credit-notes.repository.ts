@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { Tx, WriteTx } from '../../platform/db/schema.js';
@@ -160,6 +160,15 @@ export async function spendableCreditNotes(
     .orderBy('created_at')
     .orderBy('id')
     .execute();
+}
+
+/**
+ * Whether a note in the test clock scope can ever expire (one with an expiry, issued or awaiting
+ * approval): a test clock's advance skips the expiry sweep while none can.
+ */
+export function expirableCreditNotesInClockScope(): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM credit_notes WHERE status IN ('issued', 'pending_approval') AND expires_at IS NOT NULL
+    AND ${testClockScope('credit_notes.tenant_id', 'credit_notes.customer_id')})`;
 }
 
 /** Issued notes past their expiry, across tenants (the expiry job's work list). */

@@ -682,4 +682,4 @@ export async function creditableOnInvoice(ctx: Ctx, invoice: InvoiceRow): Promis
  * Reads and writes of this module's own tables that flows and other modules call; the repository
  * itself is private to the module (index.ts exports operations and types only).
  */
-export { customersWithSpendableCredit, creditedSubtotalsOfLines } from './credit-notes.repository.js';
+export { customersWithSpendableCredit, creditedSubtotalsOfLines, expirableCreditNotesInClockScope } from './credit-notes.repository.js';

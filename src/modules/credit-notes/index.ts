@@ -18,4 +18,4 @@ export type { CreditNoteRow } from './credit-notes.repository.js';
 export { creditNoteSchema, type CreditNote } from './credit-notes.schemas.js';
 export { applyCreditNoteBody, createCreditNoteBody, expandQuery, listCreditNotesQuery } from './credit-notes.schemas.js';
 export { approveCreditNote, rejectCreditNote, voidCreditNote } from './credit-notes.service.js';
-export { customersWithSpendableCredit, creditedSubtotalsOfLines } from './credit-notes.service.js';
+export { customersWithSpendableCredit, creditedSubtotalsOfLines, expirableCreditNotesInClockScope } from './credit-notes.service.js';

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 import type { Tx, WriteTx } from '../../platform/db/schema.js';
@@ -93,6 +93,15 @@ export async function drawFromGrant(tx: Tx, tenantId: string, id: string, amount
     .where('remaining', '>=', amount)
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Whether a grant in the test clock scope can ever expire (one with an expiry, active or waiting
+ * for its top-up's payment): a test clock's advance skips the expiry sweep while none can.
+ */
+export function expirableGrantsInClockScope(): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM credit_grants WHERE status IN ('active', 'pending') AND expires_at IS NOT NULL
+    AND ${testClockScope('credit_grants.tenant_id', 'credit_grants.customer_id')})`;
 }
 
 export async function grantsDueForExpiry(tx: Tx, mode: Mode | null, now: Date, limit: number): Promise<{ tenant_id: string; id: string }[]> {

@@ -539,3 +539,5 @@ export async function recordAutoTopUpInvoice(ctx: Ctx, customerId: string, place
 export async function releaseAutoTopUp(ctx: Ctx, customerId: string, invoiceId: string): Promise<void> {
   await setInFlightInvoice(ctx.tx, ctx.tenantId, customerId, null, invoiceId);
 }
+
+export { expirableGrantsInClockScope } from './credits.repository.js';

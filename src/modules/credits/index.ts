@@ -27,3 +27,4 @@ export type { AutoTopUpRow, CreditGrantRow } from './credits.repository.js';
 export { createCreditGrantBody, creditGrantListSchema, creditGrantSchema, type CreateCreditGrantBody, type CreditGrant } from './credits.schemas.js';
 export { putAutoTopUpBody, autoTopUpSchema } from './credits.schemas.js';
 export { EXPIRE_GRANTS_JOB } from './credits.jobs.js';
+export { expirableGrantsInClockScope } from './credits.service.js';

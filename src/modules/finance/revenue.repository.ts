@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
 import type { Tx, WriteTx } from '../../platform/db/schema.js';
@@ -35,6 +35,12 @@ export async function activeSchedulesOfSubscription(tx: WriteTx, tenantId: strin
     .orderBy('id')
     .forUpdate()
     .execute();
+}
+
+/** Whether a schedule in the test clock scope is still active: a test clock's advance skips the recognition sweep while none is. */
+export function activeSchedulesInClockScope(): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM revenue_schedules WHERE status = 'active'
+    AND ${testClockScope('revenue_schedules.tenant_id', 'revenue_schedules.customer_id')})`;
 }
 
 /** Active schedules with at least one more whole day elapsed, across tenants, in keyset order. */
@@ -75,6 +81,26 @@ export async function updateSchedule(
   values: Partial<Pick<ScheduleRow, 'amount' | 'recognized' | 'recognized_days' | 'base_recognized' | 'base_day' | 'status' | 'updated_at'>>,
 ): Promise<void> {
   await tx.updateTable('revenue_schedules').set(values).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}
+
+/**
+ * What the daily recognition recorded on several schedules, in one statement, deferred
+ * (platform/db/pipeline): the recognition reads none of them back before its next statement.
+ */
+export async function recordRecognition(
+  tx: WriteTx,
+  tenantId: string,
+  now: Date,
+  rows: { id: string; recognized: number; recognized_days: number; status: ScheduleRow['status'] }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await deferWrite(
+    tx,
+    sql`UPDATE revenue_schedules s
+      SET recognized = v.recognized, recognized_days = v.recognized_days, status = v.status, updated_at = ${now}
+      FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(id uuid, recognized bigint, recognized_days integer, status text)
+      WHERE s.tenant_id = ${tenantId} AND s.id = v.id`,
+  );
 }
 
 /** Recognized revenue (net credit of revenue and revenue reversals) per month of posting. */

@@ -16,6 +16,7 @@ import {
   insertSchedules,
   lockSchedules,
   recognizedByMonth,
+  recordRecognition,
   updateSchedule,
   type ScheduleRow,
 } from './revenue.repository.js';
@@ -324,6 +325,7 @@ export async function recognizeSchedules(ctx: Ctx, scheduleIds: string[]): Promi
   const rows = await lockSchedules(ctx.tx, ctx.tenantId, scheduleIds);
   const groups = new Map<string, { ledgerId: number; entityId: string; currency: string; postedAt: Date; month: string; lines: PostingLine[] }>();
   let recognized = 0;
+  const updates: Parameters<typeof recordRecognition>[3] = [];
   const zones = new Map<string, string>();
   for (const s of rows) {
     if (!zones.has(s.entity_id)) zones.set(s.entity_id, (await findEntity(ctx.tx, ctx.tenantId, s.entity_id))?.time_zone ?? 'UTC');
@@ -353,13 +355,9 @@ export async function recognizeSchedules(ctx: Ctx, scheduleIds: string[]): Promi
       groups.set(key, g);
     }
     recognized += done - Number(s.recognized);
-    await updateSchedule(ctx.tx, ctx.tenantId, s.id, {
-      recognized: done,
-      recognized_days: day,
-      status: day >= s.total_days ? 'completed' : 'active',
-      updated_at: ctx.now,
-    });
+    updates.push({ id: s.id, recognized: done, recognized_days: day, status: day >= s.total_days ? 'completed' : 'active' });
   }
+  await recordRecognition(ctx.tx, ctx.tenantId, ctx.now, updates);
   for (const g of groups.values()) {
     await postEntries({ ...ctx, now: g.postedAt }, [
       {
@@ -417,3 +415,5 @@ export async function revenueReport(
     months,
   };
 }
+
+export { activeSchedulesInClockScope } from './revenue.repository.js';

@@ -62,6 +62,7 @@ export {
   tenantsWithDelinquentSubscriptions,
   tenantsWithDueSubscriptions,
   trialsEndingBetween,
+  trialsInClockScope,
   updateSubscription,
   RUNNING_STATUSES,
   runningSubscriptionsOfCustomers,

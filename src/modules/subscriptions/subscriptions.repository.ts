@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import { testClockScope } from '../../platform/test-clock-scope.js';
 import { paginate } from '../../platform/db/paginate.js';
 import type { LockFlag, Tx } from '../../platform/db/schema.js';
@@ -194,6 +194,12 @@ export async function tenantsWithDelinquentSubscriptions(tx: Tx, mode: Mode | nu
  * Trialing subscriptions of every tenant whose trial ends in (from, to], oldest end first, after
  * `after` (a keyset cursor: trial end then id) — the trial-ending notice scans them.
  */
+/** Whether a subscription in the test clock scope is trialing: a test clock's advance skips the trial-notice scan while none is. */
+export function trialsInClockScope(): RawBuilder<boolean> {
+  return sql<boolean>`EXISTS (SELECT 1 FROM subscriptions WHERE status = 'trialing'
+    AND ${testClockScope('subscriptions.tenant_id', 'subscriptions.customer_id')})`;
+}
+
 export async function trialsEndingBetween(
   tx: Tx,
   from: Date,

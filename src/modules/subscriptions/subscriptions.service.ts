@@ -405,6 +405,7 @@ export {
   tenantsWithDelinquentSubscriptions,
   tenantsWithDueSubscriptions,
   trialsEndingBetween,
+  trialsInClockScope,
   updateSubscription,
   RUNNING_STATUSES,
   runningSubscriptionsOfCustomers,
