@@ -108,13 +108,14 @@ describe('refunding a gateway advance', () => {
     expect(refund).toMatchObject({ status: 'succeeded', advance_id: advance.id, credit_note_id: null, payment_id: card.id, amount: 11_800, gateway: 'stripe' });
     expect((await tenant.api('GET', `/v1/payments/${card.id}`)).body.data.amount_refunded).toBe(11_800);
 
-    // An offline payment's advance is still paid by hand.
+    // An offline payment's advance is still paid by hand: an offline refund (decision 0740), no Stripe call.
     await tenant.api('POST', '/v1/payments/offline', { customer_id: customer, payment_type: 'bank_transfer', amount: 11_800 });
     const offline = ((await tenant.api('GET', `/v1/advances?customer_id=${customer}`)).body.data as { id: string; payment_id: string }[]).find(
       (a) => a.payment_id !== card.id,
     )!;
     const byHand = await tenant.api('POST', `/v1/advances/${offline.id}/refunds`, {});
-    expect(byHand.body.data.movements[0]).toMatchObject({ payout: 'offline', refund_id: null });
+    expect(byHand.body.data.movements[0]).toMatchObject({ payout: 'offline', refund_id: expect.any(String) });
+    expect((await tenant.api('GET', `/v1/refunds/${byHand.body.data.movements[0].refund_id}`)).body.data).toMatchObject({ gateway: null, status: 'pending' });
     expect(stripe.requestsTo('POST', '/v1/refunds')).toHaveLength(1);
   });
 
@@ -155,7 +156,13 @@ describe('refunding a gateway advance', () => {
     const events = (await tenant.api('GET', `/v1/events?object_id=${refund.id}&limit=100`)).body.data.map((e: { type: string }) => e.type);
     expect(events).toEqual(expect.arrayContaining(['refund.created', 'refund.failed']));
     const card = (await tenant.api('GET', `/v1/payments/${advance.payment_id}`)).body.data;
-    expect(card.amount_refunded, 'the payment is refundable again').toBe(0);
+    // The money is still refunded to the customer, by hand (decision 0740): an offline refund
+    // replacing the failed one carries it, and counts against the payment in its place.
+    const byHand = ((await tenant.api('GET', `/v1/payments/${card.id}/refunds`)).body.data as { id: string; replaces_refund_id: string | null }[]).find(
+      (r) => r.replaces_refund_id === refund.id,
+    );
+    expect(byHand).toMatchObject({ status: 'pending', gateway: null, advance_id: advance.id, amount: 11_800, payment_id: card.id });
+    expect(card.amount_refunded, 'the payment still has the 118.00 refunded (by hand)').toBe(11_800);
 
     // The refund voucher stands (decision 0401: no supply will be made; its GST stays reversed):
     // the advance keeps 236.00 − 118.00 = 118.00 and its open tax 18.00.
@@ -173,6 +180,17 @@ describe('refunding a gateway advance', () => {
     expect(now[2110]).toBe(before[2110]! + 900);
     // Stripe refunded nothing on the PaymentIntent.
     expect(stripe.paymentIntents.get(card.gateway_payment_id)?.amount_refunded).toBe(0);
+
+    // Paid by bank transfer: refund.paid Dr 2320 118.00 / Cr 1000 118.00; nothing owed any more.
+    const paid = await tenant.api('POST', `/v1/refunds/${byHand!.id}/mark_paid`, { reference: 'UTR-ADV-0001' });
+    expect(paid.status, paid.text).toBe(200);
+    expect(paid.body.data).toMatchObject({ status: 'succeeded', reference: 'UTR-ADV-0001', replaces_refund_id: refund.id });
+    expect(await entry('refund.paid', byHand!.id)).toEqual({ 2320: 11_800, 1000: -11_800 });
+    const settled = await customerAccounts(customer);
+    expect(settled[2320]).toBe(0);
+    expect(settled[1000]! - (now[1000] ?? 0)).toBe(-11_800);
+    // The failed gateway refund stays failed and cannot be marked paid itself.
+    expect((await tenant.api('POST', `/v1/refunds/${refund.id}/mark_paid`, { reference: 'X' })).body.error.reason).toBe('refund_failed');
   });
 });
 

@@ -193,4 +193,59 @@ describe('offline refunds', () => {
       expect((await acme.api('POST', `/v1/refunds/${refund.id}/mark_paid`, { reference: 'late' })).body.error.reason).toBe('refund_failed');
     });
   });
+
+  describe("an advance's refund paid by hand (decision 0740)", () => {
+    it('issues the refund voucher with an offline refund that mark_paid pays out of 2320', async () => {
+      // ₹11,800 received by bank transfer with no invoice (intra-state, 18 %): value 10,000.00,
+      // CGST 900.00, SGST 900.00 on the receipt voucher.
+      const customer = await createCustomer(acme, { gstin: gstinFor('29', 'DDDDD4444D1Z') });
+      const receipt = await acme.api('POST', '/v1/payments/offline', { customer_id: customer, payment_type: 'bank_transfer', amount: 1_180_000 });
+      expect(receipt.status, receipt.text).toBe(201);
+      const [advance] = (await acme.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
+      expect(advance).toMatchObject({ amount: 1_180_000, subtotal: 1_000_000, cgst_amount: 90_000, sgst_amount: 90_000, balance: 1_180_000 });
+
+      // ₹5,900 back: the refund voucher (rule 51) reverses 5,900/11,800 of the tax = CGST 450.00 +
+      // SGST 450.00 — Dr 2310 5,900 / Cr 2320 5,900, Dr 2100 450, Dr 2110 450 / Cr 1300 900 — and
+      // an offline refund of ₹5,900 waits to be paid by hand.
+      const res = await acme.api('POST', `/v1/advances/${advance.id}/refunds`, { amount: 590_000, reason: 'Project reduced' });
+      expect(res.status, res.text).toBe(201);
+      const voucher = res.body.data.movements[0];
+      expect(voucher).toMatchObject({ kind: 'refunded', payout: 'offline', amount: 590_000, subtotal: 500_000, cgst_amount: 45_000, sgst_amount: 45_000 });
+      expect(await linesOf(voucher.id, 'advance.refunded')).toEqual({ 2310: 590_000, 2320: -590_000, 2100: 45_000, 2110: 45_000, 1300: -90_000 });
+      expect(voucher.refund_id).toEqual(expect.any(String));
+      const refund = (await acme.api('GET', `/v1/refunds/${voucher.refund_id}`)).body.data;
+      expect(refund).toMatchObject({
+        status: 'pending',
+        gateway: null,
+        advance_id: advance.id,
+        payment_id: receipt.body.data.id,
+        customer_id: customer,
+        amount: 590_000,
+        credit_note_id: null,
+        credit_notes: [],
+      });
+      expect(await eventTypes(refund.id)).toContain('refund.created');
+      expect((await acme.api('GET', `/v1/payments/${receipt.body.data.id}`)).body.data.amount_refunded).toBe(590_000);
+      expect((await acme.api('GET', `/v1/payments/${receipt.body.data.id}/refunds`)).body.data.map((r: { id: string }) => r.id)).toEqual([refund.id]);
+      expect(await customerBalance(customer, 2320)).toBe(-590_000);
+
+      // The voucher stands: the refund cannot be marked failed.
+      const fail = await acme.api('POST', `/v1/refunds/${refund.id}/mark_failed`, {});
+      expect(fail.status).toBe(409);
+      expect(fail.body.error.reason).toBe('refund_voucher_issued');
+
+      const paid = await acme.api('POST', `/v1/refunds/${refund.id}/mark_paid`, { reference: 'NEFT-ADV-77' });
+      expect(paid.status, paid.text).toBe(200);
+      expect(paid.body.data).toMatchObject({ status: 'succeeded', reference: 'NEFT-ADV-77' });
+      // refund.paid Dr 2320 5,900 / Cr 1000 5,900: cash 11,800 − 5,900 = 5,900; nothing owed; the
+      // advance keeps 5,900 (2310) with its tax 900.00 open (1300).
+      expect(await linesOf(refund.id, 'refund.paid')).toEqual({ 2320: 590_000, 1000: -590_000 });
+      expect(await customerBalance(customer, 1000)).toBe(590_000);
+      expect(await customerBalance(customer, 2320)).toBe(0);
+      expect(await customerBalance(customer, 2310)).toBe(-590_000);
+      expect(await customerBalance(customer, 1300)).toBe(90_000);
+      expect((await acme.api('GET', `/v1/advances/${advance.id}`)).body.data).toMatchObject({ balance: 590_000, tax_open: 90_000 });
+      expect((await acme.api('POST', `/v1/refunds/${refund.id}/mark_paid`, { reference: 'again' })).body.error.reason).toBe('refund_succeeded');
+    });
+  });
 });

@@ -143,6 +143,36 @@ describe('customer hierarchy', () => {
       expect(await invoicesOfCustomer(acme, one.id)).toEqual([]);
     });
 
+    it("previews a child's upcoming renewal as the parent's consolidated invoice, the line naming the child", async () => {
+      // The renewal of 2026-05-01 for Child One: ₹1 000.00 to the parent's Maharashtra GSTIN from
+      // Karnataka: IGST 18% = 18 000 paise, 118 000 in all (as the child itself — Karnataka — it
+      // would be CGST 9 000 + SGST 9 000).
+      const res = await acme.api('GET', `/v1/subscriptions/${subOne.id}/upcoming-invoice`);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data).toMatchObject({
+        id: null,
+        customer_id: parent.id,
+        subscription_id: null,
+        billing_reason: 'subscription_cycle',
+        subtotal: 100_000,
+        igst_amount: 18_000,
+        cgst_amount: 0,
+        sgst_amount: 0,
+        total: 118_000,
+        place_of_supply: '27',
+        period_start: '2026-05-01T00:00:00.000Z',
+        period_end: '2026-06-01T00:00:00.000Z',
+        metadata: { consolidated: true },
+      });
+      expect(res.body.data.lines).toHaveLength(1);
+      expect(res.body.data.lines[0]).toMatchObject({ customer_id: one.id, subscription_id: subOne.id, amount: 100_000 });
+      expect(res.body.data.lines[0].description).toMatch(/^Child One: /);
+      // A child that bills itself previews its own invoice at its own place of supply.
+      const own = await acme.api('GET', `/v1/subscriptions/${subAlone.id}/upcoming-invoice`);
+      expect(own.body.data).toMatchObject({ customer_id: alone.id, subscription_id: subAlone.id, cgst_amount: 9_000, sgst_amount: 9_000, igst_amount: 0 });
+      expect(own.body.data.lines[0]).toMatchObject({ customer_id: null, subscription_id: null });
+    });
+
     it('renews two children on the same day onto one invoice per currency, each line naming its child', async () => {
       await travelTo(t, '2026-05-01T00:00:00Z');
       const cycle = (await invoicesOfCustomer(acme, parent.id)).filter((i) => i.billing_reason === 'subscription_cycle');

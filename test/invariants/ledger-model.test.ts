@@ -43,6 +43,8 @@
  * answers 409 and books nothing; a refund marked paid or failed stays so; a paid one has exactly
  * one `refund.paid` Dr 2320 / Cr 1000 of its amount tagged with its customer, 2320 leaving at the
  * rupee value `refund.created` booked (cash at the day's rate: the difference is realized exchange).
+ * An advance's refund paid by hand (decision 0740) is settled the same way, 2320 leaving at the value
+ * its refund voucher (or the gateway's refusal it replaces) booked; marking it failed answers 409.
  * Refunds by line and by a note's balance (DESIGN §20: `refund_lines` names lines of the payment's
  * invoice, `refund_note` pays a note's unspent balance out through `POST /v1/credit-notes/{id}/refunds`,
  * and a payment refund without lines pays the invoice's unspent credit out first) add:
@@ -70,7 +72,8 @@
  *      receipt voucher carried less what its uses took, and the uses never take more tax than the
  *      voucher carried;
  *  21. per customer and currency, customer advances (2310) = the advances' balances and GST paid on
- *      advances (1300) = the tax on those balances; refunds payable include refund vouchers;
+ *      advances (1300) = the tax on those balances; refunds payable = the pending offline refunds,
+ *      the refund vouchers paid by hand among them (decision 0740);
  *  22. a mismatched webhook applies nothing: the invoice stays open with no payment of it.
  *  23. every GST-registered entity's GSTR-1 of the month conforms to the committed GSTN
  *      offline-tool schema (src/modules/gst-returns/gstr1-schema.json, decision 0361).
@@ -924,6 +927,14 @@ async function settleRefund(w: World, o: SettleOp): Promise<ApiResponse | undefi
     expect({ status: res.status, reason: res.body.error?.reason }, `${path} of a refund that is not a pending offline one`).toEqual({ status: 409, reason });
     return res;
   }
+  if (!o.paid && refund.advance_id) {
+    // An advance's refund voucher stands: its money stays owed until paid (decision 0740).
+    expect({ status: res.status, reason: res.body.error?.reason }, "mark_failed of an advance's refund").toEqual({
+      status: 409,
+      reason: 'refund_voucher_issued',
+    });
+    return res;
+  }
   expect(res.status, `${path}: ${res.text}`).toBe(200);
   const status = o.paid ? 'succeeded' : 'failed';
   expect(res.body.data.status).toBe(status);
@@ -940,12 +951,25 @@ async function settleRefund(w: World, o: SettleOp): Promise<ApiResponse | undefi
   return res;
 }
 
-type RefundView = { id: string; status: string; gateway: string | null; created_at: string; credit_note_issued: boolean; credit_note_id: string | null };
+type RefundView = {
+  id: string;
+  status: string;
+  gateway: string | null;
+  created_at: string;
+  credit_note_issued: boolean;
+  credit_note_id: string | null;
+  advance_id: string | null;
+};
 
 /** The history's refunds, and those pending offline whose own note (if any) is not waiting for approval. */
 async function refundsOf(w: World): Promise<{ all: RefundView[]; open: RefundView[] }> {
   const api = w.tenant.api;
-  const all = await Promise.all(w.refunds.map(async (id) => (await api('GET', `/v1/refunds/${id}`)).body.data as RefundView));
+  // Advances' refunds paid by hand (decision 0740) too: a refund voucher's own, or the one replacing
+  // a gateway refund the gateway refused.
+  const advanceRefunds = await sql<{ id: string }>`
+    SELECT id FROM refunds WHERE tenant_id = ${w.tenant.tenantId} AND advance_id IS NOT NULL ORDER BY created_at, id`.execute(t.database.db);
+  const ids = [...new Set([...w.refunds, ...advanceRefunds.rows.map((r) => r.id)])];
+  const all = await Promise.all(ids.map(async (id) => (await api('GET', `/v1/refunds/${id}`)).body.data as RefundView));
   const open: RefundView[] = [];
   for (const r of all) {
     if (r.status !== 'pending' || r.gateway !== null) continue;
@@ -1036,8 +1060,14 @@ async function checkSettledRefunds(w: World): Promise<void> {
       (SELECT count(*) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
         WHERE l.tenant_id = r.tenant_id AND e.kind = 'refund.paid' AND e.reference_id = r.id AND l.account_code IN (1000, 2320)
           AND l.customer_id IS DISTINCT FROM r.customer_id)::text AS tagged,
+      -- What 2320 holds for it: refund.created; an advance's refund voucher (advance.refunded of its
+      -- movement); the refund.failed of the gateway refund it replaces (decision 0740).
       (SELECT sum(l.functional_credit) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
-        WHERE l.tenant_id = r.tenant_id AND e.kind = 'refund.created' AND e.reference_id = r.id AND l.account_code = 2320)::text AS owed,
+        WHERE l.tenant_id = r.tenant_id AND l.account_code = 2320
+          AND ((r.replaces_refund_id IS NULL AND r.advance_id IS NULL AND e.kind = 'refund.created' AND e.reference_id = r.id)
+            OR (r.replaces_refund_id IS NULL AND r.advance_id IS NOT NULL AND e.kind = 'advance.refunded'
+                AND e.reference_id IN (SELECT m.id FROM advance_movements m WHERE m.tenant_id = r.tenant_id AND m.refund_id = r.id))
+            OR (e.kind = 'refund.failed' AND e.reference_id = r.replaces_refund_id)))::text AS owed,
       (SELECT sum(l.functional_debit) FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
         WHERE l.tenant_id = r.tenant_id AND e.kind = 'refund.paid' AND e.reference_id = r.id AND l.account_code = 2320)::text AS left
     FROM refunds r WHERE r.tenant_id = ${w.tenant.tenantId} AND r.gateway IS NULL`.execute(db);
@@ -1107,11 +1137,9 @@ async function checkGatewayMoney(tenantId: string): Promise<void> {
       (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency AND gateway IS NOT NULL AND settled_at IS NOT NULL)::bigint AS settled,
       (SELECT coalesce(sum(amount), 0) FROM payments WHERE tenant_id = ${tenantId} AND currency = c.currency AND gateway IS NOT NULL AND settled_at IS NULL)::bigint AS unsettled,
       (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NOT NULL)::bigint AS refunded,
-      (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NULL AND r.status = 'pending')::bigint
-      + (SELECT coalesce(sum(m.amount), 0) FROM advance_movements m JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
-         WHERE m.tenant_id = ${tenantId} AND m.kind = 'refunded' AND m.payout = 'offline' AND a.currency = c.currency)::bigint
-      -- A refund voucher the gateway refused to carry is owed by hand.
-      + (SELECT coalesce(sum(r.amount), 0) FROM refunds r WHERE r.tenant_id = ${tenantId} AND r.advance_id IS NOT NULL AND r.status = 'failed' AND r.currency = c.currency)::bigint AS manual
+      -- Pending offline refunds: of notes' credit, of advances' refund vouchers paid by hand, and
+      -- those replacing an advance's gateway refund the gateway refused (decision 0740).
+      (SELECT coalesce(sum(r.amount), 0) FROM released r WHERE r.currency = c.currency AND r.gateway IS NULL AND r.status = 'pending')::bigint AS manual
     FROM c`.execute(db);
   for (const m of money.rows) {
     expect(Number(m.cash), `cash in ${m.currency} = offline payments − offline refunds marked paid + settled gateway payments`).toBe(
@@ -1120,7 +1148,7 @@ async function checkGatewayMoney(tenantId: string): Promise<void> {
     expect(Number(m.clearing), `gateway clearing in ${m.currency} = unsettled gateway payments − gateway refunds not failed`).toBe(
       Number(m.unsettled) - Number(m.refunded),
     );
-    expect(Number(m.payable), `refunds payable in ${m.currency} = pending offline refunds + refund vouchers of advances`).toBe(Number(m.manual));
+    expect(Number(m.payable), `refunds payable in ${m.currency} = pending offline refunds (advances' by hand among them)`).toBe(Number(m.manual));
   }
   const overRefunded = await sql<{ id: string }>`
     SELECT p.id FROM payments p
@@ -1982,6 +2010,36 @@ describe('the books tie out after every operation', () => {
     const last = (await world.tenant.api('GET', `/v1/refunds/${world.refunds.at(-1)}`)).body.data;
     // 25 % of 29 500 = 7 375.
     expect({ amount: last.amount, status: last.status }).toEqual({ amount: 7_375, status: 'succeeded' });
+  }, 600_000);
+
+  it("advances' refunds paid by hand (also in dollars after the rate moved) keep the invariants (decision 0740)", async () => {
+    const world = await newWorld();
+    const ops: Op[] = [
+      // ₹11,800 received in advance (10,000 + CGST 900 + SGST 900); ₹5,900 refunded with a refund
+      // voucher (CGST 450 + SGST 450 reversed): an offline refund owed in 2320.
+      { kind: 'advance', customer: 0, entity: 0, amount: 1_180_000, goods: false },
+      { kind: 'advance_refund', advance: 0, share: 50, whole: false },
+      // Not paid? The voucher stands: 409 refund_voucher_issued. Then paid by hand: Dr 2320 / Cr 1000.
+      { kind: 'settle_refund', refund: 0, fresh: false, customer: 0, amount: 1, share: 1, paid: false, when: undefined, again: 'mark_paid' },
+      { kind: 'settle_refund', refund: 0, fresh: false, customer: 0, amount: 1, share: 1, paid: true, when: undefined, again: 'mark_failed' },
+      // A dollar advance refunded whole, the dollar moves 5 %, paid out at today's rate: 2320 leaves
+      // at the voucher's rupee value, the difference is realized exchange.
+      { kind: 'advance', customer: 2, entity: 0, amount: 11_800, goods: false },
+      { kind: 'advance_refund', advance: 1, share: 100, whole: true },
+      { kind: 'fx_rate', currency: 'USD', permille: 50 },
+      { kind: 'settle_refund', refund: 0, fresh: false, customer: 0, amount: 1, share: 1, paid: true, when: 100, again: 'mark_paid' },
+    ];
+    const statuses: number[] = [];
+    for (const o of ops) {
+      const res = await step(world, o);
+      if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
+      statuses.push(res?.status ?? 0);
+      await checkBooks(world, o.kind);
+    }
+    expect(statuses).toEqual([201, 201, 409, 200, 201, 201, statuses[6], 200]);
+    expect([...world.settled.values()]).toEqual(['succeeded', 'succeeded']);
+    const refunds = (await world.tenant.api('GET', '/v1/refunds?limit=100')).body.data as { advance_id: string | null; status: string; currency: string }[];
+    expect(refunds.filter((r) => r.advance_id).map((r) => `${r.currency} ${r.status}`)).toEqual(['USD succeeded', 'INR succeeded']);
   }, 600_000);
 
   it('a parent paying for two children (first invoices, a consolidated renewal, payment, a note) keeps the invariants', async () => {

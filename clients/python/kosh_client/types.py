@@ -804,6 +804,7 @@ Refund = TypedDict(
         "reason": str,
         "credit_note_id": Optional[str],
         "advance_id": Optional[str],
+        "replaces_refund_id": Optional[str],
         "credit_note_issued": bool,
         "credit_notes": List["RefundCreditNotesItem"],
         "gateway": Optional[str],

@@ -7422,8 +7422,10 @@ export interface components {
             reason: string;
             /** @description the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out; null for an advance's refund */
             credit_note_id: string | null;
-            /** @description the advance whose refund voucher's money the refund carries back through the gateway, else null */
+            /** @description the advance whose refund voucher's money the refund carries back (through the gateway, or by hand when `gateway` is null), else null */
             advance_id: string | null;
+            /** @description an advance's refund paid by hand: the gateway refund the gateway refused, whose money it carries */
+            replaces_refund_id: string | null;
             /** @description false: the refund paid out credit notes issued before and issued none */
             credit_note_issued: boolean;
             /** @description the notes whose balance the refund paid out, and how much of each */
@@ -7717,7 +7719,7 @@ export interface components {
              * @enum {string}
              */
             payout: "offline" | "gateway";
-            /** @description the gateway refund (GET /v1/refunds/{id}) that carries it, when payout is gateway */
+            /** @description the refund (GET /v1/refunds/{id}) that carries it: through the gateway, or (payout offline) paid by hand and settled by `POST /v1/refunds/{id}/mark_paid`; null for a voucher older than such refunds */
             refund_id: string | null;
             amount: number;
             /** @description taxable value */
@@ -24391,6 +24393,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "credit_note_issued": true,
                      *           "credit_notes": [
                      *             {
@@ -24495,6 +24498,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -24588,6 +24592,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -24668,6 +24673,7 @@ export interface operations {
                      *           "reason": "reason",
                      *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "credit_note_issued": true,
                      *           "credit_notes": [
                      *             {
@@ -24737,6 +24743,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -24825,6 +24832,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -24909,6 +24917,7 @@ export interface operations {
                      *         "reason": "reason",
                      *         "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "credit_note_issued": true,
                      *         "credit_notes": [
                      *           {
@@ -33904,6 +33913,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {
@@ -33983,6 +33993,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {
@@ -34062,6 +34073,7 @@ export interface operations {
                  *           "reason": "reason",
                  *           "credit_note_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "advance_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "replaces_refund_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "credit_note_issued": true,
                  *           "credit_notes": [
                  *             {

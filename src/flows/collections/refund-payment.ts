@@ -94,6 +94,7 @@ export async function startRefund(ctx: Ctx, start: RefundStart): Promise<Refund>
     customer_id: start.customerId,
     credit_note_id: start.issuedNote?.id ?? start.sources[0]!.credit_note_id,
     advance_id: null,
+    replaces_refund_id: null,
     issued_credit_note: start.issuedNote !== undefined,
     amount: start.amount,
     currency: start.currency,
@@ -313,17 +314,35 @@ export async function returnCreditOfFailedRefund(ctx: Ctx, row: RefundRow, from:
 /**
  * The gateway refused to carry an advance's refund voucher back (docs/decisions/0401): the voucher
  * stands (no supply was made; its GST stays reversed), so the money is still owed to the customer
- * and is paid by hand: Dr 1050 gateway clearing / Cr 2320 refunds payable; the payment is
- * refundable again; refund.failed.
+ * and is paid by hand: Dr 1050 gateway clearing / Cr 2320 refunds payable; refund.failed. An
+ * offline refund replacing it (`replaces_refund_id`, pending, no gateway) carries the money owed,
+ * paid out by `POST /v1/refunds/{id}/mark_paid` (decision 0740); it counts against the payment in
+ * the failed refund's place.
  */
 async function advanceRefundFailed(ctx: Ctx, row: RefundRow): Promise<RefundRow> {
-  if (row.payment_id) await addRefunded(ctx.tx, ctx.tenantId, row.payment_id, -row.amount, ctx.now);
   const customerId = row.customer_id;
   await book(ctx, row, 'refund.failed', `Failed refund ${row.gateway_refund_id ?? row.id} of an advance: owed to the customer, to be paid by hand`, [
     { account: Account.GATEWAY_CLEARING, debit: row.amount, customerId },
     { account: Account.REFUNDS_PAYABLE, credit: row.amount, customerId },
   ]);
   await emitEvent(ctx, 'refund.failed', toRefund(row, []));
+  const byHand: RefundRow = {
+    ...row,
+    id: newId(),
+    replaces_refund_id: row.id,
+    status: 'pending',
+    gateway: null,
+    connection_id: null,
+    gateway_refund_id: null,
+    failure_code: null,
+    failure_message: null,
+    paid_at: null,
+    reference: null,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  await insertRefund(ctx.tx, byHand);
+  await emitEvent(ctx, 'refund.created', toRefund(byHand, []));
   return row;
 }
 

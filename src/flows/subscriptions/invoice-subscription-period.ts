@@ -1,4 +1,4 @@
-import type { Ctx } from '../../platform/context.js';
+import type { Ctx, ReadCtx } from '../../platform/context.js';
 import {
   discountCovers,
   discountLines,
@@ -167,7 +167,7 @@ export function discountSubscriptionLines<L extends DiscountableLine>(lines: L[]
  * Who pays a customer's subscription invoices: its parent when it is billed to it (bill_to
  * 'parent'; decision 0550), the customer itself otherwise.
  */
-export async function payerOf(ctx: Ctx, customer: Customer): Promise<Customer> {
+export async function payerOf(ctx: ReadCtx, customer: Customer): Promise<Customer> {
   if (customer.bill_to !== 'parent' || !customer.parent_customer_id) return customer;
   const parent = await findCustomer(ctx.tx, ctx.tenantId, customer.parent_customer_id);
   if (!parent) throw new Error(`customer ${customer.id}: the parent it is billed to is gone`);

@@ -8,7 +8,7 @@ import { getSubscriptionRow, periodAfter, type SubscriptionRow } from '../../mod
 import { subscriptionDiscounts } from '../../modules/coupons/index.js';
 import { commitmentTrueUps } from './commitment-true-up.js';
 import { computeRenewalLines, meteredCharges, type MeteredCharge, type RenewalSubject } from './compute-renewal-lines.js';
-import { discountSubscriptionLines } from './invoice-subscription-period.js';
+import { childLine, discountSubscriptionLines, payerOf } from './invoice-subscription-period.js';
 import { itemChargesOfSubscription } from './subscription-item-charges.js';
 
 /** One dimension combination of a dimensional price's usage (DESIGN §24). */
@@ -84,6 +84,9 @@ export async function subscriptionUsage(ctx: ReadCtx, id: string): Promise<Subsc
  * per line — computed by the renewal's own computeRenewalLines, writing nothing. For a
  * subscription set to cancel at period end: its final invoice (usage only, subscription_final).
  * No lines (a pure usage plan with no usage yet): an invoice of zero, which the run would not issue.
+ * A child billed to its parent (decision 0550) previews as the renewal issues it: the parent is
+ * the customer (its GSTIN and state decide the GST), the invoice is consolidated (no
+ * `subscription_id` of its own), and each line names the child and the subscription.
  */
 export async function upcomingInvoice(ctx: ReadCtx, id: string) {
   const row = await getSubscriptionRow(ctx, id);
@@ -100,14 +103,18 @@ export async function upcomingInvoice(ctx: ReadCtx, id: string) {
   const [trueUp] = subject.usagePeriod
     ? await commitmentTrueUps(ctx, [{ ...subject, subscription: row, period: subject.usagePeriod, until: subject.usagePeriod.end, lines }])
     : [null];
+  const all = trueUp ? [...lines, trueUp] : lines;
+  const payer = await payerOf(ctx, subject.customer);
+  const consolidated = payer.id !== subject.customer.id;
   return previewInvoice(ctx, {
-    customer: subject.customer,
+    customer: payer,
     currency: row.currency,
-    lines: trueUp ? [...lines, trueUp] : lines,
-    subscriptionId: row.id,
+    lines: consolidated ? all.map((line) => childLine(line, subject.customer, row.id)) : all,
+    subscriptionId: consolidated ? null : row.id,
     billingReason: subject.nextPeriod ? 'subscription_cycle' : 'subscription_final',
     periodStart: period.start,
     periodEnd: period.end,
     collectionMethod: row.collection_method,
+    ...(consolidated ? { metadata: { consolidated: true } } : {}),
   });
 }

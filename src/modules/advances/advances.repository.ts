@@ -86,6 +86,16 @@ export async function takeFromAdvance(
     .executeTakeFirst();
 }
 
+export async function movementOfRefund(tx: Tx, tenantId: string, refundId: string): Promise<{ id: string; advance_id: string } | undefined> {
+  return tx
+    .selectFrom('advance_movements')
+    .select(['id', 'advance_id'])
+    .where('tenant_id', '=', tenantId)
+    .where('refund_id', '=', refundId)
+    .where('kind', '=', 'refunded')
+    .executeTakeFirst();
+}
+
 export async function movementsOf(tx: Tx, tenantId: string, advanceIds: string[]): Promise<MovementRow[]> {
   if (advanceIds.length === 0) return [];
   return tx

@@ -24,7 +24,12 @@ export const advanceMovementSchema = z
     invoice_id: z.uuid().nullable(),
     refund_voucher_number: z.string().nullable(),
     payout: z.enum(['offline', 'gateway']).describe("a refund voucher's money: by hand (refunds payable), or back through the payment's gateway"),
-    refund_id: z.uuid().nullable().describe('the gateway refund (GET /v1/refunds/{id}) that carries it, when payout is gateway'),
+    refund_id: z
+      .uuid()
+      .nullable()
+      .describe(
+        'the refund (GET /v1/refunds/{id}) that carries it: through the gateway, or (payout offline) paid by hand and settled by `POST /v1/refunds/{id}/mark_paid`; null for a voucher older than such refunds',
+      ),
     amount: z.int(),
     ...tax,
     ...inr,

@@ -18,6 +18,7 @@ import {
   insertAdvance,
   insertMovement,
   listAdvanceRows,
+  movementOfRefund,
   movementsOf,
   openAdvancesForUpdate,
   takeFromAdvance,
@@ -330,8 +331,9 @@ function numeric(a: AdvanceRow) {
 
 /**
  * Pays (part of) an advance back with a refund voucher (rule 51): `advance.refunded` Dr 2310 /
- * Cr 2320 refunds payable (paid out by hand, as offline refunds are) — or Cr 1050 gateway clearing
- * when `via` names the gateway refund that carries the money back (docs/decisions/0401) — for
+ * Cr 2320 refunds payable (paid out by hand: the offline refund `payout.refundId`, settled by
+ * `mark_paid`, decision 0740) — or Cr 1050 gateway clearing when `payout.gateway` (the gateway
+ * refund `payout.refundId` carries the money back, docs/decisions/0401) — for
  * the amount, and Dr 2100+2110 or 2120 / Cr 1300 for the GST that amount carried: no supply was
  * made, so the tax paid on it is reversed.
  */
@@ -339,7 +341,7 @@ export async function refundAdvance(
   ctx: Ctx,
   id: string,
   input: { amount?: number | undefined; reason: string },
-  via?: { refundId: string },
+  payout: { refundId: string; gateway: boolean },
 ): Promise<Advance> {
   const advance = await findAdvance(ctx.tx, ctx.tenantId, id, true);
   if (!advance) throw errors.notFound('advance');
@@ -366,8 +368,8 @@ export async function refundAdvance(
     sgst_amount: part.sgst_amount,
     igst_amount: part.igst_amount,
     ...movementInr(inr),
-    payout: via ? 'gateway' : 'offline',
-    refund_id: via?.refundId ?? null,
+    payout: payout.gateway ? 'gateway' : 'offline',
+    refund_id: payout.refundId,
     reason: input.reason,
     // The refund voucher is dated as its entry is (table 11B and doc_issue of that month).
     created_at: await postingDate(ctx, entity.id),
@@ -382,13 +384,18 @@ export async function refundAdvance(
     description: `Refund voucher ${number} for advance ${advance.number}`,
     lines: [
       { account: Account.CUSTOMER_ADVANCES, debit: amount, customerId: advance.customer_id },
-      { account: via ? Account.GATEWAY_CLEARING : Account.REFUNDS_PAYABLE, credit: amount, customerId: advance.customer_id },
+      { account: payout.gateway ? Account.GATEWAY_CLEARING : Account.REFUNDS_PAYABLE, credit: amount, customerId: advance.customer_id },
       ...taxReleaseLines(entity, part, inr, advance.customer_id),
     ],
   });
   const result = toAdvance(after, await movementsOf(ctx.tx, ctx.tenantId, [id]));
   await emitEvent(ctx, 'advance.refunded', { ...result, refunded_amount: amount, refund_voucher_number: number });
   return result;
+}
+
+/** The refund voucher whose money the refund carries (its movement), if the refund is an advance's. */
+export async function refundVoucherOfRefund(ctx: ReadCtx, refundId: string): Promise<{ id: string; advance_id: string } | undefined> {
+  return movementOfRefund(ctx.tx, ctx.tenantId, refundId);
 }
 
 export async function getAdvance(ctx: ReadCtx, id: string): Promise<Advance> {

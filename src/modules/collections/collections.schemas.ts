@@ -190,7 +190,11 @@ export const refundSchema = z
       .uuid()
       .nullable()
       .describe("the credit note the refund issued, or (credit_note_issued false) the first note whose balance it paid out; null for an advance's refund"),
-    advance_id: z.uuid().nullable().describe("the advance whose refund voucher's money the refund carries back through the gateway, else null"),
+    advance_id: z
+      .uuid()
+      .nullable()
+      .describe("the advance whose refund voucher's money the refund carries back (through the gateway, or by hand when `gateway` is null), else null"),
+    replaces_refund_id: z.uuid().nullable().describe("an advance's refund paid by hand: the gateway refund the gateway refused, whose money it carries"),
     credit_note_issued: z.boolean().describe('false: the refund paid out credit notes issued before and issued none'),
     credit_notes: z
       .array(z.object({ credit_note_id: z.uuid(), amount: z.int() }))

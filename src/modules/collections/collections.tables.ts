@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely';
 import type { Json, NullableJson, Timestamp } from '../../platform/db/schema.js';
 
 export type AttemptStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
@@ -115,8 +116,10 @@ export interface RefundsTable {
   customer_id: string;
   /** The note the refund issued, or (issued_credit_note false) the first note whose balance it paid out; null for an advance's refund. */
   credit_note_id: string | null;
-  /** The advance whose balance the refund pays back through the gateway (a refund voucher's money), else null. */
+  /** The advance whose refund voucher's money the refund pays back (through the gateway, or by hand), else null. */
   advance_id: string | null;
+  /** An advance's offline refund that carries the money of the gateway refund the gateway refused (decision 0740). */
+  replaces_refund_id: ColumnType<string | null, string | null | undefined, string | null>;
   issued_credit_note: boolean;
   amount: number;
   currency: string;

@@ -19,6 +19,7 @@ export function toRefund(row: RefundRow, sources: RefundSourceRow[]): Refund {
     reason: row.reason,
     credit_note_id: row.credit_note_id,
     advance_id: row.advance_id,
+    replaces_refund_id: row.replaces_refund_id ?? null,
     credit_note_issued: row.issued_credit_note,
     credit_notes: sources.filter((s) => s.refund_id === row.id).map((s) => ({ credit_note_id: s.credit_note_id, amount: Number(s.amount) })),
     gateway: row.gateway,
