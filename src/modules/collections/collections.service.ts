@@ -299,7 +299,6 @@ export {
   claimNoticeAttempt,
   cancelNoticeAttempt,
   duePendingAttempts,
-  insertCheckoutSession,
   insertCheckoutSessions,
   findCheckoutSession,
   lockCheckoutSession,

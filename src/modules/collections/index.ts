@@ -98,7 +98,6 @@ export {
   claimNoticeAttempt,
   cancelNoticeAttempt,
   duePendingAttempts,
-  insertCheckoutSession,
   insertCheckoutSessions,
   findCheckoutSession,
   lockCheckoutSession,

@@ -3,7 +3,7 @@ import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { toIso } from '../../platform/time.js';
 import type { Payment } from './payments.schemas.js';
-import { findPayment, insertPayment, insertPayments, listPaymentRows, type PaymentRow } from './payments.repository.js';
+import { findPayment, insertPayments, listPaymentRows, type PaymentRow } from './payments.repository.js';
 
 export function toPayment(row: PaymentRow): Payment {
   return {
@@ -35,24 +35,13 @@ export function toPayment(row: PaymentRow): Payment {
 type GatewayFields =
   'gateway' | 'gateway_payment_id' | 'attempt_id' | 'amount_refunded' | 'settled_at' | 'exchange_rate' | 'exchange_rate_source' | 'functional_amount';
 
-/** Inserts a payment; offline payments leave the gateway fields out. */
+/** savePayments for one payment; offline payments leave the gateway fields out. */
 export async function savePayment(ctx: Ctx, input: Omit<PaymentRow, GatewayFields> & Partial<Pick<PaymentRow, GatewayFields>>): Promise<Payment> {
-  const row: PaymentRow = {
-    gateway: null,
-    gateway_payment_id: null,
-    attempt_id: null,
-    amount_refunded: 0,
-    settled_at: null,
-    exchange_rate: null,
-    exchange_rate_source: null,
-    functional_amount: null,
-    ...input,
-  };
-  await insertPayment(ctx.tx, row);
-  return toPayment(row);
+  const [payment] = await savePayments(ctx, [input]);
+  return payment!;
 }
 
-/** savePayment for many payments in one statement (gateway payments recorded by a batch). */
+/** Inserts payments in one statement (gateway payments recorded by a batch; one offline payment). */
 export async function savePayments(ctx: Ctx, inputs: (Omit<PaymentRow, GatewayFields> & Partial<Pick<PaymentRow, GatewayFields>>)[]): Promise<Payment[]> {
   const rows: PaymentRow[] = inputs.map((input) => ({
     gateway: null,
