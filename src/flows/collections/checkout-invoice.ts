@@ -9,7 +9,6 @@ import {
   callContext,
   findCheckoutSession,
   gatewayForCurrency,
-  insertCheckoutSession,
   insertCheckoutSessions,
   type ResolvedGateway,
   testCardToken,
@@ -105,8 +104,9 @@ async function askGateway(
 export async function prepareCheckout(read: ReadCtx, env: CollectionsEnv, invoiceId: string): Promise<PreparedCheckout> {
   const invoice = await getInvoiceRow(read, invoiceId);
   assertPayable(invoice.status, invoice.amount_due);
-  const resolved = await gatewayForCurrency(read, env, invoice.currency);
-  return askGateway(read, env, resolved, invoice, await getCustomer(read, invoice.customer_id));
+  const prepared = (await prepareCheckouts(read, env, [{ invoice, customer: await getCustomer(read, invoice.customer_id) }])).get(invoice.id)!;
+  if (prepared instanceof Error) throw prepared;
+  return prepared;
 }
 
 /** Gateway calls in flight at once for a batch: the test gateway answers in memory, Razorpay and Stripe over the network. */
@@ -168,9 +168,7 @@ function sessionRow(ctx: Ctx, invoiceId: string, prepared: PreparedCheckout): Ch
 export async function createCheckoutSession(ctx: Ctx, env: CollectionsEnv, invoiceId: string, prepared: PreparedCheckout): Promise<CheckoutSession> {
   const invoice = await getInvoiceRow(ctx, invoiceId, true);
   assertPayable(invoice.status, invoice.amount_due);
-  const row = sessionRow(ctx, invoice.id, prepared);
-  await insertCheckoutSession(ctx.tx, row);
-  return toSession(env, row, prepared.token);
+  return (await createCheckoutSessions(ctx, env, [{ invoice, prepared }])).get(invoice.id)!;
 }
 
 /**

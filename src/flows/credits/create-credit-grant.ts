@@ -9,7 +9,7 @@ import {
   type CreditGrantRow,
 } from '../../modules/credits/index.js';
 import { getCustomer } from '../../modules/customers/index.js';
-import { createDraftInvoice, CREDIT_TOP_UP_REASON, finalizeInvoice, invoiceCurrenciesOfCustomer } from '../../modules/invoices/index.js';
+import { CREDIT_TOP_UP_REASON, invoiceCurrenciesOfCustomer, issueInvoices } from '../../modules/invoices/index.js';
 import { runningSubscriptionsOfCustomers } from '../../modules/subscriptions/index.js';
 import { voidInvoiceWithCreditNotes } from '../invoices/void-invoice.js';
 
@@ -30,16 +30,18 @@ export async function createCreditGrant(
     return createPromotionalGrant(ctx, customerId, body);
   }
   const customer = await getCustomer(ctx, customerId);
-  const draft = await createDraftInvoice(ctx, {
-    customer,
-    currency: body.currency,
-    billingReason: CREDIT_TOP_UP_REASON,
-    collectionMethod: options.collectionMethod,
-    lines: [{ description: body.name ? `Prepaid credit: ${body.name}` : 'Prepaid credit', quantity: 1, unit_amount: body.amount }],
-    field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'amount' : name),
-  });
-  const invoice = await finalizeInvoice(ctx, draft.id);
-  return insertPaidGrant(ctx, body, invoice, { paymentMethodId: options.paymentMethodId });
+  // Drafted and finalized at once: the batch issue with one item.
+  const [invoice] = await issueInvoices(ctx, [
+    {
+      customer,
+      currency: body.currency,
+      billingReason: CREDIT_TOP_UP_REASON,
+      collectionMethod: options.collectionMethod,
+      lines: [{ description: body.name ? `Prepaid credit: ${body.name}` : 'Prepaid credit', quantity: 1, unit_amount: body.amount }],
+      field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'amount' : name),
+    },
+  ]);
+  return insertPaidGrant(ctx, body, invoice!, { paymentMethodId: options.paymentMethodId });
 }
 
 /**

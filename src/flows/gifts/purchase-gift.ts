@@ -2,7 +2,7 @@ import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { giftPrice, insertPurchasedGift, type CreateGiftBody, type GiftRow } from '../../modules/gifts/index.js';
-import { createDraftInvoice, finalizeInvoice } from '../../modules/invoices/index.js';
+import { issueInvoices } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PriceRow } from '../../modules/plans/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 
@@ -41,25 +41,27 @@ export async function purchaseGift(ctx: Ctx, input: CreateGiftBody): Promise<Gif
   }
   if (amount <= 0) throw errors.invalidField('duration_months', 'the gift would cost nothing at this plan price');
   const months = input.duration_months === 1 ? '1 month' : `${input.duration_months} months`;
-  const draft = await createDraftInvoice(ctx, {
-    customer: buyer,
-    currency: price.currency,
-    billingReason: 'gift',
-    lines: [
-      {
-        description: `Gift: ${plan.name}, ${months} (for ${input.recipient_email})`,
-        quantity: 1,
-        unit_amount: amount,
-        hsn_code: plan.hsn_code || undefined,
-        tax_rate_bp: plan.tax_rate_bp,
-        plan_id: plan.id,
-        price_id: price.id,
-      },
-    ],
-    // The price comes from the plan and the duration: an amount too large (with tax) is theirs.
-    field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'duration_months' : 'plan_id'),
-  });
-  const invoice = await finalizeInvoice(ctx, draft.id);
+  // Drafted and finalized at once: the batch issue with one item (no customer credit spent on a gift).
+  const [invoice] = await issueInvoices(ctx, [
+    {
+      customer: buyer,
+      currency: price.currency,
+      billingReason: 'gift',
+      lines: [
+        {
+          description: `Gift: ${plan.name}, ${months} (for ${input.recipient_email})`,
+          quantity: 1,
+          unit_amount: amount,
+          hsn_code: plan.hsn_code || undefined,
+          tax_rate_bp: plan.tax_rate_bp,
+          plan_id: plan.id,
+          price_id: price.id,
+        },
+      ],
+      // The price comes from the plan and the duration: an amount too large (with tax) is theirs.
+      field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'duration_months' : 'plan_id'),
+    },
+  ]);
   return insertPurchasedGift(ctx, {
     plan_id: plan.id,
     buyer_customer_id: buyer.id,
@@ -67,6 +69,6 @@ export async function purchaseGift(ctx: Ctx, input: CreateGiftBody): Promise<Gif
     duration_months: input.duration_months,
     currency: price.currency,
     amount,
-    invoice_id: invoice.id,
+    invoice_id: invoice!.id,
   });
 }

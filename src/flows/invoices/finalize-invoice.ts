@@ -1,13 +1,22 @@
 import type { Ctx } from '../../platform/context.js';
 import { errors } from '../../platform/errors.js';
-import { applyAdvances } from '../../modules/advances/index.js';
-import { applyAvailableCredit } from '../../modules/credit-notes/index.js';
-import { drawPaidCredit, drawPromotionalCredit, recordPromotionalDraws, type DrawLine, type PromotionalDraws } from '../../modules/credits/index.js';
+import { applyAdvances, customersWithOpenAdvances } from '../../modules/advances/index.js';
+import { recordInvoiceDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
+import { applyAvailableCredit, customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
+import {
+  customersHoldingGrants,
+  drawPaidCredit,
+  drawPromotionalCredit,
+  recordPromotionalDraws,
+  type DrawLine,
+  type PromotionalDraws,
+} from '../../modules/credits/index.js';
 import {
   CREDIT_TOP_UP_REASON,
   discountDraftLines,
   finalizeInvoice,
   getInvoiceRow,
+  issueInvoices,
   linesOfInvoices,
   type DraftInvoiceInput,
   type InvoiceRow,
@@ -15,13 +24,14 @@ import {
 import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
 
 /**
- * Finalizes an invoice and spends the customer's balance on it, in the caller's transaction:
- * promotional credit grants first, as discounts on the draft's lines before GST (DESIGN §23); then,
- * once finalized, paid credit grants (like a payment), credit notes (soonest-expiring first) and
- * advances (oldest first, their GST adjusted: decision 0280). The API, the billing run
- * (settleSubscriptionInvoices, the batch twin) and every flow that issues an invoice use this, so
- * the balance is applied the same way everywhere. A charge_automatically invoice still due
- * afterwards gets its charge job (collections), which runs after this transaction commits.
+ * Finalizes an existing draft and spends the customer's balance on it, in the caller's
+ * transaction: promotional credit grants first, as discounts on the draft's lines before GST
+ * (DESIGN §23); then, once finalized, paid credit grants (like a payment), credit notes
+ * (soonest-expiring first) and advances (oldest first, their GST adjusted: decision 0280). The
+ * API's finalize (and create with auto_finalize) use this; flows that issue an invoice at once
+ * use issueInvoicesWithCredit, which spends the balance in the same order. A charge_automatically
+ * invoice still due afterwards gets its charge job (collections), which runs after this
+ * transaction commits.
  */
 export async function finalizeInvoiceWithCredit(ctx: Ctx, invoiceId: string): Promise<InvoiceRow> {
   const draft = await getInvoiceRow(ctx, invoiceId, true);
@@ -48,6 +58,57 @@ export async function finalizeInvoiceWithCredit(ctx: Ctx, invoiceId: string): Pr
   const row = await spendCredit(ctx, [finalized]);
   await scheduleAutomaticCharges(ctx, row);
   return row[0]!;
+}
+
+/** The subscription discounts an input's lines took (recordInvoiceDiscounts), one list per input. */
+export type DiscountsApplied = { inForce: DiscountInForce; amount: number }[];
+
+/**
+ * Issues invoices drafted and finalized at once (issueInvoices: GST, numbers, ledger entries and
+ * events for the batch in a few statements), records the subscription discounts they took, spends
+ * any customer balance (only for the customers who hold some — promotional grants on the lines
+ * before GST, then paid grants, credit notes and advances, as finalizeInvoiceWithCredit does for a
+ * draft) and schedules one charge job for the charge_automatically ones. The billing run issues
+ * its batches here; every flow that issues one invoice at once calls it with one item
+ * (issueInvoiceWithCredit), so there is one path for both.
+ */
+export async function issueInvoicesWithCredit(ctx: Ctx, inputs: DraftInvoiceInput[], discountsApplied: DiscountsApplied[] = []): Promise<InvoiceRow[]> {
+  // Credit grants (DESIGN §23), only for the customers who hold some: promotional ones on the
+  // lines before GST, then paid ones like a payment once issued.
+  const holdingGrants = await customersHoldingGrants(
+    ctx,
+    inputs.map((i) => i.customer.id),
+  );
+  const promotional = holdingGrants.size > 0 ? await discountInputsWithGrants(ctx, inputs, holdingGrants) : { inputs, draws: [] };
+  const issued = await issueInvoices(ctx, promotional.inputs);
+  for (const [i, invoice] of issued.entries()) await recordInvoiceDiscounts(ctx, invoice.id, discountsApplied[i] ?? []);
+  await recordPromotionalDraws(
+    ctx,
+    issued.map((invoice, i) => ({ invoiceId: invoice.id, draws: promotional.draws[i]?.draws ?? [] })),
+  );
+  const holdingCredit = await customersWithSpendableCredit(
+    ctx.tx,
+    ctx.tenantId,
+    issued.map((i) => i.customer_id),
+    ctx.now,
+  );
+  const holdingAdvances = await customersWithOpenAdvances(
+    ctx.tx,
+    ctx.tenantId,
+    issued.map((i) => i.customer_id),
+  );
+  const spending = issued.filter((i) => holdingGrants.has(i.customer_id) || holdingCredit.has(i.customer_id) || holdingAdvances.has(i.customer_id));
+  const spent = new Map((await spendCredit(ctx, spending)).map((row) => [row.id, row]));
+  const invoices = issued.map((row) => spent.get(row.id) ?? row);
+  // charge_automatically invoices: one charge job for the batch; it reads each balance (after credit) when it runs.
+  await scheduleAutomaticCharges(ctx, invoices);
+  return invoices;
+}
+
+/** issueInvoicesWithCredit for one invoice. */
+export async function issueInvoiceWithCredit(ctx: Ctx, input: DraftInvoiceInput, discountsApplied: DiscountsApplied = []): Promise<InvoiceRow> {
+  const [invoice] = await issueInvoicesWithCredit(ctx, [input], [discountsApplied]);
+  return invoice!;
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { Ctx } from '../../platform/context.js';
 import { getCustomer } from '../../modules/customers/index.js';
-import { createDraftInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
+import type { InvoiceRow } from '../../modules/invoices/index.js';
 import { invoiceLinesOfQuote, lockQuoteForAcceptance, markQuoteAccepted, type QuoteRow } from '../../modules/quotes/index.js';
-import { finalizeInvoiceWithCredit } from '../invoices/finalize-invoice.js';
+import { issueInvoiceWithCredit } from '../invoices/finalize-invoice.js';
 
 /**
  * Accepting a quote: the invoice (the quote's lines, its discount spread over them, GST computed
@@ -13,7 +13,7 @@ import { finalizeInvoiceWithCredit } from '../invoices/finalize-invoice.js';
 export async function acceptQuote(ctx: Ctx, id: string): Promise<{ quote: QuoteRow; invoice: InvoiceRow }> {
   const quote = await lockQuoteForAcceptance(ctx, id);
   const customer = await getCustomer(ctx, quote.customer_id);
-  const draft = await createDraftInvoice(ctx, {
+  const invoice = await issueInvoiceWithCredit(ctx, {
     customer,
     entityId: quote.entity_id,
     currency: quote.currency,
@@ -22,6 +22,5 @@ export async function acceptQuote(ctx: Ctx, id: string): Promise<{ quote: QuoteR
     memo: `Quote ${quote.quote_number}`,
     metadata: { quote_id: quote.id, quote_number: quote.quote_number },
   });
-  const invoice = await finalizeInvoiceWithCredit(ctx, draft.id);
   return { quote: await markQuoteAccepted(ctx, quote.id, invoice.id), invoice };
 }

@@ -7,7 +7,7 @@ import { commitmentTrueUps } from './commitment-true-up.js';
 import { computeRenewalLines } from './compute-renewal-lines.js';
 import { childLine, discountSubscriptionLines, payerOf } from './invoice-subscription-period.js';
 import { renewalSubjectOf } from './preview-subscription-usage.js';
-import { settleSubscriptionInvoices } from './renew-subscriptions.js';
+import { issueInvoiceWithCredit } from '../invoices/finalize-invoice.js';
 
 /**
  * An immediate cancel's final invoice (decision 0190): the usage of the current period up to now
@@ -38,22 +38,20 @@ export async function invoiceUsageToDate(ctx: Ctx, row: SubscriptionRow): Promis
   const customer = subject?.customer ?? (await getCustomer(ctx, row.customer_id));
   const payer = await payerOf(ctx, customer);
   const all = [...lines, ...(trueUp ? [trueUp] : []), ...charges!.map(pendingChargeLine)];
-  const [invoice] = await settleSubscriptionInvoices(
+  const invoice = await issueInvoiceWithCredit(
     ctx,
-    [
-      {
-        customer: payer,
-        currency: row.currency,
-        lines: payer.id === customer.id ? all : all.map((line) => childLine(line, customer, row.id)),
-        subscriptionId: row.id,
-        billingReason: 'subscription_final',
-        periodStart: period.start,
-        periodEnd: period.end,
-        collectionMethod: row.collection_method,
-      },
-    ],
-    [applied],
+    {
+      customer: payer,
+      currency: row.currency,
+      lines: payer.id === customer.id ? all : all.map((line) => childLine(line, customer, row.id)),
+      subscriptionId: row.id,
+      billingReason: 'subscription_final',
+      periodStart: period.start,
+      periodEnd: period.end,
+      collectionMethod: row.collection_method,
+    },
+    applied,
   );
-  await markPendingChargesInvoiced(ctx, [{ invoiceId: invoice!.id, charges: charges! }]);
-  return invoice!;
+  await markPendingChargesInvoiced(ctx, [{ invoiceId: invoice.id, charges: charges! }]);
+  return invoice;
 }

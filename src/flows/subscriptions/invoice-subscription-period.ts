@@ -1,17 +1,10 @@
 import type { Ctx, ReadCtx } from '../../platform/context.js';
-import {
-  discountCovers,
-  discountLines,
-  recordInvoiceDiscounts,
-  subscriptionDiscounts,
-  type DiscountableLine,
-  type DiscountInForce,
-} from '../../modules/coupons/index.js';
+import { discountCovers, discountLines, subscriptionDiscounts, type DiscountableLine, type DiscountInForce } from '../../modules/coupons/index.js';
 import { findCustomer, type Customer } from '../../modules/customers/index.js';
-import { createDraftInvoice, type InvoiceRow } from '../../modules/invoices/index.js';
+import type { InvoiceRow } from '../../modules/invoices/index.js';
 import { describePricing, isSimpleUnitPrice, priceQuantity, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
 import { prorateByDays, type SubscriptionRow } from '../../modules/subscriptions/index.js';
-import { finalizeInvoiceWithCredit } from '../invoices/finalize-invoice.js';
+import { issueInvoiceWithCredit } from '../invoices/finalize-invoice.js';
 
 export type SubscriptionBillingReason = 'subscription_create' | 'subscription_cycle' | 'subscription_update';
 
@@ -139,18 +132,20 @@ export async function invoiceSubscriptionPeriod(ctx: Ctx, charge: PeriodCharge):
   const { lines, applied } = discountSubscriptionLines(periodLines(charge), inForce, charge.period.start, charge.subscription.currency);
   // A child billed to its parent (decision 0550): the parent is the invoice's customer, the lines name the child.
   const payer = await payerOf(ctx, charge.customer);
-  const draft = await createDraftInvoice(ctx, {
-    customer: payer,
-    currency: charge.subscription.currency,
-    lines: payer.id === charge.customer.id ? lines : lines.map((line) => childLine(line, charge.customer, charge.subscription.id)),
-    subscriptionId: charge.subscription.id,
-    billingReason: charge.billingReason,
-    periodStart: charge.period.start,
-    periodEnd: charge.period.end,
-    collectionMethod: charge.subscription.collection_method,
-  });
-  await recordInvoiceDiscounts(ctx, draft.id, applied);
-  return finalizeInvoiceWithCredit(ctx, draft.id);
+  return issueInvoiceWithCredit(
+    ctx,
+    {
+      customer: payer,
+      currency: charge.subscription.currency,
+      lines: payer.id === charge.customer.id ? lines : lines.map((line) => childLine(line, charge.customer, charge.subscription.id)),
+      subscriptionId: charge.subscription.id,
+      billingReason: charge.billingReason,
+      periodStart: charge.period.start,
+      periodEnd: charge.period.end,
+      collectionMethod: charge.subscription.collection_method,
+    },
+    applied,
+  );
 }
 
 /**

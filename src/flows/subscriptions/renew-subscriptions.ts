@@ -1,12 +1,8 @@
 import type { Ctx } from '../../platform/context.js';
 import { emitEvent, emitEvents } from '../../platform/events/events.js';
-import { customersWithOpenAdvances } from '../../modules/advances/index.js';
-import { customersWithSpendableCredit } from '../../modules/credit-notes/index.js';
-import { customersHoldingGrants, recordPromotionalDraws } from '../../modules/credits/index.js';
-import { recordInvoiceDiscounts, subscriptionDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
+import { subscriptionDiscounts, type DiscountInForce } from '../../modules/coupons/index.js';
 import { findCustomers, type Customer } from '../../modules/customers/index.js';
 import {
-  issueInvoices,
   markPendingChargesInvoiced,
   pendingChargeLine,
   takePendingCharges,
@@ -28,8 +24,7 @@ import { commitmentTrueUps } from './commitment-true-up.js';
 import { computeRenewalLines, type RenewalSubject } from './compute-renewal-lines.js';
 import { childLine, discountSubscriptionLines } from './invoice-subscription-period.js';
 import { itemChargesOf } from './subscription-item-charges.js';
-import { scheduleAutomaticCharges } from '../collections/collect-invoice-payment.js';
-import { discountInputsWithGrants, spendCredit } from '../invoices/finalize-invoice.js';
+import { issueInvoicesWithCredit } from '../invoices/finalize-invoice.js';
 
 export type RenewalOutcome = {
   renewed: SubscriptionRow[];
@@ -83,9 +78,9 @@ async function loadBatchContext(ctx: Ctx, rows: SubscriptionRow[]) {
  * becomes active. When nothing is due (a pure usage plan with no usage) no invoice is issued. All
  * of it, with the events, commits together; a failure rolls the whole batch back (numbers included).
  *
- * The invoices of a batch are issued together (issueInvoices: the same GST, numbers, ledger
- * entries and events as one by one, in a few statements), then any customer credit is applied as
- * finalizeInvoiceWithCredit would — only for the customers who hold some.
+ * The invoices of a batch are issued together (issueInvoicesWithCredit: the GST, numbers, ledger
+ * entries and events of issueInvoices, in a few statements, then any customer credit applied —
+ * only for the customers who hold some).
  */
 export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Promise<RenewalOutcome> {
   const outcome: RenewalOutcome = { renewed: [], trialsEnded: [], ended: [] };
@@ -132,7 +127,7 @@ export async function renewSubscriptions(ctx: Ctx, batch: SubscriptionRow[]): Pr
     claimed.map((r) => r.id),
   );
   const { inputs, discountsApplied, chargesTaken, invoiced } = await renewalInvoiceInputs(ctx, claimed, subjects, computed, discounts, payers);
-  const invoices = await settleSubscriptionInvoices(ctx, inputs, discountsApplied);
+  const invoices = await issueInvoicesWithCredit(ctx, inputs, discountsApplied);
   await markPendingChargesInvoiced(
     ctx,
     invoices.map((invoice, k) => ({ invoiceId: invoice.id, charges: chargesTaken[k]! })),
@@ -301,47 +296,4 @@ async function renewalInvoiceInputs(
     chargesTaken: invoices.map((v) => v.charges),
     invoiced: invoices.map((v) => v.subjects),
   };
-}
-
-/**
- * Issues subscription invoices together (issueInvoices), records the discounts they took, applies
- * any customer credit (only for the customers who hold some, as finalizeInvoiceWithCredit would)
- * and schedules one charge job for the charge_automatically ones: what the billing run and the
- * immediate cancel's final usage invoice do after computing the lines.
- */
-export async function settleSubscriptionInvoices(
-  ctx: Ctx,
-  inputs: DraftInvoiceInput[],
-  discountsApplied: { inForce: DiscountInForce; amount: number }[][],
-): Promise<InvoiceRow[]> {
-  // Credit grants (DESIGN §23), only for the customers who hold some: promotional ones on the
-  // lines before GST, then paid ones like a payment once issued — as finalizeInvoiceWithCredit does.
-  const holdingGrants = await customersHoldingGrants(
-    ctx,
-    inputs.map((i) => i.customer.id),
-  );
-  const promotional = holdingGrants.size > 0 ? await discountInputsWithGrants(ctx, inputs, holdingGrants) : { inputs, draws: [] };
-  const issued = await issueInvoices(ctx, promotional.inputs);
-  for (const [i, invoice] of issued.entries()) await recordInvoiceDiscounts(ctx, invoice.id, discountsApplied[i]!);
-  await recordPromotionalDraws(
-    ctx,
-    issued.map((invoice, i) => ({ invoiceId: invoice.id, draws: promotional.draws[i]?.draws ?? [] })),
-  );
-  const holdingCredit = await customersWithSpendableCredit(
-    ctx.tx,
-    ctx.tenantId,
-    issued.map((i) => i.customer_id),
-    ctx.now,
-  );
-  const holdingAdvances = await customersWithOpenAdvances(
-    ctx.tx,
-    ctx.tenantId,
-    issued.map((i) => i.customer_id),
-  );
-  const spending = issued.filter((i) => holdingGrants.has(i.customer_id) || holdingCredit.has(i.customer_id) || holdingAdvances.has(i.customer_id));
-  const spent = new Map((await spendCredit(ctx, spending)).map((row) => [row.id, row]));
-  const invoices = issued.map((row) => spent.get(row.id) ?? row);
-  // charge_automatically invoices: one charge job for the batch; it reads each balance (after credit) when it runs.
-  await scheduleAutomaticCharges(ctx, invoices);
-  return invoices;
 }

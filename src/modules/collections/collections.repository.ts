@@ -259,11 +259,7 @@ export async function duePendingAttempts(tx: Tx, mode: Mode | null, before: Date
 
 // Checkout sessions
 
-export async function insertCheckoutSession(tx: Tx, row: Insertable<CheckoutSessionsTable>): Promise<void> {
-  await tx.insertInto('checkout_sessions').values(row).execute();
-}
-
-/** Many sessions in one statement (the pay links of a batch of dunning e-mails). */
+/** Sessions in one statement (one for a pay request; the pay links of a batch of dunning e-mails). */
 export async function insertCheckoutSessions(tx: Tx, rows: Insertable<CheckoutSessionsTable>[]): Promise<void> {
   if (rows.length > 0) await tx.insertInto('checkout_sessions').values(rows).execute();
 }

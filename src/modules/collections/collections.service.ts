@@ -300,7 +300,6 @@ export {
   cancelNoticeAttempt,
   duePendingAttempts,
   pendingAttemptsInClockScope,
-  insertCheckoutSession,
   insertCheckoutSessions,
   findCheckoutSession,
   lockCheckoutSession,

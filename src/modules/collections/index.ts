@@ -99,7 +99,6 @@ export {
   cancelNoticeAttempt,
   duePendingAttempts,
   pendingAttemptsInClockScope,
-  insertCheckoutSession,
   insertCheckoutSessions,
   findCheckoutSession,
   lockCheckoutSession,

@@ -27,6 +27,7 @@ import {
   insertStep,
   listCampaignRows,
   listExecutionRows,
+  settleActions,
   markLastActionRecovering,
   nextStepOrder,
   overdueCollections,
@@ -300,7 +301,7 @@ export async function recordAction(
 
 /** A channel that finishes later (an SMS handed to the provider by a job) records how it ended. */
 export async function settleAction(tx: Tx, tenantId: string, actionId: string, outcome: ActionOutcome, detail: string): Promise<void> {
-  await tx.updateTable('dunning_actions').set({ outcome, detail }).where('tenant_id', '=', tenantId).where('id', '=', actionId).execute();
+  await settleActions(tx, tenantId, [{ id: actionId, outcome, detail }]);
 }
 
 export async function raisePaymentWall(ctx: Ctx, execution: ExecutionRow): Promise<ExecutionRow> {

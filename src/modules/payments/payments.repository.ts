@@ -8,10 +8,6 @@ import { inMode, type Mode } from '../../platform/auth/tenant-mode.js';
 
 export type PaymentRow = Selectable<PaymentsTable>;
 
-export async function insertPayment(tx: Tx, row: Insertable<PaymentsTable>): Promise<void> {
-  await tx.insertInto('payments').values(row).execute();
-}
-
 export async function findPayment(tx: Tx, tenantId: string, id: string): Promise<PaymentRow | undefined> {
   return tx.selectFrom('payments').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }

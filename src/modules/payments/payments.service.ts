@@ -3,7 +3,7 @@ import { errors } from '../../platform/errors.js';
 import type { Page } from '../../platform/http/envelope.js';
 import { toIso } from '../../platform/time.js';
 import type { Payment } from './payments.schemas.js';
-import { findPayment, insertPayment, insertPayments, listPaymentRows, setTdsCertificate, type PaymentRow } from './payments.repository.js';
+import { findPayment, insertPayments, listPaymentRows, setTdsCertificate, type PaymentRow } from './payments.repository.js';
 
 export function toPayment(row: PaymentRow): Payment {
   return {
@@ -72,14 +72,13 @@ const NEW_PAYMENT_DEFAULTS: Pick<PaymentRow, GatewayFields> = {
   tds_certified_at: null,
 };
 
-/** Inserts a payment; offline payments leave the gateway fields out. */
+/** savePayments for one payment; offline payments leave the gateway fields out. */
 export async function savePayment(ctx: Ctx, input: Omit<PaymentRow, GatewayFields> & Partial<Pick<PaymentRow, GatewayFields>>): Promise<Payment> {
-  const row: PaymentRow = { ...NEW_PAYMENT_DEFAULTS, ...input };
-  await insertPayment(ctx.tx, row);
-  return toPayment(row);
+  const [payment] = await savePayments(ctx, [input]);
+  return payment!;
 }
 
-/** savePayment for many payments in one statement (gateway payments recorded by a batch). */
+/** Inserts payments in one statement (gateway payments recorded by a batch; one offline payment). */
 export async function savePayments(ctx: Ctx, inputs: (Omit<PaymentRow, GatewayFields> & Partial<Pick<PaymentRow, GatewayFields>>)[]): Promise<Payment[]> {
   const rows: PaymentRow[] = inputs.map((input) => ({ ...NEW_PAYMENT_DEFAULTS, ...input }));
   await insertPayments(ctx.tx, rows);
