@@ -805,7 +805,7 @@ function NewPrice({ plan, onDone }: { plan: Schema<'Plan'>; onDone: (text: strin
         const created = unwrap(await kosh.POST('/v1/plans/{id}/prices', { params: { path: { id: plan.id } }, body: { ...body, replace: true }, ...idem(key) }));
         const known = new Set(plan.prices.map((x) => x.id));
         const added = created.data.prices.find((x) => !known.has(x.id));
-        onDone(`Price ${added ? priceText(added) : ''} added; the price it replaces is archived.`);
+        onDone(`Price ${added ? priceText(added, created.data) : ''} added; the price it replaces is archived.`);
       }}
     >
       <p className="muted">
