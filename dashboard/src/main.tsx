@@ -10,6 +10,7 @@ import { CreditNoteDetail, CustomerDetail, InvoiceDetail, PaymentDetail, PlanDet
 import { WebhookDetail, WebhookList } from './pages/webhooks.tsx';
 import { Settings } from './pages/settings.tsx';
 import { CouponList, Features, Periods } from './pages/billing.tsx';
+import { Metrics } from './pages/usage.tsx';
 import { Analytics, AuditLog, Dunning, GstReturns, Reconciliation } from './pages/operations.tsx';
 import { Link, Loading, MeContext, navigate, useLoad, useLocation } from './ui.tsx';
 
@@ -23,6 +24,7 @@ const NAV: [string, string, ((me: Me) => boolean)?][] = [
   ['/payments', 'Payments'],
   ['/credit-notes', 'Credit notes'],
   ['/plans', 'Plans'],
+  ['/metrics', 'Usage'],
   ['/coupons', 'Coupons'],
   ['/features', 'Features'],
   ['/webhooks', 'Webhooks'],
@@ -52,6 +54,8 @@ function route(path: string): ReactNode {
       return id ? <CreditNoteDetail id={id} /> : <CreditNoteList />;
     case 'plans':
       return id ? <PlanDetail id={id} /> : <PlanList />;
+    case 'metrics':
+      return <Metrics />;
     case 'coupons':
       return <CouponList />;
     case 'features':
@@ -90,7 +94,7 @@ async function loadMe(): Promise<Me | null> {
       const settings = unwrap(await kosh.GET('/v1/settings'));
       return {
         user: { id: 'api_key', email: 'API key', name: 'API key', role: 'owner', totp_enabled: false, created_at: settings.data.created_at },
-        tenant: { id: settings.data.tenant_id, name: '' },
+        tenant: { id: settings.data.tenant_id, name: settings.data.tenant_name },
         viaApiKey: true,
       };
     } catch {
@@ -139,7 +143,9 @@ function Shell({ me, children }: { me: Me; children: ReactNode }) {
       </a>
       <header className="top">
         <span className="brand">Kosh</span>
-        <span className="tenant">{me.tenant.name || me.tenant.id}</span>
+        <span className="tenant" data-testid="tenant-name">
+          {me.tenant.name}
+        </span>
         <button type="button" className="menu" aria-expanded={open} aria-controls="nav" onClick={() => setOpen((o) => !o)}>
           Menu
         </button>

@@ -23,7 +23,12 @@ export function planPrice(plan: Schema<'Plan'>, priceId?: string | null, currenc
 export function priceText(price: Schema<'Plan'>['prices'][number] | undefined, plan?: Schema<'Plan'>): string {
   if (!price) return '—';
   const every = plan ? ` / ${plan.interval_count > 1 ? `${plan.interval_count} ` : ''}${plan.interval_unit}${plan.interval_count > 1 ? 's' : ''}` : '';
-  if (price.type === 'metered' || price.billing_scheme === 'tiered') return `metered${price.metric_code ? ` (${price.metric_code})` : ''}${every}`;
+  const metered = price.type === 'metered' || price.billing_scheme === 'metered';
+  if (metered && !price.tiers && price.amount > 0) {
+    const per = price.package_size && price.package_size > 1 ? `${price.package_size} units` : 'unit';
+    return `${money(price.amount, price.currency)} per ${per} of ${price.metric_code ?? 'usage'}${every}`;
+  }
+  if (metered || price.billing_scheme === 'tiered') return `${metered ? 'metered' : 'tiered'}${price.metric_code ? ` (${price.metric_code})` : ''}${every}`;
   return `${money(price.amount, price.currency)}${every}`;
 }
 
@@ -138,7 +143,7 @@ export function SubscriptionAmount({ s }: { s: Schema<'Subscription'> }) {
   if (!plan) return <>…</>;
   const price = planPrice(plan, s.price_id, s.currency);
   if (!price) return <>—</>;
-  if (price.type === 'metered' || price.billing_scheme === 'tiered') return <>{priceText(price, plan)}</>;
+  if (price.type === 'metered' || price.billing_scheme !== 'per_unit') return <>{priceText(price, plan)}</>;
   return <>{priceText({ ...price, amount: price.amount * s.quantity }, plan)}</>;
 }
 

@@ -13,19 +13,15 @@ import { gstinCheckCharacter } from '../../src/modules/tax/index.js';
  * with no serious or critical violation on each screen.
  *
  * (1) A new owner signs up ("Create an account": the business and its owner), follows the
- *     onboarding checklist (the entity's address and GSTIN, a plan, the test gateway), creates a
- *     customer with an address by form, subscribes them by picking names, records a payment,
- *     refunds one invoice line (its credit note credits that line), issues a credit note kept as
- *     balance and refunds part of that balance.
+ *     onboarding checklist (the entity's address and GSTIN, a plan with a flat and a metered price
+ *     on a billable metric made on the Usage screen, the test gateway), creates a customer with an
+ *     address by form, subscribes them by picking names, records usage and sees it on the
+ *     customer's page, records a payment, refunds one invoice line (its credit note credits that
+ *     line), issues a credit note on an invoice line chosen by its description, kept as balance,
+ *     and refunds part of that balance.
  * (2) A support operator, invited from the Team tab (test mode shows the link), sees and does only
  *     what support may: edits a customer and takes a portal link, is shown no money action, and the
  *     server refuses a payment sent with their session.
- *
- * Left out because the dashboard cannot do them yet (issue #33):
- * - A metered price: the plan form takes one flat price, and no screen creates a billable metric or
- *   adds a price to a plan; the plan here has a flat monthly price.
- * - A credit note by line: "Issue a credit note" takes an amount only; the line credit note is the
- *   one a refund by line issues.
  */
 const skipNote = chromiumSkipNote('dashboard journeys');
 const OUT = 'test-output/screenshots';
@@ -145,7 +141,16 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     expect([primary.gstin, primary.state_code, primary.legal_name]).toEqual([GSTIN, '29', 'Ledgerly Software Private Limited']);
     expect(primary.address).toMatchObject({ line1: '4th Floor, 80 Feet Road', city: 'Bengaluru', state_code: '29', postal_code: '560034', country: 'IN' });
 
-    // Step 2: a plan (a flat monthly price: no screen makes a metered one).
+    // Step 2: a plan with a flat monthly fee and a metered price on a billable metric made first.
+    await go(page, '/metrics', 'Usage');
+    const metricForm = page.getByRole('form', { name: 'New billable metric' });
+    await metricForm.getByLabel('Name').fill('API calls');
+    await metricForm.getByLabel('Code').fill('api_calls');
+    await metricForm.getByRole('button', { name: 'Create metric' }).click();
+    await page.getByText('Metric API calls created.').waitFor();
+    expect(((await api('GET', '/v1/billable-metrics')).body.data as Row[]).map((m) => [m.code, m.name, m.aggregation])).toEqual([
+      ['api_calls', 'API calls', 'count'],
+    ]);
     await go(page, '/', 'Overview');
     await checklist.getByRole('link', { name: 'Create a plan' }).click();
     await heading(page, 'Plans');
@@ -153,12 +158,27 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     await planForm.getByLabel('Name').fill('Team monthly');
     await planForm.getByLabel('Price (major units, e.g. 1,499.00)').fill('1,000.00');
     await planForm.getByLabel('SAC/HSN code').fill('998314');
+    const meteredPrice = planForm.getByRole('group', { name: /^Metered price 1/ });
+    await meteredPrice.getByLabel('Billable metric').selectOption({ label: 'API calls (count)' });
+    await meteredPrice.getByLabel('Price per unit').fill('0.50');
+    await check(page, 'journey-02b-plan-form');
     await planForm.getByRole('button', { name: 'Create plan' }).click();
     await heading(page, 'Team monthly');
+    await page.getByRole('cell', { name: '₹0.50 per unit of api_calls / month', exact: true }).waitFor();
     const plans = (await api('GET', '/v1/plans')).body.data as Row[];
     expect(
-      plans.map((p) => [p.name, p.interval_unit, p.interval_count, p.prices.map((x: { amount: number; currency: string }) => [x.amount, x.currency])]),
-    ).toEqual([['Team monthly', 'month', 1, [[100_000, 'INR']]]]);
+      plans.map((p) => [p.name, p.interval_unit, p.interval_count, p.prices.map((x: Row) => [x.billing_scheme, x.amount, x.currency, x.metric_code]).sort()]),
+    ).toEqual([
+      [
+        'Team monthly',
+        'month',
+        1,
+        [
+          ['metered', 50, 'INR', 'api_calls'],
+          ['per_unit', 100_000, 'INR', null],
+        ],
+      ],
+    ]);
 
     // Step 3: the test gateway.
     await go(page, '/', 'Overview');
@@ -207,8 +227,24 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     // ₹1,000.00 within Karnataka: CGST 9% ₹90.00 + SGST 9% ₹90.00 = ₹180.00; total ₹1,180.00.
     expect([invoice.status, invoice.subtotal, invoice.tax_amount, invoice.total]).toEqual(['open', 100_000, 18_000, 118_000]);
 
-    // A payment recorded against the invoice, reached by its number from the customer's page.
+    // Three API calls recorded on the Usage screen (the customer picked by name) show on the customer's page.
+    await go(page, '/metrics', 'Usage');
+    const usageForm = page.getByRole('form', { name: 'Record usage' });
+    for (let n = 0; n < 3; n++) {
+      // The form resets after each success: the customer is picked again.
+      await pick(usageForm, 'Customer', 'Mysore', /Mysore Silks/);
+      await usageForm.getByRole('button', { name: 'Record usage' }).click();
+      await usageForm.getByText('Usage of API calls recorded.').waitFor();
+    }
+    const usageOf = async () =>
+      ((await api('GET', `/v1/subscriptions/${subscriptions[0]!.id}/usage`)).body.data.metrics as Row[]).map((m) => [m.metric_code, m.quantity, m.amount]);
+    await expect.poll(usageOf).toEqual([['api_calls', 3, 150]]);
     await go(page, `/customers/${customerId}`, 'Mysore Silks');
+    const usageCard = page.getByRole('region', { name: 'Usage' });
+    await usageCard.getByRole('row').filter({ hasText: 'API calls' }).filter({ hasText: '₹1.50' }).waitFor();
+    await check(page, 'journey-05b-customer-usage');
+
+    // A payment recorded against the invoice, reached by its number from the customer's page.
     await page.getByRole('link', { name: invoice.number }).first().click();
     await heading(page, new RegExp(`^Invoice ${invoice.number}`));
     const payment = page.getByRole('form', { name: 'Record a payment' });
@@ -234,8 +270,9 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     expect(lineNote.lines.map((l: { invoice_line_id: string }) => l.invoice_line_id)).toEqual([line.id]);
     expect([lineNote.amount, lineNote.subtotal, lineNote.cgst_amount, lineNote.sgst_amount]).toEqual([59_000, 50_000, 4_500, 4_500]);
 
-    // A credit note of ₹236.00 (₹200.00 + 18%) on the paid invoice is kept as balance …
+    // A credit note of ₹236.00 (₹200.00 + 18%) on the plan line, chosen by its description, is kept as balance …
     const issue = page.getByRole('form', { name: 'Issue a credit note' });
+    await issue.getByLabel('Invoice line').selectOption({ label: `${line.description} (${line.hsn_code}) — ₹1,180.00 with GST` });
     await issue.getByLabel('Credit amount (incl. GST)').fill('236.00');
     await issue.getByLabel('Reason').fill('Two days of downtime');
     await issue.getByRole('button', { name: 'Issue credit note' }).click();
@@ -243,6 +280,8 @@ describe.skipIf(!hasChromium)(`issue #33 journeys in a browser${skipNote}`, () =
     const notes = (await api('GET', `/v1/credit-notes?customer_id=${customerId}`)).body.data as Row[];
     const balanceNote = notes.find((n) => n.id !== lineNote.id)!;
     expect([balanceNote.amount, balanceNote.balance, balanceNote.status]).toEqual([23_600, 23_600, 'issued']);
+    const balanceLines = (await api('GET', `/v1/credit-notes/${balanceNote.id}`)).body.data.lines as Row[];
+    expect(balanceLines.map((l) => [l.invoice_line_id, l.amount])).toEqual([[line.id, 23_600]]);
 
     // … and ₹100.00 of it refunded from the customer's page: ₹236.00 − ₹100.00 = ₹136.00 left.
     await go(page, `/customers/${customerId}`, 'Mysore Silks');

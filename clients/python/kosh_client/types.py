@@ -262,6 +262,7 @@ TenantSettings = TypedDict(
     "TenantSettings",
     {
         "tenant_id": str,
+        "tenant_name": str,
         "sac_code": Optional[str],
         "state_code": Optional[str],
         "gstin": Optional[str],

@@ -6608,6 +6608,8 @@ export interface components {
         TenantSettings: {
             /** Format: uuid */
             tenant_id: string;
+            /** @description the tenant's name (the business), as registered */
+            tenant_name: string;
             sac_code: string | null;
             state_code: string | null;
             gstin: string | null;
@@ -9306,6 +9308,7 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_name": "tenant name",
                      *         "sac_code": "sac code",
                      *         "state_code": "27",
                      *         "gstin": "27AAPFU0939F1ZV",
@@ -9392,6 +9395,7 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "tenant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "tenant_name": "tenant name",
                      *         "sac_code": "sac code",
                      *         "state_code": "27",
                      *         "gstin": "27AAPFU0939F1ZV",

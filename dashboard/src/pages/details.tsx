@@ -6,6 +6,8 @@ import { AddressFields, addressOf, formatAddress, GstinField } from './address.t
 import { date, dateTime, money, toMinor } from '../format.ts';
 import { PlanEntitlements } from './billing.tsx';
 import { CustomerCredit, RefundForm } from './money.tsx';
+import { CURRENCY_OPTIONS } from './lists.tsx';
+import { CustomerUsage, loadMetrics, MeteredPriceFields, meteredPriceOf } from './usage.tsx';
 import {
   ActionButton,
   ActionForm,
@@ -188,9 +190,16 @@ export function InvoiceDetail({ id }: { id: string }) {
             submit="Issue credit note"
             onSubmit={async (form, key) => {
               const amount = amountOf(form, 'credit_amount', inv.currency)!;
+              const lineId = str(form, 'invoice_line_id');
               const created = unwrap(
                 await kosh.POST('/v1/credit-notes', {
-                  body: { customer_id: inv.customer_id, invoice_id: inv.id, amount, reason: str(form, 'reason') },
+                  body: {
+                    customer_id: inv.customer_id,
+                    invoice_id: inv.id,
+                    amount,
+                    ...(lineId ? { lines: [{ invoice_line_id: lineId, amount }] } : {}),
+                    reason: str(form, 'reason'),
+                  },
                   ...idem(key),
                 }),
               );
@@ -198,7 +207,15 @@ export function InvoiceDetail({ id }: { id: string }) {
               reload();
             }}
           >
-            <Field label="Credit amount (incl. GST)" name="credit_amount" required inputMode="decimal" />
+            <Field
+              label="Invoice line"
+              name="invoice_line_id"
+              options={[
+                ['', 'The whole invoice (pro rata over its lines)'],
+                ...inv.lines.map((l): [string, string] => [l.id, `${l.description} (${l.hsn_code}) — ${money$(l.total)} with GST`]),
+              ]}
+            />
+            <Field label="Credit amount (incl. GST)" name="credit_amount" required inputMode="decimal" hint="At most what is left to credit" />
             <Field label="Reason" name="reason" />
           </ActionForm>
         </div>
@@ -346,6 +363,7 @@ export function CustomerDetail({ id }: { id: string }) {
           load={async (page, limit) => unwrap(await kosh.GET('/v1/subscriptions', { params: { query: { customer_id: id, page, limit } } }))}
         />
       </section>
+      <CustomerUsage customerId={id} />
       <CustomerCredit customerId={id} />
       <section className="card">
         <h2>Invoices</h2>
@@ -648,39 +666,166 @@ function InvoiceRefund({ invoice, onDone }: { invoice: Schema<'Invoice'>; onDone
 
 // ---------------------------------------------------------------- plan
 
+type Price = Schema<'Plan'>['prices'][number];
+
 export function PlanDetail({ id }: { id: string }) {
-  const { data, error } = useLoad(async () => unwrap(await kosh.GET('/v1/plans/{id}', { params: { path: { id } } })).data, [id]);
+  const { me } = useMe();
+  const { data, error, reload } = useLoad(async () => unwrap(await kosh.GET('/v1/plans/{id}', { params: { path: { id } } })).data, [id]);
+  const [note, setNote] = useState<string | null>(null);
   if (!data) return error ? <ErrorNote error={error} /> : <Loading />;
   const p = data;
+  const done = (text: string) => {
+    forget(id);
+    setNote(text);
+    reload();
+  };
+  const priceColumns: Column<Price>[] = [
+    { header: 'Currency', cell: (x) => x.currency },
+    { header: 'Price', cell: (x) => priceText(x, p), numeric: true },
+    { header: 'Type', cell: (x) => `${x.billing_scheme.replace('_', ' ')}${x.tiers_mode ? `, ${x.tiers_mode} tiers` : ''}` },
+    { header: 'Since', cell: (x) => date(x.created_at) },
+    { header: 'Active', cell: (x) => (x.active ? 'yes' : `archived ${date(x.archived_at)}`) },
+  ];
+  if (can(me, 'money'))
+    priceColumns.push({
+      header: 'Actions',
+      cell: (x) =>
+        x.active ? (
+          <ActionButton
+            label={`Archive the ${x.currency} ${x.billing_scheme === 'metered' ? `${x.metric_code ?? 'metered'} ` : ''}price`}
+            danger
+            confirm="Archive this price? New subscriptions cannot use it; running ones keep it."
+            run={async () => {
+              unwrap(await kosh.POST('/v1/plans/{id}/prices/{price_id}/archive', { params: { path: { id, price_id: x.id } } }));
+              done('Price archived.');
+            }}
+          />
+        ) : (
+          '—'
+        ),
+    });
   return (
     <>
-      <PageTitle>{p.name}</PageTitle>
+      <PageTitle
+        actions={
+          can(me, 'money') ? (
+            p.active ? (
+              <ActionButton
+                label="Archive plan"
+                danger
+                confirm={`Archive ${p.name}? No new subscriptions can use it; running ones renew as before.`}
+                run={async () => {
+                  unwrap(await kosh.PATCH('/v1/plans/{id}', { params: { path: { id } }, body: { active: false } }));
+                  done(`${p.name} archived.`);
+                }}
+              />
+            ) : (
+              <ActionButton
+                label="Restore plan"
+                run={async () => {
+                  unwrap(await kosh.PATCH('/v1/plans/{id}', { params: { path: { id } }, body: { active: true } }));
+                  done(`${p.name} restored.`);
+                }}
+              />
+            )
+          ) : null
+        }
+      >
+        {p.name}
+      </PageTitle>
+      {note ? (
+        <p className="ok" role="status">
+          {note}
+        </p>
+      ) : null}
       <Fields
         items={[
-          ['Id', p.id],
           ['Code', p.code ?? '—'],
-          ['Billed every', `${p.interval_count} ${p.interval_unit}`],
+          ['Description', p.description ?? '—'],
+          ['Billed every', `${p.interval_count} ${p.interval_unit}${p.interval_count > 1 ? 's' : ''}`],
           ['Trial days', String(p.trial_days)],
-          ['SAC/HSN', p.hsn_code ?? '—'],
+          ['SAC/HSN', p.hsn_code || '—'],
           ['GST rate', p.tax_rate_bp === null ? 'the tenant default' : `${(p.tax_rate_bp / 100).toFixed(2)}%`],
-          ['Active', p.active ? 'yes' : 'no'],
+          ['Status', <Badge key="a">{p.active ? 'active' : 'archived'}</Badge>],
         ]}
       />
       <section className="card">
         <h2>Prices</h2>
-        <Table
-          caption="Prices"
-          rowKey={(_x, i) => String(i)}
-          columns={[
-            { header: 'Currency', cell: (x: Schema<'Plan'>['prices'][number]) => x.currency },
-            { header: 'Price', cell: (x) => priceText(x, p), numeric: true },
-            { header: 'Type', cell: (x) => `${x.type}${x.tiers_mode ? `, ${x.tiers_mode} tiers` : ''}` },
-            { header: 'Active', cell: (x) => (x.active ? 'yes' : 'archived') },
-          ]}
-          rows={p.prices}
-        />
+        <Table caption="Prices" rowKey={(x) => x.id} columns={priceColumns} rows={p.prices} />
       </section>
+      {can(me, 'money') ? (
+        <div className="grid2">
+          <ActionForm
+            title="Edit plan"
+            submit="Save plan"
+            keep
+            onSubmit={async (form, key) => {
+              unwrap(
+                await kosh.PATCH('/v1/plans/{id}', {
+                  params: { path: { id } },
+                  body: { name: str(form, 'plan_name') ?? p.name, description: str(form, 'description') ?? null },
+                  ...idem(key),
+                }),
+              );
+              done('Plan saved.');
+            }}
+          >
+            <Field label="Plan name" name="plan_name" required defaultValue={p.name} key={`n${p.updated_at}`} />
+            <Field label="Description" name="description" defaultValue={p.description ?? ''} key={`d${p.updated_at}`} />
+          </ActionForm>
+          <NewPrice plan={p} onDone={done} />
+        </div>
+      ) : null}
       <PlanEntitlements planId={id} />
     </>
+  );
+}
+
+/** A new price for a plan: a flat price (replacing the currency's active one) or a metered price on a metric. */
+function NewPrice({ plan, onDone }: { plan: Schema<'Plan'>; onDone: (text: string) => void }) {
+  const metrics = useLoad(loadMetrics, []);
+  const [kind, setKind] = useState<'flat' | 'metered'>('flat');
+  return (
+    <ActionForm
+      title="Add or change a price"
+      submit="Add price"
+      onReset={() => setKind('flat')}
+      onSubmit={async (form, key) => {
+        const currency = str(form, 'currency') ?? 'INR';
+        let body;
+        if (kind === 'metered') {
+          const metered = meteredPriceOf(form, 'new', currency);
+          if (!metered) throw new Error('Choose a billable metric.');
+          body = metered;
+        } else {
+          const amount = amountOf(form, 'price_amount', currency)!;
+          if (amount <= 0) throw new Error('The price is above zero.');
+          body = { billing_scheme: 'per_unit' as const, amount, currency };
+        }
+        const created = unwrap(await kosh.POST('/v1/plans/{id}/prices', { params: { path: { id: plan.id } }, body: { ...body, replace: true }, ...idem(key) }));
+        const known = new Set(plan.prices.map((x) => x.id));
+        const added = created.data.prices.find((x) => !known.has(x.id));
+        onDone(`Price ${added ? priceText(added, created.data) : ''} added; the price it replaces is archived.`);
+      }}
+    >
+      <p className="muted">
+        Prices do not change in place: a new price replaces the active one of its currency (or metric), which is archived. Running subscriptions keep theirs.
+      </p>
+      <div className="field">
+        <label htmlFor="new-price-kind">Kind of price</label>
+        <select id="new-price-kind" value={kind} onChange={(e) => setKind(e.target.value as 'flat')}>
+          <option value="flat">Flat price each period</option>
+          <option value="metered" disabled={!metrics.data?.length}>
+            Metered (billed on usage)
+          </option>
+        </select>
+      </div>
+      <Field label="Currency" name="currency" defaultValue="INR" options={CURRENCY_OPTIONS} />
+      {kind === 'flat' ? (
+        <Field label="New price" name="price_amount" required inputMode="decimal" hint="Before GST, e.g. 1,499.00" />
+      ) : (
+        <MeteredPriceFields metrics={metrics.data ?? []} suffix="new" legend="Metered price" required />
+      )}
+    </ActionForm>
   );
 }

@@ -1,11 +1,19 @@
 /** Searchable, server-side paginated tables (the API's page/limit, filters and total_count) and the create forms. */
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { can, idem, kosh, unwrap, type Schema } from '../api.ts';
-import { CustomerName, InvoiceNumber, Picker, PlanName, SubscriptionAmount } from '../pickers.tsx';
+import { CustomerName, InvoiceNumber, Picker, PlanName, priceText, SubscriptionAmount } from '../pickers.tsx';
 import { AddressFields, addressOf, GstinField } from './address.tsx';
 import { NewInvoice } from './billing.tsx';
+import { loadMetrics, MeteredPriceFields, meteredPriceOf, type MeteredPrice } from './usage.tsx';
 import { date, money, toMinor } from '../format.ts';
-import { ActionForm, Badge, Field, Link, navigate, PagedTable, PageTitle, str, useLocation, useMe, type Column } from '../ui.tsx';
+import { ActionForm, Badge, Field, Link, navigate, PagedTable, PageTitle, str, useLoad, useLocation, useMe, type Column } from '../ui.tsx';
+
+export const CURRENCY_OPTIONS: [string, string][] = [
+  ['INR', 'INR'],
+  ['USD', 'USD'],
+  ['EUR', 'EUR'],
+  ['GBP', 'GBP'],
+];
 
 function Filters({ children, label }: { children: ReactNode; label: string }) {
   return (
@@ -121,12 +129,23 @@ export function PlanList() {
   const { me } = useMe();
   const { query } = useLocation();
   const [q, setQ] = useState('');
+  const metrics = useLoad(loadMetrics, []);
+  const [metered, setMetered] = useState<number[]>([0]);
+  const [next, setNext] = useState(1);
   const columns: Column<Schema<'Plan'>>[] = [
     { header: 'Name', cell: (p) => <Link to={`/plans/${p.id}`}>{p.name}</Link> },
     { header: 'Code', cell: (p) => p.code ?? '—' },
     { header: 'Every', cell: (p) => `${p.interval_count} ${p.interval_unit}${p.interval_count > 1 ? 's' : ''}` },
-    { header: 'Prices', cell: (p) => p.prices.map((price) => money(price.amount, price.currency)).join(', ') || '—', numeric: true },
-    { header: 'Active', cell: (p) => (p.active ? 'yes' : 'no') },
+    {
+      header: 'Prices',
+      cell: (p) =>
+        p.prices
+          .filter((price) => price.active)
+          .map((price) => priceText(price))
+          .join(', ') || '—',
+      numeric: true,
+    },
+    { header: 'Active', cell: (p) => (p.active ? 'yes' : 'archived') },
   ];
   return (
     <>
@@ -145,10 +164,14 @@ export function PlanList() {
           <summary>New plan</summary>
           <ActionForm
             submit="Create plan"
+            onReset={() => setMetered([0])}
             onSubmit={async (form, key) => {
               const currency = str(form, 'currency') ?? 'INR';
-              const amount = toMinor(str(form, 'amount') ?? '', currency);
+              const flat = str(form, 'amount');
+              const amount = flat === undefined ? undefined : toMinor(flat, currency);
               if (amount === null) throw new Error('the price is not an amount (e.g. 1,499.00)');
+              const usage = metered.map((k) => meteredPriceOf(form, String(k), currency)).filter((x): x is MeteredPrice => x !== undefined);
+              if (amount === undefined && !usage.length) throw new Error('A plan needs a price: a flat price, a metered price, or both.');
               const created = unwrap(
                 await kosh.POST('/v1/plans', {
                   body: {
@@ -156,8 +179,8 @@ export function PlanList() {
                     code: str(form, 'code'),
                     interval_unit: (str(form, 'interval_unit') ?? 'month') as 'month',
                     interval_count: Number(str(form, 'interval_count') ?? '1'),
-                    amount,
-                    currency,
+                    ...(amount !== undefined ? { amount, currency } : {}),
+                    ...(usage.length ? { prices: usage } : {}),
                     hsn_code: str(form, 'hsn_code'),
                   },
                   ...idem(key),
@@ -168,18 +191,13 @@ export function PlanList() {
           >
             <Field label="Name" name="name" required />
             <Field label="Code" name="code" />
-            <Field label="Price (major units, e.g. 1,499.00)" name="amount" required inputMode="decimal" />
             <Field
-              label="Currency"
-              name="currency"
-              defaultValue="INR"
-              options={[
-                ['INR', 'INR'],
-                ['USD', 'USD'],
-                ['EUR', 'EUR'],
-                ['GBP', 'GBP'],
-              ]}
+              label="Price (major units, e.g. 1,499.00)"
+              name="amount"
+              inputMode="decimal"
+              hint="The flat fee each period, before GST; empty for a plan billed on usage only"
             />
+            <Field label="Currency" name="currency" defaultValue="INR" options={CURRENCY_OPTIONS} />
             <Field label="Billed every" name="interval_count" type="number" defaultValue="1" />
             <Field
               label="Unit"
@@ -193,6 +211,28 @@ export function PlanList() {
               ]}
             />
             <Field label="SAC/HSN code" name="hsn_code" />
+            {metrics.data?.length ? (
+              <>
+                {metered.map((k, i) => (
+                  <MeteredPriceFields key={k} metrics={metrics.data!} suffix={String(k)} legend={`Metered price ${i + 1} (billed on usage, in arrears)`} />
+                ))}
+                <p>
+                  <button
+                    type="button"
+                    onClick={() => {
+                      setMetered((m) => [...m, next]);
+                      setNext((n) => n + 1);
+                    }}
+                  >
+                    Add a metered price
+                  </button>
+                </p>
+              </>
+            ) : metrics.data ? (
+              <p className="muted">
+                To bill on usage, first create a billable metric under <Link to="/metrics">Usage</Link>.
+              </p>
+            ) : null}
           </ActionForm>
         </details>
       ) : null}

@@ -226,12 +226,13 @@ export async function archivePrice(ctx: Ctx, planId: string, priceId: string): P
   if (!plan) throw errors.notFound('plan');
   const archived = await archivePriceRow(ctx.tx, ctx.tenantId, planId, priceId, ctx.now);
   if (!archived) {
-    const known = (await pricesOfPlans(ctx.tx, ctx.tenantId, [planId])).some((p) => p.id === priceId);
+    // Every price of the plan, metered ones too (the default scope is the fixed prices only).
+    const known = (await pricesOfPlans(ctx.tx, ctx.tenantId, [planId], { scope: 'all' })).some((p) => p.id === priceId);
     if (!known) throw errors.notFound('price');
     throw errors.conflict(`price ${priceId} is already archived`, 'price_archived');
   }
   const updated = await updatePlanRow(ctx.tx, ctx.tenantId, planId, { updated_at: ctx.now });
-  const result = toPlan(updated!, await pricesOfPlans(ctx.tx, ctx.tenantId, [planId]));
+  const result = toPlan(updated!, await pricesOfPlans(ctx.tx, ctx.tenantId, [planId], { scope: 'all' }));
   await emitEvent(
     ctx,
     'price.archived',

@@ -164,4 +164,22 @@ describe('plans', () => {
       expect(res.body).toEqual({ error: { request_id: expect.any(String), code: 'not_found', message: 'plan not found' } });
     });
   });
+  describe('archive a price', () => {
+    it('archives a metered price (answering the plan with it), then refuses a second archive with 409', async () => {
+      await acme.api('POST', '/v1/billable-metrics', { code: 'archived_tokens', name: 'Tokens', aggregation: 'sum', field: 'count' });
+      const plan = (await acme.api('POST', '/v1/plans', { ...formal, code: 'metered-archive' })).body.data;
+      const added = await acme.api('POST', `/v1/plans/${plan.id}/prices`, {
+        billing_scheme: 'metered',
+        metric_code: 'archived_tokens',
+        amount: 20,
+        currency: 'INR',
+      });
+      const metered = (added.body.data.prices as { id: string; billing_scheme: string }[]).find((p) => p.billing_scheme === 'metered')!;
+      const archived = await acme.api('POST', `/v1/plans/${plan.id}/prices/${metered.id}/archive`);
+      expect(archived.status).toBe(200);
+      expect(archived.body.data.prices.find((p: { id: string }) => p.id === metered.id)).toMatchObject({ active: false, metric_code: 'archived_tokens' });
+      const again = await acme.api('POST', `/v1/plans/${plan.id}/prices/${metered.id}/archive`);
+      expect([again.status, again.body.error.reason]).toEqual([409, 'price_archived']);
+    });
+  });
 });

@@ -70,6 +70,7 @@ export const createKeyBody = z.object({
 export const settingsSchema = z
   .object({
     tenant_id: z.uuid(),
+    tenant_name: z.string().describe("the tenant's name (the business), as registered"),
     sac_code: z.string().nullable(),
     state_code: z.string().nullable(),
     gstin: z.string().nullable(),

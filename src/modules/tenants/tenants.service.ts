@@ -135,8 +135,10 @@ export async function revokeApiKey(ctx: Ctx, revoker: Actor, id: string): Promis
 async function toSettings(ctx: ReadCtx, row: SettingsRow): Promise<TenantSettings> {
   // GSTIN and state are the primary legal entity's: one source of truth for the tenant's GST identity.
   const primary = await getPrimaryEntity(ctx);
+  const tenant = await findTenant(ctx.tx, ctx.tenantId);
   return {
     tenant_id: row.tenant_id,
+    tenant_name: tenant?.name ?? '',
     sac_code: row.sac_code,
     state_code: primary.state_code,
     gstin: primary.gstin,

@@ -297,6 +297,8 @@ describe('tenants', () => {
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({
         tenant_id: acme.tenantId,
+        // The business's name as registered (the dashboard's top bar shows it).
+        tenant_name: expect.stringMatching(/^Tenant \d+$/),
         sac_code: null,
         state_code: null,
         gstin: null,

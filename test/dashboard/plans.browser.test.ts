@@ -1,0 +1,145 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumSkipNote, hasChromium, startBrowserKosh } from '../support/browser.js';
+import type { Tenant, TestKosh } from '../support/harness.js';
+
+/**
+ * The plan edit screen and the usage screen in Chromium, each result checked over the API: a plan
+ * renamed, its price changed (the old one archived), a metered price added on a metric made on the
+ * usage screen (with a property summed), a price archived, the plan archived; the top bar names the
+ * tenant, not its id. Screenshots in test-output/plans/, no serious or critical axe violation.
+ */
+const skipNote = chromiumSkipNote('dashboard plans and usage');
+const OUT = 'test-output/plans';
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+let t: TestKosh;
+let browser: Browser;
+let base: string;
+let tenant: Tenant;
+let context: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+let planId: string;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- API bodies are checked field by field below
+type Row = Record<string, any>;
+
+async function check(p: Page, name: string): Promise<void> {
+  await p.waitForLoadState('networkidle');
+  await p.screenshot({ path: `${OUT}/${name}.png`, fullPage: true });
+  await p.evaluate(axeSource);
+  const result = await p.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
+  });
+  const serious = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
+}
+
+async function go(p: Page, path: string, heading: string | RegExp): Promise<void> {
+  await p.goto(`${base}/dashboard${path}`);
+  await p.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  const built = spawnSync(process.execPath, ['bin/kosh.js', '--build-dashboard'], { stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('the dashboard build failed');
+  mkdirSync(OUT, { recursive: true });
+  ({ t, browser, base } = await startBrowserKosh());
+  tenant = await t.registerTenant({ name: 'Chai Point Analytics' });
+  planId = (await tenant.api('POST', '/v1/plans', { name: 'Starter', interval_unit: 'month', amount: 99_900, currency: 'INR', hsn_code: '998314' })).body.data
+    .id;
+  context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+  page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(`${base}/dashboard/sign-in`);
+  await page.getByRole('button', { name: /API key/ }).click();
+  await page.getByLabel('API key').fill(tenant.key);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+}, 240_000);
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await t?.close();
+});
+
+describe.skipIf(!hasChromium)(`plan edit and usage screens in a browser${skipNote}`, () => {
+  it('names the tenant in the top bar, not its id', async () => {
+    await expect.poll(() => page.getByTestId('tenant-name').textContent()).toBe('Chai Point Analytics');
+    expect((await tenant.api('GET', '/v1/settings')).body.data.tenant_name).toBe('Chai Point Analytics');
+  });
+
+  it('creates a metric summing a property, then renames a plan, changes its price, adds a metered price, archives a price and the plan', async () => {
+    await go(page, '/metrics', 'Usage');
+    const metricForm = page.getByRole('form', { name: 'New billable metric' });
+    await metricForm.getByLabel('Name').fill('Tokens');
+    await metricForm.getByLabel('Code').fill('tokens');
+    await metricForm.getByLabel('Aggregation').selectOption('sum');
+    await metricForm.getByLabel('Property').fill('count');
+    await metricForm.getByRole('button', { name: 'Create metric' }).click();
+    await page.getByRole('cell', { name: 'sum of count' }).waitFor();
+    // The form reset after the success: the aggregation is back to a count, without its property.
+    expect(await metricForm.getByLabel('Property').count()).toBe(0);
+    await check(page, '01-metrics');
+    expect(((await tenant.api('GET', '/v1/billable-metrics')).body.data as Row[]).map((m) => [m.code, m.aggregation, m.field])).toEqual([
+      ['tokens', 'sum', 'count'],
+    ]);
+
+    await go(page, '/plans', 'Plans');
+    await page.getByRole('link', { name: 'Starter' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Starter' }).waitFor();
+    const edit = page.getByRole('form', { name: 'Edit plan' });
+    await edit.getByLabel('Plan name').fill('Starter monthly');
+    await edit.getByLabel('Description').fill('For small teams');
+    await edit.getByRole('button', { name: 'Save plan' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Starter monthly' }).waitFor();
+
+    const price = page.getByRole('form', { name: 'Add or change a price' });
+    await price.getByLabel('New price').fill('1,199.00');
+    await price.getByRole('button', { name: 'Add price' }).click();
+    await page.getByText('Price ₹1,199.00 / month added; the price it replaces is archived.').waitFor();
+    await price.getByLabel('Kind of price').selectOption('metered');
+    await price.getByLabel('Billable metric').selectOption({ label: 'Tokens (sum of count)' });
+    await price.getByLabel('Price per unit').fill('0.20');
+    await price.getByLabel('Units per package').fill('1000');
+    await price.getByRole('button', { name: 'Add price' }).click();
+    await page.getByText('Price ₹0.20 per 1000 units of tokens / month added; the price it replaces is archived.').waitFor();
+    await check(page, '02-plan-edit');
+    let plan = (await tenant.api('GET', `/v1/plans/${planId}`)).body.data;
+    expect([plan.name, plan.description]).toEqual(['Starter monthly', 'For small teams']);
+    const prices = () => (plan.prices as Row[]).map((x) => [x.billing_scheme, x.amount, x.package_size, x.metric_code, x.active]).sort();
+    expect(prices()).toEqual([
+      ['metered', 20, 1000, 'tokens', true],
+      ['per_unit', 119_900, null, null, true],
+      ['per_unit', 99_900, null, null, false],
+    ]);
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Archive the INR tokens price' }).click();
+    await page.getByText('Price archived.').waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Archive plan' }).click();
+    await page.getByText('Starter monthly archived.').waitFor();
+    plan = (await tenant.api('GET', `/v1/plans/${planId}`)).body.data;
+    expect(plan.active).toBe(false);
+    expect(prices().find((x) => x[0] === 'metered')).toEqual(['metered', 20, 1000, 'tokens', false]);
+    // An archived plan is offered to no new subscription.
+    await go(page, '/subscriptions?new=1', 'Subscriptions');
+    const newSubscription = page.locator('details.create');
+    await newSubscription.getByRole('combobox', { name: 'Plan' }).fill('Starter');
+    await newSubscription.getByRole('option', { name: 'Nothing matches' }).waitFor();
+    expect(pageErrors).toEqual([]);
+  }, 120_000);
+});
