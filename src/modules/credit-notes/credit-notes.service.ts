@@ -679,6 +679,19 @@ export async function creditableOnInvoice(ctx: Ctx, invoice: InvoiceRow): Promis
 }
 
 /**
+ * What each line of the invoice has left to credit (gross), by line id — or null when earlier
+ * notes credited the invoice without line detail (then a note can only credit it pro rata).
+ */
+export async function creditableByLine(ctx: Ctx, invoice: InvoiceRow): Promise<Map<string, number> | null> {
+  const credited = await creditedAgainstInvoice(ctx.tx, ctx.tenantId, invoice.id);
+  const invoiceLines = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]);
+  const perLine = await creditedPerInvoiceLine(ctx.tx, ctx.tenantId, invoice.id);
+  const lineCredited = [...perLine.values()].reduce((sum, c) => sum + c.amount, 0);
+  if (lineCredited !== credited.amount - credited.commercial || invoiceLines.reduce((sum, l) => sum + l.total, 0) !== invoice.total) return null;
+  return new Map(invoiceLines.map((l) => [l.id, l.total - (perLine.get(l.id)?.amount ?? 0)]));
+}
+
+/**
  * Reads and writes of this module's own tables that flows and other modules call; the repository
  * itself is private to the module (index.ts exports operations and types only).
  */

@@ -12,6 +12,7 @@ export {
   expireCreditNote,
   voidCreditNotesOfInvoice,
   creditableOnInvoice,
+  creditableByLine,
 } from './credit-notes.service.js';
 export { payOutCreditBalance, restoreCreditBalance, unspentCreditOfInvoice } from './credit-note-refunds.js';
 export type { CreditNoteRow } from './credit-notes.repository.js';
