@@ -9,8 +9,9 @@ import type { Tenant, TestKosh } from '../support/harness.js';
 /**
  * The plan edit screen and the usage screen in Chromium, each result checked over the API: a plan
  * renamed, its price changed (the old one archived), a metered price added on a metric made on the
- * usage screen (with a property summed), a price archived, the plan archived; the top bar names the
- * tenant, not its id. Screenshots in test-output/plans/, no serious or critical axe violation.
+ * usage screen (with a property summed), a price archived, the plan archived; a test card added on
+ * the customer's page and an invoice charged now with it (the method picked by name), TDS certified
+ * on another invoice; the top bar names the tenant, not its id. Screenshots in test-output/plans/, no serious or critical axe violation.
  */
 const skipNote = chromiumSkipNote('dashboard plans and usage');
 const OUT = 'test-output/plans';
@@ -140,6 +141,54 @@ describe.skipIf(!hasChromium)(`plan edit and usage screens in a browser${skipNot
     const newSubscription = page.locator('details.create');
     await newSubscription.getByRole('combobox', { name: 'Plan' }).fill('Starter');
     await newSubscription.getByRole('option', { name: 'Nothing matches' }).waitFor();
+    expect(pageErrors).toEqual([]);
+  }, 120_000);
+  it('adds a test card on the customer page, charges an invoice now with it, and records a TDS certificate on another', async () => {
+    expect((await tenant.api('POST', '/v1/gateway-connections', { provider: 'test' })).status).toBe(201);
+    const customer = (await tenant.api('POST', '/v1/customers', { email: 'ap@dosa-labs.test', name: 'Dosa Labs' })).body.data;
+    const invoice = async (description: string) =>
+      (
+        await tenant.api('POST', '/v1/invoices', {
+          customer_id: customer.id,
+          currency: 'INR',
+          lines: [{ description, unit_amount: 1_000_000, quantity: 1, hsn_code: '998314' }],
+        })
+      ).body.data;
+    const charged = await invoice('Implementation');
+    const certified = await invoice('Training');
+    // The tenant has no GSTIN: no GST is charged.
+    expect([charged.status, charged.total]).toEqual(['open', 1_000_000]);
+
+    await go(page, `/customers/${customer.id}`, 'Dosa Labs');
+    const card = page.getByRole('form', { name: 'Add a test card' });
+    await card.getByLabel('Test card').selectOption({ label: 'Visa that pays' });
+    await card.getByRole('button', { name: 'Add test card' }).click();
+    await card.getByText(/ending 4242 \(test\), default added\.$/).waitFor();
+    await page
+      .getByRole('region', { name: 'Payment methods' })
+      .getByRole('cell', { name: /ending 4242/ })
+      .waitFor();
+    await check(page, '03-payment-methods');
+
+    await go(page, `/invoices/${charged.id}`, `Invoice ${charged.number}`);
+    const charge = page.getByRole('form', { name: 'Charge now' });
+    // The customer's one method is offered by name: brand and last four digits.
+    expect(await charge.getByLabel('Payment method').locator('option:checked').textContent()).toBe('visa ending 4242 (test), default');
+    await charge.getByRole('button', { name: 'Charge ₹10,000.00' }).click();
+    await page.getByText('Charged ₹10,000.00.').waitFor();
+    await page.getByRole('cell', { name: 'succeeded' }).waitFor();
+    expect((await tenant.api('GET', `/v1/invoices/${charged.id}`)).body.data).toMatchObject({ status: 'paid', amount_paid: 1_000_000 });
+
+    await go(page, `/invoices/${certified.id}`, `Invoice ${certified.number}`);
+    const tds = page.getByRole('form', { name: 'Record a TDS certificate' });
+    await tds.getByLabel('TDS amount').fill('1,000.00');
+    await tds.getByLabel('Certificate number').fill('CERT-131-0001');
+    await tds.getByLabel('Section or payment code').selectOption('1026');
+    await check(page, '04-charge-and-tds');
+    await tds.getByRole('button', { name: 'Record TDS' }).click();
+    await page.getByText('TDS of ₹1,000.00 recorded.').waitFor();
+    const after = (await tenant.api('GET', `/v1/invoices/${certified.id}`)).body.data;
+    expect([after.amount_tds, after.amount_due]).toEqual([100_000, 900_000]);
     expect(pageErrors).toEqual([]);
   }, 120_000);
 });

@@ -7,6 +7,7 @@ import { date, dateTime, money, toMinor } from '../format.ts';
 import { PlanEntitlements } from './billing.tsx';
 import { CustomerCredit, RefundForm } from './money.tsx';
 import { CURRENCY_OPTIONS } from './lists.tsx';
+import { CustomerPaymentMethods, InvoiceCollect } from './collect.tsx';
 import { CustomerUsage, loadMetrics, MeteredPriceFields, meteredPriceOf } from './usage.tsx';
 import {
   ActionButton,
@@ -220,6 +221,13 @@ export function InvoiceDetail({ id }: { id: string }) {
           </ActionForm>
         </div>
       ) : null}
+      <InvoiceCollect
+        invoice={inv}
+        onDone={(text) => {
+          setNote(text);
+          reload();
+        }}
+      />
       {inv.amount_paid > 0 && can(me, 'money') ? (
         <InvoiceRefund
           invoice={inv}
@@ -364,6 +372,7 @@ export function CustomerDetail({ id }: { id: string }) {
         />
       </section>
       <CustomerUsage customerId={id} />
+      {can(me, 'money') ? <CustomerPaymentMethods customerId={id} /> : null}
       <CustomerCredit customerId={id} />
       <section className="card">
         <h2>Invoices</h2>
