@@ -18,13 +18,13 @@ export const flowsModule: KoshModule = {
   name: 'flows',
   jobs: { [BILLING_RUN_JOB]: billingRunJob },
   recurring: [{ kind: BILLING_RUN_JOB, everyMs: 60_000 }],
-  init: () => {
+  init: (deps) => {
     // Completion runs inside the paying transaction (invoice.paid), so it commits with the payment.
     onEvent(completeReferralOnPayment, subscription('referrals'));
     // A paid-credit balance lowered below a customer's auto top-up threshold sells a top-up in the same transaction.
     onEvent(autoTopUpListener, subscription('credits.auto_top_up'));
     // invoice.sent is recorded once the SMTP server has accepted the invoice mail.
-    onMailSent(INVOICE_SENT_HOOK, recordInvoiceSent);
+    onMailSent(deps.scope, INVOICE_SENT_HOOK, recordInvoiceSent);
   },
 };
 

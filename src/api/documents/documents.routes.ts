@@ -17,7 +17,8 @@ export function registerDocumentRoutes(app: KoshApp, deps: AppDeps): void {
         response: { 200: sendInvoiceResponse },
       },
     },
-    (request, reply) => runAction(deps, request, reply, async (ctx) => ({ status: 200, body: await sendInvoice(ctx, request.params.id, deps.config) })),
+    (request, reply) =>
+      runAction(deps, request, reply, async (ctx) => ({ status: 200, body: await sendInvoice(ctx, request.params.id, deps.config, deps.scope) })),
   );
   app.get(
     '/v1/invoices/:id/pdf',

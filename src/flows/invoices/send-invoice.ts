@@ -1,4 +1,5 @@
 import type { Config } from '../../platform/config.js';
+import type { AppScope } from '../../platform/app-scope.js';
 import type { Ctx } from '../../platform/context.js';
 import { errors, isKoshError } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
@@ -46,7 +47,7 @@ function mailText(invoice: Invoice & { number: string }, customerName: string, s
  * message (see recordInvoiceSent), not here: a queued mail is not yet a sent one.
  * Every refusal is a 400, as SPEC 4.8 lists them.
  */
-export async function sendInvoice(ctx: Ctx, invoiceId: string, config: Pick<Config, 'smtpUrl'>): Promise<{ message: string }> {
+export async function sendInvoice(ctx: Ctx, invoiceId: string, config: Pick<Config, 'smtpUrl'>, scope: AppScope): Promise<{ message: string }> {
   const invoice = await invoiceToSend(ctx, invoiceId);
   if (invoice.status === 'draft' || invoice.number === null) {
     throw errors.validation('finalize the invoice before sending it: a draft has no number and is not a tax invoice', undefined, 'invoice_not_finalized');
@@ -64,16 +65,21 @@ export async function sendInvoice(ctx: Ctx, invoiceId: string, config: Pick<Conf
   const customerName = customer.name || invoice.customer_details?.name || to;
   const timeZone = (invoice.supplier?.country_code ?? 'IN') === 'IN' ? 'Asia/Kolkata' : 'UTC';
   const tenant = await getTenant(ctx);
-  await enqueueMail(ctx.tx, ctx.now, {
-    tenantId: ctx.tenantId,
-    to,
-    subject: `${invoiceHeading(invoice).title} ${invoice.number} from ${supplierName}`,
-    text: mailText({ ...invoice, number: invoice.number }, customerName, supplierName, timeZone),
-    fromName: supplierName,
-    replyTo: isDeliverableAddress(tenant.email) ? tenant.email : undefined,
-    attachments: [{ render: INVOICE_PDF_ATTACHMENT, params: { invoice_id: invoice.id } }],
-    onSent: { hook: INVOICE_SENT_HOOK, params: { invoice_id: invoice.id } },
-  });
+  await enqueueMail(
+    ctx.tx,
+    ctx.now,
+    {
+      tenantId: ctx.tenantId,
+      to,
+      subject: `${invoiceHeading(invoice).title} ${invoice.number} from ${supplierName}`,
+      text: mailText({ ...invoice, number: invoice.number }, customerName, supplierName, timeZone),
+      fromName: supplierName,
+      replyTo: isDeliverableAddress(tenant.email) ? tenant.email : undefined,
+      attachments: [{ render: INVOICE_PDF_ATTACHMENT, params: { invoice_id: invoice.id } }],
+      onSent: { hook: INVOICE_SENT_HOOK, params: { invoice_id: invoice.id } },
+    },
+    scope,
+  );
   return { message: `invoice ${invoice.number} queued for delivery to ${to}` };
 }
 

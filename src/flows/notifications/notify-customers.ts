@@ -143,7 +143,7 @@ async function prepareFromEvent(read: ReadCtx, notification: NotificationKind, e
  * gateway before the transaction (as the checkout route does).
  */
 export async function deliverNotification(
-  env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'>,
+  env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock' | 'scope'>,
   tenantId: string,
   prepared: Prepared,
 ): Promise<'queued' | 'skipped' | 'duplicate'> {
@@ -188,16 +188,21 @@ export async function deliverNotification(
       customer: { name: customer!.name || to, email: to },
     };
     const mail = renderTemplate(await templateSource(tx, tenantId, prepared.notification as TemplateName), data);
-    await enqueueMail(tx, now, {
-      tenantId,
-      to: to!,
-      subject: mail.subject || tenant.name,
-      text: mail.text,
-      html: mail.html,
-      fromName: tenant.name,
-      replyTo: isDeliverableAddress(tenant.email) ? tenant.email : undefined,
-      attachments: prepared.attachments,
-    });
+    await enqueueMail(
+      tx,
+      now,
+      {
+        tenantId,
+        to: to!,
+        subject: mail.subject || tenant.name,
+        text: mail.text,
+        html: mail.html,
+        fromName: tenant.name,
+        replyTo: isDeliverableAddress(tenant.email) ? tenant.email : undefined,
+        attachments: prepared.attachments,
+      },
+      env.scope,
+    );
     return 'queued';
   });
 }
@@ -214,7 +219,7 @@ export async function notificationJob(job: Job, env: JobEnv): Promise<void> {
  * Trial-ending notices: every trialing subscription whose trial ends within 3 days gets one notice
  * per trial end (a moved trial end is a new notice), from tenants that turned it on.
  */
-export async function scanEndingTrials(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock'>, batch = 500): Promise<number> {
+export async function scanEndingTrials(env: Pick<JobEnv, 'db' | 'config' | 'secrets' | 'clock' | 'scope'>, batch = 500): Promise<number> {
   const now = env.clock.now();
   let sent = 0;
   let after: { trial_end: Date; tenant_id: string; id: string } | undefined;

@@ -5,7 +5,7 @@ import { INVOICE_PDF_ATTACHMENT, renderInvoiceAttachment } from './documents.ser
 export const documentsModule: KoshModule = {
   name: 'documents',
   // The invoice mail carries only the invoice id: the worker renders the PDF when it sends.
-  init: () => {
-    registerAttachmentRenderer(INVOICE_PDF_ATTACHMENT, renderInvoiceAttachment);
+  init: (deps) => {
+    registerAttachmentRenderer(deps.scope, INVOICE_PDF_ATTACHMENT, renderInvoiceAttachment);
   },
 };

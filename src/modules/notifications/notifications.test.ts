@@ -272,7 +272,7 @@ describe('customer notifications', () => {
     const customer = await createCustomer(tenant, { email, name: 'Tara' });
     const plan = (await ok(tenant, 'POST', '/v1/plans', { name: 'Growth', interval: 'month', prices: [{ currency: 'INR', amount: 99_900 }] })).data;
     const subscription = (await ok(tenant, 'POST', '/v1/subscriptions', { customer_id: customer, plan_id: plan.id, trial_days: 10 })).data;
-    const env = { db: t.kosh.deps.db, config: t.config, secrets: t.kosh.deps.secrets, clock: t.clock };
+    const env = { db: t.kosh.deps.db, config: t.config, secrets: t.kosh.deps.secrets, clock: t.clock, scope: t.kosh.deps.scope };
     const before = sink.messages.length;
     const start = t.clock.now();
     expect(await scanEndingTrials(env)).toBe(0);

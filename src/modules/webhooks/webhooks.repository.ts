@@ -9,7 +9,8 @@ import './webhooks.tables.js';
 import '../../platform/events/events.tables.js';
 import { readTogether } from '../../platform/db/read-together.js';
 import { deferWrite } from '../../platform/db/pipeline.js';
-import { maySpeculate, SPECULATION_FAILED_SQLSTATE, SpeculationFailed } from '../../platform/db/speculation.js';
+import { scopeKey } from '../../platform/app-scope.js';
+import { maySpeculate, speculationScope, SPECULATION_FAILED_SQLSTATE, SpeculationFailed } from '../../platform/db/speculation.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -69,14 +70,19 @@ type SubscribedEndpoint = Pick<EndpointRow, 'id' | 'url' | 'events'>;
  */
 const enabledEndpoints = new WeakMap<object, { tenantId: string; rows: Promise<SubscribedEndpoint[]> }>();
 
-/** Enabled endpoints of the tenant subscribed to any of `types` (or to everything), with their filters. */
-/** Tenants whose last read in this process found no enabled endpoint. */
-const withoutEndpoints = new Set<string>();
+/**
+ * Tenants whose last read by an action of this app found no enabled endpoint: the hint an
+ * action's transaction speculates on (platform/db/speculation.ts), kept per app (decision 0590).
+ */
+const withoutEndpointsKey = scopeKey('webhooks.without_endpoints', () => new Set<string>());
 
+/** Enabled endpoints of the tenant subscribed to any of `types` (or to everything), with their filters. */
 export async function findSubscribedEndpoints(tx: Tx, tenantId: string, types: string[]): Promise<SubscribedEndpoint[]> {
   if (!tx.isTransaction) return readEnabledEndpoints(tx, tenantId, types);
   let cached = enabledEndpoints.get(tx);
-  if ((!cached || cached.tenantId !== tenantId) && withoutEndpoints.has(tenantId) && maySpeculate(tx)) {
+  // Only an action's transaction that may speculate knows its app, and so the app's hints.
+  const withoutEndpoints = speculationScope(tx)?.get(withoutEndpointsKey);
+  if ((!cached || cached.tenantId !== tenantId) && withoutEndpoints?.has(tenantId) && maySpeculate(tx)) {
     // Still none, most likely: assume it, and let a check that fails if an endpoint appeared travel
     // with the next statement (platform/db/speculation.ts). Nothing waits for the read.
     cached = { tenantId, rows: Promise.resolve([]) };
@@ -95,8 +101,8 @@ export async function findSubscribedEndpoints(tx: Tx, tenantId: string, types: s
     cached = {
       tenantId,
       rows: readEnabledEndpoints(tx, tenantId).then((rows) => {
-        if (rows.length === 0) withoutEndpoints.add(tenantId);
-        else withoutEndpoints.delete(tenantId);
+        if (rows.length === 0) withoutEndpoints?.add(tenantId);
+        else withoutEndpoints?.delete(tenantId);
         return rows;
       }),
     };

@@ -148,7 +148,7 @@ async function commitAction(deps: HttpDeps, request: FastifyRequest, action: (ct
   const audited = auditedAction(request, principal.actor, (ctx) => action({ ...ctx, actor: principal.actor }));
   const attempt = (speculate: boolean) =>
     runIdempotentAction(deps.db, principal.tenantId, deps.clock.now(), { key, method: request.method, url: request.url, body: request.body }, audited, {
-      speculate,
+      speculate: speculate ? deps.scope : undefined,
       secrets: deps.secrets,
     });
   let outcome;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import type { AppScope } from '../app-scope.js';
 import type { DB } from '../db/schema.js';
 import type { Ctx } from '../context.js';
 import { errors } from '../errors.js';
@@ -110,12 +111,13 @@ export async function runIdempotentAction(
   now: Date,
   request: IdempotentRequest,
   action: (ctx: Ctx) => Promise<ActionResult>,
-  options: { speculate?: boolean; secrets?: SecretBox } = {},
+  /** `speculate`: the app whose hints the action may assume (platform/db/speculation.ts). */
+  options: { speculate?: AppScope; secrets?: SecretBox } = {},
 ): Promise<ActionOutcome> {
   const key = request.key;
   if (key === undefined) {
     return db.transaction().execute(async (tx) => {
-      if (options.speculate) allowSpeculation(tx);
+      if (options.speculate) allowSpeculation(tx, options.speculate);
       const result = await action({ tx, tenantId, now });
       return { status: result.status, body: result.body, replayed: false };
     });
@@ -126,7 +128,7 @@ export async function runIdempotentAction(
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(async (tx) => {
-        if (options.speculate) allowSpeculation(tx);
+        if (options.speculate) allowSpeculation(tx, options.speculate);
         await deferWrite(tx, sql`SELECT kosh_idempotency_claim(${tenantId}, ${key}, ${now})`, claimError);
         let result: ActionResult;
         try {

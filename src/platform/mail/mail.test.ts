@@ -20,22 +20,22 @@ let tenant: Tenant;
 let hookCalls: { tenantId: string; params: Record<string, unknown>; delivery: MailDelivery }[] = [];
 let failHookOnce = false;
 
-registerAttachmentRenderer('test.note', async (ctx, params) => ({
-  filename: `note-${String(params.n)}.txt`,
-  contentType: 'text/plain',
-  content: Buffer.from(`note ${String(params.n)} for tenant ${ctx.tenantId}`),
-}));
-onMailSent('test.record', async (ctx, params, delivery) => {
-  hookCalls.push({ tenantId: ctx.tenantId, params, delivery });
-  if (failHookOnce) {
-    failHookOnce = false;
-    throw new Error('hook store unavailable');
-  }
-});
-
 beforeAll(async () => {
   sink = await startMailSink();
   t = await startTestKosh({ env: { SMTP_URL: sink.url, MAIL_FROM: 'Kosh Billing <mail@kosh.test>' } });
+  // Registered on this app, as a module's init registers on its app's scope.
+  registerAttachmentRenderer(t.kosh.deps.scope, 'test.note', async (ctx, params) => ({
+    filename: `note-${String(params.n)}.txt`,
+    contentType: 'text/plain',
+    content: Buffer.from(`note ${String(params.n)} for tenant ${ctx.tenantId}`),
+  }));
+  onMailSent(t.kosh.deps.scope, 'test.record', async (ctx, params, delivery) => {
+    hookCalls.push({ tenantId: ctx.tenantId, params, delivery });
+    if (failHookOnce) {
+      failHookOnce = false;
+      throw new Error('hook store unavailable');
+    }
+  });
   tenant = await t.registerTenant();
 });
 afterAll(async () => {
@@ -56,7 +56,7 @@ const spec = (overrides: Partial<MailSpec> = {}): MailSpec => ({
 });
 
 function enqueue(db: TestKosh['kosh']['deps']['db'], now: Date, mail: MailSpec) {
-  return db.transaction().execute((tx) => enqueueMail(tx, now, mail));
+  return db.transaction().execute((tx) => enqueueMail(tx, now, mail, t.kosh.deps.scope));
 }
 
 async function lastMailJob(db: TestKosh['kosh']['deps']['db']) {

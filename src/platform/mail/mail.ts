@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
+import { scopeKey, type AppScope } from '../app-scope.js';
 import type { Ctx, ReadCtx } from '../context.js';
 import type { DB, Tx } from '../db/schema.js';
 import { errors } from '../errors.js';
@@ -11,8 +12,8 @@ import { createSmtpMailer, isMailConfigured, parseMailFrom, type Mailer } from '
 /**
  * The mail outbox. A business action calls `enqueueMail` inside its transaction; the worker's
  * `mail.send` job talks to the SMTP server afterwards, never the request. Attachments that are
- * documents (an invoice PDF) are not stored in the job: the job names a renderer registered at
- * start-up and the document is made when the mail is sent.
+ * documents (an invoice PDF) are not stored in the job: the job names a renderer its app registered
+ * at start-up and the document is made when the mail is sent.
  */
 export const MAIL_JOB = 'mail.send';
 
@@ -53,16 +54,17 @@ export type AttachmentRenderer = (ctx: ReadCtx, params: Record<string, unknown>)
 /** Records the delivery (emit an event, stamp a record) inside `ctx.tx`. */
 export type MailSentHook = (ctx: Ctx, params: Record<string, unknown>, delivery: MailDelivery) => Promise<void>;
 
-const renderers = new Map<string, AttachmentRenderer>();
-const sentHooks = new Map<string, MailSentHook>();
+/** The app's attachment renderers and mail-sent hooks by name, registered at start-up (decision 0590). */
+const renderersKey = scopeKey('mail.attachment_renderers', () => new Map<string, AttachmentRenderer>());
+const sentHooksKey = scopeKey('mail.sent_hooks', () => new Map<string, MailSentHook>());
 
-/** Called from a module's `init`. Names are global, so prefix them with the module (`invoice.pdf`). */
-export function registerAttachmentRenderer(name: string, renderer: AttachmentRenderer): void {
-  renderers.set(name, renderer);
+/** Called from a module's `init` with `deps.scope`. Names are the app's, so prefix them with the module (`invoice.pdf`). */
+export function registerAttachmentRenderer(scope: AppScope, name: string, renderer: AttachmentRenderer): void {
+  scope.get(renderersKey).set(name, renderer);
 }
 
-export function onMailSent(name: string, hook: MailSentHook): void {
-  sentHooks.set(name, hook);
+export function onMailSent(scope: AppScope, name: string, hook: MailSentHook): void {
+  scope.get(sentHooksKey).set(name, hook);
 }
 
 const EMAIL = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\]]+$/;
@@ -75,14 +77,19 @@ export function isDeliverableAddress(value: string | null | undefined): value is
 
 /**
  * Queues one e-mail in the caller's transaction: it exists exactly when the business change does.
- * Bad input is a 400 for whoever passed it through; an unknown renderer or hook is a bug.
+ * Bad input is a 400 for whoever passed it through; an unknown renderer or hook is a bug. A mail
+ * that names a renderer or a sent hook is queued with its app's `scope`, which holds them.
  */
-export async function enqueueMail(tx: Tx, now: Date, spec: MailSpec): Promise<void> {
-  await enqueueJob(tx, now, mailJobSpec(spec));
+export async function enqueueMail(tx: Tx, now: Date, spec: MailSpec, scope?: AppScope): Promise<void> {
+  await enqueueJob(tx, now, mailJobSpec(spec, scope));
+}
+
+function assertRegistered(scope: AppScope | undefined, what: string, registered: (scope: AppScope) => boolean): void {
+  if (!scope || !registered(scope)) throw new Error(`no ${what} registered${scope ? '' : " (queued without the app's scope)"}`);
 }
 
 /** The job enqueueMail queues, checked the same way: a batch queues many in one statement (enqueueJobs). */
-export function mailJobSpec(spec: MailSpec): JobSpec {
+export function mailJobSpec(spec: MailSpec, scope?: AppScope): JobSpec {
   if (!isDeliverableAddress(spec.to)) throw errors.invalidField('to', 'must be one e-mail address');
   if (spec.replyTo !== undefined && !isDeliverableAddress(spec.replyTo)) throw errors.invalidField('reply_to', 'must be one e-mail address');
   if (!spec.subject.trim() || spec.subject.length > 500 || !HEADER_SAFE.test(spec.subject)) {
@@ -94,7 +101,7 @@ export function mailJobSpec(spec: MailSpec): JobSpec {
   let inlineBytes = 0;
   const attachments: MailPayload['attachments'] = (spec.attachments ?? []).map((a) => {
     if ('render' in a) {
-      if (!renderers.has(a.render)) throw new Error(`no attachment renderer registered as '${a.render}'`);
+      assertRegistered(scope, `attachment renderer registered as '${a.render}'`, (s) => s.get(renderersKey).has(a.render));
       return { render: a.render, params: a.params };
     }
     inlineBytes += a.content.length;
@@ -103,7 +110,8 @@ export function mailJobSpec(spec: MailSpec): JobSpec {
   if (inlineBytes > MAX_INLINE_ATTACHMENT_BYTES) {
     throw new Error(`inline attachments total ${inlineBytes} bytes; above ${MAX_INLINE_ATTACHMENT_BYTES} register a renderer instead`);
   }
-  if (spec.onSent && !sentHooks.has(spec.onSent.hook)) throw new Error(`no mail-sent hook registered as '${spec.onSent.hook}'`);
+  const onSent = spec.onSent;
+  if (onSent) assertRegistered(scope, `mail-sent hook registered as '${onSent.hook}'`, (s) => s.get(sentHooksKey).has(onSent.hook));
   const payload: MailPayload = {
     to: spec.to,
     subject: spec.subject,
@@ -155,7 +163,7 @@ async function renderAttachments(job: Job, env: JobEnv, mail: MailPayload): Prom
       out.push({ filename: a.filename, contentType: a.content_type, content: Buffer.from(a.content_base64, 'base64') });
       continue;
     }
-    const renderer = renderers.get(a.render);
+    const renderer = env.scope.get(renderersKey).get(a.render);
     if (!renderer) throw new Error(`no attachment renderer registered as '${a.render}'`);
     out.push(await renderer(ctxFor(job, env), a.params));
   }
@@ -169,7 +177,13 @@ async function renderAttachments(job: Job, env: JobEnv, mail: MailPayload): Prom
  * the recording UPDATE a crash can still repeat the send (at-least-once); the Message-ID is the
  * same on every attempt so mail systems can drop the copy.
  */
-async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, record: RecordDelivery): Promise<void | typeof JOB_RECORDED_DONE> {
+async function deliverMail(
+  job: Job,
+  env: JobEnv,
+  mailer: Mailer | undefined,
+  record: RecordDelivery,
+  sender: (mailFrom: string) => Sender,
+): Promise<void | typeof JOB_RECORDED_DONE> {
   const mail = payloadSchema.parse(job.payload);
   let delivery = mail.delivery;
   if (!delivery) {
@@ -182,7 +196,7 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, re
     }
     let receipt;
     try {
-      const from = senderOf(env.config.mailFrom);
+      const from = sender(env.config.mailFrom);
       receipt = await mailer.send({
         from: { name: mail.from_name ?? from.name, address: from.address },
         to: mail.to,
@@ -204,7 +218,7 @@ async function deliverMail(job: Job, env: JobEnv, mailer: Mailer | undefined, re
     if (finished) return JOB_RECORDED_DONE;
   }
   if (mail.on_sent && !mail.on_sent_done) {
-    const hook = sentHooks.get(mail.on_sent.hook);
+    const hook = env.scope.get(sentHooksKey).get(mail.on_sent.hook);
     if (!hook) throw retryAfter(job, env, `no mail-sent hook registered as '${mail.on_sent.hook}'`);
     const onSent = mail.on_sent;
     const accepted = delivery;
@@ -224,15 +238,18 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-let lastSender: { mailFrom: string; name: string; address: string; domain: string } | undefined;
+type Sender = { mailFrom: string; name: string; address: string; domain: string };
 
-/** MAIL_FROM parsed once, not per message. */
-function senderOf(mailFrom: string) {
-  if (lastSender?.mailFrom !== mailFrom) {
-    const from = parseMailFrom(mailFrom);
-    lastSender = { mailFrom, ...from, domain: from.address.split('@')[1]! };
-  }
-  return lastSender;
+/** MAIL_FROM parsed once per outbox, not per message. */
+function senderCache(): (mailFrom: string) => Sender {
+  let last: Sender | undefined;
+  return (mailFrom) => {
+    if (last?.mailFrom !== mailFrom) {
+      const from = parseMailFrom(mailFrom);
+      last = { mailFrom, ...from, domain: from.address.split('@')[1]! };
+    }
+    return last;
+  };
 }
 
 type Accepted = { id: string; delivery: MailDelivery; done: boolean };
@@ -255,6 +272,7 @@ export type MailOutbox = { handlers: JobHandlers; close(): void };
  */
 export function createMailOutbox(): MailOutbox {
   let mailer: { url: string; mailer: Mailer } | undefined;
+  const sender = senderCache();
   let recorder: { db: JobEnv['db']; batch: Coalescer<Accepted, void> } | undefined;
   const record: RecordDelivery = (env, accepted) => {
     if (recorder?.db !== env.db) {
@@ -288,7 +306,7 @@ export function createMailOutbox(): MailOutbox {
     return fresh.mailer;
   };
   return {
-    handlers: { [MAIL_JOB]: (job, env) => deliverMail(job, env, mailerFor(env.config), record) },
+    handlers: { [MAIL_JOB]: (job, env) => deliverMail(job, env, mailerFor(env.config), record, sender) },
     close() {
       mailer?.mailer.close();
       mailer = undefined;
