@@ -1,6 +1,40 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * A comment that switches the complexity limit off or changes it: `eslint-disable…` naming
+ * `complexity`, a blanket `eslint-disable…` (which switches every rule off, complexity with it), or
+ * `/* eslint complexity: … *\/`. Past the limit a function is split into named steps (issue #27).
+ */
+const noComplexityOverride = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Forbid comments that disable or reconfigure the complexity rule' },
+    schema: [],
+  },
+  create(context) {
+    return {
+      Program() {
+        for (const comment of context.sourceCode.getAllComments()) {
+          const text = comment.value.replace(/\s--\s[\s\S]*$/, '').trim();
+          const match = /^(eslint-disable(?:-next-line|-line)?|eslint)(?:\s+([\s\S]*))?$/.exec(text);
+          if (!match) continue;
+          const [, kind, rest = ''] = match;
+          const rules = kind === 'eslint' ? rest.split(',').map((r) => r.split(':')[0].trim()) : rest.split(',').map((r) => r.trim());
+          const blanket = kind !== 'eslint' && rules.every((r) => r === '');
+          if (!blanket && !rules.includes('complexity')) continue;
+          context.report({
+            loc: comment.loc,
+            message: blanket
+              ? 'A blanket eslint-disable switches the complexity limit off too: name the rules it disables.'
+              : 'The complexity limit (25) is not switched off or changed here: split the function into well-named steps.',
+          });
+        }
+      },
+    };
+  },
+};
+
 /** A function whose first parameter is a writing context (platform/context.ts). */
 const WRITES_IN_TX =
   ':matches(FunctionDeclaration, ArrowFunctionExpression, FunctionExpression)[params.0.typeAnnotation.typeAnnotation.typeName.name=/^(Ctx|TxCtx)$/]';
@@ -37,10 +71,13 @@ export default tseslint.config(
     },
   },
   {
-    // A server function with more than 25 paths is split into well-named steps (issue #27).
+    // A server function with more than 25 paths is split into well-named steps (issue #27); no
+    // comment may switch the limit off (kosh/no-complexity-override).
     files: ['src/**/*.ts'],
+    plugins: { kosh: { rules: { 'no-complexity-override': noComplexityOverride } } },
     rules: {
       complexity: ['error', 25],
+      'kosh/no-complexity-override': 'error',
       'no-restricted-syntax': [
         'error',
         {

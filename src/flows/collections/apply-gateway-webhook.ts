@@ -75,67 +75,79 @@ export async function receiveGatewayWebhook(
 /** The stored row of the event being applied (`id`) and where it came from. */
 type Received = { id: string; provider: string; connectionId: string };
 
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 async function applyEvent(ctx: Ctx, received: Received, event: GatewayWebhookEvent): Promise<void> {
-  const { provider } = received;
   switch (event.type) {
     case 'payment.succeeded':
-    case 'payment.failed': {
-      const hinted = event.metadata.attempt_id;
-      const byMetadata = hinted && isUuid(hinted) && event.metadata.tenant_id === ctx.tenantId ? await findAttempt(ctx.tx, ctx.tenantId, hinted) : undefined;
-      const attempt = byMetadata ?? (event.gatewayPaymentId ? await attemptByGatewayPaymentId(ctx.tx, ctx.tenantId, event.gatewayPaymentId) : undefined);
-      if (!attempt) {
-        if (event.type === 'payment.succeeded') await applyHostedCheckoutPayment(ctx, received, event);
-        return;
-      }
-      if (attempt.status !== 'pending') return;
-      const paymentId = event.gatewayPaymentId ?? attempt.gateway_payment_id;
-      if (event.type === 'payment.succeeded') {
-        if (!paymentId) return;
-        if (event.amount !== attempt.amount || event.currency?.toUpperCase() !== attempt.currency) {
-          await holdForReview(ctx, received, event, { invoice_id: attempt.invoice_id, attempt_id: attempt.id, checkout_session_id: null }, attempt);
-          return;
-        }
-        const pm = attempt.payment_method_id ? await findPaymentMethod(ctx.tx, ctx.tenantId, attempt.payment_method_id) : undefined;
-        const upi = pm?.type === 'upi_mandate';
-        await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: paymentId, paymentType: upi ? 'upi' : 'card' });
-      } else {
-        await recordChargeOutcome(ctx, attempt.id, {
-          status: 'failed',
-          gatewayPaymentId: paymentId,
-          failureCode: event.failureCode ?? 'payment_failed',
-          failureMessage: event.failureMessage ?? 'The payment failed.',
-        });
-      }
-      return;
-    }
+    case 'payment.failed':
+      return applyPaymentEvent(ctx, received, event);
     case 'refund.succeeded':
-    case 'refund.failed': {
-      const refund = event.gatewayRefundId ? await refundByGatewayId(ctx.tx, ctx.tenantId, event.gatewayRefundId) : undefined;
-      if (!refund || refund.status !== 'pending') return;
-      await recordRefundOutcome(
-        ctx,
-        refund.id,
-        event.type === 'refund.succeeded'
-          ? { status: 'succeeded', gatewayRefundId: event.gatewayRefundId! }
-          : {
-              status: 'failed',
-              gatewayRefundId: event.gatewayRefundId,
-              failureCode: event.failureCode ?? 'refund_failed',
-              failureMessage: event.failureMessage ?? 'The refund failed.',
-            },
-      );
-      return;
-    }
-    case 'mandate.revoked': {
-      if (!event.paymentMethodReference) return;
-      for (const pm of await findPaymentMethodByReference(ctx.tx, ctx.tenantId, provider, event.paymentMethodReference)) {
-        await updatePaymentMethod(ctx.tx, ctx.tenantId, pm.id, { status: 'revoked', is_default: false, updated_at: ctx.now });
-      }
-      return;
-    }
+    case 'refund.failed':
+      return applyRefundEvent(ctx, event);
+    case 'mandate.revoked':
+      return applyMandateRevoked(ctx, received.provider, event);
     default:
       return;
+  }
+}
+
+/** The attempt a payment event is about: the one its metadata names (for this tenant), else the one with its gateway payment id. */
+async function attemptOfEvent(ctx: Ctx, event: GatewayWebhookEvent): Promise<AttemptRow | undefined> {
+  const hinted = event.metadata.attempt_id;
+  const byMetadata = hinted && isUuid(hinted) && event.metadata.tenant_id === ctx.tenantId ? await findAttempt(ctx.tx, ctx.tenantId, hinted) : undefined;
+  return byMetadata ?? (event.gatewayPaymentId ? await attemptByGatewayPaymentId(ctx.tx, ctx.tenantId, event.gatewayPaymentId) : undefined);
+}
+
+/** Payment succeeded/failed settles the pending attempt it names (a payment of no attempt may be a hosted checkout's). */
+async function applyPaymentEvent(ctx: Ctx, received: Received, event: GatewayWebhookEvent): Promise<void> {
+  const attempt = await attemptOfEvent(ctx, event);
+  if (!attempt) {
+    if (event.type === 'payment.succeeded') await applyHostedCheckoutPayment(ctx, received, event);
+    return;
+  }
+  if (attempt.status !== 'pending') return;
+  const paymentId = event.gatewayPaymentId ?? attempt.gateway_payment_id;
+  if (event.type !== 'payment.succeeded') {
+    await recordChargeOutcome(ctx, attempt.id, {
+      status: 'failed',
+      gatewayPaymentId: paymentId,
+      failureCode: event.failureCode ?? 'payment_failed',
+      failureMessage: event.failureMessage ?? 'The payment failed.',
+    });
+    return;
+  }
+  if (!paymentId) return;
+  if (event.amount !== attempt.amount || event.currency?.toUpperCase() !== attempt.currency) {
+    await holdForReview(ctx, received, event, { invoice_id: attempt.invoice_id, attempt_id: attempt.id, checkout_session_id: null }, attempt);
+    return;
+  }
+  const pm = attempt.payment_method_id ? await findPaymentMethod(ctx.tx, ctx.tenantId, attempt.payment_method_id) : undefined;
+  const upi = pm?.type === 'upi_mandate';
+  await recordChargeOutcome(ctx, attempt.id, { status: 'succeeded', gatewayPaymentId: paymentId, paymentType: upi ? 'upi' : 'card' });
+}
+
+/** Refund succeeded/failed settles the pending refund with that gateway id. */
+async function applyRefundEvent(ctx: Ctx, event: GatewayWebhookEvent): Promise<void> {
+  const refund = event.gatewayRefundId ? await refundByGatewayId(ctx.tx, ctx.tenantId, event.gatewayRefundId) : undefined;
+  if (!refund || refund.status !== 'pending') return;
+  await recordRefundOutcome(
+    ctx,
+    refund.id,
+    event.type === 'refund.succeeded'
+      ? { status: 'succeeded', gatewayRefundId: event.gatewayRefundId! }
+      : {
+          status: 'failed',
+          gatewayRefundId: event.gatewayRefundId,
+          failureCode: event.failureCode ?? 'refund_failed',
+          failureMessage: event.failureMessage ?? 'The refund failed.',
+        },
+  );
+}
+
+/** Mandate revoked retires the saved payment methods with that reference. */
+async function applyMandateRevoked(ctx: Ctx, provider: string, event: GatewayWebhookEvent): Promise<void> {
+  if (!event.paymentMethodReference) return;
+  for (const pm of await findPaymentMethodByReference(ctx.tx, ctx.tenantId, provider, event.paymentMethodReference)) {
+    await updatePaymentMethod(ctx.tx, ctx.tenantId, pm.id, { status: 'revoked', is_default: false, updated_at: ctx.now });
   }
 }
 

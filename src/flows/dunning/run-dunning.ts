@@ -296,18 +296,60 @@ async function applyExhaustedAction(ctx: Ctx, invoice: DunnedInvoice, action: 'c
   }
 }
 
+/** A payment-wall grace that has ended raises the wall (recorded as an action). */
+async function endGraceIfDue(ctx: Ctx, execution: ExecutionRow): Promise<ExecutionRow> {
+  if (!execution.wall_at || execution.wall_at > ctx.now || execution.payment_wall_active) return execution;
+  await recordAction(ctx, execution, null, 'payment_wall', 'succeeded', 'grace period ended');
+  return raisePaymentWall(ctx, execution);
+}
+
+/** The step's action, with its follow-up job and mail, deferred to the batch's writes. */
+function recordStepOutcome(ctx: Ctx, execution: ExecutionRow, step: StepRow, result: StepResult, batch: BatchContext): void {
+  // A retry whose time the bandit chose says why, and carries its arm until its outcome is learned.
+  const retry = step.channel === 'retry_payment';
+  const detail = retry && execution.next_step_reason ? `${result.detail} (${execution.next_step_reason})` : result.detail;
+  const learns = retry && result.outcome === 'succeeded' && execution.next_retry_arm !== null;
+  const actionId = newId();
+  batch.pending.actions.push({
+    tenant_id: ctx.tenantId,
+    id: actionId,
+    execution_id: execution.id,
+    step_id: step.id,
+    channel: step.channel,
+    executed_at: ctx.now,
+    outcome: result.outcome,
+    detail,
+    led_to_recovery: false,
+    retry_arm: learns ? execution.next_retry_arm : null,
+    retry_context: learns ? execution.next_retry_context : null,
+    retry_learned: false,
+  });
+  if (result.followUp) batch.pending.jobs.push(result.followUp(actionId));
+  if (result.mail) batch.pending.mails.push({ ...result.mail, action_id: actionId });
+}
+
+/** Moves the execution on to `next`, at its delay after the start (a retry at the time the bandit chose); deferred to the batch's writes. */
+async function scheduleNextStep(ctx: Ctx, execution: ExecutionRow, next: StepRow, batch: BatchContext): Promise<void> {
+  const scheduled = new Date(Math.max(ctx.now.getTime(), execution.started_at.getTime() + next.delay_hours * 3_600_000));
+  const choice = next.channel === 'retry_payment' ? await retryTiming(ctx, execution, scheduled, execution.steps_done + 1, batch) : null;
+  // Moved with the rest of the batch in one UPDATE (flushBatch); the runner holds the row.
+  batch.pending.moves.push({
+    id: execution.id,
+    steps_done: execution.steps_done + 1,
+    next_step_at: choice?.at ?? scheduled,
+    next_step_reason: choice?.reason ?? '',
+    next_retry_arm: choice?.arm ?? null,
+    next_retry_context: choice?.context ?? null,
+  });
+}
+
 /**
  * One due execution, locked by the runner: its payment-wall grace, then its next step (edits to
  * the campaign apply to steps not yet run). The common case — a step that is not the last — waits
  * on nothing: the action and the move are deferred writes.
  */
-// eslint-disable-next-line complexity -- grew above 25 alongside the limit (issue #27); to be split into named steps
 async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config' | 'scope'>, execution: ExecutionRow, batch: BatchContext): Promise<void> {
-  let current = execution;
-  if (current.wall_at && current.wall_at <= ctx.now && !current.payment_wall_active) {
-    await recordAction(ctx, current, null, 'payment_wall', 'succeeded', 'grace period ended');
-    current = await raisePaymentWall(ctx, current);
-  }
+  let current = await endGraceIfDue(ctx, execution);
   if (!current.next_step_at || current.next_step_at > ctx.now) return;
   const { campaign, steps } = batch.campaigns.get(current.campaign_id)!;
   const invoice = batch.invoices.get(current.invoice_id)!;
@@ -317,41 +359,11 @@ async function advanceDunningExecution(ctx: Ctx, env: Pick<JobEnv, 'config' | 's
     return;
   }
   const result = await runStep(ctx, env, current, step, batch);
-  // A retry whose time the bandit chose says why, and carries its arm until its outcome is learned.
-  const retry = step.channel === 'retry_payment';
-  const detail = retry && current.next_step_reason ? `${result.detail} (${current.next_step_reason})` : result.detail;
-  const learns = retry && result.outcome === 'succeeded' && current.next_retry_arm !== null;
-  const actionId = newId();
-  batch.pending.actions.push({
-    tenant_id: ctx.tenantId,
-    id: actionId,
-    execution_id: current.id,
-    step_id: step.id,
-    channel: step.channel,
-    executed_at: ctx.now,
-    outcome: result.outcome,
-    detail,
-    led_to_recovery: false,
-    retry_arm: learns ? current.next_retry_arm : null,
-    retry_context: learns ? current.next_retry_context : null,
-    retry_learned: false,
-  });
-  if (result.followUp) batch.pending.jobs.push(result.followUp(actionId));
-  if (result.mail) batch.pending.mails.push({ ...result.mail, action_id: actionId });
+  recordStepOutcome(ctx, current, step, result, batch);
   if (step.is_payment_wall) current = await raisePaymentWall(ctx, current);
   const next = steps[current.steps_done + 1];
   if (next) {
-    const scheduled = new Date(Math.max(ctx.now.getTime(), current.started_at.getTime() + next.delay_hours * 3_600_000));
-    const choice = next.channel === 'retry_payment' ? await retryTiming(ctx, current, scheduled, current.steps_done + 1, batch) : null;
-    // Moved with the rest of the batch in one UPDATE (flushBatch); the runner holds the row.
-    batch.pending.moves.push({
-      id: current.id,
-      steps_done: current.steps_done + 1,
-      next_step_at: choice?.at ?? scheduled,
-      next_step_reason: choice?.reason ?? '',
-      next_retry_arm: choice?.arm ?? null,
-      next_retry_context: choice?.context ?? null,
-    });
+    await scheduleNextStep(ctx, current, next, batch);
     return;
   }
   await endExecution(ctx, { ...current, steps_done: current.steps_done + 1 }, 'exhausted');

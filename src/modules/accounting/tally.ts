@@ -245,8 +245,56 @@ export async function* tallyExport(ctx: ReadCtx, from: string, to: string, entit
   yield '</REQUESTDATA></IMPORTDATA></BODY></ENVELOPE>\n';
 }
 
+/** The Tally ledger a journal line posts to: the party's, UTGST on a union-territory invoice, else the account's. */
+function lineLedger(l: ExportRow, invoices: Map<string, InvoiceRow>, party: (customerId: string | null) => string): Posted['ledger'] {
+  const invoice = l.invoice_id ? invoices.get(l.invoice_id) : undefined;
+  if (PARTY_ACCOUNTS.has(l.account_code)) return { party: party(l.customer_id) };
+  if (l.account_code === 2110 && invoice?.utgst) return TALLY_LEDGERS.utgst;
+  return LEDGER_OF[l.account_code] ?? otherLedger(l.account_code);
+}
+
+/** The entry's lines netted per Tally ledger (INR amounts; an entry booked without a rate keeps its own currency's), zero nets left out. */
+function netPerLedger(lines: ExportRow[], valued: boolean, invoices: Map<string, InvoiceRow>, party: (customerId: string | null) => string): Posted[] {
+  const posted = new Map<string, Posted>();
+  for (const l of lines) {
+    const ledger = lineLedger(l, invoices, party);
+    const net = valued ? Number(l.functional_debit) - Number(l.functional_credit) : Number(l.debit) - Number(l.credit);
+    const key = ledgerKey(ledger);
+    const p = posted.get(key) ?? { ledger, net: 0, invoiceId: null };
+    p.net += net;
+    p.invoiceId = p.invoiceId ?? (PARTY_ACCOUNTS.has(l.account_code) ? l.invoice_id : null);
+    posted.set(key, p);
+  }
+  return [...posted.values()].filter((p) => p.net !== 0);
+}
+
+/** The voucher's number (its document's) and reference (the bill it settles, when that is another document). */
+async function voucherNumbering(
+  ctx: ReadCtx,
+  e: ExportRow,
+  documentInvoice: InvoiceRow | undefined,
+  billInvoice: InvoiceRow | undefined,
+): Promise<{ number: string; reference: string | undefined }> {
+  let number = e.reference_id.slice(0, 18);
+  let reference: string | undefined;
+  if (documentInvoice?.number) number = documentInvoice.number;
+  if (e.reference_type === 'credit_note') number = (await getCreditNote(ctx, e.reference_id)).number ?? number;
+  if (billInvoice?.number && billInvoice.id !== documentInvoice?.id) reference = billInvoice.number;
+  return { number, reference };
+}
+
+/** The entry's description, with its own currency's amount and rate when it is not booked in INR (or not valued). */
+function narrationOf(e: ExportRow, lines: ExportRow[], currency: string, valued: boolean): string {
+  const foreign = e.currency !== currency || !valued;
+  if (!foreign) return e.description;
+  const amountText = majorUnitsText(
+    lines.reduce((sum, l) => sum + Number(l.debit), 0),
+    e.currency,
+  );
+  return `${e.description} (${e.currency} ${amountText}${e.exchange_rate ? ` @ ${e.exchange_rate} ${currency}` : ', not valued'})`;
+}
+
 /** One journal entry as one voucher (null when its lines net to nothing per ledger, e.g. credit applied within one party). */
-// eslint-disable-next-line complexity -- grew above 25 alongside the limit (issue #27); to be split into named steps
 async function entryVoucher(
   ctx: ReadCtx,
   lines: ExportRow[],
@@ -257,22 +305,7 @@ async function entryVoucher(
   const e = lines[0]!;
   const currency = e.functional_currency ?? e.currency;
   const valued = lines.every((l) => l.functional_debit !== null && l.functional_credit !== null);
-  const posted = new Map<string, Posted>();
-  for (const l of lines) {
-    const invoice = l.invoice_id ? invoices.get(l.invoice_id) : undefined;
-    let ledger: Posted['ledger'];
-    if (PARTY_ACCOUNTS.has(l.account_code)) ledger = { party: party(l.customer_id) };
-    else if (l.account_code === 2110 && invoice?.utgst) ledger = TALLY_LEDGERS.utgst;
-    else ledger = LEDGER_OF[l.account_code] ?? otherLedger(l.account_code);
-    // INR amounts; an entry booked without a rate keeps its own currency's (named in the narration).
-    const net = valued ? Number(l.functional_debit) - Number(l.functional_credit) : Number(l.debit) - Number(l.credit);
-    const key = ledgerKey(ledger);
-    const p = posted.get(key) ?? { ledger, net: 0, invoiceId: null };
-    p.net += net;
-    p.invoiceId = p.invoiceId ?? (PARTY_ACCOUNTS.has(l.account_code) ? l.invoice_id : null);
-    posted.set(key, p);
-  }
-  const kept = [...posted.values()].filter((p) => p.net !== 0);
+  const kept = netPerLedger(lines, valued, invoices, party);
   if (kept.length === 0) return null;
   const type = VOUCHER_TYPE[e.kind] ?? 'Journal';
   const documentInvoice = e.reference_type === 'invoice' ? invoices.get(e.reference_id) : undefined;
@@ -287,17 +320,7 @@ async function entryVoucher(
         : undefined;
     return entry(amount, currency, bill);
   });
-  let number = e.reference_id.slice(0, 18);
-  let reference: string | undefined;
-  if (documentInvoice?.number) number = documentInvoice.number;
-  if (e.reference_type === 'credit_note') number = (await getCreditNote(ctx, e.reference_id)).number ?? number;
-  if (billInvoice?.number && billInvoice.id !== documentInvoice?.id) reference = billInvoice.number;
-  const foreign = e.currency !== currency || !valued;
-  const amountText = majorUnitsText(
-    lines.reduce((sum, l) => sum + Number(l.debit), 0),
-    e.currency,
-  );
-  const narration = `${e.description}${foreign ? ` (${e.currency} ${amountText}${e.exchange_rate ? ` @ ${e.exchange_rate} ${currency}` : ', not valued'})` : ''}`;
+  const { number, reference } = await voucherNumbering(ctx, e, documentInvoice, billInvoice);
   const partyName = kept.map((p) => ('party' in p.ledger ? p.ledger.party! : null)).find((n) => n !== null) ?? undefined;
   // A document's own voucher keeps the document's id (re-importing alters it); others the entry's.
   const ownVoucher = e.kind === 'invoice.finalized' || e.kind === 'payment.recorded' || e.kind === 'credit_note.issued';
@@ -309,7 +332,7 @@ async function entryVoucher(
       number,
       party: partyName,
       reference,
-      narration,
+      narration: narrationOf(e, lines, currency, valued),
       placeOfSupply: billInvoice?.place_of_supply ?? null,
     },
     entries,

@@ -289,13 +289,7 @@ function noteLineRows(ctx: Ctx, note: CreditNoteRow, lines: CreditedLine[]): Cre
   }));
 }
 
-/**
- * Creates a credit note. Tied to an invoice, it inherits the invoice's entity, currency and tax
- * type, and reverses the tax of the lines it credits (see splitCredit), carrying the HSN of its
- * first credited line; standalone (goodwill) it carries no tax (subtotal 0). With approval
- * governance on it waits in `pending_approval`; otherwise it is issued at once — and a tied note
- * settles what its own invoice still owes first (settleOwnInvoice).
- */
+/** A refund's note: paid out as money at once, its refund_status following the gateway. */
 export type RefundNoteOptions = { type: 'refund'; refundStatus: 'pending' | 'manual_required' };
 
 /**
@@ -320,71 +314,89 @@ export async function markRefundNoteUnpaid(ctx: Ctx, id: string): Promise<void> 
     .execute();
 }
 
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
-export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, refund?: RefundNoteOptions): Promise<CreditNoteRow> {
-  const customer = await getCustomer(ctx, input.customer_id);
+/** What a credit note is worth and what it reverses: its invoice (if tied), entity, currency and the tax it credits. */
+type NoteBasis = {
+  invoice: InvoiceRow | undefined;
+  entity: EntityRow;
+  currency: string;
+  taxReversal: boolean;
+  tax: Pick<CreditNoteRow, 'subtotal' | 'cgst_amount' | 'sgst_amount' | 'igst_amount' | 'tax_amount'>;
+  creditedLines: CreditedLine[];
+  taxType: string;
+  hsnCode: string;
+};
+
+const noTax = { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
+
+/** The note's amount: the sum of its lines (which a given amount must equal), else the amount given. */
+function noteAmount(input: CreateCreditNoteBody): number {
   const amount = input.lines ? input.lines.reduce((sum, l) => sum + l.amount, 0) : input.amount!;
   if (input.lines && input.amount !== undefined && input.amount !== amount) {
     throw errors.invalidField('amount', `must equal the sum of lines[].amount (${amount})`);
   }
   if (!Number.isSafeInteger(amount)) throw errors.invalidField('lines', 'the lines add up to more than the largest amount');
-  let invoice: InvoiceRow | undefined;
-  let entity: EntityRow;
+  return amount;
+}
+
+/** A note tied to an invoice: the invoice's entity, currency and tax type; with tax reversal, the tax of the lines it credits. */
+async function tiedNoteBasis(ctx: Ctx, input: CreateCreditNoteBody, invoiceId: string, customerId: string, amount: number): Promise<NoteBasis> {
   const taxReversal = input.tax_reversal ?? true;
-  let tax = { subtotal: 0, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
-  let creditedLines: CreditedLine[] = [];
-  let taxType = '';
-  let hsnCode = '';
-  let currency: string;
-  if (input.invoice_id) {
-    invoice = await getInvoiceRow(ctx, input.invoice_id, true);
-    if (invoice.customer_id !== customer.id) throw errors.invalidField('invoice_id', 'the invoice belongs to another customer');
-    if (invoice.status === 'draft' || invoice.status === 'void') {
-      throw errors.conflict(`cannot credit an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
-    }
-    if (input.currency && input.currency !== invoice.currency) throw errors.invalidField('currency', `the invoice is in ${invoice.currency}`);
-    currency = invoice.currency;
-    entity = await entityOf(ctx, invoice.entity_id);
-    if (taxReversal) {
-      assertTaxCreditInTime(invoice, await postingDate(ctx, entity.id), entity.time_zone);
-      const split = await splitCredit(ctx, invoice, amount, input.lines);
-      const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = split.tax;
-      tax = { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount };
-      creditedLines = split.lines;
-      taxType = invoice.tax_type;
-      hsnCode = creditedLines[0]?.line.hsn_code ?? (await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]))[0]?.hsn_code ?? '';
-    } else {
-      await assertCommercialCredit(ctx, invoice, amount, input.lines);
-    }
-  } else {
-    currency = input.currency ?? 'INR';
-    const primary = await findPrimaryEntity(ctx.tx, ctx.tenantId);
-    if (!primary) throw errors.notFound('entity');
-    entity = primary;
+  const invoice = await getInvoiceRow(ctx, invoiceId, true);
+  if (invoice.customer_id !== customerId) throw errors.invalidField('invoice_id', 'the invoice belongs to another customer');
+  if (invoice.status === 'draft' || invoice.status === 'void') {
+    throw errors.conflict(`cannot credit an invoice whose status is ${invoice.status}`, 'invalid_invoice_state');
   }
-  // The rate the note is valued at (DESIGN §19): its invoice's; a note on no invoice, the entity's of today.
-  const rate = invoice ? invoice.exchange_rate : await entityRateAt(ctx, entity.id, entity.functional_currency, currency, ctx.now);
-  const settings = await readSettings(ctx);
-  // Governance applies to refund notes too (docs/decisions/0140): under it the note, and the
-  // refund with it, wait for approval; nothing is booked and no money moves until then.
-  const pending = settings.credit_note_approval_required;
-  const row: CreditNoteRow = {
+  if (input.currency && input.currency !== invoice.currency) throw errors.invalidField('currency', `the invoice is in ${invoice.currency}`);
+  const entity = await entityOf(ctx, invoice.entity_id);
+  const basis: NoteBasis = { invoice, entity, currency: invoice.currency, taxReversal, tax: noTax, creditedLines: [], taxType: '', hsnCode: '' };
+  if (!taxReversal) {
+    await assertCommercialCredit(ctx, invoice, amount, input.lines);
+    return basis;
+  }
+  assertTaxCreditInTime(invoice, await postingDate(ctx, entity.id), entity.time_zone);
+  const split = await splitCredit(ctx, invoice, amount, input.lines);
+  const { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount } = split.tax;
+  const creditedLines = split.lines;
+  const hsnCode = creditedLines[0]?.line.hsn_code ?? (await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]))[0]?.hsn_code ?? '';
+  return { ...basis, tax: { subtotal, cgst_amount, sgst_amount, igst_amount, tax_amount }, creditedLines, taxType: invoice.tax_type, hsnCode };
+}
+
+/** A standalone (goodwill) note: the primary entity's, no tax. */
+async function standaloneNoteBasis(ctx: Ctx, input: CreateCreditNoteBody): Promise<NoteBasis> {
+  const currency = input.currency ?? 'INR';
+  const entity = await findPrimaryEntity(ctx.tx, ctx.tenantId);
+  if (!entity) throw errors.notFound('entity');
+  return { invoice: undefined, entity, currency, taxReversal: input.tax_reversal ?? true, tax: noTax, creditedLines: [], taxType: '', hsnCode: '' };
+}
+
+/** The new note's row, before it is issued (or left waiting for approval). */
+function newNoteRow(
+  ctx: Ctx,
+  input: CreateCreditNoteBody,
+  customerId: string,
+  amount: number,
+  basis: NoteBasis,
+  rate: CreditNoteRow['exchange_rate'],
+  pending: boolean,
+  refund: RefundNoteOptions | undefined,
+): CreditNoteRow {
+  return {
     tenant_id: ctx.tenantId,
     id: newId(),
-    customer_id: customer.id,
-    invoice_id: invoice?.id ?? null,
-    entity_id: entity.id,
+    customer_id: customerId,
+    invoice_id: basis.invoice?.id ?? null,
+    entity_id: basis.entity.id,
     number: null,
     reference: input.reference ?? null,
     type: refund?.type ?? 'adjustment',
     status: pending ? 'pending_approval' : 'issued',
     refund_status: refund?.refundStatus ?? 'none',
-    currency,
+    currency: basis.currency,
     amount,
-    ...tax,
-    tax_type: taxType,
-    hsn_code: hsnCode,
-    tax_reversal: taxReversal,
+    ...basis.tax,
+    tax_type: basis.taxType,
+    hsn_code: basis.hsnCode,
+    tax_reversal: basis.taxReversal,
     exchange_rate: rate,
     ...noInr,
     balance: amount,
@@ -399,16 +411,43 @@ export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, re
     created_at: ctx.now,
     updated_at: ctx.now,
   };
-  if (rate && entity.country_code === 'IN' && entity.functional_currency === 'INR') {
-    const withLines = invoice && taxReversal ? { ...invoice, lines: await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]) } : null;
-    const credited = creditedLines.map((l) => ({ invoice_line_id: l.line.invoice_line_id, ...l.split }));
-    Object.assign(row, creditNoteInr(row, rate, credited, withLines));
-  }
+}
+
+/** An Indian entity keeping its books in INR values a foreign-currency note in INR too (DESIGN §19). */
+async function addInrValues(ctx: Ctx, row: CreditNoteRow, basis: NoteBasis): Promise<void> {
+  const { invoice, entity, creditedLines } = basis;
+  const rate = row.exchange_rate;
+  if (!rate || entity.country_code !== 'IN' || entity.functional_currency !== 'INR') return;
+  const withLines = invoice && basis.taxReversal ? { ...invoice, lines: await linesOfInvoices(ctx.tx, ctx.tenantId, [invoice.id]) } : null;
+  const credited = creditedLines.map((l) => ({ invoice_line_id: l.line.invoice_line_id, ...l.split }));
+  Object.assign(row, creditNoteInr(row, rate, credited, withLines));
+}
+
+/**
+ * Creates a credit note. Tied to an invoice, it inherits the invoice's entity, currency and tax
+ * type, and reverses the tax of the lines it credits (see splitCredit), carrying the HSN of its
+ * first credited line; standalone (goodwill) it carries no tax (subtotal 0). With approval
+ * governance on it waits in `pending_approval`; otherwise it is issued at once — and a tied note
+ * settles what its own invoice still owes first (settleOwnInvoice).
+ */
+export async function createCreditNote(ctx: Ctx, input: CreateCreditNoteBody, refund?: RefundNoteOptions): Promise<CreditNoteRow> {
+  const customer = await getCustomer(ctx, input.customer_id);
+  const amount = noteAmount(input);
+  const basis = input.invoice_id ? await tiedNoteBasis(ctx, input, input.invoice_id, customer.id, amount) : await standaloneNoteBasis(ctx, input);
+  const { invoice, entity } = basis;
+  // The rate the note is valued at (DESIGN §19): its invoice's; a note on no invoice, the entity's of today.
+  const rate = invoice ? invoice.exchange_rate : await entityRateAt(ctx, entity.id, entity.functional_currency, basis.currency, ctx.now);
+  const settings = await readSettings(ctx);
+  // Governance applies to refund notes too (docs/decisions/0140): under it the note, and the
+  // refund with it, wait for approval; nothing is booked and no money moves until then.
+  const pending = settings.credit_note_approval_required;
+  const row = newNoteRow(ctx, input, customer.id, amount, basis, rate, pending, refund);
+  await addInrValues(ctx, row, basis);
   let final = pending ? row : await issue(ctx, row, entity);
   // A refund note's credit is paid out as money at once (the refund's entry spends it), never spendable.
   if (refund && !pending) final = { ...final, status: 'used', balance: 0 };
   await insertCreditNote(ctx.tx, final);
-  const lineRows = noteLineRows(ctx, final, creditedLines);
+  const lineRows = noteLineRows(ctx, final, basis.creditedLines);
   await insertCreditNoteLines(ctx.tx, lineRows);
   await emitEvent(ctx, 'credit_note.created', toCreditNote(final, lineRows));
   return pending ? final : settleOwnInvoice(ctx, final);

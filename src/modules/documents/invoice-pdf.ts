@@ -287,45 +287,61 @@ export function collectPdf(doc: Doc): Promise<Buffer> {
   });
 }
 
-/**
- * Renders the invoice. A draft has no number or parties yet: callers pass a preview with the live
- * parties filled in, and the page is marked DRAFT; a void invoice is marked VOID.
- */
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
-export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions = {}): Promise<Buffer> {
-  const heading = invoiceHeading(invoice);
-  const gstApplies = invoice.tax_type !== '';
-  const supplierInIndia = !invoice.supplier || isIndian(invoice.supplier);
-  const timeZone = options.timeZone ?? (supplierInIndia ? 'Asia/Kolkata' : 'UTC');
-  const stampDate = new Date(invoice.issued_at ?? invoice.created_at);
-  const supplier = partyLines(invoice.supplier, 'supplier', gstApplies);
-  const customer = partyLines(invoice.customer_details, 'customer', gstApplies);
+type Box = { left: number; width: number };
+type Total = { label: string; value: string; strong?: boolean };
 
-  const { default: PDFDocument } = (await import('pdfkit')) as { default: typeof PDFKitDocument };
-  await prepareUnicodeFonts();
-  const doc = useUnicodeFonts(
-    new PDFDocument({
-      size: 'A4',
-      margin: MARGIN,
-      bufferPages: true,
-      info: {
-        Title: `${heading.title} ${invoice.number ?? '(draft)'}`,
-        Author: supplier.name,
-        Subject: `${heading.title} ${invoice.number ?? '(draft)'} to ${customer.name}`,
-        Creator: 'Kosh',
-        Producer: 'Kosh',
-        // A reprint of the same invoice yields the same metadata.
-        CreationDate: stampDate,
-        ModDate: stampDate,
-      },
-    }),
-  );
-  const pdf = collectPdf(doc);
-  const left = MARGIN;
-  const width = doc.page.width - 2 * MARGIN;
-  const bottom = () => doc.page.height - MARGIN - FOOTER_SPACE;
+/** The invoice's particulars, printed beside the customer. */
+function invoiceParticulars(invoice: Invoice, timeZone: string, gstApplies: boolean, foreign: boolean): [string, string][] {
+  const particulars: [string, string][] = [
+    ['Invoice number', invoice.number ?? 'Draft (not yet numbered)'],
+    ['Invoice date', invoice.issued_at ? formatDate(invoice.issued_at, timeZone) : 'Not issued'],
+    ['Due date', formatDate(invoice.due_date, timeZone)],
+  ];
+  const supply = placeOfSupply(invoice);
+  if (supply) particulars.push(['Place of supply', supply]);
+  if (gstApplies) particulars.push(['Tax payable on reverse charge', 'No']);
+  particulars.push(['Currency', invoice.currency]);
+  if (foreign) particulars.push(['Exchange rate', `1 ${invoice.currency} = INR ${invoice.exchange_rate}`]);
+  if (invoice.status === 'paid') particulars.push(['Status', `Paid${invoice.paid_at ? ` on ${formatDate(invoice.paid_at, timeZone)}` : ''}`]);
+  if (invoice.status === 'void') particulars.push(['Status', `Void${invoice.voided_at ? ` since ${formatDate(invoice.voided_at, timeZone)}` : ''}`]);
+  return particulars;
+}
 
-  // Heading: the supplier on the left, the document title on the right.
+/** The totals block: taxable value, the taxes levied, total, what was paid, withheld or credited, and what is due. */
+function invoiceTotals(invoice: Invoice, foreign: boolean): Total[] {
+  const money = (v: number) => formatAmount(v, invoice.currency);
+  const totals: Total[] = [{ label: 'Taxable value', value: money(invoice.subtotal) }];
+  if (invoice.tax_type === 'intra_state') {
+    totals.push({ label: 'CGST', value: money(invoice.cgst_amount) });
+    totals.push({ label: invoice.utgst ? 'UTGST' : 'SGST', value: money(invoice.sgst_amount) });
+  } else if (leviesIgst(invoice)) {
+    totals.push({ label: 'IGST', value: money(invoice.igst_amount) });
+  }
+  totals.push({ label: 'Total', value: pdfMoney(invoice.total, invoice.currency), strong: true });
+  if (invoice.amount_paid > 0) totals.push({ label: 'Amount paid', value: money(invoice.amount_paid) });
+  if (invoice.amount_tds > 0) totals.push({ label: 'TDS withheld by the customer', value: money(invoice.amount_tds) });
+  if (invoice.amount_credited > 0) totals.push({ label: 'Credits applied', value: money(invoice.amount_credited) });
+  totals.push({ label: 'Amount due', value: pdfMoney(invoice.amount_due, invoice.currency), strong: true });
+  // GST is determined in INR (CGST Rules, rule 34): a foreign-currency invoice prints both.
+  if (foreign) totals.push(...inrTotals(invoice));
+  return totals;
+}
+
+function inrTotals(invoice: Invoice): Total[] {
+  const inr = (v: number | null) => formatMoney(v ?? 0, 'INR');
+  const totals: Total[] = [{ label: 'Taxable value in INR', value: inr(invoice.inr_subtotal) }];
+  if (invoice.tax_type === 'intra_state') {
+    totals.push({ label: 'CGST in INR', value: inr(invoice.inr_cgst_amount) });
+    totals.push({ label: `${invoice.utgst ? 'UTGST' : 'SGST'} in INR`, value: inr(invoice.inr_sgst_amount) });
+  } else if (leviesIgst(invoice)) {
+    totals.push({ label: 'IGST in INR', value: inr(invoice.inr_igst_amount) });
+  }
+  totals.push({ label: 'Total in INR', value: inr(invoice.inr_total) });
+  return totals;
+}
+
+/** The supplier on the left, the document title on the right, and the endorsement under them; answers where the page goes on. */
+function drawInvoiceHeading(doc: Doc, heading: InvoiceHeading, supplier: { name: string; lines: string[] }, gstApplies: boolean, { left, width }: Box): number {
   let y = MARGIN;
   doc.font(BOLD).fontSize(18).fillColor(INK).text(heading.title, left, y, { width, align: 'right' });
   doc
@@ -350,42 +366,18 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
     doc.fillColor(INK).text(heading.endorsement.toUpperCase(), left + 6, y + 4, { width: width - 12, align: 'center' });
     y += h + 8;
   }
+  return y;
+}
 
-  if (options.einvoice?.irn) y = await drawEinvoiceBlock(doc, options.einvoice, left, y, width, timeZone);
-
-  doc
-    .moveTo(left, y)
-    .lineTo(left + width, y)
-    .lineWidth(0.5)
-    .strokeColor(RULE)
-    .stroke();
-  y += 8;
-
-  // Bill to on the left; the invoice's particulars on the right.
-  const particulars: [string, string][] = [
-    ['Invoice number', invoice.number ?? 'Draft (not yet numbered)'],
-    ['Invoice date', invoice.issued_at ? formatDate(invoice.issued_at, timeZone) : 'Not issued'],
-    ['Due date', formatDate(invoice.due_date, timeZone)],
-  ];
-  const supply = placeOfSupply(invoice);
-  if (supply) particulars.push(['Place of supply', supply]);
-  if (gstApplies) particulars.push(['Tax payable on reverse charge', 'No']);
-  particulars.push(['Currency', invoice.currency]);
-  const foreign = invoice.currency !== 'INR' && invoice.exchange_rate !== null && invoice.inr_total !== null;
-  if (foreign) particulars.push(['Exchange rate', `1 ${invoice.currency} = INR ${invoice.exchange_rate}`]);
-  if (invoice.status === 'paid') particulars.push(['Status', `Paid${invoice.paid_at ? ` on ${formatDate(invoice.paid_at, timeZone)}` : ''}`]);
-  if (invoice.status === 'void') particulars.push(['Status', `Void${invoice.voided_at ? ` since ${formatDate(invoice.voided_at, timeZone)}` : ''}`]);
-
-  y = partyBesideParticulars(doc, { left, width, y }, { heading: 'BILL TO', ...customer }, particulars, 110) + 14;
-
-  // The lines.
+/** The lines table, a new page (with the header again) whenever a row would not fit. */
+function drawInvoiceLines(doc: Doc, invoice: Invoice, { left, width }: Box, startY: number, timeZone: string, bottom: () => number): number {
   const columns = columnsFor(invoice, width);
   doc
     .font(REGULAR)
     .fontSize(7.5)
     .fillColor(MUTED)
-    .text(`Amounts in ${invoice.currency}`, left, y - 10, { width, align: 'right' });
-  y = drawTableHeader(doc, columns, left, y, width);
+    .text(`Amounts in ${invoice.currency}`, left, startY - 10, { width, align: 'right' });
+  let y = drawTableHeader(doc, columns, left, startY, width);
   invoice.lines.forEach((line, index) => {
     const descriptionColumn = columns[1]!;
     const description = lineDescription(line, timeZone);
@@ -416,34 +408,20 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
       .strokeColor(RULE)
       .stroke();
   });
+  return y;
+}
 
-  // Totals.
-  const money = (v: number) => formatAmount(v, invoice.currency);
-  const totals: { label: string; value: string; strong?: boolean }[] = [{ label: 'Taxable value', value: money(invoice.subtotal) }];
-  if (invoice.tax_type === 'intra_state') {
-    totals.push({ label: 'CGST', value: money(invoice.cgst_amount) });
-    totals.push({ label: invoice.utgst ? 'UTGST' : 'SGST', value: money(invoice.sgst_amount) });
-  } else if (leviesIgst(invoice)) {
-    totals.push({ label: 'IGST', value: money(invoice.igst_amount) });
-  }
-  totals.push({ label: 'Total', value: pdfMoney(invoice.total, invoice.currency), strong: true });
-  if (invoice.amount_paid > 0) totals.push({ label: 'Amount paid', value: money(invoice.amount_paid) });
-  if (invoice.amount_tds > 0) totals.push({ label: 'TDS withheld by the customer', value: money(invoice.amount_tds) });
-  if (invoice.amount_credited > 0) totals.push({ label: 'Credits applied', value: money(invoice.amount_credited) });
-  totals.push({ label: 'Amount due', value: pdfMoney(invoice.amount_due, invoice.currency), strong: true });
-  // GST is determined in INR (CGST Rules, rule 34): a foreign-currency invoice prints both.
-  if (foreign) {
-    const inr = (v: number | null) => formatMoney(v ?? 0, 'INR');
-    totals.push({ label: 'Taxable value in INR', value: inr(invoice.inr_subtotal) });
-    if (invoice.tax_type === 'intra_state') {
-      totals.push({ label: 'CGST in INR', value: inr(invoice.inr_cgst_amount) });
-      totals.push({ label: `${invoice.utgst ? 'UTGST' : 'SGST'} in INR`, value: inr(invoice.inr_sgst_amount) });
-    } else if (leviesIgst(invoice)) {
-      totals.push({ label: 'IGST in INR', value: inr(invoice.inr_igst_amount) });
-    }
-    totals.push({ label: 'Total in INR', value: inr(invoice.inr_total) });
-  }
-
+/** Totals, the total in words, the memo and the signature, kept together on one page. */
+function drawInvoiceClosing(
+  doc: Doc,
+  invoice: Invoice,
+  totals: Total[],
+  supplierName: string,
+  { left, width }: Box,
+  startY: number,
+  bottom: () => number,
+): void {
+  let y = startY;
   const words = rupeesInWords(invoice.total, invoice.currency);
   const blockHeight = totals.length * 13 + 10 + (words ? 24 : 0) + (invoice.memo ? 40 : 0) + 50;
   if (y + blockHeight > bottom()) {
@@ -475,13 +453,15 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
     .font(REGULAR)
     .fontSize(8.5)
     .fillColor(INK)
-    .text(`For ${supplier.name}`, left, y + 4, { width, align: 'right' });
+    .text(`For ${supplierName}`, left, y + 4, { width, align: 'right' });
   doc
     .fontSize(7.5)
     .fillColor(MUTED)
     .text('Authorised signatory', left, doc.y + 14, { width, align: 'right' });
+}
 
-  // On every page: the footer, and the DRAFT / VOID mark.
+/** On every page: the footer, and the DRAFT / VOID mark. */
+function drawPageMarks(doc: Doc, invoice: Invoice, heading: InvoiceHeading, { left, width }: Box): void {
   const mark = invoice.status === 'draft' ? 'DRAFT' : invoice.status === 'void' ? 'VOID' : undefined;
   const range = doc.bufferedPageRange();
   for (let i = range.start; i < range.start + range.count; i++) {
@@ -504,6 +484,64 @@ export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions 
     }
     doc.page.margins.bottom = savedBottom;
   }
+}
+
+/**
+ * Renders the invoice. A draft has no number or parties yet: callers pass a preview with the live
+ * parties filled in, and the page is marked DRAFT; a void invoice is marked VOID.
+ */
+export async function renderInvoicePdf(invoice: Invoice, options: RenderOptions = {}): Promise<Buffer> {
+  const heading = invoiceHeading(invoice);
+  const gstApplies = invoice.tax_type !== '';
+  const supplierInIndia = !invoice.supplier || isIndian(invoice.supplier);
+  const timeZone = options.timeZone ?? (supplierInIndia ? 'Asia/Kolkata' : 'UTC');
+  const stampDate = new Date(invoice.issued_at ?? invoice.created_at);
+  const supplier = partyLines(invoice.supplier, 'supplier', gstApplies);
+  const customer = partyLines(invoice.customer_details, 'customer', gstApplies);
+
+  const { default: PDFDocument } = (await import('pdfkit')) as { default: typeof PDFKitDocument };
+  await prepareUnicodeFonts();
+  const doc = useUnicodeFonts(
+    new PDFDocument({
+      size: 'A4',
+      margin: MARGIN,
+      bufferPages: true,
+      info: {
+        Title: `${heading.title} ${invoice.number ?? '(draft)'}`,
+        Author: supplier.name,
+        Subject: `${heading.title} ${invoice.number ?? '(draft)'} to ${customer.name}`,
+        Creator: 'Kosh',
+        Producer: 'Kosh',
+        // A reprint of the same invoice yields the same metadata.
+        CreationDate: stampDate,
+        ModDate: stampDate,
+      },
+    }),
+  );
+  const pdf = collectPdf(doc);
+  const box: Box = { left: MARGIN, width: doc.page.width - 2 * MARGIN };
+  const { left, width } = box;
+  const bottom = () => doc.page.height - MARGIN - FOOTER_SPACE;
+
+  let y = drawInvoiceHeading(doc, heading, supplier, gstApplies, box);
+  if (options.einvoice?.irn) y = await drawEinvoiceBlock(doc, options.einvoice, left, y, width, timeZone);
+
+  doc
+    .moveTo(left, y)
+    .lineTo(left + width, y)
+    .lineWidth(0.5)
+    .strokeColor(RULE)
+    .stroke();
+  y += 8;
+
+  // Bill to on the left; the invoice's particulars on the right.
+  const foreign = invoice.currency !== 'INR' && invoice.exchange_rate !== null && invoice.inr_total !== null;
+  const particulars = invoiceParticulars(invoice, timeZone, gstApplies, foreign);
+  y = partyBesideParticulars(doc, { left, width, y }, { heading: 'BILL TO', ...customer }, particulars, 110) + 14;
+
+  y = drawInvoiceLines(doc, invoice, box, y, timeZone, bottom);
+  drawInvoiceClosing(doc, invoice, invoiceTotals(invoice, foreign), supplier.name, box, y, bottom);
+  drawPageMarks(doc, invoice, heading, box);
   doc.end();
   return pdf;
 }

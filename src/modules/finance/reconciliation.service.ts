@@ -205,231 +205,238 @@ class Findings {
   }
 }
 
-/**
- * The comparison itself, read-only, in keyset pages: billing → journal (each finalized invoice,
- * payment, credit note and write-off has its entry with the same amount; receivables per invoice
- * = amount_due; customer credit per note = balance), then journal → secondary ledger (each line
- * has its transfer with the same amount and accounts; every account's posted totals equal the
- * journal's). Entries still waiting in the feed's outbox are left out of the second pass.
- */
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
-export async function reconcile(tx: Tx, tenantId: string, entityId: string | null): Promise<{ counts: RunCounts; findings: Findings }> {
-  const f = new Findings();
-  const counts: RunCounts = { invoices: 0, paidInvoices: 0, payments: 0, creditNotes: 0, entries: 0, transfers: 0, accounts: 0 };
+type InvoiceRecord = Awaited<ReturnType<typeof invoicePage>>[number];
+type PaymentRecord = Awaited<ReturnType<typeof paymentPage>>[number];
+type CreditNoteRecord = Awaited<ReturnType<typeof creditNotePage>>[number];
+type EntryRecord = Awaited<ReturnType<typeof entryPage>>[number];
+type LineRecord = Awaited<ReturnType<typeof linesWithTransfers>>[number];
 
+/** Walks a keyset-paged read (ids ascending) page by page. */
+async function forEachPage<T extends { id: string }>(read: (after: string) => Promise<T[]>, visit: (rows: T[]) => Promise<void> | void): Promise<void> {
   for (let after = NIL; ;) {
-    const rows = await invoicePage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
-    for (const r of rows) {
-      counts.invoices += 1;
-      if (r.status === 'paid') counts.paidInvoices += 1;
-      if (r.total > 0 && !r.entry_id) {
-        f.add({
-          type: 'missing_invoice_transaction',
-          invoice_id: r.id,
-          currency: r.currency,
-          expected: r.total,
-          found: 0,
-          detail: 'no invoice.finalized entry',
-        });
-      } else if (r.entry_id && r.entry_debits !== r.total) {
-        f.add({
-          type: 'amount_mismatch',
-          invoice_id: r.id,
-          transaction_id: r.entry_id,
-          currency: r.currency,
-          expected: r.total,
-          found: r.entry_debits ?? 0,
-          detail: 'invoice total ≠ debits of its finalization entry',
-        });
-      }
-      const expectedReceivable = r.status === 'void' ? 0 : r.amount_due;
-      if (r.receivable !== expectedReceivable) {
-        f.add({
-          type: 'receivable_mismatch',
-          invoice_id: r.id,
-          account_code: 1100,
-          currency: r.currency,
-          expected: expectedReceivable,
-          found: r.receivable,
-          detail: 'receivables tagged with the invoice ≠ amount_due',
-        });
-      }
-    }
+    const rows = await read(after);
+    await visit(rows);
     if (rows.length < RECONCILIATION_PAGE) break;
     after = rows[rows.length - 1]!.id;
   }
+}
 
-  for (let after = NIL; ;) {
-    const rows = await paymentPage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
-    for (const r of rows) {
-      counts.payments += 1;
-      const expected = r.amount + r.tds_amount;
-      if (!r.entry_id) {
-        f.add({
-          type: 'missing_payment_transaction',
-          invoice_id: r.invoice_id,
-          reference_id: r.id,
-          currency: r.currency,
-          expected,
-          found: 0,
-          detail: `no payment.recorded entry for payment ${r.id}`,
-        });
-      } else if (r.entry_debits !== expected) {
-        f.add({
-          type: 'amount_mismatch',
-          invoice_id: r.invoice_id,
-          transaction_id: r.entry_id,
-          reference_id: r.id,
-          currency: r.currency,
-          expected,
-          found: r.entry_debits ?? 0,
-          detail: 'payment amount + TDS ≠ debits of its entry',
-        });
-      }
-    }
-    if (rows.length < RECONCILIATION_PAGE) break;
-    after = rows[rows.length - 1]!.id;
+/** A finalized invoice has its entry, for its total, and receivables tagged with it equal to what it still owes. */
+function checkInvoice(f: Findings, r: InvoiceRecord): void {
+  if (r.total > 0 && !r.entry_id) {
+    f.add({
+      type: 'missing_invoice_transaction',
+      invoice_id: r.id,
+      currency: r.currency,
+      expected: r.total,
+      found: 0,
+      detail: 'no invoice.finalized entry',
+    });
+  } else if (r.entry_id && r.entry_debits !== r.total) {
+    f.add({
+      type: 'amount_mismatch',
+      invoice_id: r.id,
+      transaction_id: r.entry_id,
+      currency: r.currency,
+      expected: r.total,
+      found: r.entry_debits ?? 0,
+      detail: 'invoice total ≠ debits of its finalization entry',
+    });
   }
-
-  for (let after = NIL; ;) {
-    const rows = await creditNotePage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
-    for (const r of rows) {
-      counts.creditNotes += 1;
-      if (!r.entry_id) {
-        f.add({
-          type: 'missing_credit_note_transaction',
-          invoice_id: r.invoice_id,
-          reference_id: r.id,
-          currency: r.currency,
-          expected: r.amount,
-          found: 0,
-          detail: `no credit_note.issued entry for credit note ${r.id}`,
-        });
-      } else if (r.entry_debits !== r.amount) {
-        f.add({
-          type: 'amount_mismatch',
-          invoice_id: r.invoice_id,
-          transaction_id: r.entry_id,
-          reference_id: r.id,
-          currency: r.currency,
-          expected: r.amount,
-          found: r.entry_debits ?? 0,
-          detail: 'credit note amount ≠ debits of its entry',
-        });
-      }
-      if (r.status === 'expired' && !r.write_off_id) {
-        f.add({
-          type: 'missing_write_off_transaction',
-          invoice_id: r.invoice_id,
-          reference_id: r.id,
-          currency: r.currency,
-          expected: 0,
-          found: 0,
-          detail: `no credit_note.expired entry for expired credit note ${r.id}`,
-        });
-      }
-      const expectedCredit = r.status === 'void' ? 0 : r.balance;
-      if (r.credit_balance !== expectedCredit) {
-        f.add({
-          type: 'credit_balance_mismatch',
-          invoice_id: r.invoice_id,
-          reference_id: r.id,
-          account_code: 2300,
-          currency: r.currency,
-          expected: expectedCredit,
-          found: r.credit_balance,
-          detail: 'customer credit tagged with the note ≠ its balance',
-        });
-      }
-    }
-    if (rows.length < RECONCILIATION_PAGE) break;
-    after = rows[rows.length - 1]!.id;
+  const expectedReceivable = r.status === 'void' ? 0 : r.amount_due;
+  if (r.receivable !== expectedReceivable) {
+    f.add({
+      type: 'receivable_mismatch',
+      invoice_id: r.id,
+      account_code: 1100,
+      currency: r.currency,
+      expected: expectedReceivable,
+      found: r.receivable,
+      detail: 'receivables tagged with the invoice ≠ amount_due',
+    });
   }
+}
 
-  // Journal → secondary ledger, entry by entry.
+/** A payment has its entry, for its amount plus the TDS withheld. */
+function checkPayment(f: Findings, r: PaymentRecord): void {
+  const expected = r.amount + r.tds_amount;
+  if (!r.entry_id) {
+    f.add({
+      type: 'missing_payment_transaction',
+      invoice_id: r.invoice_id,
+      reference_id: r.id,
+      currency: r.currency,
+      expected,
+      found: 0,
+      detail: `no payment.recorded entry for payment ${r.id}`,
+    });
+  } else if (r.entry_debits !== expected) {
+    f.add({
+      type: 'amount_mismatch',
+      invoice_id: r.invoice_id,
+      transaction_id: r.entry_id,
+      reference_id: r.id,
+      currency: r.currency,
+      expected,
+      found: r.entry_debits ?? 0,
+      detail: 'payment amount + TDS ≠ debits of its entry',
+    });
+  }
+}
+
+/** A credit note has its issue entry for its amount, its write-off once expired, and customer credit tagged with it equal to its balance. */
+function checkCreditNote(f: Findings, r: CreditNoteRecord): void {
+  if (!r.entry_id) {
+    f.add({
+      type: 'missing_credit_note_transaction',
+      invoice_id: r.invoice_id,
+      reference_id: r.id,
+      currency: r.currency,
+      expected: r.amount,
+      found: 0,
+      detail: `no credit_note.issued entry for credit note ${r.id}`,
+    });
+  } else if (r.entry_debits !== r.amount) {
+    f.add({
+      type: 'amount_mismatch',
+      invoice_id: r.invoice_id,
+      transaction_id: r.entry_id,
+      reference_id: r.id,
+      currency: r.currency,
+      expected: r.amount,
+      found: r.entry_debits ?? 0,
+      detail: 'credit note amount ≠ debits of its entry',
+    });
+  }
+  if (r.status === 'expired' && !r.write_off_id) {
+    f.add({
+      type: 'missing_write_off_transaction',
+      invoice_id: r.invoice_id,
+      reference_id: r.id,
+      currency: r.currency,
+      expected: 0,
+      found: 0,
+      detail: `no credit_note.expired entry for expired credit note ${r.id}`,
+    });
+  }
+  const expectedCredit = r.status === 'void' ? 0 : r.balance;
+  if (r.credit_balance !== expectedCredit) {
+    f.add({
+      type: 'credit_balance_mismatch',
+      invoice_id: r.invoice_id,
+      reference_id: r.id,
+      account_code: 2300,
+      currency: r.currency,
+      expected: expectedCredit,
+      found: r.credit_balance,
+      detail: 'customer credit tagged with the note ≠ its balance',
+    });
+  }
+}
+
+/** Secondary-ledger account ids per (ledger, code), computed once. */
+function accountIds(tenantId: string): (ledger: number, code: number) => string {
   const ids = new Map<string, string>();
-  const idOf = (ledger: number, code: number) => {
+  return (ledger, code) => {
     const key = `${ledger}:${code}`;
     let id = ids.get(key);
     if (!id) ids.set(key, (id = accountId(tenantId, ledger, code)));
     return id;
   };
-  for (let after = NIL; ;) {
-    const entries = await entryPage(tx, tenantId, entityId, after, RECONCILIATION_PAGE);
-    const lines = await linesWithTransfers(
-      tx,
-      tenantId,
-      entries.filter((e) => !e.pending).map((e) => e.id),
-    );
-    const byEntry = new Map<string, typeof lines>();
-    for (const l of lines) {
-      const list = byEntry.get(l.entry_id);
-      if (list) list.push(l);
-      else byEntry.set(l.entry_id, [l]);
-    }
-    for (const e of entries) {
-      counts.entries += 1;
-      const invoiceId = e.reference_type === 'invoice' ? e.reference_id : null;
-      if (!e.reference_exists) {
-        f.add({
-          type: 'orphan_transaction',
-          transaction_id: e.id,
-          reference_id: e.reference_id,
-          currency: e.currency,
-          expected: 0,
-          found: 0,
-          detail: `${e.kind} entry refers to a ${e.reference_type} that does not exist`,
-        });
-      }
-      if (e.pending) continue;
-      const ledger = ledgerNumber(e.ledger_id, e.currency);
-      const control = idOf(ledger, CONTROL_ACCOUNT_CODE);
-      let debits = 0;
-      let credits = 0;
-      for (const l of byEntry.get(e.id) ?? []) {
-        counts.transfers += 1;
-        debits += l.debit;
-        credits += l.credit;
-        const isDebit = l.debit > 0;
-        const amount = isDebit ? l.debit : l.credit;
-        const base = { invoice_id: invoiceId, transaction_id: e.id, reference_id: e.reference_id, account_code: l.account_code, currency: e.currency };
-        if (!l.transfer_id) {
-          f.add({ ...base, type: 'tb_missing_transfer', expected: amount, found: 0, detail: `journal line ${l.id} has no transfer` });
-          continue;
-        }
-        const own = idOf(ledger, l.account_code);
-        const accountsMatch = isDebit
-          ? l.debit_account_id === own && l.credit_account_id === control
-          : l.debit_account_id === control && l.credit_account_id === own;
-        if (l.amount !== amount || !accountsMatch || l.ledger !== ledger || l.user_data_128 !== e.id) {
-          f.add({
-            ...base,
-            type: 'tb_amount_mismatch',
-            expected: amount,
-            found: l.amount ?? 0,
-            detail: accountsMatch ? `transfer ${l.id} amount differs from its journal line` : `transfer ${l.id} posts to other accounts than its journal line`,
-          });
-        }
-      }
-      if (debits !== credits) {
-        f.add({
-          type: 'unbalanced_entry',
-          invoice_id: invoiceId,
-          transaction_id: e.id,
-          reference_id: e.reference_id,
-          currency: e.currency,
-          expected: debits,
-          found: credits,
-          detail: 'entry debits ≠ credits',
-        });
-      }
-    }
-    if (entries.length < RECONCILIATION_PAGE) break;
-    after = entries[entries.length - 1]!.id;
-  }
+}
 
-  // Account balances per (ledger, code): the journal's totals against debits/credits_posted.
-  const expected = new Map<string, { ledger: number; code: number; currency: string; debits: number; credits: number }>();
+/** A journal line has its transfer, for the same amount, between its account and the control account of its ledger, tagged with its entry. */
+function checkLine(f: Findings, e: EntryRecord, l: LineRecord, ledger: number, idOf: (ledger: number, code: number) => string): void {
+  const invoiceId = e.reference_type === 'invoice' ? e.reference_id : null;
+  const isDebit = l.debit > 0;
+  const amount = isDebit ? l.debit : l.credit;
+  const base = { invoice_id: invoiceId, transaction_id: e.id, reference_id: e.reference_id, account_code: l.account_code, currency: e.currency };
+  if (!l.transfer_id) {
+    f.add({ ...base, type: 'tb_missing_transfer', expected: amount, found: 0, detail: `journal line ${l.id} has no transfer` });
+    return;
+  }
+  const own = idOf(ledger, l.account_code);
+  const control = idOf(ledger, CONTROL_ACCOUNT_CODE);
+  const accountsMatch = isDebit ? l.debit_account_id === own && l.credit_account_id === control : l.debit_account_id === control && l.credit_account_id === own;
+  if (l.amount !== amount || !accountsMatch || l.ledger !== ledger || l.user_data_128 !== e.id) {
+    f.add({
+      ...base,
+      type: 'tb_amount_mismatch',
+      expected: amount,
+      found: l.amount ?? 0,
+      detail: accountsMatch ? `transfer ${l.id} amount differs from its journal line` : `transfer ${l.id} posts to other accounts than its journal line`,
+    });
+  }
+}
+
+/** An entry refers to a record that exists; once fed to the secondary ledger, each of its lines has its transfer and it balances. */
+function checkEntry(f: Findings, counts: RunCounts, e: EntryRecord, lines: LineRecord[], idOf: (ledger: number, code: number) => string): void {
+  const invoiceId = e.reference_type === 'invoice' ? e.reference_id : null;
+  if (!e.reference_exists) {
+    f.add({
+      type: 'orphan_transaction',
+      transaction_id: e.id,
+      reference_id: e.reference_id,
+      currency: e.currency,
+      expected: 0,
+      found: 0,
+      detail: `${e.kind} entry refers to a ${e.reference_type} that does not exist`,
+    });
+  }
+  if (e.pending) return;
+  const ledger = ledgerNumber(e.ledger_id, e.currency);
+  let debits = 0;
+  let credits = 0;
+  for (const l of lines) {
+    counts.transfers += 1;
+    debits += l.debit;
+    credits += l.credit;
+    checkLine(f, e, l, ledger, idOf);
+  }
+  if (debits !== credits) {
+    f.add({
+      type: 'unbalanced_entry',
+      invoice_id: invoiceId,
+      transaction_id: e.id,
+      reference_id: e.reference_id,
+      currency: e.currency,
+      expected: debits,
+      found: credits,
+      detail: 'entry debits ≠ credits',
+    });
+  }
+}
+
+/** Journal → secondary ledger, entry by entry (entries still waiting in the feed's outbox are left out). */
+async function compareEntries(tx: Tx, tenantId: string, entityId: string | null, counts: RunCounts, f: Findings): Promise<void> {
+  const idOf = accountIds(tenantId);
+  await forEachPage(
+    (after) => entryPage(tx, tenantId, entityId, after, RECONCILIATION_PAGE),
+    async (entries) => {
+      const lines = await linesWithTransfers(
+        tx,
+        tenantId,
+        entries.filter((e) => !e.pending).map((e) => e.id),
+      );
+      const byEntry = new Map<string, LineRecord[]>();
+      for (const l of lines) {
+        const list = byEntry.get(l.entry_id);
+        if (list) list.push(l);
+        else byEntry.set(l.entry_id, [l]);
+      }
+      for (const e of entries) {
+        counts.entries += 1;
+        checkEntry(f, counts, e, byEntry.get(e.id) ?? [], idOf);
+      }
+    },
+  );
+}
+
+type ExpectedBalance = { ledger: number; code: number; currency: string; debits: number; credits: number };
+
+/** The journal's totals per (ledger, code), each line mirrored on its ledger's control account. */
+async function journalBalances(tx: Tx, tenantId: string, entityId: string | null): Promise<Map<string, ExpectedBalance>> {
+  const expected = new Map<string, ExpectedBalance>();
   const slot = (ledger: number, code: number, currency: string) => {
     const key = `${ledger}:${code}`;
     let s = expected.get(key);
@@ -445,6 +452,12 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
     control.debits += t.credit;
     control.credits += t.debit;
   }
+  return expected;
+}
+
+/** Account balances per (ledger, code): the journal's totals against debits/credits_posted. */
+async function compareAccounts(tx: Tx, tenantId: string, entityId: string | null, counts: RunCounts, f: Findings): Promise<void> {
+  const expected = await journalBalances(tx, tenantId, entityId);
   const accounts = await secondaryAccounts(tx, tenantId, entityId);
   const seen = new Set<string>();
   for (const a of accounts) {
@@ -474,6 +487,48 @@ export async function reconcile(tx: Tx, tenantId: string, entityId: string | nul
       detail: `account ${want.code} of ledger ${want.ledger} is missing from the secondary ledger`,
     });
   }
+}
+
+/**
+ * The comparison itself, read-only, in keyset pages: billing → journal (each finalized invoice,
+ * payment, credit note and write-off has its entry with the same amount; receivables per invoice
+ * = amount_due; customer credit per note = balance), then journal → secondary ledger (each line
+ * has its transfer with the same amount and accounts; every account's posted totals equal the
+ * journal's). Entries still waiting in the feed's outbox are left out of the second pass.
+ */
+export async function reconcile(tx: Tx, tenantId: string, entityId: string | null): Promise<{ counts: RunCounts; findings: Findings }> {
+  const f = new Findings();
+  const counts: RunCounts = { invoices: 0, paidInvoices: 0, payments: 0, creditNotes: 0, entries: 0, transfers: 0, accounts: 0 };
+  await forEachPage(
+    (after) => invoicePage(tx, tenantId, entityId, after, RECONCILIATION_PAGE),
+    (rows) => {
+      for (const r of rows) {
+        counts.invoices += 1;
+        if (r.status === 'paid') counts.paidInvoices += 1;
+        checkInvoice(f, r);
+      }
+    },
+  );
+  await forEachPage(
+    (after) => paymentPage(tx, tenantId, entityId, after, RECONCILIATION_PAGE),
+    (rows) => {
+      for (const r of rows) {
+        counts.payments += 1;
+        checkPayment(f, r);
+      }
+    },
+  );
+  await forEachPage(
+    (after) => creditNotePage(tx, tenantId, entityId, after, RECONCILIATION_PAGE),
+    (rows) => {
+      for (const r of rows) {
+        counts.creditNotes += 1;
+        checkCreditNote(f, r);
+      }
+    },
+  );
+  await compareEntries(tx, tenantId, entityId, counts, f);
+  await compareAccounts(tx, tenantId, entityId, counts, f);
   return { counts, findings: f };
 }
 

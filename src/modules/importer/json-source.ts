@@ -97,78 +97,98 @@ export class JsonSectionScanner {
     throw new StructureError(message, this.line);
   }
 
-  // eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
   private scan(out: SourceItem[]): void {
-    const buf = this.buf;
-    const n = buf.length;
+    const n = this.buf.length;
     while (this.i < n) {
       if (this.capture) {
         if (!this.scanCapture(out)) return; // needs more text
         continue;
       }
-      const c = buf.charCodeAt(this.i);
-      if (WS.has(c)) {
-        if (c === 0x0a) this.line++;
+      if (this.skipBlank()) continue;
+      this.step(this.buf[this.i]!, out);
+    }
+  }
+
+  /** Steps over whitespace (counting lines) and a byte-order mark at the start; false on anything else. */
+  private skipBlank(): boolean {
+    const c = this.buf.charCodeAt(this.i);
+    if (WS.has(c)) {
+      if (c === 0x0a) this.line++;
+      this.i++;
+      return true;
+    }
+    if (c === 0xfeff && this.state === 'doc' && this.i === 0) {
+      this.i++;
+      return true;
+    }
+    return false;
+  }
+
+  /** One structural character, read in the current state. */
+  private step(ch: string, out: SourceItem[]): void {
+    switch (this.state) {
+      case 'doc':
+        if (ch !== '{') this.fail('the document must be an object { "plans": [...], "customers": [...], "subscriptions": [...] }');
+        this.state = 'key-or-close';
         this.i++;
-        continue;
-      }
-      if (c === 0xfeff && this.state === 'doc' && this.i === 0) {
+        break;
+      case 'key-or-close':
+      case 'key-start':
+        this.stepKey(ch);
+        break;
+      case 'colon':
+        if (ch !== ':') this.fail(`expected ":" after "${this.key}", found ${JSON.stringify(ch)}`);
+        this.state = 'value';
         this.i++;
-        continue;
+        break;
+      case 'value':
+        this.startValue(ch, out);
+        break;
+      case 'elements-first':
+      case 'elements-next':
+      case 'element':
+        this.stepElements(ch);
+        break;
+      case 'after-value':
+        if (ch === ',') this.state = 'key-start';
+        else if (ch === '}') this.state = 'end';
+        else this.fail(`expected "," or "}" after the value of "${this.key}", found ${JSON.stringify(ch)}`);
+        this.i++;
+        break;
+      case 'end':
+        this.fail('unexpected text after the end of the document');
+    }
+  }
+
+  /** A section name starts (or, where allowed, the document closes). */
+  private stepKey(ch: string): void {
+    if (ch === '}' && this.state === 'key-or-close') {
+      this.state = 'end';
+      this.i++;
+    } else if (ch === '"') {
+      this.startCapture('key');
+    } else {
+      this.fail(`expected a section name in double quotes, found ${JSON.stringify(ch)}`);
+    }
+  }
+
+  /** Inside a section's array: an element starts, a comma separates, or the array closes. */
+  private stepElements(ch: string): void {
+    if (this.state === 'elements-first') {
+      if (ch === ']') {
+        this.endSection();
+        this.i++;
+      } else {
+        this.startCapture('element');
       }
-      const ch = buf[this.i]!;
-      switch (this.state) {
-        case 'doc':
-          if (ch !== '{') this.fail('the document must be an object { "plans": [...], "customers": [...], "subscriptions": [...] }');
-          this.state = 'key-or-close';
-          this.i++;
-          break;
-        case 'key-or-close':
-        case 'key-start':
-          if (ch === '}' && this.state === 'key-or-close') {
-            this.state = 'end';
-            this.i++;
-          } else if (ch === '"') {
-            this.startCapture('key');
-          } else {
-            this.fail(`expected a section name in double quotes, found ${JSON.stringify(ch)}`);
-          }
-          break;
-        case 'colon':
-          if (ch !== ':') this.fail(`expected ":" after "${this.key}", found ${JSON.stringify(ch)}`);
-          this.state = 'value';
-          this.i++;
-          break;
-        case 'value':
-          this.startValue(ch, out);
-          break;
-        case 'elements-first':
-          if (ch === ']') {
-            this.endSection();
-            this.i++;
-          } else {
-            this.startCapture('element');
-          }
-          break;
-        case 'elements-next':
-          if (ch === ',') this.state = 'element';
-          else if (ch === ']') this.endSection();
-          else this.fail(`expected "," or "]" after element ${this.index - 1} of "${this.key}", found ${JSON.stringify(ch)}`);
-          this.i++;
-          break;
-        case 'element':
-          if (ch === ']') this.fail(`a comma before "]" in "${this.key}" (trailing commas are not JSON)`);
-          this.startCapture('element');
-          break;
-        case 'after-value':
-          if (ch === ',') this.state = 'key-start';
-          else if (ch === '}') this.state = 'end';
-          else this.fail(`expected "," or "}" after the value of "${this.key}", found ${JSON.stringify(ch)}`);
-          this.i++;
-          break;
-        case 'end':
-          this.fail('unexpected text after the end of the document');
-      }
+    } else if (this.state === 'elements-next') {
+      if (ch === ',') this.state = 'element';
+      else if (ch === ']') this.endSection();
+      else this.fail(`expected "," or "]" after element ${this.index - 1} of "${this.key}", found ${JSON.stringify(ch)}`);
+      this.i++;
+    } else {
+      if (ch === ']') this.fail(`a comma before "]" in "${this.key}" (trailing commas are not JSON)`);
+      this.startCapture('element');
     }
   }
 

@@ -200,50 +200,78 @@ async function valuationOf(ctx: Ctx, postings: Posting[], functional: Map<string
     rates.set(key, await entityRateAt(ctx, p.entityId, functional.get(p.entityId)!, p.currency, postedAt.get(p.entityId) ?? ctx.now));
   }
   return {
-    // eslint-disable-next-line complexity -- grew above 25 alongside the limit (issue #27); to be split into named steps
     value(posting: Posting, lines: PostingLine[], functionalCurrency: string): { lines: PostingLine[]; values: LineValue[] | null; rate: string | null } {
-      if (posting.currency === functionalCurrency) {
-        lines = lines.filter((l) => (l.debit ?? 0) !== 0 || (l.credit ?? 0) !== 0);
-        return { lines, values: lines.map((l) => ({ amount: (l.debit ?? 0) + (l.credit ?? 0), side: sideOf(l) })), rate: null };
-      }
+      if (posting.currency === functionalCurrency) return inFunctionalCurrency(lines);
       const rate = posting.rate ?? rates.get(`${posting.entityId}:${posting.currency}`) ?? null;
       const atRate = (amount: number) => (rate === null ? null : convertMinorUnits(amount, posting.currency, functionalCurrency, rate));
       const values: (LineValue | null)[] = [];
-      for (const l of lines) {
-        const side = sideOf(l);
-        const amount = (l.debit ?? 0) + (l.credit ?? 0);
-        const carried = CARRIED[l.account];
-        const id = carried ? l[carried.tag] : null;
-        const key = carried && id ? carriedKey({ ledgerId: posting.ledgerId, currency: posting.currency, account: l.account, tag: carried.tag, id }) : null;
-        let value: number | null = l.functional ?? (l.mirror && values.length > 0 ? (values[values.length - 1]?.amount ?? null) : null);
-        if (value === null && key && side !== carried!.side) {
-          // Reduces the document's balance: its share of the balance's functional value.
-          const balance = balances.get(key) ?? { amount: 0, functional: 0 };
-          if (balance.amount <= 0) value = atRate(amount);
-          else if (amount >= balance.amount) {
-            const rest = atRate(amount - balance.amount);
-            value = rest === null ? null : balance.functional + rest;
-          } else value = mulDivRoundHalfUp(balance.functional, amount, balance.amount);
-        }
-        if (value === null) value = atRate(amount);
-        values.push(value === null ? null : { amount: value, side });
-        if (key && value !== null) {
-          // The next line on the same document (in this entry or a later one) sees this one.
-          const sign = side === carried!.side ? 1 : -1;
-          const b = balances.get(key) ?? { amount: 0, functional: 0 };
-          balances.set(key, { amount: b.amount + sign * amount, functional: b.functional + sign * value });
-        }
-      }
+      for (const l of lines) values.push(foreignLineValue(posting, l, values, balances, atRate));
       if (values.some((v) => v === null)) return { lines, values: null, rate: null };
-      const valued = values as LineValue[];
-      const difference = valued.reduce((sum, v) => sum + (v.side === 'debit' ? v.amount : -v.amount), 0);
-      if (difference === 0) return { lines, values: valued, rate };
-      const account = posting.exchangeDifference === 'realized' ? Account.EXCHANGE_GAIN_LOSS : Account.EXCHANGE_ROUNDING;
-      // Debits worth more than credits: a gain (credit); less: a loss (debit).
-      const side = difference > 0 ? 'credit' : 'debit';
-      return { lines: [...lines, { account }], values: [...valued, { amount: Math.abs(difference), side }], rate };
+      return withExchangeDifference(posting, lines, values as LineValue[], rate);
     },
   };
+}
+
+/** A posting in the functional currency: each line is worth its amount (zero lines dropped). */
+function inFunctionalCurrency(lines: PostingLine[]): { lines: PostingLine[]; values: LineValue[]; rate: null } {
+  const kept = lines.filter((l) => (l.debit ?? 0) !== 0 || (l.credit ?? 0) !== 0);
+  return { lines: kept, values: kept.map((l) => ({ amount: (l.debit ?? 0) + (l.credit ?? 0), side: sideOf(l) })), rate: null };
+}
+
+type CarriedBalances = Map<string, { amount: number; functional: number }>;
+
+/**
+ * One line of a foreign-currency posting, valued: as the caller valued it (or as the line it
+ * mirrors); else, reducing a document's carried balance, its share of that balance's functional
+ * value; else at the posting's rate (null when no rate is known). The carried balance is moved by
+ * the line, so the next line on the same document (in this entry or a later one) sees it.
+ */
+function foreignLineValue(
+  posting: Posting,
+  l: PostingLine,
+  values: (LineValue | null)[],
+  balances: CarriedBalances,
+  atRate: (amount: number) => number | null,
+): LineValue | null {
+  const side = sideOf(l);
+  const amount = (l.debit ?? 0) + (l.credit ?? 0);
+  const carried = CARRIED[l.account];
+  const id = carried ? l[carried.tag] : null;
+  const key = carried && id ? carriedKey({ ledgerId: posting.ledgerId, currency: posting.currency, account: l.account, tag: carried.tag, id }) : null;
+  let value: number | null = l.functional ?? (l.mirror && values.length > 0 ? (values[values.length - 1]?.amount ?? null) : null);
+  if (value === null && key && side !== carried!.side) value = shareOfCarried(balances.get(key) ?? { amount: 0, functional: 0 }, amount, atRate);
+  if (value === null) value = atRate(amount);
+  if (key && value !== null) {
+    const sign = side === carried!.side ? 1 : -1;
+    const b = balances.get(key) ?? { amount: 0, functional: 0 };
+    balances.set(key, { amount: b.amount + sign * amount, functional: b.functional + sign * value });
+  }
+  return value === null ? null : { amount: value, side };
+}
+
+/** What a line reducing a document's balance is worth: its share of the balance's functional value (all of it, and the rest at the rate, when it clears it). */
+function shareOfCarried(balance: { amount: number; functional: number }, amount: number, atRate: (amount: number) => number | null): number | null {
+  if (balance.amount <= 0) return atRate(amount);
+  if (amount >= balance.amount) {
+    const rest = atRate(amount - balance.amount);
+    return rest === null ? null : balance.functional + rest;
+  }
+  return mulDivRoundHalfUp(balance.functional, amount, balance.amount);
+}
+
+/** What is left between functional debits and credits: one more line on realized exchange gain/loss or on rounding. */
+function withExchangeDifference(
+  posting: Posting,
+  lines: PostingLine[],
+  valued: LineValue[],
+  rate: string | null,
+): { lines: PostingLine[]; values: LineValue[]; rate: string | null } {
+  const difference = valued.reduce((sum, v) => sum + (v.side === 'debit' ? v.amount : -v.amount), 0);
+  if (difference === 0) return { lines, values: valued, rate };
+  const account = posting.exchangeDifference === 'realized' ? Account.EXCHANGE_GAIN_LOSS : Account.EXCHANGE_ROUNDING;
+  // Debits worth more than credits: a gain (credit); less: a loss (debit).
+  const side = difference > 0 ? 'credit' : 'debit';
+  return { lines: [...lines, { account }], values: [...valued, { amount: Math.abs(difference), side }], rate };
 }
 
 function toJournalEntry(entry: EntryRow, lines: LineRow[]): JournalEntry {

@@ -243,14 +243,23 @@ export type SubscriptionRecordInput = {
 
 export type CreatedRecord = { row: SubscriptionRow; customer: Customer } & PlanPrice;
 
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
 export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionRecordInput): Promise<CreatedRecord> {
   const customer = await findCustomer(ctx.tx, ctx.tenantId, input.customerId);
   if (!customer) throw errors.notFound('customer');
-  const { plan, price, currency } = await resolvePlanPrice(ctx, input.planId, input.currency);
+  const planPrice = await resolvePlanPrice(ctx, input.planId, input.currency);
+  const { plan, price, currency } = planPrice;
   if (input.status !== 'canceled') await assertMetricsMeteredOnce(ctx, { customerId: customer.id, planId: plan.id, currency });
   const quantity = input.quantity ?? 1;
   assertChargeable(price, quantity);
+  await assertRecordable(ctx, input);
+  const row = recordRow(ctx, input, customer.id, planPrice, quantity);
+  await insertSubscription(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata) });
+  if (input.emit ?? true) await emitEvent(ctx, 'subscription.created', toSubscription(row));
+  return { row, customer, plan, price, currency };
+}
+
+/** A stated period that runs forwards, a giver who exists, an external id not taken. */
+async function assertRecordable(ctx: Ctx, input: SubscriptionRecordInput): Promise<void> {
   if (!(input.currentPeriodEnd > input.currentPeriodStart)) {
     throw errors.invalidField('current_period_end', 'must be after current_period_start');
   }
@@ -258,12 +267,30 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
   if (input.externalId && (await findSubscriptionByExternalId(ctx.tx, ctx.tenantId, input.externalId))) {
     throw errors.conflict(`a subscription with external_id '${input.externalId}' already exists`, 'external_id_taken');
   }
-  const schedule = input.schedule ?? { billingAnchor: input.currentPeriodEnd, periodIndex: -1 };
+}
+
+/** The record's lifecycle dates as stated: a canceled one ended at its period's end unless told otherwise; a paused one paused now unless told. */
+function recordLifecycle(
+  ctx: Ctx,
+  input: SubscriptionRecordInput,
+): Pick<SubscriptionRow, 'cancel_at_period_end' | 'trial_start' | 'trial_end' | 'canceled_at' | 'paused_at' | 'ended_at'> {
   const ended = input.status === 'canceled' ? (input.endedAt ?? input.currentPeriodEnd) : (input.endedAt ?? null);
-  const row: SubscriptionRow = {
+  return {
+    cancel_at_period_end: input.cancelAtPeriodEnd ?? false,
+    trial_start: input.trialStart ?? null,
+    trial_end: input.trialEnd ?? null,
+    canceled_at: input.canceledAt ?? (input.status === 'canceled' ? ended : null),
+    paused_at: input.status === 'paused' ? (input.pausedAt ?? ctx.now) : null,
+    ended_at: ended,
+  };
+}
+
+function recordRow(ctx: Ctx, input: SubscriptionRecordInput, customerId: string, { plan, price, currency }: PlanPrice, quantity: number): SubscriptionRow {
+  const schedule = input.schedule ?? { billingAnchor: input.currentPeriodEnd, periodIndex: -1 };
+  return {
     tenant_id: ctx.tenantId,
     id: newId(),
-    customer_id: customer.id,
+    customer_id: customerId,
     plan_id: plan.id,
     price_id: price?.id ?? null,
     currency,
@@ -275,12 +302,7 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
     period_index: schedule.periodIndex,
     current_period_start: input.currentPeriodStart,
     current_period_end: input.currentPeriodEnd,
-    cancel_at_period_end: input.cancelAtPeriodEnd ?? false,
-    trial_start: input.trialStart ?? null,
-    trial_end: input.trialEnd ?? null,
-    canceled_at: input.canceledAt ?? (input.status === 'canceled' ? ended : null),
-    paused_at: input.status === 'paused' ? (input.pausedAt ?? ctx.now) : null,
-    ended_at: ended,
+    ...recordLifecycle(ctx, input),
     gift_code: input.giftCode ?? null,
     gifted_by: input.giftedBy ?? null,
     external_id: input.externalId ?? null,
@@ -295,9 +317,6 @@ export async function createSubscriptionRecord(ctx: Ctx, input: SubscriptionReco
     created_at: ctx.now,
     updated_at: ctx.now,
   };
-  await insertSubscription(ctx.tx, { ...row, metadata: JSON.stringify(row.metadata) });
-  if (input.emit ?? true) await emitEvent(ctx, 'subscription.created', toSubscription(row));
-  return { row, customer, plan, price, currency };
 }
 
 /** The schedule of a subscription that starts now (or at a backdated start) on `plan`. */

@@ -101,8 +101,29 @@ const FORMAT_WORDS: Record<string, string> = {
 
 const SIZE_UNITS: Record<string, string> = { string: 'characters', array: 'items', set: 'items', map: 'entries', file: 'bytes' };
 
+type IssueParams = NonNullable<Issue['params']>;
+
+/** A size or value bound (too_small / too_big) in plain words; null when the issue names no bound. */
+function boundWords(code: 'too_small' | 'too_big', p: IssueParams): string | null {
+  const bound = code === 'too_small' ? p.minimum : p.maximum;
+  if (bound === undefined) return null;
+  const unit = p.origin ? SIZE_UNITS[p.origin] : undefined;
+  if (code === 'too_small' && unit && Number(bound) === 1 && p.inclusive !== false) return 'must not be empty';
+  const exact = p.exact
+    ? 'exactly'
+    : code === 'too_small'
+      ? p.inclusive === false
+        ? 'more than'
+        : 'at least'
+      : p.inclusive === false
+        ? 'less than'
+        : 'at most';
+  if (unit) return `must have ${exact} ${String(bound)} ${unit}`;
+  const verb = code === 'too_small' && p.inclusive === false ? 'greater than' : code === 'too_big' && p.inclusive === false ? 'less than' : exact;
+  return `must be ${verb} ${String(bound)}`;
+}
+
 /** Zod's own English (`Invalid input: expected string, received undefined`) in plain words; null when unknown. */
-// eslint-disable-next-line complexity -- grew above 25 alongside the limit (issue #27); to be split into named steps
 function plainWords(issue: Issue, message: string, root: boolean): string | null {
   const code = issue.keyword ?? issue.code;
   const p = issue.params ?? {};
@@ -112,24 +133,8 @@ function plainWords(issue: Issue, message: string, root: boolean): string | null
       if (/received undefined$/.test(message) || (root && /received null$/.test(message))) return 'is required';
       return p.expected && TYPE_WORDS[p.expected] ? `must be ${TYPE_WORDS[p.expected]}` : null;
     case 'too_small':
-    case 'too_big': {
-      const bound = code === 'too_small' ? p.minimum : p.maximum;
-      if (bound === undefined) return null;
-      const unit = p.origin ? SIZE_UNITS[p.origin] : undefined;
-      if (code === 'too_small' && unit && Number(bound) === 1 && p.inclusive !== false) return 'must not be empty';
-      const exact = p.exact
-        ? 'exactly'
-        : code === 'too_small'
-          ? p.inclusive === false
-            ? 'more than'
-            : 'at least'
-          : p.inclusive === false
-            ? 'less than'
-            : 'at most';
-      if (unit) return `must have ${exact} ${String(bound)} ${unit}`;
-      const verb = code === 'too_small' && p.inclusive === false ? 'greater than' : code === 'too_big' && p.inclusive === false ? 'less than' : exact;
-      return `must be ${verb} ${String(bound)}`;
-    }
+    case 'too_big':
+      return boundWords(code, p);
     case 'invalid_format':
       return p.format && FORMAT_WORDS[p.format] ? FORMAT_WORDS[p.format]! : null;
     case 'not_multiple_of':

@@ -246,16 +246,20 @@ function numberExample(schema: Schema, field: string | undefined, integer: boole
   return integer ? Math.round(value) : value;
 }
 
-/** A value that validates against `schema` (best effort), realistic where the field name tells. */
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
-export function exampleOf(schema: Schema | undefined, resolve: Resolver, field?: string, depth = 0): unknown {
-  if (!schema || depth > 24) return null;
-  if (typeof schema.$ref === 'string') return exampleOf(resolve(schema.$ref), resolve, field, depth + 1);
+const NO_EXAMPLE = Symbol('no example');
+
+/** The value the schema names itself (example, examples, const, enum, default); NO_EXAMPLE when it names none. */
+function statedExample(schema: Schema): unknown {
   if ('example' in schema) return schema.example;
   if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0];
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum.find((v) => v !== null) ?? schema.enum[0];
   if ('default' in schema && schema.default !== undefined) return schema.default;
+  return NO_EXAMPLE;
+}
+
+/** A composed schema's example: its first non-null option (oneOf, anyOf), or all its parts merged (allOf); NO_EXAMPLE when not composed. */
+function composedExample(schema: Schema, resolve: Resolver, field: string | undefined, depth: number): unknown {
   for (const key of ['oneOf', 'anyOf'] as const) {
     const options = schema[key] as Schema[] | undefined;
     if (options?.length) {
@@ -266,21 +270,32 @@ export function exampleOf(schema: Schema | undefined, resolve: Resolver, field?:
   if (Array.isArray(schema.allOf)) {
     return Object.assign({}, ...(schema.allOf as Schema[]).map((s) => exampleOf(s, resolve, field, depth + 1)));
   }
+  return NO_EXAMPLE;
+}
+
+function objectExample(schema: Schema, resolve: Resolver, depth: number): Json {
+  const out: Json = {};
+  const props = (schema.properties ?? {}) as Record<string, Schema>;
+  // A property that accepts nothing (`z.never()`: a field refused by name) has no example.
+  for (const [k, v] of Object.entries(props)) if (!('not' in v)) out[k] = exampleOf(v, resolve, k, depth + 1);
+  return out;
+}
+
+function arrayExample(schema: Schema, resolve: Resolver, field: string | undefined, depth: number): unknown[] {
+  const min = (schema.minItems as number | undefined) ?? 0;
+  const max = (schema.maxItems as number | undefined) ?? 1;
+  const count = Math.min(Math.max(min, 1), max);
+  return Array.from({ length: count }, () => exampleOf(schema.items as Schema, resolve, field ? singular(field) : undefined, depth + 1));
+}
+
+/** An example built from the schema's type. */
+function typedExample(schema: Schema, resolve: Resolver, field: string | undefined, depth: number): unknown {
   const type = typeOf(schema) ?? (schema.properties ? 'object' : schema.items ? 'array' : undefined);
   switch (type) {
-    case 'object': {
-      const out: Json = {};
-      const props = (schema.properties ?? {}) as Record<string, Schema>;
-      // A property that accepts nothing (`z.never()`: a field refused by name) has no example.
-      for (const [k, v] of Object.entries(props)) if (!('not' in v)) out[k] = exampleOf(v, resolve, k, depth + 1);
-      return out;
-    }
-    case 'array': {
-      const min = (schema.minItems as number | undefined) ?? 0;
-      const max = (schema.maxItems as number | undefined) ?? 1;
-      const count = Math.min(Math.max(min, 1), max);
-      return Array.from({ length: count }, () => exampleOf(schema.items as Schema, resolve, field ? singular(field) : undefined, depth + 1));
-    }
+    case 'object':
+      return objectExample(schema, resolve, depth);
+    case 'array':
+      return arrayExample(schema, resolve, field, depth);
     case 'string':
       return stringExample(schema, field);
     case 'integer':
@@ -294,6 +309,17 @@ export function exampleOf(schema: Schema | undefined, resolve: Resolver, field?:
     default:
       return {};
   }
+}
+
+/** A value that validates against `schema` (best effort), realistic where the field name tells. */
+export function exampleOf(schema: Schema | undefined, resolve: Resolver, field?: string, depth = 0): unknown {
+  if (!schema || depth > 24) return null;
+  if (typeof schema.$ref === 'string') return exampleOf(resolve(schema.$ref), resolve, field, depth + 1);
+  const stated = statedExample(schema);
+  if (stated !== NO_EXAMPLE) return stated;
+  const composed = composedExample(schema, resolve, field, depth);
+  if (composed !== NO_EXAMPLE) return composed;
+  return typedExample(schema, resolve, field, depth);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,15 +366,18 @@ function errorResponse(status: string): Json {
   };
 }
 
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
-export function completeDocument(doc: Json, options: OpenApiOptions): Json {
-  const components = ((doc.components as Json | undefined) ?? {}) as Json;
-  doc.components = components;
-  const schemas = ((components.schemas as Json | undefined) ?? {}) as Record<string, Schema>;
-  components.schemas = schemas;
-  const resolve: Resolver = (ref) => (ref.startsWith('#/components/schemas/') ? schemas[ref.slice('#/components/schemas/'.length)] : undefined);
-  const paths = (doc.paths ?? {}) as Record<string, Json>;
+/** What completing one operation needs to know of the whole document. */
+type DocumentScope = {
+  resolve: Resolver;
+  /** components.responses, gaining the shared error responses operations refer to. */
+  responses: Json;
+  usedTags: Set<string>;
+  /** operationId → the `METHOD /path` that took it. */
+  seenIds: Map<string, string>;
+};
 
+/** servers (this deployment), license, and the shared Idempotency-Key parameter. */
+function completeFrame(doc: Json, components: Json, options: OpenApiOptions): void {
   // The document is served by the deployment it describes: `/` is that server. A configured public
   // URL (KOSH_PUBLIC_URL) comes first; the localhost default is left out.
   const local = /^https?:\/\/(localhost|127\.0\.0\.1)(:|\/|$)/.test(options.serverUrl);
@@ -371,83 +400,86 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
       example: '6f1c1e0e-3c9b-4f7e-9a3e-2d4b8f0a1c55',
     },
   };
-  const responses = ((components.responses as Json | undefined) ?? {}) as Json;
-  components.responses = responses;
+}
 
-  const usedTags = new Set<string>();
-  const seenIds = new Map<string, string>();
+/** A stable, unique operationId (a clash takes the method as a suffix). */
+function assignOperationId(op: Json, method: string, path: string, isV1: boolean, scope: DocumentScope): void {
+  const key = `${method.toUpperCase()} ${path}`;
+  const success = Object.entries(op.responses as Record<string, Json>).find(([s]) => s.startsWith('2'));
+  const successSchema = (success?.[1]?.content as Record<string, { schema?: Schema }> | undefined)?.['application/json']?.schema;
+  if (!op.operationId) op.operationId = OPERATION_IDS[key] ?? deriveOperationId(method, path, isListSchema(successSchema));
+  const taken = scope.seenIds.get(op.operationId as string);
+  if (taken) op.operationId = `${op.operationId as string}${method.charAt(0).toUpperCase()}${method.slice(1)}`;
+  scope.seenIds.set(op.operationId as string, key);
+}
 
-  for (const [path, item] of Object.entries(paths)) {
-    for (const method of METHODS) {
-      const op = item[method] as Json | undefined;
-      if (!op) continue;
-      const key = `${method.toUpperCase()} ${path}`;
-      const isV1 = path.startsWith('/v1/') || path === '/v1';
-      const opResponses = ((op.responses as Json | undefined) ?? {}) as Record<string, Json>;
-      op.responses = opResponses;
-      const success = Object.entries(opResponses).find(([s]) => s.startsWith('2'));
-      const successSchema = (success?.[1]?.content as Record<string, { schema?: Schema }> | undefined)?.['application/json']?.schema;
+/** Parameters described, and the Idempotency-Key header on every mutating /v1 operation. */
+function completeParameters(op: Json, method: string, isV1: boolean): void {
+  const parameters = ((op.parameters as Json[] | undefined) ?? []).filter((p) => String(p.name).toLowerCase() !== 'idempotency-key');
+  if (isV1 && MUTATING.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  for (const p of parameters)
+    if (!p.$ref && !p.description)
+      p.description = `The ${String(p.name)
+        .replace(/[_[\]]/g, ' ')
+        .trim()} (${String(p.in)}).`;
+  if (parameters.length) op.parameters = parameters;
+  else delete op.parameters;
+}
 
-      // operationId
-      if (!op.operationId) op.operationId = OPERATION_IDS[key] ?? deriveOperationId(method, path, isListSchema(successSchema));
-      const taken = seenIds.get(op.operationId as string);
-      if (taken) op.operationId = `${op.operationId as string}${method.charAt(0).toUpperCase()}${method.slice(1)}`;
-      seenIds.set(op.operationId as string, key);
+/** Errors: what the route declares plus what the framework answers on its shape (platform/http/route-errors.ts); success responses described, with examples. */
+function completeResponses(op: Json, scope: DocumentScope): void {
+  const opResponses = op.responses as Record<string, Json>;
+  const declared = (op['x-kosh-errors'] as Record<string, string[]> | undefined) ?? {};
+  delete op['x-kosh-errors'];
+  const statuses = new Set(Object.keys(declared));
+  for (const status of Object.keys(opResponses)) if (/^[45]/.test(status) && !statuses.has(status)) delete opResponses[status];
+  for (const status of statuses) {
+    if (!opResponses[status]) opResponses[status] = { $ref: `#/components/responses/${RESPONSE_NAMES[status]}` };
+  }
+  for (const [status, response] of Object.entries(opResponses)) {
+    if (/^[45]/.test(status)) {
+      const name = RESPONSE_NAMES[status];
+      if (name && !response.$ref) opResponses[status] = { $ref: `#/components/responses/${name}` };
+      if (name && !scope.responses[name]) scope.responses[name] = errorResponse(status);
+      continue;
+    }
+    if (!response.description || response.description === 'Default Response') response.description = STATUS_TEXT[status] ?? 'Success';
+    addMediaExamples(response.content as Json | undefined, scope.resolve);
+    stripClosedObjects(response.content);
+  }
+}
 
-      if (!op.description && op.summary) op.description = `${op.summary as string}.`;
-      for (const tag of (op.tags as string[] | undefined) ?? []) usedTags.add(tag);
-
-      // parameters
-      const parameters = ((op.parameters as Json[] | undefined) ?? []).filter((p) => String(p.name).toLowerCase() !== 'idempotency-key');
-      if (isV1 && MUTATING.has(method)) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
-      for (const p of parameters)
-        if (!p.$ref && !p.description)
-          p.description = `The ${String(p.name)
-            .replace(/[_[\]]/g, ' ')
-            .trim()} (${String(p.in)}).`;
-      if (parameters.length) op.parameters = parameters;
-      else delete op.parameters;
-
-      // security: public operations say so
-      if (!isV1 && !op.security && (path.startsWith('/auth/') || path === '/portal/api/login')) op.security = [];
-      if (path.startsWith('/portal/') && path !== '/portal/api/login') op.security = [{ portalSession: [] }];
-
-      // errors: what the route declares plus what the framework answers on its shape (platform/http/route-errors.ts)
-      const declared = (op['x-kosh-errors'] as Record<string, string[]> | undefined) ?? {};
-      delete op['x-kosh-errors'];
-      const statuses = new Set(Object.keys(declared));
-      for (const status of Object.keys(opResponses)) if (/^[45]/.test(status) && !statuses.has(status)) delete opResponses[status];
-      for (const status of statuses) {
-        if (!opResponses[status]) opResponses[status] = { $ref: `#/components/responses/${RESPONSE_NAMES[status]}` };
-      }
-      for (const [status, response] of Object.entries(opResponses)) {
-        if (/^[45]/.test(status)) {
-          const name = RESPONSE_NAMES[status];
-          if (name && !response.$ref) opResponses[status] = { $ref: `#/components/responses/${name}` };
-          if (name && !responses[name]) responses[name] = errorResponse(status);
-          continue;
-        }
-        if (!response.description || response.description === 'Default Response') response.description = STATUS_TEXT[status] ?? 'Success';
-        addMediaExamples(response.content as Json | undefined, resolve);
-        stripClosedObjects(response.content);
-      }
-      const body = op.requestBody as Json | undefined;
-      if (body) {
-        if (!body.description)
-          body.description = `The ${String((op.summary as string | undefined) ?? 'request').replace(/^\w/, (c) => c.toLowerCase())} request.`;
-        for (const media of Object.values((body.content ?? {}) as Record<string, Json>)) {
-          const schema = media.schema as Schema | undefined;
-          if (schema && REQUEST_EXAMPLE_KEY in schema) {
-            media.example = schema[REQUEST_EXAMPLE_KEY];
-            delete schema[REQUEST_EXAMPLE_KEY];
-          }
-        }
-        addMediaExamples(body.content as Json | undefined, resolve);
-      }
+/** The request body described, its schema's request example moved onto the media type. */
+function completeRequestBody(op: Json, resolve: Resolver): void {
+  const body = op.requestBody as Json | undefined;
+  if (!body) return;
+  if (!body.description) body.description = `The ${String((op.summary as string | undefined) ?? 'request').replace(/^\w/, (c) => c.toLowerCase())} request.`;
+  for (const media of Object.values((body.content ?? {}) as Record<string, Json>)) {
+    const schema = media.schema as Schema | undefined;
+    if (schema && REQUEST_EXAMPLE_KEY in schema) {
+      media.example = schema[REQUEST_EXAMPLE_KEY];
+      delete schema[REQUEST_EXAMPLE_KEY];
     }
   }
+  addMediaExamples(body.content as Json | undefined, resolve);
+}
 
-  // links: a create operation's answer names the object the get, update and delete operations take.
+function completeOperation(op: Json, method: (typeof METHODS)[number], path: string, scope: DocumentScope): void {
+  const isV1 = path.startsWith('/v1/') || path === '/v1';
+  op.responses = (op.responses as Json | undefined) ?? {};
+  assignOperationId(op, method, path, isV1, scope);
+  if (!op.description && op.summary) op.description = `${op.summary as string}.`;
+  for (const tag of (op.tags as string[] | undefined) ?? []) scope.usedTags.add(tag);
+  completeParameters(op, method, isV1);
+  // security: public operations say so
+  if (!isV1 && !op.security && (path.startsWith('/auth/') || path === '/portal/api/login')) op.security = [];
+  if (path.startsWith('/portal/') && path !== '/portal/api/login') op.security = [{ portalSession: [] }];
+  completeResponses(op, scope);
+  completeRequestBody(op, scope.resolve);
+}
+
+/** links: a create operation's answer names the object the get, update and delete operations take. */
+function addCreateLinks(paths: Record<string, Json>): void {
   for (const [path, item] of Object.entries(paths)) {
     const created = ((item.post as Json | undefined)?.responses as Record<string, Json> | undefined)?.['201'];
     const one = paths[`${path}/{id}`];
@@ -464,17 +496,16 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
     }
     if (Object.keys(links).length) created.links = links;
   }
+}
 
-  // webhooks: one per event type, the payload being the Event with its object schema.
+const capitalized = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
+
+/** webhooks: one per event type, the payload being the Event with its object schema. */
+function eventWebhooks(eventTypes: readonly string[], schemas: Record<string, Schema>, resolve: Resolver): Json {
   const webhooks: Json = {};
-  for (const type of options.eventTypes) {
+  for (const type of eventTypes) {
     const prefix = type.split('.')[0]!;
-    const objectName =
-      EVENT_OBJECT_SCHEMAS[prefix] ??
-      prefix
-        .split('_')
-        .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-        .join('');
+    const objectName = EVENT_OBJECT_SCHEMAS[prefix] ?? prefix.split('_').map(capitalized).join('');
     const objectSchema: Schema = schemas[objectName] ? { $ref: `#/components/schemas/${objectName}` } : { type: 'object', additionalProperties: {} };
     const payload: Schema = {
       type: 'object',
@@ -490,10 +521,7 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
     };
     webhooks[type] = {
       post: {
-        operationId: `on${type
-          .split(/[._]/)
-          .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-          .join('')}`,
+        operationId: `on${type.split(/[._]/).map(capitalized).join('')}`,
         summary: `${type} event`,
         description: `Sent to every enabled webhook endpoint subscribed to \`${type}\` (see docs/events.md).`,
         tags: ['webhooks'],
@@ -510,37 +538,61 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
       },
     };
   }
-  if (options.eventTypes.length) {
-    doc.webhooks = webhooks;
-    usedTags.add('webhooks');
-  }
+  return webhooks;
+}
 
-  // Responses may gain fields: no closed objects in what they reference.
-  const fromResponses = new Set<string>();
-  const collect = (node: unknown) => {
-    for (const ref of refsIn(node)) {
-      if (fromResponses.has(ref)) continue;
-      fromResponses.add(ref);
-      collect(resolve(ref));
-    }
-  };
-  for (const item of Object.values(paths)) for (const method of METHODS) collect(((item[method] as Json | undefined)?.responses as Json | undefined) ?? {});
-  collect(webhooks);
-  collect(responses);
-  for (const ref of fromResponses) stripClosedObjects(resolve(ref));
-
-  // No unused component schemas.
-  const reachable = new Set<string>();
+/** Every schema `roots` reference, directly or through other schemas. */
+function referencedFrom(roots: unknown[], resolve: Resolver): Set<string> {
+  const seen = new Set<string>();
   const visit = (node: unknown) => {
     for (const ref of refsIn(node)) {
-      if (reachable.has(ref)) continue;
-      reachable.add(ref);
+      if (seen.has(ref)) continue;
+      seen.add(ref);
       visit(resolve(ref));
     }
   };
-  visit(paths);
-  visit(webhooks);
-  visit(responses);
+  for (const root of roots) visit(root);
+  return seen;
+}
+
+/** Responses may gain fields: no closed objects in what they reference. */
+function openResponseSchemas(paths: Record<string, Json>, webhooks: Json, responses: Json, resolve: Resolver): void {
+  const roots: unknown[] = [];
+  for (const item of Object.values(paths)) for (const method of METHODS) roots.push(((item[method] as Json | undefined)?.responses as Json | undefined) ?? {});
+  roots.push(webhooks, responses);
+  for (const ref of referencedFrom(roots, resolve)) stripClosedObjects(resolve(ref));
+}
+
+export function completeDocument(doc: Json, options: OpenApiOptions): Json {
+  const components = ((doc.components as Json | undefined) ?? {}) as Json;
+  doc.components = components;
+  const schemas = ((components.schemas as Json | undefined) ?? {}) as Record<string, Schema>;
+  components.schemas = schemas;
+  const resolve: Resolver = (ref) => (ref.startsWith('#/components/schemas/') ? schemas[ref.slice('#/components/schemas/'.length)] : undefined);
+  const paths = (doc.paths ?? {}) as Record<string, Json>;
+
+  completeFrame(doc, components, options);
+  const responses = ((components.responses as Json | undefined) ?? {}) as Json;
+  components.responses = responses;
+
+  const scope: DocumentScope = { resolve, responses, usedTags: new Set<string>(), seenIds: new Map<string, string>() };
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of METHODS) {
+      const op = item[method] as Json | undefined;
+      if (op) completeOperation(op, method, path, scope);
+    }
+  }
+  addCreateLinks(paths);
+
+  const webhooks = eventWebhooks(options.eventTypes, schemas, resolve);
+  if (options.eventTypes.length) {
+    doc.webhooks = webhooks;
+    scope.usedTags.add('webhooks');
+  }
+  openResponseSchemas(paths, webhooks, responses, resolve);
+
+  // No unused component schemas.
+  const reachable = referencedFrom([paths, webhooks, responses], resolve);
   for (const name of Object.keys(schemas)) if (!reachable.has(`#/components/schemas/${name}`)) delete schemas[name];
 
   if (!(components.securitySchemes as Json | undefined)?.portalSession) {
@@ -551,7 +603,7 @@ export function completeDocument(doc: Json, options: OpenApiOptions): Json {
   }
 
   const descriptions = options.tagDescriptions ?? {};
-  doc.tags = orderTags(usedTags).map((name) => ({ name, description: descriptions[name] ?? `Operations on ${name.replace(/[-_]/g, ' ')}.` }));
+  doc.tags = orderTags(scope.usedTags).map((name) => ({ name, description: descriptions[name] ?? `Operations on ${name.replace(/[-_]/g, ' ')}.` }));
   return doc;
 }
 

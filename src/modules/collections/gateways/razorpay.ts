@@ -311,12 +311,14 @@ type RazorpayWebhook = {
   };
 };
 
-// eslint-disable-next-line complexity -- above 25 before the limit was set (issue #27); to be split into named steps
-function webhookEvent(eventId: string, hook: RazorpayWebhook): GatewayWebhookEvent {
-  const payment = hook.payload.payment?.entity;
-  const refund = hook.payload.refund?.entity;
-  const token = hook.payload.token?.entity;
-  const base: GatewayWebhookEvent = {
+function entitiesOf(hook: RazorpayWebhook): { payment?: RazorpayPayment; refund?: RazorpayRefund; token?: RazorpayToken } {
+  return { payment: hook.payload.payment?.entity, refund: hook.payload.refund?.entity, token: hook.payload.token?.entity };
+}
+
+/** What every delivery says, whatever its event: the payment or refund it is about, its amount, notes and token. */
+function webhookBase(eventId: string, hook: RazorpayWebhook): GatewayWebhookEvent {
+  const { payment, refund, token } = entitiesOf(hook);
+  return {
     eventId,
     type: 'ignored',
     gatewayPaymentId: payment?.id ?? refund?.payment_id ?? null,
@@ -329,21 +331,27 @@ function webhookEvent(eventId: string, hook: RazorpayWebhook): GatewayWebhookEve
     paymentMethodReference: token?.id ?? payment?.token_id ?? null,
     paymentType: payment ? paymentTypeOf(payment.method) : undefined,
   };
+}
+
+/** A failed payment's reason, as its entity gives it. */
+function paymentFailure(payment: RazorpayPayment | undefined): Pick<GatewayWebhookEvent, 'failureCode' | 'failureMessage'> {
+  const outcome = payment ? outcomeOfPayment({ ...payment, status: 'failed' }) : null;
+  return {
+    failureCode: outcome?.status === 'failed' ? outcome.failureCode : 'payment_failed',
+    failureMessage: outcome?.status === 'failed' ? outcome.failureMessage : 'payment failed',
+  };
+}
+
+function webhookEvent(eventId: string, hook: RazorpayWebhook): GatewayWebhookEvent {
+  const base = webhookBase(eventId, hook);
   switch (hook.event) {
     case 'payment.captured':
       return { ...base, type: 'payment.succeeded' };
     case 'payment_link.paid':
       // The link's notes carry Kosh's checkout metadata; the payment's own notes may be empty.
       return { ...base, type: 'payment.succeeded', metadata: { ...notesOf(hook.payload.payment_link?.entity.notes), ...base.metadata } };
-    case 'payment.failed': {
-      const outcome = payment ? outcomeOfPayment({ ...payment, status: 'failed' }) : null;
-      return {
-        ...base,
-        type: 'payment.failed',
-        failureCode: outcome?.status === 'failed' ? outcome.failureCode : 'payment_failed',
-        failureMessage: outcome?.status === 'failed' ? outcome.failureMessage : 'payment failed',
-      };
-    }
+    case 'payment.failed':
+      return { ...base, type: 'payment.failed', ...paymentFailure(hook.payload.payment?.entity) };
     case 'refund.processed':
       return { ...base, type: 'refund.succeeded' };
     case 'refund.failed':
@@ -351,7 +359,7 @@ function webhookEvent(eventId: string, hook: RazorpayWebhook): GatewayWebhookEve
     case 'token.cancelled':
     case 'token.rejected':
     case 'token.paused':
-      return { ...base, type: 'mandate.revoked', paymentMethodReference: token?.id ?? null };
+      return { ...base, type: 'mandate.revoked', paymentMethodReference: hook.payload.token?.entity?.id ?? null };
     default:
       return base;
   }
