@@ -51,7 +51,12 @@ async function topUp(customer: string, amount: number) {
   const grant = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount, currency: 'INR' });
   expect(grant.status, grant.text).toBe(201);
   const invoice = (await acme.api('GET', `/v1/invoices/${grant.body.data.invoice_id}`)).body.data;
-  const paid = await acme.api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: invoice.id, amount: invoice.amount_due, payment_type: 'bank_transfer' });
+  const paid = await acme.api('POST', '/v1/payments/offline', {
+    customer_id: customer,
+    invoice_id: invoice.id,
+    amount: invoice.amount_due,
+    payment_type: 'bank_transfer',
+  });
   expect(paid.status, paid.text).toBe(201);
   return { grant: grant.body.data, invoice };
 }
@@ -63,7 +68,12 @@ describe('paid prepaid credit in the GST returns', () => {
     // April: ₹1,000 of credit. The top-up asks ₹1,000 + the ₹180 of GST its voucher will charge.
     const { grant, invoice } = await topUp(customer, 100_000);
     expect(invoice).toMatchObject({ billing_reason: 'credit_top_up', tax_type: '', tax_amount: 0, total: 118_000 });
-    expect((await acme.api('GET', `/v1/credit-grants/${grant.id}`)).body.data).toMatchObject({ status: 'active', amount: 100_000, remaining: 100_000, tax_amount: 18_000 });
+    expect((await acme.api('GET', `/v1/credit-grants/${grant.id}`)).body.data).toMatchObject({
+      status: 'active',
+      amount: 100_000,
+      remaining: 100_000,
+      tax_amount: 18_000,
+    });
     const [voucher] = (await acme.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
     expect(voucher).toMatchObject({
       credit_grant_id: grant.id,

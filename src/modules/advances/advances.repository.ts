@@ -28,20 +28,22 @@ export async function openAdvancesForUpdate(
   tenantId: string,
   filter: { customerId: string; entityId: string; currency: string },
 ): Promise<AdvanceRow[]> {
-  return tx
-    .selectFrom('customer_advances')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('customer_id', '=', filter.customerId)
-    .where('entity_id', '=', filter.entityId)
-    .where('currency', '=', filter.currency)
-    .where('balance', '>', 0)
-    // A top-up's voucher is spent by its credit grant's draw-downs only (decision 0700).
-    .where('credit_grant_id', 'is', null)
-    .orderBy('received_at')
-    .orderBy('id')
-    .forUpdate()
-    .execute();
+  return (
+    tx
+      .selectFrom('customer_advances')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('customer_id', '=', filter.customerId)
+      .where('entity_id', '=', filter.entityId)
+      .where('currency', '=', filter.currency)
+      .where('balance', '>', 0)
+      // A top-up's voucher is spent by its credit grant's draw-downs only (decision 0700).
+      .where('credit_grant_id', 'is', null)
+      .orderBy('received_at')
+      .orderBy('id')
+      .forUpdate()
+      .execute()
+  );
 }
 
 /** Of these customers, the ones holding an advance with something left. */

@@ -482,7 +482,11 @@ function splitOfPrepayment(input: PrepaymentReceipt, terms: PrepaymentTerms): Ad
   const tax = a.cgst_amount + a.sgst_amount + a.igst_amount;
   const fits =
     a.subtotal + tax === input.gross &&
-    (found.tax_amount === 0 ? tax === 0 : terms.regime.tax_type === 'intra_state' ? a.igst_amount === 0 && tax > 0 : a.cgst_amount === 0 && a.sgst_amount === 0 && tax > 0);
+    (found.tax_amount === 0
+      ? tax === 0
+      : terms.regime.tax_type === 'intra_state'
+        ? a.igst_amount === 0 && tax > 0
+        : a.cgst_amount === 0 && a.sgst_amount === 0 && tax > 0);
   return fits ? { ...a, tax_amount: tax } : found;
 }
 
@@ -564,7 +568,12 @@ export async function adjustPrepayment(
       ? null
       : inrShareOfOpen(
           numeric(advance),
-          { subtotal: Number(advance.open_inr_subtotal), cgst: Number(advance.open_inr_cgst), sgst: Number(advance.open_inr_sgst), igst: Number(advance.open_inr_igst) },
+          {
+            subtotal: Number(advance.open_inr_subtotal),
+            cgst: Number(advance.open_inr_cgst),
+            sgst: Number(advance.open_inr_sgst),
+            igst: Number(advance.open_inr_igst),
+          },
           amount,
           part,
         );

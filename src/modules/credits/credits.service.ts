@@ -229,7 +229,13 @@ async function issueTopUpVoucher(ctx: Ctx, grant: CreditGrantRow, invoiceId: str
       currency: invoice.currency,
       description: `GST on prepaid credit ${grant.name ?? grant.id}, receipt voucher ${advance.receipt_voucher_number}`,
       lines: [
-        { account: Account.PREPAID_CREDIT, debit: tax.tax_amount, customerId: grant.customer_id, invoiceId, ...fx(inr ? inr.inr_amount - inr.inr_subtotal : undefined) },
+        {
+          account: Account.PREPAID_CREDIT,
+          debit: tax.tax_amount,
+          customerId: grant.customer_id,
+          invoiceId,
+          ...fx(inr ? inr.inr_amount - inr.inr_subtotal : undefined),
+        },
         { account: Account.CGST_PAYABLE, credit: tax.cgst_amount, invoiceId, ...fx(inr?.inr_cgst_amount) },
         { account: Account.SGST_PAYABLE, credit: tax.sgst_amount, invoiceId, ...fx(inr?.inr_sgst_amount) },
         { account: Account.IGST_PAYABLE, credit: tax.igst_amount, invoiceId, ...fx(inr?.inr_igst_amount) },
@@ -503,7 +509,14 @@ export async function drawPaidCredit(ctx: Ctx, invoices: InvoiceRow[]): Promise<
         ],
       });
       // The tax the top-up's voucher paid on this part is adjusted against the invoice (GSTR-1 11B).
-      await adjustPrepayment(ctx, { grantId: grant.id, invoiceId: invoice.id, subtotal: amount, cgst_amount: tax.cgst_amount, sgst_amount: tax.sgst_amount, igst_amount: tax.igst_amount });
+      await adjustPrepayment(ctx, {
+        grantId: grant.id,
+        invoiceId: invoice.id,
+        subtotal: amount,
+        cgst_amount: tax.cgst_amount,
+        sgst_amount: tax.sgst_amount,
+        igst_amount: tax.igst_amount,
+      });
       await insertMovements(ctx.tx, [
         {
           tenant_id: ctx.tenantId,
