@@ -4,10 +4,12 @@ import { startTestKosh, type Tenant, type TestKosh } from '../support/harness.js
 import { createCustomer, createInvoice, gstinFor } from '../support/billing.js';
 
 /**
- * Paid prepaid credit in the GST returns (DESIGN §23, decision 0340). A top-up is sold on a tax
- * invoice, so it is a supply in GSTR-1 table 4 of its own month — not an advance under a receipt
- * voucher (table 11A). Drawing it down later is therefore no advance adjustment: table 11B stays
- * empty, and the draw's entry adjusts the top-up's output tax in the books (one 18 %, not two).
+ * Paid prepaid credit in the GST returns (DESIGN §23, decision 0700). A paid top-up is an advance
+ * for services: its GST is due when the payment is received (CGST Act s.13(2)), under a receipt
+ * voucher (CGST Rules, rule 50) reported in GSTR-1 table 11A; the top-up request itself is no tax
+ * invoice. An invoice that draws the credit charges its own GST (table 4) and the voucher's tax
+ * on the part drawn is adjusted (table 11B), so GSTR-3B 3.1(a) = invoice tax + advance tax −
+ * adjusted advance tax, each rupee of tax counted once — what the output-tax accounts moved.
  * Supplier and customer in Karnataka (29): CGST 9 % + SGST 9 %.
  */
 let t: TestKosh;
@@ -21,60 +23,132 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const gstr1 = async (period: string) => {
-  const res = await acme.api('GET', `/v1/gst/gstr1?entity_id=${entityId}&period=${period}`);
+const gstReturn = async (kind: 'gstr1' | 'gstr3b', period: string) => {
+  const res = await acme.api('GET', `/v1/gst/${kind}?entity_id=${entityId}&period=${period}`);
   expect(res.status, res.text).toBe(200);
   return res.body.data;
 };
 
-/** Output tax (CGST + SGST + IGST) the books owe for entries dated in [from, to). */
-async function outputTax(from: string, to: string): Promise<number> {
-  const { rows } = await sql<{ n: string | null }>`
-    SELECT sum(l.credit - l.debit) AS n FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+/** What the output-tax accounts moved (credit − debit) in [from, to), per head, in paise. */
+async function outputTax(from: string, to: string): Promise<{ cgst: number; sgst: number; igst: number }> {
+  const { rows } = await sql<{ account_code: number; n: string }>`
+    SELECT l.account_code, sum(l.credit - l.debit)::text AS n FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
     WHERE l.tenant_id = ${acme.tenantId} AND l.account_code IN (2100, 2110, 2120)
-      AND e.posted_at >= ${new Date(from)} AND e.posted_at < ${new Date(to)}`.execute(t.database.db);
-  return Number(rows[0]?.n ?? 0);
+      AND e.posted_at >= ${new Date(from)} AND e.posted_at < ${new Date(to)}
+    GROUP BY l.account_code`.execute(t.database.db);
+  const of = (code: number) => Number(rows.find((r) => r.account_code === code)?.n ?? 0);
+  return { cgst: of(2100), sgst: of(2110), igst: of(2120) };
+}
+
+/** GSTR-3B 3.1(a) per head, in paise. */
+const paise = (row: { camt: number; samt: number; iamt: number }) => ({
+  cgst: Math.round(row.camt * 100),
+  sgst: Math.round(row.samt * 100),
+  igst: Math.round(row.iamt * 100),
+});
+
+async function topUp(customer: string, amount: number) {
+  const grant = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount, currency: 'INR' });
+  expect(grant.status, grant.text).toBe(201);
+  const invoice = (await acme.api('GET', `/v1/invoices/${grant.body.data.invoice_id}`)).body.data;
+  const paid = await acme.api('POST', '/v1/payments/offline', {
+    customer_id: customer,
+    invoice_id: invoice.id,
+    amount: invoice.amount_due,
+    payment_type: 'bank_transfer',
+  });
+  expect(paid.status, paid.text).toBe(201);
+  return { grant: grant.body.data, invoice };
 }
 
 describe('paid prepaid credit in the GST returns', () => {
-  it('a top-up drawn down the next month is never an advance adjustment (11B), and its GST is owed once in the books', async () => {
+  it('taxes a top-up on its receipt voucher (11A) and adjusts it when an invoice of a later month draws it (11B): GSTR-3B = the books, once', async () => {
+    t.clock.set('2026-04-10T00:00:00Z');
     const customer = await createCustomer(acme, { gstin: gstinFor('29', 'BBBBB2222B1Z') });
-    // April: ₹1,000 of credit, top-up invoice ₹1,000 + CGST 90 + SGST 90, paid.
-    const grant = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount: 100_000, currency: 'INR' });
-    expect(grant.status, grant.text).toBe(201);
-    const topUp = (await acme.api('GET', `/v1/invoices/${grant.body.data.invoice_id}`)).body.data;
-    const paid = await acme.api('POST', '/v1/payments/offline', {
-      customer_id: customer,
-      invoice_id: topUp.id,
-      amount: topUp.amount_due,
-      payment_type: 'bank_transfer',
+    // April: ₹1,000 of credit. The top-up asks ₹1,000 + the ₹180 of GST its voucher will charge.
+    const { grant, invoice } = await topUp(customer, 100_000);
+    expect(invoice).toMatchObject({ billing_reason: 'credit_top_up', tax_type: '', tax_amount: 0, total: 118_000 });
+    expect((await acme.api('GET', `/v1/credit-grants/${grant.id}`)).body.data).toMatchObject({
+      status: 'active',
+      amount: 100_000,
+      remaining: 100_000,
+      tax_amount: 18_000,
     });
-    expect(paid.status, paid.text).toBe(201);
+    const [voucher] = (await acme.api('GET', `/v1/advances?customer_id=${customer}`)).body.data;
+    expect(voucher).toMatchObject({
+      credit_grant_id: grant.id,
+      payment_id: null,
+      amount: 118_000,
+      subtotal: 100_000,
+      cgst_amount: 9_000,
+      sgst_amount: 9_000,
+      balance: 118_000,
+    });
+    // The voucher is the grant's: no refund of it on its own, and no spendable advance in the balance.
+    const refund = await acme.api('POST', `/v1/advances/${voucher.id}/refunds`, { reason: 'no' });
+    expect(refund.status, refund.text).toBe(409);
+    expect(refund.body.error.reason).toBe('advance_is_prepaid_credit');
+    const statement = (await acme.api('GET', `/v1/customers/${customer}/balance`)).body.data;
+    expect(statement.balances).toEqual([
+      { currency: 'INR', available: 100_000, sources: { advances: 0, credit_notes: 0, prepaid_credit: 100_000, promotional_credit: 0 } },
+    ]);
 
-    // May: ₹500 of service (+ CGST 45 + SGST 45), settled entirely from the credit.
+    // May: ₹500 of service + CGST 45 + SGST 45 = ₹590, settled entirely from the credit (₹500 of
+    // credit and the ₹90 of GST its voucher paid on it).
     t.clock.set('2026-05-10T00:00:00Z');
     const may = await createInvoice(acme, customer, [50_000]);
-    expect(may).toMatchObject({ status: 'paid', total: 59_000, amount_credited: 59_000 });
+    expect(may).toMatchObject({ status: 'paid', total: 59_000, cgst_amount: 4_500, sgst_amount: 4_500, amount_credited: 59_000 });
+    expect((await acme.api('GET', `/v1/credit-grants/${grant.id}`)).body.data).toMatchObject({ remaining: 50_000 });
 
-    const april = await gstr1('042026');
-    expect(april.b2b[0].inv.map((i: { inum: string }) => i.inum)).toEqual([topUp.number]);
-    expect(april.b2b[0].inv[0].itms[0].itm_det).toMatchObject({ txval: 1000, camt: 90, samt: 90 });
-    const mayReturn = await gstr1('052026');
-    // Neither month reports an advance received (11A) or adjusted (11B): the top-up is a supply on
-    // a tax invoice, and its draw-down is a settlement, not the adjustment of a receipt voucher.
-    for (const r of [april, mayReturn]) {
-      expect(r.at ?? []).toEqual([]);
-      expect(r.txpd ?? []).toEqual([]);
-    }
-    // The draw created no customer advance and no advance movement (what 11A/11B are built from).
-    const advances = await sql<{ n: string }>`
-      SELECT (SELECT count(*) FROM customer_advances WHERE tenant_id = ${acme.tenantId})
-           + (SELECT count(*) FROM advance_movements WHERE tenant_id = ${acme.tenantId}) AS n`.execute(t.database.db);
-    expect(Number(advances.rows[0]!.n)).toBe(0);
+    const april = await gstReturn('gstr1', '042026');
+    // The top-up request is no tax invoice: not in table 4; its voucher is in 11A.
+    expect(april.b2b ?? []).toEqual([]);
+    expect(april.at).toEqual([{ pos: '29', sply_ty: 'INTRA', itms: [{ rt: 18, ad_amt: 1000, iamt: 0, camt: 90, samt: 90, csamt: 0 }] }]);
+    expect(april.txpd).toEqual([]);
+    const mayReturn = await gstReturn('gstr1', '052026');
+    expect(mayReturn.b2b[0].inv.map((i: { inum: string }) => i.inum)).toEqual([may.number]);
+    expect(mayReturn.b2b[0].inv[0].itms[0].itm_det).toMatchObject({ txval: 500, camt: 45, samt: 45 });
+    expect(mayReturn.at).toEqual([]);
+    expect(mayReturn.txpd).toEqual([{ pos: '29', sply_ty: 'INTRA', itms: [{ rt: 18, ad_amt: 500, iamt: 0, camt: 45, samt: 45, csamt: 0 }] }]);
 
-    // The books: April owes the top-up's 180; in May the invoice's 90 is offset by the 90 of the
-    // top-up's tax its draw adjusts — 180 in all, 18 % of the ₹1,000 paid for, charged once.
-    expect(await outputTax('2026-03-01T00:00:00Z', '2026-05-01T00:00:00Z')).toBe(18_000);
-    expect(await outputTax('2026-05-01T00:00:00Z', '2026-06-01T00:00:00Z')).toBe(0);
+    // GSTR-3B 3.1(a): April 90 + 90 on ₹1,000 (the advance); May 45 + 45 (invoice) − 45 − 45
+    // (adjusted) = 0. Each equals what the output-tax accounts moved that month; ₹180 in all.
+    const april3b = (await gstReturn('gstr3b', '042026')).sup_details.osup_det;
+    const may3b = (await gstReturn('gstr3b', '052026')).sup_details.osup_det;
+    expect(april3b).toMatchObject({ txval: 1000, camt: 90, samt: 90, iamt: 0 });
+    expect(may3b).toMatchObject({ txval: 0, camt: 0, samt: 0, iamt: 0 });
+    expect(paise(april3b)).toEqual(await outputTax('2026-04-01T00:00:00+05:30', '2026-05-01T00:00:00+05:30'));
+    expect(paise(may3b)).toEqual(await outputTax('2026-05-01T00:00:00+05:30', '2026-06-01T00:00:00+05:30'));
+    expect(await outputTax('2026-04-01T00:00:00+05:30', '2026-05-01T00:00:00+05:30')).toEqual({ cgst: 9_000, sgst: 9_000, igst: 0 });
+    expect(await outputTax('2026-05-01T00:00:00+05:30', '2026-06-01T00:00:00+05:30')).toEqual({ cgst: 0, sgst: 0, igst: 0 });
+  });
+
+  it('nets a draw of the same month out of 11A: the month declares the invoice and the undrawn advance once', async () => {
+    t.clock.set('2026-06-05T00:00:00Z');
+    const customer = await createCustomer(acme, { gstin: gstinFor('29', 'CCCCC3333C1Z') });
+    await topUp(customer, 100_000);
+    const june = await createInvoice(acme, customer, [50_000]);
+    expect(june).toMatchObject({ status: 'paid', total: 59_000, amount_credited: 59_000 });
+    const r1 = await gstReturn('gstr1', '062026');
+    // 11A: the ₹1,000 advance less the ₹500 drawn in June = 500 / 45 / 45; nothing in 11B.
+    expect(r1.at).toEqual([{ pos: '29', sply_ty: 'INTRA', itms: [{ rt: 18, ad_amt: 500, iamt: 0, camt: 45, samt: 45, csamt: 0 }] }]);
+    expect(r1.txpd).toEqual([]);
+    // 3.1(a): invoice 500 / 45 / 45 + advance 500 / 45 / 45 = 1,000 / 90 / 90 = the books.
+    const june3b = (await gstReturn('gstr3b', '062026')).sup_details.osup_det;
+    expect(june3b).toMatchObject({ txval: 1000, camt: 90, samt: 90, iamt: 0 });
+    expect(paise(june3b)).toEqual(await outputTax('2026-06-01T00:00:00+05:30', '2026-07-01T00:00:00+05:30'));
+  });
+
+  it('an unpaid top-up carries no GST anywhere, and voiding it leaves nothing behind', async () => {
+    t.clock.set('2026-07-05T00:00:00Z');
+    const customer = await createCustomer(acme, { gstin: gstinFor('29', 'DDDDD4444D1Z') });
+    const grant = await acme.api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', amount: 100_000, currency: 'INR' });
+    expect(grant.status, grant.text).toBe(201);
+    const july = await gstReturn('gstr1', '072026');
+    expect(july.at).toEqual([]);
+    expect(july.b2b ?? []).toEqual([]);
+    expect(await outputTax('2026-07-01T00:00:00+05:30', '2026-08-01T00:00:00+05:30')).toEqual({ cgst: 0, sgst: 0, igst: 0 });
+    expect((await acme.api('POST', `/v1/credit-grants/${grant.body.data.id}/void`)).status).toBe(200);
+    expect((await acme.api('GET', `/v1/advances?customer_id=${customer}`)).body.data).toEqual([]);
   });
 });

@@ -16,11 +16,17 @@
  *   4. receivables per invoice equal its amount_due; a grant's remaining stays within 0..amount;
  *   5. a promotional draw lowers taxable value: each invoice's revenue is its subtotal, and its
  *      discount is the promotional draws recorded on it;
- *   6. a paid draw-down is a settlement, never an advance: the customer has no customer advance
- *      and no advance movement (GSTR-1 tables 11A/11B are built from those), and no journal entry
- *      references a promotional grant;
+ *   6. a paid top-up is an advance for GST (decision 0700): a grant made spendable (its top-up
+ *      paid) has exactly one receipt voucher carrying the top-up's total and the grant's tax, an
+ *      unpaid or voided top-up none; the voucher's adjustments (GSTR-1 11B) are the grant's
+ *      draw-downs, value and tax, one for one; the customer has no other advance; and no journal
+ *      entry references a promotional grant;
  *   7. across the whole tenant (every history so far), prepaid liability 2330 equals the sum of
- *      the unspent paid grants (pending or active).
+ *      the unspent paid grants (active), plus the whole total of each unpaid top-up (pending: its
+ *      GST is not due before it is paid);
+ *   8. GSTR-3B 3.1(a) of every month equals, head by head, what the output-tax accounts moved in
+ *      that month: the vouchers' tax (11A) and the invoices' tax less the adjusted tax (11B), each
+ *      rupee counted once.
  * Runs a few histories from a fixed seed in `npm test`; test/support/property-runs.ts says how to hunt longer.
  */
 import fc from 'fast-check';
@@ -174,7 +180,10 @@ async function checkBooks(w: World, after: string) {
     expect(g.remaining, ctx).toBeGreaterThanOrEqual(0);
     expect(g.remaining, ctx).toBeLessThanOrEqual(g.amount);
     if (g.category !== 'paid') continue;
-    const unspent = g.status === 'pending' || g.status === 'active' ? g.remaining : 0;
+    // Pending: the whole top-up (credit and the GST due once it is paid); after payment the voucher
+    // took the GST out, and 2330 is the credit's unspent value.
+    const topUpTotal = invoices.find((i) => i.id === g.invoice_id)?.total ?? 0;
+    const unspent = g.status === 'pending' ? topUpTotal : g.status === 'active' ? g.remaining : 0;
     expect(net(2330, g.invoice_id), `${ctx}: 2330 of grant ${g.id} (${g.status})`).toBe(unspent);
     liability += unspent;
   }
@@ -192,7 +201,8 @@ async function checkBooks(w: World, after: string) {
     const tax = g.cgst_amount + g.sgst_amount + g.igst_amount;
     expect(adjusted, ctx).toBeLessThanOrEqual(tax);
     if (g.status === 'depleted') expect(adjusted, ctx).toBe(tax);
-    const owed = invoice.status === 'void' ? 0 : tax - adjusted;
+    // The tax is due from the payment on (the voucher), never on an unpaid or voided top-up.
+    const owed = g.status === 'pending' || invoice.status === 'void' ? 0 : tax - adjusted;
     expect(net(2100, g.invoice_id) + net(2110, g.invoice_id) + net(2120, g.invoice_id), `${ctx}: output tax of top-up ${invoice.number}`).toBe(owed);
   }
 
@@ -200,12 +210,47 @@ async function checkBooks(w: World, after: string) {
   const inFlight = grants.filter((g) => g.name === 'Auto top-up' && g.status === 'pending');
   expect(inFlight.length, `${ctx}: auto top-ups in flight`).toBeLessThanOrEqual(1);
 
-  // 6: no advance (11A/11B) out of any draw, and no entry for a promotional grant.
-  const advances = await sql<{ n: string }>`
-    SELECT (SELECT count(*) FROM customer_advances WHERE tenant_id = ${acme.tenantId} AND customer_id = ${w.customer})
-         + (SELECT count(*) FROM advance_movements m JOIN customer_advances a ON a.tenant_id = m.tenant_id AND a.id = m.advance_id
-            WHERE m.tenant_id = ${acme.tenantId} AND a.customer_id = ${w.customer}) AS n`.execute(db);
-  expect(Number(advances.rows[0]!.n), `${ctx}: advances out of credit`).toBe(0);
+  // 6: one receipt voucher per paid-for top-up, adjusted exactly by its grant's draws; no other advance.
+  const vouchers = await db.selectFrom('customer_advances').selectAll().where('tenant_id', '=', acme.tenantId).where('customer_id', '=', w.customer).execute();
+  const adjustments = await db
+    .selectFrom('advance_movements as m')
+    .innerJoin('customer_advances as a', (j) => j.onRef('a.tenant_id', '=', 'm.tenant_id').onRef('a.id', '=', 'm.advance_id'))
+    .select(['a.credit_grant_id', 'm.kind', 'm.invoice_id', 'm.subtotal', 'm.cgst_amount', 'm.sgst_amount', 'm.igst_amount'])
+    .where('m.tenant_id', '=', acme.tenantId)
+    .where('a.customer_id', '=', w.customer)
+    .execute();
+  for (const v of vouchers) expect(v.credit_grant_id, `${ctx}: an advance that is not a top-up's voucher`).not.toBeNull();
+  for (const g of grants) {
+    if (g.category !== 'paid') continue;
+    const mine = vouchers.filter((v) => v.credit_grant_id === g.id);
+    const paidFor = g.status !== 'pending' && g.status !== 'voided';
+    expect(mine.length, `${ctx}: vouchers of grant ${g.id} (${g.status})`).toBe(paidFor ? 1 : 0);
+    if (!paidFor) continue;
+    const v = mine[0]!;
+    const invoice = invoices.find((i) => i.id === g.invoice_id)!;
+    expect(
+      { amount: v.amount, subtotal: v.subtotal, cgst: v.cgst_amount, sgst: v.sgst_amount, igst: v.igst_amount },
+      `${ctx}: voucher of grant ${g.id}`,
+    ).toEqual({ amount: invoice.total, subtotal: g.amount, cgst: g.cgst_amount, sgst: g.sgst_amount, igst: g.igst_amount });
+    const drawn = movements.filter((m) => m.grant_id === g.id && m.kind === 'drawn');
+    const adjusted = adjustments.filter((a) => a.credit_grant_id === g.id);
+    expect(
+      adjusted.every((a) => a.kind === 'applied'),
+      ctx,
+    ).toBe(true);
+    expect(
+      {
+        value: adjusted.reduce((s, a) => s + a.subtotal, 0),
+        tax: adjusted.reduce((s, a) => s + a.cgst_amount + a.sgst_amount + a.igst_amount, 0),
+        invoices: adjusted.map((a) => a.invoice_id).sort(),
+      },
+      `${ctx}: 11B adjustments of grant ${g.id} = its draws`,
+    ).toEqual({
+      value: drawn.reduce((s, m) => s + m.amount, 0),
+      tax: drawn.reduce((s, m) => s + m.tax_amount, 0),
+      invoices: drawn.map((m) => m.invoice_id).sort(),
+    });
+  }
   const promotional = grants.filter((g) => g.category === 'promotional').map((g) => g.id);
   if (promotional.length > 0) {
     const entries = await db
@@ -217,12 +262,12 @@ async function checkBooks(w: World, after: string) {
     expect(entries, `${ctx}: entries of promotional grants`).toEqual([]);
   }
 
-  // 7: the tenant's prepaid liability is the sum of all unspent paid grants.
+  // 7: the tenant's prepaid liability is the sum of all unspent paid grants (unpaid top-ups whole).
   const whole = await sql<{ books: string | null; grants: string | null }>`
     SELECT (SELECT sum(credit - debit) FROM journal_lines WHERE tenant_id = ${acme.tenantId} AND account_code = 2330) AS books,
-           (SELECT sum(remaining) FROM credit_grants WHERE tenant_id = ${acme.tenantId} AND category = 'paid' AND status IN ('pending', 'active')) AS grants`.execute(
-    db,
-  );
+           (SELECT sum(CASE g.status WHEN 'pending' THEN i.total ELSE g.remaining END) FROM credit_grants g
+              JOIN invoices i ON i.tenant_id = g.tenant_id AND i.id = g.invoice_id
+              WHERE g.tenant_id = ${acme.tenantId} AND g.category = 'paid' AND g.status IN ('pending', 'active')) AS grants`.execute(db);
   expect(Number(whole.rows[0]!.books ?? 0), `${ctx}: tenant-wide 2330`).toBe(Number(whole.rows[0]!.grants ?? 0));
 
   // 4 and 5: receivables, revenue and promotional discounts per invoice.
@@ -234,6 +279,39 @@ async function checkBooks(w: World, after: string) {
       .filter((m) => m.invoice_id === i.id && m.kind === 'drawn' && grants.find((g) => g.id === m.grant_id)?.category === 'promotional')
       .reduce((s, m) => s + m.amount, 0);
     expect(i.discount_amount, `${ctx}: discount of ${i.number}`).toBe(promotional);
+  }
+}
+
+/**
+ * 8: GSTR-3B 3.1(a) per month = the net movement of the output-tax accounts that month, head by
+ * head (the tenant's one entity, every month it has entries in).
+ */
+async function checkGstr3b(after: string) {
+  const db = t.database.db;
+  const [entity] = (await acme.api('GET', '/v1/entities')).body.data as { id: string }[];
+  const months = await sql<{ month: string }>`
+    SELECT DISTINCT to_char(e.posted_at AT TIME ZONE 'Asia/Kolkata', 'MMYYYY') AS month FROM journal_entries e
+    WHERE e.tenant_id = ${acme.tenantId}`.execute(db);
+  for (const { month } of months.rows) {
+    const [mm, yyyy] = [Number(month.slice(0, 2)), Number(month.slice(2))];
+    const from = new Date(`${yyyy}-${String(mm).padStart(2, '0')}-01T00:00:00+05:30`);
+    const to = new Date(`${mm === 12 ? yyyy + 1 : yyyy}-${String(mm === 12 ? 1 : mm + 1).padStart(2, '0')}-01T00:00:00+05:30`);
+    const ledger = await sql<{ account_code: number; net: string }>`
+      SELECT l.account_code, sum(l.credit - l.debit)::text AS net
+      FROM journal_lines l JOIN journal_entries e ON e.tenant_id = l.tenant_id AND e.id = l.entry_id
+      WHERE l.tenant_id = ${acme.tenantId} AND l.account_code IN (2100, 2110, 2120) AND e.posted_at >= ${from} AND e.posted_at < ${to}
+      GROUP BY l.account_code`.execute(db);
+    const net = (code: number) => Number(ledger.rows.find((r) => r.account_code === code)?.net ?? 0);
+    const res = await acme.api('GET', `/v1/gst/gstr3b?entity_id=${entity!.id}&period=${month}`);
+    expect(res.status, res.text).toBe(200);
+    const row = res.body.data.sup_details.osup_det as { camt: number; samt: number; iamt: number };
+    const carried = (res.body.data.carried_in?.osup_det ?? {}) as { camt?: number; samt?: number; iamt?: number };
+    const forward = (res.body.data.carry_forward?.osup_det ?? {}) as { camt?: number; samt?: number; iamt?: number };
+    const head = (k: 'camt' | 'samt' | 'iamt') => Math.round(row[k] * 100) - Math.round((forward[k] ?? 0) * 100) + Math.round((carried[k] ?? 0) * 100);
+    expect(
+      { cgst: head('camt'), sgst: head('samt'), igst: head('iamt') },
+      `after ${after}: GSTR-3B ${month} = net movement of the output-tax accounts`,
+    ).toEqual({ cgst: net(2100), sgst: net(2110), igst: net(2120) });
   }
 }
 
@@ -251,6 +329,7 @@ describe('prepaid credit invariants', () => {
             if (res) expect(res.status, `${o.kind}: ${res.text}`).toBeLessThan(500);
             await checkBooks(world, o.kind);
           }
+          await checkGstr3b('the history');
         }),
         propertyRuns(),
       );

@@ -218,6 +218,10 @@ const offlineOp = fc.oneof(
     goods: fc.boolean(),
   }),
   fc.record({ kind: fc.constant('apply_balance' as const), invoice: fc.nat() }),
+  // Prepaid credit bought and paid (decision 0700: an advance under a receipt voucher); the
+  // customer's next invoices of the primary entity draw it (11B), so GSTR-3B must still equal
+  // what the output-tax accounts moved.
+  fc.record({ kind: fc.constant('top_up' as const), customer: fc.integer({ min: 0, max: 1 }), amount: fc.integer({ min: 1, max: 500_000 }) }),
   fc.record({ kind: fc.constant('advance_refund' as const), advance: fc.nat(), share: fc.integer({ min: 1, max: 100 }), whole: fc.boolean() }),
   // A GST-registered entity files GSTR-1, GSTR-3B or both of this month or one or two before (which closes the month).
   fc.record({
@@ -537,6 +541,13 @@ async function step(w: World, o: Op): Promise<ApiResponse | undefined> {
         for (const a of made) if (a.payment_id === res.body.data.id) w.advances.push(a.id);
       }
       return res;
+    }
+    case 'top_up': {
+      const customer = w.customers[o.customer]!;
+      const grant = await api('POST', `/v1/customers/${customer}/credit-grants`, { category: 'paid', currency: 'INR', amount: o.amount });
+      if (grant.status !== 201) return grant;
+      const topUp = (await api('GET', `/v1/invoices/${grant.body.data.invoice_id}`)).body.data;
+      return api('POST', '/v1/payments/offline', { customer_id: customer, invoice_id: topUp.id, amount: topUp.amount_due, payment_type: 'bank_transfer' });
     }
     case 'apply_balance': {
       const id = pick(w.invoices, o.invoice);
@@ -1332,7 +1343,8 @@ async function checkAdvances(tenantId: string): Promise<void> {
                WHERE l.tenant_id = ${tenantId} AND l.account_code IN (2310, 1300) GROUP BY l.customer_id, e.currency),
     a AS (SELECT customer_id, currency, sum(balance) AS balance, sum(open_cgst + open_sgst + open_igst) AS open_tax,
                  sum(CASE WHEN currency = 'INR' THEN open_cgst + open_sgst + open_igst ELSE coalesce(open_inr_cgst + open_inr_sgst + open_inr_igst, 0) END) AS open_inr_tax
-          FROM customer_advances WHERE tenant_id = ${tenantId} GROUP BY customer_id, currency),
+          -- A top-up's voucher books its tax out of prepaid credit (2330), not 1300 (decision 0700).
+          FROM customer_advances WHERE tenant_id = ${tenantId} AND credit_grant_id IS NULL GROUP BY customer_id, currency),
     k AS (SELECT customer_id, currency FROM l UNION SELECT customer_id, currency FROM a)
     SELECT k.customer_id, k.currency,
       coalesce((SELECT advances FROM l WHERE l.customer_id IS NOT DISTINCT FROM k.customer_id AND l.currency = k.currency), 0)::text AS advances,
@@ -1354,7 +1366,9 @@ async function checkAdvances(tenantId: string): Promise<void> {
     SELECT c.id AS customer_id FROM customers c
     WHERE c.tenant_id = ${tenantId} AND
       coalesce((SELECT sum(amount) FROM customer_balance_transactions v WHERE v.tenant_id = c.tenant_id AND v.customer_id = c.id AND v.source = 'advances'), 0)
-        <> coalesce((SELECT sum(balance) FROM customer_advances a WHERE a.tenant_id = c.tenant_id AND a.customer_id = c.id), 0)`.execute(db);
+        <> coalesce((SELECT sum(balance) FROM customer_advances a WHERE a.tenant_id = c.tenant_id AND a.customer_id = c.id AND a.credit_grant_id IS NULL), 0)`.execute(
+    db,
+  );
   expect(statement.rows, "the balance statement's advances add up to the advances' balances").toEqual([]);
 }
 

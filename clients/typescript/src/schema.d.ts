@@ -7495,6 +7495,91 @@ export interface components {
             /** @description RFC 3339 date-time in UTC */
             updated_at: string;
         };
+        AdvanceMovement: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "applied" | "refunded";
+            invoice_id: string | null;
+            refund_voucher_number: string | null;
+            /**
+             * @description a refund voucher's money: by hand (refunds payable), or back through the payment's gateway
+             * @enum {string}
+             */
+            payout: "offline" | "gateway";
+            /** @description the refund (GET /v1/refunds/{id}) that carries it: through the gateway, or (payout offline) paid by hand and settled by `POST /v1/refunds/{id}/mark_paid`; null for a voucher older than such refunds */
+            refund_id: string | null;
+            amount: number;
+            /** @description taxable value */
+            subtotal: number;
+            cgst_amount: number;
+            /** @description SGST, or UTGST when utgst is true */
+            sgst_amount: number;
+            igst_amount: number;
+            /** @description in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance */
+            inr_amount: number | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            reason: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+        };
+        Advance: {
+            /** Format: uuid */
+            id: string;
+            /** @constant */
+            object: "advance";
+            /** Format: uuid */
+            customer_id: string;
+            /** Format: uuid */
+            entity_id: string;
+            /** @description the payment that brought the money; null for the receipt voucher of a prepaid-credit top-up */
+            payment_id: string | null;
+            /** @description the paid credit grant whose top-up this voucher taxed (decision 0700): its draw-downs adjust it; never applied or refunded on its own */
+            credit_grant_id: string | null;
+            receipt_voucher_number: string;
+            currency: string;
+            /** @description received, GST included */
+            amount: number;
+            /** @description taxable value */
+            subtotal: number;
+            cgst_amount: number;
+            /** @description SGST, or UTGST when utgst is true */
+            sgst_amount: number;
+            igst_amount: number;
+            tax_amount: number;
+            /** @description the GST rate the advance was taxed at, in basis points (0: no GST) */
+            rate_bp: number;
+            hsn_code: string;
+            /** @description intra_state, inter_state, export, sez, or '' (no GST: an entity without a GSTIN) */
+            tax_type: string;
+            place_of_supply: string | null;
+            utgst: boolean;
+            /** @description not yet applied or refunded */
+            balance: number;
+            /** @description the GST on the balance: adjusted when applied, reversed when refunded */
+            tax_open: number;
+            /** @description INR per one unit of `currency` on the date of receipt, the rate GST on the advance is determined at (CGST Rules, rule 34(2)); null for INR */
+            exchange_rate: string | null;
+            /** @description in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance */
+            inr_amount: number | null;
+            inr_subtotal: number | null;
+            inr_cgst_amount: number | null;
+            inr_sgst_amount: number | null;
+            inr_igst_amount: number | null;
+            inr_tax_amount: number | null;
+            /** @description the rupee GST on the balance */
+            inr_tax_open: number | null;
+            movements: components["schemas"]["AdvanceMovement"][];
+            /** @description RFC 3339 date-time in UTC */
+            received_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            created_at: string;
+            /** @description RFC 3339 date-time in UTC */
+            updated_at: string;
+        };
         DunningStep: {
             /** Format: uuid */
             id: string;
@@ -7708,89 +7793,6 @@ export interface components {
             transaction_id: string;
             /** @description true when this transaction_id was already recorded (nothing changed) */
             duplicate: boolean;
-        };
-        AdvanceMovement: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            kind: "applied" | "refunded";
-            invoice_id: string | null;
-            refund_voucher_number: string | null;
-            /**
-             * @description a refund voucher's money: by hand (refunds payable), or back through the payment's gateway
-             * @enum {string}
-             */
-            payout: "offline" | "gateway";
-            /** @description the refund (GET /v1/refunds/{id}) that carries it: through the gateway, or (payout offline) paid by hand and settled by `POST /v1/refunds/{id}/mark_paid`; null for a voucher older than such refunds */
-            refund_id: string | null;
-            amount: number;
-            /** @description taxable value */
-            subtotal: number;
-            cgst_amount: number;
-            /** @description SGST, or UTGST when utgst is true */
-            sgst_amount: number;
-            igst_amount: number;
-            /** @description in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance */
-            inr_amount: number | null;
-            inr_subtotal: number | null;
-            inr_cgst_amount: number | null;
-            inr_sgst_amount: number | null;
-            inr_igst_amount: number | null;
-            reason: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-        };
-        Advance: {
-            /** Format: uuid */
-            id: string;
-            /** @constant */
-            object: "advance";
-            /** Format: uuid */
-            customer_id: string;
-            /** Format: uuid */
-            entity_id: string;
-            /** Format: uuid */
-            payment_id: string;
-            receipt_voucher_number: string;
-            currency: string;
-            /** @description received, GST included */
-            amount: number;
-            /** @description taxable value */
-            subtotal: number;
-            cgst_amount: number;
-            /** @description SGST, or UTGST when utgst is true */
-            sgst_amount: number;
-            igst_amount: number;
-            tax_amount: number;
-            /** @description the GST rate the advance was taxed at, in basis points (0: no GST) */
-            rate_bp: number;
-            hsn_code: string;
-            /** @description intra_state, inter_state, export, sez, or '' (no GST: an entity without a GSTIN) */
-            tax_type: string;
-            place_of_supply: string | null;
-            utgst: boolean;
-            /** @description not yet applied or refunded */
-            balance: number;
-            /** @description the GST on the balance: adjusted when applied, reversed when refunded */
-            tax_open: number;
-            /** @description INR per one unit of `currency` on the date of receipt, the rate GST on the advance is determined at (CGST Rules, rule 34(2)); null for INR */
-            exchange_rate: string | null;
-            /** @description in rupees at the advance's exchange_rate (CGST Rules, rule 34); null for an INR advance */
-            inr_amount: number | null;
-            inr_subtotal: number | null;
-            inr_cgst_amount: number | null;
-            inr_sgst_amount: number | null;
-            inr_igst_amount: number | null;
-            inr_tax_amount: number | null;
-            /** @description the rupee GST on the balance */
-            inr_tax_open: number | null;
-            movements: components["schemas"]["AdvanceMovement"][];
-            /** @description RFC 3339 date-time in UTC */
-            received_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            created_at: string;
-            /** @description RFC 3339 date-time in UTC */
-            updated_at: string;
         };
         Coupon: {
             /** Format: uuid */
@@ -27438,6 +27440,7 @@ export interface operations {
                      *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *           "credit_grant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *           "receipt_voucher_number": "receipt voucher number",
                      *           "currency": "INR",
                      *           "amount": 49900,
@@ -27535,6 +27538,7 @@ export interface operations {
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "credit_grant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "receipt_voucher_number": "receipt voucher number",
                      *         "currency": "INR",
                      *         "amount": 49900,
@@ -27647,6 +27651,7 @@ export interface operations {
                      *         "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                     *         "credit_grant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                      *         "receipt_voucher_number": "receipt voucher number",
                      *         "currency": "INR",
                      *         "amount": 49900,
@@ -33590,6 +33595,7 @@ export interface operations {
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_grant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "receipt_voucher_number": "receipt voucher number",
                  *           "currency": "INR",
                  *           "amount": 49900,
@@ -33697,6 +33703,7 @@ export interface operations {
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_grant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "receipt_voucher_number": "receipt voucher number",
                  *           "currency": "INR",
                  *           "amount": 49900,
@@ -33804,6 +33811,7 @@ export interface operations {
                  *           "customer_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "entity_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "payment_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
+                 *           "credit_grant_id": "0196f0c2-5b1e-7c3a-9d41-3a0c8e2f1b77",
                  *           "receipt_voucher_number": "receipt voucher number",
                  *           "currency": "INR",
                  *           "amount": 49900,

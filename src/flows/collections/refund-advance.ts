@@ -21,6 +21,8 @@ import { EXECUTE_REFUND_JOB } from './refund-payment.js';
  */
 export async function refundCustomerAdvance(ctx: Ctx, id: string, input: RefundAdvanceBody): Promise<Advance> {
   const advance = await getAdvance(ctx, id);
+  // A top-up's voucher (no payment of its own) is refused by refundAdvance (decision 0700).
+  if (advance.payment_id === null) return refundAdvance(ctx, id, input, { refundId: newId(), gateway: false });
   const amount = input.amount ?? advance.balance;
   const payment = await findPaymentForUpdate(ctx.tx, ctx.tenantId, advance.payment_id);
   if (!payment) throw errors.notFound('payment');

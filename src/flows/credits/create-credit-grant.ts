@@ -8,16 +8,21 @@ import {
   type CreateCreditGrantBody,
   type CreditGrantRow,
 } from '../../modules/credits/index.js';
+import { taxOfPrepayment } from '../../modules/advances/index.js';
 import { getCustomer } from '../../modules/customers/index.js';
+import { findPrimaryEntity } from '../../modules/entities/index.js';
+import { readSettings } from '../../modules/tenants/index.js';
 import { CREDIT_TOP_UP_REASON, invoiceCurrenciesOfCustomer, issueInvoices } from '../../modules/invoices/index.js';
 import { runningSubscriptionsOfCustomers } from '../../modules/subscriptions/index.js';
 import { voidInvoiceWithCreditNotes } from '../invoices/void-invoice.js';
 
 /**
  * Grants credit to a customer. Promotional: spendable at once (a discount before GST when drawn).
- * Paid: sold — a top-up tax invoice for `amount` (GST on top, as for any supply of the tenant's
- * service) is finalized and left open, and the grant waits for it to be paid (DESIGN §23). The
- * top-up's own finalization never draws credit: credit cannot buy credit.
+ * Paid: sold — a top-up for `amount` plus the GST the advance will carry is finalized and left
+ * open, and the grant waits for it to be paid (DESIGN §23). The top-up asks for an advance: it is
+ * no tax invoice (no GST lines); its GST is due on receipt (CGST Act s.13(2)) under the receipt
+ * voucher issued when it is paid (CGST Rules, rule 50; decision 0700). The top-up's own
+ * finalization never draws credit: credit cannot buy credit.
  */
 export async function createCreditGrant(
   ctx: Ctx,
@@ -30,18 +35,33 @@ export async function createCreditGrant(
     return createPromotionalGrant(ctx, customerId, body);
   }
   const customer = await getCustomer(ctx, customerId);
+  const entity = await findPrimaryEntity(ctx.tx, ctx.tenantId);
+  if (!entity) throw errors.notFound('entity');
+  const settings = await readSettings(ctx);
+  // The GST the advance will carry when it is paid (decision 0700), asked for on top of the credit.
+  const tax = await taxOfPrepayment(ctx, { entityId: entity.id, customer, value: body.amount, hsnCode: settings.sac_code ?? undefined });
+  const lines = [{ description: body.name ? `Prepaid credit: ${body.name}` : 'Prepaid credit', quantity: 1, unit_amount: body.amount }];
+  if (tax.tax_amount > 0) lines.push({ description: gstLineLabel(tax), quantity: 1, unit_amount: tax.tax_amount });
   // Drafted and finalized at once: the batch issue with one item.
   const [invoice] = await issueInvoices(ctx, [
     {
       customer,
+      entityId: entity.id,
       currency: body.currency,
       billingReason: CREDIT_TOP_UP_REASON,
       collectionMethod: options.collectionMethod,
-      lines: [{ description: body.name ? `Prepaid credit: ${body.name}` : 'Prepaid credit', quantity: 1, unit_amount: body.amount }],
+      lines,
       field: (_i, name) => (name === 'unit_amount' || name === 'lines' ? 'amount' : name),
     },
   ]);
-  return insertPaidGrant(ctx, body, invoice!, { paymentMethodId: options.paymentMethodId });
+  return insertPaidGrant(ctx, body, invoice!, { paymentMethodId: options.paymentMethodId, tax });
+}
+
+/** The top-up's second line: the GST its receipt voucher will charge when it is paid. */
+function gstLineLabel(tax: { cgst_amount: number; igst_amount: number; rate_bp: number }): string {
+  const rate = (bp: number) => `${bp / 100} %`;
+  const heads = tax.igst_amount > 0 ? `IGST ${rate(tax.rate_bp)}` : `CGST ${rate(tax.rate_bp / 2)} + SGST ${rate(tax.rate_bp / 2)}`;
+  return `GST on the advance, ${heads} (charged on the receipt voucher issued on payment)`;
 }
 
 /**

@@ -25,6 +25,21 @@ export function taxOfAdvance(gross: number, rateBp: number, regime: TaxRegime): 
 }
 
 /**
+ * The GST on a taxable `value` at `rateBp` under `regime`, each head rounded half-up as on an
+ * invoice line (CGST and SGST each round(value × rate ÷ 20000), IGST round(value × rate ÷ 10000)):
+ * what a top-up of prepaid credit asks on top of the credit bought (decision 0700). taxOfAdvance of
+ * value + this tax finds the same split back (the rounding of the value is within half a unit).
+ * Example: 1,000.00 at 18 % intra-state → CGST 90.00, SGST 90.00, gross 1,180.00.
+ */
+export function taxOfValue(value: number, rateBp: number, regime: TaxRegime): AdvanceTax {
+  const zeroRated = (regime.tax_type === 'export' || regime.tax_type === 'sez') && regime.lut;
+  if (regime.tax_type === '' || rateBp <= 0 || zeroRated) return { subtotal: value, cgst_amount: 0, sgst_amount: 0, igst_amount: 0, tax_amount: 0 };
+  const cgst = regime.tax_type === 'intra_state' ? mulDivRoundHalfUp(value, rateBp, 20_000) : 0;
+  const igst = regime.tax_type === 'intra_state' ? 0 : mulDivRoundHalfUp(value, rateBp, 10_000);
+  return { subtotal: value, cgst_amount: cgst, sgst_amount: cgst, igst_amount: igst, tax_amount: 2 * cgst + igst };
+}
+
+/**
  * The share of an advance's open value and tax that `amount` of its balance carries: pro rata
  * (splitTaxProRata), and all of it when the amount is the whole balance — so the adjustments and
  * refunds of an advance add up to its voucher's tax exactly, never more.

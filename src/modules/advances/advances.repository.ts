@@ -28,18 +28,22 @@ export async function openAdvancesForUpdate(
   tenantId: string,
   filter: { customerId: string; entityId: string; currency: string },
 ): Promise<AdvanceRow[]> {
-  return tx
-    .selectFrom('customer_advances')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('customer_id', '=', filter.customerId)
-    .where('entity_id', '=', filter.entityId)
-    .where('currency', '=', filter.currency)
-    .where('balance', '>', 0)
-    .orderBy('received_at')
-    .orderBy('id')
-    .forUpdate()
-    .execute();
+  return (
+    tx
+      .selectFrom('customer_advances')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('customer_id', '=', filter.customerId)
+      .where('entity_id', '=', filter.entityId)
+      .where('currency', '=', filter.currency)
+      .where('balance', '>', 0)
+      // A top-up's voucher is spent by its credit grant's draw-downs only (decision 0700).
+      .where('credit_grant_id', 'is', null)
+      .orderBy('received_at')
+      .orderBy('id')
+      .forUpdate()
+      .execute()
+  );
 }
 
 /** Of these customers, the ones holding an advance with something left. */
@@ -52,6 +56,7 @@ export async function customersWithOpenAdvances(tx: Tx, tenantId: string, custom
     .where('tenant_id', '=', tenantId)
     .where('customer_id', 'in', [...new Set(customerIds)])
     .where('balance', '>', 0)
+    .where('credit_grant_id', 'is', null)
     .execute();
   return new Set(rows.map((r) => r.customer_id));
 }
@@ -112,4 +117,10 @@ export async function listAdvanceRows(tx: Tx, tenantId: string, filter: { custom
   let q = tx.selectFrom('customer_advances').where('tenant_id', '=', tenantId);
   if (filter.customer_id) q = q.where('customer_id', '=', filter.customer_id);
   return paginate<AdvanceRow>(tx, q, { tenantId, table: 'customer_advances', page });
+}
+
+/** The receipt voucher of a paid credit grant's top-up (decision 0700), locked when asked. */
+export async function findAdvanceOfGrant<T extends Tx>(tx: T, tenantId: string, grantId: string, forUpdate?: LockFlag<T>): Promise<AdvanceRow | undefined> {
+  const q = tx.selectFrom('customer_advances').selectAll().where('tenant_id', '=', tenantId).where('credit_grant_id', '=', grantId);
+  return (forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }

@@ -45,7 +45,11 @@ export const advanceSchema = z
     object: z.literal('advance'),
     customer_id: z.uuid(),
     entity_id: z.uuid(),
-    payment_id: z.uuid(),
+    payment_id: z.uuid().nullable().describe('the payment that brought the money; null for the receipt voucher of a prepaid-credit top-up'),
+    credit_grant_id: z
+      .uuid()
+      .nullable()
+      .describe('the paid credit grant whose top-up this voucher taxed (decision 0700): its draw-downs adjust it; never applied or refunded on its own'),
     receipt_voucher_number: z.string(),
     currency: z.string(),
     amount: z.int().describe('received, GST included'),

@@ -10,11 +10,12 @@ import { applyToInvoice, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry } from '../ledger/index.js';
 import { postingDate } from '../periods/index.js';
 import { DEFAULT_SAC_CODE, determineTaxRegime, gstRateBasisPoints } from '../tax/index.js';
-import { inrOfAdvance, inrShareOfOpen, shareOfOpen, taxOfAdvance, type AdvanceInrPart, type AdvanceTax } from './advance-tax.js';
+import { inrOfAdvance, inrShareOfOpen, shareOfOpen, taxOfAdvance, taxOfValue, type AdvanceInrPart, type AdvanceTax } from './advance-tax.js';
 import type { Advance } from './advances.schemas.js';
 import {
   customersWithOpenAdvances,
   findAdvance,
+  findAdvanceOfGrant,
   insertAdvance,
   insertMovement,
   listAdvanceRows,
@@ -33,6 +34,7 @@ export function toAdvance(row: AdvanceRow, movements: MovementRow[]): Advance {
     customer_id: row.customer_id,
     entity_id: row.entity_id,
     payment_id: row.payment_id,
+    credit_grant_id: row.credit_grant_id,
     receipt_voucher_number: row.number,
     currency: row.currency,
     amount: Number(row.amount),
@@ -164,6 +166,7 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
     entity_id: entity.id,
     customer_id: customer.id,
     payment_id: input.paymentId,
+    credit_grant_id: null,
     number,
     currency: input.currency,
     amount: input.amount,
@@ -345,6 +348,12 @@ export async function refundAdvance(
 ): Promise<Advance> {
   const advance = await findAdvance(ctx.tx, ctx.tenantId, id, true);
   if (!advance) throw errors.notFound('advance');
+  if (advance.credit_grant_id) {
+    throw errors.conflict(
+      `the advance is the payment for prepaid credit grant ${advance.credit_grant_id}: it is drawn down by invoices or expires with the grant, never refunded on its own`,
+      'advance_is_prepaid_credit',
+    );
+  }
   const balance = Number(advance.balance);
   if (balance === 0) throw errors.conflict('the advance has nothing left to refund', 'advance_exhausted');
   const amount = input.amount ?? balance;
@@ -423,3 +432,178 @@ export async function listAdvances(ctx: ReadCtx, filter: { customer_id?: string 
 }
 
 export { customersWithOpenAdvances };
+
+// ── Prepaid credit: the top-up as an advance (decision 0700) ───────────────────────────────────
+
+/** The GST regime and rate a top-up of prepaid credit is taxed at, as an advance for services. */
+export type PrepaymentTerms = {
+  entity: EntityRow;
+  hsnCode: string;
+  rateBp: number;
+  regime: ReturnType<typeof determineTaxRegime>;
+};
+
+async function prepaymentTerms(ctx: Ctx, entityId: string, customer: Customer, hsnCode: string | undefined): Promise<PrepaymentTerms> {
+  const entity = await entityAt(ctx, await getEntity(ctx, entityId), ctx.now);
+  const code = hsnCode ?? DEFAULT_SAC_CODE;
+  const regime = determineTaxRegime(
+    { country_code: entity.country_code, gstin: entity.gstin, state_code: entity.state_code, lut: entity.lut },
+    { country_code: customerCountry(customer), state_code: customerStateCode(customer), gstin: customer.gstin, sez: customer.sez },
+  );
+  return { entity, hsnCode: code, rateBp: regime.tax_type === '' ? 0 : advanceRate(code), regime };
+}
+
+/**
+ * The GST a top-up of `value` of prepaid credit will carry when it is paid: an advance for the
+ * supplier's services (CGST Act s.13(2)), at the rate of its SAC (rule 50: 18 % where it cannot be
+ * determined), each head rounded half-up on the value as on an invoice line (taxOfValue). The
+ * top-up asks for value + that tax; its receipt voucher then finds the same split in the gross.
+ */
+export async function taxOfPrepayment(
+  ctx: Ctx,
+  input: { entityId: string; customer: Customer; value: number; hsnCode?: string | undefined },
+): Promise<AdvanceTax & { rate_bp: number }> {
+  const terms = await prepaymentTerms(ctx, input.entityId, input.customer, input.hsnCode);
+  return { ...taxOfValue(input.value, terms.rateBp, terms.regime), rate_bp: terms.rateBp };
+}
+
+export type PrepaymentReceipt = {
+  grantId: string;
+  entityId: string;
+  customer: Customer;
+  currency: string;
+  /** What was received, GST included (the top-up invoice's total). */
+  gross: number;
+  hsnCode?: string | undefined;
+  /** INR per one unit of a foreign currency (rule 34), when the entity keeps its books in INR. */
+  exchangeRate?: string | null | undefined;
+  /** The split the top-up asked for (taxOfPrepayment): kept when it adds up to the gross and fits the regime. */
+  asked?: { subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number } | undefined;
+};
+
+/** The voucher's split of a top-up's gross: the one asked for when it still holds, else the tax contained in the gross. */
+function splitOfPrepayment(input: PrepaymentReceipt, terms: PrepaymentTerms): AdvanceTax {
+  const found = taxOfAdvance(input.gross, terms.rateBp, terms.regime);
+  const a = input.asked;
+  if (!a) return found;
+  const tax = a.cgst_amount + a.sgst_amount + a.igst_amount;
+  const fits =
+    a.subtotal + tax === input.gross &&
+    (found.tax_amount === 0
+      ? tax === 0
+      : terms.regime.tax_type === 'intra_state'
+        ? a.igst_amount === 0 && tax > 0
+        : a.cgst_amount === 0 && a.sgst_amount === 0 && tax > 0);
+  return fits ? { ...a, tax_amount: tax } : found;
+}
+
+/**
+ * Issues the receipt voucher (CGST Rules, rule 50) of a paid top-up of prepaid credit, in the
+ * paying transaction: payment received for services not yet supplied is an advance, taxed at its
+ * receipt (CGST Act s.13(2)(a); GSTR-1 table 11A). The voucher belongs to the grant
+ * (credit_grant_id): only the grant's draw-downs adjust it (adjustPrepayment, table 11B); it is
+ * never applied or refunded as a plain advance. Posts nothing — the credits module books the tax
+ * out of the prepaid-credit liability (docs/ledger.md). Answers the voucher's split of the gross.
+ */
+export async function receivePrepayment(ctx: Ctx, input: PrepaymentReceipt): Promise<{ advance: Advance; tax: AdvanceTax; inr: AdvanceInrPart | null }> {
+  const terms = await prepaymentTerms(ctx, input.entityId, input.customer, input.hsnCode);
+  const { entity, regime } = terms;
+  const tax = splitOfPrepayment(input, terms);
+  const inr =
+    input.currency !== 'INR' && entity.country_code === 'IN' && entity.functional_currency === 'INR' && input.exchangeRate
+      ? inrOfAdvance(input.gross, tax, input.currency, input.exchangeRate)
+      : null;
+  const id = newId();
+  const number = await takeDocumentNumber(ctx, entity, 'receipt_voucher');
+  const row: AdvanceRow = {
+    tenant_id: ctx.tenantId,
+    id,
+    entity_id: entity.id,
+    customer_id: input.customer.id,
+    payment_id: null,
+    credit_grant_id: input.grantId,
+    number,
+    currency: input.currency,
+    amount: input.gross,
+    ...tax,
+    rate_bp: tax.tax_amount > 0 ? terms.rateBp : 0,
+    hsn_code: terms.hsnCode,
+    tax_type: regime.tax_type,
+    place_of_supply: regime.place_of_supply,
+    utgst: regime.utgst,
+    balance: input.gross,
+    open_subtotal: tax.subtotal,
+    open_cgst: tax.cgst_amount,
+    open_sgst: tax.sgst_amount,
+    open_igst: tax.igst_amount,
+    exchange_rate: inr ? (input.exchangeRate ?? null) : null,
+    ...movementInr(inr),
+    open_inr_subtotal: inr?.inr_subtotal ?? null,
+    open_inr_cgst: inr?.inr_cgst_amount ?? null,
+    open_inr_sgst: inr?.inr_sgst_amount ?? null,
+    open_inr_igst: inr?.inr_igst_amount ?? null,
+    // Dated as the entry that books its tax: in the first open month (DESIGN §18).
+    received_at: await postingDate(ctx, entity.id),
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  await insertAdvance(ctx.tx, row);
+  const advance = toAdvance(row, []);
+  await emitEvent(ctx, 'advance.received', advance);
+  return { advance, tax, inr };
+}
+
+/**
+ * A draw-down of a paid grant adjusts the tax its top-up's voucher paid on the part drawn (GSTR-1
+ * table 11B; the invoice drawing it charges its own GST in table 4/5/7, so each rupee of tax is
+ * counted once). `part` is the draw's value and its share of the voucher's tax, computed by the
+ * grant (cumulative shares, so a grant's draws take exactly its voucher's tax). Records the
+ * 'applied' movement; posts nothing (the draw's entry is the credits module's). Answers the
+ * rupee values of the part for a foreign-currency voucher, null otherwise.
+ */
+export async function adjustPrepayment(
+  ctx: Ctx,
+  input: { grantId: string; invoiceId: string; subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number },
+): Promise<AdvanceInrPart | null> {
+  const advance = await findAdvanceOfGrant(ctx.tx, ctx.tenantId, input.grantId, true);
+  if (!advance) return null;
+  const amount = input.subtotal + input.cgst_amount + input.sgst_amount + input.igst_amount;
+  if (amount <= 0) return null;
+  const part: AdvanceTax = { ...input, tax_amount: amount - input.subtotal };
+  const inr =
+    advance.open_inr_subtotal === null
+      ? null
+      : inrShareOfOpen(
+          numeric(advance),
+          {
+            subtotal: Number(advance.open_inr_subtotal),
+            cgst: Number(advance.open_inr_cgst),
+            sgst: Number(advance.open_inr_sgst),
+            igst: Number(advance.open_inr_igst),
+          },
+          amount,
+          part,
+        );
+  const after = await takeFromAdvance(ctx.tx, ctx.tenantId, advance.id, { amount, ...part, inr }, ctx.now);
+  if (!after) throw new Error(`the voucher of credit grant ${input.grantId} had less than ${amount} open under its lock`);
+  await insertMovement(ctx.tx, {
+    tenant_id: ctx.tenantId,
+    id: newId(),
+    advance_id: advance.id,
+    kind: 'applied',
+    invoice_id: input.invoiceId,
+    number: null,
+    amount,
+    subtotal: part.subtotal,
+    cgst_amount: part.cgst_amount,
+    sgst_amount: part.sgst_amount,
+    igst_amount: part.igst_amount,
+    ...movementInr(inr),
+    payout: 'offline',
+    refund_id: null,
+    reason: '',
+    // Dated as its entry (table 11B of that month).
+    created_at: await postingDate(ctx, advance.entity_id),
+  });
+  return inr;
+}

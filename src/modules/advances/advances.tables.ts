@@ -6,7 +6,13 @@ export interface CustomerAdvancesTable {
   id: string;
   entity_id: string;
   customer_id: string;
-  payment_id: string;
+  /** The payment that brought the money; null for the voucher of a paid credit grant's top-up (credit_grant_id). */
+  payment_id: string | null;
+  /**
+   * Set when the advance is the payment for a paid credit grant (decision 0700): the receipt voucher
+   * of a top-up. Only that grant's draw-downs adjust it; it is never applied or refunded as a plain advance.
+   */
+  credit_grant_id: string | null;
   number: string;
   currency: string;
   amount: number;

@@ -3,9 +3,10 @@ import { errors } from '../../platform/errors.js';
 import { emitEvent } from '../../platform/events/events.js';
 import { newId } from '../../platform/ids.js';
 import { toIso, toIsoOrNull } from '../../platform/time.js';
+import { adjustPrepayment, receivePrepayment } from '../advances/index.js';
 import { getCustomer } from '../customers/index.js';
 import { findEntity, findPrimaryEntity, type EntityRow } from '../entities/index.js';
-import { applyToInvoice, CREDIT_TOP_UP_REASON, linesOfInvoices, type InvoiceLineRow, type InvoiceRow } from '../invoices/index.js';
+import { applyToInvoice, CREDIT_TOP_UP_REASON, getInvoiceRow, linesOfInvoices, type InvoiceLineRow, type InvoiceRow } from '../invoices/index.js';
 import { Account, postEntry } from '../ledger/index.js';
 import { findPrice } from '../plans/index.js';
 import { allocatePromotional, drawOrder, grantAppliesTo, paidDrawFor, type LineForDraw, type PriceType } from './credits.allocation.js';
@@ -121,15 +122,17 @@ export async function createPromotionalGrant(ctx: Ctx, customerId: string, body:
 }
 
 /**
- * A paid grant, sold by `invoice` (its top-up invoice, finalized by the caller): pending until
- * that invoice is paid. The invoice's finalization entry is the grant's entry — it credits the
- * taxable value to prepaid credit (2330), not revenue — and its GST is remembered on the grant.
+ * A paid grant, sold by `invoice` (its top-up, finalized by the caller): pending until that
+ * invoice is paid. The invoice's finalization entry is the grant's entry — it credits the whole
+ * top-up (credit and the GST the advance will carry) to prepaid credit (2330), not revenue — and
+ * the grant remembers the split asked for (`tax`, decision 0700); the receipt voucher issued at
+ * payment charges that GST and takes it out of 2330 (activateGrantOfInvoice).
  */
 export async function insertPaidGrant(
   ctx: Ctx,
   body: CreateCreditGrantBody,
   invoice: InvoiceRow,
-  options: { paymentMethodId?: string | null } = {},
+  options: { paymentMethodId?: string | null; tax: { subtotal: number; cgst_amount: number; sgst_amount: number; igst_amount: number } },
 ): Promise<CreditGrantRow> {
   const expiresAt = checkExpiry(ctx, body);
   const row = await insertCreditGrant(ctx.tx, {
@@ -141,11 +144,11 @@ export async function insertPaidGrant(
     status: 'pending',
     name: body.name ?? null,
     currency: invoice.currency,
-    amount: invoice.subtotal,
-    remaining: invoice.subtotal,
-    cgst_amount: invoice.cgst_amount,
-    sgst_amount: invoice.sgst_amount,
-    igst_amount: invoice.igst_amount,
+    amount: options.tax.subtotal,
+    remaining: options.tax.subtotal,
+    cgst_amount: options.tax.cgst_amount,
+    sgst_amount: options.tax.sgst_amount,
+    igst_amount: options.tax.igst_amount,
     priority: body.priority,
     expires_at: expiresAt,
     applies_to: body.applies_to ? JSON.stringify(body.applies_to) : null,
@@ -170,14 +173,76 @@ export async function topUpPaymentMethods(ctx: Ctx, invoiceIds: string[]): Promi
   return new Map(rows.map((r) => [r.invoice_id, r.payment_method_id]));
 }
 
-/** pending → active when the top-up invoice is paid (a listener on invoice.paid, in the paying transaction). */
+/**
+ * pending → active when the top-up invoice is paid (a listener on invoice.paid, in the paying
+ * transaction). The payment received is an advance for services (CGST Act s.13(2)(a): the time of
+ * supply of services is the earlier of the invoice and the receipt of payment, "to the extent it is
+ * covered by ... the payment"), so its receipt voucher is issued now (CGST Rules, rule 50; GSTR-1
+ * table 11A; decision 0700) and its GST moves out of the prepaid liability into output tax:
+ * `credit_grant.tax_on_receipt` Dr 2330 / Cr 2100+2110 or 2120 (tagged with the top-up invoice).
+ * 2330 then holds the credit's value, which the grant's draw-downs and expiry take out.
+ */
 export async function activateGrantOfInvoice(ctx: Ctx, invoiceId: string): Promise<CreditGrantRow | null> {
   const grant = await findGrantOfInvoice(ctx.tx, ctx.tenantId, invoiceId);
   if (!grant || grant.status !== 'pending') return null;
-  const row = await transitionCreditGrant(ctx.tx, ctx.tenantId, grant.id, 'activate', { updated_at: ctx.now });
+  const voucher = await issueTopUpVoucher(ctx, grant, invoiceId);
+  const row = await transitionCreditGrant(ctx.tx, ctx.tenantId, grant.id, 'activate', {
+    updated_at: ctx.now,
+    amount: voucher.subtotal,
+    remaining: voucher.subtotal,
+    cgst_amount: voucher.cgst_amount,
+    sgst_amount: voucher.sgst_amount,
+    igst_amount: voucher.igst_amount,
+  });
   await movement(ctx, row, 'granted', row.amount);
   await emitEvent(ctx, 'credit_grant.activated', toCreditGrant(row));
   return row;
+}
+
+/**
+ * The receipt voucher of a paid top-up and the entry that books its GST out of 2330. Answers the
+ * voucher's split of what was received: the grant's amount and tax from now on.
+ */
+async function issueTopUpVoucher(ctx: Ctx, grant: CreditGrantRow, invoiceId: string) {
+  const invoice = await getInvoiceRow(ctx, invoiceId);
+  const customer = await getCustomer(ctx, grant.customer_id);
+  const [line] = await linesOfInvoices(ctx.tx, ctx.tenantId, [invoiceId]);
+  const { advance, tax, inr } = await receivePrepayment(ctx, {
+    grantId: grant.id,
+    entityId: invoice.entity_id,
+    customer,
+    currency: invoice.currency,
+    gross: invoice.total,
+    hsnCode: line?.hsn_code,
+    exchangeRate: invoice.exchange_rate,
+    asked: { subtotal: grant.amount, cgst_amount: grant.cgst_amount, sgst_amount: grant.sgst_amount, igst_amount: grant.igst_amount },
+  });
+  if (tax.tax_amount > 0) {
+    const entity = await entityOf(ctx, invoice.entity_id);
+    const fx = (inrAmount: number | undefined) => (inrAmount !== undefined && entity.functional_currency === 'INR' ? { functional: inrAmount } : {});
+    await postEntry(ctx, {
+      ledgerId: entity.tb_ledger_id,
+      entityId: entity.id,
+      kind: 'credit_grant.tax_on_receipt',
+      referenceType: 'advance',
+      referenceId: advance.id,
+      currency: invoice.currency,
+      description: `GST on prepaid credit ${grant.name ?? grant.id}, receipt voucher ${advance.receipt_voucher_number}`,
+      lines: [
+        {
+          account: Account.PREPAID_CREDIT,
+          debit: tax.tax_amount,
+          customerId: grant.customer_id,
+          invoiceId,
+          ...fx(inr ? inr.inr_amount - inr.inr_subtotal : undefined),
+        },
+        { account: Account.CGST_PAYABLE, credit: tax.cgst_amount, invoiceId, ...fx(inr?.inr_cgst_amount) },
+        { account: Account.SGST_PAYABLE, credit: tax.sgst_amount, invoiceId, ...fx(inr?.inr_sgst_amount) },
+        { account: Account.IGST_PAYABLE, credit: tax.igst_amount, invoiceId, ...fx(inr?.inr_igst_amount) },
+      ],
+    });
+  }
+  return tax;
 }
 
 /** pending → voided when the unpaid top-up invoice is voided: the invoice's void entry reverses 2330. */
@@ -357,9 +422,11 @@ export async function recordPromotionalDraws(ctx: Ctx, items: { invoiceId: strin
 /**
  * Settles finalized invoices from the customers' paid grants, like a payment, in the finalizing
  * transaction: grants of the invoice's currency and entity, by priority then soonest expiry, each
- * on the lines it applies to. A draw of d settles d plus its share of the top-up's GST (that tax
- * was paid when the top-up was invoiced, CGST Act s.13(2); the later invoice's own GST stands and
- * the advance's is adjusted against it), so no GST is charged twice:
+ * on the lines it applies to. A draw of d settles d plus its share of the GST the top-up's receipt
+ * voucher paid (an advance, taxed at receipt: CGST Act s.13(2)). The later invoice charges its own
+ * GST as any supply does, and the voucher's tax on the part drawn is adjusted against it — the
+ * 'applied' movement of the voucher, GSTR-1 table 11B (decision 0700) — so each rupee of tax is
+ * counted once, in the books and in GSTR-3B 3.1(a) alike:
  *   Dr prepaid credit 2330 d; Dr output taxes (the share, tagged with the top-up invoice);
  *   Cr receivables d + share (tagged with the invoice).
  * Answers the amount settled per invoice id.
@@ -440,6 +507,15 @@ export async function drawPaidCredit(ctx: Ctx, invoices: InvoiceRow[]): Promise<
           { account: Account.IGST_PAYABLE, debit: tax.igst_amount, invoiceId: topUp },
           { account: Account.RECEIVABLES, credit: total, customerId: invoice.customer_id, invoiceId: invoice.id },
         ],
+      });
+      // The tax the top-up's voucher paid on this part is adjusted against the invoice (GSTR-1 11B).
+      await adjustPrepayment(ctx, {
+        grantId: grant.id,
+        invoiceId: invoice.id,
+        subtotal: amount,
+        cgst_amount: tax.cgst_amount,
+        sgst_amount: tax.sgst_amount,
+        igst_amount: tax.igst_amount,
       });
       await insertMovements(ctx.tx, [
         {

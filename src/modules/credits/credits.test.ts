@@ -127,21 +127,25 @@ describe('credit grants', () => {
   });
 
   describe('paid', () => {
-    it('is sold through a tax invoice, spendable once paid, and settles later invoices with no second GST', async () => {
+    it('is sold as an advance: GST on its receipt voucher when paid, spendable then, and settles later invoices with no second GST', async () => {
       const customer = await createCustomer(acme);
       const paid = await grantOk(customer, { category: 'paid', amount: 100_000, name: 'Wallet' });
       expect(paid).toMatchObject({ category: 'paid', status: 'pending', amount: 100_000, remaining: 100_000, tax_amount: 18_000 });
-      // The top-up: 100 000 + CGST 9 000 + SGST 9 000 = 118 000, booked to prepaid credit, not revenue.
+      // The top-up asks for 100 000 + the 18 000 of GST its voucher will charge = 118 000. It is no
+      // tax invoice (decision 0700): no GST lines, and the whole total is prepaid credit until paid.
       const topUp = await getInvoice(paid.invoice_id);
       expect(topUp).toMatchObject({
         billing_reason: 'credit_top_up',
-        subtotal: 100_000,
-        cgst_amount: 9_000,
-        sgst_amount: 9_000,
+        tax_type: '',
+        subtotal: 118_000,
+        cgst_amount: 0,
+        sgst_amount: 0,
         total: 118_000,
         status: 'open',
       });
-      expect(await balance(PREPAID, { invoiceId: topUp.id })).toBe(100_000);
+      expect(topUp.lines.map((l: { amount: number }) => l.amount)).toEqual([100_000, 18_000]);
+      expect(await balance(PREPAID, { invoiceId: topUp.id })).toBe(118_000);
+      expect(await balance(CGST, { invoiceId: topUp.id })).toBe(0);
       expect(await balance(REVENUE, { invoiceId: topUp.id })).toBe(0);
 
       // Not yet paid: an invoice now draws nothing.
@@ -150,13 +154,16 @@ describe('credit grants', () => {
 
       await pay(acme, topUp);
       expect(await getGrant(paid.id)).toMatchObject({ status: 'active', remaining: 100_000 });
+      // Paid: the receipt voucher charges the 18 000, taken out of 2330 (Dr 2330 / Cr 2100, 2110).
+      expect(await balance(PREPAID, { invoiceId: topUp.id })).toBe(100_000);
+      expect(await balance(CGST, { invoiceId: topUp.id })).toBe(9_000);
 
       // 50 000 of service: GST 4 500 + 4 500, total 59 000. The draw is 50 000 of credit plus the
-      // 9 000 of GST the top-up already charged on it: 59 000 settled, invoice paid.
+      // 9 000 of GST the top-up's voucher already paid on it: 59 000 settled, invoice paid.
       const first = await createInvoice(acme, customer, [50_000]);
       expect(first).toMatchObject({ total: 59_000, amount_credited: 59_000, amount_due: 0, status: 'paid', subtotal: 50_000 });
       expect(await getGrant(paid.id)).toMatchObject({ status: 'active', remaining: 50_000 });
-      // Output tax: 9 000 + 9 000 on the top-up, 4 500 + 4 500 on the invoice, minus the 4 500 + 4 500
+      // Output tax: 9 000 + 9 000 on the voucher, 4 500 + 4 500 on the invoice, minus the 4 500 + 4 500
       // adjusted at the draw = 18 000 in all: 18 % of the 100 000 paid for, charged once.
       expect(await balance(CGST, { invoiceId: topUp.id })).toBe(9_000 - 4_500);
       expect(await balance(CGST, { invoiceId: first.id })).toBe(4_500);

@@ -208,6 +208,18 @@ function taxInvoice(
   return tax;
 }
 
+/**
+ * The supplier as the GST engine sees it for an invoice of this billing reason. A prepaid-credit
+ * top-up is a request for an advance, not a tax invoice (decision 0700): its GST is due when the
+ * payment is received (CGST Act s.13(2)) and is charged on the receipt voucher issued then (CGST
+ * Rules, rule 50), so the request itself carries no GST lines — its lines (the credit and the GST
+ * the voucher will charge) are untaxed, as for a supplier without a GSTIN, and it is neither listed
+ * in GSTR-1 tables 4/5/7 nor e-invoiced.
+ */
+function taxedAs<E extends EntityRow>(entity: E, billingReason: string | null | undefined): E {
+  return billingReason === CREDIT_TOP_UP_REASON ? { ...entity, gstin: null } : entity;
+}
+
 /** The tax columns of an invoice row, from a computed tax. */
 function invoiceTaxColumns(tax: InvoiceTax, rate: InvoiceExchangeRate) {
   return {
@@ -272,7 +284,7 @@ export function buildDraftInvoice(
     supply_date: l.period_end ?? null,
   }));
   // Dated now (the invoice's date when issued at once; finalizing a draft computes it again then).
-  const tax = taxInvoice(entity, input.customer, input.currency, taxLines, rate, input.field, ctx.now);
+  const tax = taxInvoice(taxedAs(entity, input.billingReason), input.customer, input.currency, taxLines, rate, input.field, ctx.now);
   const id = newId();
   const row: InvoiceRow = {
     tenant_id: ctx.tenantId,
@@ -353,8 +365,10 @@ function lineTaxChanged(before: InvoiceLineRow, after: InvoiceLineRow): boolean 
 export const CREDIT_TOP_UP_REASON = 'credit_top_up';
 
 /**
- * Where an invoice's taxable value is credited: revenue, except for a prepaid-credit top-up,
- * which is an advance for services not yet supplied — a liability (2330) until drawn down.
+ * Where an invoice's value is credited: revenue, except for a prepaid-credit top-up, which is an
+ * advance for services not yet supplied — a liability (2330) until drawn down. A top-up carries no
+ * GST of its own (taxedAs): its whole total goes to 2330, and the GST on the advance is taken out
+ * of 2330 when the payment is received and its receipt voucher issued (decision 0700).
  */
 function valueAccountOf(row: InvoiceRow): typeof Account.REVENUE | typeof Account.PREPAID_CREDIT {
   return row.billing_reason === CREDIT_TOP_UP_REASON ? Account.PREPAID_CREDIT : Account.REVENUE;
@@ -570,7 +584,7 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
   // from the parties frozen now, so the invoice never prints one party's GSTIN with another's tax.
   const rate = await invoiceExchangeRate(ctx, entity, draft.currency, draft.exchange_rate_source === 'request' ? draft.exchange_rate : null, ctx.now);
   const tax = taxInvoice(
-    entity,
+    taxedAs(entity, draft.billing_reason),
     customer,
     draft.currency,
     drafted.map((l) => ({
