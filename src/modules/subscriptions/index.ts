@@ -63,6 +63,7 @@ export {
   tenantsWithDueSubscriptions,
   trialsEndingBetween,
   updateSubscription,
+  meteredPeriodCutoffs,
   RUNNING_STATUSES,
   runningSubscriptionsOfCustomers,
 } from './subscriptions.service.js';

@@ -406,6 +406,7 @@ export {
   tenantsWithDueSubscriptions,
   trialsEndingBetween,
   updateSubscription,
+  meteredPeriodCutoffs,
   RUNNING_STATUSES,
   runningSubscriptionsOfCustomers,
 } from './subscriptions.repository.js';
