@@ -129,26 +129,34 @@ describe('batched usage ingestion', () => {
     expect(withTwenty).toBe(withOne);
   });
 
-  it.runIf(process.env.DATABASE_URL)('evaluates the open usage alerts a batch moves in two statements, whatever their number (one when none watches)', async () => {
-    const code = await metric(acme, 'count');
-    const customers = [await createCustomer(acme), await createCustomer(acme), await createCustomer(acme)];
-    const unwatched = await createCustomer(acme);
-    for (const [i, customer] of customers.entries()) for (let k = 0; k < 4; k += 1) await alert(customer, code, 1000 + 10 * i + k);
-    const events = (who: string[], n: number) =>
-      Array.from({ length: n }, (_, i) => ({ transaction_id: uid('tx'), customer_id: who[i % who.length]!, metric_code: code }));
-    const none = await statementsOf(() => batch(acme, events([unwatched], 12)), 12);
-    const twelveOpen = await statementsOf(() => batch(acme, events(customers, 12)), 12);
-    // The lock, then one statement measuring the twelve alerts and inserting the crossed ones' rows.
-    expect(twelveOpen - none).toBe(1);
-    // None was crossed; crossed in the next batch, each triggers once.
-    const crossing = Array.from({ length: 1030 }, (_, i) => ({ transaction_id: uid('tx'), customer_id: customers[0]!, metric_code: code, properties: { i } }));
-    expect((await batch(acme, crossing.slice(0, 1000))).body.data.accepted).toBe(1000);
-    expect((await batch(acme, crossing.slice(1000))).body.data.accepted).toBe(30);
-    const fired = await sql<{ n: number }>`
+  it.runIf(process.env.DATABASE_URL)(
+    'evaluates the open usage alerts a batch moves in two statements, whatever their number (one when none watches)',
+    async () => {
+      const code = await metric(acme, 'count');
+      const customers = [await createCustomer(acme), await createCustomer(acme), await createCustomer(acme)];
+      const unwatched = await createCustomer(acme);
+      for (const [i, customer] of customers.entries()) for (let k = 0; k < 4; k += 1) await alert(customer, code, 1000 + 10 * i + k);
+      const events = (who: string[], n: number) =>
+        Array.from({ length: n }, (_, i) => ({ transaction_id: uid('tx'), customer_id: who[i % who.length]!, metric_code: code }));
+      const none = await statementsOf(() => batch(acme, events([unwatched], 12)), 12);
+      const twelveOpen = await statementsOf(() => batch(acme, events(customers, 12)), 12);
+      // The lock, then one statement measuring the twelve alerts and inserting the crossed ones' rows.
+      expect(twelveOpen - none).toBe(1);
+      // None was crossed; crossed in the next batch, each triggers once.
+      const crossing = Array.from({ length: 1030 }, (_, i) => ({
+        transaction_id: uid('tx'),
+        customer_id: customers[0]!,
+        metric_code: code,
+        properties: { i },
+      }));
+      expect((await batch(acme, crossing.slice(0, 1000))).body.data.accepted).toBe(1000);
+      expect((await batch(acme, crossing.slice(1000))).body.data.accepted).toBe(30);
+      const fired = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM alert_triggers t JOIN alerts a ON a.tenant_id = t.tenant_id AND a.id = t.alert_id
        WHERE a.customer_id = ${customers[0]!}`.execute(t.database.db);
-    expect(fired.rows[0]!.n).toBe(4);
-  });
+      expect(fired.rows[0]!.n).toBe(4);
+    },
+  );
 
   it('stores each timestamp as the instant it names: offsets, fractions and none', async () => {
     t.clock.set('2031-01-10T00:10:00Z');
@@ -160,9 +168,9 @@ describe('batched usage ingestion', () => {
       stamps.map((timestamp, i) => ({ transaction_id: `ts-${i}-${uid('x')}`, customer_id: customer, metric_code: code, timestamp, properties: { n: i } })),
     );
     expect(res.body.data).toEqual({ accepted: 5, duplicates: 0, rejected: [] });
-    const { rows } = await sql<{ ts: Date }>`SELECT ts FROM usage_events WHERE tenant_id = ${acme.tenantId} AND customer_id = ${customer} ORDER BY value`.execute(
-      t.database.db,
-    );
+    const { rows } = await sql<{
+      ts: Date;
+    }>`SELECT ts FROM usage_events WHERE tenant_id = ${acme.tenantId} AND customer_id = ${customer} ORDER BY value`.execute(t.database.db);
     expect(rows.map((r) => r.ts.toISOString())).toEqual([
       '2031-01-10T00:00:00.000Z',
       '2031-01-09T23:00:00.500Z',
