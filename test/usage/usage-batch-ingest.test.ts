@@ -124,23 +124,77 @@ describe('batched usage ingestion', () => {
     // Cross them all first: from then on nothing can happen to them until the next period.
     expect((await batch(acme, events(few, 25))).status).toBe(202);
     expect((await batch(acme, events(many, 25))).status).toBe(202);
-    const counted = async (customer: string) => {
-      let statements = 0;
-      const original = pg.Client.prototype.query;
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-        // Background work on other connections (rate-limit flushes, the change feed's heartbeats) is not the batch's.
-        if (text !== undefined && !/\brate_limit_counters\b|\bpg_notify\b|^LISTEN\b/.test(text)) statements += 1;
-        return (original as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof original;
-      try {
-        expect((await batch(acme, events(customer, 10))).body.data.accepted).toBe(10);
-      } finally {
-        pg.Client.prototype.query = original;
-      }
-      return statements;
-    };
+    const counted = (customer: string) => statementsOf(() => batch(acme, events(customer, 10)), 10);
     const [withOne, withTwenty] = [await counted(few), await counted(many)];
     expect(withTwenty).toBe(withOne);
   });
+
+  it.runIf(process.env.DATABASE_URL)(
+    'evaluates the open usage alerts a batch moves in two statements, whatever their number (one when none watches)',
+    async () => {
+      const code = await metric(acme, 'count');
+      const customers = [await createCustomer(acme), await createCustomer(acme), await createCustomer(acme)];
+      const unwatched = await createCustomer(acme);
+      for (const [i, customer] of customers.entries()) for (let k = 0; k < 4; k += 1) await alert(customer, code, 1000 + 10 * i + k);
+      const events = (who: string[], n: number) =>
+        Array.from({ length: n }, (_, i) => ({ transaction_id: uid('tx'), customer_id: who[i % who.length]!, metric_code: code }));
+      const none = await statementsOf(() => batch(acme, events([unwatched], 12)), 12);
+      const twelveOpen = await statementsOf(() => batch(acme, events(customers, 12)), 12);
+      // The lock, then one statement measuring the twelve alerts and inserting the crossed ones' rows.
+      expect(twelveOpen - none).toBe(1);
+      // None was crossed; crossed in the next batch, each triggers once.
+      const crossing = Array.from({ length: 1030 }, (_, i) => ({
+        transaction_id: uid('tx'),
+        customer_id: customers[0]!,
+        metric_code: code,
+        properties: { i },
+      }));
+      expect((await batch(acme, crossing.slice(0, 1000))).body.data.accepted).toBe(1000);
+      expect((await batch(acme, crossing.slice(1000))).body.data.accepted).toBe(30);
+      const fired = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM alert_triggers t JOIN alerts a ON a.tenant_id = t.tenant_id AND a.id = t.alert_id
+       WHERE a.customer_id = ${customers[0]!}`.execute(t.database.db);
+      expect(fired.rows[0]!.n).toBe(4);
+    },
+  );
+
+  it('stores each timestamp as the instant it names: offsets, fractions and none', async () => {
+    t.clock.set('2031-01-10T00:10:00Z');
+    const code = await metric(acme);
+    const customer = await createCustomer(acme);
+    const stamps = ['2031-01-10T05:30:00+05:30', '2031-01-09T23:00:00.5Z', '2031-01-09T23:00:00.123456Z', '2031-01-09T18:29:59.999-05:30', undefined];
+    const res = await batch(
+      acme,
+      stamps.map((timestamp, i) => ({ transaction_id: `ts-${i}-${uid('x')}`, customer_id: customer, metric_code: code, timestamp, properties: { n: i } })),
+    );
+    expect(res.body.data).toEqual({ accepted: 5, duplicates: 0, rejected: [] });
+    const { rows } = await sql<{
+      ts: Date;
+    }>`SELECT ts FROM usage_events WHERE tenant_id = ${acme.tenantId} AND customer_id = ${customer} ORDER BY value`.execute(t.database.db);
+    expect(rows.map((r) => r.ts.toISOString())).toEqual([
+      '2031-01-10T00:00:00.000Z',
+      '2031-01-09T23:00:00.500Z',
+      '2031-01-09T23:00:00.123Z',
+      '2031-01-09T23:59:59.999Z',
+      '2031-01-10T00:10:00.000Z',
+    ]);
+  });
 });
+
+/** The statements a request sends (background work on other connections excluded), checking the batch accepted `accepted`. */
+async function statementsOf(request: () => Promise<{ body: { data: { accepted: number } } }>, accepted: number): Promise<number> {
+  let statements = 0;
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+    // Background work on other connections (rate-limit flushes, the change feed's heartbeats) is not the batch's.
+    if (text !== undefined && !/\brate_limit_counters\b|\bpg_notify\b|^LISTEN\b/.test(text)) statements += 1;
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    expect((await request()).body.data.accepted).toBe(accepted);
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return statements;
+}

@@ -1,3 +1,4 @@
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app-deps.js';
 import { errors, KoshError } from '../../platform/errors.js';
@@ -9,6 +10,7 @@ import {
   createBillableMetricBody,
   createMetric,
   getMetric,
+  isPlainBatchBody,
   listMetrics,
   usageEventAcceptedSchema,
   usageEventBatchBody,
@@ -85,6 +87,12 @@ export function registerUsageRoutes(app: KoshApp, deps: AppDeps): void {
         summary: 'Record up to 1 000 usage events: invalid ones are rejected by index, the others accepted',
         body: usageEventBatchBody,
         response: { 202: dataEnvelope(usageIngestResultSchema) },
+      },
+      // The plain batch is taken as it came (one loop over the events); anything else is parsed by
+      // the schema as every route's body is, with the same errors. Each event is checked after.
+      validatorCompiler: (route) => {
+        const parse = validatorCompiler({ ...route, schema: route.schema as unknown as typeof usageEventBatchBody });
+        return (body) => (isPlainBatchBody(body) ? { value: body } : parse(body));
       },
     },
     (request, reply) =>

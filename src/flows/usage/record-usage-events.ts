@@ -1,9 +1,7 @@
 import type { Ctx } from '../../platform/context.js';
 import { evaluateUsageAlerts } from '../../modules/alerts/index.js';
 import { customerRefs } from '../../modules/customers/index.js';
-import { getInvoiceRow } from '../../modules/invoices/index.js';
-import { pricesOfPlans } from '../../modules/plans/index.js';
-import { runningSubscriptionsOfCustomers } from '../../modules/subscriptions/index.js';
+import { meteredPeriodCutoffs } from '../../modules/subscriptions/index.js';
 import {
   eventRow,
   insertEvents,
@@ -21,40 +19,54 @@ export type RecordedUsage = UsageIngestResult & { refusals: (EventRefusal & { in
 const issueText = (issues: { path: PropertyKey[]; message: string }[]) =>
   issues.map((i) => `${i.path.map(String).join('.') || 'event'}: ${i.message}`).join('; ');
 
+/** A uuid as PostgreSQL writes it; a customer_id in capitals names no customer (it never did). */
+const LOWER_UUID = /^[0-9a-f-]{36}$/;
+
+type Resolved = { index: number; row: EventInsert; metricCode: string };
+
 /**
- * Records a batch of usage events (DESIGN §13), set-based: one query resolves the customers, one
- * the metrics, one the customers' running subscriptions (and one their metered prices), then ONE
- * INSERT … SELECT FROM unnest(arrays) stores every valid event (decision 0430). An invalid event is refused
- * with its index and the others are stored; a transaction_id already recorded is a counted
- * duplicate. An event dated before the current period of a subscription that meters its metric is
- * refused, unless that subscription's latest invoice is still a draft (it can still change).
+ * Records a batch of usage events (DESIGN §13), set-based (decisions 0430, 0690): one query
+ * finds which referenced customers do not exist (and resolves external ids), one the metrics, one
+ * the late events' period starts (rows only where an event is older than a period it would bill
+ * into), then ONE INSERT stores every valid event. An invalid event is refused with its index and
+ * the others are stored; a transaction_id already recorded is a counted duplicate. An event dated
+ * before the current period of a subscription that meters its metric is refused, unless that
+ * subscription's latest invoice is still a draft (it can still change).
  */
 export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<RecordedUsage> {
   const refusals: RecordedUsage['refusals'] = [];
   const parsed: { index: number; event: UsageEventBody }[] = [];
-  raw.forEach((item, index) => {
-    const result = parseUsageEvent(item);
-    if (result.success) parsed.push({ index, event: result.data });
-    else refusals.push({ index, status: 400, error: issueText(result.error.issues) });
-  });
+  const ids = new Set<string>();
+  const externalIds = new Set<string>();
+  const codes = new Set<string>();
+  for (let index = 0; index < raw.length; index += 1) {
+    const result = parseUsageEvent(raw[index]);
+    if (!result.success) {
+      refusals.push({ index, status: 400, error: issueText(result.error.issues) });
+      continue;
+    }
+    const event = result.data;
+    parsed.push({ index, event });
+    if (event.customer_id) {
+      if (LOWER_UUID.test(event.customer_id)) ids.add(event.customer_id);
+    } else externalIds.add(event.external_customer_id!);
+    codes.add(event.metric_code);
+  }
 
-  const ids = [...new Set(parsed.flatMap(({ event }) => (event.customer_id ? [event.customer_id] : [])))];
-  const externalIds = [...new Set(parsed.flatMap(({ event }) => (!event.customer_id && event.external_customer_id ? [event.external_customer_id] : [])))];
-  const codes = [...new Set(parsed.map(({ event }) => event.metric_code))];
-  const [customers, metrics] = [await customerRefs(ctx.tx, ctx.tenantId, ids, externalIds), await metricsByCodes(ctx.tx, ctx.tenantId, codes)];
-  const byId = new Set(customers.map((c) => c.id));
+  const refs = await customerRefs(ctx.tx, ctx.tenantId, [...ids], [...externalIds]);
+  const metrics = await metricsByCodes(ctx.tx, ctx.tenantId, [...codes]);
   const byExternal = new Map<string, string | null>();
-  for (const c of customers) {
-    if (c.external_id === null) continue;
+  for (const c of refs.external) {
     // Two customers sharing an external id: the reference is ambiguous (null), not one of them.
     byExternal.set(c.external_id, byExternal.has(c.external_id) ? null : c.id);
   }
   const metricByCode = new Map<string, MetricRow>(metrics.map((m) => [m.code, m]));
+  const exists = (id: string) => ids.has(id) && !refs.missing.has(id);
 
-  const rows: { index: number; row: EventInsert; metricCode: string }[] = [];
+  const rows: Resolved[] = [];
   for (const { index, event } of parsed) {
     let customerId: string | undefined;
-    if (event.customer_id) customerId = byId.has(event.customer_id) ? event.customer_id : undefined;
+    if (event.customer_id) customerId = exists(event.customer_id) ? event.customer_id : undefined;
     else {
       const found = byExternal.get(event.external_customer_id!);
       if (found === null) {
@@ -85,16 +97,17 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
   const storable: EventInsert[] = [];
   const pairs = new Map<string, { customerId: string; metricCode: string }>();
   for (const item of rows) {
-    const start = late.get(`${item.row.customer_id}/${item.metricCode}`);
-    if (start && new Date(item.row.ts) < start) {
+    const key = `${item.row.customer_id}/${item.metricCode}`;
+    const start = late.size > 0 ? late.get(key) : undefined;
+    if (start && item.row.at < start.getTime()) {
       refusals.push({
         index: item.index,
         status: 409,
-        error: `timestamp ${item.row.ts} is before the current period (from ${start.toISOString()}) of a subscription billing '${item.metricCode}', whose last invoice is issued`,
+        error: `timestamp ${new Date(item.row.at).toISOString()} is before the current period (from ${start.toISOString()}) of a subscription billing '${item.metricCode}', whose last invoice is issued`,
       });
     } else {
       storable.push(item.row);
-      pairs.set(`${item.row.customer_id}/${item.metricCode}`, { customerId: item.row.customer_id, metricCode: item.metricCode });
+      if (!pairs.has(key)) pairs.set(key, { customerId: item.row.customer_id, metricCode: item.metricCode });
     }
   }
   const inserted = await insertEvents(ctx.tx, ctx.tenantId, storable, ctx.now);
@@ -113,41 +126,23 @@ export async function recordUsageEvents(ctx: Ctx, raw: unknown[]): Promise<Recor
 /**
  * Per (customer, metric code): the earliest instant an event may carry — the latest current-period
  * start among the customer's running subscriptions that meter the metric and whose latest invoice
- * is not a draft. Skips the invoice reads unless some event is that old.
+ * is not a draft — for the pairs whose oldest event is before such a start, in one query.
  */
-async function latePeriodStarts(ctx: Ctx, rows: { row: EventInsert; metricCode: string }[]): Promise<Map<string, Date>> {
+async function latePeriodStarts(ctx: Ctx, rows: Resolved[]): Promise<Map<string, Date>> {
   const out = new Map<string, Date>();
   if (rows.length === 0) return out;
-  const subscriptions = await runningSubscriptionsOfCustomers(ctx.tx, ctx.tenantId, [...new Set(rows.map((r) => r.row.customer_id))]);
-  if (subscriptions.length === 0) return out;
-  const metered = await pricesOfPlans(ctx.tx, ctx.tenantId, [...new Set(subscriptions.map((s) => s.plan_id))], { scope: 'metered', activeOnly: true });
-  const metricsOfPlan = new Map<string, Set<string>>();
-  for (const p of metered) {
-    const key = `${p.plan_id}/${p.currency}`;
-    if (!metricsOfPlan.has(key)) metricsOfPlan.set(key, new Set());
-    metricsOfPlan.get(key)!.add(p.metric_code!);
-  }
-  const oldest = new Map<string, Date>();
+  const oldest = new Map<string, { customerId: string; metricCode: string; at: number }>();
   for (const r of rows) {
     const key = `${r.row.customer_id}/${r.metricCode}`;
-    const ts = new Date(r.row.ts);
-    if (!oldest.has(key) || ts < oldest.get(key)!) oldest.set(key, ts);
+    const current = oldest.get(key);
+    if (!current) oldest.set(key, { customerId: r.row.customer_id, metricCode: r.metricCode, at: r.row.at });
+    else if (r.row.at < current.at) current.at = r.row.at;
   }
-  const draftCache = new Map<string, boolean>();
-  for (const s of subscriptions) {
-    for (const code of metricsOfPlan.get(`${s.plan_id}/${s.currency}`) ?? []) {
-      const key = `${s.customer_id}/${code}`;
-      const first = oldest.get(key);
-      if (!first || first >= s.current_period_start) continue;
-      let draft = false;
-      if (s.latest_invoice_id) {
-        if (!draftCache.has(s.latest_invoice_id)) draftCache.set(s.latest_invoice_id, (await getInvoiceRow(ctx, s.latest_invoice_id)).status === 'draft');
-        draft = draftCache.get(s.latest_invoice_id)!;
-      }
-      if (draft) continue;
-      const current = out.get(key);
-      if (!current || s.current_period_start > current) out.set(key, s.current_period_start);
-    }
-  }
+  const cutoffs = await meteredPeriodCutoffs(
+    ctx.tx,
+    ctx.tenantId,
+    [...oldest.values()].map((p) => ({ customerId: p.customerId, metricCode: p.metricCode, oldest: new Date(p.at) })),
+  );
+  for (const c of cutoffs) out.set(`${c.customer_id}/${c.metric_code}`, c.cutoff);
   return out;
 }

@@ -53,29 +53,6 @@ export async function insertTriggers(
   return new Set(rows.map((r) => r.alert_id));
 }
 
-/**
- * Serializes the alert evaluation of these customers until the transaction ends: a second batch of
- * the same customer waits here for the first to commit, then measures with its events counted
- * (two batches measuring at once would each miss the other's events, and a crossing between them
- * would go unseen). Taken in sorted order, so two batches never wait on each other.
- */
-export async function lockAlertEvaluation(tx: Tx, tenantId: string, customerIds: string[]): Promise<void> {
-  if (customerIds.length === 0) return;
-  const keys = [...new Set(customerIds)].sort().map((c) => `${tenantId}/${c}`);
-  await sql`SELECT count(pg_advisory_xact_lock(hashtext('kosh.usage_alerts'), hashtext(k))) FROM unnest(${keys}::text[]) AS k`.execute(tx);
-}
-
-/** The alerts among `items` that already triggered in the given period (cleared or not), in one query. */
-export async function triggeredIn(tx: Tx, tenantId: string, items: { alertId: string; periodStart: Date }[]): Promise<Set<string>> {
-  if (items.length === 0) return new Set();
-  const { rows } = await sql<{ alert_id: string }>`
-    SELECT t.alert_id FROM alert_triggers t
-      JOIN unnest(${items.map((i) => i.alertId)}::uuid[], ${items.map((i) => i.periodStart.toISOString())}::timestamptz[]) AS w(alert_id, period_start)
-        ON t.alert_id = w.alert_id AND t.period_start = w.period_start
-     WHERE t.tenant_id = ${tenantId}::uuid`.execute(tx);
-  return new Set(rows.map((r) => r.alert_id));
-}
-
 /** The uncleared triggers of these block alerts for these periods. */
 export async function liveTriggers(tx: Tx, tenantId: string, items: { alertId: string; periodStart: Date }[]): Promise<Set<string>> {
   if (items.length === 0) return new Set();
@@ -110,4 +87,98 @@ export async function archiveAlertRow(tx: Tx, tenantId: string, id: string, now:
     .where('status', '=', 'active')
     .returningAll()
     .executeTakeFirst();
+}
+
+/** The end of the windows alerts measure: all events from the period start on. */
+const END_OF_TIME = '9999-12-31T23:59:59Z';
+
+/** The (customer, metric code) pairs an ingestion batch stored events for, as two aligned arrays. */
+const pairArrays = (pairs: { customerId: string; metricCode: string }[]) =>
+  sql`unnest(${pairs.map((p) => p.customerId)}::uuid[], ${pairs.map((p) => p.metricCode)}::text[]) AS p(c, m)`;
+
+/**
+ * Serializes the usage-alert evaluation of the customers with an active usage alert watching one
+ * of these pairs until the transaction ends, in one statement: a second batch of the same customer
+ * waits here for the first to commit, then measures with its events counted (two batches measuring
+ * at once would each miss the other's events, and a crossing between them would go unseen). Taken
+ * in one sorted order, so two batches never wait on each other. Answers how many customers were
+ * locked: 0 means no alert watches the batch, and there is nothing to evaluate.
+ */
+export async function lockUsageAlertEvaluation(tx: Tx, tenantId: string, pairs: { customerId: string; metricCode: string }[]): Promise<number> {
+  if (pairs.length === 0) return 0;
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(pg_advisory_xact_lock(hashtext('kosh.usage_alerts'), hashtext(k.k)))::int AS n
+      FROM (SELECT DISTINCT ${tenantId}::text || '/' || a.customer_id::text COLLATE "C" AS k
+              FROM alerts a JOIN ${pairArrays(pairs)} ON a.customer_id = p.c AND a.metric_code = p.m
+             WHERE a.tenant_id = ${tenantId}::uuid AND a.status = 'active' AND a.type = 'usage_threshold'
+             ORDER BY 1) AS k`.execute(tx);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * The usage alerts watching these pairs, measured and triggered in ONE statement (decision 0690):
+ * each alert's current period start (its subscription's, else the customer's first running one's
+ * by id, else `monthStart`; a one-off alert's period starts at the epoch), skipping the alerts
+ * already triggered in that period; the quantity of the alert's metric over [period start, end of
+ * time) as the metric aggregates it, billed in whole units (rounded up, never negative); a trigger
+ * row for each alert whose quantity reached its threshold, `ON CONFLICT DO NOTHING`. Answers the
+ * alerts whose row is new, by id, with the value and period start.
+ */
+export async function triggerUsageAlerts(
+  tx: Tx,
+  tenantId: string,
+  pairs: { customerId: string; metricCode: string }[],
+  running: readonly string[],
+  monthStart: Date,
+  now: Date,
+): Promise<(AlertRow & { value: number; period_start: Date })[]> {
+  if (pairs.length === 0) return [];
+  const { rows } = await sql<AlertRow & { value: number; period_start: Date }>`
+    WITH watching AS (
+      SELECT a.*,
+        CASE WHEN NOT a.recurring THEN 'epoch'::timestamptz
+             ELSE coalesce(
+               CASE WHEN a.subscription_id IS NOT NULL
+                    THEN (SELECT s.current_period_start FROM subscriptions s
+                           WHERE s.tenant_id = a.tenant_id AND s.id = a.subscription_id AND s.status = ANY(${[...running]}::text[]))
+                    ELSE (SELECT s.current_period_start FROM subscriptions s
+                           WHERE s.tenant_id = a.tenant_id AND s.customer_id = a.customer_id AND s.status = ANY(${[...running]}::text[])
+                           ORDER BY s.id LIMIT 1)
+               END, ${monthStart}::timestamptz)
+        END AS period_start
+        FROM alerts a JOIN ${pairArrays(pairs)} ON a.customer_id = p.c AND a.metric_code = p.m
+       WHERE a.tenant_id = ${tenantId}::uuid AND a.status = 'active' AND a.type = 'usage_threshold'
+    ), open AS (
+      SELECT w.* FROM watching w
+       WHERE NOT EXISTS (SELECT 1 FROM alert_triggers t WHERE t.tenant_id = w.tenant_id AND t.alert_id = w.id AND t.period_start = w.period_start)
+    ), measured AS (
+      SELECT o.*,
+        (CASE m.aggregation
+          WHEN 'count' THEN (SELECT count(*)::numeric FROM usage_events u
+                              WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
+          WHEN 'sum' THEN (SELECT sum(u.value) FROM usage_events u
+                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
+          WHEN 'max' THEN (SELECT max(u.value) FROM usage_events u
+                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
+          WHEN 'unique_count' THEN (SELECT count(DISTINCT u.value_key)::numeric FROM usage_events u
+                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz)
+          WHEN 'latest' THEN (SELECT u.value FROM usage_events u
+                            WHERE u.tenant_id = m.tenant_id AND u.customer_id = o.customer_id AND u.metric_id = m.id AND u.ts >= o.period_start AND u.ts < ${END_OF_TIME}::timestamptz
+                            ORDER BY u.ts DESC, u.transaction_id DESC LIMIT 1)
+        END) AS quantity
+        FROM open o JOIN billable_metrics m ON m.tenant_id = o.tenant_id AND m.code = o.metric_code
+    ), crossed AS (
+      SELECT x.*, (CASE WHEN x.quantity > 0 THEN ceil(x.quantity - 0.000000001) ELSE 0 END)::bigint AS value
+        FROM measured x
+    ), fresh AS (
+      INSERT INTO alert_triggers (tenant_id, alert_id, period_start, value, triggered_at, cleared_at)
+      SELECT c.tenant_id, c.id, c.period_start, c.value, ${now}::timestamptz, NULL FROM crossed c WHERE c.value >= c.threshold
+      ON CONFLICT (tenant_id, alert_id, period_start) DO NOTHING
+      RETURNING alert_id
+    )
+    SELECT c.tenant_id, c.id, c.customer_id, c.subscription_id, c.type, c.metric_code, c.currency, c.threshold, c.action, c.recurring, c.status,
+           c.created_at, c.updated_at, c.value, c.period_start
+      FROM crossed c JOIN fresh f ON f.alert_id = c.id
+     ORDER BY c.id`.execute(tx);
+  return rows;
 }

@@ -6,7 +6,7 @@ import { toIso } from '../../platform/time.js';
 import { paidCreditBalances } from '../credits/index.js';
 import { getCustomer } from '../customers/index.js';
 import { invoicedSince } from '../invoices/index.js';
-import { getSubscriptionRow, runningSubscriptionsOfCustomers } from '../subscriptions/index.js';
+import { getSubscriptionRow, RUNNING_STATUSES, runningSubscriptionsOfCustomers } from '../subscriptions/index.js';
 import { getTenant } from '../tenants/index.js';
 import { aggregateUsage, billableQuantity, metricsByCodes, type UsageWindow } from '../usage/index.js';
 import {
@@ -17,8 +17,8 @@ import {
   insertTriggers,
   listAlertRows,
   liveTriggers,
-  lockAlertEvaluation,
-  triggeredIn,
+  lockUsageAlertEvaluation,
+  triggerUsageAlerts,
   type AlertRow,
 } from './alerts.repository.js';
 import type { CreateAlertBody } from './alerts.schemas.js';
@@ -164,34 +164,24 @@ export async function evaluateAlerts(ctx: Ctx, customerIds: string[], types: rea
 
 /**
  * The usage alerts watching these (customer, metric code) pairs — the pairs an ingestion batch
- * stored events for — evaluated once for the whole batch in its transaction (decision 0430):
- * alerts of the batch's customers on other metrics are not measured (their quantity did not move),
- * nor are alerts that already triggered in their current period (once per period: nothing more
- * can happen until the next one). The rest are measured in one grouped query and their triggers
- * inserted in one statement. Batches of the same customers evaluate one after the other (an
- * advisory lock per customer), so a threshold crossed by two batches sent at once is seen by the
- * second.
+ * stored events for — evaluated once for the whole batch in its transaction, set-based (decisions
+ * 0430, 0690): alerts of the batch's customers on other metrics are not measured (their quantity
+ * did not move), nor are alerts that already triggered in their current period (once per period:
+ * nothing more can happen until the next one). Batches of the same customers evaluate one after the
+ * other (an advisory lock per customer, taken by a first statement), so a threshold crossed by two
+ * batches sent at once is seen by the second; a second statement, whose snapshot is taken once the
+ * locks are held, measures every open alert, inserts the crossed ones' trigger rows and answers the
+ * new ones, which emit `alert.triggered`. Two statements a batch whatever the number of alerts; one
+ * when no alert watches the batch.
  */
 export async function evaluateUsageAlerts(ctx: Ctx, pairs: { customerId: string; metricCode: string }[]): Promise<number> {
   if (pairs.length === 0) return 0;
-  const wanted = new Set(pairs.map((p) => `${p.customerId}/${p.metricCode}`));
-  const watching = (await activeAlertsOf(ctx.tx, ctx.tenantId, [...new Set(pairs.map((p) => p.customerId))], ['usage_threshold'])).filter((a) =>
-    wanted.has(`${a.customer_id}/${a.metric_code}`),
-  );
-  if (watching.length === 0) return 0;
-  await lockAlertEvaluation(
-    ctx.tx,
-    ctx.tenantId,
-    watching.map((a) => a.customer_id),
-  );
-  const periods = await periodsOf(ctx, watching);
-  const done = await triggeredIn(
-    ctx.tx,
-    ctx.tenantId,
-    watching.map((a) => ({ alertId: a.id, periodStart: periods.get(a.id)! })),
-  );
-  const open = watching.filter((a) => !done.has(a.id));
-  return open.length === 0 ? 0 : triggerCrossed(ctx, open, periods);
+  if ((await lockUsageAlertEvaluation(ctx.tx, ctx.tenantId, pairs)) === 0) return 0;
+  const fresh = await triggerUsageAlerts(ctx.tx, ctx.tenantId, pairs, RUNNING_STATUSES, MONTH_START(ctx.now), ctx.now);
+  for (const a of fresh) {
+    await emitEvent(ctx, 'alert.triggered', { ...toAlert(a), value: a.value, period_start: toIso(a.period_start) });
+  }
+  return fresh.length;
 }
 
 /**

@@ -27,23 +27,30 @@ export async function findCustomerRows(tx: Tx, tenantId: string, ids: string[]):
   return tx.selectFrom('customers').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
 }
 
-/** The customers named by id or by external_id, in one query (usage ingestion resolves a batch's customers with it). */
-export async function customerRefs(tx: Tx, tenantId: string, ids: string[], externalIds: string[]): Promise<{ id: string; external_id: string | null }[]> {
-  if (ids.length === 0 && externalIds.length === 0) return [];
-  return (
-    tx
-      .selectFrom('customers')
-      .select(['id', 'external_id'])
-      .where('tenant_id', '=', tenantId)
-      // Arrays, not IN lists: one parameter each, whatever the batch (usage ingestion sends 1 000 ids).
-      .where((eb) =>
-        eb.or([
-          ...(ids.length ? [eb('id', '=', sql<string>`ANY(${ids}::uuid[])`)] : []),
-          ...(externalIds.length ? [eb('external_id', '=', sql<string>`ANY(${externalIds}::text[])`)] : []),
-        ]),
-      )
-      .execute()
-  );
+/**
+ * A batch's customer references in one query (usage ingestion): of `ids` (lowercase uuids), the
+ * ones no customer of the tenant has — usually none, so a batch of 1 000 ids reads back nothing —
+ * and the customers whose external_id is among `externalIds` (two may share one).
+ */
+export async function customerRefs(
+  tx: Tx,
+  tenantId: string,
+  ids: string[],
+  externalIds: string[],
+): Promise<{ missing: Set<string>; external: { id: string; external_id: string }[] }> {
+  if (ids.length === 0 && externalIds.length === 0) return { missing: new Set(), external: [] };
+  const { rows } = await sql<{ id: string; external_id: string | null }>`
+    SELECT x.id::text AS id, NULL AS external_id FROM unnest(${ids}::uuid[]) AS x(id)
+     WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.tenant_id = ${tenantId}::uuid AND c.id = x.id)
+    UNION ALL
+    SELECT c.id::text, c.external_id FROM customers c WHERE c.tenant_id = ${tenantId}::uuid AND c.external_id = ANY(${externalIds}::text[])`.execute(tx);
+  const missing = new Set<string>();
+  const external: { id: string; external_id: string }[] = [];
+  for (const r of rows) {
+    if (r.external_id === null) missing.add(r.id);
+    else external.push({ id: r.id, external_id: r.external_id });
+  }
+  return { missing, external };
 }
 
 /** lower(email) matches the unique index customers_tenant_email, so this is an index lookup. */

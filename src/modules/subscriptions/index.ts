@@ -64,6 +64,7 @@ export {
   trialsEndingBetween,
   trialsInClockScope,
   updateSubscription,
+  meteredPeriodCutoffs,
   RUNNING_STATUSES,
   runningSubscriptionsOfCustomers,
 } from './subscriptions.service.js';

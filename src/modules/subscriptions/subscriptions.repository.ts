@@ -132,6 +132,34 @@ export async function runningSubscriptionsOfCustomers(
 }
 
 /**
+ * Late usage (DESIGN §13), in one query for a whole ingestion batch: for each (customer, metric
+ * code, oldest event instant) of the batch, the latest current-period start among the customer's
+ * running subscriptions that meter the metric (an active metered price of their plan in their
+ * currency) and whose period starts after that oldest event, counting only subscriptions whose
+ * latest invoice is not a draft (a draft can still change). Only pairs with such a start come
+ * back — none when every event is in its current period, the usual case.
+ */
+export async function meteredPeriodCutoffs(
+  tx: Tx,
+  tenantId: string,
+  pairs: { customerId: string; metricCode: string; oldest: Date }[],
+): Promise<{ customer_id: string; metric_code: string; cutoff: Date }[]> {
+  if (pairs.length === 0) return [];
+  const { rows } = await sql<{ customer_id: string; metric_code: string; cutoff: Date }>`
+    SELECT p.c::text AS customer_id, p.m AS metric_code, max(s.current_period_start) AS cutoff
+      FROM unnest(${pairs.map((p) => p.customerId)}::uuid[], ${pairs.map((p) => p.metricCode)}::text[], ${pairs.map((p) => p.oldest.toISOString())}::timestamptz[])
+           AS p(c, m, oldest)
+      JOIN subscriptions s ON s.tenant_id = ${tenantId}::uuid AND s.customer_id = p.c AND s.status = ANY(${[...RUNNING_STATUSES]}::text[])
+                          AND s.current_period_start > p.oldest
+     WHERE EXISTS (SELECT 1 FROM prices pr
+                    WHERE pr.tenant_id = s.tenant_id AND pr.plan_id = s.plan_id AND pr.currency = s.currency
+                      AND pr.billing_scheme = 'metered' AND pr.active AND pr.metric_code = p.m)
+       AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.tenant_id = s.tenant_id AND i.id = s.latest_invoice_id AND i.status = 'draft')
+     GROUP BY p.c, p.m`.execute(tx);
+  return rows;
+}
+
+/**
  * A running (or paused) subscription of `planId` in `currency` whose customer has another running
  * subscription metering `metricCode` in its currency — the pair a new metered price would make
  * bill one event twice (decision 0190). Undefined when there is none.

@@ -426,6 +426,7 @@ export {
   trialsEndingBetween,
   trialsInClockScope,
   updateSubscription,
+  meteredPeriodCutoffs,
   RUNNING_STATUSES,
   runningSubscriptionsOfCustomers,
 } from './subscriptions.repository.js';

@@ -4,6 +4,7 @@ export type { DimensionalWindow, EventInsert, MetricRow, UsageGroup, UsageWindow
 export {
   billableMetricSchema,
   createBillableMetricBody,
+  isPlainBatchBody,
   MAX_BATCH_EVENTS,
   parseUsageEvent,
   usageEventAcceptedSchema,

@@ -31,20 +31,34 @@ export type EventInsert = {
   transaction_id: string;
   customer_id: string;
   metric_id: string;
+  /** RFC 3339 text PostgreSQL reads as the same instant (at most milliseconds, as `at`). */
   ts: string;
+  /** `ts` in epoch milliseconds. */
+  at: number;
   value: number | null;
   value_key: string | null;
   properties: Record<string, unknown>;
 };
 
+/** A PostgreSQL array literal of values that need no quoting (uuids, RFC 3339 instants, finite numbers, NULL). */
+function plainArray(values: readonly (string | number | null)[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i += 1) {
+    const v = values[i];
+    out += (i === 0 ? '' : ',') + (v === null ? 'NULL' : String(v));
+  }
+  return `${out}}`;
+}
+
 /**
- * Stores a batch in ONE statement (decision 0430): the rows travel column by column as arrays
- * (`unnest`), which PostgreSQL reads faster than one JSON document. A transaction_id repeated in
- * the batch is stored once (the first wins, as the client sent them). The key table
- * `usage_event_keys` takes each (tenant, transaction_id) once whatever its timestamp; an event
- * whose key is already there is skipped. The events table is partitioned by month (migration
- * 0322), so its own key includes `ts` and cannot deduplicate alone. Answers how many rows were
- * inserted; the rest of `events` were duplicates.
+ * Stores a batch in ONE statement (decisions 0430, 0690): the rows travel column by column — the
+ * uuids, instants and numbers as array literals built here (they need no quoting), the texts and
+ * the properties as one JSON array each (serialized natively, read by PostgreSQL's JSON parser),
+ * zipped by `ROWS FROM`. A transaction_id repeated in the batch is stored once (the first wins,
+ * as the client sent them). The key table `usage_event_keys` takes each (tenant, transaction_id)
+ * once whatever its timestamp; an event whose key is already there is skipped. The events table
+ * is partitioned by month (migration 0322), so its own key includes `ts` and cannot deduplicate
+ * alone. Answers how many rows were inserted; the rest of `events` were duplicates.
  */
 export async function insertEvents(tx: Tx, tenantId: string, events: EventInsert[], now: Date): Promise<number> {
   if (events.length === 0) return 0;
@@ -55,7 +69,7 @@ export async function insertEvents(tx: Tx, tenantId: string, events: EventInsert
   const stamps: string[] = [];
   const values: (number | null)[] = [];
   const keys: (string | null)[] = [];
-  const properties: string[] = [];
+  const properties: Record<string, unknown>[] = [];
   for (const e of events) {
     if (seen.has(e.transaction_id)) continue;
     seen.add(e.transaction_id);
@@ -65,11 +79,14 @@ export async function insertEvents(tx: Tx, tenantId: string, events: EventInsert
     stamps.push(e.ts);
     values.push(e.value);
     keys.push(e.value_key);
-    properties.push(JSON.stringify(e.properties));
+    properties.push(e.properties);
   }
   const result = await sql`
     WITH e AS (
-      SELECT * FROM unnest(${ids}::text[], ${customers}::uuid[], ${metrics}::uuid[], ${stamps}::timestamptz[], ${values}::numeric[], ${keys}::text[], ${properties}::jsonb[])
+      SELECT * FROM ROWS FROM (
+          json_array_elements_text(${JSON.stringify(ids)}::json), unnest(${plainArray(customers)}::uuid[]), unnest(${plainArray(metrics)}::uuid[]),
+          unnest(${plainArray(stamps)}::timestamptz[]), unnest(${plainArray(values)}::numeric[]), json_array_elements_text(${JSON.stringify(keys)}::json),
+          jsonb_array_elements(${JSON.stringify(properties)}::jsonb))
           AS e(transaction_id, customer_id, metric_id, ts, value, value_key, properties)
     ), fresh AS (
       INSERT INTO usage_event_keys (tenant_id, transaction_id, ts)

@@ -62,6 +62,9 @@ export type EventRefusal = { status: 400 | 404 | 409; error: string };
  * `field` must be a finite number for sum, max and latest, and a string or number for
  * unique_count (it is counted by its text).
  */
+/** An instant PostgreSQL reads exactly as JavaScript does: at most milliseconds, a zone of Z or ±hh:mm. */
+const PLAIN_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?(Z|[+-]\d\d:\d\d)$/;
+
 export function eventRow(event: UsageEventBody, customerId: string, metric: MetricRow, now: Date): EventInsert | EventRefusal {
   const properties = event.properties ?? {};
   let value: number | null = null;
@@ -79,11 +82,16 @@ export function eventRow(event: UsageEventBody, customerId: string, metric: Metr
     }
     valueKey = String(raw);
   }
+  // The client's text is sent as it came when PostgreSQL reads the same instant from it (no
+  // second formatting); finer fractions are cut to the millisecond as before.
+  const timestamp = event.timestamp;
+  const at = timestamp ? Date.parse(timestamp) : now.getTime();
   return {
     transaction_id: event.transaction_id,
     customer_id: customerId,
     metric_id: metric.id,
-    ts: event.timestamp ? new Date(event.timestamp).toISOString() : now.toISOString(),
+    ts: timestamp && PLAIN_INSTANT.test(timestamp) ? timestamp : new Date(at).toISOString(),
+    at,
     value,
     value_key: valueKey,
     properties,
