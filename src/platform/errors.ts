@@ -107,6 +107,7 @@ export type ErrorReason =
   | 'gateway_unavailable'
   | 'gateway_connection_removed'
   | 'payment_in_progress'
+  | 'payment_setup_failed'
   | 'invalid_signature'
   // UPI AutoPay: one attempt and three retries per debit (NPCI; decision 0520)
   | 'autopay_retry_limit'
