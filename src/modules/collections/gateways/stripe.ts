@@ -162,6 +162,27 @@ function stringMetadata(metadata: Stripe.Metadata | null | undefined): Record<st
   return { ...(metadata ?? {}) };
 }
 
+/**
+ * Hosted checkout (docs/decisions/0195): `completed` with payment_status `paid` is the money; an
+ * `unpaid` completion (a delayed method) is settled by `async_payment_succeeded`. A setup-mode
+ * session saved a card (docs/decisions/0730): Kosh asks Stripe which one.
+ */
+function checkoutSessionEvent(base: GatewayWebhookEvent, type: string, session: Stripe.Checkout.Session): GatewayWebhookEvent {
+  if (session.mode === 'setup' && type === 'checkout.session.completed') {
+    return { ...base, type: 'setup.completed', metadata: stringMetadata(session.metadata) };
+  }
+  if (session.mode !== 'payment' || session.payment_status !== 'paid') return base;
+  return {
+    ...base,
+    type: 'payment.succeeded',
+    gatewayPaymentId: idOf(session.payment_intent),
+    amount: session.amount_total,
+    currency: session.currency ? session.currency.toUpperCase() : null,
+    metadata: stringMetadata(session.metadata),
+    paymentType: 'card',
+  };
+}
+
 function webhookEvent(event: Stripe.Event): GatewayWebhookEvent {
   const base: GatewayWebhookEvent = {
     eventId: event.id,
@@ -193,25 +214,8 @@ function webhookEvent(event: Stripe.Event): GatewayWebhookEvent {
       };
     }
     case 'checkout.session.completed':
-    case 'checkout.session.async_payment_succeeded': {
-      // Hosted checkout (docs/decisions/0195): `completed` with payment_status `paid` is the money;
-      // an `unpaid` completion (a delayed method) is settled by `async_payment_succeeded`.
-      const session = event.data.object;
-      // A setup-mode session saved a card (docs/decisions/0730): Kosh asks Stripe which one.
-      if (session.mode === 'setup' && event.type === 'checkout.session.completed') {
-        return { ...base, type: 'setup.completed', metadata: stringMetadata(session.metadata) };
-      }
-      if (session.mode !== 'payment' || session.payment_status !== 'paid') return base;
-      return {
-        ...base,
-        type: 'payment.succeeded',
-        gatewayPaymentId: idOf(session.payment_intent),
-        amount: session.amount_total,
-        currency: session.currency ? session.currency.toUpperCase() : null,
-        metadata: stringMetadata(session.metadata),
-        paymentType: 'card',
-      };
-    }
+    case 'checkout.session.async_payment_succeeded':
+      return checkoutSessionEvent(base, event.type, event.data.object);
     case 'refund.created':
     case 'refund.updated':
     case 'refund.failed':
