@@ -107,6 +107,7 @@ export type ErrorReason =
   | 'gateway_unavailable'
   | 'gateway_connection_removed'
   | 'payment_in_progress'
+  | 'payment_setup_failed'
   | 'invalid_signature'
   // a payment's TDS certificate (decision 0770)
   | 'payment_has_no_tds'

@@ -25,7 +25,9 @@ import {
  * `callback_url` with `razorpay_payment_id`, `razorpay_payment_link_id`,
  * `razorpay_payment_link_reference_id`, `razorpay_payment_link_status` and `razorpay_signature`
  * = HMAC-SHA256 of those four joined by `|` under key_secret; paying again re-sends the same
- * events, as a redelivery) and signed webhook deliveries.
+ * events, as a redelivery), Registration Links for recurring payments
+ * (`/subscription_registration/auth_links`, answered as invoice entities, fetched with
+ * `/invoices/{id}` or `/invoices?receipt=`; see `hostedRegistrationPage`) and signed webhook deliveries.
  * Razorpay does not make a `receipt` unique, and neither does this server: reusing one simply
  * creates a second order, so the adapter's look-before-create is what keeps a charge single.
  * Tokens are seeded with `addToken` (on Razorpay they come from a customer's first Checkout
@@ -45,6 +47,10 @@ type Token = {
   card: { entity: 'card'; network: string; last4: string; type: string; issuer: string | null } | null;
   vpa: { username: string; handle: string; name: string | null } | null;
   created_at: number;
+  /** The mandate's limits, from the registration (Razorpay's token carries them). */
+  max_amount?: number | null;
+  expired_at?: number | null;
+  frequency?: string | null;
   outcome: TokenOutcome;
 };
 type Payment = {
@@ -117,6 +123,32 @@ type PaymentLink = {
   created_at: number;
 };
 
+/** A registration link: Razorpay answers it as an invoice entity (`inv_…`) with a `short_url`. */
+type RegistrationLink = {
+  id: string;
+  entity: 'invoice';
+  type: 'link';
+  receipt: string | null;
+  customer_id: string;
+  customer_details: { name: string; email: string; contact: string | null };
+  order_id: string;
+  payment_id: string | null;
+  status: 'issued' | 'paid' | 'cancelled' | 'expired';
+  amount: number;
+  amount_paid: number;
+  currency: string;
+  description: string;
+  subscription_registration: { method: 'upi' | 'card' | 'emandate'; max_amount: number | null; expire_at: number | null; frequency: string | null };
+  notes: Record<string, string>;
+  callback_url: string | null;
+  callback_method: string | null;
+  short_url: string;
+  email_notify: boolean;
+  sms_notify: boolean;
+  created_at: number;
+  paid_at: number | null;
+};
+
 export type RazorpayServer = ProviderServer & {
   keyId: string;
   keySecret: string;
@@ -127,6 +159,7 @@ export type RazorpayServer = ProviderServer & {
   payments: Map<string, Payment>;
   refunds: Map<string, Refund>;
   paymentLinks: Map<string, PaymentLink>;
+  registrationLinks: Map<string, RegistrationLink>;
   /** Refunds are answered `processed` (default) or stay `pending` until `processRefund`. */
   refundMode: 'processed' | 'pending';
   /** A confirmed recurring token for a customer (created if new), as a first Checkout payment leaves. */
@@ -150,7 +183,7 @@ export type RazorpayServer = ProviderServer & {
   /** A delivery as Razorpay sends it: the raw body and its headers (signature, event id). */
   webhook(
     event: string,
-    entities: { payment?: unknown; refund?: unknown; token?: unknown; payment_link?: unknown; order?: unknown },
+    entities: { payment?: unknown; refund?: unknown; token?: unknown; payment_link?: unknown; order?: unknown; invoice?: unknown },
     options?: { secret?: string; eventId?: string },
   ): { rawBody: Buffer; headers: Record<string, string> };
 };
@@ -200,6 +233,7 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
   const payments = new Map<string, Payment>();
   const refunds = new Map<string, Refund>();
   const paymentLinks = new Map<string, PaymentLink>();
+  const registrationLinks = new Map<string, RegistrationLink>();
   let baseUrl = '';
   const state = { refundMode: 'processed' as 'processed' | 'pending' };
 
@@ -301,9 +335,172 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
     return { status: 303, body: null, text: '', headers: { location: back.toString() } };
   }
 
+  /**
+   * Create a Registration Link (Recurring Payments): the customer (created if new, as
+   * `fail_existing: 0`), an order for the authorisation amount carrying the token's terms, and the
+   * link, an invoice entity with a hosted page at `short_url`.
+   */
+  function createRegistrationLink(body: Record<string, unknown>): ProviderAnswer {
+    const customerIn = (body.customer ?? {}) as Record<string, unknown>;
+    if (typeof customerIn.email !== 'string' || typeof customerIn.name !== 'string')
+      return error(400, 'The customer name and email are required.', { field: 'customer' });
+    if (body.type !== 'link') return error(400, 'The type field is invalid.', { field: 'type' });
+    if (!Number.isInteger(body.amount) || (body.amount as number) < 100) return error(400, 'The amount must be atleast INR 1.00', { field: 'amount' });
+    if (body.currency !== 'INR') return error(400, 'Currency is not supported', { field: 'currency' });
+    if (typeof body.description !== 'string' || body.description === '') return error(400, 'The description field is required.', { field: 'description' });
+    const registration = (body.subscription_registration ?? {}) as Record<string, unknown>;
+    if (!['upi', 'card', 'emandate'].includes(String(registration.method)))
+      return error(400, 'The subscription_registration.method field is invalid.', { field: 'subscription_registration.method' });
+    const maxAmount = registration.max_amount === undefined ? null : registration.max_amount;
+    if (maxAmount !== null && (!Number.isInteger(maxAmount) || (maxAmount as number) < 100))
+      return error(400, 'The max amount must be atleast INR 1.00', { field: 'subscription_registration.max_amount' });
+    if (registration.method === 'upi' && maxAmount === null)
+      return error(400, 'The max amount field is required.', { field: 'subscription_registration.max_amount' });
+    if (typeof body.receipt === 'string' && body.receipt.length > 40)
+      return error(400, 'The receipt may not be greater than 40 characters.', { field: 'receipt' });
+    const notes = notesOf(body.notes);
+    if (typeof notes === 'string') return error(400, notes, { field: 'notes' });
+    const customer = findOrCreateCustomer({ name: customerIn.name, email: customerIn.email, contact: (customerIn.contact as string | undefined) ?? null });
+    const order: Order = {
+      id: newId('order'),
+      entity: 'order',
+      amount: body.amount as number,
+      amount_paid: 0,
+      amount_due: body.amount as number,
+      currency: 'INR',
+      receipt: (body.receipt as string | undefined) ?? null,
+      status: 'created',
+      attempts: 0,
+      notes,
+      created_at: now(),
+    };
+    orders.set(order.id, order);
+    const id = newId('inv');
+    const link: RegistrationLink = {
+      id,
+      entity: 'invoice',
+      type: 'link',
+      receipt: (body.receipt as string | undefined) ?? null,
+      customer_id: customer.id,
+      customer_details: { name: customer.name, email: customer.email, contact: customer.contact },
+      order_id: order.id,
+      payment_id: null,
+      status: 'issued',
+      amount: order.amount,
+      amount_paid: 0,
+      currency: 'INR',
+      description: body.description,
+      subscription_registration: {
+        method: registration.method as 'upi' | 'card' | 'emandate',
+        max_amount: maxAmount as number | null,
+        expire_at: typeof registration.expire_at === 'number' ? registration.expire_at : null,
+        frequency: typeof registration.frequency === 'string' ? registration.frequency : null,
+      },
+      notes,
+      callback_url: (body.callback_url as string | undefined) ?? null,
+      callback_method: (body.callback_method as string | undefined) ?? null,
+      short_url: `${baseUrl}/rl/${id}`,
+      email_notify: body.email_notify === true,
+      sms_notify: body.sms_notify === true,
+      created_at: now(),
+      paid_at: null,
+    };
+    registrationLinks.set(id, link);
+    return { status: 200, body: link };
+  }
+
+  const registrationEvents = new Map<string, { event: string; id: string; entities: Parameters<RazorpayServer['webhook']>[1] }[]>();
+
+  /**
+   * A registration link's hosted page: GET shows the mandate's terms, POST authorises it (once): the
+   * authorisation payment is captured, a confirmed recurring token with the registration's limits
+   * is made, `token.confirmed`, `payment.captured` and `invoice.paid` are delivered signed, and the
+   * browser goes to `callback_url` with `razorpay_payment_id`, `razorpay_invoice_id`,
+   * `razorpay_invoice_status`, `razorpay_invoice_receipt` and `razorpay_signature`; again: the same events.
+   */
+  async function hostedRegistrationPage(request: RecordedRequest, id: string): Promise<ProviderAnswer> {
+    const link = registrationLinks.get(id);
+    if (!link) return { status: 404, body: null, text: 'No such registration link' };
+    const reg = link.subscription_registration;
+    const terms = `${reg.method} mandate up to INR ${((reg.max_amount ?? 0) / 100).toFixed(2)} ${reg.frequency ?? ''}`.trim();
+    if (request.method === 'GET')
+      return { status: 200, body: null, text: hostedPayPage('Razorpay', `${link.description} — ${terms}`, 'INR 1.00', link.status === 'paid') };
+    if (link.status === 'issued') {
+      const customer = customers.get(link.customer_id)!;
+      const tokenMethod = reg.method === 'card' ? 'card' : 'upi';
+      const token: Token = {
+        id: newId('token'),
+        entity: 'token',
+        customer_id: customer.id,
+        method: tokenMethod,
+        recurring: true,
+        recurring_details: { status: 'confirmed', failure_reason: null },
+        card: tokenMethod === 'card' ? { entity: 'card', network: 'Visa', last4: '1111', type: 'credit', issuer: null } : null,
+        vpa: tokenMethod === 'upi' ? { username: 'customer', handle: 'okhdfcbank', name: customer.name } : null,
+        created_at: now(),
+        max_amount: reg.max_amount,
+        expired_at: reg.expire_at,
+        frequency: reg.frequency,
+        outcome: tokenMethod === 'upi' ? { kind: 'pending' } : { kind: 'capture' },
+      };
+      tokens.set(token.id, token);
+      const order = orders.get(link.order_id)!;
+      const payment: Payment = {
+        id: newId('pay'),
+        entity: 'payment',
+        amount: link.amount,
+        currency: link.currency,
+        status: 'created',
+        order_id: order.id,
+        method: tokenMethod,
+        amount_refunded: 0,
+        refund_status: null,
+        captured: false,
+        description: link.description,
+        email: customer.email,
+        contact: customer.contact,
+        customer_id: customer.id,
+        token_id: token.id,
+        recurring: true,
+        notes: { ...link.notes },
+        error_code: null,
+        error_description: null,
+        error_source: null,
+        error_step: null,
+        error_reason: null,
+        created_at: now(),
+      };
+      payments.set(payment.id, payment);
+      capture(payment);
+      Object.assign(link, { status: 'paid', payment_id: payment.id, amount_paid: link.amount, paid_at: now() });
+      registrationEvents.set(link.id, [
+        { event: 'token.confirmed', id: newId('evt'), entities: { token: publicToken(token) } },
+        { event: 'payment.captured', id: newId('evt'), entities: { payment: { ...payment } } },
+        { event: 'invoice.paid', id: newId('evt'), entities: { invoice: { ...link }, payment: { ...payment }, order: { ...order } } },
+      ]);
+    }
+    const events = registrationEvents.get(link.id) ?? [];
+    if (hosted.target) {
+      const sent = events.map((e) => self.webhook(e.event, e.entities, { eventId: e.id }));
+      const statuses = await deliverWebhooks(hosted.target, sent);
+      events.forEach((e, k) => hosted.deliveries.push({ reference: link.id, type: e.event, id: e.id, status: statuses[k]!, sent: sent[k]! }));
+    }
+    const back = new URL(link.callback_url ?? `${baseUrl}/`);
+    const receipt = link.receipt ?? '';
+    const paymentId = link.payment_id ?? '';
+    back.searchParams.set('razorpay_payment_id', paymentId);
+    back.searchParams.set('razorpay_invoice_id', link.id);
+    back.searchParams.set('razorpay_invoice_status', link.status);
+    back.searchParams.set('razorpay_invoice_receipt', receipt);
+    back.searchParams.set('razorpay_signature', createHmac('sha256', keySecret).update(`${link.id}|${receipt}|${link.status}|${paymentId}`).digest('hex'));
+    return { status: 303, body: null, text: '', headers: { location: back.toString() } };
+  }
+
   function handle(request: RecordedRequest): ProviderAnswer | Promise<ProviderAnswer> {
     const page = request.path.match(/^\/i\/([^/]+)$/);
     if (page) return hostedPage(request, page[1]!);
+    const registration = request.path.match(/^\/rl\/([^/]+)$/);
+    if (registration) return hostedRegistrationPage(request, registration[1]!);
     const auth = request.headers.authorization ?? '';
     const expected = `Basic ${Buffer.from(`${keyId}:${keySecret}`).toString('base64')}`;
     if (auth !== expected) return error(401, 'The api key provided is invalid');
@@ -500,6 +697,19 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
       paymentLinks.set(id, link);
       return { status: 200, body: link };
     }
+    if (method === 'GET' && (m = path.match(/^\/v1\/payment_links\/(plink_[^/]+)$/))) {
+      const link = paymentLinks.get(m[1]!);
+      return link ? { status: 200, body: link } : error(400, 'The id provided does not exist', { field: 'id' });
+    }
+    if (method === 'POST' && path === '/v1/subscription_registration/auth_links') return createRegistrationLink(body);
+    if (method === 'GET' && path === '/v1/invoices') {
+      const receipt = request.query.get('receipt');
+      return { status: 200, body: collection([...registrationLinks.values()].filter((i) => receipt === null || i.receipt === receipt).reverse()) };
+    }
+    if (method === 'GET' && (m = path.match(/^\/v1\/invoices\/([^/]+)$/))) {
+      const invoice = registrationLinks.get(m[1]!);
+      return invoice ? { status: 200, body: invoice } : error(400, 'The id provided does not exist', { field: 'id' });
+    }
     if (method === 'GET' && (path === '/v1/payment_links' || path === '/v1/payment_links/')) {
       const reference = request.query.get('reference_id');
       return { status: 200, body: { payment_links: [...paymentLinks.values()].filter((l) => reference === null || l.reference_id === reference) } };
@@ -560,6 +770,7 @@ export async function startRazorpayServer(options: { keyId?: string; keySecret?:
     payments,
     refunds,
     paymentLinks,
+    registrationLinks,
     get refundMode() {
       return state.refundMode;
     },

@@ -20,7 +20,8 @@ import {
  *
  * Covered: customers, PaymentMethods (Stripe's test tokens and `pm_card_*` ids, attach),
  * PaymentIntents (create with confirm/off_session, retrieve, search by metadata), Refunds,
- * Checkout Sessions with a hosted page at their `url` (a Pay button: the session is paid with a
+ * Checkout Sessions (retrieve; setup mode with a SetupIntent, see `hostedSetupPage`; SetupIntents
+ * retrieve) with a hosted page at their `url` (a Pay button: the session is paid with a
  * succeeded PaymentIntent carrying `payment_intent_data.metadata`, `checkout.session.completed`
  * and `payment_intent.succeeded` are POSTed signed to `hostedCheckout.webhookUrl`, then the
  * browser goes to `success_url`; paying again re-sends the same events, as a redelivery) and
@@ -80,6 +81,19 @@ type Refund = {
   created: number;
 };
 
+type SetupIntent = {
+  id: string;
+  object: 'setup_intent';
+  status: 'requires_payment_method' | 'succeeded' | 'canceled';
+  customer: string | null;
+  payment_method: string | null;
+  usage: 'off_session';
+  description: string | null;
+  metadata: Record<string, string>;
+  created: number;
+  livemode: false;
+};
+
 export type StripeServer = ProviderServer & {
   secretKey: string;
   webhookSecret: string;
@@ -88,6 +102,7 @@ export type StripeServer = ProviderServer & {
   paymentIntents: Map<string, PaymentIntent>;
   refunds: Map<string, Refund>;
   checkoutSessions: Map<string, Record<string, unknown>>;
+  setupIntents: Map<string, SetupIntent>;
   /** Refunds are answered `succeeded` (default) or stay `pending`. */
   refundMode: 'succeeded' | 'pending';
   /**
@@ -152,6 +167,7 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
   const paymentIntents = new Map<string, PaymentIntent>();
   const refunds = new Map<string, Refund>();
   const checkoutSessions = new Map<string, Record<string, unknown>>();
+  const setupIntents = new Map<string, SetupIntent>();
   const idempotent = new Map<string, { fingerprint: string; answer: ProviderAnswer }>();
   const state = { refundMode: 'succeeded' as 'succeeded' | 'pending', searchAvailable: true, nextRefundFailure: null as string | null };
   let baseUrl = '';
@@ -306,6 +322,12 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     }
     const metadata = metadataOf(body.metadata);
     if (typeof metadata === 'string') return invalid(metadata, 'metadata');
+    const customer = typeof body.customer === 'string' ? body.customer : null;
+    if (customer && !customers.has(customer)) return missing('customer', customer, 'customer');
+    // Setup mode with dynamic payment methods needs the currency of the future payments.
+    if (body.mode === 'setup' && (typeof body.currency !== 'string' || !/^[a-z]{3}$/.test(body.currency)))
+      return invalid('currency is required in setup mode when payment_method_types is not set.', 'currency');
+    if (body.mode === 'setup' && lineItems !== undefined) return invalid('line_items cannot be used in setup mode.', 'line_items');
     const id = `cs_test_${newId('s').slice(2)}`;
     const session = {
       id,
@@ -314,8 +336,10 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
       status: 'open',
       payment_status: 'unpaid',
       amount_total: total,
-      currency: lineItems?.[0]?.price_data?.currency ?? null,
+      currency: lineItems?.[0]?.price_data?.currency ?? (body.currency as string | undefined) ?? null,
+      customer,
       customer_email: body.customer_email ?? null,
+      setup_intent: null,
       client_reference_id: body.client_reference_id ?? null,
       metadata,
       payment_intent: null,
@@ -324,7 +348,7 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
       url: `${baseUrl}/c/pay/${id}`,
       expires_at: now() + 24 * 3600,
     };
-    const intentData = (body.payment_intent_data ?? {}) as { metadata?: unknown; description?: string };
+    const intentData = (body.payment_intent_data ?? body.setup_intent_data ?? {}) as { metadata?: unknown; description?: string };
     const intentMetadata = metadataOf(intentData.metadata);
     if (typeof intentMetadata === 'string') return invalid(intentMetadata, 'payment_intent_data[metadata]');
     checkoutSessions.set(id, session);
@@ -337,6 +361,7 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     const session = checkoutSessions.get(id) as
       { amount_total: number; currency: string; payment_status: string; status: string; success_url: string; metadata: Record<string, string> } | undefined;
     if (!session) return { status: 404, body: null, text: 'No such checkout session' };
+    if ((session as { mode?: string }).mode === 'setup') return hostedSetupPage(request, id);
     const amount = `${session.currency.toUpperCase()} ${(session.amount_total / 100).toFixed(2)}`;
     if (request.method === 'GET') return { status: 200, body: null, text: hostedPayPage('Stripe', id, amount, session.payment_status === 'paid') };
     if (session.payment_status !== 'paid') {
@@ -364,6 +389,51 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
       sessionEvents.set(id, [
         { type: 'checkout.session.completed', id: newId('evt'), object: { ...session } },
         { type: 'payment_intent.succeeded', id: newId('evt'), object: { ...intent } },
+      ]);
+    }
+    const events = sessionEvents.get(id)!;
+    if (hosted.target) {
+      const at = hosted.target.now();
+      const statuses = await deliverWebhooks(
+        hosted.target,
+        events.map((e) => webhook(e.type, e.object, { at, id: e.id })),
+      );
+      events.forEach((e, k) => hosted.deliveries.push({ reference: id, type: e.type, id: e.id, status: statuses[k]! }));
+    }
+    return { status: 303, body: null, text: '', headers: { location: session.success_url.replace('{CHECKOUT_SESSION_ID}', id) } };
+  }
+
+  /**
+   * A setup-mode session's page (Checkout in setup mode): the customer enters a card (Stripe's
+   * test Visa here), Stripe confirms a SetupIntent for off-session use, attaches the card to the
+   * session's customer, completes the session, delivers `checkout.session.completed` and
+   * `setup_intent.succeeded`, and sends the browser to `success_url`; again: the same events.
+   */
+  async function hostedSetupPage(request: RecordedRequest, id: string): Promise<ProviderAnswer> {
+    const session = checkoutSessions.get(id) as { status: string; success_url: string; customer: string | null; metadata: Record<string, string> };
+    if (request.method === 'GET')
+      return { status: 200, body: null, text: hostedPayPage('Stripe', id, 'Save card for future payments', session.status === 'complete') };
+    if (session.status !== 'complete') {
+      const data = sessionIntentData.get(id)!;
+      const method = paymentMethodFromTestName('visa')!;
+      method.customer = session.customer;
+      const intent: SetupIntent = {
+        id: newId('seti'),
+        object: 'setup_intent',
+        status: 'succeeded',
+        customer: session.customer,
+        payment_method: method.id,
+        usage: 'off_session',
+        description: data.description,
+        metadata: data.metadata,
+        created: now(),
+        livemode: false,
+      };
+      setupIntents.set(intent.id, intent);
+      Object.assign(session, { status: 'complete', setup_intent: intent.id });
+      sessionEvents.set(id, [
+        { type: 'checkout.session.completed', id: newId('evt'), object: { ...session } },
+        { type: 'setup_intent.succeeded', id: newId('evt'), object: { ...intent } },
       ]);
     }
     const events = sessionEvents.get(id)!;
@@ -446,6 +516,14 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
       return refund ? { status: 200, body: refund } : missing('refund', m[1]!, 'id', 404);
     }
     if (method === 'POST' && path === '/v1/checkout/sessions') return createCheckoutSession(body);
+    if (method === 'GET' && (m = path.match(/^\/v1\/checkout\/sessions\/([^/]+)$/))) {
+      const session = checkoutSessions.get(m[1]!);
+      return session ? { status: 200, body: session } : missing('checkout.session', m[1]!, 'session', 404);
+    }
+    if (method === 'GET' && (m = path.match(/^\/v1\/setup_intents\/([^/]+)$/))) {
+      const intent = setupIntents.get(m[1]!);
+      return intent ? { status: 200, body: intent } : missing('setup_intent', m[1]!, 'intent', 404);
+    }
     return invalid(`Unrecognized request URL (${method}: ${path}).`, undefined, undefined, 404);
   }
 
@@ -499,6 +577,7 @@ export async function startStripeServer(options: { secretKey?: string; webhookSe
     paymentIntents,
     refunds,
     checkoutSessions,
+    setupIntents,
     get refundMode() {
       return state.refundMode;
     },

@@ -14,6 +14,7 @@ import { getPayment } from '../../modules/payments/index.js';
 import { receiveGatewayWebhook } from '../../flows/collections/apply-gateway-webhook.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
 import { createCheckoutSession, openCheckoutSession, prepareCheckout, submitCheckout } from '../../flows/collections/checkout-invoice.js';
+import { confirmHostedCheckout } from '../../flows/collections/hosted-checkout-payment.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { getInvoice, invoiceSchema } from '../../modules/invoices/index.js';
 import { readSettings } from '../../modules/tenants/index.js';
@@ -250,6 +251,8 @@ export function registerCollectionsRoutes(app: KoshApp, deps: AppDeps): void {
       const page = (status: number, html: string) => reply.code(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
       if (!session) return page(404, checkoutGonePage('This payment link is not valid or has expired.'));
       if (session.redirect_url && session.status === 'open' && !returned) return reply.redirect(session.redirect_url, 303);
+      // Back from the provider: Kosh asks it whether the session was paid (never the query's word).
+      if (returned && session.redirect_url && session.status === 'open' && request.query.cancelled !== '1') await confirmHostedCheckout(env, session, read.now);
       const invoice = await getInvoice(read, session.invoice_id);
       const settings = await readSettings(read);
       const declined =

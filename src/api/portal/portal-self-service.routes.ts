@@ -82,13 +82,14 @@ export function selfService(kit: PortalKit) {
   return {
     permissions: allowed,
     /** A hosted checkout link for any of the customer's open invoices (the API's checkout session). */
-    async checkout(s: PortalSession, invoiceId: string): Promise<{ url: string }> {
+    async checkout(s: PortalSession, invoiceId: string): Promise<{ url: string; provider: string | null }> {
       await ownInvoice(kit.ctxOf(s), s.customerId, invoiceId);
       const prepared = await prepareCheckout(kit.ctxOf(s), collections, invoiceId);
       const created = await kit.inTransaction(s, { action: 'invoice.checkout', objectType: 'invoice', objectId: invoiceId }, (ctx) =>
         createCheckoutSession(ctx, collections, invoiceId, prepared),
       );
-      return { url: created.url };
+      // `provider`: the page is the provider's (Razorpay, Stripe), reached through Kosh's link.
+      return { url: created.url, provider: prepared.redirect ? prepared.gateway : null };
     },
     async cancel(s: PortalSession, subscriptionId: string, input: CancelInput, preview: boolean) {
       await ownSubscription(kit.ctxOf(s), s.customerId, subscriptionId);
@@ -175,7 +176,7 @@ export function registerSelfServiceRoutes(portal: FastifyInstance, kit: PortalKi
         response: { 201: dataEnvelope(checkoutLinkSchema) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await actions.checkout(session(request), request.params.id) }),
+    async (request, reply) => reply.code(201).send({ data: { url: (await actions.checkout(session(request), request.params.id)).url } }),
   );
 
   app.post(

@@ -10,6 +10,7 @@ import type { Ctx, ReadCtx } from '../../platform/context.js';
 import { registerSelfServiceRoutes, selfService, type PortalAudit, type PortalKit } from './portal-self-service.routes.js';
 import { appendAudit } from '../../platform/audit/audit.js';
 import { registerSelfServicePages } from './portal-self-service.pages.js';
+import { registerSetupPages, setupOptionsOf } from './portal-setup.pages.js';
 import { redeemGift } from '../../flows/gifts/redeem-gift.js';
 import { preparePaymentMethod, storePaymentMethod } from '../../flows/collections/save-payment-method.js';
 import { listPaymentMethods, makeDefaultPaymentMethod } from '../../modules/collections/index.js';
@@ -17,7 +18,7 @@ import { customerAccess } from '../../modules/dunning/index.js';
 import { getCustomer } from '../../modules/customers/index.js';
 import { invoiceSchema } from '../../modules/invoices/index.js';
 import { subscriptionSchema, toSubscription } from '../../modules/subscriptions/index.js';
-import { checkEmailPage, dashboardPage, linkInvalidPage, loginPage, type DashboardView } from '../../modules/portal/index.js';
+import { checkEmailPage, dashboardPage, linkInvalidPage, loginPage, payHandoverPage, type DashboardView } from '../../modules/portal/index.js';
 import {
   invoicePdfResponse,
   loggedOutResponse,
@@ -356,7 +357,7 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
     const dashboard = async (s: PortalSession, extra: Pick<DashboardView, 'notice' | 'error' | 'code'> = {}) => {
       const ctx = ctxOf(s);
       const first = { limit: 100, page: 1, offset: 0 };
-      const [profile, subscriptions, invoices, paymentMethods, access, creditNotes, permissions, billing] = await Promise.all([
+      const [profile, subscriptions, invoices, paymentMethods, access, creditNotes, permissions, billing, setupOptions] = await Promise.all([
         portalProfile(ctx, s),
         portalSubscriptions(ctx, s.customerId, first),
         portalInvoices(ctx, s.customerId, first),
@@ -365,6 +366,7 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
         portalCreditNotes(ctx, s.customerId, first),
         portalPermissions(ctx),
         getCustomer(ctx, s.customerId),
+        setupOptionsOf(kit, s),
       ]);
       const walled = new Set(access.invoice_ids);
       const toPay = invoices.invoices.filter(
@@ -383,6 +385,7 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
         permissions,
         billing,
         testMode: deps.config.mode === 'test',
+        setupOptions,
         ...extra,
       });
     };
@@ -401,6 +404,8 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       cancelled: 'Your subscription is cancelled.',
       offer_accepted: 'Offer accepted: your subscription continues, with the discount on its next invoices.',
       billing_saved: 'Billing details saved.',
+      setup_cancelled: 'Nothing was saved: you came back from the payment page without finishing.',
+      setup_pending: 'The payment provider has not confirmed the payment method yet; it appears here once it does.',
     };
     const query = (request: FastifyRequest) => request.query as Record<string, unknown>;
 
@@ -499,7 +504,11 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       const invoiceId = String((request.params as { invoice_id?: unknown }).invoice_id ?? '');
       try {
         if (!isUuid(invoiceId)) throw errors.notFound('invoice');
-        const url = new URL((await actions.checkout(s, invoiceId)).url);
+        const checkout = await actions.checkout(s, invoiceId);
+        const url = new URL(checkout.url);
+        // The provider's page is linked, not redirected to: the portal's CSP lets its forms lead
+        // only to the portal itself, redirects included (docs/decisions/0730).
+        if (checkout.provider) return sendPage(reply, 200, payHandoverPage({ provider: checkout.provider, url: `${url.pathname}${url.search}` }));
         return reply.code(303).headers(PAGE_HEADERS).header('location', `${url.pathname}${url.search}`).send();
       } catch (error) {
         if (isKoshError(error) && error.status < 500) return sendPage(reply, error.status, await dashboard(s, { error: redeemMessage(error.message) }));
@@ -513,6 +522,16 @@ export function registerPortalRoutes(app: KoshApp, deps: AppDeps): void {
       formField,
       actions,
       ctxOf: (s) => ctxOf(s),
+      sendPage: (reply, status, html) => sendPage(reply, status, html),
+      redirect: (reply, location) => reply.code(303).headers(PAGE_HEADERS).header('location', location).send(),
+      message: redeemMessage,
+    });
+
+    registerSetupPages(portal, {
+      kit,
+      sessionOf,
+      dashboard,
+      formField,
       sendPage: (reply, status, html) => sendPage(reply, status, html),
       redirect: (reply, location) => reply.code(303).headers(PAGE_HEADERS).header('location', location).send(),
       message: redeemMessage,

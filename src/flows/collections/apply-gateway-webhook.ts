@@ -8,6 +8,7 @@ import {
   findConnectionById,
   findPaymentMethod,
   findPaymentMethodByReference,
+  findSetupSession,
   gatewayOf,
   GatewayWebhookSignatureError,
   holdGatewayEventForReview,
@@ -20,7 +21,9 @@ import {
   type GatewayEventReview,
   type GatewayWebhookEvent,
 } from '../../modules/collections/index.js';
+import { appendAudit } from '../../platform/audit/audit.js';
 import { recordHostedCheckoutPayment } from './hosted-checkout-payment.js';
+import { confirmSetup } from './setup-payment-method.js';
 import { recordChargeOutcome } from './record-charge-outcomes.js';
 import { recordRefundOutcome } from './refund-payment.js';
 
@@ -54,6 +57,7 @@ export async function receiveGatewayWebhook(
     throw errors.validation(`webhook rejected: ${message}`, undefined, 'invalid_signature');
   }
   const tenantId = connection.tenant_id;
+  if (event.type === 'setup.completed') await completeSetupFromEvent(env, tenantId, connection.id, event, now);
   return env.db.transaction().execute(async (tx) => {
     const ctx: Ctx = { tx, tenantId, now };
     const received: Received = { id: newId(), provider, connectionId: connection.id };
@@ -70,6 +74,38 @@ export async function receiveGatewayWebhook(
     await applyEvent(ctx, received, event);
     return { received: true as const, duplicate: false, type: event.type };
   });
+}
+
+/**
+ * A hosted setup finished (docs/decisions/0730): the event names Kosh's setup session, and Kosh
+ * asks the provider what was saved — before the event is recorded, so a failure answers 5xx and
+ * the provider delivers again. The completion is the return page's, once per session.
+ */
+async function completeSetupFromEvent(env: CollectionsEnv, tenantId: string, connectionId: string, event: GatewayWebhookEvent, now: Date): Promise<void> {
+  const setupId = event.metadata.setup_session_id;
+  if (!setupId || !isUuid(setupId) || event.metadata.tenant_id !== tenantId) return;
+  const read = { tx: env.db, tenantId, now };
+  const row = await findSetupSession(env.db, tenantId, setupId);
+  if (!row || row.connection_id !== connectionId) return;
+  await confirmSetup(env, read, setupId, (work) =>
+    env.db.transaction().execute(async (tx) => {
+      const ctx: Ctx = { tx, tenantId, now };
+      const outcome = await work(ctx);
+      if (outcome.kind !== 'complete' || !outcome.saved) return outcome;
+      await appendAudit(tx, {
+        tenantId,
+        actor: { type: 'system', id: null, label: `${event.type} webhook` },
+        action: 'payment_method.create',
+        objectType: 'payment_method',
+        objectId: outcome.paymentMethodId,
+        changes: {},
+        ip: null,
+        requestId: null,
+        at: now,
+      });
+      return outcome;
+    }),
+  );
 }
 
 /** The stored row of the event being applied (`id`) and where it came from. */

@@ -1,7 +1,18 @@
 import type { Ctx } from '../../platform/context.js';
-import { errors } from '../../platform/errors.js';
+import { errors, isKoshError } from '../../platform/errors.js';
 import { getInvoiceRow, type InvoiceRow } from '../../modules/invoices/index.js';
-import { cancelNoticeAttempt, gatewayName, insertAttempt, lockCheckoutSession, pendingAttemptOf, type AttemptRow } from '../../modules/collections/index.js';
+import {
+  callContext,
+  cancelNoticeAttempt,
+  gatewayName,
+  gatewayOfPaymentMethod,
+  insertAttempt,
+  lockCheckoutSession,
+  pendingAttemptOf,
+  type AttemptRow,
+  type CheckoutSessionRow,
+  type CollectionsEnv,
+} from '../../modules/collections/index.js';
 import { queueDebitCanceledNotice } from './pre-debit-notice.js';
 import { recordChargeOutcome } from './record-charge-outcomes.js';
 import { attemptRow } from './start-attempt.js';
@@ -69,4 +80,41 @@ async function cancelNoticeDebit(ctx: Ctx, invoice: InvoiceRow, code: string, me
   if (!canceled) return undefined;
   await queueDebitCanceledNotice(ctx, invoice, canceled, message);
   return canceled;
+}
+
+/**
+ * The return page's check (docs/decisions/0730): when the provider sends the customer back, Kosh
+ * asks the provider server-to-server whether the session was paid — the return address's query is
+ * never believed — and applies a payment it reports exactly as its webhook would
+ * (`recordHostedCheckoutPayment`: the session row is locked and paid at most once). Whichever of
+ * the return and the webhook comes first records the payment; the other changes nothing. A payment
+ * that is not what the session asked for is left to the webhook, which holds it for review.
+ */
+export async function confirmHostedCheckout(env: CollectionsEnv, session: CheckoutSessionRow, now: Date): Promise<HostedCheckoutOutcome['kind'] | 'open'> {
+  if (session.status !== 'open' || !session.gateway_reference || !session.connection_id) return 'ignored';
+  const read = { tx: env.db, tenantId: session.tenant_id, now };
+  const resolved = await gatewayOfPaymentMethod(read, env, { gateway: session.gateway, connection_id: session.connection_id });
+  const lookup = await resolved.gateway.adapter.lookupCheckout?.(callContext(env, resolved, now), session.gateway_reference);
+  if (!lookup || lookup.status !== 'paid') return 'open';
+  try {
+    const outcome = await env.db.transaction().execute((tx) =>
+      recordHostedCheckoutPayment(
+        { tx, tenantId: session.tenant_id, now },
+        {
+          sessionId: session.id,
+          provider: session.gateway,
+          connectionId: session.connection_id!,
+          gatewayPaymentId: lookup.gatewayPaymentId,
+          amount: lookup.amount,
+          currency: lookup.currency,
+          paymentType: lookup.paymentType,
+        },
+      ),
+    );
+    return outcome.kind;
+  } catch (error) {
+    // A mandate debit already sent for the invoice: the webhook settles the checkout payment later.
+    if (isKoshError(error) && error.reason === 'payment_in_progress') return 'open';
+    throw error;
+  }
 }

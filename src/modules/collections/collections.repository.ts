@@ -10,6 +10,7 @@ import type {
   AttemptStatus,
   PaymentAttemptsTable,
   PaymentMethodsTable,
+  PaymentSetupSessionsTable,
   RefundCreditNotesTable,
   RefundsTable,
   RefundStatus,
@@ -23,6 +24,7 @@ export type ConnectionRow = Selectable<GatewayConnectionsTable>;
 export type PaymentMethodRow = Selectable<PaymentMethodsTable>;
 export type AttemptRow = Selectable<PaymentAttemptsTable>;
 export type CheckoutSessionRow = Selectable<CheckoutSessionsTable>;
+export type SetupSessionRow = Selectable<PaymentSetupSessionsTable>;
 export type RefundRow = Selectable<RefundsTable>;
 export type RefundSourceRow = Selectable<RefundCreditNotesTable>;
 
@@ -281,6 +283,29 @@ export async function completeCheckoutSession(tx: Tx, tenantId: string, id: stri
     .where('id', '=', id)
     .where('status', 'in', checkoutSessionTransitions.complete.from)
     .execute();
+}
+
+// Payment setup sessions (docs/decisions/0730)
+
+export async function insertSetupSession(tx: Tx, row: Insertable<PaymentSetupSessionsTable>): Promise<void> {
+  await tx.insertInto('payment_setup_sessions').values(row).execute();
+}
+
+export async function findSetupSession<T extends Tx>(tx: T, tenantId: string, id: string, forUpdate?: LockFlag<T>): Promise<SetupSessionRow | undefined> {
+  const query = tx.selectFrom('payment_setup_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id);
+  return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
+}
+
+/** open → complete, naming the payment method the completion saved; false when it was complete already. */
+export async function completeSetupSession(tx: WriteTx, tenantId: string, id: string, paymentMethodId: string, now: Date): Promise<boolean> {
+  const done = await tx
+    .updateTable('payment_setup_sessions')
+    .set({ status: 'complete', payment_method_id: paymentMethodId, updated_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('status', '=', 'open')
+    .executeTakeFirst();
+  return Number(done.numUpdatedRows) === 1;
 }
 
 // Inbound gateway events

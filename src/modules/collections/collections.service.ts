@@ -110,6 +110,13 @@ export async function gatewayForCurrency(ctx: ReadCtx, env: CollectionsEnv, curr
   );
 }
 
+/** The tenant's connection to a provider (the portal's hosted setup names it); none → 404. */
+export async function gatewayForProvider(ctx: ReadCtx, env: CollectionsEnv, provider: string): Promise<ResolvedGateway> {
+  const row = await connectionForProvider(ctx.tx, ctx.tenantId, provider);
+  if (!row) throw errors.notFound('gateway connection');
+  return resolvedFrom(env, row);
+}
+
 /** The gateway a saved payment method lives on (its connection, or the built-in test gateway). */
 export async function gatewayOfPaymentMethod(
   ctx: ReadCtx,
@@ -304,6 +311,9 @@ export {
   findCheckoutSession,
   lockCheckoutSession,
   completeCheckoutSession,
+  insertSetupSession,
+  findSetupSession,
+  completeSetupSession,
   recordGatewayEvent,
   holdGatewayEventForReview,
   insertRefund,

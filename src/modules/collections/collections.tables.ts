@@ -84,6 +84,32 @@ export interface CheckoutSessionsTable {
   updated_at: Timestamp;
 }
 
+/** A payment method being saved on the provider's hosted page (docs/decisions/0730). */
+export interface PaymentSetupSessionsTable {
+  tenant_id: string;
+  id: string;
+  customer_id: string;
+  gateway: string;
+  connection_id: string;
+  method: 'card' | 'upi_mandate';
+  status: 'open' | 'complete';
+  /** Stripe Checkout Session `cs_…`, Razorpay registration link (invoice) `inv_…`. */
+  gateway_reference: string;
+  redirect_url: string;
+  /** An e-mandate's terms as shown to the customer; null for a card without a mandate. */
+  mandate_max_amount: number | null;
+  mandate_valid_until: Timestamp | null;
+  mandate_frequency: string | null;
+  /** The consent sentence the customer agreed to, and when. */
+  consent_text: string | null;
+  consented_at: Timestamp | null;
+  /** The payment method the completion saved. */
+  payment_method_id: string | null;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface GatewayEventsTable {
   tenant_id: string;
   id: string;
@@ -155,6 +181,7 @@ declare module '../../platform/db/schema.js' {
     payment_methods: PaymentMethodsTable;
     payment_attempts: PaymentAttemptsTable;
     checkout_sessions: CheckoutSessionsTable;
+    payment_setup_sessions: PaymentSetupSessionsTable;
     gateway_events: GatewayEventsTable;
     refunds: RefundsTable;
     refund_credit_notes: RefundCreditNotesTable;

@@ -7,6 +7,7 @@ export {
   deleteConnection,
   gatewayForCurrency,
   gatewayOfPaymentMethod,
+  gatewayForProvider,
   gatewayForToken,
   callContext,
   toPaymentMethod,
@@ -26,6 +27,7 @@ export type {
   PaymentMethodRow,
   AttemptRow,
   CheckoutSessionRow,
+  SetupSessionRow,
   RefundRow,
   RefundSourceRow,
   RefundFilter,
@@ -78,6 +80,9 @@ export {
   type GatewayWebhookEvent,
   type RefundOutcome,
   type SavedPaymentMethod,
+  type SetupInput,
+  type SetupLookup,
+  type CheckoutLookup,
 } from './gateways/gateway.js';
 export { checkoutGonePage, checkoutPage, gatewayName, mandateSkipPage } from './checkout.pages.js';
 export { getRefund, listRefunds, renderRefund, toRefund } from './refunds.service.js';
@@ -103,6 +108,9 @@ export {
   findCheckoutSession,
   lockCheckoutSession,
   completeCheckoutSession,
+  insertSetupSession,
+  findSetupSession,
+  completeSetupSession,
   recordGatewayEvent,
   holdGatewayEventForReview,
   insertRefund,

@@ -9,6 +9,9 @@ export {
   linkInvalidPage,
   loginPage,
   subscriptionPage,
+  setupHandoverPage,
+  payHandoverPage,
+  type SetupOption,
 } from './portal.pages.js';
 export {
   invoicePdfResponse,

@@ -171,6 +171,8 @@ export type DashboardView = {
   /** Saved payment methods (collections); the add form offers the test gateway's in test mode. */
   paymentMethods?: PaymentMethod[];
   testMode?: boolean;
+  /** What the tenant's gateways can save on their hosted pages (docs/decisions/0730). */
+  setupOptions?: SetupOption[];
   /** Invoices to pay now: overdue, or holding the payment wall (dunning) — shown as a banner with pay buttons. */
   attention?: { blocked: boolean; invoices: Invoice[] };
   creditNotes?: CreditNote[];
@@ -208,9 +210,9 @@ function paymentMethodsSection(view: DashboardView, csrf: string): string {
     ? `<table><thead><tr><th>Method</th><th></th></tr></thead><tbody>${methods
         .map((m) => {
           const name =
-            m.type === 'upi_mandate'
+            (m.type === 'upi_mandate'
               ? 'UPI AutoPay mandate'
-              : `${escapeHtml((m.brand ?? 'card').replace(/^./, (c) => c.toUpperCase()))} •••• ${escapeHtml(m.last4 ?? '')}`;
+              : `${escapeHtml((m.brand ?? 'card').replace(/^./, (c) => c.toUpperCase()))} •••• ${escapeHtml(m.last4 ?? '')}`) + mandateLimits(m);
           const action = m.is_default
             ? '<span class="pill active">default</span>'
             : `<form class="inline" method="post" action="/portal/payment-methods/default">${csrf}<input type="hidden" name="payment_method_id" value="${escapeHtml(m.id)}"><button type="submit" class="link">Make default</button></form>`;
@@ -218,14 +220,109 @@ function paymentMethodsSection(view: DashboardView, csrf: string): string {
         })
         .join('')}</tbody></table>`
     : '<p class="empty">No saved payment methods.</p>';
-  const add = view.testMode
-    ? `<form method="post" action="/portal/payment-methods">${csrf}
+  // The test gateway's methods only where no real gateway is connected (test mode).
+  const add =
+    view.testMode && !view.setupOptions?.length
+      ? `<form method="post" action="/portal/payment-methods">${csrf}
   <label for="token">Add a payment method</label>
   <div class="row"><select id="token" name="token">${TEST_METHODS.map(([token, label]) => `<option value="${token}">${escapeHtml(label)}</option>`).join('')}</select><button type="submit">Add</button></div>
   <p class="small">Test mode: these are the test gateway's cards and mandate; nothing is charged.</p>
 </form>`
+      : '';
+  return `<section id="payment-methods"><h2>Payment methods</h2>${rows}${add}${setupForm(view.setupOptions ?? [], csrf)}</section>`;
+}
+
+/** A mandate's limits as the customer agreed them, under its name. */
+function mandateLimits(m: PaymentMethod): string {
+  const terms = m.mandate;
+  if (!terms || terms.max_amount === null) return '';
+  const until = terms.valid_until ? `until ${date(terms.valid_until)}` : 'until withdrawn';
+  return `<div class="small" data-mandate-limits>Up to ${money(terms.max_amount, 'INR')} a debit, ${escapeHtml(frequencyWords(terms.frequency ?? 'as_presented'))}, ${until}</div>`;
+}
+
+/** One way to save a payment method on a gateway's hosted page: Razorpay (card or UPI AutoPay mandate) or Stripe (card). */
+export type SetupOption = { provider: 'razorpay' | 'stripe'; method: 'card' | 'upi_mandate' };
+
+const FREQUENCY_WORDS: Record<string, string> = {
+  daily: 'daily',
+  weekly: 'weekly',
+  fortnightly: 'fortnightly',
+  monthly: 'monthly',
+  bimonthly: 'every two months',
+  quarterly: 'quarterly',
+  half_yearly: 'half-yearly',
+  yearly: 'yearly',
+  as_presented: 'as invoices fall due',
+};
+const frequencyWords = (f: string) => FREQUENCY_WORDS[f] ?? f.replace(/_/g, ' ');
+
+function optionLabel(o: SetupOption): string {
+  if (o.method === 'upi_mandate') return 'UPI AutoPay mandate (Razorpay)';
+  return o.provider === 'razorpay' ? 'Card e-mandate (Razorpay)' : 'Card (Stripe)';
+}
+
+/**
+ * The form that hands over to the gateway's hosted page: which method, and for an e-mandate
+ * (Razorpay) its limits — the most one debit may take, how often, until when — which the customer
+ * consents to before leaving (RBI e-mandate framework; docs/decisions/0520, 0730).
+ */
+function setupForm(options: SetupOption[], csrf: string): string {
+  if (options.length === 0) return '';
+  const radios = options
+    .map((o, k) => {
+      const value = `${o.provider}:${o.method}`;
+      return `<div class="row"><input type="radio" id="setup-${k}" name="option" value="${escapeHtml(value)}"${k === 0 ? ' checked' : ''}><label for="setup-${k}" style="display:inline;font-weight:400">${escapeHtml(optionLabel(o))}</label></div>`;
+    })
+    .join('');
+  const mandate = options.some((o) => o.provider === 'razorpay')
+    ? `<fieldset id="mandate-terms"><legend>Mandate limits (Razorpay UPI AutoPay and card e-mandates)</legend>
+  <div class="field"><label for="max_amount">Most one debit may take (₹)</label><input id="max_amount" type="number" name="max_amount" min="1" max="1000000" step="1" value="15000"></div>
+  <div class="field"><label for="frequency">How often</label><select id="frequency" name="frequency">${Object.entries(FREQUENCY_WORDS)
+    .map(([value, words]) => `<option value="${value}"${value === 'as_presented' ? ' selected' : ''}>${escapeHtml(words)}</option>`)
+    .join('')}</select></div>
+  <div class="field"><label for="valid_until">Valid until (empty: until you withdraw it)</label><input id="valid_until" type="date" name="valid_until"></div>
+  <p class="small">Each debit is announced to you at least 24 hours before it is made, and you can skip it from that notice.</p>
+</fieldset>`
     : '';
-  return `<section id="payment-methods"><h2>Payment methods</h2>${rows}${add}</section>`;
+  return `<form method="post" action="/portal/payment-methods/setup" id="setup-form">${csrf}
+  <h3>Save a card or set up UPI AutoPay</h3>
+  ${radios}
+  ${mandate}
+  <div class="row"><input type="checkbox" id="consent" name="consent" value="yes" required><label for="consent" style="display:inline;font-weight:400">I authorise future invoices to be charged to this payment method within the limits above.</label></div>
+  <button type="submit">Continue to the secure payment page</button>
+  <p class="small">You finish on the payment provider's page and come back here; no card or UPI details are entered on this site.</p>
+</form>`;
+}
+
+/** The step between the portal's pay button and the provider's hosted checkout: Kosh's checkout link, which hands over. */
+export function payHandoverPage(view: { provider: string; url: string }): string {
+  const provider = view.provider === 'razorpay' ? 'Razorpay' : 'Stripe';
+  return layout(
+    `Continue to ${provider} — billing portal`,
+    `<h1>Continue to ${escapeHtml(provider)}</h1><section><p>You will pay on ${escapeHtml(provider)}'s secure page, then see your paid invoice.</p>
+<p><a id="pay-continue" href="${escapeHtml(view.url)}" rel="noreferrer">Continue to ${escapeHtml(provider)}</a> · <a href="/portal#invoices">Back</a></p></section>`,
+  );
+}
+
+/** The step between the form and the provider: what is being set up, and the link to the provider's page. */
+export function setupHandoverPage(view: {
+  provider: string;
+  method: 'card' | 'upi_mandate';
+  url: string;
+  mandate: { maxAmount: number; frequency: string; validUntil: Date | null } | null;
+}): string {
+  const provider = view.provider === 'razorpay' ? 'Razorpay' : 'Stripe';
+  const terms = view.mandate
+    ? `<p data-mandate-terms>Mandate: up to ${money(view.mandate.maxAmount, 'INR')} a debit, ${escapeHtml(frequencyWords(view.mandate.frequency))}, ${
+        view.mandate.validUntil ? `until ${date(view.mandate.validUntil.toISOString())}` : 'until you withdraw it'
+      }.</p>`
+    : '';
+  const what = view.method === 'upi_mandate' ? 'register your UPI AutoPay mandate' : 'save your card';
+  return layout(
+    `Continue to ${provider} — billing portal`,
+    `<h1>Continue to ${escapeHtml(provider)}</h1><section><p>You will ${what} on ${escapeHtml(provider)}'s secure page, then come back to your billing portal.</p>${terms}
+<p><a id="setup-continue" href="${escapeHtml(view.url)}" rel="noreferrer">Continue to ${escapeHtml(provider)}</a> · <a href="/portal#payment-methods">Back</a></p></section>`,
+  );
 }
 
 /** A child billed to its parent (decision 0550): who is invoiced for and pays its subscriptions. */

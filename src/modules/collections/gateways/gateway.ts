@@ -90,11 +90,36 @@ export type CheckoutInput = {
 /** `kosh`: Kosh's own hosted page takes the card (test gateway); `redirect`: hand over to the provider's checkout. */
 export type CheckoutOutcome = { kind: 'kosh' } | { kind: 'redirect'; url: string; gatewayReference: string };
 
+/**
+ * Saving a payment method on the provider's hosted page (docs/decisions/0730): a Stripe Checkout
+ * Session in setup mode, a Razorpay registration link (UPI AutoPay or card e-mandate). The
+ * provider sends the customer back to `successUrl`; Kosh then asks the provider what happened
+ * (`lookupSetup`) and never believes the return address's query.
+ */
+export type SetupInput = {
+  idempotencyKey: string;
+  method: 'card' | 'upi_mandate';
+  currency: string;
+  customer: GatewayCustomer;
+  /** An e-mandate's terms as the customer agreed them (Razorpay sends them as the registration's limits). */
+  mandate: { maxAmount: number; validUntil: Date | null; frequency: string } | null;
+  description: string;
+  successUrl: string;
+  cancelUrl: string;
+  metadata: { tenant_id: string; customer_id: string; setup_session_id: string };
+};
+
+/** What the provider says of a hosted setup: the method it saved, still open, or over without one. */
+export type SetupLookup = { status: 'complete'; saved: SavedPaymentMethod } | { status: 'open' } | { status: 'failed'; message: string };
+
+/** What the provider says of a hosted checkout: paid (with what it collected), or not (yet). */
+export type CheckoutLookup = { status: 'paid'; gatewayPaymentId: string; amount: number; currency: string; paymentType: 'card' | 'upi' } | { status: 'open' };
+
 /** A verified inbound webhook, reduced to what Kosh acts on. */
 export type GatewayWebhookEvent = {
   /** The provider's event id (deduplication key). */
   eventId: string;
-  type: 'payment.succeeded' | 'payment.failed' | 'refund.succeeded' | 'refund.failed' | 'mandate.revoked' | 'ignored';
+  type: 'payment.succeeded' | 'payment.failed' | 'refund.succeeded' | 'refund.failed' | 'mandate.revoked' | 'setup.completed' | 'ignored';
   gatewayPaymentId: string | null;
   gatewayRefundId: string | null;
   amount: number | null;
@@ -124,6 +149,12 @@ export interface GatewayAdapter {
   lookupCharge(ctx: GatewayCallContext, input: LookupChargeInput): Promise<ChargeOutcome | { status: 'not_found' }>;
   refund(ctx: GatewayCallContext, input: RefundInput): Promise<RefundOutcome>;
   createCheckout(ctx: GatewayCallContext, input: CheckoutInput): Promise<CheckoutOutcome>;
+  /** The provider's hosted checkout's state, asked server-to-server (providers with a hosted page only). */
+  lookupCheckout?(ctx: GatewayCallContext, gatewayReference: string): Promise<CheckoutLookup>;
+  /** A hosted page that saves a payment method (providers with one only). */
+  createSetup?(ctx: GatewayCallContext, input: SetupInput): Promise<{ url: string; gatewayReference: string }>;
+  /** The hosted setup's outcome, asked server-to-server. */
+  lookupSetup?(ctx: GatewayCallContext, gatewayReference: string): Promise<SetupLookup>;
   /** Verifies the provider's signature over the raw body; throws GatewayWebhookSignatureError when it does not hold. */
   verifyWebhook(input: VerifyWebhookInput): GatewayWebhookEvent;
 }

@@ -482,6 +482,49 @@ describe('razorpay gateway', () => {
     });
   });
 
+  describe('createSetup and lookupSetup (registration links, decision 0730)', () => {
+    const setupInput = {
+      idempotencyKey: 'kosh_setup_0190dddd-0000-7000-8000-000000000001',
+      method: 'upi_mandate' as const,
+      currency: 'INR',
+      customer,
+      mandate: { maxAmount: 1_500_000, validUntil: null, frequency: 'as_presented' },
+      description: 'UPI AutoPay mandate registration',
+      successUrl: 'https://kosh.example/portal/payment-methods/setup/s1/return',
+      cancelUrl: 'https://kosh.example/portal/payment-methods/setup/s1/return?cancelled=1',
+      metadata: { tenant_id: 'tenant-1', customer_id: customer.id, setup_session_id: 's1' },
+    };
+
+    it('makes one registration link when the first answer is lost (found again by its receipt), and reads the token once authorised', async () => {
+      server.fault({ method: 'POST', path: '/v1/subscription_registration/auth_links', kind: 'status', status: 502, afterProcessing: true });
+      const page = await razorpayAdapter.createSetup!(ctx(), setupInput);
+      expect(server.requestsTo('POST', '/v1/subscription_registration/auth_links')).toHaveLength(1);
+      const link = server.registrationLinks.get(page.gatewayReference)!;
+      expect(page.url).toBe(link.short_url);
+      expect(link).toMatchObject({
+        receipt: referenceFromKey(setupInput.idempotencyKey),
+        amount: 100,
+        subscription_registration: { method: 'upi', max_amount: 1_500_000, frequency: 'as_presented', expire_at: null },
+        callback_url: setupInput.successUrl,
+      });
+      expect(await razorpayAdapter.lookupSetup!(ctx(), link.id)).toEqual({ status: 'open' });
+      const authorised = await fetch(link.short_url, { method: 'POST', redirect: 'manual' });
+      expect(authorised.headers.get('location')).toContain(`razorpay_invoice_id=${link.id}`);
+      const token = [...server.tokens.values()].at(-1)!;
+      expect(await razorpayAdapter.lookupSetup!(ctx(), link.id)).toEqual({
+        status: 'complete',
+        saved: {
+          type: 'upi_mandate',
+          brand: 'okhdfcbank',
+          last4: null,
+          reference: token.id,
+          gatewayCustomerId: link.customer_id,
+          requiresPreDebitNotice: true,
+        },
+      });
+    });
+  });
+
   describe('verifyWebhook', () => {
     const verify = (delivery: { rawBody: Buffer; headers: Record<string, string> }, secret = server.webhookSecret) =>
       razorpayAdapter.verifyWebhook({ rawBody: delivery.rawBody, headers: delivery.headers, webhookSecret: secret, now: new Date() });

@@ -10,6 +10,7 @@ import {
   type GatewayWebhookEvent,
   type RefundOutcome,
   type SavedPaymentMethod,
+  type SetupInput,
 } from './gateway.js';
 import { gatewayRefused, gatewayUnavailable, referenceFromKey, sendJson, withRetries, type ProviderResponse } from './gateway-http.js';
 
@@ -76,7 +77,27 @@ type RazorpayToken = {
   card?: { network: string | null; last4: string | null } | null;
   vpa?: { username: string | null; handle: string | null } | null;
 };
-type RazorpayPaymentLink = { id: string; short_url: string; reference_id: string | null; status: string };
+type RazorpayPaymentLink = {
+  id: string;
+  short_url: string;
+  reference_id: string | null;
+  status: string;
+  amount?: number;
+  amount_paid?: number;
+  currency?: string;
+  payments?: { payment_id: string; amount: number; method: string; status: string }[] | null;
+};
+/** A registration link is an invoice entity (https://razorpay.com/docs/api/payments/recurring-payments/). */
+type RazorpayInvoice = {
+  id: string;
+  entity: 'invoice';
+  receipt: string | null;
+  customer_id: string | null;
+  payment_id: string | null;
+  status: 'draft' | 'issued' | 'partially_paid' | 'paid' | 'cancelled' | 'expired' | 'deleted';
+  short_url: string;
+  notes?: Record<string, string> | unknown[];
+};
 
 type Step<T> = Promise<{ done: T } | { retry: string }>;
 
@@ -308,6 +329,7 @@ type RazorpayWebhook = {
     refund?: { entity: RazorpayRefund };
     token?: { entity: RazorpayToken };
     payment_link?: { entity: RazorpayPaymentLink & { notes?: Record<string, string> | unknown[] } };
+    invoice?: { entity: RazorpayInvoice };
   };
 };
 
@@ -356,6 +378,11 @@ function webhookEvent(eventId: string, hook: RazorpayWebhook): GatewayWebhookEve
       return { ...base, type: 'refund.succeeded' };
     case 'refund.failed':
       return { ...base, type: 'refund.failed', failureCode: 'refund_failed', failureMessage: 'the gateway could not process the refund' };
+    case 'invoice.paid': {
+      // A registration link authorised (docs/decisions/0730): Kosh asks Razorpay for the token.
+      const notes = notesOf(hook.payload.invoice?.entity.notes);
+      return notes.setup_session_id ? { ...base, type: 'setup.completed', metadata: notes } : base;
+    }
     case 'token.cancelled':
     case 'token.rejected':
     case 'token.paused':
@@ -363,6 +390,62 @@ function webhookEvent(eventId: string, hook: RazorpayWebhook): GatewayWebhookEve
     default:
       return base;
   }
+}
+
+function savedOfToken(token: RazorpayToken, customerId: string): SavedPaymentMethod {
+  return {
+    type: token.method === 'card' ? 'card' : 'upi_mandate',
+    brand: token.method === 'card' ? (token.card?.network ?? null) : (token.vpa?.handle ?? 'upi'),
+    last4: token.method === 'card' ? (token.card?.last4 ?? null) : null,
+    reference: token.id,
+    gatewayCustomerId: customerId,
+    // Recurring tokens in India are e-mandates (UPI AutoPay, card e-mandates): RBI wants every
+    // debit announced at least 24 h ahead.
+    requiresPreDebitNotice: token.recurring === true,
+  };
+}
+
+/** A GET whose 4xx is Razorpay's "no" (RefusedError) and whose unreadable answer is retried. */
+async function getStep<T>(ctx: GatewayCallContext, path: string): Step<T> {
+  const found = await call(ctx, 'GET', path);
+  if (found.kind === 'unreadable') return { retry: found.reason };
+  if (found.kind === 'refused') throw new RefusedError(errorOf(found.body));
+  return { done: found.body as T };
+}
+
+/** The ₹1 authorisation payment a registration asks of the customer (Razorpay's minimum amount). */
+const AUTHORISATION_AMOUNT = 100;
+
+/**
+ * A registration link (Razorpay: Recurring Payments → Create a Registration Link): Razorpay's
+ * hosted page takes the authorisation payment and registers the UPI AutoPay / card mandate with
+ * the limits Kosh showed the customer, then returns to `callback_url`.
+ */
+function registrationBody(input: SetupInput, receipt: string): Record<string, unknown> {
+  const mandate = input.mandate;
+  return {
+    type: 'link',
+    customer: { name: input.customer.name ?? input.customer.email, email: input.customer.email, contact: input.customer.phone ?? undefined },
+    amount: AUTHORISATION_AMOUNT,
+    currency: input.currency,
+    description: input.description.slice(0, 2048),
+    subscription_registration: {
+      method: input.method === 'upi_mandate' ? 'upi' : 'card',
+      ...(mandate
+        ? {
+            max_amount: mandate.maxAmount,
+            frequency: mandate.frequency,
+            ...(mandate.validUntil ? { expire_at: Math.floor(mandate.validUntil.getTime() / 1000) } : {}),
+          }
+        : {}),
+    },
+    receipt,
+    email_notify: false,
+    sms_notify: false,
+    notes: notesFor(input.idempotencyKey, input.metadata),
+    callback_url: input.successUrl,
+    callback_method: 'get',
+  };
 }
 
 export const razorpayAdapter: GatewayAdapter = {
@@ -401,16 +484,7 @@ export const razorpayAdapter: GatewayAdapter = {
     if (token.recurring_details && token.recurring_details.status !== 'confirmed') {
       throw gatewayRefused('mandate_not_confirmed', `the mandate is ${token.recurring_details.status}, not confirmed`);
     }
-    return {
-      type: token.method === 'card' ? 'card' : 'upi_mandate',
-      brand: token.method === 'card' ? (token.card?.network ?? null) : (token.vpa?.handle ?? 'upi'),
-      last4: token.method === 'card' ? (token.card?.last4 ?? null) : null,
-      reference: token.id,
-      gatewayCustomerId: customerId,
-      // Recurring tokens in India are e-mandates (UPI AutoPay, card e-mandates): RBI wants every
-      // debit announced at least 24 h ahead.
-      requiresPreDebitNotice: token.recurring === true,
-    };
+    return savedOfToken(token, customerId);
   },
 
   async charge(ctx, input) {
@@ -486,6 +560,48 @@ export const razorpayAdapter: GatewayAdapter = {
       return { done: created.body as RazorpayPaymentLink };
     });
     return { kind: 'redirect', url: link.short_url, gatewayReference: link.id };
+  },
+
+  async lookupCheckout(ctx, gatewayReference) {
+    const link = await mustRead(() => getStep<RazorpayPaymentLink>(ctx, `/v1/payment_links/${encodeURIComponent(gatewayReference)}`));
+    const paid = (link.payments ?? []).find((p) => p.status === 'captured');
+    if (link.status !== 'paid' || !paid || !link.currency) return { status: 'open' };
+    return { status: 'paid', gatewayPaymentId: paid.payment_id, amount: paid.amount, currency: link.currency, paymentType: paymentTypeOf(paid.method) };
+  },
+
+  async createSetup(ctx, input) {
+    const receipt = referenceFromKey(input.idempotencyKey);
+    const link = await mustRead(async (): Step<RazorpayInvoice> => {
+      // No idempotency header here either: an earlier try's link is found by its receipt first.
+      const listed = await call(ctx, 'GET', `/v1/invoices?receipt=${encodeURIComponent(receipt)}`);
+      if (listed.kind === 'unreadable') return { retry: listed.reason };
+      if (listed.kind === 'refused') throw new RefusedError(errorOf(listed.body));
+      const earlier = ((listed.body as { items?: RazorpayInvoice[] }).items ?? []).find((i) => i.receipt === receipt);
+      if (earlier) return { done: earlier };
+      const created = await call(ctx, 'POST', '/v1/subscription_registration/auth_links', registrationBody(input, receipt));
+      if (created.kind === 'unreadable') return { retry: created.reason };
+      if (created.kind === 'refused') throw new RefusedError(errorOf(created.body));
+      return { done: created.body as RazorpayInvoice };
+    });
+    return { url: link.short_url, gatewayReference: link.id };
+  },
+
+  async lookupSetup(ctx, gatewayReference) {
+    const link = await mustRead(() => getStep<RazorpayInvoice>(ctx, `/v1/invoices/${encodeURIComponent(gatewayReference)}`));
+    if (link.status === 'cancelled' || link.status === 'expired' || link.status === 'deleted') {
+      return { status: 'failed', message: `the registration link is ${link.status}` };
+    }
+    if (link.status !== 'paid' || !link.payment_id) return { status: 'open' };
+    const payment = await mustRead(() => fetchPaymentStep(ctx, link.payment_id!));
+    const customerId = link.customer_id;
+    if (!payment.token_id || !customerId) return { status: 'open' };
+    const tokens = await mustRead(() => getStep<{ items?: RazorpayToken[] }>(ctx, `/v1/customers/${encodeURIComponent(customerId)}/tokens`));
+    const token = (tokens.items ?? []).find((candidate) => candidate.id === payment.token_id);
+    // A UPI mandate is confirmed by the customer's bank after the authorisation: until then, open.
+    if (!token || (token.recurring_details && token.recurring_details.status !== 'confirmed')) {
+      return token?.recurring_details?.status === 'rejected' ? { status: 'failed', message: 'the bank rejected the mandate' } : { status: 'open' };
+    }
+    return { status: 'complete', saved: savedOfToken(token, customerId) };
   },
 
   verifyWebhook(input) {

@@ -417,6 +417,42 @@ describe('stripe gateway', () => {
     });
   });
 
+  describe('createSetup and lookupSetup (Checkout in setup mode, decision 0730)', () => {
+    it('makes one setup session per key and reads the card off the SetupIntent once completed', async () => {
+      const input = {
+        idempotencyKey: 'kosh_setup_0190eeee-0000-7000-8000-000000000001',
+        method: 'card' as const,
+        currency: 'USD',
+        customer,
+        mandate: null,
+        description: 'Save a card for future invoices',
+        successUrl: 'https://kosh.example/portal/payment-methods/setup/s2/return',
+        cancelUrl: 'https://kosh.example/portal/payment-methods/setup/s2/return?cancelled=1',
+        metadata: { tenant_id: 'tenant-1', customer_id: customer.id, setup_session_id: 's2' },
+      };
+      const page = await stripeAdapter.createSetup!(ctx(), input);
+      expect(await stripeAdapter.createSetup!(ctx(), input)).toEqual(page);
+      const sessions = [...server.checkoutSessions.values()].filter((s) => s.client_reference_id === 's2');
+      expect(sessions).toHaveLength(1);
+      expect(sessions[0]).toMatchObject({ id: page.gatewayReference, url: page.url, mode: 'setup', currency: 'usd', customer: expect.stringMatching(/^cus_/) });
+      expect(await stripeAdapter.lookupSetup!(ctx(), page.gatewayReference)).toEqual({ status: 'open' });
+      expect((await fetch(page.url, { method: 'POST', redirect: 'manual' })).headers.get('location')).toBe(input.successUrl);
+      const intent = [...server.setupIntents.values()].at(-1)!;
+      expect(intent).toMatchObject({ status: 'succeeded', usage: 'off_session', metadata: input.metadata });
+      expect(await stripeAdapter.lookupSetup!(ctx(), page.gatewayReference)).toEqual({
+        status: 'complete',
+        saved: {
+          type: 'card',
+          brand: 'visa',
+          last4: '4242',
+          reference: intent.payment_method,
+          gatewayCustomerId: sessions[0]!.customer,
+          requiresPreDebitNotice: false,
+        },
+      });
+    });
+  });
+
   describe('verifyWebhook', () => {
     const signedAt = new Date('2026-03-01T10:00:00Z');
     const verify = (delivery: { rawBody: Buffer; headers: Record<string, string> }, now: Date, secret = server.webhookSecret) =>

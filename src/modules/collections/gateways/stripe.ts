@@ -162,6 +162,27 @@ function stringMetadata(metadata: Stripe.Metadata | null | undefined): Record<st
   return { ...(metadata ?? {}) };
 }
 
+/**
+ * Hosted checkout (docs/decisions/0195): `completed` with payment_status `paid` is the money; an
+ * `unpaid` completion (a delayed method) is settled by `async_payment_succeeded`. A setup-mode
+ * session saved a card (docs/decisions/0730): Kosh asks Stripe which one.
+ */
+function checkoutSessionEvent(base: GatewayWebhookEvent, type: string, session: Stripe.Checkout.Session): GatewayWebhookEvent {
+  if (session.mode === 'setup' && type === 'checkout.session.completed') {
+    return { ...base, type: 'setup.completed', metadata: stringMetadata(session.metadata) };
+  }
+  if (session.mode !== 'payment' || session.payment_status !== 'paid') return base;
+  return {
+    ...base,
+    type: 'payment.succeeded',
+    gatewayPaymentId: idOf(session.payment_intent),
+    amount: session.amount_total,
+    currency: session.currency ? session.currency.toUpperCase() : null,
+    metadata: stringMetadata(session.metadata),
+    paymentType: 'card',
+  };
+}
+
 function webhookEvent(event: Stripe.Event): GatewayWebhookEvent {
   const base: GatewayWebhookEvent = {
     eventId: event.id,
@@ -193,21 +214,8 @@ function webhookEvent(event: Stripe.Event): GatewayWebhookEvent {
       };
     }
     case 'checkout.session.completed':
-    case 'checkout.session.async_payment_succeeded': {
-      // Hosted checkout (docs/decisions/0195): `completed` with payment_status `paid` is the money;
-      // an `unpaid` completion (a delayed method) is settled by `async_payment_succeeded`.
-      const session = event.data.object;
-      if (session.mode !== 'payment' || session.payment_status !== 'paid') return base;
-      return {
-        ...base,
-        type: 'payment.succeeded',
-        gatewayPaymentId: idOf(session.payment_intent),
-        amount: session.amount_total,
-        currency: session.currency ? session.currency.toUpperCase() : null,
-        metadata: stringMetadata(session.metadata),
-        paymentType: 'card',
-      };
-    }
+    case 'checkout.session.async_payment_succeeded':
+      return checkoutSessionEvent(base, event.type, event.data.object);
     case 'refund.created':
     case 'refund.updated':
     case 'refund.failed':
@@ -266,6 +274,20 @@ async function scanRecentByKey(stripe: Stripe, idempotencyKey: string, now: Date
     if (read >= SCAN_LIMIT) return undefined;
   }
   return undefined;
+}
+
+/** A read or setup call whose failure the caller reports: Stripe's "no" → 422 gateway_refused, anything else → 503. */
+async function readOrFail<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isDefiniteRefusal(error)) {
+      const failure = failureOf(error);
+      throw gatewayRefused(failure.failureCode, failure.failureMessage);
+    }
+    if (isKoshError(error)) throw error;
+    throw gatewayUnavailable(reasonOf(error));
+  }
 }
 
 export const stripeAdapter: GatewayAdapter = {
@@ -417,6 +439,72 @@ export const stripeAdapter: GatewayAdapter = {
       if (isKoshError(error)) throw error;
       throw gatewayUnavailable(reasonOf(error));
     }
+  },
+
+  async lookupCheckout(ctx, gatewayReference) {
+    const session = await readOrFail(() => stripeClient(ctx).checkout.sessions.retrieve(gatewayReference));
+    const paymentIntent = idOf(session.payment_intent);
+    if (session.mode !== 'payment' || session.payment_status !== 'paid' || !paymentIntent || session.amount_total === null || !session.currency) {
+      return { status: 'open' };
+    }
+    return { status: 'paid', gatewayPaymentId: paymentIntent, amount: session.amount_total, currency: session.currency.toUpperCase(), paymentType: 'card' };
+  },
+
+  async createSetup(ctx, input) {
+    const stripe = stripeClient(ctx);
+    const session = await readOrFail(async () => {
+      const customer = await stripe.customers.create(
+        {
+          email: input.customer.email,
+          name: input.customer.name ?? undefined,
+          phone: input.customer.phone ?? undefined,
+          metadata: { kosh_customer_id: input.customer.id },
+        },
+        { idempotencyKey: `kosh_cus_${input.customer.id}` },
+      );
+      // Setup mode (https://docs.stripe.com/payments/save-and-reuse?platform=checkout): Checkout
+      // makes a SetupIntent and attaches the card to the customer, for off-session charges.
+      return stripe.checkout.sessions.create(
+        {
+          mode: 'setup',
+          currency: input.currency.toLowerCase(),
+          customer: customer.id,
+          success_url: input.successUrl,
+          cancel_url: input.cancelUrl,
+          client_reference_id: input.metadata.setup_session_id,
+          metadata: { ...input.metadata },
+          setup_intent_data: { description: input.description, metadata: { ...input.metadata } },
+        },
+        { idempotencyKey: input.idempotencyKey },
+      );
+    });
+    if (!session.url) throw gatewayUnavailable('checkout session answered without a url');
+    return { url: session.url, gatewayReference: session.id };
+  },
+
+  async lookupSetup(ctx, gatewayReference) {
+    const stripe = stripeClient(ctx);
+    const session = await readOrFail(() => stripe.checkout.sessions.retrieve(gatewayReference));
+    if (session.mode !== 'setup') return { status: 'failed', message: 'not a setup session' };
+    if (session.status === 'expired') return { status: 'failed', message: 'the card was not saved before the page expired' };
+    const setupIntentId = idOf(session.setup_intent);
+    if (session.status !== 'complete' || !setupIntentId) return { status: 'open' };
+    const intent = await readOrFail(() => stripe.setupIntents.retrieve(setupIntentId));
+    const paymentMethodId = idOf(intent.payment_method);
+    if (intent.status !== 'succeeded' || !paymentMethodId)
+      return intent.status === 'canceled' ? { status: 'failed', message: 'the setup was canceled' } : { status: 'open' };
+    const method = await readOrFail(() => stripe.paymentMethods.retrieve(paymentMethodId));
+    return {
+      status: 'complete',
+      saved: {
+        type: 'card',
+        brand: method.card?.brand ?? null,
+        last4: method.card?.last4 ?? null,
+        reference: method.id,
+        gatewayCustomerId: idOf(intent.customer) ?? idOf(session.customer),
+        requiresPreDebitNotice: false,
+      },
+    };
   },
 
   verifyWebhook(input) {
