@@ -189,6 +189,13 @@ export function Picker({
   const scopeKey = JSON.stringify(scope ?? {});
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
+  // Leaving the field closes the list a moment later (a click on an option lands first); typing or
+  // coming back before then cancels it, or the list would close under the person typing.
+  const closing = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const reopen = () => {
+    clearTimeout(closing.current);
+    setOpen(true);
+  };
 
   const choose = (option: PickerOption | null) => {
     setChosen(option);
@@ -291,14 +298,17 @@ export function Picker({
         placeholder={`Type to search ${kind === 'invoice' ? 'invoice numbers' : `${kind}s`}`}
         onChange={(e) => {
           setText(e.target.value);
-          setOpen(true);
+          reopen();
           if (chosen) {
             setChosen(null);
             onChangeRef.current?.(null);
           }
         }}
-        onFocus={() => setOpen(true)}
-        onBlur={() => setTimeout(() => setOpen(false), 150)}
+        onFocus={reopen}
+        onBlur={() => {
+          clearTimeout(closing.current);
+          closing.current = setTimeout(() => setOpen(false), 150);
+        }}
         onKeyDown={onKeyDown}
       />
       <input type="hidden" name={name} value={chosen?.id ?? ''} />
