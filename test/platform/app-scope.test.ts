@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppScope, scopeKey } from '../../src/platform/app-scope.js';
 import { ApiKeyCache, forgetApiKey } from '../../src/platform/auth/api-keys.js';
 import { paymentRetrier, registerPaymentRetrier } from '../../src/modules/dunning/index.js';
+import { findSubscribedEndpoints } from '../../src/modules/webhooks/webhooks.repository.js';
+import { allowSpeculation } from '../../src/platform/db/speculation.js';
+import { enqueueMail, onMailSent, registerAttachmentRenderer, type MailSpec } from '../../src/platform/mail/index.js';
 import { startTestKosh, type TestKosh } from '../support/harness.js';
 
 // Two apps in one process (as the tests run them): what one app registers, caches or counts is
@@ -65,5 +68,39 @@ describe('two apps in one process', () => {
     registerPaymentRetrier(a.kosh.deps.scope, replacement);
     expect(paymentRetrier(a.kosh.deps.scope)).toBe(replacement);
     expect(paymentRetrier(b.kosh.deps.scope)).toBe(registered);
+  });
+  it('each have the mail renderers and sent hooks their own start-up (or they) registered, and one registered on the first is unknown to the second', async () => {
+    const mail = (overrides: Partial<MailSpec>): MailSpec => ({ tenantId: null, to: 'someone@example.in', subject: 'Hello', text: 'Body', ...overrides });
+    const queue = (app: TestKosh, spec: MailSpec) =>
+      app.kosh.deps.db.transaction().execute((tx) => enqueueMail(tx, app.clock.now(), spec, app.kosh.deps.scope));
+    // The invoice PDF renderer and the invoice-sent hook: each app's own start-up registered them.
+    for (const app of [a, b]) {
+      await queue(app, mail({ attachments: [{ render: 'invoice.pdf', params: { invoice_id: 'x' } }], onSent: { hook: 'invoice.sent', params: {} } }));
+    }
+    registerAttachmentRenderer(a.kosh.deps.scope, 'test.only_a', async () => ({ filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('a') }));
+    onMailSent(a.kosh.deps.scope, 'test.only_a', async () => {});
+    await queue(a, mail({ attachments: [{ render: 'test.only_a', params: {} }], onSent: { hook: 'test.only_a', params: {} } }));
+    await expect(queue(b, mail({ attachments: [{ render: 'test.only_a', params: {} }] }))).rejects.toThrow(
+      "no attachment renderer registered as 'test.only_a'",
+    );
+    await expect(queue(b, mail({ onSent: { hook: 'test.only_a', params: {} } }))).rejects.toThrow("no mail-sent hook registered as 'test.only_a'");
+  });
+
+  it('keep their own webhooks\' "tenant without endpoints" hint: what one app last saw never makes the other assume it', async () => {
+    const tenant = await b.registerTenant();
+    const created = await tenant.api('POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['customer.created'] });
+    expect(created.status).toBe(201);
+    const subscribed = (app: TestKosh) =>
+      app.kosh.deps.db.transaction().execute(async (tx) => {
+        allowSpeculation(tx, app.kosh.deps.scope);
+        const endpoints = await findSubscribedEndpoints(tx, tenant.tenantId, ['customer.created']);
+        await tx.selectFrom('tenants').select('id').limit(1).execute(); // the deferred check (if any) is answered here
+        return endpoints;
+      });
+    // App a has no endpoint for this tenant id (its own database): it reads none and keeps the hint.
+    expect(await subscribed(a)).toEqual([]);
+    expect(await subscribed(a)).toEqual([]);
+    // App b never saw "none" for the tenant: it reads, and finds the endpoint.
+    expect((await subscribed(b)).map((e) => e.url)).toEqual(['http://127.0.0.1:9/hooks']);
   });
 });

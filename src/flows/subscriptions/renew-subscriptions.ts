@@ -8,7 +8,6 @@ import {
   takePendingCharges,
   type DraftInvoiceInput,
   type DraftLine,
-  type InvoiceRow,
   type PendingChargeRow,
 } from '../../modules/invoices/index.js';
 import { findPlan, pricesOfPlans, type PlanRow, type PriceRow } from '../../modules/plans/index.js';
