@@ -156,10 +156,10 @@ export async function receiveAdvance(ctx: Ctx, input: ReceiveAdvanceInput): Prom
   const tax = taxOfAdvance(input.amount, rate, regime);
   const { rate: exchangeRate, inr } = rupeesOfAdvance(entity, input, tax);
   const id = newId();
-  const number = await takeDocumentNumber(ctx, entity, 'receipt_voucher');
   // The receipt voucher is dated as its entry is: in the first open month (DESIGN §18), so GSTR-1
-  // table 11A declares its tax in the month the books carry it.
+  // table 11A declares its tax in the month the books carry it; numbered in that date's year.
   const receivedAt = await postingDate(ctx, entity.id);
+  const number = await takeDocumentNumber(ctx, entity, 'receipt_voucher', receivedAt);
   const row: AdvanceRow = {
     tenant_id: ctx.tenantId,
     id,
@@ -360,7 +360,10 @@ export async function refundAdvance(
   if (amount > balance) throw errors.invalidField('amount', `exceeds the advance's balance of ${balance}`);
   const { part, inr } = useOf(advance, amount);
   const entity = await getEntity(ctx, advance.entity_id);
-  const number = await takeDocumentNumber(ctx, entity, 'refund_voucher');
+  // The refund voucher is dated as its entry is (table 11B and doc_issue of that month), and
+  // numbered in that date's financial year.
+  const voucherDate = await postingDate(ctx, entity.id);
+  const number = await takeDocumentNumber(ctx, entity, 'refund_voucher', voucherDate);
   const after = await takeFromAdvance(ctx.tx, ctx.tenantId, id, { amount, ...part, inr }, ctx.now);
   if (!after) throw errors.conflict('the advance changed meanwhile; try again', 'advance_changed');
   const movementId = newId();
@@ -380,8 +383,7 @@ export async function refundAdvance(
     payout: payout.gateway ? 'gateway' : 'offline',
     refund_id: payout.refundId,
     reason: input.reason,
-    // The refund voucher is dated as its entry is (table 11B and doc_issue of that month).
-    created_at: await postingDate(ctx, entity.id),
+    created_at: voucherDate,
   });
   await postEntry(ctx, {
     ledgerId: entity.tb_ledger_id,

@@ -196,9 +196,11 @@ async function bookIssue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promi
 
 /** pending_approval/new → issued: takes the entity's next credit-note number and books the credit. */
 async function issue(ctx: Ctx, row: CreditNoteRow, entity: EntityRow): Promise<CreditNoteRow> {
-  const number = await takeDocumentNumber(ctx, entity, 'credit_note');
-  // Dated in the first open period: a note never lands in a closed month (DESIGN §18).
-  const issued = { ...row, number, issued_at: await postingDate(ctx, entity.id) };
+  // Dated in the first open period: a note never lands in a closed month (DESIGN §18); numbered
+  // in the series of that date's financial year.
+  const issuedAt = await postingDate(ctx, entity.id);
+  const number = await takeDocumentNumber(ctx, entity, 'credit_note', issuedAt);
+  const issued = { ...row, number, issued_at: issuedAt };
   await bookIssue(ctx, issued, entity);
   await emitEvent(ctx, 'credit_note.issued', toCreditNote(issued));
   return issued;

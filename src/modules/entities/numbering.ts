@@ -65,8 +65,8 @@ export function formatDocumentNumber(prefix: string, sequence: number): string {
  * the finalizing transaction: the counter row stays locked until commit (so concurrent
  * finalizations queue up), and a rollback gives the number back — the series has no gaps.
  */
-export async function takeDocumentNumber(ctx: Ctx, entity: EntityRow, kind: DocumentKind): Promise<string> {
-  return (await takeDocumentNumbers(ctx, entity, kind, 1))[0]!;
+export async function takeDocumentNumber(ctx: Ctx, entity: EntityRow, kind: DocumentKind, dated: Date = ctx.now): Promise<string> {
+  return (await takeDocumentNumbers(ctx, entity, kind, 1, dated))[0]!;
 }
 
 /**
@@ -74,10 +74,12 @@ export async function takeDocumentNumber(ctx: Ctx, entity: EntityRow, kind: Docu
  * invoices per transaction), in order. Same rules as takeDocumentNumber: inside the finalizing
  * transaction, every number used by a document of that transaction — a rollback returns them all.
  */
-export async function takeDocumentNumbers(ctx: Ctx, entity: EntityRow, kind: DocumentKind, count: number): Promise<string[]> {
+export async function takeDocumentNumbers(ctx: Ctx, entity: EntityRow, kind: DocumentKind, count: number, dated: Date = ctx.now): Promise<string[]> {
   if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`count must be a positive integer, got ${count}`);
-  // Numbered on the document's date (ctx.now): its financial year picks the series.
-  const { prefix, counter } = seriesOf(entity, kind, ctx.now);
+  // Numbered on the document's date (`dated`: ctx.now, or the first day of the first open period
+  // when its month is closed, DESIGN §18): its financial year picks the series, so a document
+  // made while March is closed is an April document numbered in April's financial year.
+  const { prefix, counter } = seriesOf(entity, kind, dated);
   const result = await sql<{ last_value: number }>`
     INSERT INTO document_counters (tenant_id, entity_id, kind, series, last_value)
     VALUES (${ctx.tenantId}, ${entity.id}, ${kind}, ${counter}, ${count})

@@ -61,7 +61,7 @@ export async function issueInvoices(ctx: Ctx, inputs: DraftInvoiceInput[]): Prom
   const numbers = new Map<string, string[]>();
   for (const entity of new Set(resolved)) {
     const count = resolved.filter((e) => e === entity).length;
-    numbers.set(entity.id, await takeDocumentNumbers(ctx, entity, 'invoice', count));
+    numbers.set(entity.id, await takeDocumentNumbers(ctx, entity, 'invoice', count, issuedAt.get(entity.id) ?? ctx.now));
   }
   const taken = new Map<string, number>();
 

@@ -608,7 +608,7 @@ export async function finalizeInvoice(ctx: Ctx, id: string): Promise<InvoiceRow>
   const issuedAt = await postingDate(ctx, entity.id);
   // Numbers are taken here, not at draft time, so abandoned drafts leave no gaps. The counter row
   // stays locked until commit, so everything that can be read is read above, before it.
-  const number = await takeDocumentNumber(ctx, entity, 'invoice');
+  const number = await takeDocumentNumber(ctx, entity, 'invoice', issuedAt);
   let row = await transitionInvoice(ctx.tx, ctx.tenantId, id, 'finalize', {
     ...invoiceTaxColumns(tax, rate),
     amount_due: tax.total,
